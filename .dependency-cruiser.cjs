@@ -1,0 +1,36 @@
+/**
+ * Module boundaries (run by `npm test`):
+ * - a module imports another module only through that module's index.ts;
+ * - the platform (shared kernel) never imports a module;
+ * - no import cycles.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'module-internals',
+      comment: 'A module may use another module only through its index.ts (its public surface).',
+      severity: 'error',
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { path: '^src/modules/([^/]+)/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'platform-knows-no-module',
+      comment: 'The shared kernel knows no domain.',
+      severity: 'error',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/modules/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

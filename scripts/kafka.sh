@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Single-node Apache Kafka (KRaft, broker+controller in one JVM) for local runs and tests, no Docker.
+#   scripts/kafka.sh up|down|status      env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093),
+#                                        PIN_CACHE_DIR, PIN_STATE_DIR, KAFKA_LOG_LEVEL (WARN)
+#
+# Version: Kafka 4.4.0 (the newest on Maven Central when chosen; set in scripts/kafka/pom.xml).
+# Kafka 4.0 dropped the protocol versions older than Kafka 2.1 (KIP-896); kafkajs 2.2.4 negotiates
+# newer ones through ApiVersions, and a real check against 4.4.0 passed: admin createTopics/
+# fetchTopicMetadata/fetchOffsets, idempotent producer with headers, consumer group subscribe/run/
+# commitOffsets/pause/resume/seek. So no fallback to 3.9.x is needed.
+# auto.create.topics.enable stays true (Kafka's default); code should still create its topics
+# explicitly, because producing to a missing topic would then silently get num.partitions=6.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+POM="$ROOT/scripts/kafka/pom.xml"
+VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$POM")"
+LIBS="${PIN_CACHE_DIR:-$HOME/.cache/pin-platform-jobs}/kafka-$VERSION/libs"
+STATE="${PIN_STATE_DIR:-/tmp/pin-services}/kafka"
+PORT="${KAFKA_PORT:-19092}"
+CPORT="${KAFKA_CONTROLLER_PORT:-19093}"
+PIDFILE="$STATE/kafka.pid" LOG="$STATE/kafka.log" DATA="$STATE/data"
+
+say() { echo "kafka: $*" >&2; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+pid_alive() { [[ -f $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+now_ms() { local t=${EPOCHREALTIME//[.,]/}; echo $((t / 1000)); }
+running() { pid_alive && port_open "$PORT"; }
+
+fetch_jars() {
+  [[ -f $LIBS/kafka_2.13-$VERSION.jar ]] && return
+  say "fetching Kafka $VERSION jars from Maven Central into $LIBS (once)"
+  local tmp="$LIBS.tmp.$$"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  # Output kept aside: on success Debian's Maven 3.8 prints nothing but stray ANSI resets.
+  mvn -B -q -f "$POM" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$tmp" >"$tmp.log" 2>&1 || { cat "$tmp.log" >&2; say "maven fetch failed"; exit 1; }
+  rm -f "$tmp.log"
+  # Rename at the end so an interrupted fetch never leaves a half-filled cache behind.
+  rm -rf "$LIBS" && mv "$tmp" "$LIBS"
+}
+
+write_config() {
+  cat >"$STATE/server.properties" <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$CPORT
+listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CPORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$DATA
+num.partitions=6
+auto.create.topics.enable=true
+# One node: every internal topic must live with replication 1.
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+# Fewer partitions than the default 50 for the lazily created internal topics: the first
+# group join / idempotent producer on a fresh broker gets going sooner.
+offsets.topic.num.partitions=6
+transaction.state.log.num.partitions=6
+# Tests join groups constantly; no point waiting 3 s for more members.
+group.initial.rebalance.delay.ms=0
+EOF
+  # Kafka 4.x logs through log4j2. Console goes to kafka.log via the redirect in up(), so JVM
+  # crashes land in the same file. WARN by default; the one INFO line is what up() waits for.
+  cat >"$STATE/log4j2.properties" <<EOF
+status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = ${KAFKA_LOG_LEVEL:-WARN}
+rootLogger.appenderRef.out.ref = OUT
+logger.started.name = kafka.server.KafkaRaftServer
+logger.started.level = INFO
+EOF
+}
+
+up() {
+  if running; then say "already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; echo "export KAFKA_BROKERS=127.0.0.1:$PORT"; return; fi
+  if pid_alive; then say "pid $(cat "$PIDFILE") alive but port $PORT closed; restarting"; down; fi
+  if port_open "$PORT" || port_open "$CPORT"; then say "port $PORT or $CPORT is taken by another process"; exit 1; fi
+  command -v java >/dev/null || { say "java (17+) not found on PATH"; exit 1; }
+  fetch_jars
+  write_config
+  local t0; t0=$(now_ms); local jvm=(java -Xms256m -Xmx768m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true
+    "-Dlog4j2.configurationFile=$STATE/log4j2.properties" -cp "$LIBS/*")
+  # Random cluster id (22-char base64url of 16 bytes) — the data dir dies with `down` anyway.
+  # --ignore-formatted: a data dir left over by a crash is reused as is.
+  "${jvm[@]}" kafka.tools.StorageTool format --config "$STATE/server.properties" --ignore-formatted \
+    --cluster-id "$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')" >"$LOG" 2>&1 \
+    || { tail -n 20 "$LOG" >&2; say "storage format failed"; exit 1; }
+  : >"$LOG"
+  # setsid+nohup: the broker outlives this shell and its terminal; both exec, so $! is the JVM.
+  setsid nohup "${jvm[@]}" kafka.Kafka "$STATE/server.properties" >>"$LOG" 2>&1 </dev/null 9>&- &
+  echo $! >"$PIDFILE"
+  # A JVM per poll would be slow; the broker logs this line once it serves requests.
+  until grep -q 'Kafka Server started' "$LOG" && port_open "$PORT"; do
+    if ! pid_alive || (( $(now_ms) - t0 > 60000 )); then
+      tail -n 30 "$LOG" >&2; say "not ready within 60 s"; exit 1
+    fi
+    sleep 0.2
+  done
+  say "Kafka $VERSION ready on 127.0.0.1:$PORT in $(( $(now_ms) - t0 )) ms (pid $(cat "$PIDFILE"), log $LOG)"
+  echo "export KAFKA_BROKERS=127.0.0.1:$PORT"
+}
+
+down() {
+  if pid_alive; then
+    local pid; pid="$(cat "$PIDFILE")"
+    kill "$pid"
+    # A clean single-node shutdown takes a few seconds; do not wait forever.
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    if kill -0 "$pid" 2>/dev/null; then say "no exit after 20 s, SIGKILL"; kill -9 "$pid"; fi
+    say "stopped (pid $pid)"
+  else
+    say "not running"
+  fi
+  rm -rf "$PIDFILE" "$DATA"
+}
+
+status() {
+  if running; then say "running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; else say "not running"; exit 3; fi
+}
+
+case "${1:-}" in
+  up|down)
+    # Serialise concurrent up/down (e.g. parallel test runners); the broker itself gets 9>&-.
+    mkdir -p "$STATE"
+    exec 9>"$STATE.lock"
+    flock 9
+    "$1" ;;
+  status) "$1" ;;
+  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac

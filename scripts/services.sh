@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Starts/stops the local services the app talks to, without Docker.
+#   scripts/services.sh up|down|status     env: PIN_SERVICES (default "kafka redis")
+# `up` prints the settings to use on stdout, one `export NAME=value` per line, so
+#   eval "$(bash scripts/services.sh up)"
+# configures the current shell; progress goes to stderr.
+set -euo pipefail
+
+DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SERVICES="${PIN_SERVICES:-kafka redis}"
+
+run() { # run <service> <action>
+  case "$1" in
+    kafka | redis) bash "$DIR/$1.sh" "$2" ;;
+    # HOOK: PostgreSQL is started by the Node code itself (embedded-postgres when DATABASE_URL
+    # is unset), so there is nothing to do here. A script-managed Postgres would plug in here.
+    postgres) echo "postgres: started by the app (embedded-postgres), nothing to do" >&2 ;;
+  esac
+}
+
+# Check every name first, so a typo does not leave half the services started.
+for s in $SERVICES; do
+  case "$s" in kafka | redis | postgres) ;; *) echo "services: unknown service '$s' in PIN_SERVICES" >&2; exit 2 ;; esac
+done
+
+case "${1:-}" in
+  up)
+    # Each `up` prints its export line on stdout; collect them and print them at the end.
+    exports=""
+    for s in $SERVICES; do exports+="$(run "$s" up)"$'\n'; done
+    printf '%s' "$exports" | sed '/^$/d'
+    ;;
+  down | status)
+    # Reverse order for down; keep going past a failure so one broken service does not strand the rest.
+    rc=0
+    for s in $(printf '%s\n' $SERVICES | tac); do run "$s" "$1" || rc=1; done
+    exit "$rc"
+    ;;
+  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac

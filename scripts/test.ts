@@ -1,0 +1,99 @@
+/**
+ * `npm test`: provisions everything the tests need on a fresh machine, then runs them all.
+ *   1. type check (tsc --noEmit) and module boundaries (dependency-cruiser)
+ *   2. Kafka + Redis through scripts/services.sh (installed/fetched on first use, cached after)
+ *   3. a throwaway embedded PostgreSQL with a migrated template database
+ *   4. node:test over test/** — each test file clones its own database from the template
+ * Extra arguments are passed to node --test (e.g. a file path to run one file).
+ * Settings: TEST_PG_PORT (55432), TEST_CONCURRENCY (2), KEEP_SERVICES=1 (leave Kafka/Redis running),
+ * SKIP_CHECKS=1 (skip tsc and dependency-cruiser while iterating on one file).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../src/platform/db/embedded.ts';
+import { createPool, migrateDatabase } from '../src/platform/db/index.ts';
+import { createLogger } from '../src/platform/observability/logger.ts';
+
+const root = new URL('..', import.meta.url).pathname;
+const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'warn');
+const step = (msg: string) => process.stderr.write(`[test] ${msg}\n`);
+
+function run(cmd: string, args: string[], env = process.env): void {
+  const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
+  if (res.status !== 0) {
+    step(`${cmd} ${args.join(' ')} failed (exit ${res.status})`);
+    process.exit(res.status ?? 1);
+  }
+}
+
+function servicesUp(): Record<string, string> {
+  const res = spawnSync('bash', ['scripts/services.sh', 'up'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (res.status !== 0) {
+    step('services.sh up failed');
+    process.exit(1);
+  }
+  const env: Record<string, string> = {};
+  for (const line of res.stdout.toString().split('\n')) {
+    const m = /^export ([A-Z_]+)=(.*)$/.exec(line.trim());
+    if (m) env[m[1]!] = m[2]!;
+  }
+  return env;
+}
+
+if (process.env.SKIP_CHECKS !== '1') {
+  step('type check');
+  run('npx', ['tsc', '--noEmit']);
+  step('module boundaries');
+  run('npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
+}
+
+step('starting Kafka and Redis');
+const servicesEnv = servicesUp();
+
+step('starting PostgreSQL');
+const pgPort = Number(process.env.TEST_PG_PORT ?? 55432);
+const dataDir = `/tmp/pin-test-pg-${pgPort}`;
+rmSync(dataDir, { recursive: true, force: true });
+const server = await startEmbeddedPostgres({
+  dataDir,
+  port: pgPort,
+  log,
+  flags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+});
+const adminUrl = server.url;
+const template = 'pin_template';
+{
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${template}`);
+  await admin.end();
+  const pool = createPool(adminUrl.replace(/\/postgres$/, `/${template}`), 2);
+  await migrateDatabase(pool);
+  await pool.end();
+}
+
+step('running tests');
+const args = process.argv.slice(2);
+const files = args.filter((a) => !a.startsWith('-'));
+const child = spawn(
+  process.execPath,
+  [
+    '--test',
+    `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
+    '--test-timeout=120000',
+    ...args.filter((a) => a.startsWith('-')),
+    ...(files.length > 0 ? files : ['test/**/*.test.ts']),
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, ...servicesEnv, TEST_PG_ADMIN_URL: adminUrl, TEST_PG_TEMPLATE: template },
+  },
+);
+const code: number = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+
+await server.stop();
+rmSync(dataDir, { recursive: true, force: true });
+if (process.env.KEEP_SERVICES !== '1') spawnSync('bash', ['scripts/services.sh', 'down'], { cwd: root, stdio: 'inherit' });
+process.exit(code);

@@ -1,0 +1,44 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+/**
+ * An error a caller can act on: a stable code (the seeds' codes, e.g. USER_ACTIVITY_SESSION_NOT_FOUND),
+ * an HTTP status and a message that is safe to show. Anything else becomes a 500 with no details.
+ */
+export class AppError extends Error {
+  readonly code: string;
+  readonly statusCode: number;
+  constructor(code: string, message: string, statusCode = 400) {
+    super(message);
+    this.code = code;
+    this.statusCode = statusCode;
+  }
+}
+
+export const ErrorBody = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: { code: { type: 'string' }, message: { type: 'string' } },
+} as const;
+
+/** One error format for every route: `{ code, message }`; 5xx details stay in the log. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
+    if (err instanceof AppError) {
+      return reply.status(err.statusCode).send({ code: err.code, message: err.message });
+    }
+    const fe = err as FastifyError;
+    if (fe.validation) {
+      return reply.status(400).send({ code: 'VALIDATION_FAILED', message: fe.message });
+    }
+    const status = fe.statusCode ?? 500;
+    if (status < 500) {
+      // Fastify's own client errors (bad JSON, body too large, unsupported media type).
+      return reply.status(status).send({ code: fe.code ?? 'BAD_REQUEST', message: fe.message });
+    }
+    req.log.error({ err }, 'request failed');
+    return reply.status(500).send({ code: 'INTERNAL_ERROR', message: 'internal error' });
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply.status(404).send({ code: 'ROUTE_NOT_FOUND', message: `no route ${req.method} ${req.url.split('?')[0]}` }),
+  );
+}

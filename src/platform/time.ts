@@ -1,0 +1,28 @@
+import { v7 as uuidv7 } from 'uuid';
+
+/** Every worker and operation reads time from a Clock, so tests move time instead of sleeping. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** A clock tests set and advance by hand. */
+export class ManualClock implements Clock {
+  private current: Date;
+  constructor(start: Date | string = '2026-01-01T00:00:00Z') {
+    this.current = new Date(start);
+  }
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(to: Date | string): void {
+    this.current = new Date(to);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+/** Ids are UUIDv7: time-ordered, so insertion order is id order. */
+export const newId = (): string => uuidv7();

@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const depcruise = join(root, 'node_modules/.bin/depcruise');
+
+/** Runs the project's dependency-cruiser rules over a small tree laid out like src/. */
+function cruise(files: Record<string, string>): { status: number | null; output: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'boundaries-'));
+  try {
+    cpSync(join(root, 'tsconfig.json'), join(dir, 'tsconfig.json'));
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(join(dir, path, '..'), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+    const res = spawnSync(depcruise, ['src', '--config', join(root, '.dependency-cruiser.cjs')], { cwd: dir, encoding: 'utf8' });
+    return { status: res.status, output: res.stdout + res.stderr };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const base = {
+  'src/modules/identity/index.ts': `export { grant } from './roles.ts';\n`,
+  'src/modules/identity/roles.ts': `export const grant = () => 1;\n`,
+  'src/platform/db/index.ts': `export const db = 1;\n`,
+};
+
+test('a module may use another module through its index.ts and the platform freely', () => {
+  const res = cruise({
+    ...base,
+    'src/modules/messenger/index.ts': `import { grant } from '../identity/index.ts';\nimport { db } from '../../platform/db/index.ts';\nexport const x = grant() + db;\n`,
+  });
+  assert.equal(res.status, 0, res.output);
+});
+
+test("a module importing another module's internals fails the check", () => {
+  const res = cruise({
+    ...base,
+    'src/modules/messenger/index.ts': `import { grant } from '../identity/roles.ts';\nexport const x = grant();\n`,
+  });
+  assert.notEqual(res.status, 0);
+  assert.match(res.output, /module-internals/);
+});
+
+test('the platform importing a module fails the check', () => {
+  const res = cruise({
+    ...base,
+    'src/platform/db/uses-module.ts': `import { grant } from '../../modules/identity/index.ts';\nexport const y = grant();\n`,
+  });
+  assert.notEqual(res.status, 0);
+  assert.match(res.output, /platform-knows-no-module/);
+});

@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { ConfigError, ConfigSchema, loadConfig } from '../src/config.ts';
+
+test('defaults apply when nothing is set, and values are converted from strings', () => {
+  const config = loadConfig({ PORT: '8080', JOBS_ENABLED: 'false' });
+  assert.equal(config.PORT, 8080);
+  assert.equal(config.JOBS_ENABLED, false);
+  assert.equal(config.HOST, '0.0.0.0');
+  assert.equal(config.OUTBOX_BATCH_SIZE, 1000);
+  assert.equal(config.DATABASE_URL, undefined);
+});
+
+test('every invalid setting is named in one error, and secret values are not echoed', () => {
+  const err = (() => {
+    try {
+      loadConfig({ PORT: 'eighty', OUTBOX_BATCH_SIZE: '0', JWT_SECRET: 'short', KAFKA_BROKERS: 'a:1,,b' });
+    } catch (e) {
+      return e;
+    }
+    return undefined;
+  })();
+  assert.ok(err instanceof ConfigError);
+  const named = new Set(err.problems.map((p) => p.split(':')[0]));
+  for (const key of ['PORT', 'OUTBOX_BATCH_SIZE', 'JWT_SECRET', 'KAFKA_BROKERS']) assert.ok(named.has(key), key);
+  assert.doesNotMatch(err.message, /short/);
+});
+
+test('the backplane cannot be enabled without a Redis URL', () => {
+  assert.throws(() => loadConfig({ REALTIME_BACKPLANE_ENABLED: 'true' }), /REALTIME_BACKPLANE_ENABLED: needs REDIS_URL/);
+});
+
+test('the process exits non-zero naming every problem when a setting is invalid', () => {
+  const res = spawnSync(process.execPath, ['src/main.ts'], {
+    env: { ...process.env, PORT: '-1', LOG_LEVEL: 'loud' },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  assert.notEqual(res.status, 0);
+  assert.match(res.stderr, /PORT/);
+  assert.match(res.stderr, /LOG_LEVEL/);
+});
+
+test('.env.example lists every setting of the schema', () => {
+  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+  const listed = new Set([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
+  const missing = Object.keys(ConfigSchema.properties).filter((k) => !listed.has(k));
+  assert.deepEqual(missing, []);
+});
