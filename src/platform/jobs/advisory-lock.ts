@@ -1,0 +1,130 @@
+import pg from 'pg';
+import type { Logger } from '../observability/logger.ts';
+
+/**
+ * Single-runner locks live on ONE dedicated connection per runner, never a pooled one: a session
+ * advisory lock belongs to the session, so a pooled client would hand it to whoever checks the
+ * client out next, and the pool could close it while the lock is meant to be held.
+ *
+ * When that connection dies, PostgreSQL drops its locks at once and another replica may take over;
+ * the runs that held them are aborted through their signal so they do not run alongside it. The
+ * connection is reopened lazily by the next tryLock.
+ */
+export const LOCK_APPLICATION_NAME = 'pin-jobs-lock';
+
+export interface HeldLock {
+  /** Aborted when the lock's connection is lost (the lock is gone with it). */
+  signal: AbortSignal;
+  release(): Promise<void>;
+}
+
+export interface LockConnection {
+  /** The lock when free, null when another session holds it. Throws when the database is unreachable. */
+  tryLock(key: string): Promise<HeldLock | null>;
+  /** Backend pid of the open lock connection (ops and tests), null when none is open. */
+  backendPid(): number | null;
+  close(): Promise<void>;
+}
+
+export class LockConnectionLostError extends Error {
+  constructor(cause: unknown) {
+    super('job lock connection lost', { cause });
+    this.name = 'LockConnectionLostError';
+  }
+}
+
+export function createLockConnection(opts: {
+  databaseUrl: string;
+  log: Logger;
+  applicationName?: string;
+}): LockConnection {
+  let client: pg.Client | null = null;
+  let connecting: Promise<pg.Client> | null = null;
+  let closed = false;
+  const holders = new Set<AbortController>();
+
+  function lost(c: pg.Client, err: unknown): void {
+    if (client !== c) return; // an old or never-established client
+    client = null;
+    const held = [...holders];
+    holders.clear();
+    opts.log.error({ err, heldLocks: held.length }, 'job lock connection lost; aborting runs that held its locks');
+    for (const h of held) h.abort(new LockConnectionLostError(err));
+    c.end().catch(() => undefined);
+  }
+
+  function connect(): Promise<pg.Client> {
+    if (closed) return Promise.reject(new Error('lock connection closed'));
+    if (client) return Promise.resolve(client);
+    connecting ??= (async () => {
+      const c = new pg.Client({
+        connectionString: opts.databaseUrl,
+        application_name: opts.applicationName ?? LOCK_APPLICATION_NAME,
+        // A silently dropped connection is noticed by TCP keepalive rather than never.
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
+        connectionTimeoutMillis: 5000,
+      });
+      // Without an error listener a dying connection would crash the process.
+      c.on('error', (err) => lost(c, err));
+      c.on('end', () => lost(c, new Error('connection ended')));
+      try {
+        await c.connect();
+      } finally {
+        connecting = null;
+      }
+      if (closed) {
+        await c.end().catch(() => undefined);
+        throw new Error('lock connection closed');
+      }
+      client = c;
+      return c;
+    })();
+    return connecting;
+  }
+
+  async function tryLock(key: string): Promise<HeldLock | null> {
+    const c = await connect();
+    // Registered before the query, so a connection lost right after the lock was granted still
+    // aborts this holder.
+    const holder = new AbortController();
+    holders.add(holder);
+    let locked = false;
+    try {
+      const res = await c.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [key]);
+      locked = res.rows[0]?.locked === true;
+    } finally {
+      if (!locked) holders.delete(holder);
+    }
+    if (!locked) return null;
+    return {
+      signal: holder.signal,
+      release: async () => {
+        holders.delete(holder);
+        if (holder.signal.aborted || client !== c) return; // the lock went with its session
+        try {
+          await c.query('select pg_advisory_unlock(hashtext($1))', [key]);
+        } catch (err) {
+          // A lock we cannot release would block every other replica for good: drop the session,
+          // which releases everything it holds.
+          opts.log.error({ err }, 'job lock release failed; closing the lock connection');
+          lost(c, err);
+        }
+      },
+    };
+  }
+
+  return {
+    tryLock,
+    backendPid: () => (client as (pg.Client & { processID?: number | null }) | null)?.processID ?? null,
+    async close() {
+      // A connect still in flight sees `closed` when it completes and ends its own client.
+      closed = true;
+      const c = client;
+      client = null;
+      for (const h of holders) h.abort(new Error('lock connection closed'));
+      holders.clear();
+      await c?.end().catch(() => undefined);
+    },
+  };
+}

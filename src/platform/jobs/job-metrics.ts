@@ -1,0 +1,47 @@
+import { counter, gauge, histogram, type Registry } from '../observability/metrics.ts';
+
+export const RUN_OUTCOMES = ['success', 'failure', 'skipped', 'aborted'] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+
+export interface JobMetrics {
+  /** Makes every outcome series exist at 0, so rate() and absence alerts work from the first scrape. */
+  declare(job: string): void;
+  recordRun(job: string, outcome: RunOutcome, durationMs: number): void;
+  recordSuccessAt(job: string, at: Date): void;
+}
+
+export function createJobMetrics(registry: Registry): JobMetrics {
+  const runs = counter(registry, {
+    name: 'job_runs_total',
+    help: 'Job runs by outcome; skipped = another replica held the single-runner lock',
+    labelNames: ['job', 'outcome'],
+  });
+  const duration = histogram(registry, {
+    name: 'job_run_duration_seconds',
+    help: 'Duration of job runs that were not skipped',
+    labelNames: ['job'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  });
+  const lastSuccess = gauge(registry, {
+    name: 'job_last_success_timestamp_seconds',
+    help: 'Unix time of the last successful run of the job (seeded from job_state at start)',
+    labelNames: ['job'],
+  });
+  const lastSuccessSeconds = new Map<string, number>();
+  return {
+    declare(job) {
+      for (const outcome of RUN_OUTCOMES) runs.inc({ job, outcome }, 0);
+    },
+    recordRun(job, outcome, durationMs) {
+      runs.inc({ job, outcome });
+      if (outcome !== 'skipped') duration.observe({ job }, durationMs / 1000);
+    },
+    recordSuccessAt(job, at) {
+      // Never moves back: seeding from job_state may finish after a newer local success.
+      const seconds = at.getTime() / 1000;
+      if ((lastSuccessSeconds.get(job) ?? -Infinity) >= seconds) return;
+      lastSuccessSeconds.set(job, seconds);
+      lastSuccess.set({ job }, seconds);
+    },
+  };
+}

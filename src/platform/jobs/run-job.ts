@@ -1,0 +1,130 @@
+import type { Queryable } from '../db/index.ts';
+import type { Logger } from '../observability/logger.ts';
+import { newId, type Clock } from '../time.ts';
+import type { HeldLock, LockConnection } from './advisory-lock.ts';
+import type { JobMetrics, RunOutcome } from './job-metrics.ts';
+import { recordJobRun } from './job-state.ts';
+import type { Trigger } from './run-slot.ts';
+import { isIdleRun, lockKeyOf, normalizeCounts } from './schedule.ts';
+import type { JobCounts, JobDefinition } from './types.ts';
+
+export type { RunOutcome };
+
+export interface RunResult {
+  jobRunId: string;
+  outcome: RunOutcome;
+  counts: JobCounts;
+  durationMs: number;
+  /** The error message of a failed run. */
+  error?: string;
+  /** Why a run was skipped: another replica holds the lock, a run is already going here, or the runner stops. */
+  skipReason?: 'lock_busy' | 'already_running' | 'runner_stopped';
+}
+
+export interface RunDeps {
+  pool: Queryable;
+  locks: LockConnection;
+  log: Logger;
+  metrics: JobMetrics;
+  clock: Clock;
+}
+
+interface RunStart {
+  job: JobDefinition;
+  jobRunId: string;
+  log: Logger;
+  startedAt: Date;
+  t0: number;
+  stop: AbortSignal;
+}
+
+export const skippedRun = (reason: NonNullable<RunResult['skipReason']>): RunResult => ({
+  jobRunId: newId(),
+  outcome: 'skipped',
+  counts: {},
+  durationMs: 0,
+  skipReason: reason,
+});
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * One run of a job: take its lock when it is single-runner (busy → skipped, nothing recorded
+ * beyond the metric), call run(ctx), release the lock, then record job_state, metrics and one log
+ * line. Never rejects: a failing job or database is an outcome, not a crash.
+ */
+export async function runJobOnce(deps: RunDeps, job: JobDefinition, stop: AbortSignal, trigger: Trigger): Promise<RunResult> {
+  const jobRunId = newId();
+  const run: RunStart = {
+    job,
+    jobRunId,
+    log: deps.log.child({ job: job.name, jobRunId }),
+    startedAt: deps.clock.now(),
+    t0: performance.now(),
+    stop,
+  };
+  let lock: HeldLock | null = null;
+  if (job.singleRunner) {
+    try {
+      lock = await deps.locks.tryLock(lockKeyOf(job.name));
+    } catch (err) {
+      return conclude(deps, run, 'failure', {}, err, 'job lock could not be acquired');
+    }
+    if (!lock) {
+      deps.metrics.recordRun(job.name, 'skipped', 0);
+      run.log.debug({ trigger }, 'job run skipped: another runner holds its lock');
+      return { jobRunId, outcome: 'skipped', counts: {}, durationMs: 0, skipReason: 'lock_busy' };
+    }
+  }
+  const signal = lock ? AbortSignal.any([stop, lock.signal]) : stop;
+  let outcome: RunOutcome = 'aborted';
+  let counts: JobCounts = {};
+  let error: unknown;
+  try {
+    if (!signal.aborted) {
+      counts = normalizeCounts(await job.run({ jobRunId, signal, log: run.log, now: () => deps.clock.now() }));
+      outcome = signal.aborted ? 'aborted' : 'success';
+    }
+  } catch (err) {
+    // A job that stops on abort may do so by throwing; that is an abort, not a failure.
+    outcome = signal.aborted ? 'aborted' : 'failure';
+    error = err;
+  } finally {
+    // Released before the bookkeeping, so another replica is not kept waiting on it.
+    await lock?.release();
+  }
+  if (outcome === 'aborted') error = signal.reason;
+  return conclude(deps, run, outcome, counts, error);
+}
+
+async function conclude(
+  deps: RunDeps,
+  run: RunStart,
+  outcome: Exclude<RunOutcome, 'skipped'>,
+  counts: JobCounts,
+  error: unknown,
+  failureMessage = 'job run failed',
+): Promise<RunResult> {
+  const name = run.job.name;
+  const durationMs = Math.round(performance.now() - run.t0);
+  const message = outcome === 'success' || error === undefined ? undefined : messageOf(error);
+  deps.metrics.recordRun(name, outcome, durationMs);
+  if (outcome === 'success') deps.metrics.recordSuccessAt(name, run.startedAt);
+  try {
+    await recordJobRun(deps.pool, { name, outcome, startedAt: run.startedAt, durationMs, counts, error: message });
+  } catch (err) {
+    run.log.warn({ err }, 'job state could not be recorded');
+  }
+  if (outcome === 'success') {
+    if (isIdleRun(counts)) run.log.debug({ counts, durationMs }, 'job run completed');
+    else run.log.info({ counts, durationMs }, 'job run completed');
+  } else if (outcome === 'failure') {
+    run.log.error({ err: error, counts, durationMs }, failureMessage);
+  } else if (run.stop.aborted) {
+    run.log.info({ reason: message, counts, durationMs }, 'job run aborted');
+  } else {
+    // Lost its lock: another replica may be running it now.
+    run.log.warn({ reason: message, counts, durationMs }, 'job run aborted');
+  }
+  return { jobRunId: run.jobRunId, outcome, counts, durationMs, ...(message === undefined ? {} : { error: message }) };
+}
