@@ -1,0 +1,202 @@
+import type { RawData, WebSocket } from 'ws';
+import type { Principal } from '../http/auth.ts';
+import type { DisconnectReason, FrameKind, HubMetrics } from './metrics.ts';
+import {
+  encodeClose,
+  encodeCompletionError,
+  encodeHandshakeResponse,
+  encodePing,
+  parseClientMessage,
+  parseHandshakeRequest,
+  splitRecords,
+} from './protocol.ts';
+
+export interface ConnectionLimits {
+  maxBufferedBytes: number;
+  /** Longest unterminated record kept between WebSocket messages (characters). */
+  maxPendingChars: number;
+}
+
+export interface ConnectionHooks {
+  /** A valid handshake request arrived; the hub joins groups, then calls accept() or refuse(). */
+  onHandshake(conn: HubConnection): void;
+  /** The socket is gone (whoever closed it); called exactly once. */
+  onClosed(conn: HubConnection): void;
+}
+
+/**
+ * `handshaking` until the client's handshake record, `joining` while the hub resolves its groups,
+ * `open` once the handshake response is sent, `closed` from the moment the server or the peer
+ * starts closing (nothing is sent after that).
+ */
+export type ConnectionState = 'handshaking' | 'joining' | 'open' | 'closed';
+
+/** Liveness uses a monotonic clock: socket timeouts are about elapsed real time, not business time. */
+export const monotonicMs = (): number => performance.now();
+
+const CLOSE_CODE_NORMAL = 1000;
+const MAX_ECHOED_TARGET = 100;
+
+export const CloseErrors = {
+  slowConsumer: 'slow consumer',
+  clientTimeout: 'Server timeout elapsed without receiving a message from the client.',
+  protocolError: 'Connection closed with an error: invalid message.',
+  shutdown: 'Server is shutting down.',
+} as const;
+
+/** One SignalR connection over one WebSocket. */
+export class HubConnection {
+  readonly id: string;
+  readonly principal: Principal;
+  readonly socket: WebSocket;
+  readonly groups = new Set<string>();
+  readonly openedAt = monotonicMs();
+  state: ConnectionState = 'handshaking';
+  lastReceivedAt = this.openedAt;
+  lastSentAt = this.openedAt;
+  closeReason: DisconnectReason | undefined;
+  private pending = '';
+  private readonly limits: ConnectionLimits;
+  private readonly hooks: ConnectionHooks;
+  private readonly metrics: HubMetrics;
+
+  constructor(id: string, principal: Principal, socket: WebSocket, limits: ConnectionLimits, hooks: ConnectionHooks, metrics: HubMetrics) {
+    this.id = id;
+    this.principal = principal;
+    this.socket = socket;
+    this.limits = limits;
+    this.hooks = hooks;
+    this.metrics = metrics;
+    socket.on('message', (data, isBinary) => this.receive(data, isBinary));
+    socket.once('close', () => {
+      this.state = 'closed';
+      this.closeReason ??= 'client_closed';
+      this.hooks.onClosed(this);
+    });
+  }
+
+  get userId(): string {
+    return this.principal.userId;
+  }
+
+  /** Handshake response `{}`: from here on the client's start() has resolved and frames flow. */
+  accept(): void {
+    if (this.state !== 'joining') return;
+    this.state = 'open';
+    this.write(encodeHandshakeResponse(), 'handshake');
+  }
+
+  refuse(error: string): void {
+    if (this.state === 'closed') return;
+    this.write(encodeHandshakeResponse(error), 'handshake');
+    this.end('handshake_failed', 'graceful');
+  }
+
+  /**
+   * Writes one frame unless that would push the socket's send buffer past the cap, in which case
+   * the socket is closed as a slow consumer (its buffered frames are dropped with it).
+   * Returns whether the frame was written.
+   */
+  send(data: Buffer | string, kind: FrameKind): boolean {
+    if (this.state !== 'open') return false;
+    const size = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+    if (this.socket.bufferedAmount + size > this.limits.maxBufferedBytes) {
+      this.metrics.slowConsumerCloses.inc();
+      this.close('slow_consumer', CloseErrors.slowConsumer, true, 'terminate');
+      return false;
+    }
+    this.write(data, kind);
+    return true;
+  }
+
+  /**
+   * Closes with a close message (type 7) when the handshake is done. 'terminate' drops the TCP
+   * connection at once (dead or stuck peers: a close handshake would never complete); 'graceful'
+   * runs the WebSocket close handshake.
+   */
+  close(reason: DisconnectReason, error: string | undefined, allowReconnect: boolean, mode: 'graceful' | 'terminate'): void {
+    if (this.state === 'closed') return;
+    // Best effort: a stuck peer's buffer is full and the message is dropped with the socket.
+    if (this.state === 'open' && this.socket.bufferedAmount < this.limits.maxBufferedBytes) {
+      this.write(encodeClose(error, allowReconnect), 'close');
+    }
+    this.end(reason, mode);
+  }
+
+  /** Called by the hub's timer: closes a silent peer, or pings one the server has not written to lately. */
+  checkLiveness(now: number, pingIntervalMs: number, clientTimeoutMs: number): void {
+    if (this.state === 'closed') return;
+    if (now - this.lastReceivedAt >= clientTimeoutMs) {
+      this.close('client_timeout', CloseErrors.clientTimeout, true, 'terminate');
+    } else if (this.state === 'open' && now - this.lastSentAt >= pingIntervalMs) {
+      this.send(encodePing(), 'ping');
+    }
+  }
+
+  // A method, so TypeScript does not keep a narrowed `state` across calls that change it.
+  private isClosed(): boolean {
+    return this.state === 'closed';
+  }
+
+  private end(reason: DisconnectReason, mode: 'graceful' | 'terminate'): void {
+    this.closeReason ??= reason;
+    this.state = 'closed';
+    if (mode === 'terminate') this.socket.terminate();
+    else this.socket.close(CLOSE_CODE_NORMAL);
+  }
+
+  private write(data: Buffer | string, kind: FrameKind): void {
+    // SignalR's JSON protocol runs over text frames; the JS client rejects binary ones.
+    this.socket.send(data, { binary: false });
+    this.lastSentAt = monotonicMs();
+    this.metrics.framesSent.inc({ kind });
+  }
+
+  private receive(data: RawData, _isBinary: boolean): void {
+    this.lastReceivedAt = monotonicMs();
+    if (this.state === 'closed') return;
+    const { records, rest } = splitRecords(this.pending, rawToString(data));
+    this.pending = rest;
+    if (rest.length > this.limits.maxPendingChars) {
+      this.close('protocol_error', CloseErrors.protocolError, false, 'graceful');
+      return;
+    }
+    for (const record of records) {
+      this.handleRecord(record);
+      if (this.isClosed()) return;
+    }
+  }
+
+  private handleRecord(record: string): void {
+    if (this.state === 'handshaking') {
+      const handshake = parseHandshakeRequest(record);
+      if (!handshake.ok) return this.refuse(handshake.error);
+      this.state = 'joining';
+      this.hooks.onHandshake(this);
+      return;
+    }
+    const message = parseClientMessage(record);
+    switch (message.kind) {
+      case 'close':
+        return this.end('client_closed', 'graceful');
+      case 'invalid':
+        return this.close('protocol_error', CloseErrors.protocolError, false, 'graceful');
+      case 'invocation':
+        // The hub exposes no client-callable methods. A call that waits for an answer gets a
+        // completion error (as ASP.NET Core answers an unknown method); fire-and-forget calls are dropped.
+        if (message.invocationId !== undefined) {
+          const target = message.target.slice(0, MAX_ECHOED_TARGET);
+          this.send(encodeCompletionError(message.invocationId, `Unknown hub method '${target}'`), 'completion');
+        }
+        return;
+      default:
+        return; // pings only refresh lastReceivedAt; other types carry nothing for this hub
+    }
+  }
+}
+
+function rawToString(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
+}

@@ -1,0 +1,78 @@
+/**
+ * The realtime hub: SignalR JSON hub protocol over @fastify/websocket at /hubs/messenger.
+ *
+ * - `POST /hubs/messenger/negotiate` (negotiate version 1, or 0 when asked; WebSockets + Text only)
+ *   and the WebSocket at `/hubs/messenger` (`?id=<connectionToken>`, or no id when the client skips
+ *   negotiation). The JWT comes in `Authorization: Bearer` or `?access_token=`; a missing or invalid
+ *   token gets HTTP 401 `{ code, message }` before the upgrade.
+ * - Every connection joins `user:{UserId}` plus whatever `resolveGroups(principal)` returns; the
+ *   handshake response is sent only after that, so once a client's start() resolves it is in all
+ *   its groups (and isOnline() is true on every replica).
+ * - Client invocations: the hub has no client-callable methods; a call expecting an answer gets a
+ *   completion error ("Unknown hub method 'X'"), fire-and-forget calls are ignored. Invalid JSON or a
+ *   record without an integer type closes the connection (close message, allowReconnect false).
+ * - Frames pushed before a connection's handshake completes are not queued for it (it refills
+ *   from REST like after any gap).
+ * - Liveness: a ping (type 6) goes to a socket the server has not written to for
+ *   HUB_PING_INTERVAL_MS; a socket that sent nothing for HUB_CLIENT_TIMEOUT_MS (the official client
+ *   pings every 15 s) is closed. WebSocket-level pongs do not count as activity.
+ * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
+ *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
+ */
+import type { Config } from '../../config.ts';
+import type { Principal } from '../http/auth.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Registry } from '../observability/metrics.ts';
+import type { Clock } from '../time.ts';
+import { newId } from '../time.ts';
+import { createRedisBackplane } from './backplane-redis.ts';
+import { createHub, type Hub } from './hub.ts';
+import { createRedisPresence } from './presence-redis.ts';
+
+export { createHub, type Hub, type HubOptions } from './hub.ts';
+export { hubPlugin, type HubPluginOptions } from './plugin.ts';
+export { userGroup } from './groups.ts';
+export { createInProcessBackplane, type Backplane, type BackplaneMessage, type BackplaneStatus } from './backplane.ts';
+export { createRedisBackplane } from './backplane-redis.ts';
+export { createInProcessPresence, type PresenceStore } from './presence.ts';
+export { createRedisPresence } from './presence-redis.ts';
+
+export interface HubDeps {
+  registry: Registry;
+  logger: Logger;
+  resolveGroups?: (principal: Principal) => Promise<Iterable<string>>;
+  clock?: Clock;
+}
+
+/**
+ * The hub as the settings describe it: Redis backplane and presence when REALTIME_BACKPLANE_ENABLED
+ * (loadConfig guarantees REDIS_URL then), in-process otherwise. Register it with
+ * `app.register(hubPlugin, { hub })`.
+ */
+export async function createHubFromConfig(config: Config, deps: HubDeps): Promise<Hub> {
+  const replicaId = newId();
+  const redisUrl = config.REALTIME_BACKPLANE_ENABLED ? config.REDIS_URL : undefined;
+  const [backplane, presence] = redisUrl
+    ? await Promise.all([
+        createRedisBackplane({ redisUrl, logger: deps.logger }),
+        createRedisPresence({ redisUrl, replicaId, logger: deps.logger }),
+      ])
+    : [undefined, undefined];
+  deps.logger.info(
+    { backplane: redisUrl ? 'redis' : 'in-process', replicaId },
+    redisUrl ? 'hub backplane: Redis' : 'hub backplane: in-process (single replica only)',
+  );
+  return createHub({
+    secret: config.JWT_SECRET,
+    registry: deps.registry,
+    logger: deps.logger,
+    resolveGroups: deps.resolveGroups,
+    pingIntervalMs: config.HUB_PING_INTERVAL_MS,
+    clientTimeoutMs: config.HUB_CLIENT_TIMEOUT_MS,
+    maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,
+    backplane,
+    presence,
+    replicaId,
+    clock: deps.clock,
+  });
+}

@@ -1,0 +1,46 @@
+import { counter, gauge, histogram, type Registry } from '../observability/metrics.ts';
+
+/** Why a connection ended; the label of hub_disconnects_total (the seed's "hub disconnect rate"). */
+export type DisconnectReason =
+  | 'client_closed'
+  | 'client_timeout'
+  | 'slow_consumer'
+  | 'protocol_error'
+  | 'handshake_failed'
+  | 'server_shutdown';
+
+export type FrameKind = 'invocation' | 'ping' | 'close' | 'completion' | 'handshake';
+
+export function createHubMetrics(registry: Registry) {
+  return {
+    connectionsActive: gauge(registry, {
+      name: 'hub_connections_active',
+      help: 'Open hub WebSocket connections on this replica (upgraded, not yet closed)',
+    }),
+    connectionDuration: histogram(registry, {
+      name: 'hub_connection_duration_seconds',
+      help: 'How long hub connections stayed open',
+      buckets: [1, 10, 60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600],
+    }),
+    framesSent: counter<'kind'>(registry, {
+      name: 'hub_frames_sent_total',
+      help: 'Frames (SignalR records) written to hub sockets, by kind',
+      labelNames: ['kind'],
+    }),
+    slowConsumerCloses: counter(registry, {
+      name: 'hub_slow_consumer_closes_total',
+      help: 'Sockets closed because their send buffer passed HUB_MAX_BUFFERED_BYTES',
+    }),
+    authFailures: counter(registry, {
+      name: 'hub_auth_failures_total',
+      help: 'Negotiate or connect attempts refused for a missing or invalid token',
+    }),
+    disconnects: counter<'reason'>(registry, {
+      name: 'hub_disconnects_total',
+      help: 'Hub connections that ended, by reason',
+      labelNames: ['reason'],
+    }),
+  };
+}
+
+export type HubMetrics = ReturnType<typeof createHubMetrics>;

@@ -1,0 +1,112 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import fastifyWebsocket from '@fastify/websocket';
+import { Type } from '@sinclair/typebox';
+import { extractToken, type Principal } from '../http/auth.ts';
+import type { Hub } from './hub.ts';
+import { requestedNegotiateVersion } from './protocol.ts';
+
+export interface HubPluginOptions {
+  hub: Hub;
+  /** Default '/hubs/messenger'; negotiate is `<path>/negotiate`. */
+  path?: string;
+  /** Largest WebSocket message accepted from a client (they send handshakes and pings). Default 64 KiB. */
+  maxClientMessageBytes?: number;
+}
+
+const ErrorReply = Type.Object({ code: Type.String(), message: Type.String() });
+const NegotiateQuery = Type.Object({
+  negotiateVersion: Type.Optional(Type.String()),
+  access_token: Type.Optional(Type.String()),
+});
+const ConnectQuery = Type.Object({ id: Type.Optional(Type.String()), access_token: Type.Optional(Type.String()) });
+const NegotiateReplySchema = Type.Object({
+  negotiateVersion: Type.Integer(),
+  connectionId: Type.String(),
+  connectionToken: Type.Optional(Type.String()),
+  availableTransports: Type.Array(
+    Type.Object({ transport: Type.Literal('WebSockets'), transferFormats: Type.Array(Type.Literal('Text')) }),
+  ),
+});
+
+const shuttingDown = { code: 'HUB_SHUTTING_DOWN', message: 'this replica is shutting down; connect again' };
+
+/**
+ * The SignalR endpoint: `POST <path>/negotiate` and the WebSocket at `<path>`. Registers
+ * @fastify/websocket itself unless the app already did, so that on shutdown the hub's close
+ * messages go out before the sockets are closed (the plugin's default preClose closes them bare).
+ */
+async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<void> {
+  const { hub } = opts;
+  const path = opts.path ?? '/hubs/messenger';
+
+  if (!app.hasDecorator('websocketServer')) {
+    await app.register(fastifyWebsocket, {
+      options: { maxPayload: opts.maxClientMessageBytes ?? 64 * 1024 },
+      preClose: async () => {
+        await hub.close();
+        app.websocketServer.close();
+      },
+      // Socket errors after the upgrade are peers vanishing mid-write: routine, not server faults.
+      errorHandler: (err, socket, req) => {
+        req.log.debug({ err: { message: err.message } }, 'hub socket error');
+        socket.terminate();
+      },
+    });
+  } else {
+    app.addHook('preClose', () => hub.close());
+  }
+
+  // Clients POST an empty negotiate body with whatever content type their HTTP stack picks.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 4096 }, (_req, _body, done) => done(null, undefined));
+    scope.post(
+      `${path}/negotiate`,
+      {
+        schema: {
+          tags: ['realtime'],
+          summary: 'SignalR negotiate: a connection token for the WebSocket (WebSockets transport only)',
+          querystring: NegotiateQuery,
+          response: { 200: NegotiateReplySchema, 401: ErrorReply, 503: ErrorReply },
+        },
+      },
+      async (req, reply) => {
+        if (hub.closing) return reply.code(503).send(shuttingDown);
+        const query = req.query as { negotiateVersion?: string };
+        const auth = await hub.authenticate(extractToken(req.headers, req.query));
+        if (!auth.ok) return reply.code(401).send({ code: auth.code, message: auth.message });
+        return hub.negotiate(auth.principal, requestedNegotiateVersion(query.negotiateVersion));
+      },
+    );
+  });
+
+  const admitted = new WeakMap<FastifyRequest, { principal: Principal; connectionId: string }>();
+
+  // Refusals happen before the upgrade, as plain HTTP answers: the client's WebSocket fails to open
+  // and its start() rejects.
+  const admit = async (req: FastifyRequest, reply: FastifyReply) => {
+    if (hub.closing) return reply.code(503).send(shuttingDown);
+    const auth = await hub.authenticate(extractToken(req.headers, req.query));
+    if (!auth.ok) return reply.code(401).send({ code: auth.code, message: auth.message });
+    const connectionId = hub.connectionIdFor(auth.principal, (req.query as { id?: string }).id);
+    if (connectionId === undefined) {
+      return reply
+        .code(404)
+        .send({ code: 'HUB_CONNECTION_NOT_FOUND', message: 'unknown or expired connection id; negotiate again' });
+    }
+    admitted.set(req, { principal: auth.principal, connectionId });
+  };
+
+  app.get(
+    path,
+    { websocket: true, schema: { querystring: ConnectQuery }, preValidation: admit },
+    (socket, req) => {
+      const admission = admitted.get(req);
+      if (!admission) return socket.terminate(); // cannot happen: preValidation refused it
+      hub.attach(socket, admission.principal, admission.connectionId);
+    },
+  );
+}
+
+export const hubPlugin = fp(hubRoutes, { name: 'pin-realtime-hub', fastify: '5.x' });

@@ -1,0 +1,187 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  RECORD_SEPARATOR as RS,
+  encodeClose,
+  encodeCompletionError,
+  encodeHandshakeResponse,
+  encodeInvocation,
+  encodePing,
+  negotiateReply,
+  parseClientMessage,
+  parseHandshakeRequest,
+  requestedNegotiateVersion,
+  splitRecords,
+} from '../../../src/platform/realtime/protocol.ts';
+import { signConnectionToken, verifyConnectionToken } from '../../../src/platform/realtime/connection-token.ts';
+import { decodeBackplaneMessage, encodeBackplaneMessage } from '../../../src/platform/realtime/backplane.ts';
+import { GroupIndex } from '../../../src/platform/realtime/groups.ts';
+
+describe('record framing', () => {
+  test('a message carrying several records yields each of them and no remainder', () => {
+    assert.deepEqual(splitRecords('', `{"type":6}${RS}{"type":6}${RS}`), { records: ['{"type":6}', '{"type":6}'], rest: '' });
+  });
+
+  test('an unterminated tail is kept and completed by the next message', () => {
+    const first = splitRecords('', `{"type":6}${RS}{"type"`);
+    assert.deepEqual(first, { records: ['{"type":6}'], rest: '{"type"' });
+    assert.deepEqual(splitRecords(first.rest, `:7}${RS}`), { records: ['{"type":7}'], rest: '' });
+  });
+
+  test('empty records between separators are dropped', () => {
+    assert.deepEqual(splitRecords('', `${RS}${RS}{}${RS}`).records, ['{}']);
+  });
+});
+
+describe('handshake', () => {
+  test('the json protocol version 1 is accepted', () => {
+    assert.deepEqual(parseHandshakeRequest('{"protocol":"json","version":1}'), { ok: true });
+  });
+
+  test('another protocol, another version or garbage is refused with a reason', () => {
+    for (const bad of ['{"protocol":"messagepack","version":1}', '{"protocol":"json","version":2}', 'nope', '[]', '{"protocol":"json"}']) {
+      const result = parseHandshakeRequest(bad);
+      assert.equal(result.ok, false, bad);
+      assert.ok(!result.ok && result.error.length > 0);
+    }
+  });
+
+  test('the handshake response is {} or {"error"} followed by the separator', () => {
+    assert.equal(encodeHandshakeResponse(), `{}${RS}`);
+    assert.deepEqual(JSON.parse(encodeHandshakeResponse('no').slice(0, -1)), { error: 'no' });
+  });
+});
+
+describe('client messages', () => {
+  test('pings, closes and invocations are recognised', () => {
+    assert.deepEqual(parseClientMessage('{"type":6}'), { kind: 'ping' });
+    assert.deepEqual(parseClientMessage('{"type":7}'), { kind: 'close' });
+    assert.deepEqual(parseClientMessage('{"type":1,"target":"Send","arguments":[]}'), { kind: 'invocation', target: 'Send' });
+    assert.deepEqual(parseClientMessage('{"type":1,"invocationId":"3","target":"Send","arguments":[]}'), {
+      kind: 'invocation',
+      target: 'Send',
+      invocationId: '3',
+    });
+    assert.deepEqual(parseClientMessage('{"type":4,"invocationId":"4","target":"Stream","arguments":[]}'), {
+      kind: 'invocation',
+      target: 'Stream',
+      invocationId: '4',
+    });
+  });
+
+  test('types the hub has no use for are ignored, not errors', () => {
+    assert.deepEqual(parseClientMessage('{"type":3,"invocationId":"1"}'), { kind: 'ignored', type: 3 });
+    assert.deepEqual(parseClientMessage('{"type":42}'), { kind: 'ignored', type: 42 });
+  });
+
+  test('malformed records are invalid', () => {
+    for (const bad of ['{', '"x"', 'null', '{"type":"1"}', '{"type":1}', '{"type":1,"target":"a","invocationId":5}']) {
+      assert.equal(parseClientMessage(bad).kind, 'invalid', bad);
+    }
+  });
+});
+
+describe('server messages', () => {
+  const body = (framed: string) => {
+    assert.ok(framed.endsWith(RS));
+    return JSON.parse(framed.slice(0, -1));
+  };
+
+  test('an invocation carries the event name as target and the payload as its only argument', () => {
+    assert.deepEqual(body(encodeInvocation('message_received', { ChatId: 'c', Seq: 1 })), {
+      type: 1,
+      target: 'message_received',
+      arguments: [{ ChatId: 'c', Seq: 1 }],
+    });
+    assert.deepEqual(body(encodeInvocation('x', undefined)).arguments, [null]);
+  });
+
+  test('ping, close and completion error have the protocol shapes', () => {
+    assert.deepEqual(body(encodePing()), { type: 6 });
+    assert.deepEqual(body(encodeClose('slow consumer', true)), { type: 7, error: 'slow consumer', allowReconnect: true });
+    assert.deepEqual(body(encodeClose(undefined, false)), { type: 7, allowReconnect: false });
+    assert.deepEqual(body(encodeCompletionError('9', 'Unknown hub method')), { type: 3, invocationId: '9', error: 'Unknown hub method' });
+  });
+});
+
+describe('negotiate', () => {
+  test('version 1 clients get a separate connection token; WebSockets with text frames is the only transport', () => {
+    assert.deepEqual(negotiateReply(1, 'id-1', 'tok'), {
+      negotiateVersion: 1,
+      connectionId: 'id-1',
+      connectionToken: 'tok',
+      availableTransports: [{ transport: 'WebSockets', transferFormats: ['Text'] }],
+    });
+  });
+
+  test('a client asking for a newer version gets 1; version 0 clients get the token as their connection id', () => {
+    assert.equal(negotiateReply(2, 'id', 'tok').negotiateVersion, 1);
+    const v0 = negotiateReply(0, 'id', 'tok');
+    assert.equal(v0.negotiateVersion, 0);
+    assert.equal(v0.connectionId, 'tok');
+    assert.equal(v0.connectionToken, undefined);
+  });
+
+  test('the requested version is read from the query string, absent meaning 0', () => {
+    assert.equal(requestedNegotiateVersion('1'), 1);
+    assert.equal(requestedNegotiateVersion(undefined), 0);
+    assert.equal(requestedNegotiateVersion('x'), 0);
+  });
+});
+
+describe('connection tokens', () => {
+  const secret = 'a-secret-of-at-least-thirty-two-characters';
+  const ticket = { connectionId: 'conn-1', userId: 'user-1', expiresAt: 10_000 };
+
+  test('a token opens the connection it was issued for, for the user it was issued to, until it expires', () => {
+    const token = signConnectionToken(ticket, secret);
+    assert.deepEqual(verifyConnectionToken(token, secret, 'user-1', 9_999), ticket);
+    assert.equal(verifyConnectionToken(token, secret, 'user-1', 10_000), undefined, 'expired');
+    assert.equal(verifyConnectionToken(token, secret, 'user-2', 0), undefined, 'another user');
+  });
+
+  test('a token signed with another secret or altered is refused', () => {
+    const token = signConnectionToken(ticket, secret);
+    assert.equal(verifyConnectionToken(token, `${secret}x`, 'user-1', 0), undefined);
+    const forged = signConnectionToken({ ...ticket, expiresAt: 99_999 }, secret).split('.')[0] + '.' + token.split('.')[1];
+    assert.equal(verifyConnectionToken(forged, secret, 'user-1', 0), undefined);
+    assert.equal(verifyConnectionToken('garbage', secret, 'user-1', 0), undefined);
+  });
+});
+
+describe('backplane messages', () => {
+  test('sends and membership changes survive the wire', () => {
+    const send = { kind: 'send', origin: 'r1', group: 'chat:1', event: 'message_received', payload: { Seq: 1 } } as const;
+    const join = { kind: 'join', origin: 'r1', userId: 'u', group: 'chat:1' } as const;
+    assert.deepEqual(decodeBackplaneMessage(encodeBackplaneMessage(send)), send);
+    assert.deepEqual(decodeBackplaneMessage(encodeBackplaneMessage(join)), join);
+  });
+
+  test('malformed messages decode to undefined', () => {
+    for (const bad of ['{', '{}', '{"kind":"send","origin":"r","group":"g"}', '{"kind":"join","origin":"r","group":"g"}']) {
+      assert.equal(decodeBackplaneMessage(bad), undefined, bad);
+    }
+  });
+});
+
+describe('group index', () => {
+  const conn = (userId: string) => ({ userId, groups: new Set<string>() });
+
+  test('tracks members per group and per user, and forgets groups and users with their last connection', () => {
+    const index = new GroupIndex<ReturnType<typeof conn>>();
+    const a1 = conn('a');
+    const a2 = conn('a');
+    assert.equal(index.addConnection(a1), true, 'first connection of a');
+    assert.equal(index.addConnection(a2), false);
+    index.join(a1, 'chat:1');
+    index.join(a2, 'chat:1');
+    assert.equal(index.inGroup('chat:1')?.size, 2);
+    index.leave(a1, 'chat:1');
+    assert.deepEqual([...(index.inGroup('chat:1') ?? [])], [a2]);
+    assert.equal(index.removeConnection(a1), false);
+    assert.equal(index.removeConnection(a2), true, 'last connection of a');
+    assert.equal(index.inGroup('chat:1'), undefined);
+    assert.equal(index.ofUser('a'), undefined);
+    assert.equal(index.groupCount, 0);
+  });
+});
