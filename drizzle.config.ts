@@ -1,9 +1,19 @@
 import { defineConfig } from 'drizzle-kit';
 
-// `npm run db:generate` writes a new SQL migration into drizzle/ from the schema files below.
+/**
+ * Each part owns its migrations: `drizzle/platform/` for the shared kernel's tables and
+ * `drizzle/<module>/` for each bounded context's schema, so modules evolve their tables
+ * independently. `npm run db:generate -- <platform|module> <name>` sets DRIZZLE_PART.
+ */
+const part = process.env.DRIZZLE_PART ?? 'platform';
+const schema =
+  part === 'platform'
+    ? ['./src/platform/db/platform-schema.ts', './src/platform/*/schema.ts']
+    : [`./src/modules/${part}/schema.ts`];
+
 export default defineConfig({
   dialect: 'postgresql',
-  schema: ['./src/platform/db/platform-schema.ts', './src/platform/*/schema.ts', './src/modules/*/schema.ts'],
-  out: './drizzle',
+  schema,
+  out: `./drizzle/${part}`,
   casing: 'snake_case',
 });

@@ -9,7 +9,7 @@
  * SKIP_CHECKS=1 (skip tsc and dependency-cruiser while iterating on one file).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/platform/db/embedded.ts';
 import { createPool, migrateDatabase } from '../src/platform/db/index.ts';
@@ -75,7 +75,10 @@ const template = 'pin_template';
 
 step('running tests');
 const args = process.argv.slice(2);
-const files = args.filter((a) => !a.startsWith('-'));
+// A directory argument means every test file under it.
+const files = args
+  .filter((a) => !a.startsWith('-'))
+  .map((a) => (existsSync(a) && statSync(a).isDirectory() ? `${a.replace(/\/$/, '')}/**/*.test.ts` : a));
 const child = spawn(
   process.execPath,
   [

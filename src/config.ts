@@ -1,17 +1,30 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { identitySettings } from './modules/identity/settings.ts';
+import { userActivitySettings } from './modules/user-activity/settings.ts';
 
 /**
  * Every setting of the service, read from the environment. `.env.example` lists the same names with
  * their defaults; keep both in step. Names are the environment variable names, so an error message
  * points straight at what to fix.
  */
-const Int = (opts: { default: number; minimum?: number; maximum?: number; description: string }) =>
+export const Int = (opts: { default: number; minimum?: number; maximum?: number; description: string }) =>
   Type.Integer(opts);
 
-const Bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
+export const Bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
+
+/**
+ * Modules add their settings as a properties record in `src/modules/<context>/settings.ts`
+ * (names prefixed with the context, e.g. USER_ACTIVITY_…), spread into the schema below, so the
+ * whole service still validates in one pass and reports every bad setting at once.
+ */
+const moduleSettings = {
+  ...identitySettings,
+  ...userActivitySettings,
+};
 
 export const ConfigSchema = Type.Object({
+  ...moduleSettings,
   HOST: Type.String({ default: '0.0.0.0', description: 'Address the HTTP server binds to' }),
   PORT: Int({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port (0 = any free port)' }),
   LOG_LEVEL: Type.Union(

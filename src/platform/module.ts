@@ -2,9 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Db } from './db/index.ts';
+import type { ConsumerDefinition } from './events/bus.ts';
+import type { Principal } from './http/auth.ts';
 import type { JobDefinition } from './jobs/types.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Registry } from './observability/metrics.ts';
+import type { Hub } from './realtime/index.ts';
 import type { Clock } from './time.ts';
 
 /** What the platform hands each module at start. */
@@ -15,16 +18,21 @@ export interface ModuleDeps {
   log: Logger;
   clock: Clock;
   registry: Registry;
+  hub: Hub;
 }
 
-/** A module's whole public surface towards the app: its routes, jobs and consumers. */
-export interface ModuleParts<Consumer = unknown> {
+/** A module's whole public surface towards the app: its routes, jobs, consumers and hub groups. */
+export interface ModuleParts {
   name: string;
   routes?: (app: FastifyInstance) => void | Promise<void>;
   jobs?: JobDefinition[];
-  consumers?: Consumer[];
+  // Each consumer declares its own payload type; the runner treats payloads as opaque.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  consumers?: ConsumerDefinition<any>[];
+  /** Hub groups a new connection of this principal joins besides `user:{UserId}` (e.g. its chats). */
+  hubGroups?: (principal: Principal) => Promise<Iterable<string>>;
 }
 
-export type ModuleFactory<Consumer = unknown> = (deps: ModuleDeps) => ModuleParts<Consumer>;
+export type ModuleFactory = (deps: ModuleDeps) => ModuleParts;
 
-export const defineModule = <Consumer>(factory: ModuleFactory<Consumer>): ModuleFactory<Consumer> => factory;
+export const defineModule = (factory: ModuleFactory): ModuleFactory => factory;

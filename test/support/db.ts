@@ -7,6 +7,8 @@ export interface TestDatabase {
   url: string;
   pool: pg.Pool;
   db: Db;
+  /** Ends the pool and drops the database (called at file end unless `dropAtEnd: false`). */
+  drop(): Promise<void>;
 }
 
 function adminUrl(): string {
@@ -19,7 +21,7 @@ function adminUrl(): string {
  * A fresh database cloned from the migrated template, dropped when the test file ends. Each file
  * gets its own, so files run in parallel without seeing each other's rows.
  */
-export async function createTestDatabase(opts: { poolMax?: number } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(opts: { poolMax?: number; dropAtEnd?: boolean } = {}): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();
@@ -27,12 +29,13 @@ export async function createTestDatabase(opts: { poolMax?: number } = {}): Promi
   await admin.end();
   const url = adminUrl().replace(/\/[^/]+$/, `/${name}`);
   const pool = createPool(url, opts.poolMax ?? 10);
-  after(async () => {
+  const drop = async () => {
     await pool.end().catch(() => undefined);
     const c = new pg.Client({ connectionString: adminUrl() });
     await c.connect();
     await c.query(`drop database if exists ${name} with (force)`);
     await c.end();
-  });
-  return { url, pool, db: createDb(pool) };
+  };
+  if (opts.dropAtEnd !== false) after(drop);
+  return { url, pool, db: createDb(pool), drop };
 }

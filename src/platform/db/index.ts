@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../observability/logger.ts';
 
@@ -23,15 +25,30 @@ export function createDb(pool: pg.Pool): Db {
   return drizzle(pool);
 }
 
+/** Migration folders in the order they apply: the platform first, then each module's (by name). */
+export function migrationParts(dir = MIGRATIONS_DIR): string[] {
+  const modules = readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== 'platform' && existsSync(join(dir, d.name, 'meta/_journal.json')))
+    .map((d) => d.name)
+    .sort();
+  return ['platform', ...modules];
+}
+
 /**
- * Applies the committed drizzle/ migrations. Replicas starting together serialise on an advisory
+ * Applies the committed migrations of every part (drizzle/<part>/), each tracked in its own table so
+ * modules evolve their schemas independently. Replicas starting together serialise on an advisory
  * lock, because drizzle's migrator takes none of its own.
  */
 export async function migrateDatabase(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query(`select pg_advisory_lock(hashtext('pin:migrations'))`);
-    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_DIR});
+    for (const part of migrationParts()) {
+      await migrate(drizzle(client), {
+        migrationsFolder: join(MIGRATIONS_DIR, part),
+        migrationsTable: `__drizzle_migrations_${part.replace(/-/g, '_')}`,
+      });
+    }
   } finally {
     await client.query(`select pg_advisory_unlock(hashtext('pin:migrations'))`).catch(() => undefined);
     client.release();

@@ -9,7 +9,7 @@ export interface Principal {
 }
 
 const Claims = Type.Object({
-  sub: Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F-]{36}$' }),
+  sub: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
   admin: Type.Optional(Type.Boolean()),
 });
 type Claims = Static<typeof Claims>;

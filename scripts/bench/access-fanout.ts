@@ -1,0 +1,168 @@
+/**
+ * AccessFanOutJob benchmark (seed 003 SLO: a role of ≤ 50k users fanned out in ≤ 5 min).
+ * `node scripts/bench/access-fanout.ts` (needs KAFKA_BROKERS, e.g. `eval "$(bash scripts/services.sh up)"`).
+ * Starts its own embedded PostgreSQL on a free port under /tmp, seeds a role with BENCH_USERS users
+ * (each also holding 3 other assignments), then times, with the worker and the outbox publisher run
+ * by the real job runner (NOTIFY-woken, as in production):
+ *   - set-role-permissions (queues one AccessFanOutTask),
+ *   - until the task is Completed (target ≤ 15 s),
+ *   - until every user's UserAccessChanged is in Kafka (target ≤ 30 s).
+ * Prints ONE JSON line. Settings: BENCH_USERS (50000), BENCH_BATCH_SIZE (500, the default BatchSize),
+ * BENCH_PG_FAST=1 (fsync off, as the tests run; default keeps durability on).
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { cpus, totalmem } from 'node:os';
+import { rmSync } from 'node:fs';
+import { Kafka, logLevel } from 'kafkajs';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import { TOPICS } from '../../src/event-topics.ts';
+import { startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
+import { createDb, createPool, migrateDatabase } from '../../src/platform/db/index.ts';
+import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
+import { topicsToCreate } from '../../src/platform/events/topics.ts';
+import { createJobRunner } from '../../src/platform/jobs/index.ts';
+import { createLogger } from '../../src/platform/observability/logger.ts';
+import { Registry } from '../../src/platform/observability/metrics.ts';
+import { outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
+import { systemClock } from '../../src/platform/time.ts';
+import { accessFanOutJob } from '../../src/modules/identity/access-fanout.job.ts';
+import { identitySettingsFrom, type IdentityContext } from '../../src/modules/identity/context.ts';
+import { getTask } from '../../src/modules/identity/fanout-sql.ts';
+import { createIdentityMetrics } from '../../src/modules/identity/metrics.ts';
+import { setRolePermissions } from '../../src/modules/identity/role-operations.ts';
+
+const USERS = Number(process.env.BENCH_USERS ?? 50_000);
+const brokers = process.env.KAFKA_BROKERS;
+if (!brokers) {
+  process.stderr.write('KAFKA_BROKERS is unset: eval "$(bash scripts/services.sh up)" first\n');
+  process.exit(2);
+}
+const config = loadConfig({ ...process.env, IDENTITY_ACCESS_FANOUT_BATCH_SIZE: process.env.BENCH_BATCH_SIZE });
+// Logs go to stderr: stdout carries the one JSON line.
+const log = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn', pino.destination(2));
+const say = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+const pgPort = await freePort();
+const dataDir = `/tmp/pin-bench-fanout-pg-${pgPort}`;
+rmSync(dataDir, { recursive: true, force: true });
+const pgServer = await startEmbeddedPostgres({
+  dataDir,
+  port: pgPort,
+  log,
+  database: 'bench',
+  flags: process.env.BENCH_PG_FAST === '1' ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : [],
+});
+const pool = createPool(pgServer.url, 20, log);
+await migrateDatabase(pool);
+const db = createDb(pool);
+
+say(`seeding ${USERS} users, each with the big role and 3 other assignments`);
+const ROLES = ['bench-big', 'bench-other-1', 'bench-other-2', 'bench-other-3'];
+await pool.query(
+  `insert into identity.role_definitions (id, code, name, company_id, status, version, created_at, updated_at)
+   select gen_random_uuid(), code, code, null, 'Active', 1, now(), now() from unnest($1::text[]) as code`,
+  [ROLES],
+);
+const { rows: roles } = await pool.query<{ id: string; code: string }>(`select id, code from identity.role_definitions`);
+const roleId = (code: string) => roles.find((r) => r.code === code)!.id;
+await pool.query(
+  `insert into identity.users (id, first_name, last_name, phone_number, status, type, company_id, version, created_at, updated_at)
+   select gen_random_uuid(), 'Bench', 'User', '+7999' || lpad(i::text, 7, '0'), 'Active', 'CompanyEmployee',
+          '0190a000-0000-7000-8000-0000000000c1', 1, now(), now()
+     from generate_series(1, $1) as i`,
+  [USERS],
+);
+await pool.query(
+  `insert into identity.role_assignments (id, role_id, user_id, scope_type, scope_organization_id, status, version, granted_at, updated_at)
+   select gen_random_uuid(), r.id, u.id,
+          case when r.code = 'bench-other-2' then 'Organization' else 'Platform' end,
+          case when r.code = 'bench-other-2' then '0190a000-0000-7000-8000-00000000a001'::uuid end,
+          'Active', 1, now(), now()
+     from identity.users u cross join identity.role_definitions r`,
+);
+await pool.query('vacuum analyze');
+
+const prefix = `bench${randomBytes(3).toString('hex')}.`;
+const bus = createKafkaBus({ brokers: brokers.split(','), clientId: 'access-fanout-bench', log });
+await bus.start();
+await bus.ensureTopics(topicsToCreate([{ name: TOPICS.identityAccess, partitions: 6, consumed: false }], { prefix }));
+const kafkaTopic = `${prefix}${TOPICS.identityAccess}`;
+const admin = new Kafka({ clientId: 'access-fanout-bench', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+await admin.connect();
+const inKafka = async () => (await admin.fetchTopicOffsets(kafkaTopic)).reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+
+const registry = new Registry();
+const settings = identitySettingsFrom(config);
+const ctx: IdentityContext = { db, clock: systemClock, log, metrics: createIdentityMetrics(registry, db, systemClock), settings };
+const runner = createJobRunner({ pool, databaseUrl: pgServer.url, log, registry });
+runner.register(accessFanOutJob({ db, metrics: ctx.metrics, settings: settings.fanOut }));
+runner.register(
+  outboxPublisherJob({
+    pool,
+    bus,
+    log,
+    registry,
+    batchSize: config.OUTBOX_BATCH_SIZE,
+    maxRunMs: config.OUTBOX_MAX_RUN_MS,
+    pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+    topicPrefix: prefix,
+  }),
+);
+await runner.start();
+
+say(`set-role-permissions on a role of ${USERS} users (batch size ${settings.fanOut.batchSize})`);
+const t0 = performance.now();
+const { fanOut } = await setRolePermissions(ctx, roleId('bench-big'), ['crm.deals.read', 'crm.deals.write']);
+const setMs = performance.now() - t0;
+if (fanOut.mode !== 'queued' || !fanOut.taskId) throw new Error(`expected a queued fan-out, got ${JSON.stringify(fanOut)}`);
+
+let completedAt: number | null = null;
+let kafkaAt: number | null = null;
+const deadline = t0 + 600_000;
+while ((completedAt === null || kafkaAt === null) && performance.now() < deadline) {
+  if (completedAt === null && (await getTask(db, fanOut.taskId))?.status === 'Completed') completedAt = performance.now();
+  if (kafkaAt === null && (await inKafka()) >= USERS) kafkaAt = performance.now();
+  await sleep(20);
+}
+const task = (await getTask(db, fanOut.taskId))!;
+const messages = await inKafka();
+await runner.stop();
+await bus.stop();
+await admin.deleteTopics({ topics: (await admin.listTopics()).filter((t) => t.startsWith(prefix)) }).catch(() => undefined);
+await admin.disconnect();
+await pool.end();
+await pgServer.stop();
+rmSync(dataDir, { recursive: true, force: true });
+
+const seconds = (at: number | null) => (at === null ? null : Number(((at - t0) / 1000).toFixed(2)));
+const cpu = cpus();
+console.log(
+  JSON.stringify({
+    bench: 'access-fanout',
+    machine: { cpus: cpu.length, model: cpu[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+    postgres: { durability: process.env.BENCH_PG_FAST === '1' ? 'fsync off' : 'default (fsync on)' },
+    users: USERS,
+    otherAssignmentsPerUser: 3,
+    batchSize: settings.fanOut.batchSize,
+    outboxBatchSize: config.OUTBOX_BATCH_SIZE,
+    setRolePermissionsMs: Number(setMs.toFixed(1)),
+    task: { status: task.status, processedCount: task.processedCount, attempts: task.attemptCount },
+    completedSeconds: seconds(completedAt),
+    allInKafkaSeconds: seconds(kafkaAt),
+    messagesInKafka: messages,
+    usersPerSecond: completedAt === null ? null : Math.round(USERS / ((completedAt - t0) / 1000)),
+    targets: { completedSeconds: 15, allInKafkaSeconds: 30, sloSeconds: 300 },
+  }),
+);
+process.exit(completedAt !== null && kafkaAt !== null ? 0 : 1);

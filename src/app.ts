@@ -1,0 +1,177 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type pg from 'pg';
+import type { Config } from './config.ts';
+import { createDb, pingDatabase } from './platform/db/index.ts';
+import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
+import type { Logger } from './platform/observability/logger.ts';
+import { createRegistry, type Registry } from './platform/observability/metrics.ts';
+import { registerAuth } from './platform/http/auth-plugin.ts';
+import { registerErrorHandling } from './platform/http/errors.ts';
+import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
+import { registerOpsRoutes } from './platform/http/ops-routes.ts';
+import { createHubFromConfig, hubPlugin, type Hub } from './platform/realtime/index.ts';
+import type { Principal } from './platform/http/auth.ts';
+import { systemClock, type Clock } from './platform/time.ts';
+import type { ModuleDeps, ModuleFactory } from './platform/module.ts';
+import type { ConsumerDefinition, ConsumerHandle, EventBus } from './platform/events/bus.ts';
+import { createEventBus } from './platform/events/create-bus.ts';
+import { outboxPublisherJob } from './platform/outbox/publisher.ts';
+import { outboxCleanupJob } from './platform/outbox/cleanup.ts';
+import { EVENT_TOPICS } from './event-topics.ts';
+import { modules as allModules } from './modules/index.ts';
+
+export interface AppDeps {
+  pool: pg.Pool;
+  /** For the job runner's dedicated lock and LISTEN connections. */
+  databaseUrl: string;
+  log: Logger;
+  clock?: Clock;
+  modules?: ModuleFactory[];
+}
+
+/** The platform parts the entry point and tests reach for. */
+export interface Platform {
+  registry: Registry;
+  runner: JobRunner;
+  hub: Hub;
+  bus: EventBus;
+  /** Starts jobs and consumers (after listen, so a replica serves health while it warms up). */
+  startBackground(): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    platform: Platform;
+  }
+}
+
+/**
+ * Builds the whole service on an existing pool: HTTP (auth, errors, OpenAPI, health, metrics, ops),
+ * the realtime hub, the event bus, the job runner, and every module's routes, jobs and consumers.
+ * Nothing runs in the background until `app.platform.startBackground()`.
+ */
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const { pool, log } = deps;
+  const clock = deps.clock ?? systemClock;
+  const registry = createRegistry();
+  const db = createDb(pool);
+
+  const app = Fastify({
+    loggerInstance: log,
+    trustProxy: true,
+    // Long-lived hub sockets must not hold up shutdown; in-flight requests still finish.
+    forceCloseConnections: 'idle',
+  }) as unknown as FastifyInstance;
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'PIN platform jobs', version: '0.1.0' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+  });
+  registerErrorHandling(app);
+  registerAuth(app, config.JWT_SECRET);
+
+  // Modules that own hub groups (the messenger's chat:{ChatId}) register resolvers below; the hub is
+  // created first because those modules need it to push.
+  const groupResolvers: ((p: Principal) => Promise<Iterable<string>>)[] = [];
+  const hub = await createHubFromConfig(config, {
+    registry,
+    logger: log,
+    clock,
+    resolveGroups: async (p) => (await Promise.all(groupResolvers.map((r) => r(p)))).flatMap((g) => [...g]),
+  });
+  await app.register(hubPlugin, { hub });
+
+  const bus = createEventBus(config, { log, catalogue: EVENT_TOPICS });
+  if (bus.kind === 'in-process') {
+    log.warn('KAFKA_BROKERS is unset: integration events stay in this process (in-process event bus); nothing reaches Kafka');
+  }
+
+  const runner = createJobRunner({ pool, databaseUrl: deps.databaseUrl, log, registry, clock });
+  runner.register(
+    outboxPublisherJob({
+      pool,
+      bus,
+      log,
+      registry,
+      batchSize: config.OUTBOX_BATCH_SIZE,
+      maxRunMs: config.OUTBOX_MAX_RUN_MS,
+      pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+      topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    }),
+  );
+  runner.register(
+    outboxCleanupJob({
+      pool,
+      outboxRetentionHours: config.OUTBOX_RETENTION_HOURS,
+      inboxRetentionDays: config.INBOX_RETENTION_DAYS,
+    }),
+  );
+  const consumers: ConsumerDefinition<unknown>[] = [];
+
+  const moduleDeps: ModuleDeps = { config, pool, db, log, clock, registry, hub };
+  for (const factory of deps.modules ?? allModules) {
+    const parts = factory(moduleDeps);
+    if (parts.hubGroups) groupResolvers.push(parts.hubGroups);
+    if (parts.routes) await app.register(async (scope) => parts.routes!(scope));
+    for (const job of parts.jobs ?? []) runner.register(job);
+    consumers.push(...(parts.consumers ?? []));
+  }
+
+  const checks: HealthCheck[] = [
+    { name: 'database', required: true, check: async () => ((await pingDatabase(pool)) ? 'ok' : 'down') },
+    { name: 'eventBus', required: false, check: () => bus.health() },
+    { name: 'backplane', required: config.REALTIME_BACKPLANE_ENABLED, check: () => hub.health() },
+  ];
+  registerHealthRoutes(app, checks, registry);
+  registerOpsRoutes(app, runner);
+  app.get('/docs/json', { schema: { hide: true }, logLevel: 'warn' }, async () => app.swagger());
+
+  const handles: ConsumerHandle[] = [];
+  let background: 'idle' | 'started' | 'closing' = 'idle';
+  let busRetry: NodeJS.Timeout | undefined;
+
+  /** Topics, then consumers. Kafka being down at start must not stop the replica: retry until it is back. */
+  async function connectBus(attempt = 1): Promise<void> {
+    if (background === 'closing') return;
+    try {
+      await bus.start();
+      // A retry after a partial start subscribes only the consumers still missing.
+      while (handles.length < consumers.length) {
+        const consumer = consumers[handles.length]!;
+        handles.push(await bus.subscribe(consumer, { db, log, registry, topicPrefix: config.KAFKA_TOPIC_PREFIX }));
+      }
+    } catch (err) {
+      const delayMs = Math.min(30_000, 1000 * 2 ** Math.min(attempt, 5));
+      log.error({ err, attempt, retryInMs: delayMs }, 'event bus start failed; outbox rows wait, consumers start when it is back');
+      busRetry = setTimeout(() => void connectBus(attempt + 1), delayMs);
+    }
+  }
+
+  app.decorate('platform', {
+    registry,
+    runner,
+    hub,
+    bus,
+    async startBackground() {
+      if (!config.JOBS_ENABLED || background !== 'idle') return;
+      background = 'started';
+      await connectBus();
+      await runner.start();
+    },
+  });
+
+  // Shutdown order: Fastify stops accepting and closes the hub (its preClose); then jobs stop between
+  // rows, consumers after their current message, and the producer last.
+  app.addHook('onClose', async () => {
+    background = 'closing';
+    clearTimeout(busRetry);
+    await runner.stop();
+    await Promise.all(handles.map((h) => h.stop()));
+    await bus.stop();
+  });
+
+  return app;
+}

@@ -1,0 +1,66 @@
+/**
+ * Entry point: load config, bring up the database (embedded PostgreSQL when DATABASE_URL is unset),
+ * apply migrations, build the app, listen, start background work, stop gracefully on SIGTERM/SIGINT.
+ */
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { buildApp } from './app.ts';
+import { startEmbeddedPostgres, type EmbeddedPg } from './platform/db/embedded.ts';
+import { createPool, migrateDatabase } from './platform/db/index.ts';
+import { createLogger } from './platform/observability/logger.ts';
+
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+const config = configOrExit();
+const log = createLogger(config.LOG_LEVEL);
+
+let embedded: EmbeddedPg | undefined;
+if (!config.DATABASE_URL) {
+  log.info({ dataDir: config.EMBEDDED_PG_DATA_DIR, port: config.EMBEDDED_PG_PORT }, 'DATABASE_URL unset: starting embedded PostgreSQL');
+  embedded = await startEmbeddedPostgres({
+    dataDir: config.EMBEDDED_PG_DATA_DIR,
+    port: config.EMBEDDED_PG_PORT,
+    database: 'pin',
+    log,
+  });
+}
+const databaseUrl = config.DATABASE_URL ?? embedded!.url;
+const pool = createPool(databaseUrl, config.DB_POOL_MAX, log);
+await migrateDatabase(pool);
+
+const app = await buildApp(config, { pool, databaseUrl, log });
+await app.listen({ host: config.HOST, port: config.PORT });
+await app.platform.startBackground();
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'shutting down');
+  const hardStop = setTimeout(() => {
+    log.error('graceful shutdown timed out; exiting');
+    process.exit(1);
+  }, config.SHUTDOWN_TIMEOUT_MS);
+  hardStop.unref();
+  try {
+    await app.close(); // stops jobs between rows, consumers after their message, the hub, the bus
+    await pool.end();
+    await embedded?.stop();
+    log.info('stopped');
+    process.exit(0);
+  } catch (err) {
+    log.error({ err }, 'shutdown failed');
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

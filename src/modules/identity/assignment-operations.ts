@@ -1,0 +1,163 @@
+import { and, eq, lte, sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../platform/db/index.ts';
+import { enqueue } from '../../platform/outbox/enqueue.ts';
+import { newId } from '../../platform/time.ts';
+import { loadAccessSnapshots, maxAssignmentVersion } from './access-sql.ts';
+import {
+  accessChangedEvent,
+  checkGrant,
+  nextAssignmentVersion,
+  normalizeScope,
+  type AssignmentStatus,
+  type Scope,
+  type ScopeInput,
+  type UserAccessSnapshot,
+} from './assignments.ts';
+import type { AccessChangeReason, ScopeType } from './contracts.ts';
+import type { IdentityContext } from './context.ts';
+import { IdentityErrors, isUniqueViolation } from './errors.ts';
+import { requireRole } from './role-operations.ts';
+import { roleAssignments } from './schema.ts';
+import { findUser } from './user-operations.ts';
+
+/**
+ * grant-role-assignment / revoke-role-assignment: the change and the user's UserAccessChanged
+ * (full snapshot, Version = the user's new max(RoleAssignment.Version)) in one transaction.
+ * Lock order everywhere: role, then user, then assignments — so these never deadlock each other,
+ * set-role-permissions, archive or the expiry worker.
+ */
+
+export interface Assignment extends Scope {
+  id: string;
+  roleId: string;
+  userId: string;
+  status: AssignmentStatus;
+  expiresAt: Date | null;
+  version: number;
+  grantedAt: Date;
+  revokedAt: Date | null;
+  expiredAt: Date | null;
+  updatedAt: Date;
+}
+
+const ACTIVE_SCOPE_UNIQUE = 'ux_role_assignments_active_scope';
+
+const toAssignment = (row: typeof roleAssignments.$inferSelect): Assignment => ({
+  ...row,
+  scopeType: row.scopeType as ScopeType,
+  status: row.status as AssignmentStatus,
+});
+
+async function findAssignment(q: Db | Tx, id: string, forUpdate = false): Promise<Assignment | null> {
+  const query = q.select().from(roleAssignments).where(eq(roleAssignments.id, id));
+  const [row] = await (forUpdate ? query.for('update') : query);
+  return row ? toAssignment(row) : null;
+}
+
+export async function grantRoleAssignment(
+  ctx: IdentityContext,
+  input: ScopeInput & { roleId: string; userId: string; expiresAt?: Date | null },
+  correlationId?: string,
+): Promise<Assignment> {
+  const scope = normalizeScope(input);
+  const expiresAt = input.expiresAt ?? null;
+  let assignment: Assignment;
+  try {
+    assignment = await ctx.db.transaction(async (tx) => {
+      const now = ctx.clock.now();
+      const role = await requireRole(tx, input.roleId, 'share');
+      const user = await findUser(tx, input.userId, { forUpdate: true });
+      if (!user) throw IdentityErrors.userNotFound(input.userId);
+      checkGrant({ role, user, expiresAt, now });
+      const version = nextAssignmentVersion(await maxAssignmentVersion(tx, user.id));
+      // A same-scope grant past its ExpiresAt is no longer active even if the expiry worker has not
+      // marked it yet: mark it now, so it neither blocks this grant nor lingers.
+      await tx
+        .update(roleAssignments)
+        .set({ status: 'Expired', expiredAt: now, updatedAt: now, version })
+        .where(
+          and(
+            eq(roleAssignments.roleId, role.id),
+            eq(roleAssignments.userId, user.id),
+            eq(roleAssignments.scopeType, scope.scopeType),
+            sql`coalesce(${roleAssignments.scopeOrganizationId}, ${roleAssignments.scopeProjectGroupId}, ${roleAssignments.scopeProjectId}, '00000000-0000-0000-0000-000000000000'::uuid)
+                = coalesce(${scope.scopeOrganizationId}::uuid, ${scope.scopeProjectGroupId}::uuid, ${scope.scopeProjectId}::uuid, '00000000-0000-0000-0000-000000000000'::uuid)`,
+            eq(roleAssignments.status, 'Active'),
+            lte(roleAssignments.expiresAt, now),
+          ),
+        );
+      const created: Assignment = {
+        id: newId(),
+        roleId: role.id,
+        userId: user.id,
+        ...scope,
+        status: 'Active',
+        expiresAt,
+        version,
+        grantedAt: now,
+        revokedAt: null,
+        expiredAt: null,
+        updatedAt: now,
+      };
+      await tx.insert(roleAssignments).values(created);
+      await announceUser(tx, user.id, { reason: 'AssignmentGranted', version, now, correlationId });
+      return created;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, ACTIVE_SCOPE_UNIQUE)) throw IdentityErrors.assignmentDuplicate();
+    throw err;
+  }
+  ctx.metrics.accessEvents.inc({ reason: 'AssignmentGranted' });
+  ctx.log.info(
+    { assignmentId: assignment.id, roleId: assignment.roleId, userId: assignment.userId, scopeType: assignment.scopeType, version: assignment.version },
+    'role assignment granted',
+  );
+  return assignment;
+}
+
+/** Revokes an active assignment; revoking one that is no longer active changes and announces nothing. */
+export async function revokeRoleAssignment(ctx: IdentityContext, id: string, correlationId?: string): Promise<{ assignment: Assignment; changed: boolean }> {
+  const seen = await findAssignment(ctx.db, id);
+  if (!seen) throw IdentityErrors.assignmentNotFound(id);
+  const result = await ctx.db.transaction(async (tx) => {
+    await findUser(tx, seen.userId, { forUpdate: true });
+    const current = (await findAssignment(tx, id, true))!;
+    if (current.status !== 'Active') return { assignment: current, changed: false };
+    const now = ctx.clock.now();
+    const version = nextAssignmentVersion(await maxAssignmentVersion(tx, current.userId));
+    const revoked: Assignment = { ...current, status: 'Revoked', revokedAt: now, updatedAt: now, version };
+    await tx.update(roleAssignments).set({ status: 'Revoked', revokedAt: now, updatedAt: now, version }).where(eq(roleAssignments.id, id));
+    await announceUser(tx, current.userId, { reason: 'AssignmentRevoked', version, now, correlationId });
+    return { assignment: revoked, changed: true };
+  });
+  if (result.changed) {
+    ctx.metrics.accessEvents.inc({ reason: 'AssignmentRevoked' });
+    ctx.log.info({ assignmentId: id, roleId: seen.roleId, userId: seen.userId, version: result.assignment.version }, 'role assignment revoked');
+  }
+  return result;
+}
+
+export async function getRoleAssignment(ctx: IdentityContext, id: string): Promise<Assignment> {
+  const a = await findAssignment(ctx.db, id);
+  if (!a) throw IdentityErrors.assignmentNotFound(id);
+  return a;
+}
+
+/** The user's current access: every active assignment (not past ExpiresAt) with its RoleCode. */
+export async function getUserAccess(ctx: IdentityContext, userId: string): Promise<UserAccessSnapshot> {
+  const [snapshot] = await loadAccessSnapshots(ctx.db, [userId], ctx.clock.now());
+  if (!snapshot) throw IdentityErrors.userNotFound(userId);
+  return snapshot;
+}
+
+async function announceUser(
+  tx: Tx,
+  userId: string,
+  change: { reason: AccessChangeReason; version: number; now: Date; correlationId?: string },
+): Promise<void> {
+  const [snapshot] = await loadAccessSnapshots(tx, [userId], change.now);
+  await enqueue(
+    tx,
+    accessChangedEvent(snapshot!, { reason: change.reason, version: change.version, occurredAt: change.now, correlationId: change.correlationId }),
+  );
+}

@@ -1,0 +1,42 @@
+import type { Config } from '../../config.ts';
+import type { Db } from '../../platform/db/index.ts';
+import type { Logger } from '../../platform/observability/logger.ts';
+import type { Clock } from '../../platform/time.ts';
+import type { IdentityMetrics } from './metrics.ts';
+
+/** What the identity operations and workers share. */
+export interface IdentityContext {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  metrics: IdentityMetrics;
+  settings: IdentitySettings;
+}
+
+export interface AccessFanOutSettings {
+  pollingIntervalMs: number;
+  batchSize: number;
+  maxLeaseMs: number;
+  maxAttempts: number;
+}
+
+export interface IdentitySettings {
+  inlineFanOutThreshold: number;
+  phoneRegion: string;
+  fanOut: AccessFanOutSettings;
+  expiry: { intervalMs: number; batchSize: number };
+}
+
+export function identitySettingsFrom(config: Config): IdentitySettings {
+  return {
+    inlineFanOutThreshold: config.IDENTITY_INLINE_FANOUT_THRESHOLD,
+    phoneRegion: config.IDENTITY_PHONE_DEFAULT_REGION,
+    fanOut: {
+      pollingIntervalMs: config.IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL_MS,
+      batchSize: config.IDENTITY_ACCESS_FANOUT_BATCH_SIZE,
+      maxLeaseMs: config.IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS,
+      maxAttempts: config.IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS,
+    },
+    expiry: { intervalMs: config.IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS, batchSize: config.IDENTITY_ASSIGNMENT_EXPIRY_BATCH_SIZE },
+  };
+}

@@ -1,0 +1,203 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from './access-sql.ts';
+
+/**
+ * Raw SQL of the AccessFanOutTask queue (identity.access_fanout_tasks). The holder of a task is
+ * fenced by its AttemptCount: every write a worker makes to its task carries
+ * `attempt_count = <the attempt it claimed>`, so once a lease expired and another worker took the
+ * task over (AttemptCount + 1), the first worker's writes match no row.
+ */
+
+export type FanOutTaskStatus = 'Pending' | 'InProgress' | 'Completed' | 'Failed';
+export const FANOUT_TASK_STATUSES: readonly FanOutTaskStatus[] = ['Pending', 'InProgress', 'Completed', 'Failed'];
+
+/** NOTIFY channel: a queued or replayed task wakes the worker at once. */
+export const ACCESS_FANOUT_CHANNEL = 'identity_access_fanout';
+
+export interface FanOutTask {
+  id: string;
+  roleId: string;
+  companyId: string | null;
+  roleVersion: number;
+  reason: 'RolePermissionsChanged';
+  status: FanOutTaskStatus;
+  cursor: string | null;
+  processedCount: number;
+  attemptCount: number;
+  leaseExpiresAt: Date | null;
+  lastError: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+  updatedAt: Date;
+}
+
+const COLUMNS = sql.raw(`id, role_id as "roleId", company_id as "companyId", role_version::text as "roleVersion", reason,
+  status, cursor, processed_count as "processedCount", attempt_count as "attemptCount",
+  lease_expires_at as "leaseExpiresAt", last_error as "lastError", created_at as "createdAt",
+  started_at as "startedAt", completed_at as "completedAt", updated_at as "updatedAt"`);
+
+type Timestamp = Date | string;
+type TaskRow = Record<string, unknown> &
+  Omit<FanOutTask, 'roleVersion' | 'leaseExpiresAt' | 'createdAt' | 'startedAt' | 'completedAt' | 'updatedAt'> & {
+    roleVersion: string;
+    leaseExpiresAt: Timestamp | null;
+    createdAt: Timestamp;
+    startedAt: Timestamp | null;
+    completedAt: Timestamp | null;
+    updatedAt: Timestamp;
+  };
+// Drizzle's raw execute hands timestamps over as text and bigint as text.
+const date = (v: Timestamp | null): Date | null => (v === null ? null : new Date(v));
+const toTask = (r: TaskRow): FanOutTask => ({
+  ...r,
+  roleVersion: Number(r.roleVersion),
+  leaseExpiresAt: date(r.leaseExpiresAt),
+  createdAt: date(r.createdAt)!,
+  startedAt: date(r.startedAt),
+  completedAt: date(r.completedAt),
+  updatedAt: date(r.updatedAt)!,
+});
+
+const ms = (n: number) => sql`(${n}::bigint * interval '1 millisecond')`;
+
+export async function insertFanOutTask(
+  tx: Executor,
+  t: { id: string; roleId: string; companyId: string | null; roleVersion: number; now: Date },
+): Promise<void> {
+  await tx.execute(sql`
+    insert into identity.access_fanout_tasks (id, role_id, company_id, role_version, reason, status, created_at, updated_at)
+    values (${t.id}, ${t.roleId}, ${t.companyId}, ${t.roleVersion}, 'RolePermissionsChanged', 'Pending', ${t.now}, ${t.now})`);
+  await tx.execute(sql`select pg_notify(${ACCESS_FANOUT_CHANNEL}, '')`);
+}
+
+/**
+ * Takes the oldest task that is Pending or InProgress with an expired lease, skipping tasks other
+ * workers hold: InProgress, lease = now + lease, AttemptCount + 1, StartedAt on the first take.
+ * A task that already used MaxAttempts leases becomes Failed instead (returned so it is reported).
+ */
+export async function claimNextTask(q: Executor, now: Date, leaseMs: number, maxAttempts: number): Promise<FanOutTask | null> {
+  const { rows } = await q.execute<TaskRow>(sql`
+    with next as (
+      select id from identity.access_fanout_tasks
+       where status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now})
+       order by created_at, id
+       limit 1
+       for update skip locked
+    ), decided as (
+      select t.id as task_id, t.attempt_count >= ${maxAttempts} as poison from identity.access_fanout_tasks t join next using (id)
+    )
+    update identity.access_fanout_tasks t
+       set status = case when d.poison then 'Failed' else 'InProgress' end,
+           attempt_count = case when d.poison then t.attempt_count else t.attempt_count + 1 end,
+           lease_expires_at = case when d.poison then null else ${now}::timestamptz + ${ms(leaseMs)} end,
+           last_error = case when d.poison then left(coalesce(t.last_error, 'lease expired') || ' (max attempts reached)', 512) else t.last_error end,
+           started_at = coalesce(t.started_at, ${now}),
+           updated_at = ${now}
+      from decided d
+     where t.id = d.task_id
+    returning ${COLUMNS}`);
+  return rows[0] ? toTask(rows[0]) : null;
+}
+
+/**
+ * The checkpoint of one page, written in the page's transaction with its events: Cursor,
+ * ProcessedCount, Completed on the last page, and a renewed lease. Fenced: null when this worker
+ * no longer holds the task (the caller must roll back the page).
+ */
+export async function checkpointTask(
+  tx: Executor,
+  c: { id: string; attempt: number; cursor: string | null; processed: number; completed: boolean; now: Date; leaseMs: number },
+): Promise<FanOutTask | null> {
+  const { rows } = await tx.execute<TaskRow>(sql`
+    update identity.access_fanout_tasks
+       set cursor = ${c.cursor},
+           processed_count = processed_count + ${c.processed},
+           status = ${c.completed ? 'Completed' : 'InProgress'},
+           completed_at = ${c.completed ? c.now : null},
+           lease_expires_at = ${c.completed ? null : sql`${c.now}::timestamptz + ${ms(c.leaseMs)}`},
+           updated_at = ${c.now}
+     where id = ${c.id} and attempt_count = ${c.attempt} and status = 'InProgress'
+    returning ${COLUMNS}`);
+  return rows[0] ? toTask(rows[0]) : null;
+}
+
+/** Graceful stop between pages: the lease ends now, so any worker resumes from Cursor at once. */
+export async function releaseLease(q: Executor, id: string, attempt: number, now: Date): Promise<boolean> {
+  const { rowCount } = await q.execute(sql`
+    update identity.access_fanout_tasks set lease_expires_at = ${now}, updated_at = ${now}
+     where id = ${id} and attempt_count = ${attempt} and status = 'InProgress'`);
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * A page failed (its transaction rolled back). The error is kept for the runbook; the lease stays,
+ * so the task is retried once it expires — unless this was the last allowed attempt: then Failed.
+ */
+export async function recordPageFailure(
+  q: Executor,
+  f: { id: string; attempt: number; error: string; now: Date; maxAttempts: number },
+): Promise<FanOutTaskStatus | null> {
+  const { rows } = await q.execute<{ status: FanOutTaskStatus }>(sql`
+    update identity.access_fanout_tasks
+       set last_error = left(${f.error}, 512),
+           status = case when attempt_count >= ${f.maxAttempts} then 'Failed' else status end,
+           lease_expires_at = case when attempt_count >= ${f.maxAttempts} then null else lease_expires_at end,
+           updated_at = ${f.now}
+     where id = ${f.id} and attempt_count = ${f.attempt} and status = 'InProgress'
+    returning status`);
+  return rows[0]?.status ?? null;
+}
+
+export async function getTask(q: Executor, id: string): Promise<FanOutTask | null> {
+  const { rows } = await q.execute<TaskRow>(sql`select ${COLUMNS} from identity.access_fanout_tasks where id = ${id}`);
+  return rows[0] ? toTask(rows[0]) : null;
+}
+
+/** Runbook listing: newest first. */
+export async function listTasks(q: Executor, f: { status?: FanOutTaskStatus; roleId?: string; limit: number }): Promise<FanOutTask[]> {
+  const { rows } = await q.execute<TaskRow>(sql`
+    select ${COLUMNS} from identity.access_fanout_tasks
+     where (${f.status ?? null}::text is null or status = ${f.status ?? null})
+       and (${f.roleId ?? null}::uuid is null or role_id = ${f.roleId ?? null})
+     order by created_at desc, id desc
+     limit ${f.limit}`);
+  return rows.map(toTask);
+}
+
+/** Runbook "access fan-out replay": Failed → Pending with AttemptCount 0; resumes from Cursor. */
+export async function replayFailedTask(tx: Executor, id: string, now: Date): Promise<FanOutTask | null> {
+  const { rows } = await tx.execute<TaskRow>(sql`
+    update identity.access_fanout_tasks
+       set status = 'Pending', attempt_count = 0, lease_expires_at = null, last_error = null, updated_at = ${now}
+     where id = ${id} and status = 'Failed'
+    returning ${COLUMNS}`);
+  if (rows[0]) await tx.execute(sql`select pg_notify(${ACCESS_FANOUT_CHANNEL}, '')`);
+  return rows[0] ? toTask(rows[0]) : null;
+}
+
+export interface QueueStats {
+  /** Pending plus InProgress with an expired lease: work no worker is doing. */
+  backlog: number;
+  inProgress: number;
+  failed: number;
+  oldestBacklogAgeSeconds: number;
+}
+
+export async function queueStats(q: Executor, now: Date): Promise<QueueStats> {
+  const { rows } = await q.execute<{ backlog: number; inProgress: number; failed: number; oldest: Date | null }>(sql`
+    select count(*) filter (where status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now}))::int as backlog,
+           count(*) filter (where status = 'InProgress' and lease_expires_at > ${now})::int as "inProgress",
+           count(*) filter (where status = 'Failed')::int as failed,
+           min(created_at) filter (where status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now})) as oldest
+      from identity.access_fanout_tasks
+     where status in ('Pending', 'InProgress', 'Failed')`);
+  const r = rows[0];
+  const oldest = r?.oldest ? new Date(r.oldest) : null;
+  return {
+    backlog: r?.backlog ?? 0,
+    inProgress: r?.inProgress ?? 0,
+    failed: r?.failed ?? 0,
+    oldestBacklogAgeSeconds: oldest ? Math.max(0, (now.getTime() - oldest.getTime()) / 1000) : 0,
+  };
+}

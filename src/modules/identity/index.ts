@@ -1,0 +1,42 @@
+import { defineModule } from '../../platform/module.ts';
+import { accessFanOutJob } from './access-fanout.job.ts';
+import { assignmentExpiryJob } from './assignment-expiry.job.ts';
+import { identitySettingsFrom, type IdentityContext } from './context.ts';
+import { createIdentityMetrics } from './metrics.ts';
+import { registerIdentityRoutes } from './routes.ts';
+
+/**
+ * The identity context: the user registry (producer of pin.identity.users.v1), roles, permissions
+ * and assignments (producer of pin.identity.access.v1), the AccessFanOutJob queue worker and the
+ * assignment expiry worker. Integration-event contracts are exported for consumers.
+ */
+export type {
+  AccessChangeReason,
+  ActiveRoleAssignmentSnapshot,
+  FullNameSnapshot,
+  UserAccessChangedKafkaEvent,
+  UserBlockedKafkaEvent,
+  UserStatus,
+  UserType,
+  UserUpsertedKafkaEvent,
+} from './contracts.ts';
+export { USER_ACCESS_CHANGED_EVENT, USER_BLOCKED_EVENT, USER_UPSERTED_EVENT } from './contracts.ts';
+
+export default defineModule((deps) => {
+  const settings = identitySettingsFrom(deps.config);
+  const ctx: IdentityContext = {
+    db: deps.db,
+    clock: deps.clock,
+    log: deps.log.child({ module: 'identity' }),
+    metrics: createIdentityMetrics(deps.registry, deps.db, deps.clock),
+    settings,
+  };
+  return {
+    name: 'identity',
+    routes: (app) => registerIdentityRoutes(app, ctx),
+    jobs: [
+      accessFanOutJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut }),
+      assignmentExpiryJob({ db: ctx.db, metrics: ctx.metrics, ...settings.expiry }),
+    ],
+  };
+});

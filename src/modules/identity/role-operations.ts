@@ -1,0 +1,187 @@
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import type { Db, Tx } from '../../platform/db/index.ts';
+import { enqueue } from '../../platform/outbox/enqueue.ts';
+import { newId } from '../../platform/time.ts';
+import { countActiveUsersOfRole, loadAccessSnapshots, pageActiveUsersOfRole, revokeAllAssignmentsOfRole } from './access-sql.ts';
+import { accessChangedEvent } from './assignments.ts';
+import type { IdentityContext } from './context.ts';
+import { IdentityErrors, isUniqueViolation } from './errors.ts';
+import { insertFanOutTask } from './fanout-sql.ts';
+import { chooseFanOut, ensureRoleActive, normalizePermissions, samePermissions, type Role, type RoleStatus } from './roles.ts';
+import { roleDefinitions, rolePermissions } from './schema.ts';
+
+/** RoleDefinition operations: create, set-role-permissions (inline or queued fan-out), archive (INV-R5). */
+
+export interface RoleWithPermissions extends Role {
+  permissions: string[];
+}
+
+export interface FanOutOutcome {
+  /** none: the permission set did not change; inline: events written in the operation; queued: a task. */
+  mode: 'none' | 'inline' | 'queued';
+  /** Unique active users announced inline (inline), or counted past the threshold (queued: threshold + 1). */
+  users: number;
+  taskId: string | null;
+}
+
+/** Users per snapshot query when a whole role is announced in one transaction (archive). */
+const SNAPSHOT_CHUNK = 1000;
+const ROLE_CODE_UNIQUE = 'ux_role_definitions_company_code';
+
+const toRole = (row: typeof roleDefinitions.$inferSelect): Role => ({ ...row, status: row.status as RoleStatus });
+
+async function findRole(q: Db | Tx, id: string, lock?: 'update' | 'share'): Promise<Role | null> {
+  const query = q.select().from(roleDefinitions).where(eq(roleDefinitions.id, id));
+  const [row] = await (lock ? query.for(lock) : query);
+  return row ? toRole(row) : null;
+}
+
+/** Locks (share or update) and returns the role; 404 when it does not exist. */
+export async function requireRole(q: Db | Tx, id: string, lock?: 'update' | 'share'): Promise<Role> {
+  const role = await findRole(q, id, lock);
+  if (!role) throw IdentityErrors.roleNotFound(id);
+  return role;
+}
+
+async function permissionsOf(q: Db | Tx, roleId: string): Promise<string[]> {
+  const rows = await q
+    .select({ code: rolePermissions.permissionCode })
+    .from(rolePermissions)
+    .where(eq(rolePermissions.roleId, roleId))
+    .orderBy(asc(rolePermissions.permissionCode));
+  return rows.map((r) => r.code);
+}
+
+export async function getRole(ctx: IdentityContext, id: string): Promise<RoleWithPermissions> {
+  const role = await requireRole(ctx.db, id);
+  return { ...role, permissions: await permissionsOf(ctx.db, id) };
+}
+
+export async function createRole(
+  ctx: IdentityContext,
+  input: { code: string; name: string; companyId?: string | null; permissions: string[] },
+): Promise<RoleWithPermissions> {
+  const permissions = normalizePermissions(input.permissions);
+  const now = ctx.clock.now();
+  const role: Role = {
+    id: newId(),
+    code: input.code.trim(),
+    name: input.name.trim(),
+    companyId: input.companyId ?? null,
+    status: 'Active',
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+    archivedAt: null,
+  };
+  try {
+    await ctx.db.transaction(async (tx) => {
+      await tx.insert(roleDefinitions).values(role);
+      if (permissions.length > 0) {
+        await tx.insert(rolePermissions).values(permissions.map((permissionCode) => ({ roleId: role.id, permissionCode, grantedAt: now })));
+      }
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, ROLE_CODE_UNIQUE)) throw IdentityErrors.roleCodeTaken(role.code);
+    throw err;
+  }
+  ctx.log.info({ roleId: role.id, code: role.code, companyId: role.companyId, permissions: permissions.length }, 'role created');
+  return { ...role, permissions };
+}
+
+/**
+ * set-role-permissions: replaces the set and bumps RoleDefinition.Version. A role with at most
+ * InlineFanOutThreshold unique active users gets a UserAccessChanged per user in this transaction
+ * (Version = the new role version); a bigger one gets one AccessFanOutTask carrying that version.
+ */
+export async function setRolePermissions(
+  ctx: IdentityContext,
+  roleId: string,
+  codes: readonly string[],
+  correlationId?: string,
+): Promise<{ role: RoleWithPermissions; fanOut: FanOutOutcome }> {
+  const next = normalizePermissions(codes);
+  const threshold = ctx.settings.inlineFanOutThreshold;
+  const result = await ctx.db.transaction(async (tx) => {
+    const role = await requireRole(tx, roleId, 'update');
+    ensureRoleActive(role);
+    const current = await permissionsOf(tx, roleId);
+    if (samePermissions(current, next)) {
+      return { role: { ...role, permissions: current }, fanOut: { mode: 'none', users: 0, taskId: null } as FanOutOutcome };
+    }
+    const now = ctx.clock.now();
+    const removed = current.filter((c) => !next.includes(c));
+    const added = next.filter((c) => !current.includes(c));
+    if (removed.length > 0) {
+      await tx.delete(rolePermissions).where(and(eq(rolePermissions.roleId, roleId), inArray(rolePermissions.permissionCode, removed)));
+    }
+    if (added.length > 0) {
+      await tx.insert(rolePermissions).values(added.map((permissionCode) => ({ roleId, permissionCode, grantedAt: now })));
+    }
+    const updated: Role = { ...role, version: role.version + 1, updatedAt: now };
+    await tx.update(roleDefinitions).set({ version: updated.version, updatedAt: now }).where(eq(roleDefinitions.id, roleId));
+
+    const users = await countActiveUsersOfRole(tx, roleId, now, threshold + 1);
+    let fanOut: FanOutOutcome;
+    if (chooseFanOut(users, threshold) === 'inline') {
+      const userIds = users === 0 ? [] : await pageActiveUsersOfRole(tx, { roleId, after: null, limit: users, now });
+      const snapshots = await loadAccessSnapshots(tx, userIds, now);
+      await enqueue(
+        tx,
+        snapshots.map((s) =>
+          accessChangedEvent(s, { reason: 'RolePermissionsChanged', version: updated.version, occurredAt: now, correlationId }),
+        ),
+      );
+      fanOut = { mode: 'inline', users: snapshots.length, taskId: null };
+    } else {
+      const taskId = newId();
+      await insertFanOutTask(tx, { id: taskId, roleId, companyId: role.companyId, roleVersion: updated.version, now });
+      fanOut = { mode: 'queued', users, taskId };
+    }
+    return { role: { ...updated, permissions: next }, fanOut };
+  });
+  const { fanOut } = result;
+  if (fanOut.mode === 'inline') {
+    ctx.metrics.size.observe({ path: 'inline' }, fanOut.users);
+    ctx.metrics.accessEvents.inc({ reason: 'RolePermissionsChanged' }, fanOut.users);
+  }
+  if (fanOut.mode !== 'none') {
+    ctx.log.info(
+      { roleId, roleVersion: result.role.version, permissions: next.length, fanOut: fanOut.mode, users: fanOut.users, taskId: fanOut.taskId },
+      'role permissions changed',
+    );
+  }
+  return result;
+}
+
+/** Archives the role; INV-R5: its active assignments are revoked, each user announced (RoleArchived). */
+export async function archiveRole(ctx: IdentityContext, roleId: string, correlationId?: string): Promise<{ role: Role; revokedUsers: number }> {
+  const result = await ctx.db.transaction(async (tx) => {
+    const role = await requireRole(tx, roleId, 'update');
+    if (role.status === 'Archived') return { role, revokedUsers: 0 };
+    const now = ctx.clock.now();
+    const archived: Role = { ...role, status: 'Archived', version: role.version + 1, archivedAt: now, updatedAt: now };
+    await tx
+      .update(roleDefinitions)
+      .set({ status: 'Archived', version: archived.version, archivedAt: now, updatedAt: now })
+      .where(eq(roleDefinitions.id, roleId));
+    const revoked = await revokeAllAssignmentsOfRole(tx, roleId, now);
+    for (let i = 0; i < revoked.length; i += SNAPSHOT_CHUNK) {
+      const chunk = revoked.slice(i, i + SNAPSHOT_CHUNK);
+      const versions = new Map(chunk.map((u) => [u.userId, u.version]));
+      const snapshots = await loadAccessSnapshots(
+        tx,
+        chunk.map((u) => u.userId),
+        now,
+      );
+      await enqueue(
+        tx,
+        snapshots.map((s) => accessChangedEvent(s, { reason: 'RoleArchived', version: versions.get(s.userId)!, occurredAt: now, correlationId })),
+      );
+    }
+    return { role: archived, revokedUsers: revoked.length };
+  });
+  if (result.revokedUsers > 0) ctx.metrics.accessEvents.inc({ reason: 'RoleArchived' }, result.revokedUsers);
+  ctx.log.info({ roleId, revokedUsers: result.revokedUsers }, 'role archived');
+  return result;
+}

@@ -1,0 +1,226 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { IdentityErrors } from './errors.ts';
+import { getRoleAssignment, getUserAccess, grantRoleAssignment, revokeRoleAssignment, type Assignment } from './assignment-operations.ts';
+import type { UserAccessSnapshot } from './assignments.ts';
+import type { IdentityContext } from './context.ts';
+import { getTask, listTasks, replayFailedTask, type FanOutTask } from './fanout-sql.ts';
+import {
+  AccessReply,
+  ArchiveRoleReply,
+  AssignmentReply,
+  CreateRoleBody,
+  CreateUserBody,
+  Errors,
+  GrantBody,
+  IdParams,
+  ListTasksQuery,
+  PatchUserBody,
+  RoleReply,
+  SetPermissionsBody,
+  SetPermissionsReply,
+  TaskReply,
+  UserReply,
+} from './http-schemas.ts';
+import { archiveRole, createRole, getRole, setRolePermissions, type RoleWithPermissions } from './role-operations.ts';
+import type { Role } from './roles.ts';
+import { createUser, getUser, patchUser } from './user-operations.ts';
+import type { User } from './users.ts';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+const userBody = (u: User) => ({
+  id: u.id,
+  name: { firstName: u.firstName, middleName: u.middleName, lastName: u.lastName },
+  phoneNumber: u.phoneNumber,
+  status: u.status,
+  type: u.type,
+  companyId: u.companyId,
+  version: u.version,
+  createdAt: u.createdAt.toISOString(),
+  updatedAt: u.updatedAt.toISOString(),
+});
+
+const roleBody = (r: Role, permissions: string[]) => ({
+  id: r.id,
+  code: r.code,
+  name: r.name,
+  companyId: r.companyId,
+  status: r.status,
+  version: r.version,
+  permissions,
+  createdAt: r.createdAt.toISOString(),
+  updatedAt: r.updatedAt.toISOString(),
+  archivedAt: iso(r.archivedAt),
+});
+
+const assignmentBody = (a: Assignment) => ({
+  id: a.id,
+  roleId: a.roleId,
+  userId: a.userId,
+  scopeType: a.scopeType,
+  scopeOrganizationId: a.scopeOrganizationId,
+  scopeProjectGroupId: a.scopeProjectGroupId,
+  scopeProjectId: a.scopeProjectId,
+  status: a.status,
+  expiresAt: iso(a.expiresAt),
+  version: a.version,
+  grantedAt: a.grantedAt.toISOString(),
+  revokedAt: iso(a.revokedAt),
+  expiredAt: iso(a.expiredAt),
+});
+
+const accessBody = (s: UserAccessSnapshot) => ({
+  userId: s.userId,
+  companyId: s.companyId,
+  activeAssignments: s.activeAssignments.map((a) => ({ ...a, expiresAt: iso(a.expiresAt) })),
+});
+
+const taskBody = (t: FanOutTask) => ({
+  ...t,
+  leaseExpiresAt: iso(t.leaseExpiresAt),
+  createdAt: t.createdAt.toISOString(),
+  startedAt: iso(t.startedAt),
+  completedAt: iso(t.completedAt),
+  updatedAt: t.updatedAt.toISOString(),
+});
+
+const tags = ['identity'];
+
+/** Identity admin REST: every route needs an admin token. */
+export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContext): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const admin = { preHandler: app.requireAdmin };
+
+  r.post(
+    '/api/identity/users',
+    { ...admin, schema: { tags, summary: 'Create a user (announced on pin.identity.users.v1)', body: CreateUserBody, response: { 201: UserReply, ...Errors } } },
+    async (req, reply) => reply.status(201).send(userBody(await createUser(ctx, req.body, req.id))),
+  );
+
+  r.get(
+    '/api/identity/users/:id',
+    { ...admin, schema: { tags, summary: 'A user', params: IdParams, response: { 200: UserReply, ...Errors } } },
+    async (req) => userBody(await getUser(ctx, req.params.id)),
+  );
+
+  r.patch(
+    '/api/identity/users/:id',
+    {
+      ...admin,
+      schema: { tags, summary: 'Change name, phone or status (bumps Version when anything changes)', params: IdParams, body: PatchUserBody, response: { 200: UserReply, ...Errors } },
+    },
+    async (req) => userBody(await patchUser(ctx, req.params.id, req.body, req.id)),
+  );
+
+  r.get(
+    '/api/identity/users/:id/access',
+    { ...admin, schema: { tags, summary: "The user's current access snapshot (the event's ActiveAssignments)", params: IdParams, response: { 200: AccessReply, ...Errors } } },
+    async (req) => accessBody(await getUserAccess(ctx, req.params.id)),
+  );
+
+  r.post(
+    '/api/identity/roles',
+    { ...admin, schema: { tags, summary: 'Create a role with its permissions', body: CreateRoleBody, response: { 201: RoleReply, ...Errors } } },
+    async (req, reply) => {
+      const role: RoleWithPermissions = await createRole(ctx, req.body);
+      return reply.status(201).send(roleBody(role, role.permissions));
+    },
+  );
+
+  r.get(
+    '/api/identity/roles/:id',
+    { ...admin, schema: { tags, summary: 'A role with its permissions', params: IdParams, response: { 200: RoleReply, ...Errors } } },
+    async (req) => {
+      const role = await getRole(ctx, req.params.id);
+      return roleBody(role, role.permissions);
+    },
+  );
+
+  r.put(
+    '/api/identity/roles/:id/permissions',
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary: "set-role-permissions: replace the set, bump the role's Version, announce its users inline or queue a fan-out task",
+        params: IdParams,
+        body: SetPermissionsBody,
+        response: { 200: SetPermissionsReply, ...Errors },
+      },
+    },
+    async (req) => {
+      const { role, fanOut } = await setRolePermissions(ctx, req.params.id, req.body.permissions, req.id);
+      return { role: roleBody(role, role.permissions), fanOut };
+    },
+  );
+
+  r.post(
+    '/api/identity/roles/:id/archive',
+    {
+      ...admin,
+      schema: { tags, summary: 'Archive a role; its active assignments are revoked and announced (INV-R5)', params: IdParams, response: { 200: ArchiveRoleReply, ...Errors } },
+    },
+    async (req) => {
+      const { role, revokedUsers } = await archiveRole(ctx, req.params.id, req.id);
+      const { permissions } = await getRole(ctx, role.id);
+      return { role: roleBody(role, permissions), revokedUsers };
+    },
+  );
+
+  r.post(
+    '/api/identity/role-assignments',
+    {
+      ...admin,
+      schema: { tags, summary: 'grant-role-assignment (announces the user at once)', body: GrantBody, response: { 201: AssignmentReply, ...Errors } },
+    },
+    async (req, reply) => {
+      const { expiresAt, ...rest } = req.body;
+      const assignment = await grantRoleAssignment(ctx, { ...rest, expiresAt: expiresAt ? new Date(expiresAt) : null }, req.id);
+      return reply.status(201).send(assignmentBody(assignment));
+    },
+  );
+
+  r.get(
+    '/api/identity/role-assignments/:id',
+    { ...admin, schema: { tags, summary: 'A role assignment', params: IdParams, response: { 200: AssignmentReply, ...Errors } } },
+    async (req) => assignmentBody(await getRoleAssignment(ctx, req.params.id)),
+  );
+
+  r.delete(
+    '/api/identity/role-assignments/:id',
+    {
+      ...admin,
+      schema: { tags, summary: 'revoke-role-assignment (announces the user at once; repeating it changes nothing)', params: IdParams, response: { 200: AssignmentReply, ...Errors } },
+    },
+    async (req) => assignmentBody((await revokeRoleAssignment(ctx, req.params.id, req.id)).assignment),
+  );
+
+  r.get(
+    '/api/identity/access-fanout-tasks',
+    {
+      ...admin,
+      schema: { tags, summary: 'Runbook: fan-out tasks, newest first', querystring: ListTasksQuery, response: { 200: Type.Object({ tasks: Type.Array(TaskReply) }), ...Errors } },
+    },
+    async (req) => ({ tasks: (await listTasks(ctx.db, req.query)).map(taskBody) }),
+  );
+
+  r.post(
+    '/api/identity/access-fanout-tasks/:id/replay',
+    {
+      ...admin,
+      schema: { tags, summary: 'Runbook "access fan-out replay": Failed → Pending, AttemptCount = 0; resumes from Cursor', params: IdParams, response: { 200: TaskReply, ...Errors } },
+    },
+    async (req) => {
+      const task = await ctx.db.transaction((tx) => replayFailedTask(tx, req.params.id, ctx.clock.now()));
+      if (task) {
+        ctx.log.info({ taskId: task.id, roleId: task.roleId }, 'access fan-out task replayed');
+        return taskBody(task);
+      }
+      const existing = await getTask(ctx.db, req.params.id);
+      if (!existing) throw IdentityErrors.fanOutTaskNotFound(req.params.id);
+      throw IdentityErrors.fanOutTaskNotFailed(existing.status);
+    },
+  );
+}

@@ -1,0 +1,94 @@
+import { eq } from 'drizzle-orm';
+import type { Db, Tx } from '../../platform/db/index.ts';
+import { maskName, maskPhone } from '../../platform/observability/logger.ts';
+import { enqueue } from '../../platform/outbox/enqueue.ts';
+import { newId } from '../../platform/time.ts';
+import type { UserStatus, UserType } from './contracts.ts';
+import type { IdentityContext } from './context.ts';
+import { IdentityErrors, isUniqueViolation } from './errors.ts';
+import { users } from './schema.ts';
+import { applyUserPatch, newUser, userChangeEvents, type NewUserInput, type User, type UserPatch } from './users.ts';
+
+/** The user registry's operations: each change and its pin.identity.users.v1 events in one transaction. */
+
+const PHONE_UNIQUE = 'ux_users_phone_number';
+
+const toUser = (row: typeof users.$inferSelect): User => ({
+  ...row,
+  status: row.status as UserStatus,
+  type: row.type as UserType,
+});
+
+export async function findUser(q: Db | Tx, id: string, opts: { forUpdate?: boolean } = {}): Promise<User | null> {
+  const query = q.select().from(users).where(eq(users.id, id));
+  const [row] = await (opts.forUpdate ? query.for('update') : query);
+  return row ? toUser(row) : null;
+}
+
+export async function getUser(ctx: IdentityContext, id: string): Promise<User> {
+  const user = await findUser(ctx.db, id);
+  if (!user) throw IdentityErrors.userNotFound(id);
+  return user;
+}
+
+export async function createUser(ctx: IdentityContext, input: NewUserInput, correlationId?: string): Promise<User> {
+  const user = newUser(input, { id: newId(), now: ctx.clock.now(), phoneRegion: ctx.settings.phoneRegion });
+  let eventTypes: string[];
+  try {
+    eventTypes = await ctx.db.transaction(async (tx) => {
+      await tx.insert(users).values(user);
+      return announce(tx, null, user, correlationId);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, PHONE_UNIQUE)) throw IdentityErrors.phoneTaken();
+    throw err;
+  }
+  countEvents(ctx, eventTypes);
+  ctx.log.info({ userId: user.id, phone: maskPhone(user.phoneNumber), firstName: maskName(user.firstName), version: 1 }, 'user created');
+  return user;
+}
+
+/** Changes name, phone or status; a patch that changes nothing keeps the Version and announces nothing. */
+export async function patchUser(ctx: IdentityContext, id: string, patch: UserPatch, correlationId?: string): Promise<User> {
+  let result: { user: User; eventTypes: string[] };
+  try {
+    result = await ctx.db.transaction(async (tx) => {
+      const before = await findUser(tx, id, { forUpdate: true });
+      if (!before) throw IdentityErrors.userNotFound(id);
+      const { changed, user } = applyUserPatch(before, patch, { now: ctx.clock.now(), phoneRegion: ctx.settings.phoneRegion });
+      if (!changed) return { user: before, eventTypes: [] };
+      await tx
+        .update(users)
+        .set({
+          firstName: user.firstName,
+          middleName: user.middleName,
+          lastName: user.lastName,
+          phoneNumber: user.phoneNumber,
+          status: user.status,
+          version: user.version,
+          updatedAt: user.updatedAt,
+        })
+        .where(eq(users.id, id));
+      return { user, eventTypes: await announce(tx, before, user, correlationId) };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, PHONE_UNIQUE)) throw IdentityErrors.phoneTaken();
+    throw err;
+  }
+  if (result.eventTypes.length > 0) {
+    countEvents(ctx, result.eventTypes);
+    ctx.log.info({ userId: id, version: result.user.version, status: result.user.status }, 'user updated');
+  }
+  return result.user;
+}
+
+/** Writes the change's events; returns their types (counted once the transaction commits). */
+async function announce(tx: Tx, before: User | null, after: User, correlationId?: string): Promise<string[]> {
+  const events = userChangeEvents(before, after, correlationId);
+  await enqueue(tx, events);
+  return events.map((e) => e.eventType);
+}
+
+function countEvents(ctx: IdentityContext, eventTypes: readonly string[]): void {
+  for (const t of eventTypes) ctx.metrics.userEvents.inc({ event_type: t });
+}

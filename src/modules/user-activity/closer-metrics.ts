@@ -1,0 +1,65 @@
+import { counter, gauge, histogram, type Registry } from '../../platform/observability/metrics.ts';
+import type { Clock } from '../../platform/time.ts';
+import type { Client } from './db.ts';
+import { stuckCutoff } from './rules.ts';
+
+/** ActivityCloserJob metrics, named exactly as seed 001 spells them. */
+export function closerMetrics(registry: Registry) {
+  return {
+    runDuration: histogram(registry, {
+      name: 'activity_closer_run_duration_ms',
+      help: 'Duration of one ActivityCloserJob run in milliseconds',
+      buckets: [5, 25, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 300_000],
+    }),
+    sessionsClosed: counter(registry, {
+      name: 'activity_closer_sessions_closed_total',
+      help: 'Sessions closed for inactivity by ActivityCloserJob',
+    }),
+    viewsClosed: counter(registry, {
+      name: 'activity_closer_views_closed_total',
+      help: 'Property-object views closed by ActivityCloserJob (hanging views and views of stale sessions)',
+    }),
+    backlog: gauge(registry, {
+      name: 'activity_closer_batch_backlog',
+      help: 'Active rows still idle past the cutoff after the last ActivityCloserJob run',
+    }),
+    errors: counter(registry, {
+      name: 'activity_closer_errors_total',
+      help: 'Rows ActivityCloserJob failed to close (each failure is logged; the row stays Active for the next tick); alert when it grows',
+      labelNames: ['phase'] as const,
+    }),
+    closeLag: histogram(registry, {
+      name: 'activity_closer_close_lag_seconds',
+      help: 'now − LastActivityAt when a row is closed (SLO: ≤ InactivityThreshold + PollingInterval for 99%)',
+      labelNames: ['entity'] as const,
+      buckets: [60, 300, 600, 660, 720, 780, 840, 900, 960, 1080, 1200, 1440, 1800, 3600, 7200],
+    }),
+  };
+}
+
+export type CloserMetrics = ReturnType<typeof closerMetrics>;
+
+/**
+ * The "stuck backlog" alert of seed 001: Active rows idle for more than 2 × InactivityThreshold.
+ * Read from the database at scrape time, so it rises even when no closer runs at all.
+ */
+export function stuckRowsGauge(registry: Registry, pool: Pick<Client, 'query'>, clock: Clock, thresholdMs: number) {
+  return gauge(registry, {
+    name: 'user_activity_stuck_active_rows',
+    help: 'Active sessions/views with LastActivityAt older than 2 × InactivityThreshold (alert when > 0)',
+    labelNames: ['entity'] as const,
+    async collect() {
+      try {
+        const { rows } = await pool.query<{ sessions: string; views: string }>(
+          `select (select count(*) from user_activity.sessions where status = 'Active' and last_activity_at < $1) as sessions,
+                  (select count(*) from user_activity.property_object_views where status = 'Active' and last_activity_at < $1) as views`,
+          [stuckCutoff(clock.now(), thresholdMs)],
+        );
+        this.set({ entity: 'session' }, Number(rows[0]?.sessions ?? 0));
+        this.set({ entity: 'view' }, Number(rows[0]?.views ?? 0));
+      } catch {
+        // Database down: keep the last values; /health/ready reports the outage.
+      }
+    },
+  });
+}

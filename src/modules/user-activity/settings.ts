@@ -1,0 +1,50 @@
+import { Type } from '@sinclair/typebox';
+
+/**
+ * Settings of the user-activity context (spread into ConfigSchema). Ranges are TypeBox bounds, so
+ * loadConfig fails fast at start with every bad value named — the seed's "validation at host start".
+ */
+export const userActivitySettings = {
+  USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: Type.Integer({
+    default: 12,
+    minimum: 10,
+    maximum: 15,
+    description: 'ActivityCloserJob InactivityThreshold: sessions and views idle longer than this are closed (10..15 min, ADR-0056)',
+  }),
+  USER_ACTIVITY_CLOSER_POLLING_INTERVAL_SECONDS: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 3600,
+    description: 'ActivityCloserJob PollingInterval: how often the closer runs',
+  }),
+  USER_ACTIVITY_CLOSER_BATCH_SIZE: Type.Integer({
+    default: 500,
+    minimum: 1,
+    maximum: 10_000,
+    description: 'ActivityCloserJob BatchSize: rows claimed per batch; a run repeats while batches come back full',
+  }),
+  USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS: Type.Integer({
+    default: 300,
+    minimum: 1,
+    maximum: 3600,
+    description: 'ActivityCloserJob MaxRunDuration: a run stops starting new batches after this; the next tick takes the rest',
+  }),
+  USER_ACTIVITY_RETENTION_MONTHS: Type.Integer({
+    default: 12,
+    minimum: 1,
+    maximum: 120,
+    description: 'ActivityRetentionJob: Inactive sessions and views that ended longer ago than this are deleted',
+  }),
+  USER_ACTIVITY_RETENTION_INTERVAL_MINUTES: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 1440,
+    description: 'ActivityRetentionJob: how often the retention job runs',
+  }),
+  USER_ACTIVITY_RETENTION_BATCH_SIZE: Type.Integer({
+    default: 1000,
+    minimum: 1,
+    maximum: 50_000,
+    description: 'ActivityRetentionJob: rows deleted per statement',
+  }),
+};

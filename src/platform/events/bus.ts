@@ -1,0 +1,103 @@
+import type { Db, Tx } from '../db/index.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Registry } from '../observability/metrics.ts';
+import type { EventEnvelope, RawHeaders, WireMessage } from './envelope.ts';
+
+/**
+ * The event bus port. Two adapters: Kafka (kafka-bus.ts) and in-process (in-process-bus.ts, used
+ * only when KAFKA_BROKERS is unset). Topic names given to the port are physical names: the
+ * test-only prefix is applied by the callers (outbox publisher, `subscribe` via `topicPrefix`).
+ */
+export interface EventBus {
+  readonly kind: 'kafka' | 'in-process';
+  /** Connects and creates the configured topics (idempotent). Call once before publishing. */
+  start(): Promise<void>;
+  /** Creates the topics that do not exist yet; existing ones are left as they are. */
+  ensureTopics(topics: readonly TopicSpec[]): Promise<void>;
+  /**
+   * Sends the messages in order (per key order is kept). Throws if any message was not accepted:
+   * EventBusUnavailableError when the bus cannot be reached, another error when the messages were
+   * refused. Some of them may have been written anyway (at-least-once); callers retry.
+   */
+  publish(messages: readonly OutgoingMessage[]): Promise<void>;
+  /** Starts a consumer; it runs until its handle or the bus is stopped. */
+  subscribe(definition: ConsumerDefinition, runtime: ConsumerRuntime): Promise<ConsumerHandle>;
+  /** 'disabled' for the in-process adapter: there is nothing to be down. */
+  health(): Promise<BusHealth>;
+  /** Stops every consumer after its current message, then the producer. */
+  stop(): Promise<void>;
+}
+
+export type BusHealth = 'ok' | 'down' | 'disabled';
+
+export interface TopicSpec {
+  name: string;
+  partitions: number;
+  /** Broker topic configs, e.g. `max.message.bytes`. */
+  configEntries?: { name: string; value: string }[];
+}
+
+export interface OutgoingMessage extends WireMessage {
+  topic: string;
+}
+
+/** A message as the consumer runner receives it from either adapter. */
+export interface IncomingMessage {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: Buffer | string | null;
+  value: Buffer | string | null;
+  headers: RawHeaders;
+}
+
+export interface BackoffPolicy {
+  initialMs: number;
+  maxMs: number;
+}
+
+/** A Kafka consumer of integration events (DESIGN "Consumers"). */
+export interface ConsumerDefinition<P = unknown> {
+  /** Stable name: metric label, inbox `consumer` column, default idempotency key prefix. */
+  name: string;
+  /** Product topic name (the test prefix is added by the runner). */
+  topic: string;
+  groupId: string;
+  /** Event types this consumer handles; every other type is acknowledged and skipped. */
+  eventTypes: readonly string[];
+  /** Expected `contract-version`; another one is logged, counted and processed. Default 1. */
+  contractVersion?: number;
+  /** Inbox key; default `${name}:${messageId}`. */
+  idempotencyKey?(event: EventEnvelope<P>): string;
+  /** Retry delay for infrastructure errors; unlimited retries. Default 1 s → 60 s. */
+  backoff?: BackoffPolicy;
+  /** Partitions handled in parallel (each still strictly in order). Default 1. */
+  partitionsConcurrently?: number;
+  /**
+   * Consecutive messages of a partition handled in one transaction (one inbox insert, one
+   * commit); a failing message never undoes the others. Default 100.
+   */
+  maxMessagesPerTransaction?: number;
+  /**
+   * Runs inside the transaction that records the message in the inbox. Throw PoisonMessageError
+   * for a message that can never succeed (→ DLQ); any other error is retried with backoff.
+   */
+  handle(event: EventEnvelope<P>, tx: Tx): Promise<void>;
+}
+
+export const defineConsumer = <P>(definition: ConsumerDefinition<P>): ConsumerDefinition<P> => definition;
+
+/** What a consumer needs from the app. */
+export interface ConsumerRuntime {
+  db: Db;
+  log: Logger;
+  registry: Registry;
+  /** Test-only prefix (KAFKA_TOPIC_PREFIX) put before the topic and group names. */
+  topicPrefix?: string;
+}
+
+export interface ConsumerHandle {
+  readonly name: string;
+  /** Stops after the current message; processed offsets are committed. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,50 @@
+import { DEFAULT_BACKOFF } from './backoff.ts';
+import type { BackoffPolicy, ConsumerDefinition } from './bus.ts';
+import type { EventEnvelope } from './envelope.ts';
+import { withPrefix } from './topics.ts';
+
+/** A consumer definition with its defaults applied and its physical names worked out. */
+export interface ResolvedConsumer {
+  definition: ConsumerDefinition;
+  name: string;
+  topic: string;
+  physicalTopic: string;
+  groupId: string;
+  eventTypes: ReadonlySet<string>;
+  contractVersion: number;
+  backoff: BackoffPolicy;
+  partitionsConcurrently: number;
+  maxMessagesPerTransaction: number;
+  idempotencyKey(event: EventEnvelope): string;
+}
+
+export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''): ResolvedConsumer {
+  const problems: string[] = [];
+  if (!definition.name || definition.name.length > 100) problems.push('name must be 1..100 characters');
+  if (!definition.topic) problems.push('topic is required');
+  if (!definition.groupId) problems.push('groupId is required');
+  if (definition.eventTypes.length === 0) problems.push('eventTypes must name at least one event type');
+  const backoff = definition.backoff ?? DEFAULT_BACKOFF;
+  if (!(backoff.initialMs > 0 && backoff.maxMs >= backoff.initialMs)) problems.push('backoff needs 0 < initialMs <= maxMs');
+  const positive = (v: number | undefined, def: number, name: string) => {
+    const n = v ?? def;
+    if (!Number.isInteger(n) || n < 1) problems.push(`${name} must be a positive integer`);
+    return n;
+  };
+  const partitionsConcurrently = positive(definition.partitionsConcurrently, 1, 'partitionsConcurrently');
+  const maxMessagesPerTransaction = positive(definition.maxMessagesPerTransaction, 100, 'maxMessagesPerTransaction');
+  if (problems.length > 0) throw new Error(`consumer ${definition.name}: ${problems.join('; ')}`);
+  return {
+    definition,
+    name: definition.name,
+    topic: definition.topic,
+    physicalTopic: withPrefix(topicPrefix, definition.topic),
+    groupId: withPrefix(topicPrefix, definition.groupId),
+    eventTypes: new Set(definition.eventTypes),
+    contractVersion: definition.contractVersion ?? 1,
+    backoff,
+    partitionsConcurrently,
+    maxMessagesPerTransaction,
+    idempotencyKey: (e) => definition.idempotencyKey?.(e) ?? `${definition.name}:${e.messageId}`,
+  };
+}

@@ -1,0 +1,36 @@
+import { counter, gauge, histogram, type Registry } from '../observability/metrics.ts';
+
+export type ConsumerOutcome = 'handled' | 'duplicate' | 'skipped' | 'dead_lettered';
+
+export function consumerMetrics(registry: Registry) {
+  return {
+    messages: counter(registry, {
+      name: 'consumer_messages_total',
+      help: 'Messages seen by a consumer, by outcome (handled, duplicate, skipped, dead_lettered, retried)',
+      labelNames: ['consumer', 'outcome'] as const,
+    }),
+    deadLettered: counter(registry, {
+      name: 'consumer_dlq_total',
+      help: 'Messages sent to the dead-letter topic, by consumer, origin topic and poison code',
+      labelNames: ['consumer', 'topic', 'code'] as const,
+    }),
+    contractVersionMismatch: counter(registry, {
+      name: 'consumer_contract_version_mismatch_total',
+      help: 'Messages whose contract-version differs from the one the consumer expects (processed anyway)',
+      labelNames: ['consumer'] as const,
+    }),
+    lag: gauge(registry, {
+      name: 'consumer_lag',
+      help: 'High watermark minus the next offset to process, per partition',
+      labelNames: ['consumer', 'topic', 'partition'] as const,
+    }),
+    handleDuration: histogram(registry, {
+      name: 'consumer_handle_duration_seconds',
+      help: 'Duration of the handler transaction (inbox insert + handler + commit)',
+      labelNames: ['consumer'] as const,
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    }),
+  };
+}
+
+export type ConsumerMetrics = ReturnType<typeof consumerMetrics>;

@@ -1,0 +1,31 @@
+import type { Config } from '../../config.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { EventBus } from './bus.ts';
+import { createInProcessBus } from './in-process-bus.ts';
+import { createKafkaBus } from './kafka-bus.ts';
+import { topicsToCreate, type CatalogueTopic } from './topics.ts';
+
+export type EventBusSettings = Pick<
+  Config,
+  'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID' | 'KAFKA_TOPIC_PREFIX' | 'KAFKA_TOPIC_PARTITIONS'
+>;
+
+/**
+ * Kafka when KAFKA_BROKERS is set (creating every catalogue topic and its DLQ twin at start),
+ * otherwise the in-process bus. Call `start()` on the result before subscribing or publishing.
+ */
+export function createEventBus(
+  settings: EventBusSettings,
+  deps: { log: Logger; catalogue: readonly CatalogueTopic[] },
+): EventBus {
+  if (!settings.KAFKA_BROKERS) return createInProcessBus({ log: deps.log, partitions: settings.KAFKA_TOPIC_PARTITIONS });
+  return createKafkaBus({
+    brokers: settings.KAFKA_BROKERS.split(','),
+    clientId: settings.KAFKA_CLIENT_ID,
+    log: deps.log,
+    topics: topicsToCreate(deps.catalogue, {
+      prefix: settings.KAFKA_TOPIC_PREFIX,
+      partitions: settings.KAFKA_TOPIC_PARTITIONS,
+    }),
+  });
+}

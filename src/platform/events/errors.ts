@@ -1,0 +1,28 @@
+/**
+ * A message that can never be processed, however often it is retried: unreadable on the wire, or
+ * declared so by a handler. The consumer runner sends it to `<topic>.dlq` and moves on. `code` is
+ * stable (it lands in the `dlq-code` header and the `consumer_dlq_total` label); `message` must
+ * carry no personal data, because it is copied into the `dlq-reason` header.
+ */
+export class PoisonMessageError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'PoisonMessageError';
+    this.code = code;
+  }
+}
+
+export const isPoisonMessageError = (err: unknown): err is PoisonMessageError => err instanceof PoisonMessageError;
+
+/**
+ * The bus cannot be reached at all (broker down, connection refused, timeouts). Sending the same
+ * messages one by one would fail the same way, so the outbox publisher ends its run instead.
+ * Any other publish error is about the messages themselves and is retried row by row.
+ */
+export class EventBusUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'EventBusUnavailableError';
+  }
+}

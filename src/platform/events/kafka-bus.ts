@@ -1,0 +1,221 @@
+import { CompressionTypes, Kafka, Partitioners, type Admin, type Producer } from 'kafkajs';
+import type { Logger } from '../observability/logger.ts';
+import type { BusHealth, ConsumerHandle, EventBus, TopicSpec } from './bus.ts';
+import { consumerMetrics } from './consumer-metrics.ts';
+import { createMessageProcessor, resolveConsumer } from './consumer-runner.ts';
+import { EventBusUnavailableError } from './errors.ts';
+import { startKafkaConsumer } from './kafka-consumer.ts';
+import { KAFKA_LOG_LEVEL, kafkaLogCreator } from './kafka-log.ts';
+import { byTopic, chunkByBytes, isKafkaUnreachable, waitForLeaders } from './kafka-util.ts';
+
+export interface KafkaBusOptions {
+  /** host:port list (KAFKA_BROKERS). */
+  brokers: readonly string[];
+  /** KAFKA_CLIENT_ID. */
+  clientId: string;
+  log: Logger;
+  /** Created at start if missing: `topicsToCreate(EVENT_TOPICS, …)`. Default none. */
+  topics?: readonly TopicSpec[];
+  /** TCP connect timeout; short, so a dead broker shows up as 'down' at once. Default 1000. */
+  connectionTimeoutMs?: number;
+  /** Broker request timeout. Default 10000. */
+  requestTimeoutMs?: number;
+  /** Longest a health check waits. Default 2000. */
+  healthTimeoutMs?: number;
+  /**
+   * Largest sum of key+value+header bytes per produce request; a bigger publish is split into
+   * requests sent one after another (order kept). Must stay under the broker's
+   * `message.max.bytes` (1 MiB by default), which bounds one partition's record batch.
+   * Default 900,000.
+   */
+  maxRequestBytes?: number;
+  /** kafkajs fetch long-poll of idle consumers; bounds stop and resume latency. Default 500. */
+  consumerMaxWaitMs?: number;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined); // a late rejection after the timeout is not unhandled
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function createKafkaBus(opts: KafkaBusOptions): EventBus {
+  const log = opts.log.child({ component: 'kafka-bus' });
+  const requestTimeout = opts.requestTimeoutMs ?? 10_000;
+  const maxRequestBytes = opts.maxRequestBytes ?? 900_000;
+  const kafka = new Kafka({
+    clientId: opts.clientId,
+    brokers: [...opts.brokers],
+    connectionTimeout: opts.connectionTimeoutMs ?? 1000,
+    requestTimeout,
+    // Connection-level retries only, kept short: the outbox publisher and the consumer runner
+    // do their own retrying, so a dead broker must fail fast instead of hanging.
+    retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2000 },
+    logLevel: KAFKA_LOG_LEVEL,
+    logCreator: kafkaLogCreator(log),
+  });
+
+  let producer: Promise<Producer> | undefined;
+  let admin: Promise<Admin> | undefined;
+  const consumers = new Set<ConsumerHandle>();
+  /** closing: no new consumers; stopped: no more sends (consumers may dead-letter until then). */
+  let closing = false;
+  let stopped = false;
+
+  function currentProducer(): Promise<Producer> {
+    if (stopped) return Promise.reject(new EventBusUnavailableError('event bus stopped'));
+    if (producer) return producer;
+    const p = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner, // murmur2, same partition as Java clients
+      retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2000 },
+    });
+    const created: Promise<Producer> = p.connect().then(
+      () => p,
+      async (err: unknown) => {
+        if (producer === created) producer = undefined;
+        await p.disconnect().catch(() => undefined);
+        throw new EventBusUnavailableError(`kafka producer cannot connect: ${(err as Error).message}`, { cause: err });
+      },
+    );
+    producer = created;
+    return created;
+  }
+
+  /**
+   * After a failed send kafkajs has rolled back the idempotent sequence numbers of every partition
+   * in the request, including partitions the broker did accept; reusing the producer would then
+   * hit OUT_OF_ORDER_SEQUENCE_NUMBER forever. A fresh producer gets a new producer id.
+   */
+  function retireProducer(p: Promise<Producer>): void {
+    if (producer === p) producer = undefined;
+    void p.then((x) => x.disconnect()).catch(() => undefined);
+  }
+
+  function currentAdmin(): Promise<Admin> {
+    if (admin) return admin;
+    const a = kafka.admin();
+    const created: Promise<Admin> = a.connect().then(
+      () => a,
+      (err: unknown) => {
+        if (admin === created) admin = undefined;
+        throw new EventBusUnavailableError(`kafka admin cannot connect: ${(err as Error).message}`, { cause: err });
+      },
+    );
+    admin = created;
+    return created;
+  }
+
+  function resetAdmin(): void {
+    const a = admin;
+    admin = undefined;
+    void a?.then((x) => x.disconnect()).catch(() => undefined);
+  }
+
+  const bus: EventBus = {
+    kind: 'kafka',
+
+    async start() {
+      await bus.ensureTopics(opts.topics ?? []);
+      await currentProducer();
+      log.info({ brokers: opts.brokers.length, clientId: opts.clientId }, 'kafka event bus started');
+    },
+
+    async ensureTopics(topics) {
+      if (topics.length === 0) return;
+      const a = await currentAdmin();
+      const existing = new Set(await a.listTopics());
+      const missing = topics.filter((t) => !existing.has(t.name));
+      if (missing.length === 0) return;
+      // false = another replica created them first: fine. kafkajs's own waitForLeaders gives up
+      // on UNKNOWN_TOPIC_OR_PARTITION, which a KRaft broker answers until its metadata catches up.
+      await a.createTopics({
+        waitForLeaders: false,
+        topics: missing.map((t) => ({
+          topic: t.name,
+          numPartitions: t.partitions,
+          ...(t.configEntries ? { configEntries: t.configEntries } : {}),
+        })),
+      });
+      await waitForLeaders(a, missing.map((t) => t.name), requestTimeout);
+      log.info({ topics: missing.map((t) => t.name) }, 'kafka topics created');
+    },
+
+    async publish(messages) {
+      if (messages.length === 0) return;
+      const pending = currentProducer();
+      const p = await pending;
+      try {
+        for (const chunk of chunkByBytes(messages, maxRequestBytes)) {
+          await p.sendBatch({ topicMessages: byTopic(chunk), acks: -1, compression: CompressionTypes.None, timeout: requestTimeout });
+        }
+      } catch (err) {
+        retireProducer(pending);
+        if (isKafkaUnreachable(err)) {
+          throw new EventBusUnavailableError(`kafka unreachable: ${(err as Error).message}`, { cause: err });
+        }
+        throw err;
+      }
+    },
+
+    async subscribe(definition, runtime) {
+      if (closing) throw new Error('event bus stopped');
+      const consumer = resolveConsumer(definition, runtime.topicPrefix);
+      const processor = createMessageProcessor(consumer, {
+        db: runtime.db,
+        log: runtime.log,
+        metrics: consumerMetrics(runtime.registry),
+        publish: (m) => bus.publish(m),
+      });
+      const running = await startKafkaConsumer({
+        kafka,
+        processor,
+        log: runtime.log,
+        ...(opts.consumerMaxWaitMs ? { maxWaitTimeInMs: opts.consumerMaxWaitMs } : {}),
+      });
+      const handle: ConsumerHandle = {
+        name: running.name,
+        stop: async () => {
+          consumers.delete(handle);
+          await running.stop();
+        },
+      };
+      consumers.add(handle);
+      return handle;
+    },
+
+    async health(): Promise<BusHealth> {
+      if (closing) return 'down';
+      try {
+        await withTimeout(
+          currentAdmin().then((a) => a.describeCluster()),
+          opts.healthTimeoutMs ?? 2000,
+          'kafka health check',
+        );
+        return 'ok';
+      } catch {
+        resetAdmin(); // the next check starts from a fresh connection
+        return 'down';
+      }
+    },
+
+    async stop() {
+      if (closing) return;
+      closing = true;
+      await Promise.allSettled([...consumers].map((c) => c.stop()));
+      stopped = true;
+      const p = producer;
+      producer = undefined;
+      await p?.then((x) => x.disconnect()).catch(() => undefined);
+      const a = admin;
+      admin = undefined;
+      await a?.then((x) => x.disconnect()).catch(() => undefined);
+      log.info('kafka event bus stopped');
+    },
+  };
+  return bus;
+}

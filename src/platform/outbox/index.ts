@@ -1,0 +1,11 @@
+/** The integration outbox's public surface: enqueue in a transaction, the publisher and cleanup jobs. */
+export { enqueue, OUTBOX_CHANNEL, type NewEvent } from './enqueue.ts';
+export {
+  createOutboxPublisher,
+  OUTBOX_PUBLISHER_JOB,
+  outboxPublisherJob,
+  type OutboxPublisherOptions,
+  type PublishCounts,
+} from './publisher.ts';
+export { cleanupOutboxAndInbox, OUTBOX_CLEANUP_JOB, outboxCleanupJob, type OutboxCleanupOptions } from './cleanup.ts';
+export type { OutboxPool } from './sql.ts';

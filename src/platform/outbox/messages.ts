@@ -1,0 +1,44 @@
+import type { OutgoingMessage } from '../events/bus.ts';
+import { envelopeHeaders } from '../events/envelope.ts';
+import { withPrefix } from '../events/topics.ts';
+import type { PendingRow } from './sql.ts';
+
+/** Pure rules of the publisher, tested without a database or a broker. */
+
+/** The wire message of an outbox row; the test-only prefix is applied here, rows keep product names. */
+export function rowToMessage(row: PendingRow, topicPrefix = ''): OutgoingMessage {
+  return {
+    topic: withPrefix(topicPrefix, row.topic),
+    key: row.key,
+    value: row.payload,
+    headers: envelopeHeaders({
+      messageId: row.id,
+      eventType: row.eventType,
+      contractVersion: row.contractVersion,
+      aggregateType: row.aggregateType,
+      aggregateId: row.aggregateId,
+      occurredAt: row.occurredAt,
+      ...(row.correlationId ? { correlationId: row.correlationId } : {}),
+    }),
+  };
+}
+
+/** Order is kept per key within a topic (a key's partition is per topic). */
+export const orderingKey = (row: Pick<PendingRow, 'topic' | 'key'>): string => `${row.topic}\u0000${row.key}`;
+
+/** Rows whose key already failed in this run stay back, so nothing overtakes the failed row. */
+export function splitHeldBack<R extends Pick<PendingRow, 'topic' | 'key'>>(
+  rows: readonly R[],
+  blockedKeys: ReadonlySet<string>,
+): { sendable: R[]; heldBack: R[] } {
+  const sendable: R[] = [];
+  const heldBack: R[] = [];
+  for (const row of rows) (blockedKeys.has(orderingKey(row)) ? heldBack : sendable).push(row);
+  return { sendable, heldBack };
+}
+
+/** The error text stored in last_error: name and message only (no payload), truncated. */
+export function publishErrorText(err: unknown, max = 500): string {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,0 +1,182 @@
+import type { EventBus } from '../events/bus.ts';
+import { EventBusUnavailableError } from '../events/errors.ts';
+import type { JobContext, JobDefinition } from '../jobs/types.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Registry } from '../observability/metrics.ts';
+import { OUTBOX_CHANNEL } from './enqueue.ts';
+import { orderingKey, publishErrorText, rowToMessage, splitHeldBack } from './messages.ts';
+import { outboxMetrics, type OutboxMetrics } from './metrics.ts';
+import { FIRST_ID, markPublished, recordPublishFailure, selectPendingAfter, type OutboxPool, type PendingRow } from './sql.ts';
+
+export const OUTBOX_PUBLISHER_JOB = 'outbox-publisher';
+
+export interface OutboxPublisherOptions {
+  pool: OutboxPool;
+  bus: EventBus;
+  log: Logger;
+  registry: Registry;
+  /** Rows read and sent per batch (OUTBOX_BATCH_SIZE). */
+  batchSize: number;
+  /** A run stops starting new batches after this long (OUTBOX_MAX_RUN_MS). */
+  maxRunMs: number;
+  /** Timer of the job; NOTIFY on commit wakes it sooner (OUTBOX_POLL_INTERVAL_MS). */
+  pollIntervalMs: number;
+  /** Test-only KAFKA_TOPIC_PREFIX, put before each row's topic when sending. */
+  topicPrefix?: string;
+}
+
+export interface PublishCounts {
+  [name: string]: number;
+  /** Rows sent and marked published. */
+  published: number;
+  /** Failed send attempts (rows left unpublished, attempts + 1). */
+  failed: number;
+  /** Rows not sent because an earlier row of their key failed in this run. */
+  heldBack: number;
+}
+
+interface BatchOutcome {
+  sent: PendingRow[];
+  failed: number;
+  heldBack: number;
+  /** The bus is unreachable: the run ends. */
+  unavailable: boolean;
+}
+
+export function validatePublisherOptions(o: OutboxPublisherOptions): void {
+  const problems: string[] = [];
+  if (!Number.isInteger(o.batchSize) || o.batchSize < 1) problems.push('batchSize must be a positive integer');
+  if (!(o.maxRunMs > 0)) problems.push('maxRunMs must be positive');
+  if (!(o.pollIntervalMs > 0)) problems.push('pollIntervalMs must be positive');
+  if (problems.length > 0) throw new Error(`outbox publisher: ${problems.join('; ')}`);
+}
+
+/**
+ * Sends committed outbox rows to the bus in id order, in batches: read (no lock, no open
+ * transaction), send in bulk, mark the sent ones published in one statement. If the bulk send
+ * fails, the batch is re-sent row by row; a row that fails blocks every later row with its key
+ * for the rest of the run, other keys go on. Delivery is at-least-once: a crash between send
+ * and mark re-sends, consumers dedupe by message id.
+ */
+export function createOutboxPublisher(opts: OutboxPublisherOptions) {
+  validatePublisherOptions(opts);
+  const { pool, bus } = opts;
+  const metrics: OutboxMetrics = outboxMetrics(opts.registry, pool);
+
+  async function recordFailure(rows: readonly PendingRow[], err: unknown): Promise<void> {
+    await recordPublishFailure(
+      pool,
+      rows.map((r) => r.id),
+      publishErrorText(err),
+    );
+    for (const r of rows) metrics.failures.inc({ topic: r.topic });
+  }
+
+  async function sendRowByRow(rows: readonly PendingRow[], blocked: Set<string>, log: Logger): Promise<BatchOutcome> {
+    const outcome: BatchOutcome = { sent: [], failed: 0, heldBack: 0, unavailable: false };
+    for (const row of rows) {
+      if (blocked.has(orderingKey(row))) {
+        outcome.heldBack += 1;
+        continue;
+      }
+      try {
+        await bus.publish([rowToMessage(row, opts.topicPrefix)]);
+        outcome.sent.push(row);
+      } catch (err) {
+        await recordFailure([row], err);
+        blocked.add(orderingKey(row));
+        outcome.failed += 1;
+        log.warn({ outboxId: row.id, topic: row.topic, eventType: row.eventType, err: publishErrorText(err) }, 'outbox row not published; its key waits');
+        if (err instanceof EventBusUnavailableError) {
+          outcome.unavailable = true;
+          break;
+        }
+      }
+    }
+    return outcome;
+  }
+
+  async function sendBatch(rows: readonly PendingRow[], blocked: Set<string>, log: Logger): Promise<BatchOutcome> {
+    if (rows.length === 0) return { sent: [], failed: 0, heldBack: 0, unavailable: false };
+    try {
+      await bus.publish(rows.map((r) => rowToMessage(r, opts.topicPrefix)));
+      return { sent: [...rows], failed: 0, heldBack: 0, unavailable: false };
+    } catch (err) {
+      if (err instanceof EventBusUnavailableError) {
+        // Row by row would fail the same way, once per row: count the attempt on all, stop.
+        await recordFailure(rows, err);
+        log.warn({ rows: rows.length, err: publishErrorText(err) }, 'event bus unreachable, outbox publishing paused until the next run');
+        return { sent: [], failed: rows.length, heldBack: 0, unavailable: true };
+      }
+      log.warn({ rows: rows.length, err: publishErrorText(err) }, 'bulk send failed, retrying the batch row by row');
+      return sendRowByRow(rows, blocked, log);
+    }
+  }
+
+  async function markSent(rows: readonly PendingRow[], now: Date): Promise<void> {
+    if (rows.length === 0) return;
+    await markPublished(
+      pool,
+      rows.map((r) => r.id),
+      now,
+    );
+    for (const r of rows) {
+      metrics.published.inc({ topic: r.topic });
+      metrics.lag.observe(Math.max(0, (now.getTime() - r.createdAtMs) / 1000));
+    }
+  }
+
+  /**
+   * One run: batches until one comes back short, maxRunMs passes, or the signal aborts. Sends
+   * stay strictly one after another (per-key order); the read of the next batch (the cursor moves
+   * on, not the mark) and the mark of the previous one overlap with the send in flight.
+   */
+  async function publishPending(ctx: Pick<JobContext, 'signal' | 'now' | 'log'>): Promise<PublishCounts> {
+    const counts: PublishCounts = { published: 0, failed: 0, heldBack: 0 };
+    const blocked = new Set<string>();
+    const deadline = performance.now() + opts.maxRunMs;
+    let next: Promise<PendingRow[]> | undefined = selectPendingAfter(pool, FIRST_ID, opts.batchSize);
+    let marking: Promise<void> = Promise.resolve();
+    let markError: unknown;
+    try {
+      while (next) {
+        const rows = await next;
+        next = undefined;
+        if (rows.length === 0) break;
+        if (rows.length === opts.batchSize && performance.now() < deadline) {
+          next = selectPendingAfter(pool, rows[rows.length - 1]!.id, opts.batchSize);
+        }
+        const { sendable, heldBack } = splitHeldBack(rows, blocked);
+        const outcome = await sendBatch(sendable, blocked, ctx.log);
+        const sentAt = ctx.now();
+        marking = marking.then(() => markSent(outcome.sent, sentAt)).catch((err: unknown) => {
+          markError ??= err;
+        });
+        counts.published += outcome.sent.length;
+        counts.failed += outcome.failed;
+        counts.heldBack += heldBack.length + outcome.heldBack;
+        if (outcome.unavailable || ctx.signal.aborted || markError !== undefined) break;
+      }
+    } finally {
+      await next?.catch(() => undefined);
+      await marking;
+    }
+    if (markError !== undefined) throw markError;
+    if (counts.published > 0 || counts.failed > 0) ctx.log.debug(counts, 'outbox publisher run');
+    return counts;
+  }
+
+  return { publishPending, metrics };
+}
+
+/** The publisher as a job: one replica at a time, woken by NOTIFY on enqueue commit. */
+export function outboxPublisherJob(opts: OutboxPublisherOptions): JobDefinition {
+  const publisher = createOutboxPublisher(opts);
+  return {
+    name: OUTBOX_PUBLISHER_JOB,
+    every: opts.pollIntervalMs,
+    singleRunner: true,
+    wakeChannel: OUTBOX_CHANNEL,
+    run: (ctx) => publisher.publishPending(ctx),
+  };
+}

@@ -1,0 +1,102 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig } from '../../../src/config.ts';
+import { buildApp } from '../../../src/app.ts';
+import { createPool } from '../../../src/platform/db/index.ts';
+import { createLogger } from '../../../src/platform/observability/logger.ts';
+import { defineModule } from '../../../src/platform/module.ts';
+import { buildTestApp } from '../../support/app.ts';
+
+/** A module whose one job counts rows it inserts, so a run's counts can be checked against the table. */
+const probeModule = defineModule(({ pool }) => ({
+  name: 'probe',
+  jobs: [
+    {
+      name: 'probe-job',
+      every: 3_600_000,
+      singleRunner: true,
+      async run() {
+        await pool.query('create table if not exists probe_runs (id serial primary key)');
+        await pool.query('insert into probe_runs default values');
+        const { rows } = await pool.query<{ n: number }>('select count(*)::int as n from probe_runs');
+        return { inserted: 1, total: rows[0]!.n };
+      },
+    },
+  ],
+}));
+
+test('/health/live answers ok and /health/ready reports every dependency', async () => {
+  const { app } = await buildTestApp();
+  assert.deepEqual((await app.inject('/health/live')).json(), { status: 'ok' });
+  const ready = await app.inject('/health/ready');
+  assert.equal(ready.statusCode, 200);
+  assert.deepEqual(ready.json(), {
+    status: 'ready',
+    dependencies: { database: 'ok', eventBus: 'disabled', backplane: 'disabled' },
+  });
+});
+
+test('/health/ready is 503 with the database reported down when PostgreSQL is unreachable', async (t) => {
+  const config = loadConfig({ LOG_LEVEL: 'silent', JOBS_ENABLED: 'false' });
+  const pool = createPool('postgres://nobody:nothing@127.0.0.1:1/none', 2);
+  const app = await buildApp(config, { pool, databaseUrl: 'postgres://nobody:nothing@127.0.0.1:1/none', log: createLogger('silent'), modules: [] });
+  t.after(async () => {
+    await app.close();
+    await pool.end();
+  });
+  const res = await app.inject('/health/ready');
+  assert.equal(res.statusCode, 503);
+  assert.equal(res.json().status, 'unready');
+  assert.equal(res.json().dependencies.database, 'down');
+});
+
+test('/metrics exports process metrics and the job metrics after a run', async () => {
+  const { app, token } = await buildTestApp({}, { modules: [probeModule] });
+  await app.inject({ method: 'POST', url: '/api/ops/jobs/probe-job/run', headers: { authorization: `Bearer ${await token({ admin: true })}` } });
+  const text = (await app.inject('/metrics')).body;
+  assert.match(text, /^process_cpu_user_seconds_total /m);
+  assert.match(text, /^job_runs_total\{job="probe-job",outcome="success"\} 1$/m);
+  assert.match(text, /^job_last_success_timestamp_seconds\{job="probe-job"\} \d+/m);
+});
+
+test('/docs/json publishes the OpenAPI document of the routes', async () => {
+  const { app } = await buildTestApp();
+  const doc = (await app.inject('/docs/json')).json();
+  assert.match(doc.openapi, /^3\./);
+  for (const path of ['/health/ready', '/api/ops/jobs', '/api/ops/jobs/{name}/run', '/hubs/messenger/negotiate']) {
+    assert.ok(doc.paths[path], `missing ${path}`);
+  }
+});
+
+test('ops endpoints need an admin token', async () => {
+  const { app, token } = await buildTestApp({}, { modules: [probeModule] });
+  const none = await app.inject('/api/ops/jobs');
+  assert.equal(none.statusCode, 401);
+  assert.equal(none.json().code, 'AUTH_REQUIRED');
+  const user = await app.inject({ url: '/api/ops/jobs', headers: { authorization: `Bearer ${await token()}` } });
+  assert.equal(user.statusCode, 403);
+  assert.equal(user.json().code, 'AUTH_FORBIDDEN');
+  const forged = await app.inject({ url: '/api/ops/jobs', headers: { authorization: 'Bearer abc.def.ghi' } });
+  assert.equal(forged.statusCode, 401);
+  assert.equal(forged.json().code, 'AUTH_INVALID_TOKEN');
+});
+
+test('POST /api/ops/jobs/{name}/run runs the job once and GET /api/ops/jobs shows its last run', async () => {
+  const { app, token } = await buildTestApp({}, { modules: [probeModule] });
+  const auth = { authorization: `Bearer ${await token({ admin: true })}` };
+  const run = await app.inject({ method: 'POST', url: '/api/ops/jobs/probe-job/run', headers: auth });
+  assert.equal(run.statusCode, 200);
+  assert.equal(run.json().outcome, 'success');
+  assert.deepEqual(run.json().counts, { inserted: 1, total: 1 });
+
+  const list = (await app.inject({ url: '/api/ops/jobs', headers: auth })).json();
+  const probe = list.jobs.find((j: { name: string }) => j.name === 'probe-job');
+  assert.equal(probe.lastOutcome, 'success');
+  assert.deepEqual(probe.lastCounts, { inserted: 1, total: 1 });
+  assert.equal(probe.singleRunner, true);
+  assert.ok(probe.lastSuccessAt);
+
+  const unknown = await app.inject({ method: 'POST', url: '/api/ops/jobs/no-such-job/run', headers: auth });
+  assert.equal(unknown.statusCode, 404);
+  assert.equal(unknown.json().code, 'JOB_NOT_FOUND');
+});

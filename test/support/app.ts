@@ -1,0 +1,42 @@
+import { after } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { buildApp } from '../../src/app.ts';
+import { createLogger } from '../../src/platform/observability/logger.ts';
+import { signToken } from '../../src/platform/http/auth.ts';
+import { newId, type Clock } from '../../src/platform/time.ts';
+import type { ModuleFactory } from '../../src/platform/module.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: Config;
+  database: TestDatabase;
+  token(opts?: { userId?: string; admin?: boolean }): Promise<string>;
+}
+
+/**
+ * The whole app on its own database, closed when the test file ends. Settings default to no Kafka
+ * (in-process bus) and no background work unless the test asks for them.
+ */
+export async function buildTestApp(
+  env: Record<string, string> = {},
+  opts: { logDestination?: DestinationStream; logLevel?: string; modules?: ModuleFactory[]; clock?: Clock } = {},
+): Promise<TestApp> {
+  const database = await createTestDatabase({ dropAtEnd: false });
+  const config = loadConfig({ LOG_LEVEL: opts.logLevel ?? 'warn', JOBS_ENABLED: 'false', PORT: '0', ...env });
+  const log = createLogger(config.LOG_LEVEL, opts.logDestination);
+  const app = await buildApp(config, { pool: database.pool, databaseUrl: database.url, log, modules: opts.modules, clock: opts.clock });
+  // The app (its job runner holds connections) closes before its database is dropped.
+  after(async () => {
+    await app.close();
+    await database.drop();
+  });
+  return {
+    app,
+    config,
+    database,
+    token: ({ userId = newId(), admin = false } = {}) => signToken({ userId, admin }, config.JWT_SECRET),
+  };
+}
