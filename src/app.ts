@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type pg from 'pg';
 import type { Config } from './config.ts';
-import { createDb, pingDatabase } from './platform/db/index.ts';
+import { createDb, createPool, pingDatabase } from './platform/db/index.ts';
 import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
@@ -89,10 +89,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     log.warn('KAFKA_BROKERS is unset: integration events stay in this process (in-process event bus); nothing reaches Kafka');
   }
 
+  // The outbox publisher and the consumers get small pools of their own: measured under load, a
+  // burst of request transactions on the shared pool otherwise queues the publisher's reads and marks.
+  const publisherPool = createPool(deps.databaseUrl, 3, log, 'pin-outbox-publisher');
+  const consumerPool = createPool(deps.databaseUrl, 6, log, 'pin-consumers');
   const runner = createJobRunner({ pool, databaseUrl: deps.databaseUrl, log, registry, clock });
   runner.register(
     outboxPublisherJob({
-      pool,
+      pool: publisherPool,
       bus,
       log,
       registry,
@@ -141,7 +145,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       // A retry after a partial start subscribes only the consumers still missing.
       while (handles.length < consumers.length) {
         const consumer = consumers[handles.length]!;
-        handles.push(await bus.subscribe(consumer, { db, log, registry, topicPrefix: config.KAFKA_TOPIC_PREFIX }));
+        handles.push(
+          await bus.subscribe(consumer, { db: createDb(consumerPool), log, registry, topicPrefix: config.KAFKA_TOPIC_PREFIX }),
+        );
       }
     } catch (err) {
       const delayMs = Math.min(30_000, 1000 * 2 ** Math.min(attempt, 5));
@@ -171,6 +177,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await runner.stop();
     await Promise.all(handles.map((h) => h.stop()));
     await bus.stop();
+    await Promise.all([publisherPool.end(), consumerPool.end()]);
   });
 
   return app;

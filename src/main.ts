@@ -22,6 +22,9 @@ function configOrExit(): Config {
 
 const config = configOrExit();
 const log = createLogger(config.LOG_LEVEL);
+// A stray rejection in a background path is a bug to log loudly, not a reason to drop every
+// socket, run and consumer of this replica at 3 a.m.
+process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection'));
 
 let embedded: EmbeddedPg | undefined;
 if (!config.DATABASE_URL) {
