@@ -1,9 +1,10 @@
 import type { ModuleFactory } from '../platform/module.ts';
 import userActivity from './user-activity/index.ts';
 import identity from './identity/index.ts';
+import notifications from './notifications/index.ts';
 
 /**
  * Every bounded context the app hosts. Each entry is the default export of
  * `src/modules/<context>/index.ts` — the module's only public surface.
  */
-export const modules: ModuleFactory[] = [userActivity, identity];
+export const modules: ModuleFactory[] = [userActivity, identity, notifications];

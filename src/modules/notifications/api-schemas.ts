@@ -1,0 +1,153 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { BACKOFF_KINDS, CHANNELS, PROVIDER_KEYS, STATUSES } from './model.ts';
+import type { NotificationRow } from './schema.ts';
+
+/** REST schemas of the notifications routes (camelCase bodies), reused by routes and tests. */
+
+const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+export const ChannelName = literals(CHANNELS);
+export const ExternalChannel = literals(CHANNELS.filter((c) => c !== 'InApp'));
+
+export const CreateNotificationBody = Type.Object(
+  {
+    recipientUserId: Uuid,
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    body: Type.Optional(Type.String({ maxLength: 10_000 })),
+    data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    channels: Type.Optional(Type.Array(ExternalChannel, { maxItems: 8, uniqueItems: true })),
+    email: Type.Optional(Type.String({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$' })),
+    phone: Type.Optional(Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'E.164' })),
+  },
+  { additionalProperties: false },
+);
+export type CreateNotificationBody = Static<typeof CreateNotificationBody>;
+
+export const NotificationView = Type.Object({
+  id: Uuid,
+  recipientUserId: Uuid,
+  channel: ChannelName,
+  title: Type.String(),
+  body: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown()),
+  status: literals(STATUSES),
+  terminal: Type.Boolean(),
+  attempts: Type.Integer(),
+  deliveryCycle: Type.Integer(),
+  nextAttemptAt: Type.Union([Type.String(), Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  providerMessageId: Type.Union([Type.String(), Type.Null()]),
+  deliveredAt: Type.Union([Type.String(), Type.Null()]),
+  readAt: Type.Union([Type.String(), Type.Null()]),
+  sentAt: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Type.String(),
+  version: Type.Integer(),
+});
+export type NotificationView = Static<typeof NotificationView>;
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+/** The recipient address (email, phone, token) is never echoed back. */
+export function notificationView(r: NotificationRow): NotificationView {
+  return {
+    id: r.id,
+    recipientUserId: r.recipientUserId,
+    channel: r.channel as NotificationView['channel'],
+    title: r.title,
+    body: r.body,
+    data: r.data as Record<string, unknown>,
+    status: r.status as NotificationView['status'],
+    terminal: r.terminal,
+    attempts: r.attempts,
+    deliveryCycle: r.deliveryCycle,
+    nextAttemptAt: iso(r.nextAttemptAt),
+    lastError: r.lastError,
+    providerMessageId: r.providerMessageId,
+    deliveredAt: iso(r.deliveredAt),
+    readAt: iso(r.readAt),
+    sentAt: iso(r.sentAt),
+    createdAt: new Date(r.createdAt).toISOString(),
+    version: r.version,
+  };
+}
+
+export const CreatedReply = Type.Object({
+  notifications: Type.Array(NotificationView),
+  heldBack: Type.Array(Type.Object({ channel: ChannelName, reason: Type.String() })),
+});
+
+export const FeedQuery = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+    before: Type.Optional(Uuid),
+    unreadOnly: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false },
+);
+export type FeedQuery = Static<typeof FeedQuery>;
+
+export const FeedReply = Type.Object({ items: Type.Array(NotificationView), nextBefore: Type.Union([Uuid, Type.Null()]) });
+
+export const IdParams = Type.Object({ id: Uuid });
+export const MarkReadBody = Type.Object({ version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+
+export const RetryBackoff = Type.Union([
+  Type.Object({ kind: Type.Literal('Fixed'), delaySeconds: Type.Integer({ minimum: 1, maximum: 86_400 }) }, { additionalProperties: false }),
+  Type.Object(
+    {
+      kind: Type.Literal('Exponential'),
+      initialDelaySeconds: Type.Integer({ minimum: 1, maximum: 86_400 }),
+      maxDelaySeconds: Type.Integer({ minimum: 1, maximum: 7 * 86_400 }),
+      multiplier: Type.Optional(Type.Number({ minimum: 1, maximum: 10 })),
+    },
+    { additionalProperties: false },
+  ),
+]);
+export const BackoffKind = literals(BACKOFF_KINDS);
+
+export const ChannelConfigBody = Type.Object(
+  {
+    isEnabled: Type.Boolean(),
+    providerKey: literals(PROVIDER_KEYS),
+    maxAttempts: Type.Integer({ minimum: 1, maximum: 100 }),
+    retryBackoff: RetryBackoff,
+  },
+  { additionalProperties: false },
+);
+export type ChannelConfigBody = Static<typeof ChannelConfigBody>;
+
+export const ChannelConfigReply = Type.Object({
+  channel: ChannelName,
+  isEnabled: Type.Boolean(),
+  providerKey: Type.String(),
+  /** available | not_implemented | not_configured: whether this replica can send through it. */
+  providerState: Type.String(),
+  maxAttempts: Type.Integer(),
+  retryBackoff: RetryBackoff,
+  version: Type.Integer(),
+  updatedAt: Type.String(),
+});
+
+export const ChannelParams = Type.Object({ channel: ChannelName });
+
+export const WebhookParams = Type.Object({ providerKey: Type.String({ minLength: 1, maxLength: 50 }) });
+export const WebhookBody = Type.Object({
+  /** Our client reference: the NotificationId, or `NotificationId:DeliveryCycle` (the Idempotency-Key). */
+  clientReference: Type.String({ minLength: 36, maxLength: 50 }),
+  deliveryCycle: Type.Optional(Type.Integer({ minimum: 1 })),
+  status: Type.Union([Type.Literal('delivered'), Type.Literal('failed')]),
+  providerMessageId: Type.Optional(Type.String({ maxLength: 255 })),
+  errorCode: Type.Optional(Type.String({ maxLength: 100 })),
+});
+export type WebhookBody = Static<typeof WebhookBody>;
+export const WebhookReply = Type.Object({ result: Type.String() });
+
+export const PushTokenBody = Type.Object(
+  {
+    token: Type.String({ minLength: 8, maxLength: 4096 }),
+    platform: Type.Union([Type.Literal('android'), Type.Literal('ios'), Type.Literal('web')]),
+  },
+  { additionalProperties: false },
+);
+export const PushTokenDeleteBody = Type.Object({ token: Type.String({ minLength: 8, maxLength: 4096 }) }, { additionalProperties: false });

@@ -1,0 +1,18 @@
+import type pg from 'pg';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../platform/db/index.ts';
+import type { Logger } from '../../platform/observability/logger.ts';
+import type { Clock } from '../../platform/time.ts';
+import type { NotificationMetrics } from './metrics.ts';
+import type { ProviderRegistry } from './providers/registry.ts';
+
+/** What the routes and the consumer share. */
+export interface NotificationsContext {
+  config: Config;
+  db: Db;
+  pool: pg.Pool;
+  clock: Clock;
+  log: Logger;
+  metrics: NotificationMetrics;
+  providers: ProviderRegistry;
+}

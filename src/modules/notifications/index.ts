@@ -1,0 +1,62 @@
+import { defineModule } from '../../platform/module.ts';
+import type { NotificationsContext } from './context.ts';
+import { createDispatcher, dispatcherJob } from './dispatcher.job.ts';
+import type { DeliveryDeps } from './delivery.ts';
+import { messagePostedConsumer } from './message-posted.consumer.ts';
+import { createNotificationMetrics } from './metrics.ts';
+import { createProviders } from './providers/registry.ts';
+import { createRetryWorker, retryWorkerJob } from './retry-worker.job.ts';
+import { registerNotificationRoutes } from './routes.ts';
+import { registerWebhookRoutes } from './webhook-routes.ts';
+
+export type { NotificationDispatchedEvent } from './events.ts';
+export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
+
+/**
+ * notifications (seed 004, UC-NTF-003): in-app, email, SMS and push delivery with a dispatcher for
+ * Pending rows, NotificationRetryWorker for Failed ones, delivery webhooks, mark-read, and the
+ * final-outcome event NotificationDispatchedEvent on pin.notifications.dispatched.v1.
+ */
+export default defineModule((deps) => {
+  const { config } = deps;
+  const log = deps.log.child({ module: 'notifications' });
+  const providers = createProviders(config, { hub: deps.hub, clock: deps.clock });
+  const metrics = createNotificationMetrics(deps.registry, { pool: deps.pool, providers, clock: deps.clock });
+  const ctx: NotificationsContext = { config, db: deps.db, pool: deps.pool, clock: deps.clock, log, metrics, providers };
+  const delivery: DeliveryDeps = {
+    db: deps.db,
+    pool: deps.pool,
+    providers,
+    metrics,
+    log,
+    concurrency: config.NOTIFICATIONS_SEND_CONCURRENCY,
+    hardTimeoutMs: config.NOTIFICATIONS_PROVIDER_TIMEOUT_MS * 3,
+  };
+  const leaseMs = config.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000;
+  const dispatcher = createDispatcher(delivery, {
+    intervalMs: config.NOTIFICATIONS_DISPATCH_INTERVAL_MS,
+    batchSize: config.NOTIFICATIONS_DISPATCH_BATCH_SIZE,
+    leaseMs,
+    maxRunMs: Math.max(1000, config.NOTIFICATIONS_DISPATCH_INTERVAL_MS * 10),
+  });
+  const retryWorker = createRetryWorker(delivery, {
+    intervalMs: config.NOTIFICATIONS_RETRY_INTERVAL_SECONDS * 1000,
+    batchSize: config.NOTIFICATIONS_RETRY_BATCH_SIZE,
+    leaseMs,
+    maxRunMs: config.NOTIFICATIONS_RETRY_MAX_RUN_SECONDS * 1000,
+  });
+
+  return {
+    name: 'notifications',
+    routes: async (app) => {
+      app.addHook('onClose', () => providers.close());
+      registerNotificationRoutes(app, ctx);
+      await registerWebhookRoutes(app, ctx);
+    },
+    jobs: [
+      dispatcherJob(dispatcher, { intervalMs: config.NOTIFICATIONS_DISPATCH_INTERVAL_MS }),
+      retryWorkerJob(retryWorker, { intervalMs: config.NOTIFICATIONS_RETRY_INTERVAL_SECONDS * 1000 }),
+    ],
+    consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics })],
+  };
+});

@@ -1,0 +1,111 @@
+import type pg from 'pg';
+import { counter, gauge, histogram, type Registry } from '../../platform/observability/metrics.ts';
+import type { Clock } from '../../platform/time.ts';
+import type { ProviderRegistry } from './providers/registry.ts';
+import { backlogByChannel } from './sql.ts';
+
+export type SendSource = 'dispatcher' | 'retry';
+
+/**
+ * What on-call needs (README "Notifications" lists the alerts):
+ * - `retry_sent_total` (seed name): retries that ended Sent;
+ * - `notifications_terminal_failures_total`: terminal Failed (A1/A2) → alert on any increase;
+ * - `notifications_failed_backlog` / `notifications_failed_oldest_due_age_seconds`: the retry backlog
+ *   and how late its oldest due row is → alert when it grows or the worker stalls;
+ * - `notifications_waiting` / `notifications_skipped_total`: rows held back by a disabled channel or a
+ *   missing adapter (A3);
+ * - attempts by outcome, provider latency, webhooks, version races, published outcome events.
+ * The gauges are read from the database at scrape time, so every replica reports the same truth.
+ */
+export function createNotificationMetrics(registry: Registry, deps: { pool: pg.Pool; providers: ProviderRegistry; clock: Clock }) {
+  // One grouped query feeds all three gauges: a scrape collects every metric in parallel, so the
+  // gauges share the query in flight.
+  let refreshing: Promise<void> | null = null;
+  const collect = async (): Promise<void> => {
+    refreshing ??= refresh()
+      .catch(() => undefined) // database down: keep the last values; /health/ready reports the database
+      .finally(() => (refreshing = null));
+    await refreshing;
+  };
+  const backlog = gauge(registry, {
+    name: 'notifications_failed_backlog',
+    help: 'Non-terminal Failed notifications waiting for a retry, by channel',
+    labelNames: ['channel'] as const,
+    collect,
+  });
+  const oldestDue = gauge(registry, {
+    name: 'notifications_failed_oldest_due_age_seconds',
+    help: 'How long the oldest due, retryable Failed notification of a sending channel has been due (0 = none); grows when the retry worker stalls',
+    labelNames: ['channel'] as const,
+    collect,
+  });
+  const waiting = gauge(registry, {
+    name: 'notifications_waiting',
+    help: 'Pending or Failed notifications held back: channel_disabled, provider_not_implemented, provider_not_configured (A3)',
+    labelNames: ['channel', 'reason'] as const,
+    collect,
+  });
+  async function refresh(): Promise<void> {
+    const rows = await backlogByChannel(deps.pool, deps.clock.now());
+    backlog.reset();
+    oldestDue.reset();
+    waiting.reset();
+    for (const r of rows) {
+      const state = deps.providers.state(r.providerKey);
+      const reason = !r.isEnabled ? 'channel_disabled' : state === 'available' ? null : `provider_${state}`;
+      backlog.set({ channel: r.channel }, r.failedBacklog);
+      oldestDue.set({ channel: r.channel }, reason ? 0 : Math.max(0, r.oldestDueAgeSeconds));
+      if (reason) waiting.set({ channel: r.channel, reason }, r.held);
+    }
+  }
+
+  return {
+    retrySent: counter(registry, {
+      name: 'retry_sent_total',
+      help: 'Failed notifications the retry worker delivered (Failed → Sent)',
+      labelNames: ['channel'] as const,
+    }),
+    attempts: counter(registry, {
+      name: 'notifications_send_attempts_total',
+      help: 'Provider sends by source and outcome (sent, retry, terminal, skipped, discarded)',
+      labelNames: ['channel', 'source', 'outcome'] as const,
+    }),
+    terminalFailures: counter(registry, {
+      name: 'notifications_terminal_failures_total',
+      help: 'Notifications that became terminal Failed (alert): max_attempts, non_retriable, delivery_failed',
+      labelNames: ['channel', 'reason', 'code'] as const,
+    }),
+    skipped: counter(registry, {
+      name: 'notifications_skipped_total',
+      help: 'Notifications held back instead of sent: channel_disabled, provider_not_implemented, provider_not_configured',
+      labelNames: ['channel', 'reason'] as const,
+    }),
+    sendDuration: histogram(registry, {
+      name: 'notifications_provider_send_duration_seconds',
+      help: 'Provider call latency',
+      labelNames: ['provider'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    }),
+    versionConflicts: counter(registry, {
+      name: 'notifications_version_conflicts_total',
+      help: 'Optimistic-version races lost, by writer and what the loser did (reapplied, discarded, rejected)',
+      labelNames: ['writer', 'resolution'] as const,
+    }),
+    webhooks: counter(registry, {
+      name: 'notifications_webhooks_total',
+      help: 'Delivery webhooks by provider and result',
+      labelNames: ['provider', 'result'] as const,
+    }),
+    dispatchedEvents: counter(registry, {
+      name: 'notifications_dispatched_events_total',
+      help: 'NotificationDispatchedEvent written to the outbox, by Status',
+      labelNames: ['status'] as const,
+    }),
+    pushTokensDeleted: counter(registry, {
+      name: 'notifications_push_tokens_deleted_total',
+      help: 'Push tokens deleted after the push service called them invalid',
+    }),
+  };
+}
+
+export type NotificationMetrics = ReturnType<typeof createNotificationMetrics>;

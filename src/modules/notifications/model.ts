@@ -1,0 +1,66 @@
+/**
+ * The vocabulary of the notifications context: channels, statuses, provider keys and error codes,
+ * spelled as the seed spells them (they travel in events and REST bodies).
+ */
+
+export const CHANNELS = ['InApp', 'Email', 'Sms', 'Push', 'Telegram', 'Max', 'WhatsApp', 'Viber'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+export const STATUSES = ['Pending', 'Sent', 'Failed'] as const;
+export type Status = (typeof STATUSES)[number];
+
+export const BACKOFF_KINDS = ['Fixed', 'Exponential'] as const;
+export type BackoffKind = (typeof BACKOFF_KINDS)[number];
+
+/** Which provider adapters may serve a channel (ChannelConfig.ProviderKey must be one of them). */
+export const PROVIDERS_OF: Record<Channel, readonly string[]> = {
+  InApp: ['hub'],
+  Email: ['smtp'],
+  Sms: ['http-sms'],
+  Push: ['http-push'],
+  Telegram: ['telegram'],
+  Max: ['max'],
+  WhatsApp: ['whatsapp'],
+  Viber: ['viber'],
+};
+
+export const PROVIDER_KEYS = [...new Set(Object.values(PROVIDERS_OF).flat())];
+
+/** Stable codes stored in LastError, sent in events and counted in metrics. */
+export const NTF = {
+  transient: 'NTF_PROVIDER_TRANSIENT',
+  rateLimited: 'NTF_PROVIDER_RATE_LIMITED',
+  invalidRecipient: 'NTF_PROVIDER_INVALID_RECIPIENT',
+  pushTokenInvalid: 'NTF_PUSH_TOKEN_INVALID',
+  notImplemented: 'NTF_PROVIDER_NOT_IMPLEMENTED',
+  /** Any other refusal of the message itself (template, blocked sender, payload): retrying cannot help. */
+  rejected: 'NTF_PROVIDER_REJECTED',
+  /** Our credentials were refused: an operator fixes the setting, so the notification keeps retrying. */
+  authFailed: 'NTF_PROVIDER_AUTH_FAILED',
+  /** The provider's webhook reported that an accepted message was not delivered. */
+  deliveryFailed: 'NTF_PROVIDER_DELIVERY_FAILED',
+} as const;
+export type ProviderErrorCode = Exclude<(typeof NTF)[keyof typeof NTF], typeof NTF.deliveryFailed>;
+
+/** REST error codes. */
+export const API_ERRORS = {
+  notFound: 'NTF_NOTIFICATION_NOT_FOUND',
+  versionConflict: 'NTF_VERSION_CONFLICT',
+  invalidProvider: 'NTF_CHANNEL_PROVIDER_INVALID',
+  invalidBackoff: 'NTF_CHANNEL_BACKOFF_INVALID',
+  missingAddress: 'NTF_RECIPIENT_ADDRESS_REQUIRED',
+  unknownProvider: 'NTF_WEBHOOK_PROVIDER_UNKNOWN',
+  badSignature: 'NTF_WEBHOOK_SIGNATURE_INVALID',
+} as const;
+
+/** The hub event of a new in-app notification, sent to `user:{UserId}`. */
+export const NOTIFICATION_CREATED_EVENT = 'notification_created';
+
+/** NOTIFY channel that wakes the dispatcher; delivered when the creating transaction commits. */
+export const DISPATCH_WAKE_CHANNEL = 'notifications_dispatch';
+
+export const DISPATCHER_JOB = 'notifications:dispatcher';
+/** The seed's distributed lock name; the job runner's advisory lock is keyed by it. */
+export const RETRY_WORKER_JOB = 'notifications:retry-worker';
+
+export const isChannel = (value: string): value is Channel => (CHANNELS as readonly string[]).includes(value);

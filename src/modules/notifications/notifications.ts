@@ -1,0 +1,138 @@
+import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../platform/db/index.ts';
+import { AppError } from '../../platform/http/errors.ts';
+import { newId } from '../../platform/time.ts';
+import { API_ERRORS, DISPATCH_WAKE_CHANNEL, type Channel } from './model.ts';
+import type { ProviderRegistry } from './providers/registry.ts';
+import { decideMarkRead } from './rules.ts';
+import { channelConfigs, notifications, pushTokens, type NotificationRow } from './schema.ts';
+
+export interface NewNotification {
+  recipientUserId: string;
+  title: string;
+  body?: string;
+  data?: Record<string, unknown>;
+  /** External channels; the in-app copy is always created besides them (AC5). */
+  channels?: Channel[];
+  email?: string;
+  phone?: string;
+  correlationId?: string | null;
+  /** Dedupe prefix for rows created from an event: the same source never creates a row twice. */
+  sourceKey?: string;
+}
+
+export type HeldBackReason = 'channel_disabled' | 'provider_not_implemented' | 'provider_not_configured';
+
+export interface Created {
+  rows: NotificationRow[];
+  /** Rows that wait instead of going out now (A3): counted by the caller. */
+  heldBack: { channel: Channel; reason: HeldBackReason }[];
+}
+
+/**
+ * Stores the in-app copy plus one row per external channel (Push: one per registered device token;
+ * none when the user has no token), all Pending, and wakes the dispatcher at commit. Runs in the
+ * caller's transaction (the REST route's or the consumer's).
+ */
+export async function createNotifications(tx: Tx, input: NewNotification, now: Date, providers: ProviderRegistry): Promise<Created> {
+  const base = {
+    recipientUserId: input.recipientUserId,
+    title: input.title,
+    body: input.body ?? '',
+    data: input.data ?? {},
+    status: 'Pending',
+    correlationId: input.correlationId ?? null,
+    createdAt: now,
+    updatedAt: now,
+  } as const;
+  const key = (suffix: string) => (input.sourceKey ? `${input.sourceKey}:${suffix}` : null);
+  const values: (typeof notifications.$inferInsert)[] = [{ ...base, id: newId(), channel: 'InApp', sourceKey: key('InApp') }];
+  for (const channel of new Set(input.channels ?? [])) {
+    if (channel === 'InApp') continue;
+    if (channel === 'Push') {
+      const tokens = await tx.select({ token: pushTokens.token }).from(pushTokens).where(eq(pushTokens.userId, input.recipientUserId));
+      tokens.forEach((t, i) => values.push({ ...base, id: newId(), channel, recipientAddress: t.token, sourceKey: key(`Push:${i}`) }));
+      continue;
+    }
+    const address = channel === 'Email' ? input.email : channel === 'Sms' ? input.phone : undefined;
+    if ((channel === 'Email' || channel === 'Sms') && !address) {
+      throw new AppError(API_ERRORS.missingAddress, `channel ${channel} needs ${channel === 'Email' ? 'email' : 'phone'}`, 400);
+    }
+    values.push({ ...base, id: newId(), channel, recipientAddress: address ?? null, sourceKey: key(channel) });
+  }
+  const rows = await tx.insert(notifications).values(values).onConflictDoNothing().returning();
+  if (rows.length > 0) await tx.execute(sql`select pg_notify(${DISPATCH_WAKE_CHANNEL}, '')`);
+
+  const channels = [...new Set(rows.map((r) => r.channel))];
+  const configs = channels.length === 0 ? [] : await tx.select().from(channelConfigs).where(inArray(channelConfigs.channel, channels));
+  const heldBack: Created['heldBack'] = [];
+  for (const r of rows) {
+    const c = configs.find((x) => x.channel === r.channel);
+    const state = c ? providers.state(c.providerKey) : 'unknown';
+    const reason: HeldBackReason | null = !c?.isEnabled
+      ? 'channel_disabled'
+      : state === 'available'
+        ? null
+        : state === 'not_configured'
+          ? 'provider_not_configured'
+          : 'provider_not_implemented';
+    if (reason) heldBack.push({ channel: r.channel as Channel, reason });
+  }
+  return { rows, heldBack };
+}
+
+/** The user's in-app feed, newest first; `before` is the last id of the previous page. */
+export async function readFeed(db: Db, userId: string, opts: { limit: number; before?: string; unreadOnly?: boolean }): Promise<NotificationRow[]> {
+  return db
+    .select()
+    .from(notifications)
+    .where(
+      and(
+        eq(notifications.recipientUserId, userId),
+        eq(notifications.channel, 'InApp'),
+        opts.before ? lt(notifications.id, opts.before) : undefined,
+        opts.unreadOnly ? isNull(notifications.readAt) : undefined,
+      ),
+    )
+    .orderBy(desc(notifications.id))
+    .limit(opts.limit);
+}
+
+/** One of the user's notifications (any channel); 404 for someone else's, so ids are not probed. */
+export async function getOwnNotification(db: Db, userId: string, id: string): Promise<NotificationRow> {
+  const [row] = await db
+    .select()
+    .from(notifications)
+    .where(and(eq(notifications.id, id), eq(notifications.recipientUserId, userId)));
+  if (!row) throw new AppError(API_ERRORS.notFound, 'no such notification', 404);
+  return row;
+}
+
+/**
+ * Mark-read with the version the client last saw: a conditional update, so the first committed
+ * mutation wins and a stale client gets 409 and re-reads (A5). Status is never touched: a Sent
+ * notification stays Sent, and a worker's outcome that lost to this re-reads and re-applies.
+ */
+export async function markRead(db: Db, userId: string, id: string, expectedVersion: number, now: Date): Promise<NotificationRow> {
+  const [updated] = await db
+    .update(notifications)
+    .set({ readAt: now, updatedAt: now, version: sql`${notifications.version} + 1` })
+    .where(
+      and(
+        eq(notifications.id, id),
+        eq(notifications.recipientUserId, userId),
+        eq(notifications.version, expectedVersion),
+        isNull(notifications.readAt),
+      ),
+    )
+    .returning();
+  if (updated) return updated;
+  const current = await getOwnNotification(db, userId, id);
+  const decision = decideMarkRead(current, expectedVersion);
+  if (decision.kind === 'already-read') return current;
+  throw new AppError(
+    API_ERRORS.versionConflict,
+    `notification changed meanwhile (version ${current.version}, expected ${expectedVersion}); re-read it and retry`,
+    409,
+  );
+}

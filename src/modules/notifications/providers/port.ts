@@ -1,0 +1,34 @@
+import type { Channel } from '../model.ts';
+import type { SendResult } from '../rules.ts';
+
+/** One send of one notification in one delivery cycle, as an adapter needs it. */
+export interface Delivery {
+  notificationId: string;
+  deliveryCycle: number;
+  /** `NotificationId:DeliveryCycle`: providers dedupe on it, so a resend after a crash is swallowed. */
+  idempotencyKey: string;
+  channel: Channel;
+  recipientUserId: string;
+  /** Email address, phone number or push token; null for in-app. */
+  recipientAddress: string | null;
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/**
+ * The provider port. An adapter never throws for a provider's answer: it classifies it into a
+ * SendResult (retriable vs non-retriable codes). A throw is treated as NTF_PROVIDER_TRANSIENT.
+ */
+export interface NotificationProvider {
+  readonly key: string;
+  /** False for the declared-only adapters (telegram, max, whatsapp, viber). */
+  readonly implemented: boolean;
+  /** False when its settings are missing (e.g. no SMTP host); its notifications wait like A3. */
+  readonly configured: boolean;
+  send(delivery: Delivery, signal: AbortSignal): Promise<SendResult>;
+  close?(): Promise<void>;
+}
+
+export type ProviderState = 'available' | 'not_implemented' | 'not_configured' | 'unknown';

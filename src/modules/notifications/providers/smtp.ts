@@ -1,0 +1,67 @@
+import nodemailer from 'nodemailer';
+import { classifySmtpError, type SmtpErrorLike } from '../classify.ts';
+import { NTF } from '../model.ts';
+import type { NotificationProvider } from './port.ts';
+
+export interface SmtpOptions {
+  host: string;
+  port: number;
+  secure: boolean;
+  user?: string;
+  password?: string;
+  from: string;
+  messageIdDomain: string;
+  timeoutMs: number;
+  /** Pooled SMTP connections kept open. */
+  maxConnections?: number;
+}
+
+/** `<NotificationId.DeliveryCycle@domain>`: one Message-ID per notification and cycle. */
+export const messageIdOf = (notificationId: string, deliveryCycle: number, domain: string): string =>
+  `<${notificationId}.${deliveryCycle}@${domain}>`;
+
+/**
+ * Email over SMTP with nodemailer. The Message-ID is derived from the NotificationId, but SMTP has
+ * no provider-side dedupe: a worker that dies after the server accepted a message and before the
+ * commit sends it again in the next cycle. Email is therefore at-least-once (README "Notifications").
+ */
+export function createSmtpProvider(o: SmtpOptions): NotificationProvider {
+  const transport = nodemailer.createTransport({
+    pool: true,
+    host: o.host,
+    port: o.port,
+    secure: o.secure,
+    maxConnections: o.maxConnections ?? 5,
+    ...(o.user ? { auth: { user: o.user, pass: o.password ?? '' } } : {}),
+    connectionTimeout: o.timeoutMs,
+    greetingTimeout: o.timeoutMs,
+    socketTimeout: o.timeoutMs,
+  });
+  return {
+    key: 'smtp',
+    implemented: true,
+    configured: true,
+    async send(d, signal) {
+      if (!d.recipientAddress) return { ok: false, code: NTF.invalidRecipient };
+      const messageId = messageIdOf(d.notificationId, d.deliveryCycle, o.messageIdDomain);
+      try {
+        const info = await transport.sendMail({
+          from: o.from,
+          to: d.recipientAddress,
+          subject: d.title,
+          text: d.body || d.title,
+          messageId,
+          headers: { 'X-PIN-Notification-Id': d.notificationId, 'X-PIN-Delivery-Cycle': String(d.deliveryCycle) },
+          signal,
+        });
+        if (info.rejected.length > 0) return { ok: false, code: NTF.invalidRecipient };
+        return { ok: true, providerMessageId: (info.messageId || messageId).slice(0, 255) };
+      } catch (err) {
+        return { ok: false, code: classifySmtpError(err as SmtpErrorLike) };
+      }
+    },
+    async close() {
+      transport.close();
+    },
+  };
+}

@@ -1,0 +1,134 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { AppError, ErrorBody } from '../../platform/http/errors.ts';
+import {
+  ChannelConfigBody,
+  ChannelConfigReply,
+  ChannelParams,
+  CreatedReply,
+  CreateNotificationBody,
+  FeedQuery,
+  FeedReply,
+  IdParams,
+  MarkReadBody,
+  NotificationView,
+  notificationView,
+  PushTokenBody,
+  PushTokenDeleteBody,
+} from './api-schemas.ts';
+import { channelConfigView, loadChannelConfigs, putChannelConfig } from './channels.ts';
+import type { NotificationsContext } from './context.ts';
+import { API_ERRORS, type Channel } from './model.ts';
+import { createNotifications, getOwnNotification, markRead, readFeed } from './notifications.ts';
+import { registerPushToken, unregisterPushToken } from './push-tokens.ts';
+import type { ChannelConfigRow } from './schema.ts';
+
+const tags = ['notifications'];
+const Errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+/** Notifications REST: create (admin/system), feed and mark-read (user), channel config (admin), push tokens (user). */
+export function registerNotificationRoutes(app: FastifyInstance, ctx: NotificationsContext): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const admin = { preHandler: app.requireAdmin };
+  const user = { preHandler: app.requireUser };
+  const configReply = (c: ChannelConfigRow) => ({ ...channelConfigView(c), providerState: ctx.providers.state(c.providerKey) });
+
+  r.post(
+    '/api/notifications',
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary: 'Notify a user: the in-app copy is always stored and pushed; one row per external channel (Push: per device token)',
+        body: CreateNotificationBody,
+        response: { 201: CreatedReply, ...Errors },
+      },
+    },
+    async (req, reply) => {
+      const created = await ctx.db.transaction((tx) =>
+        createNotifications(tx, { ...req.body, correlationId: req.id }, ctx.clock.now(), ctx.providers),
+      );
+      for (const h of created.heldBack) ctx.metrics.skipped.inc(h);
+      return reply.status(201).send({ notifications: created.rows.map(notificationView), heldBack: created.heldBack });
+    },
+  );
+
+  r.get(
+    '/api/notifications',
+    { ...user, schema: { tags, summary: "The caller's in-app feed, newest first", querystring: FeedQuery, response: { 200: FeedReply, ...Errors } } },
+    async (req) => {
+      const rows = await readFeed(ctx.db, req.principal!.userId, req.query);
+      return { items: rows.map(notificationView), nextBefore: rows.length === req.query.limit ? rows.at(-1)!.id : null };
+    },
+  );
+
+  r.get(
+    '/api/notifications/:id',
+    { ...user, schema: { tags, summary: 'One of the caller’s notifications (re-read after a 409)', params: IdParams, response: { 200: NotificationView, ...Errors } } },
+    async (req) => notificationView(await getOwnNotification(ctx.db, req.principal!.userId, req.params.id)),
+  );
+
+  r.post(
+    '/api/notifications/:id/read',
+    {
+      ...user,
+      schema: {
+        tags,
+        summary: 'Mark read with the version last seen; 409 NTF_VERSION_CONFLICT when it changed meanwhile (re-read and retry)',
+        params: IdParams,
+        body: MarkReadBody,
+        response: { 200: NotificationView, ...Errors },
+      },
+    },
+    async (req) => {
+      try {
+        return notificationView(await markRead(ctx.db, req.principal!.userId, req.params.id, req.body.version, ctx.clock.now()));
+      } catch (err) {
+        if (err instanceof AppError && err.code === API_ERRORS.versionConflict) ctx.metrics.versionConflicts.inc({ writer: 'mark_read', resolution: 'rejected' });
+        throw err;
+      }
+    },
+  );
+
+  r.get(
+    '/api/notifications/channels',
+    { ...admin, schema: { tags, summary: 'Every channel config', response: { 200: Type.Object({ channels: Type.Array(ChannelConfigReply) }), ...Errors } } },
+    async () => ({ channels: [...(await loadChannelConfigs(ctx.pool)).values()].map(configReply) }),
+  );
+
+  r.put(
+    '/api/notifications/channels/:channel',
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary: 'Set a channel config (IsEnabled, ProviderKey, MaxAttempts, RetryBackoff Fixed/Exponential)',
+        params: ChannelParams,
+        body: ChannelConfigBody,
+        response: { 200: ChannelConfigReply, ...Errors },
+      },
+    },
+    async (req) => configReply(await putChannelConfig(ctx.db, req.params.channel as Channel, req.body, ctx.clock.now())),
+  );
+
+  r.post(
+    '/api/notifications/push-tokens',
+    { ...user, schema: { tags, summary: 'Register a device push token for the caller', body: PushTokenBody, response: { 204: Type.Null(), ...Errors } } },
+    async (req, reply) => {
+      await registerPushToken(ctx.db, req.principal!.userId, req.body.token, req.body.platform, ctx.clock.now());
+      return reply.status(204).send(null);
+    },
+  );
+
+  r.delete(
+    '/api/notifications/push-tokens',
+    { ...user, schema: { tags, summary: 'Remove one of the caller’s push tokens', body: PushTokenDeleteBody, response: { 204: Type.Null(), ...Errors } } },
+    async (req, reply) => {
+      if (!(await unregisterPushToken(ctx.db, req.principal!.userId, req.body.token))) {
+        throw new AppError(API_ERRORS.notFound, 'no such push token', 404);
+      }
+      return reply.status(204).send(null);
+    },
+  );
+}

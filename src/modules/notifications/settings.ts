@@ -1,0 +1,94 @@
+import { Type } from '@sinclair/typebox';
+
+const optionalUrl = (description: string) => Type.Optional(Type.String({ pattern: '^https?://', description }));
+const optionalSecret = (description: string) => Type.Optional(Type.String({ minLength: 16, description }));
+
+/**
+ * Settings of the notifications context (spread into ConfigSchema). Per-channel delivery rules
+ * (IsEnabled, ProviderKey, MaxAttempts, RetryBackoff) live in the channel_configs table and are changed
+ * through `PUT /api/notifications/channels/{channel}`; these are the process-wide knobs and the
+ * provider connections.
+ */
+export const notificationsSettings = {
+  NOTIFICATIONS_RETRY_INTERVAL_SECONDS: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 3600,
+    description: 'NotificationRetryWorker cycle (seed: every minute), under the lock notifications:retry-worker',
+  }),
+  NOTIFICATIONS_RETRY_BATCH_SIZE: Type.Integer({
+    default: 200,
+    minimum: 1,
+    maximum: 5000,
+    description: 'Due Failed notifications claimed per batch; a run repeats while batches come back full',
+  }),
+  NOTIFICATIONS_RETRY_MAX_RUN_SECONDS: Type.Integer({
+    default: 50,
+    minimum: 1,
+    maximum: 3600,
+    description: 'A retry run stops claiming new batches after this; the next cycle takes the rest',
+  }),
+  NOTIFICATIONS_DISPATCH_INTERVAL_MS: Type.Integer({
+    default: 5000,
+    minimum: 50,
+    maximum: 600_000,
+    description: 'Dispatcher timer for Pending notifications (a NOTIFY at commit wakes it at once)',
+  }),
+  NOTIFICATIONS_DISPATCH_BATCH_SIZE: Type.Integer({
+    default: 200,
+    minimum: 1,
+    maximum: 5000,
+    description: 'Pending notifications claimed per dispatcher batch',
+  }),
+  NOTIFICATIONS_SEND_CONCURRENCY: Type.Integer({
+    default: 32,
+    minimum: 1,
+    maximum: 1000,
+    description: 'Provider calls in flight at once within one batch',
+  }),
+  NOTIFICATIONS_CLAIM_LEASE_SECONDS: Type.Integer({
+    default: 300,
+    minimum: 10,
+    maximum: 86_400,
+    description: 'A claimed notification is skipped by other workers this long; a crashed worker\'s rows come back after it',
+  }),
+  NOTIFICATIONS_PROVIDER_TIMEOUT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 120_000,
+    description: 'Longest wait for one provider call; a timeout is NTF_PROVIDER_TRANSIENT',
+  }),
+  NOTIFICATIONS_MAX_REOPENS: Type.Integer({
+    default: 3,
+    minimum: 0,
+    maximum: 20,
+    description: 'How many times a failed delivery webhook may reopen a Sent notification (each reopen is a new DeliveryCycle)',
+  }),
+  NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS: Type.Integer({
+    default: 300,
+    minimum: 10,
+    maximum: 3600,
+    description: 'Webhook signatures older or newer than this (X-Signature-Timestamp) are refused as replays',
+  }),
+
+  NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
+  NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
+  NOTIFICATIONS_SMTP_SECURE: Type.Boolean({ default: false, description: 'Implicit TLS (port 465 style); false = STARTTLS when offered' }),
+  NOTIFICATIONS_SMTP_USER: Type.Optional(Type.String({ minLength: 1, description: 'SMTP auth user' })),
+  NOTIFICATIONS_SMTP_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: 'SMTP auth password' })),
+  NOTIFICATIONS_SMTP_FROM: Type.String({ default: 'PIN <no-reply@pin.local>', minLength: 3, description: 'From address of notification emails' }),
+  NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: Type.String({
+    default: 'notifications.pin.local',
+    minLength: 1,
+    description: 'Right-hand side of Message-ID <NotificationId.DeliveryCycle@domain>',
+  }),
+  NOTIFICATIONS_SMTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider smtp (unset = its webhook answers 401)'),
+
+  NOTIFICATIONS_SMS_HTTP_URL: optionalUrl('Base URL of the SMS gateway (provider http-sms); POST {url}/messages'),
+  NOTIFICATIONS_SMS_HTTP_SECRET: optionalSecret('Bearer credential for the SMS gateway'),
+  NOTIFICATIONS_SMS_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-sms'),
+
+  NOTIFICATIONS_PUSH_HTTP_URL: optionalUrl('Base URL of the push service (provider http-push, FCM style); POST {url}/send'),
+  NOTIFICATIONS_PUSH_HTTP_SECRET: optionalSecret('Bearer credential for the push service'),
+  NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-push'),
+};

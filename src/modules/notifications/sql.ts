@@ -1,0 +1,205 @@
+import { sql } from 'drizzle-orm';
+import type { Queryable, Tx } from '../../platform/db/index.ts';
+import type { Channel, Status } from './model.ts';
+
+/**
+ * The delivery SQL, one small function per statement over a client the caller passes (graphile-worker
+ * style). Claims take row locks with SKIP LOCKED and set a lease in the same statement, so two workers
+ * never hold one row; the provider call happens after the claim's transaction has ended.
+ */
+
+/** A claimed notification as the workers use it. */
+export interface ClaimedRow {
+  id: string;
+  recipientUserId: string;
+  channel: Channel;
+  recipientAddress: string | null;
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+  status: Status;
+  attempts: number;
+  terminal: boolean;
+  deliveryCycle: number;
+  version: number;
+  createdAt: Date;
+  correlationId: string | null;
+}
+
+const RETURNING = `n.id, n.recipient_user_id as "recipientUserId", n.channel, n.recipient_address as "recipientAddress",
+  n.title, n.body, n.data, n.status, n.attempts, n.terminal, n.delivery_cycle as "deliveryCycle", n.version,
+  n.created_at as "createdAt", n.correlation_id as "correlationId"`;
+
+export interface ClaimParams {
+  now: Date;
+  leaseOwner: string;
+  leaseUntil: Date;
+  /** Provider keys whose adapters are built and configured. */
+  availableProviders: string[];
+  limit: number;
+}
+
+/**
+ * Pending rows of enabled channels with a working adapter, oldest first. Rows of other channels are
+ * not claimed at all, so they never fill a batch while they wait (A3).
+ */
+export async function claimPending(q: Queryable, p: ClaimParams): Promise<ClaimedRow[]> {
+  const { rows } = await q.query<ClaimedRow>(
+    `with picked as (
+       select n.id from notifications.notifications n
+         join notifications.channel_configs c on c.channel = n.channel
+        where n.status = 'Pending' and c.is_enabled and c.provider_key = any($2::text[])
+          and (n.lease_expires_at is null or n.lease_expires_at <= $1)
+        order by n.id
+        limit $3
+        for update of n skip locked)
+     update notifications.notifications n set lease_owner = $4, lease_expires_at = $5
+       from picked where n.id = picked.id
+     returning ${RETURNING}`,
+    [p.now, p.availableProviders, p.limit, p.leaseOwner, p.leaseUntil],
+  );
+  return rows;
+}
+
+/**
+ * The retry worker's claim (seed step 3): Failed, not terminal, NextAttemptAt ≤ now, Attempts <
+ * MaxAttempts, channel enabled and implemented; earliest due first.
+ */
+export async function claimDueFailed(q: Queryable, p: ClaimParams): Promise<ClaimedRow[]> {
+  const { rows } = await q.query<ClaimedRow>(
+    `with picked as (
+       select n.id from notifications.notifications n
+         join notifications.channel_configs c on c.channel = n.channel
+        where n.status = 'Failed' and not n.terminal and n.next_attempt_at <= $1
+          and n.attempts < c.max_attempts and c.is_enabled and c.provider_key = any($2::text[])
+          and (n.lease_expires_at is null or n.lease_expires_at <= $1)
+        order by n.next_attempt_at
+        limit $3
+        for update of n skip locked)
+     update notifications.notifications n set lease_owner = $4, lease_expires_at = $5
+       from picked where n.id = picked.id
+     returning ${RETURNING}`,
+    [p.now, p.availableProviders, p.limit, p.leaseOwner, p.leaseUntil],
+  );
+  return rows;
+}
+
+export type ExhaustedRow = {
+  id: string;
+  channel: Channel;
+  deliveryCycle: number;
+  lastError: string | null;
+  attempts: number;
+  correlationId: string | null;
+};
+
+/**
+ * Failed rows that already used MaxAttempts (it was lowered after they failed) would wait forever,
+ * outside every claim: they become terminal here, with their cycle's event in the same transaction.
+ */
+export async function terminalizeExhausted(tx: Tx, now: Date, limit: number): Promise<ExhaustedRow[]> {
+  const result = await tx.execute<ExhaustedRow>(sql`
+    with exhausted as (
+      select n.id from notifications.notifications n
+        join notifications.channel_configs c on c.channel = n.channel
+       where n.status = 'Failed' and not n.terminal and n.attempts >= c.max_attempts
+         and (n.lease_expires_at is null or n.lease_expires_at <= ${now.toISOString()}::timestamptz)
+       limit ${limit}
+       for update of n skip locked)
+    update notifications.notifications n
+       set terminal = true, next_attempt_at = null, version = n.version + 1, updated_at = ${now.toISOString()}::timestamptz,
+           lease_owner = null, lease_expires_at = null
+      from exhausted where n.id = exhausted.id
+    returning n.id, n.channel, n.delivery_cycle as "deliveryCycle", n.last_error as "lastError", n.attempts,
+              n.correlation_id as "correlationId"`);
+  return result.rows;
+}
+
+/** Gives claimed rows back untouched (stop signal, skipped rows), so the next run takes them at once. */
+export async function releaseLeases(q: Queryable, ids: string[], leaseOwner: string): Promise<void> {
+  if (ids.length === 0) return;
+  await q.query(
+    `update notifications.notifications set lease_owner = null, lease_expires_at = null
+      where id = any($1::uuid[]) and lease_owner = $2`,
+    [ids, leaseOwner],
+  );
+}
+
+/** The new delivery state of one row, applied only if the row still has `version` (A5). */
+export interface OutcomeWrite {
+  id: string;
+  version: number;
+  status: 'Sent' | 'Failed';
+  attempts: number;
+  terminal: boolean;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  providerMessageId: string | null;
+}
+
+/**
+ * Records many outcomes in one statement. A row whose version moved on (mark-read, webhook, another
+ * worker) or that became final is left alone and not returned: the caller re-reads it.
+ */
+export async function writeOutcomes(tx: Tx, writes: OutcomeWrite[], now: Date): Promise<Set<string>> {
+  if (writes.length === 0) return new Set();
+  const result = await tx.execute<{ id: string }>(sql`
+    update notifications.notifications n set
+      status = v.status, attempts = v.attempts, terminal = v.terminal, last_error = v."lastError",
+      next_attempt_at = v."nextAttemptAt",
+      provider_message_id = case when v.status = 'Sent' then v."providerMessageId" else n.provider_message_id end,
+      sent_at = case when v.status = 'Sent' then ${now.toISOString()}::timestamptz else n.sent_at end,
+      version = n.version + 1, updated_at = ${now.toISOString()}::timestamptz,
+      lease_owner = null, lease_expires_at = null
+    from jsonb_to_recordset(${JSON.stringify(writes)}::jsonb) as v(
+      id uuid, version int, status text, attempts int, terminal boolean, "lastError" text,
+      "nextAttemptAt" timestamptz, "providerMessageId" text)
+    where n.id = v.id and n.version = v.version and n.status <> 'Sent' and not n.terminal
+    returning n.id`);
+  return new Set(result.rows.map((r) => r.id));
+}
+
+/** The row's current delivery state under a row lock, for re-applying an outcome that lost a race. */
+export async function lockDeliveryState(
+  tx: Tx,
+  id: string,
+): Promise<{ status: Status; attempts: number; terminal: boolean; version: number; deliveryCycle: number } | undefined> {
+  const result = await tx.execute<{ status: Status; attempts: number; terminal: boolean; version: number; deliveryCycle: number }>(sql`
+    select status, attempts, terminal, version, delivery_cycle as "deliveryCycle"
+      from notifications.notifications where id = ${id} for update`);
+  return result.rows[0];
+}
+
+export async function deletePushTokens(tx: Tx, tokens: string[]): Promise<number> {
+  if (tokens.length === 0) return 0;
+  const result = await tx.execute(sql`
+    delete from notifications.push_tokens where token in (select jsonb_array_elements_text(${JSON.stringify(tokens)}::jsonb))`);
+  return result.rowCount ?? 0;
+}
+
+export interface ChannelBacklog {
+  channel: Channel;
+  isEnabled: boolean;
+  providerKey: string;
+  failedBacklog: number;
+  oldestDueAgeSeconds: number;
+  /** Pending plus non-terminal Failed: what waits if the channel cannot send. */
+  held: number;
+}
+
+/** One grouped read for the gauges; only Pending and non-terminal Failed rows (partial indexes). */
+export async function backlogByChannel(q: Queryable, now: Date): Promise<ChannelBacklog[]> {
+  const { rows } = await q.query<ChannelBacklog>(
+    `select c.channel, c.is_enabled as "isEnabled", c.provider_key as "providerKey",
+            count(n.id) filter (where n.status = 'Failed')::int as "failedBacklog",
+            coalesce(extract(epoch from $1::timestamptz - min(n.next_attempt_at) filter (
+              where n.status = 'Failed' and n.next_attempt_at <= $1 and n.attempts < c.max_attempts)), 0)::float8 as "oldestDueAgeSeconds",
+            count(n.id)::int as held
+       from notifications.channel_configs c
+       left join notifications.notifications n
+         on n.channel = c.channel and (n.status = 'Pending' or (n.status = 'Failed' and not n.terminal))
+      group by c.channel, c.is_enabled, c.provider_key`,
+    [now],
+  );
+  return rows;
+}

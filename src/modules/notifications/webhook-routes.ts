@@ -1,0 +1,92 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { AppError, ErrorBody } from '../../platform/http/errors.ts';
+import { WebhookBody, WebhookParams, WebhookReply } from './api-schemas.ts';
+import type { NotificationsContext } from './context.ts';
+import { API_ERRORS } from './model.ts';
+import { parseReference } from './rules.ts';
+import { applyReceipt } from './webhook.ts';
+import { checkWebhookSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './webhook-signature.ts';
+
+const header = (req: FastifyRequest, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/**
+ * `POST /api/notifications/providers/{providerKey}/webhook`: delivery receipts. The HMAC is checked
+ * over the raw bytes before the body is even validated, so an unsigned or wrongly signed request
+ * gets 401 and changes nothing.
+ */
+export async function registerWebhookRoutes(app: FastifyInstance, ctx: NotificationsContext): Promise<void> {
+  const secrets: Record<string, string | undefined> = {
+    smtp: ctx.config.NOTIFICATIONS_SMTP_WEBHOOK_SECRET,
+    'http-sms': ctx.config.NOTIFICATIONS_SMS_HTTP_WEBHOOK_SECRET,
+    'http-push': ctx.config.NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET,
+  };
+  const rawBodies = new WeakMap<FastifyRequest, string>();
+
+  // Own encapsulated scope: the raw-body JSON parser applies to the webhook only.
+  await app.register(async (scope) => {
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+      rawBodies.set(req, body as string);
+      // Unreadable JSON still reaches the signature check (401 when unsigned), then fails validation.
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body as string);
+      } catch {
+        parsed = undefined;
+      }
+      done(null, parsed);
+    });
+    const r = scope.withTypeProvider<TypeBoxTypeProvider>();
+    r.post(
+      '/api/notifications/providers/:providerKey/webhook',
+      {
+        preValidation: async (req) => {
+          const providerKey = (req.params as { providerKey: string }).providerKey;
+          if (!(providerKey in secrets)) throw new AppError(API_ERRORS.unknownProvider, `no webhook for provider '${providerKey}'`, 404);
+          const secret = secrets[providerKey];
+          const check = secret
+            ? checkWebhookSignature({
+                secret,
+                rawBody: rawBodies.get(req) ?? '',
+                signature: header(req, SIGNATURE_HEADER),
+                timestamp: header(req, TIMESTAMP_HEADER),
+                now: ctx.clock.now(),
+                maxSkewSeconds: ctx.config.NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS,
+              })
+            : 'missing';
+          if (check !== 'ok') {
+            ctx.metrics.webhooks.inc({ provider: providerKey, result: 'unauthorized' });
+            throw new AppError(API_ERRORS.badSignature, secret ? `webhook signature ${check}` : 'webhook secret not configured', 401);
+          }
+        },
+        schema: {
+          tags: ['notifications'],
+          summary: 'Delivery receipt from a provider (HMAC-signed): delivered confirms, failed reopens Sent → Failed in a new DeliveryCycle',
+          params: WebhookParams,
+          body: WebhookBody,
+          response: { 200: WebhookReply, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+        },
+      },
+      async (req) => {
+        const ref = parseReference(req.body.clientReference);
+        if (!ref) throw new AppError('NTF_WEBHOOK_REFERENCE_INVALID', 'clientReference is not a NotificationId', 400);
+        const deliveryCycle = req.body.deliveryCycle ?? ref.deliveryCycle;
+        const result = await applyReceipt(
+          { db: ctx.db, metrics: ctx.metrics, log: ctx.log, maxReopens: ctx.config.NOTIFICATIONS_MAX_REOPENS },
+          req.params.providerKey,
+          {
+            notificationId: ref.notificationId,
+            outcome: req.body.status,
+            ...(deliveryCycle === undefined ? {} : { deliveryCycle }),
+            ...(req.body.providerMessageId ? { providerMessageId: req.body.providerMessageId } : {}),
+          },
+          ctx.clock.now(),
+        );
+        return { result };
+      },
+    );
+  });
+}

@@ -1,0 +1,119 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../platform/db/index.ts';
+import type { Logger } from '../../platform/observability/logger.ts';
+import { enqueue } from '../../platform/outbox/enqueue.ts';
+import { dispatchedEvent } from './events.ts';
+import type { NotificationMetrics } from './metrics.ts';
+import { NTF, PROVIDERS_OF, type Channel, type Status } from './model.ts';
+import { decideReceipt, idempotencyKeyOf, type ReceiptDecision } from './rules.ts';
+
+export interface DeliveryReceipt {
+  notificationId: string;
+  deliveryCycle?: number;
+  outcome: 'delivered' | 'failed';
+  providerMessageId?: string;
+}
+
+export type ReceiptResult =
+  | 'confirmed'
+  | 'marked_sent'
+  | 'reopened'
+  | 'terminal'
+  | 'unknown_notification'
+  | 'provider_mismatch'
+  | Extract<ReceiptDecision, { kind: 'ignore' }>['reason'];
+
+type LockedRow = {
+  id: string;
+  channel: Channel;
+  status: Status;
+  terminal: boolean;
+  deliveryCycle: number;
+  deliveredAt: Date | null;
+  providerMessageId: string | null;
+  correlationId: string | null;
+};
+
+/**
+ * Applies an authenticated delivery receipt in one transaction with its event: delivered confirms a
+ * Sent row (or records Sent for a row whose acceptance was never committed, A4); failed reopens Sent
+ * → Failed in a new DeliveryCycle, due at once, at most MaxReopens times, then terminal Failed (AC7).
+ * The row is locked, so a worker's outcome racing this loses the version check and re-reads (A5).
+ */
+export async function applyReceipt(
+  deps: { db: Db; metrics: NotificationMetrics; log: Logger; maxReopens: number },
+  providerKey: string,
+  receipt: DeliveryReceipt,
+  now: Date,
+): Promise<ReceiptResult> {
+  let channel: Channel | 'unknown' = 'unknown';
+  const result = await deps.db.transaction(async (tx): Promise<ReceiptResult> => {
+    const found = await tx.execute<LockedRow>(sql`
+      select id, channel, status, terminal, delivery_cycle as "deliveryCycle", delivered_at as "deliveredAt",
+             provider_message_id as "providerMessageId", correlation_id as "correlationId"
+        from notifications.notifications where id = ${receipt.notificationId} for update`);
+    const row = found.rows[0];
+    if (!row) return 'unknown_notification';
+    channel = row.channel;
+    if (!PROVIDERS_OF[row.channel]?.includes(providerKey)) return 'provider_mismatch';
+    const decision = decideReceipt(row, receipt, deps.maxReopens);
+    const ts = now.toISOString();
+    switch (decision.kind) {
+      case 'ignore':
+        return decision.reason;
+      case 'confirm':
+        await tx.execute(sql`
+          update notifications.notifications set delivered_at = ${ts}::timestamptz, updated_at = ${ts}::timestamptz, version = version + 1
+           where id = ${row.id}`);
+        return 'confirmed';
+      case 'mark-sent': {
+        const providerMessageId = (receipt.providerMessageId ?? row.providerMessageId ?? idempotencyKeyOf(row.id, row.deliveryCycle)).slice(0, 255);
+        await tx.execute(sql`
+          update notifications.notifications
+             set status = 'Sent', provider_message_id = ${providerMessageId}, delivered_at = ${ts}::timestamptz,
+                 sent_at = ${ts}::timestamptz, next_attempt_at = null, last_error = null,
+                 updated_at = ${ts}::timestamptz, version = version + 1
+           where id = ${row.id}`);
+        await enqueue(
+          tx,
+          dispatchedEvent({ notificationId: row.id, channel: row.channel, deliveryCycle: row.deliveryCycle, status: 'Sent', providerMessageId, correlationId: row.correlationId }, now),
+        );
+        return 'marked_sent';
+      }
+      case 'reopen':
+        // Attempts restart for the new cycle; its Idempotency-Key differs, so the provider sends again.
+        await tx.execute(sql`
+          update notifications.notifications
+             set status = 'Failed', terminal = false, delivery_cycle = ${decision.deliveryCycle}, attempts = 0,
+                 next_attempt_at = ${ts}::timestamptz, last_error = ${NTF.deliveryFailed}, provider_message_id = null,
+                 delivered_at = null, lease_owner = null, lease_expires_at = null,
+                 updated_at = ${ts}::timestamptz, version = version + 1
+           where id = ${row.id}`);
+        return 'reopened';
+      case 'terminal':
+        await tx.execute(sql`
+          update notifications.notifications
+             set status = 'Failed', terminal = true, last_error = ${NTF.deliveryFailed}, next_attempt_at = null,
+                 delivered_at = null, updated_at = ${ts}::timestamptz, version = version + 1
+           where id = ${row.id}`);
+        await enqueue(
+          tx,
+          dispatchedEvent(
+            { notificationId: row.id, channel: row.channel, deliveryCycle: row.deliveryCycle, status: 'Failed', errorCode: NTF.deliveryFailed, correlationId: row.correlationId },
+            now,
+          ),
+        );
+        return 'terminal';
+    }
+  });
+  deps.metrics.webhooks.inc({ provider: providerKey, result });
+  if (result === 'marked_sent') deps.metrics.dispatchedEvents.inc({ status: 'Sent' });
+  if (result === 'terminal') {
+    deps.metrics.dispatchedEvents.inc({ status: 'Failed' });
+    deps.metrics.terminalFailures.inc({ channel, reason: 'delivery_failed', code: NTF.deliveryFailed });
+  }
+  if (result === 'reopened' || result === 'terminal') {
+    deps.log.info({ notificationId: receipt.notificationId, provider: providerKey, result }, 'delivery webhook reported a failed delivery');
+  }
+  return result;
+}

@@ -1,0 +1,172 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import pg from 'pg';
+import { createPool } from '../../../src/platform/db/index.ts';
+import { newId } from '../../../src/platform/time.ts';
+import { standaloneWorkers } from './fixtures/standalone-worker.ts';
+import { dispatchedEvents, MINUTE, notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored } from './support.ts';
+import type { ProviderRequest } from './providers-support.ts';
+
+const w = await notificationsWorld({ NOTIFICATIONS_RETRY_BATCH_SIZE: '10', NOTIFICATIONS_SEND_CONCURRENCY: '4' });
+const a = w.main;
+await setChannel(a, 'Sms', { maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
+const phone = () => `+7988${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+
+const within = <T>(p: Promise<T>, what: string, ms = 15_000): Promise<T> =>
+  Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out: ${what}`)), ms).unref())]);
+
+async function waitFor(check: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Runs one worker pass in a child process and kills it (SIGKILL) after the provider accepted the
+ * message and while the outcome waits to commit: the test holds the row's lock until the child is
+ * blocked on it, then kills it. Returns the request the provider accepted.
+ */
+async function crashBetweenAcceptanceAndCommit(mode: 'dispatch' | 'retry', id: string): Promise<ProviderRequest> {
+  const gate = w.http.hold();
+  const child = spawn(process.execPath, ['test/modules/notifications/fixtures/crashing-worker.ts', mode], {
+    env: { ...process.env, WORKER_DATABASE_URL: w.database.url, WORKER_ENV: JSON.stringify(w.env) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const locker = new pg.Client({ connectionString: w.database.url });
+  await locker.connect();
+  try {
+    const accepted = await within(gate.arrived, 'the provider to receive the send');
+    await locker.query('begin');
+    await locker.query('select id from notifications.notifications where id = $1 for update', [id]);
+    gate.release();
+    await waitFor(async () => {
+      const { rows } = await locker.query(
+        `select 1 from pg_stat_activity where application_name = 'ntf-crash-worker' and wait_event_type = 'Lock'`,
+      );
+      return rows.length > 0;
+    }, 'the worker to block on committing its outcome');
+    child.kill('SIGKILL');
+    await exited;
+    // The server notices the dead client on its next read; end its sessions now so nothing lingers.
+    await locker.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'ntf-crash-worker'`);
+    await locker.query('rollback');
+    return accepted;
+  } finally {
+    child.kill('SIGKILL');
+    await locker.end();
+  }
+}
+
+describe('concurrency and crashes', () => {
+  test('AC4: two worker instances running at once never send one notification twice (row locks + leases)', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push(await seedFailed(a.pool, { channel: 'Sms', address: phone(), dueAt: a.clock.now() }));
+    const secondPool = createPool(w.database.url, 4);
+    const one = standaloneWorkers(a.pool, w.env, a.clock);
+    const two = standaloneWorkers(secondPool, w.env, a.clock);
+    w.http.setLatency(15);
+    const ctx = () => ({ jobRunId: newId(), signal: new AbortController().signal, now: () => a.clock.now() });
+    try {
+      const [c1, c2] = await Promise.all([one.retry.runOnce(ctx()), two.retry.runOnce(ctx())]);
+      assert.equal(c1.claimed + c2.claimed, 40);
+      assert.ok(c1.claimed > 0 && c2.claimed > 0, `both instances worked (${c1.claimed} / ${c2.claimed})`);
+    } finally {
+      w.http.setLatency(0);
+      await Promise.all([one.close(), two.close()]);
+      await secondPool.end();
+    }
+    for (const id of ids) {
+      assert.equal(w.http.requestsFor(id).length, 1, `one send for ${id}`);
+      assert.equal((await stored(a.pool, id)).status, 'Sent');
+      assert.equal((await dispatchedEvents(a.pool, id)).length, 1);
+    }
+  });
+
+  test('AC4: the distributed lock notifications:retry-worker lets one replica run the cycle; the other skips', async () => {
+    const replica = await w.replica();
+    replica.clock.set(a.clock.now());
+    const id = await seedFailed(a.pool, { channel: 'Sms', address: phone(), dueAt: a.clock.now() });
+    const gate = w.http.hold();
+    const first = a.runRetry();
+    await within(gate.arrived, 'the first replica to send');
+    const second = await replica.runRetry();
+    assert.equal(second.outcome, 'skipped');
+    assert.equal(second.skipReason, 'lock_busy');
+    gate.release();
+    assert.equal((await first).counts.sent, 1);
+    assert.equal(w.http.requestsFor(id).length, 1);
+  });
+
+  test('AC6: a worker killed between the provider accepting and the commit causes no second message', async () => {
+    const id = await seedFailed(a.pool, { channel: 'Sms', address: phone(), dueAt: new Date(Date.now() - MINUTE) });
+    const accepted = await crashBetweenAcceptanceAndCommit('retry', id);
+    const key = `${id}:1`;
+    assert.equal(accepted.idempotencyKey, key);
+    assert.ok(w.http.delivered.has(key), 'the provider accepted the message');
+
+    const afterCrash = await stored(a.pool, id);
+    assert.equal(afterCrash.status, 'Failed', 'the outcome never committed');
+    assert.equal(afterCrash.attempts, 1);
+    assert.notEqual(afterCrash.lease_owner, null, 'the dead worker still holds the lease');
+
+    // Once the lease runs out the next cycle resends with the same key; the provider swallows it.
+    a.clock.set(new Date(Date.now() + a.config.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000 + 1000));
+    assert.equal((await a.runRetry()).counts.sent, 1);
+    const requests = w.http.requestsFor(id);
+    assert.equal(requests.length, 2);
+    assert.ok(requests.every((r) => r.idempotencyKey === key));
+    assert.equal([...w.http.delivered.keys()].filter((k) => k.startsWith(id)).length, 1, 'one message reached the recipient');
+    const row = await stored(a.pool, id);
+    assert.equal(row.status, 'Sent');
+    assert.equal(row.provider_message_id, w.http.delivered.get(key));
+    assert.equal((await dispatchedEvents(a.pool, id)).length, 1);
+  });
+
+  test('A4: after a dispatcher crash the delivery webhook confirms the accepted message: Sent, no resend', async () => {
+    a.clock.set(new Date());
+    const { byChannel } = await notify(a, { channels: ['Sms'], phone: phone() });
+    const id = byChannel.get('Sms')!.id;
+    await crashBetweenAcceptanceAndCommit('dispatch', id);
+    assert.equal((await stored(a.pool, id)).status, 'Pending');
+    const providerMessageId = w.http.delivered.get(`${id}:1`)!;
+
+    const res = await postReceipt(a, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'delivered', providerMessageId });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().result, 'marked_sent');
+    const row = await stored(a.pool, id);
+    assert.equal(row.status, 'Sent');
+    assert.equal(row.provider_message_id, providerMessageId);
+    assert.notEqual(row.delivered_at, null);
+
+    a.clock.advance(a.config.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000 + 60 * MINUTE);
+    await a.runDispatch();
+    await a.runRetry();
+    assert.equal(w.http.requestsFor(id).length, 1, 'nothing is sent again');
+    const events = await dispatchedEvents(a.pool, id);
+    assert.deepEqual(events.map((e) => [e.payload.Status, e.payload.ProviderMessageId]), [['Sent', providerMessageId]]);
+  });
+
+  test('a stop asked mid-batch starts no new sends, records the ones made and gives the rest back at once', async () => {
+    a.clock.set(new Date());
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await seedFailed(a.pool, { channel: 'Sms', address: phone(), dueAt: a.clock.now() }));
+    const solo = standaloneWorkers(a.pool, { ...w.env, NOTIFICATIONS_SEND_CONCURRENCY: '1', NOTIFICATIONS_RETRY_BATCH_SIZE: '5' }, a.clock);
+    const stop = new AbortController();
+    const gate = w.http.hold();
+    const run = solo.retry.runOnce({ jobRunId: newId(), signal: stop.signal, now: () => a.clock.now() });
+    await within(gate.arrived, 'the first send');
+    stop.abort();
+    gate.release();
+    const counts = await run;
+    await solo.close();
+    assert.equal(counts.sent, 1);
+    assert.equal(counts.released, 4);
+    const rows = await Promise.all(ids.map((id) => stored(a.pool, id)));
+    assert.equal(rows.filter((r) => r.status === 'Sent').length, 1);
+    assert.ok(rows.every((r) => r.lease_owner === null), 'no row stays leased');
+  });
+});
