@@ -2,6 +2,7 @@
  * Writes a new SQL migration for one part from its Drizzle schema:
  *   npm run db:generate -- platform add_job_columns
  *   npm run db:generate -- user-activity sessions
+ *   npm run db:generate -- messenger.realtime outbox   (src/modules/messenger/schema.realtime.ts)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,8 +12,10 @@ if (!part || !name || !/^[a-z0-9_]+$/.test(name)) {
   process.stderr.write('usage: npm run db:generate -- <platform|module> <snake_case_name>\n');
   process.exit(2);
 }
-if (part !== 'platform' && !existsSync(`src/modules/${part}/schema.ts`)) {
-  process.stderr.write(`no src/modules/${part}/schema.ts\n`);
+const [module, sub] = part.split('.');
+const schemaFile = `src/modules/${module}/schema${sub ? `.${sub}` : ''}.ts`;
+if (part !== 'platform' && !existsSync(schemaFile)) {
+  process.stderr.write(`no ${schemaFile}\n`);
   process.exit(2);
 }
 const res = spawnSync('npx', ['drizzle-kit', 'generate', '--name', name], {

@@ -46,7 +46,7 @@ export async function migrateDatabase(pool: pg.Pool): Promise<void> {
     for (const part of migrationParts()) {
       await migrate(drizzle(client), {
         migrationsFolder: join(MIGRATIONS_DIR, part),
-        migrationsTable: `__drizzle_migrations_${part.replace(/-/g, '_')}`,
+        migrationsTable: `__drizzle_migrations_${part.replace(/[^a-z0-9]/gi, '_')}`,
       });
     }
   } finally {
