@@ -11,19 +11,13 @@
  * BENCH_PG_FAST=1 (fsync off, as the tests run; default keeps durability on).
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { cpus, totalmem } from 'node:os';
-import { rmSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
-import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { TOPICS } from '../../src/event-topics.ts';
-import { startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
 import { createDb, createPool, migrateDatabase } from '../../src/platform/db/index.ts';
 import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
 import { topicsToCreate } from '../../src/platform/events/topics.ts';
 import { createJobRunner } from '../../src/platform/jobs/index.ts';
-import { createLogger } from '../../src/platform/observability/logger.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
 import { systemClock } from '../../src/platform/time.ts';
@@ -32,6 +26,7 @@ import { identitySettingsFrom, type IdentityContext } from '../../src/modules/id
 import { getTask } from '../../src/modules/identity/fanout-sql.ts';
 import { createIdentityMetrics } from '../../src/modules/identity/metrics.ts';
 import { setRolePermissions } from '../../src/modules/identity/role-operations.ts';
+import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 50_000);
 const brokers = process.env.KAFKA_BROKERS;
@@ -40,29 +35,11 @@ if (!brokers) {
   process.exit(2);
 }
 const config = loadConfig({ ...process.env, IDENTITY_ACCESS_FANOUT_BATCH_SIZE: process.env.BENCH_BATCH_SIZE });
-// Logs go to stderr: stdout carries the one JSON line.
-const log = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn', pino.destination(2));
-const say = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const log = benchLogger('warn');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
-const pgPort = await freePort();
-const dataDir = `/tmp/pin-bench-fanout-pg-${pgPort}`;
-rmSync(dataDir, { recursive: true, force: true });
-const pgServer = await startEmbeddedPostgres({
-  dataDir,
-  port: pgPort,
-  log,
-  database: 'bench',
-  flags: process.env.BENCH_PG_FAST === '1' ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : [],
-});
+const pgServer = await startBenchPostgres(log);
 const pool = createPool(pgServer.url, 20, log);
 await migrateDatabase(pool);
 const db = createDb(pool);
@@ -143,15 +120,13 @@ await admin.deleteTopics({ topics: (await admin.listTopics()).filter((t) => t.st
 await admin.disconnect();
 await pool.end();
 await pgServer.stop();
-rmSync(dataDir, { recursive: true, force: true });
 
 const seconds = (at: number | null) => (at === null ? null : Number(((at - t0) / 1000).toFixed(2)));
-const cpu = cpus();
 console.log(
   JSON.stringify({
     bench: 'access-fanout',
-    machine: { cpus: cpu.length, model: cpu[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
-    postgres: { durability: process.env.BENCH_PG_FAST === '1' ? 'fsync off' : 'default (fsync on)' },
+    machine: machine(),
+    postgres: { durability: pgServer.durability },
     users: USERS,
     otherAssignmentsPerUser: 3,
     batchSize: settings.fanOut.batchSize,

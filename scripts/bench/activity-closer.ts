@@ -13,15 +13,9 @@
  * BENCH_OUTBOX_BATCH (publisher batch, 1000 = default), BENCH_PG_FAST=1 (fsync off, as the tests run).
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { cpus, totalmem } from 'node:os';
-import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
-import { pino } from 'pino';
-import { startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
 import { createPool, migrateDatabase } from '../../src/platform/db/index.ts';
-import { createLogger } from '../../src/platform/observability/logger.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
 import { topicsToCreate } from '../../src/platform/events/topics.ts';
@@ -30,6 +24,7 @@ import { newId, type Clock } from '../../src/platform/time.ts';
 import { EVENT_TOPICS, TOPICS } from '../../src/event-topics.ts';
 import { createActivityCloser, type CloserCounts } from '../../src/modules/user-activity/activity-closer.ts';
 import { DEFAULT_CLOSER_OPTIONS } from '../../src/modules/user-activity/rules.ts';
+import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const SESSIONS = env('BENCH_SESSIONS', 10_000);
@@ -42,28 +37,10 @@ if (!brokers) {
   process.stderr.write('KAFKA_BROKERS is unset: eval "$(bash scripts/services.sh up)" first\n');
   process.exit(2);
 }
-// Logs go to stderr: stdout carries the one JSON line.
-const log = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn', pino.destination(2));
-const say = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const log = benchLogger('warn');
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
-const pgPort = await freePort();
-const dataDir = `/tmp/pin-bench-pg-${pgPort}`;
-rmSync(dataDir, { recursive: true, force: true });
-const pgServer = await startEmbeddedPostgres({
-  dataDir,
-  port: pgPort,
-  log,
-  database: 'bench',
-  flags: process.env.BENCH_PG_FAST === '1' ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : [],
-});
+const pgServer = await startBenchPostgres(log);
 const pool = createPool(pgServer.url, 10, log);
 await migrateDatabase(pool);
 
@@ -189,14 +166,12 @@ await admin
 await admin.disconnect();
 await pool.end();
 await pgServer.stop();
-rmSync(dataDir, { recursive: true, force: true });
 
-const cpu = cpus();
 console.log(
   JSON.stringify({
     bench: 'activity-closer',
-    machine: { cpus: cpu.length, model: cpu[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
-    postgres: { durability: process.env.BENCH_PG_FAST === '1' ? 'fsync off' : 'default (fsync on)' },
+    machine: machine(),
+    postgres: { durability: pgServer.durability },
     load: { sessions: SESSIONS, viewsPerSession: VIEWS, events: EVENTS, closerBatchSize: BATCH, outboxBatchSize: OUTBOX_BATCH },
     oneInstance: one,
     oneInstancePublisherAlongside: oneWithPublisher,

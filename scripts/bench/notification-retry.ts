@@ -9,34 +9,22 @@
  */
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
-import { cpus, totalmem } from 'node:os';
-import { rmSync } from 'node:fs';
-import { pino } from 'pino';
 import { loadConfig } from '../../src/config.ts';
-import { startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
 import { createDb, createPool, migrateDatabase } from '../../src/platform/db/index.ts';
-import { createLogger } from '../../src/platform/observability/logger.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { createHub } from '../../src/platform/realtime/index.ts';
 import { newId, systemClock } from '../../src/platform/time.ts';
 import { createNotificationMetrics } from '../../src/modules/notifications/metrics.ts';
 import { createProviders } from '../../src/modules/notifications/providers/registry.ts';
 import { createRetryWorker } from '../../src/modules/notifications/retry-worker.job.ts';
+import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const COUNT = env('BENCH_NOTIFICATIONS', 20_000);
 const BATCH = env('BENCH_BATCH_SIZE', 200); // NOTIFICATIONS_RETRY_BATCH_SIZE default
 const CONCURRENCY = env('BENCH_CONCURRENCY', 32); // NOTIFICATIONS_SEND_CONCURRENCY default
-const log = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn', pino.destination(2));
-const say = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const log = benchLogger('warn');
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 // The provider: answers every POST with 200 and a message id, like an SMS gateway on localhost.
 let providerRequests = 0;
@@ -52,16 +40,7 @@ provider.keepAliveTimeout = 30_000;
 await new Promise<void>((r) => provider.listen(0, '127.0.0.1', r));
 const providerUrl = `http://127.0.0.1:${(provider.address() as { port: number }).port}`;
 
-const pgPort = await freePort();
-const dataDir = `/tmp/pin-bench-pg-${pgPort}`;
-rmSync(dataDir, { recursive: true, force: true });
-const pgServer = await startEmbeddedPostgres({
-  dataDir,
-  port: pgPort,
-  log,
-  database: 'bench',
-  flags: process.env.BENCH_PG_FAST === '1' ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : [],
-});
+const pgServer = await startBenchPostgres(log);
 const pool = createPool(pgServer.url, 20, log);
 await migrateDatabase(pool);
 
@@ -110,16 +89,14 @@ await providers.close();
 await hub.close();
 await pool.end();
 await pgServer.stop();
-rmSync(dataDir, { recursive: true, force: true });
 provider.close();
 provider.closeAllConnections();
 
-const cpu = cpus();
 console.log(
   JSON.stringify({
     bench: 'notification-retry',
-    machine: { cpus: cpu.length, model: cpu[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
-    postgres: { durability: process.env.BENCH_PG_FAST === '1' ? 'fsync off' : 'default (fsync on)' },
+    machine: machine(),
+    postgres: { durability: pgServer.durability },
     notifications: COUNT,
     batchSize: BATCH,
     concurrency: CONCURRENCY,

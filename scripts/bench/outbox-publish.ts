@@ -14,15 +14,9 @@
  * BENCH_PG_FAST=1 (fsync off as in the tests; default keeps PostgreSQL's durable defaults).
  */
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { cpus, totalmem } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { Kafka, logLevel } from 'kafkajs';
-import { pino } from 'pino';
-import { startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
 import { createDb, createPool, migrateDatabase, type Db } from '../../src/platform/db/index.ts';
-import { createLogger } from '../../src/platform/observability/logger.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
 import { topicsToCreate } from '../../src/platform/events/topics.ts';
@@ -30,6 +24,7 @@ import { enqueue, type NewEvent } from '../../src/platform/outbox/enqueue.ts';
 import { createOutboxPublisher, outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
 import { createJobRunner } from '../../src/platform/jobs/index.ts';
 import { newId } from '../../src/platform/time.ts';
+import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const EVENTS = env('BENCH_EVENTS', 100_000);
@@ -39,9 +34,7 @@ const SECONDS = env('BENCH_SECONDS', 30);
 const WRITERS = process.env.BENCH_WRITERS === 'main' ? 'main' : 'thread';
 const TOPIC = 'pin.bench.outbox.v1';
 const LATENCY_TOPIC = 'pin.bench.latency.v1';
-// Logs go to stderr: stdout carries the one JSON line.
-const log = createLogger(process.env.BENCH_LOG_LEVEL ?? 'error', pino.destination(2));
-const say = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const log = benchLogger('error');
 /** Wall-clock ms comparable across threads (each thread's performance.now() has its own origin). */
 const nowMs = () => performance.timeOrigin + performance.now();
 
@@ -95,13 +88,6 @@ if (!isMainThread) {
   await main();
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 async function main(): Promise<void> {
   const brokers = process.env.KAFKA_BROKERS;
@@ -109,18 +95,9 @@ async function main(): Promise<void> {
     process.stderr.write('KAFKA_BROKERS is unset: eval "$(bash scripts/services.sh up)" first\n');
     process.exit(2);
   }
-  const pgPort = await freePort();
-  const dataDir = `/tmp/pin-bench-pg-${pgPort}`;
-  rmSync(dataDir, { recursive: true, force: true });
-  const pgServer = await startEmbeddedPostgres({
-    dataDir,
-    port: pgPort,
-    log,
-    database: 'bench',
-    flags: process.env.BENCH_PG_FAST === '1' ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : [],
-  });
+  const pgServer = await startBenchPostgres(log);
   // Writers, publisher and consumer each get their own pool, so a burst of request transactions
-  // cannot queue in front of the publisher (the wiring main.ts should copy).
+  // cannot queue in front of the publisher (as src/app.ts wires them).
   const pool = createPool(pgServer.url, 20, log);
   await migrateDatabase(pool);
   const db = createDb(pool);
@@ -221,7 +198,6 @@ async function main(): Promise<void> {
   await admin.disconnect();
   await Promise.all([pool.end(), publisherPool.end(), consumerPool.end()]);
   await pgServer.stop();
-  rmSync(dataDir, { recursive: true, force: true });
 
   const latencies = [...committedAt].flatMap(([id, at]) => {
     const handled = handledAt.get(id);
@@ -230,12 +206,11 @@ async function main(): Promise<void> {
   latencies.sort((a, b) => a - b);
   const round = (v: number | undefined) => Number((v ?? NaN).toFixed(1));
   const pct = (p: number) => round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]);
-  const cpu = cpus();
   console.log(
     JSON.stringify({
       bench: 'outbox-publish',
-      machine: { cpus: cpu.length, model: cpu[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
-      postgres: { durability: process.env.BENCH_PG_FAST === '1' ? 'fsync off' : 'default (fsync on)' },
+      machine: machine(),
+      postgres: { durability: pgServer.durability },
       throughput: {
         events: published,
         payloadBytes: 1024,
