@@ -159,11 +159,29 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     for (let i = 0; i < 5; i++) roles.push(await roleWithUsers(12));
     const taskIds = [];
     for (const r of roles) taskIds.push(await queueTask(r.roleId));
-    const yieldEachPage = { pageCommitted: () => new Promise<void>((r) => setImmediate(r)) };
+    // Each instance waits after its first committed page until the other has committed one too, so
+    // both provably hold a task at the same time (on a busy machine one could otherwise drain all five
+    // before the other starts).
+    let started = 0;
+    let bothStarted!: () => void;
+    const barrier = new Promise<void>((r) => (bothStarted = r));
+    const meetOnFirstPage = () => {
+      let first = true;
+      return {
+        pageCommitted: async () => {
+          if (first) {
+            first = false;
+            if (++started === 2) bothStarted();
+            await barrier;
+          }
+          await new Promise<void>((r) => setImmediate(r));
+        },
+      };
+    };
     // A second instance: its own drizzle handle and metrics registry over the same database.
     const other = identityContext(pool, clock, settings);
-    const b = createAccessFanOutWorker({ db: other.db, metrics: other.metrics, settings: settings.fanOut, testHooks: yieldEachPage });
-    const [ca, cb] = await Promise.all([worker(yieldEachPage).runOnce(runCtx()), b.runOnce(runCtx())]);
+    const b = createAccessFanOutWorker({ db: other.db, metrics: other.metrics, settings: settings.fanOut, testHooks: meetOnFirstPage() });
+    const [ca, cb] = await Promise.all([worker(meetOnFirstPage()).runOnce(runCtx()), b.runOnce(runCtx())]);
     assert.ok(ca.tasks > 0 && cb.tasks > 0, `both instances worked (${ca.tasks} + ${cb.tasks})`);
     assert.equal(ca.tasks + cb.tasks, 5);
     for (const id of taskIds) {
