@@ -1,7 +1,7 @@
 /**
  * `npm test`: provisions everything the tests need on a fresh machine, then runs them all.
  *   1. type check (tsc --noEmit) and module boundaries (dependency-cruiser)
- *   2. Kafka + Redis through scripts/services.sh (installed/fetched on first use, cached after)
+ *   2. Kafka, Redis and Elasticsearch through scripts/services.sh (fetched/installed on first use, cached)
  *   3. a throwaway embedded PostgreSQL with a migrated template database
  *   4. node:test over test/** — each test file clones its own database from the template
  * Extra arguments are passed to node --test (e.g. a file path to run one file).
@@ -48,7 +48,7 @@ if (process.env.SKIP_CHECKS !== '1') {
   run('npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
 }
 
-step('starting Kafka and Redis');
+step('starting Kafka, Redis and Elasticsearch (scripts/services.sh)');
 const servicesEnv = servicesUp();
 
 step('starting PostgreSQL');

@@ -114,6 +114,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
   );
   const consumers: ConsumerDefinition<unknown>[] = [];
+  const moduleChecks: HealthCheck[] = [];
 
   const moduleDeps: ModuleDeps = { config, pool, db, log, clock, registry, hub };
   for (const factory of deps.modules ?? allModules) {
@@ -122,12 +123,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     if (parts.routes) await app.register(async (scope) => parts.routes!(scope));
     for (const job of parts.jobs ?? []) runner.register(job);
     consumers.push(...(parts.consumers ?? []));
+    moduleChecks.push(...(parts.healthChecks ?? []));
   }
 
   const checks: HealthCheck[] = [
     { name: 'database', required: true, check: async () => ((await pingDatabase(pool)) ? 'ok' : 'down') },
     { name: 'eventBus', required: false, check: () => bus.health() },
     { name: 'backplane', required: config.REALTIME_BACKPLANE_ENABLED, check: () => hub.health() },
+    ...moduleChecks,
   ];
   registerHealthRoutes(app, checks, registry);
   registerOpsRoutes(app, runner);

@@ -2,9 +2,10 @@ import type { ModuleFactory } from '../platform/module.ts';
 import userActivity from './user-activity/index.ts';
 import identity from './identity/index.ts';
 import notifications from './notifications/index.ts';
+import messenger from './messenger/index.ts';
 
 /**
  * Every bounded context the app hosts. Each entry is the default export of
  * `src/modules/<context>/index.ts` — the module's only public surface.
  */
-export const modules: ModuleFactory[] = [userActivity, identity, notifications];
+export const modules: ModuleFactory[] = [userActivity, identity, notifications, messenger];

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Db } from './db/index.ts';
 import type { ConsumerDefinition } from './events/bus.ts';
 import type { Principal } from './http/auth.ts';
+import type { HealthCheck } from './http/health-routes.ts';
 import type { JobDefinition } from './jobs/types.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Registry } from './observability/metrics.ts';
@@ -31,6 +32,8 @@ export interface ModuleParts {
   consumers?: ConsumerDefinition<any>[];
   /** Hub groups a new connection of this principal joins besides `user:{UserId}` (e.g. its chats). */
   hubGroups?: (principal: Principal) => Promise<Iterable<string>>;
+  /** Dependencies of the module that /health/ready reports (e.g. the messenger's search index). */
+  healthChecks?: HealthCheck[];
 }
 
 export type ModuleFactory = (deps: ModuleDeps) => ModuleParts;

@@ -32,7 +32,8 @@ test('/health/live answers ok and /health/ready reports every dependency', async
   assert.equal(ready.statusCode, 200);
   assert.deepEqual(ready.json(), {
     status: 'ready',
-    dependencies: { database: 'ok', eventBus: 'disabled', backplane: 'disabled' },
+    // search: the messenger module's own check (PostgreSQL adapter without ELASTICSEARCH_URL).
+    dependencies: { database: 'ok', eventBus: 'disabled', backplane: 'disabled', search: 'ok' },
   });
 });
 
