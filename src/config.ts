@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { identitySettings } from './modules/identity/settings.ts';
 import { messengerSettings } from './modules/messenger/settings.ts';
+import { messengerRealtimeSettings } from './modules/messenger/settings.realtime.ts';
 import { notificationsSettings } from './modules/notifications/settings.ts';
 import { userActivitySettings } from './modules/user-activity/settings.ts';
 
@@ -23,6 +24,7 @@ export const Bool = (def: boolean, description: string) => Type.Boolean({ defaul
 const moduleSettings = {
   ...identitySettings,
   ...messengerSettings,
+  ...messengerRealtimeSettings,
   ...notificationsSettings,
   ...userActivitySettings,
 };

@@ -3,8 +3,8 @@ import { createElasticsearchContactSearch } from './contact-search-es.ts';
 import { contactSearchIndexerJob } from './contact-search-indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search-metrics.ts';
 import { createPostgresContactSearch } from './contact-search-pg.ts';
-import { noContacts } from './contact-search.ts';
 import { contactSearchRebuildJob } from './contact-search-rebuild.job.ts';
+import { realtimeParts } from './realtime-parts.ts';
 import { registerUserReplicaRoutes } from './routes.ts';
 import { createUserSyncMetrics } from './user-sync-metrics.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-sync.consumer.ts';
@@ -27,6 +27,8 @@ export default defineModule((deps) => {
     : createPostgresContactSearch(deps.pool, deps.clock);
   log.info({ adapter: index.kind }, 'contact search adapter selected');
   const searchMetrics = createContactSearchMetrics(deps.registry, deps.pool);
+  // Chats, messages, contacts, calls and the RealtimeDispatchJob (seed 000).
+  const realtime = realtimeParts(deps);
 
   return {
     name: 'messenger',
@@ -35,9 +37,11 @@ export default defineModule((deps) => {
       registerUserReplicaRoutes(app, {
         pool: deps.pool,
         // The contacts part of the messenger plugs its Accepted lookup in here (INV-MU-3).
-        search: { index, phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION, contactStatus: noContacts },
+        search: { index, phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION, contactStatus: realtime.contactStatus },
       });
+      realtime.routes(app);
     },
+    hubGroups: realtime.hubGroups,
     // Contact search degrades on its own (503 from the search endpoint): reported, not required.
     healthChecks: [{ name: 'search', required: false, check: () => index.health() }],
     jobs: [
@@ -58,6 +62,7 @@ export default defineModule((deps) => {
         batchSize: config.MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE,
         cron: config.MESSENGER_CONTACT_SEARCH_REBUILD_CRON,
       }),
+      ...realtime.jobs,
     ],
     consumers: [
       userSyncConsumer({

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Tx } from '../db/index.ts';
 import { newId } from '../time.ts';
 
@@ -62,4 +62,22 @@ export async function enqueue(tx: Tx, event: NewEvent | readonly NewEvent[]): Pr
     )
     select pg_notify(${OUTBOX_CHANNEL}, '')`);
   return ids;
+}
+
+/**
+ * The INSERT of one event as a CTE body, for a writer whose change is ONE statement that also
+ * computes part of the payload (`payload`: a jsonb expression over that statement's rows, `from`:
+ * the rows, e.g. "from msg"; no row → no event). The event commits with that statement; the
+ * statement must also select `pg_notify(OUTBOX_CHANNEL, '')` when it wrote one.
+ */
+export function outboxInsert(event: Omit<NewEvent, 'payload'>, payload: SQL, from: SQL): { messageId: string; query: SQL } {
+  const messageId = event.messageId ?? newId();
+  const occurredAt = new Date(event.occurredAt);
+  if (Number.isNaN(occurredAt.getTime())) throw new Error(`outbox event ${event.eventType}: occurredAt is not a timestamp`);
+  const query = sql`insert into platform.outbox
+      (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload)
+    select ${messageId}::uuid, ${event.topic}, ${event.key ?? event.aggregateId}, ${event.eventType}, ${event.contractVersion ?? 1},
+           ${event.aggregateType}, ${event.aggregateId}, ${occurredAt.toISOString()}::timestamptz, ${event.correlationId ?? null}, ${payload}
+      ${from}`;
+  return { messageId, query };
 }

@@ -1,0 +1,258 @@
+/**
+ * Realtime benchmark (seed 000, persist → push). `node scripts/bench/realtime.ts`. Starts its own
+ * embedded PostgreSQL and the service (messenger module, jobs on: RealtimeDispatchJob woken by
+ * NOTIFY, in-process hub and event bus), then:
+ *   - 1,000 official @microsoft/signalr clients (a worker thread) in 100 group chats of 10;
+ *   - 1,000 messages/s sent through REST for 30 s (another worker thread), each to a random chat
+ *     from one of its members, so every message is 10 deliveries (the sender's own sockets too);
+ *   - lag = received (client wall clock) − SentAt (= the realtime_outbox row's CreatedAt, same
+ *     transaction), p50/p95/p99 over every delivery; frames delivered per second; lost deliveries
+ *     (expected − distinct received) and duplicates.
+ * Prints ONE JSON line on stdout (progress on stderr). The seed's SLO is p95 < 1 s; target p95 < 50 ms.
+ * Settings: BENCH_CLIENTS (1000), BENCH_CHAT_SIZE (10), BENCH_RATE (1000), BENCH_SECONDS (30),
+ * BENCH_PG_FAST=1 (fsync off), BENCH_LOG_LEVEL (error), BENCH_CONNECT=0 (no clients: REST and dispatch alone),
+ * BENCH_CONNECTIONS (64 keep-alive HTTP connections for the senders).
+ */
+import http from 'node:http';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createPool, migrateDatabase } from '../../src/platform/db/index.ts';
+import { signToken } from '../../src/platform/http/auth.ts';
+import { newId } from '../../src/platform/time.ts';
+import messenger from '../../src/modules/messenger/index.ts';
+import { benchLogger, machine, say, startBenchPostgres } from './support.ts';
+
+const env = (name: string, def: number) => Number(process.env[name] ?? def);
+const CLIENTS = env('BENCH_CLIENTS', 1000);
+const CHAT_SIZE = env('BENCH_CHAT_SIZE', 10);
+const RATE = env('BENCH_RATE', 1000);
+const SECONDS = env('BENCH_SECONDS', 30);
+const nowMs = () => performance.timeOrigin + performance.now();
+
+interface Plan {
+  baseUrl: string;
+  users: { id: string; token: string }[];
+  chats: { id: string; members: number[] }[];
+}
+
+const percentile = (sorted: Float64Array | number[], p: number) => (sorted.length === 0 ? null : Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! * 10) / 10);
+
+/** Worker: every client connected, recording (message, lag) for each message_received. */
+async function runClients(plan: Plan): Promise<void> {
+  const lags: number[] = [];
+  const seen = new Set<string>();
+  let frames = 0;
+  let duplicates = 0;
+  let firstAt = 0;
+  let lastAt = 0;
+  const connections: HubConnection[] = [];
+  const connect = async (i: number) => {
+    const { token } = plan.users[i]!;
+    const c = new HubConnectionBuilder()
+      .withUrl(`${plan.baseUrl}/hubs/messenger`, { accessTokenFactory: () => token, transport: HttpTransportType.WebSockets, skipNegotiation: true })
+      .configureLogging(LogLevel.None)
+      .build();
+    c.on('message_received', (p: { MessageId: string; SentAt: string }) => {
+      const at = nowMs();
+      frames++;
+      firstAt ||= at;
+      lastAt = at;
+      const key = `${i}:${p.MessageId}`;
+      if (seen.has(key)) return void duplicates++;
+      seen.add(key);
+      lags.push(at - Date.parse(p.SentAt));
+    });
+    await c.start();
+    connections.push(c);
+  };
+  const connecting = process.env.BENCH_CONNECT === '0' ? 0 : plan.users.length; // 0: REST and dispatch only (diagnosis)
+  for (let i = 0; i < connecting; i += 50) {
+    await Promise.all(Array.from({ length: Math.min(50, connecting - i) }, (_, j) => connect(i + j)));
+  }
+  parentPort!.postMessage({ type: 'connected', count: connections.length });
+  await new Promise<void>((resolve) => parentPort!.once('message', () => resolve()));
+  const sorted = Float64Array.from(lags).sort();
+  parentPort!.postMessage({ type: 'stats', delivered: seen.size, frames, duplicates, firstAt, lastAt, lags: sorted }, [sorted.buffer]);
+  await Promise.all(connections.map((c) => c.stop()));
+}
+
+/**
+ * Worker: RATE messages/s for SECONDS through REST, each from a random member of a random chat, over
+ * a bounded set of keep-alive connections (as a load balancer holds them); a request waiting for a
+ * free connection counts in its latency.
+ */
+async function runSenders(plan: Plan): Promise<void> {
+  const url = new URL(plan.baseUrl);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Number(process.env.BENCH_CONNECTIONS ?? 64) });
+  const post = (path: string, token: string, body: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        { host: url.hostname, port: url.port, path, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const total = RATE * SECONDS;
+  const requestMs: number[] = [];
+  let ok = 0;
+  let failed = 0;
+  const inflight: Promise<void>[] = [];
+  const started = performance.now();
+  let issued = 0;
+  while (issued < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * RATE) + 1);
+    while (issued < due) {
+      const i = issued++;
+      const chat = plan.chats[i % plan.chats.length]!;
+      const sender = plan.users[chat.members[Math.floor(Math.random() * chat.members.length)]!]!;
+      const t0 = performance.now();
+      inflight.push(
+        post(`/api/messenger/chats/${chat.id}/messages`, sender.token, JSON.stringify({ kind: 'Text', body: `bench message ${i}` })).then(
+          (status) => {
+            if (status === 201) ok++;
+            else failed++;
+            requestMs.push(performance.now() - t0);
+          },
+          () => void failed++,
+        ),
+      );
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await Promise.all(inflight);
+  requestMs.sort((a, b) => a - b);
+  parentPort!.postMessage({ type: 'sent', ok, failed, seconds: (performance.now() - started) / 1000, restP50: percentile(requestMs, 0.5), restP95: percentile(requestMs, 0.95) });
+}
+
+function worker(role: 'clients' | 'senders', plan: Plan): Worker {
+  const w = new Worker(new URL(import.meta.url), { workerData: { role, plan } });
+  w.on('error', (err) => {
+    say(`${role} worker failed: ${err.message}`);
+    process.exit(1);
+  });
+  return w;
+}
+
+const next = <T>(w: Worker, type: string) =>
+  new Promise<T>((resolve) => {
+    const on = (m: { type: string }) => {
+      if (m.type !== type) return;
+      w.off('message', on);
+      resolve(m as T);
+    };
+    w.on('message', on);
+  });
+
+async function main(): Promise<void> {
+  const log = benchLogger('error');
+  const pg = await startBenchPostgres(log, 'realtime');
+  const pool = createPool(pg.url, 20, log);
+  await migrateDatabase(pool);
+  const config = loadConfig({ LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error', PORT: '0', JOBS_ENABLED: 'true', DB_POOL_MAX: '20', KAFKA_BROKERS: '' });
+
+  say(`${CLIENTS} users in ${CLIENTS / CHAT_SIZE} chats of ${CHAT_SIZE}`);
+  const now = new Date();
+  const users = await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      const id = newId();
+      return { id, token: await signToken({ userId: id, admin: false }, config.JWT_SECRET, { expiresIn: '2h' }) };
+    }),
+  );
+  await pool.query(
+    `insert into messenger.users (id, first_name, last_name, phone_number, is_active, identity_user_version, created_at, updated_at)
+     select u, 'Bench', 'User', '+7900' || lpad(i::text, 7, '0'), true, 1, $2, $2 from unnest($1::uuid[]) with ordinality as t(u, i)`,
+    [users.map((u) => u.id), now],
+  );
+  const chats: Plan['chats'] = [];
+  for (let c = 0; c < CLIENTS / CHAT_SIZE; c++) {
+    const id = newId();
+    const members = Array.from({ length: CHAT_SIZE }, (_, k) => c * CHAT_SIZE + k);
+    chats.push({ id, members });
+    await pool.query(
+      `insert into messenger.chats (id, kind, title, created_by_user_id, created_at, updated_at) values ($1, 'Group', 'Bench chat', $2, $3, $3)`,
+      [id, users[members[0]!]!.id, now],
+    );
+    await pool.query(
+      `insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at)
+       select gen_random_uuid(), $1, u, case when o = 1 then 'Owner' else 'Member' end, 'Active', $3, $3 from unnest($2::uuid[]) with ordinality as t(u, o)`,
+      [id, members.map((k) => users[k]!.id), now],
+    );
+  }
+
+  const app = await buildApp(config, { pool, databaseUrl: pg.url, log, modules: [messenger] });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.platform.startBackground();
+  const plan: Plan = { baseUrl: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, users, chats };
+
+  say('connecting clients');
+  const clients = worker('clients', plan);
+  const connected = await next<{ count: number }>(clients, 'connected');
+  say(`${connected.count} clients connected; sending ${RATE}/s for ${SECONDS} s`);
+  const elu = performance.eventLoopUtilization();
+  const senders = worker('senders', plan);
+  const sent = await next<{ ok: number; failed: number; seconds: number; restP50: number; restP95: number }>(senders, 'sent');
+  const loopUtilization = performance.eventLoopUtilization(elu).utilization;
+  // Let the last pushes land: wait until nothing is Pending (or 15 s).
+  const deadline = performance.now() + 15_000;
+  while (performance.now() < deadline) {
+    const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from messenger.realtime_outbox where status = 'Pending'`);
+    if (rows[0]!.n === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  clients.postMessage('report');
+  const stats = await next<{ delivered: number; frames: number; duplicates: number; firstAt: number; lastAt: number; lags: Float64Array }>(clients, 'stats');
+  const { rows: outbox } = await pool.query<{ status: string; n: number }>(`select status, count(*)::int as n from messenger.realtime_outbox group by status`);
+  const metric = async (name: string, labels: Record<string, string> = {}) => {
+    const values = ((await app.platform.registry.getSingleMetric(name)?.get())?.values ?? []) as { labels: Record<string, string>; value: number; metricName?: string }[];
+    return values.filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l)).filter((v) => !v.metricName || v.metricName === name || v.metricName === `${name}_sum` || v.metricName === `${name}_count`);
+  };
+  const runs = (await metric('job_runs_total', { job: 'messenger-realtime-dispatch', outcome: 'success' })).reduce((a, v) => a + v.value, 0);
+  const runSeconds = (await metric('job_run_duration_seconds', { job: 'messenger-realtime-dispatch' })).find((v) => v.metricName?.endsWith('_sum'))?.value ?? 0;
+
+  const expected = sent.ok * CHAT_SIZE;
+  const windowSeconds = Math.max(0.001, (stats.lastAt - stats.firstAt) / 1000);
+  const result = {
+    bench: 'realtime',
+    clients: connected.count,
+    chats: chats.length,
+    chatSize: CHAT_SIZE,
+    rate: RATE,
+    seconds: SECONDS,
+    sent: sent.ok,
+    sendFailures: sent.failed,
+    sendSeconds: Math.round(sent.seconds * 100) / 100,
+    restLatencyMs: { p50: sent.restP50, p95: sent.restP95 },
+    deliveriesExpected: expected,
+    delivered: stats.delivered,
+    lost: expected - stats.delivered,
+    duplicates: stats.duplicates,
+    lagMs: { p50: percentile(stats.lags, 0.5), p95: percentile(stats.lags, 0.95), p99: percentile(stats.lags, 0.99), max: percentile(stats.lags, 1) },
+    framesPerSecond: Math.round(stats.frames / windowSeconds),
+    serverLoopUtilization: Math.round(loopUtilization * 100) / 100,
+    dispatcher: { runs, rowsPerRun: runs ? Math.round((sent.ok / runs) * 10) / 10 : null, msPerRun: runs ? Math.round((runSeconds / runs) * 10000) / 10 : null },
+    outbox: Object.fromEntries(outbox.map((r) => [r.status, r.n])),
+    postgres: pg.durability,
+    machine: machine(),
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  await senders.terminate();
+  await clients.terminate();
+  await app.close();
+  await pool.end();
+  await pg.stop();
+  process.exit(0);
+}
+
+if (!isMainThread) {
+  const { role, plan } = workerData as { role: 'clients' | 'senders'; plan: Plan };
+  await (role === 'clients' ? runClients(plan) : runSenders(plan));
+} else {
+  await main();
+}
