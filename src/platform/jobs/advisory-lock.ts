@@ -42,6 +42,14 @@ export function createLockConnection(opts: {
   let connecting: Promise<pg.Client> | null = null;
   let closed = false;
   const holders = new Set<AbortController>();
+  // Several jobs lock and unlock on this one client; pg deprecates concurrent queries on a client,
+  // so they take turns (each is a single round trip).
+  let turn: Promise<unknown> = Promise.resolve();
+  function query<R extends pg.QueryResultRow>(c: pg.Client, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    const run = turn.then(() => c.query<R>(text, values));
+    turn = run.catch(() => undefined);
+    return run;
+  }
 
   function lost(c: pg.Client, err: unknown): void {
     if (client !== c) return; // an old or never-established client
@@ -91,7 +99,7 @@ export function createLockConnection(opts: {
     holders.add(holder);
     let locked = false;
     try {
-      const res = await c.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [key]);
+      const res = await query<{ locked: boolean }>(c, 'select pg_try_advisory_lock(hashtext($1)) as locked', [key]);
       locked = res.rows[0]?.locked === true;
     } finally {
       if (!locked) holders.delete(holder);
@@ -103,7 +111,7 @@ export function createLockConnection(opts: {
         holders.delete(holder);
         if (holder.signal.aborted || client !== c) return; // the lock went with its session
         try {
-          await c.query('select pg_advisory_unlock(hashtext($1))', [key]);
+          await query(c, 'select pg_advisory_unlock(hashtext($1))', [key]);
         } catch (err) {
           // A lock we cannot release would block every other replica for good: drop the session,
           // which releases everything it holds.
