@@ -18,20 +18,6 @@ import { requireAddressableUser } from './user-replica.ts';
  * request or push and never stored: the session keeps only its RoomName.
  */
 
-export interface CallView {
-  id: string;
-  callerUserId: string;
-  calleeUserId: string;
-  media: MediaKind;
-  status: SessionStatus;
-  roomName: string;
-  createdAt: string;
-  ringExpiresAt: string | null;
-  answeredAt: string | null;
-  endedAt: string | null;
-  endedByUserId: string | null;
-}
-
 export interface CallRow {
   id: string;
   initiatorUserId: string;
@@ -45,6 +31,9 @@ export interface CallRow {
   endedAt: string | null;
   endedByUserId: string | null;
 }
+
+/** What clients see: the initiator named as the caller. */
+export type CallView = Omit<CallRow, 'initiatorUserId'> & { callerUserId: string };
 
 const COLUMNS = sql.raw(`id, initiator_user_id as "initiatorUserId", callee_user_id as "calleeUserId", media, status, room_name as "roomName",
   created_at as "createdAt", ring_expires_at as "ringExpiresAt", answered_at as "answeredAt", ended_at as "endedAt", ended_by_user_id as "endedByUserId"`);

@@ -13,20 +13,6 @@ import { enqueueRealtime } from './realtime-outbox-sql.ts';
  * message stays as a tombstone without content.
  */
 
-export interface MessageView {
-  id: string;
-  chatId: string;
-  seq: number;
-  senderUserId: string;
-  kind: MessageContentKind;
-  body: string | null;
-  fileMeta: FileMeta | null;
-  cardText: string | null;
-  sentAt: string;
-  editedAt: string | null;
-  deleted: boolean;
-}
-
 export interface MessageRow {
   id: string;
   chatId: string;
@@ -40,6 +26,9 @@ export interface MessageRow {
   editedAt: string | null;
   deletedAt: string | null;
 }
+
+/** What clients see: the row with `deleted` instead of the deletion time. */
+export type MessageView = Omit<MessageRow, 'deletedAt'> & { deleted: boolean };
 
 export const MESSAGE_COLUMNS = sql.raw(`id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
   file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt"`);
