@@ -4,6 +4,8 @@
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# patches/ is applied to node_modules by the postinstall script (patch-package).
+COPY patches ./patches
 RUN npm ci --omit=optional
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -14,6 +16,7 @@ FROM node:24-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY patches ./patches
 RUN npm ci --omit=dev --omit=optional && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY drizzle ./drizzle

@@ -11,7 +11,8 @@
  * request handlers of the app and of other replicas, and on this machine their socket syscalls
  * alone saturate one event loop. BENCH_WRITERS=main puts them on the publisher's event loop.
  * Settings: BENCH_EVENTS (100000), BENCH_BATCH_SIZE (2000), BENCH_RATE (1000), BENCH_SECONDS (30),
- * BENCH_PG_FAST=1 (fsync off as in the tests; default keeps PostgreSQL's durable defaults).
+ * BENCH_PG_FAST=1 (fsync off as in the tests; default keeps PostgreSQL's durable defaults),
+ * BENCH_PROFILE_DIR (writes a CPU profile of the drain of (a) there).
  */
 import { randomBytes } from 'node:crypto';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -24,7 +25,7 @@ import { enqueue, type NewEvent } from '../../src/platform/outbox/enqueue.ts';
 import { createOutboxPublisher, outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
 import { createJobRunner } from '../../src/platform/jobs/index.ts';
 import { newId } from '../../src/platform/time.ts';
-import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
+import { benchLogger, machine, profiled, say, startBenchPostgres } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const EVENTS = env('BENCH_EVENTS', 100_000);
@@ -129,14 +130,20 @@ async function main(): Promise<void> {
   say(`draining with batch size ${BATCH}`);
   const ctx = { jobRunId: newId(), signal: new AbortController().signal, log, now: () => new Date() };
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   let published = 0;
-  for (;;) {
-    const counts = await publisher.publishPending(ctx);
-    if (counts.failed > 0) throw new Error(`publish failures: ${JSON.stringify(counts)}`);
-    if (counts.published === 0) break;
-    published += counts.published;
-  }
+  await profiled('outbox-drain', async () => {
+    for (;;) {
+      const counts = await publisher.publishPending(ctx);
+      if (counts.failed > 0) throw new Error(`publish failures: ${JSON.stringify(counts)}`);
+      if (counts.published === 0) break;
+      published += counts.published;
+    }
+  });
   const drainSeconds = (performance.now() - t0) / 1000;
+  // CPU the publisher's process spent (user + system): comparable across runs on a busy machine.
+  const { user, system } = process.cpuUsage(cpu0);
+  const drainCpuSeconds = (user + system) / 1e6;
   say(`published ${published} in ${drainSeconds.toFixed(2)} s`);
 
   // (b) latency at a steady rate: both ends stamped, joined at the end.
@@ -217,6 +224,8 @@ async function main(): Promise<void> {
         batchSize: BATCH,
         seconds: round(drainSeconds),
         eventsPerSec: Math.round(published / drainSeconds),
+        publisherCpuSeconds: round(drainCpuSeconds),
+        publisherCpuMsPer1000Events: round((drainCpuSeconds * 1e6) / published),
         target: 20_000,
       },
       latency: {

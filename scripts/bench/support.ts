@@ -1,5 +1,6 @@
 /** What every benchmark shares: a stderr logger, its own embedded PostgreSQL, the machine it ran on. */
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { pino } from 'pino';
@@ -50,4 +51,27 @@ export async function startBenchPostgres(log: Logger, name = 'bench'): Promise<{
 export function machine(): { cpus: number; model: string | undefined; memGiB: number; node: string } {
   const cpu = cpus();
   return { cpus: cpu.length, model: cpu[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+}
+
+/**
+ * Runs `fn`; with BENCH_PROFILE_DIR set, records a CPU profile of this thread during it only
+ * (`<dir>/<name>.cpuprofile`, open in Chrome DevTools), so a phase can be profiled without the
+ * set-up around it.
+ */
+export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+    say(`cpu profile of ${name} written to ${dir}/${name}.cpuprofile`);
+  }
 }
