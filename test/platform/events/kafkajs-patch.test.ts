@@ -3,11 +3,14 @@
  * speeds up its producer encoding. These tests prove the patch is applied and that the patched
  * pieces produce exactly the bytes the original ones did, so the broker tests stay meaningful.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { promisify } from 'node:util';
+import { createTestKafka } from '../../support/kafka.ts';
 
 const require = createRequire(import.meta.url);
 const kafkajsDir = require.resolve('kafkajs').replace(/index\.js$/, '');
@@ -42,4 +45,22 @@ test('patched varint writers produce bytes the kafkajs decoder reads back unchan
     assert.equal(new Decoder(bytes).readUVarInt(), value, `uvarint ${value}`);
     assert.ok(bytes.length <= 5);
   }
+});
+
+test('a producer round trip on Node 24 prints no TimeoutNegativeWarning (request queue timer never negative)', async () => {
+  const kafka = await createTestKafka();
+  const topic = kafka.topic('patch-check');
+  await kafka.createTopics([{ name: 'patch-check' }]);
+  const script = `
+    import { Kafka, logLevel } from 'kafkajs';
+    const kafka = new Kafka({ brokers: process.env.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ idempotent: true });
+    await producer.connect();
+    await producer.send({ topic: ${JSON.stringify(topic)}, messages: [{ key: 'k', value: 'v' }] });
+    await producer.disconnect();
+    console.log('sent');`;
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd() });
+  assert.equal(stdout.trim(), 'sent');
+  assert.doesNotMatch(stderr, /TimeoutNegativeWarning/);
+  assert.equal((await kafka.readTopic(topic, { atLeast: 1 })).length, 1);
 });
