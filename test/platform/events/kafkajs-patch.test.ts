@@ -19,7 +19,7 @@ const patchedCrc = require(`${kafkajsDir}src/protocol/recordBatch/crc32C/index.j
 // The package's own byte-at-a-time implementation, kept in the package, is the reference.
 const referenceCrc = require(`${kafkajsDir}src/protocol/recordBatch/crc32C/crc32C.js`) as Crc;
 const Encoder = require(`${kafkajsDir}src/protocol/encoder.js`) as new () => { writeVarInt(v: number): { buffer: Buffer }; writeUVarInt(v: number): { buffer: Buffer } };
-const Decoder = require(`${kafkajsDir}src/protocol/decoder.js`) as new (b: Buffer) => { readVarInt(): number; readUVarInt(): number };
+const Decoder = require(`${kafkajsDir}src/protocol/decoder.js`) as new (b: Buffer) => { readVarInt(): number; readUVarInt(): number; offset: number };
 
 test('postinstall applied the kafkajs patch (record batch CRC comes from crc-32)', () => {
   const source = readFileSync(`${kafkajsDir}src/protocol/recordBatch/crc32C/index.js`, 'utf8');
@@ -44,6 +44,45 @@ test('patched varint writers produce bytes the kafkajs decoder reads back unchan
     const bytes = new Encoder().writeUVarInt(value).buffer;
     assert.equal(new Decoder(bytes).readUVarInt(), value, `uvarint ${value}`);
     assert.ok(bytes.length <= 5);
+  }
+});
+
+type RecordFn = (r: { offsetDelta?: number; timestampDelta?: number; key: string | Buffer | null; value: string | Buffer | null; headers?: Record<string, string | Buffer | string[]> }) => { buffer: Buffer };
+const Record = require(`${kafkajsDir}src/protocol/recordBatch/record/v0/index.js`) as RecordFn;
+const RecordDecoder = require(`${kafkajsDir}src/protocol/recordBatch/record/v0/decoder.js`) as (
+  d: InstanceType<typeof Decoder>,
+  ctx: { firstOffset: string; firstTimestamp: string },
+) => { key: Buffer | null; value: Buffer | null; headers: Record<string, Buffer | Buffer[]>; offset: string; timestamp: string };
+
+test('a record encoded with headers in place decodes to the same key, value, headers and deltas', () => {
+  const value = Buffer.from('x'.repeat(1500));
+  const encoded = Record({
+    offsetDelta: 1999,
+    timestampDelta: 1234,
+    key: 'agg-é',
+    value,
+    headers: { 'x-message-id': '0190', 'x-event-type': Buffer.from('BenchEvent'), repeated: ['a', 'b'] },
+  }).buffer;
+  const decoder = new Decoder(encoded);
+  const length = decoder.readVarInt();
+  assert.equal(length, encoded.length - decoder.offset, 'the length prefix covers the body exactly');
+  const record = RecordDecoder(decoder, { firstOffset: '100', firstTimestamp: '1000' });
+  assert.equal(record.offset, '2099');
+  assert.equal(record.timestamp, '2234');
+  assert.equal(record.key?.toString(), 'agg-é');
+  assert.ok(record.value?.equals(value));
+  assert.equal(record.headers['x-message-id']?.toString(), '0190');
+  assert.equal(record.headers['x-event-type']?.toString(), 'BenchEvent');
+  assert.deepEqual((record.headers.repeated as Buffer[]).map(String), ['a', 'b']);
+});
+
+test('messages are grouped per partition in their original order', () => {
+  const group = require(`${kafkajsDir}src/producer/groupMessagesPerPartition.js`) as (a: unknown) => Record<string, { key: string }[]>;
+  const messages = Array.from({ length: 40 }, (_, i) => ({ key: String(i) }));
+  const grouped = group({ topic: 't', partitionMetadata: [{}], messages, partitioner: ({ message }: { message: { key: string } }) => Number(message.key) % 3 });
+  assert.deepEqual(Object.keys(grouped).sort(), ['0', '1', '2']);
+  for (const [partition, list] of Object.entries(grouped)) {
+    assert.deepEqual(list.map((m) => m.key), messages.filter((m) => Number(m.key) % 3 === Number(partition)).map((m) => m.key));
   }
 });
 
