@@ -57,6 +57,6 @@ export default defineModule((deps) => {
       dispatcherJob(dispatcher, { intervalMs: config.NOTIFICATIONS_DISPATCH_INTERVAL_MS }),
       retryWorkerJob(retryWorker, { intervalMs: config.NOTIFICATIONS_RETRY_INTERVAL_SECONDS * 1000 }),
     ],
-    consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics })],
+    consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log })],
   };
 });

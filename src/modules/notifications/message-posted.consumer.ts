@@ -3,6 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 import { TOPICS } from '../../event-topics.ts';
 import { defineConsumer, type ConsumerDefinition } from '../../platform/events/bus.ts';
 import { PoisonMessageError } from '../../platform/events/errors.ts';
+import type { Logger } from '../../platform/observability/logger.ts';
 import type { Hub } from '../../platform/realtime/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { NotificationMetrics } from './metrics.ts';
@@ -29,9 +30,16 @@ export const MESSAGE_POSTED_INVALID = 'NTF_MESSAGE_POSTED_INVALID';
  * The offline path: for each recipient not connected to the hub (presence across replicas), an
  * in-app notification plus a push per registered device. Connected recipients already got the
  * message in realtime from the messenger. Rows are deduped per message and recipient, on top of
- * the runner's inbox.
+ * the runner's inbox. Presence that cannot be read (the hub's Redis down) counts as offline: a
+ * redundant push beats holding every later notification of the partition until Redis returns.
  */
-export function messagePostedConsumer(deps: { hub: Hub; clock: Clock; providers: ProviderRegistry; metrics: NotificationMetrics }): ConsumerDefinition<MessagePostedKafkaEvent> {
+export function messagePostedConsumer(deps: {
+  hub: Hub;
+  clock: Clock;
+  providers: ProviderRegistry;
+  metrics: NotificationMetrics;
+  log: Logger;
+}): ConsumerDefinition<MessagePostedKafkaEvent> {
   return defineConsumer<MessagePostedKafkaEvent>({
     name: 'notifications.message-posted',
     topic: TOPICS.messagePosted,
@@ -44,7 +52,20 @@ export function messagePostedConsumer(deps: { hub: Hub; clock: Clock; providers:
         throw new PoisonMessageError(MESSAGE_POSTED_INVALID, `MessagePostedKafkaEvent invalid at ${first?.path || 'SentAt'}`);
       }
       const recipients = [...new Set(p.RecipientUserIds.map((id) => id.toLowerCase()))].filter((id) => id !== p.SenderUserId.toLowerCase());
-      const online = await Promise.all(recipients.map((id) => deps.hub.isOnline(id)));
+      let presenceError: unknown;
+      const online = await Promise.all(
+        recipients.map((id) =>
+          deps.hub.isOnline(id).catch((err: unknown) => {
+            presenceError = err;
+            deps.metrics.presenceUnknown.inc();
+            return false;
+          }),
+        ),
+      );
+      if (presenceError !== undefined) {
+        const reason = presenceError instanceof Error ? presenceError.message : String(presenceError);
+        deps.log.warn({ messageId: event.messageId, chatId: p.ChatId, err: reason }, 'hub presence unreadable; recipients treated as offline');
+      }
       const now = deps.clock.now();
       for (const [i, userId] of recipients.entries()) {
         if (online[i]) continue;

@@ -75,6 +75,10 @@ export function createNotificationMetrics(registry: Registry, deps: { pool: pg.P
       help: 'Notifications that became terminal Failed (alert): max_attempts, non_retriable, delivery_failed',
       labelNames: ['channel', 'reason', 'code'] as const,
     }),
+    presenceUnknown: counter(registry, {
+      name: 'notifications_presence_lookup_failures_total',
+      help: 'MessagePosted recipients whose hub presence could not be read (Redis down); treated as offline and notified',
+    }),
     skipped: counter(registry, {
       name: 'notifications_skipped_total',
       help: 'Notifications held back instead of sent: channel_disabled, provider_not_implemented, provider_not_configured',

@@ -1,0 +1,40 @@
+import { after } from 'node:test';
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { waitFor } from './kafka.ts';
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * A private redis-server a test may kill (the shared one from scripts/services.sh belongs to every
+ * file running in parallel). Killed at file end if still running.
+ */
+export async function startPrivateRedis(): Promise<{ url: string; process: ChildProcess; kill(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  after(() => void child.kill('SIGKILL'));
+  await waitFor(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
+        s.on('error', () => resolve(false));
+      }),
+    'redis-server to listen',
+  );
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    process: child,
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
