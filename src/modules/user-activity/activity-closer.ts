@@ -1,9 +1,10 @@
 import type pg from 'pg';
 import type { JobContext, JobDefinition } from '../../platform/jobs/types.ts';
 import type { Registry } from '../../platform/observability/metrics.ts';
-import { closeLockedSessions, closeLockedViews } from './close.ts';
+import type { Tx } from '../../platform/db/index.ts';
+import { closeLockedSessions, closeLockedViews, type ClosedRows } from './close.ts';
 import { closerMetrics } from './closer-metrics.ts';
-import { inTransaction } from './db.ts';
+import { inTransaction, type Client } from './db.ts';
 import { errorSummary } from './errors.ts';
 import { inactivityCutoff, validateCloserOptions, type ActivityCloserOptions } from './rules.ts';
 import { claimStaleSession, claimStaleSessions, countIdleActiveSessions, staleSessionIds, type SessionRow } from './session-sql.ts';
@@ -42,6 +43,40 @@ interface BatchOutcome {
   /** Rows of the batch that failed on their own (row-by-row fallback). */
   failed: number;
 }
+
+type Closed = Pick<ClosedRows, 'sessions' | 'views'>;
+const NOTHING_CLOSED: Closed = { sessions: [], views: [] };
+
+/** What differs between the two phases: which rows they claim and how they close them. */
+interface PhaseSteps<R extends { id: string }> {
+  name: Phase;
+  type: 'Session' | 'PropertyObjectView';
+  claimBatch(c: Client, cutoff: Date, limit: number, exclude: readonly string[]): Promise<R[]>;
+  claimOne(c: Client, id: string, cutoff: Date): Promise<R | undefined>;
+  /** Ids of a batch whose claim itself failed, read without locks for the one-by-one redo. */
+  candidateIds(c: Client, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]>;
+  close(c: Client, tx: Tx, rows: readonly R[], now: Date, correlationId: string): Promise<Closed>;
+}
+
+/** Phase A: hanging views of live sessions; their sessions stay Active. */
+const HANGING_VIEWS: PhaseSteps<OwnedViewRow> = {
+  name: 'hanging_views',
+  type: 'PropertyObjectView',
+  claimBatch: claimHangingViews,
+  claimOne: claimHangingView,
+  candidateIds: hangingViewIds,
+  close: async (c, tx, rows, now, correlationId) => ({ sessions: [], views: await closeLockedViews(c, tx, rows, now, correlationId) }),
+};
+
+/** Phase B: stale sessions with all their open views. */
+const STALE_SESSIONS: PhaseSteps<SessionRow> = {
+  name: 'stale_sessions',
+  type: 'Session',
+  claimBatch: claimStaleSessions,
+  claimOne: claimStaleSession,
+  candidateIds: staleSessionIds,
+  close: (c, tx, rows, now, correlationId) => closeLockedSessions(c, tx, rows, now, 'Inactivity', correlationId),
+};
 
 /**
  * ActivityCloserJob (seed 001): closes idle property-object views and sessions.
@@ -95,98 +130,55 @@ export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; 
     );
   }
 
-  // ---- phase A: hanging views of live sessions ------------------------------------------------
-
-  async function hangingViewsOneByOne(run: Run, ids: readonly string[]): Promise<BatchOutcome> {
+  /** Claims, one row at a time, the rows of a failed batch, so one bad row undoes no other. */
+  async function oneByOne<R extends { id: string }>(run: Run, phase: PhaseSteps<R>, ids: readonly string[]): Promise<BatchOutcome> {
     const outcome: BatchOutcome = { claimed: ids.length, closedSessions: 0, closedViews: 0, failed: 0 };
     for (const id of ids) {
       if (run.ctx.signal.aborted) break;
       const now = run.ctx.now();
       try {
         const closed = await inTransaction(pool, async (c, tx) => {
-          const view = await claimHangingView(c, id, run.cutoff);
-          return view ? closeLockedViews(c, tx, [view], now, run.ctx.jobRunId) : [];
-        });
-        recordClosed(run, now, [], closed);
-        outcome.closedViews += closed.length;
-      } catch (err) {
-        recordFailure(run, 'hanging_views', id, 'PropertyObjectView', err, outcome);
-      }
-    }
-    return outcome;
-  }
-
-  async function hangingViewsBatch(run: Run): Promise<BatchOutcome> {
-    const now = run.ctx.now();
-    let claimed: OwnedViewRow[] = [];
-    try {
-      const closed = await inTransaction(pool, async (c, tx) => {
-        claimed = await claimHangingViews(c, run.cutoff, options.batchSize, [...run.failed.hanging_views]);
-        return closeLockedViews(c, tx, claimed, now, run.ctx.jobRunId);
-      });
-      recordClosed(run, now, [], closed);
-      return { claimed: claimed.length, closedSessions: 0, closedViews: closed.length, failed: 0 };
-    } catch (err) {
-      const ids =
-        claimed.length > 0
-          ? claimed.map((v) => v.id)
-          : await hangingViewIds(pool, run.cutoff, options.batchSize, [...run.failed.hanging_views]);
-      run.ctx.log.warn({ phase: 'hanging_views', rows: ids.length, err: errorSummary(err) }, 'batch failed, closing its rows one by one');
-      return hangingViewsOneByOne(run, ids);
-    }
-  }
-
-  // ---- phase B: stale sessions with their views -----------------------------------------------
-
-  async function staleSessionsOneByOne(run: Run, ids: readonly string[]): Promise<BatchOutcome> {
-    const outcome: BatchOutcome = { claimed: ids.length, closedSessions: 0, closedViews: 0, failed: 0 };
-    for (const id of ids) {
-      if (run.ctx.signal.aborted) break;
-      const now = run.ctx.now();
-      try {
-        const closed = await inTransaction(pool, async (c, tx) => {
-          const session = await claimStaleSession(c, id, run.cutoff);
-          return session ? closeLockedSessions(c, tx, [session], now, 'Inactivity', run.ctx.jobRunId) : { sessions: [], views: [] };
+          const row = await phase.claimOne(c, id, run.cutoff);
+          return row ? phase.close(c, tx, [row], now, run.ctx.jobRunId) : NOTHING_CLOSED;
         });
         recordClosed(run, now, closed.sessions, closed.views);
         outcome.closedSessions += closed.sessions.length;
         outcome.closedViews += closed.views.length;
       } catch (err) {
-        recordFailure(run, 'stale_sessions', id, 'Session', err, outcome);
+        recordFailure(run, phase.name, id, phase.type, err, outcome);
       }
     }
     return outcome;
   }
 
-  async function staleSessionsBatch(run: Run): Promise<BatchOutcome> {
+  /** One batch in one transaction; if it fails, the same rows are redone one by one. */
+  async function batchOf<R extends { id: string }>(run: Run, phase: PhaseSteps<R>): Promise<BatchOutcome> {
     const now = run.ctx.now();
-    let claimed: SessionRow[] = [];
+    const exclude = [...run.failed[phase.name]];
+    let claimed: R[] = [];
     try {
       const closed = await inTransaction(pool, async (c, tx) => {
-        claimed = await claimStaleSessions(c, run.cutoff, options.batchSize, [...run.failed.stale_sessions]);
-        return closeLockedSessions(c, tx, claimed, now, 'Inactivity', run.ctx.jobRunId);
+        claimed = await phase.claimBatch(c, run.cutoff, options.batchSize, exclude);
+        return phase.close(c, tx, claimed, now, run.ctx.jobRunId);
       });
       recordClosed(run, now, closed.sessions, closed.views);
       return { claimed: claimed.length, closedSessions: closed.sessions.length, closedViews: closed.views.length, failed: 0 };
     } catch (err) {
-      const ids =
-        claimed.length > 0
-          ? claimed.map((s) => s.id)
-          : await staleSessionIds(pool, run.cutoff, options.batchSize, [...run.failed.stale_sessions]);
-      run.ctx.log.warn({ phase: 'stale_sessions', rows: ids.length, err: errorSummary(err) }, 'batch failed, closing its rows one by one');
-      return staleSessionsOneByOne(run, ids);
+      const ids = claimed.length > 0 ? claimed.map((r) => r.id) : await phase.candidateIds(pool, run.cutoff, options.batchSize, exclude);
+      run.ctx.log.warn({ phase: phase.name, rows: ids.length, err: errorSummary(err) }, 'batch failed, closing its rows one by one');
+      return oneByOne(run, phase, ids);
     }
   }
 
-  async function runPhase(run: Run, phase: Phase, batch: (run: Run) => Promise<BatchOutcome>): Promise<void> {
+  async function runPhase<R extends { id: string }>(run: Run, phase: PhaseSteps<R>): Promise<void> {
     while (!stopping(run)) {
-      const outcome = await batch(run);
-      logBatch(run, phase, outcome);
+      const outcome = await batchOf(run, phase);
+      logBatch(run, phase.name, outcome);
       if (outcome.claimed < options.batchSize) break;
       if (outcome.failed > 1 && outcome.failed === outcome.claimed) {
         // Every row of a full batch failed on its own: the cause is not one row (database, schema,
         // outbox). Stop the phase instead of logging one failure per stale row; the next tick retries.
-        run.ctx.log.warn({ phase, failed: outcome.failed }, 'every row of the batch failed; phase stopped until the next tick');
+        run.ctx.log.warn({ phase: phase.name, failed: outcome.failed }, 'every row of the batch failed; phase stopped until the next tick');
         break;
       }
     }
@@ -206,8 +198,8 @@ export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; 
     };
     ctx.log.debug({ cutoff: run.cutoff.toISOString() }, 'job started');
     try {
-      await runPhase(run, 'hanging_views', hangingViewsBatch);
-      await runPhase(run, 'stale_sessions', staleSessionsBatch);
+      await runPhase(run, HANGING_VIEWS);
+      await runPhase(run, STALE_SESSIONS);
     } finally {
       metrics.runDuration.observe(performance.now() - t0);
     }
