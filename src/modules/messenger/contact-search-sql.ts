@@ -44,6 +44,9 @@ export async function deleteIndexed(db: Queryable, docs: readonly MessengerConta
       where p.user_id in (
         select q.user_id from messenger.contact_search_pending q
           join unnest($1::uuid[], $2::bigint[]) as d(user_id, revision) on q.user_id = d.user_id and q.revision <= d.revision
+         -- Drives the read through the primary key: without it the planner hashes the whole
+         -- queue, which costs most when the queue is longest (a backlog).
+         where q.user_id = any($1::uuid[])
          for update of q skip locked)`,
     [docs.map((d) => d.userId), docs.map((d) => d.revision)],
   );

@@ -26,7 +26,7 @@ function pgClient(tx: Tx): pg.ClientBase {
   return client;
 }
 
-const run = async <R extends pg.QueryResultRow>(tx: Tx, name: string, text: string, values: unknown[]): Promise<R[]> =>
+export const run = async <R extends pg.QueryResultRow>(tx: Tx, name: string, text: string, values: unknown[]): Promise<R[]> =>
   (await pgClient(tx).query<R>({ name, text, values })).rows;
 
 /** Queues the written row (CTE `w(id, revision)`) for the indexer; `$8` is now. */
@@ -41,7 +41,7 @@ const QUEUE_FOR_INDEX = `
 
 /** Transactions (the consumer's, one per group of messages) that already carry the indexer's wake-up. */
 const notified = new WeakSet<Tx>();
-const firstInTransaction = (tx: Tx): boolean => {
+export const firstInTransaction = (tx: Tx): boolean => {
   if (notified.has(tx)) return false;
   notified.add(tx);
   return true;

@@ -46,7 +46,7 @@ export function createUserSyncMetrics(registry: Registry, consumerName: string) 
   return {
     consumeDuration: histogram(registry, {
       name: 'messenger_user_sync_consume_duration_ms',
-      help: 'Time to apply one UserUpserted event to the replica (validation, reads, write), milliseconds',
+      help: 'Time to apply one UserUpserted event to the replica (validation, reads, write), milliseconds; a batch shares its time among its events',
       buckets: [0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000],
     }),
     upserted: counter(registry, {

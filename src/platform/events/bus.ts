@@ -83,6 +83,15 @@ export interface ConsumerDefinition<P = unknown> {
    * for a message that can never succeed (→ DLQ); any other error is retried with backoff.
    */
   handle(event: EventEnvelope<P>, tx: Tx): Promise<void>;
+  /**
+   * Optional, for throughput: the group's events to handle (fresh, of a handled type, in partition
+   * order; at least two) in one call inside the same transaction. It must leave exactly what
+   * `handle` called on each in turn would. If it throws anything, the transaction is rolled back
+   * and the group is handled again message by message with `handle`, which isolates the failing
+   * message (poison → DLQ, anything else → backoff): the batch path may simply throw on anything
+   * unusual. Metrics and logs it emits should follow its last statement, so a throw emits none.
+   */
+  handleBatch?(events: readonly EventEnvelope<P>[], tx: Tx): Promise<void>;
 }
 
 export const defineConsumer = <P>(definition: ConsumerDefinition<P>): ConsumerDefinition<P> => definition;

@@ -19,6 +19,11 @@ export function consumerMetrics(registry: Registry) {
       help: 'Messages whose contract-version differs from the one the consumer expects (processed anyway)',
       labelNames: ['consumer'] as const,
     }),
+    batchFallbacks: counter(registry, {
+      name: 'consumer_batch_fallbacks_total',
+      help: 'Groups whose batch handler failed and that were handled again message by message (slower, same outcome)',
+      labelNames: ['consumer'] as const,
+    }),
     lag: gauge(registry, {
       name: 'consumer_lag',
       help: 'High watermark minus the next offset to process, per partition',
@@ -26,7 +31,7 @@ export function consumerMetrics(registry: Registry) {
     }),
     handleDuration: histogram(registry, {
       name: 'consumer_handle_duration_seconds',
-      help: 'Duration of the handler transaction (inbox insert + handler + commit)',
+      help: 'Duration of one handler call: one message, or the whole group when the consumer has a batch handler',
       labelNames: ['consumer'] as const,
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     }),

@@ -7,7 +7,7 @@ import { handleInTransaction, type Decoded } from './consumer-transaction.ts';
 import type { ConsumerMetrics } from './consumer-metrics.ts';
 import { deadLetterMessage } from './dead-letter.ts';
 import { envelopeFromWire } from './envelope.ts';
-import { isPoisonMessageError, type PoisonMessageError } from './errors.ts';
+import { errorSummary, isPoisonMessageError, type PoisonMessageError } from './errors.ts';
 
 export { resolveConsumer, type ResolvedConsumer } from './consumer-definition.ts';
 
@@ -42,12 +42,6 @@ export interface MessageProcessor {
   /** Updates the lag gauge of a partition. */
   reportLag(partition: number, highWatermark: number, nextOffset: number): void;
 }
-
-/** What may be logged of an error: handler errors can carry row values in driver fields. */
-const errorSummary = (err: unknown) =>
-  err instanceof Error
-    ? { name: err.name, message: err.message.slice(0, 300), code: (err as { code?: unknown }).code }
-    : { message: String(err).slice(0, 300) };
 
 export function createMessageProcessor(consumer: ResolvedConsumer, deps: ProcessorDeps): MessageProcessor {
   const { metrics } = deps;

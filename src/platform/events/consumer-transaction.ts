@@ -4,6 +4,7 @@ import type { IncomingMessage } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
 import type { ConsumerMetrics, ConsumerOutcome } from './consumer-metrics.ts';
 import type { EventEnvelope } from './envelope.ts';
+import { errorSummary, isPoisonMessageError } from './errors.ts';
 import { recordInInbox } from './inbox.ts';
 
 /** A readable message; `key` (inbox idempotency key) is unset when its event type is not handled. */
@@ -22,11 +23,22 @@ class HandlerFailure extends Error {
   }
 }
 
+/** The consumer's batch handler threw; the transaction is rolled back. */
+class BatchFailure extends Error {
+  constructor(cause: unknown) {
+    super('batch handler failed', { cause });
+  }
+}
+
 /**
  * Handles consecutive messages of one partition in ONE transaction: one inbox insert for all of
- * them (a key already there = redelivery, handler skipped), then each handler in order, one
- * commit. Each message's effects commit together with its inbox row, and one commit per group
- * instead of per message is what lets a consumer keep up (a round trip costs more than a row).
+ * them (a key already there = redelivery, handler skipped), then the handlers, one commit. Each
+ * message's effects commit together with its inbox row, and one commit per group instead of per
+ * message is what lets a consumer keep up (a round trip costs more than a row).
+ *
+ * With a batch handler, the group's fresh events go to it in one call. If it throws, the
+ * transaction is rolled back and the group is handled message by message as below, so every
+ * rule about a failing message lives in one place.
  *
  * If handler i throws, the transaction is rolled back and messages 0..i−1 are handled again in
  * a new one, so one message's failure never undoes the others; the error of message i is
@@ -43,12 +55,25 @@ export async function handleInTransaction(
   let limit = group.length;
   let failure: unknown;
   let failed = false;
+  let batch = consumer.definition.handleBatch !== undefined;
   for (;;) {
     const attempt = group.slice(0, limit);
     let outcomes: ConsumerOutcome[];
     try {
-      outcomes = await handleOnce(attempt, consumer, db, metrics);
+      outcomes = await handleOnce(attempt, consumer, db, metrics, batch);
     } catch (err) {
+      if (err instanceof BatchFailure) {
+        batch = false;
+        metrics.batchFallbacks.inc({ consumer: consumer.name });
+        // A poison message in the group is routine (the single path dead-letters it); anything
+        // else is worth a line, as a steady fallback costs throughput.
+        const level = isPoisonMessageError(err.cause) ? 'debug' : 'info';
+        log[level](
+          { partition: group[0]!.msg.partition, fromOffset: group[0]!.msg.offset, messages: group.length, err: errorSummary(err.cause) },
+          'batch handler failed, group handled message by message',
+        );
+        continue;
+      }
       if (!(err instanceof HandlerFailure)) return { done: 0, error: err }; // BEGIN/inbox/COMMIT failed
       failed = true;
       failure = err.cause;
@@ -66,28 +91,38 @@ async function handleOnce(
   consumer: ResolvedConsumer,
   db: Db,
   metrics: ConsumerMetrics,
+  batch: boolean,
 ): Promise<ConsumerOutcome[]> {
   const keys = attempt.flatMap((d) => (d.key === undefined ? [] : [d.key]));
   // Only foreign event types: acknowledged without touching the database.
   if (keys.length === 0) return attempt.map(() => 'skipped');
+  const { definition } = consumer;
   return db.transaction(async (tx) => {
     const fresh = await recordInInbox(tx, keys, consumer.name);
-    const outcomes: ConsumerOutcome[] = [];
+    const outcomes: ConsumerOutcome[] = attempt.map((d) =>
+      d.key === undefined ? 'skipped' : fresh.delete(d.key) ? 'handled' : 'duplicate', // duplicate: in the inbox, or earlier in this group
+    );
+    const toHandle = attempt.filter((_, i) => outcomes[i] === 'handled');
+    if (batch && definition.handleBatch && toHandle.length > 1) {
+      const stopTimer = metrics.handleDuration.startTimer({ consumer: consumer.name });
+      try {
+        await definition.handleBatch(toHandle.map((d) => d.event), tx);
+      } catch (err) {
+        throw new BatchFailure(err);
+      } finally {
+        stopTimer();
+      }
+      return outcomes;
+    }
     for (const [i, d] of attempt.entries()) {
-      if (d.key === undefined) {
-        outcomes.push('skipped');
-      } else if (!fresh.delete(d.key)) {
-        outcomes.push('duplicate'); // already in the inbox, or earlier in this same group
-      } else {
-        const stopTimer = metrics.handleDuration.startTimer({ consumer: consumer.name });
-        try {
-          await consumer.definition.handle(d.event, tx);
-        } catch (err) {
-          throw new HandlerFailure(i, err);
-        } finally {
-          stopTimer();
-        }
-        outcomes.push('handled');
+      if (outcomes[i] !== 'handled') continue;
+      const stopTimer = metrics.handleDuration.startTimer({ consumer: consumer.name });
+      try {
+        await definition.handle(d.event, tx);
+      } catch (err) {
+        throw new HandlerFailure(i, err);
+      } finally {
+        stopTimer();
       }
     }
     return outcomes;

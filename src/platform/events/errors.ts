@@ -13,6 +13,12 @@ export class PoisonMessageError extends Error {
   }
 }
 
+/** What may be logged of an error: handler errors can carry row values in driver fields. */
+export const errorSummary = (err: unknown) =>
+  err instanceof Error
+    ? { name: err.name, message: err.message.slice(0, 300), code: (err as { code?: unknown }).code }
+    : { message: String(err).slice(0, 300) };
+
 export const isPoisonMessageError = (err: unknown): err is PoisonMessageError => err instanceof PoisonMessageError;
 
 /**

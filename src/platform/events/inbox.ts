@@ -1,5 +1,5 @@
+import { sql } from 'drizzle-orm';
 import type { Queryable, Tx } from '../db/index.ts';
-import { inbox } from './schema.ts';
 
 /**
  * Records messages as handled by a consumer, inside the handlers' transaction, in one statement.
@@ -9,11 +9,13 @@ import { inbox } from './schema.ts';
  */
 export async function recordInInbox(tx: Tx, idempotencyKeys: readonly string[], consumer: string): Promise<Set<string>> {
   if (idempotencyKeys.length === 0) return new Set();
-  const rows = await tx
-    .insert(inbox)
-    .values(idempotencyKeys.map((idempotencyKey) => ({ idempotencyKey, consumer })))
-    .onConflictDoNothing()
-    .returning({ key: inbox.idempotencyKey });
+  // The keys as one array parameter: the statement text stays the same whatever the group size,
+  // and no query builder runs per row (it showed in the consumer's CPU profile).
+  const { rows } = await tx.execute<{ key: string }>(sql`
+    insert into platform.inbox (idempotency_key, consumer)
+    select k, ${consumer} from unnest(${sql.param(idempotencyKeys)}::varchar[]) as k
+    on conflict do nothing
+    returning idempotency_key as key`);
   return new Set(rows.map((r) => r.key));
 }
 
