@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { createEffectsTable, effects, metricValue, recordEffect, testLog } from './support.ts';
+import { createEffectsTable, effects, labelledMessage, metricValue, nextTestOffset, recordEffect, testLog, type LabelPayload } from './support.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import type { IncomingMessage, OutgoingMessage } from '../../../src/platform/events/bus.ts';
 import { consumerMetrics } from '../../../src/platform/events/consumer-metrics.ts';
@@ -13,23 +13,8 @@ import { PoisonMessageError } from '../../../src/platform/events/errors.ts';
 const t: TestDatabase = await createTestDatabase();
 await createEffectsTable(t.pool);
 
-type Payload = { Label: string };
-let offset = 0;
-const message = (label: string, over: Partial<EventEnvelope<Payload>> = {}): IncomingMessage => {
-  const wire = envelopeToWire({
-    messageId: `msg-${label}`,
-    topic: 'pin.test.v1',
-    key: 'k',
-    eventType: 'E',
-    contractVersion: 1,
-    aggregateType: 'A',
-    aggregateId: 'k',
-    occurredAt: '2026-01-01T00:00:00.000Z',
-    payload: { Label: label },
-    ...over,
-  });
-  return { topic: 'pin.test.v1', partition: 0, offset: String(offset++), key: wire.key, value: wire.value, headers: wire.headers };
-};
+type Payload = LabelPayload;
+const message = labelledMessage;
 
 /** A processor over the real database; dead-letter copies are collected instead of produced. */
 function processor(name: string, handle: (e: EventEnvelope<Payload>) => void) {
@@ -76,7 +61,7 @@ describe('consumer runner: messages of a partition share a transaction', () => {
     const { p, deadLetters, registry } = processor('mid-poison', (e) => {
       if (e.payload.Label === 'y') throw new PoisonMessageError('BAD_LABEL', 'label y is not allowed');
     });
-    const garbage: IncomingMessage = { topic: 'pin.test.v1', partition: 0, offset: String(offset++), key: 'k', value: '{', headers: {} };
+    const garbage: IncomingMessage = { topic: 'pin.test.v1', partition: 0, offset: nextTestOffset(), key: 'k', value: '{', headers: {} };
 
     const result = await p.processBatch([message('x'), message('y'), garbage, message('z')]);
 
@@ -94,8 +79,8 @@ describe('consumer runner: messages of a partition share a transaction', () => {
     const { p, registry } = processor('same-batch', () => {});
     const m = message('once');
 
-    assert.deepEqual(await p.processBatch([m, { ...m, offset: String(offset++) }]), { done: 2 });
-    assert.deepEqual(await p.processBatch([{ ...m, offset: String(offset++) }]), { done: 1 });
+    assert.deepEqual(await p.processBatch([m, { ...m, offset: nextTestOffset() }]), { done: 2 });
+    assert.deepEqual(await p.processBatch([{ ...m, offset: nextTestOffset() }]), { done: 1 });
 
     assert.deepEqual(await effects(t.pool, 'same-batch'), ['once']);
     assert.equal(await metricValue(registry, 'consumer_messages_total', { outcome: 'duplicate' }), 2);

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { createEffectsTable, effects, metricValue, recordEffect, testLog } from './support.ts';
+import { createEffectsTable, effects, labelledMessage, metricValue, nextTestOffset, recordEffect, testLog, type LabelPayload } from './support.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import type { ConsumerDefinition, IncomingMessage, OutgoingMessage } from '../../../src/platform/events/bus.ts';
 import { consumerMetrics } from '../../../src/platform/events/consumer-metrics.ts';
@@ -18,23 +18,8 @@ import { PoisonMessageError } from '../../../src/platform/events/errors.ts';
 const t: TestDatabase = await createTestDatabase();
 await createEffectsTable(t.pool);
 
-type Payload = { Label: string };
-let offset = 0;
-const message = (label: string, over: Partial<EventEnvelope<Payload>> = {}): IncomingMessage => {
-  const wire = envelopeToWire({
-    messageId: `msg-${label}`,
-    topic: 'pin.test.v1',
-    key: 'k',
-    eventType: 'E',
-    contractVersion: 1,
-    aggregateType: 'A',
-    aggregateId: 'k',
-    occurredAt: '2026-01-01T00:00:00.000Z',
-    payload: { Label: label },
-    ...over,
-  });
-  return { topic: 'pin.test.v1', partition: 0, offset: String(offset++), key: wire.key, value: wire.value, headers: wire.headers };
-};
+type Payload = LabelPayload;
+const message = labelledMessage;
 const label = (e: EventEnvelope) => (e.payload as Payload).Label;
 
 /**
@@ -85,7 +70,7 @@ describe('consumer runner: batch handler', () => {
     const a = message('b1');
     const foreign = message('b-foreign', { eventType: 'Other' });
 
-    const result = await p.processBatch([a, { ...a, offset: String(offset++) }, foreign, message('b2'), { ...before, offset: String(offset++) }, message('b3')]);
+    const result = await p.processBatch([a, { ...a, offset: nextTestOffset() }, foreign, message('b2'), { ...before, offset: nextTestOffset() }, message('b3')]);
 
     assert.deepEqual(result, { done: 6 });
     assert.deepEqual(calls.single, ['b0'], 'a group with one fresh event takes the single path');

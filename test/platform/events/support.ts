@@ -1,4 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
+import type { IncomingMessage } from '../../../src/platform/events/bus.ts';
+import { envelopeToWire, type EventEnvelope } from '../../../src/platform/events/envelope.ts';
 import type { JobContext } from '../../../src/platform/jobs/types.ts';
 import { createLogger, type Logger } from '../../../src/platform/observability/logger.ts';
 import type { Registry } from '../../../src/platform/observability/metrics.ts';
@@ -53,4 +55,29 @@ export async function recordEffect(tx: { execute(q: SQL): Promise<unknown> }, co
 export async function effects(pool: { query(sql: string, values: unknown[]): Promise<{ rows: { label: string }[] }> }, consumer: string): Promise<string[]> {
   const { rows } = await pool.query(`select label from public.test_effects where consumer = $1 order by seq`, [consumer]);
   return rows.map((r) => r.label);
+}
+
+export type LabelPayload = { Label: string };
+let nextOffset = 0;
+/** The next offset of the test partition (a redelivery of a message under a new offset). */
+export const nextTestOffset = (): string => String(nextOffset++);
+
+/**
+ * A well-formed incoming message of event type `E` on `pin.test.v1` (partition 0, increasing
+ * offsets) whose payload is `{ Label }` and message id `msg-<label>`; `over` changes any envelope field.
+ */
+export function labelledMessage(label: string, over: Partial<EventEnvelope<LabelPayload>> = {}): IncomingMessage {
+  const wire = envelopeToWire({
+    messageId: `msg-${label}`,
+    topic: 'pin.test.v1',
+    key: 'k',
+    eventType: 'E',
+    contractVersion: 1,
+    aggregateType: 'A',
+    aggregateId: 'k',
+    occurredAt: '2026-01-01T00:00:00.000Z',
+    payload: { Label: label },
+    ...over,
+  });
+  return { topic: 'pin.test.v1', partition: 0, offset: nextTestOffset(), key: wire.key, value: wire.value, headers: wire.headers };
 }
