@@ -108,9 +108,11 @@ export function createAccessFanOutWorker(opts: AccessFanOutWorkerOptions) {
     let cursor = task.cursor;
     for (;;) {
       if (ctx.signal.aborted) {
-        // Graceful stop between pages: committed pages stay; any instance resumes from Cursor now.
-        await releaseLease(db, task.id, task.attemptCount, ctx.now()).catch(() => undefined);
-        log.info({ cursor, attempt: task.attemptCount }, 'task paused by stop; lease released');
+        // Graceful stop between pages, nothing in flight: committed pages stay; the task goes back
+        // to Pending without using up an attempt (a deploy is not a failure), and any instance
+        // resumes from Cursor now. If the release fails, the lease expires and that counts.
+        const released = await releaseLease(db, task.id, task.attemptCount, ctx.now()).catch(() => false);
+        log.info({ cursor, attempt: task.attemptCount, released }, 'task paused by stop; lease released');
         return 'stopped';
       }
       let page: Awaited<ReturnType<typeof processPage>>;

@@ -6,6 +6,13 @@ import type { Executor } from './access-sql.ts';
  * fenced by its AttemptCount: every write a worker makes to its task carries
  * `attempt_count = <the attempt it claimed>`, so once a lease expired and another worker took the
  * task over (AttemptCount + 1), the first worker's writes match no row.
+ *
+ * A graceful stop is not an attempt (seed 003: AttemptCount is the lease/retry count behind
+ * poison → Failed at MaxAttempts; a stop is neither a failure nor a retry): the holder hands the
+ * task back as Pending with its AttemptCount, and the next claim takes it without adding one.
+ * Sharing the token is safe, as the releaser has nothing in flight and writes nothing more; a
+ * stale holder of an older attempt still matches no row, because the count never goes back (a
+ * decrement would hand a stale holder its token back).
  */
 
 export type FanOutTaskStatus = 'Pending' | 'InProgress' | 'Completed' | 'Failed';
@@ -75,6 +82,8 @@ export async function insertFanOutTask(
  * Takes the oldest task that is Pending or InProgress with an expired lease, skipping tasks other
  * workers hold: InProgress, lease = now + lease, AttemptCount + 1, StartedAt on the first take.
  * A task that already used MaxAttempts leases becomes Failed instead (returned so it is reported).
+ * A task released by a graceful stop (Pending with AttemptCount > 0: new and replayed tasks have 0)
+ * resumes under the same AttemptCount and is never poisoned by the claim.
  */
 export async function claimNextTask(q: Executor, now: Date, leaseMs: number, maxAttempts: number): Promise<FanOutTask | null> {
   const { rows } = await q.execute<TaskRow>(sql`
@@ -85,11 +94,13 @@ export async function claimNextTask(q: Executor, now: Date, leaseMs: number, max
        limit 1
        for update skip locked
     ), decided as (
-      select t.id as task_id, t.attempt_count >= ${maxAttempts} as poison from identity.access_fanout_tasks t join next using (id)
+      select t.id as task_id, r.resumed, not r.resumed and t.attempt_count >= ${maxAttempts} as poison
+        from identity.access_fanout_tasks t join next using (id),
+             lateral (select t.status = 'Pending' and t.attempt_count > 0 as resumed) r
     )
     update identity.access_fanout_tasks t
        set status = case when d.poison then 'Failed' else 'InProgress' end,
-           attempt_count = case when d.poison then t.attempt_count else t.attempt_count + 1 end,
+           attempt_count = case when d.poison or d.resumed then t.attempt_count else t.attempt_count + 1 end,
            lease_expires_at = case when d.poison then null else ${now}::timestamptz + ${ms(leaseMs)} end,
            last_error = case when d.poison then left(coalesce(t.last_error, 'lease expired') || ' (max attempts reached)', 512) else t.last_error end,
            started_at = coalesce(t.started_at, ${now}),
@@ -122,10 +133,14 @@ export async function checkpointTask(
   return rows[0] ? toTask(rows[0]) : null;
 }
 
-/** Graceful stop between pages: the lease ends now, so any worker resumes from Cursor at once. */
+/**
+ * Graceful stop between pages, with nothing in flight: the task goes back to Pending (no lease),
+ * keeping Cursor and AttemptCount, so any worker resumes from Cursor at once without the stop
+ * counting as an attempt. Fenced like every write: false when this worker no longer held it.
+ */
 export async function releaseLease(q: Executor, id: string, attempt: number, now: Date): Promise<boolean> {
   const { rowCount } = await q.execute(sql`
-    update identity.access_fanout_tasks set lease_expires_at = ${now}, updated_at = ${now}
+    update identity.access_fanout_tasks set status = 'Pending', lease_expires_at = null, updated_at = ${now}
      where id = ${id} and attempt_count = ${attempt} and status = 'InProgress'`);
   return (rowCount ?? 0) > 0;
 }

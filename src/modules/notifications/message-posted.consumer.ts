@@ -27,11 +27,54 @@ export type MessagePostedKafkaEvent = Static<typeof MessagePostedKafkaEvent>;
 export const MESSAGE_POSTED_INVALID = 'NTF_MESSAGE_POSTED_INVALID';
 
 /**
+ * Longest wait for the hub's presence answer (Redis) per message, all recipients' lookups at once.
+ * The lookups run inside the consumer's transaction: a Redis that hangs (not down, just silent)
+ * would otherwise keep the transaction open and the partition stalled for as long as it hangs. A
+ * healthy lookup takes about a millisecond; past this it counts as unreadable (offline).
+ */
+export const PRESENCE_LOOKUP_TIMEOUT_MS = 500;
+
+class PresenceTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`hub presence lookup timed out after ${ms} ms`);
+    this.name = 'PresenceTimeoutError';
+  }
+}
+
+/** Presence of each user, false (and the error kept) for a lookup that failed or ran out of time. */
+async function lookUpPresence(hub: Hub, userIds: readonly string[], timeoutMs: number): Promise<{ online: boolean[]; failures: number; error?: unknown }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new PresenceTimeoutError(timeoutMs)), timeoutMs);
+  });
+  timedOut.catch(() => undefined); // unobserved when every lookup answers in time
+  let failures = 0;
+  let error: unknown;
+  try {
+    const online = await Promise.all(
+      userIds.map((id) => {
+        const lookup = hub.isOnline(id);
+        lookup.catch(() => undefined); // a late failure after the timeout is not unhandled
+        return Promise.race([lookup, timedOut]).catch((err: unknown) => {
+          failures += 1;
+          error = err;
+          return false;
+        });
+      }),
+    );
+    return { online, failures, error };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * The offline path: for each recipient not connected to the hub (presence across replicas), an
  * in-app notification plus a push per registered device. Connected recipients already got the
  * message in realtime from the messenger. Rows are deduped per message and recipient, on top of
- * the runner's inbox. Presence that cannot be read (the hub's Redis down) counts as offline: a
- * redundant push beats holding every later notification of the partition until Redis returns.
+ * the runner's inbox. Presence that cannot be read (the hub's Redis down, or silent past
+ * PRESENCE_LOOKUP_TIMEOUT_MS) counts as offline: a redundant push beats holding every later
+ * notification of the partition until Redis returns.
  */
 export function messagePostedConsumer(deps: {
   hub: Hub;
@@ -52,17 +95,9 @@ export function messagePostedConsumer(deps: {
         throw new PoisonMessageError(MESSAGE_POSTED_INVALID, `MessagePostedKafkaEvent invalid at ${first?.path || 'SentAt'}`);
       }
       const recipients = [...new Set(p.RecipientUserIds.map((id) => id.toLowerCase()))].filter((id) => id !== p.SenderUserId.toLowerCase());
-      let presenceError: unknown;
-      const online = await Promise.all(
-        recipients.map((id) =>
-          deps.hub.isOnline(id).catch((err: unknown) => {
-            presenceError = err;
-            deps.metrics.presenceUnknown.inc();
-            return false;
-          }),
-        ),
-      );
-      if (presenceError !== undefined) {
+      const { online, failures, error: presenceError } = await lookUpPresence(deps.hub, recipients, PRESENCE_LOOKUP_TIMEOUT_MS);
+      if (failures > 0) {
+        deps.metrics.presenceUnknown.inc(failures);
         const reason = presenceError instanceof Error ? presenceError.message : String(presenceError);
         deps.log.warn({ messageId: event.messageId, chatId: p.ChatId, err: reason }, 'hub presence unreadable; recipients treated as offline');
       }

@@ -18,11 +18,18 @@ export const VIEW_STATS_CONSUMER = 'user-activity.property-object-view-stats';
 
 const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
 
+/**
+ * Longest view duration a real event can carry: the closer stores it in an `integer` column
+ * (user_activity.property_object_views.duration_seconds), so a larger value is not a view of ours.
+ * Unbounded, a huge number passed validation and then overflowed the bigint sum in PostgreSQL.
+ */
+export const MAX_VIEW_DURATION_SECONDS = 2_147_483_647;
+
 /** What the stats need from the payload; anything else in it is not this consumer's business. */
 const CountedFields = Type.Object({
   PropertyObjectViewId: Uuid,
   PropertyObjectId: Uuid,
-  DurationSeconds: Type.Integer({ minimum: 0 }),
+  DurationSeconds: Type.Integer({ minimum: 0, maximum: MAX_VIEW_DURATION_SECONDS }),
 });
 type CountedFields = Static<typeof CountedFields>;
 

@@ -1,10 +1,11 @@
+import pg from 'pg';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IncomingMessage } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
 import type { ConsumerMetrics, ConsumerOutcome } from './consumer-metrics.ts';
 import type { EventEnvelope } from './envelope.ts';
-import { errorSummary, isPoisonMessageError } from './errors.ts';
+import { errorSummary, isPoisonMessageError, PoisonMessageError } from './errors.ts';
 import { recordInInbox } from './inbox.ts';
 
 /** A readable message; `key` (inbox idempotency key) is unset when its event type is not handled. */
@@ -12,6 +13,45 @@ export interface Decoded {
   msg: IncomingMessage;
   event: EventEnvelope;
   key: string | undefined;
+}
+
+/** Dead-letter code of a message whose handler hit a SQL data error it would hit on every retry. */
+export const CONSUMER_DATA_ERROR = 'CONSUMER_DATA_ERROR';
+
+/**
+ * The SQLSTATE of the first PostgreSQL error in the cause chain (drizzle wraps driver errors) when
+ * retrying the same message cannot help: class 22, data exception (a number out of range 22003,
+ * invalid text representation 22P02, a string too long 22001, …), and 23514, check violation.
+ * Not 23505 (a unique violation can be a race a retry resolves), nor 40001/40P01 (serialization
+ * failure, deadlock: retrying is the cure), nor anything else: those stay infrastructure errors.
+ */
+export function deterministicSqlState(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; depth++) {
+    if (e instanceof pg.DatabaseError) {
+      const code = e.code ?? '';
+      return code.startsWith('22') || code === '23514' ? code : undefined;
+    }
+    e = e.cause;
+  }
+  return undefined;
+}
+
+/**
+ * A handler error as the runner should treat it: a deterministic data error becomes poison with a
+ * stable code. The reason names the SQLSTATE and the constraint (schema, not data), never the
+ * driver's message, which quotes the offending values.
+ */
+export function dataErrorAsPoison(err: unknown): unknown {
+  if (isPoisonMessageError(err)) return err;
+  const state = deterministicSqlState(err);
+  if (state === undefined) return err;
+  let constraint: string | undefined;
+  for (let e: unknown = err; e instanceof Error && !constraint; e = e.cause) if (e instanceof pg.DatabaseError) constraint = e.constraint;
+  return new PoisonMessageError(
+    CONSUMER_DATA_ERROR,
+    `handler hit a data error every retry would hit: SQLSTATE ${state}${constraint ? ` (constraint ${constraint})` : ''}`,
+    { cause: err },
+  );
 }
 
 /** A handler threw at `index` of the group; the transaction is rolled back. */
@@ -42,8 +82,8 @@ class BatchFailure extends Error {
  *
  * If handler i throws, the transaction is rolled back and messages 0..i−1 are handled again in
  * a new one, so one message's failure never undoes the others; the error of message i is
- * returned for the caller (poison → DLQ; anything else → retry later). `done` counts the
- * messages committed from the start of the group.
+ * returned for the caller (poison, including a deterministic SQL data error → DLQ; anything
+ * else → retry later). `done` counts the messages committed from the start of the group.
  */
 export async function handleInTransaction(
   group: readonly Decoded[],
@@ -76,7 +116,9 @@ export async function handleInTransaction(
       }
       if (!(err instanceof HandlerFailure)) return { done: 0, error: err }; // BEGIN/inbox/COMMIT failed
       failed = true;
-      failure = err.cause;
+      // Only a handler's own error, once the single path has pinned it on message i; never a
+      // failure of BEGIN/inbox/COMMIT, nor of a batch handler (the group is redone one by one).
+      failure = dataErrorAsPoison(err.cause);
       limit = err.index;
       if (limit === 0) return { done: 0, error: failure };
       continue;

@@ -106,14 +106,24 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
     }
   }
 
-  await consumer.connect();
-  await consumer.subscribe({ topic: def.physicalTopic, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: def.partitionsConcurrently,
-    eachBatch,
-  });
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic: def.physicalTopic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: def.partitionsConcurrently,
+      eachBatch,
+    });
+  } catch (err) {
+    // The caller retries with a new consumer: this one must not keep its connections (or, once
+    // run() got that far, its group membership) behind. Harmless after a failed connect.
+    stopping = true;
+    await consumer.disconnect().catch((disconnectErr: unknown) => {
+      log.debug({ err: disconnectErr }, 'disconnect after a failed start failed');
+    });
+    throw err;
+  }
   log.info({ groupId: def.groupId }, 'kafka consumer started');
 
   let stopped: Promise<void> | undefined;

@@ -26,15 +26,35 @@ export function rowToMessage(row: PendingRow, topicPrefix = ''): OutgoingMessage
 /** Order is kept per key within a topic (a key's partition is per topic). */
 export const orderingKey = (row: Pick<PendingRow, 'topic' | 'key'>): string => `${row.topic}\u0000${row.key}`;
 
-/** Rows whose key already failed in this run stay back, so nothing overtakes the failed row. */
+/**
+ * Rows whose key already failed in this run stay back, so nothing overtakes the failed row; so do
+ * all rows of a topic the broker refused as a whole (a blocked topic blocks each of its keys).
+ */
 export function splitHeldBack<R extends Pick<PendingRow, 'topic' | 'key'>>(
   rows: readonly R[],
   blockedKeys: ReadonlySet<string>,
+  blockedTopics: ReadonlySet<string> = new Set(),
 ): { sendable: R[]; heldBack: R[] } {
   const sendable: R[] = [];
   const heldBack: R[] = [];
-  for (const row of rows) (blockedKeys.has(orderingKey(row)) ? heldBack : sendable).push(row);
+  for (const row of rows) (blockedTopics.has(row.topic) || blockedKeys.has(orderingKey(row)) ? heldBack : sendable).push(row);
   return { sendable, heldBack };
+}
+
+/**
+ * Kafka error types that concern the topic, not the message: every other row of that topic would
+ * fail the same way (kafkajs src/protocol/error.js). With topic auto-creation on, a missing topic
+ * is created instead and never shows up here.
+ */
+const TOPIC_LEVEL_ERROR_TYPES = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZATION_FAILED', 'INVALID_TOPIC_EXCEPTION']);
+
+/** True when a send failed because of its topic; kafkajs wraps the protocol error (cause / originalError). */
+export function isTopicLevelError(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; depth++) {
+    if (TOPIC_LEVEL_ERROR_TYPES.has(String((e as { type?: unknown }).type))) return true;
+    e = e.cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return false;
 }
 
 /** The error text stored in last_error: name and message only (no payload), truncated. */

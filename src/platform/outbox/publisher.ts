@@ -4,7 +4,7 @@ import type { JobContext, JobDefinition } from '../jobs/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
-import { orderingKey, publishErrorText, rowToMessage, splitHeldBack } from './messages.ts';
+import { isTopicLevelError, orderingKey, publishErrorText, rowToMessage, splitHeldBack } from './messages.ts';
 import { outboxMetrics, type OutboxMetrics } from './metrics.ts';
 import { FIRST_ID, markPublished, recordPublishFailure, selectPendingAfter, type OutboxPool, type PendingRow } from './sql.ts';
 
@@ -31,8 +31,26 @@ export interface PublishCounts {
   published: number;
   /** Failed send attempts (rows left unpublished, attempts + 1). */
   failed: number;
-  /** Rows not sent because an earlier row of their key failed in this run. */
+  /** Rows not sent because an earlier row of their key (or their whole topic) failed in this run. */
   heldBack: number;
+}
+
+/**
+ * What failed in this run and holds rows back until the next one: keys (a row of that key was
+ * refused: nothing later of the key may overtake it) and whole topics (the broker refused the
+ * topic itself, so each of its rows would fail the same way).
+ */
+interface Blocked {
+  keys: Set<string>;
+  topics: Set<string>;
+}
+
+/** The run's limits, checked between row-by-row sends. */
+interface RunLimits {
+  /** The job's signal aborted (graceful stop). */
+  aborted(): boolean;
+  /** Aborted, or maxRunMs has passed. */
+  over(): boolean;
 }
 
 interface BatchOutcome {
@@ -41,6 +59,11 @@ interface BatchOutcome {
   heldBack: number;
   /** The bus is unreachable: the run ends. */
   unavailable: boolean;
+  /**
+   * Row by row stopped early (abort or deadline): the run ends, or a later batch could overtake
+   * the untried rows of a key.
+   */
+  stopped?: boolean;
 }
 
 export function validatePublisherOptions(o: OutboxPublisherOptions): void {
@@ -55,8 +78,16 @@ export function validatePublisherOptions(o: OutboxPublisherOptions): void {
  * Sends committed outbox rows to the bus in id order, in batches: read (no lock, no open
  * transaction), send in bulk, mark the sent ones published in one statement. If the bulk send
  * fails, the batch is re-sent row by row; a row that fails blocks every later row with its key
- * for the rest of the run, other keys go on. Delivery is at-least-once: a crash between send
- * and mark re-sends, consumers dedupe by message id.
+ * for the rest of the run (with a topic-level Kafka error: every later row of its topic), other
+ * keys go on. Delivery is at-least-once: a crash between send and mark re-sends, consumers dedupe
+ * by message id.
+ *
+ * Row by row can be slow (each failing row goes through the client's retries and a producer
+ * reconnect), so it stops between rows once the run's signal aborts or its maxRunMs passes. The
+ * rows it did not try stay unpublished for the next run and are counted nowhere (not failed: no
+ * attempt was made; not held back: nothing blocks them). At least one row is tried after a failed
+ * bulk send unless the signal aborted, so a batch whose bulk send alone outlasts maxRunMs still
+ * moves on.
  */
 export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   validatePublisherOptions(opts);
@@ -72,21 +103,33 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     for (const r of rows) metrics.failures.inc({ topic: r.topic });
   }
 
-  async function sendRowByRow(rows: readonly PendingRow[], blocked: Set<string>, log: Logger): Promise<BatchOutcome> {
+  async function sendRowByRow(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits): Promise<BatchOutcome> {
     const outcome: BatchOutcome = { sent: [], failed: 0, heldBack: 0, unavailable: false };
-    for (const row of rows) {
-      if (blocked.has(orderingKey(row))) {
+    let tried = 0;
+    for (const [i, row] of rows.entries()) {
+      if (blocked.topics.has(row.topic) || blocked.keys.has(orderingKey(row))) {
         outcome.heldBack += 1;
         continue;
       }
+      if (tried > 0 ? limits.over() : limits.aborted()) {
+        log.info({ untried: rows.length - i, sent: outcome.sent.length }, 'outbox run stopping: rows not tried stay for the next run');
+        outcome.stopped = true;
+        break;
+      }
+      tried += 1;
       try {
         await bus.publish([rowToMessage(row, opts.topicPrefix)]);
         outcome.sent.push(row);
       } catch (err) {
         await recordFailure([row], err);
-        blocked.add(orderingKey(row));
+        blocked.keys.add(orderingKey(row));
         outcome.failed += 1;
-        log.warn({ outboxId: row.id, topic: row.topic, eventType: row.eventType, err: publishErrorText(err) }, 'outbox row not published; its key waits');
+        const topicLevel = isTopicLevelError(err);
+        if (topicLevel) blocked.topics.add(row.topic);
+        log.warn(
+          { outboxId: row.id, topic: row.topic, eventType: row.eventType, err: publishErrorText(err) },
+          topicLevel ? 'outbox topic refused by the broker; its rows wait for the next run' : 'outbox row not published; its key waits',
+        );
         if (err instanceof EventBusUnavailableError) {
           outcome.unavailable = true;
           break;
@@ -96,7 +139,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     return outcome;
   }
 
-  async function sendBatch(rows: readonly PendingRow[], blocked: Set<string>, log: Logger): Promise<BatchOutcome> {
+  async function sendBatch(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits): Promise<BatchOutcome> {
     if (rows.length === 0) return { sent: [], failed: 0, heldBack: 0, unavailable: false };
     try {
       await bus.publish(rows.map((r) => rowToMessage(r, opts.topicPrefix)));
@@ -109,7 +152,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         return { sent: [], failed: rows.length, heldBack: 0, unavailable: true };
       }
       log.warn({ rows: rows.length, err: publishErrorText(err) }, 'bulk send failed, retrying the batch row by row');
-      return sendRowByRow(rows, blocked, log);
+      return sendRowByRow(rows, blocked, log, limits);
     }
   }
 
@@ -133,8 +176,12 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
    */
   async function publishPending(ctx: Pick<JobContext, 'signal' | 'now' | 'log'>): Promise<PublishCounts> {
     const counts: PublishCounts = { published: 0, failed: 0, heldBack: 0 };
-    const blocked = new Set<string>();
+    const blocked: Blocked = { keys: new Set(), topics: new Set() };
     const deadline = performance.now() + opts.maxRunMs;
+    const limits: RunLimits = {
+      aborted: () => ctx.signal.aborted,
+      over: () => ctx.signal.aborted || performance.now() >= deadline,
+    };
     let next: Promise<PendingRow[]> | undefined = selectPendingAfter(pool, FIRST_ID, opts.batchSize);
     let marking: Promise<void> = Promise.resolve();
     let markError: unknown;
@@ -146,8 +193,8 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         if (rows.length === opts.batchSize && performance.now() < deadline) {
           next = selectPendingAfter(pool, rows[rows.length - 1]!.id, opts.batchSize);
         }
-        const { sendable, heldBack } = splitHeldBack(rows, blocked);
-        const outcome = await sendBatch(sendable, blocked, ctx.log);
+        const { sendable, heldBack } = splitHeldBack(rows, blocked.keys, blocked.topics);
+        const outcome = await sendBatch(sendable, blocked, ctx.log, limits);
         const sentAt = ctx.now();
         marking = marking.then(() => markSent(outcome.sent, sentAt)).catch((err: unknown) => {
           markError ??= err;
@@ -155,7 +202,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         counts.published += outcome.sent.length;
         counts.failed += outcome.failed;
         counts.heldBack += heldBack.length + outcome.heldBack;
-        if (outcome.unavailable || ctx.signal.aborted || markError !== undefined) break;
+        if (outcome.unavailable || outcome.stopped || ctx.signal.aborted || markError !== undefined) break;
       }
     } finally {
       await next?.catch(() => undefined);

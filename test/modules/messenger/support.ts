@@ -123,3 +123,18 @@ export function logCapture(): { stream: Writable; lines: () => Record<string, un
         .map((l) => JSON.parse(l) as Record<string, unknown>),
   };
 }
+
+/**
+ * A transient infrastructure failure on replica writes matching `when` (a SQL condition on NEW):
+ * a trigger raising SQLSTATE 55P03 (lock_not_available), which the consumer runner retries with
+ * backoff (a data error such as a check violation would be dead-lettered instead). Returns the undo.
+ */
+export async function simulateReplicaWriteOutage(pool: pg.Pool, name: string, when: string): Promise<() => Promise<void>> {
+  await pool.query(`create function messenger.${name}() returns trigger language plpgsql as $$
+    begin raise exception 'simulated outage' using errcode = '55P03'; end $$`);
+  await pool.query(`create trigger ${name} before insert or update on messenger.users for each row when (${when}) execute function messenger.${name}()`);
+  return async () => {
+    await pool.query(`drop trigger ${name} on messenger.users`);
+    await pool.query(`drop function messenger.${name}()`);
+  };
+}

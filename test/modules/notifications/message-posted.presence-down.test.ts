@@ -43,7 +43,37 @@ const metric = async (name: string): Promise<number> => {
   return line ? Number(line.split(' ')[1]) : 0;
 };
 
+const recipientsWithRows = async (userIds: string[]) =>
+  (
+    await a.pool.query<{ recipient: string }>(
+      `select distinct recipient_user_id::text as recipient from notifications.notifications where recipient_user_id = any($1::uuid[])`,
+      [userIds],
+    )
+  ).rows.map((r) => r.recipient);
+
+// Runs first: the next test kills the redis-server for good.
+test('with the hub presence store (Redis) hanging — up but silent — each lookup gives up after its bound: recipients are notified, failures counted', async () => {
+  const failuresBefore = await metric('notifications_presence_lookup_failures_total');
+  const [sender, first, second, later] = [newId(), newId(), newId(), newId()];
+  const posted = { ChatId: newId(), MessageId: newId(), Seq: 1, SenderUserId: sender, Kind: 'Text', SentAt: new Date().toISOString() };
+  redis.process.kill('SIGSTOP'); // connections stay open, nothing answers
+  try {
+    await k.produce(k.topic(TOPICS.messagePosted), [
+      messagePosted({ ...posted, RecipientUserIds: [first, second] }),
+      messagePosted({ ...posted, MessageId: newId(), Seq: 2, RecipientUserIds: [later] }),
+    ]);
+
+    // Well before the redis-server resumes (finally below): nothing waits for it.
+    await waitFor(async () => (await recipientsWithRows([first, second, later])).length === 3, 'every recipient notified while Redis hangs', 20_000);
+    assert.deepEqual((await recipientsWithRows([first, second, later])).sort(), [first, second, later].sort());
+    assert.equal(await metric('notifications_presence_lookup_failures_total'), failuresBefore + 3, 'one failure per timed-out lookup');
+  } finally {
+    redis.process.kill('SIGCONT');
+  }
+});
+
 test('with the hub presence store (Redis) down, recipients are treated as offline and notified instead of blocking the partition', async () => {
+  const failuresBefore = await metric('notifications_presence_lookup_failures_total');
   await redis.kill();
   const [sender, first, second] = [newId(), newId(), newId()];
   const posted = { ChatId: newId(), MessageId: newId(), Seq: 1, SenderUserId: sender, Kind: 'Text', SentAt: new Date().toISOString() };
@@ -52,14 +82,7 @@ test('with the hub presence store (Redis) down, recipients are treated as offlin
   const later = newId();
   await k.produce(k.topic(TOPICS.messagePosted), [messagePosted({ ...posted, MessageId: newId(), Seq: 2, RecipientUserIds: [later] })]);
 
-  const recipientsWithRows = async () =>
-    (
-      await a.pool.query<{ recipient: string }>(
-        `select distinct recipient_user_id::text as recipient from notifications.notifications where recipient_user_id = any($1::uuid[])`,
-        [[first, second, later]],
-      )
-    ).rows.map((r) => r.recipient);
-  await waitFor(async () => (await recipientsWithRows()).length === 3, 'every recipient notified while Redis is down', 20_000);
-  assert.deepEqual((await recipientsWithRows()).sort(), [first, second, later].sort());
-  assert.equal(await metric('notifications_presence_lookup_failures_total'), 3);
+  await waitFor(async () => (await recipientsWithRows([first, second, later])).length === 3, 'every recipient notified while Redis is down', 20_000);
+  assert.deepEqual((await recipientsWithRows([first, second, later])).sort(), [first, second, later].sort());
+  assert.equal(await metric('notifications_presence_lookup_failures_total'), failuresBefore + 3);
 });

@@ -5,7 +5,7 @@ import { createTestKafka, waitFor } from '../../support/kafka.ts';
 import { ManualClock, newId } from '../../../src/platform/time.ts';
 import { TOPICS } from '../../../src/event-topics.ts';
 import userActivity from '../../../src/modules/user-activity/index.ts';
-import { VIEW_STATS_CONSUMER } from '../../../src/modules/user-activity/view-stats.ts';
+import { MAX_VIEW_DURATION_SECONDS, VIEW_STATS_CONSUMER } from '../../../src/modules/user-activity/view-stats.ts';
 import { countWhere, metricValue, MIN, T0 } from './support.ts';
 
 /**
@@ -30,6 +30,20 @@ const stats = async (propertyObjectId: string) =>
   };
 const inboxed = (messageId: string) =>
   countWhere(pool, `select count(*) as n from platform.inbox where idempotency_key = $1`, [`${VIEW_STATS_CONSUMER}:${messageId}`]);
+
+/** A raw PropertyObjectViewEnded message with any payload. */
+const viewEnded = (messageId: string, key: string, payload: Record<string, unknown>) => ({
+  key,
+  value: JSON.stringify(payload),
+  headers: {
+    'message-id': messageId,
+    'event-type': 'PropertyObjectViewEndedKafkaEvent',
+    'contract-version': '1',
+    'aggregate-type': 'PropertyObjectView',
+    'aggregate-id': key,
+    'occurred-at': T0.toISOString(),
+  },
+});
 
 describe('view stats consumer (real Kafka)', () => {
   // Background work stops before the file's database is dropped (file-level hooks run later).
@@ -97,5 +111,24 @@ describe('view stats consumer (real Kafka)', () => {
     assert.equal(dlq.length, 1);
     assert.equal(dlq[0]!.headers['dlq-code'], 'USER_ACTIVITY_VIEW_ENDED_INVALID_PAYLOAD');
     assert.equal(await countWhere(pool, `select count(*) as n from user_activity.counted_property_object_views where property_object_view_id = $1`, [badId]), 0);
+  });
+
+  test('a duration no view can have (beyond the closer\'s integer column) is poison at validation, before it can overflow the sum; the next event of the partition counts', async () => {
+    const propertyObjectId = newId();
+    const [hugeView, nextView] = [newId(), newId()];
+    const key = newId(); // one key: the same partition, so "the next one counts" shows the partition moved on
+    await k.produce(viewTopic, [
+      // 1e20: an integer to JSON and to the old schema, far beyond bigint.
+      viewEnded(hugeView, key, { PropertyObjectViewId: hugeView, PropertyObjectId: propertyObjectId, DurationSeconds: 1e20 }),
+      viewEnded(nextView, key, { PropertyObjectViewId: nextView, PropertyObjectId: propertyObjectId, DurationSeconds: MAX_VIEW_DURATION_SECONDS }),
+    ]);
+
+    await waitFor(async () => (await stats(propertyObjectId)).viewsCount === 1, 'the valid view after it counted');
+    assert.deepEqual(await stats(propertyObjectId), { propertyObjectId, viewsCount: 1, totalDurationSeconds: MAX_VIEW_DURATION_SECONDS });
+    const letter = (await k.readTopic(`${viewTopic}.dlq`, { atLeast: 2 })).find((m) => m.headers['message-id'] === hugeView);
+    assert.ok(letter, 'the huge-duration event is dead-lettered');
+    assert.equal(letter.headers['dlq-code'], 'USER_ACTIVITY_VIEW_ENDED_INVALID_PAYLOAD');
+    assert.match(letter.headers['dlq-reason']!, /DurationSeconds/);
+    assert.equal(await countWhere(pool, `select count(*) as n from user_activity.counted_property_object_views where property_object_view_id = $1`, [hugeView]), 0);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { publishErrorText, rowToMessage, splitHeldBack } from '../../../src/platform/outbox/messages.ts';
+import { isTopicLevelError, publishErrorText, rowToMessage, splitHeldBack } from '../../../src/platform/outbox/messages.ts';
 import type { PendingRow } from '../../../src/platform/outbox/sql.ts';
 
 const row = (over: Partial<PendingRow> = {}): PendingRow => ({
@@ -37,6 +37,31 @@ describe('per-key hold back', () => {
     const { sendable, heldBack } = splitHeldBack(rows, new Set([`${rows[0]!.topic}\u0000a`]));
     assert.deepEqual(sendable.map((r) => `${r.topic}/${r.key}`), ['pin.messenger.message-posted.v1/b', 'other/a']);
     assert.equal(heldBack.length, 2);
+  });
+
+  test('every row of a blocked topic stays back, whatever its key', () => {
+    const rows = [row({ key: 'a' }), row({ key: 'b', topic: 'other' }), row({ key: 'c' })];
+    const { sendable, heldBack } = splitHeldBack(rows, new Set(), new Set([rows[0]!.topic]));
+    assert.deepEqual(sendable.map((r) => r.key), ['b']);
+    assert.deepEqual(heldBack.map((r) => r.key), ['a', 'c']);
+  });
+});
+
+describe('topic-level send errors', () => {
+  // Shaped as kafkajs throws them: a wrapper whose cause is the KafkaJSProtocolError with its type.
+  const protocolError = (type: string) => Object.assign(new Error(type), { name: 'KafkaJSProtocolError', type });
+  const wrapped = (cause: Error) => Object.assign(new Error('wrapped', { cause }), { name: 'KafkaJSNonRetriableError' });
+
+  test('unknown, unauthorised and invalid topics concern the topic, found through the cause chain', () => {
+    for (const type of ['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZATION_FAILED', 'INVALID_TOPIC_EXCEPTION']) {
+      assert.equal(isTopicLevelError(wrapped(protocolError(type))), true, type);
+    }
+  });
+
+  test('errors about the messages or the connection do not', () => {
+    assert.equal(isTopicLevelError(protocolError('MESSAGE_TOO_LARGE')), false);
+    assert.equal(isTopicLevelError(wrapped(new Error('connection closed'))), false);
+    assert.equal(isTopicLevelError('INVALID_TOPIC_EXCEPTION'), false);
   });
 });
 
