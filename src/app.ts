@@ -91,8 +91,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   // The outbox publisher and the consumers get small pools of their own: measured under load, a
   // burst of request transactions on the shared pool otherwise queues the publisher's reads and marks.
-  const publisherPool = createPool(deps.databaseUrl, 3, log, 'pin-outbox-publisher');
-  const consumerPool = createPool(deps.databaseUrl, 6, log, 'pin-consumers');
+  const publisherPool = createPool(deps.databaseUrl, 3, log, 'pin-outbox-publisher', config);
+  const consumerPool = createPool(deps.databaseUrl, 6, log, 'pin-consumers', config);
   const runner = createJobRunner({ pool, databaseUrl: deps.databaseUrl, log, registry, clock });
   runner.register(
     outboxPublisherJob({

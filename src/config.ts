@@ -48,6 +48,21 @@ export const ConfigSchema = Type.Object({
   }),
   EMBEDDED_PG_PORT: Int({ default: 54329, minimum: 1, maximum: 65535, description: 'Port of the embedded PostgreSQL' }),
   DB_POOL_MAX: Int({ default: 10, minimum: 2, maximum: 200, description: 'Connections in the pg pool' }),
+  DATABASE_CONNECT_TIMEOUT_MS: Int({
+    default: 5000,
+    minimum: 100,
+    description: 'Longest wait for one new PostgreSQL connection (a silent host fails instead of hanging)',
+  }),
+  DATABASE_STATEMENT_TIMEOUT_MS: Int({
+    default: 30_000,
+    minimum: 0,
+    description: 'statement_timeout of pooled connections (0 = server default); migrations run without it',
+  }),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: Int({
+    default: 60_000,
+    minimum: 0,
+    description: 'A transaction idle this long is ended by the server, freeing its locks (0 = server default)',
+  }),
 
   KAFKA_BROKERS: Type.Optional(
     Type.String({

@@ -7,6 +7,8 @@ import { buildApp } from './app.ts';
 import { startEmbeddedPostgres, type EmbeddedPg } from './platform/db/embedded.ts';
 import { createPool, migrateDatabase } from './platform/db/index.ts';
 import { createLogger } from './platform/observability/logger.ts';
+import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
 
 function configOrExit(): Config {
   try {
@@ -27,24 +29,12 @@ const log = createLogger(config.LOG_LEVEL);
 process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection'));
 
 let embedded: EmbeddedPg | undefined;
-if (!config.DATABASE_URL) {
-  log.info({ dataDir: config.EMBEDDED_PG_DATA_DIR, port: config.EMBEDDED_PG_PORT }, 'DATABASE_URL unset: starting embedded PostgreSQL');
-  embedded = await startEmbeddedPostgres({
-    dataDir: config.EMBEDDED_PG_DATA_DIR,
-    port: config.EMBEDDED_PG_PORT,
-    database: 'pin',
-    log,
-  });
-}
-const databaseUrl = config.DATABASE_URL ?? embedded!.url;
-const pool = createPool(databaseUrl, config.DB_POOL_MAX, log);
-await migrateDatabase(pool);
-
-const app = await buildApp(config, { pool, databaseUrl, log });
-await app.listen({ host: config.HOST, port: config.PORT });
-await app.platform.startBackground();
-
+let pool: pg.Pool | undefined;
+let app: FastifyInstance | undefined;
 let stopping = false;
+/** The start-up steps that cannot be interrupted (database, migrations, app, listen). */
+let prepared: Promise<void> = Promise.resolve();
+
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
@@ -55,8 +45,11 @@ async function shutdown(signal: string): Promise<void> {
   }, config.SHUTDOWN_TIMEOUT_MS);
   hardStop.unref();
   try {
-    await app.close(); // stops jobs between rows, consumers after their message, the hub, the bus
-    await pool.end();
+    // A signal during start-up: the step in progress finishes and start-up goes no further; then
+    // whatever is up is stopped as usual. Background work still starting is stopped by close().
+    await prepared.catch(() => undefined);
+    await app?.close(); // stops jobs between rows, consumers after their message, the hub, the bus
+    await pool?.end();
     await embedded?.stop();
     log.info('stopped');
     process.exit(0);
@@ -65,5 +58,38 @@ async function shutdown(signal: string): Promise<void> {
     process.exit(1);
   }
 }
+// Before anything slow starts (embedded PostgreSQL, Kafka at startBackground): a SIGTERM during
+// start-up must take the graceful path too, not kill the process with PostgreSQL still running.
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+
+async function prepare(): Promise<void> {
+  if (!config.DATABASE_URL) {
+    log.info({ dataDir: config.EMBEDDED_PG_DATA_DIR, port: config.EMBEDDED_PG_PORT }, 'DATABASE_URL unset: starting embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.EMBEDDED_PG_DATA_DIR,
+      port: config.EMBEDDED_PG_PORT,
+      database: 'pin',
+      log,
+    });
+  }
+  if (stopping) return;
+  const databaseUrl = config.DATABASE_URL ?? embedded!.url;
+  pool = createPool(databaseUrl, config.DB_POOL_MAX, log, undefined, config);
+  await migrateDatabase(pool);
+  if (stopping) return;
+  app = await buildApp(config, { pool, databaseUrl, log });
+  if (stopping) return;
+  await app.listen({ host: config.HOST, port: config.PORT });
+}
+
+prepared = prepare();
+// A failure while stopping is the shutdown's to report; otherwise start-up fails loudly as before.
+await prepared.catch((err: unknown) => {
+  if (!stopping) throw err;
+});
+if (!stopping) {
+  await app!.platform.startBackground().catch((err: unknown) => {
+    if (!stopping) throw err;
+  });
+}

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createTestDatabase } from './support/db.ts';
 import { createTestKafka, waitFor } from './support/kafka.ts';
 
@@ -56,4 +57,53 @@ test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, commi
   const offsets = await kafka.admin.fetchTopicOffsets(kafka.topic(TOPIC));
   const inKafka = offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
   assert.ok(inKafka >= after, `${inKafka} messages in Kafka, ${after} rows marked published`);
+});
+
+test('SIGTERM while start-up waits for Kafka: the graceful path runs and the process exits 0', async () => {
+  const database = await createTestDatabase();
+  // A "broker" that accepts connections and never answers: start-up hangs in startBackground
+  // (the event bus's first request) for as long as the test wants.
+  const sockets = new Set<Socket>();
+  const silentBroker = createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => silentBroker.listen(0, '127.0.0.1', resolve));
+  const { port } = silentBroker.address() as AddressInfo;
+
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: database.url,
+      PORT: '0',
+      KAFKA_BROKERS: `127.0.0.1:${port}`,
+      SHUTDOWN_TIMEOUT_MS: '10000',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (c) => (output += c));
+  child.stderr.on('data', (c) => (output += c));
+  const exited = once(child, 'exit');
+  try {
+    await waitFor(() => sockets.size > 0, 'the service to reach for Kafka at start', 60_000);
+    assert.doesNotMatch(output, /kafka event bus started|job runner started/, 'still starting');
+
+    child.kill('SIGTERM');
+    const gone = () => child.exitCode !== null || child.signalCode !== null;
+    await waitFor(() => /"msg":"shutting down"/.test(output) || gone(), 'the signal to be handled', 10_000);
+    // Kafka now refuses outright, so the bus's pending connect fails instead of waiting out its timeouts.
+    silentBroker.close();
+    for (const s of sockets) s.destroy();
+    const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
+
+    // Killed by the signal (no handler yet) = code null, signal SIGTERM; the hard stop exits 1.
+    assert.deepEqual([code, signal], [0, null], output.slice(-3000));
+    assert.match(output, /"msg":"stopped"/);
+  } finally {
+    silentBroker.close();
+    for (const s of sockets) s.destroy();
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
 });

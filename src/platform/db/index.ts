@@ -14,8 +14,51 @@ export type Queryable = Pick<pg.Pool, 'query'>;
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.meta.url));
 
-export function createPool(url: string, max: number, log?: Logger, applicationName = 'pin-platform-jobs'): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, application_name: applicationName });
+/**
+ * Limits every pooled connection runs under (the names are the settings', so the config fits as is).
+ * 0 leaves a server-side limit at the server's own default (off unless the database sets one).
+ */
+export interface DbTimeouts {
+  /** Establishing one connection; a silent host otherwise hangs connect() for the OS TCP timeout (~2 min). */
+  DATABASE_CONNECT_TIMEOUT_MS?: number;
+  /** Server-side statement_timeout: a query stuck on a lock fails with 57014 instead of holding its connection. */
+  DATABASE_STATEMENT_TIMEOUT_MS?: number;
+  /** Server-side idle_in_transaction_session_timeout: a transaction its caller forgot is ended, its locks freed. */
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS?: number;
+}
+
+/** The config schema's defaults; callers that pass nothing (benches, tests) get the same limits. */
+export const DEFAULT_DB_TIMEOUTS: Required<DbTimeouts> = {
+  DATABASE_CONNECT_TIMEOUT_MS: 5000,
+  DATABASE_STATEMENT_TIMEOUT_MS: 30_000,
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 60_000,
+};
+
+export function createPool(
+  url: string,
+  max: number,
+  log?: Logger,
+  applicationName = 'pin-platform-jobs',
+  timeouts: DbTimeouts = {},
+): pg.Pool {
+  const t = { ...DEFAULT_DB_TIMEOUTS, ...timeouts };
+  const connectTimeoutMs = t.DATABASE_CONNECT_TIMEOUT_MS;
+  // The connect timeout goes on the client, not the pool: pg-pool would also apply it to waiting
+  // for a free client, failing a burst of requests that merely queue behind a busy pool.
+  class TimedClient extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    application_name: applicationName,
+    Client: TimedClient,
+    // Sent as startup parameters: they hold from the first statement, on every connection.
+    statement_timeout: t.DATABASE_STATEMENT_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: t.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  });
   // An idle client dying (server restart, terminated backend) must not crash the process.
   pool.on('error', (err) => log?.warn({ err }, 'idle database connection failed'));
   return pool;
@@ -38,20 +81,29 @@ export function migrationParts(dir = MIGRATIONS_DIR): string[] {
  * Applies the committed migrations of every part (drizzle/<part>/), each tracked in its own table so
  * modules evolve their schemas independently. Replicas starting together serialise on an advisory
  * lock, because drizzle's migrator takes none of its own.
+ *
+ * The pool's statement timeout is lifted for this session: a migration rewriting a big table, and a
+ * replica waiting on the lock while another migrates, may legitimately take longer than any query.
  */
-export async function migrateDatabase(pool: pg.Pool): Promise<void> {
+export async function migrateDatabase(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<void> {
   const client = await pool.connect();
+  let reusable = true;
   try {
+    await client.query('set statement_timeout = 0');
     await client.query(`select pg_advisory_lock(hashtext('pin:migrations'))`);
-    for (const part of migrationParts()) {
+    for (const part of migrationParts(dir)) {
       await migrate(drizzle(client), {
-        migrationsFolder: join(MIGRATIONS_DIR, part),
+        migrationsFolder: join(dir, part),
         migrationsTable: `__drizzle_migrations_${part.replace(/[^a-z0-9]/gi, '_')}`,
       });
     }
   } finally {
     await client.query(`select pg_advisory_unlock(hashtext('pin:migrations'))`).catch(() => undefined);
-    client.release();
+    // Back to the pool's limits before anyone else gets this client; one that cannot be reset is dropped.
+    await client.query('reset statement_timeout').catch(() => {
+      reusable = false;
+    });
+    client.release(!reusable);
   }
 }
 

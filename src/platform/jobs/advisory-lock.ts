@@ -12,6 +12,26 @@ import type { Logger } from '../observability/logger.ts';
  */
 export const LOCK_APPLICATION_NAME = 'pin-jobs-lock';
 
+/**
+ * Server-side TCP keepalive of the lock session. PostgreSQL notices a replica that vanished without
+ * closing its socket (power loss, network cut) only through keepalive, 2 h by default, and until then
+ * its locks block every other replica. With these values the server probes after 10 s idle and
+ * gives up after 3 unanswered probes 5 s apart: the lock is free about 25 s after the node died.
+ * tcp_user_timeout bounds the same wait when the server has a reply in flight instead of idling.
+ */
+export const LOCK_KEEPALIVE = { idleSeconds: 10, intervalSeconds: 5, count: 3, userTimeoutMs: 25_000 } as const;
+export type LockKeepalive = { idleSeconds: number; intervalSeconds: number; count: number; userTimeoutMs: number };
+
+/** libpq `options`: per-session settings the server applies from the connection's start. */
+export function keepaliveOptions(k: LockKeepalive = LOCK_KEEPALIVE): string {
+  return [
+    `-c tcp_keepalives_idle=${k.idleSeconds}`,
+    `-c tcp_keepalives_interval=${k.intervalSeconds}`,
+    `-c tcp_keepalives_count=${k.count}`,
+    `-c tcp_user_timeout=${k.userTimeoutMs}`,
+  ].join(' ');
+}
+
 export interface HeldLock {
   /** Aborted when the lock's connection is lost (the lock is gone with it). */
   signal: AbortSignal;
@@ -23,6 +43,8 @@ export interface LockConnection {
   tryLock(key: string): Promise<HeldLock | null>;
   /** Backend pid of the open lock connection (ops and tests), null when none is open. */
   backendPid(): number | null;
+  /** A server setting as the lock session sees it (ops and tests); opens the connection if needed. */
+  sessionSetting(name: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -37,7 +59,9 @@ export function createLockConnection(opts: {
   databaseUrl: string;
   log: Logger;
   applicationName?: string;
+  keepalive?: LockKeepalive;
 }): LockConnection {
+  const keepalive = opts.keepalive ?? LOCK_KEEPALIVE;
   let client: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
   let closed = false;
@@ -68,9 +92,11 @@ export function createLockConnection(opts: {
       const c = new pg.Client({
         connectionString: opts.databaseUrl,
         application_name: opts.applicationName ?? LOCK_APPLICATION_NAME,
-        // A silently dropped connection is noticed by TCP keepalive rather than never.
+        // Both ends probe: the server so a dead replica's locks are freed (see LOCK_KEEPALIVE), this
+        // side so a silently dropped connection aborts the runs that held its locks.
+        options: keepaliveOptions(keepalive),
         keepAlive: true,
-        keepAliveInitialDelayMillis: 10_000,
+        keepAliveInitialDelayMillis: keepalive.idleSeconds * 1000,
         connectionTimeoutMillis: 5000,
       });
       // Without an error listener a dying connection would crash the process.
@@ -125,6 +151,10 @@ export function createLockConnection(opts: {
   return {
     tryLock,
     backendPid: () => (client as (pg.Client & { processID?: number | null }) | null)?.processID ?? null,
+    async sessionSetting(name) {
+      const res = await query<{ value: string }>(await connect(), 'select current_setting($1) as value', [name]);
+      return res.rows[0]!.value;
+    },
     async close() {
       // A connect still in flight sees `closed` when it completes and ends its own client.
       closed = true;
