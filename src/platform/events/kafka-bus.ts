@@ -33,6 +33,9 @@ export interface KafkaBusOptions {
   consumerMaxWaitMs?: number;
 }
 
+/** Longest stop() waits for the producer and the admin client to disconnect. */
+const STOP_WAIT_MS = 2000;
+
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -210,10 +213,13 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
       stopped = true;
       const p = producer;
       producer = undefined;
-      await p?.then((x) => x.disconnect()).catch(() => undefined);
       const a = admin;
       admin = undefined;
-      await a?.then((x) => x.disconnect()).catch(() => undefined);
+      // A connect still in flight to a silent broker can take retries × requestTimeout: shutdown
+      // does not wait for it (the process is about to exit; the half-open socket dies with it).
+      const disconnect = (c: Promise<Producer | Admin> | undefined, what: string) =>
+        c ? withTimeout(c.then((x) => x.disconnect()), STOP_WAIT_MS, `kafka ${what} disconnect`).catch(() => undefined) : undefined;
+      await Promise.all([disconnect(p, 'producer'), disconnect(a, 'admin')]);
       log.info('kafka event bus stopped');
     },
   };
