@@ -104,9 +104,11 @@ export function createIdentityMetrics(registry: Registry, db: Executor, clock: C
 
 export type IdentityMetrics = ReturnType<typeof createIdentityMetrics>;
 
+/** Counted up to 100,000 (far past the alert threshold), so a scrape after a long outage stays cheap. */
 async function unpublishedEvents(db: Executor, topic: string): Promise<number> {
   const { rows } = await db.execute<{ n: number }>(
-    sql`select count(*)::int as n from platform.outbox where published_at is null and topic = ${topic}`,
+    sql`select count(*)::int as n from (
+          select 1 from platform.outbox where published_at is null and topic = ${topic} limit 100000) capped`,
   );
   return rows[0]?.n ?? 0;
 }

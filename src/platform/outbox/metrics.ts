@@ -20,7 +20,7 @@ export function outboxMetrics(registry: Registry, db: Queryable) {
   };
   gauge(registry, {
     name: 'outbox_pending',
-    help: 'Outbox rows not yet published',
+    help: 'Outbox rows not yet published (counted up to 1,000,000 per scrape)',
     async collect() {
       const s = await read();
       if (s) this.set(s.pending);

@@ -91,12 +91,20 @@ export async function deletePublishedBefore(db: Queryable, cutoff: Date, limit: 
   return res.rowCount ?? 0;
 }
 
-/** For the gauges: rows waiting, and the age of the oldest (database clock). */
-export async function pendingStats(db: Queryable): Promise<{ pending: number; oldestAgeSeconds: number }> {
+/** Highest count the pending gauge reports: a scrape never scans more of a huge backlog than this. */
+export const PENDING_COUNT_CAP = 1_000_000;
+
+/**
+ * For the gauges: rows waiting (capped at PENDING_COUNT_CAP), and the age of the oldest (database
+ * clock). Both walk the pending partial index; the oldest is the smallest pending id (UUIDv7 ids
+ * are time-ordered), not a min() over every pending row, so a scrape stays cheap after an outage.
+ */
+export async function pendingStats(db: Queryable, cap = PENDING_COUNT_CAP): Promise<{ pending: number; oldestAgeSeconds: number }> {
   const res = await db.query<{ pending: number; oldest: number | null }>(
-    `select count(*)::int as pending,
-            extract(epoch from now() - min(created_at))::float8 as oldest
-       from platform.outbox where published_at is null`,
+    `select (select count(*)::int from (select 1 from platform.outbox where published_at is null limit $1) capped) as pending,
+            (select extract(epoch from now() - created_at)::float8 from platform.outbox
+              where published_at is null order by id limit 1) as oldest`,
+    [cap],
   );
   const row = res.rows[0];
   return { pending: row?.pending ?? 0, oldestAgeSeconds: Math.max(0, row?.oldest ?? 0) };
