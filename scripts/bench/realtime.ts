@@ -7,13 +7,25 @@
  *     from one of its members, so every message is 10 deliveries (the sender's own sockets too);
  *   - lag = received (client wall clock) − SentAt (= the realtime_outbox row's CreatedAt, same
  *     transaction), p50/p95/p99 over every delivery; frames delivered per second; lost deliveries
- *     (expected − distinct received) and duplicates.
+ *     (expected − distinct received) and duplicates. A send's wait before its statement starts
+ *     (coalescing, pool) is in restLatencyMs, not in the lag: the row does not exist yet.
+ *   - where the machine's CPU went over the send window and the drain (cpuCores, cpuUsPerMessage:
+ *     the server's thread, its kernel time, the other threads of the process — V8 and libuv helpers —,
+ *     the clients and senders workers, PostgreSQL), statements per message (pgTransactionsPerMessage)
+ *     and how late the server's event loop ran (serverLoopDelayMs): the clients, the senders and
+ *     PostgreSQL share the machine's cores with the server.
  * Prints ONE JSON line on stdout (progress on stderr). The seed's SLO is p95 < 1 s; target p95 < 50 ms.
  * Settings: BENCH_CLIENTS (1000), BENCH_CHAT_SIZE (10), BENCH_RATE (1000), BENCH_SECONDS (30),
  * BENCH_PG_FAST=1 (fsync off), BENCH_LOG_LEVEL (error), BENCH_CONNECT=0 (no clients: REST and dispatch alone),
- * BENCH_CONNECTIONS (64 keep-alive HTTP connections for the senders).
+ * BENCH_CONNECTIONS (64 keep-alive HTTP connections for the senders),
+ * BENCH_CPU_PROFILE=<file> (a CPU profile of the server's thread over the send window and the drain only);
+ * MESSENGER_* and HUB_* settings are taken from the environment (e.g. MESSENGER_REALTIME_SEND_CONCURRENCY).
  */
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
+import type pg from 'pg';
+import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { buildApp } from '../../src/app.ts';
@@ -22,6 +34,7 @@ import { createPool, migrateDatabase } from '../../src/platform/db/index.ts';
 import { signToken } from '../../src/platform/http/auth.ts';
 import { newId } from '../../src/platform/time.ts';
 import messenger from '../../src/modules/messenger/index.ts';
+import { cpuShares, cpuSnapshot, currentThreadId, threadCpuSeconds } from './cpu-shares.ts';
 import { benchLogger, machine, say, startBenchPostgres } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
@@ -71,7 +84,7 @@ async function runClients(plan: Plan): Promise<void> {
   for (let i = 0; i < connecting; i += 50) {
     await Promise.all(Array.from({ length: Math.min(50, connecting - i) }, (_, j) => connect(i + j)));
   }
-  parentPort!.postMessage({ type: 'connected', count: connections.length });
+  parentPort!.postMessage({ type: 'connected', count: connections.length, threadId: currentThreadId() });
   await new Promise<void>((resolve) => parentPort!.once('message', () => resolve()));
   const sorted = Float64Array.from(lags).sort();
   parentPort!.postMessage({ type: 'stats', delivered: seen.size, frames, duplicates, firstAt, lastAt, lags: sorted }, [sorted.buffer]);
@@ -98,6 +111,7 @@ async function runSenders(plan: Plan): Promise<void> {
       req.on('error', reject);
       req.end(body);
     });
+  const cpuAtStart = threadCpuSeconds();
   const total = RATE * SECONDS;
   const requestMs: number[] = [];
   let ok = 0;
@@ -127,7 +141,16 @@ async function runSenders(plan: Plan): Promise<void> {
   }
   await Promise.all(inflight);
   requestMs.sort((a, b) => a - b);
-  parentPort!.postMessage({ type: 'sent', ok, failed, seconds: (performance.now() - started) / 1000, restP50: percentile(requestMs, 0.5), restP95: percentile(requestMs, 0.95) });
+  parentPort!.postMessage({
+    type: 'sent',
+    ok,
+    failed,
+    seconds: (performance.now() - started) / 1000,
+    restP50: percentile(requestMs, 0.5),
+    restP95: percentile(requestMs, 0.95),
+    // This worker ends before the window closes, so it measures its own CPU.
+    cpu: { threadId: currentThreadId(), seconds: threadCpuSeconds() - cpuAtStart },
+  });
 }
 
 function worker(role: 'clients' | 'senders', plan: Plan): Worker {
@@ -149,12 +172,38 @@ const next = <T>(w: Worker, type: string) =>
     w.on('message', on);
   });
 
+/** Committed and rolled-back transactions of the bench database so far (pg_stat_database; ~0.5 s stale). */
+async function transactionsSoFar(pool: pg.Pool): Promise<number> {
+  await pool.query('select pg_stat_force_next_flush()');
+  const { rows } = await pool.query<{ n: string }>(`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`);
+  return Number(rows[0]!.n);
+}
+
+/** Profiles this (the server's) thread from now until stop(): setup and connects stay out of the figures. */
+async function startWindowProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
+  if (!file) return null;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      say(`CPU profile of the send window: ${file}`);
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const log = benchLogger('error');
   const pg = await startBenchPostgres(log, 'realtime');
   const pool = createPool(pg.url, 20, log);
   await migrateDatabase(pool);
-  const config = loadConfig({ LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error', PORT: '0', JOBS_ENABLED: 'true', DB_POOL_MAX: '20', KAFKA_BROKERS: '' });
+  // MESSENGER_* and HUB_* settings pass through from the environment, to try other values.
+  const tuning = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(MESSENGER_|HUB_)/.test(k)));
+  const config = loadConfig({ ...tuning, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error', PORT: '0', JOBS_ENABLED: 'true', DB_POOL_MAX: '20', KAFKA_BROKERS: '' });
 
   say(`${CLIENTS} users in ${CLIENTS / CHAT_SIZE} chats of ${CHAT_SIZE}`);
   const now = new Date();
@@ -192,12 +241,19 @@ async function main(): Promise<void> {
 
   say('connecting clients');
   const clients = worker('clients', plan);
-  const connected = await next<{ count: number }>(clients, 'connected');
+  const connected = await next<{ count: number; threadId?: string }>(clients, 'connected');
   say(`${connected.count} clients connected; sending ${RATE}/s for ${SECONDS} s`);
+  const profiler = await startWindowProfile(process.env.BENCH_CPU_PROFILE);
+  const pgMarker = `pin-realtime-pg-${new URL(pg.url).port}`;
+  const cpuBefore = cpuSnapshot(pgMarker);
+  const xactsBefore = await transactionsSoFar(pool);
   const elu = performance.eventLoopUtilization();
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const senders = worker('senders', plan);
-  const sent = await next<{ ok: number; failed: number; seconds: number; restP50: number; restP95: number }>(senders, 'sent');
+  const sent = await next<{ ok: number; failed: number; seconds: number; restP50: number; restP95: number; cpu: { threadId?: string; seconds: number } }>(senders, 'sent');
   const loopUtilization = performance.eventLoopUtilization(elu).utilization;
+  loopDelay.disable();
   // Let the last pushes land: wait until nothing is Pending (or 15 s).
   const deadline = performance.now() + 15_000;
   while (performance.now() < deadline) {
@@ -206,6 +262,9 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   await new Promise((r) => setTimeout(r, 500));
+  await profiler?.stop();
+  const cpu = cpuShares(cpuBefore, cpuSnapshot(pgMarker), { server: String(process.pid), clients: connected.threadId }, { senders: sent.cpu });
+  const transactions = (await transactionsSoFar(pool)) - xactsBefore - 1;
   clients.postMessage('report');
   const stats = await next<{ delivered: number; frames: number; duplicates: number; firstAt: number; lastAt: number; lags: Float64Array }>(clients, 'stats');
   const { rows: outbox } = await pool.query<{ status: string; n: number }>(`select status, count(*)::int as n from messenger.realtime_outbox group by status`);
@@ -236,6 +295,15 @@ async function main(): Promise<void> {
     lagMs: { p50: percentile(stats.lags, 0.5), p95: percentile(stats.lags, 0.95), p99: percentile(stats.lags, 0.99), max: percentile(stats.lags, 1) },
     framesPerSecond: Math.round(stats.frames / windowSeconds),
     serverLoopUtilization: Math.round(loopUtilization * 100) / 100,
+    // How late the server's event loop ran a 1 ms timer while sending: what every I/O callback waits on top.
+    serverLoopDelayMs: { p50: Math.round(loopDelay.percentile(50) / 1e4) / 100, p99: Math.round(loopDelay.percentile(99) / 1e4) / 100, max: Math.round(loopDelay.max / 1e4) / 100 },
+    // Cores busy on average over the send window and the drain, by who used them.
+    cpuCores: cpu,
+    // Every statement outside a transaction block counts as one: round trips to PostgreSQL per message.
+    pgTransactionsPerMessage: sent.ok ? Math.round((transactions / sent.ok) * 100) / 100 : null,
+    cpuUsPerMessage: Object.fromEntries(
+      (['server', 'serverKernel', 'otherThreads', 'postgres'] as const).map((k) => [k, sent.ok ? Math.round(((cpu[k] ?? 0) * cpu.windowSeconds! * 1e6) / sent.ok) : null]),
+    ),
     dispatcher: { runs, rowsPerRun: runs ? Math.round((sent.ok / runs) * 10) / 10 : null, msPerRun: runs ? Math.round((runSeconds / runs) * 10000) / 10 : null },
     outbox: Object.fromEntries(outbox.map((r) => [r.status, r.n])),
     postgres: pg.durability,

@@ -2,21 +2,30 @@ import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { TOPICS } from '../../event-topics.ts';
 import type { Principal } from '../../platform/http/auth.ts';
+import type { ModuleDeps } from '../../platform/module.ts';
 import { OUTBOX_CHANNEL, outboxInsert } from '../../platform/outbox/enqueue.ts';
 import { newId } from '../../platform/time.ts';
 import { MESSAGE_POSTED_EVENT } from './messages-events.ts';
-import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './messages.ts';
+import { MESSAGE_COLUMNS, messageView, type MessageView } from './message-rows.ts';
+import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendQueue } from './messages-send-batch.ts';
 import { contentProblem, type MessageContent } from './messages-rules.ts';
 import type { RealtimeContext } from './realtime-context.ts';
 import { ChatErrors } from './realtime-errors.ts';
 import { REALTIME_OUTBOX_CHANNEL } from './realtime-outbox-sql.ts';
+import { createBatchQueue, type ItemResult } from './send-queue.ts';
 
 /**
- * Sending a message (message.md) is ONE statement — its own transaction, one round trip, which is
- * what lets a replica take ~1,000 sends/s: the chat row lock hands out the next Seq (gapless: the
- * statement either writes everything or nothing), the message, its MessageReceived push intent and
- * MessagePostedKafkaEvent (recipients = the other Active participants; never the body), and the
- * NOTIFYs that wake the dispatcher and the outbox publisher at commit.
+ * Sending a message (message.md). Concurrent sends are coalesced (send-queue.ts): a send alone
+ * runs the statement below, several run messages-send-batch.ts's, which judges each message the
+ * same way in one statement; if that statement fails, its sends run here one by one, so one bad
+ * send never fails the others. Under load the per-statement cost (protocol, executor start, commit)
+ * dominates a send, so sharing it is what lets a replica take ~1,000 sends/s on two cores.
+ *
+ * The single send is ONE statement — its own transaction, one round trip: the chat row lock hands
+ * out the next Seq (gapless: the statement either writes everything or nothing), the message, its
+ * MessageReceived push intent and MessagePostedKafkaEvent (recipients = the other Active
+ * participants; never the body), and the NOTIFYs that wake the dispatcher and the outbox publisher
+ * at commit.
  *
  * The recipients are read from the statement's snapshot, taken before the chat lock was granted.
  * Membership changes bump chats.membership_version under the same lock, and the Seq update only
@@ -24,20 +33,54 @@ import { REALTIME_OUTBOX_CHANNEL } from './realtime-outbox-sql.ts';
  * change matches nothing and runs again on a fresh snapshot.
  */
 
-interface SendOutcome {
-  member: boolean;
-  blocked: boolean;
-  message: MessageRow | null;
-}
+type SendOutcome = BatchSendOutcome;
 
 const MAX_TRIES = 5;
 const dialect = new PgDialect();
+
+/**
+ * The process's queue of sends. `maxBatch` 1 turns coalescing off (every send runs alone).
+ */
+export function createSendQueue(
+  deps: Pick<ModuleDeps, 'pool' | 'clock' | 'log'> & {
+    /** Called once a statement has committed messages (their push intents are visible now). */
+    onCommitted?: () => void;
+  },
+  opts: { maxBatch: number; maxInFlight: number },
+): SendQueue {
+  const one = async (s: BatchSend): Promise<ItemResult<SendOutcome>> => {
+    try {
+      return { ok: true, value: await trySend(deps, s.senderUserId, s.chatId, s.content) };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  };
+  async function run(sends: BatchSend[]): Promise<ItemResult<SendOutcome>[]> {
+    if (sends.length === 1) return [await one(sends[0]!)];
+    try {
+      return (await trySendBatch(deps.pool, sends, deps.clock.now())).map((value) => ({ ok: true, value }));
+    } catch (err) {
+      deps.log.warn({ err: { message: (err as Error).message }, sends: sends.length }, 'message send batch failed; sending one by one');
+      const results: ItemResult<SendOutcome>[] = [];
+      for (const s of sends) results.push(await one(s));
+      return results;
+    }
+  }
+  return createBatchQueue<BatchSend, SendOutcome>({
+    ...opts,
+    async run(sends) {
+      const results = await run(sends);
+      if (results.some((r) => r.ok && r.value.message)) deps.onCommitted?.();
+      return results;
+    },
+  });
+}
 
 export async function sendMessage(ctx: RealtimeContext, caller: Principal, chatId: string, content: MessageContent): Promise<MessageView> {
   const problem = contentProblem(content, ctx.config.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
   if (problem) throw ChatErrors.invalidMessage(problem);
   for (let attempt = 1; ; attempt++) {
-    const out = await trySend(ctx, caller.userId, chatId, content);
+    const out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content });
     if (out.message) return messageView(out.message);
     if (!out.member) throw ChatErrors.chatNotFound();
     if (out.blocked) throw ChatErrors.blocked();
@@ -46,7 +89,7 @@ export async function sendMessage(ctx: RealtimeContext, caller: Principal, chatI
   }
 }
 
-async function trySend(ctx: RealtimeContext, me: string, chatId: string, content: MessageContent): Promise<SendOutcome> {
+async function trySend(ctx: Pick<ModuleDeps, 'pool' | 'clock'>, me: string, chatId: string, content: MessageContent): Promise<SendOutcome> {
   const now = ctx.clock.now();
   const at = now.toISOString();
   const id = newId();

@@ -1,51 +1,17 @@
 import { sql } from 'drizzle-orm';
 import type { Principal } from '../../platform/http/auth.ts';
-import { chatForParticipant, isoOf, rowsOf, type Runner } from './chats-sql.ts';
-import { contentProblem, isEditable, withinEditWindow, type FileMeta } from './messages-rules.ts';
+import { chatForParticipant, rowsOf, type Runner } from './chats-sql.ts';
+import { contentProblem, isEditable, withinEditWindow } from './messages-rules.ts';
 import type { RealtimeContext } from './realtime-context.ts';
 import { ChatErrors } from './realtime-errors.ts';
-import type { MessageContentKind } from './realtime-kinds.ts';
 import { enqueueRealtime } from './realtime-outbox-sql.ts';
+import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
 
 /**
  * Messages (message.md): edit, delete, list-messages and read receipts (sending is in
  * messages-send.ts). Each change writes its realtime push intent in the same transaction. A deleted
  * message stays as a tombstone without content.
  */
-
-export interface MessageRow {
-  id: string;
-  chatId: string;
-  seq: number;
-  senderUserId: string;
-  kind: MessageContentKind;
-  body: string | null;
-  fileMeta: FileMeta | null;
-  cardText: string | null;
-  sentAt: string;
-  editedAt: string | null;
-  deletedAt: string | null;
-}
-
-/** What clients see: the row with `deleted` instead of the deletion time. */
-export type MessageView = Omit<MessageRow, 'deletedAt'> & { deleted: boolean };
-
-export const MESSAGE_COLUMNS = sql.raw(`id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
-  file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt"`);
-
-export const messageView = (m: MessageRow): MessageView => ({
-  id: m.id,
-  chatId: m.chatId,
-  seq: m.seq,
-  senderUserId: m.senderUserId,
-  kind: m.kind,
-  body: m.body,
-  fileMeta: m.fileMeta,
-  cardText: m.cardText,
-  sentAt: isoOf(m.sentAt)!,
-  editedAt: isoOf(m.editedAt),
-  deleted: m.deletedAt !== null,
-});
 
 async function requireChat(q: Runner, chatId: string, userId: string, lock = false) {
   const chat = await chatForParticipant(q, chatId, userId, { lock });

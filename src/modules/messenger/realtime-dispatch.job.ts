@@ -10,15 +10,20 @@ export const REALTIME_RETENTION_JOB = 'messenger-realtime-retention';
 
 /**
  * RealtimeDispatchJob: every PollingInterval and at once on NOTIFY realtime_outbox (sent by the
- * owner's committing transaction); single runner through the platform's advisory lock (busy → the
- * run is skipped). Runs that found nothing log at debug (the runner's rule for all-zero counts).
+ * owner's committing transaction), or sooner through `connectWake` in the replica that committed;
+ * single runner through the platform's advisory lock (busy → the run is skipped). Runs that found
+ * nothing log at debug (the runner's rule for all-zero counts).
  */
-export function realtimeDispatchJob(dispatcher: RealtimeDispatcher, opts: { pollingIntervalMs: number }): JobDefinition {
+export function realtimeDispatchJob(
+  dispatcher: RealtimeDispatcher,
+  opts: { pollingIntervalMs: number; connectWake?: (wake: () => void) => void },
+): JobDefinition {
   return {
     name: REALTIME_DISPATCH_JOB,
     every: opts.pollingIntervalMs,
     singleRunner: true,
     wakeChannel: REALTIME_OUTBOX_CHANNEL,
+    ...(opts.connectWake ? { connectWake: opts.connectWake } : {}),
     run: async (ctx) => ({ ...(await dispatcher.runOnce(ctx)) }),
   };
 }

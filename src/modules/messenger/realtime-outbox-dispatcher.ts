@@ -39,7 +39,7 @@ export interface DispatchCounts {
 }
 
 export interface RealtimeDispatcher {
-  runOnce(ctx: Pick<JobContext, 'signal' | 'now'> & { log?: Logger }): Promise<DispatchCounts>;
+  runOnce(ctx: Pick<JobContext, 'signal' | 'now' | 'woken' | 'waitForWake'> & { log?: Logger }): Promise<DispatchCounts>;
 }
 
 const zero = (): DispatchCounts => ({ claimed: 0, dispatched: 0, retried: 0, quarantined: 0, released: 0, overtaken: 0 });
@@ -48,7 +48,8 @@ const zero = (): DispatchCounts => ({ claimed: 0, dispatched: 0, retried: 0, qua
  * RealtimeDispatchJob's work (seed 000): bounded batches of claim (one statement: SKIP LOCKED,
  * Attempts + 1, NextAttemptAt by backoff) → build and push each row outside any transaction, in id
  * order, stopping between rows when asked → record the batch's outcomes set-based, each guarded by
- * the RowVersion its claim left. Repeats while batches come back full and MaxRunDuration allows.
+ * the RowVersion its claim left. Repeats while batches come back full, or a wake (NOTIFY of newly
+ * committed rows) arrived meanwhile or within idleWaitMs, and MaxRunDuration allows.
  */
 export function createRealtimeDispatcher(deps: RealtimeDispatcherDeps): RealtimeDispatcher {
   const { settings, metrics } = deps;
@@ -63,8 +64,8 @@ export function createRealtimeDispatcher(deps: RealtimeDispatcherDeps): Realtime
   const delaysMs = backoffScheduleMs(settings.backoff, settings.maxAttempts);
 
   /** One statement: lock due rows, pre-increment, and quarantine those already out of attempts. */
-  async function claim(now: Date): Promise<{ rows: ClaimedRow[]; exhausted: ClaimedRow[] }> {
-    const claimed = await claimDue(deps.pool, { now, limit: settings.batchSize, maxAttempts: settings.maxAttempts, delaysMs, jitter: settings.backoff.jitter });
+  async function claim(now: Date, exclude: readonly string[]): Promise<{ rows: ClaimedRow[]; exhausted: ClaimedRow[] }> {
+    const claimed = await claimDue(deps.pool, { now, limit: settings.batchSize, maxAttempts: settings.maxAttempts, delaysMs, jitter: settings.backoff.jitter, exclude });
     return { rows: claimed.filter((r) => !r.exhausted), exhausted: claimed.filter((r) => r.exhausted) };
   }
 
@@ -114,18 +115,27 @@ export function createRealtimeDispatcher(deps: RealtimeDispatcherDeps): Realtime
     }
   }
 
-  async function dispatchBatch(rows: ClaimedRow[], ctx: { signal: AbortSignal; now(): Date }, log: Logger, counts: DispatchCounts): Promise<void> {
+  /** Builds and pushes each row outside any transaction, in push order, stopping between rows when asked. */
+  async function pushBatch(rows: ClaimedRow[], ctx: { signal: AbortSignal }): Promise<{ rows: ClaimedRow[]; results: PushResult[] }> {
     rows = pushOrder(rows);
     const refs = await loadRefs(deps.pool, rows);
     const results: PushResult[] = [];
     for (const row of rows) results.push(ctx.signal.aborted ? { kind: 'skipped' } : await push(row, refs));
-    const now = ctx.now();
+    return { rows, results };
+  }
+
+  /** Records a pushed batch's outcomes (RowVersion-guarded, set-based) and counts, logs and alerts them. */
+  async function settle(batch: { rows: ClaimedRow[]; results: PushResult[] }, now: Date, log: Logger, counts: DispatchCounts): Promise<void> {
+    const { rows, results } = batch;
     const outcomes = rows.map((row, i) => outcomeOf(results[i]!, row.attempts, settings.maxAttempts));
     const landed = await record(
       rows.map((row, i) => toUpdate(row, outcomes[i]!, now)),
       now,
       log,
     );
+    // Per row on the hot path: count per kind and increment once; build log lines only when logged.
+    const dispatchedByKind = new Map<string, number>();
+    const logDispatched = log.isLevelEnabled('info');
     rows.forEach((row, i) => {
       const outcome = outcomes[i]!;
       const result = results[i]!;
@@ -136,9 +146,9 @@ export function createRealtimeDispatcher(deps: RealtimeDispatcherDeps): Realtime
       }
       if (outcome.status === 'Done') {
         counts.dispatched++;
-        metrics.dispatched.inc({ kind: row.kind });
+        dispatchedByKind.set(row.kind, (dispatchedByKind.get(row.kind) ?? 0) + 1);
         metrics.lag.observe({ kind: row.kind }, Math.max(0, (now.getTime() - row.createdAt.getTime()) / 1000));
-        log.info({ kind: row.kind, chatId: row.chatId, targetUserId: row.targetUserId, seq: row.seq, attempts: row.attempts }, 'realtime dispatched');
+        if (logDispatched) log.info({ kind: row.kind, chatId: row.chatId, targetUserId: row.targetUserId, seq: row.seq, attempts: row.attempts }, 'realtime dispatched');
       } else if (outcome.status === 'Pending') {
         counts.retried++;
         metrics.retried.inc({ kind: row.kind });
@@ -150,6 +160,7 @@ export function createRealtimeDispatcher(deps: RealtimeDispatcherDeps): Realtime
         counts.released++;
       }
     });
+    for (const [kind, n] of dispatchedByKind) metrics.dispatched.inc({ kind }, n);
   }
 
   return {
@@ -157,18 +168,41 @@ export function createRealtimeDispatcher(deps: RealtimeDispatcherDeps): Realtime
       const log = ctx.log ?? deps.log;
       const started = performance.now();
       const counts = zero();
-      while (!ctx.signal.aborted) {
-        const { rows, exhausted } = await claim(ctx.now());
-        const claimedNow = rows.length + exhausted.length;
-        if (claimedNow === 0) break;
-        counts.claimed += claimedNow;
-        log.info({ rows: claimedNow }, 'realtime batch claimed');
-        for (const row of exhausted) {
-          counts.quarantined++;
-          alert(row, row.attempts, 'attempts_exhausted', log);
+      // The outcomes of the last pushed batch are recorded while the next batch is claimed and
+      // pushed; that claim leaves the batch's rows alone, so each row still has its claim, then its
+      // outcome. At most one batch's outcomes are in flight; all have landed when the run ends.
+      let settling: Promise<void> | undefined;
+      let inFlight: string[] = [];
+      try {
+        while (!ctx.signal.aborted) {
+          const { rows, exhausted } = await claim(ctx.now(), inFlight);
+          const claimedNow = rows.length + exhausted.length;
+          if (claimedNow > 0) {
+            counts.claimed += claimedNow;
+            log.info({ rows: claimedNow }, 'realtime batch claimed');
+          }
+          for (const row of exhausted) {
+            counts.quarantined++;
+            alert(row, row.attempts, 'attempts_exhausted', log);
+          }
+          if (rows.length > 0) {
+            const pushed = await pushBatch(rows, ctx);
+            await settling;
+            inFlight = rows.map((r) => r.id);
+            settling = settle(pushed, ctx.now(), log, counts);
+          }
+          const left = settings.maxRunDurationMs - (performance.now() - started);
+          if (left <= 0) break;
+          // A full batch leaves more behind; a wake since the last claim announces rows committed
+          // after it: claim again now rather than end and be started again by that wake. With
+          // nothing announced, stay a little for the next commit, so a steady stream of sends is
+          // served by one run rather than a run (lock, job_state) per commit.
+          if (claimedNow >= settings.batchSize || ctx.woken?.()) continue;
+          if (settings.idleWaitMs && ctx.waitForWake && (await ctx.waitForWake(Math.min(settings.idleWaitMs, left)))) continue;
+          break;
         }
-        if (rows.length > 0) await dispatchBatch(rows, ctx, log, counts);
-        if (claimedNow < settings.batchSize || performance.now() - started > settings.maxRunDurationMs) break;
+      } finally {
+        await settling;
       }
       if (counts.claimed > 0) {
         const { dispatched, retried, quarantined } = counts;

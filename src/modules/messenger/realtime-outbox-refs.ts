@@ -1,6 +1,7 @@
 import type { Queryable } from '../../platform/db/index.ts';
 import { JOIN_KINDS, type RealtimeDispatchKind } from './realtime-kinds.ts';
 import { emptyRefs, type OutboxRowRef, type RealtimeRefs } from './realtime-payloads.ts';
+import type { MessageRef } from './realtime-outbox-ref-types.ts';
 
 /**
  * Reads what a claimed batch points at, one query per entity kind present (outside any transaction:
@@ -26,9 +27,11 @@ const SESSION_SQL = `select id, session_kind as "sessionKind", chat_id as "chatI
   callee_user_id as "calleeUserId", media, status, room_name as "roomName", ended_by_user_id as "endedByUserId"
   from messenger.media_sessions where id = any($1::uuid[])`;
 
-export async function loadRefs(q: Queryable, rows: readonly OutboxRowRef[]): Promise<RealtimeRefs> {
+export async function loadRefs(q: Queryable, rows: readonly (OutboxRowRef & { message?: MessageRef | null })[]): Promise<RealtimeRefs> {
   const refs = emptyRefs();
-  const messageIds = ids(rows, (r) => r.messageId !== null, 'messageId');
+  // The claim already read the messages of message rows (`message` set, null when it is gone).
+  for (const r of rows) if (r.message) refs.messages.set(r.message.id, r.message);
+  const messageIds = ids(rows, (r) => r.messageId !== null && (r as { message?: unknown }).message === undefined, 'messageId');
   const participantIds = ids(rows, (r) => r.kind === 'ReadReceiptUpdated', 'refId');
   const eventIds = ids(rows, (r) => r.kind === 'ChatUpdated', 'refId');
   const contactIds = ids(rows, (r) => CONTACT_KINDS.has(r.kind), 'refId');

@@ -16,6 +16,11 @@ export interface DispatchSettings {
   maxRunDurationMs: number;
   maxAttempts: number;
   backoff: BackoffOptions;
+  /**
+   * How long a run that found nothing more to claim stays for the next wake (a commit) before it
+   * ends; 0 ends it at once. Default 0 (a run ends when it is done, as the seed describes).
+   */
+  idleWaitMs?: number;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Queryable, Tx } from '../../platform/db/index.ts';
 import { newId } from '../../platform/time.ts';
 import type { RealtimeDispatchKind, RealtimeOutboxStatus, RealtimeTargetKind, SessionKind } from './realtime-kinds.ts';
 import type { OutboxRowRef } from './realtime-payloads.ts';
+import type { MessageRef } from './realtime-outbox-ref-types.ts';
 import { ATTEMPTS_EXHAUSTED } from './realtime-outbox-rules.ts';
 
 /**
@@ -57,11 +58,24 @@ export interface ClaimedRow extends OutboxRowRef {
   attempts: number;
   rowVersion: number;
   createdAt: Date;
+  /** The message a message row points at, read by the claim itself (null: none, or it is gone). */
+  message?: MessageRef | null;
 }
 
 const CLAIMED = `o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chatId", o.target_user_id as "targetUserId",
   o.message_id as "messageId", o.ref_id as "refId", o.session_kind as "sessionKind", o.seq::float8 as seq, o.attempts,
   o.row_version as "rowVersion", o.created_at as "createdAt"`;
+
+/**
+ * Makes the statement's own transaction commit without waiting for the WAL flush (is_local: the
+ * pooled connection keeps its setting). For the dispatcher's claims and outcomes only, never for
+ * an owner's write: losing the last of them in a PostgreSQL crash means a row is pushed again (the
+ * claim lost: same attempt again; the outcome lost: Pending, retried after its backoff), which
+ * at-least-once delivery allows (seed 000: "Потеря push … безопасна"). A crash of this process
+ * loses nothing: PostgreSQL flushes on its own within wal_writer_delay. The claim is on the
+ * persist → push path, and a flush per claim costs more than the claim.
+ */
+const ASYNC_COMMIT = `select set_config('synchronous_commit', 'off', true)`;
 
 export interface ClaimParams {
   now: Date;
@@ -71,6 +85,37 @@ export interface ClaimParams {
   delaysMs: number[];
   /** Random extra share of each delay (0.2 → up to +20%). */
   jitter: number;
+  /** Rows not to claim: the batch whose outcomes are still being recorded. */
+  exclude?: readonly string[];
+}
+
+const MESSAGE_OF_ROW = `m.id as "mId", m.chat_id as "mChatId", m.seq::float8 as "mSeq", m.sender_user_id as "mSenderUserId", m.kind as "mKind",
+  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt"`;
+
+/** A claimed row and, flattened beside it, the message it points at (all null when none). */
+interface ClaimResultRow extends ClaimedRow {
+  exhausted: boolean;
+  mId: string | null;
+  mChatId: string;
+  mSeq: number;
+  mSenderUserId: string;
+  mKind: string;
+  mBody: string | null;
+  mFileMeta: unknown;
+  mCardText: string | null;
+  mSentAt: Date;
+  mEditedAt: Date | null;
+  mDeletedAt: Date | null;
+}
+
+function claimedOf(r: ClaimResultRow): ClaimedRow & { exhausted: boolean } {
+  const { mId, mChatId, mSeq, mSenderUserId, mKind, mBody, mFileMeta, mCardText, mSentAt, mEditedAt, mDeletedAt, ...row } = r;
+  if (row.messageId === null) return row;
+  const message: MessageRef | null =
+    mId === null
+      ? null
+      : { id: mId, chatId: mChatId, seq: mSeq, senderUserId: mSenderUserId, kind: mKind, body: mBody, fileMeta: mFileMeta, cardText: mCardText, sentAt: mSentAt, editedAt: mEditedAt, deletedAt: mDeletedAt };
+  return { ...row, message };
 }
 
 /**
@@ -78,27 +123,33 @@ export interface ClaimParams {
  * locked with SKIP LOCKED (a parallel runner's rows are skipped, not waited for); Attempts + 1 and
  * NextAttemptAt = now + backoff (pre-increment: a crash before the outcome retries after the
  * backoff); RowVersion + 1. A row that already used MaxAttempts is quarantined instead
- * (`exhausted`). Returned in id order.
+ * (`exhausted`). Returned in id order, each message row with its message as the statement read it
+ * (one round trip less before the push; the payload is still built outside any transaction).
  */
 export async function claimDue(q: Queryable, p: ClaimParams): Promise<(ClaimedRow & { exhausted: boolean })[]> {
-  const { rows } = await q.query<ClaimedRow & { exhausted: boolean }>(
-    `with due as (
+  // Named: each connection plans it once (the dispatcher runs it many times a second under load).
+  const { rows } = await q.query<ClaimResultRow>({
+    name: 'messenger_realtime_claim',
+    text: `with due as (
        select id from messenger.realtime_outbox
-        where status = 'Pending' and next_attempt_at <= $1
+        where status = 'Pending' and next_attempt_at <= $1 and not (id = any($7::uuid[]))
         order by id limit $2
-        for update skip locked)
-     update messenger.realtime_outbox o
-        set attempts = case when o.attempts >= $3 then o.attempts else o.attempts + 1 end,
-            status = case when o.attempts >= $3 then 'Quarantined' else 'Pending' end,
-            last_error = case when o.attempts >= $3 then $6 else o.last_error end,
-            next_attempt_at = case when o.attempts >= $3 then $1
-              else $1 + make_interval(secs => round(($4::float8[])[o.attempts + 1] * (1 + $5 * random())) / 1000.0) end,
-            row_version = o.row_version + 1, updated_at = $1
-       from due where o.id = due.id
-     returning ${CLAIMED}, o.status = 'Quarantined' as exhausted`,
-    [p.now, p.limit, p.maxAttempts, p.delaysMs, p.jitter, ATTEMPTS_EXHAUSTED],
-  );
-  return rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        for update skip locked),
+     claimed as (
+       update messenger.realtime_outbox o
+          set attempts = case when o.attempts >= $3 then o.attempts else o.attempts + 1 end,
+              status = case when o.attempts >= $3 then 'Quarantined' else 'Pending' end,
+              last_error = case when o.attempts >= $3 then $6 else o.last_error end,
+              next_attempt_at = case when o.attempts >= $3 then $1
+                else $1 + make_interval(secs => round(($4::float8[])[o.attempts + 1] * (1 + $5 * random())) / 1000.0) end,
+              row_version = o.row_version + 1, updated_at = $1
+         from due where o.id = due.id
+       returning ${CLAIMED}, o.status = 'Quarantined' as exhausted)
+     select c.*, ${MESSAGE_OF_ROW}
+       from claimed c cross join (${ASYNC_COMMIT}) a left join messenger.messages m on m.id = c."messageId"`,
+    values: [p.now, p.limit, p.maxAttempts, p.delaysMs, p.jitter, ATTEMPTS_EXHAUSTED, p.exclude ?? []],
+  });
+  return rows.map(claimedOf).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 export interface OutcomeUpdate {
@@ -116,14 +167,16 @@ export interface OutcomeUpdate {
 /** Records outcomes set-based, each only on its claimed RowVersion of a still-Pending row. Returns the ids that landed. */
 export async function recordOutcomes(q: Queryable, updates: readonly OutcomeUpdate[], now: Date): Promise<Set<string>> {
   if (updates.length === 0) return new Set();
-  const { rows } = await q.query<{ id: string }>(
-    `update messenger.realtime_outbox o
+  const { rows } = await q.query<{ id: string }>({
+    name: 'messenger_realtime_outcomes',
+    text: `update messenger.realtime_outbox o
         set status = v.status, last_error = case when v.status = 'Done' then null else coalesce(v.err, o.last_error) end, attempts = greatest(0, o.attempts + v.delta),
             next_attempt_at = coalesce(v.next, o.next_attempt_at), row_version = o.row_version + 1, updated_at = $7
        from unnest($1::uuid[], $2::int[], $3::varchar[], $4::varchar[], $5::int[], $6::timestamptz[]) as v(id, ver, status, err, delta, next)
+            cross join (${ASYNC_COMMIT}) a
       where o.id = v.id and o.row_version = v.ver and o.status = 'Pending'
       returning o.id`,
-    [
+    values: [
       updates.map((u) => u.id),
       updates.map((u) => u.rowVersion),
       updates.map((u) => u.status),
@@ -132,7 +185,7 @@ export async function recordOutcomes(q: Queryable, updates: readonly OutcomeUpda
       updates.map((u) => u.nextAttemptAt),
       now,
     ],
-  );
+  });
   return new Set(rows.map((r) => r.id));
 }
 

@@ -11,6 +11,7 @@ import { createRealtimeMetrics, type RealtimeMetrics } from './realtime-outbox-m
 import { dispatchSettingsProblems, type DispatchSettings } from './realtime-outbox-rules.ts';
 import { realtimeDispatchJob, realtimeRetentionJob } from './realtime-dispatch.job.ts';
 import { registerRealtimeRoutes } from './routes.realtime.ts';
+import { createSendQueue } from './messages-send.ts';
 import type { RealtimeContext } from './realtime-context.ts';
 
 export function dispatchSettingsOf(config: ModuleDeps['config']): DispatchSettings {
@@ -18,6 +19,7 @@ export function dispatchSettingsOf(config: ModuleDeps['config']): DispatchSettin
     batchSize: config.MESSENGER_REALTIME_BATCH_SIZE,
     maxRunDurationMs: config.MESSENGER_REALTIME_MAX_RUN_DURATION_MS,
     maxAttempts: config.MESSENGER_REALTIME_MAX_ATTEMPTS,
+    idleWaitMs: Math.min(config.MESSENGER_REALTIME_IDLE_WAIT_MS, config.MESSENGER_REALTIME_MAX_RUN_DURATION_MS),
     backoff: {
       baseMs: config.MESSENGER_REALTIME_BACKOFF_BASE_MS,
       factor: config.MESSENGER_REALTIME_BACKOFF_FACTOR,
@@ -60,7 +62,13 @@ export function realtimeParts(deps: ModuleDeps): RealtimeParts {
   const metrics = createRealtimeMetrics(deps.registry, deps.pool);
   const mintJoin = mediaJoinMinterOf(deps);
   const dispatcher = createRealtimeDispatcher({ pool: deps.pool, hub: deps.hub, metrics, log, mintJoin, settings });
-  const ctx: RealtimeContext = { ...deps, log, metrics, mintJoin };
+  // Sends committed here wake this replica's dispatcher at once; NOTIFY still wakes the others.
+  let wakeDispatcher = () => {};
+  const sends = createSendQueue(
+    { pool: deps.pool, clock: deps.clock, log, onCommitted: () => wakeDispatcher() },
+    { maxBatch: deps.config.MESSENGER_REALTIME_SEND_BATCH_MAX, maxInFlight: deps.config.MESSENGER_REALTIME_SEND_CONCURRENCY },
+  );
+  const ctx: RealtimeContext = { ...deps, log, metrics, mintJoin, sends };
 
   return {
     dispatcher,
@@ -68,7 +76,12 @@ export function realtimeParts(deps: ModuleDeps): RealtimeParts {
     contactStatus: contactStatusLookup(deps.db),
     routes: (app) => registerRealtimeRoutes(app, ctx),
     jobs: [
-      realtimeDispatchJob(dispatcher, { pollingIntervalMs: deps.config.MESSENGER_REALTIME_POLLING_INTERVAL_MS }),
+      realtimeDispatchJob(dispatcher, {
+        pollingIntervalMs: deps.config.MESSENGER_REALTIME_POLLING_INTERVAL_MS,
+        connectWake: (wake) => {
+          wakeDispatcher = wake;
+        },
+      }),
       realtimeRetentionJob(deps.pool, { retentionHours: deps.config.MESSENGER_REALTIME_RETENTION_DONE_HOURS, metrics }),
       callTimeoutReaperJob(deps.db, { intervalMs: deps.config.MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS }),
     ],

@@ -24,6 +24,12 @@ export const messengerRealtimeSettings = {
     maximum: 600_000,
     description: 'Longest dispatch run (MaxRunDuration); the rest waits for the next tick or wake',
   }),
+  MESSENGER_REALTIME_IDLE_WAIT_MS: Type.Integer({
+    default: 250,
+    minimum: 0,
+    maximum: 60_000,
+    description: 'A dispatch run with nothing left to claim stays this long for the next commit before it ends (0 = end at once)',
+  }),
   MESSENGER_REALTIME_MAX_ATTEMPTS: Type.Integer({
     default: 8,
     minimum: 1,
@@ -69,6 +75,18 @@ export const messengerRealtimeSettings = {
     minimum: 1,
     maximum: 100_000,
     description: 'Longest message body or card text',
+  }),
+  MESSENGER_REALTIME_SEND_BATCH_MAX: Type.Integer({
+    default: 64,
+    minimum: 1,
+    maximum: 1000,
+    description: 'Most concurrent message sends written in one statement (1 = every send alone)',
+  }),
+  MESSENGER_REALTIME_SEND_CONCURRENCY: Type.Integer({
+    default: 2,
+    minimum: 1,
+    maximum: 50,
+    description: 'Send statements running at once per replica; sends arriving meanwhile wait and go together in the next',
   }),
   MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS: Type.Integer({
     default: 500,

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from './errors.ts';
-import { extractToken, verifyToken, type Principal } from './auth.ts';
+import { createTokenVerifier, extractToken, type Principal } from './auth.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,11 +15,12 @@ declare module 'fastify' {
 }
 
 export function registerAuth(app: FastifyInstance, secret: string): void {
+  const tokens = createTokenVerifier(secret);
   const authenticate = async (req: FastifyRequest): Promise<Principal> => {
     const token = extractToken(req.headers);
     if (!token) throw new AppError('AUTH_REQUIRED', 'a bearer token is required', 401);
     try {
-      req.principal = await verifyToken(token, secret);
+      req.principal = await tokens.verify(token);
     } catch (err) {
       throw new AppError('AUTH_INVALID_TOKEN', (err as Error).message, 401);
     }

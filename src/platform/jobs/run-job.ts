@@ -5,6 +5,7 @@ import type { HeldLock, LockConnection } from './advisory-lock.ts';
 import type { JobMetrics, RunOutcome } from './job-metrics.ts';
 import { recordJobRun } from './job-state.ts';
 import type { Trigger } from './run-slot.ts';
+import { noWakes, waitForWake, type RunWakes } from './run-wakes.ts';
 import { isIdleRun, lockKeyOf, normalizeCounts } from './schedule.ts';
 import type { JobCounts, JobDefinition } from './types.ts';
 
@@ -53,7 +54,13 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
  * beyond the metric), call run(ctx), release the lock, then record job_state, metrics and one log
  * line. Never rejects: a failing job or database is an outcome, not a crash.
  */
-export async function runJobOnce(deps: RunDeps, job: JobDefinition, stop: AbortSignal, trigger: Trigger): Promise<RunResult> {
+export async function runJobOnce(
+  deps: RunDeps,
+  job: JobDefinition,
+  stop: AbortSignal,
+  trigger: Trigger,
+  wakes: RunWakes = noWakes,
+): Promise<RunResult> {
   const jobRunId = newId();
   const run: RunStart = {
     job,
@@ -82,7 +89,17 @@ export async function runJobOnce(deps: RunDeps, job: JobDefinition, stop: AbortS
   let error: unknown;
   try {
     if (!signal.aborted) {
-      counts = normalizeCounts(await job.run({ jobRunId, signal, log: run.log, now: () => deps.clock.now() }));
+      counts = normalizeCounts(
+        await job.run({
+          jobRunId,
+          signal,
+          log: run.log,
+          now: () => deps.clock.now(),
+          woken: () => wakes.take(),
+          // A run started by hand (ops, tests) does its work and returns; it does not stay for more.
+          ...(trigger === 'manual' ? {} : { waitForWake: (timeoutMs: number) => waitForWake(wakes, signal, timeoutMs) }),
+        }),
+      );
       outcome = signal.aborted ? 'aborted' : 'success';
     }
   } catch (err) {

@@ -9,6 +9,7 @@ import { createJobMetrics } from './job-metrics.ts';
 import { readJobStates, type JobStateRow } from './job-state.ts';
 import { runJobOnce, skippedRun, type RunDeps, type RunResult } from './run-job.ts';
 import { admit, shouldRerun, type RunSlot, type Trigger } from './run-slot.ts';
+import type { RunWakes } from './run-wakes.ts';
 import { describeSchedule, jobDefinitionProblems } from './schedule.ts';
 import type { JobDefinition } from './types.ts';
 import { createWakeListener, type WakeListener } from './wake.ts';
@@ -66,6 +67,8 @@ export class InvalidJobError extends Error {
 
 interface Slot extends RunSlot {
   job: JobDefinition;
+  /** Runs waiting for the next wake (ctx.waitForWake). */
+  wakeListeners: Set<() => void>;
   current: Promise<RunResult> | null;
   stopCurrent: AbortController | null;
   timer?: NodeJS.Timeout;
@@ -89,7 +92,21 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     slot.rerunRequested = false;
     const stop = new AbortController();
     slot.stopCurrent = stop;
-    const run = runJobOnce(deps, slot.job, stop.signal, trigger).finally(() => {
+    // A wake that arrives during the run is handed to the run when it asks (ctx.woken(),
+    // ctx.waitForWake()), instead of a rerun after it: the run goes on without another lock,
+    // job_state write and start.
+    const wakes: RunWakes = {
+      take() {
+        if (!slot.rerunRequested || stopping) return false;
+        slot.rerunRequested = false;
+        return true;
+      },
+      listen(onWake) {
+        slot.wakeListeners.add(onWake);
+        return () => slot.wakeListeners.delete(onWake);
+      },
+    };
+    const run = runJobOnce(deps, slot.job, stop.signal, trigger, wakes).finally(() => {
       slot.running = false;
       slot.current = null;
       slot.stopCurrent = null;
@@ -102,7 +119,10 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
   /** From timers and notifications: nobody awaits these, so nothing may reject. */
   function fire(slot: Slot, trigger: Trigger): void {
     const admission = admit(slot, trigger, stopping);
-    if (admission === 'rerun-after') slot.rerunRequested = true;
+    if (admission === 'rerun-after') {
+      slot.rerunRequested = true;
+      for (const onWake of [...slot.wakeListeners]) onWake();
+    }
     if (admission !== 'start') return;
     launch(slot, trigger).catch((err: unknown) => log.error({ err, job: slot.job.name }, 'job run crashed'));
   }
@@ -160,8 +180,11 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       const problems = jobDefinitionProblems(job);
       if (slots.has(job.name)) problems.push('a job with this name is already registered');
       if (problems.length > 0) throw new InvalidJobError(job.name, problems);
-      const slot: Slot = { job, running: false, rerunRequested: false, current: null, stopCurrent: null, nextTickAt: null };
+      const slot: Slot = { job, running: false, rerunRequested: false, wakeListeners: new Set(), current: null, stopCurrent: null, nextTickAt: null };
       slots.set(job.name, slot);
+      job.connectWake?.(() => {
+        if (started) fire(slot, 'wake');
+      });
       metrics.declare(job.name);
       if (started && !stopping) {
         schedule(slot);

@@ -6,6 +6,19 @@ export interface JobContext {
   signal: AbortSignal;
   log: Logger;
   now(): Date;
+  /**
+   * True, once per wake, when a wake for this job (NOTIFY on its channel, or connectWake) arrived
+   * since the run started or since the last call. A run that finds it true may carry on (claim
+   * again) instead of ending and being started again at once: the wake is taken, so no rerun
+   * follows for it. Absent where a job is run outside the runner.
+   */
+  woken?(): boolean;
+  /**
+   * Waits up to `timeoutMs` for the next wake and takes it (true), or gives up (false: time is up
+   * or the run is stopped). Lets a run stay for the next commit instead of ending at an empty
+   * batch; the run keeps its lock meanwhile. Absent where a job is run outside the runner.
+   */
+  waitForWake?(timeoutMs: number): Promise<boolean>;
 }
 
 /** Counts a run reports (rows claimed, sent, …); shown by the ops endpoints and logged. */
@@ -21,6 +34,13 @@ export interface JobDefinition {
   singleRunner?: boolean;
   /** PostgreSQL NOTIFY channel whose notifications start a run at once. */
   wakeChannel?: string;
+  /**
+   * Called once when the job is registered, with a function that wakes the job in this process as
+   * a notification on its channel would. For an owner that has just committed rows the job picks
+   * up: the replica that committed them need not wait for the notification's round trip through
+   * PostgreSQL (which still wakes every other replica).
+   */
+  connectWake?(wake: () => void): void;
   run(ctx: JobContext): Promise<JobCounts | void>;
 }
 

@@ -22,6 +22,8 @@ export interface ConnectionHooks {
   onHandshake(conn: HubConnection): void;
   /** The socket is gone (whoever closed it); called exactly once. */
   onClosed(conn: HubConnection): void;
+  /** The connection queued its first frame since its last flush: call flush() soon (the hub does, once per tick). */
+  onQueued(conn: HubConnection): void;
 }
 
 /**
@@ -35,6 +37,8 @@ export type ConnectionState = 'handshaking' | 'joining' | 'open' | 'closed';
 export const monotonicMs = (): number => performance.now();
 
 const CLOSE_CODE_NORMAL = 1000;
+/** Queued bytes past which send() writes the queue out before taking more. */
+export const FLUSH_AT_BYTES = 64 * 1024;
 const MAX_ECHOED_TARGET = 100;
 
 export const CloseErrors = {
@@ -56,6 +60,10 @@ export class HubConnection {
   lastSentAt = this.openedAt;
   closeReason: DisconnectReason | undefined;
   private pending = '';
+  /** Frames accepted by send() and not yet written: one WebSocket message per flush. */
+  private queued: (Buffer | string)[] = [];
+  private readonly queuedKinds = new FrameTally();
+  private queuedBytes = 0;
   private readonly limits: ConnectionLimits;
   private readonly hooks: ConnectionHooks;
   private readonly metrics: HubMetrics;
@@ -93,29 +101,56 @@ export class HubConnection {
   }
 
   /**
-   * Writes one frame unless that would push the socket's send buffer past the cap, in which case
-   * the socket is closed as a slow consumer (its buffered frames are dropped with it).
-   * Returns whether the frame was written.
+   * Queues one frame for the next flush unless that would push the socket's send buffer (plus what
+   * is queued) past the cap, in which case the socket is closed as a slow consumer (its buffered
+   * and queued frames are dropped with it). Returns whether the frame was accepted.
    */
   send(data: Buffer | string, kind: FrameKind): boolean {
     if (this.state !== 'open') return false;
     const size = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
-    if (this.socket.bufferedAmount + size > this.limits.maxBufferedBytes) {
+    // A big burst goes out in slices, so the kernel's send buffer takes its share before the cap
+    // is judged (as it did when every frame was written at once).
+    if (this.queuedBytes > 0 && this.queuedBytes + size > FLUSH_AT_BYTES) this.flush();
+    if (this.socket.bufferedAmount + this.queuedBytes + size > this.limits.maxBufferedBytes) {
       this.metrics.slowConsumerCloses.inc();
       this.close('slow_consumer', CloseErrors.slowConsumer, true, 'terminate');
       return false;
     }
-    this.write(data, kind);
+    if (this.queued.length === 0) this.hooks.onQueued(this);
+    this.queued.push(data);
+    this.queuedKinds.add(kind, 1);
+    this.queuedBytes += size;
     return true;
   }
 
   /**
-   * Closes with a close message (type 7) when the handshake is done. 'terminate' drops the TCP
-   * connection at once (dead or stuck peers: a close handshake would never complete); 'graceful'
-   * runs the WebSocket close handshake.
+   * Writes every queued frame as ONE WebSocket message. SignalR records end with the record
+   * separator and clients read every record of a message (as ASP.NET Core's own transport batches
+   * them), so a burst of group sends costs one socket write per connection, not one per frame.
+   */
+  flush(sent?: FrameTally): void {
+    const frames = this.queued;
+    if (frames.length === 0) return;
+    const bytes = this.queuedBytes;
+    this.queuedBytes = 0;
+    if (this.state === 'open') {
+      this.socket.send(frames.length === 1 ? frames[0]! : Buffer.concat(frames.map(asBuffer), bytes), { binary: false });
+      this.lastSentAt = monotonicMs();
+      if (sent) sent.addAll(this.queuedKinds);
+      else this.queuedKinds.countInto(this.metrics);
+    }
+    frames.length = 0; // both are reused: a connection flushes many times a second under load
+    this.queuedKinds.clear();
+  }
+
+  /**
+   * Closes with a close message (type 7) when the handshake is done, after what is queued (a slow
+   * consumer's queue is dropped). 'terminate' drops the TCP connection at once (dead or stuck
+   * peers: a close handshake would never complete); 'graceful' runs the WebSocket close handshake.
    */
   close(reason: DisconnectReason, error: string | undefined, allowReconnect: boolean, mode: 'graceful' | 'terminate'): void {
     if (this.state === 'closed') return;
+    if (this.state === 'open' && reason !== 'slow_consumer') this.flush();
     // Best effort: a stuck peer's buffer is full and the message is dropped with the socket.
     if (this.state === 'open' && this.socket.bufferedAmount < this.limits.maxBufferedBytes) {
       this.write(encodeClose(error, allowReconnect), 'close');
@@ -141,6 +176,9 @@ export class HubConnection {
   private end(reason: DisconnectReason, mode: 'graceful' | 'terminate'): void {
     this.closeReason ??= reason;
     this.state = 'closed';
+    this.queued.length = 0;
+    this.queuedKinds.clear();
+    this.queuedBytes = 0;
     if (mode === 'terminate') this.socket.terminate();
     else this.socket.close(CLOSE_CODE_NORMAL);
   }
@@ -192,6 +230,29 @@ export class HubConnection {
       default:
         return; // pings only refresh lastReceivedAt; other types carry nothing for this hub
     }
+  }
+}
+
+const asBuffer = (frame: Buffer | string): Buffer => (typeof frame === 'string' ? Buffer.from(frame) : frame);
+
+/** Frames by kind, counted where they are written and added to hub_frames_sent_total once per flush round. */
+export class FrameTally {
+  private readonly counts = new Map<FrameKind, number>();
+
+  add(kind: FrameKind, n: number): void {
+    this.counts.set(kind, (this.counts.get(kind) ?? 0) + n);
+  }
+
+  addAll(other: FrameTally): void {
+    for (const [kind, n] of other.counts) this.add(kind, n);
+  }
+
+  clear(): void {
+    this.counts.clear();
+  }
+
+  countInto(metrics: HubMetrics): void {
+    for (const [kind, n] of this.counts) if (n > 0) metrics.framesSent.inc({ kind }, n);
   }
 }
 

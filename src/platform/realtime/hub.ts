@@ -1,10 +1,10 @@
 import type { WebSocket } from 'ws';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
-import { AuthError, verifyToken, type Principal } from '../http/auth.ts';
+import { AuthError, createTokenVerifier, type Principal } from '../http/auth.ts';
 import { newId, systemClock, type Clock } from '../time.ts';
 import { createInProcessBackplane, type Backplane, type BackplaneMessage, type BackplaneStatus } from './backplane.ts';
-import { CloseErrors, HubConnection, monotonicMs, type ConnectionLimits } from './connection.ts';
+import { CloseErrors, FrameTally, HubConnection, monotonicMs, type ConnectionLimits } from './connection.ts';
 import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
 import { GroupIndex, userGroup } from './groups.ts';
 import { createHubMetrics } from './metrics.ts';
@@ -74,6 +74,7 @@ export function createHub(opts: HubOptions): Hub {
   const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
   const clientTimeoutMs = opts.clientTimeoutMs ?? 30_000;
   const tokenTtlMs = opts.connectionTokenTtlMs ?? 5 * 60_000;
+  const tokens = createTokenVerifier(opts.secret);
   const limits: ConnectionLimits = { maxBufferedBytes: opts.maxBufferedBytes ?? 1_048_576, maxPendingChars: MAX_PENDING_CHARS };
 
   const index = new GroupIndex<HubConnection>();
@@ -97,7 +98,8 @@ export function createHub(opts: HubOptions): Hub {
     const members = index.inGroup(group);
     if (!members) return;
     const frame = Buffer.from(encodeInvocation(event, payload));
-    for (const conn of [...members]) conn.send(frame, 'invocation');
+    // A send may close a slow consumer; deleting from a Set while iterating it is safe.
+    for (const conn of members) conn.send(frame, 'invocation');
   };
 
   const joinLocal = (userId: string, group: string) => {
@@ -147,6 +149,20 @@ export function createHub(opts: HubOptions): Hub {
     metrics.disconnects.inc({ reason: conn.closeReason ?? 'client_closed' });
     log.debug({ connectionId: conn.id, reason: conn.closeReason }, 'hub connection closed');
     if (byId.size === 0) for (const resolve of allClosed) resolve();
+  };
+
+  // Connections with queued frames, flushed together once the current burst of sends (e.g. a
+  // dispatcher batch, which pushes without yielding to I/O) is done: one socket write each.
+  let toFlush: HubConnection[] = [];
+  const flushQueued = () => {
+    const conns = toFlush;
+    toFlush = [];
+    const sent = new FrameTally();
+    for (const conn of conns) conn.flush(sent);
+    sent.countInto(metrics);
+  };
+  const onQueued = (conn: HubConnection) => {
+    if (toFlush.push(conn) === 1) process.nextTick(flushQueued);
   };
 
   const onHandshake = (conn: HubConnection) => {
@@ -207,7 +223,7 @@ export function createHub(opts: HubOptions): Hub {
         return { ok: false, code: 'AUTH_REQUIRED', message: 'a bearer token is required' };
       }
       try {
-        return { ok: true, principal: await verifyToken(token, opts.secret) };
+        return { ok: true, principal: await tokens.verify(token) };
       } catch (err) {
         metrics.authFailures.inc();
         if (err instanceof AuthError) return { ok: false, code: 'AUTH_INVALID_TOKEN', message: err.message };
@@ -234,7 +250,7 @@ export function createHub(opts: HubOptions): Hub {
         socket.terminate();
         return;
       }
-      const conn = new HubConnection(connectionId, principal, socket, limits, { onHandshake, onClosed }, metrics);
+      const conn = new HubConnection(connectionId, principal, socket, limits, { onHandshake, onClosed, onQueued }, metrics);
       byId.set(conn.id, conn);
       metrics.connectionsActive.inc();
       const first = index.addConnection(conn);

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { defineJob, WAKE_APPLICATION_NAME, LOCK_APPLICATION_NAME } from '../../../src/platform/jobs/index.ts';
-import { startReplica, waitFor, type Replica } from './support.ts';
+import { startReplica, waitFor, within, type Replica } from './support.ts';
 
 // At the top level: the drop hook createTestDatabase registers then runs when the file ends.
 const tdb: TestDatabase = await createTestDatabase();
@@ -95,4 +95,121 @@ test('stop() closes the runner\'s LISTEN and lock connections', async (t) => {
   assert.equal(await count(), 2);
   await r.runner.stop();
   await waitFor('both connections to close', async () => (await count()) === 0);
+});
+
+test('a wake during a run is handed to the run through ctx.woken(), once, and then starts no rerun', async (t) => {
+  const r = startReplica(t, tdb);
+  let runs = 0;
+  let notified = false;
+  const seen: boolean[] = [];
+  r.runner.register(
+    defineJob({
+      name: 'takes-wakes',
+      every: HOUR,
+      singleRunner: true,
+      wakeChannel: 'jobs_test_take_wake',
+      async run(ctx) {
+        runs++;
+        if (runs === 1) return; // the catch-up run when listening begins
+        seen.push(ctx.woken!()); // nothing arrived yet
+        await tdb.pool.query(`select pg_notify('jobs_test_take_wake', 'during')`);
+        notified = true;
+        await waitFor('the wake to reach the run', () => {
+          const w = ctx.woken!();
+          if (w) seen.push(w);
+          return w;
+        });
+        seen.push(ctx.woken!()); // taken: not again
+      },
+    }),
+  );
+  await r.runner.start();
+  await waitFor('the catch-up run', async () => runs === 1 && (await isIdle(r, 'takes-wakes')));
+
+  await tdb.pool.query(`select pg_notify('jobs_test_take_wake', 'start')`);
+  await waitFor('the woken run to finish', async () => notified && (await isIdle(r, 'takes-wakes')));
+  await sleep(200); // room for a rerun that must not come
+  assert.deepEqual(seen, [false, true, false]);
+  assert.equal(runs, 2, 'the wake the run took caused no rerun');
+});
+
+test('a run waits for the next wake with ctx.waitForWake(): a NOTIFY or connectWake ends the wait at once; the timeout gives up', async (t) => {
+  const r = startReplica(t, tdb);
+  let wakeHere: () => void = () => {};
+  let runs = 0;
+  const waits: { woke: boolean; ms: number }[] = [];
+  let finished = false;
+  r.runner.register(
+    defineJob({
+      name: 'waits-for-wakes',
+      every: HOUR,
+      singleRunner: true,
+      wakeChannel: 'jobs_test_wait_wake',
+      connectWake: (wake) => {
+        wakeHere = wake;
+      },
+      async run(ctx) {
+        runs++;
+        if (runs === 1) return; // the catch-up run when listening begins
+        for (let i = 0; i < 3; i++) {
+          const t0 = performance.now();
+          waits.push({ woke: await ctx.waitForWake!(i < 2 ? 10_000 : 100), ms: performance.now() - t0 });
+        }
+        finished = true;
+      },
+    }),
+  );
+  await r.runner.start();
+  await waitFor('the catch-up run', async () => runs === 1 && (await isIdle(r, 'waits-for-wakes')));
+
+  wakeHere(); // starts a run, in this process
+  await waitFor('the run to wait', () => runs === 2);
+  await tdb.pool.query(`select pg_notify('jobs_test_wait_wake', 'one')`);
+  await waitFor('the first wait to end', () => waits.length === 1);
+  wakeHere();
+  await waitFor('the second wait to end', () => waits.length === 2);
+  await waitFor('the third wait to give up', () => finished);
+  assert.deepEqual(
+    waits.map((w) => w.woke),
+    [true, true, false],
+  );
+  assert.ok(waits[0]!.ms < 5000 && waits[1]!.ms < 5000, 'woken long before the timeout');
+  await waitFor('the run to finish', () => isIdle(r, 'waits-for-wakes'));
+  await sleep(200); // room for a rerun that must not come: every wake was taken by the run
+  assert.equal(runs, 2);
+});
+
+test('a stop ends a wait for a wake at once; a run started by hand gets no waitForWake', async (t) => {
+  const r = startReplica(t, tdb);
+  let waiting = false;
+  let waited: boolean | undefined;
+  let manualHasWait: boolean | undefined;
+  r.runner.register(
+    defineJob({
+      name: 'stopped-while-waiting',
+      every: HOUR,
+      singleRunner: true,
+      wakeChannel: 'jobs_test_stop_wait',
+      async run(ctx) {
+        if (waiting || !ctx.waitForWake) return;
+        waiting = true;
+        waited = await ctx.waitForWake(60_000);
+      },
+    }),
+  );
+  r.runner.register(
+    defineJob({
+      name: 'by-hand',
+      every: HOUR,
+      async run(ctx) {
+        manualHasWait = ctx.waitForWake !== undefined;
+      },
+    }),
+  );
+  await r.runner.runNow('by-hand');
+  assert.equal(manualHasWait, false);
+  await r.runner.start(); // the catch-up run starts waiting
+  await waitFor('the run to be waiting', () => waiting);
+  await within('stop() while a run waits for a wake', r.runner.stop(), 5000);
+  assert.equal(waited, false);
 });

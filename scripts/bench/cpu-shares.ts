@@ -1,0 +1,106 @@
+/**
+ * Where the machine's CPU went during a bench window (Linux /proc): this process's threads by role
+ * (the server's main thread, named worker threads, the rest: libuv pool, GC helpers, …) and the
+ * bench's PostgreSQL server with its backends. A bench on a 2-core machine shares the cores with its
+ * own load generators and database, so "the server is CPU-bound" needs these figures beside it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** utime + stime of a /proc stat file, in seconds (or stime alone); 0 when it is gone. */
+function cpuSecondsOf(statPath: string, only?: 'system'): number {
+  try {
+    const stat = readFileSync(statPath, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from #3 (state) on
+    const system = Number(fields[12]);
+    return (only === 'system' ? system : Number(fields[11]) + system) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+const ppidOf = (pid: string): string | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+  } catch {
+    return undefined;
+  }
+};
+
+/** The postmaster whose command line names `marker` (its data directory) and every child of it. */
+function postgresPids(marker: string): string[] {
+  const pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  const master = pids.find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+    } catch {
+      return false;
+    }
+  });
+  return master ? [master, ...pids.filter((pid) => ppidOf(pid) === master)] : [];
+}
+
+export interface CpuSnapshot {
+  at: number;
+  threads: Map<string, number>;
+  /** Kernel-mode seconds of this process's main thread (syscalls: socket writes and reads). */
+  mainSystem: number;
+  postgres: Map<string, number>;
+}
+
+export function cpuSnapshot(postgresMarker: string): CpuSnapshot {
+  const threads = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) threads.set(tid, cpuSecondsOf(`/proc/self/task/${tid}/stat`));
+  const postgres = new Map<string, number>();
+  for (const pid of postgresPids(postgresMarker)) postgres.set(pid, cpuSecondsOf(`/proc/${pid}/stat`));
+  return { at: performance.now(), threads, mainSystem: cpuSecondsOf(`/proc/self/task/${process.pid}/stat`, 'system'), postgres };
+}
+
+/** The thread id of the calling thread (a worker posts it to the main thread). */
+export function currentThreadId(): string | undefined {
+  try {
+    return readFileSync('/proc/thread-self/stat', 'utf8').split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** This thread's CPU seconds so far (a worker that exits before the window closes reports its own). */
+export const threadCpuSeconds = (): number => {
+  const { user, system } = process.threadCpuUsage();
+  return (user + system) / 1e6;
+};
+
+/**
+ * CPU seconds per role between two snapshots, and as cores busy on average over the window.
+ * `roles` names thread ids (the main thread's id is the pid); unnamed threads are `otherThreads`.
+ * `reported` adds roles whose threads measured themselves (and may be gone by now).
+ */
+export function cpuShares(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  roles: Record<string, string | undefined>,
+  reported: Record<string, { threadId?: string; seconds: number }> = {},
+): Record<string, number> {
+  const seconds = Math.max(0.001, (after.at - before.at) / 1000);
+  const delta = (a: Map<string, number>, b: Map<string, number>, id: string) => (a.get(id) ?? 0) - (b.get(id) ?? 0);
+  const out: Record<string, number> = {};
+  const named = new Set<string>();
+  for (const [role, tid] of Object.entries(roles)) {
+    if (!tid) continue;
+    named.add(tid);
+    out[role] = delta(after.threads, before.threads, tid);
+  }
+  for (const [role, r] of Object.entries(reported)) {
+    if (r.threadId) named.add(r.threadId);
+    out[role] = r.seconds;
+  }
+  out.otherThreads = [...after.threads.keys()].filter((t) => !named.has(t)).reduce((s, t) => s + delta(after.threads, before.threads, t), 0);
+  out.serverKernel = after.mainSystem - before.mainSystem;
+  out.postgres = [...after.postgres.keys()].reduce((s, p) => s + delta(after.postgres, before.postgres, p), 0);
+  const total = Object.entries(out).reduce((s, [k, v]) => (k === 'serverKernel' ? s : s + v), 0);
+  const round = (v: number) => Math.round(v * 100) / 100;
+  return { windowSeconds: round(seconds), ...Object.fromEntries(Object.entries(out).map(([k, v]) => [k, round(v / seconds)])), total: round(total / seconds) };
+}

@@ -1,0 +1,79 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SignJWT } from 'jose';
+import { AuthError, createTokenVerifier, signToken, verifyToken } from '../../../src/platform/http/auth.ts';
+import { newId } from '../../../src/platform/time.ts';
+
+const SECRET = 'token-verifier-test-secret-0123456789';
+const T0 = Date.parse('2026-01-01T12:00:00.000Z');
+
+/** A token valid from T0 for `seconds` (exp = T0/1000 + seconds). */
+const tokenUntil = (seconds: number, claims: { sub?: string; admin?: boolean } = {}) =>
+  new SignJWT({ admin: claims.admin ?? false })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(claims.sub ?? newId())
+    .setIssuedAt(T0 / 1000)
+    .setExpirationTime(T0 / 1000 + seconds)
+    .sign(new TextEncoder().encode(SECRET));
+
+test('a remembered token answers the same principal as verifyToken, again and again', async () => {
+  const userId = newId();
+  const token = await signToken({ userId, admin: true }, SECRET);
+  const tokens = createTokenVerifier(SECRET);
+  const expected = await verifyToken(token, SECRET);
+  assert.deepEqual(await tokens.verify(token), expected);
+  assert.equal(tokens.size, 1);
+  assert.deepEqual(await tokens.verify(token), { userId, admin: true });
+  assert.equal(tokens.size, 1);
+});
+
+test('a remembered token is rejected once its exp has passed, exactly when verifyToken starts rejecting it', async () => {
+  let now = T0;
+  const tokens = createTokenVerifier(SECRET, { now: () => now });
+  const token = await tokenUntil(60);
+  assert.ok(await tokens.verify(token));
+
+  now = T0 + 59_999; // exp - 1 ms: still valid (jose judges whole seconds: expired once exp <= now)
+  assert.ok(await tokens.verify(token));
+  assert.ok(await verifyToken(token, SECRET, { currentDate: new Date(now) }));
+
+  now = T0 + 60_000; // exp itself
+  await assert.rejects(verifyToken(token, SECRET, { currentDate: new Date(now) }), AuthError);
+  await assert.rejects(tokens.verify(token), (err: unknown) => err instanceof AuthError && /exp/.test(err.message));
+  assert.equal(tokens.size, 0, 'the expired token is forgotten');
+});
+
+test('tokens that fail verification are never remembered', async () => {
+  const tokens = createTokenVerifier(SECRET);
+  const forged = await signToken({ userId: newId(), admin: true }, 'another-secret-entirely-0123456789');
+  const noSubject = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+  for (let i = 0; i < 2; i++) {
+    await assert.rejects(tokens.verify(forged), AuthError);
+    await assert.rejects(tokens.verify(noSubject), AuthError);
+    await assert.rejects(tokens.verify('not.a.jwt'), AuthError);
+  }
+  assert.equal(tokens.size, 0);
+});
+
+test('the memory is bounded: past maxEntries the oldest token is forgotten (and verified again when it comes back)', async () => {
+  let now = T0;
+  const tokens = createTokenVerifier(SECRET, { maxEntries: 2, now: () => now });
+  const [a, b, c] = await Promise.all([tokenUntil(600), tokenUntil(600), tokenUntil(600)]);
+  await tokens.verify(a!);
+  await tokens.verify(b!);
+  await tokens.verify(c!);
+  assert.equal(tokens.size, 2);
+  // `a` was forgotten: it is verified afresh, so an expired `a` is rejected by the signature path.
+  now = T0 + 600_000;
+  await assert.rejects(tokens.verify(a!), AuthError);
+});
+
+test('the principal handed out cannot be changed by one request for the next', async () => {
+  const tokens = createTokenVerifier(SECRET);
+  const token = await signToken({ userId: newId(), admin: false }, SECRET);
+  const first = await tokens.verify(token);
+  assert.throws(() => {
+    (first as { admin: boolean }).admin = true;
+  }, TypeError);
+  assert.equal((await tokens.verify(token)).admin, false);
+});
