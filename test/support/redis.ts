@@ -11,12 +11,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/**
- * A private redis-server a test may kill (the shared one from scripts/services.sh belongs to every
- * file running in parallel). Killed at file end if still running.
- */
-export async function startPrivateRedis(): Promise<{ url: string; process: ChildProcess; kill(): Promise<void> }> {
-  const port = await freePort();
+async function spawnRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   after(() => void child.kill('SIGKILL'));
   await waitFor(
@@ -27,14 +22,39 @@ export async function startPrivateRedis(): Promise<{ url: string; process: Child
       }),
     'redis-server to listen',
   );
+  return child;
+}
+
+export interface PrivateRedis {
+  url: string;
+  /** The running redis-server (a new one after restart()). */
+  readonly process: ChildProcess;
+  /** SIGKILL, resolved once it has exited. */
+  kill(): Promise<void>;
+  /** A fresh, empty redis-server on the same port. */
+  restart(): Promise<void>;
+}
+
+/**
+ * A private redis-server a test may kill, pause or restart (the shared one from scripts/services.sh
+ * belongs to every file running in parallel). Killed at file end if still running.
+ */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  let child = await spawnRedis(port);
   return {
     url: `redis://127.0.0.1:${port}`,
-    process: child,
+    get process() {
+      return child;
+    },
     async kill() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
       await exited;
+    },
+    async restart() {
+      child = await spawnRedis(port);
     },
   };
 }

@@ -3,11 +3,10 @@ import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
 import { jobContext, metricValue, testLog } from '../events/support.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import type { EventBus } from '../../../src/platform/events/bus.ts';
-import { enqueue, type NewEvent } from '../../../src/platform/outbox/enqueue.ts';
-import { createOutboxPublisher, type OutboxPublisherOptions } from '../../../src/platform/outbox/publisher.ts';
+import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
+import { orderEvent, publisherFactory } from './support.ts';
 
 /**
  * The publisher's row-by-row fallback (after a failed bulk send): it stops between rows when the
@@ -25,30 +24,9 @@ beforeEach(async () => {
   await t.pool.query('delete from platform.outbox');
 });
 
-function publisher(over: Partial<OutboxPublisherOptions> = {}) {
-  const registry = new Registry();
-  const options: OutboxPublisherOptions = {
-    pool: t.pool,
-    bus,
-    log: testLog,
-    registry,
-    batchSize: 100,
-    maxRunMs: 60_000,
-    pollIntervalMs: 1000,
-    topicPrefix: k.prefix,
-    ...over,
-  };
-  return { ...createOutboxPublisher(options), registry };
-}
-
-const orderEvent = (topic: string, key: string, seq: number, extra: Record<string, unknown> = {}): NewEvent => ({
-  topic,
-  eventType: 'OrderChangedKafkaEvent',
-  aggregateType: 'Order',
-  aggregateId: key,
-  occurredAt: new Date('2026-01-02T03:04:05Z'),
-  payload: { OrderId: key, Seq: seq, ...extra },
-});
+// Long runs by default: only the tests that set maxRunMs meet the deadline.
+const base = publisherFactory({ pool: t.pool, bus, topicPrefix: k.prefix });
+const publisher = (over: Parameters<typeof base>[0] = {}) => base({ maxRunMs: 60_000, ...over });
 
 const seqOf = (value: Buffer | null) => (JSON.parse(value!.toString()) as { Seq: number }).Seq;
 

@@ -7,9 +7,10 @@ import { Registry } from '../../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import type { EventBus } from '../../../src/platform/events/bus.ts';
 import type { EventEnvelope } from '../../../src/platform/events/envelope.ts';
-import { enqueue, type NewEvent } from '../../../src/platform/outbox/enqueue.ts';
+import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
+import { orderEvent, publisherFactory } from './support.ts';
 import { createJobRunner } from '../../../src/platform/jobs/index.ts';
-import { createOutboxPublisher, outboxPublisherJob, type OutboxPublisherOptions } from '../../../src/platform/outbox/publisher.ts';
+import { outboxPublisherJob } from '../../../src/platform/outbox/publisher.ts';
 
 // At the top level: the cleanup hooks these register run when the file ends.
 const t: TestDatabase = await createTestDatabase();
@@ -23,31 +24,7 @@ beforeEach(async () => {
   await t.pool.query('delete from platform.outbox');
 });
 
-function publisher(over: Partial<OutboxPublisherOptions> = {}) {
-  const registry = over.registry ?? new Registry();
-  const options: OutboxPublisherOptions = {
-    pool: t.pool,
-    bus,
-    log: testLog,
-    registry,
-    batchSize: 100,
-    maxRunMs: 10_000,
-    pollIntervalMs: 1000,
-    topicPrefix: k.prefix,
-    ...over,
-  };
-  return { ...createOutboxPublisher(options), registry };
-}
-
-const orderEvent = (topic: string, key: string, seq: number, extra: Record<string, unknown> = {}): NewEvent => ({
-  topic,
-  eventType: 'OrderChangedKafkaEvent',
-  aggregateType: 'Order',
-  aggregateId: key,
-  occurredAt: new Date('2026-01-02T03:04:05Z'),
-  correlationId: `corr-${seq}`,
-  payload: { OrderId: key, Seq: seq, ...extra },
-});
+const publisher = publisherFactory({ pool: t.pool, bus, topicPrefix: k.prefix });
 
 const seqOf = (value: Buffer | null) => (JSON.parse(value!.toString()) as { Seq: number }).Seq;
 

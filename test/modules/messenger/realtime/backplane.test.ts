@@ -1,6 +1,5 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../../../src/app.ts';
@@ -9,6 +8,7 @@ import { createPool } from '../../../../src/platform/db/index.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import messenger from '../../../../src/modules/messenger/index.ts';
 import { connectClient, waitFor } from '../../../support/signalr.ts';
+import { startPrivateRedis } from '../../../support/redis.ts';
 import { messengerApp, type MessengerApp } from './app-support.ts';
 import { outboxRow } from './support.ts';
 
@@ -16,29 +16,6 @@ const sharedRedis = process.env.REDIS_URL;
 if (!sharedRedis) throw new Error('REDIS_URL is unset: run the tests with `npm test` (scripts/services.sh starts Redis)');
 
 type Chat = { id: string };
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** A private redis-server this test may kill and restart (the shared one belongs to everybody). */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  after(() => child.kill('SIGKILL'));
-  await waitFor(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
-        s.on('error', () => resolve(false));
-      }),
-    'redis-server to listen',
-  );
-  return child;
-}
 
 /** Another replica of the service over the same database (own hub, pool, job runner). */
 async function secondReplica(m: MessengerApp, env: Record<string, string>): Promise<{ app: FastifyInstance; url: string }> {
@@ -78,16 +55,15 @@ describe('hub backplane (Redis): replicas and outages', () => {
   });
 
   test('backplane down: rows stay Pending with the backoff; after Redis is back they are delivered', async () => {
-    const port = await freePort();
-    let redis = await startRedis(port);
-    const m = await messengerApp({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: `redis://127.0.0.1:${port}` });
+    const redis = await startPrivateRedis();
+    const m = await messengerApp({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: redis.url });
     const hub = m.app.platform.hub;
     const [alice, bob] = [await m.user(), await m.user()];
     const chat = (await m.call<Chat>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [bob.id] })).body;
     const client = await m.connect(bob.token, ['message_received']);
     await m.dispatch();
 
-    redis.kill('SIGKILL');
+    await redis.kill();
     await waitFor(async () => (await hub.health()) === 'down', 'the backplane to be down');
     const sent = await m.call<{ id: string }>(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'during the outage' });
     assert.equal(sent.status, 201, 'sending does not depend on the hub');
@@ -102,7 +78,7 @@ describe('hub backplane (Redis): replicas and outages', () => {
     assert.ok(row.last_error);
     assert.equal(client.received.length, 0);
 
-    redis = await startRedis(port);
+    await redis.restart();
     await waitFor(async () => (await hub.health()) === 'ok', 'the backplane to reconnect', 15_000);
     assert.equal((await m.dispatch()).claimed, 0, 'not before its backoff');
     m.clock.advance(2400);
