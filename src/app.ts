@@ -102,6 +102,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registry,
       batchSize: config.OUTBOX_BATCH_SIZE,
       maxRunMs: config.OUTBOX_MAX_RUN_MS,
+      idleWaitMs: config.OUTBOX_IDLE_WAIT_MS,
       pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
     }),

@@ -101,6 +101,11 @@ export const ConfigSchema = Type.Object({
   OUTBOX_POLL_INTERVAL_MS: Int({ default: 1000, minimum: 50, description: 'Outbox publisher timer (NOTIFY also wakes it)' }),
   OUTBOX_BATCH_SIZE: Int({ default: 1000, minimum: 1, maximum: 50_000, description: 'Outbox rows sent per batch' }),
   OUTBOX_MAX_RUN_MS: Int({ default: 5000, minimum: 100, description: 'Longest single outbox publisher run' }),
+  OUTBOX_IDLE_WAIT_MS: Int({
+    default: 250,
+    minimum: 0,
+    description: 'A publisher run with nothing left waits this long for the next commit before it ends (0 = end at once)',
+  }),
   OUTBOX_RETENTION_HOURS: Int({ default: 24, minimum: 1, description: 'Published outbox rows are deleted after this' }),
   INBOX_RETENTION_DAYS: Int({ default: 7, minimum: 1, description: 'Consumer inbox (dedupe) rows are kept this long' }),
 

@@ -12,7 +12,8 @@
  * alone saturate one event loop. BENCH_WRITERS=main puts them on the publisher's event loop.
  * Settings: BENCH_EVENTS (100000), BENCH_BATCH_SIZE (2000), BENCH_RATE (1000), BENCH_SECONDS (30),
  * BENCH_PG_FAST=1 (fsync off as in the tests; default keeps PostgreSQL's durable defaults),
- * BENCH_PROFILE_DIR (writes a CPU profile of the drain of (a) there).
+ * BENCH_PROFILE_DIR (writes a CPU profile of the drain of (a) there), OUTBOX_IDLE_WAIT_MS (250, the
+ * publisher job's idle wait in (b)).
  */
 import { randomBytes } from 'node:crypto';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -32,6 +33,8 @@ const EVENTS = env('BENCH_EVENTS', 100_000);
 const BATCH = env('BENCH_BATCH_SIZE', 2000);
 const RATE = env('BENCH_RATE', 1000);
 const SECONDS = env('BENCH_SECONDS', 30);
+/** The publisher job's OUTBOX_IDLE_WAIT_MS (the app's default). */
+const IDLE_WAIT = env('OUTBOX_IDLE_WAIT_MS', 250);
 const WRITERS = process.env.BENCH_WRITERS === 'main' ? 'main' : 'thread';
 const TOPIC = 'pin.bench.outbox.v1';
 const LATENCY_TOPIC = 'pin.bench.latency.v1';
@@ -164,7 +167,7 @@ async function main(): Promise<void> {
   );
   const runner = createJobRunner({ pool: publisherPool, databaseUrl: pgServer.url, log, registry });
   runner.register(
-    outboxPublisherJob({ pool: publisherPool, bus, log, registry, batchSize: BATCH, maxRunMs: 5000, pollIntervalMs: 1000, topicPrefix: prefix }),
+    outboxPublisherJob({ pool: publisherPool, bus, log, registry, batchSize: BATCH, maxRunMs: 5000, idleWaitMs: IDLE_WAIT, pollIntervalMs: 1000, topicPrefix: prefix }),
   );
   await runner.start();
   say(`steady ${RATE} events/s for ${SECONDS} s, one event per transaction, writers ${WRITERS === "main" ? "on the main thread" : "in a worker thread"}`);

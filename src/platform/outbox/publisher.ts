@@ -21,6 +21,11 @@ export interface OutboxPublisherOptions {
   maxRunMs: number;
   /** Timer of the job; NOTIFY on commit wakes it sooner (OUTBOX_POLL_INTERVAL_MS). */
   pollIntervalMs: number;
+  /**
+   * After a pass leaves nothing pending, a run under the job runner waits this long for the next
+   * commit's wake before it ends (OUTBOX_IDLE_WAIT_MS; 0 or unset = end at once).
+   */
+  idleWaitMs?: number;
   /** Test-only KAFKA_TOPIC_PREFIX, put before each row's topic when sending. */
   topicPrefix?: string;
 }
@@ -66,11 +71,20 @@ interface BatchOutcome {
   stopped?: boolean;
 }
 
+type PublishContext = Pick<JobContext, 'signal' | 'now' | 'log' | 'woken' | 'waitForWake'>;
+
+interface RunState {
+  counts: PublishCounts;
+  blocked: Blocked;
+  limits: RunLimits;
+}
+
 export function validatePublisherOptions(o: OutboxPublisherOptions): void {
   const problems: string[] = [];
   if (!Number.isInteger(o.batchSize) || o.batchSize < 1) problems.push('batchSize must be a positive integer');
   if (!(o.maxRunMs > 0)) problems.push('maxRunMs must be positive');
   if (!(o.pollIntervalMs > 0)) problems.push('pollIntervalMs must be positive');
+  if (o.idleWaitMs !== undefined && !(o.idleWaitMs >= 0)) problems.push('idleWaitMs must not be negative');
   if (problems.length > 0) throw new Error(`outbox publisher: ${problems.join('; ')}`);
 }
 
@@ -170,27 +184,25 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   }
 
   /**
-   * One run: batches until one comes back short, maxRunMs passes, or the signal aborts. Sends
-   * stay strictly one after another (per-key order); the read of the next batch (the cursor moves
-   * on, not the mark) and the mark of the previous one overlap with the send in flight.
+   * One pass over the pending rows from the start: batches until one comes back short (true), or
+   * until the run must end (false: maxRunMs, abort, bus unreachable). Sends stay strictly one after
+   * another (per-key order); the read of the next batch (the cursor moves on, not the mark) and the
+   * mark of the previous one overlap with the send in flight. Every mark is written before it
+   * returns, so a next pass never re-reads a row it sent.
    */
-  async function publishPending(ctx: Pick<JobContext, 'signal' | 'now' | 'log'>): Promise<PublishCounts> {
-    const counts: PublishCounts = { published: 0, failed: 0, heldBack: 0 };
-    const blocked: Blocked = { keys: new Set(), topics: new Set() };
-    const deadline = performance.now() + opts.maxRunMs;
-    const limits: RunLimits = {
-      aborted: () => ctx.signal.aborted,
-      over: () => ctx.signal.aborted || performance.now() >= deadline,
-    };
+  async function drain(ctx: PublishContext, run: RunState): Promise<boolean> {
+    const { counts, blocked, limits } = run;
     let next: Promise<PendingRow[]> | undefined = selectPendingAfter(pool, FIRST_ID, opts.batchSize);
     let marking: Promise<void> = Promise.resolve();
     let markError: unknown;
+    let drained = false;
     try {
       while (next) {
         const rows = await next;
         next = undefined;
+        if (rows.length < opts.batchSize) drained = true;
         if (rows.length === 0) break;
-        if (rows.length === opts.batchSize && performance.now() < deadline) {
+        if (rows.length === opts.batchSize && !limits.over()) {
           next = selectPendingAfter(pool, rows[rows.length - 1]!.id, opts.batchSize);
         }
         const { sendable, heldBack } = splitHeldBack(rows, blocked.keys, blocked.topics);
@@ -202,13 +214,41 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         counts.published += outcome.sent.length;
         counts.failed += outcome.failed;
         counts.heldBack += heldBack.length + outcome.heldBack;
-        if (outcome.unavailable || outcome.stopped || ctx.signal.aborted || markError !== undefined) break;
+        if (outcome.unavailable || outcome.stopped || ctx.signal.aborted || markError !== undefined) {
+          drained = false;
+          break;
+        }
       }
     } finally {
       await next?.catch(() => undefined);
       await marking;
     }
     if (markError !== undefined) throw markError;
+    return drained && !limits.over();
+  }
+
+  /**
+   * One run: passes over the pending rows until nothing is left, then — under the job runner — it
+   * stays up to idleWaitMs for the next commit's wake and goes again, so a steady stream of events
+   * is served by one run (one lock, one job_state write) per maxRunMs instead of one per commit.
+   * A key that failed stays blocked for the whole run.
+   */
+  async function publishPending(ctx: PublishContext): Promise<PublishCounts> {
+    const deadline = performance.now() + opts.maxRunMs;
+    const run: RunState = {
+      counts: { published: 0, failed: 0, heldBack: 0 },
+      blocked: { keys: new Set(), topics: new Set() },
+      limits: {
+        aborted: () => ctx.signal.aborted,
+        over: () => ctx.signal.aborted || performance.now() >= deadline,
+      },
+    };
+    while (await drain(ctx, run)) {
+      if (ctx.woken?.()) continue;
+      const left = deadline - performance.now();
+      if (!(opts.idleWaitMs && ctx.waitForWake && (await ctx.waitForWake(Math.min(opts.idleWaitMs, left))))) break;
+    }
+    const { counts } = run;
     if (counts.published > 0 || counts.failed > 0) ctx.log.debug(counts, 'outbox publisher run');
     return counts;
   }

@@ -228,6 +228,32 @@ describe('outbox publisher (real Kafka)', () => {
     }
   });
 
+  test('under the job runner, a run that drained stays idleWaitMs for the next commit and publishes it in the same run', async () => {
+    const topic = 'pin.test.idle-wait.v1';
+    await k.createTopics([{ name: topic, partitions: 1 }]);
+    const registry = new Registry();
+    const runner = createJobRunner({ pool: t.pool, databaseUrl: t.url, log: testLog, registry });
+    runner.register(
+      outboxPublisherJob({ pool: t.pool, bus, log: testLog, registry, batchSize: 100, maxRunMs: 60_000, idleWaitMs: 30_000, pollIntervalMs: 3_600_000, topicPrefix: k.prefix }),
+    );
+    const publisherJob = async () => (await runner.list()).find((j) => j.name === 'outbox-publisher')!;
+    await runner.start();
+    try {
+      await t.db.transaction((tx) => enqueue(tx, orderEvent(topic, 'k', 1)));
+      await waitFor(async () => (await pendingRows()).length === 0, 'the first row published');
+      assert.equal((await publisherJob()).running, true, 'the run waits for the next commit instead of ending');
+      const runsBefore = (await publisherJob()).runsTotal;
+      await t.db.transaction((tx) => enqueue(tx, orderEvent(topic, 'k', 2)));
+      await waitFor(async () => (await pendingRows()).length === 0, 'the second row published by the waiting run');
+      const job = await publisherJob();
+      assert.equal(job.running, true);
+      assert.equal(job.runsTotal, runsBefore, 'no new run was started for the second commit');
+      assert.equal((await k.readTopic(k.topic(topic), { atLeast: 2 })).length, 2);
+    } finally {
+      await runner.stop(); // ends the wait at once: the run is aborted, not waited out
+    }
+  });
+
   test('the job is a single runner woken by the outbox channel on its poll interval', () => {
     const job = outboxPublisherJob({
       pool: t.pool,
