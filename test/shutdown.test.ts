@@ -9,6 +9,18 @@ import { createTestKafka, waitFor } from './support/kafka.ts';
 const TOTAL = 60_000;
 const TOPIC = 'pin.identity.access.v1';
 
+/** The service as a child process (its log captured), as an orchestrator would run it. */
+function startService(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: { ...process.env, PORT: '0', SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const log = { text: '' };
+  child.stdout.on('data', (c) => (log.text += c));
+  child.stderr.on('data', (c) => (log.text += c));
+  return { child, log, exited: once(child, 'exit') };
+}
+
 test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, committed progress kept', async () => {
   const database = await createTestDatabase();
   const kafka = await createTestKafka();
@@ -23,24 +35,13 @@ test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, commi
   const published = async () =>
     (await database.pool.query<{ n: number }>('select count(*)::int as n from platform.outbox where published_at is not null')).rows[0]!.n;
 
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url,
-      PORT: '0',
-      KAFKA_BROKERS: kafka.brokers.join(','),
-      KAFKA_TOPIC_PREFIX: kafka.prefix,
-      OUTBOX_BATCH_SIZE: '100',
-      OUTBOX_MAX_RUN_MS: '600000',
-      SHUTDOWN_TIMEOUT_MS: '10000',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child, log, exited } = startService({
+    DATABASE_URL: database.url,
+    KAFKA_BROKERS: kafka.brokers.join(','),
+    KAFKA_TOPIC_PREFIX: kafka.prefix,
+    OUTBOX_BATCH_SIZE: '100',
+    OUTBOX_MAX_RUN_MS: '600000',
   });
-  let output = '';
-  child.stdout.on('data', (c) => (output += c));
-  child.stderr.on('data', (c) => (output += c));
-  const exited = once(child, 'exit');
 
   await waitFor(async () => (await published()) > 0, 'the publisher to commit its first batch', 60_000);
   const before = await published();
@@ -48,8 +49,8 @@ test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, commi
   const [code] = (await exited) as [number | null];
 
   // Exit code 0 means it finished before SHUTDOWN_TIMEOUT_MS (the hard stop exits 1).
-  assert.equal(code, 0, output.slice(-3000));
-  assert.match(output, /"msg":"stopped"/);
+  assert.equal(code, 0, log.text.slice(-3000));
+  assert.match(log.text, /"msg":"stopped"/);
   const after = await published();
   assert.ok(after >= before, 'rows marked published before the signal stay published');
   assert.ok(after < TOTAL, 'the run was interrupted, not finished');
@@ -71,34 +72,20 @@ test('SIGTERM while start-up waits for a silent Kafka: the graceful path runs an
   await new Promise<void>((resolve) => silentBroker.listen(0, '127.0.0.1', resolve));
   const { port } = silentBroker.address() as AddressInfo;
 
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: database.url,
-      PORT: '0',
-      KAFKA_BROKERS: `127.0.0.1:${port}`,
-      SHUTDOWN_TIMEOUT_MS: '10000',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c) => (output += c));
-  child.stderr.on('data', (c) => (output += c));
-  const exited = once(child, 'exit');
+  const { child, log, exited } = startService({ DATABASE_URL: database.url, KAFKA_BROKERS: `127.0.0.1:${port}` });
   try {
     await waitFor(() => sockets.size > 0, 'the service to reach for Kafka at start', 60_000);
-    assert.doesNotMatch(output, /kafka event bus started|job runner started/, 'still starting');
+    assert.doesNotMatch(log.text, /kafka event bus started|job runner started/, 'still starting');
 
     child.kill('SIGTERM');
     const gone = () => child.exitCode !== null || child.signalCode !== null;
-    await waitFor(() => /"msg":"shutting down"/.test(output) || gone(), 'the signal to be handled', 10_000);
+    await waitFor(() => /"msg":"shutting down"/.test(log.text) || gone(), 'the signal to be handled', 10_000);
     // The broker stays silent: stopping must not wait out the bus's pending connect.
     const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
 
     // Killed by the signal (no handler yet) = code null, signal SIGTERM; the hard stop exits 1.
-    assert.deepEqual([code, signal], [0, null], output.slice(-3000));
-    assert.match(output, /"msg":"stopped"/);
+    assert.deepEqual([code, signal], [0, null], log.text.slice(-3000));
+    assert.match(log.text, /"msg":"stopped"/);
   } finally {
     silentBroker.close();
     for (const s of sockets) s.destroy();

@@ -8,7 +8,24 @@ import { createRealtimeDispatcher } from '../../../../src/modules/messenger/real
 import { createRealtimeMetrics } from '../../../../src/modules/messenger/realtime-outbox-metrics.ts';
 import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-outbox-sql.ts';
 import { newId } from '../../../../src/platform/time.ts';
-import { MEDIA_SECRET, TURN_SECRET, T0, dispatchEnv, insertChat, insertMessage, insertOutbox, outboxRow, seedSettings, uid } from './support.ts';
+import { MEDIA_SECRET, TURN_SECRET, T0, dispatchEnv, insertChat, insertMessage, insertOutbox, outboxRow, seedSettings, uid, type DispatchEnv } from './support.ts';
+
+/**
+ * While the first push is under way, another send of message `later` commits its outbox row (its
+ * NOTIFY is a wake); returns the id of that row once it exists.
+ */
+function commitDuringFirstPush(env: DispatchEnv, chatId: string, later: string): () => string {
+  let second: string | undefined;
+  const hub = env.hubRef.current;
+  env.hubRef.current = {
+    ...hub,
+    send: async (group, event, payload) => {
+      second ??= await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: later, seq: 2 });
+      await hub.send(group, event, payload);
+    },
+  };
+  return () => second!;
+}
 
 /** What the dispatcher does per batch beyond the seed's table: fewer round trips, and runs that go on when woken. */
 describe('RealtimeDispatchJob: round trips and wakes', () => {
@@ -18,16 +35,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const chatId = await insertChat(env.pool, [alice, bob], { lastSeq: 2 });
     const first = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: await insertMessage(env.pool, chatId, 1, alice), seq: 1 });
     const later = await insertMessage(env.pool, chatId, 2, bob);
-    let second: string | undefined;
-    const hub = env.hubRef.current;
-    env.hubRef.current = {
-      ...hub,
-      send: async (group, event, payload) => {
-        // A send committed while the first batch is being pushed (its NOTIFY is the wake).
-        second ??= await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: later, seq: 2 });
-        await hub.send(group, event, payload);
-      },
-    };
+    const second = commitDuringFirstPush(env, chatId, later);
     let wakes = 1;
     const counts = await env.dispatcher.runOnce({ signal: new AbortController().signal, now: () => env.clock.now(), woken: () => wakes-- > 0 });
     assert.equal(counts.claimed, 2);
@@ -37,7 +45,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
       [1, 2],
     );
     assert.equal((await outboxRow(env.pool, first)).status, 'Done');
-    assert.equal((await outboxRow(env.pool, second!)).status, 'Done');
+    assert.equal((await outboxRow(env.pool, second())).status, 'Done');
   });
 
   test('without a wake a batch that is not full ends the run, as the seed says; the later row waits for its own run', async () => {
@@ -46,18 +54,10 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const chatId = await insertChat(env.pool, [alice, bob], { lastSeq: 2 });
     await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: await insertMessage(env.pool, chatId, 1, alice), seq: 1 });
     const later = await insertMessage(env.pool, chatId, 2, bob);
-    let second: string | undefined;
-    const hub = env.hubRef.current;
-    env.hubRef.current = {
-      ...hub,
-      send: async (group, event, payload) => {
-        second ??= await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: later, seq: 2 });
-        await hub.send(group, event, payload);
-      },
-    };
+    const second = commitDuringFirstPush(env, chatId, later);
     const counts = await env.dispatcher.runOnce({ signal: new AbortController().signal, now: () => env.clock.now(), woken: () => false });
     assert.equal(counts.dispatched, 1);
-    assert.equal((await outboxRow(env.pool, second!)).status, 'Pending');
+    assert.equal((await outboxRow(env.pool, second())).status, 'Pending');
     assert.equal((await env.run()).dispatched, 1);
   });
 
