@@ -7,6 +7,8 @@ import { Value } from '@sinclair/typebox/value';
 export interface Principal {
   userId: string;
   admin: boolean;
+  /** When the token it came from expires (epoch ms); a hub connection is closed then. */
+  expiresAt?: number;
 }
 
 const Claims = Type.Object({
@@ -37,7 +39,9 @@ async function verifyClaims(token: string, key: VerifyKey, opts: VerifyOptions =
   }
   if (!Value.Check(Claims, payload)) throw new AuthError('token has no valid user id (sub)');
   const claims = payload as Claims & { exp?: number };
-  return { principal: { userId: claims.sub, admin: claims.admin === true }, exp: claims.exp };
+  const principal: Principal = { userId: claims.sub, admin: claims.admin === true };
+  if (claims.exp !== undefined) principal.expiresAt = claims.exp * 1000;
+  return { principal, exp: claims.exp };
 }
 
 /** Verifies an HS256 bearer token (signature, expiry) and returns its principal. */

@@ -46,6 +46,7 @@ export const CloseErrors = {
   clientTimeout: 'Server timeout elapsed without receiving a message from the client.',
   protocolError: 'Connection closed with an error: invalid message.',
   shutdown: 'Server is shutting down.',
+  tokenExpired: 'Unauthorized: the access token expired.',
 } as const;
 
 /** One SignalR connection over one WebSocket. */
@@ -166,6 +167,16 @@ export class HubConnection {
     } else if (this.state === 'open' && now - this.lastSentAt >= pingIntervalMs) {
       this.send(encodePing(), 'ping');
     }
+  }
+
+  /**
+   * A connection lives no longer than the token it was opened with: past its `exp` it is closed
+   * with a close message that allows a reconnect, which a client makes with a fresh token.
+   */
+  closeIfTokenExpired(wallNowMs: number): void {
+    const expiresAt = this.principal.expiresAt;
+    if (expiresAt === undefined || this.state === 'closed' || wallNowMs < expiresAt) return;
+    this.close('token_expired', CloseErrors.tokenExpired, true, 'graceful');
   }
 
   // A method, so TypeScript does not keep a narrowed `state` across calls that change it.

@@ -175,7 +175,11 @@ export function createHub(opts: HubOptions): Hub {
   const tickMs = Math.max(25, Math.floor(Math.min(pingIntervalMs, clientTimeoutMs) / 4));
   const liveness = setInterval(() => {
     const now = monotonicMs();
-    for (const conn of [...byId.values()]) conn.checkLiveness(now, pingIntervalMs, clientTimeoutMs);
+    const wallNow = Date.now(); // token expiry is wall-clock time, as the token verifier judges it
+    for (const conn of [...byId.values()]) {
+      conn.closeIfTokenExpired(wallNow);
+      conn.checkLiveness(now, pingIntervalMs, clientTimeoutMs);
+    }
   }, tickMs);
   liveness.unref();
 

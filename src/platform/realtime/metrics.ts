@@ -7,7 +7,8 @@ export type DisconnectReason =
   | 'slow_consumer'
   | 'protocol_error'
   | 'handshake_failed'
-  | 'server_shutdown';
+  | 'server_shutdown'
+  | 'token_expired';
 
 export type FrameKind = 'invocation' | 'ping' | 'close' | 'completion' | 'handshake';
 

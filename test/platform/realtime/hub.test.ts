@@ -3,12 +3,14 @@ import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
 import { userGroup } from '../../../src/platform/realtime/groups.ts';
 import { RECORD_SEPARATOR as RS } from '../../../src/platform/realtime/protocol.ts';
+import { signToken } from '../../../src/platform/http/auth.ts';
 import {
   connectClient,
   connectRaw,
   metricValue,
   newUserId,
   startHubApp,
+  TEST_SECRET,
   tokenFor,
   waitFor,
 } from '../../support/signalr.ts';
@@ -168,6 +170,22 @@ describe('hub with the official SignalR client', () => {
     assert.match(String(client.closedWith), /shutting down/);
     assert.equal(await metricValue(registry, 'hub_connections_active'), 0);
     assert.equal(await metricValue(registry, 'hub_disconnects_total', { reason: 'server_shutdown' }), 1);
+  });
+});
+
+describe('hub connections and token expiry', () => {
+  test('a connection is closed (reconnect allowed) once the token it was opened with expires; a longer-lived one stays', async () => {
+    const { url, registry } = await startHubApp({ pingIntervalMs: 200, clientTimeoutMs: 60_000 });
+    const shortLived = await signToken({ userId: newUserId(), admin: false }, TEST_SECRET, { expiresIn: '4s' });
+    const expiring = await connectClient(url, shortLived);
+    const lasting = await connectClient(url, await tokenFor(newUserId()));
+
+    await waitFor(() => expiring.closed, 'the connection of the expired token to be closed', 10_000);
+    assert.match(String(expiring.closedWith), /access token expired/);
+    assert.equal(lasting.closed, false);
+    assert.equal(lasting.connection.state, 'Connected');
+    // Counted when the server's socket reports the close, which can come after the client saw it.
+    await waitFor(async () => (await metricValue(registry, 'hub_disconnects_total', { reason: 'token_expired' })) === 1, 'the disconnect counted');
   });
 });
 
