@@ -26,10 +26,9 @@ ES_USER="${ES_USER:-pin-es}"
 PIDFILE="$STATE/run/es.pid" LOG="$STATE/logs/pin-es.log"
 URL="http://127.0.0.1:$PORT"
 
-say() { echo "elasticsearch: $*" >&2; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-pid_alive() { [[ -f $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
-now_ms() { local t=${EPOCHREALTIME//[.,]/}; echo $((t / 1000)); }
+SERVICE=elasticsearch
+# shellcheck source=service-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 cluster_health() { # curl when there is one, else plain HTTP/1.0 over bash's /dev/tcp
   if command -v curl >/dev/null; then curl -sf -m 2 "$URL/_cluster/health"; return; fi
   (exec 3<>"/dev/tcp/127.0.0.1/$PORT" && printf 'GET /_cluster/health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 && timeout 2 cat <&3)
@@ -139,9 +138,7 @@ down() {
   if pid_alive; then
     local pid; pid="$(cat "$PIDFILE")"
     kill "$pid"
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    if kill -0 "$pid" 2>/dev/null; then say "no exit after 20 s, SIGKILL"; kill -9 "$pid"; fi
-    say "stopped (pid $pid)"
+    stop_pid "$pid" 20
   else
     say "not running"
   fi

@@ -21,10 +21,9 @@ PORT="${KAFKA_PORT:-19092}"
 CPORT="${KAFKA_CONTROLLER_PORT:-19093}"
 PIDFILE="$STATE/kafka.pid" LOG="$STATE/kafka.log" DATA="$STATE/data"
 
-say() { echo "kafka: $*" >&2; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-pid_alive() { [[ -f $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
-now_ms() { local t=${EPOCHREALTIME//[.,]/}; echo $((t / 1000)); }
+SERVICE=kafka
+# shellcheck source=service-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 running() { pid_alive && port_open "$PORT"; }
 
 fetch_jars() {
@@ -114,10 +113,7 @@ down() {
   if pid_alive; then
     local pid; pid="$(cat "$PIDFILE")"
     kill "$pid"
-    # A clean single-node shutdown takes a few seconds; do not wait forever.
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    if kill -0 "$pid" 2>/dev/null; then say "no exit after 20 s, SIGKILL"; kill -9 "$pid"; fi
-    say "stopped (pid $pid)"
+    stop_pid "$pid" 20 # a clean single-node shutdown takes a few seconds; do not wait forever
   else
     say "not running"
   fi

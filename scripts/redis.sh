@@ -8,9 +8,10 @@ STATE="${PIN_STATE_DIR:-/tmp/pin-services}/redis"
 PORT="${REDIS_PORT:-16379}"
 PIDFILE="$STATE/redis.pid"
 
-say() { echo "redis: $*" >&2; }
+SERVICE=redis
+# shellcheck source=service-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/service-lib.sh"
 ping() { [[ "$(redis-cli -h 127.0.0.1 -p "$PORT" ping 2>/dev/null)" == PONG ]]; }
-pid_alive() { [[ -f $PIDFILE ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
 up() {
   if ! command -v redis-server >/dev/null; then
@@ -39,9 +40,7 @@ down() {
     local pid; pid="$(cat "$PIDFILE")"
     # NOSAVE: nothing to persist; then wait for the process, SIGKILL as a last resort.
     redis-cli -h 127.0.0.1 -p "$PORT" shutdown nosave >/dev/null 2>&1 || kill "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then say "no exit after 5 s, SIGKILL"; kill -9 "$pid"; fi
-    say "stopped (pid $pid)"
+    stop_pid "$pid" 5
   else
     say "not running"
   fi
