@@ -26,3 +26,13 @@ export class ManualClock implements Clock {
 
 /** Ids are UUIDv7: time-ordered, so insertion order is id order. */
 export const newId = (): string => uuidv7();
+
+/** The promise's outcome, or a rejection naming `what` after `ms` (a dead peer never answers). */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined); // a late rejection after the timeout is not unhandled
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

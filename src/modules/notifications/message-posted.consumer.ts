@@ -5,7 +5,7 @@ import { defineConsumer, type ConsumerDefinition } from '../../platform/events/b
 import { PoisonMessageError } from '../../platform/events/errors.ts';
 import type { Logger } from '../../platform/observability/logger.ts';
 import type { Hub } from '../../platform/realtime/index.ts';
-import type { Clock } from '../../platform/time.ts';
+import { withTimeout, type Clock } from '../../platform/time.ts';
 import type { NotificationMetrics } from './metrics.ts';
 import { createNotifications } from './notifications.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
@@ -34,38 +34,20 @@ export const MESSAGE_POSTED_INVALID = 'NTF_MESSAGE_POSTED_INVALID';
  */
 export const PRESENCE_LOOKUP_TIMEOUT_MS = 500;
 
-class PresenceTimeoutError extends Error {
-  constructor(ms: number) {
-    super(`hub presence lookup timed out after ${ms} ms`);
-    this.name = 'PresenceTimeoutError';
-  }
-}
-
 /** Presence of each user, false (and the error kept) for a lookup that failed or ran out of time. */
 async function lookUpPresence(hub: Hub, userIds: readonly string[], timeoutMs: number): Promise<{ online: boolean[]; failures: number; error?: unknown }> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new PresenceTimeoutError(timeoutMs)), timeoutMs);
-  });
-  timedOut.catch(() => undefined); // unobserved when every lookup answers in time
   let failures = 0;
   let error: unknown;
-  try {
-    const online = await Promise.all(
-      userIds.map((id) => {
-        const lookup = hub.isOnline(id);
-        lookup.catch(() => undefined); // a late failure after the timeout is not unhandled
-        return Promise.race([lookup, timedOut]).catch((err: unknown) => {
-          failures += 1;
-          error = err;
-          return false;
-        });
+  const online = await Promise.all(
+    userIds.map((id) =>
+      withTimeout(hub.isOnline(id), timeoutMs, 'hub presence lookup').catch((err: unknown) => {
+        failures += 1;
+        error = err;
+        return false;
       }),
-    );
-    return { online, failures, error };
-  } finally {
-    clearTimeout(timer);
-  }
+    ),
+  );
+  return { online, failures, error };
 }
 
 /**

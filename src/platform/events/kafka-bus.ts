@@ -1,5 +1,6 @@
 import { CompressionTypes, Kafka, Partitioners, type Admin, type Producer } from 'kafkajs';
 import type { Logger } from '../observability/logger.ts';
+import { withTimeout } from '../time.ts';
 import type { BusHealth, ConsumerHandle, EventBus, TopicSpec } from './bus.ts';
 import { consumerMetrics } from './consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from './consumer-runner.ts';
@@ -35,15 +36,6 @@ export interface KafkaBusOptions {
 
 /** Longest stop() waits for the producer and the admin client to disconnect. */
 const STOP_WAIT_MS = 2000;
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  promise.catch(() => undefined); // a late rejection after the timeout is not unhandled
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 export function createKafkaBus(opts: KafkaBusOptions): EventBus {
   const log = opts.log.child({ component: 'kafka-bus' });

@@ -6,7 +6,8 @@ import {
   type BackplaneMessage,
   type BackplaneStatus,
 } from './backplane.ts';
-import { closeRedisClient, createRedisClient, waitUntilReady, withTimeout } from './redis-client.ts';
+import { withTimeout } from '../time.ts';
+import { closeRedisClient, createRedisClient, waitUntilReady } from './redis-client.ts';
 
 export interface RedisBackplaneOptions {
   redisUrl: string;

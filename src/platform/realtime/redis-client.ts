@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.ts';
+import { withTimeout } from '../time.ts';
 
 /**
  * An ioredis client that logs its availability once per change (ioredis reports every failed
@@ -39,15 +40,6 @@ export function waitUntilReady(client: Redis, timeoutMs: number): Promise<boolea
     }, timeoutMs);
     client.once('ready', onReady);
   });
-}
-
-/** Resolves with the promise's value, or rejects after `ms` (a dead TCP peer never answers). */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** QUIT when connected (lets written commands finish), else just drop the reconnect loop. */
