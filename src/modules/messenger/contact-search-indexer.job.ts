@@ -13,7 +13,7 @@ import { CONTACT_SEARCH_WAKE_CHANNEL } from './user-replica-sql.ts';
  * 1 s doubling to RetryMax; the replica and the consumer's offsets are never touched by it.
  */
 
-export const CONTACT_SEARCH_INDEXER_JOB = 'messenger.contact-search-indexer';
+export const CONTACT_SEARCH_INDEXER_JOB = 'messenger-contact-search-indexer';
 
 export interface IndexerSettings {
   intervalMs: number;

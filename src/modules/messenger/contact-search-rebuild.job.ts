@@ -9,10 +9,10 @@ import { countReplica, enqueuePending, existingReplicaIds, selectReplicaPage } f
  * with the replica — every replica row is written in bulk batches (external versioning keeps a
  * newer document the indexer wrote meanwhile), then documents whose user is not in the replica
  * are deleted. Logs its progress per batch. Run on its cron, or now through
- * POST /api/ops/jobs/messenger.contact-search-rebuild/run (after an index was lost or recreated).
+ * POST /api/ops/jobs/messenger-contact-search-rebuild/run (after an index was lost or recreated).
  */
 
-export const CONTACT_SEARCH_REBUILD_JOB = 'messenger.contact-search-rebuild';
+export const CONTACT_SEARCH_REBUILD_JOB = 'messenger-contact-search-rebuild';
 
 export interface RebuildDeps {
   pool: pg.Pool;

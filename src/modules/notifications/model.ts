@@ -59,8 +59,9 @@ export const NOTIFICATION_CREATED_EVENT = 'notification_created';
 /** NOTIFY channel that wakes the dispatcher; delivered when the creating transaction commits. */
 export const DISPATCH_WAKE_CHANNEL = 'notifications_dispatch';
 
-export const DISPATCHER_JOB = 'notifications:dispatcher';
-/** The seed's distributed lock name; the job runner's advisory lock is keyed by it. */
-export const RETRY_WORKER_JOB = 'notifications:retry-worker';
+export const DISPATCHER_JOB = 'notifications-dispatcher';
+export const RETRY_WORKER_JOB = 'notifications-retry-worker';
+/** The seed's distributed lock name; the job runner's advisory lock for the retry worker is keyed by it. */
+export const RETRY_WORKER_LOCK = 'notifications:retry-worker';
 
 export const isChannel = (value: string): value is Channel => (CHANNELS as readonly string[]).includes(value);

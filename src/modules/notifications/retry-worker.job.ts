@@ -3,7 +3,7 @@ import { enqueue } from '../../platform/outbox/enqueue.ts';
 import { runClaimLoop, type ClaimLoopOptions } from './claim-loop.ts';
 import type { BatchCounts, DeliveryDeps } from './delivery.ts';
 import { dispatchedEvent } from './events.ts';
-import { NTF, RETRY_WORKER_JOB, type ProviderErrorCode } from './model.ts';
+import { NTF, RETRY_WORKER_JOB, RETRY_WORKER_LOCK, type ProviderErrorCode } from './model.ts';
 import { claimDueFailed, terminalizeExhausted } from './sql.ts';
 
 export interface RetryWorkerOptions extends ClaimLoopOptions {
@@ -60,11 +60,12 @@ async function closeExhausted(deps: DeliveryDeps, now: Date, limit: number): Pro
 
 /**
  * The job: every minute on one replica at a time. The runner's advisory lock is keyed by the job
- * name, `notifications:retry-worker` (the seed's lock); a busy lock skips the run.
+ * seed's lock name, `notifications:retry-worker`; a busy lock skips the run.
  */
 export function retryWorkerJob(worker: NotificationRetryWorker, opts: Pick<RetryWorkerOptions, 'intervalMs'>): JobDefinition {
   return {
     name: RETRY_WORKER_JOB,
+    lockKey: RETRY_WORKER_LOCK,
     every: opts.intervalMs,
     singleRunner: true,
     run: async (ctx) => ({ ...(await worker.runOnce(ctx)) }),

@@ -1,5 +1,18 @@
 /** The job runner's public surface: define jobs, run them on a timer, on NOTIFY, or on request. */
-export { defineJob, type JobContext, type JobCounts, type JobDefinition } from './types.ts';
+export { defineJob, type BatchRows, type JobContext, type JobCounts, type JobDefinition } from './types.ts';
+export {
+  batchPhase,
+  batchSettingsProblems,
+  defineBatchWorker,
+  type BatchCounts,
+  type BatchPhase,
+  type BatchRun,
+  type BatchRunContext,
+  type BatchSettings,
+  type BatchWorker,
+  type BatchWorkerDefinition,
+  type Outcome,
+} from './batch-worker.ts';
 export {
   createJobRunner,
   InvalidJobError,
@@ -11,4 +24,4 @@ export {
 export type { RunOutcome, RunResult } from './run-job.ts';
 export { LOCK_APPLICATION_NAME, LockConnectionLostError } from './advisory-lock.ts';
 export { WAKE_APPLICATION_NAME } from './wake.ts';
-export { describeSchedule, lockKeyOf } from './schedule.ts';
+export { describeSchedule, JOB_NAME_PATTERN, lockKeyOf } from './schedule.ts';

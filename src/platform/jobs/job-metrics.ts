@@ -1,4 +1,5 @@
 import { counter, gauge, histogram, type Registry } from '../observability/metrics.ts';
+import type { BatchRows } from './types.ts';
 
 export const RUN_OUTCOMES = ['success', 'failure', 'skipped', 'aborted'] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
@@ -8,6 +9,8 @@ export interface JobMetrics {
   declare(job: string): void;
   recordRun(job: string, outcome: RunOutcome, durationMs: number): void;
   recordSuccessAt(job: string, at: Date): void;
+  /** One batch of a batch worker's phase. */
+  recordBatch(job: string, phase: string, rows: BatchRows, durationMs: number): void;
 }
 
 export function createJobMetrics(registry: Registry): JobMetrics {
@@ -27,6 +30,22 @@ export function createJobMetrics(registry: Registry): JobMetrics {
     help: 'Unix time of the last successful run of the job (seeded from job_state at start)',
     labelNames: ['job'],
   });
+  const batches = counter(registry, {
+    name: 'job_batches_total',
+    help: 'Batches a batch worker claimed that held at least one row, by phase',
+    labelNames: ['job', 'phase'],
+  });
+  const batchRows = counter(registry, {
+    name: 'job_batch_rows_total',
+    help: 'Rows of batch workers by what became of them: claimed, failed (processing or recording), released (run stopped)',
+    labelNames: ['job', 'phase', 'outcome'],
+  });
+  const batchDuration = histogram(registry, {
+    name: 'job_batch_duration_seconds',
+    help: 'Claim to recorded outcome of one batch',
+    labelNames: ['job', 'phase'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  });
   const lastSuccessSeconds = new Map<string, number>();
   return {
     declare(job) {
@@ -35,6 +54,13 @@ export function createJobMetrics(registry: Registry): JobMetrics {
     recordRun(job, outcome, durationMs) {
       runs.inc({ job, outcome });
       if (outcome !== 'skipped') duration.observe({ job }, durationMs / 1000);
+    },
+    recordBatch(job, phase, rows, durationMs) {
+      batches.inc({ job, phase });
+      batchRows.inc({ job, phase, outcome: 'claimed' }, rows.claimed);
+      if (rows.failed > 0) batchRows.inc({ job, phase, outcome: 'failed' }, rows.failed);
+      if (rows.released > 0) batchRows.inc({ job, phase, outcome: 'released' }, rows.released);
+      batchDuration.observe({ job, phase }, durationMs / 1000);
     },
     recordSuccessAt(job, at) {
       // Never moves back: seeding from job_state may finish after a newer local success.

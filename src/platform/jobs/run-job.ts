@@ -73,7 +73,7 @@ export async function runJobOnce(
   let lock: HeldLock | null = null;
   if (job.singleRunner) {
     try {
-      lock = await deps.locks.tryLock(lockKeyOf(job.name));
+      lock = await deps.locks.tryLock(lockKeyOf(job));
     } catch (err) {
       return conclude(deps, run, 'failure', {}, err, 'job lock could not be acquired');
     }
@@ -96,6 +96,7 @@ export async function runJobOnce(
           log: run.log,
           now: () => deps.clock.now(),
           woken: () => wakes.take(),
+          observeBatch: (phase, rows, durationMs) => deps.metrics.recordBatch(job.name, phase, rows, durationMs),
           // A run started by hand (ops, tests) does its work and returns; it does not stay for more.
           ...(trigger === 'manual' ? {} : { waitForWake: (timeoutMs: number) => waitForWake(wakes, signal, timeoutMs) }),
         }),

@@ -7,7 +7,11 @@ export const JOB_NAME_MAX_LENGTH = 100;
 export const EVERY_MAX_MS = 2 ** 31 - 1;
 
 /** The advisory-lock key text of a single-runner job (hashed with hashtext() in PostgreSQL). */
-export const lockKeyOf = (jobName: string): string => `job:scheduled:${jobName}`;
+export const lockKeyOf = (job: string | Pick<JobDefinition, 'name' | 'lockKey'>): string =>
+  typeof job === 'string' ? `job:scheduled:${job}` : (job.lockKey ?? `job:scheduled:${job.name}`);
+
+/** One style for job names across metric labels, ops routes and logs. */
+export const JOB_NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 /** A parsed UTC cron pattern, without a timer. */
 export function parseCron(pattern: string): Cron {
@@ -25,6 +29,8 @@ export function jobDefinitionProblems(job: JobDefinition): string[] {
   const problems: string[] = [];
   if (!job.name || job.name.length > JOB_NAME_MAX_LENGTH || job.name.trim() !== job.name) {
     problems.push(`name must be 1..${JOB_NAME_MAX_LENGTH} characters without surrounding spaces`);
+  } else if (!JOB_NAME_PATTERN.test(job.name)) {
+    problems.push('name must be lower-case words joined by "-" (e.g. messenger-realtime-dispatch)');
   }
   if ((job.every === undefined) === (job.cron === undefined)) {
     problems.push('exactly one of every and cron must be set');

@@ -19,14 +19,31 @@ export interface JobContext {
    * batch; the run keeps its lock meanwhile. Absent where a job is run outside the runner.
    */
   waitForWake?(timeoutMs: number): Promise<boolean>;
+  /**
+   * Records one batch of a batch worker in the job's metrics (job_batches_total,
+   * job_batch_rows_total, job_batch_duration_seconds). Absent where a job is run outside the runner.
+   */
+  observeBatch?(phase: string, rows: BatchRows, durationMs: number): void;
+}
+
+/** Rows of one batch by what became of them. */
+export interface BatchRows {
+  claimed: number;
+  failed: number;
+  released: number;
 }
 
 /** Counts a run reports (rows claimed, sent, …); shown by the ops endpoints and logged. */
 export type JobCounts = Record<string, number>;
 
 export interface JobDefinition {
-  /** Stable name: metric label, lock key `job:scheduled:<name>`, ops URL segment. */
+  /**
+   * Stable name, lower-case words joined by `-` (`messenger-realtime-dispatch`): metric label, log
+   * field, ops URL segment and, unless `lockKey` says otherwise, lock key `job:scheduled:<name>`.
+   */
   name: string;
+  /** The single-runner lock's key where a seed spells it out (`notifications:retry-worker`). */
+  lockKey?: string;
   /** Interval in milliseconds (croner `interval`), or a cron pattern in UTC. Exactly one. */
   every?: number;
   cron?: string;

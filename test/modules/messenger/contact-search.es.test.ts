@@ -135,7 +135,7 @@ describe('index failure against a stopped Elasticsearch (real Kafka)', () => {
     await es.indices.delete({ index });
     const res = await app.inject({
       method: 'POST',
-      url: '/api/ops/jobs/messenger.contact-search-rebuild/run',
+      url: '/api/ops/jobs/messenger-contact-search-rebuild/run',
       headers: { authorization: `Bearer ${await token({ admin: true })}` },
     });
     assert.equal(res.statusCode, 200, res.body);

@@ -58,6 +58,20 @@ describe('schedule description', () => {
 
   test('the lock key follows job:scheduled:<name>', () => {
     assert.equal(lockKeyOf('outbox-publisher'), 'job:scheduled:outbox-publisher');
+    assert.equal(lockKeyOf({ name: 'messenger-realtime-dispatch' }), 'job:scheduled:messenger-realtime-dispatch');
+  });
+
+  test('a job whose seed spells out its lock keeps that key', () => {
+    assert.equal(lockKeyOf({ name: 'notifications-retry-worker', lockKey: 'notifications:retry-worker' }), 'notifications:retry-worker');
+  });
+
+  test('job names are one style: lower-case words joined by "-"', () => {
+    for (const ok of ['outbox-publisher', 'messenger-realtime-dispatch', 'identity-access-fanout', 'a1']) {
+      assert.deepEqual(jobDefinitionProblems({ name: ok, every: 1000, run: async () => {} }), [], ok);
+    }
+    for (const bad of ['notifications:retry-worker', 'messenger.contact-search-rebuild', 'Outbox', 'a_b', 'a--b', '-a', 'a-']) {
+      assert.match(jobDefinitionProblems({ name: bad, every: 1000, run: async () => {} }).join(), /lower-case words joined by "-"/, bad);
+    }
   });
 });
 

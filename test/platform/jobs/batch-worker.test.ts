@@ -1,0 +1,387 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import { batchPhase, defineBatchWorker, type BatchRunContext, type Outcome } from '../../../src/platform/jobs/index.ts';
+import { createLogger } from '../../../src/platform/observability/logger.ts';
+import { newId } from '../../../src/platform/time.ts';
+import { LEVEL, startReplica, type LogLine } from './support.ts';
+
+const tdb: TestDatabase = await createTestDatabase();
+
+interface Row {
+  id: string;
+  n: number;
+}
+
+let tableNo = 0;
+/** A queue table of `count` pending rows; claim takes them with SKIP LOCKED, as the real jobs do. */
+async function queue(count: number) {
+  const table = `bw_rows_${++tableNo}`;
+  await tdb.pool.query(`create table ${table} (id text primary key, n int not null, status text not null default 'pending')`);
+  await tdb.pool.query(`insert into ${table} (id, n) select 'r' || lpad(g::text, 5, '0'), g from generate_series(1, $1) g`, [count]);
+  return {
+    table,
+    async claim(limit: number, exclude: readonly string[] = []): Promise<Row[]> {
+      const { rows } = await tdb.pool.query<Row>(
+        `update ${table} set status = 'claimed' where id in (
+           select id from ${table} where status = 'pending' and not (id = any($2::text[])) order by id limit $1 for update skip locked)
+         returning id, n`,
+        [limit, exclude],
+      );
+      return rows.sort((a, b) => a.n - b.n);
+    },
+    async record(outcomes: readonly Outcome<Row, unknown>[]): Promise<void> {
+      const ids = (s: Outcome<Row, unknown>['status']) => outcomes.filter((o) => o.status === s).map((o) => o.row.id);
+      await tdb.pool.query(`update ${table} set status = 'done' where id = any($1::text[])`, [ids('done')]);
+      await tdb.pool.query(`update ${table} set status = 'pending' where id = any($1::text[])`, [ids('released')]);
+      await tdb.pool.query(`update ${table} set status = 'failed' where id = any($1::text[])`, [ids('failed')]);
+    },
+    async statuses(): Promise<Record<string, number>> {
+      const { rows } = await tdb.pool.query<{ status: string; n: number }>(`select status, count(*)::int n from ${table} group by status`);
+      return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+    },
+  };
+}
+
+function capture() {
+  const lines: LogLine[] = [];
+  const log = createLogger('debug', { write: (l: string) => void lines.push(JSON.parse(l) as LogLine) });
+  return { log, lines };
+}
+
+function context(overrides: Partial<BatchRunContext> = {}): BatchRunContext {
+  return { jobRunId: newId(), signal: new AbortController().signal, log: capture().log, now: () => new Date(), ...overrides };
+}
+
+const schedule = { every: 3_600_000 } as const;
+
+test('claims, processes and records bounded batches while they come back full, then stops at the short one', async () => {
+  const q = await queue(25);
+  const processed: number[] = [];
+  const worker = defineBatchWorker({
+    name: 'bw-drain',
+    ...schedule,
+    settings: { batchSize: 10, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row, number>({
+        name: 'rows',
+        claim: (limit) => q.claim(limit),
+        process: async (row) => {
+          processed.push(row.n);
+          return row.n * 2;
+        },
+        record: (outcomes, run) => {
+          run.count('doubled', outcomes.length);
+          return q.record(outcomes);
+        },
+      }),
+    ],
+  });
+  const counts = await worker.runOnce(context());
+  assert.deepEqual(counts, { batches: 3, claimed: 25, failed: 0, released: 0, doubled: 25 });
+  assert.deepEqual(processed, Array.from({ length: 25 }, (_, i) => i + 1), 'every row once, in claim order');
+  assert.deepEqual(await q.statuses(), { done: 25 });
+});
+
+test('a stop between rows hands the rows not processed to record as released, and no new batch starts', async () => {
+  const q = await queue(30);
+  const stop = new AbortController();
+  const worker = defineBatchWorker({
+    name: 'bw-stop',
+    ...schedule,
+    settings: { batchSize: 10, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'rows',
+        claim: (limit) => q.claim(limit),
+        process: async (row) => {
+          if (row.n === 4) stop.abort(new Error('deploy'));
+        },
+        record: (outcomes) => q.record(outcomes),
+      }),
+    ],
+  });
+  const counts = await worker.runOnce(context({ signal: stop.signal }));
+  assert.equal(counts.claimed, 10);
+  assert.equal(counts.released, 6, 'rows 5..10 were not started');
+  assert.deepEqual(await q.statuses(), { done: 4, pending: 26 });
+});
+
+test('a run starts no new batch after maxRunMs; the rows it did not claim stay for the next run', async () => {
+  const q = await queue(100);
+  const worker = defineBatchWorker({
+    name: 'bw-deadline',
+    ...schedule,
+    settings: { batchSize: 5, maxRunMs: 60 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'rows',
+        claim: (limit) => q.claim(limit),
+        process: () => sleep(10),
+        record: (outcomes) => q.record(outcomes),
+      }),
+    ],
+  });
+  const counts = await worker.runOnce(context());
+  assert.ok(counts.batches >= 1 && counts.batches < 20, `stopped by the deadline after ${counts.batches} batches`);
+  const s = await q.statuses();
+  assert.equal(s.done, counts.claimed);
+  assert.equal(s.pending, 100 - counts.claimed);
+});
+
+test('a failing set-based record falls back to row by row: the bad row fails alone, the others are recorded', async () => {
+  const q = await queue(6);
+  const { log, lines } = capture();
+  const worker = defineBatchWorker({
+    name: 'bw-fallback',
+    ...schedule,
+    settings: { batchSize: 10, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'rows',
+        claim: (limit) => q.claim(limit),
+        process: async () => undefined,
+        record: async (outcomes) => {
+          if (outcomes.some((o) => o.row.n === 3)) throw new Error('row 3 violates a constraint');
+          await q.record(outcomes);
+        },
+      }),
+    ],
+  });
+  const counts = await worker.runOnce(context({ log }));
+  assert.equal(counts.failed, 1);
+  assert.deepEqual(await q.statuses(), { done: 5, claimed: 1 }, 'row 3 keeps its claim for a later retry; no other row is undone');
+  assert.ok(lines.some((l) => l.level === LEVEL.warn && l.msg === 'batch record failed; recording row by row'));
+  assert.ok(lines.some((l) => l.level === LEVEL.error && l.row === 'r00003'));
+});
+
+test('a row whose processing throws is its own failed outcome and is not claimed again in the same run', async () => {
+  const q = await queue(4);
+  const claims: string[][] = [];
+  const worker = defineBatchWorker({
+    name: 'bw-throw',
+    ...schedule,
+    settings: { batchSize: 2, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'rows',
+        claim: async (limit, _run, exclude) => {
+          claims.push([...exclude]);
+          return q.claim(limit, exclude);
+        },
+        process: async (row) => {
+          if (row.n === 1) throw new Error('provider refused');
+        },
+        // Failed rows go back to pending, so only `exclude` keeps the run from taking them again.
+        record: (outcomes) => q.record(outcomes.map((o) => (o.status === 'failed' ? { row: o.row, status: 'released' as const } : o))),
+      }),
+    ],
+  });
+  const counts = await worker.runOnce(context());
+  assert.equal(counts.failed, 1);
+  assert.equal(counts.claimed, 4, 'row 1 was claimed once');
+  assert.deepEqual(claims[1], ['r00001']);
+  assert.deepEqual(await q.statuses(), { done: 3, pending: 1 });
+});
+
+test('overlapRecord: the next claim leaves the rows whose outcomes are still being recorded alone', async () => {
+  const q = await queue(6);
+  const excludes: string[][] = [];
+  let recordsInFlight = 0;
+  let maxInFlight = 0;
+  const worker = defineBatchWorker({
+    name: 'bw-overlap',
+    ...schedule,
+    settings: { batchSize: 3, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'rows',
+        overlapRecord: true,
+        claim: async (limit, _run, exclude) => {
+          excludes.push([...exclude]);
+          return q.claim(limit, exclude);
+        },
+        record: async (outcomes) => {
+          maxInFlight = Math.max(maxInFlight, ++recordsInFlight);
+          await sleep(30);
+          await q.record(outcomes);
+          recordsInFlight--;
+        },
+      }),
+    ],
+  });
+  await worker.runOnce(context());
+  assert.deepEqual(excludes[1], ['r00001', 'r00002', 'r00003'], 'batch 1 was still being recorded while batch 2 was claimed');
+  assert.equal(maxInFlight, 1, 'at most one batch of outcomes in flight');
+  assert.deepEqual(await q.statuses(), { done: 6 }, 'every outcome has landed when the run ends');
+});
+
+test('a claim that does the work and fails is redone one row at a time; a run of all-failed rows ends the phase', async () => {
+  const q = await queue(4);
+  const { log, lines } = capture();
+  const worker = defineBatchWorker({
+    name: 'bw-one-by-one',
+    ...schedule,
+    settings: { batchSize: 10, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'close',
+        claim: async () => {
+          throw new Error('the batch transaction rolled back');
+        },
+        oneByOne: {
+          candidates: async (limit) => (await tdb.pool.query<{ id: string }>(`select id from ${q.table} where status = 'pending' order by id limit $1`, [limit])).rows.map((r) => r.id),
+          claimOne: async (id) => {
+            if (id === 'r00002') throw new Error('row 2 is broken');
+            return (await tdb.pool.query<Row>(`update ${q.table} set status = 'done' where id = $1 returning id, n`, [id])).rows;
+          },
+        },
+      }),
+    ],
+  });
+  const counts = await worker.runOnce(context({ log }));
+  assert.deepEqual(await q.statuses(), { done: 3, pending: 1 });
+  assert.equal(counts.failed, 1);
+  assert.ok(lines.some((l) => l.msg === 'batch failed, redoing its rows one by one' && l.rows === 4));
+
+  const q2 = await queue(3);
+  const allFail = defineBatchWorker({
+    name: 'bw-all-fail',
+    ...schedule,
+    settings: { batchSize: 3, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'close',
+        claim: async () => {
+          throw new Error('database is read-only');
+        },
+        oneByOne: {
+          candidates: async () => ['r00001', 'r00002', 'r00003'],
+          claimOne: async () => {
+            throw new Error('database is read-only');
+          },
+        },
+      }),
+    ],
+  });
+  const c2 = await allFail.runOnce(context({ log }));
+  assert.equal(c2.batches, 1, 'the full batch of failures ended the phase instead of claiming again');
+  assert.ok(lines.some((l) => l.msg === 'phase ended early; the next run goes on' && l.reason === 'every row of the batch failed on its own'));
+  assert.deepEqual(await q2.statuses(), { pending: 3 });
+});
+
+test('a drained phase takes a wake that arrived, or waits idleWaitMs for the next one, before it ends', async () => {
+  const q = await queue(2);
+  let woken = 1;
+  let waits = 0;
+  const worker = defineBatchWorker({
+    name: 'bw-wake',
+    ...schedule,
+    settings: { batchSize: 10, maxRunMs: 60_000, idleWaitMs: 50 },
+    phases: () => [batchPhase<Row>({ name: 'rows', claim: (limit) => q.claim(limit), record: (o) => q.record(o) })],
+  });
+  const counts = await worker.runOnce(
+    context({
+      woken: () => woken-- > 0,
+      waitForWake: async (ms) => {
+        assert.ok(ms <= 50);
+        return ++waits === 1;
+      },
+    }),
+  );
+  // claim (2 rows) → woken → claim (0) → wait: woken → claim (0) → wait: nothing → end.
+  assert.equal(waits, 2);
+  assert.equal(counts.claimed, 2);
+  assert.equal(counts.batches, 1, 'empty claims are not batches');
+});
+
+test('phases run in order on one deadline, and finish runs after them even when a phase throws', async () => {
+  const order: string[] = [];
+  const worker = defineBatchWorker({
+    name: 'bw-phases',
+    ...schedule,
+    settings: { batchSize: 5, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row>({ name: 'a', claim: async () => (order.push('a'), []) }),
+      batchPhase<Row>({
+        name: 'b',
+        claim: async () => {
+          order.push('b');
+          throw new Error('b is down');
+        },
+      }),
+      batchPhase<Row>({ name: 'c', claim: async () => (order.push('c'), []) }),
+    ],
+    finish: async () => void order.push('finish'),
+  });
+  await assert.rejects(worker.runOnce(context()), /b is down/);
+  assert.deepEqual(order, ['a', 'b', 'finish']);
+});
+
+test('concurrency bounds the rows processed at the same time', async () => {
+  const q = await queue(12);
+  let now = 0;
+  let peak = 0;
+  const worker = defineBatchWorker({
+    name: 'bw-lanes',
+    ...schedule,
+    settings: { batchSize: 12, maxRunMs: 60_000, concurrency: 3 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'rows',
+        claim: (limit) => q.claim(limit),
+        process: async () => {
+          peak = Math.max(peak, ++now);
+          await sleep(5);
+          now--;
+        },
+        record: (o) => q.record(o),
+      }),
+    ],
+  });
+  await worker.runOnce(context());
+  assert.equal(peak, 3);
+  assert.deepEqual(await q.statuses(), { done: 12 });
+});
+
+test('invalid settings fail at definition, naming the job and each problem', () => {
+  assert.throws(
+    () => defineBatchWorker({ name: 'bw-bad', ...schedule, settings: { batchSize: 0, maxRunMs: -1, idleWaitMs: -5, concurrency: 1.5 }, phases: () => [] }),
+    /job 'bw-bad': batchSize must be a positive integer; maxRunMs must be positive; idleWaitMs must not be negative; concurrency must be a positive integer/,
+  );
+});
+
+test('under the runner, each batch is counted in job_batches_total and job_batch_rows_total by job and phase', async (t) => {
+  const q = await queue(7);
+  const r = startReplica(t, tdb);
+  r.runner.register(
+    defineBatchWorker({
+      name: 'bw-metrics',
+      ...schedule,
+      settings: { batchSize: 5, maxRunMs: 60_000 },
+      phases: () => [
+        batchPhase<Row>({
+          name: 'rows',
+          claim: (limit) => q.claim(limit),
+          process: async (row) => {
+            if (row.n === 2) throw new Error('no');
+          },
+          record: (o) => q.record(o),
+        }),
+      ],
+    }),
+  );
+  const result = await r.runner.runNow('bw-metrics');
+  assert.equal(result.outcome, 'success');
+  assert.deepEqual(result.counts, { batches: 2, claimed: 7, failed: 1, released: 0 });
+  const series = async (name: string) => (await r.registry.getSingleMetric(name)!.get()).values.filter((v) => v.labels.job === 'bw-metrics');
+  assert.deepEqual(
+    (await series('job_batches_total')).map((v) => [v.labels.phase, v.value]),
+    [['rows', 2]],
+  );
+  const rows = Object.fromEntries((await series('job_batch_rows_total')).map((v) => [v.labels.outcome, v.value]));
+  assert.deepEqual(rows, { claimed: 7, failed: 1 });
+  const runLine = r.logs.find((l) => l.job === 'bw-metrics' && l.msg === 'job run completed');
+  assert.equal(runLine?.level, LEVEL.info, 'a run that did work logs at info');
+});
