@@ -1,7 +1,8 @@
 /**
  * Module boundaries (run by `npm test`):
  * - a module imports another module only through that module's index.ts;
- * - the platform (shared kernel) never imports a module;
+ * - the platform (shared kernel) never imports a module, nor the app's config.ts / app.ts / main.ts:
+ *   it receives its settings as plain values;
  * - no import cycles.
  */
 module.exports = {
@@ -19,6 +20,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/platform/' },
       to: { path: '^src/modules/' },
+    },
+    {
+      name: 'platform-knows-no-app',
+      comment: "The shared kernel receives its settings as plain values; it never imports the app's Config.",
+      severity: 'error',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/(config|app|main)\\.ts$' },
     },
     {
       name: 'no-circular',

@@ -117,7 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const consumers: ConsumerDefinition<unknown>[] = [];
   const moduleChecks: HealthCheck[] = [];
 
-  const moduleDeps: ModuleDeps = { config, pool, db, log, clock, registry, hub };
+  const moduleDeps: ModuleDeps<Config> = { settings: config, pool, db, log, clock, registry, hub };
   for (const factory of deps.modules ?? allModules) {
     const parts = factory(moduleDeps);
     if (parts.hubGroups) groupResolvers.push(parts.hubGroups);

@@ -47,6 +47,16 @@ test("a module importing another module's internals fails the check", () => {
   assert.match(res.output, /module-internals/);
 });
 
+test("the platform importing the app's config fails the check", () => {
+  const res = cruise({
+    ...base,
+    'src/config.ts': `export type Config = { A: number };\n`,
+    'src/platform/db/settings.ts': `import type { Config } from '../../config.ts';\nexport const a = (c: Config) => c.A;\n`,
+  });
+  assert.notEqual(res.status, 0);
+  assert.match(res.output, /platform-knows-no-app/);
+});
+
 test('the platform importing a module fails the check', () => {
   const res = cruise({
     ...base,

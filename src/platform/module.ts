@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
-import type { Config } from '../config.ts';
 import type { Db } from './db/index.ts';
 import type { ConsumerDefinition } from './events/bus.ts';
 import type { Principal } from './http/auth.ts';
@@ -11,9 +10,9 @@ import type { Registry } from './observability/metrics.ts';
 import type { Hub } from './realtime/index.ts';
 import type { Clock } from './time.ts';
 
-/** What the platform hands each module at start. */
-export interface ModuleDeps {
-  config: Config;
+/** What the platform hands each module at start; `settings` are the module's own, as plain values. */
+export interface ModuleDeps<S = unknown> {
+  settings: S;
   pool: pg.Pool;
   db: Db;
   log: Logger;
@@ -36,6 +35,9 @@ export interface ModuleParts {
   healthChecks?: HealthCheck[];
 }
 
-export type ModuleFactory = (deps: ModuleDeps) => ModuleParts;
+// The app hands every module the whole loaded config, which holds each module's settings.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ModuleFactory<S = any> = (deps: ModuleDeps<S>) => ModuleParts;
 
-export const defineModule = (factory: ModuleFactory): ModuleFactory => factory;
+/** `S`: the module's settings type, `SettingsOf<typeof itsSettings>`. */
+export const defineModule = <S>(factory: ModuleFactory<S>): ModuleFactory<S> => factory;

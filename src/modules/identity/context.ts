@@ -1,4 +1,5 @@
-import type { Config } from '../../config.ts';
+import type { SettingsOf } from '../../platform/types/index.ts';
+import type { identitySettings } from './settings.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Logger } from '../../platform/observability/logger.ts';
 import type { Clock } from '../../platform/time.ts';
@@ -27,7 +28,10 @@ export interface IdentitySettings {
   expiry: { intervalMs: number; batchSize: number };
 }
 
-export function identitySettingsFrom(config: Config): IdentitySettings {
+/** The identity settings as loadConfig read them. */
+export type IdentityConfig = SettingsOf<typeof identitySettings>;
+
+export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
   return {
     inlineFanOutThreshold: config.IDENTITY_INLINE_FANOUT_THRESHOLD,
     phoneRegion: config.IDENTITY_PHONE_DEFAULT_REGION,

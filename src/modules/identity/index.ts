@@ -1,3 +1,4 @@
+import type { IdentityConfig } from './context.ts';
 import { defineModule } from '../../platform/module.ts';
 import { accessFanOutJob } from './access-fanout.job.ts';
 import { assignmentExpiryJob } from './assignment-expiry.job.ts';
@@ -22,8 +23,8 @@ export type {
 } from './contracts.ts';
 export { USER_ACCESS_CHANGED_EVENT, USER_BLOCKED_EVENT, USER_UPSERTED_EVENT } from './contracts.ts';
 
-export default defineModule((deps) => {
-  const settings = identitySettingsFrom(deps.config);
+export default defineModule<IdentityConfig>((deps) => {
+  const settings = identitySettingsFrom(deps.settings);
   const ctx: IdentityContext = {
     db: deps.db,
     clock: deps.clock,

@@ -98,7 +98,7 @@ export async function inviteCall(ctx: RealtimeContext, caller: Principal, input:
   if (await blockedEitherWay(ctx.db, me, callee)) throw ChatErrors.blocked();
   const now = ctx.clock.now();
   const id = newId();
-  const ringExpiresAt = new Date(now.getTime() + ctx.config.MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS * 1000);
+  const ringExpiresAt = new Date(now.getTime() + ctx.settings.MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS * 1000);
   const row = await ctx.db.transaction(async (tx) => {
     const [c] = (await rowsOf<CallRow>(
       tx,

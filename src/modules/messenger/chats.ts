@@ -93,7 +93,7 @@ export async function createChat(ctx: RealtimeContext, caller: Principal, input:
   const others = [...new Set(input.memberUserIds.map((u) => u.toLowerCase()))].filter((u) => u !== me);
   if (input.kind === 'Direct' && others.length !== 1) throw ChatErrors.invalidChat('a direct chat needs exactly one other user');
   if (input.kind === 'Group' && !input.title?.trim()) throw ChatErrors.invalidChat('a group chat needs a title');
-  const max = ctx.config.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
+  const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
   if (others.length + 1 > max) throw ChatErrors.chatFull(max);
   for (const u of others) await requireAddressableUser(ctx.pool, u);
   const directKey = input.kind === 'Direct' ? [me, others[0]!].sort().join(':') : null;
@@ -149,7 +149,7 @@ export async function addParticipants(ctx: RealtimeContext, caller: Principal, c
     requireManager(chat, caller);
     const active = new Set((await participantsOf(tx, chatId, { activeOnly: true })).map((p) => p.userId));
     const fresh = wanted.filter((u) => !active.has(u));
-    const max = ctx.config.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
+    const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
     if (active.size + fresh.length > max) throw ChatErrors.chatFull(max);
     const rows: NewRealtimeRow[] = [];
     for (const u of fresh) {

@@ -54,7 +54,7 @@ async function activeUserByPhone(q: Runner, phone: string): Promise<string | und
 }
 
 export async function requestContact(ctx: RealtimeContext, me: string, phoneInput: string): Promise<ContactView> {
-  const phone = toE164(phoneInput.trim(), ctx.config.MESSENGER_PHONE_DEFAULT_REGION);
+  const phone = toE164(phoneInput.trim(), ctx.settings.MESSENGER_PHONE_DEFAULT_REGION);
   if (!phone) throw MessengerErrors.invalidPhone();
   const other = await activeUserByPhone(ctx.db, phone);
   if (!other) throw MessengerErrors.contactUserNotFound();

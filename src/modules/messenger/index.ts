@@ -1,3 +1,4 @@
+import type { MessengerSettings } from './settings.ts';
 import { defineModule } from '../../platform/module.ts';
 import { createElasticsearchContactSearch } from './contact-search-es.ts';
 import { contactSearchIndexerJob } from './contact-search-indexer.job.ts';
@@ -15,8 +16,8 @@ import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-sync.consumer.ts';
  * phone through a search index (Elasticsearch when ELASTICSEARCH_URL is set, else PostgreSQL)
  * kept by an indexer and MessengerContactSearchRebuildJob.
  */
-export default defineModule((deps) => {
-  const { config } = deps;
+export default defineModule<MessengerSettings>((deps) => {
+  const { settings: config } = deps;
   const log = deps.log.child({ module: 'messenger' });
   const index = config.ELASTICSEARCH_URL
     ? createElasticsearchContactSearch({

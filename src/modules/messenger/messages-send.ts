@@ -77,7 +77,7 @@ export function createSendQueue(
 }
 
 export async function sendMessage(ctx: RealtimeContext, caller: Principal, chatId: string, content: MessageContent): Promise<MessageView> {
-  const problem = contentProblem(content, ctx.config.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
+  const problem = contentProblem(content, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
   if (problem) throw ChatErrors.invalidMessage(problem);
   for (let attempt = 1; ; attempt++) {
     const out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content });

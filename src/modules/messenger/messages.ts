@@ -37,13 +37,13 @@ export async function editMessage(
   change: { body?: string; cardText?: string },
 ): Promise<MessageView> {
   const now = ctx.clock.now();
-  const window = ctx.config.MESSENGER_REALTIME_EDIT_WINDOW_SECONDS;
+  const window = ctx.settings.MESSENGER_REALTIME_EDIT_WINDOW_SECONDS;
   return ctx.db.transaction(async (tx) => {
     const m = await lockMessage(tx, chatId, messageId, caller, false);
     if (m.deletedAt !== null) throw ChatErrors.messageDeleted();
     if (!isEditable(m.kind)) throw ChatErrors.notEditable();
     if (!withinEditWindow(new Date(m.sentAt), now, window)) throw ChatErrors.editWindowExpired(window);
-    const problem = contentProblem({ kind: m.kind, ...change }, ctx.config.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
+    const problem = contentProblem({ kind: m.kind, ...change }, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
     if (problem) throw ChatErrors.invalidMessage(problem);
     const [row] = (await rowsOf<MessageRow>(
       tx,

@@ -1,3 +1,4 @@
+import type { MessengerSettings } from './settings.ts';
 import type { ModuleDeps, ModuleParts } from '../../platform/module.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { createMediaJoinMinter, type MediaJoinMinter } from './calls-media-join.ts';
@@ -14,7 +15,7 @@ import { registerRealtimeRoutes } from './routes.realtime.ts';
 import { createSendQueue } from './messages-send.ts';
 import type { RealtimeContext } from './realtime-context.ts';
 
-export function dispatchSettingsOf(config: ModuleDeps['config']): DispatchSettings {
+export function dispatchSettingsOf(config: MessengerSettings): DispatchSettings {
   return {
     batchSize: config.MESSENGER_REALTIME_BATCH_SIZE,
     maxRunDurationMs: config.MESSENGER_REALTIME_MAX_RUN_DURATION_MS,
@@ -29,8 +30,8 @@ export function dispatchSettingsOf(config: ModuleDeps['config']): DispatchSettin
   };
 }
 
-export function mediaJoinMinterOf(deps: Pick<ModuleDeps, 'config' | 'clock'>): MediaJoinMinter {
-  const c = deps.config;
+export function mediaJoinMinterOf(deps: Pick<ModuleDeps<MessengerSettings>, 'settings' | 'clock'>): MediaJoinMinter {
+  const c = deps.settings;
   return createMediaJoinMinter(
     {
       tokenSecret: c.MESSENGER_REALTIME_MEDIA_TOKEN_SECRET,
@@ -54,8 +55,8 @@ export interface RealtimeParts extends Required<Pick<ModuleParts, 'routes' | 'jo
  * The messenger's chats, messages, contacts, calls and conferences, and the RealtimeDispatchJob that
  * pushes their committed changes to /hubs/messenger (seed 000). index.ts merges these parts.
  */
-export function realtimeParts(deps: ModuleDeps): RealtimeParts {
-  const settings = dispatchSettingsOf(deps.config);
+export function realtimeParts(deps: ModuleDeps<MessengerSettings>): RealtimeParts {
+  const settings = dispatchSettingsOf(deps.settings);
   const problems = dispatchSettingsProblems(settings);
   if (problems.length > 0) throw new Error(`invalid messenger realtime settings: ${problems.join('; ')}`);
   const log = deps.log.child({ module: 'messenger', part: 'realtime' });
@@ -66,7 +67,7 @@ export function realtimeParts(deps: ModuleDeps): RealtimeParts {
   let wakeDispatcher = () => {};
   const sends = createSendQueue(
     { pool: deps.pool, clock: deps.clock, log, onCommitted: () => wakeDispatcher() },
-    { maxBatch: deps.config.MESSENGER_REALTIME_SEND_BATCH_MAX, maxInFlight: deps.config.MESSENGER_REALTIME_SEND_CONCURRENCY },
+    { maxBatch: deps.settings.MESSENGER_REALTIME_SEND_BATCH_MAX, maxInFlight: deps.settings.MESSENGER_REALTIME_SEND_CONCURRENCY },
   );
   const ctx: RealtimeContext = { ...deps, log, metrics, mintJoin, sends };
 
@@ -77,13 +78,13 @@ export function realtimeParts(deps: ModuleDeps): RealtimeParts {
     routes: (app) => registerRealtimeRoutes(app, ctx),
     jobs: [
       realtimeDispatchJob(dispatcher, {
-        pollingIntervalMs: deps.config.MESSENGER_REALTIME_POLLING_INTERVAL_MS,
+        pollingIntervalMs: deps.settings.MESSENGER_REALTIME_POLLING_INTERVAL_MS,
         connectWake: (wake) => {
           wakeDispatcher = wake;
         },
       }),
-      realtimeRetentionJob(deps.pool, { retentionHours: deps.config.MESSENGER_REALTIME_RETENTION_DONE_HOURS, metrics }),
-      callTimeoutReaperJob(deps.db, { intervalMs: deps.config.MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS }),
+      realtimeRetentionJob(deps.pool, { retentionHours: deps.settings.MESSENGER_REALTIME_RETENTION_DONE_HOURS, metrics }),
+      callTimeoutReaperJob(deps.db, { intervalMs: deps.settings.MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS }),
     ],
     // Record-level: a connection joins chat:{ChatId} only for chats its user is an Active participant of.
     hubGroups: async (principal: Principal) => (await activeChatIdsOf(deps.pool, principal.userId)).map(chatGroup),

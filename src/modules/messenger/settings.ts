@@ -1,4 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import type { SettingsOf } from '../../platform/types/index.ts';
+import type { messengerRealtimeSettings } from './settings.realtime.ts';
 
 /**
  * Settings of the messenger context's user replica and contact search (seed 002), spread into the
@@ -61,3 +63,6 @@ export const messengerSettings = {
     description: 'Country (ISO 3166 alpha-2) assumed for a phone number typed without +country code',
   }),
 };
+
+/** Every messenger setting (user replica, contact search, realtime), as the module receives them. */
+export type MessengerSettings = SettingsOf<typeof messengerSettings & typeof messengerRealtimeSettings>;

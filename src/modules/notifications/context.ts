@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Config } from '../../config.ts';
+import type { NotificationsSettings } from './settings.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Logger } from '../../platform/observability/logger.ts';
 import type { Clock } from '../../platform/time.ts';
@@ -8,7 +8,7 @@ import type { ProviderRegistry } from './providers/registry.ts';
 
 /** What the routes and the consumer share. */
 export interface NotificationsContext {
-  config: Config;
+  config: NotificationsSettings;
   db: Db;
   pool: pg.Pool;
   clock: Clock;

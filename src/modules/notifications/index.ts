@@ -1,3 +1,4 @@
+import type { NotificationsSettings } from './settings.ts';
 import { defineModule } from '../../platform/module.ts';
 import type { NotificationsContext } from './context.ts';
 import { createDispatcher, dispatcherJob } from './dispatcher.job.ts';
@@ -17,8 +18,8 @@ export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
  * Pending rows, NotificationRetryWorker for Failed ones, delivery webhooks, mark-read, and the
  * final-outcome event NotificationDispatchedEvent on pin.notifications.dispatched.v1.
  */
-export default defineModule((deps) => {
-  const { config } = deps;
+export default defineModule<NotificationsSettings>((deps) => {
+  const { settings: config } = deps;
   const log = deps.log.child({ module: 'notifications' });
   const providers = createProviders(config, { hub: deps.hub, clock: deps.clock });
   const metrics = createNotificationMetrics(deps.registry, { pool: deps.pool, providers, clock: deps.clock });

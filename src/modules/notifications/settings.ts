@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { SettingsOf } from '../../platform/types/index.ts';
 
 const optionalUrl = (description: string) => Type.Optional(Type.String({ pattern: '^https?://', description }));
 const optionalSecret = (description: string) => Type.Optional(Type.String({ minLength: 16, description }));
@@ -92,3 +93,6 @@ export const notificationsSettings = {
   NOTIFICATIONS_PUSH_HTTP_SECRET: optionalSecret('Bearer credential for the push service'),
   NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-push'),
 };
+
+/** The notifications settings as loadConfig read them. */
+export type NotificationsSettings = SettingsOf<typeof notificationsSettings>;

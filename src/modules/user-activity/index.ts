@@ -1,3 +1,4 @@
+import type { UserActivitySettings } from './settings.ts';
 import { defineModule } from '../../platform/module.ts';
 import { activityCloserJob, createActivityCloser } from './activity-closer.ts';
 import { activityRetentionJob, createActivityRetention } from './activity-retention.ts';
@@ -14,7 +15,7 @@ export { PROPERTY_OBJECT_VIEW_ENDED_EVENT, SESSION_ENDED_EVENT } from './events.
  * user-activity: sessions and property-object views (REST), ActivityCloserJob closing idle ones
  * with their ended-events, ActivityRetentionJob, and the view-stats consumer.
  */
-export default defineModule(({ config, pool, clock, registry }) => {
+export default defineModule<UserActivitySettings>(({ settings: config, pool, clock, registry }) => {
   const inactivityThresholdMs = config.USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES * MINUTE_MS;
   // Validates the options (fail-fast at start), beyond the TypeBox bounds loadConfig applied.
   const closer = createActivityCloser({

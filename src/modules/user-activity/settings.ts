@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { SettingsOf } from '../../platform/types/index.ts';
 
 /**
  * Settings of the user-activity context (spread into ConfigSchema). Ranges are TypeBox bounds, so
@@ -48,3 +49,6 @@ export const userActivitySettings = {
     description: 'ActivityRetentionJob: rows deleted per statement',
   }),
 };
+
+/** The userActivity settings as loadConfig read them. */
+export type UserActivitySettings = SettingsOf<typeof userActivitySettings>;

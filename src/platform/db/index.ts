@@ -1,15 +1,19 @@
 import pg from 'pg';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { drizzle, type NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
+import type { PgDatabase } from 'drizzle-orm/pg-core';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../observability/logger.ts';
 
-export type Db = NodePgDatabase<Record<string, never>>;
-/** The handle a domain mutation and the rows that announce it share (outbox, task queue, …). */
-export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-/** Anything raw SQL can run on: the pool, a checked-out client. */
+/**
+ * The one handle SQL runs on: the pool's drizzle database or an open transaction (`db.transaction(
+ * async (tx) => …)` hands a `Db` too), so a SQL function never cares which it got.
+ */
+export type Db = PgDatabase<NodePgQueryResultHKT, Record<string, never>>;
+/** @deprecated the same as Db; kept while modules move over. */
+export type Tx = Db;
 export type Queryable = Pick<pg.Pool, 'query'>;
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.meta.url));

@@ -1,14 +1,11 @@
-import type { Config } from '../../config.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { EventBus } from './bus.ts';
 import { createInProcessBus } from './in-process-bus.ts';
 import { createKafkaBus } from './kafka-bus.ts';
+import type { EventBusSettings } from './settings.ts';
 import { topicsToCreate, type CatalogueTopic } from './topics.ts';
 
-export type EventBusSettings = Pick<
-  Config,
-  'KAFKA_BROKERS' | 'KAFKA_CLIENT_ID' | 'KAFKA_TOPIC_PREFIX' | 'KAFKA_TOPIC_PARTITIONS'
->;
+export type { EventBusSettings };
 
 /**
  * Kafka when KAFKA_BROKERS is set (creating every catalogue topic and its DLQ twin at start),

@@ -12,6 +12,7 @@ export {
   type TopicSpec,
 } from './bus.ts';
 export { createEventBus, type EventBusSettings } from './create-bus.ts';
+export { eventBusSettings } from './settings.ts';
 export { createKafkaBus, type KafkaBusOptions } from './kafka-bus.ts';
 export { createInProcessBus, type InProcessBusOptions } from './in-process-bus.ts';
 export { envelopeFromWire, envelopeToWire, HEADER, POISON, type EventEnvelope, type WireMessage } from './envelope.ts';

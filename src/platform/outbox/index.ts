@@ -1,5 +1,6 @@
 /** The integration outbox's public surface: enqueue in a transaction, the publisher and cleanup jobs. */
-export { enqueue, OUTBOX_CHANNEL, type NewEvent } from './enqueue.ts';
+export { enqueue, OUTBOX_CHANNEL, outboxInsert, type NewEvent } from './enqueue.ts';
+export { outboxSettings, type OutboxSettings } from './settings.ts';
 export {
   createOutboxPublisher,
   OUTBOX_PUBLISHER_JOB,

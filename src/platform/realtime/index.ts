@@ -19,7 +19,6 @@
  * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
  */
-import type { Config } from '../../config.ts';
 import type { Principal } from '../http/auth.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
@@ -28,9 +27,11 @@ import { newId } from '../time.ts';
 import { createRedisBackplane } from './backplane-redis.ts';
 import { createHub, type Hub } from './hub.ts';
 import { createRedisPresence } from './presence-redis.ts';
+import type { HubSettings } from './settings.ts';
 
 export { createHub, type Hub, type HubOptions } from './hub.ts';
 export { hubPlugin, type HubPluginOptions } from './plugin.ts';
+export { hubSettings, type HubSettings } from './settings.ts';
 export { userGroup } from './groups.ts';
 export { createInProcessBackplane, type Backplane, type BackplaneMessage, type BackplaneStatus } from './backplane.ts';
 export { createRedisBackplane } from './backplane-redis.ts';
@@ -49,7 +50,7 @@ export interface HubDeps {
  * (loadConfig guarantees REDIS_URL then), in-process otherwise. Register it with
  * `app.register(hubPlugin, { hub })`.
  */
-export async function createHubFromConfig(config: Config, deps: HubDeps): Promise<Hub> {
+export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: string }, deps: HubDeps): Promise<Hub> {
   const replicaId = newId();
   const redisUrl = config.REALTIME_BACKPLANE_ENABLED ? config.REDIS_URL : undefined;
   const [backplane, presence] = redisUrl

@@ -1,4 +1,4 @@
-import { Type, type TSchema, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 
 /**
  * TypeBox primitives every module's routes, settings and event payloads share, so a UUID or a
@@ -29,3 +29,6 @@ export const Int = (opts: { default: number; minimum?: number; maximum?: number;
 export const Bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
 
 export type { Static };
+
+/** The values of a settings record (`{ NAME: TypeBox field }`), as loadConfig hands them over. */
+export type SettingsOf<P extends TProperties> = Static<TObject<P>>;

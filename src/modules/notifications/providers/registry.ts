@@ -1,4 +1,4 @@
-import type { Config } from '../../../config.ts';
+import type { NotificationsSettings } from '../settings.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { Clock } from '../../../platform/time.ts';
 import { createHttpPushProvider } from './http-push.ts';
@@ -34,7 +34,7 @@ export function registryOf(providers: NotificationProvider[]): ProviderRegistry 
 }
 
 /** Every adapter the settings describe; those without settings answer NTF_PROVIDER_NOT_IMPLEMENTED. */
-export function createProviders(config: Config, deps: { hub: Hub; clock: Clock }): ProviderRegistry {
+export function createProviders(config: NotificationsSettings, deps: { hub: Hub; clock: Clock }): ProviderRegistry {
   const timeoutMs = config.NOTIFICATIONS_PROVIDER_TIMEOUT_MS;
   const now = () => deps.clock.now();
   return registryOf([

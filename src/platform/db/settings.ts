@@ -1,0 +1,34 @@
+import { Type } from '@sinclair/typebox';
+import { Int, type SettingsOf } from '../types/index.ts';
+
+/** The database: PostgreSQL URL or the embedded server, pool size and timeouts. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
+export const databaseSettings = {
+  DATABASE_URL: Type.Optional(
+    Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL URL; unset = embedded PostgreSQL' }),
+  ),
+  EMBEDDED_PG_DATA_DIR: Type.String({
+    default: '/tmp/pin-platform-jobs-pg',
+    minLength: 1,
+    description: 'Data directory of the embedded PostgreSQL (as root it must sit directly under /tmp)',
+  }),
+  EMBEDDED_PG_PORT: Int({ default: 54329, minimum: 1, maximum: 65535, description: 'Port of the embedded PostgreSQL' }),
+  DB_POOL_MAX: Int({ default: 10, minimum: 2, maximum: 200, description: 'Connections in the pg pool' }),
+  DATABASE_CONNECT_TIMEOUT_MS: Int({
+    default: 5000,
+    minimum: 100,
+    description: 'Longest wait for one new PostgreSQL connection (a silent host fails instead of hanging)',
+  }),
+  DATABASE_STATEMENT_TIMEOUT_MS: Int({
+    default: 30_000,
+    minimum: 0,
+    description: 'statement_timeout of pooled connections (0 = server default); migrations run without it',
+  }),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: Int({
+    default: 60_000,
+    minimum: 0,
+    description: 'A transaction idle this long is ended by the server, freeing its locks (0 = server default)',
+  }),
+
+};
+
+export type DatabaseSettings = SettingsOf<typeof databaseSettings>;

@@ -1,0 +1,21 @@
+import { Type } from '@sinclair/typebox';
+import { Int, type SettingsOf } from '../types/index.ts';
+
+/** The event bus: Kafka brokers, client id, topic prefix (tests) and partitions of created topics. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
+export const eventBusSettings = {
+  KAFKA_BROKERS: Type.Optional(
+    Type.String({
+      pattern: '^[^,\\s]+(,[^,\\s]+)*$',
+      description: 'Comma-separated host:port list; unset = in-process event bus (no Kafka)',
+    }),
+  ),
+  KAFKA_CLIENT_ID: Type.String({ default: 'pin-platform-jobs', minLength: 1, description: 'Kafka client id' }),
+  KAFKA_TOPIC_PREFIX: Type.String({
+    default: '',
+    description: 'Test-only: prefix put before every topic and consumer group name',
+  }),
+  KAFKA_TOPIC_PARTITIONS: Int({ default: 6, minimum: 1, maximum: 1000, description: 'Partitions of created topics' }),
+
+};
+
+export type EventBusSettings = SettingsOf<typeof eventBusSettings>;

@@ -1,0 +1,14 @@
+import { Type } from '@sinclair/typebox';
+import type { SettingsOf } from '../types/index.ts';
+
+/** Token verification for REST and the hub. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
+export const authSettings = {
+  JWT_SECRET: Type.String({
+    default: 'dev-only-secret-change-me-in-production-0123456789',
+    minLength: 32,
+    description: 'HS256 secret for REST and hub tokens (at least 32 characters)',
+  }),
+
+};
+
+export type AuthSettings = SettingsOf<typeof authSettings>;

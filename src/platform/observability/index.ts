@@ -1,0 +1,3 @@
+/** Logs and metrics for modules: the logger type and masking, the registry and metric helpers. */
+export { createLogger, maskName, maskPhone, type Logger } from './logger.ts';
+export { counter, gauge, histogram, Counter, Gauge, Histogram, Registry } from './metrics.ts';

@@ -1,0 +1,22 @@
+import { Type } from '@sinclair/typebox';
+import { Int, Bool, type SettingsOf } from '../types/index.ts';
+
+/** The realtime hub: the Redis backplane and each socket's liveness and buffer limits. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
+export const hubSettings = {
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL for the hub backplane' })),
+  REALTIME_BACKPLANE_ENABLED: Bool(false, 'Carry hub group sends between replicas through Redis (needs REDIS_URL)'),
+  HUB_PING_INTERVAL_MS: Int({ default: 15_000, minimum: 100, description: 'SignalR ping (type 6) interval' }),
+  HUB_CLIENT_TIMEOUT_MS: Int({
+    default: 30_000,
+    minimum: 200,
+    description: 'A socket that sends nothing for this long is treated as dead and closed',
+  }),
+  HUB_MAX_BUFFERED_BYTES: Int({
+    default: 1_048_576,
+    minimum: 1024,
+    description: 'Per-socket send buffer cap; past it the socket is closed as a slow consumer',
+  }),
+
+};
+
+export type HubSettings = SettingsOf<typeof hubSettings>;
