@@ -19,7 +19,11 @@ import { createEventBus } from './platform/events/create-bus.ts';
 import { outboxPublisherJob } from './platform/outbox/publisher.ts';
 import { outboxCleanupJob } from './platform/outbox/cleanup.ts';
 import { EVENT_TOPICS } from './event-topics.ts';
+import { backoffDelayMs, type Backoff } from './platform/backoff/index.ts';
 import { modules as allModules } from './modules/index.ts';
+
+/** Kafka down at start: try again after 2 s, doubling to 30 s. */
+const BUS_START_BACKOFF: Backoff = { baseMs: 2000, factor: 2, capMs: 30_000, jitter: 0 };
 
 export interface AppDeps {
   pool: pg.Pool;
@@ -154,7 +158,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         );
       }
     } catch (err) {
-      const delayMs = Math.min(30_000, 1000 * 2 ** Math.min(attempt, 5));
+      const delayMs = backoffDelayMs(BUS_START_BACKOFF, attempt);
       log.error({ err, attempt, retryInMs: delayMs }, 'event bus start failed; outbox rows wait, consumers start when it is back');
       busRetry = setTimeout(() => void connectBus(attempt + 1), delayMs);
     }

@@ -28,7 +28,7 @@ export function userSyncConsumer(deps: UserSyncDeps): ConsumerDefinition<unknown
     eventTypes: [USER_UPSERTED_EVENT],
     contractVersion: 1,
     idempotencyKey: (event) => `messenger-identity-user-upserted:${event.messageId}`,
-    backoff: { initialMs: 1000, maxMs: 60_000 },
+    backoff: { baseMs: 1000, factor: 2, capMs: 60_000, jitter: 0.2 },
     partitionsConcurrently: deps.partitionsConcurrently,
     // The batch handler costs a few round trips per group whatever its size: bigger groups are
     // what carries a backlog (measured: 500 drains it about 1.5× faster than the default 100).

@@ -1,3 +1,5 @@
+import pg from 'pg';
+
 /**
  * Errors as the kernel reads them: one way to find the PostgreSQL error behind a wrapped one (drizzle
  * wraps driver errors in an error whose message is the whole query text), and one short text of an
@@ -22,13 +24,12 @@ export function* causeChain(err: unknown): Generator<unknown> {
   }
 }
 
-/** The first PostgreSQL error in the cause chain (it has a string SQLSTATE and a severity), if any. */
+/** The first PostgreSQL error in the cause chain (pg's DatabaseError, or an error carrying its SQLSTATE and severity), if any. */
 export function pgErrorOf(err: unknown): PgErrorFields | undefined {
   for (const e of causeChain(err)) {
-    const fields = e as { code?: unknown; severity?: unknown; constraint?: unknown };
-    if (typeof fields.code === 'string' && /^[0-9A-Z]{5}$/.test(fields.code) && fields.severity !== undefined) {
-      return e as PgErrorFields;
-    }
+    const fields = e as { code?: unknown; severity?: unknown };
+    if (typeof fields.code !== 'string') continue;
+    if (e instanceof pg.DatabaseError || (/^[0-9A-Z]{5}$/.test(fields.code) && fields.severity !== undefined)) return e as PgErrorFields;
   }
   return undefined;
 }

@@ -2,6 +2,7 @@ import type { Db, Tx } from '../db/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
 import type { EventEnvelope, RawHeaders, WireMessage } from './envelope.ts';
+import type { Backoff } from '../backoff/index.ts';
 
 /**
  * The event bus port. Two adapters: Kafka (kafka-bus.ts) and in-process (in-process-bus.ts, used
@@ -51,10 +52,8 @@ export interface IncomingMessage {
   headers: RawHeaders;
 }
 
-export interface BackoffPolicy {
-  initialMs: number;
-  maxMs: number;
-}
+/** A consumer's retry backoff for infrastructure errors: the kernel's one backoff. */
+export type BackoffPolicy = Backoff;
 
 /** A Kafka consumer of integration events (DESIGN "Consumers"). */
 export interface ConsumerDefinition<P = unknown> {

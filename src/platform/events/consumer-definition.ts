@@ -1,7 +1,10 @@
-import { DEFAULT_BACKOFF } from './backoff.ts';
+import { backoffProblems, type Backoff } from '../backoff/index.ts';
 import type { BackoffPolicy, ConsumerDefinition } from './bus.ts';
 import type { EventEnvelope } from './envelope.ts';
 import { withPrefix } from './topics.ts';
+
+/** Infrastructure errors are retried without end: 1 s doubling to 60 s, up to 20 % longer at random. */
+export const DEFAULT_BACKOFF: Backoff = { baseMs: 1000, factor: 2, capMs: 60_000, jitter: 0.2 };
 
 /** A consumer definition with its defaults applied and its physical names worked out. */
 export interface ResolvedConsumer {
@@ -25,7 +28,7 @@ export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''
   if (!definition.groupId) problems.push('groupId is required');
   if (definition.eventTypes.length === 0) problems.push('eventTypes must name at least one event type');
   const backoff = definition.backoff ?? DEFAULT_BACKOFF;
-  if (!(backoff.initialMs > 0 && backoff.maxMs >= backoff.initialMs)) problems.push('backoff needs 0 < initialMs <= maxMs');
+  problems.push(...backoffProblems(backoff));
   const positive = (v: number | undefined, def: number, name: string) => {
     const n = v ?? def;
     if (!Number.isInteger(n) || n < 1) problems.push(`${name} must be a positive integer`);

@@ -1,6 +1,6 @@
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../observability/logger.ts';
-import { retryDelayMs } from './backoff.ts';
+import { backoffDelayMs } from '../backoff/index.ts';
 import type { IncomingMessage, OutgoingMessage } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
 import { handleInTransaction, type Decoded } from './consumer-transaction.ts';
@@ -109,7 +109,7 @@ export function createMessageProcessor(consumer: ResolvedConsumer, deps: Process
   }
 
   function retryDelay(msg: IncomingMessage, err: unknown, attempt: number): number {
-    const delayMs = retryDelayMs(attempt, consumer.backoff);
+    const delayMs = backoffDelayMs(consumer.backoff, attempt);
     metrics.messages.inc({ consumer: consumer.name, outcome: 'retried' });
     log.warn({ partition: msg.partition, offset: msg.offset, attempt, delayMs, err: errorSummary(err) }, 'message failed, partition paused for retry');
     return delayMs;

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { pgErrorOf } from '../errors/index.ts';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { IncomingMessage } from './bus.ts';
@@ -26,14 +26,8 @@ export const CONSUMER_DATA_ERROR = 'CONSUMER_DATA_ERROR';
  * failure, deadlock: retrying is the cure), nor anything else: those stay infrastructure errors.
  */
 export function deterministicSqlState(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; depth++) {
-    if (e instanceof pg.DatabaseError) {
-      const code = e.code ?? '';
-      return code.startsWith('22') || code === '23514' ? code : undefined;
-    }
-    e = e.cause;
-  }
-  return undefined;
+  const code = pgErrorOf(err)?.code;
+  return code !== undefined && (code.startsWith('22') || code === '23514') ? code : undefined;
 }
 
 /**
@@ -45,8 +39,7 @@ export function dataErrorAsPoison(err: unknown): unknown {
   if (isPoisonMessageError(err)) return err;
   const state = deterministicSqlState(err);
   if (state === undefined) return err;
-  let constraint: string | undefined;
-  for (let e: unknown = err; e instanceof Error && !constraint; e = e.cause) if (e instanceof pg.DatabaseError) constraint = e.constraint;
+  const constraint = pgErrorOf(err)?.constraint;
   return new PoisonMessageError(
     CONSUMER_DATA_ERROR,
     `handler hit a data error every retry would hit: SQLSTATE ${state}${constraint ? ` (constraint ${constraint})` : ''}`,

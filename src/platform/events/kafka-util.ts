@@ -1,4 +1,5 @@
 import type { Admin, Message } from 'kafkajs';
+import { causeChain } from '../errors/index.ts';
 import type { OutgoingMessage } from './bus.ts';
 
 /** Pure helpers of the Kafka adapter, and the topic-leader wait shared with the test support. */
@@ -14,10 +15,7 @@ const UNREACHABLE = new Set([
 ]);
 
 export function isKafkaUnreachable(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; depth++) {
-    if (UNREACHABLE.has(e.name)) return true;
-    e = e.cause ?? (e as { originalError?: unknown }).originalError;
-  }
+  for (const e of causeChain(err)) if (e instanceof Error && UNREACHABLE.has(e.name)) return true;
   return false;
 }
 

@@ -2,6 +2,7 @@ import type { OutgoingMessage } from '../events/bus.ts';
 import { envelopeHeaders } from '../events/envelope.ts';
 import { withPrefix } from '../events/topics.ts';
 import type { PendingRow } from './sql.ts';
+import { causeChain } from '../errors/index.ts';
 
 /** Pure rules of the publisher, tested without a database or a broker. */
 
@@ -50,10 +51,7 @@ const TOPIC_LEVEL_ERROR_TYPES = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AU
 
 /** True when a send failed because of its topic; kafkajs wraps the protocol error (cause / originalError). */
 export function isTopicLevelError(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; depth++) {
-    if (TOPIC_LEVEL_ERROR_TYPES.has(String((e as { type?: unknown }).type))) return true;
-    e = e.cause ?? (e as { originalError?: unknown }).originalError;
-  }
+  for (const e of causeChain(err)) if (TOPIC_LEVEL_ERROR_TYPES.has(String((e as { type?: unknown }).type))) return true;
   return false;
 }
 

@@ -85,7 +85,7 @@ describe('in-process event bus (KAFKA_BROKERS unset)', () => {
         topic,
         groupId: 'g',
         eventTypes: ['E'],
-        backoff: { initialMs: 20, maxMs: 40 },
+        backoff: { baseMs: 20, factor: 2, capMs: 40, jitter: 0.2 },
         handle: async (e: EventEnvelope<Payload>, tx) => {
           if (e.payload.Bad) throw new PoisonMessageError('BAD', 'declared bad');
           if (e.payload.Seq === 1 && failOnce) {

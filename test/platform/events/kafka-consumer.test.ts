@@ -135,7 +135,7 @@ describe('consumer runner on Kafka', () => {
     let failuresLeft = 2;
     const c = await consumerOn(topic, {
       name: 'retry',
-      backoff: { initialMs: 300, maxMs: 600 },
+      backoff: { baseMs: 300, factor: 2, capMs: 600, jitter: 0.2 },
       handle: async (e, tx) => {
         const label = `${e.key}#${e.payload.Step}`;
         if (label === 'A#2' && failuresLeft > 0) {

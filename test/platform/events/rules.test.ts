@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { retryDelayMs } from '../../../src/platform/events/backoff.ts';
+import { backoffDelayMs, backoffProblems } from '../../../src/platform/backoff/index.ts';
 import { deadLetterMessage, DLQ_HEADER } from '../../../src/platform/events/dead-letter.ts';
 import { PoisonMessageError } from '../../../src/platform/events/errors.ts';
 import { partitionForKey } from '../../../src/platform/events/in-process-bus.ts';
@@ -9,20 +9,32 @@ import { topicsToCreate } from '../../../src/platform/events/topics.ts';
 import { resolveConsumer } from '../../../src/platform/events/consumer-runner.ts';
 import { EVENT_TOPICS, TOPICS } from '../../../src/event-topics.ts';
 
-describe('retry backoff', () => {
-  const policy = { initialMs: 1000, maxMs: 60_000 };
-  test('starts at the initial delay and doubles per attempt', () => {
-    assert.equal(retryDelayMs(1, policy, () => 0), 1000);
-    assert.equal(retryDelayMs(2, policy, () => 0), 2000);
-    assert.equal(retryDelayMs(4, policy, () => 0), 8000);
+describe('retry backoff (the kernel\'s one backoff, as consumers use it)', () => {
+  const policy = { baseMs: 1000, factor: 2, capMs: 60_000, jitter: 0.2 };
+  test('starts at the base delay and doubles per attempt', () => {
+    assert.equal(backoffDelayMs(policy, 1, () => 0), 1000);
+    assert.equal(backoffDelayMs(policy, 2, () => 0), 2000);
+    assert.equal(backoffDelayMs(policy, 4, () => 0), 8000);
   });
-  test('is capped at maxMs however many attempts failed (retries are unlimited)', () => {
-    assert.equal(retryDelayMs(7, policy, () => 0), 60_000);
-    assert.equal(retryDelayMs(10_000, policy, () => 0), 60_000);
+  test('is capped however many attempts failed (retries are unlimited)', () => {
+    assert.equal(backoffDelayMs(policy, 7, () => 0), 60_000);
+    assert.equal(backoffDelayMs(policy, 10_000, () => 0), 60_000);
   });
-  test('jitter only shortens, by at most 20 %', () => {
-    assert.equal(retryDelayMs(3, policy, () => 1), 3200);
-    assert.ok(retryDelayMs(50, policy, () => 0.5) <= 60_000);
+  test('jitter only lengthens, by at most its fraction, after the cap', () => {
+    assert.equal(backoffDelayMs(policy, 3, () => 1), 4800);
+    assert.equal(backoffDelayMs(policy, 50, () => 1), 72_000);
+    assert.equal(backoffDelayMs({ ...policy, jitter: 0 }, 3, () => 1), 4000);
+  });
+  test('a fixed delay is factor 1', () => {
+    assert.deepEqual([1, 2, 9].map((n) => backoffDelayMs({ baseMs: 30_000, factor: 1, capMs: 30_000, jitter: 0 }, n)), [30_000, 30_000, 30_000]);
+  });
+  test('invalid backoffs are named', () => {
+    assert.deepEqual(backoffProblems({ baseMs: 0, factor: 0.5, capMs: -1, jitter: 2 }, 'X'), [
+      'X: base must be > 0',
+      'X: factor must be ≥ 1',
+      'X: cap must be ≥ base',
+      'X: jitter must be within 0..1',
+    ]);
   });
 });
 
@@ -75,13 +87,13 @@ describe('consumer definition', () => {
   test('defaults: contract version 1, backoff 1 s → 60 s, key `<name>:<messageId>`, prefixed names', () => {
     const c = resolveConsumer(def, 'tB.');
     assert.equal(c.contractVersion, 1);
-    assert.deepEqual(c.backoff, { initialMs: 1000, maxMs: 60_000 });
+    assert.deepEqual(c.backoff, { baseMs: 1000, factor: 2, capMs: 60_000, jitter: 0.2 });
     assert.equal(c.physicalTopic, 'tB.pin.x.v1');
     assert.equal(c.groupId, 'tB.g');
     assert.equal(c.idempotencyKey({ messageId: 'm1' } as never), 'c:m1');
   });
   test('an invalid definition fails at subscribe time with every problem named', () => {
-    assert.throws(() => resolveConsumer({ ...def, eventTypes: [], backoff: { initialMs: 0, maxMs: 1 } }), /eventTypes.*backoff/);
+    assert.throws(() => resolveConsumer({ ...def, eventTypes: [], backoff: { baseMs: 0, factor: 2, capMs: 1, jitter: 0 } }), /eventTypes.*base must be > 0/);
   });
 });
 
