@@ -1,8 +1,8 @@
 import { defineConsumer, type ConsumerDefinition } from '../../platform/events/bus.ts';
 import { PoisonMessageError } from '../../platform/events/errors.ts';
 import { TOPICS } from '../../event-topics.ts';
-// The producer's contract: identity's public surface is the only part of it this module reads.
-import { USER_UPSERTED_EVENT } from '../identity/index.ts';
+// The producer's contract, shared through src/contracts: the replica learns of identity only through Kafka.
+import { USER_UPSERTED_EVENT } from '../../contracts/identity-events.ts';
 import { applyUserUpserted, type UserSyncDeps } from './user-sync-apply.ts';
 import { applyUserUpsertedBatch } from './user-sync-batch.ts';
 
