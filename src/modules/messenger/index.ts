@@ -1,13 +1,13 @@
 import { defineModule } from '../../platform/module.ts';
-import { createElasticsearchContactSearch } from './contact-search-es.ts';
-import { contactSearchIndexerJob } from './contact-search-indexer.job.ts';
-import { createContactSearchMetrics } from './contact-search-metrics.ts';
-import { createPostgresContactSearch } from './contact-search-pg.ts';
-import { contactSearchRebuildJob } from './contact-search-rebuild.job.ts';
+import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
+import { contactSearchIndexerJob } from './contact-search/indexer.job.ts';
+import { createContactSearchMetrics } from './contact-search/metrics.ts';
+import { createPostgresContactSearch } from './contact-search/postgres-adapter.ts';
+import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
 import { realtimeParts } from './realtime-parts.ts';
 import { registerUserReplicaRoutes } from './routes.ts';
-import { createUserSyncMetrics } from './user-sync-metrics.ts';
-import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-sync.consumer.ts';
+import { createUserSyncMetrics } from './user-replica/metrics.ts';
+import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
 
 /**
  * The messenger context. So far: the user replica fed by pin.identity.users.v1

@@ -1,18 +1,18 @@
 import type { ModuleDeps, ModuleParts } from '../../platform/module.ts';
 import type { Principal } from '../../platform/http/auth.ts';
-import { createMediaJoinMinter, type MediaJoinMinter } from './calls-media-join.ts';
-import { callTimeoutReaperJob } from './call-timeout-reaper.job.ts';
-import { activeChatIdsOf } from './chats-sql.ts';
-import type { ContactStatusLookup } from './contact-search.ts';
-import { contactStatusLookup } from './contacts-realtime.ts';
-import { chatGroup } from './realtime-kinds.ts';
-import { createRealtimeDispatcher, type RealtimeDispatcher } from './realtime-outbox-dispatcher.ts';
-import { createRealtimeMetrics, type RealtimeMetrics } from './realtime-outbox-metrics.ts';
-import { dispatchSettingsProblems, type DispatchSettings } from './realtime-outbox-rules.ts';
-import { realtimeDispatchJob, realtimeRetentionJob } from './realtime-dispatch.job.ts';
+import { createMediaJoinMinter, type MediaJoinMinter } from './calls/media-join.ts';
+import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
+import { activeChatIdsOf } from './chats/chat-sql.ts';
+import type { ContactStatusLookup } from './contact-search/search.ts';
+import { contactStatusLookup } from './contacts/contacts.ts';
+import { chatGroup } from './realtime-dispatch/kinds.ts';
+import { createRealtimeDispatcher, type RealtimeDispatcher } from './realtime-dispatch/dispatcher.ts';
+import { createRealtimeMetrics, type RealtimeMetrics } from './realtime-dispatch/metrics.ts';
+import { dispatchSettingsProblems, type DispatchSettings } from './realtime-dispatch/rules.ts';
+import { realtimeDispatchJob, realtimeRetentionJob } from './realtime-dispatch/dispatch.job.ts';
 import { registerRealtimeRoutes } from './routes.realtime.ts';
-import { createSendQueue } from './messages-send.ts';
-import type { RealtimeContext } from './realtime-context.ts';
+import { createSendQueue } from './messages/send.ts';
+import type { RealtimeContext } from './context.ts';
 
 export function dispatchSettingsOf(config: ModuleDeps['config']): DispatchSettings {
   return {

@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type pg from 'pg';
 import { ErrorBody } from '../../platform/http/errors.ts';
-import { searchContactByPhone, type ContactSearchDeps } from './contact-search.ts';
-import { listPhoneConflicts } from './phone-conflicts.ts';
+import { searchContactByPhone, type ContactSearchDeps } from './contact-search/search.ts';
+import { listPhoneConflicts } from './user-replica/phone-conflicts.ts';
 
 /** TypeBox schemas of the messenger's user-replica REST surface (camelCase bodies). */
 

@@ -16,7 +16,7 @@ import {
   ROSTER_STATUSES,
   SESSION_KINDS,
   SESSION_STATUSES,
-} from './realtime-kinds.ts';
+} from './realtime-dispatch/kinds.ts';
 import { messengerSchema } from './schema.ts';
 
 /**
