@@ -1,22 +1,10 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { bigint, boolean, check, index, integer, jsonb, text, timestamp, uniqueIndex, uuid, varchar, type AnyPgColumn } from 'drizzle-orm/pg-core';
-import {
-  BLACKLIST_STATUSES,
-  CHAT_EVENT_KINDS,
-  CHAT_KINDS,
-  CONTACT_STATUSES,
-  MEDIA_KINDS_AV,
-  MESSAGE_CONTENT_KINDS,
-  PARTICIPANT_ROLES,
-  PARTICIPANT_STATUSES,
-  REALTIME_DISPATCH_KINDS,
-  REALTIME_OUTBOX_STATUSES,
-  REALTIME_TARGET_KINDS,
-  RECORDING_STATUSES,
-  ROSTER_STATUSES,
-  SESSION_KINDS,
-  SESSION_STATUSES,
-} from './realtime-dispatch/kinds.ts';
+import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_KINDS, SESSION_STATUSES } from './calls/kinds.ts';
+import { CHAT_EVENT_KINDS, CHAT_KINDS, PARTICIPANT_ROLES, PARTICIPANT_STATUSES } from './chats/kinds.ts';
+import { BLACKLIST_STATUSES, CONTACT_STATUSES } from './contacts/kinds.ts';
+import { MESSAGE_CONTENT_KINDS } from './messages/rules.ts';
+import { REALTIME_DISPATCH_KINDS, REALTIME_OUTBOX_STATUSES, REALTIME_TARGET_KINDS } from './realtime-dispatch/kinds.ts';
 import { messengerSchema } from './schema.ts';
 
 /**

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ErrorBody } from '../../../platform/http/errors.ts';
 import { CALL_TRANSITIONS, getCall, inviteCall, transitionCall, type CallAction } from './calls.ts';
 import { CallParams, CallReply, CallView, CallWithJoin, InviteCallBody } from './schemas.ts';
-import type { RealtimeContext } from '../context.ts';
+import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-calls'];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
@@ -16,7 +16,7 @@ const SUMMARIES: Record<CallAction, string> = {
 };
 
 /** 1:1 calls (UC-MSG-005). */
-export function registerCallRoutes(app: FastifyInstance, ctx: RealtimeContext): void {
+export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post(

@@ -5,9 +5,10 @@ import { newId } from '../../../platform/time.ts';
 import type { MediaJoinModel } from './media-join.ts';
 import { isoOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
 import { blockedEitherWay } from '../contacts/blacklist.ts';
-import type { RealtimeContext } from '../context.ts';
-import { CallErrors, ChatErrors } from '../realtime-errors.ts';
-import type { MediaKind, RealtimeDispatchKind, SessionStatus } from '../realtime-dispatch/kinds.ts';
+import type { MessengerContext } from '../context.ts';
+import { CallErrors, ChatErrors } from '../errors.ts';
+import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
+import type { MediaKind, SessionStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
 import { requireAddressableUser } from '../user-replica/replica-reads.ts';
 
@@ -90,7 +91,7 @@ export async function getCall(q: Runner, callId: string, userId: string): Promis
   return callView(c);
 }
 
-export async function inviteCall(ctx: RealtimeContext, caller: Principal, input: { calleeUserId: string; media: MediaKind }): Promise<{ call: CallView; join: JoinView }> {
+export async function inviteCall(ctx: MessengerContext, caller: Principal, input: { calleeUserId: string; media: MediaKind }): Promise<{ call: CallView; join: JoinView }> {
   const me = caller.userId;
   const callee = input.calleeUserId.toLowerCase();
   if (callee === me) throw CallErrors.self();
@@ -133,7 +134,7 @@ export const CALL_TRANSITIONS = {
 export type CallAction = keyof typeof CALL_TRANSITIONS;
 
 /** Applies a caller/callee action, writing the signal for both parties in the same transaction. */
-export async function transitionCall(ctx: RealtimeContext, caller: Principal, callId: string, action: CallAction): Promise<{ call: CallView; join?: JoinView }> {
+export async function transitionCall(ctx: MessengerContext, caller: Principal, callId: string, action: CallAction): Promise<{ call: CallView; join?: JoinView }> {
   const t: Transition = CALL_TRANSITIONS[action];
   const me = caller.userId;
   const now = ctx.clock.now();

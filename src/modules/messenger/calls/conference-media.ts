@@ -4,9 +4,9 @@ import { AppError } from '../../../platform/http/errors.ts';
 import { newId } from '../../../platform/time.ts';
 import { isoOf, rowsOf } from '../chats/chat-sql.ts';
 import { conferenceFor, conferenceSignal, getConference, requireJoined, rosterOf, type ConferenceView } from './conferences.ts';
-import type { RealtimeContext } from '../context.ts';
-import { CallErrors } from '../realtime-errors.ts';
-import type { RecordingStatus } from '../realtime-dispatch/kinds.ts';
+import type { MessengerContext } from '../context.ts';
+import { CallErrors } from '../errors.ts';
+import type { RecordingStatus } from './kinds.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 
 /**
@@ -48,7 +48,7 @@ const recordingView = (r: RecordingRow): RecordingView => ({
 
 const screenShareBusy = () => new AppError('MSG_SCREEN_SHARE_BUSY', 'someone else is sharing their screen', 409);
 
-export async function setScreenShare(ctx: RealtimeContext, caller: Principal, conferenceId: string, sharing: boolean): Promise<ConferenceView> {
+export async function setScreenShare(ctx: MessengerContext, caller: Principal, conferenceId: string, sharing: boolean): Promise<ConferenceView> {
   const now = ctx.clock.now();
   await ctx.db.transaction(async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
@@ -64,7 +64,7 @@ export async function setScreenShare(ctx: RealtimeContext, caller: Principal, co
   return getConference(ctx.db, conferenceId, caller.userId);
 }
 
-export async function startRecording(ctx: RealtimeContext, caller: Principal, conferenceId: string): Promise<RecordingView> {
+export async function startRecording(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<RecordingView> {
   const now = ctx.clock.now();
   const id = newId();
   return ctx.db.transaction(async (tx) => {
@@ -83,7 +83,7 @@ export async function startRecording(ctx: RealtimeContext, caller: Principal, co
   });
 }
 
-export async function stopRecording(ctx: RealtimeContext, caller: Principal, conferenceId: string, recordingId: string): Promise<RecordingView> {
+export async function stopRecording(ctx: MessengerContext, caller: Principal, conferenceId: string, recordingId: string): Promise<RecordingView> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
@@ -106,7 +106,7 @@ export async function stopRecording(ctx: RealtimeContext, caller: Principal, con
 
 /** The media side reports how a stopped recording ended (admin/service token): Available or Failed with a code. */
 export async function recordRecordingOutcome(
-  ctx: RealtimeContext,
+  ctx: MessengerContext,
   recordingId: string,
   outcome: { status: 'Available' | 'Failed'; errorCode?: string },
 ): Promise<RecordingView> {

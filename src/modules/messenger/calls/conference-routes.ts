@@ -14,14 +14,14 @@ import {
 } from './schemas.ts';
 import { endConference, getConference, inviteToConference, joinConference, leaveConference, startConference } from './conferences.ts';
 import { recordRecordingOutcome, setScreenShare, startRecording, stopRecording } from './conference-media.ts';
-import type { RealtimeContext } from '../context.ts';
+import type { MessengerContext } from '../context.ts';
 import { Type } from '@sinclair/typebox';
 
 const tags = ['messenger-conferences'];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
 /** Conferences in a chat (UC-MSG-006): visible to the chat's Active participants only. */
-export function registerConferenceRoutes(app: FastifyInstance, ctx: RealtimeContext): void {
+export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const one = '/api/messenger/conferences/:conferenceId';
   const opts = (summary: string, response: object, extra: object = {}) => ({

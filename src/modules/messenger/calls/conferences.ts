@@ -4,9 +4,10 @@ import type { Tx } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { joinView, type JoinView } from './calls.ts';
 import { chatForParticipant, isoOf, participantsOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
-import type { RealtimeContext } from '../context.ts';
-import { CallErrors } from '../realtime-errors.ts';
-import type { MediaKind, RealtimeDispatchKind, RosterStatus } from '../realtime-dispatch/kinds.ts';
+import type { MessengerContext } from '../context.ts';
+import { CallErrors } from '../errors.ts';
+import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
+import type { MediaKind, RosterStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
 
 /**
@@ -122,7 +123,7 @@ async function setRoster(tx: Tx, sessionId: string, userId: string, status: Rost
   return row.id;
 }
 
-export async function startConference(ctx: RealtimeContext, caller: Principal, chatId: string, media: MediaKind): Promise<{ conference: ConferenceView; join: JoinView }> {
+export async function startConference(ctx: MessengerContext, caller: Principal, chatId: string, media: MediaKind): Promise<{ conference: ConferenceView; join: JoinView }> {
   const me = caller.userId;
   const now = ctx.clock.now();
   const id = newId();
@@ -144,7 +145,7 @@ export async function startConference(ctx: RealtimeContext, caller: Principal, c
 }
 
 /** Rings chat participants (each gets a personal join model with its conference_invited). */
-export async function inviteToConference(ctx: RealtimeContext, caller: Principal, conferenceId: string, userIds: string[]): Promise<ConferenceView> {
+export async function inviteToConference(ctx: MessengerContext, caller: Principal, conferenceId: string, userIds: string[]): Promise<ConferenceView> {
   const now = ctx.clock.now();
   await ctx.db.transaction(async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
@@ -163,7 +164,7 @@ export async function inviteToConference(ctx: RealtimeContext, caller: Principal
   return getConference(ctx.db, conferenceId, caller.userId);
 }
 
-export async function joinConference(ctx: RealtimeContext, caller: Principal, conferenceId: string): Promise<{ conference: ConferenceView; join: JoinView }> {
+export async function joinConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<{ conference: ConferenceView; join: JoinView }> {
   const now = ctx.clock.now();
   const c = await ctx.db.transaction(async (tx) => {
     const conf = await conferenceFor(tx, conferenceId, caller.userId, true);
@@ -179,7 +180,7 @@ export async function joinConference(ctx: RealtimeContext, caller: Principal, co
   };
 }
 
-export async function leaveConference(ctx: RealtimeContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
+export async function leaveConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
   const now = ctx.clock.now();
   await ctx.db.transaction(async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
@@ -193,7 +194,7 @@ export async function leaveConference(ctx: RealtimeContext, caller: Principal, c
 }
 
 /** The starter, the chat owner or an admin ends it; a running recording stops with it. */
-export async function endConference(ctx: RealtimeContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
+export async function endConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
   const now = ctx.clock.now();
   const at = now.toISOString();
   await ctx.db.transaction(async (tx) => {

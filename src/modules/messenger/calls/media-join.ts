@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
+import type { ModuleDeps } from '../../../platform/module.ts';
 import type { Clock } from '../../../platform/time.ts';
 
 /**
@@ -62,4 +63,19 @@ export function createMediaJoinMinter(settings: MediaJoinSettings, clock: Clock)
       IceServers: [{ Urls: settings.turnUrls, ...turnCredentials(userId, nowSeconds + settings.turnTtlSeconds, settings.turnSecret) }],
     };
   };
+}
+
+/** The minter the service's settings describe (media server key, TURN servers and their secret). */
+export function mediaJoinMinterOf(deps: Pick<ModuleDeps, 'config' | 'clock'>): MediaJoinMinter {
+  const c = deps.config;
+  return createMediaJoinMinter(
+    {
+      tokenSecret: c.MESSENGER_REALTIME_MEDIA_TOKEN_SECRET,
+      tokenTtlSeconds: c.MESSENGER_REALTIME_MEDIA_TOKEN_TTL_SECONDS,
+      turnUrls: c.MESSENGER_REALTIME_TURN_URLS.split(','),
+      turnSecret: c.MESSENGER_REALTIME_TURN_SECRET,
+      turnTtlSeconds: c.MESSENGER_REALTIME_TURN_TTL_SECONDS,
+    },
+    deps.clock,
+  );
 }

@@ -16,9 +16,9 @@ import {
   type Runner,
 } from './chat-sql.ts';
 import { blockedEitherWay } from '../contacts/blacklist.ts';
-import type { RealtimeContext } from '../context.ts';
-import { ChatErrors } from '../realtime-errors.ts';
-import { chatGroup, type ChatKind } from '../realtime-dispatch/kinds.ts';
+import type { MessengerContext } from '../context.ts';
+import { ChatErrors } from '../errors.ts';
+import { chatGroup, type ChatKind } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
 import { requireAddressableUser } from '../user-replica/replica-reads.ts';
 
@@ -65,7 +65,7 @@ export async function listMyChats(q: Runner, userId: string, limit: number): Pro
 }
 
 /** Best effort: the dispatcher repeats the change when it delivers the chat's ChatUpdated. */
-async function applyGroups(ctx: RealtimeContext, op: 'join' | 'leave', userIds: string[], chatId: string): Promise<void> {
+async function applyGroups(ctx: MessengerContext, op: 'join' | 'leave', userIds: string[], chatId: string): Promise<void> {
   try {
     for (const u of userIds) {
       if (op === 'join') await ctx.hub.addUserToGroup(u, chatGroup(chatId));
@@ -88,7 +88,7 @@ export interface CreateChatInput {
  * Direct: the caller and one other active user, one chat per pair (opening it again returns the
  * existing one: `created` false). Group: a title and up to the participant cap; the caller is Owner.
  */
-export async function createChat(ctx: RealtimeContext, caller: Principal, input: CreateChatInput): Promise<{ chat: ChatView; created: boolean }> {
+export async function createChat(ctx: MessengerContext, caller: Principal, input: CreateChatInput): Promise<{ chat: ChatView; created: boolean }> {
   const me = caller.userId;
   const others = [...new Set(input.memberUserIds.map((u) => u.toLowerCase()))].filter((u) => u !== me);
   if (input.kind === 'Direct' && others.length !== 1) throw ChatErrors.invalidChat('a direct chat needs exactly one other user');
@@ -123,7 +123,7 @@ function requireManager(chat: ChatRow & { role: string }, caller: Principal): vo
   if (chat.role !== 'Owner' && !caller.admin) throw ChatErrors.notChatOwner();
 }
 
-export async function renameChat(ctx: RealtimeContext, caller: Principal, chatId: string, title: string): Promise<ChatView> {
+export async function renameChat(ctx: MessengerContext, caller: Principal, chatId: string, title: string): Promise<ChatView> {
   const clean = title.trim();
   if (!clean) throw ChatErrors.invalidChat('a group chat needs a title');
   const now = ctx.clock.now();
@@ -139,7 +139,7 @@ export async function renameChat(ctx: RealtimeContext, caller: Principal, chatId
 }
 
 /** UC-MSG-008: added participants see the chat at once (their open connections join chat:{ChatId}). */
-export async function addParticipants(ctx: RealtimeContext, caller: Principal, chatId: string, userIds: string[]): Promise<ChatView> {
+export async function addParticipants(ctx: MessengerContext, caller: Principal, chatId: string, userIds: string[]): Promise<ChatView> {
   const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))];
   for (const u of wanted) await requireAddressableUser(ctx.pool, u);
   const now = ctx.clock.now();
@@ -171,7 +171,7 @@ export async function addParticipants(ctx: RealtimeContext, caller: Principal, c
  * chat:{ChatId} right after the commit and receive nothing more from the chat; it is told through
  * its own user:{UserId} group.
  */
-export async function removeParticipant(ctx: RealtimeContext, caller: Principal, chatId: string, userId: string): Promise<void> {
+export async function removeParticipant(ctx: MessengerContext, caller: Principal, chatId: string, userId: string): Promise<void> {
   const subject = userId.toLowerCase();
   const now = ctx.clock.now();
   await ctx.db.transaction(async (tx) => {

@@ -12,12 +12,12 @@ import {
   ParticipantParams,
   RenameChatBody,
 } from './schemas.ts';
-import type { RealtimeContext } from '../context.ts';
+import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-chats'];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
-export function registerChatRoutes(app: FastifyInstance, ctx: RealtimeContext): void {
+export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const base = '/api/messenger/chats';
 

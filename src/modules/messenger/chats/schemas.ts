@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { CHAT_KINDS, MESSAGE_CONTENT_KINDS } from '../realtime-dispatch/kinds.ts';
+import { MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
+import { CHAT_KINDS } from './kinds.ts';
 
 /** TypeBox schemas of the chats and messages REST surface (camelCase bodies), shared by routes and tests. */
 

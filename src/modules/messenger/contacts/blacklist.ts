@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { newId } from '../../../platform/time.ts';
 import { isoOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
-import type { RealtimeContext } from '../context.ts';
-import { ContactErrors } from '../realtime-errors.ts';
+import type { MessengerContext } from '../context.ts';
+import { ContactErrors } from '../errors.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 
 /**
@@ -29,7 +29,7 @@ export async function blockedEitherWay(q: Runner, a: string, b: string): Promise
 }
 
 /** Blocks or unblocks; a call that changes nothing writes nothing and pushes nothing. */
-export async function setBlocked(ctx: RealtimeContext, ownerUserId: string, blockedUserId: string, blocked: boolean): Promise<BlacklistEntryView> {
+export async function setBlocked(ctx: MessengerContext, ownerUserId: string, blockedUserId: string, blocked: boolean): Promise<BlacklistEntryView> {
   const target = blockedUserId.toLowerCase();
   if (target === ownerUserId) throw ContactErrors.blockSelf();
   const status = blocked ? 'Blocked' : 'Unblocked';

@@ -3,10 +3,9 @@ import { newId } from '../../../platform/time.ts';
 import { isoOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
 import type { ContactStatusLookup } from '../contact-search/search.ts';
 import { blockedEitherWay } from './blacklist.ts';
-import { MessengerErrors } from '../errors.ts';
-import type { RealtimeContext } from '../context.ts';
-import { ChatErrors, ContactErrors } from '../realtime-errors.ts';
-import type { ContactStatus } from '../realtime-dispatch/kinds.ts';
+import type { MessengerContext } from '../context.ts';
+import { ChatErrors, ContactErrors, MessengerErrors } from '../errors.ts';
+import type { ContactStatus } from './kinds.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import { toE164 } from '../user-replica/rules.ts';
 
@@ -53,7 +52,7 @@ async function activeUserByPhone(q: Runner, phone: string): Promise<string | und
   return rows[0]?.id;
 }
 
-export async function requestContact(ctx: RealtimeContext, me: string, phoneInput: string): Promise<ContactView> {
+export async function requestContact(ctx: MessengerContext, me: string, phoneInput: string): Promise<ContactView> {
   const phone = toE164(phoneInput.trim(), ctx.config.MESSENGER_PHONE_DEFAULT_REGION);
   if (!phone) throw MessengerErrors.invalidPhone();
   const other = await activeUserByPhone(ctx.db, phone);
@@ -89,7 +88,7 @@ async function lockContactOf(tx: Runner, me: string, contactId: string): Promise
   return row;
 }
 
-export async function acceptContact(ctx: RealtimeContext, me: string, contactId: string): Promise<ContactView> {
+export async function acceptContact(ctx: MessengerContext, me: string, contactId: string): Promise<ContactView> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
     const c = await lockContactOf(tx, me, contactId);
@@ -106,7 +105,7 @@ export async function acceptContact(ctx: RealtimeContext, me: string, contactId:
 }
 
 /** Removes a contact, declines an incoming request or withdraws an outgoing one. */
-export async function removeContact(ctx: RealtimeContext, me: string, contactId: string): Promise<void> {
+export async function removeContact(ctx: MessengerContext, me: string, contactId: string): Promise<void> {
   const now = ctx.clock.now();
   await ctx.db.transaction(async (tx) => {
     const c = await lockContactOf(tx, me, contactId);

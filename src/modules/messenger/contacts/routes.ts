@@ -5,7 +5,7 @@ import { ErrorBody } from '../../../platform/http/errors.ts';
 import { Nullable, Timestamp, Uuid } from '../chats/schemas.ts';
 import { acceptContact, listContacts, removeContact, requestContact } from './contacts.ts';
 import { listBlocked, setBlocked } from './blacklist.ts';
-import type { RealtimeContext } from '../context.ts';
+import type { MessengerContext } from '../context.ts';
 
 const ContactView = Type.Object({
   id: Uuid,
@@ -29,7 +29,7 @@ const ContactRequestBody = Type.Object(
 const tags = ['messenger-contacts'];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
-export function registerContactRoutes(app: FastifyInstance, ctx: RealtimeContext): void {
+export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.get(

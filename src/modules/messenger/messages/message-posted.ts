@@ -1,6 +1,6 @@
 import { TOPICS } from '../../../event-topics.ts';
 import type { NewEvent } from '../../../platform/outbox/enqueue.ts';
-import type { MessageContentKind } from '../realtime-dispatch/kinds.ts';
+import type { MessageContentKind } from './rules.ts';
 
 /**
  * MessagePostedKafkaEvent on pin.messenger.message-posted.v1 (DESIGN "Event contracts"), key ChatId:

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { isoOf } from '../chats/chat-sql.ts';
 import type { FileMeta } from './rules.ts';
-import type { MessageContentKind } from '../realtime-dispatch/kinds.ts';
+import type { MessageContentKind } from './rules.ts';
 
 /** A message row as the messenger's statements return it, and the view clients get of it. */
 

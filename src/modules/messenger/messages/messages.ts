@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import type { Principal } from '../../../platform/http/auth.ts';
 import { chatForParticipant, rowsOf, type Runner } from '../chats/chat-sql.ts';
 import { contentProblem, isEditable, withinEditWindow } from './rules.ts';
-import type { RealtimeContext } from '../context.ts';
-import { ChatErrors } from '../realtime-errors.ts';
+import type { MessengerContext } from '../context.ts';
+import { ChatErrors } from '../errors.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
 
@@ -30,7 +30,7 @@ async function lockMessage(tx: Runner, chatId: string, messageId: string, caller
 
 /** UC-MSG-003: the sender edits a text or card message within the edit window (60 s by default). */
 export async function editMessage(
-  ctx: RealtimeContext,
+  ctx: MessengerContext,
   caller: Principal,
   chatId: string,
   messageId: string,
@@ -56,7 +56,7 @@ export async function editMessage(
 }
 
 /** The sender (or an admin) deletes: the content is erased, the Seq stays as a tombstone. Deleting twice is a no-op. */
-export async function deleteMessage(ctx: RealtimeContext, caller: Principal, chatId: string, messageId: string): Promise<void> {
+export async function deleteMessage(ctx: MessengerContext, caller: Principal, chatId: string, messageId: string): Promise<void> {
   const now = ctx.clock.now();
   await ctx.db.transaction(async (tx) => {
     const m = await lockMessage(tx, chatId, messageId, caller, true);
@@ -85,7 +85,7 @@ export async function listMessages(
 }
 
 /** Read receipt: LastReadSeq only moves forward, up to the chat's LastSeq; a change is pushed as ReadReceiptUpdated. */
-export async function markRead(ctx: RealtimeContext, caller: Principal, chatId: string, seq: number): Promise<{ lastReadSeq: number }> {
+export async function markRead(ctx: MessengerContext, caller: Principal, chatId: string, seq: number): Promise<{ lastReadSeq: number }> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
     const chat = await requireChat(tx, chatId, caller.userId);

@@ -4,12 +4,12 @@ import { ErrorBody } from '../../../platform/http/errors.ts';
 import { ChatParams, EditMessageBody, ListMessagesQuery, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from '../chats/schemas.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
-import type { RealtimeContext } from '../context.ts';
+import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-messages'];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
-export function registerMessageRoutes(app: FastifyInstance, ctx: RealtimeContext): void {
+export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const base = '/api/messenger/chats/:chatId/messages';
 

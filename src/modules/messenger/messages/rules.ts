@@ -1,6 +1,7 @@
-import type { MessageContentKind } from '../realtime-dispatch/kinds.ts';
-
 /** Message rules (message.md, UC-MSG-003) as plain functions. */
+
+export const MESSAGE_CONTENT_KINDS = ['Text', 'File', 'Card'] as const;
+export type MessageContentKind = (typeof MESSAGE_CONTENT_KINDS)[number];
 
 export interface FileMeta {
   fileId: string;

@@ -9,8 +9,8 @@ import { MESSAGE_POSTED_EVENT } from './message-posted.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageView } from './message-rows.ts';
 import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendQueue } from './send-batch.ts';
 import { contentProblem, type MessageContent } from './rules.ts';
-import type { RealtimeContext } from '../context.ts';
-import { ChatErrors } from '../realtime-errors.ts';
+import type { MessengerContext } from '../context.ts';
+import { ChatErrors } from '../errors.ts';
 import { REALTIME_OUTBOX_CHANNEL } from '../realtime-dispatch/outbox-sql.ts';
 import { createBatchQueue, type ItemResult } from './send-queue.ts';
 
@@ -76,7 +76,7 @@ export function createSendQueue(
   });
 }
 
-export async function sendMessage(ctx: RealtimeContext, caller: Principal, chatId: string, content: MessageContent): Promise<MessageView> {
+export async function sendMessage(ctx: MessengerContext, caller: Principal, chatId: string, content: MessageContent): Promise<MessageView> {
   const problem = contentProblem(content, ctx.config.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
   if (problem) throw ChatErrors.invalidMessage(problem);
   for (let attempt = 1; ; attempt++) {

@@ -1,7 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Queryable, Tx } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
-import type { RealtimeDispatchKind, RealtimeOutboxStatus, RealtimeTargetKind, SessionKind } from './kinds.ts';
+import type { SessionKind } from '../calls/kinds.ts';
+import type { RealtimeDispatchKind, RealtimeOutboxStatus, RealtimeTargetKind } from './kinds.ts';
 import type { OutboxRowRef } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
 import { ATTEMPTS_EXHAUSTED } from './rules.ts';

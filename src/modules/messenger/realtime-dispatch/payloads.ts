@@ -1,12 +1,7 @@
 import { userGroup } from '../../../platform/realtime/groups.ts';
-import {
-  JOIN_KINDS,
-  chatGroup,
-  eventNameOf,
-  type RealtimeDispatchKind,
-  type RealtimeTargetKind,
-  type SessionKind,
-} from './kinds.ts';
+import type { SessionKind } from '../calls/kinds.ts';
+import { chatGroup } from '../chats/kinds.ts';
+import { JOIN_KINDS, eventNameOf, type RealtimeDispatchKind, type RealtimeTargetKind } from './kinds.ts';
 import { REF_NOT_FOUND } from './rules.ts';
 import type { ChatEventRef, MessageRef, RealtimeRefs, SessionRef } from './ref-types.ts';
 

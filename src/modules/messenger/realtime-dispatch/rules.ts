@@ -1,3 +1,5 @@
+import type { ModuleDeps } from '../../../platform/module.ts';
+
 /**
  * The RealtimeDispatchJob's decisions as plain functions (seed 000, steps 4–5): the retry delay set
  * at claim, what a claimed row becomes after its push, and the error text stored on it.
@@ -21,6 +23,22 @@ export interface DispatchSettings {
    * ends; 0 ends it at once. Default 0 (a run ends when it is done, as the seed describes).
    */
   idleWaitMs?: number;
+}
+
+/** The job's RealtimeDispatchOptions from the service's settings. */
+export function dispatchSettingsOf(config: ModuleDeps['config']): DispatchSettings {
+  return {
+    batchSize: config.MESSENGER_REALTIME_BATCH_SIZE,
+    maxRunDurationMs: config.MESSENGER_REALTIME_MAX_RUN_DURATION_MS,
+    maxAttempts: config.MESSENGER_REALTIME_MAX_ATTEMPTS,
+    idleWaitMs: Math.min(config.MESSENGER_REALTIME_IDLE_WAIT_MS, config.MESSENGER_REALTIME_MAX_RUN_DURATION_MS),
+    backoff: {
+      baseMs: config.MESSENGER_REALTIME_BACKOFF_BASE_MS,
+      factor: config.MESSENGER_REALTIME_BACKOFF_FACTOR,
+      capMs: config.MESSENGER_REALTIME_BACKOFF_CAP_MS,
+      jitter: config.MESSENGER_REALTIME_BACKOFF_JITTER,
+    },
+  };
 }
 
 /**

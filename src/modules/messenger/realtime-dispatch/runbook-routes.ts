@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody } from '../../../platform/http/errors.ts';
-import type { RealtimeContext } from '../context.ts';
+import type { MessengerContext } from '../context.ts';
 import { listQuarantined, requeueQuarantined, type QuarantinedRow } from './outbox-sql.ts';
 
 /** Runbook endpoints (admin) for `messenger_realtime_quarantined_total > 0`: read LastError, fix the cause, re-enqueue. */
@@ -36,7 +36,7 @@ const view = (r: QuarantinedRow) => ({ ...r, createdAt: r.createdAt.toISOString(
 const tags = ['messenger-admin'];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 
-export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: RealtimeContext): void {
+export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const base = '/api/messenger/admin/realtime-outbox';
 
