@@ -1,5 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
-import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
+import type { JobContext, JobDefinition } from '../../../platform/jobs/index.ts';
 import { missExpiredCalls } from './calls.ts';
 
 export const CALL_TIMEOUT_REAPER_JOB = 'messenger-call-timeout-reaper';

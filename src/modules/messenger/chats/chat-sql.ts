@@ -58,11 +58,6 @@ export async function chatForParticipant(
   return rows[0];
 }
 
-export async function chatById(q: Runner, chatId: string, opts: { lock?: boolean } = {}): Promise<ChatRow | undefined> {
-  const rows = await rowsOf<ChatRow>(q, sql`select ${CHAT_COLUMNS} from messenger.chats c where c.id = ${chatId} ${opts.lock ? sql`for update` : sql``}`);
-  return rows[0];
-}
-
 export async function chatByDirectKey(q: Runner, directKey: string): Promise<ChatRow | undefined> {
   const rows = await rowsOf<ChatRow>(q, sql`select ${CHAT_COLUMNS} from messenger.chats c where c.direct_key = ${directKey}`);
   return rows[0];

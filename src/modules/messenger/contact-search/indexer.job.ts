@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
+import type { JobContext, JobDefinition } from '../../../platform/jobs/index.ts';
 import type { ContactSearchIndex, MessengerContactSearchDocument } from './port.ts';
 import type { ContactSearchMetrics } from './metrics.ts';
 import { deleteIndexed, rescheduleFailed, selectDuePending } from './sql.ts';

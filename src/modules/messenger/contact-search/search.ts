@@ -12,9 +12,6 @@ import { maskLastName, toE164 } from '../user-replica/rules.ts';
 /** Status of the viewer's contact with a user ('Accepted', 'Pending', …) or null when there is none. */
 export type ContactStatusLookup = (viewerUserId: string, targetUserId: string) => Promise<string | null>;
 
-/** Until the contacts part of the messenger exists, nobody is an Accepted contact: always masked. */
-export const noContacts: ContactStatusLookup = async () => null;
-
 export interface ContactSearchResult {
   userId: string;
   firstName: string;

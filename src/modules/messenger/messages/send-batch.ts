@@ -1,8 +1,7 @@
 import type { Queryable } from '../../../platform/db/index.ts';
-import { OUTBOX_CHANNEL } from '../../../platform/outbox/enqueue.ts';
+import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
-import { TOPICS } from '../../../event-topics.ts';
-import { MESSAGE_POSTED_EVENT } from './message-posted.ts';
+import { messagePostedOutboxInsert } from './message-posted.ts';
 import type { MessageRow } from './message-rows.ts';
 import type { MessageContent } from './rules.ts';
 import { REALTIME_OUTBOX_CHANNEL } from '../realtime-dispatch/outbox-sql.ts';
@@ -23,9 +22,8 @@ import type { BatchQueue } from './send-queue.ts';
  * the order of the input within a chat, gapless. One MessageReceived push intent and one
  * MessagePostedKafkaEvent per message; the NOTIFYs once per statement.
  *
- * The events are inserted with the columns platform/outbox's outboxInsert writes (it inserts one
- * event per statement; a many-row form belongs there). The test of this file compares every
- * column with what the single send writes.
+ * The events are built by messagePostedOutboxInsert, as for the single send. The test of this file
+ * compares every column with what the single send writes.
  */
 
 export interface BatchSend {
@@ -89,13 +87,9 @@ const TEXT = `with input as (
     insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
     select i.push_id, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, $10, $10, $10
       from msg m join input i on i.id = m.id),
-  event as (
-    insert into platform.outbox (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload)
-    select i.event_id, $11, m."chatId", $12, 1, 'Chat', m."chatId", $10, null,
-           jsonb_build_object('ChatId', m."chatId", 'MessageId', m.id, 'Seq', m.seq, 'SenderUserId', m."senderUserId",
-             'RecipientUserIds', coalesce(to_jsonb(array_remove(r.users, m."senderUserId")), '[]'::jsonb),
-             'Kind', m.kind, 'SentAt', $13::text)
-      from msg m join input i on i.id = m.id join recipients r on r.chat_id = m."chatId"),
+  event as (${messagePostedOutboxInsert(`from msg m join input i on i.id = m.id join recipients r on r.chat_id = m."chatId"
+      cross join lateral (select i.event_id, $11::text as sent_at,
+                                 coalesce(to_jsonb(array_remove(r.users, m."senderUserId")), '[]'::jsonb) as recipient_user_ids) e`)}),
   woke as (
     select pg_notify('${REALTIME_OUTBOX_CHANNEL}', ''), pg_notify('${OUTBOX_CHANNEL}', '') where exists (select 1 from msg))
   select k.member, k.blocked, row_to_json(m) as message, (select count(*) from woke) as woke
@@ -119,8 +113,6 @@ export async function trySendBatch(q: Queryable, sends: readonly BatchSend[], no
       col(() => newId()),
       col(() => newId()),
       now,
-      TOPICS.messagePosted,
-      MESSAGE_POSTED_EVENT,
       now.toISOString(),
     ],
   });

@@ -1,11 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { TOPICS } from '../../../event-topics.ts';
 import type { Principal } from '../../../platform/http/auth.ts';
 import type { ModuleDeps } from '../../../platform/module.ts';
-import { OUTBOX_CHANNEL, outboxInsert } from '../../../platform/outbox/enqueue.ts';
+import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
-import { MESSAGE_POSTED_EVENT } from './message-posted.ts';
+import { messagePostedOutboxInsert } from './message-posted.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageView } from './message-rows.ts';
 import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendQueue } from './send-batch.ts';
 import { contentProblem, type MessageContent } from './rules.ts';
@@ -93,13 +92,6 @@ async function trySend(ctx: Pick<ModuleDeps, 'pool' | 'clock'>, me: string, chat
   const now = ctx.clock.now();
   const at = now.toISOString();
   const id = newId();
-  const posted = outboxInsert(
-    { topic: TOPICS.messagePosted, key: chatId, eventType: MESSAGE_POSTED_EVENT, contractVersion: 1, aggregateType: 'Chat', aggregateId: chatId, occurredAt: now },
-    sql`jsonb_build_object('ChatId', m."chatId", 'MessageId', m.id, 'Seq', m.seq, 'SenderUserId', m."senderUserId",
-          'RecipientUserIds', (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients),
-          'Kind', m.kind, 'SentAt', ${at}::text)`,
-    sql`from msg m`,
-  );
   const statement = sql`with snapshot as (
           select c.membership_version, c.kind,
                  exists (select 1 from messenger.chat_participants p where p.chat_id = c.id and p.user_id = ${me} and p.status = 'Active') as member
@@ -125,7 +117,10 @@ async function trySend(ctx: Pick<ModuleDeps, 'pool' | 'clock'>, me: string, chat
         pushed as (
           insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
           select ${newId()}, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at} from msg m),
-        event as (${posted.query})
+        event_args as (
+          select ${newId()}::uuid as event_id, ${at}::text as sent_at,
+                 (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients) as recipient_user_ids),
+        event as (${sql.raw(messagePostedOutboxInsert('from msg m cross join event_args e'))})
         select coalesce((select member from snapshot), false) as member, coalesce((select v from blocked), false) as blocked,
                (select row_to_json(msg) from msg) as message,
                case when exists (select 1 from msg) then pg_notify(${REALTIME_OUTBOX_CHANNEL}, '') end as woke_dispatcher,

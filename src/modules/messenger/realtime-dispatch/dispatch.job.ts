@@ -1,5 +1,5 @@
 import type { Queryable } from '../../../platform/db/index.ts';
-import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
+import type { JobContext, JobDefinition } from '../../../platform/jobs/index.ts';
 import type { RealtimeDispatcher } from './dispatcher.ts';
 import type { RealtimeMetrics } from './metrics.ts';
 import { REALTIME_OUTBOX_CHANNEL, deleteDoneBefore } from './outbox-sql.ts';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { JobContext } from '../../../platform/jobs/types.ts';
+import type { JobContext } from '../../../platform/jobs/index.ts';
 import type { Logger } from '../../../platform/observability/logger.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { MediaJoinMinter } from '../calls/media-join.ts';

@@ -34,16 +34,15 @@ export const REALTIME_DISPATCH_KINDS = [
   'BlacklistChanged',
 ] as const;
 export type RealtimeDispatchKind = (typeof REALTIME_DISPATCH_KINDS)[number];
+
 export const REALTIME_TARGET_KINDS = ['ChatGroup', 'User'] as const;
 export type RealtimeTargetKind = (typeof REALTIME_TARGET_KINDS)[number];
+
 export const REALTIME_OUTBOX_STATUSES = ['Pending', 'Done', 'Quarantined'] as const;
 export type RealtimeOutboxStatus = (typeof REALTIME_OUTBOX_STATUSES)[number];
+
 /** Kinds whose payload carries a MediaJoinModel minted per recipient at delivery (never stored). */
 export const JOIN_KINDS: ReadonlySet<RealtimeDispatchKind> = new Set(['CallInvited', 'ConferenceInvited', 'ConferenceStarted']);
-/** Kinds about a media session: SessionKind picks their payload contract (1:1 call or conference). */
-export const MEDIA_KINDS: ReadonlySet<RealtimeDispatchKind> = new Set(
-  REALTIME_DISPATCH_KINDS.filter((k) => /^(Call|Conference|Recording|ScreenShare)/.test(k)),
-);
-export const MESSAGE_KINDS: ReadonlySet<RealtimeDispatchKind> = new Set(['MessageReceived', 'MessageEdited', 'MessageDeleted']);
+
 /** The hub event name of a kind: snake_case of the enum value (MessageReceived → message_received). */
 export const eventNameOf = (kind: RealtimeDispatchKind): string => kind.replace(/(?<!^)([A-Z])/g, '_$1').toLowerCase();

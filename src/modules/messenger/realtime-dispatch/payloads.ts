@@ -1,4 +1,4 @@
-import { userGroup } from '../../../platform/realtime/groups.ts';
+import { userGroup } from '../../../platform/realtime/index.ts';
 import type { SessionKind } from '../calls/kinds.ts';
 import { chatGroup } from '../chats/kinds.ts';
 import { JOIN_KINDS, eventNameOf, type RealtimeDispatchKind, type RealtimeTargetKind } from './kinds.ts';

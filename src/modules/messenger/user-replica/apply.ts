@@ -1,6 +1,5 @@
 import type { Tx } from '../../../platform/db/index.ts';
-import type { EventEnvelope } from '../../../platform/events/envelope.ts';
-import { PoisonMessageError } from '../../../platform/events/errors.ts';
+import { PoisonMessageError, type EventEnvelope } from '../../../platform/events/index.ts';
 import { maskName, maskPhone, type Logger } from '../../../platform/observability/logger.ts';
 import type { Clock } from '../../../platform/time.ts';
 import {

@@ -1,5 +1,5 @@
 import type { Tx } from '../../../platform/db/index.ts';
-import type { EventEnvelope } from '../../../platform/events/envelope.ts';
+import type { EventEnvelope } from '../../../platform/events/index.ts';
 import { readBatchState, writeBatch } from './batch-sql.ts';
 import { applied, applySnapshot, eventIds, readEvent, skippedStale, type EventIds, type Report, type UserSyncDeps } from './apply.ts';
 import { planSegment } from './batch-plan.ts';

@@ -1,5 +1,4 @@
-import { defineConsumer, type ConsumerDefinition } from '../../../platform/events/bus.ts';
-import { PoisonMessageError } from '../../../platform/events/errors.ts';
+import { defineConsumer, PoisonMessageError, type ConsumerDefinition } from '../../../platform/events/index.ts';
 import { TOPICS } from '../../../event-topics.ts';
 // The producer's contract, shared through src/contracts: the replica learns of identity only through Kafka.
 import { USER_UPSERTED_EVENT } from '../../../contracts/identity-events.ts';
