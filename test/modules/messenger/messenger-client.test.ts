@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HubConnectionState } from '@microsoft/signalr';
-import { MessengerClient, type ChatMessage } from '../../../packages/messenger-client/src/index.ts';
+import { MessengerClient, type ChatMessage } from '@pin/messenger-client';
 import { metricValue, waitFor } from '../../support/signalr.ts';
 import { messengerApp, type MessengerApp } from './support/app.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
