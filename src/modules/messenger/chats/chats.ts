@@ -138,7 +138,7 @@ export async function renameChat(ctx: MessengerContext, caller: Principal, chatI
   return getChat(ctx.db, chatId, caller.userId);
 }
 
-/** UC-MSG-008: added participants see the chat at once (their open connections join chat:{ChatId}). */
+/** Added participants see the chat at once: their open connections join chat:{ChatId} (UC-MSG-008). */
 export async function addParticipants(ctx: MessengerContext, caller: Principal, chatId: string, userIds: string[]): Promise<ChatView> {
   const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))];
   for (const u of wanted) await requireAddressableUser(ctx.pool, u);

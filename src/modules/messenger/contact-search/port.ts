@@ -10,7 +10,7 @@ export interface MessengerContactSearchDocument {
   firstName: string;
   middleName: string | null;
   lastName: string;
-  /** E.164; null while the user has no phone of its own (INV-MU-2 conflict). */
+  /** E.164; null while the user has no phone of its own (another live row holds the one it asked for: INV-MU-2). */
   phoneNumber: string | null;
   isActive: boolean;
   /** The replica row's revision: a document never replaces one with a higher revision. */

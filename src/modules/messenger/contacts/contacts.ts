@@ -126,7 +126,7 @@ export async function listContacts(q: Runner, me: string): Promise<ContactView[]
   return rows.map((r) => viewFor(me, r));
 }
 
-/** INV-MU-3 for contact search: the viewer's contact status with a user ('Accepted' unmasks the last name). */
+/** The viewer's contact status with a user, for contact search: only 'Accepted' unmasks the last name (INV-MU-3). */
 export function contactStatusLookup(q: Runner): ContactStatusLookup {
   return async (viewer, target) => {
     const rows = await rowsOf<{ status: string }>(

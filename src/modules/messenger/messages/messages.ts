@@ -9,7 +9,7 @@ import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from 
 
 /**
  * Messages (message.md): edit, delete, list-messages and read receipts (sending is in
- * messages-send.ts). Each change writes its realtime push intent in the same transaction. A deleted
+ * send.ts). Each change writes its realtime push intent in the same transaction. A deleted
  * message stays as a tombstone without content.
  */
 
@@ -28,7 +28,7 @@ async function lockMessage(tx: Runner, chatId: string, messageId: string, caller
   return m;
 }
 
-/** UC-MSG-003: the sender edits a text or card message within the edit window (60 s by default). */
+/** The sender edits a text or card message within the edit window, 60 s by default (UC-MSG-003). */
 export async function editMessage(
   ctx: MessengerContext,
   caller: Principal,

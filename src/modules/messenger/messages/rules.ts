@@ -30,7 +30,7 @@ export function contentProblem(c: MessageContent, maxChars: number): string | un
   return undefined;
 }
 
-/** UC-MSG-003: the sender may edit within the window (inclusive); a clock earlier than SentAt counts as inside. */
+/** The sender may edit within the edit window (inclusive; UC-MSG-003); a clock earlier than SentAt counts as inside. */
 export const withinEditWindow = (sentAt: Date, now: Date, windowSeconds: number): boolean =>
   now.getTime() - sentAt.getTime() <= windowSeconds * 1000;
 

@@ -9,7 +9,7 @@ import type { BatchQueue } from './send-queue.ts';
 
 /**
  * Several sends in ONE statement (one transaction, one round trip): what the single send
- * (messages-send.ts) does for one message, row by row for many. Under load the per-statement cost
+ * (send.ts) does for one message, row by row for many. Under load the per-statement cost
  * (protocol, executor start, commit and its WAL flush) dominates a send, so concurrent sends share it.
  *
  * Each message is judged on its own, exactly as a single send judges it: the sender must be an
@@ -38,7 +38,7 @@ export interface BatchSendOutcome {
   message: MessageRow | null;
 }
 
-/** The process's queue of sends (messages-send.ts builds it; the routes' context carries it). */
+/** The process's queue of sends (send.ts builds it; the routes' context carries it). */
 export type SendQueue = BatchQueue<BatchSend, BatchSendOutcome>;
 
 // The input is read with generate_subscripts rather than unnest: unnest's row estimate follows the

@@ -15,7 +15,7 @@ import { createBatchQueue, type ItemResult } from './send-queue.ts';
 
 /**
  * Sending a message (message.md). Concurrent sends are coalesced (send-queue.ts): a send alone
- * runs the statement below, several run messages-send-batch.ts's, which judges each message the
+ * runs the statement below, several run send-batch.ts's, which judges each message the
  * same way in one statement; if that statement fails, its sends run here one by one, so one bad
  * send never fails the others. Under load the per-statement cost (protocol, executor start, commit)
  * dominates a send, so sharing it is what lets a replica take ~1,000 sends/s on two cores.

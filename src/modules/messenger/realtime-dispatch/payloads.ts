@@ -12,7 +12,7 @@ export { emptyRefs, type RealtimeRefs } from './ref-types.ts';
  * ids and the entities they point at. Only message kinds carry a body, and only to chat:{ChatId};
  * everything else carries ids and statuses. Media kinds take their contract from SessionKind
  * (Direct → the 1:1 call contract, Conference → the conference contract). Pure: the dispatcher
- * loads the entities (realtime-outbox-refs.ts) and mints MediaJoinModels for `joinFor` sends.
+ * loads the entities (refs.ts) and mints MediaJoinModels for `joinFor` sends.
  */
 
 export interface OutboxRowRef {

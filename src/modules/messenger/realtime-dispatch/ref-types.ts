@@ -1,6 +1,6 @@
 /**
  * The entities a claimed batch of realtime_outbox rows points at, as the payload builders read
- * them (loaded by realtime-outbox-refs.ts; a missing one is simply absent from its map).
+ * them (loaded by refs.ts; a missing one is simply absent from its map).
  */
 
 export interface MessageRef {

@@ -1,6 +1,9 @@
 import type { Queryable } from '../../../platform/db/index.ts';
 
-/** Phone conflicts (INV-MU-2, MSG_USER_PHONE_CONFLICT) as support reviews them. */
+/**
+ * Phone conflicts as support reviews them: a snapshot asked for a phone another live replica row
+ * holds, and a phone is unique among live rows (INV-MU-2, MSG_USER_PHONE_CONFLICT).
+ */
 
 export interface PhoneConflict {
   id: string;

@@ -8,7 +8,7 @@ import type { PhoneHolders, ReplicaState, UserSnapshot } from './rules.ts';
  * SQL of the user replica, each operation one statement over the transaction the caller passes
  * (the consumer's, which also holds the inbox row). The statements also keep the two side tables
  * in step: `contact_search_pending` (what the indexer must write after commit) and
- * `user_phone_conflicts` (INV-MU-2 support review).
+ * `user_phone_conflicts` (support reviews snapshots whose phone another live row holds, INV-MU-2).
  */
 
 export const LIVE_PHONE_INDEX = 'ux_messenger_users_live_phone';

@@ -111,7 +111,7 @@ export interface ReplicaState {
   version: number;
 }
 
-/** INV-MU-1: a snapshot applies only over an older one; equal or lower = stale, duplicate or out of order. */
+/** A snapshot applies only over an older one (INV-MU-1); equal or lower = stale, duplicate or out of order. */
 export const isStale = (existing: ReplicaState | null, version: number): boolean => existing !== null && version <= existing.version;
 
 /** Other live (active) rows holding the phones in play, as read in the applying transaction. */
@@ -130,7 +130,7 @@ export interface PhoneDecision {
 }
 
 /**
- * INV-MU-2: a phone is unique among live rows. A snapshot whose phone another live row holds gets
+ * A phone is unique among live rows (INV-MU-2). A snapshot whose phone another live row holds gets
  * its names, IsActive and Version applied but not the phone: the row keeps its current phone when
  * that one stays unique, else none (a user first seen with a taken phone has none). A row that is
  * not live cannot collide, so it takes its phone as is. `forceNoPhone` is the last resort when
@@ -170,7 +170,7 @@ export function mayCollide(existing: ReplicaState | null, next: { phoneNumber: s
   return !(existing?.isActive && existing.phoneNumber === next.phoneNumber);
 }
 
-/** INV-MU-3: the last name is masked ("И***") until the contact is Accepted. */
+/** The last name is masked ("И***") until the viewer's contact with the user is Accepted (INV-MU-3). */
 export function maskLastName(lastName: string): string {
   return lastName === '' ? '' : `${[...lastName][0]}***`;
 }

@@ -12,7 +12,7 @@ import { waitFor } from '../../../support/signalr.ts';
 import { logCapture, T0 } from '../support/dispatch.ts';
 
 /**
- * Sends written together in one statement (messages-send-batch.ts) against sends written one by one
+ * Sends written together in one statement (send-batch.ts) against sends written one by one
  * (the single statement): the same outcomes and exactly the same rows in messages, realtime_outbox,
  * platform.outbox and chats; a batch that fails falls back to one by one; a chat whose membership
  * changed while the batch waited is sent again on a fresh snapshot.
