@@ -1,8 +1,12 @@
 /**
  * Module boundaries (run by `npm test`):
  * - a module imports another module only through that module's index.ts;
+<<<<<<< HEAD
  * - the platform (shared kernel) never imports a module, nor the app's config.ts / app.ts / main.ts:
  *   it receives its settings as plain values;
+=======
+ * - the platform (shared kernel) never imports a module, nor do the shared event contracts (src/contracts);
+>>>>>>> messenger-layout
  * - no import cycles.
  */
 module.exports = {
@@ -13,6 +17,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/modules/([^/]+)/' },
       to: { path: '^src/modules/([^/]+)/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'contracts-know-no-module',
+      comment: 'Integration-event contracts are shared by producer and consumers, so they import no module.',
+      severity: 'error',
+      from: { path: '^src/contracts/' },
+      to: { path: '^src/modules/' },
     },
     {
       name: 'platform-knows-no-module',

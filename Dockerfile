@@ -4,6 +4,8 @@
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspaces' manifests, so npm ci finds every package the lock names (the server imports none).
+COPY packages/messenger-client/package.json ./packages/messenger-client/
 # patches/ is applied to node_modules by the postinstall script (patch-package).
 COPY patches ./patches
 RUN npm ci --omit=optional
@@ -16,6 +18,7 @@ FROM node:24-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/messenger-client/package.json ./packages/messenger-client/
 COPY patches ./patches
 RUN npm ci --omit=dev --omit=optional && npm cache clean --force
 COPY --from=build /app/dist ./dist

@@ -2,21 +2,25 @@ import { defineConfig } from 'drizzle-kit';
 
 /**
  * Each part owns its migrations: `drizzle/platform/` for the shared kernel's tables and
- * `drizzle/<module>/` for each bounded context's schema, so modules evolve their tables
- * independently. `npm run db:generate -- <platform|module> <name>` sets DRIZZLE_PART.
+ * `drizzle/<part>/` for each bounded context's, so modules evolve their tables independently.
+ * `npm run db:generate -- <part> <name>` sets DRIZZLE_PART. A part not listed here is a module
+ * whose tables are all in src/modules/<part>/schema.ts.
  */
+const M = './src/modules/messenger';
+export const PART_SCHEMAS: Record<string, string[]> = {
+  platform: ['./src/platform/db/platform-schema.ts', './src/platform/*/schema.ts'],
+  // Seed 002: the user replica and contact search, with the module's pgSchema('messenger').
+  messenger: [`${M}/schema.ts`],
+  // Seed 000: chats, messages, contacts, calls and the realtime outbox, migrating on their own after
+  // the replica. These files import the module's pgSchema without re-exporting it.
+  'messenger.realtime': [`${M}/chats/schema.ts`, `${M}/messages/schema.ts`, `${M}/contacts/schema.ts`, `${M}/calls/schema.ts`, `${M}/realtime-dispatch/schema.ts`],
+};
+
 const part = process.env.DRIZZLE_PART ?? 'platform';
-// A module may split its tables into parts that migrate on their own: part `messenger.realtime` is
-// src/modules/messenger/schema.realtime.ts (importing, not re-exporting, the module's pgSchema).
-const [module, sub] = part.split('.');
-const schema =
-  part === 'platform'
-    ? ['./src/platform/db/platform-schema.ts', './src/platform/*/schema.ts']
-    : [`./src/modules/${module}/schema${sub ? `.${sub}` : ''}.ts`];
 
 export default defineConfig({
   dialect: 'postgresql',
-  schema,
+  schema: PART_SCHEMAS[part] ?? [`./src/modules/${part}/schema.ts`],
   out: `./drizzle/${part}`,
   casing: 'snake_case',
 });

@@ -3,7 +3,7 @@
  *   1. type check (tsc --noEmit) and module boundaries (dependency-cruiser)
  *   2. Kafka, Redis and Elasticsearch through scripts/services.sh (fetched/installed on first use, cached)
  *   3. a throwaway embedded PostgreSQL with a migrated template database
- *   4. node:test over test/** — each test file clones its own database from the template
+ *   4. node:test over test/ and each packages/<name>/test/ — each test file clones its own database from the template
  * Extra arguments are passed to node --test (e.g. a file path to run one file).
  * Settings: TEST_PG_PORT (55432), TEST_CONCURRENCY (2), KEEP_SERVICES=1 (leave Kafka/Redis running),
  * SKIP_CHECKS=1 (skip tsc and dependency-cruiser while iterating on one file).
@@ -86,7 +86,7 @@ const child = spawn(
     `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
     '--test-timeout=120000',
     ...args.filter((a) => a.startsWith('-')),
-    ...(files.length > 0 ? files : ['test/**/*.test.ts']),
+    ...(files.length > 0 ? files : ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts']),
   ],
   {
     cwd: root,

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { identitySettings } from './modules/identity/settings.ts';
 import { messengerSettings } from './modules/messenger/settings.ts';
-import { messengerRealtimeSettings } from './modules/messenger/settings.realtime.ts';
+import { messengerRealtimeSettings } from './modules/messenger/settings.ts';
 import { notificationsSettings } from './modules/notifications/settings.ts';
 import { userActivitySettings } from './modules/user-activity/settings.ts';
 import { databaseSettings } from './platform/db/settings.ts';

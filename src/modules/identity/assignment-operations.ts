@@ -13,7 +13,7 @@ import {
   type ScopeInput,
   type UserAccessSnapshot,
 } from './assignments.ts';
-import type { AccessChangeReason, ScopeType } from './contracts.ts';
+import type { AccessChangeReason, ScopeType } from '../../contracts/identity-events.ts';
 import type { IdentityContext } from './context.ts';
 import { IdentityErrors, isUniqueViolation } from './errors.ts';
 import { requireRole } from './role-operations.ts';

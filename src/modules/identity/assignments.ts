@@ -8,7 +8,7 @@ import {
   type ActiveRoleAssignmentSnapshot,
   type ScopeType,
   type UserAccessChangedKafkaEvent,
-} from './contracts.ts';
+} from '../../contracts/identity-events.ts';
 import { IdentityErrors } from './errors.ts';
 import type { Role } from './roles.ts';
 

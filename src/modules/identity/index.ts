@@ -9,20 +9,9 @@ import { registerIdentityRoutes } from './routes.ts';
 /**
  * The identity context: the user registry (producer of pin.identity.users.v1), roles, permissions
  * and assignments (producer of pin.identity.access.v1), the AccessFanOutJob queue worker and the
- * assignment expiry worker. Integration-event contracts are exported for consumers.
+ * assignment expiry worker. Its integration-event contracts live in src/contracts/identity-events.ts,
+ * where producer and consumers both read them.
  */
-export type {
-  AccessChangeReason,
-  ActiveRoleAssignmentSnapshot,
-  FullNameSnapshot,
-  UserAccessChangedKafkaEvent,
-  UserBlockedKafkaEvent,
-  UserStatus,
-  UserType,
-  UserUpsertedKafkaEvent,
-} from './contracts.ts';
-export { USER_ACCESS_CHANGED_EVENT, USER_BLOCKED_EVENT, USER_UPSERTED_EVENT } from './contracts.ts';
-
 export default defineModule<IdentityConfig>((deps) => {
   const settings = identitySettingsFrom(deps.settings);
   const ctx: IdentityContext = {

@@ -3,7 +3,7 @@ import type { Db, Tx } from '../../platform/db/index.ts';
 import { maskName, maskPhone } from '../../platform/observability/logger.ts';
 import { enqueue } from '../../platform/outbox/enqueue.ts';
 import { newId } from '../../platform/time.ts';
-import type { UserStatus, UserType } from './contracts.ts';
+import type { UserStatus, UserType } from '../../contracts/identity-events.ts';
 import type { IdentityContext } from './context.ts';
 import { IdentityErrors, isUniqueViolation } from './errors.ts';
 import { users } from './schema.ts';

@@ -9,7 +9,7 @@ import {
   type UserStatus,
   type UserType,
   type UserUpsertedKafkaEvent,
-} from './contracts.ts';
+} from '../../contracts/identity-events.ts';
 import { IdentityErrors } from './errors.ts';
 import { toE164 } from './phone.ts';
 

@@ -1,6 +1,6 @@
 import { AppError } from '../../platform/http/errors.ts';
 
-/** The messenger context's stable error codes for its user replica and contact search (REST `{ code, message }`). */
+/** Stable error codes of the messenger's user replica and contact search (REST `{ code, message }`). */
 export const MessengerErrors = {
   /** Unknown or inactive user (contact.md INV-CT-6): the replica may not have it yet — a tolerated race. */
   contactUserNotFound: () => new AppError('MSG_CONTACT_USER_NOT_FOUND', 'no active user with this phone number', 404),
@@ -8,4 +8,48 @@ export const MessengerErrors = {
     new AppError('MSG_CONTACT_SEARCH_INVALID_PHONE', 'phone is not a valid phone number (use +<country code><number>)', 400),
   searchUnavailable: () =>
     new AppError('MSG_CONTACT_SEARCH_UNAVAILABLE', 'contact search is unavailable right now, try again shortly', 503),
+};
+
+/**
+ * Stable error codes of the messenger's chats, messages, contacts, blacklist, calls and conferences
+ * (REST `{ code, message }`). A chat, message or call the caller may not see is "not found", so its
+ * existence does not leak (record-level rule).
+ */
+export const ChatErrors = {
+  chatNotFound: () => new AppError('MSG_CHAT_NOT_FOUND', 'no chat with this id among your chats', 404),
+  invalidChat: (why: string) => new AppError('MSG_CHAT_INVALID', why, 400),
+  notChatOwner: () => new AppError('MSG_CHAT_FORBIDDEN', 'only the chat owner (or an admin) may do this', 403),
+  directChatFixed: () => new AppError('MSG_CHAT_DIRECT_MEMBERS_FIXED', 'a direct chat always has its two participants', 409),
+  chatFull: (max: number) => new AppError('MSG_CHAT_FULL', `a group chat has at most ${max} participants`, 409),
+  ownerCannotLeave: () => new AppError('MSG_CHAT_OWNER_CANNOT_LEAVE', 'the owner cannot leave or be removed from the chat', 409),
+  participantNotFound: () => new AppError('MSG_PARTICIPANT_NOT_FOUND', 'this user is not an active participant of the chat', 404),
+  messageNotFound: () => new AppError('MSG_MESSAGE_NOT_FOUND', 'no message with this id in the chat', 404),
+  invalidMessage: (why: string) => new AppError('MSG_MESSAGE_INVALID', why, 400),
+  notSender: () => new AppError('MSG_MESSAGE_NOT_SENDER', 'only the sender may change this message', 403),
+  editWindowExpired: (seconds: number) =>
+    new AppError('MSG_MESSAGE_EDIT_WINDOW_EXPIRED', `a message can be edited only within ${seconds} s of sending (UC-MSG-003)`, 409),
+  messageDeleted: () => new AppError('MSG_MESSAGE_DELETED', 'the message was deleted', 409),
+  notEditable: () => new AppError('MSG_MESSAGE_NOT_EDITABLE', 'only text and card messages can be edited', 409),
+  blocked: () => new AppError('MSG_USER_BLOCKED', 'you cannot message or call this user', 403),
+};
+
+export const ContactErrors = {
+  self: () => new AppError('MSG_CONTACT_SELF', 'you cannot add yourself as a contact', 400),
+  exists: () => new AppError('MSG_CONTACT_ALREADY_EXISTS', 'a contact or request with this user already exists', 409),
+  notFound: () => new AppError('MSG_CONTACT_NOT_FOUND', 'no such contact or request of yours', 404),
+  notAddressee: () => new AppError('MSG_CONTACT_NOT_ADDRESSEE', 'only the addressee may accept a contact request', 403),
+  notPending: () => new AppError('MSG_CONTACT_NOT_PENDING', 'the contact request is not pending', 409),
+  blockSelf: () => new AppError('MSG_BLACKLIST_SELF', 'you cannot block yourself', 400),
+};
+
+export const CallErrors = {
+  notFound: () => new AppError('MSG_CALL_NOT_FOUND', 'no such call or conference of yours', 404),
+  self: () => new AppError('MSG_CALL_SELF', 'you cannot call yourself', 400),
+  wrongState: (status: string, action: string) => new AppError('MSG_CALL_INVALID_STATE', `cannot ${action} a call that is ${status}`, 409),
+  notParty: (who: string) => new AppError('MSG_CALL_FORBIDDEN', `only the ${who} may do this`, 403),
+  conferenceActive: () => new AppError('MSG_CONFERENCE_ALREADY_ACTIVE', 'the chat already has an active conference', 409),
+  notJoined: () => new AppError('MSG_CONFERENCE_NOT_JOINED', 'join the conference first', 409),
+  recordingActive: () => new AppError('MSG_RECORDING_ALREADY_ACTIVE', 'the conference is already being recorded', 409),
+  recordingNotFound: () => new AppError('MSG_RECORDING_NOT_FOUND', 'no such recording', 404),
+  recordingState: (status: string) => new AppError('MSG_RECORDING_INVALID_STATE', `the recording is ${status}`, 409),
 };

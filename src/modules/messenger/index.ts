@@ -1,24 +1,39 @@
 import type { MessengerSettings } from './settings.ts';
+import type { Principal } from '../../platform/http/auth.ts';
 import { defineModule } from '../../platform/module.ts';
-import { createElasticsearchContactSearch } from './contact-search-es.ts';
-import { contactSearchIndexerJob } from './contact-search-indexer.job.ts';
-import { createContactSearchMetrics } from './contact-search-metrics.ts';
-import { createPostgresContactSearch } from './contact-search-pg.ts';
-import { contactSearchRebuildJob } from './contact-search-rebuild.job.ts';
-import { realtimeParts } from './realtime-parts.ts';
-import { registerUserReplicaRoutes } from './routes.ts';
-import { createUserSyncMetrics } from './user-sync-metrics.ts';
-import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-sync.consumer.ts';
+import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
+import { mediaJoinMinterOf } from './calls/media-join.ts';
+import { chatGroup } from './chats/kinds.ts';
+import { activeChatIdsOf } from './chats/chat-sql.ts';
+import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
+import { contactSearchIndexerJob } from './contact-search/indexer.job.ts';
+import { createContactSearchMetrics } from './contact-search/metrics.ts';
+import { createPostgresContactSearch } from './contact-search/postgres-adapter.ts';
+import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
+import { contactStatusLookup } from './contacts/contacts.ts';
+import type { MessengerContext } from './context.ts';
+import { createSendQueue } from './messages/send.ts';
+import { realtimeDispatchJob, realtimeRetentionJob } from './realtime-dispatch/dispatch.job.ts';
+import { createRealtimeDispatcher } from './realtime-dispatch/dispatcher.ts';
+import { createRealtimeMetrics } from './realtime-dispatch/metrics.ts';
+import { dispatchSettingsOf, dispatchSettingsProblems } from './realtime-dispatch/rules.ts';
+import { registerMessengerRoutes } from './routes.ts';
+import { createUserSyncMetrics } from './user-replica/metrics.ts';
+import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
 
 /**
- * The messenger context. So far: the user replica fed by pin.identity.users.v1
- * (MessengerUserUpsertedConsumer, seed 002), its phone-conflict review, and contact search by
- * phone through a search index (Elasticsearch when ELASTICSEARCH_URL is set, else PostgreSQL)
- * kept by an indexer and MessengerContactSearchRebuildJob.
+ * The messenger context:
+ * - chats, messages, contacts and the blacklist, 1:1 calls and conferences, each change announced
+ *   to /hubs/messenger by the RealtimeDispatchJob through messenger.realtime_outbox (seed 000), and
+ *   every sent message to notifications as MessagePostedKafkaEvent;
+ * - the user replica fed by pin.identity.users.v1 (MessengerUserUpsertedConsumer, seed 002) with its
+ *   phone-conflict review, and contact search by phone through a search index (Elasticsearch when
+ *   ELASTICSEARCH_URL is set, else PostgreSQL) kept by an indexer and MessengerContactSearchRebuildJob.
  */
 export default defineModule<MessengerSettings>((deps) => {
   const { settings: config } = deps;
   const log = deps.log.child({ module: 'messenger' });
+
   const index = config.ELASTICSEARCH_URL
     ? createElasticsearchContactSearch({
         url: config.ELASTICSEARCH_URL,
@@ -28,21 +43,35 @@ export default defineModule<MessengerSettings>((deps) => {
     : createPostgresContactSearch(deps.pool, deps.clock);
   log.info({ adapter: index.kind }, 'contact search adapter selected');
   const searchMetrics = createContactSearchMetrics(deps.registry, deps.pool);
-  // Chats, messages, contacts, calls and the RealtimeDispatchJob (seed 000).
-  const realtime = realtimeParts(deps);
+
+  const dispatchSettings = dispatchSettingsOf(config);
+  const problems = dispatchSettingsProblems(dispatchSettings);
+  if (problems.length > 0) throw new Error(`invalid messenger realtime settings: ${problems.join('; ')}`);
+  const realtimeLog = log.child({ part: 'realtime' });
+  const metrics = createRealtimeMetrics(deps.registry, deps.pool);
+  const mintJoin = mediaJoinMinterOf(deps);
+  const dispatcher = createRealtimeDispatcher({ pool: deps.pool, hub: deps.hub, metrics, log: realtimeLog, mintJoin, settings: dispatchSettings });
+  // Sends committed here wake this replica's dispatcher at once; NOTIFY still wakes the others.
+  let wakeDispatcher = () => {};
+  const sends = createSendQueue(
+    { pool: deps.pool, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher() },
+    { maxBatch: config.MESSENGER_REALTIME_SEND_BATCH_MAX, maxInFlight: config.MESSENGER_REALTIME_SEND_CONCURRENCY },
+  );
+  const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends };
 
   return {
     name: 'messenger',
     routes: (app) => {
       app.addHook('onClose', () => index.close());
-      registerUserReplicaRoutes(app, {
-        pool: deps.pool,
-        // The contacts part of the messenger plugs its Accepted lookup in here (INV-MU-3).
-        search: { index, phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION, contactStatus: realtime.contactStatus },
+      registerMessengerRoutes(app, ctx, {
+        index,
+        phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION,
+        // Contact search shows the last name of a user only to their Accepted contacts.
+        contactStatus: contactStatusLookup(deps.db),
       });
-      realtime.routes(app);
     },
-    hubGroups: realtime.hubGroups,
+    // Record-level: a connection joins chat:{ChatId} only for chats its user is an Active participant of.
+    hubGroups: async (principal: Principal) => (await activeChatIdsOf(deps.pool, principal.userId)).map(chatGroup),
     // Contact search degrades on its own (503 from the search endpoint): reported, not required.
     healthChecks: [{ name: 'search', required: false, check: () => index.health() }],
     jobs: [
@@ -63,7 +92,14 @@ export default defineModule<MessengerSettings>((deps) => {
         batchSize: config.MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE,
         cron: config.MESSENGER_CONTACT_SEARCH_REBUILD_CRON,
       }),
-      ...realtime.jobs,
+      realtimeDispatchJob(dispatcher, {
+        pollingIntervalMs: config.MESSENGER_REALTIME_POLLING_INTERVAL_MS,
+        connectWake: (wake) => {
+          wakeDispatcher = wake;
+        },
+      }),
+      realtimeRetentionJob(deps.pool, { retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE_HOURS, metrics }),
+      callTimeoutReaperJob(deps.db, { intervalMs: config.MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS }),
     ],
     consumers: [
       userSyncConsumer({

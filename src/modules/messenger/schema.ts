@@ -1,10 +1,20 @@
-import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, index, integer, pgSchema, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { sql, type SQL } from 'drizzle-orm';
+import { bigint, boolean, check, index, integer, pgSchema, text, timestamp, uniqueIndex, uuid, varchar, type AnyPgColumn } from 'drizzle-orm/pg-core';
 
-/** The messenger context's own PostgreSQL schema. */
+/**
+ * The messenger context's own PostgreSQL schema, and the tables of the user replica and contact search
+ * (seed 002: drizzle part `messenger`, drizzle/messenger/). The chats, messages, contacts, calls and
+ * realtime outbox tables (seed 000) live in their parts' schema.ts and migrate as part
+ * `messenger.realtime` (drizzle/messenger.realtime/); drizzle.config.ts lists them.
+ */
 export const messengerSchema = pgSchema('messenger');
 
-const ts = (name: string) => timestamp(name, { withTimezone: true });
+/** A `timestamp with time zone` column, as every messenger table stores its instants. */
+export const timestamptz = (name: string) => timestamp(name, { withTimezone: true });
+const ts = timestamptz;
+/** Check-constraint body: the varchar column holds one of the enum's values. */
+export const oneOf = (column: AnyPgColumn, values: readonly string[]): SQL =>
+  sql`${column} in (${sql.raw(values.map((v) => `'${v}'`).join(', '))})`;
 const E164 = (column: string) => sql.raw(`${column} ~ '^\\+[1-9][0-9]{6,14}$'`);
 
 /**

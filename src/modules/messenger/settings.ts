@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { SettingsOf } from '../../platform/types/index.ts';
-import type { messengerRealtimeSettings } from './settings.realtime.ts';
 
 /**
  * Settings of the messenger context's user replica and contact search (seed 002), spread into the
- * service's one settings schema by src/config.ts. Imports nothing from config.ts, so there is no cycle.
+ * service's one settings schema by src/config.ts (as is messengerRealtimeSettings below). Imports
+ * nothing from config.ts, so there is no cycle.
  */
 export const messengerSettings = {
   ELASTICSEARCH_URL: Type.Optional(
@@ -61,6 +61,141 @@ export const messengerSettings = {
     default: 'RU',
     pattern: '^[A-Z]{2}$',
     description: 'Country (ISO 3166 alpha-2) assumed for a phone number typed without +country code',
+  }),
+};
+
+/**
+ * Settings of the messenger's chats, calls and RealtimeDispatchJob (seed 000: RealtimeDispatchOptions),
+ * spread into the service's one settings schema by src/config.ts. Bounds make loadConfig fail fast
+ * (BatchSize > 0, MaxAttempts > 0, backoff > 0); BackoffCap ≥ BackoffBase is checked by the module.
+ */
+export const messengerRealtimeSettings = {
+  MESSENGER_REALTIME_POLLING_INTERVAL_MS: Type.Integer({
+    default: 1000,
+    minimum: 50,
+    maximum: 60_000,
+    description: 'RealtimeDispatchJob timer (PollingInterval); a committed realtime_outbox row also wakes it through NOTIFY',
+  }),
+  MESSENGER_REALTIME_BATCH_SIZE: Type.Integer({
+    default: 200,
+    minimum: 1,
+    maximum: 10_000,
+    description: 'realtime_outbox rows claimed per batch (BatchSize); a run repeats while batches come back full',
+  }),
+  MESSENGER_REALTIME_MAX_RUN_DURATION_MS: Type.Integer({
+    default: 5000,
+    minimum: 100,
+    maximum: 600_000,
+    description: 'Longest dispatch run (MaxRunDuration); the rest waits for the next tick or wake',
+  }),
+  MESSENGER_REALTIME_IDLE_WAIT_MS: Type.Integer({
+    default: 250,
+    minimum: 0,
+    maximum: 60_000,
+    description: 'A dispatch run with nothing left to claim stays this long for the next commit before it ends (0 = end at once)',
+  }),
+  MESSENGER_REALTIME_MAX_ATTEMPTS: Type.Integer({
+    default: 8,
+    minimum: 1,
+    maximum: 100,
+    description: 'Delivery attempts before a row is Quarantined (MaxAttempts)',
+  }),
+  MESSENGER_REALTIME_BACKOFF_BASE_MS: Type.Integer({
+    default: 2000,
+    minimum: 1,
+    description: 'Delay before the second attempt (BackoffBase); claimed rows wait this before a retry',
+  }),
+  MESSENGER_REALTIME_BACKOFF_FACTOR: Type.Number({
+    default: 2,
+    minimum: 1,
+    maximum: 10,
+    description: 'Growth of the retry delay per attempt (BackoffFactor)',
+  }),
+  MESSENGER_REALTIME_BACKOFF_CAP_MS: Type.Integer({
+    default: 120_000,
+    minimum: 1,
+    description: 'Longest retry delay before jitter (BackoffCap); at least MESSENGER_REALTIME_BACKOFF_BASE_MS',
+  }),
+  MESSENGER_REALTIME_BACKOFF_JITTER: Type.Number({
+    default: 0.2,
+    minimum: 0,
+    maximum: 1,
+    description: 'Random extra share of the retry delay (0.2 = up to +20%), so a hub outage does not retry in lockstep',
+  }),
+  MESSENGER_REALTIME_RETENTION_DONE_HOURS: Type.Integer({
+    default: 24,
+    minimum: 1,
+    maximum: 24 * 90,
+    description: 'Done realtime_outbox rows are deleted after this (RetentionDone)',
+  }),
+  MESSENGER_REALTIME_EDIT_WINDOW_SECONDS: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 86_400,
+    description: 'A sender may edit a message this long after sending it (UC-MSG-003)',
+  }),
+  MESSENGER_REALTIME_MESSAGE_MAX_CHARS: Type.Integer({
+    default: 4000,
+    minimum: 1,
+    maximum: 100_000,
+    description: 'Longest message body or card text',
+  }),
+  MESSENGER_REALTIME_SEND_BATCH_MAX: Type.Integer({
+    default: 64,
+    minimum: 1,
+    maximum: 1000,
+    description: 'Most concurrent message sends written in one statement (1 = every send alone)',
+  }),
+  MESSENGER_REALTIME_SEND_CONCURRENCY: Type.Integer({
+    default: 2,
+    minimum: 1,
+    maximum: 50,
+    description: 'Send statements running at once per replica; sends arriving meanwhile wait and go together in the next',
+  }),
+  MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS: Type.Integer({
+    default: 500,
+    minimum: 2,
+    maximum: 10_000,
+    description: 'Most active participants a group chat may have',
+  }),
+  MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS: Type.Integer({
+    default: 45,
+    minimum: 5,
+    maximum: 600,
+    description: 'An unanswered 1:1 call invite becomes CallMissed after this (CallTimeoutReaper)',
+  }),
+  MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS: Type.Integer({
+    default: 2000,
+    minimum: 100,
+    maximum: 60_000,
+    description: 'CallTimeoutReaper timer',
+  }),
+  MESSENGER_REALTIME_MEDIA_TOKEN_SECRET: Type.String({
+    default: 'dev-only-media-secret-change-me-0123456789',
+    minLength: 32,
+    description: 'HS256 key of the media room AccessToken minted at delivery (shared with the media server)',
+  }),
+  MESSENGER_REALTIME_MEDIA_TOKEN_TTL_SECONDS: Type.Integer({
+    default: 300,
+    minimum: 10,
+    maximum: 3600,
+    description: 'Lifetime of a minted media room AccessToken',
+  }),
+  MESSENGER_REALTIME_TURN_URLS: Type.String({
+    default: 'turn:127.0.0.1:3478?transport=udp,turn:127.0.0.1:3478?transport=tcp',
+    pattern: '^(stuns?|turns?):[^,\\s]+(,(stuns?|turns?):[^,\\s]+)*$',
+    description: 'Comma-separated TURN/STUN URLs handed to clients with their time-limited credentials',
+  }),
+  MESSENGER_REALTIME_TURN_SECRET: Type.String({
+    default: 'dev-only-turn-secret-change-me-0123456789',
+    minLength: 16,
+    description: 'Shared secret of the TURN server (REST API credentials: HMAC-SHA1 over "<expiry>:<userId>")',
+  }),
+  MESSENGER_REALTIME_TURN_TTL_SECONDS: Type.Integer({
+    default: 3600,
+    minimum: 60,
+    maximum: 86_400,
+    description: 'Lifetime of minted TURN credentials',
   }),
 };
 

@@ -7,7 +7,7 @@ import { ManualClock, newId } from '../../../src/platform/time.ts';
 import { createAccessFanOutWorker, type AccessFanOutWorkerOptions } from '../../../src/modules/identity/access-fanout.job.ts';
 import { insertFanOutTask, getTask, replayFailedTask } from '../../../src/modules/identity/fanout-sql.ts';
 import { setRolePermissions } from '../../../src/modules/identity/role-operations.ts';
-import type { UserAccessChangedKafkaEvent } from '../../../src/modules/identity/index.ts';
+import type { UserAccessChangedKafkaEvent } from '../../../src/contracts/identity-events.ts';
 import type { Logger } from '../../../src/platform/observability/logger.ts';
 import { ACCESS_TOPIC, defaultSettings, identityContext, metricValue, outboxEvents, seedAssignments, seedRole, seedUsers } from './support.ts';
 

@@ -5,7 +5,7 @@ import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { ManualClock, newId } from '../../../src/platform/time.ts';
 import { createAccessFanOutWorker, type AccessFanOutWorkerOptions } from '../../../src/modules/identity/access-fanout.job.ts';
 import { getTask, insertFanOutTask } from '../../../src/modules/identity/fanout-sql.ts';
-import type { UserAccessChangedKafkaEvent } from '../../../src/modules/identity/index.ts';
+import type { UserAccessChangedKafkaEvent } from '../../../src/contracts/identity-events.ts';
 import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from './support.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import identity from '../../../src/modules/identity/index.ts';
-import type { UserAccessChangedKafkaEvent } from '../../../src/modules/identity/index.ts';
+import type { UserAccessChangedKafkaEvent } from '../../../src/contracts/identity-events.ts';
 import { ManualClock } from '../../../src/platform/time.ts';
 import { buildTestApp } from '../../support/app.ts';
 import { ACCESS_TOPIC, outboxEvents, uniquePhone } from './support.ts';

@@ -4,7 +4,7 @@ import { buildTestApp } from '../../support/app.ts';
 import { createTestKafka, type ReadMessage } from '../../support/kafka.ts';
 import { TOPICS } from '../../../src/event-topics.ts';
 import identity from '../../../src/modules/identity/index.ts';
-import type { UserAccessChangedKafkaEvent, UserUpsertedKafkaEvent } from '../../../src/modules/identity/index.ts';
+import type { UserAccessChangedKafkaEvent, UserUpsertedKafkaEvent } from '../../../src/contracts/identity-events.ts';
 import { uniquePhone } from './support.ts';
 
 /**

@@ -1,0 +1,25 @@
+/**
+ * Integration-event contracts the messenger produces (DESIGN "Event contracts"), kept outside every
+ * module so producer and consumers share them without importing each other. Payload field names are
+ * PascalCase exactly as the seeds spell them; notifications reads MessagePostedKafkaEvent for its
+ * offline path.
+ */
+
+export const MESSAGE_POSTED_EVENT = 'MessagePostedKafkaEvent';
+export const MESSAGE_POSTED_CONTRACT_VERSION = 1;
+
+/**
+ * pin.messenger.message-posted.v1, key = ChatId, AggregateType "Chat": a message was sent. Recipient
+ * ids and the message's coordinates — never the body.
+ */
+export interface MessagePostedKafkaEvent {
+  ChatId: string;
+  MessageId: string;
+  Seq: number;
+  SenderUserId: string;
+  /** Active participants but the sender, at the moment the message was sent. */
+  RecipientUserIds: string[];
+  Kind: 'Text' | 'File' | 'Card';
+  /** ISO-8601 UTC. */
+  SentAt: string;
+}

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ErrorBody } from '../../../platform/http/errors.ts';
+import { CALL_TRANSITIONS, getCall, inviteCall, transitionCall, type CallAction } from './calls.ts';
+import { CallParams, CallReply, CallView, CallWithJoin, InviteCallBody } from './schemas.ts';
+import type { MessengerContext } from '../context.ts';
+
+const tags = ['messenger-calls'];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+const SUMMARIES: Record<CallAction, string> = {
+  answer: 'Answer a ringing call (callee); returns your MediaJoinModel; pushes call_answered to both parties',
+  decline: 'Decline a ringing call (callee); pushes call_declined',
+  cancel: 'Cancel your ringing call (caller); pushes call_cancelled',
+  end: 'End an active call (either party); pushes call_ended',
+};
+
+/** 1:1 calls (UC-MSG-005). */
+export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.post(
+    '/api/messenger/calls',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'Call a user (Direct): rings them with call_invited and returns your MediaJoinModel; unanswered → call_missed after the ring timeout',
+        body: InviteCallBody,
+        response: { 201: CallWithJoin, ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await inviteCall(ctx, req.principal!, req.body)),
+  );
+
+  r.get(
+    '/api/messenger/calls/:callId',
+    { preHandler: app.requireUser, schema: { tags, summary: 'A call of yours (its current state)', params: CallParams, response: { 200: CallView, ...errors } } },
+    async (req) => getCall(ctx.db, req.params.callId, req.principal!.userId),
+  );
+
+  for (const action of Object.keys(CALL_TRANSITIONS) as CallAction[]) {
+    r.post(
+      `/api/messenger/calls/:callId/${action}`,
+      { preHandler: app.requireUser, schema: { tags, summary: SUMMARIES[action], params: CallParams, response: { 200: CallReply, ...errors } } },
+      async (req) => transitionCall(ctx, req.principal!, req.params.callId, action),
+    );
+  }
+}

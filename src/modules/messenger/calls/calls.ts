@@ -1,0 +1,181 @@
+import { sql } from 'drizzle-orm';
+import type { Principal } from '../../../platform/http/auth.ts';
+import type { Tx } from '../../../platform/db/index.ts';
+import { newId } from '../../../platform/time.ts';
+import type { MediaJoinModel } from './media-join.ts';
+import { isoOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
+import { blockedEitherWay } from '../contacts/blacklist.ts';
+import type { MessengerContext } from '../context.ts';
+import { CallErrors, ChatErrors } from '../errors.ts';
+import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
+import type { MediaKind, SessionStatus } from './kinds.ts';
+import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+import { requireAddressableUser } from '../user-replica/replica-reads.ts';
+
+/**
+ * 1:1 calls (call-session.md, UC-MSG-005; SessionKind Direct): Ringing → Active | Declined |
+ * Cancelled | Missed (CallTimeoutReaper), Active → Ended. Signals go to both parties' user:{UserId}
+ * groups (every device of each), the invite to the callee only. Join models are minted per
+ * request or push and never stored: the session keeps only its RoomName.
+ */
+
+export interface CallRow {
+  id: string;
+  initiatorUserId: string;
+  calleeUserId: string;
+  media: MediaKind;
+  status: SessionStatus;
+  roomName: string;
+  createdAt: string;
+  ringExpiresAt: string | null;
+  answeredAt: string | null;
+  endedAt: string | null;
+  endedByUserId: string | null;
+}
+
+/** What clients see: the initiator named as the caller. */
+export type CallView = Omit<CallRow, 'initiatorUserId'> & { callerUserId: string };
+
+const COLUMNS = sql.raw(`id, initiator_user_id as "initiatorUserId", callee_user_id as "calleeUserId", media, status, room_name as "roomName",
+  created_at as "createdAt", ring_expires_at as "ringExpiresAt", answered_at as "answeredAt", ended_at as "endedAt", ended_by_user_id as "endedByUserId"`);
+
+export const callView = (c: CallRow): CallView => ({
+  id: c.id,
+  callerUserId: c.initiatorUserId,
+  calleeUserId: c.calleeUserId,
+  media: c.media,
+  status: c.status,
+  roomName: c.roomName,
+  createdAt: isoOf(c.createdAt)!,
+  ringExpiresAt: isoOf(c.ringExpiresAt),
+  answeredAt: isoOf(c.answeredAt),
+  endedAt: isoOf(c.endedAt),
+  endedByUserId: c.endedByUserId,
+});
+
+/** The REST shape of a MediaJoinModel (camelCase like every REST body). */
+export interface JoinView {
+  roomName: string;
+  accessToken: string;
+  expiresAt: string;
+  iceServers: { urls: string[]; username: string; credential: string }[];
+}
+
+export const joinView = (j: MediaJoinModel): JoinView => ({
+  roomName: j.RoomName,
+  accessToken: j.AccessToken,
+  expiresAt: j.ExpiresAt,
+  iceServers: j.IceServers.map((s) => ({ urls: s.Urls, username: s.Username, credential: s.Credential })),
+});
+
+/** Push intents of a call signal to each listed party. */
+export const callSignal = (kind: RealtimeDispatchKind, callId: string, to: string[]): NewRealtimeRow[] =>
+  to.map((userId) => ({ kind, targetKind: 'User', targetUserId: userId, refId: callId, sessionKind: 'Direct' }));
+
+async function lockCallOf(tx: Runner, callId: string, userId: string): Promise<CallRow> {
+  const [c] = await rowsOf<CallRow>(
+    tx,
+    sql`select ${COLUMNS} from messenger.media_sessions
+         where id = ${callId} and session_kind = 'Direct' and ${userId} in (initiator_user_id, callee_user_id) for update`,
+  );
+  if (!c) throw CallErrors.notFound();
+  return c;
+}
+
+export async function getCall(q: Runner, callId: string, userId: string): Promise<CallView> {
+  const [c] = await rowsOf<CallRow>(
+    q,
+    sql`select ${COLUMNS} from messenger.media_sessions where id = ${callId} and session_kind = 'Direct' and ${userId} in (initiator_user_id, callee_user_id)`,
+  );
+  if (!c) throw CallErrors.notFound();
+  return callView(c);
+}
+
+export async function inviteCall(ctx: MessengerContext, caller: Principal, input: { calleeUserId: string; media: MediaKind }): Promise<{ call: CallView; join: JoinView }> {
+  const me = caller.userId;
+  const callee = input.calleeUserId.toLowerCase();
+  if (callee === me) throw CallErrors.self();
+  await requireAddressableUser(ctx.pool, callee);
+  if (await blockedEitherWay(ctx.db, me, callee)) throw ChatErrors.blocked();
+  const now = ctx.clock.now();
+  const id = newId();
+  const ringExpiresAt = new Date(now.getTime() + ctx.settings.MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS * 1000);
+  const row = await ctx.db.transaction(async (tx) => {
+    const [c] = (await rowsOf<CallRow>(
+      tx,
+      sql`insert into messenger.media_sessions
+            (id, session_kind, initiator_user_id, callee_user_id, media, status, room_name, ring_expires_at, created_at, updated_at)
+          values (${id}, 'Direct', ${me}, ${callee}, ${input.media}, 'Ringing', ${`call-${id}`}, ${ringExpiresAt.toISOString()},
+                  ${now.toISOString()}, ${now.toISOString()})
+          returning ${COLUMNS}`,
+    )) as [CallRow];
+    await enqueueRealtime(tx, callSignal('CallInvited', id, [callee]), now);
+    return c;
+  });
+  return { call: callView(row), join: joinView(await ctx.mintJoin({ userId: me, sessionId: id, roomName: row.roomName })) };
+}
+
+type Transition = {
+  action: string;
+  /** Who may: the caller (initiator), the callee, or either. */
+  by: 'caller' | 'callee' | 'either';
+  from: SessionStatus;
+  to: SessionStatus;
+  signal: RealtimeDispatchKind;
+};
+
+export const CALL_TRANSITIONS = {
+  answer: { action: 'answer', by: 'callee', from: 'Ringing', to: 'Active', signal: 'CallAnswered' },
+  decline: { action: 'decline', by: 'callee', from: 'Ringing', to: 'Declined', signal: 'CallDeclined' },
+  cancel: { action: 'cancel', by: 'caller', from: 'Ringing', to: 'Cancelled', signal: 'CallCancelled' },
+  end: { action: 'end', by: 'either', from: 'Active', to: 'Ended', signal: 'CallEnded' },
+} as const satisfies Record<string, Transition>;
+
+export type CallAction = keyof typeof CALL_TRANSITIONS;
+
+/** Applies a caller/callee action, writing the signal for both parties in the same transaction. */
+export async function transitionCall(ctx: MessengerContext, caller: Principal, callId: string, action: CallAction): Promise<{ call: CallView; join?: JoinView }> {
+  const t: Transition = CALL_TRANSITIONS[action];
+  const me = caller.userId;
+  const now = ctx.clock.now();
+  const row = await ctx.db.transaction(async (tx) => {
+    const c = await lockCallOf(tx, callId, me);
+    const role = c.initiatorUserId === me ? 'caller' : 'callee';
+    if (t.by !== 'either' && t.by !== role) throw CallErrors.notParty(t.by);
+    if (c.status !== t.from) throw CallErrors.wrongState(c.status, t.action);
+    return applyCallTransition(tx, c, t, now, me);
+  });
+  if (action !== 'answer') return { call: callView(row) };
+  return { call: callView(row), join: joinView(await ctx.mintJoin({ userId: me, sessionId: row.id, roomName: row.roomName })) };
+}
+
+async function applyCallTransition(tx: Tx, c: CallRow, t: Transition, now: Date, actor: string | null): Promise<CallRow> {
+  const at = now.toISOString();
+  const [row] = (await rowsOf<CallRow>(
+    tx,
+    sql`update messenger.media_sessions
+           set status = ${t.to}, updated_at = ${at}, ring_expires_at = null,
+               answered_at = ${t.to === 'Active' ? at : null}::timestamptz,
+               ended_at = ${t.to === 'Active' ? null : at}::timestamptz,
+               ended_by_user_id = ${t.to === 'Active' ? null : actor}::uuid
+         where id = ${c.id} returning ${COLUMNS}`,
+  )) as [CallRow];
+  await enqueueRealtime(tx, callSignal(t.signal, c.id, [c.initiatorUserId, c.calleeUserId]), now);
+  return row;
+}
+
+/**
+ * CallTimeoutReaper's step: Ringing calls whose ring timeout passed become Missed, each with its
+ * CallMissed push to both parties, in one transaction per batch (SKIP LOCKED: an answer that holds
+ * the row wins, and the reaper takes it next time only if it is still Ringing).
+ */
+export async function missExpiredCalls(tx: Tx, now: Date, limit: number): Promise<number> {
+  const rows = await rowsOf<CallRow>(
+    tx,
+    sql`select ${COLUMNS} from messenger.media_sessions
+         where status = 'Ringing' and session_kind = 'Direct' and ring_expires_at <= ${now.toISOString()}
+         order by ring_expires_at limit ${limit} for update skip locked`,
+  );
+  for (const c of rows) await applyCallTransition(tx, c, { action: 'miss', by: 'either', from: 'Ringing', to: 'Missed', signal: 'CallMissed' }, now, null);
+  return rows.length;
+}

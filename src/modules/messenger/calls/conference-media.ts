@@ -1,0 +1,131 @@
+import { sql } from 'drizzle-orm';
+import type { Principal } from '../../../platform/http/auth.ts';
+import { AppError } from '../../../platform/http/errors.ts';
+import { newId } from '../../../platform/time.ts';
+import { isoOf, rowsOf } from '../chats/chat-sql.ts';
+import { conferenceFor, conferenceSignal, getConference, requireJoined, rosterOf, type ConferenceView } from './conferences.ts';
+import type { MessengerContext } from '../context.ts';
+import { CallErrors } from '../errors.ts';
+import type { RecordingStatus } from './kinds.ts';
+import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+
+/**
+ * Screen sharing (one sharer at a time) and recordings (call-recording.md: Recording → Stopped →
+ * Available | Failed, the outcome reported by the media side) of a live conference.
+ */
+
+export interface RecordingView {
+  id: string;
+  conferenceId: string;
+  startedByUserId: string;
+  status: RecordingStatus;
+  errorCode: string | null;
+  startedAt: string;
+  stoppedAt: string | null;
+  completedAt: string | null;
+}
+
+interface RecordingRow extends Omit<RecordingView, 'startedAt' | 'stoppedAt' | 'completedAt'> {
+  startedAt: string;
+  stoppedAt: string | null;
+  completedAt: string | null;
+  chatId: string;
+}
+
+const RECORDING = sql.raw(`r.id, r.session_id as "conferenceId", r.started_by_user_id as "startedByUserId", r.status, r.error_code as "errorCode",
+  r.started_at as "startedAt", r.stopped_at as "stoppedAt", r.completed_at as "completedAt", s.chat_id as "chatId"`);
+
+const recordingView = (r: RecordingRow): RecordingView => ({
+  id: r.id,
+  conferenceId: r.conferenceId,
+  startedByUserId: r.startedByUserId,
+  status: r.status,
+  errorCode: r.errorCode,
+  startedAt: isoOf(r.startedAt)!,
+  stoppedAt: isoOf(r.stoppedAt),
+  completedAt: isoOf(r.completedAt),
+});
+
+const screenShareBusy = () => new AppError('MSG_SCREEN_SHARE_BUSY', 'someone else is sharing their screen', 409);
+
+export async function setScreenShare(ctx: MessengerContext, caller: Principal, conferenceId: string, sharing: boolean): Promise<ConferenceView> {
+  const now = ctx.clock.now();
+  await ctx.db.transaction(async (tx) => {
+    const c = await conferenceFor(tx, conferenceId, caller.userId, true);
+    if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'share the screen of');
+    const entry = await requireJoined(tx, c.id, caller.userId);
+    if (entry.screenSharing === sharing) return;
+    if (sharing && (await rosterOf(tx, c.id)).some((r) => r.screenSharing)) throw screenShareBusy();
+    await tx.execute(
+      sql`update messenger.media_session_participants set screen_sharing = ${sharing}, updated_at = ${now.toISOString()} where id = ${entry.id}`,
+    );
+    await enqueueRealtime(tx, [conferenceSignal(sharing ? 'ScreenShareStarted' : 'ScreenShareStopped', c.chatId, entry.id)], now);
+  });
+  return getConference(ctx.db, conferenceId, caller.userId);
+}
+
+export async function startRecording(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<RecordingView> {
+  const now = ctx.clock.now();
+  const id = newId();
+  return ctx.db.transaction(async (tx) => {
+    const c = await conferenceFor(tx, conferenceId, caller.userId, true);
+    if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'record');
+    await requireJoined(tx, c.id, caller.userId);
+    const inserted = await rowsOf<{ id: string }>(
+      tx,
+      sql`insert into messenger.call_recordings (id, session_id, started_by_user_id, status, started_at, updated_at)
+          values (${id}, ${c.id}, ${caller.userId}, 'Recording', ${now.toISOString()}, ${now.toISOString()})
+          on conflict (session_id) where status = 'Recording' do nothing returning id`,
+    );
+    if (inserted.length === 0) throw CallErrors.recordingActive();
+    await enqueueRealtime(tx, [conferenceSignal('RecordingStarted', c.chatId, id)], now);
+    return recordingView((await rowsOf<RecordingRow>(tx, sql`select ${RECORDING} from messenger.call_recordings r join messenger.media_sessions s on s.id = r.session_id where r.id = ${id}`))[0]!);
+  });
+}
+
+export async function stopRecording(ctx: MessengerContext, caller: Principal, conferenceId: string, recordingId: string): Promise<RecordingView> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (tx) => {
+    const c = await conferenceFor(tx, conferenceId, caller.userId, true);
+    await requireJoined(tx, c.id, caller.userId);
+    const [r] = await rowsOf<RecordingRow>(
+      tx,
+      sql`update messenger.call_recordings r set status = 'Stopped', stopped_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
+            from messenger.media_sessions s
+           where r.id = ${recordingId} and r.session_id = ${c.id} and s.id = r.session_id and r.status = 'Recording'
+           returning ${RECORDING}`,
+    );
+    if (!r) {
+      const exists = await rowsOf<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId} and session_id = ${c.id}`);
+      throw exists[0] ? CallErrors.recordingState(exists[0].status) : CallErrors.recordingNotFound();
+    }
+    await enqueueRealtime(tx, [conferenceSignal('RecordingStopped', r.chatId, r.id)], now);
+    return recordingView(r);
+  });
+}
+
+/** The media side reports how a stopped recording ended (admin/service token): Available or Failed with a code. */
+export async function recordRecordingOutcome(
+  ctx: MessengerContext,
+  recordingId: string,
+  outcome: { status: 'Available' | 'Failed'; errorCode?: string },
+): Promise<RecordingView> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (tx) => {
+    const [r] = await rowsOf<RecordingRow>(
+      tx,
+      sql`update messenger.call_recordings r
+             set status = ${outcome.status}, error_code = ${outcome.status === 'Failed' ? (outcome.errorCode ?? 'RECORDING_FAILED') : null},
+                 completed_at = ${now.toISOString()}, stopped_at = coalesce(r.stopped_at, ${now.toISOString()}::timestamptz), updated_at = ${now.toISOString()}
+            from messenger.media_sessions s
+           where r.id = ${recordingId} and s.id = r.session_id and r.status in ('Recording', 'Stopped')
+           returning ${RECORDING}`,
+    );
+    if (!r) {
+      const exists = await rowsOf<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId}`);
+      throw exists[0] ? CallErrors.recordingState(exists[0].status) : CallErrors.recordingNotFound();
+    }
+    await enqueueRealtime(tx, [conferenceSignal(outcome.status === 'Available' ? 'RecordingAvailable' : 'RecordingFailed', r.chatId, r.id)], now);
+    return recordingView(r);
+  });
+}

@@ -1,0 +1,96 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ErrorBody } from '../../../platform/http/errors.ts';
+import { ChatParams } from '../chats/schemas.ts';
+import {
+  ConferenceParams,
+  ConferenceView,
+  ConferenceWithJoin,
+  InviteConferenceBody,
+  RecordingOutcomeBody,
+  RecordingParams,
+  RecordingView,
+  StartConferenceBody,
+} from './schemas.ts';
+import { endConference, getConference, inviteToConference, joinConference, leaveConference, startConference } from './conferences.ts';
+import { recordRecordingOutcome, setScreenShare, startRecording, stopRecording } from './conference-media.ts';
+import type { MessengerContext } from '../context.ts';
+import { Type } from '@sinclair/typebox';
+
+const tags = ['messenger-conferences'];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+/** Conferences in a chat (UC-MSG-006): visible to the chat's Active participants only. */
+export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const one = '/api/messenger/conferences/:conferenceId';
+  const opts = (summary: string, response: object, extra: object = {}) => ({
+    preHandler: app.requireUser,
+    schema: { tags, summary, params: ConferenceParams, response: { ...response, ...errors }, ...extra },
+  });
+
+  r.post(
+    '/api/messenger/chats/:chatId/conferences',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'Start the chat’s conference: every participant gets conference_started with a personal MediaJoinModel; returns yours',
+        params: ChatParams,
+        body: StartConferenceBody,
+        response: { 201: ConferenceWithJoin, ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await startConference(ctx, req.principal!, req.params.chatId, req.body.media)),
+  );
+
+  r.get(one, opts('A conference of one of your chats, with its roster', { 200: ConferenceView }), async (req) =>
+    getConference(ctx.db, (req.params as { conferenceId: string }).conferenceId, req.principal!.userId),
+  );
+
+  r.post(
+    `${one}/invite`,
+    opts('Ring chat participants (conference_invited with a personal MediaJoinModel each)', { 200: ConferenceView }, { body: InviteConferenceBody }),
+    async (req) => inviteToConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId, (req.body as { userIds: string[] }).userIds),
+  );
+
+  r.post(`${one}/join`, opts('Join: returns your MediaJoinModel; pushes conference_participant_joined', { 200: ConferenceWithJoin }), async (req) =>
+    joinConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId),
+  );
+  r.post(`${one}/leave`, opts('Leave; pushes conference_participant_left', { 200: ConferenceView }), async (req) =>
+    leaveConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId),
+  );
+  r.post(`${one}/end`, opts('End (the starter, the chat owner or an admin); pushes conference_ended', { 200: ConferenceView }), async (req) =>
+    endConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId),
+  );
+  for (const [action, sharing] of [['start', true], ['stop', false]] as const) {
+    r.post(`${one}/screen-share/${action}`, opts(`Screen sharing ${action} (one sharer at a time); pushes screen_share_${action === 'start' ? 'started' : 'stopped'}`, { 200: ConferenceView }), async (req) =>
+      setScreenShare(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId, sharing),
+    );
+  }
+
+  r.post(
+    `${one}/recordings`,
+    { preHandler: app.requireUser, schema: { tags, summary: 'Start recording; pushes recording_started', params: ConferenceParams, response: { 201: RecordingView, ...errors } } },
+    async (req, reply) => reply.code(201).send(await startRecording(ctx, req.principal!, req.params.conferenceId)),
+  );
+  r.post(
+    `${one}/recordings/:recordingId/stop`,
+    { preHandler: app.requireUser, schema: { tags, summary: 'Stop recording; pushes recording_stopped', params: RecordingParams, response: { 200: RecordingView, ...errors } } },
+    async (req) => stopRecording(ctx, req.principal!, req.params.conferenceId, req.params.recordingId),
+  );
+  r.post(
+    '/api/messenger/admin/recordings/:recordingId/outcome',
+    {
+      preHandler: app.requireAdmin,
+      schema: {
+        tags: ['messenger-admin'],
+        summary: 'The media side reports a recording’s outcome: recording_available or recording_failed to the chat',
+        params: Type.Object({ recordingId: Type.String({ format: 'uuid' }) }),
+        body: RecordingOutcomeBody,
+        response: { 200: RecordingView, ...errors },
+      },
+    },
+    async (req) => recordRecordingOutcome(ctx, req.params.recordingId, req.body),
+  );
+}

@@ -1,0 +1,216 @@
+import { sql } from 'drizzle-orm';
+import type { Principal } from '../../../platform/http/auth.ts';
+import type { Tx } from '../../../platform/db/index.ts';
+import { newId } from '../../../platform/time.ts';
+import { joinView, type JoinView } from './calls.ts';
+import { chatForParticipant, isoOf, participantsOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
+import type { MessengerContext } from '../context.ts';
+import { CallErrors } from '../errors.ts';
+import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
+import type { MediaKind, RosterStatus } from './kinds.ts';
+import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+
+/**
+ * Conferences in a chat (conference-session.md, call-participant.md, UC-MSG-006; SessionKind
+ * Conference): one live conference per chat, seen by the chat's Active participants only. Roster
+ * and state changes go to chat:{ChatId}; invitations to each invitee's user:{UserId}. Join models
+ * are minted per recipient at delivery (ConferenceStarted, ConferenceInvited) or per REST answer.
+ */
+
+export interface ConferenceRow {
+  id: string;
+  chatId: string;
+  initiatorUserId: string;
+  media: MediaKind;
+  status: 'Active' | 'Ended';
+  roomName: string;
+  createdAt: string;
+  endedAt: string | null;
+}
+
+export interface RosterEntry {
+  id: string;
+  userId: string;
+  status: RosterStatus;
+  screenSharing: boolean;
+}
+
+export interface ConferenceView {
+  id: string;
+  chatId: string;
+  startedByUserId: string;
+  media: MediaKind;
+  status: 'Active' | 'Ended';
+  roomName: string;
+  createdAt: string;
+  endedAt: string | null;
+  participants: { userId: string; status: RosterStatus; screenSharing: boolean }[];
+}
+
+const COLUMNS = sql.raw(`id, chat_id as "chatId", initiator_user_id as "initiatorUserId", media, status, room_name as "roomName",
+  created_at as "createdAt", ended_at as "endedAt"`);
+
+export const conferenceSignal = (kind: RealtimeDispatchKind, chatId: string, refId: string): NewRealtimeRow => ({
+  kind,
+  targetKind: 'ChatGroup',
+  chatId,
+  refId,
+  sessionKind: 'Conference',
+});
+
+export async function rosterOf(q: Runner, sessionId: string): Promise<RosterEntry[]> {
+  return rowsOf<RosterEntry>(
+    q,
+    sql`select id, user_id as "userId", status, screen_sharing as "screenSharing" from messenger.media_session_participants
+         where session_id = ${sessionId} order by user_id`,
+  );
+}
+
+async function view(q: Runner, c: ConferenceRow): Promise<ConferenceView> {
+  return {
+    id: c.id,
+    chatId: c.chatId,
+    startedByUserId: c.initiatorUserId,
+    media: c.media,
+    status: c.status,
+    roomName: c.roomName,
+    createdAt: isoOf(c.createdAt)!,
+    endedAt: isoOf(c.endedAt),
+    participants: (await rosterOf(q, c.id)).map((r) => ({ userId: r.userId, status: r.status, screenSharing: r.screenSharing })),
+  };
+}
+
+/** The conference when the user is an Active participant of its chat (record-level), optionally locked. */
+export async function conferenceFor(q: Runner, conferenceId: string, userId: string, lock = false): Promise<ConferenceRow & { chatRole: string }> {
+  const [c] = await rowsOf<ConferenceRow & { chatRole: string }>(
+    q,
+    sql`select s.id, s.chat_id as "chatId", s.initiator_user_id as "initiatorUserId", s.media, s.status, s.room_name as "roomName",
+               s.created_at as "createdAt", s.ended_at as "endedAt", p.role as "chatRole"
+          from messenger.media_sessions s
+          join messenger.chat_participants p on p.chat_id = s.chat_id and p.user_id = ${userId} and p.status = 'Active'
+         where s.id = ${conferenceId} and s.session_kind = 'Conference' ${lock ? sql`for update of s` : sql``}`,
+  );
+  if (!c) throw CallErrors.notFound();
+  return c;
+}
+
+export async function getConference(q: Runner, conferenceId: string, userId: string): Promise<ConferenceView> {
+  return view(q, await conferenceFor(q, conferenceId, userId));
+}
+
+/** Joined → the roster row; anything else refused. */
+export async function requireJoined(tx: Runner, sessionId: string, userId: string): Promise<RosterEntry> {
+  const entry = (await rosterOf(tx, sessionId)).find((r) => r.userId === userId && r.status === 'Joined');
+  if (!entry) throw CallErrors.notJoined();
+  return entry;
+}
+
+async function setRoster(tx: Tx, sessionId: string, userId: string, status: RosterStatus, now: Date): Promise<string> {
+  const at = now.toISOString();
+  const [row] = (await rowsOf<{ id: string }>(
+    tx,
+    sql`insert into messenger.media_session_participants (id, session_id, user_id, status, invited_at, joined_at, left_at, updated_at)
+        values (${newId()}, ${sessionId}, ${userId}, ${status}, ${status === 'Invited' ? at : null}::timestamptz,
+                ${status === 'Joined' ? at : null}::timestamptz, ${status === 'Left' ? at : null}::timestamptz, ${at})
+        on conflict (session_id, user_id) do update
+          set status = excluded.status, updated_at = excluded.updated_at,
+              invited_at = coalesce(excluded.invited_at, messenger.media_session_participants.invited_at),
+              joined_at = coalesce(excluded.joined_at, messenger.media_session_participants.joined_at),
+              left_at = coalesce(excluded.left_at, messenger.media_session_participants.left_at),
+              screen_sharing = messenger.media_session_participants.screen_sharing and excluded.status = 'Joined'
+        returning id`,
+  )) as [{ id: string }];
+  return row.id;
+}
+
+export async function startConference(ctx: MessengerContext, caller: Principal, chatId: string, media: MediaKind): Promise<{ conference: ConferenceView; join: JoinView }> {
+  const me = caller.userId;
+  const now = ctx.clock.now();
+  const id = newId();
+  const roomName = `conf-${id}`;
+  await ctx.db.transaction(async (tx) => {
+    if (!(await chatForParticipant(tx, chatId, me, { lock: true }))) throw CallErrors.notFound();
+    const inserted = await rowsOf<{ id: string }>(
+      tx,
+      sql`insert into messenger.media_sessions (id, session_kind, chat_id, initiator_user_id, media, status, room_name, created_at, updated_at)
+          values (${id}, 'Conference', ${chatId}, ${me}, ${media}, 'Active', ${roomName}, ${now.toISOString()}, ${now.toISOString()})
+          on conflict (chat_id) where session_kind = 'Conference' and status = 'Active' do nothing returning id`,
+    );
+    if (inserted.length === 0) throw CallErrors.conferenceActive();
+    await setRoster(tx, id, me, 'Joined', now);
+    await enqueueRealtime(tx, [conferenceSignal('ConferenceStarted', chatId, id)], now);
+  });
+  const conference = await getConference(ctx.db, id, me);
+  return { conference, join: joinView(await ctx.mintJoin({ userId: me, sessionId: id, roomName })) };
+}
+
+/** Rings chat participants (each gets a personal join model with its conference_invited). */
+export async function inviteToConference(ctx: MessengerContext, caller: Principal, conferenceId: string, userIds: string[]): Promise<ConferenceView> {
+  const now = ctx.clock.now();
+  await ctx.db.transaction(async (tx) => {
+    const c = await conferenceFor(tx, conferenceId, caller.userId, true);
+    if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'invite to');
+    await requireJoined(tx, c.id, caller.userId);
+    const members = new Set((await participantsOf(tx, c.chatId, { activeOnly: true })).map((p) => p.userId));
+    const roster = new Map((await rosterOf(tx, c.id)).map((r) => [r.userId, r.status]));
+    const invitees = [...new Set(userIds.map((u) => u.toLowerCase()))].filter((u) => members.has(u) && roster.get(u) !== 'Joined');
+    const rows: NewRealtimeRow[] = [];
+    for (const u of invitees) {
+      await setRoster(tx, c.id, u, 'Invited', now);
+      rows.push({ kind: 'ConferenceInvited', targetKind: 'User', targetUserId: u, chatId: c.chatId, refId: c.id, sessionKind: 'Conference' });
+    }
+    await enqueueRealtime(tx, rows, now);
+  });
+  return getConference(ctx.db, conferenceId, caller.userId);
+}
+
+export async function joinConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<{ conference: ConferenceView; join: JoinView }> {
+  const now = ctx.clock.now();
+  const c = await ctx.db.transaction(async (tx) => {
+    const conf = await conferenceFor(tx, conferenceId, caller.userId, true);
+    if (conf.status !== 'Active') throw CallErrors.wrongState(conf.status, 'join');
+    const already = (await rosterOf(tx, conf.id)).some((r) => r.userId === caller.userId && r.status === 'Joined');
+    const rosterId = await setRoster(tx, conf.id, caller.userId, 'Joined', now);
+    if (!already) await enqueueRealtime(tx, [conferenceSignal('ConferenceParticipantJoined', conf.chatId, rosterId)], now);
+    return conf;
+  });
+  return {
+    conference: await getConference(ctx.db, conferenceId, caller.userId),
+    join: joinView(await ctx.mintJoin({ userId: caller.userId, sessionId: c.id, roomName: c.roomName })),
+  };
+}
+
+export async function leaveConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
+  const now = ctx.clock.now();
+  await ctx.db.transaction(async (tx) => {
+    const c = await conferenceFor(tx, conferenceId, caller.userId, true);
+    const entry = await requireJoined(tx, c.id, caller.userId);
+    await setRoster(tx, c.id, caller.userId, 'Left', now);
+    const rows = [conferenceSignal('ConferenceParticipantLeft', c.chatId, entry.id)];
+    if (entry.screenSharing) rows.unshift(conferenceSignal('ScreenShareStopped', c.chatId, entry.id));
+    await enqueueRealtime(tx, rows, now);
+  });
+  return getConference(ctx.db, conferenceId, caller.userId);
+}
+
+/** The starter, the chat owner or an admin ends it; a running recording stops with it. */
+export async function endConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
+  const now = ctx.clock.now();
+  const at = now.toISOString();
+  await ctx.db.transaction(async (tx) => {
+    const c = await conferenceFor(tx, conferenceId, caller.userId, true);
+    if (c.initiatorUserId !== caller.userId && c.chatRole !== 'Owner' && !caller.admin) throw CallErrors.notParty('starter or the chat owner');
+    if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'end');
+    await tx.execute(
+      sql`update messenger.media_sessions set status = 'Ended', ended_at = ${at}, ended_by_user_id = ${caller.userId}, updated_at = ${at} where id = ${c.id}`,
+    );
+    await tx.execute(sql`update messenger.media_session_participants set screen_sharing = false, updated_at = ${at} where session_id = ${c.id} and screen_sharing`);
+    const stopped = await rowsOf<{ id: string }>(
+      tx,
+      sql`update messenger.call_recordings set status = 'Stopped', stopped_at = ${at}, updated_at = ${at}
+           where session_id = ${c.id} and status = 'Recording' returning id`,
+    );
+    await enqueueRealtime(tx, [...stopped.map((r) => conferenceSignal('RecordingStopped', c.chatId, r.id)), conferenceSignal('ConferenceEnded', c.chatId, c.id)], now);
+  });
+  return getConference(ctx.db, conferenceId, caller.userId);
+}

@@ -1,0 +1,150 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db, Queryable, Tx } from '../../../platform/db/index.ts';
+import { newId } from '../../../platform/time.ts';
+import type { ChatEventKind, ChatKind, ParticipantRole } from './kinds.ts';
+
+/**
+ * Statements of chats, participants and the chat's system feed. Owner operations run them in a
+ * drizzle transaction (so the outbox rows share it); timestamps come back as text there, which the
+ * views turn into ISO strings.
+ */
+
+export type Runner = Db | Tx;
+
+export async function rowsOf<T>(q: Runner, query: SQL): Promise<T[]> {
+  return (await q.execute<T & Record<string, unknown>>(query)).rows as T[];
+}
+
+export const isoOf = (v: string | Date | null): string | null => (v === null ? null : new Date(v).toISOString());
+
+/** Chats the user is an Active participant of: the chat:{ChatId} groups its hub connections join. */
+export async function activeChatIdsOf(q: Queryable, userId: string): Promise<string[]> {
+  const { rows } = await q.query<{ chatId: string }>(
+    `select chat_id as "chatId" from messenger.chat_participants where user_id = $1 and status = 'Active'`,
+    [userId],
+  );
+  return rows.map((r) => r.chatId);
+}
+
+export interface ChatRow {
+  id: string;
+  kind: ChatKind;
+  title: string | null;
+  createdByUserId: string;
+  lastSeq: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const CHAT_COLUMNS = sql.raw(`c.id, c.kind, c.title, c.created_by_user_id as "createdByUserId", c.last_seq::float8 as "lastSeq",
+  c.created_at as "createdAt", c.updated_at as "updatedAt"`);
+
+/**
+ * The chat if `userId` is one of its Active participants (record-level rule), else undefined.
+ * `lock` takes the chat row lock that orders Seq hand-out and membership changes of the chat.
+ */
+export async function chatForParticipant(
+  q: Runner,
+  chatId: string,
+  userId: string,
+  opts: { lock?: boolean } = {},
+): Promise<(ChatRow & { role: ParticipantRole }) | undefined> {
+  const rows = await rowsOf<ChatRow & { role: ParticipantRole }>(
+    q,
+    sql`select ${CHAT_COLUMNS}, p.role from messenger.chats c
+          join messenger.chat_participants p on p.chat_id = c.id and p.user_id = ${userId} and p.status = 'Active'
+         where c.id = ${chatId} ${opts.lock ? sql`for update of c` : sql``}`,
+  );
+  return rows[0];
+}
+
+export async function chatByDirectKey(q: Runner, directKey: string): Promise<ChatRow | undefined> {
+  const rows = await rowsOf<ChatRow>(q, sql`select ${CHAT_COLUMNS} from messenger.chats c where c.direct_key = ${directKey}`);
+  return rows[0];
+}
+
+export async function insertChat(
+  tx: Tx,
+  c: { id: string; kind: ChatKind; title: string | null; directKey: string | null; createdByUserId: string; now: Date },
+): Promise<boolean> {
+  const rows = await rowsOf<{ id: string }>(
+    tx,
+    sql`insert into messenger.chats (id, kind, title, direct_key, created_by_user_id, created_at, updated_at)
+        values (${c.id}, ${c.kind}, ${c.title}, ${c.directKey}, ${c.createdByUserId}, ${c.now.toISOString()}, ${c.now.toISOString()})
+        on conflict (direct_key) do nothing returning id`,
+  );
+  return rows.length === 1;
+}
+
+export interface ParticipantRow {
+  id: string;
+  userId: string;
+  role: ParticipantRole;
+  status: 'Active' | 'Removed';
+  lastReadSeq: number;
+  joinedAt: string;
+}
+
+export async function participantsOf(q: Runner, chatId: string, opts: { activeOnly?: boolean } = {}): Promise<ParticipantRow[]> {
+  return rowsOf<ParticipantRow>(
+    q,
+    sql`select id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt"
+          from messenger.chat_participants where chat_id = ${chatId} ${opts.activeOnly ? sql`and status = 'Active'` : sql``}
+         order by joined_at, user_id`,
+  );
+}
+
+/** Adds the user, or makes a Removed participant Active again. Returns the participant id. */
+export async function upsertActiveParticipant(tx: Tx, chatId: string, userId: string, role: ParticipantRole, now: Date): Promise<string> {
+  const rows = await rowsOf<{ id: string }>(
+    tx,
+    sql`insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at)
+        values (${newId()}, ${chatId}, ${userId}, ${role}, 'Active', ${now.toISOString()}, ${now.toISOString()})
+        on conflict (chat_id, user_id) do update
+          set status = 'Active', role = excluded.role, removed_at = null, joined_at = excluded.joined_at, updated_at = excluded.updated_at
+        returning id`,
+  );
+  return rows[0]!.id;
+}
+
+export async function markParticipantRemoved(tx: Tx, chatId: string, userId: string, now: Date): Promise<boolean> {
+  const rows = await rowsOf<{ id: string }>(
+    tx,
+    sql`update messenger.chat_participants set status = 'Removed', removed_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
+         where chat_id = ${chatId} and user_id = ${userId} and status = 'Active' returning id`,
+  );
+  return rows.length === 1;
+}
+
+export async function insertChatEvent(
+  tx: Tx,
+  e: { chatId: string; kind: ChatEventKind; actorUserId: string; subjectUserId: string | null; now: Date },
+): Promise<string> {
+  const id = newId();
+  await tx.execute(
+    sql`insert into messenger.chat_events (id, chat_id, kind, actor_user_id, subject_user_id, created_at)
+        values (${id}, ${e.chatId}, ${e.kind}, ${e.actorUserId}, ${e.subjectUserId}, ${e.now.toISOString()})`,
+  );
+  return id;
+}
+
+/** Marks the chat changed; `membership` for participant changes (sends then re-read their recipients). */
+export async function touchChat(tx: Tx, chatId: string, now: Date, change: { title?: string; membership?: boolean } = {}): Promise<void> {
+  await tx.execute(
+    sql`update messenger.chats set updated_at = ${now.toISOString()}
+          ${change.title === undefined ? sql`` : sql`, title = ${change.title}`}
+          ${change.membership ? sql`, membership_version = membership_version + 1` : sql``}
+         where id = ${chatId}`,
+  );
+}
+
+/** The chats a user is an Active participant of, most recently active first (keyset on updatedAt, id). */
+export async function chatsOfUser(q: Runner, userId: string, limit: number, before?: { updatedAt: string; id: string }): Promise<ChatRow[]> {
+  return rowsOf<ChatRow>(
+    q,
+    sql`select ${CHAT_COLUMNS} from messenger.chats c
+          join messenger.chat_participants p on p.chat_id = c.id and p.user_id = ${userId} and p.status = 'Active'
+         ${before ? sql`where (c.updated_at, c.id) < (${before.updatedAt}::timestamptz, ${before.id}::uuid)` : sql``}
+         order by c.updated_at desc, c.id desc limit ${limit}`,
+  );
+}

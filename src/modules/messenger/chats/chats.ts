@@ -1,0 +1,191 @@
+import type { Principal } from '../../../platform/http/auth.ts';
+import { newId } from '../../../platform/time.ts';
+import {
+  chatByDirectKey,
+  chatForParticipant,
+  chatsOfUser,
+  insertChat,
+  insertChatEvent,
+  isoOf,
+  markParticipantRemoved,
+  participantsOf,
+  touchChat,
+  upsertActiveParticipant,
+  type ChatRow,
+  type ParticipantRow,
+  type Runner,
+} from './chat-sql.ts';
+import { blockedEitherWay } from '../contacts/blacklist.ts';
+import type { MessengerContext } from '../context.ts';
+import { ChatErrors } from '../errors.ts';
+import { chatGroup, type ChatKind } from './kinds.ts';
+import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+import { requireAddressableUser } from '../user-replica/replica-reads.ts';
+
+/**
+ * Chats and their participants (participant.md, chat-event.md): every change writes its chat event
+ * and the ChatUpdated push intent in one transaction. Group membership of open hub connections is
+ * changed right after the commit, and again by the dispatcher when it delivers the ChatUpdated.
+ */
+
+export interface ChatView {
+  id: string;
+  kind: ChatKind;
+  title: string | null;
+  createdByUserId: string;
+  lastSeq: number;
+  createdAt: string;
+  updatedAt: string;
+  participants: { userId: string; role: string; lastReadSeq: number; joinedAt: string }[];
+}
+
+export function chatView(c: ChatRow, participants: ParticipantRow[]): ChatView {
+  return {
+    id: c.id,
+    kind: c.kind,
+    title: c.title,
+    createdByUserId: c.createdByUserId,
+    lastSeq: c.lastSeq,
+    createdAt: isoOf(c.createdAt)!,
+    updatedAt: isoOf(c.updatedAt)!,
+    participants: participants.map((p) => ({ userId: p.userId, role: p.role, lastReadSeq: p.lastReadSeq, joinedAt: isoOf(p.joinedAt)! })),
+  };
+}
+
+/** The chat as its participant sees it; anyone else gets MSG_CHAT_NOT_FOUND. */
+export async function getChat(q: Runner, chatId: string, userId: string): Promise<ChatView> {
+  const chat = await chatForParticipant(q, chatId, userId);
+  if (!chat) throw ChatErrors.chatNotFound();
+  return chatView(chat, await participantsOf(q, chatId, { activeOnly: true }));
+}
+
+export async function listMyChats(q: Runner, userId: string, limit: number): Promise<ChatView[]> {
+  const chats = await chatsOfUser(q, userId, limit);
+  return Promise.all(chats.map(async (c) => chatView(c, await participantsOf(q, c.id, { activeOnly: true }))));
+}
+
+/** Best effort: the dispatcher repeats the change when it delivers the chat's ChatUpdated. */
+async function applyGroups(ctx: MessengerContext, op: 'join' | 'leave', userIds: string[], chatId: string): Promise<void> {
+  try {
+    for (const u of userIds) {
+      if (op === 'join') await ctx.hub.addUserToGroup(u, chatGroup(chatId));
+      else await ctx.hub.removeUserFromGroup(u, chatGroup(chatId));
+    }
+  } catch (err) {
+    ctx.log.warn({ err: { message: (err as Error).message }, chatId, op }, 'hub group change failed; the realtime dispatcher applies it on delivery');
+  }
+}
+
+const chatUpdated = (chatId: string, eventId: string): NewRealtimeRow => ({ kind: 'ChatUpdated', targetKind: 'ChatGroup', chatId, refId: eventId });
+
+export interface CreateChatInput {
+  kind: ChatKind;
+  title?: string;
+  memberUserIds: string[];
+}
+
+/**
+ * Direct: the caller and one other active user, one chat per pair (opening it again returns the
+ * existing one: `created` false). Group: a title and up to the participant cap; the caller is Owner.
+ */
+export async function createChat(ctx: MessengerContext, caller: Principal, input: CreateChatInput): Promise<{ chat: ChatView; created: boolean }> {
+  const me = caller.userId;
+  const others = [...new Set(input.memberUserIds.map((u) => u.toLowerCase()))].filter((u) => u !== me);
+  if (input.kind === 'Direct' && others.length !== 1) throw ChatErrors.invalidChat('a direct chat needs exactly one other user');
+  if (input.kind === 'Group' && !input.title?.trim()) throw ChatErrors.invalidChat('a group chat needs a title');
+  const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
+  if (others.length + 1 > max) throw ChatErrors.chatFull(max);
+  for (const u of others) await requireAddressableUser(ctx.pool, u);
+  const directKey = input.kind === 'Direct' ? [me, others[0]!].sort().join(':') : null;
+  if (directKey) {
+    if (await blockedEitherWay(ctx.db, me, others[0]!)) throw ChatErrors.blocked();
+    const existing = await chatByDirectKey(ctx.db, directKey);
+    if (existing) return { chat: await getChat(ctx.db, existing.id, me), created: false };
+  }
+  const now = ctx.clock.now();
+  const chatId = newId();
+  const created = await ctx.db.transaction(async (tx) => {
+    if (!(await insertChat(tx, { id: chatId, kind: input.kind, title: input.title?.trim() ?? null, directKey, createdByUserId: me, now }))) return false;
+    await upsertActiveParticipant(tx, chatId, me, input.kind === 'Group' ? 'Owner' : 'Member', now);
+    for (const u of others) await upsertActiveParticipant(tx, chatId, u, 'Member', now);
+    const eventId = await insertChatEvent(tx, { chatId, kind: 'Created', actorUserId: me, subjectUserId: null, now });
+    await enqueueRealtime(tx, [chatUpdated(chatId, eventId)], now);
+    return true;
+  });
+  if (!created) return { chat: await getChat(ctx.db, (await chatByDirectKey(ctx.db, directKey!))!.id, me), created: false };
+  await applyGroups(ctx, 'join', [me, ...others], chatId);
+  return { chat: await getChat(ctx.db, chatId, me), created: true };
+}
+
+/** Owner or admin; group chats only. */
+function requireManager(chat: ChatRow & { role: string }, caller: Principal): void {
+  if (chat.kind === 'Direct') throw ChatErrors.directChatFixed();
+  if (chat.role !== 'Owner' && !caller.admin) throw ChatErrors.notChatOwner();
+}
+
+export async function renameChat(ctx: MessengerContext, caller: Principal, chatId: string, title: string): Promise<ChatView> {
+  const clean = title.trim();
+  if (!clean) throw ChatErrors.invalidChat('a group chat needs a title');
+  const now = ctx.clock.now();
+  await ctx.db.transaction(async (tx) => {
+    const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
+    if (!chat) throw ChatErrors.chatNotFound();
+    requireManager(chat, caller);
+    await touchChat(tx, chatId, now, { title: clean });
+    const eventId = await insertChatEvent(tx, { chatId, kind: 'Renamed', actorUserId: caller.userId, subjectUserId: null, now });
+    await enqueueRealtime(tx, [chatUpdated(chatId, eventId)], now);
+  });
+  return getChat(ctx.db, chatId, caller.userId);
+}
+
+/** Added participants see the chat at once: their open connections join chat:{ChatId} (UC-MSG-008). */
+export async function addParticipants(ctx: MessengerContext, caller: Principal, chatId: string, userIds: string[]): Promise<ChatView> {
+  const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))];
+  for (const u of wanted) await requireAddressableUser(ctx.pool, u);
+  const now = ctx.clock.now();
+  const added = await ctx.db.transaction(async (tx) => {
+    const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
+    if (!chat) throw ChatErrors.chatNotFound();
+    requireManager(chat, caller);
+    const active = new Set((await participantsOf(tx, chatId, { activeOnly: true })).map((p) => p.userId));
+    const fresh = wanted.filter((u) => !active.has(u));
+    const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
+    if (active.size + fresh.length > max) throw ChatErrors.chatFull(max);
+    const rows: NewRealtimeRow[] = [];
+    for (const u of fresh) {
+      await upsertActiveParticipant(tx, chatId, u, 'Member', now);
+      rows.push(chatUpdated(chatId, await insertChatEvent(tx, { chatId, kind: 'ParticipantAdded', actorUserId: caller.userId, subjectUserId: u, now })));
+    }
+    if (fresh.length > 0) {
+      await touchChat(tx, chatId, now, { membership: true });
+      await enqueueRealtime(tx, rows, now);
+    }
+    return fresh;
+  });
+  await applyGroups(ctx, 'join', added, chatId);
+  return getChat(ctx.db, chatId, caller.userId);
+}
+
+/**
+ * Removes a participant (owner or admin), or the caller itself (leaving). Its open connections leave
+ * chat:{ChatId} right after the commit and receive nothing more from the chat; it is told through
+ * its own user:{UserId} group.
+ */
+export async function removeParticipant(ctx: MessengerContext, caller: Principal, chatId: string, userId: string): Promise<void> {
+  const subject = userId.toLowerCase();
+  const now = ctx.clock.now();
+  await ctx.db.transaction(async (tx) => {
+    const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
+    if (!chat) throw ChatErrors.chatNotFound();
+    if (chat.kind === 'Direct') throw ChatErrors.directChatFixed();
+    if (subject !== caller.userId) requireManager(chat, caller);
+    const target = (await participantsOf(tx, chatId, { activeOnly: true })).find((p) => p.userId === subject);
+    if (!target) throw ChatErrors.participantNotFound();
+    if (target.role === 'Owner') throw ChatErrors.ownerCannotLeave();
+    await markParticipantRemoved(tx, chatId, subject, now);
+    await touchChat(tx, chatId, now, { membership: true });
+    const eventId = await insertChatEvent(tx, { chatId, kind: 'ParticipantRemoved', actorUserId: caller.userId, subjectUserId: subject, now });
+    await enqueueRealtime(tx, [chatUpdated(chatId, eventId), { kind: 'ChatUpdated', targetKind: 'User', targetUserId: subject, chatId, refId: eventId }], now);
+  });
+  await applyGroups(ctx, 'leave', [subject], chatId);
+}

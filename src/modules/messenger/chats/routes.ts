@@ -1,0 +1,93 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ErrorBody } from '../../../platform/http/errors.ts';
+import { addParticipants, createChat, getChat, listMyChats, removeParticipant, renameChat } from './chats.ts';
+import {
+  AddParticipantsBody,
+  ChatList,
+  ChatListQuery,
+  ChatParams,
+  ChatView,
+  CreateChatBody,
+  ParticipantParams,
+  RenameChatBody,
+} from './schemas.ts';
+import type { MessengerContext } from '../context.ts';
+
+const tags = ['messenger-chats'];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const base = '/api/messenger/chats';
+
+  r.post(
+    base,
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'Create a group chat, or open the direct chat with a user (200 with the existing one)',
+        body: CreateChatBody,
+        response: { 200: ChatView, 201: ChatView, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const { chat, created } = await createChat(ctx, req.principal!, req.body);
+      return reply.code(created ? 201 : 200).send(chat);
+    },
+  );
+
+  r.get(
+    base,
+    { preHandler: app.requireUser, schema: { tags, summary: 'My chats, most recently active first', querystring: ChatListQuery, response: { 200: ChatList, ...errors } } },
+    async (req) => ({ items: await listMyChats(ctx.db, req.principal!.userId, req.query.limit ?? 50) }),
+  );
+
+  r.get(
+    `${base}/:chatId`,
+    { preHandler: app.requireUser, schema: { tags, summary: 'A chat I take part in', params: ChatParams, response: { 200: ChatView, ...errors } } },
+    async (req) => getChat(ctx.db, req.params.chatId, req.principal!.userId),
+  );
+
+  r.patch(
+    `${base}/:chatId`,
+    {
+      preHandler: app.requireUser,
+      schema: { tags, summary: 'Rename a group chat (owner or admin); pushes ChatUpdated', params: ChatParams, body: RenameChatBody, response: { 200: ChatView, ...errors } },
+    },
+    async (req) => renameChat(ctx, req.principal!, req.params.chatId, req.body.title),
+  );
+
+  r.post(
+    `${base}/:chatId/participants`,
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: "Add participants to a group chat (owner or admin); their open connections join the chat's group at once",
+        params: ChatParams,
+        body: AddParticipantsBody,
+        response: { 200: ChatView, ...errors },
+      },
+    },
+    async (req) => addParticipants(ctx, req.principal!, req.params.chatId, req.body.userIds),
+  );
+
+  r.delete(
+    `${base}/:chatId/participants/:userId`,
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: "Remove a participant (owner or admin) or leave (yourself); its connections leave the chat's group at once",
+        params: ParticipantParams,
+        response: { 204: { type: 'null' }, ...errors },
+      },
+    },
+    async (req, reply) => {
+      await removeParticipant(ctx, req.principal!, req.params.chatId, req.params.userId);
+      return reply.code(204).send();
+    },
+  );
+}

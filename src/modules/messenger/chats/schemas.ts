@@ -1,0 +1,89 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import { MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
+import { CHAT_KINDS } from './kinds.ts';
+
+/** TypeBox schemas of the chats and messages REST surface (camelCase bodies), shared by routes and tests. */
+
+export const Uuid = Type.String({ format: 'uuid' });
+export const Timestamp = Type.String({ format: 'date-time' });
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+export const ChatParams = Type.Object({ chatId: Uuid });
+export const MessageParams = Type.Object({ chatId: Uuid, messageId: Uuid });
+export const ParticipantParams = Type.Object({ chatId: Uuid, userId: Uuid });
+
+export const CreateChatBody = Type.Object(
+  {
+    kind: literals(CHAT_KINDS),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    memberUserIds: Type.Array(Uuid, { maxItems: 1000, description: 'The other participants (Direct: exactly one)' }),
+  },
+  { additionalProperties: false },
+);
+export const RenameChatBody = Type.Object({ title: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const AddParticipantsBody = Type.Object({ userIds: Type.Array(Uuid, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
+
+export const ChatView = Type.Object({
+  id: Uuid,
+  kind: literals(CHAT_KINDS),
+  title: Nullable(Type.String()),
+  createdByUserId: Uuid,
+  lastSeq: Type.Integer(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  participants: Type.Array(Type.Object({ userId: Uuid, role: Type.String(), lastReadSeq: Type.Integer(), joinedAt: Timestamp })),
+});
+export const ChatList = Type.Object({ items: Type.Array(ChatView) });
+export const ChatListQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) },
+  { additionalProperties: false },
+);
+
+export const FileMetaSchema = Type.Object(
+  {
+    fileId: Type.String({ minLength: 1, maxLength: 200 }),
+    fileName: Type.String({ minLength: 1, maxLength: 255 }),
+    contentType: Type.String({ minLength: 1, maxLength: 127 }),
+    size: Type.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+export const SendMessageBody = Type.Object(
+  {
+    kind: literals(MESSAGE_CONTENT_KINDS),
+    body: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000 })),
+    fileMeta: Type.Optional(FileMetaSchema),
+    cardText: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000 })),
+  },
+  { additionalProperties: false },
+);
+export const EditMessageBody = Type.Object(
+  { body: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000 })), cardText: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000 })) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const MessageView = Type.Object({
+  id: Uuid,
+  chatId: Uuid,
+  seq: Type.Integer({ minimum: 1 }),
+  senderUserId: Uuid,
+  kind: literals(MESSAGE_CONTENT_KINDS),
+  body: Nullable(Type.String()),
+  fileMeta: Nullable(FileMetaSchema),
+  cardText: Nullable(Type.String()),
+  sentAt: Timestamp,
+  editedAt: Nullable(Timestamp),
+  deleted: Type.Boolean(),
+});
+export const ListMessagesQuery = Type.Object(
+  {
+    afterSeq: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Messages with Seq greater than this' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+export const MessageList = Type.Object({ items: Type.Array(MessageView), lastSeq: Type.Integer({ description: "The chat's current last Seq" }) });
+export const ReadBody = Type.Object({ seq: Type.Integer({ minimum: 0 }) }, { additionalProperties: false });
+export const ReadReply = Type.Object({ lastReadSeq: Type.Integer() });

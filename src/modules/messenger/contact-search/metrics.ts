@@ -1,0 +1,27 @@
+import { counter, gauge, type Registry } from '../../../platform/observability/metrics.ts';
+import type pg from 'pg';
+import { countPending } from './sql.ts';
+
+/** Metrics of the contact search index (seed 002 names where it gives them, the messenger_ prefix otherwise). */
+export function createContactSearchMetrics(registry: Registry, pool: pg.Pool) {
+  return {
+    indexFailures: counter(registry, {
+      name: 'messenger_contact_search_index_failures_total',
+      help: 'Search documents the index refused or could not take (retried by the indexer, reconciled by the rebuild job), by stage',
+      labelNames: ['stage'] as const,
+    }),
+    pending: gauge(registry, {
+      name: 'messenger_contact_search_pending_documents',
+      help: 'Replica rows whose search document waits to be written (grows while the index is down)',
+      async collect() {
+        try {
+          this.set(await countPending(pool));
+        } catch {
+          // The database is down: /health says so; keep the last value.
+        }
+      },
+    }),
+  };
+}
+
+export type ContactSearchMetrics = ReturnType<typeof createContactSearchMetrics>;

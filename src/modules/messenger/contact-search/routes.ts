@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { ErrorBody } from '../../../platform/http/errors.ts';
+import { searchContactByPhone, type ContactSearchDeps } from './search.ts';
+
+/** TypeBox schemas of contact search's REST surface (camelCase bodies). */
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Uuid = Type.String({ format: 'uuid' });
+const Timestamp = Type.String({ format: 'date-time' });
+
+export const ContactSearchQuery = Type.Object(
+  { phone: Type.String({ minLength: 1, maxLength: 40, description: 'Phone in any usual notation ("8 (999) 123-45-67", "+7 999 1234567")' }) },
+  { additionalProperties: false },
+);
+
+export const ContactSearchReply = Type.Object({
+  userId: Uuid,
+  firstName: Type.String(),
+  middleName: Nullable(Type.String()),
+  lastName: Type.String({ description: 'Masked ("И***") until the contact is Accepted (INV-MU-3)' }),
+  lastNameMasked: Type.Boolean(),
+  phoneNumber: Type.String({ description: 'E.164' }),
+});
+
+const tags = ['messenger'];
+
+export function registerContactSearchRoutes(app: FastifyInstance, search: ContactSearchDeps): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get(
+    '/api/messenger/contacts/search',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'Find an active user by phone (global contact search); the last name is masked until the contact is Accepted',
+        querystring: ContactSearchQuery,
+        response: { 200: ContactSearchReply, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 503: ErrorBody },
+      },
+    },
+    async (req) => searchContactByPhone(search, req.principal!.userId, req.query.phone),
+  );
+}

@@ -1,0 +1,108 @@
+import type { Queryable } from '../../../platform/db/index.ts';
+import type { MessengerContactSearchDocument } from './port.ts';
+
+/** SQL of the contact search indexer and rebuild job: the pending queue and replica scans. */
+
+const DOCUMENT = `u.id as "userId", u.first_name as "firstName", u.middle_name as "middleName", u.last_name as "lastName",
+  u.phone_number as "phoneNumber", u.is_active as "isActive", u.revision`;
+
+type DocRow = Omit<MessengerContactSearchDocument, 'revision'> & { revision: string };
+const toDocument = (r: DocRow): MessengerContactSearchDocument => ({ ...r, revision: Number(r.revision) });
+
+export interface PendingDocument {
+  doc: MessengerContactSearchDocument;
+  attempts: number;
+}
+
+/**
+ * Up to `limit` queued documents due at `now`, oldest first, read with the replica row as it is
+ * now. No lock is held: the indexer runs single-runner, and a change committed meanwhile raises
+ * the queued revision, so `deleteIndexed` leaves that row for the next round.
+ */
+export async function selectDuePending(db: Queryable, now: Date, limit: number): Promise<PendingDocument[]> {
+  const { rows } = await db.query<DocRow & { attempts: number }>(
+    `select ${DOCUMENT}, p.attempts
+       from messenger.contact_search_pending p
+       join messenger.users u on u.id = p.user_id
+      where p.next_attempt_at <= $1
+      order by p.next_attempt_at
+      limit $2`,
+    [now, limit],
+  );
+  return rows.map(({ attempts, ...r }) => ({ doc: toDocument(r), attempts }));
+}
+
+/**
+ * Removes queue rows whose revision is now indexed (a newer queued revision stays). Rows locked by
+ * a consumer transaction are skipped, never waited for: that transaction is raising their revision
+ * anyway, and waiting could deadlock against its other rows.
+ */
+export async function deleteIndexed(db: Queryable, docs: readonly MessengerContactSearchDocument[]): Promise<number> {
+  if (docs.length === 0) return 0;
+  const res = await db.query(
+    `delete from messenger.contact_search_pending p
+      where p.user_id in (
+        select q.user_id from messenger.contact_search_pending q
+          join unnest($1::uuid[], $2::bigint[]) as d(user_id, revision) on q.user_id = d.user_id and q.revision <= d.revision
+         -- Drives the read through the primary key: without it the planner hashes the whole
+         -- queue, which costs most when the queue is longest (a backlog).
+         where q.user_id = any($1::uuid[])
+         for update of q skip locked)`,
+    [docs.map((d) => d.userId), docs.map((d) => d.revision)],
+  );
+  return res.rowCount ?? 0;
+}
+
+/** Puts failed documents back with their next attempt time (computed by the caller per attempt). */
+export async function rescheduleFailed(db: Queryable, failed: readonly { userId: string; nextAttemptAt: Date }[]): Promise<void> {
+  if (failed.length === 0) return;
+  // Locked rows are skipped: a consumer transaction is resetting them for an immediate attempt.
+  await db.query(
+    `update messenger.contact_search_pending p
+        set attempts = p.attempts + 1, next_attempt_at = d.next_attempt_at
+       from unnest($1::uuid[], $2::timestamptz[]) as d(user_id, next_attempt_at)
+      where p.user_id = d.user_id
+        and p.user_id in (select q.user_id from messenger.contact_search_pending q
+                           where q.user_id = any($1::uuid[]) for update of q skip locked)`,
+    [failed.map((f) => f.userId), failed.map((f) => f.nextAttemptAt)],
+  );
+}
+
+/** Queues documents for the indexer (the rebuild job hands it what the index refused). */
+export async function enqueuePending(db: Queryable, docs: readonly MessengerContactSearchDocument[], now: Date): Promise<void> {
+  if (docs.length === 0) return;
+  await db.query(
+    `insert into messenger.contact_search_pending (user_id, revision, enqueued_at, attempts, next_attempt_at)
+     select user_id, revision, $3, 0, $3 from unnest($1::uuid[], $2::bigint[]) as d(user_id, revision)
+     on conflict (user_id) do update set revision = greatest(contact_search_pending.revision, excluded.revision)`,
+    [docs.map((d) => d.userId), docs.map((d) => d.revision), now],
+  );
+}
+
+export async function countPending(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(`select count(*) as n from messenger.contact_search_pending`);
+  return Number(rows[0]!.n);
+}
+
+/** Replica rows after `after` in id order (keyset pagination for the rebuild job). */
+export async function selectReplicaPage(db: Queryable, after: string | null, limit: number): Promise<MessengerContactSearchDocument[]> {
+  const { rows } = await db.query<DocRow>(
+    `select ${DOCUMENT} from messenger.users u
+      where $1::uuid is null or u.id > $1::uuid
+      order by u.id limit $2`,
+    [after, limit],
+  );
+  return rows.map(toDocument);
+}
+
+/** Which of these ids have a replica row. */
+export async function existingReplicaIds(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>(`select id from messenger.users where id = any($1::uuid[])`, [ids]);
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function countReplica(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(`select count(*) as n from messenger.users`);
+  return Number(rows[0]!.n);
+}

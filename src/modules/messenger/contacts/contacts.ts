@@ -1,0 +1,142 @@
+import type { MessengerSettings } from '../settings.ts';
+import { sql } from 'drizzle-orm';
+import { newId } from '../../../platform/time.ts';
+import { isoOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
+import type { ContactStatusLookup } from '../contact-search/search.ts';
+import { blockedEitherWay } from './blacklist.ts';
+import type { MessengerContext } from '../context.ts';
+import { ChatErrors, ContactErrors, MessengerErrors } from '../errors.ts';
+import type { ContactStatus } from './kinds.ts';
+import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import { toE164 } from '../user-replica/rules.ts';
+
+/**
+ * Contacts (contact.md): a request by phone (the addressee resolved in the user replica), accept,
+ * remove (which also declines or withdraws a request). One row per pair of users; a removed pair
+ * can be requested again. Each change pushes to the other party's user:{UserId}.
+ */
+
+export interface ContactView {
+  id: string;
+  /** The other party. */
+  userId: string;
+  status: Exclude<ContactStatus, 'Removed'>;
+  direction: 'Outgoing' | 'Incoming';
+  createdAt: string;
+  acceptedAt: string | null;
+}
+
+interface ContactRow {
+  id: string;
+  requesterUserId: string;
+  addresseeUserId: string;
+  status: ContactStatus;
+  createdAt: string;
+  acceptedAt: string | null;
+}
+
+const COLUMNS = sql.raw(`id, requester_user_id as "requesterUserId", addressee_user_id as "addresseeUserId", status,
+  created_at as "createdAt", accepted_at as "acceptedAt"`);
+
+const viewFor = (me: string, c: ContactRow): ContactView => ({
+  id: c.id,
+  userId: c.requesterUserId === me ? c.addresseeUserId : c.requesterUserId,
+  status: c.status as ContactView['status'],
+  direction: c.requesterUserId === me ? 'Outgoing' : 'Incoming',
+  createdAt: isoOf(c.createdAt)!,
+  acceptedAt: isoOf(c.acceptedAt),
+});
+
+/** The active replica user holding this E.164 phone (the replica is the messenger's local source for users). */
+async function activeUserByPhone(q: Runner, phone: string): Promise<string | undefined> {
+  const rows = await rowsOf<{ id: string }>(q, sql`select id from messenger.users where phone_number = ${phone} and is_active`);
+  return rows[0]?.id;
+}
+
+export async function requestContact(ctx: MessengerContext, me: string, phoneInput: string): Promise<ContactView> {
+  const phone = toE164(phoneInput.trim(), ctx.settings.MESSENGER_PHONE_DEFAULT_REGION);
+  if (!phone) throw MessengerErrors.invalidPhone();
+  const other = await activeUserByPhone(ctx.db, phone);
+  if (!other) throw MessengerErrors.contactUserNotFound();
+  if (other === me) throw ContactErrors.self();
+  if (await blockedEitherWay(ctx.db, me, other)) throw ChatErrors.blocked();
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (tx) => {
+    // A removed pair is requested again on the same row; a live one is a conflict.
+    const [row] = await rowsOf<ContactRow>(
+      tx,
+      sql`insert into messenger.contacts (id, requester_user_id, addressee_user_id, status, created_at, updated_at)
+          values (${newId()}, ${me}, ${other}, 'Pending', ${now.toISOString()}, ${now.toISOString()})
+          on conflict (least(requester_user_id, addressee_user_id), greatest(requester_user_id, addressee_user_id)) do update
+            set requester_user_id = excluded.requester_user_id, addressee_user_id = excluded.addressee_user_id, status = 'Pending',
+                removed_by_user_id = null, accepted_at = null, created_at = excluded.created_at, updated_at = excluded.updated_at
+            where messenger.contacts.status = 'Removed'
+          returning ${COLUMNS}`,
+    );
+    if (!row) throw ContactErrors.exists();
+    await enqueueRealtime(tx, [{ kind: 'ContactRequestReceived', targetKind: 'User', targetUserId: other, refId: row.id }], now);
+    return viewFor(me, row);
+  });
+}
+
+async function lockContactOf(tx: Runner, me: string, contactId: string): Promise<ContactRow> {
+  const [row] = await rowsOf<ContactRow>(
+    tx,
+    sql`select ${COLUMNS} from messenger.contacts where id = ${contactId} and ${me} in (requester_user_id, addressee_user_id)
+          and status <> 'Removed' for update`,
+  );
+  if (!row) throw ContactErrors.notFound();
+  return row;
+}
+
+export async function acceptContact(ctx: MessengerContext, me: string, contactId: string): Promise<ContactView> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (tx) => {
+    const c = await lockContactOf(tx, me, contactId);
+    if (c.addresseeUserId !== me) throw ContactErrors.notAddressee();
+    if (c.status !== 'Pending') throw ContactErrors.notPending();
+    const [row] = (await rowsOf<ContactRow>(
+      tx,
+      sql`update messenger.contacts set status = 'Accepted', accepted_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
+           where id = ${contactId} returning ${COLUMNS}`,
+    )) as [ContactRow];
+    await enqueueRealtime(tx, [{ kind: 'ContactRequestAccepted', targetKind: 'User', targetUserId: c.requesterUserId, refId: c.id }], now);
+    return viewFor(me, row);
+  });
+}
+
+/** Removes a contact, declines an incoming request or withdraws an outgoing one. */
+export async function removeContact(ctx: MessengerContext, me: string, contactId: string): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.db.transaction(async (tx) => {
+    const c = await lockContactOf(tx, me, contactId);
+    await tx.execute(
+      sql`update messenger.contacts set status = 'Removed', removed_by_user_id = ${me}, updated_at = ${now.toISOString()} where id = ${contactId}`,
+    );
+    const other = c.requesterUserId === me ? c.addresseeUserId : c.requesterUserId;
+    await enqueueRealtime(tx, [{ kind: 'ContactRemoved', targetKind: 'User', targetUserId: other, refId: c.id }], now);
+  });
+}
+
+export async function listContacts(q: Runner, me: string): Promise<ContactView[]> {
+  const rows = await rowsOf<ContactRow>(
+    q,
+    sql`select ${COLUMNS} from messenger.contacts where ${me} in (requester_user_id, addressee_user_id) and status <> 'Removed'
+         order by created_at desc, id limit 5000`,
+  );
+  return rows.map((r) => viewFor(me, r));
+}
+
+/** The viewer's contact status with a user, for contact search: only 'Accepted' unmasks the last name (INV-MU-3). */
+export function contactStatusLookup(q: Runner): ContactStatusLookup {
+  return async (viewer, target) => {
+    const rows = await rowsOf<{ status: string }>(
+      q,
+      sql`select status from messenger.contacts
+           where least(requester_user_id, addressee_user_id) = least(${viewer}::uuid, ${target}::uuid)
+             and greatest(requester_user_id, addressee_user_id) = greatest(${viewer}::uuid, ${target}::uuid)
+             and status <> 'Removed'`,
+    );
+    return rows[0]?.status ?? null;
+  };
+}

@@ -1,0 +1,93 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ErrorBody } from '../../../platform/http/errors.ts';
+import { Nullable, Timestamp, Uuid } from '../chats/schemas.ts';
+import { acceptContact, listContacts, removeContact, requestContact } from './contacts.ts';
+import { listBlocked, setBlocked } from './blacklist.ts';
+import type { MessengerContext } from '../context.ts';
+
+const ContactView = Type.Object({
+  id: Uuid,
+  userId: Uuid,
+  status: Type.Union([Type.Literal('Pending'), Type.Literal('Accepted')]),
+  direction: Type.Union([Type.Literal('Outgoing'), Type.Literal('Incoming')]),
+  createdAt: Timestamp,
+  acceptedAt: Nullable(Timestamp),
+});
+const BlacklistEntry = Type.Object({
+  id: Uuid,
+  blockedUserId: Uuid,
+  status: Type.Union([Type.Literal('Blocked'), Type.Literal('Unblocked')]),
+  updatedAt: Timestamp,
+});
+const ContactRequestBody = Type.Object(
+  { phone: Type.String({ minLength: 1, maxLength: 40, description: 'Phone in any usual notation; resolved to an active user' }) },
+  { additionalProperties: false },
+);
+
+const tags = ['messenger-contacts'];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get(
+    '/api/messenger/contacts',
+    { preHandler: app.requireUser, schema: { tags, summary: 'My contacts and pending requests (both directions)', response: { 200: Type.Object({ items: Type.Array(ContactView) }), ...errors } } },
+    async (req) => ({ items: await listContacts(ctx.db, req.principal!.userId) }),
+  );
+
+  r.post(
+    '/api/messenger/contacts/requests',
+    {
+      preHandler: app.requireUser,
+      schema: { tags, summary: 'Ask the user with this phone to become a contact (pushes contact_request_received)', body: ContactRequestBody, response: { 201: ContactView, 503: ErrorBody, ...errors } },
+    },
+    async (req, reply) => reply.code(201).send(await requestContact(ctx, req.principal!.userId, req.body.phone)),
+  );
+
+  r.post(
+    '/api/messenger/contacts/:contactId/accept',
+    {
+      preHandler: app.requireUser,
+      schema: { tags, summary: 'Accept an incoming request (pushes contact_request_accepted to the requester)', params: Type.Object({ contactId: Uuid }), response: { 200: ContactView, ...errors } },
+    },
+    async (req) => acceptContact(ctx, req.principal!.userId, req.params.contactId),
+  );
+
+  r.delete(
+    '/api/messenger/contacts/:contactId',
+    {
+      preHandler: app.requireUser,
+      schema: { tags, summary: 'Remove a contact, decline or withdraw a request (pushes contact_removed to the other party)', params: Type.Object({ contactId: Uuid }), response: { 204: { type: 'null' }, ...errors } },
+    },
+    async (req, reply) => {
+      await removeContact(ctx, req.principal!.userId, req.params.contactId);
+      return reply.code(204).send();
+    },
+  );
+
+  r.get(
+    '/api/messenger/blacklist',
+    { preHandler: app.requireUser, schema: { tags, summary: 'Users I blocked', response: { 200: Type.Object({ items: Type.Array(BlacklistEntry) }), ...errors } } },
+    async (req) => ({ items: await listBlocked(ctx.db, req.principal!.userId) }),
+  );
+
+  for (const [method, blocked] of [['PUT', true], ['DELETE', false]] as const) {
+    r.route({
+      method,
+      url: '/api/messenger/blacklist/:userId',
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: blocked
+          ? 'Block a user: they cannot message you in a direct chat or call you (UC-MSG-004); pushes blacklist_changed to your devices'
+          : 'Unblock a user',
+        params: Type.Object({ userId: Uuid }),
+        response: { 200: BlacklistEntry, ...errors },
+      },
+      handler: async (req) => setBlocked(ctx, req.principal!.userId, (req.params as { userId: string }).userId, blocked),
+    });
+  }
+}

@@ -1,0 +1,40 @@
+import { sql } from 'drizzle-orm';
+import { isoOf } from '../chats/chat-sql.ts';
+import type { FileMeta } from './rules.ts';
+import type { MessageContentKind } from './rules.ts';
+
+/** A message row as the messenger's statements return it, and the view clients get of it. */
+
+export interface MessageRow {
+  id: string;
+  chatId: string;
+  seq: number;
+  senderUserId: string;
+  kind: MessageContentKind;
+  body: string | null;
+  fileMeta: FileMeta | null;
+  cardText: string | null;
+  sentAt: string;
+  editedAt: string | null;
+  deletedAt: string | null;
+}
+
+/** What clients see: the row with `deleted` instead of the deletion time. */
+export type MessageView = Omit<MessageRow, 'deletedAt'> & { deleted: boolean };
+
+export const MESSAGE_COLUMNS = sql.raw(`id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
+  file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt"`);
+
+export const messageView = (m: MessageRow): MessageView => ({
+  id: m.id,
+  chatId: m.chatId,
+  seq: m.seq,
+  senderUserId: m.senderUserId,
+  kind: m.kind,
+  body: m.body,
+  fileMeta: m.fileMeta,
+  cardText: m.cardText,
+  sentAt: isoOf(m.sentAt)!,
+  editedAt: isoOf(m.editedAt),
+  deleted: m.deletedAt !== null,
+});

@@ -1,0 +1,109 @@
+import { sql } from 'drizzle-orm';
+import type { Principal } from '../../../platform/http/auth.ts';
+import { chatForParticipant, rowsOf, type Runner } from '../chats/chat-sql.ts';
+import { contentProblem, isEditable, withinEditWindow } from './rules.ts';
+import type { MessengerContext } from '../context.ts';
+import { ChatErrors } from '../errors.ts';
+import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
+
+/**
+ * Messages (message.md): edit, delete, list-messages and read receipts (sending is in
+ * send.ts). Each change writes its realtime push intent in the same transaction. A deleted
+ * message stays as a tombstone without content.
+ */
+
+async function requireChat(q: Runner, chatId: string, userId: string, lock = false) {
+  const chat = await chatForParticipant(q, chatId, userId, { lock });
+  if (!chat) throw ChatErrors.chatNotFound();
+  return chat;
+}
+
+/** The message, locked, when the caller sees the chat and may change it (its sender, or an admin when allowed). */
+async function lockMessage(tx: Runner, chatId: string, messageId: string, caller: Principal, adminMay: boolean): Promise<MessageRow> {
+  await requireChat(tx, chatId, caller.userId);
+  const [m] = await rowsOf<MessageRow>(tx, sql`select ${MESSAGE_COLUMNS} from messenger.messages where id = ${messageId} and chat_id = ${chatId} for update`);
+  if (!m) throw ChatErrors.messageNotFound();
+  if (m.senderUserId !== caller.userId && !(adminMay && caller.admin)) throw ChatErrors.notSender();
+  return m;
+}
+
+/** The sender edits a text or card message within the edit window, 60 s by default (UC-MSG-003). */
+export async function editMessage(
+  ctx: MessengerContext,
+  caller: Principal,
+  chatId: string,
+  messageId: string,
+  change: { body?: string; cardText?: string },
+): Promise<MessageView> {
+  const now = ctx.clock.now();
+  const window = ctx.settings.MESSENGER_REALTIME_EDIT_WINDOW_SECONDS;
+  return ctx.db.transaction(async (tx) => {
+    const m = await lockMessage(tx, chatId, messageId, caller, false);
+    if (m.deletedAt !== null) throw ChatErrors.messageDeleted();
+    if (!isEditable(m.kind)) throw ChatErrors.notEditable();
+    if (!withinEditWindow(new Date(m.sentAt), now, window)) throw ChatErrors.editWindowExpired(window);
+    const problem = contentProblem({ kind: m.kind, ...change }, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
+    if (problem) throw ChatErrors.invalidMessage(problem);
+    const [row] = (await rowsOf<MessageRow>(
+      tx,
+      sql`update messenger.messages set body = ${change.body ?? null}, card_text = ${change.cardText ?? null}, edited_at = ${now.toISOString()}
+           where id = ${messageId} returning ${MESSAGE_COLUMNS}`,
+    )) as [MessageRow];
+    await enqueueRealtime(tx, [{ kind: 'MessageEdited', targetKind: 'ChatGroup', chatId, messageId, seq: m.seq }], now);
+    return messageView(row);
+  });
+}
+
+/** The sender (or an admin) deletes: the content is erased, the Seq stays as a tombstone. Deleting twice is a no-op. */
+export async function deleteMessage(ctx: MessengerContext, caller: Principal, chatId: string, messageId: string): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.db.transaction(async (tx) => {
+    const m = await lockMessage(tx, chatId, messageId, caller, true);
+    if (m.deletedAt !== null) return;
+    await tx.execute(
+      sql`update messenger.messages set body = null, file_meta = null, card_text = null, deleted_at = ${now.toISOString()} where id = ${messageId}`,
+    );
+    await enqueueRealtime(tx, [{ kind: 'MessageDeleted', targetKind: 'ChatGroup', chatId, messageId, seq: m.seq }], now);
+  });
+}
+
+/** list-messages, the source of truth clients refill from: Seq > afterSeq, ascending, tombstones included. */
+export async function listMessages(
+  q: Runner,
+  caller: Principal,
+  chatId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<{ items: MessageView[]; lastSeq: number }> {
+  const chat = await requireChat(q, chatId, caller.userId);
+  const rows = await rowsOf<MessageRow>(
+    q,
+    sql`select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq > ${afterSeq} order by seq limit ${limit}`,
+  );
+  return { items: rows.map(messageView), lastSeq: chat.lastSeq };
+}
+
+/** Read receipt: LastReadSeq only moves forward, up to the chat's LastSeq; a change is pushed as ReadReceiptUpdated. */
+export async function markRead(ctx: MessengerContext, caller: Principal, chatId: string, seq: number): Promise<{ lastReadSeq: number }> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (tx) => {
+    const chat = await requireChat(tx, chatId, caller.userId);
+    const target = Math.min(seq, chat.lastSeq);
+    const [moved] = await rowsOf<{ id: string; lastReadSeq: number }>(
+      tx,
+      sql`update messenger.chat_participants set last_read_seq = ${target}, updated_at = ${now.toISOString()}
+           where chat_id = ${chatId} and user_id = ${caller.userId} and status = 'Active' and last_read_seq < ${target}
+           returning id, last_read_seq::float8 as "lastReadSeq"`,
+    );
+    if (!moved) {
+      const [p] = await rowsOf<{ lastReadSeq: number }>(
+        tx,
+        sql`select last_read_seq::float8 as "lastReadSeq" from messenger.chat_participants where chat_id = ${chatId} and user_id = ${caller.userId}`,
+      );
+      return { lastReadSeq: p?.lastReadSeq ?? 0 };
+    }
+    await enqueueRealtime(tx, [{ kind: 'ReadReceiptUpdated', targetKind: 'ChatGroup', chatId, refId: moved.id, seq: moved.lastReadSeq }], now);
+    return { lastReadSeq: moved.lastReadSeq };
+  });
+}

@@ -1,0 +1,81 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ErrorBody } from '../../../platform/http/errors.ts';
+import { ChatParams, EditMessageBody, ListMessagesQuery, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from '../chats/schemas.ts';
+import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
+import { sendMessage } from './send.ts';
+import type { MessengerContext } from '../context.ts';
+
+const tags = ['messenger-messages'];
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const base = '/api/messenger/chats/:chatId/messages';
+
+  r.post(
+    base,
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'Send a message (text body, file meta or card); gets the next Seq of the chat and is pushed as message_received',
+        params: ChatParams,
+        body: SendMessageBody,
+        response: { 201: MessageView, ...errors },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await sendMessage(ctx, req.principal!, req.params.chatId, req.body)),
+  );
+
+  r.get(
+    base,
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'list-messages: the source of truth clients refill from (Seq > afterSeq, ascending, deleted ones as tombstones)',
+        params: ChatParams,
+        querystring: ListMessagesQuery,
+        response: { 200: MessageList, ...errors },
+      },
+    },
+    async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query.afterSeq ?? 0, req.query.limit ?? 100),
+  );
+
+  r.patch(
+    `${base}/:messageId`,
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'Edit your text or card message within the edit window (UC-MSG-003; later → MSG_MESSAGE_EDIT_WINDOW_EXPIRED)',
+        params: MessageParams,
+        body: EditMessageBody,
+        response: { 200: MessageView, ...errors },
+      },
+    },
+    async (req) => editMessage(ctx, req.principal!, req.params.chatId, req.params.messageId, req.body),
+  );
+
+  r.delete(
+    `${base}/:messageId`,
+    {
+      preHandler: app.requireUser,
+      schema: { tags, summary: 'Delete your message (its Seq stays as a tombstone)', params: MessageParams, response: { 204: { type: 'null' }, ...errors } },
+    },
+    async (req, reply) => {
+      await deleteMessage(ctx, req.principal!, req.params.chatId, req.params.messageId);
+      return reply.code(204).send();
+    },
+  );
+
+  r.post(
+    '/api/messenger/chats/:chatId/read',
+    {
+      preHandler: app.requireUser,
+      schema: { tags, summary: 'Read receipt: my LastReadSeq moves forward to seq (pushed as read_receipt_updated)', params: ChatParams, body: ReadBody, response: { 200: ReadReply, ...errors } },
+    },
+    async (req) => markRead(ctx, req.principal!, req.params.chatId, req.body.seq),
+  );
+}

@@ -1,0 +1,32 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, jsonb, text, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { MESSAGE_CONTENT_KINDS } from './rules.ts';
+import { chats } from '../chats/schema.ts';
+import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
+
+/** Messages (seed 000; drizzle part messenger.realtime). */
+
+/** Message (message.md). A deleted message keeps its Seq as a tombstone, so the Seq stream stays gapless. */
+export const messages = messengerSchema.table(
+  'messages',
+  {
+    id: uuid('id').primaryKey(),
+    chatId: uuid('chat_id')
+      .notNull()
+      .references(() => chats.id, { onDelete: 'cascade' }),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    senderUserId: uuid('sender_user_id').notNull(),
+    kind: varchar('kind', { length: 8 }).notNull(),
+    body: text('body'),
+    fileMeta: jsonb('file_meta'),
+    cardText: text('card_text'),
+    sentAt: ts('sent_at').notNull(),
+    editedAt: ts('edited_at'),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [
+    uniqueIndex('ux_messages_chat_seq').on(t.chatId, t.seq),
+    check('ck_messages_kind', oneOf(t.kind, MESSAGE_CONTENT_KINDS)),
+    check('ck_messages_seq', sql`${t.seq} >= 1`),
+  ],
+);

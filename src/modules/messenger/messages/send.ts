@@ -1,0 +1,134 @@
+import type { MessengerSettings } from '../settings.ts';
+import { sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type { Principal } from '../../../platform/http/auth.ts';
+import type { ModuleDeps } from '../../../platform/module.ts';
+import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
+import { newId } from '../../../platform/time.ts';
+import { messagePostedOutboxInsert } from './message-posted.ts';
+import { MESSAGE_COLUMNS, messageView, type MessageView } from './message-rows.ts';
+import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendQueue } from './send-batch.ts';
+import { contentProblem, type MessageContent } from './rules.ts';
+import type { MessengerContext } from '../context.ts';
+import { ChatErrors } from '../errors.ts';
+import { REALTIME_OUTBOX_CHANNEL } from '../realtime-dispatch/outbox-sql.ts';
+import { createBatchQueue, type ItemResult } from './send-queue.ts';
+
+/**
+ * Sending a message (message.md). Concurrent sends are coalesced (send-queue.ts): a send alone
+ * runs the statement below, several run send-batch.ts's, which judges each message the
+ * same way in one statement; if that statement fails, its sends run here one by one, so one bad
+ * send never fails the others. Under load the per-statement cost (protocol, executor start, commit)
+ * dominates a send, so sharing it is what lets a replica take ~1,000 sends/s on two cores.
+ *
+ * The single send is ONE statement — its own transaction, one round trip: the chat row lock hands
+ * out the next Seq (gapless: the statement either writes everything or nothing), the message, its
+ * MessageReceived push intent and MessagePostedKafkaEvent (recipients = the other Active
+ * participants; never the body), and the NOTIFYs that wake the dispatcher and the outbox publisher
+ * at commit.
+ *
+ * The recipients are read from the statement's snapshot, taken before the chat lock was granted.
+ * Membership changes bump chats.membership_version under the same lock, and the Seq update only
+ * applies while the version still equals the snapshot's, so a send that waited for a membership
+ * change matches nothing and runs again on a fresh snapshot.
+ */
+
+type SendOutcome = BatchSendOutcome;
+
+const MAX_TRIES = 5;
+const dialect = new PgDialect();
+
+/**
+ * The process's queue of sends. `maxBatch` 1 turns coalescing off (every send runs alone).
+ */
+export function createSendQueue(
+  deps: Pick<ModuleDeps, 'pool' | 'clock' | 'log'> & {
+    /** Called once a statement has committed messages (their push intents are visible now). */
+    onCommitted?: () => void;
+  },
+  opts: { maxBatch: number; maxInFlight: number },
+): SendQueue {
+  const one = async (s: BatchSend): Promise<ItemResult<SendOutcome>> => {
+    try {
+      return { ok: true, value: await trySend(deps, s.senderUserId, s.chatId, s.content) };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  };
+  async function run(sends: BatchSend[]): Promise<ItemResult<SendOutcome>[]> {
+    if (sends.length === 1) return [await one(sends[0]!)];
+    try {
+      return (await trySendBatch(deps.pool, sends, deps.clock.now())).map((value) => ({ ok: true, value }));
+    } catch (err) {
+      deps.log.warn({ err: { message: (err as Error).message }, sends: sends.length }, 'message send batch failed; sending one by one');
+      const results: ItemResult<SendOutcome>[] = [];
+      for (const s of sends) results.push(await one(s));
+      return results;
+    }
+  }
+  return createBatchQueue<BatchSend, SendOutcome>({
+    ...opts,
+    async run(sends) {
+      const results = await run(sends);
+      if (results.some((r) => r.ok && r.value.message)) deps.onCommitted?.();
+      return results;
+    },
+  });
+}
+
+export async function sendMessage(ctx: MessengerContext, caller: Principal, chatId: string, content: MessageContent): Promise<MessageView> {
+  const problem = contentProblem(content, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
+  if (problem) throw ChatErrors.invalidMessage(problem);
+  for (let attempt = 1; ; attempt++) {
+    const out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content });
+    if (out.message) return messageView(out.message);
+    if (!out.member) throw ChatErrors.chatNotFound();
+    if (out.blocked) throw ChatErrors.blocked();
+    // The membership changed while this send waited for the chat: read it again.
+    if (attempt >= MAX_TRIES) throw new Error(`send to chat ${chatId}: membership kept changing (${MAX_TRIES} tries)`);
+  }
+}
+
+async function trySend(ctx: Pick<ModuleDeps, 'pool' | 'clock'>, me: string, chatId: string, content: MessageContent): Promise<SendOutcome> {
+  const now = ctx.clock.now();
+  const at = now.toISOString();
+  const id = newId();
+  const statement = sql`with snapshot as (
+          select c.membership_version, c.kind,
+                 exists (select 1 from messenger.chat_participants p where p.chat_id = c.id and p.user_id = ${me} and p.status = 'Active') as member
+            from messenger.chats c where c.id = ${chatId}),
+        recipients as (
+          select user_id from messenger.chat_participants where chat_id = ${chatId} and status = 'Active' and user_id <> ${me}),
+        blocked as (
+          select (select kind from snapshot) = 'Direct' and exists (
+            select 1 from messenger.blacklist_entries b join recipients r
+              on (b.owner_user_id = r.user_id and b.blocked_user_id = ${me}) or (b.owner_user_id = ${me} and b.blocked_user_id = r.user_id)
+             where b.status = 'Blocked') as v),
+        locked as (
+          update messenger.chats c set last_seq = c.last_seq + 1, updated_at = ${at}
+           where c.id = ${chatId} and (select member from snapshot) and not (select v from blocked)
+             and c.membership_version = (select membership_version from snapshot)
+          returning c.last_seq),
+        msg as (
+          insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at)
+          select ${id}, ${chatId}, l.last_seq, ${me}, ${content.kind}, ${content.body ?? null},
+                 ${content.fileMeta ? JSON.stringify(content.fileMeta) : null}::jsonb, ${content.cardText ?? null}, ${at}
+            from locked l
+          returning ${MESSAGE_COLUMNS}),
+        pushed as (
+          insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
+          select ${newId()}, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at} from msg m),
+        event_args as (
+          select ${newId()}::uuid as event_id, ${at}::text as sent_at,
+                 (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients) as recipient_user_ids),
+        event as (${sql.raw(messagePostedOutboxInsert('from msg m cross join event_args e'))})
+        select coalesce((select member from snapshot), false) as member, coalesce((select v from blocked), false) as blocked,
+               (select row_to_json(msg) from msg) as message,
+               case when exists (select 1 from msg) then pg_notify(${REALTIME_OUTBOX_CHANNEL}, '') end as woke_dispatcher,
+               case when exists (select 1 from msg) then pg_notify(${OUTBOX_CHANNEL}, '') end as woke_publisher`;
+  // A named (prepared) statement: its text never changes, so each connection plans it once instead
+  // of on every send (planning this statement costs as much as running it).
+  const { sql: text, params } = dialect.sqlToQuery(statement);
+  const { rows } = await ctx.pool.query<SendOutcome>({ name: 'messenger_send_message', text, values: params });
+  return rows[0]!;
+}

@@ -1,0 +1,48 @@
+/**
+ * The enums of messenger.realtime_outbox (seed 000): what a push intent announces, to whom, and
+ * where it stands. Plain string unions: rows store them as varchar (`.HasConversion<string>()` in
+ * the seed), check constraints keep the database honest. The value sets of the chats, messages,
+ * contacts and calls the rows point at live with those parts (their kinds.ts).
+ */
+
+export const REALTIME_DISPATCH_KINDS = [
+  'MessageReceived',
+  'MessageEdited',
+  'MessageDeleted',
+  'ReadReceiptUpdated',
+  'ChatUpdated',
+  'ContactRequestReceived',
+  'ContactRequestAccepted',
+  'ContactRemoved',
+  'CallInvited',
+  'CallAnswered',
+  'CallDeclined',
+  'CallMissed',
+  'CallCancelled',
+  'CallEnded',
+  'ConferenceInvited',
+  'ConferenceStarted',
+  'ConferenceEnded',
+  'ConferenceParticipantJoined',
+  'ConferenceParticipantLeft',
+  'RecordingStarted',
+  'RecordingStopped',
+  'RecordingAvailable',
+  'RecordingFailed',
+  'ScreenShareStarted',
+  'ScreenShareStopped',
+  'BlacklistChanged',
+] as const;
+export type RealtimeDispatchKind = (typeof REALTIME_DISPATCH_KINDS)[number];
+
+export const REALTIME_TARGET_KINDS = ['ChatGroup', 'User'] as const;
+export type RealtimeTargetKind = (typeof REALTIME_TARGET_KINDS)[number];
+
+export const REALTIME_OUTBOX_STATUSES = ['Pending', 'Done', 'Quarantined'] as const;
+export type RealtimeOutboxStatus = (typeof REALTIME_OUTBOX_STATUSES)[number];
+
+/** Kinds whose payload carries a MediaJoinModel minted per recipient at delivery (never stored). */
+export const JOIN_KINDS: ReadonlySet<RealtimeDispatchKind> = new Set(['CallInvited', 'ConferenceInvited', 'ConferenceStarted']);
+
+/** The hub event name of a kind: snake_case of the enum value (MessageReceived → message_received). */
+export const eventNameOf = (kind: RealtimeDispatchKind): string => kind.replace(/(?<!^)([A-Z])/g, '_$1').toLowerCase();

@@ -1,0 +1,48 @@
+import type { Queryable } from '../../../platform/db/index.ts';
+import { counter, gauge, histogram, type Registry } from '../../../platform/observability/metrics.ts';
+import { countPending } from './outbox-sql.ts';
+
+/**
+ * The seed's metrics (names exactly as seed 000 spells them). Alerts: rate of retried_total (errors
+ * spike), messenger_realtime_pending growing, lag p95 > 1 s, quarantined_total > 0, and no runs for
+ * a minute (job_last_success_timestamp_seconds{job="messenger-realtime-dispatch"}); the hub's
+ * disconnect rate is hub_disconnects_total.
+ */
+export function createRealtimeMetrics(registry: Registry, pool: Queryable) {
+  return {
+    pending: gauge(registry, {
+      name: 'messenger_realtime_pending',
+      help: 'Pending rows in messenger.realtime_outbox (backlog), read at scrape',
+      async collect() {
+        this.set(await countPending(pool));
+      },
+    }),
+    lag: histogram<'kind'>(registry, {
+      name: 'messenger_realtime_lag_seconds',
+      help: 'Persist → push lag of delivered rows: now − CreatedAt when a row becomes Done (SLO p95 < 1 s)',
+      labelNames: ['kind'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+    }),
+    dispatched: counter<'kind'>(registry, {
+      name: 'messenger_realtime_dispatched_total',
+      help: 'realtime_outbox rows pushed to the hub and marked Done',
+      labelNames: ['kind'],
+    }),
+    retried: counter<'kind'>(registry, {
+      name: 'messenger_realtime_retried_total',
+      help: 'Pushes that failed transiently (hub or backplane unavailable); the row stays Pending with a backoff',
+      labelNames: ['kind'],
+    }),
+    quarantined: counter<'kind' | 'reason'>(registry, {
+      name: 'messenger_realtime_quarantined_total',
+      help: 'Rows quarantined (RealtimeDispatchQuarantinedEvent): attempts exhausted or referenced entity gone',
+      labelNames: ['kind', 'reason'],
+    }),
+    retentionDeleted: counter(registry, {
+      name: 'messenger_realtime_retention_deleted_total',
+      help: 'Done realtime_outbox rows deleted by the retention job',
+    }),
+  };
+}
+
+export type RealtimeMetrics = ReturnType<typeof createRealtimeMetrics>;

@@ -1,0 +1,257 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Queryable, Tx } from '../../../platform/db/index.ts';
+import { newId } from '../../../platform/time.ts';
+import type { SessionKind } from '../calls/kinds.ts';
+import type { RealtimeDispatchKind, RealtimeOutboxStatus, RealtimeTargetKind } from './kinds.ts';
+import type { OutboxRowRef } from './payloads.ts';
+import type { MessageRef } from './ref-types.ts';
+import { ATTEMPTS_EXHAUSTED } from './rules.ts';
+
+/**
+ * messenger.realtime_outbox statements, one small function each over a client the caller passes
+ * (graphile-worker style). The claim locks rows with SKIP LOCKED and bumps Attempts, NextAttemptAt
+ * and RowVersion in its own short transaction; outcomes land only on the RowVersion they claimed.
+ */
+
+/** NOTIFY channel that wakes the RealtimeDispatchJob; delivered when the owner's transaction commits. */
+export const REALTIME_OUTBOX_CHANNEL = 'realtime_outbox';
+
+export interface NewRealtimeRow {
+  kind: RealtimeDispatchKind;
+  targetKind: RealtimeTargetKind;
+  chatId?: string | null;
+  targetUserId?: string | null;
+  messageId?: string | null;
+  refId?: string | null;
+  sessionKind?: SessionKind | null;
+  seq?: number | null;
+}
+
+/**
+ * The INSERT of push intents as a statement fragment (`insert … select … from unnest(…)`), for an
+ * owner whose own statement writes them alongside its change (one round trip). `where` limits it,
+ * e.g. to "the message was inserted".
+ */
+export function realtimeInsert(rows: readonly NewRealtimeRow[], now: Date, where: SQL = sql``): SQL {
+  const ids = rows.map(() => newId());
+  const col = <T>(f: (r: NewRealtimeRow) => T | null | undefined) => sql.param(rows.map((r) => f(r) ?? null));
+  const at = now.toISOString();
+  return sql`insert into messenger.realtime_outbox
+        (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, next_attempt_at, created_at, updated_at)
+      select v.*, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+        from unnest(${sql.param(ids)}::uuid[], ${col((r) => r.kind)}::varchar[], ${col((r) => r.targetKind)}::varchar[],
+                    ${col((r) => r.chatId)}::uuid[], ${col((r) => r.targetUserId)}::uuid[], ${col((r) => r.messageId)}::uuid[],
+                    ${col((r) => r.refId)}::uuid[], ${col((r) => r.sessionKind)}::varchar[], ${col((r) => r.seq)}::bigint[]) v
+      ${where}`;
+}
+
+/**
+ * Writes push intents in the owner's transaction and wakes the dispatcher, in one statement
+ * (NOTIFY is delivered at commit). Call it after the owner's row locks (e.g. the chat's Seq), so
+ * the UUIDv7 ids follow commit order.
+ */
+export async function enqueueRealtime(tx: Tx, rows: readonly NewRealtimeRow[], now: Date): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.execute(sql`with inserted as (${realtimeInsert(rows, now)}) select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`);
+}
+
+export interface ClaimedRow extends OutboxRowRef {
+  attempts: number;
+  rowVersion: number;
+  createdAt: Date;
+  /** The message a message row points at, read by the claim itself (null: none, or it is gone). */
+  message?: MessageRef | null;
+}
+
+const CLAIMED = `o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chatId", o.target_user_id as "targetUserId",
+  o.message_id as "messageId", o.ref_id as "refId", o.session_kind as "sessionKind", o.seq::float8 as seq, o.attempts,
+  o.row_version as "rowVersion", o.created_at as "createdAt"`;
+
+/**
+ * Makes the statement's own transaction commit without waiting for the WAL flush (is_local: the
+ * pooled connection keeps its setting). For the dispatcher's claims and outcomes only, never for
+ * an owner's write: losing the last of them in a PostgreSQL crash means a row is pushed again (the
+ * claim lost: same attempt again; the outcome lost: Pending, retried after its backoff), which
+ * at-least-once delivery allows (seed 000: "Потеря push … безопасна"). A crash of this process
+ * loses nothing: PostgreSQL flushes on its own within wal_writer_delay. The claim is on the
+ * persist → push path, and a flush per claim costs more than the claim.
+ */
+const ASYNC_COMMIT = `select set_config('synchronous_commit', 'off', true)`;
+
+export interface ClaimParams {
+  now: Date;
+  limit: number;
+  maxAttempts: number;
+  /** Delay before attempt k + 1 after the claim of attempt k, at index k − 1 (backoffScheduleMs). */
+  delaysMs: number[];
+  /** Random extra share of each delay (0.2 → up to +20%). */
+  jitter: number;
+  /** Rows not to claim: the batch whose outcomes are still being recorded. */
+  exclude?: readonly string[];
+}
+
+const MESSAGE_OF_ROW = `m.id as "mId", m.chat_id as "mChatId", m.seq::float8 as "mSeq", m.sender_user_id as "mSenderUserId", m.kind as "mKind",
+  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt"`;
+
+/** A claimed row and, flattened beside it, the message it points at (all null when none). */
+interface ClaimResultRow extends ClaimedRow {
+  exhausted: boolean;
+  mId: string | null;
+  mChatId: string;
+  mSeq: number;
+  mSenderUserId: string;
+  mKind: string;
+  mBody: string | null;
+  mFileMeta: unknown;
+  mCardText: string | null;
+  mSentAt: Date;
+  mEditedAt: Date | null;
+  mDeletedAt: Date | null;
+}
+
+function claimedOf(r: ClaimResultRow): ClaimedRow & { exhausted: boolean } {
+  const { mId, mChatId, mSeq, mSenderUserId, mKind, mBody, mFileMeta, mCardText, mSentAt, mEditedAt, mDeletedAt, ...row } = r;
+  if (row.messageId === null) return row;
+  const message: MessageRef | null =
+    mId === null
+      ? null
+      : { id: mId, chatId: mChatId, seq: mSeq, senderUserId: mSenderUserId, kind: mKind, body: mBody, fileMeta: mFileMeta, cardText: mCardText, sentAt: mSentAt, editedAt: mEditedAt, deletedAt: mDeletedAt };
+  return { ...row, message };
+}
+
+/**
+ * The claim, one statement (its own short transaction): due Pending rows in id (commit) order,
+ * locked with SKIP LOCKED (a parallel runner's rows are skipped, not waited for); Attempts + 1 and
+ * NextAttemptAt = now + backoff (pre-increment: a crash before the outcome retries after the
+ * backoff); RowVersion + 1. A row that already used MaxAttempts is quarantined instead
+ * (`exhausted`). Returned in id order, each message row with its message as the statement read it
+ * (one round trip less before the push; the payload is still built outside any transaction).
+ */
+export async function claimDue(q: Queryable, p: ClaimParams): Promise<(ClaimedRow & { exhausted: boolean })[]> {
+  // Named: each connection plans it once (the dispatcher runs it many times a second under load).
+  const { rows } = await q.query<ClaimResultRow>({
+    name: 'messenger_realtime_claim',
+    text: `with due as (
+       select id from messenger.realtime_outbox
+        where status = 'Pending' and next_attempt_at <= $1 and not (id = any($7::uuid[]))
+        order by id limit $2
+        for update skip locked),
+     claimed as (
+       update messenger.realtime_outbox o
+          set attempts = case when o.attempts >= $3 then o.attempts else o.attempts + 1 end,
+              status = case when o.attempts >= $3 then 'Quarantined' else 'Pending' end,
+              last_error = case when o.attempts >= $3 then $6 else o.last_error end,
+              next_attempt_at = case when o.attempts >= $3 then $1
+                else $1 + make_interval(secs => round(($4::float8[])[o.attempts + 1] * (1 + $5 * random())) / 1000.0) end,
+              row_version = o.row_version + 1, updated_at = $1
+         from due where o.id = due.id
+       returning ${CLAIMED}, o.status = 'Quarantined' as exhausted)
+     select c.*, ${MESSAGE_OF_ROW}
+       from claimed c cross join (${ASYNC_COMMIT}) a left join messenger.messages m on m.id = c."messageId"`,
+    values: [p.now, p.limit, p.maxAttempts, p.delaysMs, p.jitter, ATTEMPTS_EXHAUSTED, p.exclude ?? []],
+  });
+  return rows.map(claimedOf).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+export interface OutcomeUpdate {
+  id: string;
+  /** The RowVersion the claim left; anything else means a requeue or another runner came in between. */
+  rowVersion: number;
+  status: RealtimeOutboxStatus;
+  lastError: string | null;
+  /** −1 gives back an attempt that was claimed but never made (graceful stop). */
+  attemptsDelta: number;
+  /** Set to make the row claimable at once (released rows); null keeps the claim's NextAttemptAt. */
+  nextAttemptAt: Date | null;
+}
+
+/** Records outcomes set-based, each only on its claimed RowVersion of a still-Pending row. Returns the ids that landed. */
+export async function recordOutcomes(q: Queryable, updates: readonly OutcomeUpdate[], now: Date): Promise<Set<string>> {
+  if (updates.length === 0) return new Set();
+  const { rows } = await q.query<{ id: string }>({
+    name: 'messenger_realtime_outcomes',
+    text: `update messenger.realtime_outbox o
+        set status = v.status, last_error = case when v.status = 'Done' then null else coalesce(v.err, o.last_error) end, attempts = greatest(0, o.attempts + v.delta),
+            next_attempt_at = coalesce(v.next, o.next_attempt_at), row_version = o.row_version + 1, updated_at = $7
+       from unnest($1::uuid[], $2::int[], $3::varchar[], $4::varchar[], $5::int[], $6::timestamptz[]) as v(id, ver, status, err, delta, next)
+            cross join (${ASYNC_COMMIT}) a
+      where o.id = v.id and o.row_version = v.ver and o.status = 'Pending'
+      returning o.id`,
+    values: [
+      updates.map((u) => u.id),
+      updates.map((u) => u.rowVersion),
+      updates.map((u) => u.status),
+      updates.map((u) => u.lastError),
+      updates.map((u) => u.attemptsDelta),
+      updates.map((u) => u.nextAttemptAt),
+      now,
+    ],
+  });
+  return new Set(rows.map((r) => r.id));
+}
+
+/** For messenger_realtime_pending. */
+export async function countPending(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(`select count(*)::int as n from messenger.realtime_outbox where status = 'Pending'`);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * RetentionDone: deletes up to `limit` Done rows. A Done row's NextAttemptAt is its last claim time
+ * plus that claim's backoff, so `next_attempt_at < cutoff` finds old rows through ix_rto_due.
+ */
+export async function deleteDoneBefore(q: Queryable, cutoff: Date, limit: number): Promise<number> {
+  const { rowCount } = await q.query(
+    `delete from messenger.realtime_outbox where id in (
+       select id from messenger.realtime_outbox where status = 'Done' and next_attempt_at < $1 limit $2)`,
+    [cutoff, limit],
+  );
+  return rowCount ?? 0;
+}
+
+export interface QuarantinedRow {
+  id: string;
+  kind: string;
+  targetKind: string;
+  chatId: string | null;
+  targetUserId: string | null;
+  messageId: string | null;
+  refId: string | null;
+  sessionKind: string | null;
+  seq: number | null;
+  attempts: number;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The runbook's list: Quarantined rows in id order, keyset-paged. */
+export async function listQuarantined(q: Queryable, after: string | null, limit: number): Promise<QuarantinedRow[]> {
+  const { rows } = await q.query<QuarantinedRow>(
+    `select id, kind, target_kind as "targetKind", chat_id as "chatId", target_user_id as "targetUserId", message_id as "messageId",
+            ref_id as "refId", session_kind as "sessionKind", seq::float8 as seq, attempts, last_error as "lastError",
+            created_at as "createdAt", updated_at as "updatedAt"
+       from messenger.realtime_outbox
+      where status = 'Quarantined' and ($1::uuid is null or id > $1)
+      order by id limit $2`,
+    [after, limit],
+  );
+  return rows;
+}
+
+/**
+ * Runbook re-enqueue: Quarantined → Pending with Attempts = 0, due now, RowVersion bumped (a late
+ * outcome of an old claim cannot land on it), and the dispatcher woken. `ids` null = all.
+ */
+export async function requeueQuarantined(q: Queryable, ids: string[] | null, now: Date): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `with requeued as (
+       update messenger.realtime_outbox
+          set status = 'Pending', attempts = 0, next_attempt_at = $2, row_version = row_version + 1, updated_at = $2
+        where status = 'Quarantined' and ($1::uuid[] is null or id = any($1::uuid[]))
+        returning 1)
+     select count(*)::int as n, pg_notify('${REALTIME_OUTBOX_CHANNEL}', '') from requeued`,
+    [ids, now],
+  );
+  return rows[0]?.n ?? 0;
+}

@@ -1,0 +1,211 @@
+import { userGroup } from '../../../platform/realtime/index.ts';
+import type { SessionKind } from '../calls/kinds.ts';
+import { chatGroup } from '../chats/kinds.ts';
+import { JOIN_KINDS, eventNameOf, type RealtimeDispatchKind, type RealtimeTargetKind } from './kinds.ts';
+import { REF_NOT_FOUND } from './rules.ts';
+import type { ChatEventRef, MessageRef, RealtimeRefs, SessionRef } from './ref-types.ts';
+
+export { emptyRefs, type RealtimeRefs } from './ref-types.ts';
+
+/**
+ * The typed RealtimeMessage contracts (seed 000 step 5), built at delivery from the row's reference
+ * ids and the entities they point at. Only message kinds carry a body, and only to chat:{ChatId};
+ * everything else carries ids and statuses. Media kinds take their contract from SessionKind
+ * (Direct → the 1:1 call contract, Conference → the conference contract). Pure: the dispatcher
+ * loads the entities (refs.ts) and mints MediaJoinModels for `joinFor` sends.
+ */
+
+export interface OutboxRowRef {
+  id: string;
+  kind: RealtimeDispatchKind;
+  targetKind: RealtimeTargetKind;
+  chatId: string | null;
+  targetUserId: string | null;
+  messageId: string | null;
+  refId: string | null;
+  sessionKind: SessionKind | null;
+  seq: number | null;
+}
+
+export type Payload = Record<string, unknown>;
+
+export interface HubSend {
+  group: string;
+  event: string;
+  payload: Payload;
+  /** Mint a MediaJoinModel for this user and room and add it as `Join` just before sending. */
+  joinFor?: { userId: string; sessionId: string; roomName: string };
+}
+
+export interface MembershipOp {
+  op: 'join' | 'leave';
+  userId: string;
+  group: string;
+}
+
+export interface Delivery {
+  /**
+   * Group changes replayed on delivery (the owner also applies them right after its commit), before
+   * the sends: a member added sees its own ChatUpdated, a removed one nothing more.
+   */
+  membership?: MembershipOp[];
+  sends: HubSend[];
+}
+
+export type BuildResult = { ok: true; delivery: Delivery } | { ok: false; code: string };
+
+const missing: BuildResult = { ok: false, code: REF_NOT_FOUND };
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+/** The group a row addresses: chat:{ChatId} or user:{TargetUserId}. */
+export function targetGroupOf(row: OutboxRowRef): string {
+  return row.targetKind === 'ChatGroup' ? chatGroup(row.chatId!) : userGroup(row.targetUserId!);
+}
+
+/** Projection of a message for chat:{ChatId}; the body only while the message is not deleted. */
+export function messageProjection(m: MessageRef): Payload {
+  const content: Payload =
+    m.deletedAt !== null ? {} : m.kind === 'File' ? { FileMeta: m.fileMeta } : m.kind === 'Card' ? { CardText: m.cardText } : { Body: m.body };
+  return {
+    ChatId: m.chatId,
+    MessageId: m.id,
+    Seq: m.seq,
+    SenderUserId: m.senderUserId,
+    Kind: m.kind,
+    SentAt: m.sentAt.toISOString(),
+    EditedAt: iso(m.editedAt),
+    Deleted: m.deletedAt !== null,
+    ...content,
+  };
+}
+
+/** The 1:1 call contract (to user:{UserId}). */
+function directContract(s: SessionRef): Payload {
+  return {
+    CallId: s.id,
+    SessionKind: 'Direct',
+    ChatId: s.chatId,
+    CallerUserId: s.initiatorUserId,
+    CalleeUserId: s.calleeUserId,
+    Media: s.media,
+    Status: s.status,
+    RoomName: s.roomName,
+  };
+}
+
+/** The conference contract (to chat:{ChatId}). */
+function conferenceContract(s: SessionRef): Payload {
+  return {
+    ConferenceId: s.id,
+    SessionKind: 'Conference',
+    ChatId: s.chatId,
+    StartedByUserId: s.initiatorUserId,
+    Media: s.media,
+    Status: s.status,
+    RoomName: s.roomName,
+  };
+}
+
+/** The session a media row is about, whichever entity its RefId names. */
+function sessionOf(row: OutboxRowRef, refs: RealtimeRefs): { session: SessionRef; extra: Payload } | undefined {
+  const id = row.refId ?? '';
+  switch (row.kind) {
+    case 'ConferenceParticipantJoined':
+    case 'ConferenceParticipantLeft':
+    case 'ScreenShareStarted':
+    case 'ScreenShareStopped': {
+      const r = refs.roster.get(id);
+      const session = r && refs.sessions.get(r.sessionId);
+      return session && r ? { session, extra: { UserId: r.userId, ParticipantStatus: r.status, ScreenSharing: r.screenSharing } } : undefined;
+    }
+    case 'RecordingStarted':
+    case 'RecordingStopped':
+    case 'RecordingAvailable':
+    case 'RecordingFailed': {
+      const r = refs.recordings.get(id);
+      const session = r && refs.sessions.get(r.sessionId);
+      return session && r ? { session, extra: { RecordingId: r.id, RecordingStatus: r.status, ErrorCode: r.errorCode } } : undefined;
+    }
+    default: {
+      const session = refs.sessions.get(id);
+      return session ? { session, extra: session.endedByUserId ? { EndedByUserId: session.endedByUserId } : {} } : undefined;
+    }
+  }
+}
+
+function buildMedia(row: OutboxRowRef, refs: RealtimeRefs, event: string): BuildResult {
+  const found = sessionOf(row, refs);
+  if (!found) return missing;
+  const { session, extra } = found;
+  const contractKind = row.sessionKind ?? (session.sessionKind as SessionKind);
+  const payload = { ...(contractKind === 'Direct' ? directContract(session) : conferenceContract(session)), ...extra };
+  if (!JOIN_KINDS.has(row.kind)) return { ok: true, delivery: { sends: [{ group: targetGroupOf(row), event, payload }] } };
+  const joinFor = (userId: string) => ({ userId, sessionId: session.id, roomName: session.roomName });
+  if (row.targetKind === 'User') {
+    return { ok: true, delivery: { sends: [{ group: userGroup(row.targetUserId!), event, payload, joinFor: joinFor(row.targetUserId!) }] } };
+  }
+  // A join model is personal: a chat-wide frame would hand one member's token to everyone, so the
+  // conference contract goes to each active participant of chat:{ChatId} through its user group.
+  const members = refs.chatMembers.get(row.chatId!) ?? [];
+  return { ok: true, delivery: { sends: members.map((u) => ({ group: userGroup(u), event, payload, joinFor: joinFor(u) })) } };
+}
+
+/** The group changes a chat event implies, judged by the membership now (a late row never re-adds a removed user). */
+function membershipOf(row: OutboxRowRef, e: ChatEventRef, refs: RealtimeRefs): Pick<Delivery, 'membership'> {
+  if (row.targetKind !== 'ChatGroup') return {};
+  const group = chatGroup(e.chatId);
+  if (e.kind === 'Created') return { membership: (refs.chatMembers.get(e.chatId) ?? []).map((userId) => ({ op: 'join', userId, group })) };
+  if (!e.subjectUserId) return {};
+  if (e.kind === 'ParticipantAdded' && e.subjectActive) return { membership: [{ op: 'join', userId: e.subjectUserId, group }] };
+  if (e.kind === 'ParticipantRemoved' && !e.subjectActive) return { membership: [{ op: 'leave', userId: e.subjectUserId, group }] };
+  return {};
+}
+
+/** One row → what to push where, or the code it is quarantined with. */
+export function buildDelivery(row: OutboxRowRef, refs: RealtimeRefs): BuildResult {
+  const event = eventNameOf(row.kind);
+  const one = (payload: Payload): BuildResult => ({ ok: true, delivery: { sends: [{ group: targetGroupOf(row), event, payload }] } });
+  const ref = row.refId ?? '';
+  switch (row.kind) {
+    case 'MessageReceived':
+    case 'MessageEdited': {
+      const m = refs.messages.get(row.messageId ?? '');
+      return m ? one(messageProjection(m)) : missing;
+    }
+    case 'MessageDeleted': {
+      const m = refs.messages.get(row.messageId ?? '');
+      return m ? one({ ChatId: m.chatId, MessageId: m.id, Seq: m.seq, DeletedAt: iso(m.deletedAt) }) : missing;
+    }
+    case 'ReadReceiptUpdated': {
+      const p = refs.participants.get(ref);
+      return p ? one({ ChatId: p.chatId, UserId: p.userId, LastReadSeq: row.seq ?? p.lastReadSeq }) : missing;
+    }
+    case 'ChatUpdated': {
+      const e = refs.chatEvents.get(ref);
+      if (!e) return missing;
+      const payload = {
+        ChatId: e.chatId,
+        EventId: e.id,
+        Change: e.kind,
+        ActorUserId: e.actorUserId,
+        SubjectUserId: e.subjectUserId,
+        OccurredAt: e.createdAt.toISOString(),
+      };
+      return { ok: true, delivery: { sends: [{ group: targetGroupOf(row), event, payload }], ...membershipOf(row, e, refs) } };
+    }
+    case 'ContactRequestReceived':
+    case 'ContactRequestAccepted':
+    case 'ContactRemoved': {
+      const c = refs.contacts.get(ref);
+      if (!c) return missing;
+      const other = row.kind === 'ContactRequestReceived' ? c.requesterUserId : row.kind === 'ContactRequestAccepted' ? c.addresseeUserId : c.removedByUserId;
+      return one({ ContactId: c.id, UserId: other, Status: c.status });
+    }
+    case 'BlacklistChanged': {
+      const b = refs.blacklist.get(ref);
+      return b ? one({ EntryId: b.id, BlockedUserId: b.blockedUserId, Status: b.status }) : missing;
+    }
+    default:
+      return buildMedia(row, refs, event);
+  }
+}

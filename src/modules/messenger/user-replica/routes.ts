@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
+import type pg from 'pg';
+import { ErrorBody } from '../../../platform/http/errors.ts';
+import { listPhoneConflicts } from './phone-conflicts.ts';
+
+/** The user replica's admin REST surface: phone conflicts for support review (camelCase bodies). */
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Uuid = Type.String({ format: 'uuid' });
+const Timestamp = Type.String({ format: 'date-time' });
+
+export const ConflictsQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union([Type.Literal('Open'), Type.Literal('Resolved')], { default: 'Open' })),
+    after: Type.Optional(Uuid),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const PhoneConflictReply = Type.Object({
+  id: Uuid,
+  userId: Uuid,
+  phoneNumber: Type.String({ description: 'The phone the user asked for (E.164), held by holderUserId' }),
+  holderUserId: Nullable(Uuid),
+  identityUserVersion: Type.Integer(),
+  messageId: Type.String(),
+  occurrences: Type.Integer(),
+  status: Type.Union([Type.Literal('Open'), Type.Literal('Resolved')]),
+  resolution: Nullable(Type.Union([Type.Literal('Superseded'), Type.Literal('PhoneReleased')])),
+  detectedAt: Timestamp,
+  lastSeenAt: Timestamp,
+  resolvedAt: Nullable(Timestamp),
+});
+
+export const ConflictsReply = Type.Object({ items: Type.Array(PhoneConflictReply), nextAfter: Nullable(Uuid) });
+
+const tags = ['messenger'];
+
+export function registerUserReplicaRoutes(app: FastifyInstance, pool: pg.Pool): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get(
+    '/api/messenger/admin/user-phone-conflicts',
+    {
+      preHandler: app.requireAdmin,
+      schema: {
+        tags,
+        summary: 'Phone conflicts of the user replica for support review (MSG_USER_PHONE_CONFLICT, INV-MU-2), Open by default',
+        querystring: ConflictsQuery,
+        response: { 200: ConflictsReply, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody },
+      },
+    },
+    async (req) =>
+      listPhoneConflicts(pool, { status: req.query.status ?? 'Open', after: req.query.after, limit: req.query.limit ?? 100 }),
+  );
+}

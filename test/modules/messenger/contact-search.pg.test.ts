@@ -1,5 +1,0 @@
-import { createPostgresContactSearch } from '../../../src/modules/messenger/contact-search-pg.ts';
-import { contactSearchContract } from './contact-search-contract.ts';
-
-/** The contact search contract against the PostgreSQL adapter (used when ELASTICSEARCH_URL is unset). */
-contactSearchContract('PostgreSQL adapter', async (pool) => createPostgresContactSearch(pool, { now: () => new Date() }));

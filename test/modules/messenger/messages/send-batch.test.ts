@@ -1,0 +1,258 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { loadConfig } from '../../../../src/config.ts';
+import { createSendQueue, sendMessage } from '../../../../src/modules/messenger/messages/send.ts';
+import type { MessengerContext } from '../../../../src/modules/messenger/context.ts';
+import { trySendBatch, type BatchSend, type BatchSendOutcome } from '../../../../src/modules/messenger/messages/send-batch.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { waitFor } from '../../../support/signalr.ts';
+import { logCapture, T0 } from '../support/dispatch.ts';
+
+/**
+ * Sends written together in one statement (send-batch.ts) against sends written one by one
+ * (the single statement): the same outcomes and exactly the same rows in messages, realtime_outbox,
+ * platform.outbox and chats; a batch that fails falls back to one by one; a chat whose membership
+ * changed while the batch waited is sent again on a fresh snapshot.
+ */
+
+const U = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f', 'x'].map((n) => [n, newId()])) as Record<'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'x', string>;
+const CHAT = { G: newId(), D: newId(), D2: newId(), E: newId(), none: newId() };
+const names = new Map<string, string>([...Object.entries(U), ...Object.entries(CHAT)].map(([k, v]) => [v, k]));
+
+/** G: a, b Active, c Removed. D: Direct a–d, d blocked a. D2: Direct b–e, an Unblocked entry. E: e alone. */
+async function seed(pool: pg.Pool): Promise<void> {
+  await pool.query(
+    `insert into messenger.users (id, first_name, last_name, phone_number, is_active, identity_user_version, created_at, updated_at)
+     select u, 'Иван', 'Петров', '+7926' || lpad(o::text, 7, '0'), true, 1, $2, $2 from unnest($1::uuid[]) with ordinality t(u, o)`,
+    [Object.values(U), T0],
+  );
+  const chat = (id: string, kind: string, by: string, key: string | null) =>
+    pool.query(`insert into messenger.chats (id, kind, title, direct_key, created_by_user_id, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $6)`, [
+      id,
+      kind,
+      kind === 'Group' ? 'T' : null,
+      key,
+      by,
+      T0,
+    ]);
+  const member = (chatId: string, userId: string, status = 'Active') =>
+    pool.query(
+      `insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at) values ($1, $2, $3, 'Member', $4, $5, $5)`,
+      [newId(), chatId, userId, status, T0],
+    );
+  const block = (owner: string, blocked: string, status: string) =>
+    pool.query(`insert into messenger.blacklist_entries (id, owner_user_id, blocked_user_id, status, created_at, updated_at) values ($1, $2, $3, $4, $5, $5)`, [
+      newId(),
+      owner,
+      blocked,
+      status,
+      T0,
+    ]);
+  await chat(CHAT.G, 'Group', U.a, null);
+  await chat(CHAT.D, 'Direct', U.a, `${U.a}:${U.d}`);
+  await chat(CHAT.D2, 'Direct', U.b, `${U.b}:${U.e}`);
+  await chat(CHAT.E, 'Group', U.e, null);
+  for (const [c, u, s] of [
+    [CHAT.G, U.a],
+    [CHAT.G, U.b],
+    [CHAT.G, U.c, 'Removed'],
+    [CHAT.D, U.a],
+    [CHAT.D, U.d],
+    [CHAT.D2, U.b],
+    [CHAT.D2, U.e],
+    [CHAT.E, U.e],
+  ] as [string, string, string?][])
+    await member(c, u, s);
+  await block(U.d, U.a, 'Blocked');
+  await block(U.e, U.b, 'Unblocked');
+}
+
+const fileMeta = { fileId: 'f-1', fileName: 'plan.pdf', contentType: 'application/pdf', size: 1024 };
+const SENDS: BatchSend[] = [
+  { senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'one' } },
+  { senderUserId: U.b, chatId: CHAT.G, content: { kind: 'File', fileMeta } },
+  { senderUserId: U.x, chatId: CHAT.G, content: { kind: 'Text', body: 'not a member' } },
+  { senderUserId: U.a, chatId: CHAT.D, content: { kind: 'Text', body: 'blocked by d' } },
+  { senderUserId: U.d, chatId: CHAT.D, content: { kind: 'Text', body: 'd blocked a' } },
+  { senderUserId: U.b, chatId: CHAT.D2, content: { kind: 'Text', body: 'unblocked is fine' } },
+  { senderUserId: U.e, chatId: CHAT.E, content: { kind: 'Card', cardText: 'Flat 3, 45 m²' } },
+  { senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Card', cardText: 'three' } },
+  { senderUserId: U.c, chatId: CHAT.G, content: { kind: 'Text', body: 'removed' } },
+  { senderUserId: U.a, chatId: CHAT.none, content: { kind: 'Text', body: 'no such chat' } },
+  { senderUserId: U.e, chatId: CHAT.D2, content: { kind: 'Text', body: 'two in D2' } },
+];
+
+/** Outcomes without the generated message ids. */
+const outcomesOf = (outs: BatchSendOutcome[]) =>
+  outs.map((o) => ({ member: o.member, blocked: o.blocked, message: o.message && { ...o.message, id: undefined, chatId: names.get(o.message.chatId) } }));
+
+/** Everything the sends wrote, with ids turned into names and message ids into (chat, Seq). */
+async function written(pool: pg.Pool): Promise<unknown> {
+  const q = async (text: string) => (await pool.query(text)).rows;
+  const seqOf = new Map((await q(`select id, chat_id, seq::int from messenger.messages`)).map((r) => [r.id as string, `${names.get(r.chat_id)}#${r.seq}`]));
+  const named = (v: unknown): unknown =>
+    typeof v === 'string' ? (names.get(v) ?? seqOf.get(v) ?? v) : Array.isArray(v) ? v.map(named) : v && typeof v === 'object' && !(v instanceof Date) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, named(x)])) : v;
+  return named({
+    messages: await q(`select chat_id, seq::int, sender_user_id, kind, body, file_meta, card_text, sent_at, edited_at, deleted_at from messenger.messages order by chat_id, seq`),
+    pushes: await q(
+      `select r.kind, r.target_kind, r.chat_id, r.target_user_id, r.message_id, r.ref_id, r.session_kind, r.seq::int, r.status, r.attempts,
+              r.next_attempt_at, r.last_error, r.created_at, r.updated_at, r.row_version
+         from messenger.realtime_outbox r order by r.chat_id, r.seq`,
+    ),
+    events: await q(
+      `select topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload, published_at, attempts, last_error
+         from platform.outbox order by key, (payload->>'Seq')::int`,
+    ),
+    chats: await q(`select id, last_seq::int, membership_version, updated_at from messenger.chats order by id`),
+  });
+}
+
+async function seededDatabase() {
+  const database = await createTestDatabase();
+  await seed(database.pool);
+  return database;
+}
+
+describe('message sends written together (one statement) vs one by one', () => {
+  test('one statement for many sends gives the same outcomes and writes exactly the rows that one-by-one sends write', async () => {
+    const clock = new ManualClock(T0);
+    const single = await seededDatabase();
+    const oneByOne = createSendQueue({ pool: single.pool, clock, log: createLogger('silent') }, { maxBatch: 1, maxInFlight: 1 });
+    const singleOutcomes: BatchSendOutcome[] = [];
+    for (const s of SENDS) singleOutcomes.push(await oneByOne.submit(s));
+
+    const batched = await seededDatabase();
+    const batchOutcomes = await trySendBatch(batched.pool, SENDS, clock.now());
+
+    assert.deepEqual(outcomesOf(batchOutcomes), outcomesOf(singleOutcomes));
+    assert.deepEqual(
+      batchOutcomes.map((o) => (o.message ? `${names.get(o.message.chatId)}#${o.message.seq}` : o.member ? (o.blocked ? 'blocked' : 'retry') : 'not found')),
+      ['G#1', 'G#2', 'not found', 'blocked', 'blocked', 'D2#1', 'E#1', 'G#3', 'not found', 'not found', 'D2#2'],
+    );
+    assert.deepEqual(await written(batched.pool), await written(single.pool));
+  });
+
+  test('concurrent sends through the queue go in one statement and answer each caller with its own message', async () => {
+    const database = await seededDatabase();
+    let statements = 0;
+    const counted = new Proxy(database.pool, {
+      get: (target, key) => (key === 'query' ? (...args: Parameters<pg.Pool['query']>) => (statements++, target.query(...args)) : Reflect.get(target, key)),
+    });
+    const queue = createSendQueue({ pool: counted, clock: new ManualClock(T0), log: createLogger('silent') }, { maxBatch: 64, maxInFlight: 1 });
+    const sends = Array.from({ length: 12 }, (_, i) => ({ senderUserId: i % 2 ? U.a : U.b, chatId: CHAT.G, content: { kind: 'Text' as const, body: `m${i}` } }));
+    const outs = await Promise.all(sends.map((s) => queue.submit(s)));
+    assert.deepEqual(
+      outs.map((o) => o.message?.body),
+      sends.map((s) => s.content.body),
+    );
+    assert.deepEqual(outs.map((o) => o.message?.seq).sort((x, y) => x! - y!), Array.from({ length: 12 }, (_, i) => i + 1));
+    // In input order within the chat: the queue keeps arrival order, the statement numbers in it.
+    assert.deepEqual(
+      outs.map((o) => o.message?.seq),
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
+    assert.equal(statements, 1);
+  });
+
+  test('a batch whose statement fails is sent one by one: the good sends land, the bad one fails alone', async () => {
+    const database = await seededDatabase();
+    const logs = logCapture('warn');
+    const queue = createSendQueue({ pool: database.pool, clock: new ManualClock(T0), log: logs.log }, { maxBatch: 64, maxInFlight: 1 });
+    // PostgreSQL refuses NUL in text: the whole statement fails, as any unexpected error would.
+    const bad = { senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text' as const, body: 'nul \u0000 inside' } };
+    const results = await Promise.allSettled([
+      queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'before' } }),
+      queue.submit(bad),
+      queue.submit({ senderUserId: U.e, chatId: CHAT.E, content: { kind: 'Text', body: 'elsewhere' } }),
+    ]);
+    assert.deepEqual(
+      results.map((r) => (r.status === 'fulfilled' ? `${names.get(r.value.message!.chatId)}#${r.value.message!.seq}` : 'failed')),
+      ['G#1', 'failed', 'E#1'],
+    );
+    assert.match(logs.text(), /message send batch failed; sending one by one/);
+    const { rows } = await database.pool.query(`select count(*)::int as n from messenger.realtime_outbox`);
+    assert.equal(rows[0].n, 2, 'one push intent per landed message, none for the failed one');
+  });
+
+  test('sends that waited for a membership change are sent again on a fresh snapshot; the others of the batch land at once', async () => {
+    const database = await seededDatabase();
+    await database.pool.query(
+      `insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at) values ($1, $2, $3, 'Member', 'Active', $4, $4)`,
+      [newId(), CHAT.G, U.f, T0],
+    );
+    const queue = createSendQueue({ pool: database.pool, clock: new ManualClock(T0), log: createLogger('silent') }, { maxBatch: 64, maxInFlight: 1 });
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      // A membership change holding G's lock, as removeParticipant does.
+      await admin.query('begin');
+      await admin.query(`update messenger.chats set membership_version = membership_version + 1 where id = $1`, [CHAT.G]);
+      await admin.query(`update messenger.chat_participants set status = 'Removed' where chat_id = $1 and user_id = $2`, [CHAT.G, U.f]);
+      // sendMessage is what sends again when the statement reports a membership change.
+      const ctx = { config: loadConfig({}), sends: queue } as unknown as MessengerContext;
+      const send = (userId: string, chatId: string, body: string) => sendMessage(ctx, { userId, admin: false }, chatId, { kind: 'Text', body });
+      const sending = Promise.all([send(U.a, CHAT.G, 'g1'), send(U.e, CHAT.E, 'e1'), send(U.b, CHAT.G, 'g2')]);
+      await waitFor(async () => {
+        const { rows } = await database.pool.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);
+        return rows.length > 0;
+      }, 'the batch to wait for G (its snapshot predates the removal)');
+      await admin.query('commit');
+      const outs = await sending;
+      assert.deepEqual(
+        outs.map((o) => `${names.get(o.chatId)}#${o.seq}`),
+        ['G#1', 'E#1', 'G#2'],
+      );
+    } finally {
+      await admin.end();
+    }
+    const { rows } = await database.pool.query<{ key: string; payload: { RecipientUserIds: string[]; Seq: number } }>(
+      `select key, payload from platform.outbox where key = $1 order by (payload->>'Seq')::int`,
+      [CHAT.G],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.payload.RecipientUserIds.map((u) => names.get(u))),
+      [['b'], ['a']],
+      'the removed participant is no recipient',
+    );
+  });
+
+  test('batches over the same chats in opposite orders never deadlock: chats are locked in id order', async () => {
+    const database = await seededDatabase();
+    const chats = [CHAT.G, CHAT.E, CHAT.D2];
+    const sender = { [CHAT.G]: U.a, [CHAT.E]: U.e, [CHAT.D2]: U.b };
+    const sendsTo = (order: string[]) => order.map((chatId) => ({ senderUserId: sender[chatId]!, chatId, content: { kind: 'Text' as const, body: 'x' } }));
+    for (let round = 0; round < 15; round++) {
+      const outs = await Promise.all([
+        trySendBatch(database.pool, sendsTo(chats), T0),
+        trySendBatch(database.pool, sendsTo([...chats].reverse()), T0),
+      ]);
+      assert.ok(outs.flat().every((o) => o.message !== null));
+    }
+    const { rows } = await database.pool.query<{ id: string; last_seq: number }>(`select id, last_seq::int from messenger.chats where id = any($1)`, [chats]);
+    assert.deepEqual(
+      rows.map((r) => r.last_seq),
+      [30, 30, 30],
+    );
+  });
+
+  test('each statement that committed messages wakes the dispatcher in this process once; refused sends wake nothing', async () => {
+    const database = await seededDatabase();
+    let wakes = 0;
+    const queue = createSendQueue(
+      { pool: database.pool, clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => wakes++ },
+      { maxBatch: 64, maxInFlight: 1 },
+    );
+    await queue.submit({ senderUserId: U.x, chatId: CHAT.G, content: { kind: 'Text', body: 'not a member' } });
+    assert.equal(wakes, 0);
+    await queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'alone' } });
+    assert.equal(wakes, 1);
+    await Promise.all([
+      queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'together 1' } }),
+      queue.submit({ senderUserId: U.e, chatId: CHAT.E, content: { kind: 'Text', body: 'together 2' } }),
+    ]);
+    assert.equal(wakes, 2, 'one statement, one wake');
+  });
+});

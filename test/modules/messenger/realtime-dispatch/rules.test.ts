@@ -1,0 +1,74 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  dispatchSettingsProblems,
+  errorText,
+  backoffScheduleMs,
+  pushOrder,
+  outcomeOf,
+  retryDelayMs,
+  type BackoffOptions,
+} from '../../../../src/modules/messenger/realtime-dispatch/rules.ts';
+
+const seedBackoff: BackoffOptions = { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0.2 };
+
+describe('realtime outbox rules', () => {
+  test('backoff: 2 s base doubling per attempt, capped at 2 min, before jitter', () => {
+    const noJitter = () => 0;
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6, 7, 8, 20].map((a) => retryDelayMs(a, seedBackoff, noJitter)),
+      [2000, 4000, 8000, 16_000, 32_000, 64_000, 120_000, 120_000, 120_000],
+    );
+  });
+
+  test('jitter adds up to its share of the delay and never shortens it', () => {
+    assert.equal(retryDelayMs(1, seedBackoff, () => 0.999999), Math.round(2000 * (1 + 0.2 * 0.999999)));
+    for (let i = 0; i < 200; i++) {
+      const d = retryDelayMs(3, seedBackoff);
+      assert.ok(d >= 8000 && d <= 9600, String(d));
+    }
+    assert.equal(retryDelayMs(8, seedBackoff, () => 1), 144_000, 'the cap applies before the jitter');
+  });
+
+  test('outcomes: delivered → Done; transient → Pending until MaxAttempts, then Quarantined; missing entity → Quarantined at once; skipped → Released', () => {
+    assert.deepEqual(outcomeOf({ kind: 'delivered' }, 8, 8), { status: 'Done' });
+    assert.deepEqual(outcomeOf({ kind: 'transient', error: 'E' }, 1, 8), { status: 'Pending', lastError: 'E' });
+    assert.deepEqual(outcomeOf({ kind: 'transient', error: 'E' }, 7, 8), { status: 'Pending', lastError: 'E' });
+    assert.deepEqual(outcomeOf({ kind: 'transient', error: 'E' }, 8, 8), { status: 'Quarantined', lastError: 'E' });
+    assert.deepEqual(outcomeOf({ kind: 'missing', code: 'RTO_REF_NOT_FOUND' }, 1, 8), { status: 'Quarantined', lastError: 'RTO_REF_NOT_FOUND' });
+    assert.deepEqual(outcomeOf({ kind: 'skipped' }, 3, 8), { status: 'Released' });
+  });
+
+  test('the claim statement’s schedule is the backoff rule without jitter, one delay per attempt', () => {
+    assert.deepEqual(backoffScheduleMs(seedBackoff, 8), [2000, 4000, 8000, 16_000, 32_000, 64_000, 120_000, 120_000]);
+  });
+
+  test('settings: BatchSize, MaxAttempts and backoff must be positive, the cap at least the base', () => {
+    const ok = { batchSize: 200, maxRunDurationMs: 5000, maxAttempts: 8, backoff: seedBackoff };
+    assert.deepEqual(dispatchSettingsProblems(ok), []);
+    assert.equal(dispatchSettingsProblems({ ...ok, batchSize: 0 }).length, 1);
+    assert.equal(dispatchSettingsProblems({ ...ok, maxAttempts: 0 }).length, 1);
+    assert.match(dispatchSettingsProblems({ ...ok, backoff: { ...seedBackoff, capMs: 1000 } }).join(), /CAP/);
+  });
+
+  test('push order: id order, except each chat’s new messages go out in Seq order', () => {
+    const r = (kind: string, chatId: string | null, seq: number | null, tag: string) => ({ kind, chatId, seq, tag });
+    const rows = [
+      r('MessageReceived', 'a', 6, 'a6'),
+      r('ChatUpdated', 'a', null, 'upd'),
+      r('MessageReceived', 'b', 2, 'b2'),
+      r('MessageReceived', 'a', 5, 'a5'),
+      r('MessageEdited', 'a', 1, 'edit'),
+      r('MessageReceived', 'b', 1, 'b1'),
+    ];
+    assert.deepEqual(pushOrder(rows).map((x) => x.tag), ['a5', 'upd', 'b1', 'a6', 'edit', 'b2']);
+  });
+
+  test('LastError keeps class and code, capped at 512 characters', () => {
+    const err = Object.assign(new Error('x'.repeat(1000)), { code: 'ECONNREFUSED' });
+    const text = errorText(err);
+    assert.equal(text.length, 512);
+    assert.match(text, /^Error\[ECONNREFUSED\]: x+/);
+    assert.equal(errorText('nope'), 'UnknownError');
+  });
+});

@@ -1,0 +1,140 @@
+import { Writable } from 'node:stream';
+import type pg from 'pg';
+import type { Message } from 'kafkajs';
+import { newId } from '../../../../src/platform/time.ts';
+
+export { metricValue } from '../../../platform/events/support.ts';
+
+/** Helpers of the messenger user-replica tests: UserUpserted messages on the wire, replica reads, logs. */
+
+export const T0 = new Date('2026-03-01T10:00:00Z');
+
+export interface UpsertOpts {
+  version: number;
+  phone?: string;
+  status?: string;
+  firstName?: string;
+  middleName?: string | null;
+  lastName?: string;
+  messageId?: string;
+  contractVersion?: string;
+  partition?: number;
+  occurredAt?: Date;
+  correlationId?: string;
+}
+
+/** A UserUpsertedKafkaEvent as identity puts it on pin.identity.users.v1 (DESIGN wire format). */
+export function userUpserted(userId: string, o: UpsertOpts): Message {
+  const payload = {
+    UserId: userId,
+    Name: { FirstName: o.firstName ?? 'Иван', MiddleName: o.middleName ?? null, LastName: o.lastName ?? 'Иванов' },
+    PhoneNumber: o.phone ?? '+79990000000',
+    Status: o.status ?? 'Active',
+    Version: o.version,
+    Type: 'Investor',
+    CompanyId: null,
+  };
+  return rawMessage(userId, JSON.stringify(payload), { ...o, eventType: 'UserUpsertedKafkaEvent' });
+}
+
+export function rawMessage(
+  userId: string,
+  value: string,
+  o: { messageId?: string; contractVersion?: string; partition?: number; occurredAt?: Date; eventType?: string; correlationId?: string } = {},
+): Message {
+  return {
+    key: userId,
+    value,
+    ...(o.partition === undefined ? {} : { partition: o.partition }),
+    headers: {
+      'message-id': o.messageId ?? newId(),
+      'event-type': o.eventType ?? 'UserUpsertedKafkaEvent',
+      'contract-version': o.contractVersion ?? '1',
+      'aggregate-type': 'User',
+      'aggregate-id': userId,
+      'occurred-at': (o.occurredAt ?? new Date()).toISOString(),
+      ...(o.correlationId ? { 'correlation-id': o.correlationId } : {}),
+    },
+  };
+}
+
+/** Distinct valid Russian mobile numbers per test run, e.g. +79161234567. */
+let phoneSeq = Math.floor(Math.random() * 1_000_000);
+export const nextPhone = (): string => `+7916${String(1_000_000 + (phoneSeq++ % 9_000_000)).padStart(7, '0')}`;
+
+export interface ReplicaRow {
+  id: string;
+  first_name: string;
+  middle_name: string | null;
+  last_name: string;
+  phone_number: string | null;
+  is_active: boolean;
+  identity_user_version: string;
+  revision: string;
+}
+
+export async function replicaRow(pool: pg.Pool, userId: string): Promise<ReplicaRow | undefined> {
+  const { rows } = await pool.query<ReplicaRow>(
+    `select id, first_name, middle_name, last_name, phone_number, is_active, identity_user_version, revision
+       from messenger.users where id = $1`,
+    [userId],
+  );
+  return rows[0];
+}
+
+export async function searchDocument(pool: pg.Pool, userId: string) {
+  const { rows } = await pool.query<{ phone_number: string | null; is_active: boolean; revision: string; first_name: string; last_name: string }>(
+    `select phone_number, is_active, revision, first_name, last_name from messenger.contact_search_documents where user_id = $1`,
+    [userId],
+  );
+  return rows[0];
+}
+
+export async function openConflicts(pool: pg.Pool, userId: string) {
+  const { rows } = await pool.query<{ phone_number: string; holder_user_id: string | null; status: string; occurrences: number }>(
+    `select phone_number, holder_user_id, status, occurrences from messenger.user_phone_conflicts where user_id = $1 and status = 'Open'`,
+    [userId],
+  );
+  return rows;
+}
+
+export async function inboxed(pool: pg.Pool, messageId: string): Promise<boolean> {
+  const { rows } = await pool.query(`select 1 from platform.inbox where idempotency_key = $1`, [`messenger-identity-user-upserted:${messageId}`]);
+  return rows.length === 1;
+}
+
+/** A pino destination keeping the JSON lines in memory. */
+export function logCapture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      chunks.push(chunk.toString());
+      cb();
+    },
+  });
+  const text = () => chunks.join('');
+  return {
+    stream,
+    text,
+    lines: () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
+
+/**
+ * A transient infrastructure failure on replica writes matching `when` (a SQL condition on NEW):
+ * a trigger raising SQLSTATE 55P03 (lock_not_available), which the consumer runner retries with
+ * backoff (a data error such as a check violation would be dead-lettered instead). Returns the undo.
+ */
+export async function simulateReplicaWriteOutage(pool: pg.Pool, name: string, when: string): Promise<() => Promise<void>> {
+  await pool.query(`create function messenger.${name}() returns trigger language plpgsql as $$
+    begin raise exception 'simulated outage' using errcode = '55P03'; end $$`);
+  await pool.query(`create trigger ${name} before insert or update on messenger.users for each row when (${when}) execute function messenger.${name}()`);
+  return async () => {
+    await pool.query(`drop trigger ${name} on messenger.users`);
+    await pool.query(`drop function messenger.${name}()`);
+  };
+}
