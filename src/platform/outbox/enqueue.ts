@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/index.ts';
 import { newId } from '../time.ts';
 
@@ -64,20 +64,33 @@ export async function enqueue(tx: Tx, event: NewEvent | readonly NewEvent[]): Pr
   return ids;
 }
 
+/** SQL expressions (over the rows of `from`) for each column of an outbox row. */
+export interface OutboxRowExpressions {
+  id: string;
+  topic: string;
+  key: string;
+  eventType: string;
+  contractVersion: string;
+  aggregateType: string;
+  aggregateId: string;
+  occurredAt: string;
+  correlationId: string;
+  payload: string;
+}
+
+/** A SQL string literal (for topic and event-type names built into a statement's text). */
+export const sqlLiteral = (value: string): string => `'${value.replaceAll("'", "''")}'`;
+
 /**
- * The INSERT of one event as a CTE body, for a writer whose change is ONE statement that also
- * computes part of the payload (`payload`: a jsonb expression over that statement's rows, `from`:
- * the rows, e.g. "from msg"; no row → no event). The event commits with that statement; the
- * statement must also select `pg_notify(OUTBOX_CHANNEL, '')` when it wrote one.
+ * The outbox INSERT … SELECT, one event per row of `from`, as SQL text for a writer whose change
+ * is ONE statement that also computes the events' payloads (the messenger's message send: Seq and
+ * recipients are known only inside its statement), so change and events commit together without a
+ * second statement. The kernel owns the table and its columns; the writer gives an expression per
+ * column. The statement must also select `pg_notify(OUTBOX_CHANNEL, '')` when it wrote a row.
  */
-export function outboxInsert(event: Omit<NewEvent, 'payload'>, payload: SQL, from: SQL): { messageId: string; query: SQL } {
-  const messageId = event.messageId ?? newId();
-  const occurredAt = new Date(event.occurredAt);
-  if (Number.isNaN(occurredAt.getTime())) throw new Error(`outbox event ${event.eventType}: occurredAt is not a timestamp`);
-  const query = sql`insert into platform.outbox
+export function outboxInsertSelect(e: OutboxRowExpressions, from: string): string {
+  return `insert into platform.outbox
       (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload)
-    select ${messageId}::uuid, ${event.topic}, ${event.key ?? event.aggregateId}, ${event.eventType}, ${event.contractVersion ?? 1},
-           ${event.aggregateType}, ${event.aggregateId}, ${occurredAt.toISOString()}::timestamptz, ${event.correlationId ?? null}, ${payload}
+    select ${e.id}, ${e.topic}, ${e.key}, ${e.eventType}, ${e.contractVersion}, ${e.aggregateType}, ${e.aggregateId}, ${e.occurredAt}, ${e.correlationId}, ${e.payload}
       ${from}`;
-  return { messageId, query };
 }

@@ -1,5 +1,5 @@
 /** The integration outbox's public surface: enqueue in a transaction, the publisher and cleanup jobs. */
-export { enqueue, OUTBOX_CHANNEL, outboxInsert, type NewEvent } from './enqueue.ts';
+export { enqueue, OUTBOX_CHANNEL, outboxInsertSelect, sqlLiteral, type NewEvent, type OutboxRowExpressions } from './enqueue.ts';
 export { outboxSettings, type OutboxSettings } from './settings.ts';
 export {
   createOutboxPublisher,

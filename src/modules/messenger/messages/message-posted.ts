@@ -1,7 +1,6 @@
 import { MESSAGE_POSTED_CONTRACT_VERSION, MESSAGE_POSTED_EVENT } from '../../../contracts/messenger-events.ts';
 import { TOPICS } from '../../../event-topics.ts';
-
-const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+import { outboxInsertSelect, sqlLiteral } from '../../../platform/outbox/index.ts';
 
 /**
  * The one place MessagePostedKafkaEvent (src/contracts/messenger-events.ts) is built: the
@@ -9,7 +8,7 @@ const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
  * send, or a batch of them). Those compute Seq and the recipients inside the statement that writes
  * the message, so the event is built there too, and message, push intent and event commit in ONE
  * statement — the platform's enqueue(tx, events) takes finished payloads, which would cost a second
- * statement and an explicit transaction per send. The columns are the ones enqueue writes.
+ * statement and an explicit transaction per send; the kernel's outboxInsertSelect owns the columns.
  *
  * `from` is a FROM clause whose rows expose `m`, the inserted message (id, "chatId", seq,
  * "senderUserId", kind), and `e`: event_id (uuid), recipient_user_ids (jsonb array: the Active
@@ -17,11 +16,20 @@ const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
  * selects pg_notify(OUTBOX_CHANNEL, '') when it wrote a message, to wake the publisher at commit.
  */
 export function messagePostedOutboxInsert(from: string): string {
-  return `insert into platform.outbox
-      (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload)
-    select e.event_id, ${literal(TOPICS.messagePosted)}, m."chatId", ${literal(MESSAGE_POSTED_EVENT)}, ${MESSAGE_POSTED_CONTRACT_VERSION},
-           'Chat', m."chatId", e.sent_at::timestamptz, null,
-           jsonb_build_object('ChatId', m."chatId", 'MessageId', m.id, 'Seq', m.seq, 'SenderUserId', m."senderUserId",
-             'RecipientUserIds', e.recipient_user_ids, 'Kind', m.kind, 'SentAt', e.sent_at)
-      ${from}`;
+  return outboxInsertSelect(
+    {
+      id: 'e.event_id',
+      topic: sqlLiteral(TOPICS.messagePosted),
+      key: 'm."chatId"',
+      eventType: sqlLiteral(MESSAGE_POSTED_EVENT),
+      contractVersion: String(MESSAGE_POSTED_CONTRACT_VERSION),
+      aggregateType: `'Chat'`,
+      aggregateId: 'm."chatId"',
+      occurredAt: 'e.sent_at::timestamptz',
+      correlationId: 'null',
+      payload: `jsonb_build_object('ChatId', m."chatId", 'MessageId', m.id, 'Seq', m.seq, 'SenderUserId', m."senderUserId",
+             'RecipientUserIds', e.recipient_user_ids, 'Kind', m.kind, 'SentAt', e.sent_at)`,
+    },
+    from,
+  );
 }
