@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import { TOPICS } from '../../event-topics.ts';
 import { counter, gauge, histogram, type Registry } from '../../platform/observability/metrics.ts';
 import type { Clock } from '../../platform/time.ts';
-import type { Executor } from './access-sql.ts';
-import { queueStats, type QueueStats } from './fanout-sql.ts';
+import type { Executor } from './assignments/access-sql.ts';
+import { queueStats, type QueueStats } from './access-fanout/fanout-sql.ts';
 
 /**
  * Metrics of the identity context. Names of seed 003 are kept exactly; the rest carry the

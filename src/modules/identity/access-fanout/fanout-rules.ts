@@ -1,4 +1,4 @@
-import type { AccessFanOutSettings } from './context.ts';
+import type { AccessFanOutSettings } from '../context.ts';
 
 /** Pure rules of the fan-out worker. */
 

@@ -1,12 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../../support/db.ts';
-import { createLogger } from '../../../src/platform/observability/logger.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createAccessFanOutWorker, type AccessFanOutWorkerOptions } from '../../../src/modules/identity/access-fanout.job.ts';
-import { getTask, insertFanOutTask } from '../../../src/modules/identity/fanout-sql.ts';
-import type { UserAccessChangedKafkaEvent } from '../../../src/modules/identity/index.ts';
-import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from './support.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { createAccessFanOutWorker, type AccessFanOutWorkerOptions } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
+import { getTask, insertFanOutTask } from '../../../../src/modules/identity/access-fanout/fanout-sql.ts';
+import type { UserAccessChangedKafkaEvent } from '../../../../src/modules/identity/index.ts';
+import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
 
 /**
  * Graceful stops (deploys) during a big fan-out: a stop between pages hands the task back without

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { Db, Tx } from '../../platform/db/index.ts';
-import type { ScopeType } from './contracts.ts';
+import type { Db, Tx } from '../../../platform/db/index.ts';
+import type { ScopeType } from '../contracts.ts';
 import type { AssignmentView, UserAccessSnapshot } from './assignments.ts';
 
 /**

@@ -2,12 +2,12 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase } from '../../support/db.ts';
-import { createLogger } from '../../../src/platform/observability/logger.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createAccessFanOutWorker } from '../../../src/modules/identity/access-fanout.job.ts';
-import { getTask, insertFanOutTask } from '../../../src/modules/identity/fanout-sql.ts';
-import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from './support.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { createAccessFanOutWorker } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
+import { getTask, insertFanOutTask } from '../../../../src/modules/identity/access-fanout/fanout-sql.ts';
+import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
 
 /**
  * Seed 003 "Идемпотентность/рестарт": a worker PROCESS is SIGKILLed mid-task; another resumes from

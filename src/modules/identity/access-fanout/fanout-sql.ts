@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Executor } from './access-sql.ts';
+import type { Executor } from '../assignments/access-sql.ts';
 
 /**
  * Raw SQL of the AccessFanOutTask queue (identity.access_fanout_tasks). The holder of a task is

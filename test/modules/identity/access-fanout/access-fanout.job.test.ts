@@ -1,15 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createTestDatabase } from '../../support/db.ts';
-import { createLogger } from '../../../src/platform/observability/logger.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createAccessFanOutWorker, type AccessFanOutWorkerOptions } from '../../../src/modules/identity/access-fanout.job.ts';
-import { insertFanOutTask, getTask, replayFailedTask } from '../../../src/modules/identity/fanout-sql.ts';
-import { setRolePermissions } from '../../../src/modules/identity/role-operations.ts';
-import type { UserAccessChangedKafkaEvent } from '../../../src/modules/identity/index.ts';
-import type { Logger } from '../../../src/platform/observability/logger.ts';
-import { ACCESS_TOPIC, defaultSettings, identityContext, metricValue, outboxEvents, seedAssignments, seedRole, seedUsers } from './support.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { createAccessFanOutWorker, type AccessFanOutWorkerOptions } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
+import { insertFanOutTask, getTask, replayFailedTask } from '../../../../src/modules/identity/access-fanout/fanout-sql.ts';
+import { setRolePermissions } from '../../../../src/modules/identity/roles/role-operations.ts';
+import type { UserAccessChangedKafkaEvent } from '../../../../src/modules/identity/index.ts';
+import type { Logger } from '../../../../src/platform/observability/logger.ts';
+import { ACCESS_TOPIC, defaultSettings, identityContext, metricValue, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
 
 const db = await createTestDatabase();
 const pool = db.pool;

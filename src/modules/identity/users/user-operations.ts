@@ -1,12 +1,12 @@
 import { eq } from 'drizzle-orm';
-import type { Db, Tx } from '../../platform/db/index.ts';
-import { maskName, maskPhone } from '../../platform/observability/logger.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { newId } from '../../platform/time.ts';
-import type { UserStatus, UserType } from './contracts.ts';
-import type { IdentityContext } from './context.ts';
-import { IdentityErrors, isUniqueViolation } from './errors.ts';
-import { users } from './schema.ts';
+import type { Db, Tx } from '../../../platform/db/index.ts';
+import { maskName, maskPhone } from '../../../platform/observability/logger.ts';
+import { enqueue } from '../../../platform/outbox/enqueue.ts';
+import { newId } from '../../../platform/time.ts';
+import type { UserStatus, UserType } from '../contracts.ts';
+import type { IdentityContext } from '../context.ts';
+import { IdentityErrors, isUniqueViolation } from '../errors.ts';
+import { users } from '../schema.ts';
 import { applyUserPatch, newUser, userChangeEvents, type NewUserInput, type User, type UserPatch } from './users.ts';
 
 /** The user registry's operations: each change and its pin.identity.users.v1 events in one transaction. */

@@ -1,9 +1,9 @@
-import type { Db } from '../../platform/db/index.ts';
-import type { JobContext, JobDefinition } from '../../platform/jobs/types.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
+import { enqueue } from '../../../platform/outbox/enqueue.ts';
 import { expireDueAssignments, loadAccessSnapshots } from './access-sql.ts';
 import { accessChangedEvent } from './assignments.ts';
-import type { IdentityMetrics } from './metrics.ts';
+import type { IdentityMetrics } from '../metrics.ts';
 
 /**
  * Marks role assignments past ExpiresAt as Expired and announces each affected user

@@ -1,14 +1,14 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import type { Db, Tx } from '../../platform/db/index.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { newId } from '../../platform/time.ts';
-import { countActiveUsersOfRole, loadAccessSnapshots, pageActiveUsersOfRole, revokeAllAssignmentsOfRole } from './access-sql.ts';
-import { accessChangedEvent } from './assignments.ts';
-import type { IdentityContext } from './context.ts';
-import { IdentityErrors, isUniqueViolation } from './errors.ts';
-import { insertFanOutTask } from './fanout-sql.ts';
+import type { Db, Tx } from '../../../platform/db/index.ts';
+import { enqueue } from '../../../platform/outbox/enqueue.ts';
+import { newId } from '../../../platform/time.ts';
+import { countActiveUsersOfRole, loadAccessSnapshots, pageActiveUsersOfRole, revokeAllAssignmentsOfRole } from '../assignments/access-sql.ts';
+import { accessChangedEvent } from '../assignments/assignments.ts';
+import type { IdentityContext } from '../context.ts';
+import { IdentityErrors, isUniqueViolation } from '../errors.ts';
+import { insertFanOutTask } from '../access-fanout/fanout-sql.ts';
 import { chooseFanOut, ensureRoleActive, normalizePermissions, samePermissions, type Role, type RoleStatus } from './roles.ts';
-import { roleDefinitions, rolePermissions } from './schema.ts';
+import { roleDefinitions, rolePermissions } from '../schema.ts';
 
 /** RoleDefinition operations: create, set-role-permissions (inline or queued fan-out), archive (INV-R5). */
 

@@ -1,9 +1,9 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ErrorBody } from '../../platform/http/errors.ts';
-import { SCOPE_TYPES } from './assignments.ts';
-import { FANOUT_TASK_STATUSES } from './fanout-sql.ts';
-import { PERMISSION_CODE_MAX, PERMISSION_CODE_PATTERN, PERMISSIONS_MAX, ROLE_CODE_PATTERN } from './roles.ts';
-import { NAME_MAX, USER_STATUSES, USER_TYPES } from './users.ts';
+import { ErrorBody } from '../../../platform/http/errors.ts';
+import { SCOPE_TYPES } from '../assignments/assignments.ts';
+import { FANOUT_TASK_STATUSES } from '../access-fanout/fanout-sql.ts';
+import { PERMISSION_CODE_MAX, PERMISSION_CODE_PATTERN, PERMISSIONS_MAX, ROLE_CODE_PATTERN } from '../roles/roles.ts';
+import { NAME_MAX, USER_STATUSES, USER_TYPES } from '../users/users.ts';
 
 /** TypeBox schemas of the identity REST API (camelCase bodies); reused by routes and tests. */
 

@@ -1,7 +1,7 @@
 import { and, eq, lte, sql } from 'drizzle-orm';
-import type { Db, Tx } from '../../platform/db/index.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { newId } from '../../platform/time.ts';
+import type { Db, Tx } from '../../../platform/db/index.ts';
+import { enqueue } from '../../../platform/outbox/enqueue.ts';
+import { newId } from '../../../platform/time.ts';
 import { loadAccessSnapshots, maxAssignmentVersion } from './access-sql.ts';
 import {
   accessChangedEvent,
@@ -13,12 +13,12 @@ import {
   type ScopeInput,
   type UserAccessSnapshot,
 } from './assignments.ts';
-import type { AccessChangeReason, ScopeType } from './contracts.ts';
-import type { IdentityContext } from './context.ts';
-import { IdentityErrors, isUniqueViolation } from './errors.ts';
-import { requireRole } from './role-operations.ts';
-import { roleAssignments } from './schema.ts';
-import { findUser } from './user-operations.ts';
+import type { AccessChangeReason, ScopeType } from '../contracts.ts';
+import type { IdentityContext } from '../context.ts';
+import { IdentityErrors, isUniqueViolation } from '../errors.ts';
+import { requireRole } from '../roles/role-operations.ts';
+import { roleAssignments } from '../schema.ts';
+import { findUser } from '../users/user-operations.ts';
 
 /**
  * grant-role-assignment / revoke-role-assignment: the change and the user's UserAccessChanged

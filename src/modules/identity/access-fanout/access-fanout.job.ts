@@ -1,12 +1,12 @@
-import type { Db } from '../../platform/db/index.ts';
-import type { JobContext, JobDefinition } from '../../platform/jobs/types.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { loadAccessSnapshots, pageActiveUsersOfRole } from './access-sql.ts';
-import { accessChangedEvent } from './assignments.ts';
-import type { AccessFanOutSettings } from './context.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
+import { enqueue } from '../../../platform/outbox/enqueue.ts';
+import { loadAccessSnapshots, pageActiveUsersOfRole } from '../assignments/access-sql.ts';
+import { accessChangedEvent } from '../assignments/assignments.ts';
+import type { AccessFanOutSettings } from '../context.ts';
 import { ACCESS_FANOUT_CHANNEL, checkpointTask, claimNextTask, recordPageFailure, releaseLease, type FanOutTask } from './fanout-sql.ts';
 import { isLastPage, validateFanOutSettings } from './fanout-rules.ts';
-import type { IdentityMetrics } from './metrics.ts';
+import type { IdentityMetrics } from '../metrics.ts';
 
 /**
  * AccessFanOutJob (seed 003): takes one queued task at a time (skipping tasks other instances hold)
