@@ -1,7 +1,7 @@
 import type { SettingsOf } from '../../platform/types/index.ts';
 import type { identitySettings } from './settings.ts';
 import type { Db } from '../../platform/db/index.ts';
-import type { Logger } from '../../platform/observability/logger.ts';
+import type { Logger } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { IdentityMetrics } from './metrics.ts';
 

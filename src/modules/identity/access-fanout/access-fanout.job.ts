@@ -1,6 +1,6 @@
 import type { Db } from '../../../platform/db/index.ts';
-import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
-import { enqueue } from '../../../platform/outbox/enqueue.ts';
+import type { JobContext, JobDefinition } from '../../../platform/jobs/index.ts';
+import { enqueue } from '../../../platform/outbox/index.ts';
 import { loadAccessSnapshots, pageActiveUsersOfRole } from '../assignments/access-sql.ts';
 import { accessChangedEvent } from '../assignments/assignments.ts';
 import type { AccessFanOutSettings } from '../context.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Db, Tx } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import type { ScopeType } from '../contracts.ts';
 import type { AssignmentView, UserAccessSnapshot } from './assignments.ts';
 
@@ -7,8 +7,6 @@ import type { AssignmentView, UserAccessSnapshot } from './assignments.ts';
  * Raw SQL over role assignments: the access snapshot, a role's unique active users, and the
  * set-based status changes. "Active" everywhere means status Active and not past ExpiresAt.
  */
-
-export type Executor = Pick<Db, 'execute'> | Pick<Tx, 'execute'>;
 
 /** Smallest UUID: the keyset cursor before the first user. */
 export const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
@@ -32,7 +30,7 @@ interface SnapshotRow extends Record<string, unknown> {
  * Each user's full snapshot — every active assignment with its RoleCode — in ONE query for the
  * whole page (no N+1). Returned in the order of `userIds`; unknown ids are left out.
  */
-export async function loadAccessSnapshots(q: Executor, userIds: readonly string[], now: Date): Promise<UserAccessSnapshot[]> {
+export async function loadAccessSnapshots(q: Db, userIds: readonly string[], now: Date): Promise<UserAccessSnapshot[]> {
   if (userIds.length === 0) return [];
   // LATERAL with OFFSET 0 (kept from being flattened into a join): one index probe per user on
   // ix_role_assignments_user_active. A plain join lets the planner hash-join the WHOLE assignments
@@ -73,7 +71,7 @@ export async function loadAccessSnapshots(q: Executor, userIds: readonly string[
 
 /** The next keyset page of a role's unique active users after `cursor`, by UserId. */
 export async function pageActiveUsersOfRole(
-  q: Executor,
+  q: Db,
   args: { roleId: string; after: string | null; limit: number; now: Date },
 ): Promise<string[]> {
   const { rows } = await q.execute<{ userId: string }>(sql`
@@ -87,7 +85,7 @@ export async function pageActiveUsersOfRole(
 }
 
 /** Unique active users of a role, counted up to `cap` (enough to compare with the inline threshold). */
-export async function countActiveUsersOfRole(q: Executor, roleId: string, now: Date, cap: number): Promise<number> {
+export async function countActiveUsersOfRole(q: Db, roleId: string, now: Date, cap: number): Promise<number> {
   const { rows } = await q.execute<{ n: number }>(sql`
     select count(*)::int as n from (
       select distinct user_id from identity.role_assignments
@@ -97,7 +95,7 @@ export async function countActiveUsersOfRole(q: Executor, roleId: string, now: D
 }
 
 /** Highest RoleAssignment.Version among all of a user's assignments (null when none). */
-export async function maxAssignmentVersion(q: Executor, userId: string): Promise<number | null> {
+export async function maxAssignmentVersion(q: Db, userId: string): Promise<number | null> {
   const { rows } = await q.execute<{ max: string | null }>(
     sql`select max(version)::text as max from identity.role_assignments where user_id = ${userId}`,
   );
@@ -111,10 +109,11 @@ export interface UserVersion {
 }
 
 /**
- * INV-R5: revokes every active assignment of a role. Users are locked in id order first (the same
- * order grants and revokes take), then each revoked assignment gets its user's max version + 1.
+ * Revokes every active assignment of a role (archiving a role ends what it grants, INV-R5). Users
+ * are locked in id order first (the same order grants and revokes take), then each revoked
+ * assignment gets its user's max version + 1.
  */
-export async function revokeAllAssignmentsOfRole(tx: Executor, roleId: string, now: Date): Promise<UserVersion[]> {
+export async function revokeAllAssignmentsOfRole(tx: Db, roleId: string, now: Date): Promise<UserVersion[]> {
   const { rows } = await tx.execute<{ userId: string; version: string }>(sql`
     with locked as (
       select u.id from identity.users u
@@ -138,7 +137,7 @@ export async function revokeAllAssignmentsOfRole(tx: Executor, roleId: string, n
  * Marks as Expired the due assignments (Active, ExpiresAt ≤ now) of up to `limit` users, skipping
  * users another transaction holds (they are picked up on the next run). Returns the users touched.
  */
-export async function expireDueAssignments(tx: Executor, now: Date, limit: number): Promise<{ users: UserVersion[]; candidates: number }> {
+export async function expireDueAssignments(tx: Db, now: Date, limit: number): Promise<{ users: UserVersion[]; candidates: number }> {
   const { rows } = await tx.execute<{ userId: string | null; version: string | null; candidates: number }>(sql`
     with due as (
       select distinct user_id from identity.role_assignments

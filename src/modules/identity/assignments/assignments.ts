@@ -1,4 +1,4 @@
-import type { NewEvent } from '../../../platform/outbox/enqueue.ts';
+import type { NewEvent } from '../../../platform/outbox/index.ts';
 import { TOPICS } from '../../../event-topics.ts';
 import {
   CONTRACT_VERSION,

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../../../platform/http/index.ts';
 import { IdentityErrors } from '../errors.ts';
 
 /** Pure rules of RoleDefinition / RolePermission. */
