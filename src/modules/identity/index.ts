@@ -37,7 +37,7 @@ export default defineModule<IdentityConfig>((deps) => {
     routes: (app) => registerIdentityRoutes(app, ctx),
     jobs: [
       accessFanOutJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut }),
-      assignmentExpiryJob({ db: ctx.db, metrics: ctx.metrics, ...settings.expiry }),
+      assignmentExpiryJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.expiry }),
     ],
   };
 });

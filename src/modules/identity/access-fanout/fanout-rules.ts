@@ -7,12 +7,14 @@ export function isLastPage(rows: number, batchSize: number): boolean {
   return rows < batchSize;
 }
 
-/** The worker refuses settings it cannot run with (loadConfig already bounds the env values). */
-export function validateFanOutSettings(s: AccessFanOutSettings): void {
+/**
+ * The two numbers the kernel's batch settings do not see, checked where the worker is built (tests
+ * and benchmarks build it without loadConfig): a page size below 1 would never reach a short page,
+ * so a task would never end; MaxAttempts below 1 would poison every task at its first claim.
+ */
+export function validateFanOutSettings(s: Pick<AccessFanOutSettings, 'batchSize' | 'maxAttempts'>): void {
   const problems: string[] = [];
-  if (!Number.isInteger(s.batchSize) || s.batchSize < 1) problems.push('batchSize must be a positive integer');
-  if (!Number.isInteger(s.maxAttempts) || s.maxAttempts < 1) problems.push('maxAttempts must be a positive integer');
-  if (!(s.maxLeaseMs >= 1000)) problems.push('maxLeaseMs must be at least 1000');
-  if (!(s.pollingIntervalMs > 0)) problems.push('pollingIntervalMs must be positive');
+  if (!Number.isInteger(s.batchSize) || s.batchSize < 1) problems.push('batchSize (IDENTITY_ACCESS_FANOUT_BATCH_SIZE) must be a positive integer');
+  if (!Number.isInteger(s.maxAttempts) || s.maxAttempts < 1) problems.push('maxAttempts (IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS) must be a positive integer');
   if (problems.length > 0) throw new Error(`access fan-out worker: ${problems.join('; ')}`);
 }

@@ -83,13 +83,19 @@ export async function insertFanOutTask(
  * workers hold: InProgress, lease = now + lease, AttemptCount + 1, StartedAt on the first take.
  * A task that already used MaxAttempts leases becomes Failed instead (returned so it is reported).
  * A task released by a graceful stop (Pending with AttemptCount > 0: new and replayed tasks have 0)
- * resumes under the same AttemptCount and is never poisoned by the claim.
+ * resumes under the same AttemptCount and is never poisoned by the claim. Tasks in `exclude`
+ * (failed earlier in this run) are left alone.
  */
-export async function claimNextTask(q: Db, now: Date, leaseMs: number, maxAttempts: number): Promise<FanOutTask | null> {
+export async function claimNextTask(
+  q: Db,
+  c: { now: Date; leaseMs: number; maxAttempts: number; exclude?: readonly string[] },
+): Promise<FanOutTask | null> {
+  const { now, leaseMs, maxAttempts } = c;
   const { rows } = await q.execute<TaskRow>(sql`
     with next as (
       select id from identity.access_fanout_tasks
-       where status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now})
+       where (status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now}))
+         and not (id = any(${sql.param(c.exclude ?? [])}::uuid[]))
        order by created_at, id
        limit 1
        for update skip locked

@@ -134,16 +134,36 @@ export async function revokeAllAssignmentsOfRole(tx: Db, roleId: string, now: Da
 }
 
 /**
- * Marks as Expired the due assignments (Active, ExpiresAt ≤ now) of up to `limit` users, skipping
- * users another transaction holds (they are picked up on the next run). Returns the users touched.
+ * Users with due assignments (Active, ExpiresAt ≤ now), read without locks: the rows a failed
+ * expiry batch is redone for one at a time. Users in `exclude` are left out.
  */
-export async function expireDueAssignments(tx: Db, now: Date, limit: number): Promise<{ users: UserVersion[]; candidates: number }> {
-  const { rows } = await tx.execute<{ userId: string | null; version: string | null; candidates: number }>(sql`
+export async function usersWithDueAssignments(q: Db, now: Date, limit: number, exclude: readonly string[] = []): Promise<string[]> {
+  const { rows } = await q.execute<{ userId: string }>(sql`
+    select distinct user_id as "userId" from identity.role_assignments
+     where status = 'Active' and expires_at <= ${now} and not (user_id = any(${uuids(exclude)}))
+     order by user_id
+     limit ${limit}`);
+  return rows.map((r) => r.userId);
+}
+
+/**
+ * Marks as Expired the due assignments (Active, ExpiresAt ≤ now) of up to `limit` users — or of
+ * `userId` alone — skipping users another transaction holds (they are picked up on the next run)
+ * and users in `exclude`. Returns the users touched with their new max(RoleAssignment.Version).
+ */
+export async function expireDueAssignments(
+  tx: Db,
+  e: { now: Date; limit: number; exclude?: readonly string[]; userId?: string },
+): Promise<UserVersion[]> {
+  const { now } = e;
+  const { rows } = await tx.execute<{ userId: string; version: string }>(sql`
     with due as (
       select distinct user_id from identity.role_assignments
        where status = 'Active' and expires_at <= ${now}
+         and (${e.userId ?? null}::uuid is null or user_id = ${e.userId ?? null})
+         and not (user_id = any(${uuids(e.exclude ?? [])}))
        order by user_id
-       limit ${limit}
+       limit ${e.limit}
     ), locked as (
       select u.id from identity.users u join due d on d.user_id = u.id
        order by u.id
@@ -152,18 +172,13 @@ export async function expireDueAssignments(tx: Db, now: Date, limit: number): Pr
       -- A correlated probe per user (ix_role_assignments_user_id), not a join over every assignment.
       select l.id as user_id, (select max(version) from identity.role_assignments where user_id = l.id) as max_version
         from locked l
-    ), expired as (
-      update identity.role_assignments ra
-         set status = 'Expired', expired_at = ${now}, updated_at = ${now}, version = m.max_version + 1
-        from maxes m
-       where ra.user_id = m.user_id and ra.status = 'Active' and ra.expires_at <= ${now}
-      returning ra.user_id, ra.version
     )
-    select e.user_id as "userId", e.version::text as version, (select count(*)::int from due) as candidates
-      from (select 1) one left join expired e on true`);
-  const candidates = rows[0]?.candidates ?? 0;
-  const changed = rows.filter((r): r is { userId: string; version: string; candidates: number } => r.userId !== null);
-  return { users: uniqueUserVersions(changed), candidates };
+    update identity.role_assignments ra
+       set status = 'Expired', expired_at = ${now}, updated_at = ${now}, version = m.max_version + 1
+      from maxes m
+     where ra.user_id = m.user_id and ra.status = 'Active' and ra.expires_at <= ${now}
+    returning ra.user_id as "userId", ra.version::text as version`);
+  return uniqueUserVersions(rows);
 }
 
 function uniqueUserVersions(rows: readonly { userId: string; version: string }[]): UserVersion[] {

@@ -1,15 +1,17 @@
 import type { Db } from '../../../platform/db/index.ts';
-import type { JobContext, JobDefinition } from '../../../platform/jobs/index.ts';
+import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { enqueue } from '../../../platform/outbox/index.ts';
-import { expireDueAssignments, loadAccessSnapshots } from './access-sql.ts';
-import { accessChangedEvent } from './assignments.ts';
+import type { AssignmentExpirySettings } from '../context.ts';
 import type { IdentityMetrics } from '../metrics.ts';
+import { expireDueAssignments, loadAccessSnapshots, usersWithDueAssignments, type UserVersion } from './access-sql.ts';
+import { accessChangedEvent } from './assignments.ts';
 
 /**
  * Marks role assignments past ExpiresAt as Expired and announces each affected user
  * (ChangeReason AssignmentExpired, Version = the user's new max(RoleAssignment.Version)). Snapshots
  * already leave such assignments out; this makes the change visible to consumers that cached the
- * old one. One transaction per batch of users: their assignments, and their events.
+ * old one. The claim does the work: one transaction per batch of users expires their assignments
+ * and writes their events; if it fails, the kernel redoes its users one at a time.
  */
 
 export const ASSIGNMENT_EXPIRY_JOB = 'identity-assignment-expiry';
@@ -17,49 +19,55 @@ export const ASSIGNMENT_EXPIRY_JOB = 'identity-assignment-expiry';
 export interface AssignmentExpiryOptions {
   db: Db;
   metrics: IdentityMetrics;
-  intervalMs: number;
-  batchSize: number;
+  settings: AssignmentExpirySettings;
 }
 
-export function createAssignmentExpiryWorker(opts: AssignmentExpiryOptions) {
-  if (!Number.isInteger(opts.batchSize) || opts.batchSize < 1) throw new Error('assignment expiry: batchSize must be a positive integer');
+export function assignmentExpiryJob(opts: AssignmentExpiryOptions): BatchWorker {
+  const { db, metrics, settings } = opts;
 
-  async function runOnce(ctx: Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now'>): Promise<{ users: number; batches: number }> {
-    const counts = { users: 0, batches: 0 };
-    while (!ctx.signal.aborted) {
-      const { users, candidates } = await opts.db.transaction(async (tx) => {
-        const now = ctx.now();
-        const batch = await expireDueAssignments(tx, now, opts.batchSize);
-        const versions = new Map(batch.users.map((u) => [u.userId, u.version]));
-        const snapshots = await loadAccessSnapshots(
-          tx,
-          batch.users.map((u) => u.userId),
-          now,
-        );
-        await enqueue(
-          tx,
-          snapshots.map((s) =>
-            accessChangedEvent(s, { reason: 'AssignmentExpired', version: versions.get(s.userId)!, occurredAt: now, correlationId: ctx.jobRunId }),
-          ),
-        );
-        return batch;
-      });
-      if (users.length > 0) {
-        counts.users += users.length;
-        counts.batches += 1;
-        opts.metrics.accessEvents.inc({ reason: 'AssignmentExpired' }, users.length);
-        ctx.log.info({ users: users.length }, 'expired role assignments announced');
-      }
-      // Users held by another transaction were skipped; they are picked up on the next run.
-      if (candidates < opts.batchSize || users.length === 0) break;
+  /** Expires the due assignments of a batch of users (or of one) and announces them, in one transaction. */
+  async function expireAndAnnounce(run: BatchRun, which: { limit: number; exclude?: readonly string[]; userId?: string }): Promise<UserVersion[]> {
+    const users = await db.transaction(async (tx) => {
+      const now = run.now();
+      const expired = await expireDueAssignments(tx, { now, ...which });
+      const versions = new Map(expired.map((u) => [u.userId, u.version]));
+      const snapshots = await loadAccessSnapshots(
+        tx,
+        expired.map((u) => u.userId),
+        now,
+      );
+      await enqueue(
+        tx,
+        snapshots.map((s) =>
+          accessChangedEvent(s, { reason: 'AssignmentExpired', version: versions.get(s.userId)!, occurredAt: now, correlationId: run.jobRunId }),
+        ),
+      );
+      return expired;
+    });
+    if (users.length > 0) {
+      metrics.accessEvents.inc({ reason: 'AssignmentExpired' }, users.length);
+      run.log.info({ users: users.length }, 'expired role assignments announced');
     }
-    return counts;
+    return users;
   }
 
-  return { runOnce };
-}
-
-export function assignmentExpiryJob(opts: AssignmentExpiryOptions): JobDefinition {
-  const worker = createAssignmentExpiryWorker(opts);
-  return { name: ASSIGNMENT_EXPIRY_JOB, every: opts.intervalMs, singleRunner: true, run: (ctx) => worker.runOnce(ctx) };
+  return defineBatchWorker({
+    name: ASSIGNMENT_EXPIRY_JOB,
+    every: settings.intervalMs,
+    singleRunner: true,
+    // A run starts no new batch once its interval has passed; the next run goes on.
+    settings: { batchSize: settings.batchSize, maxRunMs: settings.intervalMs },
+    phases: () => [
+      batchPhase<UserVersion>({
+        name: 'expire',
+        keyOf: (u) => u.userId,
+        // Users another transaction holds were skipped: a short batch ends the run, the next takes them.
+        claim: (limit, run, exclude) => expireAndAnnounce(run, { limit, exclude }),
+        oneByOne: {
+          candidates: (limit, run, exclude) => usersWithDueAssignments(db, run.now(), limit, exclude),
+          claimOne: (userId, run) => expireAndAnnounce(run, { limit: 1, userId }),
+        },
+      }),
+    ],
+  });
 }

@@ -8,7 +8,7 @@
 import { createPool } from '../../../../src/platform/db/index.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
-import { createAccessFanOutWorker, type PageInfo } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
+import { accessFanOutJob, type PageInfo } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
 import { defaultSettings, identityContext } from '../support.ts';
 
 const env = (name: string) => {
@@ -29,7 +29,7 @@ const pause = async (phase: string, page: PageInfo) => {
   process.stdout.write(`PAUSED ${pages} ${page.cursor}\n`);
   await new Promise(() => undefined); // until killed
 };
-const worker = createAccessFanOutWorker({
+const worker = accessFanOutJob({
   db: ctx.db,
   metrics: ctx.metrics,
   settings: settings.fanOut,
