@@ -9,7 +9,7 @@ import type { AssignmentView, UserAccessSnapshot } from './assignments.ts';
  */
 
 /** Smallest UUID: the keyset cursor before the first user. */
-export const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
+const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
 
 const uuids = (ids: readonly string[]) => sql`${sql.param(ids)}::uuid[]`;
 
