@@ -114,8 +114,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   runner.register(
     outboxCleanupJob({
       pool,
-      outboxRetentionHours: config.OUTBOX_RETENTION_HOURS,
-      inboxRetentionDays: config.INBOX_RETENTION_DAYS,
+      settings: { outboxRetentionHours: config.OUTBOX_RETENTION_HOURS, inboxRetentionDays: config.INBOX_RETENTION_DAYS },
     }),
   );
   const consumers: ConsumerDefinition<unknown>[] = [];

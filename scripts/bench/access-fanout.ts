@@ -21,11 +21,11 @@ import { createJobRunner } from '../../src/platform/jobs/index.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
 import { systemClock } from '../../src/platform/time.ts';
-import { accessFanOutJob } from '../../src/modules/identity/access-fanout.job.ts';
+import { accessFanOutJob } from '../../src/modules/identity/access-fanout/access-fanout.job.ts';
 import { identitySettingsFrom, type IdentityContext } from '../../src/modules/identity/context.ts';
-import { getTask } from '../../src/modules/identity/fanout-sql.ts';
+import { getTask } from '../../src/modules/identity/access-fanout/fanout-sql.ts';
 import { createIdentityMetrics } from '../../src/modules/identity/metrics.ts';
-import { setRolePermissions } from '../../src/modules/identity/role-operations.ts';
+import { setRolePermissions } from '../../src/modules/identity/roles/role-operations.ts';
 import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 50_000);

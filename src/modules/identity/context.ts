@@ -1,7 +1,7 @@
 import type { SettingsOf } from '../../platform/types/index.ts';
 import type { identitySettings } from './settings.ts';
 import type { Db } from '../../platform/db/index.ts';
-import type { Logger } from '../../platform/observability/logger.ts';
+import type { Logger } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { IdentityMetrics } from './metrics.ts';
 
@@ -14,23 +14,32 @@ export interface IdentityContext {
   settings: IdentitySettings;
 }
 
+/** AccessFanOutJob's options (seed 003 config: PollingInterval, BatchSize, MaxLeaseDuration, MaxAttempts). */
 export interface AccessFanOutSettings {
   pollingIntervalMs: number;
+  /** Users per page. */
   batchSize: number;
   maxLeaseMs: number;
   maxAttempts: number;
+}
+
+export interface AssignmentExpirySettings {
+  intervalMs: number;
+  /** Users per expiry transaction. */
+  batchSize: number;
 }
 
 export interface IdentitySettings {
   inlineFanOutThreshold: number;
   phoneRegion: string;
   fanOut: AccessFanOutSettings;
-  expiry: { intervalMs: number; batchSize: number };
+  expiry: AssignmentExpirySettings;
 }
 
 /** The identity settings as loadConfig read them. */
 export type IdentityConfig = SettingsOf<typeof identitySettings>;
 
+/** The one place the settings (settings.ts: defaults, bounds, units) become the operations' and jobs' options. */
 export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
   return {
     inlineFanOutThreshold: config.IDENTITY_INLINE_FANOUT_THRESHOLD,

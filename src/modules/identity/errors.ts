@@ -1,4 +1,5 @@
-import { AppError } from '../../platform/http/errors.ts';
+import { isPgError } from '../../platform/errors/index.ts';
+import { AppError } from '../../platform/http/index.ts';
 
 /** The identity context's stable error codes (REST `{ code, message }`). */
 export const IdentityErrors = {
@@ -23,11 +24,5 @@ export const IdentityErrors = {
     new AppError('IDENTITY_FANOUT_TASK_NOT_FAILED', `only a Failed task can be replayed (this one is ${status})`, 409),
 };
 
-/** True when `err` (or its cause, as drizzle wraps driver errors) is a unique violation of `constraint`. */
-export function isUniqueViolation(err: unknown, constraint: string): boolean {
-  for (let e: unknown = err; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
-    const pgErr = e as { code?: string; constraint?: string };
-    if (pgErr.code === '23505' && pgErr.constraint === constraint) return true;
-  }
-  return false;
-}
+/** True when the PostgreSQL error behind `err` is a unique violation (23505) of `constraint`. */
+export const isUniqueViolation = (err: unknown, constraint: string): boolean => isPgError(err, '23505', constraint);

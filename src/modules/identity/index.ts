@@ -1,10 +1,10 @@
 import type { IdentityConfig } from './context.ts';
 import { defineModule } from '../../platform/module.ts';
-import { accessFanOutJob } from './access-fanout.job.ts';
-import { assignmentExpiryJob } from './assignment-expiry.job.ts';
+import { accessFanOutJob } from './access-fanout/access-fanout.job.ts';
+import { assignmentExpiryJob } from './assignments/assignment-expiry.job.ts';
 import { identitySettingsFrom, type IdentityContext } from './context.ts';
 import { createIdentityMetrics } from './metrics.ts';
-import { registerIdentityRoutes } from './routes.ts';
+import { registerIdentityRoutes } from './http/routes.ts';
 
 /**
  * The identity context: the user registry (producer of pin.identity.users.v1), roles, permissions
@@ -26,7 +26,7 @@ export default defineModule<IdentityConfig>((deps) => {
     routes: (app) => registerIdentityRoutes(app, ctx),
     jobs: [
       accessFanOutJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut }),
-      assignmentExpiryJob({ db: ctx.db, metrics: ctx.metrics, ...settings.expiry }),
+      assignmentExpiryJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.expiry }),
     ],
   };
 });

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { TOPICS } from '../../event-topics.ts';
-import { counter, gauge, histogram, type Registry } from '../../platform/observability/metrics.ts';
+import { counter, gauge, histogram, type Registry } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
-import type { Executor } from './access-sql.ts';
-import { queueStats, type QueueStats } from './fanout-sql.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { queueStats, type QueueStats } from './access-fanout/fanout-sql.ts';
 
 /**
  * Metrics of the identity context. Names of seed 003 are kept exactly; the rest carry the
@@ -11,7 +11,7 @@ import { queueStats, type QueueStats } from './fanout-sql.ts';
  * still shows a growing backlog (alert: queue_backlog > 100 for 5 min) and Failed tasks (poison).
  * "No successful run for 5 min" is job_last_success_timestamp_seconds{job="identity-access-fanout"}.
  */
-export function createIdentityMetrics(registry: Registry, db: Executor, clock: Clock) {
+export function createIdentityMetrics(registry: Registry, db: Db, clock: Clock) {
   // One query serves every gauge of a scrape: prom-client collects them side by side, so they
   // all join the query in flight; the next scrape reads afresh.
   let inFlight: Promise<QueueStats | undefined> | undefined;
@@ -105,7 +105,7 @@ export function createIdentityMetrics(registry: Registry, db: Executor, clock: C
 export type IdentityMetrics = ReturnType<typeof createIdentityMetrics>;
 
 /** Counted up to 100,000 (far past the alert threshold), so a scrape after a long outage stays cheap. */
-async function unpublishedEvents(db: Executor, topic: string): Promise<number> {
+async function unpublishedEvents(db: Db, topic: string): Promise<number> {
   const { rows } = await db.execute<{ n: number }>(
     sql`select count(*)::int as n from (
           select 1 from platform.outbox where published_at is null and topic = ${topic} limit 100000) capped`,

@@ -1,55 +1,91 @@
 import type { Queryable } from '../db/index.ts';
-import { deleteInboxBefore } from '../events/inbox.ts';
-import type { JobContext, JobDefinition } from '../jobs/types.ts';
-import { deletePublishedBefore } from './sql.ts';
+import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../jobs/index.ts';
+
+/**
+ * Retention of the integration outbox and the consumers' inbox, on the kernel's batch worker: two
+ * phases whose claim is the work — a bounded DELETE … RETURNING of rows past their retention
+ * (short statements keep locks and WAL bursts small), repeated while a batch comes back full.
+ */
 
 export const OUTBOX_CLEANUP_JOB = 'outbox-cleanup';
 
-export interface OutboxCleanupOptions {
-  pool: Queryable;
+export interface OutboxCleanupSettings {
   /** Published outbox rows are kept this long (OUTBOX_RETENTION_HOURS). */
   outboxRetentionHours: number;
   /** Inbox (dedupe) rows are kept this long (INBOX_RETENTION_DAYS); redeliveries older than this are not caught. */
   inboxRetentionDays: number;
-  /** Rows per DELETE statement; short statements keep locks and WAL bursts small. Default 1000. */
-  chunkSize?: number;
+  /** Rows per DELETE statement. Default 1000. */
+  batchSize?: number;
+  /** A run starts no new DELETE after this long; the next run goes on. Default 5 minutes. */
+  maxRunMs?: number;
   /** Job interval. Default 10 minutes. */
   intervalMs?: number;
 }
 
-const HOUR = 3_600_000;
-
-/** Deletes old published outbox rows and old inbox rows in bounded chunks; stops between chunks on abort. */
-export async function cleanupOutboxAndInbox(
-  opts: OutboxCleanupOptions,
-  ctx: Pick<JobContext, 'signal' | 'now'>,
-): Promise<{ outboxDeleted: number; inboxDeleted: number }> {
-  const chunk = opts.chunkSize ?? 1000;
-  const now = ctx.now().getTime();
-  const drain = async (deleteChunk: () => Promise<number>) => {
-    let total = 0;
-    while (!ctx.signal.aborted) {
-      const n = await deleteChunk();
-      total += n;
-      if (n < chunk) break;
-    }
-    return total;
-  };
-  const outboxCutoff = new Date(now - opts.outboxRetentionHours * HOUR);
-  const inboxCutoff = new Date(now - opts.inboxRetentionDays * 24 * HOUR);
-  const outboxDeleted = await drain(() => deletePublishedBefore(opts.pool, outboxCutoff, chunk));
-  const inboxDeleted = await drain(() => deleteInboxBefore(opts.pool, inboxCutoff, chunk));
-  return { outboxDeleted, inboxDeleted };
+export interface OutboxCleanupOptions {
+  pool: Queryable;
+  settings: OutboxCleanupSettings;
 }
 
-export function outboxCleanupJob(opts: OutboxCleanupOptions): JobDefinition {
-  if (!(opts.outboxRetentionHours > 0) || !(opts.inboxRetentionDays > 0)) {
-    throw new Error('outbox cleanup: retention must be positive');
+const HOUR = 3_600_000;
+
+const cutoff = (run: BatchRun, ms: number) => new Date(run.now().getTime() - ms);
+
+/** Deletes up to `limit` published outbox rows older than `before`; returns their ids. */
+async function deletePublished(pool: Queryable, before: Date, limit: number): Promise<{ id: string }[]> {
+  const { rows } = await pool.query<{ id: string }>(
+    `delete from platform.outbox where id in (
+       select id from platform.outbox where published_at < $1 limit $2)
+     returning id`,
+    [before, limit],
+  );
+  return rows;
+}
+
+/** Deletes up to `limit` inbox rows processed before `before`; returns their keys. */
+async function deleteInbox(pool: Queryable, before: Date, limit: number): Promise<{ id: string }[]> {
+  const { rows } = await pool.query<{ id: string }>(
+    `delete from platform.inbox where idempotency_key in (
+       select idempotency_key from platform.inbox where processed_at < $1 limit $2)
+     returning idempotency_key as id`,
+    [before, limit],
+  );
+  return rows;
+}
+
+export function outboxCleanupJob(opts: OutboxCleanupOptions): BatchWorker {
+  const { pool, settings } = opts;
+  // The job can be built without loadConfig (tests, scripts): a zero retention would delete the
+  // inbox's dedupe rows at once and published rows before a replay could read them.
+  if (!(settings.outboxRetentionHours > 0) || !(settings.inboxRetentionDays > 0)) {
+    throw new Error('outbox cleanup: retention must be positive (OUTBOX_RETENTION_HOURS, INBOX_RETENTION_DAYS)');
   }
-  return {
+  return defineBatchWorker({
     name: OUTBOX_CLEANUP_JOB,
-    every: opts.intervalMs ?? 10 * 60_000,
+    every: settings.intervalMs ?? 10 * 60_000,
     singleRunner: true,
-    run: (ctx) => cleanupOutboxAndInbox(opts, ctx),
-  };
+    settings: { batchSize: settings.batchSize ?? 1000, maxRunMs: settings.maxRunMs ?? 5 * 60_000 },
+    phases(run) {
+      run.count('outboxDeleted', 0);
+      run.count('inboxDeleted', 0);
+      return [
+        batchPhase<{ id: string }>({
+          name: 'outbox',
+          async claim(limit, run) {
+            const rows = await deletePublished(pool, cutoff(run, settings.outboxRetentionHours * HOUR), limit);
+            run.count('outboxDeleted', rows.length);
+            return rows;
+          },
+        }),
+        batchPhase<{ id: string }>({
+          name: 'inbox',
+          async claim(limit, run) {
+            const rows = await deleteInbox(pool, cutoff(run, settings.inboxRetentionDays * 24 * HOUR), limit);
+            run.count('inboxDeleted', rows.length);
+            return rows;
+          },
+        }),
+      ];
+    },
+  });
 }

@@ -8,5 +8,5 @@ export {
   type OutboxPublisherOptions,
   type PublishCounts,
 } from './publisher.ts';
-export { cleanupOutboxAndInbox, OUTBOX_CLEANUP_JOB, outboxCleanupJob, type OutboxCleanupOptions } from './cleanup.ts';
+export { OUTBOX_CLEANUP_JOB, outboxCleanupJob, type OutboxCleanupOptions, type OutboxCleanupSettings } from './cleanup.ts';
 export type { OutboxPool } from './sql.ts';

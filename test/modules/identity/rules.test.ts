@@ -1,17 +1,17 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../../src/platform/http/errors.ts';
-import { toE164 } from '../../../src/modules/identity/phone.ts';
-import { applyUserPatch, newUser, normalizeName, userChangeEvents, userUpsertedPayload, type User } from '../../../src/modules/identity/users.ts';
-import { chooseFanOut, normalizePermissions, samePermissions } from '../../../src/modules/identity/roles.ts';
+import { toE164 } from '../../../src/modules/identity/users/phone.ts';
+import { applyUserPatch, newUser, normalizeName, userChangeEvents, userUpsertedPayload, type User } from '../../../src/modules/identity/users/users.ts';
+import { chooseFanOut, normalizePermissions, samePermissions } from '../../../src/modules/identity/roles/roles.ts';
 import {
   accessChangedEvent,
   checkGrant,
   isActiveAt,
   nextAssignmentVersion,
   normalizeScope,
-} from '../../../src/modules/identity/assignments.ts';
-import { isLastPage, validateFanOutSettings } from '../../../src/modules/identity/fanout-rules.ts';
+} from '../../../src/modules/identity/assignments/assignments.ts';
+import { isLastPage, validateFanOutSettings } from '../../../src/modules/identity/access-fanout/fanout-rules.ts';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const code = (fn: () => unknown) => {

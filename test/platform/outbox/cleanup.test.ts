@@ -2,14 +2,15 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
-import { cleanupOutboxAndInbox, outboxCleanupJob } from '../../../src/platform/outbox/cleanup.ts';
-import { ManualClock } from '../../../src/platform/time.ts';
+import { outboxCleanupJob } from '../../../src/platform/outbox/cleanup.ts';
+import { createLogger } from '../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../src/platform/time.ts';
 
 // At the top level: the drop hook createTestDatabase registers then runs when the file ends.
 const t: TestDatabase = await createTestDatabase();
 
 const clock = new ManualClock('2026-03-01T12:00:00Z');
-const ctx = () => ({ signal: new AbortController().signal, now: () => clock.now() });
+const ctx = () => ({ jobRunId: newId(), signal: new AbortController().signal, log: createLogger('silent'), now: () => clock.now() });
 
 async function outboxRow(publishedAt: string | null): Promise<string> {
   const [id] = await t.db.transaction((tx) =>
@@ -31,10 +32,7 @@ describe('outbox cleanup', () => {
     const old = await Promise.all([1, 2, 3, 4, 5].map(() => outboxRow('2026-02-27T11:00:00Z'))); // 49 h old
     const recent = await outboxRow('2026-03-01T11:00:00Z'); // 1 h old
     const pending = await outboxRow(null);
-    const result = await cleanupOutboxAndInbox(
-      { pool: t.pool, outboxRetentionHours: 24, inboxRetentionDays: 7, chunkSize: 2 },
-      ctx(),
-    );
+    const result = await outboxCleanupJob({ pool: t.pool, settings: { outboxRetentionHours: 24, inboxRetentionDays: 7, batchSize: 2 } }).runOnce(ctx());
     assert.equal(result.outboxDeleted, 5);
     const { rows } = await t.pool.query(`select id from platform.outbox order by id`);
     assert.deepEqual(rows.map((r) => r.id).sort(), [recent, pending].sort());
@@ -46,16 +44,16 @@ describe('outbox cleanup', () => {
       `insert into platform.inbox (idempotency_key, consumer, processed_at) values
          ('c:old1', 'c', '2026-02-20T00:00:00Z'), ('c:old2', 'c', '2026-02-21T00:00:00Z'), ('c:new', 'c', '2026-02-28T00:00:00Z')`,
     );
-    const result = await cleanupOutboxAndInbox({ pool: t.pool, outboxRetentionHours: 24, inboxRetentionDays: 7 }, ctx());
+    const result = await outboxCleanupJob({ pool: t.pool, settings: { outboxRetentionHours: 24, inboxRetentionDays: 7 } }).runOnce(ctx());
     assert.equal(result.inboxDeleted, 2);
     const { rows } = await t.pool.query(`select idempotency_key from platform.inbox`);
     assert.deepEqual(rows.map((r) => r.idempotency_key), ['c:new']);
   });
 
   test('the job is a single runner and refuses a non-positive retention', () => {
-    const job = outboxCleanupJob({ pool: t.pool, outboxRetentionHours: 24, inboxRetentionDays: 7 });
+    const job = outboxCleanupJob({ pool: t.pool, settings: { outboxRetentionHours: 24, inboxRetentionDays: 7 } });
     assert.equal(job.singleRunner, true);
     assert.ok(job.every && job.every > 0);
-    assert.throws(() => outboxCleanupJob({ pool: t.pool, outboxRetentionHours: 0, inboxRetentionDays: 7 }), /retention/);
+    assert.throws(() => outboxCleanupJob({ pool: t.pool, settings: { outboxRetentionHours: 0, inboxRetentionDays: 7 } }), /retention/);
   });
 });

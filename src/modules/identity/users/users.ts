@@ -1,5 +1,5 @@
-import type { NewEvent } from '../../platform/outbox/enqueue.ts';
-import { TOPICS } from '../../event-topics.ts';
+import type { NewEvent } from '../../../platform/outbox/index.ts';
+import { TOPICS } from '../../../event-topics.ts';
 import {
   CONTRACT_VERSION,
   USER_AGGREGATE,
@@ -9,8 +9,8 @@ import {
   type UserStatus,
   type UserType,
   type UserUpsertedKafkaEvent,
-} from '../../contracts/identity-events.ts';
-import { IdentityErrors } from './errors.ts';
+} from '../../../contracts/identity-events.ts';
+import { IdentityErrors } from '../errors.ts';
 import { toE164 } from './phone.ts';
 
 /** Pure rules of the user registry: input normalisation, patching, the events a change announces. */

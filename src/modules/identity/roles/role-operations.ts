@@ -1,16 +1,16 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import type { Db, Tx } from '../../platform/db/index.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { newId } from '../../platform/time.ts';
-import { countActiveUsersOfRole, loadAccessSnapshots, pageActiveUsersOfRole, revokeAllAssignmentsOfRole } from './access-sql.ts';
-import { accessChangedEvent } from './assignments.ts';
-import type { IdentityContext } from './context.ts';
-import { IdentityErrors, isUniqueViolation } from './errors.ts';
-import { insertFanOutTask } from './fanout-sql.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import { enqueue } from '../../../platform/outbox/index.ts';
+import { newId } from '../../../platform/time.ts';
+import { countActiveUsersOfRole, loadAccessSnapshots, pageActiveUsersOfRole, revokeAllAssignmentsOfRole } from '../assignments/access-sql.ts';
+import { accessChangedEvent } from '../assignments/assignments.ts';
+import type { IdentityContext } from '../context.ts';
+import { IdentityErrors, isUniqueViolation } from '../errors.ts';
+import { insertFanOutTask } from '../access-fanout/fanout-sql.ts';
 import { chooseFanOut, ensureRoleActive, normalizePermissions, samePermissions, type Role, type RoleStatus } from './roles.ts';
-import { roleDefinitions, rolePermissions } from './schema.ts';
+import { roleDefinitions, rolePermissions } from '../schema.ts';
 
-/** RoleDefinition operations: create, set-role-permissions (inline or queued fan-out), archive (INV-R5). */
+/** RoleDefinition operations: create, set-role-permissions (inline or queued fan-out), archive (an archived role keeps no active assignment: they are revoked, INV-R5). */
 
 export interface RoleWithPermissions extends Role {
   permissions: string[];
@@ -30,20 +30,20 @@ const ROLE_CODE_UNIQUE = 'ux_role_definitions_company_code';
 
 const toRole = (row: typeof roleDefinitions.$inferSelect): Role => ({ ...row, status: row.status as RoleStatus });
 
-async function findRole(q: Db | Tx, id: string, lock?: 'update' | 'share'): Promise<Role | null> {
+async function findRole(q: Db, id: string, lock?: 'update' | 'share'): Promise<Role | null> {
   const query = q.select().from(roleDefinitions).where(eq(roleDefinitions.id, id));
   const [row] = await (lock ? query.for(lock) : query);
   return row ? toRole(row) : null;
 }
 
 /** Locks (share or update) and returns the role; 404 when it does not exist. */
-export async function requireRole(q: Db | Tx, id: string, lock?: 'update' | 'share'): Promise<Role> {
+export async function requireRole(q: Db, id: string, lock?: 'update' | 'share'): Promise<Role> {
   const role = await findRole(q, id, lock);
   if (!role) throw IdentityErrors.roleNotFound(id);
   return role;
 }
 
-async function permissionsOf(q: Db | Tx, roleId: string): Promise<string[]> {
+async function permissionsOf(q: Db, roleId: string): Promise<string[]> {
   const rows = await q
     .select({ code: rolePermissions.permissionCode })
     .from(rolePermissions)
@@ -154,7 +154,7 @@ export async function setRolePermissions(
   return result;
 }
 
-/** Archives the role; INV-R5: its active assignments are revoked, each user announced (RoleArchived). */
+/** Archives the role and revokes its active assignments, announcing each user (RoleArchived): an archived role grants nothing (INV-R5). */
 export async function archiveRole(ctx: IdentityContext, roleId: string, correlationId?: string): Promise<{ role: Role; revokedUsers: number }> {
   const result = await ctx.db.transaction(async (tx) => {
     const role = await requireRole(tx, roleId, 'update');

@@ -1,10 +1,10 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import identity from '../../../src/modules/identity/index.ts';
-import type { UserAccessChangedKafkaEvent } from '../../../src/contracts/identity-events.ts';
-import { ManualClock } from '../../../src/platform/time.ts';
-import { buildTestApp } from '../../support/app.ts';
-import { ACCESS_TOPIC, outboxEvents, uniquePhone } from './support.ts';
+import identity from '../../../../src/modules/identity/index.ts';
+import type { UserAccessChangedKafkaEvent } from '../../../../src/contracts/identity-events.ts';
+import { ManualClock } from '../../../../src/platform/time.ts';
+import { buildTestApp } from '../../../support/app.ts';
+import { ACCESS_TOPIC, outboxEvents, uniquePhone } from '../support.ts';
 
 const clock = new ManualClock('2026-03-01T09:00:00Z');
 // Threshold 3: a role with up to 3 users is announced inline, a 4th user tips it into the queue.

@@ -1,12 +1,12 @@
 import { eq } from 'drizzle-orm';
-import type { Db, Tx } from '../../platform/db/index.ts';
-import { maskName, maskPhone } from '../../platform/observability/logger.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { newId } from '../../platform/time.ts';
-import type { UserStatus, UserType } from '../../contracts/identity-events.ts';
-import type { IdentityContext } from './context.ts';
-import { IdentityErrors, isUniqueViolation } from './errors.ts';
-import { users } from './schema.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import { maskName, maskPhone } from '../../../platform/observability/index.ts';
+import { enqueue } from '../../../platform/outbox/index.ts';
+import { newId } from '../../../platform/time.ts';
+import type { UserStatus, UserType } from '../../../contracts/identity-events.ts';
+import type { IdentityContext } from '../context.ts';
+import { IdentityErrors, isUniqueViolation } from '../errors.ts';
+import { users } from '../schema.ts';
 import { applyUserPatch, newUser, userChangeEvents, type NewUserInput, type User, type UserPatch } from './users.ts';
 
 /** The user registry's operations: each change and its pin.identity.users.v1 events in one transaction. */
@@ -19,7 +19,7 @@ const toUser = (row: typeof users.$inferSelect): User => ({
   type: row.type as UserType,
 });
 
-export async function findUser(q: Db | Tx, id: string, opts: { forUpdate?: boolean } = {}): Promise<User | null> {
+export async function findUser(q: Db, id: string, opts: { forUpdate?: boolean } = {}): Promise<User | null> {
   const query = q.select().from(users).where(eq(users.id, id));
   const [row] = await (opts.forUpdate ? query.for('update') : query);
   return row ? toUser(row) : null;
@@ -83,7 +83,7 @@ export async function patchUser(ctx: IdentityContext, id: string, patch: UserPat
 }
 
 /** Writes the change's events; returns their types (counted once the transaction commits). */
-async function announce(tx: Tx, before: User | null, after: User, correlationId?: string): Promise<string[]> {
+async function announce(tx: Db, before: User | null, after: User, correlationId?: string): Promise<string[]> {
   const events = userChangeEvents(before, after, correlationId);
   await enqueue(tx, events);
   return events.map((e) => e.eventType);

@@ -5,11 +5,11 @@
  * CHILD_STOP_PAGE, CHILD_STOP_PHASE (`committed`: right after the page's commit; `written`: inside
  * its transaction, before the commit).
  */
-import { createPool } from '../../../src/platform/db/index.ts';
-import { createLogger } from '../../../src/platform/observability/logger.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createAccessFanOutWorker, type PageInfo } from '../../../src/modules/identity/access-fanout.job.ts';
-import { defaultSettings, identityContext } from './support.ts';
+import { createPool } from '../../../../src/platform/db/index.ts';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { accessFanOutJob, type PageInfo } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
+import { defaultSettings, identityContext } from '../support.ts';
 
 const env = (name: string) => {
   const v = process.env[name];
@@ -29,7 +29,7 @@ const pause = async (phase: string, page: PageInfo) => {
   process.stdout.write(`PAUSED ${pages} ${page.cursor}\n`);
   await new Promise(() => undefined); // until killed
 };
-const worker = createAccessFanOutWorker({
+const worker = accessFanOutJob({
   db: ctx.db,
   metrics: ctx.metrics,
   settings: settings.fanOut,

@@ -1,7 +1,7 @@
 import { and, eq, lte, sql } from 'drizzle-orm';
-import type { Db, Tx } from '../../platform/db/index.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { newId } from '../../platform/time.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import { enqueue } from '../../../platform/outbox/index.ts';
+import { newId } from '../../../platform/time.ts';
 import { loadAccessSnapshots, maxAssignmentVersion } from './access-sql.ts';
 import {
   accessChangedEvent,
@@ -13,12 +13,12 @@ import {
   type ScopeInput,
   type UserAccessSnapshot,
 } from './assignments.ts';
-import type { AccessChangeReason, ScopeType } from '../../contracts/identity-events.ts';
-import type { IdentityContext } from './context.ts';
-import { IdentityErrors, isUniqueViolation } from './errors.ts';
-import { requireRole } from './role-operations.ts';
-import { roleAssignments } from './schema.ts';
-import { findUser } from './user-operations.ts';
+import type { AccessChangeReason, ScopeType } from '../../../contracts/identity-events.ts';
+import type { IdentityContext } from '../context.ts';
+import { IdentityErrors, isUniqueViolation } from '../errors.ts';
+import { requireRole } from '../roles/role-operations.ts';
+import { roleAssignments } from '../schema.ts';
+import { findUser } from '../users/user-operations.ts';
 
 /**
  * grant-role-assignment / revoke-role-assignment: the change and the user's UserAccessChanged
@@ -48,7 +48,7 @@ const toAssignment = (row: typeof roleAssignments.$inferSelect): Assignment => (
   status: row.status as AssignmentStatus,
 });
 
-async function findAssignment(q: Db | Tx, id: string, forUpdate = false): Promise<Assignment | null> {
+async function findAssignment(q: Db, id: string, forUpdate = false): Promise<Assignment | null> {
   const query = q.select().from(roleAssignments).where(eq(roleAssignments.id, id));
   const [row] = await (forUpdate ? query.for('update') : query);
   return row ? toAssignment(row) : null;
@@ -151,7 +151,7 @@ export async function getUserAccess(ctx: IdentityContext, userId: string): Promi
 }
 
 async function announceUser(
-  tx: Tx,
+  tx: Db,
   userId: string,
   change: { reason: AccessChangeReason; version: number; now: Date; correlationId?: string },
 ): Promise<void> {

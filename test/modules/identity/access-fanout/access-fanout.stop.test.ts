@@ -1,12 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../../support/db.ts';
-import { createLogger } from '../../../src/platform/observability/logger.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createAccessFanOutWorker, type AccessFanOutWorkerOptions } from '../../../src/modules/identity/access-fanout.job.ts';
-import { getTask, insertFanOutTask } from '../../../src/modules/identity/fanout-sql.ts';
-import type { UserAccessChangedKafkaEvent } from '../../../src/contracts/identity-events.ts';
-import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from './support.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { accessFanOutJob, type AccessFanOutWorkerOptions } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
+import { getTask, insertFanOutTask } from '../../../../src/modules/identity/access-fanout/fanout-sql.ts';
+import type { UserAccessChangedKafkaEvent } from '../../../../src/contracts/identity-events.ts';
+import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
 
 /**
  * Graceful stops (deploys) during a big fan-out: a stop between pages hands the task back without
@@ -25,7 +25,7 @@ const ctx = identityContext(pool, clock, settings);
 const silent = createLogger('silent');
 
 const worker = (hooks?: AccessFanOutWorkerOptions['testHooks']) =>
-  createAccessFanOutWorker({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut, testHooks: hooks });
+  accessFanOutJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut, testHooks: hooks });
 const runCtx = (signal = new AbortController().signal) => ({ jobRunId: newId(), signal, log: silent, now: () => clock.now() });
 
 async function queuedRole(users: number): Promise<{ taskId: string; userIds: string[] }> {

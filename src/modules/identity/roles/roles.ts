@@ -1,5 +1,5 @@
-import { AppError } from '../../platform/http/errors.ts';
-import { IdentityErrors } from './errors.ts';
+import { AppError } from '../../../platform/http/index.ts';
+import { IdentityErrors } from '../errors.ts';
 
 /** Pure rules of RoleDefinition / RolePermission. */
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { Db, Tx } from '../../platform/db/index.ts';
-import type { ScopeType } from '../../contracts/identity-events.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import type { ScopeType } from '../../../contracts/identity-events.ts';
 import type { AssignmentView, UserAccessSnapshot } from './assignments.ts';
 
 /**
@@ -8,10 +8,8 @@ import type { AssignmentView, UserAccessSnapshot } from './assignments.ts';
  * set-based status changes. "Active" everywhere means status Active and not past ExpiresAt.
  */
 
-export type Executor = Pick<Db, 'execute'> | Pick<Tx, 'execute'>;
-
 /** Smallest UUID: the keyset cursor before the first user. */
-export const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
+const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
 
 const uuids = (ids: readonly string[]) => sql`${sql.param(ids)}::uuid[]`;
 
@@ -32,7 +30,7 @@ interface SnapshotRow extends Record<string, unknown> {
  * Each user's full snapshot — every active assignment with its RoleCode — in ONE query for the
  * whole page (no N+1). Returned in the order of `userIds`; unknown ids are left out.
  */
-export async function loadAccessSnapshots(q: Executor, userIds: readonly string[], now: Date): Promise<UserAccessSnapshot[]> {
+export async function loadAccessSnapshots(q: Db, userIds: readonly string[], now: Date): Promise<UserAccessSnapshot[]> {
   if (userIds.length === 0) return [];
   // LATERAL with OFFSET 0 (kept from being flattened into a join): one index probe per user on
   // ix_role_assignments_user_active. A plain join lets the planner hash-join the WHOLE assignments
@@ -73,7 +71,7 @@ export async function loadAccessSnapshots(q: Executor, userIds: readonly string[
 
 /** The next keyset page of a role's unique active users after `cursor`, by UserId. */
 export async function pageActiveUsersOfRole(
-  q: Executor,
+  q: Db,
   args: { roleId: string; after: string | null; limit: number; now: Date },
 ): Promise<string[]> {
   const { rows } = await q.execute<{ userId: string }>(sql`
@@ -87,7 +85,7 @@ export async function pageActiveUsersOfRole(
 }
 
 /** Unique active users of a role, counted up to `cap` (enough to compare with the inline threshold). */
-export async function countActiveUsersOfRole(q: Executor, roleId: string, now: Date, cap: number): Promise<number> {
+export async function countActiveUsersOfRole(q: Db, roleId: string, now: Date, cap: number): Promise<number> {
   const { rows } = await q.execute<{ n: number }>(sql`
     select count(*)::int as n from (
       select distinct user_id from identity.role_assignments
@@ -97,7 +95,7 @@ export async function countActiveUsersOfRole(q: Executor, roleId: string, now: D
 }
 
 /** Highest RoleAssignment.Version among all of a user's assignments (null when none). */
-export async function maxAssignmentVersion(q: Executor, userId: string): Promise<number | null> {
+export async function maxAssignmentVersion(q: Db, userId: string): Promise<number | null> {
   const { rows } = await q.execute<{ max: string | null }>(
     sql`select max(version)::text as max from identity.role_assignments where user_id = ${userId}`,
   );
@@ -111,10 +109,11 @@ export interface UserVersion {
 }
 
 /**
- * INV-R5: revokes every active assignment of a role. Users are locked in id order first (the same
- * order grants and revokes take), then each revoked assignment gets its user's max version + 1.
+ * Revokes every active assignment of a role (archiving a role ends what it grants, INV-R5). Users
+ * are locked in id order first (the same order grants and revokes take), then each revoked
+ * assignment gets its user's max version + 1.
  */
-export async function revokeAllAssignmentsOfRole(tx: Executor, roleId: string, now: Date): Promise<UserVersion[]> {
+export async function revokeAllAssignmentsOfRole(tx: Db, roleId: string, now: Date): Promise<UserVersion[]> {
   const { rows } = await tx.execute<{ userId: string; version: string }>(sql`
     with locked as (
       select u.id from identity.users u
@@ -135,16 +134,36 @@ export async function revokeAllAssignmentsOfRole(tx: Executor, roleId: string, n
 }
 
 /**
- * Marks as Expired the due assignments (Active, ExpiresAt ≤ now) of up to `limit` users, skipping
- * users another transaction holds (they are picked up on the next run). Returns the users touched.
+ * Users with due assignments (Active, ExpiresAt ≤ now), read without locks: the rows a failed
+ * expiry batch is redone for one at a time. Users in `exclude` are left out.
  */
-export async function expireDueAssignments(tx: Executor, now: Date, limit: number): Promise<{ users: UserVersion[]; candidates: number }> {
-  const { rows } = await tx.execute<{ userId: string | null; version: string | null; candidates: number }>(sql`
+export async function usersWithDueAssignments(q: Db, now: Date, limit: number, exclude: readonly string[] = []): Promise<string[]> {
+  const { rows } = await q.execute<{ userId: string }>(sql`
+    select distinct user_id as "userId" from identity.role_assignments
+     where status = 'Active' and expires_at <= ${now} and not (user_id = any(${uuids(exclude)}))
+     order by user_id
+     limit ${limit}`);
+  return rows.map((r) => r.userId);
+}
+
+/**
+ * Marks as Expired the due assignments (Active, ExpiresAt ≤ now) of up to `limit` users — or of
+ * `userId` alone — skipping users another transaction holds (they are picked up on the next run)
+ * and users in `exclude`. Returns the users touched with their new max(RoleAssignment.Version).
+ */
+export async function expireDueAssignments(
+  tx: Db,
+  e: { now: Date; limit: number; exclude?: readonly string[]; userId?: string },
+): Promise<UserVersion[]> {
+  const { now } = e;
+  const { rows } = await tx.execute<{ userId: string; version: string }>(sql`
     with due as (
       select distinct user_id from identity.role_assignments
        where status = 'Active' and expires_at <= ${now}
+         and (${e.userId ?? null}::uuid is null or user_id = ${e.userId ?? null})
+         and not (user_id = any(${uuids(e.exclude ?? [])}))
        order by user_id
-       limit ${limit}
+       limit ${e.limit}
     ), locked as (
       select u.id from identity.users u join due d on d.user_id = u.id
        order by u.id
@@ -153,18 +172,13 @@ export async function expireDueAssignments(tx: Executor, now: Date, limit: numbe
       -- A correlated probe per user (ix_role_assignments_user_id), not a join over every assignment.
       select l.id as user_id, (select max(version) from identity.role_assignments where user_id = l.id) as max_version
         from locked l
-    ), expired as (
-      update identity.role_assignments ra
-         set status = 'Expired', expired_at = ${now}, updated_at = ${now}, version = m.max_version + 1
-        from maxes m
-       where ra.user_id = m.user_id and ra.status = 'Active' and ra.expires_at <= ${now}
-      returning ra.user_id, ra.version
     )
-    select e.user_id as "userId", e.version::text as version, (select count(*)::int from due) as candidates
-      from (select 1) one left join expired e on true`);
-  const candidates = rows[0]?.candidates ?? 0;
-  const changed = rows.filter((r): r is { userId: string; version: string; candidates: number } => r.userId !== null);
-  return { users: uniqueUserVersions(changed), candidates };
+    update identity.role_assignments ra
+       set status = 'Expired', expired_at = ${now}, updated_at = ${now}, version = m.max_version + 1
+      from maxes m
+     where ra.user_id = m.user_id and ra.status = 'Active' and ra.expires_at <= ${now}
+    returning ra.user_id as "userId", ra.version::text as version`);
+  return uniqueUserVersions(rows);
 }
 
 function uniqueUserVersions(rows: readonly { userId: string; version: string }[]): UserVersion[] {

@@ -1,5 +1,5 @@
-import type { NewEvent } from '../../platform/outbox/enqueue.ts';
-import { TOPICS } from '../../event-topics.ts';
+import type { NewEvent } from '../../../platform/outbox/index.ts';
+import { TOPICS } from '../../../event-topics.ts';
 import {
   CONTRACT_VERSION,
   USER_ACCESS_CHANGED_EVENT,
@@ -8,9 +8,9 @@ import {
   type ActiveRoleAssignmentSnapshot,
   type ScopeType,
   type UserAccessChangedKafkaEvent,
-} from '../../contracts/identity-events.ts';
-import { IdentityErrors } from './errors.ts';
-import type { Role } from './roles.ts';
+} from '../../../contracts/identity-events.ts';
+import { IdentityErrors } from '../errors.ts';
+import type { Role } from '../roles/roles.ts';
 
 /** Pure rules of RoleAssignment and of the access snapshot a user's events carry. */
 

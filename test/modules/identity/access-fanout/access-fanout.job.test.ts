@@ -1,15 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createTestDatabase } from '../../support/db.ts';
-import { createLogger } from '../../../src/platform/observability/logger.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createAccessFanOutWorker, type AccessFanOutWorkerOptions } from '../../../src/modules/identity/access-fanout.job.ts';
-import { insertFanOutTask, getTask, replayFailedTask } from '../../../src/modules/identity/fanout-sql.ts';
-import { setRolePermissions } from '../../../src/modules/identity/role-operations.ts';
-import type { UserAccessChangedKafkaEvent } from '../../../src/contracts/identity-events.ts';
-import type { Logger } from '../../../src/platform/observability/logger.ts';
-import { ACCESS_TOPIC, defaultSettings, identityContext, metricValue, outboxEvents, seedAssignments, seedRole, seedUsers } from './support.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { accessFanOutJob, type AccessFanOutWorkerOptions } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
+import { insertFanOutTask, getTask, replayFailedTask } from '../../../../src/modules/identity/access-fanout/fanout-sql.ts';
+import { setRolePermissions } from '../../../../src/modules/identity/roles/role-operations.ts';
+import type { UserAccessChangedKafkaEvent } from '../../../../src/contracts/identity-events.ts';
+import type { Logger } from '../../../../src/platform/observability/logger.ts';
+import { ACCESS_TOPIC, defaultSettings, identityContext, metricValue, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
 
 const db = await createTestDatabase();
 const pool = db.pool;
@@ -21,7 +21,7 @@ const ctx = identityContext(pool, clock, settings);
 const silent = createLogger('silent');
 
 function worker(hooks?: AccessFanOutWorkerOptions['testHooks'], over: Partial<typeof settings.fanOut> = {}) {
-  return createAccessFanOutWorker({ db: ctx.db, metrics: ctx.metrics, settings: { ...settings.fanOut, ...over }, testHooks: hooks });
+  return accessFanOutJob({ db: ctx.db, metrics: ctx.metrics, settings: { ...settings.fanOut, ...over }, testHooks: hooks });
 }
 
 const runCtx = (signal = new AbortController().signal, log: Logger = silent) => ({ jobRunId: newId(), signal, log, now: () => clock.now() });
@@ -84,7 +84,7 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     const run = runCtx(undefined, createLogger('info', sink));
     const counts = await worker().runOnce(run);
     assert.equal(counts.users, 25);
-    assert.equal(counts.batches, 3);
+    assert.equal(counts.pages, 3);
     const task = (await getTask(ctx.db, taskId))!;
     assert.equal(task.status, 'Completed');
     assert.equal(task.processedCount, 25);
@@ -180,7 +180,7 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     };
     // A second instance: its own drizzle handle and metrics registry over the same database.
     const other = identityContext(pool, clock, settings);
-    const b = createAccessFanOutWorker({ db: other.db, metrics: other.metrics, settings: settings.fanOut, testHooks: meetOnFirstPage() });
+    const b = accessFanOutJob({ db: other.db, metrics: other.metrics, settings: settings.fanOut, testHooks: meetOnFirstPage() });
     const [ca, cb] = await Promise.all([worker(meetOnFirstPage()).runOnce(runCtx()), b.runOnce(runCtx())]);
     assert.ok(ca.tasks > 0 && cb.tasks > 0, `both instances worked (${ca.tasks} + ${cb.tasks})`);
     assert.equal(ca.tasks + cb.tasks, 5);

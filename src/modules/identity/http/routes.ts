@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { IdentityErrors } from './errors.ts';
-import { getRoleAssignment, getUserAccess, grantRoleAssignment, revokeRoleAssignment, type Assignment } from './assignment-operations.ts';
-import type { UserAccessSnapshot } from './assignments.ts';
-import type { IdentityContext } from './context.ts';
-import { getTask, listTasks, replayFailedTask, type FanOutTask } from './fanout-sql.ts';
+import { IdentityErrors } from '../errors.ts';
+import { getRoleAssignment, getUserAccess, grantRoleAssignment, revokeRoleAssignment, type Assignment } from '../assignments/assignment-operations.ts';
+import type { UserAccessSnapshot } from '../assignments/assignments.ts';
+import type { IdentityContext } from '../context.ts';
+import { getTask, listTasks, replayFailedTask, type FanOutTask } from '../access-fanout/fanout-sql.ts';
 import {
   AccessReply,
   ArchiveRoleReply,
@@ -22,11 +22,11 @@ import {
   SetPermissionsReply,
   TaskReply,
   UserReply,
-} from './http-schemas.ts';
-import { archiveRole, createRole, getRole, setRolePermissions, type RoleWithPermissions } from './role-operations.ts';
-import type { Role } from './roles.ts';
-import { createUser, getUser, patchUser } from './user-operations.ts';
-import type { User } from './users.ts';
+} from './schemas.ts';
+import { archiveRole, createRole, getRole, setRolePermissions, type RoleWithPermissions } from '../roles/role-operations.ts';
+import type { Role } from '../roles/roles.ts';
+import { createUser, getUser, patchUser } from '../users/user-operations.ts';
+import type { User } from '../users/users.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -1,9 +1,9 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import identity from '../../../src/modules/identity/index.ts';
-import { ManualClock } from '../../../src/platform/time.ts';
-import { buildTestApp } from '../../support/app.ts';
-import { outboxEvents, uniquePhone, USERS_TOPIC } from './support.ts';
+import identity from '../../../../src/modules/identity/index.ts';
+import { ManualClock } from '../../../../src/platform/time.ts';
+import { buildTestApp } from '../../../support/app.ts';
+import { outboxEvents, uniquePhone, USERS_TOPIC } from '../support.ts';
 
 const clock = new ManualClock('2026-03-01T09:00:00Z');
 const t = await buildTestApp({}, { modules: [identity], clock });

@@ -1,16 +1,14 @@
-import { Type, type TSchema } from '@sinclair/typebox';
-import { ErrorBody } from '../../platform/http/errors.ts';
-import { SCOPE_TYPES } from './assignments.ts';
-import { FANOUT_TASK_STATUSES } from './fanout-sql.ts';
-import { PERMISSION_CODE_MAX, PERMISSION_CODE_PATTERN, PERMISSIONS_MAX, ROLE_CODE_PATTERN } from './roles.ts';
-import { NAME_MAX, USER_STATUSES, USER_TYPES } from './users.ts';
+import { Type } from '@sinclair/typebox';
+import { ErrorBody } from '../../../platform/http/index.ts';
+import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { SCOPE_TYPES } from '../assignments/assignments.ts';
+import { FANOUT_TASK_STATUSES } from '../access-fanout/fanout-sql.ts';
+import { PERMISSION_CODE_MAX, PERMISSION_CODE_PATTERN, PERMISSIONS_MAX, ROLE_CODE_PATTERN } from '../roles/roles.ts';
+import { NAME_MAX, USER_STATUSES, USER_TYPES } from '../users/users.ts';
 
 /** TypeBox schemas of the identity REST API (camelCase bodies); reused by routes and tests. */
 
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const oneOf = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
-export const Uuid = Type.String({ format: 'uuid' });
-const Timestamp = Type.String({ format: 'date-time' });
 
 export const IdParams = Type.Object({ id: Uuid });
 

@@ -2,12 +2,12 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase } from '../../support/db.ts';
-import { createLogger } from '../../../src/platform/observability/logger.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createAccessFanOutWorker } from '../../../src/modules/identity/access-fanout.job.ts';
-import { getTask, insertFanOutTask } from '../../../src/modules/identity/fanout-sql.ts';
-import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from './support.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { accessFanOutJob } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
+import { getTask, insertFanOutTask } from '../../../../src/modules/identity/access-fanout/fanout-sql.ts';
+import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
 
 /**
  * Seed 003 "Идемпотентность/рестарт": a worker PROCESS is SIGKILLed mid-task; another resumes from
@@ -67,7 +67,7 @@ async function runChildAndKill(stopPage: number, stopPhase: 'committed' | 'writt
 /** After the crash: once the lease has expired, a fresh worker resumes (polls while the killed backend's locks go away). */
 async function resume(taskId: string) {
   clock.advance(LEASE_MS + 1);
-  const worker = createAccessFanOutWorker({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut });
+  const worker = accessFanOutJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut });
   const deadline = Date.now() + 15_000;
   for (;;) {
     await worker.runOnce({ jobRunId: newId(), signal: new AbortController().signal, log: createLogger('silent'), now: () => clock.now() });

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Executor } from './access-sql.ts';
+import type { Db } from '../../../platform/db/index.ts';
 
 /**
  * Raw SQL of the AccessFanOutTask queue (identity.access_fanout_tasks). The holder of a task is
@@ -44,18 +44,18 @@ const COLUMNS = sql.raw(`id, role_id as "roleId", company_id as "companyId", rol
   lease_expires_at as "leaseExpiresAt", last_error as "lastError", created_at as "createdAt",
   started_at as "startedAt", completed_at as "completedAt", updated_at as "updatedAt"`);
 
-type Timestamp = Date | string;
+type RawTime = Date | string;
 type TaskRow = Record<string, unknown> &
   Omit<FanOutTask, 'roleVersion' | 'leaseExpiresAt' | 'createdAt' | 'startedAt' | 'completedAt' | 'updatedAt'> & {
     roleVersion: string;
-    leaseExpiresAt: Timestamp | null;
-    createdAt: Timestamp;
-    startedAt: Timestamp | null;
-    completedAt: Timestamp | null;
-    updatedAt: Timestamp;
+    leaseExpiresAt: RawTime | null;
+    createdAt: RawTime;
+    startedAt: RawTime | null;
+    completedAt: RawTime | null;
+    updatedAt: RawTime;
   };
 // Drizzle's raw execute hands timestamps over as text and bigint as text.
-const date = (v: Timestamp | null): Date | null => (v === null ? null : new Date(v));
+const date = (v: RawTime | null): Date | null => (v === null ? null : new Date(v));
 const toTask = (r: TaskRow): FanOutTask => ({
   ...r,
   roleVersion: Number(r.roleVersion),
@@ -69,7 +69,7 @@ const toTask = (r: TaskRow): FanOutTask => ({
 const ms = (n: number) => sql`(${n}::bigint * interval '1 millisecond')`;
 
 export async function insertFanOutTask(
-  tx: Executor,
+  tx: Db,
   t: { id: string; roleId: string; companyId: string | null; roleVersion: number; now: Date },
 ): Promise<void> {
   await tx.execute(sql`
@@ -83,13 +83,19 @@ export async function insertFanOutTask(
  * workers hold: InProgress, lease = now + lease, AttemptCount + 1, StartedAt on the first take.
  * A task that already used MaxAttempts leases becomes Failed instead (returned so it is reported).
  * A task released by a graceful stop (Pending with AttemptCount > 0: new and replayed tasks have 0)
- * resumes under the same AttemptCount and is never poisoned by the claim.
+ * resumes under the same AttemptCount and is never poisoned by the claim. Tasks in `exclude`
+ * (failed earlier in this run) are left alone.
  */
-export async function claimNextTask(q: Executor, now: Date, leaseMs: number, maxAttempts: number): Promise<FanOutTask | null> {
+export async function claimNextTask(
+  q: Db,
+  c: { now: Date; leaseMs: number; maxAttempts: number; exclude?: readonly string[] },
+): Promise<FanOutTask | null> {
+  const { now, leaseMs, maxAttempts } = c;
   const { rows } = await q.execute<TaskRow>(sql`
     with next as (
       select id from identity.access_fanout_tasks
-       where status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now})
+       where (status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now}))
+         and not (id = any(${sql.param(c.exclude ?? [])}::uuid[]))
        order by created_at, id
        limit 1
        for update skip locked
@@ -117,7 +123,7 @@ export async function claimNextTask(q: Executor, now: Date, leaseMs: number, max
  * no longer holds the task (the caller must roll back the page).
  */
 export async function checkpointTask(
-  tx: Executor,
+  tx: Db,
   c: { id: string; attempt: number; cursor: string | null; processed: number; completed: boolean; now: Date; leaseMs: number },
 ): Promise<FanOutTask | null> {
   const { rows } = await tx.execute<TaskRow>(sql`
@@ -138,7 +144,7 @@ export async function checkpointTask(
  * keeping Cursor and AttemptCount, so any worker resumes from Cursor at once without the stop
  * counting as an attempt. Fenced like every write: false when this worker no longer held it.
  */
-export async function releaseLease(q: Executor, id: string, attempt: number, now: Date): Promise<boolean> {
+export async function releaseLease(q: Db, id: string, attempt: number, now: Date): Promise<boolean> {
   const { rowCount } = await q.execute(sql`
     update identity.access_fanout_tasks set status = 'Pending', lease_expires_at = null, updated_at = ${now}
      where id = ${id} and attempt_count = ${attempt} and status = 'InProgress'`);
@@ -150,7 +156,7 @@ export async function releaseLease(q: Executor, id: string, attempt: number, now
  * so the task is retried once it expires — unless this was the last allowed attempt: then Failed.
  */
 export async function recordPageFailure(
-  q: Executor,
+  q: Db,
   f: { id: string; attempt: number; error: string; now: Date; maxAttempts: number },
 ): Promise<FanOutTaskStatus | null> {
   const { rows } = await q.execute<{ status: FanOutTaskStatus }>(sql`
@@ -164,13 +170,13 @@ export async function recordPageFailure(
   return rows[0]?.status ?? null;
 }
 
-export async function getTask(q: Executor, id: string): Promise<FanOutTask | null> {
+export async function getTask(q: Db, id: string): Promise<FanOutTask | null> {
   const { rows } = await q.execute<TaskRow>(sql`select ${COLUMNS} from identity.access_fanout_tasks where id = ${id}`);
   return rows[0] ? toTask(rows[0]) : null;
 }
 
 /** Runbook listing: newest first. */
-export async function listTasks(q: Executor, f: { status?: FanOutTaskStatus; roleId?: string; limit: number }): Promise<FanOutTask[]> {
+export async function listTasks(q: Db, f: { status?: FanOutTaskStatus; roleId?: string; limit: number }): Promise<FanOutTask[]> {
   const { rows } = await q.execute<TaskRow>(sql`
     select ${COLUMNS} from identity.access_fanout_tasks
      where (${f.status ?? null}::text is null or status = ${f.status ?? null})
@@ -181,7 +187,7 @@ export async function listTasks(q: Executor, f: { status?: FanOutTaskStatus; rol
 }
 
 /** Runbook "access fan-out replay": Failed → Pending with AttemptCount 0; resumes from Cursor. */
-export async function replayFailedTask(tx: Executor, id: string, now: Date): Promise<FanOutTask | null> {
+export async function replayFailedTask(tx: Db, id: string, now: Date): Promise<FanOutTask | null> {
   const { rows } = await tx.execute<TaskRow>(sql`
     update identity.access_fanout_tasks
        set status = 'Pending', attempt_count = 0, lease_expires_at = null, last_error = null, updated_at = ${now}
@@ -199,7 +205,7 @@ export interface QueueStats {
   oldestBacklogAgeSeconds: number;
 }
 
-export async function queueStats(q: Executor, now: Date): Promise<QueueStats> {
+export async function queueStats(q: Db, now: Date): Promise<QueueStats> {
   const { rows } = await q.execute<{ backlog: number; inProgress: number; failed: number; oldest: Date | null }>(sql`
     select count(*) filter (where status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now}))::int as backlog,
            count(*) filter (where status = 'InProgress' and lease_expires_at > ${now})::int as "inProgress",

@@ -1,0 +1,230 @@
+import type { Db } from '../../../platform/db/index.ts';
+import { errorText, rootCause } from '../../../platform/errors/index.ts';
+import { batchPhase, defineBatchWorker, type BatchCounts, type BatchRun, type BatchRunContext, type BatchWorker, type Outcome } from '../../../platform/jobs/index.ts';
+import { enqueue } from '../../../platform/outbox/index.ts';
+import { loadAccessSnapshots, pageActiveUsersOfRole } from '../assignments/access-sql.ts';
+import { accessChangedEvent } from '../assignments/assignments.ts';
+import type { AccessFanOutSettings } from '../context.ts';
+import type { IdentityMetrics } from '../metrics.ts';
+import { ACCESS_FANOUT_CHANNEL, checkpointTask, claimNextTask, recordPageFailure, releaseLease, type FanOutTask } from './fanout-sql.ts';
+import { isLastPage, validateFanOutSettings } from './fanout-rules.ts';
+
+/**
+ * AccessFanOutJob (seed 003) on the kernel's batch worker, one task per claim:
+ *
+ *   claim   — take the oldest queued task no other instance holds, under a lease (seed step 2);
+ *   process — its pages of users, each page's events and the task's checkpoint in one
+ *             transaction fenced by the attempt this worker claimed (steps 3–7); the stop signal
+ *             is checked between pages;
+ *   record  — a task the stop interrupted (or never started) goes back to Pending without using
+ *             up an attempt; every other outcome was already written by its pages.
+ *
+ * A crash repeats at most the uncommitted page, which rolled back anyway.
+ */
+
+export const ACCESS_FANOUT_JOB = 'identity-access-fanout';
+
+export interface PageInfo {
+  taskId: string;
+  attempt: number;
+  cursor: string | null;
+  rows: number;
+}
+
+export interface AccessFanOutWorkerOptions {
+  db: Db;
+  metrics: IdentityMetrics;
+  settings: AccessFanOutSettings;
+  /**
+   * Fault-injection points for tests: `pageWritten` runs inside the page's transaction before it
+   * commits, `pageCommitted` right after. Never set in production.
+   */
+  testHooks?: {
+    pageWritten?(page: PageInfo): Promise<void>;
+    pageCommitted?(page: PageInfo): Promise<void>;
+  };
+}
+
+/** What became of a task this run: finished, handed back by a stop, or taken over by another worker. */
+type TaskResult = { status: 'completed' } | { status: 'stopped'; cursor: string | null } | { status: 'lease_lost' };
+
+/** The job's own counts beside the kernel's (`claimed` = tasks taken, `failed` = tasks whose pass failed). */
+const COUNTS = ['tasks', 'completed', 'users', 'pages', 'poisoned', 'pageErrors', 'leasesLost'] as const;
+/** Every run reports each of COUNTS (zero when nothing happened), so they are typed as present. */
+export type FanOutCounts = BatchCounts & Record<(typeof COUNTS)[number], number>;
+export type AccessFanOutWorker = Omit<BatchWorker, 'runOnce'> & { runOnce(ctx: BatchRunContext): Promise<FanOutCounts> };
+
+class LeaseLostError extends Error {
+  constructor() {
+    super('the task lease was taken over by another worker');
+  }
+}
+
+/** A task's pass failed: a page rolled back, or the claim found it had used up MaxAttempts. */
+class TaskFailedError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause });
+    this.name = 'TaskFailedError';
+  }
+}
+
+/** The worker as a job: every instance polls (tasks are leased, not the job), NOTIFY wakes it on a new task. */
+export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWorker {
+  validateFanOutSettings(opts.settings);
+  const { db, metrics, settings } = opts;
+
+  /** Seed steps 3–7: one page in one transaction — users > Cursor, snapshots, fenced checkpoint, events. */
+  function writePage(task: FanOutTask, cursor: string | null, run: BatchRun) {
+    return db.transaction(async (tx) => {
+      const now = run.now();
+      const userIds = await pageActiveUsersOfRole(tx, { roleId: task.roleId, after: cursor, limit: settings.batchSize, now });
+      const completed = isLastPage(userIds.length, settings.batchSize);
+      const snapshots = await loadAccessSnapshots(tx, userIds, now);
+      const checkpoint = await checkpointTask(tx, {
+        id: task.id,
+        attempt: task.attemptCount,
+        cursor: userIds.at(-1) ?? cursor,
+        processed: snapshots.length,
+        completed,
+        now,
+        leaseMs: settings.maxLeaseMs,
+      });
+      if (!checkpoint) throw new LeaseLostError();
+      await enqueue(
+        tx,
+        snapshots.map((s) =>
+          accessChangedEvent(s, { reason: 'RolePermissionsChanged', version: task.roleVersion, occurredAt: now, correlationId: run.jobRunId }),
+        ),
+      );
+      await opts.testHooks?.pageWritten?.({ taskId: task.id, attempt: task.attemptCount, cursor: checkpoint.cursor, rows: userIds.length });
+      return { checkpoint, rows: snapshots.length };
+    });
+  }
+
+  /** The task's pages, one after another, until the last (short) page, a stop, a lost lease or a failure. */
+  async function fanOutTask(task: FanOutTask, run: BatchRun): Promise<TaskResult> {
+    if (task.status === 'Failed') {
+      poisoned(task, run, task.lastError);
+      throw new TaskFailedError(`task ${task.id} used up its attempts`);
+    }
+    const log = run.log.child({ taskId: task.id, roleId: task.roleId });
+    let cursor = task.cursor;
+    for (;;) {
+      if (run.signal.aborted) return { status: 'stopped', cursor };
+      let page: Awaited<ReturnType<typeof writePage>>;
+      try {
+        page = await writePage(task, cursor, run);
+      } catch (err) {
+        if (err instanceof LeaseLostError) {
+          run.count('leasesLost');
+          metrics.errors.inc({ kind: 'lease_lost' });
+          log.warn({ attempt: task.attemptCount, cursor }, 'task lease lost to another worker; page rolled back');
+          return { status: 'lease_lost' };
+        }
+        await pageFailed(task, err, run);
+        throw new TaskFailedError(`a page of task ${task.id} failed`, rootCause(err));
+      }
+      const { checkpoint, rows } = page;
+      cursor = checkpoint.cursor;
+      run.count('users', rows);
+      metrics.users.inc(rows);
+      metrics.accessEvents.inc({ reason: 'RolePermissionsChanged' }, rows);
+      if (rows > 0) {
+        run.count('pages');
+        metrics.batches.inc();
+        log.info({ rows, cursor, processedCount: checkpoint.processedCount }, 'batch processed');
+      }
+      await opts.testHooks?.pageCommitted?.({ taskId: task.id, attempt: task.attemptCount, cursor, rows });
+      if (checkpoint.status === 'Completed') {
+        const completedAt = checkpoint.completedAt!;
+        const durationMs = completedAt.getTime() - (checkpoint.startedAt ?? checkpoint.createdAt).getTime();
+        metrics.taskDuration.observe(durationMs);
+        metrics.taskLag.observe((completedAt.getTime() - checkpoint.createdAt.getTime()) / 1000);
+        metrics.size.observe({ path: 'queued' }, checkpoint.processedCount);
+        metrics.tasksCompleted.inc();
+        run.count('completed');
+        log.info({ processedCount: checkpoint.processedCount, durationMs, roleVersion: task.roleVersion }, 'task completed');
+        return { status: 'completed' };
+      }
+    }
+  }
+
+  /** Seed step 8: the page rolled back; the task is retried from Cursor once its lease expires, or is Failed at MaxAttempts. */
+  async function pageFailed(task: FanOutTask, err: unknown, run: BatchRun): Promise<void> {
+    run.count('pageErrors');
+    metrics.errors.inc({ kind: 'page_failed' });
+    const exception = errorText(err);
+    const status = await recordPageFailure(db, {
+      id: task.id,
+      attempt: task.attemptCount,
+      error: exception,
+      now: run.now(),
+      maxAttempts: settings.maxAttempts,
+    }).catch(() => null); // the lease still expires, and the retry counts as the next attempt
+    if (status === 'Failed') poisoned(task, run, exception);
+    else {
+      run.log.error(
+        { taskId: task.id, roleId: task.roleId, attempt: task.attemptCount, exception, err: rootCause(err) },
+        'task failed; retried from Cursor when its lease expires',
+      );
+    }
+  }
+
+  function poisoned(task: FanOutTask, run: BatchRun, exception: string | null): void {
+    run.count('poisoned');
+    metrics.tasksPoisoned.inc();
+    run.log.error(
+      { taskId: task.id, roleId: task.roleId, attempt: task.attemptCount, exception, maxAttempts: settings.maxAttempts },
+      'task failed: max attempts reached, moved to Failed (replay through the runbook)',
+    );
+  }
+
+  /**
+   * A graceful stop with nothing in flight: committed pages stay; the task goes back to Pending
+   * without using up an attempt (a deploy is not a failure), and any instance resumes from Cursor
+   * at once. If the release fails, the lease expires and that counts as an attempt.
+   */
+  async function releaseStopped(outcomes: readonly Outcome<FanOutTask, TaskResult>[], run: BatchRun): Promise<void> {
+    for (const o of outcomes) {
+      const cursor = o.status === 'released' ? o.row.cursor : o.status === 'done' && o.result.status === 'stopped' ? o.result.cursor : undefined;
+      if (cursor === undefined) continue;
+      const released = await releaseLease(db, o.row.id, o.row.attemptCount, run.now());
+      run.log.info({ taskId: o.row.id, roleId: o.row.roleId, cursor, attempt: o.row.attemptCount, released }, 'task paused by stop; lease released');
+    }
+  }
+
+  const worker = defineBatchWorker({
+    name: ACCESS_FANOUT_JOB,
+    every: settings.pollingIntervalMs,
+    wakeChannel: ACCESS_FANOUT_CHANNEL,
+    // A task is what a worker leases, so a claim takes one; its pages are the batches of users.
+    // A run takes no new task once a lease's length has passed; the next poll goes on.
+    settings: { batchSize: 1, maxRunMs: settings.maxLeaseMs },
+    phases(run) {
+      for (const name of COUNTS) run.count(name, 0);
+      let announced = false;
+      return [
+        batchPhase<FanOutTask, TaskResult>({
+          name: 'tasks',
+          async claim(_limit, run, exclude) {
+            const task = await claimNextTask(db, { now: run.now(), leaseMs: settings.maxLeaseMs, maxAttempts: settings.maxAttempts, exclude });
+            if (!task) return [];
+            if (!announced) {
+              run.log.info({ jobRunId: run.jobRunId }, 'job started');
+              announced = true;
+            }
+            if (task.status !== 'Failed') {
+              run.count('tasks');
+              run.log.info({ taskId: task.id, roleId: task.roleId, attempt: task.attemptCount, cursor: task.cursor }, 'task dequeued');
+            }
+            return [task];
+          },
+          process: fanOutTask,
+          record: releaseStopped,
+        }),
+      ];
+    },
+  });
+  // The phases start every count of COUNTS at zero, so a run's counts have them all.
+  return worker as AccessFanOutWorker;
+}
