@@ -16,7 +16,7 @@ import { createHub } from '../../src/platform/realtime/index.ts';
 import { newId, systemClock } from '../../src/platform/time.ts';
 import { createNotificationMetrics } from '../../src/modules/notifications/metrics.ts';
 import { createProviders } from '../../src/modules/notifications/providers/registry.ts';
-import { createRetryWorker } from '../../src/modules/notifications/retry-worker.job.ts';
+import { createRetryWorker } from '../../src/modules/notifications/delivery/retry-worker.job.ts';
 import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);

@@ -1,14 +1,14 @@
 import type { NotificationsSettings } from './settings.ts';
 import { defineModule } from '../../platform/module.ts';
 import type { NotificationsContext } from './context.ts';
-import { createDispatcher, dispatcherJob } from './dispatcher.job.ts';
-import type { DeliveryDeps } from './delivery.ts';
+import { createDispatcher, dispatcherJob } from './delivery/dispatcher.job.ts';
+import type { DeliveryDeps } from './delivery/record.ts';
 import { messagePostedConsumer } from './message-posted.consumer.ts';
 import { createNotificationMetrics } from './metrics.ts';
 import { createProviders } from './providers/registry.ts';
-import { createRetryWorker, retryWorkerJob } from './retry-worker.job.ts';
+import { createRetryWorker, retryWorkerJob } from './delivery/retry-worker.job.ts';
 import { registerNotificationRoutes } from './routes.ts';
-import { registerWebhookRoutes } from './webhook-routes.ts';
+import { registerWebhookRoutes } from './webhooks/routes.ts';
 
 export type { NotificationDispatchedEvent } from './events.ts';
 export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { counter, gauge, histogram, type Registry } from '../../platform/observability/metrics.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
-import { backlogByChannel } from './sql.ts';
+import { backlogByChannel } from './delivery/sql.ts';
 
 export type SendSource = 'dispatcher' | 'retry';
 

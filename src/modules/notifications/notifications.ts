@@ -4,7 +4,7 @@ import { AppError } from '../../platform/http/errors.ts';
 import { newId } from '../../platform/time.ts';
 import { API_ERRORS, DISPATCH_WAKE_CHANNEL, type Channel } from './model.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
-import { decideMarkRead } from './rules.ts';
+import { decideMarkRead } from './delivery/rules.ts';
 import { channelConfigs, notifications, pushTokens, type NotificationRow } from './schema.ts';
 
 export interface NewNotification {

@@ -10,9 +10,9 @@ import {
   isRetriable,
   parseReference,
   type RetryPolicy,
-} from '../../../src/modules/notifications/rules.ts';
-import { classifyHttpFailure, classifySmtpError, parseRetryAfter } from '../../../src/modules/notifications/classify.ts';
-import { checkWebhookSignature, signWebhook } from '../../../src/modules/notifications/webhook-signature.ts';
+} from '../../../src/modules/notifications/delivery/rules.ts';
+import { classifyHttpFailure, classifySmtpError, parseRetryAfter } from '../../../src/modules/notifications/providers/classify.ts';
+import { checkWebhookSignature, signWebhook } from '../../../src/modules/notifications/webhooks/signature.ts';
 
 const now = new Date('2026-03-01T10:00:00Z');
 const exp: RetryPolicy = { maxAttempts: 4, backoff: { kind: 'Exponential', initialSeconds: 60, maxSeconds: 600, multiplier: 2 } };

@@ -1,5 +1,5 @@
 import type { Channel } from '../model.ts';
-import type { SendResult } from '../rules.ts';
+import type { SendResult } from '../delivery/rules.ts';
 
 /** One send of one notification in one delivery cycle, as an adapter needs it. */
 export interface Delivery {

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { Queryable, Tx } from '../../platform/db/index.ts';
-import type { Channel, Status } from './model.ts';
+import type { Queryable, Tx } from '../../../platform/db/index.ts';
+import type { Channel, Status } from '../model.ts';
 
 /**
  * The delivery SQL, one small function per statement over a client the caller passes (graphile-worker

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../platform/db/index.ts';
-import type { Logger } from '../../platform/observability/logger.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { dispatchedEvent } from './events.ts';
-import type { NotificationMetrics } from './metrics.ts';
-import { NTF, PROVIDERS_OF, type Channel, type Status } from './model.ts';
-import { decideReceipt, idempotencyKeyOf, type ReceiptDecision } from './rules.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import type { Logger } from '../../../platform/observability/logger.ts';
+import { enqueue } from '../../../platform/outbox/enqueue.ts';
+import { dispatchedEvent } from '../events.ts';
+import type { NotificationMetrics } from '../metrics.ts';
+import { NTF, PROVIDERS_OF, type Channel, type Status } from '../model.ts';
+import { decideReceipt, idempotencyKeyOf, type ReceiptDecision } from '../delivery/rules.ts';
 
 export interface DeliveryReceipt {
   notificationId: string;

@@ -1,9 +1,9 @@
-import type { JobContext, JobDefinition } from '../../platform/jobs/types.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
+import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
+import { enqueue } from '../../../platform/outbox/enqueue.ts';
 import { runClaimLoop, type ClaimLoopOptions } from './claim-loop.ts';
-import type { BatchCounts, DeliveryDeps } from './delivery.ts';
-import { dispatchedEvent } from './events.ts';
-import { NTF, RETRY_WORKER_JOB, RETRY_WORKER_LOCK, type ProviderErrorCode } from './model.ts';
+import type { BatchCounts, DeliveryDeps } from './record.ts';
+import { dispatchedEvent } from '../events.ts';
+import { NTF, RETRY_WORKER_JOB, RETRY_WORKER_LOCK, type ProviderErrorCode } from '../model.ts';
 import { claimDueFailed, terminalizeExhausted } from './sql.ts';
 
 export interface RetryWorkerOptions extends ClaimLoopOptions {

@@ -1,4 +1,4 @@
-import { NTF, type BackoffKind, type ProviderErrorCode, type Status } from './model.ts';
+import { NTF, type BackoffKind, type ProviderErrorCode, type Status } from '../model.ts';
 
 /**
  * The delivery rules as plain functions: backoff, retriable vs terminal, what a provider's answer

@@ -1,9 +1,9 @@
-import type { Db, Queryable } from '../../platform/db/index.ts';
-import type { Logger } from '../../platform/observability/logger.ts';
-import type { NotificationMetrics, SendSource } from './metrics.ts';
-import { NTF, type Channel } from './model.ts';
-import type { Delivery } from './providers/port.ts';
-import type { ProviderRegistry } from './providers/registry.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import type { Logger } from '../../../platform/observability/logger.ts';
+import type { NotificationMetrics, SendSource } from '../metrics.ts';
+import { NTF, type Channel } from '../model.ts';
+import type { Delivery } from '../providers/port.ts';
+import type { ProviderRegistry } from '../providers/registry.ts';
 import { endsCycle, idempotencyKeyOf, type AttemptDecision } from './rules.ts';
 import type { ClaimedRow, OutcomeWrite } from './sql.ts';
 

@@ -1,9 +1,9 @@
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { channelPolicy, type ChannelConfigs } from './channels.ts';
+import { enqueue } from '../../../platform/outbox/enqueue.ts';
+import { channelPolicy, type ChannelConfigs } from '../channels.ts';
 import { cycleOutcomeOf, observeOutcome, writeOf, type DeliveryDeps } from './outcomes.ts';
-import { dispatchedEvent } from './events.ts';
-import type { SendSource } from './metrics.ts';
-import { NTF } from './model.ts';
+import { dispatchedEvent } from '../events.ts';
+import type { SendSource } from '../metrics.ts';
+import { NTF } from '../model.ts';
 import { decideAttempt, endsCycle, type AttemptDecision, type SendResult } from './rules.ts';
 import { deletePushTokens, lockDeliveryState, writeOutcomes, type ClaimedRow } from './sql.ts';
 

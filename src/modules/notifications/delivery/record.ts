@@ -1,8 +1,8 @@
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { channelPolicy, type ChannelConfigs } from './channels.ts';
-import { dispatchedEvent } from './events.ts';
-import type { SendSource } from './metrics.ts';
-import { NTF } from './model.ts';
+import { enqueue } from '../../../platform/outbox/enqueue.ts';
+import { channelPolicy, type ChannelConfigs } from '../channels.ts';
+import { dispatchedEvent } from '../events.ts';
+import type { SendSource } from '../metrics.ts';
+import { NTF } from '../model.ts';
 import { cycleOutcomeOf, deliveryOf, observeOutcome, writeOf, type DeliveryDeps } from './outcomes.ts';
 import { reapplyOutcome } from './reapply.ts';
 import { decideAttempt, endsCycle, type AttemptDecision, type SendResult } from './rules.ts';

@@ -1,7 +1,7 @@
-import type { JobContext, JobDefinition } from '../../platform/jobs/types.ts';
+import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
 import { runClaimLoop, type ClaimLoopOptions } from './claim-loop.ts';
-import type { BatchCounts, DeliveryDeps } from './delivery.ts';
-import { DISPATCHER_JOB, DISPATCH_WAKE_CHANNEL } from './model.ts';
+import type { BatchCounts, DeliveryDeps } from './record.ts';
+import { DISPATCHER_JOB, DISPATCH_WAKE_CHANNEL } from '../model.ts';
 import { claimPending } from './sql.ts';
 
 export interface DispatcherOptions extends ClaimLoopOptions {

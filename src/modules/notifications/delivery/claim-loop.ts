@@ -1,8 +1,8 @@
-import type { Queryable } from '../../platform/db/index.ts';
-import type { JobContext } from '../../platform/jobs/types.ts';
-import { loadChannelConfigs } from './channels.ts';
-import { addCounts, deliverClaimed, emptyCounts, type BatchCounts, type DeliveryDeps } from './delivery.ts';
-import type { SendSource } from './metrics.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import type { JobContext } from '../../../platform/jobs/types.ts';
+import { loadChannelConfigs } from '../channels.ts';
+import { addCounts, deliverClaimed, emptyCounts, type BatchCounts, type DeliveryDeps } from './record.ts';
+import type { SendSource } from '../metrics.ts';
 import type { ClaimParams, ClaimedRow } from './sql.ts';
 
 export interface ClaimLoopOptions {
