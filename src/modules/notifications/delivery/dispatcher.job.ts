@@ -1,32 +1,26 @@
-import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
-import { runClaimLoop, type ClaimLoopOptions } from './claim-loop.ts';
-import type { BatchCounts, DeliveryDeps } from './record.ts';
+import { defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { DISPATCHER_JOB, DISPATCH_WAKE_CHANNEL } from '../model.ts';
+import type { DeliveryJobOptions } from '../settings.ts';
+import { batchSettingsOf, deliveryPhase, startDeliveryCounts } from './delivery-phase.ts';
+import type { DeliveryDeps } from './outcomes.ts';
 import { claimPending } from './sql.ts';
 
-export interface DispatcherOptions extends ClaimLoopOptions {
-  /** Timer for rows whose wake-up was missed; the NOTIFY at commit starts a run at once. */
-  intervalMs: number;
-}
-
-export interface NotificationDispatcher {
-  runOnce(ctx: Pick<JobContext, 'jobRunId' | 'signal' | 'now'>): Promise<BatchCounts>;
-}
-
-/** NotificationDispatcher (seed step 1): the first send of Pending notifications, right after their commit. */
-export function createDispatcher(deps: DeliveryDeps, opts: DispatcherOptions): NotificationDispatcher {
-  return { runOnce: (ctx) => runClaimLoop(deps, opts, claimPending, 'dispatcher', ctx) };
-}
-
 /**
- * Woken by `pg_notify('notifications_dispatch')` from the creating transaction, so a notification is
- * sent promptly after commit. Not single-runner: claims skip locked rows and leases keep replicas apart.
+ * NotificationDispatcher (seed step 1): the first send of Pending notifications, right after their
+ * commit — woken by `pg_notify('notifications_dispatch')` from the creating transaction, with the
+ * timer for wakes that were missed. Not single-runner: claims skip locked rows and leases keep
+ * replicas apart. A provider's retriable error leaves the row Failed with Attempts = 1 and
+ * NextAttemptAt = now + backoff(1) (seed step 2), for the retry worker.
  */
-export function dispatcherJob(dispatcher: NotificationDispatcher, opts: Pick<DispatcherOptions, 'intervalMs'>): JobDefinition {
-  return {
+export function dispatcherJob(deps: DeliveryDeps, opts: DeliveryJobOptions): BatchWorker {
+  return defineBatchWorker({
     name: DISPATCHER_JOB,
-    every: opts.intervalMs,
+    every: opts.everyMs,
     wakeChannel: DISPATCH_WAKE_CHANNEL,
-    run: async (ctx) => ({ ...(await dispatcher.runOnce(ctx)) }),
-  };
+    settings: batchSettingsOf(opts),
+    phases: (run) => {
+      startDeliveryCounts(run);
+      return [deliveryPhase(deps, { ...opts, name: 'pending', source: 'dispatcher', claim: claimPending })];
+    },
+  });
 }

@@ -1,37 +1,31 @@
 import type { Db, Queryable } from '../../../platform/db/index.ts';
-import type { Logger } from '../../../platform/observability/logger.ts';
+import type { Logger } from '../../../platform/observability/index.ts';
 import type { NotificationMetrics, SendSource } from '../metrics.ts';
 import { NTF, type Channel } from '../model.ts';
-import type { Delivery } from '../providers/port.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
-import { endsCycle, idempotencyKeyOf, type AttemptDecision } from './rules.ts';
+import { endsCycle, type AttemptDecision, type RetryPolicy } from './rules.ts';
 import type { ClaimedRow, OutcomeWrite } from './sql.ts';
 
-/** Shared by the batch recorder (delivery.ts) and the race re-applier (reapply.ts). */
-
+/** What the dispatcher and the retry worker share: handles, not settings. */
 export interface DeliveryDeps {
   db: Db;
   pool: Queryable;
   providers: ProviderRegistry;
   metrics: NotificationMetrics;
-  log: Logger;
-  concurrency: number;
-  /** Safety net above the adapters' own timeouts: a hung adapter never holds a batch forever. */
-  hardTimeoutMs: number;
 }
 
-export const deliveryOf = (row: ClaimedRow): Delivery => ({
-  notificationId: row.id,
-  deliveryCycle: row.deliveryCycle,
-  idempotencyKey: idempotencyKeyOf(row.id, row.deliveryCycle),
-  channel: row.channel,
-  recipientUserId: row.recipientUserId,
-  recipientAddress: row.recipientAddress,
-  title: row.title,
-  body: row.body,
-  data: row.data,
-  createdAt: new Date(row.createdAt),
-});
+/** A claimed row with its channel's config as the batch read it (configs are loaded once per batch). */
+export interface ClaimedNotification extends ClaimedRow {
+  providerKey: string;
+  policy: RetryPolicy;
+}
+
+/** The counts a delivery run reports besides the kernel's (batches, claimed, failed, released). */
+export const DELIVERY_COUNTS = ['sent', 'retried', 'terminal', 'skipped', 'discarded', 'conflicts'] as const;
+export type DeliveryCount = (typeof DELIVERY_COUNTS)[number];
+
+/** The count an applied outcome adds to. */
+export const countOf = (kind: 'sent' | 'retry' | 'terminal'): DeliveryCount => (kind === 'retry' ? 'retried' : kind);
 
 export function writeOf(row: Pick<ClaimedRow, 'id'>, version: number, d: Extract<AttemptDecision, { kind: 'sent' | 'retry' | 'terminal' }>): OutcomeWrite {
   return {
@@ -58,16 +52,20 @@ export function cycleOutcomeOf(row: Pick<ClaimedRow, 'id' | 'channel' | 'deliver
   };
 }
 
+/** A terminal invalid-token outcome of a push: its device token is deleted with it. */
+export const deadPushToken = (row: ClaimedRow, d: AttemptDecision): string | null =>
+  d.kind === 'terminal' && d.code === NTF.pushTokenInvalid && row.recipientAddress ? row.recipientAddress : null;
+
 /** Metrics and the terminal-failure log line of one recorded outcome. */
-export function observeOutcome(deps: Pick<DeliveryDeps, 'metrics' | 'log'>, row: ClaimedRow, d: AttemptDecision, source: SendSource): void {
+export function observeOutcome(metrics: NotificationMetrics, log: Logger, row: ClaimedRow, d: AttemptDecision, source: SendSource): void {
   if (d.kind !== 'sent' && d.kind !== 'retry' && d.kind !== 'terminal') return;
-  deps.metrics.attempts.inc({ channel: row.channel, source, outcome: d.kind });
-  if (d.kind === 'sent' && source === 'retry') deps.metrics.retrySent.inc({ channel: row.channel });
-  if (endsCycle(d)) deps.metrics.dispatchedEvents.inc({ status: d.kind === 'sent' ? 'Sent' : 'Failed' });
+  metrics.attempts.inc({ channel: row.channel, source, outcome: d.kind });
+  if (d.kind === 'sent' && source === 'retry') metrics.retrySent.inc({ channel: row.channel });
+  if (endsCycle(d)) metrics.dispatchedEvents.inc({ status: d.kind === 'sent' ? 'Sent' : 'Failed' });
   if (d.kind === 'terminal') {
-    deps.metrics.terminalFailures.inc({ channel: row.channel, reason: d.reason, code: d.code });
-    if (d.code === NTF.pushTokenInvalid && row.recipientAddress) deps.metrics.pushTokensDeleted.inc();
-    deps.log.warn(
+    metrics.terminalFailures.inc({ channel: row.channel, reason: d.reason, code: d.code });
+    if (deadPushToken(row, d)) metrics.pushTokensDeleted.inc();
+    log.warn(
       { notificationId: row.id, channel: row.channel, code: d.code, reason: d.reason, attempts: d.attempts, deliveryCycle: row.deliveryCycle },
       'notification failed terminally; left for manual review (runbook terminal-failures)',
     );

@@ -1,162 +1,108 @@
-import { enqueue } from '../../../platform/outbox/enqueue.ts';
-import { channelPolicy, type ChannelConfigs } from '../channels.ts';
+import type { BatchRun, Outcome } from '../../../platform/jobs/index.ts';
+import { enqueue } from '../../../platform/outbox/index.ts';
 import { dispatchedEvent } from '../events.ts';
 import type { SendSource } from '../metrics.ts';
-import { NTF } from '../model.ts';
-import { cycleOutcomeOf, deliveryOf, observeOutcome, writeOf, type DeliveryDeps } from './outcomes.ts';
+import type { SendResult } from '../providers/port.ts';
+import { deletePushTokens } from '../push-tokens.ts';
+import { countOf, cycleOutcomeOf, deadPushToken, observeOutcome, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
 import { reapplyOutcome } from './reapply.ts';
-import { decideAttempt, endsCycle, type AttemptDecision, type SendResult } from './rules.ts';
-import { deletePushTokens, releaseLeases, writeOutcomes, type ClaimedRow } from './sql.ts';
+import { decideAttempt, endsCycle, type AttemptDecision } from './rules.ts';
+import { releaseLeases, writeOutcomes } from './sql.ts';
 
-export type { DeliveryDeps };
+export type SendOutcome = Outcome<ClaimedNotification, SendResult>;
 
-/** How long sends in flight may finish after a stop is asked (the shutdown budget is 10 s). */
-const STOP_GRACE_MS = 3000;
-
-export interface BatchCounts {
-  claimed: number;
-  sent: number;
-  retried: number;
-  terminal: number;
-  skipped: number;
-  discarded: number;
-  conflicts: number;
-  released: number;
-}
-
-export const emptyCounts = (): BatchCounts => ({ claimed: 0, sent: 0, retried: 0, terminal: 0, skipped: 0, discarded: 0, conflicts: 0, released: 0 });
-
-export function addCounts(into: BatchCounts, more: BatchCounts): BatchCounts {
-  for (const k of Object.keys(into) as (keyof BatchCounts)[]) into[k] += more[k];
-  return into;
-}
-
-/** One sent row: what the provider said and what it does to the row. */
-export interface Attempt {
-  row: ClaimedRow;
+type Writable = Extract<AttemptDecision, { kind: 'sent' | 'retry' | 'terminal' }>;
+interface Decided {
+  row: ClaimedNotification;
   result: SendResult;
-}
-
-/** Runs `fn` over the items with at most `limit` in flight; stops starting new ones once `signal` aborts. */
-async function forEachConcurrently<T>(items: T[], limit: number, signal: AbortSignal, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length && !signal.aborted) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  decision: AttemptDecision;
 }
 
 /**
- * Sends claimed rows through their channel's adapter (outside any transaction), then records the
- * batch: one transaction writes every outcome set-based, with the NotificationDispatchedEvent of
- * each cycle-ending outcome in the same transaction (one notification with its event is the unit).
- * A row that lost an optimistic-version race is re-read and its outcome re-applied unless the row
- * became final (A5). If the batch statement fails, rows are recorded one by one.
+ * Step 3 of both delivery jobs, set-based: one transaction writes every outcome of the batch, with
+ * the NotificationDispatchedEvent of each cycle-ending outcome and the deletion of dead push tokens
+ * (one notification with its event is the unit). If that transaction fails, it throws and the
+ * kernel records the batch row by row (recordOneSend). After the commit: rows that lost an
+ * optimistic-version race are re-read and re-applied one by one; rows whose channel cannot send
+ * (skipped) and rows a stop left unsent (released) get their leases back, so the next run takes
+ * them at once. A row whose send threw (failed) keeps its lease and comes back when it runs out.
  */
-export async function deliverClaimed(
-  deps: DeliveryDeps,
-  rows: ClaimedRow[],
-  configs: ChannelConfigs,
-  ctx: { source: SendSource; leaseOwner: string; signal: AbortSignal; now(): Date },
-): Promise<BatchCounts> {
-  const counts = emptyCounts();
-  counts.claimed = rows.length;
-  const attempts: Attempt[] = [];
-  // On stop, no new sends start; the ones in flight get a short grace before they are cut off (a cut
-  // send that the provider accepted is the A4 case: the next cycle's resend is deduped).
-  const cutOff = new AbortController();
-  const onStop = () => setTimeout(() => cutOff.abort(new Error('worker stopping')), STOP_GRACE_MS).unref();
-  ctx.signal.addEventListener('abort', onStop, { once: true });
-  try {
-    await forEachConcurrently(rows, deps.concurrency, ctx.signal, async (row) => {
-      attempts.push({ row, result: await send(deps, configs, row, cutOff.signal) });
-    });
-  } finally {
-    ctx.signal.removeEventListener('abort', onStop);
-  }
-  const done = new Set(attempts.map((a) => a.row.id));
-  const unsent = rows.filter((r) => !done.has(r.id)).map((r) => r.id);
-
-  const now = ctx.now();
-  const decided = attempts.map((a) => ({ ...a, decision: decideAttempt(a.row, a.result, channelPolicy(configs, a.row.channel), now) }));
-  const skipped = decided.filter((d) => d.decision.kind === 'skip').map((d) => d.row.id);
+export async function recordSends(deps: DeliveryDeps, outcomes: readonly SendOutcome[], source: SendSource, run: BatchRun): Promise<void> {
+  const now = run.now();
+  const decided: Decided[] = [];
+  for (const o of outcomes) if (o.status === 'done') decided.push({ row: o.row, result: o.result, decision: decideAttempt(o.row, o.result, o.row.policy, now) });
   const writes = decided.filter((d) => d.decision.kind !== 'skip' && d.decision.kind !== 'discard');
-  for (const d of decided) {
-    if (d.decision.kind === 'skip') {
-      counts.skipped++;
-      deps.metrics.skipped.inc({ channel: d.row.channel, reason: 'provider_not_implemented' });
-      deps.metrics.attempts.inc({ channel: d.row.channel, source: ctx.source, outcome: 'skipped' });
-    } else if (d.decision.kind === 'discard') counts.discarded++;
-  }
 
-  let lost: typeof writes = [];
-  try {
-    lost = await recordBatch(deps, writes, ctx.source, now, counts);
-  } catch (err) {
-    deps.log.warn({ err, rows: writes.length }, 'recording the batch failed; recording its rows one by one');
-    lost = writes;
+  const applied = writes.length === 0 ? [] : await writeBatch(deps, writes, now);
+  for (const w of applied) {
+    run.count(countOf((w.decision as Writable).kind));
+    observeOutcome(deps.metrics, run.log, w.row, w.decision, source);
   }
-  for (const w of lost) {
-    const r = await reapplyOutcome(deps, w.row, w.result, configs, ctx.source, ctx.now()).catch((err: unknown) => {
-      deps.log.error({ err, notificationId: w.row.id }, 'notification outcome could not be recorded; it is retried after its lease');
-      return { outcome: 'failed' as const, raced: false };
-    });
-    if (r.raced) counts.conflicts++;
-    if (r.outcome === 'discarded') counts.discarded++;
-    else if (r.outcome === 'sent' || r.outcome === 'retry' || r.outcome === 'terminal') tally(counts, r.outcome);
+  const appliedIds = new Set(applied.map((w) => w.row.id));
+  for (const lost of writes.filter((w) => !appliedIds.has(w.row.id))) {
+    try {
+      await reapply(deps, lost, source, run);
+    } catch (err) {
+      run.count('failed');
+      run.log.error({ err, notificationId: lost.row.id }, 'notification outcome could not be recorded; it is retried after its lease');
+    }
   }
-  const release = [...unsent, ...skipped];
-  if (release.length > 0) {
-    await releaseLeases(deps.pool, release, ctx.leaseOwner).catch((err: unknown) => deps.log.warn({ err }, 'leases not released; they expire'));
-    counts.released = unsent.length;
-  }
-  return counts;
+  const skipped = decided.filter((d) => d.decision.kind === 'skip');
+  for (const d of skipped) countSkip(deps, d.row, source, run);
+  run.count('discarded', decided.filter((d) => d.decision.kind === 'discard').length);
+  const released = outcomes.filter((o) => o.status === 'released').map((o) => o.row.id);
+  await giveBack(deps, [...released, ...skipped.map((d) => d.row.id)], run);
 }
 
-function tally(counts: BatchCounts, kind: 'sent' | 'retry' | 'terminal'): void {
-  if (kind === 'sent') counts.sent++;
-  else if (kind === 'retry') counts.retried++;
-  else counts.terminal++;
-}
-
-async function send(deps: DeliveryDeps, configs: ChannelConfigs, row: ClaimedRow, cutOff: AbortSignal): Promise<SendResult> {
-  const key = configs.get(row.channel)?.providerKey ?? '';
-  const provider = deps.providers.get(key);
-  if (!provider || deps.providers.state(key) !== 'available') return { ok: false, code: NTF.notImplemented };
-  const end = deps.metrics.sendDuration.startTimer({ provider: key });
-  try {
-    return await provider.send(deliveryOf(row), AbortSignal.any([cutOff, AbortSignal.timeout(deps.hardTimeoutMs)]));
-  } catch (err) {
-    deps.log.warn({ err, notificationId: row.id, provider: key }, 'provider adapter threw; counted as transient');
-    return { ok: false, code: NTF.transient };
-  } finally {
-    end();
+/** Step 3 for one row, when the batch's transaction failed: its outcome alone, re-read under a row lock. */
+export async function recordOneSend(deps: DeliveryDeps, o: SendOutcome, source: SendSource, run: BatchRun): Promise<void> {
+  if (o.status === 'released') return giveBack(deps, [o.row.id], run);
+  if (o.status === 'failed') return;
+  const decision = decideAttempt(o.row, o.result, o.row.policy, run.now());
+  if (decision.kind === 'skip') {
+    countSkip(deps, o.row, source, run);
+    return giveBack(deps, [o.row.id], run);
   }
+  if (decision.kind === 'discard') return void run.count('discarded');
+  await reapply(deps, { row: o.row, result: o.result, decision }, source, run);
 }
 
-type Decided = Attempt & { decision: AttemptDecision };
-
-/** The set-based write plus events; returns the rows that lost a version race. */
-async function recordBatch(deps: DeliveryDeps, writes: Decided[], source: SendSource, now: Date, counts: BatchCounts): Promise<Decided[]> {
-  if (writes.length === 0) return [];
-  const applied = await deps.db.transaction(async (tx) => {
+/** The batch's one transaction; returns the rows it wrote (the others lost a version race). */
+async function writeBatch(deps: DeliveryDeps, writes: Decided[], now: Date): Promise<Decided[]> {
+  return deps.db.transaction(async (tx) => {
     const ids = await writeOutcomes(
       tx,
-      writes.map((w) => writeOf(w.row, w.row.version, w.decision as Extract<AttemptDecision, { kind: 'sent' | 'retry' | 'terminal' }>)),
+      writes.map((w) => writeOf(w.row, w.row.version, w.decision as Writable)),
       now,
     );
     const won = writes.filter((w) => ids.has(w.row.id));
-    const events = won.filter((w) => endsCycle(w.decision)).map((w) => dispatchedEvent(cycleOutcomeOf(w.row, w.decision), now));
-    await enqueue(tx, events);
-    const deadTokens = won.filter((w) => w.decision.kind === 'terminal' && w.decision.code === NTF.pushTokenInvalid && w.row.recipientAddress);
-    await deletePushTokens(tx, deadTokens.map((w) => w.row.recipientAddress!));
+    await enqueue(
+      tx,
+      won.filter((w) => endsCycle(w.decision)).map((w) => dispatchedEvent(cycleOutcomeOf(w.row, w.decision), now)),
+    );
+    await deletePushTokens(
+      tx,
+      won.map((w) => deadPushToken(w.row, w.decision)).filter((t): t is string => t !== null),
+    );
     return won;
   });
-  for (const w of applied) {
-    tally(counts, w.decision.kind as 'sent' | 'retry' | 'terminal');
-    observeOutcome(deps, w.row, w.decision, source);
-  }
-  const appliedIds = new Set(applied.map((w) => w.row.id));
-  return writes.filter((w) => !appliedIds.has(w.row.id));
 }
 
+async function reapply(deps: DeliveryDeps, d: Decided, source: SendSource, run: BatchRun): Promise<void> {
+  const r = await reapplyOutcome(deps, run.log, d.row, d.result, source, run.now());
+  if (r.raced) run.count('conflicts');
+  if (r.outcome === 'discarded') run.count('discarded');
+  else if (r.outcome !== 'gone') run.count(countOf(r.outcome));
+}
+
+/** A channel whose adapter turned out unable to send (A3): no attempt is counted, the row waits. */
+function countSkip(deps: DeliveryDeps, row: ClaimedNotification, source: SendSource, run: BatchRun): void {
+  run.count('skipped');
+  deps.metrics.skipped.inc({ channel: row.channel, reason: 'provider_not_implemented' });
+  deps.metrics.attempts.inc({ channel: row.channel, source, outcome: 'skipped' });
+}
+
+async function giveBack(deps: DeliveryDeps, ids: readonly string[], run: BatchRun): Promise<void> {
+  if (ids.length === 0) return;
+  await releaseLeases(deps.pool, ids, run.jobRunId).catch((err: unknown) => run.log.warn({ err }, 'leases not released; they expire'));
+}

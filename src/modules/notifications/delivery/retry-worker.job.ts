@@ -1,40 +1,54 @@
-import type { JobContext, JobDefinition } from '../../../platform/jobs/types.ts';
-import { enqueue } from '../../../platform/outbox/enqueue.ts';
-import { runClaimLoop, type ClaimLoopOptions } from './claim-loop.ts';
-import type { BatchCounts, DeliveryDeps } from './record.ts';
+import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
+import { enqueue } from '../../../platform/outbox/index.ts';
 import { dispatchedEvent } from '../events.ts';
 import { NTF, RETRY_WORKER_JOB, RETRY_WORKER_LOCK, type ProviderErrorCode } from '../model.ts';
-import { claimDueFailed, terminalizeExhausted } from './sql.ts';
-
-export interface RetryWorkerOptions extends ClaimLoopOptions {
-  /** Cycle length (seed: 1 min). */
-  intervalMs: number;
-}
-
-export interface NotificationRetryWorker {
-  /** One cycle: due Failed rows in bounded batches until none are left, the run is too long or stop is asked. */
-  runOnce(ctx: Pick<JobContext, 'jobRunId' | 'signal' | 'now'>): Promise<BatchCounts>;
-}
+import type { DeliveryJobOptions } from '../settings.ts';
+import { batchSettingsOf, deliveryPhase, startDeliveryCounts } from './delivery-phase.ts';
+import type { DeliveryDeps } from './outcomes.ts';
+import { claimDueFailed, exhaustedIds, terminalizeExhausted, type ExhaustedRow } from './sql.ts';
 
 /**
- * NotificationRetryWorker (seed steps 3–7): claims due Failed notifications — not terminal,
- * NextAttemptAt ≤ now, Attempts < MaxAttempts, channel enabled with a working adapter — with row
- * locks, resends them, and records Sent / Failed+backoff / terminal Failed with its event.
+ * NotificationRetryWorker (seed steps 3–7), every minute on one replica at a time: the runner's
+ * advisory lock is keyed by the seed's lock name `notifications:retry-worker`, and a busy lock
+ * skips the run.
+ * Two phases:
+ *   close-exhausted — Failed rows whose Attempts already reach a lowered MaxAttempts become terminal
+ *     with their NotificationDispatchedEvent(Failed), without another send (A1); the claim does it;
+ *   retry — step 3: claims due Failed notifications (not terminal, NextAttemptAt ≤ now, Attempts <
+ *     MaxAttempts, channel enabled with a working adapter) with row locks and a lease; step 4:
+ *     resends each through its channel's adapter; steps 5–7: records Sent / Failed with the next
+ *     backoff / terminal Failed, each cycle-ending outcome with its event in the same transaction,
+ *     and counts retry_sent_total.
  */
-export function createRetryWorker(deps: DeliveryDeps, opts: RetryWorkerOptions): NotificationRetryWorker {
-  return {
-    async runOnce(ctx) {
-      const exhausted = await closeExhausted(deps, ctx.now(), opts.batchSize);
-      const counts = await runClaimLoop(deps, opts, claimDueFailed, 'retry', ctx);
-      return { ...counts, terminal: counts.terminal + exhausted };
+export function retryWorkerJob(deps: DeliveryDeps, opts: DeliveryJobOptions): BatchWorker {
+  return defineBatchWorker({
+    name: RETRY_WORKER_JOB,
+    lockKey: RETRY_WORKER_LOCK,
+    every: opts.everyMs,
+    singleRunner: true,
+    settings: batchSettingsOf(opts),
+    phases: (run) => {
+      startDeliveryCounts(run);
+      return [
+        batchPhase<ExhaustedRow>({
+          name: 'close-exhausted',
+          claim: (limit, r) => closeExhausted(deps, r, limit),
+          oneByOne: {
+            candidates: (limit, r) => exhaustedIds(deps.db, r.now(), limit),
+            claimOne: (id, r) => closeExhausted(deps, r, 1, id),
+          },
+        }),
+        deliveryPhase(deps, { ...opts, name: 'retry', source: 'retry', claim: claimDueFailed }),
+      ];
     },
-  };
+  });
 }
 
-/** Rows left behind by a lowered MaxAttempts: terminal Failed with their event (A1), one batch per run. */
-async function closeExhausted(deps: DeliveryDeps, now: Date, limit: number): Promise<number> {
+/** One bounded batch of exhausted rows made terminal, their events in the same transaction (A1). */
+async function closeExhausted(deps: DeliveryDeps, run: BatchRun, limit: number, id?: string): Promise<ExhaustedRow[]> {
+  const now = run.now();
   const rows = await deps.db.transaction(async (tx) => {
-    const closed = await terminalizeExhausted(tx, now, limit);
+    const closed = await terminalizeExhausted(tx, now, limit, id);
     await enqueue(
       tx,
       closed.map((r) =>
@@ -46,28 +60,15 @@ async function closeExhausted(deps: DeliveryDeps, now: Date, limit: number): Pro
     );
     return closed;
   });
+  run.count('terminal', rows.length);
   for (const r of rows) {
     const code = (r.lastError ?? NTF.transient) as ProviderErrorCode;
     deps.metrics.terminalFailures.inc({ channel: r.channel, reason: 'max_attempts', code });
     deps.metrics.dispatchedEvents.inc({ status: 'Failed' });
-    deps.log.warn(
+    run.log.warn(
       { notificationId: r.id, channel: r.channel, code, attempts: r.attempts, deliveryCycle: r.deliveryCycle },
       'notification failed terminally (MaxAttempts lowered below its attempts); left for manual review (runbook terminal-failures)',
     );
   }
-  return rows.length;
-}
-
-/**
- * The job: every minute on one replica at a time. The runner's advisory lock is keyed by the job
- * seed's lock name, `notifications:retry-worker`; a busy lock skips the run.
- */
-export function retryWorkerJob(worker: NotificationRetryWorker, opts: Pick<RetryWorkerOptions, 'intervalMs'>): JobDefinition {
-  return {
-    name: RETRY_WORKER_JOB,
-    lockKey: RETRY_WORKER_LOCK,
-    every: opts.intervalMs,
-    singleRunner: true,
-    run: async (ctx) => ({ ...(await worker.runOnce(ctx)) }),
-  };
+  return rows;
 }

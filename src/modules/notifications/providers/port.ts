@@ -1,5 +1,4 @@
-import type { Channel } from '../model.ts';
-import type { SendResult } from '../delivery/rules.ts';
+import type { Channel, ProviderErrorCode } from '../model.ts';
 
 /** One send of one notification in one delivery cycle, as an adapter needs it. */
 export interface Delivery {
@@ -16,6 +15,11 @@ export interface Delivery {
   data: Record<string, unknown>;
   createdAt: Date;
 }
+
+/** What a provider adapter answers for one send. */
+export type SendResult =
+  | { ok: true; providerMessageId: string }
+  | { ok: false; code: ProviderErrorCode; retryAfterMs?: number };
 
 /**
  * The provider port. An adapter never throws for a provider's answer: it classifies it into a

@@ -69,7 +69,7 @@ describe('concurrency and crashes', () => {
     const one = standaloneWorkers(a.pool, w.env, a.clock);
     const two = standaloneWorkers(secondPool, w.env, a.clock);
     w.http.setLatency(15);
-    const ctx = () => ({ jobRunId: newId(), signal: new AbortController().signal, now: () => a.clock.now() });
+    const ctx = () => ({ jobRunId: newId(), signal: new AbortController().signal, log: one.log, now: () => a.clock.now() });
     try {
       const [c1, c2] = await Promise.all([one.retry.runOnce(ctx()), two.retry.runOnce(ctx())]);
       assert.equal(c1.claimed + c2.claimed, 40);
@@ -157,7 +157,7 @@ describe('concurrency and crashes', () => {
     const solo = standaloneWorkers(a.pool, { ...w.env, NOTIFICATIONS_SEND_CONCURRENCY: '1', NOTIFICATIONS_RETRY_BATCH_SIZE: '5' }, a.clock);
     const stop = new AbortController();
     const gate = w.http.hold();
-    const run = solo.retry.runOnce({ jobRunId: newId(), signal: stop.signal, now: () => a.clock.now() });
+    const run = solo.retry.runOnce({ jobRunId: newId(), signal: stop.signal, log: solo.log, now: () => a.clock.now() });
     await within(gate.arrived, 'the first send');
     stop.abort();
     gate.release();
