@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/time.ts';
 import type { NotificationMetrics } from './metrics.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 
-/** What the routes and the consumer share. */
+/** What the REST and webhook routes share. */
 export interface NotificationsContext {
   config: NotificationsSettings;
   db: Db;

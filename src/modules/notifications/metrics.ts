@@ -9,7 +9,8 @@ export type SendSource = 'dispatcher' | 'retry';
 /**
  * What on-call needs (README "Notifications" lists the alerts):
  * - `retry_sent_total` (seed name): retries that ended Sent;
- * - `notifications_terminal_failures_total`: terminal Failed (A1/A2) → alert on any increase;
+ * - `notifications_terminal_failures_total`: terminal Failed (attempts used up, A1, or a
+ *   non-retriable error, A2) → alert on any increase;
  * - `notifications_failed_backlog` / `notifications_failed_oldest_due_age_seconds`: the retry backlog
  *   and how late its oldest due row is → alert when it grows or the worker stalls;
  * - `notifications_waiting` / `notifications_skipped_total`: rows held back by a disabled channel or a

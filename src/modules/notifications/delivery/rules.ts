@@ -49,7 +49,7 @@ export interface DeliveryState {
   terminal: boolean;
 }
 
-/** A notification past which no retry outcome may write: Sent (INV-NTF-5) or terminal Failed. */
+/** A notification past which no retry outcome may write: Sent (never rolled back, INV-NTF-5) or terminal Failed. */
 export const isFinal = (s: Pick<DeliveryState, 'status' | 'terminal'>): boolean => s.status === 'Sent' || s.terminal;
 
 export type AttemptDecision =

@@ -29,7 +29,7 @@ export interface NotificationProvider {
   readonly key: string;
   /** False for the declared-only adapters (telegram, max, whatsapp, viber). */
   readonly implemented: boolean;
-  /** False when its settings are missing (e.g. no SMTP host); its notifications wait like A3. */
+  /** False when its settings are missing (e.g. no SMTP host); its notifications wait, as a disabled channel's do (A3). */
   readonly configured: boolean;
   send(delivery: Delivery, signal: AbortSignal): Promise<SendResult>;
   close?(): Promise<void>;
