@@ -16,7 +16,8 @@ import { createHub } from '../../src/platform/realtime/index.ts';
 import { newId, systemClock } from '../../src/platform/time.ts';
 import { createNotificationMetrics } from '../../src/modules/notifications/metrics.ts';
 import { createProviders } from '../../src/modules/notifications/providers/registry.ts';
-import { createRetryWorker } from '../../src/modules/notifications/retry-worker.job.ts';
+import { retryWorkerJob } from '../../src/modules/notifications/delivery/retry-worker.job.ts';
+import { deliveryJobOptions } from '../../src/modules/notifications/settings.ts';
 import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
@@ -49,9 +50,10 @@ const registry = new Registry();
 const hub = createHub({ secret: config.JWT_SECRET, registry, logger: log });
 const providers = createProviders(config, { hub, clock: systemClock });
 const metrics = createNotificationMetrics(registry, { pool, providers, clock: systemClock });
-const worker = createRetryWorker(
-  { db: createDb(pool), pool, providers, metrics, log, concurrency: CONCURRENCY, hardTimeoutMs: 30_000 },
-  { intervalMs: 60_000, batchSize: BATCH, leaseMs: 300_000, maxRunMs: 3_600_000 },
+const worker = retryWorkerJob(
+  { db: createDb(pool), pool, providers, metrics },
+  // The service's mapping, with the bench's batch and concurrency, and one run for the whole backlog.
+  { ...deliveryJobOptions(config).retryWorker, batchSize: BATCH, concurrency: CONCURRENCY, maxRunMs: 3_600_000 },
 );
 
 say(`seeding ${COUNT} due Failed notifications`);
@@ -71,11 +73,11 @@ const t0 = performance.now();
 let sent = 0;
 let runs = 0;
 for (;;) {
-  const counts = await worker.runOnce({ jobRunId: newId(), signal: new AbortController().signal, now: () => systemClock.now() });
+  const counts = await worker.runOnce({ jobRunId: newId(), signal: new AbortController().signal, log, now: () => systemClock.now() });
   runs++;
-  sent += counts.sent;
+  sent += counts.sent ?? 0;
   if (counts.claimed === 0) break;
-  if (counts.retried + counts.terminal > 0) throw new Error(`unexpected failures: ${JSON.stringify(counts)}`);
+  if ((counts.retried ?? 0) + (counts.terminal ?? 0) > 0) throw new Error(`unexpected failures: ${JSON.stringify(counts)}`);
 }
 const seconds = (performance.now() - t0) / 1000;
 const { rows } = await pool.query<{ sent: string; backlog: string; events: string }>(

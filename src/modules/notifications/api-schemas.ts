@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, Timestamp, Uuid } from '../../platform/types/index.ts';
 import { BACKOFF_KINDS, CHANNELS, PROVIDER_KEYS, STATUSES } from './model.ts';
 import type { NotificationRow } from './schema.ts';
 
 /** REST schemas of the notifications routes (camelCase bodies), reused by routes and tests. */
 
-const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
 export const ChannelName = literals(CHANNELS);
@@ -35,13 +35,13 @@ export const NotificationView = Type.Object({
   terminal: Type.Boolean(),
   attempts: Type.Integer(),
   deliveryCycle: Type.Integer(),
-  nextAttemptAt: Type.Union([Type.String(), Type.Null()]),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  providerMessageId: Type.Union([Type.String(), Type.Null()]),
-  deliveredAt: Type.Union([Type.String(), Type.Null()]),
-  readAt: Type.Union([Type.String(), Type.Null()]),
-  sentAt: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Type.String(),
+  nextAttemptAt: Nullable(Timestamp),
+  lastError: Nullable(Type.String()),
+  providerMessageId: Nullable(Type.String()),
+  deliveredAt: Nullable(Timestamp),
+  readAt: Nullable(Timestamp),
+  sentAt: Nullable(Timestamp),
+  createdAt: Timestamp,
   version: Type.Integer(),
 });
 export type NotificationView = Static<typeof NotificationView>;
@@ -87,7 +87,7 @@ export const FeedQuery = Type.Object(
 );
 export type FeedQuery = Static<typeof FeedQuery>;
 
-export const FeedReply = Type.Object({ items: Type.Array(NotificationView), nextBefore: Type.Union([Uuid, Type.Null()]) });
+export const FeedReply = Type.Object({ items: Type.Array(NotificationView), nextBefore: Nullable(Uuid) });
 
 export const IdParams = Type.Object({ id: Uuid });
 export const MarkReadBody = Type.Object({ version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
@@ -126,7 +126,7 @@ export const ChannelConfigReply = Type.Object({
   maxAttempts: Type.Integer(),
   retryBackoff: RetryBackoff,
   version: Type.Integer(),
-  updatedAt: Type.String(),
+  updatedAt: Timestamp,
 });
 
 export const ChannelParams = Type.Object({ channel: ChannelName });

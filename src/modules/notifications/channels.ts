@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Db, Queryable } from '../../platform/db/index.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from '../../platform/http/index.ts';
 import { API_ERRORS, DISPATCH_WAKE_CHANNEL, PROVIDERS_OF, type BackoffKind, type Channel } from './model.ts';
-import type { RetryPolicy } from './rules.ts';
+import type { RetryPolicy } from './delivery/rules.ts';
 import { channelConfigs, type ChannelConfigRow } from './schema.ts';
 
 export type ChannelConfigs = Map<Channel, ChannelConfigRow>;

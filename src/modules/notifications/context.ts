@@ -1,16 +1,15 @@
-import type pg from 'pg';
 import type { NotificationsSettings } from './settings.ts';
-import type { Db } from '../../platform/db/index.ts';
-import type { Logger } from '../../platform/observability/logger.ts';
+import type { Db, Queryable } from '../../platform/db/index.ts';
+import type { Logger } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { NotificationMetrics } from './metrics.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 
-/** What the routes and the consumer share. */
+/** What the REST and webhook routes share. */
 export interface NotificationsContext {
   config: NotificationsSettings;
   db: Db;
-  pool: pg.Pool;
+  pool: Queryable;
   clock: Clock;
   log: Logger;
   metrics: NotificationMetrics;

@@ -1,5 +1,5 @@
 import { TOPICS } from '../../event-topics.ts';
-import type { NewEvent } from '../../platform/outbox/enqueue.ts';
+import type { NewEvent } from '../../platform/outbox/index.ts';
 import type { Channel } from './model.ts';
 
 /**

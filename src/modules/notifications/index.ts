@@ -1,14 +1,14 @@
-import type { NotificationsSettings } from './settings.ts';
 import { defineModule } from '../../platform/module.ts';
 import type { NotificationsContext } from './context.ts';
-import { createDispatcher, dispatcherJob } from './dispatcher.job.ts';
-import type { DeliveryDeps } from './delivery.ts';
+import { dispatcherJob } from './delivery/dispatcher.job.ts';
+import type { DeliveryDeps } from './delivery/outcomes.ts';
+import { retryWorkerJob } from './delivery/retry-worker.job.ts';
 import { messagePostedConsumer } from './message-posted.consumer.ts';
 import { createNotificationMetrics } from './metrics.ts';
 import { createProviders } from './providers/registry.ts';
-import { createRetryWorker, retryWorkerJob } from './retry-worker.job.ts';
 import { registerNotificationRoutes } from './routes.ts';
-import { registerWebhookRoutes } from './webhook-routes.ts';
+import { deliveryJobOptions, type NotificationsSettings } from './settings.ts';
+import { registerWebhookRoutes } from './webhooks/routes.ts';
 
 export type { NotificationDispatchedEvent } from './events.ts';
 export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
@@ -24,28 +24,8 @@ export default defineModule<NotificationsSettings>((deps) => {
   const providers = createProviders(config, { hub: deps.hub, clock: deps.clock });
   const metrics = createNotificationMetrics(deps.registry, { pool: deps.pool, providers, clock: deps.clock });
   const ctx: NotificationsContext = { config, db: deps.db, pool: deps.pool, clock: deps.clock, log, metrics, providers };
-  const delivery: DeliveryDeps = {
-    db: deps.db,
-    pool: deps.pool,
-    providers,
-    metrics,
-    log,
-    concurrency: config.NOTIFICATIONS_SEND_CONCURRENCY,
-    hardTimeoutMs: config.NOTIFICATIONS_PROVIDER_TIMEOUT_MS * 3,
-  };
-  const leaseMs = config.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000;
-  const dispatcher = createDispatcher(delivery, {
-    intervalMs: config.NOTIFICATIONS_DISPATCH_INTERVAL_MS,
-    batchSize: config.NOTIFICATIONS_DISPATCH_BATCH_SIZE,
-    leaseMs,
-    maxRunMs: Math.max(1000, config.NOTIFICATIONS_DISPATCH_INTERVAL_MS * 10),
-  });
-  const retryWorker = createRetryWorker(delivery, {
-    intervalMs: config.NOTIFICATIONS_RETRY_INTERVAL_SECONDS * 1000,
-    batchSize: config.NOTIFICATIONS_RETRY_BATCH_SIZE,
-    leaseMs,
-    maxRunMs: config.NOTIFICATIONS_RETRY_MAX_RUN_SECONDS * 1000,
-  });
+  const delivery: DeliveryDeps = { db: deps.db, pool: deps.pool, providers, metrics };
+  const jobs = deliveryJobOptions(config);
 
   return {
     name: 'notifications',
@@ -54,10 +34,7 @@ export default defineModule<NotificationsSettings>((deps) => {
       registerNotificationRoutes(app, ctx);
       await registerWebhookRoutes(app, ctx);
     },
-    jobs: [
-      dispatcherJob(dispatcher, { intervalMs: config.NOTIFICATIONS_DISPATCH_INTERVAL_MS }),
-      retryWorkerJob(retryWorker, { intervalMs: config.NOTIFICATIONS_RETRY_INTERVAL_SECONDS * 1000 }),
-    ],
+    jobs: [dispatcherJob(delivery, jobs.dispatcher), retryWorkerJob(delivery, jobs.retryWorker)],
     consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log })],
   };
 });

@@ -1,16 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { TOPICS } from '../../event-topics.ts';
-import { defineConsumer, type ConsumerDefinition } from '../../platform/events/bus.ts';
-import { PoisonMessageError } from '../../platform/events/errors.ts';
-import type { Logger } from '../../platform/observability/logger.ts';
+import { defineConsumer, PoisonMessageError, type ConsumerDefinition } from '../../platform/events/index.ts';
+import type { Logger } from '../../platform/observability/index.ts';
 import type { Hub } from '../../platform/realtime/index.ts';
+import { Uuid } from '../../platform/types/index.ts';
 import { withTimeout, type Clock } from '../../platform/time.ts';
 import type { NotificationMetrics } from './metrics.ts';
 import { createNotifications } from './notifications.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
-
-const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
 
 /** MessagePostedKafkaEvent (DESIGN "Event contracts"): never carries the message body. */
 export const MessagePostedKafkaEvent = Type.Object({

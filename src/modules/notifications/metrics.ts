@@ -1,15 +1,16 @@
-import type pg from 'pg';
-import { counter, gauge, histogram, type Registry } from '../../platform/observability/metrics.ts';
+import type { Queryable } from '../../platform/db/index.ts';
+import { counter, gauge, histogram, type Registry } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
-import { backlogByChannel } from './sql.ts';
+import type { Channel } from './model.ts';
 
 export type SendSource = 'dispatcher' | 'retry';
 
 /**
  * What on-call needs (README "Notifications" lists the alerts):
  * - `retry_sent_total` (seed name): retries that ended Sent;
- * - `notifications_terminal_failures_total`: terminal Failed (A1/A2) → alert on any increase;
+ * - `notifications_terminal_failures_total`: terminal Failed (attempts used up, A1, or a
+ *   non-retriable error, A2) → alert on any increase;
  * - `notifications_failed_backlog` / `notifications_failed_oldest_due_age_seconds`: the retry backlog
  *   and how late its oldest due row is → alert when it grows or the worker stalls;
  * - `notifications_waiting` / `notifications_skipped_total`: rows held back by a disabled channel or a
@@ -17,7 +18,7 @@ export type SendSource = 'dispatcher' | 'retry';
  * - attempts by outcome, provider latency, webhooks, version races, published outcome events.
  * The gauges are read from the database at scrape time, so every replica reports the same truth.
  */
-export function createNotificationMetrics(registry: Registry, deps: { pool: pg.Pool; providers: ProviderRegistry; clock: Clock }) {
+export function createNotificationMetrics(registry: Registry, deps: { pool: Queryable; providers: ProviderRegistry; clock: Clock }) {
   // One grouped query feeds all three gauges: a scrape collects every metric in parallel, so the
   // gauges share the query in flight.
   let refreshing: Promise<void> | null = null;
@@ -113,3 +114,30 @@ export function createNotificationMetrics(registry: Registry, deps: { pool: pg.P
 }
 
 export type NotificationMetrics = ReturnType<typeof createNotificationMetrics>;
+
+export interface ChannelBacklog {
+  channel: Channel;
+  isEnabled: boolean;
+  providerKey: string;
+  failedBacklog: number;
+  oldestDueAgeSeconds: number;
+  /** Pending plus non-terminal Failed: what waits if the channel cannot send. */
+  held: number;
+}
+
+/** One grouped read for the gauges; only Pending and non-terminal Failed rows (partial indexes). */
+export async function backlogByChannel(q: Queryable, now: Date): Promise<ChannelBacklog[]> {
+  const { rows } = await q.query<ChannelBacklog>(
+    `select c.channel, c.is_enabled as "isEnabled", c.provider_key as "providerKey",
+            count(n.id) filter (where n.status = 'Failed')::int as "failedBacklog",
+            coalesce(extract(epoch from $1::timestamptz - min(n.next_attempt_at) filter (
+              where n.status = 'Failed' and n.next_attempt_at <= $1 and n.attempts < c.max_attempts)), 0)::float8 as "oldestDueAgeSeconds",
+            count(n.id)::int as held
+       from notifications.channel_configs c
+       left join notifications.notifications n
+         on n.channel = c.channel and (n.status = 'Pending' or (n.status = 'Failed' and not n.terminal))
+      group by c.channel, c.is_enabled, c.provider_key`,
+    [now],
+  );
+  return rows;
+}

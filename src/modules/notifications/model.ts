@@ -63,5 +63,3 @@ export const DISPATCHER_JOB = 'notifications-dispatcher';
 export const RETRY_WORKER_JOB = 'notifications-retry-worker';
 /** The seed's distributed lock name; the job runner's advisory lock for the retry worker is keyed by it. */
 export const RETRY_WORKER_LOCK = 'notifications:retry-worker';
-
-export const isChannel = (value: string): value is Channel => (CHANNELS as readonly string[]).includes(value);

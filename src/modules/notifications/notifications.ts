@@ -1,10 +1,9 @@
 import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
-import type { Db, Tx } from '../../platform/db/index.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import type { Db } from '../../platform/db/index.ts';
+import { AppError } from '../../platform/http/index.ts';
 import { newId } from '../../platform/time.ts';
 import { API_ERRORS, DISPATCH_WAKE_CHANNEL, type Channel } from './model.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
-import { decideMarkRead } from './rules.ts';
 import { channelConfigs, notifications, pushTokens, type NotificationRow } from './schema.ts';
 
 export interface NewNotification {
@@ -34,7 +33,7 @@ export interface Created {
  * none when the user has no token), all Pending, and wakes the dispatcher at commit. Runs in the
  * caller's transaction (the REST route's or the consumer's).
  */
-export async function createNotifications(tx: Tx, input: NewNotification, now: Date, providers: ProviderRegistry): Promise<Created> {
+export async function createNotifications(tx: Db, input: NewNotification, now: Date, providers: ProviderRegistry): Promise<Created> {
   const base = {
     recipientUserId: input.recipientUserId,
     title: input.title,
@@ -106,6 +105,18 @@ export async function getOwnNotification(db: Db, userId: string, id: string): Pr
     .where(and(eq(notifications.id, id), eq(notifications.recipientUserId, userId)));
   if (!row) throw new AppError(API_ERRORS.notFound, 'no such notification', 404);
   return row;
+}
+
+export type ReadDecision = { kind: 'mark' } | { kind: 'already-read' } | { kind: 'conflict'; currentVersion: number };
+
+/**
+ * Mark-read with an expected version: the first committed mutation wins, the loser re-reads (A5).
+ * Reading never touches Status, so a Sent notification stays Sent.
+ */
+export function decideMarkRead(state: { version: number; readAt: Date | null }, expectedVersion: number): ReadDecision {
+  if (state.readAt) return { kind: 'already-read' };
+  if (state.version !== expectedVersion) return { kind: 'conflict', currentVersion: state.version };
+  return { kind: 'mark' };
 }
 
 /**

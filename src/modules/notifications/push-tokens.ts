@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/index.ts';
 import { pushTokens } from './schema.ts';
 
@@ -19,4 +19,12 @@ export async function unregisterPushToken(db: Db, userId: string, token: string)
     .where(and(eq(pushTokens.token, token), eq(pushTokens.userId, userId)))
     .returning({ token: pushTokens.token });
   return deleted.length > 0;
+}
+
+/** Deletes tokens the push service called invalid, in the caller's transaction (with the notification's terminal outcome). */
+export async function deletePushTokens(tx: Db, tokens: readonly string[]): Promise<number> {
+  if (tokens.length === 0) return 0;
+  const result = await tx.execute(sql`
+    delete from notifications.push_tokens where token in (select jsonb_array_elements_text(${JSON.stringify(tokens)}::jsonb))`);
+  return result.rowCount ?? 0;
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorBody } from '../../platform/http/errors.ts';
+import { AppError, ErrorBody } from '../../platform/http/index.ts';
 import {
   ChannelConfigBody,
   ChannelConfigReply,

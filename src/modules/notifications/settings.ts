@@ -96,3 +96,44 @@ export const notificationsSettings = {
 
 /** The notifications settings as loadConfig read them. */
 export type NotificationsSettings = SettingsOf<typeof notificationsSettings>;
+
+/** What the dispatcher and the retry worker are built with. */
+export interface DeliveryJobOptions {
+  /** The job's timer. */
+  everyMs: number;
+  /** Rows claimed per batch. */
+  batchSize: number;
+  /** A run starts no new batch after this long. */
+  maxRunMs: number;
+  /** Provider calls in flight at once within a batch. */
+  concurrency: number;
+  /** A claimed row is skipped by other workers this long; a crashed worker's rows come back after it. */
+  leaseMs: number;
+  /** Safety net above the adapters' own timeouts, so a hung adapter never holds a batch forever. */
+  hardTimeoutMs: number;
+}
+
+/** The delivery jobs' options from the settings: the one place they are mapped. */
+export function deliveryJobOptions(s: NotificationsSettings): { dispatcher: DeliveryJobOptions; retryWorker: DeliveryJobOptions } {
+  const shared = {
+    leaseMs: s.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000,
+    // Above the adapters' own timeout (NOTIFICATIONS_PROVIDER_TIMEOUT_MS), which should fire first.
+    hardTimeoutMs: s.NOTIFICATIONS_PROVIDER_TIMEOUT_MS * 3,
+    concurrency: s.NOTIFICATIONS_SEND_CONCURRENCY,
+  };
+  return {
+    dispatcher: {
+      ...shared,
+      everyMs: s.NOTIFICATIONS_DISPATCH_INTERVAL_MS,
+      batchSize: s.NOTIFICATIONS_DISPATCH_BATCH_SIZE,
+      // The dispatcher has no run-length setting: ten of its intervals, at least a second.
+      maxRunMs: Math.max(1000, s.NOTIFICATIONS_DISPATCH_INTERVAL_MS * 10),
+    },
+    retryWorker: {
+      ...shared,
+      everyMs: s.NOTIFICATIONS_RETRY_INTERVAL_SECONDS * 1000,
+      batchSize: s.NOTIFICATIONS_RETRY_BATCH_SIZE,
+      maxRunMs: s.NOTIFICATIONS_RETRY_MAX_RUN_SECONDS * 1000,
+    },
+  };
+}

@@ -1,18 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  backoffDelayMs,
-  decideAttempt,
-  decideMarkRead,
-  decideReceipt,
-  endsCycle,
-  idempotencyKeyOf,
-  isRetriable,
-  parseReference,
-  type RetryPolicy,
-} from '../../../src/modules/notifications/rules.ts';
-import { classifyHttpFailure, classifySmtpError, parseRetryAfter } from '../../../src/modules/notifications/classify.ts';
-import { checkWebhookSignature, signWebhook } from '../../../src/modules/notifications/webhook-signature.ts';
+import { decideAttempt, endsCycle, idempotencyKeyOf, isRetriable, retryDelayMs, type RetryPolicy } from '../../../src/modules/notifications/delivery/rules.ts';
+import { decideMarkRead } from '../../../src/modules/notifications/notifications.ts';
+import { decideReceipt, parseReference } from '../../../src/modules/notifications/webhooks/receipt-rules.ts';
+import { classifyHttpFailure, classifySmtpError, parseRetryAfter } from '../../../src/modules/notifications/providers/classify.ts';
+import { checkWebhookSignature, signWebhook } from '../../../src/modules/notifications/webhooks/signature.ts';
 
 const now = new Date('2026-03-01T10:00:00Z');
 const exp: RetryPolicy = { maxAttempts: 4, backoff: { kind: 'Exponential', initialSeconds: 60, maxSeconds: 600, multiplier: 2 } };
@@ -21,10 +13,10 @@ const failed = (attempts: number) => ({ status: 'Failed' as const, attempts, ter
 describe('backoff', () => {
   test('Fixed waits the same delay after every attempt', () => {
     const fixed = { kind: 'Fixed' as const, initialSeconds: 30, maxSeconds: 30, multiplier: 1 };
-    assert.deepEqual([1, 2, 5].map((n) => backoffDelayMs(fixed, n)), [30_000, 30_000, 30_000]);
+    assert.deepEqual([1, 2, 5].map((n) => retryDelayMs(fixed, n)), [30_000, 30_000, 30_000]);
   });
   test('Exponential grows by the multiplier from the first delay and stops at the maximum', () => {
-    assert.deepEqual([1, 2, 3, 4, 5, 9].map((n) => backoffDelayMs(exp.backoff, n)), [60_000, 120_000, 240_000, 480_000, 600_000, 600_000]);
+    assert.deepEqual([1, 2, 3, 4, 5, 9].map((n) => retryDelayMs(exp.backoff, n)), [60_000, 120_000, 240_000, 480_000, 600_000, 600_000]);
   });
 });
 

@@ -9,7 +9,7 @@ import { ManualClock, newId } from '../../../src/platform/time.ts';
 import type { RunResult } from '../../../src/platform/jobs/run-job.ts';
 import notifications from '../../../src/modules/notifications/index.ts';
 import { DISPATCHER_JOB, RETRY_WORKER_JOB, type Channel } from '../../../src/modules/notifications/model.ts';
-import { signWebhook } from '../../../src/modules/notifications/webhook-signature.ts';
+import { signWebhook } from '../../../src/modules/notifications/webhooks/signature.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { startHttpProvider, startSmtpServer, type FakeHttpProvider, type FakeSmtpServer } from './providers-support.ts';
 

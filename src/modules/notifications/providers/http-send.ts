@@ -1,6 +1,6 @@
-import { classifyHttpFailure, parseRetryAfter } from '../classify.ts';
+import { classifyHttpFailure, parseRetryAfter } from './classify.ts';
 import { NTF } from '../model.ts';
-import type { SendResult } from '../rules.ts';
+import type { SendResult } from './port.ts';
 
 export interface HttpSendOptions {
   url: string;

@@ -1,5 +1,4 @@
-import type { Channel } from '../model.ts';
-import type { SendResult } from '../rules.ts';
+import type { Channel, ProviderErrorCode } from '../model.ts';
 
 /** One send of one notification in one delivery cycle, as an adapter needs it. */
 export interface Delivery {
@@ -17,6 +16,11 @@ export interface Delivery {
   createdAt: Date;
 }
 
+/** What a provider adapter answers for one send. */
+export type SendResult =
+  | { ok: true; providerMessageId: string }
+  | { ok: false; code: ProviderErrorCode; retryAfterMs?: number };
+
 /**
  * The provider port. An adapter never throws for a provider's answer: it classifies it into a
  * SendResult (retriable vs non-retriable codes). A throw is treated as NTF_PROVIDER_TRANSIENT.
@@ -25,7 +29,7 @@ export interface NotificationProvider {
   readonly key: string;
   /** False for the declared-only adapters (telegram, max, whatsapp, viber). */
   readonly implemented: boolean;
-  /** False when its settings are missing (e.g. no SMTP host); its notifications wait like A3. */
+  /** False when its settings are missing (e.g. no SMTP host); its notifications wait, as a disabled channel's do (A3). */
   readonly configured: boolean;
   send(delivery: Delivery, signal: AbortSignal): Promise<SendResult>;
   close?(): Promise<void>;

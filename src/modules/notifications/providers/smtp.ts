@@ -1,5 +1,5 @@
 import nodemailer from 'nodemailer';
-import { classifySmtpError, type SmtpErrorLike } from '../classify.ts';
+import { classifySmtpError, type SmtpErrorLike } from './classify.ts';
 import { NTF } from '../model.ts';
 import type { NotificationProvider } from './port.ts';
 

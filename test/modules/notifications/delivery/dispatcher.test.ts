@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { waitFor } from '../../support/kafka.ts';
-import { notificationsWorld, notify, setChannel, stored } from './support.ts';
+import { waitFor } from '../../../support/kafka.ts';
+import { notificationsWorld, notify, setChannel, stored } from '../support.ts';
 
 // Background jobs on, with a dispatcher timer far longer than the test: only the NOTIFY sent when
 // the creating transaction commits can start the send.

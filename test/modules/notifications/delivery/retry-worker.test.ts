@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newId } from '../../../src/platform/time.ts';
-import { dispatchedEvents, metric, MINUTE, notificationsWorld, notify, seedFailed, setChannel, stored } from './support.ts';
+import { newId } from '../../../../src/platform/time.ts';
+import { dispatchedEvents, metric, MINUTE, notificationsWorld, notify, seedFailed, setChannel, stored } from '../support.ts';
 
 // One app and providers for the file; each test uses its own recipients and notifications.
 const w = await notificationsWorld({ NOTIFICATIONS_RETRY_BATCH_SIZE: '50' });

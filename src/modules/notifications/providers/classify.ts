@@ -1,4 +1,4 @@
-import { NTF, type ProviderErrorCode } from './model.ts';
+import { NTF, type ProviderErrorCode } from '../model.ts';
 
 /**
  * Provider answers → the seed's error codes. Retriable: 5xx, 408, 429, timeouts, connection errors.

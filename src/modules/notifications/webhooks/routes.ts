@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { AppError, ErrorBody } from '../../platform/http/errors.ts';
-import { WebhookBody, WebhookParams, WebhookReply } from './api-schemas.ts';
-import type { NotificationsContext } from './context.ts';
-import { API_ERRORS } from './model.ts';
-import { parseReference } from './rules.ts';
-import { applyReceipt } from './webhook.ts';
-import { checkWebhookSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './webhook-signature.ts';
+import { AppError, ErrorBody } from '../../../platform/http/index.ts';
+import { WebhookBody, WebhookParams, WebhookReply } from '../api-schemas.ts';
+import type { NotificationsContext } from '../context.ts';
+import { API_ERRORS } from '../model.ts';
+import { parseReference } from './receipt-rules.ts';
+import { applyReceipt } from './receipts.ts';
+import { checkWebhookSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.ts';
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];

@@ -2,11 +2,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import pg from 'pg';
-import { createPool } from '../../../src/platform/db/index.ts';
-import { newId } from '../../../src/platform/time.ts';
+import { createPool } from '../../../../src/platform/db/index.ts';
+import { newId } from '../../../../src/platform/time.ts';
 import { standaloneWorkers } from './fixtures/standalone-worker.ts';
-import { dispatchedEvents, MINUTE, notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored } from './support.ts';
-import type { ProviderRequest } from './providers-support.ts';
+import { dispatchedEvents, MINUTE, notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored } from '../support.ts';
+import type { ProviderRequest } from '../providers-support.ts';
 
 const w = await notificationsWorld({ NOTIFICATIONS_RETRY_BATCH_SIZE: '10', NOTIFICATIONS_SEND_CONCURRENCY: '4' });
 const a = w.main;
@@ -31,7 +31,7 @@ async function waitFor(check: () => Promise<boolean>, what: string, ms = 15_000)
  */
 async function crashBetweenAcceptanceAndCommit(mode: 'dispatch' | 'retry', id: string): Promise<ProviderRequest> {
   const gate = w.http.hold();
-  const child = spawn(process.execPath, ['test/modules/notifications/fixtures/crashing-worker.ts', mode], {
+  const child = spawn(process.execPath, ['test/modules/notifications/delivery/fixtures/crashing-worker.ts', mode], {
     env: { ...process.env, WORKER_DATABASE_URL: w.database.url, WORKER_ENV: JSON.stringify(w.env) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -69,7 +69,7 @@ describe('concurrency and crashes', () => {
     const one = standaloneWorkers(a.pool, w.env, a.clock);
     const two = standaloneWorkers(secondPool, w.env, a.clock);
     w.http.setLatency(15);
-    const ctx = () => ({ jobRunId: newId(), signal: new AbortController().signal, now: () => a.clock.now() });
+    const ctx = () => ({ jobRunId: newId(), signal: new AbortController().signal, log: one.log, now: () => a.clock.now() });
     try {
       const [c1, c2] = await Promise.all([one.retry.runOnce(ctx()), two.retry.runOnce(ctx())]);
       assert.equal(c1.claimed + c2.claimed, 40);
@@ -157,7 +157,7 @@ describe('concurrency and crashes', () => {
     const solo = standaloneWorkers(a.pool, { ...w.env, NOTIFICATIONS_SEND_CONCURRENCY: '1', NOTIFICATIONS_RETRY_BATCH_SIZE: '5' }, a.clock);
     const stop = new AbortController();
     const gate = w.http.hold();
-    const run = solo.retry.runOnce({ jobRunId: newId(), signal: stop.signal, now: () => a.clock.now() });
+    const run = solo.retry.runOnce({ jobRunId: newId(), signal: stop.signal, log: solo.log, now: () => a.clock.now() });
     await within(gate.arrived, 'the first send');
     stop.abort();
     gate.release();

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dispatchedEvents, metric, notificationsWorld, notify, postReceipt, setChannel, stored, type NtfApp } from './support.ts';
+import { dispatchedEvents, metric, notificationsWorld, notify, postReceipt, setChannel, stored, type NtfApp } from '../support.ts';
 
 const w = await notificationsWorld();
 const a = w.main;

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newId } from '../../../src/platform/time.ts';
-import { dispatchedEvents, metric, notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored, type NtfApp } from './support.ts';
+import { newId } from '../../../../src/platform/time.ts';
+import { dispatchedEvents, metric, notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored, type NtfApp } from '../support.ts';
 
 const w = await notificationsWorld();
 const a = w.main;

@@ -1,11 +1,12 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../platform/db/index.ts';
-import type { Logger } from '../../platform/observability/logger.ts';
-import { enqueue } from '../../platform/outbox/enqueue.ts';
-import { dispatchedEvent } from './events.ts';
-import type { NotificationMetrics } from './metrics.ts';
-import { NTF, PROVIDERS_OF, type Channel, type Status } from './model.ts';
-import { decideReceipt, idempotencyKeyOf, type ReceiptDecision } from './rules.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import type { Logger } from '../../../platform/observability/index.ts';
+import { enqueue } from '../../../platform/outbox/index.ts';
+import { dispatchedEvent } from '../events.ts';
+import type { NotificationMetrics } from '../metrics.ts';
+import { NTF, PROVIDERS_OF, type Channel, type Status } from '../model.ts';
+import { idempotencyKeyOf } from '../delivery/rules.ts';
+import { decideReceipt, type ReceiptDecision } from './receipt-rules.ts';
 
 export interface DeliveryReceipt {
   notificationId: string;

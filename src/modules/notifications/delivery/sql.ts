@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { Queryable, Tx } from '../../platform/db/index.ts';
-import type { Channel, Status } from './model.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import type { Channel, Status } from '../model.ts';
 
 /**
  * The delivery SQL, one small function per statement over a client the caller passes (graphile-worker
@@ -93,17 +93,21 @@ export type ExhaustedRow = {
   correlationId: string | null;
 };
 
+const EXHAUSTED = (now: Date) => sql`
+  n.status = 'Failed' and not n.terminal and n.attempts >= c.max_attempts
+  and (n.lease_expires_at is null or n.lease_expires_at <= ${now.toISOString()}::timestamptz)`;
+
 /**
  * Failed rows that already used MaxAttempts (it was lowered after they failed) would wait forever,
- * outside every claim: they become terminal here, with their cycle's event in the same transaction.
+ * outside every claim: they become terminal here, in the caller's transaction (with their cycle's
+ * event). `id` narrows the statement to one row, for the one-at-a-time redo of a failed batch.
  */
-export async function terminalizeExhausted(tx: Tx, now: Date, limit: number): Promise<ExhaustedRow[]> {
+export async function terminalizeExhausted(tx: Db, now: Date, limit: number, id?: string): Promise<ExhaustedRow[]> {
   const result = await tx.execute<ExhaustedRow>(sql`
     with exhausted as (
       select n.id from notifications.notifications n
         join notifications.channel_configs c on c.channel = n.channel
-       where n.status = 'Failed' and not n.terminal and n.attempts >= c.max_attempts
-         and (n.lease_expires_at is null or n.lease_expires_at <= ${now.toISOString()}::timestamptz)
+       where ${EXHAUSTED(now)} ${id === undefined ? sql`` : sql`and n.id = ${id}`}
        limit ${limit}
        for update of n skip locked)
     update notifications.notifications n
@@ -115,8 +119,18 @@ export async function terminalizeExhausted(tx: Tx, now: Date, limit: number): Pr
   return result.rows;
 }
 
+/** The ids terminalizeExhausted would take, read without locks (for its one-at-a-time redo). */
+export async function exhaustedIds(db: Db, now: Date, limit: number): Promise<string[]> {
+  const result = await db.execute<{ id: string }>(sql`
+    select n.id from notifications.notifications n
+      join notifications.channel_configs c on c.channel = n.channel
+     where ${EXHAUSTED(now)}
+     limit ${limit}`);
+  return result.rows.map((r) => r.id);
+}
+
 /** Gives claimed rows back untouched (stop signal, skipped rows), so the next run takes them at once. */
-export async function releaseLeases(q: Queryable, ids: string[], leaseOwner: string): Promise<void> {
+export async function releaseLeases(q: Queryable, ids: readonly string[], leaseOwner: string): Promise<void> {
   if (ids.length === 0) return;
   await q.query(
     `update notifications.notifications set lease_owner = null, lease_expires_at = null
@@ -141,7 +155,7 @@ export interface OutcomeWrite {
  * Records many outcomes in one statement. A row whose version moved on (mark-read, webhook, another
  * worker) or that became final is left alone and not returned: the caller re-reads it.
  */
-export async function writeOutcomes(tx: Tx, writes: OutcomeWrite[], now: Date): Promise<Set<string>> {
+export async function writeOutcomes(tx: Db, writes: readonly OutcomeWrite[], now: Date): Promise<Set<string>> {
   if (writes.length === 0) return new Set();
   const result = await tx.execute<{ id: string }>(sql`
     update notifications.notifications n set
@@ -161,45 +175,11 @@ export async function writeOutcomes(tx: Tx, writes: OutcomeWrite[], now: Date): 
 
 /** The row's current delivery state under a row lock, for re-applying an outcome that lost a race. */
 export async function lockDeliveryState(
-  tx: Tx,
+  tx: Db,
   id: string,
 ): Promise<{ status: Status; attempts: number; terminal: boolean; version: number; deliveryCycle: number } | undefined> {
   const result = await tx.execute<{ status: Status; attempts: number; terminal: boolean; version: number; deliveryCycle: number }>(sql`
     select status, attempts, terminal, version, delivery_cycle as "deliveryCycle"
       from notifications.notifications where id = ${id} for update`);
   return result.rows[0];
-}
-
-export async function deletePushTokens(tx: Tx, tokens: string[]): Promise<number> {
-  if (tokens.length === 0) return 0;
-  const result = await tx.execute(sql`
-    delete from notifications.push_tokens where token in (select jsonb_array_elements_text(${JSON.stringify(tokens)}::jsonb))`);
-  return result.rowCount ?? 0;
-}
-
-export interface ChannelBacklog {
-  channel: Channel;
-  isEnabled: boolean;
-  providerKey: string;
-  failedBacklog: number;
-  oldestDueAgeSeconds: number;
-  /** Pending plus non-terminal Failed: what waits if the channel cannot send. */
-  held: number;
-}
-
-/** One grouped read for the gauges; only Pending and non-terminal Failed rows (partial indexes). */
-export async function backlogByChannel(q: Queryable, now: Date): Promise<ChannelBacklog[]> {
-  const { rows } = await q.query<ChannelBacklog>(
-    `select c.channel, c.is_enabled as "isEnabled", c.provider_key as "providerKey",
-            count(n.id) filter (where n.status = 'Failed')::int as "failedBacklog",
-            coalesce(extract(epoch from $1::timestamptz - min(n.next_attempt_at) filter (
-              where n.status = 'Failed' and n.next_attempt_at <= $1 and n.attempts < c.max_attempts)), 0)::float8 as "oldestDueAgeSeconds",
-            count(n.id)::int as held
-       from notifications.channel_configs c
-       left join notifications.notifications n
-         on n.channel = c.channel and (n.status = 'Pending' or (n.status = 'Failed' and not n.terminal))
-      group by c.channel, c.is_enabled, c.provider_key`,
-    [now],
-  );
-  return rows;
 }
