@@ -1,10 +1,10 @@
 import type pg from 'pg';
 import type { JobContext, JobDefinition } from '../../platform/jobs/types.ts';
 import type { Registry } from '../../platform/observability/metrics.ts';
-import type { Tx } from '../../platform/db/index.ts';
 import { closeLockedSessions, closeLockedViews, type ClosedRows } from './close.ts';
 import { closerMetrics } from './closer-metrics.ts';
-import { inTransaction, type Client } from './db.ts';
+import type { Db, Queryable } from '../../platform/db/index.ts';
+import { inTransaction } from './db.ts';
 import { errorSummary } from './errors.ts';
 import { inactivityCutoff, validateCloserOptions, type ActivityCloserOptions } from './rules.ts';
 import { claimStaleSession, claimStaleSessions, countIdleActiveSessions, staleSessionIds, type SessionRow } from './session-sql.ts';
@@ -51,11 +51,11 @@ const NOTHING_CLOSED: Closed = { sessions: [], views: [] };
 interface PhaseSteps<R extends { id: string }> {
   name: Phase;
   type: 'Session' | 'PropertyObjectView';
-  claimBatch(c: Client, cutoff: Date, limit: number, exclude: readonly string[]): Promise<R[]>;
-  claimOne(c: Client, id: string, cutoff: Date): Promise<R | undefined>;
+  claimBatch(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<R[]>;
+  claimOne(c: Queryable, id: string, cutoff: Date): Promise<R | undefined>;
   /** Ids of a batch whose claim itself failed, read without locks for the one-by-one redo. */
-  candidateIds(c: Client, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]>;
-  close(c: Client, tx: Tx, rows: readonly R[], now: Date, correlationId: string): Promise<Closed>;
+  candidateIds(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]>;
+  close(c: Queryable, tx: Db, rows: readonly R[], now: Date, correlationId: string): Promise<Closed>;
 }
 
 /** Phase A: hanging views of live sessions; their sessions stay Active. */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { JobContext, JobDefinition } from '../../platform/jobs/types.ts';
-import { counter, type Registry } from '../../platform/observability/metrics.ts';
-import type { Client } from './db.ts';
+import { counter, type Registry } from '../../platform/observability/index.ts';
+import type { Queryable } from '../../platform/db/index.ts';
 
 export const ACTIVITY_RETENTION_JOB = 'activity-retention';
 
@@ -28,7 +28,7 @@ export function retentionCutoff(now: Date, months: number): Date {
 }
 
 /** Inactive views that ended before the cutoff, a batch at a time. */
-export async function deleteOldViews(c: Client, cutoff: Date, limit: number): Promise<number> {
+export async function deleteOldViews(c: Queryable, cutoff: Date, limit: number): Promise<number> {
   const res = await c.query(
     `delete from user_activity.property_object_views where id in (
        select id from user_activity.property_object_views
@@ -41,7 +41,7 @@ export async function deleteOldViews(c: Client, cutoff: Date, limit: number): Pr
 }
 
 /** Inactive sessions that ended before the cutoff and have no views left (the FK is restrict). */
-export async function deleteOldSessions(c: Client, cutoff: Date, limit: number): Promise<number> {
+export async function deleteOldSessions(c: Queryable, cutoff: Date, limit: number): Promise<number> {
   const res = await c.query(
     `delete from user_activity.sessions where id in (
        select s.id from user_activity.sessions s
@@ -55,7 +55,7 @@ export async function deleteOldSessions(c: Client, cutoff: Date, limit: number):
 }
 
 /** Stats dedupe markers as old as the rows they stood for: no redelivery reaches that far back. */
-export async function deleteOldCountedViews(c: Client, cutoff: Date, limit: number): Promise<number> {
+export async function deleteOldCountedViews(c: Queryable, cutoff: Date, limit: number): Promise<number> {
   const res = await c.query(
     `delete from user_activity.counted_property_object_views where property_object_view_id in (
        select property_object_view_id from user_activity.counted_property_object_views
@@ -85,7 +85,7 @@ export function createActivityRetention(deps: { pool: pg.Pool; registry: Registr
     const cutoff = retentionCutoff(startedAt, options.retentionMonths);
     const deadline = performance.now() + options.maxRunDurationMs;
     const counts: RetentionCounts = { deletedViews: 0, deletedSessions: 0, deletedCountedViews: 0 };
-    const steps: ['deletedViews' | 'deletedSessions' | 'deletedCountedViews', string, (c: Client, cut: Date, n: number) => Promise<number>][] = [
+    const steps: ['deletedViews' | 'deletedSessions' | 'deletedCountedViews', string, (c: Queryable, cut: Date, n: number) => Promise<number>][] = [
       ['deletedViews', 'view', deleteOldViews],
       ['deletedSessions', 'session', deleteOldSessions],
       ['deletedCountedViews', 'counted_view', deleteOldCountedViews],

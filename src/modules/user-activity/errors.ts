@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from '../../platform/http/index.ts';
 
 /** Stable error codes of the user-activity API. */
 export const ERROR = {

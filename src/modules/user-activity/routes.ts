@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { AppError, ErrorBody } from '../../platform/http/errors.ts';
+import { AppError, ErrorBody } from '../../platform/http/index.ts';
 import {
   FILTER_SNAPSHOT_MAX_BYTES,
   IdParams,

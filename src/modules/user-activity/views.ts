@@ -1,7 +1,7 @@
 import { newId } from '../../platform/time.ts';
 import { inTransaction } from './db.ts';
 import { ERROR, sessionNotFound } from './errors.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from '../../platform/http/index.ts';
 import type { ActivityDeps } from './sessions.ts';
 import { touchActiveSession } from './session-sql.ts';
 import { getView, insertView, touchActiveView, type ViewRow } from './view-sql.ts';
