@@ -1,24 +1,14 @@
 import type pg from 'pg';
-import type { JobContext, JobDefinition } from '../../platform/jobs/types.ts';
-import { counter, type Registry } from '../../platform/observability/index.ts';
 import type { Queryable } from '../../platform/db/index.ts';
+import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../platform/jobs/index.ts';
+import { counter, type Registry } from '../../platform/observability/index.ts';
+import { MINUTE_MS } from './rules.ts';
+import type { ActivityRetentionSettings } from './settings.ts';
 
 export const ACTIVITY_RETENTION_JOB = 'activity-retention';
 
-export interface ActivityRetentionOptions {
-  retentionMonths: number;
-  batchSize: number;
-  intervalMs: number;
-  /** A run stops starting new batches after this; the next run continues. */
-  maxRunDurationMs: number;
-}
-
-export interface RetentionCounts {
-  [name: string]: number;
-  deletedViews: number;
-  deletedSessions: number;
-  deletedCountedViews: number;
-}
+/** A run starts no new batch after this; the next run continues. */
+const RETENTION_MAX_RUN_MS = 5 * MINUTE_MS;
 
 /** The retention line: `months` calendar months before now (UTC). */
 export function retentionCutoff(now: Date, months: number): Date {
@@ -27,92 +17,96 @@ export function retentionCutoff(now: Date, months: number): Date {
   return d;
 }
 
+type Deleted = { id: string };
+
 /** Inactive views that ended before the cutoff, a batch at a time. */
-export async function deleteOldViews(c: Queryable, cutoff: Date, limit: number): Promise<number> {
-  const res = await c.query(
+export async function deleteOldViews(c: Queryable, cutoff: Date, limit: number): Promise<Deleted[]> {
+  const { rows } = await c.query<Deleted>(
     `delete from user_activity.property_object_views where id in (
        select id from user_activity.property_object_views
         where status = 'Inactive' and ended_at < $1
         order by ended_at limit $2
-        for update skip locked)`,
+        for update skip locked)
+     returning id`,
     [cutoff, limit],
   );
-  return res.rowCount ?? 0;
+  return rows;
 }
 
 /** Inactive sessions that ended before the cutoff and have no views left (the FK is restrict). */
-export async function deleteOldSessions(c: Queryable, cutoff: Date, limit: number): Promise<number> {
-  const res = await c.query(
+export async function deleteOldSessions(c: Queryable, cutoff: Date, limit: number): Promise<Deleted[]> {
+  const { rows } = await c.query<Deleted>(
     `delete from user_activity.sessions where id in (
        select s.id from user_activity.sessions s
         where s.status = 'Inactive' and s.ended_at < $1
           and not exists (select 1 from user_activity.property_object_views v where v.session_id = s.id)
         order by s.ended_at limit $2
-        for update skip locked)`,
+        for update skip locked)
+     returning id`,
     [cutoff, limit],
   );
-  return res.rowCount ?? 0;
+  return rows;
 }
 
 /** Stats dedupe markers as old as the rows they stood for: no redelivery reaches that far back. */
-export async function deleteOldCountedViews(c: Queryable, cutoff: Date, limit: number): Promise<number> {
-  const res = await c.query(
+export async function deleteOldCountedViews(c: Queryable, cutoff: Date, limit: number): Promise<Deleted[]> {
+  const { rows } = await c.query<Deleted>(
     `delete from user_activity.counted_property_object_views where property_object_view_id in (
        select property_object_view_id from user_activity.counted_property_object_views
-        where counted_at < $1 order by counted_at limit $2)`,
+        where counted_at < $1 order by counted_at limit $2)
+     returning property_object_view_id as id`,
     [cutoff, limit],
   );
-  return res.rowCount ?? 0;
+  return rows;
 }
+
+/** The three deletes in order: views go before their sessions (the FK is restrict). */
+const STEPS = [
+  { count: 'deletedViews', entity: 'view', remove: deleteOldViews },
+  { count: 'deletedSessions', entity: 'session', remove: deleteOldSessions },
+  { count: 'deletedCountedViews', entity: 'counted_view', remove: deleteOldCountedViews },
+] as const;
 
 /**
  * ActivityRetentionJob: deletes Inactive views, then Inactive sessions, that ended more than
- * `retentionMonths` ago (device data included), in batches; views go before their sessions.
+ * USER_ACTIVITY_RETENTION_MONTHS ago (device data included), then the stats' dedupe markers as old;
+ * each phase is a bounded DELETE repeated while it comes back full. Single-runner.
  */
-export function createActivityRetention(deps: { pool: pg.Pool; registry: Registry; options: ActivityRetentionOptions }) {
-  const { pool, options } = deps;
-  if (!(options.retentionMonths >= 1 && Number.isInteger(options.batchSize) && options.batchSize > 0)) {
-    throw new Error('ActivityRetentionJob: retentionMonths must be ≥ 1 and batchSize a positive integer');
-  }
+export function createActivityRetention(deps: { pool: pg.Pool; registry: Registry; settings: ActivityRetentionSettings }): BatchWorker {
+  const { pool, settings } = deps;
   const deleted = counter(deps.registry, {
     name: 'user_activity_retention_deleted_total',
     help: 'Rows deleted by ActivityRetentionJob',
     labelNames: ['entity'] as const,
   });
+  const cutoffs = new WeakMap<BatchRun, Date>();
 
-  async function purge(ctx: Pick<JobContext, 'signal' | 'now' | 'log'>): Promise<RetentionCounts> {
-    const startedAt = ctx.now();
-    const cutoff = retentionCutoff(startedAt, options.retentionMonths);
-    const deadline = performance.now() + options.maxRunDurationMs;
-    const counts: RetentionCounts = { deletedViews: 0, deletedSessions: 0, deletedCountedViews: 0 };
-    const steps: ['deletedViews' | 'deletedSessions' | 'deletedCountedViews', string, (c: Queryable, cut: Date, n: number) => Promise<number>][] = [
-      ['deletedViews', 'view', deleteOldViews],
-      ['deletedSessions', 'session', deleteOldSessions],
-      ['deletedCountedViews', 'counted_view', deleteOldCountedViews],
-    ];
-    for (const [key, entity, step] of steps) {
-      for (;;) {
-        if (ctx.signal.aborted || performance.now() >= deadline) return counts;
-        const n = await step(pool, cutoff, options.batchSize);
-        counts[key] += n;
-        deleted.inc({ entity }, n);
-        if (n < options.batchSize) break;
-      }
-    }
-    if (counts.deletedViews + counts.deletedSessions + counts.deletedCountedViews > 0) {
-      ctx.log.info({ ...counts, cutoff: cutoff.toISOString() }, 'activity retention deleted old rows');
-    }
-    return counts;
-  }
-
-  return { purge, options };
-}
-
-export function activityRetentionJob(retention: ReturnType<typeof createActivityRetention>): JobDefinition {
-  return {
+  return defineBatchWorker({
     name: ACTIVITY_RETENTION_JOB,
-    every: retention.options.intervalMs,
+    every: settings.USER_ACTIVITY_RETENTION_INTERVAL_MINUTES * MINUTE_MS,
     singleRunner: true,
-    run: (ctx) => retention.purge(ctx),
-  };
+    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: RETENTION_MAX_RUN_MS },
+    phases(run) {
+      const cutoff = retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS);
+      cutoffs.set(run, cutoff);
+      return STEPS.map((step) => {
+        run.count(step.count, 0);
+        return batchPhase<Deleted>({
+          name: step.entity,
+          async claim(limit) {
+            const rows = await step.remove(pool, cutoff, limit);
+            run.count(step.count, rows.length);
+            deleted.inc({ entity: step.entity }, rows.length);
+            return rows;
+          },
+        });
+      });
+    },
+    async finish(run) {
+      const { deletedViews, deletedSessions, deletedCountedViews } = run.counts;
+      if (deletedViews! + deletedSessions! + deletedCountedViews! > 0) {
+        run.log.info({ ...run.counts, cutoff: cutoffs.get(run)!.toISOString() }, 'activity retention deleted old rows');
+      }
+    },
+  });
 }
