@@ -23,7 +23,7 @@ import { createOutboxPublisher } from '../../src/platform/outbox/publisher.ts';
 import { newId, type Clock } from '../../src/platform/time.ts';
 import { EVENT_TOPICS, TOPICS } from '../../src/event-topics.ts';
 import type { BatchCounts } from '../../src/platform/jobs/index.ts';
-import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../src/modules/user-activity/activity-closer.ts';
+import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../src/modules/user-activity/closer/activity-closer.ts';
 import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);

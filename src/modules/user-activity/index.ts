@@ -1,10 +1,10 @@
 import { defineModule } from '../../platform/module.ts';
-import { closerOptions, createActivityCloser } from './activity-closer.ts';
-import { createActivityRetention } from './activity-retention.ts';
-import { stuckRowsGauge } from './closer-metrics.ts';
-import { registerUserActivityRoutes } from './routes.ts';
+import { closerOptions, createActivityCloser } from './closer/activity-closer.ts';
+import { createActivityRetention } from './retention/activity-retention.ts';
+import { stuckRowsGauge } from './closer/closer-metrics.ts';
+import { registerUserActivityRoutes } from './http/routes.ts';
 import type { UserActivitySettings } from './settings.ts';
-import { viewStatsConsumer } from './view-stats.ts';
+import { viewStatsConsumer } from './stats/view-stats.ts';
 
 /** Integration-event contracts other contexts may read. */
 export type { PropertyObjectViewEndedPayload, SessionEndedPayload } from './events.ts';

@@ -15,14 +15,14 @@ import {
   closerSettingsProblems,
   DEFAULT_CLOSER_SETTINGS,
   validateCloserSettings,
-} from '../../../src/modules/user-activity/activity-closer.ts';
+} from '../../../src/modules/user-activity/closer/activity-closer.ts';
 import {
   propertyObjectViewEndedEvent,
   sessionEndedEvent,
   type ClosedSession,
   type ClosedView,
 } from '../../../src/modules/user-activity/events.ts';
-import { retentionCutoff } from '../../../src/modules/user-activity/activity-retention.ts';
+import { retentionCutoff } from '../../../src/modules/user-activity/retention/activity-retention.ts';
 import { TOPICS } from '../../../src/event-topics.ts';
 
 const at = (iso: string) => new Date(iso);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { CloserConfigError, createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../src/modules/user-activity/activity-closer.ts';
+import { CloserConfigError, createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../src/modules/user-activity/closer/activity-closer.ts';
 
 test('closer settings default to the seed: threshold 12 min, polling 60 s, batch 500, max run 300 s', () => {
   const config = loadConfig({});

@@ -1,15 +1,15 @@
 import type pg from 'pg';
-import type { Db, Queryable } from '../../platform/db/index.ts';
-import { batchPhase, defineBatchWorker, type BatchPhase, type BatchRun, type BatchWorker } from '../../platform/jobs/index.ts';
-import type { Registry } from '../../platform/observability/index.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { batchPhase, defineBatchWorker, type BatchPhase, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
+import type { Registry } from '../../../platform/observability/index.ts';
 import { closeLockedSessions, closeLockedViews } from './close.ts';
 import { closerMetrics, type CloserMetrics } from './closer-metrics.ts';
-import { inTransaction } from './db.ts';
-import type { ClosedSession, ClosedView } from './events.ts';
-import { inactivityCutoff, MINUTE_MS } from './rules.ts';
-import { activityCloserSettings, defaultsOf, settingsProblems, type ActivityCloserSettings } from './settings.ts';
-import { claimStaleSession, claimStaleSessions, countIdleActiveSessions, staleSessionIds, type SessionRow } from './session-sql.ts';
-import { claimHangingView, claimHangingViews, countIdleActiveViews, hangingViewIds, type OwnedViewRow } from './view-sql.ts';
+import { inTransaction } from '../db.ts';
+import type { ClosedSession, ClosedView } from '../events.ts';
+import { inactivityCutoff, MINUTE_MS } from '../rules.ts';
+import { activityCloserSettings, defaultsOf, settingsProblems, type ActivityCloserSettings } from '../settings.ts';
+import { claimStaleSession, claimStaleSessions, countIdleActiveSessions, staleSessionIds, type SessionRow } from '../sessions/session-sql.ts';
+import { claimHangingView, claimHangingViews, countIdleActiveViews, hangingViewIds, type OwnedViewRow } from '../views/view-sql.ts';
 
 export const ACTIVITY_CLOSER_JOB = 'activity-closer';
 

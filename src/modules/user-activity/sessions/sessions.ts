@@ -1,10 +1,10 @@
 import type pg from 'pg';
-import { newId, type Clock } from '../../platform/time.ts';
-import { closeLockedSessions } from './close.ts';
-import type { Db, Queryable } from '../../platform/db/index.ts';
-import { inTransaction } from './db.ts';
-import { sessionNotFound } from './errors.ts';
-import { inactivityCutoff, isIdle, linkDecision } from './rules.ts';
+import { newId, type Clock } from '../../../platform/time.ts';
+import { closeLockedSessions } from '../closer/close.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { inTransaction } from '../db.ts';
+import { sessionNotFound } from '../errors.ts';
+import { inactivityCutoff, isIdle, linkDecision } from '../rules.ts';
 import {
   getSession,
   insertSession,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Timestamp, Uuid } from '../../platform/types/index.ts';
+import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 
 /** TypeBox schemas of the user-activity REST API (requests camelCase; published in the OpenAPI). */
 

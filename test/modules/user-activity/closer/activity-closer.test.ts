@@ -1,11 +1,11 @@
 import { after, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../../support/db.ts';
-import { createPool } from '../../../src/platform/db/index.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../src/modules/user-activity/activity-closer.ts';
-import type { ActivityCloserSettings } from '../../../src/modules/user-activity/settings.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { createPool } from '../../../../src/platform/db/index.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
+import type { ActivityCloserSettings } from '../../../../src/modules/user-activity/settings.ts';
 import {
   captureLog,
   clearActivity,
@@ -24,7 +24,7 @@ import {
   T0,
   viewRow,
   waitForLockWaiters,
-} from './support.ts';
+} from '../support.ts';
 
 const t = await createTestDatabase();
 const clock = new ManualClock(T0);

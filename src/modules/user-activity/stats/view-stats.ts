@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { Db, Queryable } from '../../platform/db/index.ts';
-import { defineConsumer, PoisonMessageError, type ConsumerDefinition } from '../../platform/events/index.ts';
-import { Uuid } from '../../platform/types/index.ts';
-import { TOPICS } from '../../event-topics.ts';
-import { PROPERTY_OBJECT_VIEW_ENDED_EVENT, type PropertyObjectViewEndedPayload } from './events.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { defineConsumer, PoisonMessageError, type ConsumerDefinition } from '../../../platform/events/index.ts';
+import { Uuid } from '../../../platform/types/index.ts';
+import { TOPICS } from '../../../event-topics.ts';
+import { PROPERTY_OBJECT_VIEW_ENDED_EVENT, type PropertyObjectViewEndedPayload } from '../events.ts';
 
 /**
  * PropertyObjectViewEndedConsumer (property-object-view-stats.md): counts each ended view once into

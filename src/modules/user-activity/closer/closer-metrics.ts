@@ -1,7 +1,7 @@
-import { counter, gauge, histogram, type Registry } from '../../platform/observability/index.ts';
-import type { Clock } from '../../platform/time.ts';
-import type { Queryable } from '../../platform/db/index.ts';
-import { stuckCutoff } from './rules.ts';
+import { counter, gauge, histogram, type Registry } from '../../../platform/observability/index.ts';
+import type { Clock } from '../../../platform/time.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import { stuckCutoff } from '../rules.ts';
 
 /** ActivityCloserJob metrics, named exactly as seed 001 spells them. */
 export function closerMetrics(registry: Registry) {

@@ -1,10 +1,10 @@
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp } from '../../support/app.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import userActivity from '../../../src/modules/user-activity/index.ts';
-import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../src/modules/user-activity/activity-closer.ts';
+import { buildTestApp } from '../../../support/app.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import userActivity from '../../../../src/modules/user-activity/index.ts';
+import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
 import {
   captureLog,
   clearActivity,
@@ -18,7 +18,7 @@ import {
   T0,
   viewRow,
   waitForLockWaiters,
-} from './support.ts';
+} from '../support.ts';
 
 /**
  * Online writers racing ActivityCloserJob over the same session (seed 001 "Гонка со встречными

@@ -1,5 +1,5 @@
-import type { Queryable } from '../../platform/db/index.ts';
-import type { CloseTransition, SessionEndReason } from './rules.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import type { CloseTransition, SessionEndReason } from '../rules.ts';
 
 /** Raw SQL over user_activity.sessions; each function is one statement on the client given. */
 

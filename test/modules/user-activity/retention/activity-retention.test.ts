@@ -1,10 +1,10 @@
 import { beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../../support/db.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createActivityRetention } from '../../../src/modules/user-activity/activity-retention.ts';
-import { captureLog, clearActivity, closerContext, countWhere, metricValue, seedSession, seedView, T0 } from './support.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { createActivityRetention } from '../../../../src/modules/user-activity/retention/activity-retention.ts';
+import { captureLog, clearActivity, closerContext, countWhere, metricValue, seedSession, seedView, T0 } from '../support.ts';
 
 const t = await createTestDatabase();
 const clock = new ManualClock(T0);

@@ -1,5 +1,5 @@
-import type { Queryable } from '../../platform/db/index.ts';
-import type { CloseTransition } from './rules.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import type { CloseTransition } from '../rules.ts';
 
 /** Raw SQL over user_activity.property_object_views; each function is one statement on the client given. */
 

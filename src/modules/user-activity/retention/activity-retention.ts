@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import type { Queryable } from '../../platform/db/index.ts';
-import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../platform/jobs/index.ts';
-import { counter, type Registry } from '../../platform/observability/index.ts';
-import { MINUTE_MS } from './rules.ts';
-import type { ActivityRetentionSettings } from './settings.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
+import { counter, type Registry } from '../../../platform/observability/index.ts';
+import { MINUTE_MS } from '../rules.ts';
+import type { ActivityRetentionSettings } from '../settings.ts';
 
 export const ACTIVITY_RETENTION_JOB = 'activity-retention';
 

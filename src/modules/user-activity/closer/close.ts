@@ -1,9 +1,9 @@
-import type { Db, Queryable } from '../../platform/db/index.ts';
-import { enqueue, type NewEvent } from '../../platform/outbox/index.ts';
-import { propertyObjectViewEndedEvent, sessionEndedEvent, type ClosedSession, type ClosedView, type SessionOwner } from './events.ts';
-import { closeTransition, type CloseTransition, type SessionEndReason } from './rules.ts';
-import { markSessionsClosed, type SessionRow } from './session-sql.ts';
-import { lockOpenViewsOfSessions, markViewsClosed, type OwnedViewRow, type ViewRow } from './view-sql.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { enqueue, type NewEvent } from '../../../platform/outbox/index.ts';
+import { propertyObjectViewEndedEvent, sessionEndedEvent, type ClosedSession, type ClosedView, type SessionOwner } from '../events.ts';
+import { closeTransition, type CloseTransition, type SessionEndReason } from '../rules.ts';
+import { markSessionsClosed, type SessionRow } from '../sessions/session-sql.ts';
+import { lockOpenViewsOfSessions, markViewsClosed, type OwnedViewRow, type ViewRow } from '../views/view-sql.ts';
 
 /**
  * The close operations every writer shares (closer phases A and B, link's Switched close): compute

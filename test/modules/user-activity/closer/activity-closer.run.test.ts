@@ -1,11 +1,11 @@
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../../support/db.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { ManualClock } from '../../../src/platform/time.ts';
-import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../src/modules/user-activity/activity-closer.ts';
-import { stuckRowsGauge } from '../../../src/modules/user-activity/closer-metrics.ts';
-import type { ActivityCloserSettings } from '../../../src/modules/user-activity/settings.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { ManualClock } from '../../../../src/platform/time.ts';
+import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
+import { stuckRowsGauge } from '../../../../src/modules/user-activity/closer/closer-metrics.ts';
+import type { ActivityCloserSettings } from '../../../../src/modules/user-activity/settings.ts';
 import {
   captureLog,
   clearActivity,
@@ -18,7 +18,7 @@ import {
   seedStaleSessions,
   seedView,
   T0,
-} from './support.ts';
+} from '../support.ts';
 
 /** How a closer run is shaped: phases, batching, MaxRunDuration, its log lines and metrics. */
 
