@@ -49,7 +49,7 @@ const viewBody = (v: ViewRow) => ({
 
 const tags = ['user-activity'];
 
-/** REST of UC-ACT-001/002. Tracking needs no token; linking needs the user's. */
+/** REST of session and view tracking (UC-ACT-001/002). Tracking needs no token; linking needs the user's. */
 export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
