@@ -91,7 +91,8 @@ const STALE_SESSIONS: PhaseSteps<SessionRow> = {
   candidateIds: staleSessionIds,
   async close(c, tx, rows, now, correlationId) {
     const closed = await closeLockedSessions(c, tx, rows, now, 'Inactivity', correlationId);
-    return closed.sessions.map((s) => ({ id: s.id, sessions: [s], views: closed.views.filter((v) => v.sessionId === s.id) }));
+    const viewsOf = Map.groupBy(closed.views, (v) => v.sessionId);
+    return closed.sessions.map((s) => ({ id: s.id, sessions: [s], views: viewsOf.get(s.id) ?? [] }));
   },
 };
 
