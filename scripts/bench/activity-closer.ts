@@ -22,14 +22,14 @@ import { topicsToCreate } from '../../src/platform/events/topics.ts';
 import { createOutboxPublisher } from '../../src/platform/outbox/publisher.ts';
 import { newId, type Clock } from '../../src/platform/time.ts';
 import { EVENT_TOPICS, TOPICS } from '../../src/event-topics.ts';
-import { createActivityCloser, type CloserCounts } from '../../src/modules/user-activity/activity-closer.ts';
-import { DEFAULT_CLOSER_OPTIONS } from '../../src/modules/user-activity/rules.ts';
+import type { BatchCounts } from '../../src/platform/jobs/index.ts';
+import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../src/modules/user-activity/closer/activity-closer.ts';
 import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const SESSIONS = env('BENCH_SESSIONS', 10_000);
 const VIEWS = env('BENCH_VIEWS', 3);
-const BATCH = env('BENCH_BATCH_SIZE', DEFAULT_CLOSER_OPTIONS.batchSize);
+const BATCH = env('BENCH_BATCH_SIZE', DEFAULT_CLOSER_SETTINGS.USER_ACTIVITY_CLOSER_BATCH_SIZE);
 const OUTBOX_BATCH = env('BENCH_OUTBOX_BATCH', 1000);
 const EVENTS = SESSIONS * (1 + VIEWS);
 const brokers = process.env.KAFKA_BROKERS;
@@ -104,7 +104,7 @@ async function scenario(instances: number, publisherAlongside: boolean) {
   });
   const pools = Array.from({ length: instances }, () => createPool(pgServer.url, 4, log));
   const closers = pools.map((p) =>
-    createActivityCloser({ pool: p, registry: new Registry(), options: { ...DEFAULT_CLOSER_OPTIONS, batchSize: BATCH } }),
+    createActivityCloser({ pool: p, registry: new Registry(), settings: { ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_CLOSER_BATCH_SIZE: BATCH } }),
   );
   const ctx = () => ({ jobRunId: newId(), signal: new AbortController().signal, log, now: () => clock.now() });
 
@@ -124,14 +124,14 @@ async function scenario(instances: number, publisherAlongside: boolean) {
     }
     return (performance.now() - t0) / 1000;
   })();
-  const runs: CloserCounts[] = await Promise.all(closers.map((c) => c.closeIdle(ctx())));
+  const runs: BatchCounts[] = await Promise.all(closers.map((c) => c.runOnce(ctx())));
   const closeSeconds = (performance.now() - t0) / 1000;
   closing = false;
   closed();
   const eventsInKafkaSeconds = await publishing;
 
-  const closedSessions = runs.reduce((n, r) => n + r.closedSessions, 0);
-  const closedViews = runs.reduce((n, r) => n + r.closedViews, 0);
+  const closedSessions = runs.reduce((n, r) => n + r.closedSessions!, 0);
+  const closedViews = runs.reduce((n, r) => n + r.closedViews!, 0);
   const onBroker = await messagesOnBroker(prefix);
   const { rows } = await pool.query<{ n: string }>(
     `select (select count(*) from user_activity.sessions where status = 'Active') + (select count(*) from user_activity.property_object_views where status = 'Active') as n`,

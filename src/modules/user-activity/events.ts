@@ -1,5 +1,5 @@
 import { TOPICS } from '../../event-topics.ts';
-import type { NewEvent } from '../../platform/outbox/enqueue.ts';
+import type { NewEvent } from '../../platform/outbox/index.ts';
 
 /**
  * Integration-event contracts of user-activity (seed 001 step 6; session.md / property-object-view.md).

@@ -1,11 +1,10 @@
-import type { UserActivitySettings } from './settings.ts';
 import { defineModule } from '../../platform/module.ts';
-import { activityCloserJob, createActivityCloser } from './activity-closer.ts';
-import { activityRetentionJob, createActivityRetention } from './activity-retention.ts';
-import { stuckRowsGauge } from './closer-metrics.ts';
-import { MINUTE_MS } from './rules.ts';
-import { registerUserActivityRoutes } from './routes.ts';
-import { viewStatsConsumer } from './view-stats.ts';
+import { closerOptions, createActivityCloser } from './closer/activity-closer.ts';
+import { createActivityRetention } from './retention/activity-retention.ts';
+import { stuckRowsGauge } from './closer/closer-metrics.ts';
+import { registerUserActivityRoutes } from './http/routes.ts';
+import type { UserActivitySettings } from './settings.ts';
+import { viewStatsConsumer } from './stats/view-stats.ts';
 
 /** Integration-event contracts other contexts may read. */
 export type { PropertyObjectViewEndedPayload, SessionEndedPayload } from './events.ts';
@@ -15,36 +14,17 @@ export { PROPERTY_OBJECT_VIEW_ENDED_EVENT, SESSION_ENDED_EVENT } from './events.
  * user-activity: sessions and property-object views (REST), ActivityCloserJob closing idle ones
  * with their ended-events, ActivityRetentionJob, and the view-stats consumer.
  */
-export default defineModule<UserActivitySettings>(({ settings: config, pool, clock, registry }) => {
-  const inactivityThresholdMs = config.USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES * MINUTE_MS;
-  // Validates the options (fail-fast at start), beyond the TypeBox bounds loadConfig applied.
-  const closer = createActivityCloser({
-    pool,
-    registry,
-    options: {
-      inactivityThresholdMs,
-      pollingIntervalMs: config.USER_ACTIVITY_CLOSER_POLLING_INTERVAL_SECONDS * 1000,
-      batchSize: config.USER_ACTIVITY_CLOSER_BATCH_SIZE,
-      maxRunDurationMs: config.USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS * 1000,
-    },
-  });
-  const retention = createActivityRetention({
-    pool,
-    registry,
-    options: {
-      retentionMonths: config.USER_ACTIVITY_RETENTION_MONTHS,
-      batchSize: config.USER_ACTIVITY_RETENTION_BATCH_SIZE,
-      intervalMs: config.USER_ACTIVITY_RETENTION_INTERVAL_MINUTES * MINUTE_MS,
-      maxRunDurationMs: 5 * MINUTE_MS,
-    },
-  });
+export default defineModule<UserActivitySettings>(({ settings, pool, clock, registry }) => {
+  // Checks the closer's settings again (fail-fast at start), as it does whoever builds it.
+  const closer = createActivityCloser({ pool, registry, settings });
+  const { inactivityThresholdMs } = closerOptions(settings);
   stuckRowsGauge(registry, pool, clock, inactivityThresholdMs);
   const deps = { pool, clock, inactivityThresholdMs };
 
   return {
     name: 'user-activity',
     routes: (app) => registerUserActivityRoutes(app, deps),
-    jobs: [activityCloserJob(closer), activityRetentionJob(retention)],
+    jobs: [closer, createActivityRetention({ pool, registry, settings })],
     consumers: [viewStatsConsumer({ now: () => clock.now() })],
   };
 });

@@ -1,6 +1,6 @@
 /**
  * Domain rules of sessions and property-object views as plain functions (no I/O): the close
- * transition, inactivity cutoffs, the link decision, closer option checks.
+ * transition, inactivity cutoffs, the link decision.
  */
 
 export type ActivityStatus = 'Active' | 'Inactive';
@@ -62,48 +62,4 @@ export function linkDecision(sessionUserId: string | null, userId: string): Link
   return sessionUserId === userId ? 'already-linked' : 'switch';
 }
 
-/** ActivityCloserOptions (seed 001 "Входная модель"), durations in milliseconds. */
-export interface ActivityCloserOptions {
-  inactivityThresholdMs: number;
-  pollingIntervalMs: number;
-  batchSize: number;
-  maxRunDurationMs: number;
-}
-
 export const MINUTE_MS = 60_000;
-export const INACTIVITY_THRESHOLD_RANGE_MS = { min: 10 * MINUTE_MS, max: 15 * MINUTE_MS } as const;
-
-export const DEFAULT_CLOSER_OPTIONS: ActivityCloserOptions = {
-  inactivityThresholdMs: 12 * MINUTE_MS,
-  pollingIntervalMs: MINUTE_MS,
-  batchSize: 500,
-  maxRunDurationMs: 5 * MINUTE_MS,
-};
-
-/** Everything wrong with the options; the host refuses to start on any (fail-fast). */
-export function closerOptionProblems(o: ActivityCloserOptions): string[] {
-  const problems: string[] = [];
-  const { min, max } = INACTIVITY_THRESHOLD_RANGE_MS;
-  if (!(o.inactivityThresholdMs >= min && o.inactivityThresholdMs <= max)) {
-    problems.push(`InactivityThreshold must be within [10 min, 15 min] (got ${o.inactivityThresholdMs} ms)`);
-  }
-  if (!(Number.isInteger(o.batchSize) && o.batchSize > 0)) problems.push(`BatchSize must be a positive integer (got ${o.batchSize})`);
-  if (!(o.pollingIntervalMs > 0)) problems.push(`PollingInterval must be positive (got ${o.pollingIntervalMs} ms)`);
-  if (!(o.maxRunDurationMs > 0)) problems.push(`MaxRunDuration must be positive (got ${o.maxRunDurationMs} ms)`);
-  return problems;
-}
-
-export class CloserConfigError extends Error {
-  readonly problems: string[];
-  constructor(problems: string[]) {
-    super(`ActivityCloserJob: invalid options: ${problems.join('; ')}`);
-    this.name = 'CloserConfigError';
-    this.problems = problems;
-  }
-}
-
-export function validateCloserOptions(o: ActivityCloserOptions): ActivityCloserOptions {
-  const problems = closerOptionProblems(o);
-  if (problems.length > 0) throw new CloserConfigError(problems);
-  return o;
-}

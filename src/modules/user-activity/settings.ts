@@ -1,11 +1,16 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TProperties } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import type { SettingsOf } from '../../platform/types/index.ts';
 
 /**
- * Settings of the user-activity context (spread into ConfigSchema). Ranges are TypeBox bounds, so
- * loadConfig fails fast at start with every bad value named — the seed's "validation at host start".
+ * Settings of the user-activity context (spread into ConfigSchema), one group per job. Each TypeBox
+ * field is the one source of its default, bounds and unit: loadConfig fails fast at start with every
+ * bad value named (the seed's "validation at host start"), and `settingsProblems` applies the same
+ * bounds to values that did not come through loadConfig (tests, benchmarks).
  */
-export const userActivitySettings = {
+
+/** ActivityCloserJob (seed 001, "ActivityCloserOptions"). */
+export const activityCloserSettings = {
   USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: Type.Integer({
     default: 12,
     minimum: 10,
@@ -30,6 +35,10 @@ export const userActivitySettings = {
     maximum: 3600,
     description: 'ActivityCloserJob MaxRunDuration: a run stops starting new batches after this; the next tick takes the rest',
   }),
+};
+
+/** ActivityRetentionJob. */
+export const activityRetentionSettings = {
   USER_ACTIVITY_RETENTION_MONTHS: Type.Integer({
     default: 12,
     minimum: 1,
@@ -50,5 +59,23 @@ export const userActivitySettings = {
   }),
 };
 
+export const userActivitySettings = { ...activityCloserSettings, ...activityRetentionSettings };
+
+export type ActivityCloserSettings = SettingsOf<typeof activityCloserSettings>;
+export type ActivityRetentionSettings = SettingsOf<typeof activityRetentionSettings>;
 /** The userActivity settings as loadConfig read them. */
 export type UserActivitySettings = SettingsOf<typeof userActivitySettings>;
+
+/** The defaults of a settings group, as loadConfig gives them when nothing is set. */
+export const defaultsOf = <P extends TProperties>(fields: P): SettingsOf<P> => Value.Create(Type.Object(fields)) as SettingsOf<P>;
+
+/**
+ * Every value outside its field's bounds, each naming the setting as loadConfig does, followed by
+ * the field's description (which names the seed's option, e.g. InactivityThreshold).
+ */
+export function settingsProblems<P extends TProperties>(fields: P, values: SettingsOf<P>): string[] {
+  return [...Value.Errors(Type.Object(fields), values)].map((e) => {
+    const name = e.path.slice(1) || '(settings)';
+    return `${name}: ${e.message} (got ${JSON.stringify(e.value)}) — ${fields[name]?.description ?? ''}`;
+  });
+}

@@ -2,8 +2,6 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   closeTransition,
-  closerOptionProblems,
-  DEFAULT_CLOSER_OPTIONS,
   durationSeconds,
   inactivityCutoff,
   isIdle,
@@ -11,15 +9,20 @@ import {
   MINUTE_MS,
   NotActiveError,
   stuckCutoff,
-  validateCloserOptions,
 } from '../../../src/modules/user-activity/rules.ts';
+import {
+  closerOptions,
+  closerSettingsProblems,
+  DEFAULT_CLOSER_SETTINGS,
+  validateCloserSettings,
+} from '../../../src/modules/user-activity/closer/activity-closer.ts';
 import {
   propertyObjectViewEndedEvent,
   sessionEndedEvent,
   type ClosedSession,
   type ClosedView,
 } from '../../../src/modules/user-activity/events.ts';
-import { retentionCutoff } from '../../../src/modules/user-activity/activity-retention.ts';
+import { retentionCutoff } from '../../../src/modules/user-activity/retention/activity-retention.ts';
 import { TOPICS } from '../../../src/event-topics.ts';
 
 const at = (iso: string) => new Date(iso);
@@ -76,27 +79,33 @@ describe('link decision', () => {
 
 describe('closer options (validated at start)', () => {
   test('defaults are the seed\'s: threshold 12 min, polling 1 min, batch 500, max run 5 min — and valid', () => {
-    assert.deepEqual(DEFAULT_CLOSER_OPTIONS, {
+    assert.deepEqual(closerOptions(DEFAULT_CLOSER_SETTINGS), {
       inactivityThresholdMs: 12 * MINUTE_MS,
       pollingIntervalMs: MINUTE_MS,
       batchSize: 500,
       maxRunDurationMs: 5 * MINUTE_MS,
     });
-    assert.deepEqual(closerOptionProblems(DEFAULT_CLOSER_OPTIONS), []);
+    assert.deepEqual(closerSettingsProblems(DEFAULT_CLOSER_SETTINGS), []);
   });
 
   test('InactivityThreshold must lie within [10 min, 15 min], bounds included', () => {
-    const withThreshold = (ms: number) => closerOptionProblems({ ...DEFAULT_CLOSER_OPTIONS, inactivityThresholdMs: ms });
-    assert.deepEqual(withThreshold(10 * MINUTE_MS), []);
-    assert.deepEqual(withThreshold(15 * MINUTE_MS), []);
-    assert.equal(withThreshold(10 * MINUTE_MS - 1).length, 1);
-    assert.equal(withThreshold(15 * MINUTE_MS + 1).length, 1);
+    // The setting is in whole minutes: 9 and 16 are the nearest values outside.
+    const withThreshold = (minutes: number) => closerSettingsProblems({ ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: minutes });
+    assert.deepEqual(withThreshold(10), []);
+    assert.deepEqual(withThreshold(15), []);
+    assert.equal(withThreshold(9).length, 1);
+    assert.equal(withThreshold(16).length, 1);
   });
 
   test('BatchSize must be > 0; every problem is reported at once and start fails', () => {
-    const bad = { ...DEFAULT_CLOSER_OPTIONS, batchSize: 0, inactivityThresholdMs: MINUTE_MS, maxRunDurationMs: 0 };
-    assert.equal(closerOptionProblems(bad).length, 3);
-    assert.throws(() => validateCloserOptions(bad), /BatchSize.*|InactivityThreshold/);
+    const bad = {
+      ...DEFAULT_CLOSER_SETTINGS,
+      USER_ACTIVITY_CLOSER_BATCH_SIZE: 0,
+      USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: 1,
+      USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS: 0,
+    };
+    assert.equal(closerSettingsProblems(bad).length, 3);
+    assert.throws(() => validateCloserSettings(bad), /BatchSize.*|InactivityThreshold/);
   });
 });
 

@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { createActivityCloser } from '../../../src/modules/user-activity/activity-closer.ts';
-import { CloserConfigError, DEFAULT_CLOSER_OPTIONS } from '../../../src/modules/user-activity/rules.ts';
+import { CloserConfigError, createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../src/modules/user-activity/closer/activity-closer.ts';
 
 test('closer settings default to the seed: threshold 12 min, polling 60 s, batch 500, max run 300 s', () => {
   const config = loadConfig({});
@@ -37,7 +36,7 @@ test('the closer itself refuses invalid options, whoever builds it', () => {
       createActivityCloser({
         pool: null as never, // never reached: validation comes first
         registry: new Registry(),
-        options: { ...DEFAULT_CLOSER_OPTIONS, inactivityThresholdMs: 5 * 60_000 },
+        settings: { ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: 5 },
       }),
     CloserConfigError,
   );

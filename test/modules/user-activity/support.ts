@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { createLogger, type Logger } from '../../../src/platform/observability/logger.ts';
 import type { Registry } from '../../../src/platform/observability/metrics.ts';
 import { newId, type Clock } from '../../../src/platform/time.ts';
-import type { CloserContext } from '../../../src/modules/user-activity/activity-closer.ts';
+import type { BatchRunContext } from '../../../src/platform/jobs/index.ts';
 
 export const MIN = 60_000;
 export const T0 = new Date('2026-03-01T12:00:00.000Z');
@@ -32,7 +32,7 @@ export function captureLog() {
   return { log, lines, raw, onLine: (h: (line: LogLine) => void) => hooks.push(h) };
 }
 
-export function closerContext(clock: Clock, log: Logger, signal = new AbortController().signal): CloserContext {
+export function closerContext(clock: Clock, log: Logger, signal = new AbortController().signal): BatchRunContext {
   return { jobRunId: newId(), signal, log, now: () => clock.now() };
 }
 

@@ -1,9 +1,9 @@
-import { newId } from '../../platform/time.ts';
-import { inTransaction } from './db.ts';
-import { ERROR, sessionNotFound } from './errors.ts';
-import { AppError } from '../../platform/http/errors.ts';
-import type { ActivityDeps } from './sessions.ts';
-import { touchActiveSession } from './session-sql.ts';
+import { newId } from '../../../platform/time.ts';
+import { inTransaction } from '../db.ts';
+import { ERROR, sessionNotFound } from '../errors.ts';
+import { AppError } from '../../../platform/http/index.ts';
+import type { ActivityDeps } from '../sessions/sessions.ts';
+import { touchActiveSession } from '../sessions/session-sql.ts';
 import { getView, insertView, touchActiveView, type ViewRow } from './view-sql.ts';
 
 /** Online property-object view operations (UC-ACT-002). Lock order: the session, then the view. */

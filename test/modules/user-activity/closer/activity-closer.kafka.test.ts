@@ -1,14 +1,14 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp } from '../../support/app.ts';
-import { createTestKafka, waitFor, type ReadMessage } from '../../support/kafka.ts';
-import { buildApp } from '../../../src/app.ts';
-import { createPool } from '../../../src/platform/db/index.ts';
-import { createLogger } from '../../../src/platform/observability/logger.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { TOPICS } from '../../../src/event-topics.ts';
-import userActivity from '../../../src/modules/user-activity/index.ts';
-import { countWhere, minutesBefore, seedSession, seedStaleSessions, seedView, T0 } from './support.ts';
+import { buildTestApp } from '../../../support/app.ts';
+import { createTestKafka, waitFor, type ReadMessage } from '../../../support/kafka.ts';
+import { buildApp } from '../../../../src/app.ts';
+import { createPool } from '../../../../src/platform/db/index.ts';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { TOPICS } from '../../../../src/event-topics.ts';
+import userActivity from '../../../../src/modules/user-activity/index.ts';
+import { countWhere, minutesBefore, seedSession, seedStaleSessions, seedView, T0 } from '../support.ts';
 
 /**
  * Two replicas (two apps, one database) run ActivityCloserJob at the same time over 2,000 stale

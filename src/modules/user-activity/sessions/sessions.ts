@@ -1,9 +1,10 @@
 import type pg from 'pg';
-import { newId, type Clock } from '../../platform/time.ts';
-import { closeLockedSessions } from './close.ts';
-import { inTransaction, type Client } from './db.ts';
-import { sessionNotFound } from './errors.ts';
-import { inactivityCutoff, isIdle, linkDecision } from './rules.ts';
+import { newId, type Clock } from '../../../platform/time.ts';
+import { closeLockedSessions } from '../closer/close.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { inTransaction } from '../db.ts';
+import { sessionNotFound } from '../errors.ts';
+import { inactivityCutoff, isIdle, linkDecision } from '../rules.ts';
 import {
   getSession,
   insertSession,
@@ -42,8 +43,8 @@ const START_ATTEMPTS = 3;
  * starts — a device never has two Active sessions (ux_sessions_active_anonymous_id).
  */
 async function startOnDevice(
-  c: Client,
-  tx: Parameters<typeof closeLockedSessions>[1],
+  c: Queryable,
+  tx: Db,
   deps: ActivityDeps,
   input: StartSessionInput & { userId: string | null },
   now: Date,

@@ -1,10 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 
 /** TypeBox schemas of the user-activity REST API (requests camelCase; published in the OpenAPI). */
 
-const Uuid = Type.String({ format: 'uuid' });
-const Timestamp = Type.String({ format: 'date-time' });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 const Status = Type.Union([Type.Literal('Active'), Type.Literal('Inactive')]);
 
 export const IdParams = Type.Object({ id: Uuid });

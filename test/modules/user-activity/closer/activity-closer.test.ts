@@ -1,11 +1,11 @@
 import { after, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../../support/db.ts';
-import { createPool } from '../../../src/platform/db/index.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createActivityCloser } from '../../../src/modules/user-activity/activity-closer.ts';
-import { DEFAULT_CLOSER_OPTIONS, type ActivityCloserOptions } from '../../../src/modules/user-activity/rules.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { createPool } from '../../../../src/platform/db/index.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
+import type { ActivityCloserSettings } from '../../../../src/modules/user-activity/settings.ts';
 import {
   captureLog,
   clearActivity,
@@ -24,7 +24,7 @@ import {
   T0,
   viewRow,
   waitForLockWaiters,
-} from './support.ts';
+} from '../support.ts';
 
 const t = await createTestDatabase();
 const clock = new ManualClock(T0);
@@ -36,8 +36,8 @@ beforeEach(async () => {
   clock.set(T0);
 });
 
-function closer(over: Partial<ActivityCloserOptions> = {}, registry = new Registry(), pool = t.pool) {
-  return { ...createActivityCloser({ pool, registry, options: { ...DEFAULT_CLOSER_OPTIONS, ...over } }), registry };
+function closer(over: Partial<ActivityCloserSettings> = {}, registry = new Registry(), pool = t.pool) {
+  return { ...createActivityCloser({ pool, registry, settings: { ...DEFAULT_CLOSER_SETTINGS, ...over } }), registry };
 }
 
 const STALE = minutesBefore(13); // idle past the 12-minute threshold
@@ -64,9 +64,9 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     await seedView(t.pool, { sessionId: live, createdAt: minutesBefore(5), lastActivityAt: minutesBefore(11) });
     const { log, lines } = captureLog();
 
-    const counts = await closer().closeIdle(closerContext(clock, log));
+    const counts = await closer().runOnce(closerContext(clock, log));
 
-    assert.deepEqual(counts, { closedSessions: 0, closedViews: 0, failed: 0, backlogRemaining: 0 });
+    assert.deepEqual(counts, { batches: 0, claimed: 0, failed: 0, released: 0, closedSessions: 0, closedViews: 0, backlogRemaining: 0 });
     assert.equal(await countActive(), 2);
     assert.deepEqual(await outboxEvents(t.pool), []);
     assert.ok(lines.every((l) => l.level <= 20), 'an idle run logs at debug only');
@@ -77,9 +77,9 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     clock.advance(1500); // EndedAt is the closing moment, not the run's cutoff
     const ctx = closerContext(clock, captureLog().log);
 
-    const counts = await closer().closeIdle(ctx);
+    const counts = await closer().runOnce(ctx);
 
-    assert.deepEqual(counts, { closedSessions: 1, closedViews: 2, failed: 0, backlogRemaining: 0 });
+    assert.deepEqual(counts, { batches: 1, claimed: 1, failed: 0, released: 0, closedSessions: 1, closedViews: 2, backlogRemaining: 0 });
     const s = await sessionRow(t.pool, sessionId);
     assert.equal(s.status, 'Inactive');
     assert.equal(s.end_reason, 'Inactivity');
@@ -109,9 +109,9 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     const hanging = await seedView(t.pool, { sessionId, createdAt: minutesBefore(50), lastActivityAt: minutesBefore(13) });
     const watched = await seedView(t.pool, { sessionId, createdAt: minutesBefore(50), lastActivityAt: minutesBefore(2) });
 
-    const counts = await closer().closeIdle(closerContext(clock, captureLog().log));
+    const counts = await closer().runOnce(closerContext(clock, captureLog().log));
 
-    assert.deepEqual(counts, { closedSessions: 0, closedViews: 1, failed: 0, backlogRemaining: 0 });
+    assert.deepEqual(counts, { batches: 1, claimed: 1, failed: 0, released: 0, closedSessions: 0, closedViews: 1, backlogRemaining: 0 });
     assert.equal((await viewRow(t.pool, hanging)).status, 'Inactive');
     assert.equal((await viewRow(t.pool, hanging)).duration_seconds, 37 * 60);
     assert.equal((await viewRow(t.pool, watched)).status, 'Active');
@@ -123,14 +123,14 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
   test('Idempotency/restart: a second run over the same data closes 0 rows and adds no events', async () => {
     await staleSessionWithViews();
     const c = closer();
-    await c.closeIdle(closerContext(clock, captureLog().log));
+    await c.runOnce(closerContext(clock, captureLog().log));
     const before = await outboxEvents(t.pool);
     clock.advance(MIN);
 
-    const again = await c.closeIdle(closerContext(clock, captureLog().log));
-    const fresh = await closer().closeIdle(closerContext(clock, captureLog().log)); // a restarted instance
+    const again = await c.runOnce(closerContext(clock, captureLog().log));
+    const fresh = await closer().runOnce(closerContext(clock, captureLog().log)); // a restarted instance
 
-    assert.deepEqual(again, { closedSessions: 0, closedViews: 0, failed: 0, backlogRemaining: 0 });
+    assert.deepEqual(again, { batches: 0, claimed: 0, failed: 0, released: 0, closedSessions: 0, closedViews: 0, backlogRemaining: 0 });
     assert.deepEqual(fresh, again);
     assert.equal((await outboxEvents(t.pool)).length, before.length);
   });
@@ -142,16 +142,16 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     const otherPool = createPool(t.url, 4);
     after(() => otherPool.end());
     const registry = new Registry();
-    const [a, b] = [closer({ batchSize: 7 }, registry), closer({ batchSize: 7 }, registry, otherPool)];
+    const [a, b] = [closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 7 }, registry), closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 7 }, registry, otherPool)];
 
     const [ra, rb] = await Promise.all([
-      a.closeIdle(closerContext(clock, captureLog().log)),
-      b.closeIdle(closerContext(clock, captureLog().log)),
+      a.runOnce(closerContext(clock, captureLog().log)),
+      b.runOnce(closerContext(clock, captureLog().log)),
     ]);
 
-    assert.equal(ra.closedSessions + rb.closedSessions, 300);
-    assert.equal(ra.closedViews + rb.closedViews, 900 + 30);
-    assert.ok(ra.closedSessions > 0 && rb.closedSessions > 0, 'both instances did part of the work');
+    assert.equal(ra.closedSessions! + rb.closedSessions!, 300);
+    assert.equal(ra.closedViews! + rb.closedViews!, 900 + 30);
+    assert.ok(ra.closedSessions! > 0 && rb.closedSessions! > 0, 'both instances did part of the work');
     assert.equal(ra.failed + rb.failed, 0);
     assert.equal(await countActive(), 1, 'only the live session is left');
     const dupes = await countWhere(
@@ -173,7 +173,7 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     // Both sessions are linked only after their views were opened.
     await t.pool.query(`update user_activity.sessions set user_id = $1`, [userId]);
 
-    await closer().closeIdle(closerContext(clock, captureLog().log));
+    await closer().runOnce(closerContext(clock, captureLog().log));
 
     const views = await outboxEvents(t.pool, 'PropertyObjectViewEndedKafkaEvent');
     assert.deepEqual(views.map((e) => e.aggregate_id).sort(), [viewOfStale, hanging].sort());
@@ -192,7 +192,7 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     ).rows[0]!.id;
     const blocker = await holdViewLocks(t.pool, [first]); // parks the first batch inside its transaction
     const stop = new AbortController();
-    const run = closer({ batchSize: 2 }).closeIdle(closerContext(clock, captureLog().log, stop.signal));
+    const run = closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 2 }).runOnce(closerContext(clock, captureLog().log, stop.signal));
     await waitForLockWaiters(t.pool, 1);
 
     stop.abort(new Error('SIGTERM'));
@@ -222,9 +222,9 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     const registry = new Registry();
     const { log, lines, raw } = captureLog();
 
-    const counts = await closer({ batchSize: 10 }, registry).closeIdle(closerContext(clock, log));
+    const counts = await closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 10 }, registry).runOnce(closerContext(clock, log));
 
-    assert.deepEqual(counts, { closedSessions: 4, closedViews: 8, failed: 1, backlogRemaining: 3 });
+    assert.deepEqual(counts, { batches: 1, claimed: 5, failed: 1, released: 0, closedSessions: 4, closedViews: 8, backlogRemaining: 3 });
     assert.equal((await sessionRow(t.pool, broken)).status, 'Active');
     assert.equal(
       await countWhere(t.pool, `select count(*) as n from user_activity.property_object_views where session_id = $1 and status = 'Active'`, [broken]),
@@ -235,16 +235,16 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     assert.equal((await outboxEvents(t.pool)).filter((e) => e.payload.SessionId === broken).length, 0);
     assert.equal(await metricValue(registry, 'activity_closer_errors_total'), 1);
     const failed = lines.find((l) => l.msg === 'item failed');
-    assert.equal(failed?.id, broken);
-    assert.equal(failed?.type, 'Session');
+    assert.equal(failed?.row, broken);
+    assert.equal(failed?.phase, 'stale_sessions');
     assert.match(JSON.stringify(failed?.err), /injected close failure/);
     assert.doesNotMatch(raw.join(''), /anon-|203\.0\.113\.7|Mozilla/, 'no AnonymousId, IP or user agent in logs');
 
     // The next tick retries it and, once the fault is gone, closes it.
     await failures.clear();
     clock.advance(MIN);
-    const next = await closer().closeIdle(closerContext(clock, captureLog().log));
-    assert.deepEqual(next, { closedSessions: 1, closedViews: 2, failed: 0, backlogRemaining: 0 });
+    const next = await closer().runOnce(closerContext(clock, captureLog().log));
+    assert.deepEqual(next, { batches: 1, claimed: 1, failed: 0, released: 0, closedSessions: 1, closedViews: 2, backlogRemaining: 0 });
   });
 
   test('Partial failure in phase A: one hanging view failing leaves the rest of its batch closed', async () => {
@@ -253,9 +253,9 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     for (let i = 0; i < 4; i += 1) views.push(await seedView(t.pool, { sessionId: live, createdAt: minutesBefore(60), lastActivityAt: minutesBefore(20 + i) }));
     await failures.failOn(views[1]!);
 
-    const counts = await closer().closeIdle(closerContext(clock, captureLog().log));
+    const counts = await closer().runOnce(closerContext(clock, captureLog().log));
 
-    assert.deepEqual(counts, { closedSessions: 0, closedViews: 3, failed: 1, backlogRemaining: 1 });
+    assert.deepEqual(counts, { batches: 1, claimed: 4, failed: 1, released: 0, closedSessions: 0, closedViews: 3, backlogRemaining: 1 });
     assert.equal((await viewRow(t.pool, views[1]!)).status, 'Active');
     assert.equal((await outboxEvents(t.pool)).length, 3);
   });

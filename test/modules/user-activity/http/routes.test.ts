@@ -1,18 +1,17 @@
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp } from '../../support/app.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import userActivity from '../../../src/modules/user-activity/index.ts';
-import { createActivityCloser } from '../../../src/modules/user-activity/activity-closer.ts';
-import { DEFAULT_CLOSER_OPTIONS } from '../../../src/modules/user-activity/rules.ts';
-import { captureLog, clearActivity, closerContext, countWhere, MIN, outboxEvents, sessionRow, T0, viewRow } from './support.ts';
+import { buildTestApp } from '../../../support/app.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import userActivity from '../../../../src/modules/user-activity/index.ts';
+import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
+import { captureLog, clearActivity, closerContext, countWhere, MIN, outboxEvents, sessionRow, T0, viewRow } from '../support.ts';
 
 const clock = new ManualClock(T0);
 const { app, database, token } = await buildTestApp({}, { modules: [userActivity], clock });
 const pool = database.pool;
-const closer = createActivityCloser({ pool, registry: new Registry(), options: DEFAULT_CLOSER_OPTIONS });
-const runCloser = () => closer.closeIdle(closerContext(clock, captureLog().log));
+const closer = createActivityCloser({ pool, registry: new Registry(), settings: DEFAULT_CLOSER_SETTINGS });
+const runCloser = () => closer.runOnce(closerContext(clock, captureLog().log));
 
 beforeEach(async () => {
   await clearActivity(pool);

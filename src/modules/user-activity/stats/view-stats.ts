@@ -1,12 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { Tx } from '../../platform/db/index.ts';
-import { defineConsumer, type ConsumerDefinition } from '../../platform/events/bus.ts';
-import { PoisonMessageError } from '../../platform/events/errors.ts';
-import { TOPICS } from '../../event-topics.ts';
-import type { Client } from './db.ts';
-import { PROPERTY_OBJECT_VIEW_ENDED_EVENT, type PropertyObjectViewEndedPayload } from './events.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { defineConsumer, PoisonMessageError, type ConsumerDefinition } from '../../../platform/events/index.ts';
+import { Uuid } from '../../../platform/types/index.ts';
+import { TOPICS } from '../../../event-topics.ts';
+import { PROPERTY_OBJECT_VIEW_ENDED_EVENT, type PropertyObjectViewEndedPayload } from '../events.ts';
 
 /**
  * PropertyObjectViewEndedConsumer (property-object-view-stats.md): counts each ended view once into
@@ -15,8 +14,6 @@ import { PROPERTY_OBJECT_VIEW_ENDED_EVENT, type PropertyObjectViewEndedPayload }
  */
 
 export const VIEW_STATS_CONSUMER = 'user-activity.property-object-view-stats';
-
-const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
 
 /**
  * Longest view duration a real event can carry: the closer stores it in an `integer` column
@@ -44,7 +41,7 @@ function countedFields(payload: unknown): CountedFields {
 }
 
 /** Counts the view once; returns false when it was counted before. */
-export async function countEndedView(tx: Tx, fields: CountedFields, now: Date): Promise<boolean> {
+export async function countEndedView(tx: Db, fields: CountedFields, now: Date): Promise<boolean> {
   const marked = await tx.execute(sql`
     insert into user_activity.counted_property_object_views (property_object_view_id, property_object_id, counted_at)
     values (${fields.PropertyObjectViewId}, ${fields.PropertyObjectId}, ${now})
@@ -66,7 +63,7 @@ export interface PropertyObjectStats {
   totalDurationSeconds: number;
 }
 
-export async function getPropertyObjectStats(c: Client, propertyObjectId: string): Promise<PropertyObjectStats> {
+export async function getPropertyObjectStats(c: Queryable, propertyObjectId: string): Promise<PropertyObjectStats> {
   const { rows } = await c.query<{ viewsCount: string; totalDurationSeconds: string }>(
     `select views_count as "viewsCount", total_duration_seconds as "totalDurationSeconds"
        from user_activity.property_object_view_stats where property_object_id = $1`,

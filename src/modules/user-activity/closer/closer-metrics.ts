@@ -1,7 +1,7 @@
-import { counter, gauge, histogram, type Registry } from '../../platform/observability/metrics.ts';
-import type { Clock } from '../../platform/time.ts';
-import type { Client } from './db.ts';
-import { stuckCutoff } from './rules.ts';
+import { counter, gauge, histogram, type Registry } from '../../../platform/observability/index.ts';
+import type { Clock } from '../../../platform/time.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import { stuckCutoff } from '../rules.ts';
 
 /** ActivityCloserJob metrics, named exactly as seed 001 spells them. */
 export function closerMetrics(registry: Registry) {
@@ -43,7 +43,7 @@ export type CloserMetrics = ReturnType<typeof closerMetrics>;
  * The "stuck backlog" alert of seed 001: Active rows idle for more than 2 × InactivityThreshold.
  * Read from the database at scrape time, so it rises even when no closer runs at all.
  */
-export function stuckRowsGauge(registry: Registry, pool: Pick<Client, 'query'>, clock: Clock, thresholdMs: number) {
+export function stuckRowsGauge(registry: Registry, pool: Pick<Queryable, 'query'>, clock: Clock, thresholdMs: number) {
   return gauge(registry, {
     name: 'user_activity_stuck_active_rows',
     help: 'Active sessions/views with LastActivityAt older than 2 × InactivityThreshold (alert when > 0)',

@@ -1,12 +1,12 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp } from '../../support/app.ts';
-import { createTestKafka, waitFor } from '../../support/kafka.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { TOPICS } from '../../../src/event-topics.ts';
-import userActivity from '../../../src/modules/user-activity/index.ts';
-import { MAX_VIEW_DURATION_SECONDS, VIEW_STATS_CONSUMER } from '../../../src/modules/user-activity/view-stats.ts';
-import { countWhere, metricValue, MIN, T0 } from './support.ts';
+import { buildTestApp } from '../../../support/app.ts';
+import { createTestKafka, waitFor } from '../../../support/kafka.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { TOPICS } from '../../../../src/event-topics.ts';
+import userActivity from '../../../../src/modules/user-activity/index.ts';
+import { MAX_VIEW_DURATION_SECONDS, VIEW_STATS_CONSUMER } from '../../../../src/modules/user-activity/stats/view-stats.ts';
+import { countWhere, metricValue, MIN, T0 } from '../support.ts';
 
 /**
  * PropertyObjectViewEnded → stats, end to end on the real broker: the closer's events go out through

@@ -1,11 +1,10 @@
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp } from '../../support/app.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import userActivity from '../../../src/modules/user-activity/index.ts';
-import { createActivityCloser } from '../../../src/modules/user-activity/activity-closer.ts';
-import { DEFAULT_CLOSER_OPTIONS } from '../../../src/modules/user-activity/rules.ts';
+import { buildTestApp } from '../../../support/app.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import userActivity from '../../../../src/modules/user-activity/index.ts';
+import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
 import {
   captureLog,
   clearActivity,
@@ -19,7 +18,7 @@ import {
   T0,
   viewRow,
   waitForLockWaiters,
-} from './support.ts';
+} from '../support.ts';
 
 /**
  * Online writers racing ActivityCloserJob over the same session (seed 001 "Гонка со встречными
@@ -31,8 +30,8 @@ import {
 const clock = new ManualClock(T0);
 const { app, database, token } = await buildTestApp({}, { modules: [userActivity], clock });
 const pool = database.pool;
-const closer = createActivityCloser({ pool, registry: new Registry(), options: DEFAULT_CLOSER_OPTIONS });
-const runCloser = () => closer.closeIdle(closerContext(clock, captureLog().log));
+const closer = createActivityCloser({ pool, registry: new Registry(), settings: DEFAULT_CLOSER_SETTINGS });
+const runCloser = () => closer.runOnce(closerContext(clock, captureLog().log));
 
 beforeEach(async () => {
   await clearActivity(pool);
@@ -84,8 +83,8 @@ describe('heartbeat vs closer', () => {
     const res = await beating;
     const afterwards = await runCloser();
 
-    assert.equal(during.closedSessions + during.closedViews, 0, 'SKIP LOCKED: the held session is not closed');
-    assert.equal(afterwards.closedSessions + afterwards.closedViews, 0, 'the heartbeat moved it past the cutoff');
+    assert.equal(during.closedSessions! + during.closedViews!, 0, 'SKIP LOCKED: the held session is not closed');
+    assert.equal(afterwards.closedSessions! + afterwards.closedViews!, 0, 'the heartbeat moved it past the cutoff');
     assert.deepEqual(res.json(), { accepted: true });
     const s = await sessionRow(pool, sessionId);
     assert.equal(s.status, 'Active');

@@ -1,5 +1,5 @@
-import type { Client } from './db.ts';
-import type { CloseTransition, SessionEndReason } from './rules.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import type { CloseTransition, SessionEndReason } from '../rules.ts';
 
 /** Raw SQL over user_activity.sessions; each function is one statement on the client given. */
 
@@ -23,7 +23,7 @@ const COLUMNS = `id, anonymous_id as "anonymousId", user_id as "userId", status,
  * LOCKED so parallel closers (and a heartbeat holding a row) never meet. A heartbeat that committed
  * meanwhile moved LastActivityAt past the cutoff, and the re-check on lock drops the row.
  */
-export async function claimStaleSessions(c: Client, cutoff: Date, limit: number, exclude: readonly string[]): Promise<SessionRow[]> {
+export async function claimStaleSessions(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<SessionRow[]> {
   const { rows } = await c.query<SessionRow>(
     `select ${COLUMNS} from user_activity.sessions
       where status = 'Active' and last_activity_at < $1 and not (id = any($3::uuid[]))
@@ -36,7 +36,7 @@ export async function claimStaleSessions(c: Client, cutoff: Date, limit: number,
 }
 
 /** The one-session variant of claimStaleSessions, for the row-by-row fallback. */
-export async function claimStaleSession(c: Client, id: string, cutoff: Date): Promise<SessionRow | undefined> {
+export async function claimStaleSession(c: Queryable, id: string, cutoff: Date): Promise<SessionRow | undefined> {
   const { rows } = await c.query<SessionRow>(
     `select ${COLUMNS} from user_activity.sessions
       where id = $1 and status = 'Active' and last_activity_at < $2
@@ -47,7 +47,7 @@ export async function claimStaleSession(c: Client, id: string, cutoff: Date): Pr
 }
 
 /** Ids of stale sessions without taking locks (fallback when the batch claim itself failed). */
-export async function staleSessionIds(c: Client, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
+export async function staleSessionIds(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
   const { rows } = await c.query<{ id: string }>(
     `select id from user_activity.sessions
       where status = 'Active' and last_activity_at < $1 and not (id = any($3::uuid[]))
@@ -57,18 +57,18 @@ export async function staleSessionIds(c: Client, cutoff: Date, limit: number, ex
   return rows.map((r) => r.id);
 }
 
-export async function getSession(c: Client, id: string): Promise<SessionRow | undefined> {
+export async function getSession(c: Queryable, id: string): Promise<SessionRow | undefined> {
   const { rows } = await c.query<SessionRow>(`select ${COLUMNS} from user_activity.sessions where id = $1`, [id]);
   return rows[0];
 }
 
 /** Locks the session (first in every writer's lock order: session, then its views). */
-export async function lockSession(c: Client, id: string): Promise<SessionRow | undefined> {
+export async function lockSession(c: Queryable, id: string): Promise<SessionRow | undefined> {
   const { rows } = await c.query<SessionRow>(`select ${COLUMNS} from user_activity.sessions where id = $1 for update`, [id]);
   return rows[0];
 }
 
-export async function lockActiveSessionOfDevice(c: Client, anonymousId: string): Promise<SessionRow | undefined> {
+export async function lockActiveSessionOfDevice(c: Queryable, anonymousId: string): Promise<SessionRow | undefined> {
   const { rows } = await c.query<SessionRow>(
     `select ${COLUMNS} from user_activity.sessions where anonymous_id = $1 and status = 'Active' for update`,
     [anonymousId],
@@ -89,7 +89,7 @@ export interface NewSession {
  * Starts an Active session; returns undefined when the device already has one (the partial unique
  * index ux_sessions_active_anonymous_id decides, so concurrent starts cannot both win).
  */
-export async function insertSession(c: Client, s: NewSession): Promise<SessionRow | undefined> {
+export async function insertSession(c: Queryable, s: NewSession): Promise<SessionRow | undefined> {
   const { rows } = await c.query<SessionRow>(
     `insert into user_activity.sessions (id, anonymous_id, user_id, device_user_agent, device_ip_address, status, created_at, last_activity_at)
      values ($1, $2, $3, $4, $5, 'Active', $6, $6)
@@ -101,7 +101,7 @@ export async function insertSession(c: Client, s: NewSession): Promise<SessionRo
 }
 
 /** Device data of a session, for a restart or a switch on the same device. */
-export async function sessionDevice(c: Client, id: string): Promise<{ userAgent: string | null; ipAddress: string | null }> {
+export async function sessionDevice(c: Queryable, id: string): Promise<{ userAgent: string | null; ipAddress: string | null }> {
   const { rows } = await c.query<{ userAgent: string | null; ipAddress: string | null }>(
     `select device_user_agent as "userAgent", host(device_ip_address) as "ipAddress" from user_activity.sessions where id = $1`,
     [id],
@@ -110,7 +110,7 @@ export async function sessionDevice(c: Client, id: string): Promise<{ userAgent:
 }
 
 /** Heartbeat: moves LastActivityAt forward on an Active session; nothing when it is not Active. */
-export async function touchActiveSession(c: Client, id: string, now: Date): Promise<SessionRow | undefined> {
+export async function touchActiveSession(c: Queryable, id: string, now: Date): Promise<SessionRow | undefined> {
   const { rows } = await c.query<SessionRow>(
     `update user_activity.sessions set last_activity_at = greatest(last_activity_at, $2)
       where id = $1 and status = 'Active'
@@ -120,7 +120,7 @@ export async function touchActiveSession(c: Client, id: string, now: Date): Prom
   return rows[0];
 }
 
-export async function setSessionUser(c: Client, id: string, userId: string, now: Date): Promise<SessionRow | undefined> {
+export async function setSessionUser(c: Queryable, id: string, userId: string, now: Date): Promise<SessionRow | undefined> {
   const { rows } = await c.query<SessionRow>(
     `update user_activity.sessions set user_id = $2, last_activity_at = greatest(last_activity_at, $3)
       where id = $1 and status = 'Active'
@@ -131,7 +131,7 @@ export async function setSessionUser(c: Client, id: string, userId: string, now:
 }
 
 /** Applies close transitions set-based; the guard Status = Active makes a second close a no-op. */
-export async function markSessionsClosed(c: Client, closes: readonly CloseTransition[], reason: SessionEndReason): Promise<number> {
+export async function markSessionsClosed(c: Queryable, closes: readonly CloseTransition[], reason: SessionEndReason): Promise<number> {
   if (closes.length === 0) return 0;
   const res = await c.query(
     `update user_activity.sessions s
@@ -144,7 +144,7 @@ export async function markSessionsClosed(c: Client, closes: readonly CloseTransi
 }
 
 /** Stale Active sessions (LastActivityAt before `before`): the backlog and stuck gauges. */
-export async function countIdleActiveSessions(c: Client, before: Date): Promise<number> {
+export async function countIdleActiveSessions(c: Queryable, before: Date): Promise<number> {
   const { rows } = await c.query<{ n: string }>(
     `select count(*) as n from user_activity.sessions where status = 'Active' and last_activity_at < $1`,
     [before],

@@ -1,10 +1,10 @@
 import { beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../../support/db.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { ManualClock, newId } from '../../../src/platform/time.ts';
-import { createActivityRetention } from '../../../src/modules/user-activity/activity-retention.ts';
-import { captureLog, clearActivity, closerContext, countWhere, metricValue, seedSession, seedView, T0 } from './support.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { ManualClock, newId } from '../../../../src/platform/time.ts';
+import { createActivityRetention } from '../../../../src/modules/user-activity/retention/activity-retention.ts';
+import { captureLog, clearActivity, closerContext, countWhere, metricValue, seedSession, seedView, T0 } from '../support.ts';
 
 const t = await createTestDatabase();
 const clock = new ManualClock(T0);
@@ -43,12 +43,12 @@ test('deletes Inactive views, then their sessions, that ended more than 12 month
   const retention = createActivityRetention({
     pool: t.pool,
     registry,
-    options: { retentionMonths: 12, batchSize: 1, intervalMs: 60_000, maxRunDurationMs: 60_000 },
+    settings: { USER_ACTIVITY_RETENTION_MONTHS: 12, USER_ACTIVITY_RETENTION_BATCH_SIZE: 1, USER_ACTIVITY_RETENTION_INTERVAL_MINUTES: 1 },
   });
 
-  const counts = await retention.purge(closerContext(clock, captureLog().log));
+  const counts = await retention.runOnce(closerContext(clock, captureLog().log));
 
-  assert.deepEqual(counts, { deletedViews: 4, deletedSessions: 2, deletedCountedViews: 1 });
+  assert.deepEqual(counts, { batches: 7, claimed: 7, failed: 0, released: 0, deletedViews: 4, deletedSessions: 2, deletedCountedViews: 1 });
   for (const id of old) assert.equal(await countWhere(t.pool, `select count(*) as n from user_activity.sessions where id = $1`, [id]), 0);
   for (const id of [young, active]) {
     assert.equal(await countWhere(t.pool, `select count(*) as n from user_activity.sessions where id = $1`, [id]), 1);
@@ -56,7 +56,7 @@ test('deletes Inactive views, then their sessions, that ended more than 12 month
   }
   assert.equal(await countWhere(t.pool, `select count(*) as n from user_activity.counted_property_object_views`), 1);
   assert.equal(await metricValue(registry, 'user_activity_retention_deleted_total', { entity: 'view' }), 4);
-  assert.deepEqual(await retention.purge(closerContext(clock, captureLog().log)), { deletedViews: 0, deletedSessions: 0, deletedCountedViews: 0 });
+  assert.deepEqual(await retention.runOnce(closerContext(clock, captureLog().log)), { batches: 0, claimed: 0, failed: 0, released: 0, deletedViews: 0, deletedSessions: 0, deletedCountedViews: 0 });
 });
 
 test('a stop request ends the purge between batches', async () => {
@@ -66,8 +66,8 @@ test('a stop request ends the purge between batches', async () => {
   const retention = createActivityRetention({
     pool: t.pool,
     registry: new Registry(),
-    options: { retentionMonths: 12, batchSize: 1, intervalMs: 60_000, maxRunDurationMs: 60_000 },
+    settings: { USER_ACTIVITY_RETENTION_MONTHS: 12, USER_ACTIVITY_RETENTION_BATCH_SIZE: 1, USER_ACTIVITY_RETENTION_INTERVAL_MINUTES: 1 },
   });
-  const counts = await retention.purge(closerContext(clock, captureLog().log, stop.signal));
-  assert.deepEqual(counts, { deletedViews: 0, deletedSessions: 0, deletedCountedViews: 0 });
+  const counts = await retention.runOnce(closerContext(clock, captureLog().log, stop.signal));
+  assert.deepEqual(counts, { batches: 0, claimed: 0, failed: 0, released: 0, deletedViews: 0, deletedSessions: 0, deletedCountedViews: 0 });
 });

@@ -1,5 +1,5 @@
-import type { Client } from './db.ts';
-import type { CloseTransition } from './rules.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import type { CloseTransition } from '../rules.ts';
 
 /** Raw SQL over user_activity.property_object_views; each function is one statement on the client given. */
 
@@ -33,7 +33,7 @@ const COLUMNS = (t: string) => `${t}.id, ${t}.session_id as "sessionId", ${t}.pr
  * so it cannot deadlock with writers that lock session then view, and the session's UserId cannot
  * change (link) until the payload carrying it is committed.
  */
-export async function claimHangingViews(c: Client, cutoff: Date, limit: number, exclude: readonly string[]): Promise<OwnedViewRow[]> {
+export async function claimHangingViews(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<OwnedViewRow[]> {
   const { rows } = await c.query<OwnedViewRow>(
     `select ${COLUMNS('v')}, s.anonymous_id as "ownerAnonymousId", s.user_id as "ownerUserId"
        from user_activity.property_object_views v
@@ -51,7 +51,7 @@ export async function claimHangingViews(c: Client, cutoff: Date, limit: number, 
 }
 
 /** The one-view variant of claimHangingViews, for the row-by-row fallback. */
-export async function claimHangingView(c: Client, id: string, cutoff: Date): Promise<OwnedViewRow | undefined> {
+export async function claimHangingView(c: Queryable, id: string, cutoff: Date): Promise<OwnedViewRow | undefined> {
   const { rows } = await c.query<OwnedViewRow>(
     `select ${COLUMNS('v')}, s.anonymous_id as "ownerAnonymousId", s.user_id as "ownerUserId"
        from user_activity.property_object_views v
@@ -66,7 +66,7 @@ export async function claimHangingView(c: Client, id: string, cutoff: Date): Pro
 }
 
 /** Ids of hanging views without taking locks (fallback when the batch claim itself failed). */
-export async function hangingViewIds(c: Client, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
+export async function hangingViewIds(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
   const { rows } = await c.query<{ id: string }>(
     `select v.id from user_activity.property_object_views v
        join user_activity.sessions s on s.id = v.session_id
@@ -84,7 +84,7 @@ export async function hangingViewIds(c: Client, cutoff: Date, limit: number, exc
  * would leave a view Active under an Inactive session (INV-LV-007). Waiting is safe — whoever holds
  * a view lock either never waits (the phase A claim) or already holds the session before it.
  */
-export async function lockOpenViewsOfSessions(c: Client, sessionIds: readonly string[]): Promise<ViewRow[]> {
+export async function lockOpenViewsOfSessions(c: Queryable, sessionIds: readonly string[]): Promise<ViewRow[]> {
   if (sessionIds.length === 0) return [];
   const { rows } = await c.query<ViewRow>(
     `select ${COLUMNS('v')} from user_activity.property_object_views v
@@ -105,7 +105,7 @@ export interface NewView {
   now: Date;
 }
 
-export async function insertView(c: Client, v: NewView): Promise<ViewRow> {
+export async function insertView(c: Queryable, v: NewView): Promise<ViewRow> {
   const { rows } = await c.query<ViewRow>(
     `insert into user_activity.property_object_views
        (id, session_id, property_object_id, view_source, filter_snapshot, status, created_at, last_activity_at)
@@ -116,13 +116,13 @@ export async function insertView(c: Client, v: NewView): Promise<ViewRow> {
   return rows[0]!;
 }
 
-export async function getView(c: Client, id: string): Promise<ViewRow | undefined> {
+export async function getView(c: Queryable, id: string): Promise<ViewRow | undefined> {
   const { rows } = await c.query<ViewRow>(`select ${COLUMNS('v')} from user_activity.property_object_views v where v.id = $1`, [id]);
   return rows[0];
 }
 
 /** View heartbeat: moves LastActivityAt forward on an Active view; nothing when it is Inactive. */
-export async function touchActiveView(c: Client, id: string, now: Date): Promise<boolean> {
+export async function touchActiveView(c: Queryable, id: string, now: Date): Promise<boolean> {
   const res = await c.query(
     `update user_activity.property_object_views set last_activity_at = greatest(last_activity_at, $2)
       where id = $1 and status = 'Active'`,
@@ -132,7 +132,7 @@ export async function touchActiveView(c: Client, id: string, now: Date): Promise
 }
 
 /** Applies close transitions set-based; the guard Status = Active makes a second close a no-op. */
-export async function markViewsClosed(c: Client, closes: readonly CloseTransition[]): Promise<number> {
+export async function markViewsClosed(c: Queryable, closes: readonly CloseTransition[]): Promise<number> {
   if (closes.length === 0) return 0;
   const res = await c.query(
     `update user_activity.property_object_views v
@@ -145,7 +145,7 @@ export async function markViewsClosed(c: Client, closes: readonly CloseTransitio
 }
 
 /** Active views idle since before `before` (all of them, whatever their session): backlog and stuck gauges. */
-export async function countIdleActiveViews(c: Client, before: Date): Promise<number> {
+export async function countIdleActiveViews(c: Queryable, before: Date): Promise<number> {
   const { rows } = await c.query<{ n: string }>(
     `select count(*) as n from user_activity.property_object_views where status = 'Active' and last_activity_at < $1`,
     [before],

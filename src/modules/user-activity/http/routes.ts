@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { AppError, ErrorBody } from '../../platform/http/errors.ts';
+import { AppError, ErrorBody } from '../../../platform/http/index.ts';
 import {
   FILTER_SNAPSHOT_MAX_BYTES,
   IdParams,
@@ -13,12 +13,12 @@ import {
   View,
   ViewHeartbeatReply,
 } from './api-schemas.ts';
-import { ERROR } from './errors.ts';
-import { heartbeatSession, linkSession, startSession, type ActivityDeps } from './sessions.ts';
-import type { SessionRow } from './session-sql.ts';
-import { heartbeatView, openView } from './views.ts';
-import type { ViewRow } from './view-sql.ts';
-import { getPropertyObjectStats } from './view-stats.ts';
+import { ERROR } from '../errors.ts';
+import { heartbeatSession, linkSession, startSession, type ActivityDeps } from '../sessions/sessions.ts';
+import type { SessionRow } from '../sessions/session-sql.ts';
+import { heartbeatView, openView } from '../views/views.ts';
+import type { ViewRow } from '../views/view-sql.ts';
+import { getPropertyObjectStats } from '../stats/view-stats.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -49,7 +49,7 @@ const viewBody = (v: ViewRow) => ({
 
 const tags = ['user-activity'];
 
-/** REST of UC-ACT-001/002. Tracking needs no token; linking needs the user's. */
+/** REST of session and view tracking (UC-ACT-001/002). Tracking needs no token; linking needs the user's. */
 export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 

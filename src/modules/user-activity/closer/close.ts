@@ -1,10 +1,9 @@
-import type { Tx } from '../../platform/db/index.ts';
-import { enqueue, type NewEvent } from '../../platform/outbox/enqueue.ts';
-import type { Client } from './db.ts';
-import { propertyObjectViewEndedEvent, sessionEndedEvent, type ClosedSession, type ClosedView, type SessionOwner } from './events.ts';
-import { closeTransition, type CloseTransition, type SessionEndReason } from './rules.ts';
-import { markSessionsClosed, type SessionRow } from './session-sql.ts';
-import { lockOpenViewsOfSessions, markViewsClosed, type OwnedViewRow, type ViewRow } from './view-sql.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { enqueue, type NewEvent } from '../../../platform/outbox/index.ts';
+import { propertyObjectViewEndedEvent, sessionEndedEvent, type ClosedSession, type ClosedView, type SessionOwner } from '../events.ts';
+import { closeTransition, type CloseTransition, type SessionEndReason } from '../rules.ts';
+import { markSessionsClosed, type SessionRow } from '../sessions/session-sql.ts';
+import { lockOpenViewsOfSessions, markViewsClosed, type OwnedViewRow, type ViewRow } from '../views/view-sql.ts';
 
 /**
  * The close operations every writer shares (closer phases A and B, link's Switched close): compute
@@ -47,7 +46,7 @@ const closedSession = (s: SessionRow, t: CloseTransition): ClosedSession => ({
   durationSeconds: t.durationSeconds,
 });
 
-async function writeViewCloses(c: Client, views: readonly ViewRow[], now: Date): Promise<ClosedView[]> {
+async function writeViewCloses(c: Queryable, views: readonly ViewRow[], now: Date): Promise<ClosedView[]> {
   const transitions = views.map((v) => closeTransition(v, now));
   const updated = await markViewsClosed(c, transitions);
   if (updated !== transitions.length) throw new CloseMismatchError('property_object_views', transitions.length, updated);
@@ -60,8 +59,8 @@ async function writeViewCloses(c: Client, views: readonly ViewRow[], now: Date):
  * then the sessions; the events of all of them go into the outbox in the same transaction.
  */
 export async function closeLockedSessions(
-  c: Client,
-  tx: Tx,
+  c: Queryable,
+  tx: Db,
   sessions: readonly SessionRow[],
   now: Date,
   reason: SessionEndReason,
@@ -89,8 +88,8 @@ export async function closeLockedSessions(
 
 /** Closes hanging views the caller has locked (phase A); their sessions stay Active (INV-LV-004). */
 export async function closeLockedViews(
-  c: Client,
-  tx: Tx,
+  c: Queryable,
+  tx: Db,
   views: readonly OwnedViewRow[],
   now: Date,
   correlationId: string | null,

@@ -1,11 +1,11 @@
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestDatabase } from '../../support/db.ts';
-import { Registry } from '../../../src/platform/observability/metrics.ts';
-import { ManualClock } from '../../../src/platform/time.ts';
-import { createActivityCloser } from '../../../src/modules/user-activity/activity-closer.ts';
-import { stuckRowsGauge } from '../../../src/modules/user-activity/closer-metrics.ts';
-import { DEFAULT_CLOSER_OPTIONS, type ActivityCloserOptions } from '../../../src/modules/user-activity/rules.ts';
+import { createTestDatabase } from '../../../support/db.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { ManualClock } from '../../../../src/platform/time.ts';
+import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
+import { stuckRowsGauge } from '../../../../src/modules/user-activity/closer/closer-metrics.ts';
+import type { ActivityCloserSettings } from '../../../../src/modules/user-activity/settings.ts';
 import {
   captureLog,
   clearActivity,
@@ -18,7 +18,7 @@ import {
   seedStaleSessions,
   seedView,
   T0,
-} from './support.ts';
+} from '../support.ts';
 
 /** How a closer run is shaped: phases, batching, MaxRunDuration, its log lines and metrics. */
 
@@ -32,8 +32,8 @@ beforeEach(async () => {
   clock.set(T0);
 });
 
-function closer(over: Partial<ActivityCloserOptions> = {}, registry = new Registry()) {
-  return createActivityCloser({ pool: t.pool, registry, options: { ...DEFAULT_CLOSER_OPTIONS, ...over } });
+function closer(over: Partial<ActivityCloserSettings> = {}, registry = new Registry()) {
+  return createActivityCloser({ pool: t.pool, registry, settings: { ...DEFAULT_CLOSER_SETTINGS, ...over } });
 }
 
 const STALE = minutesBefore(13);
@@ -51,7 +51,7 @@ describe('ActivityCloserJob — run shape', () => {
     await staleSessionWithViews();
     const { log, lines } = captureLog();
 
-    await closer().closeIdle(closerContext(clock, log));
+    await closer().runOnce(closerContext(clock, log));
 
     const batches = lines.filter((l) => l.msg === 'batch processed');
     assert.deepEqual(
@@ -64,7 +64,7 @@ describe('ActivityCloserJob — run shape', () => {
     await seedStaleSessions(t.pool, 11, 1, STALE);
     const { log, lines } = captureLog();
 
-    const counts = await closer({ batchSize: 3 }).closeIdle(closerContext(clock, log));
+    const counts = await closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 3 }).runOnce(closerContext(clock, log));
 
     assert.equal(counts.closedSessions, 11);
     assert.equal(lines.filter((l) => l.msg === 'batch processed' && l.phase === 'stale_sessions').length, 4);
@@ -77,13 +77,13 @@ describe('ActivityCloserJob — run shape', () => {
     const registry = new Registry();
     const { log, lines } = captureLog();
 
-    const counts = await closer({ batchSize: 2 }, registry).closeIdle(closerContext(clock, log));
+    const counts = await closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 2 }, registry).runOnce(closerContext(clock, log));
 
-    assert.deepEqual(counts, { closedSessions: 0, closedViews: 0, failed: 2, backlogRemaining: 12 });
+    assert.deepEqual(counts, { batches: 1, claimed: 2, failed: 2, released: 0, closedSessions: 0, closedViews: 0, backlogRemaining: 12 });
     assert.equal(lines.filter((l) => l.msg === 'item failed').length, 2);
-    assert.ok(lines.some((l) => l.msg === 'every row of the batch failed; phase stopped until the next tick'));
+    assert.ok(lines.some((l) => l.msg === 'phase ended early; the next run goes on' && l.reason === 'every row of the batch failed on its own'));
     await failures.clear();
-    assert.equal((await closer({ batchSize: 2 }).closeIdle(closerContext(clock, captureLog().log))).closedSessions, 6);
+    assert.equal((await closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 2 }).runOnce(closerContext(clock, captureLog().log))).closedSessions, 6);
   });
 
   test('MaxRunDuration: the run ends after the batch that crossed it; the next tick takes the rest', async () => {
@@ -92,14 +92,14 @@ describe('ActivityCloserJob — run shape', () => {
     onLine((l) => {
       if (l.msg === 'batch processed') clock.advance(6 * MIN); // each batch "takes" 6 minutes
     });
-    const c = closer({ batchSize: 3 });
+    const c = closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 3 });
 
-    const counts = await c.closeIdle(closerContext(clock, log));
+    const counts = await c.runOnce(closerContext(clock, log));
 
     assert.equal(counts.closedSessions, 3);
     assert.equal(counts.backlogRemaining, 12, '6 sessions + their 6 views are left');
-    const next = await c.closeIdle(closerContext(clock, captureLog().log));
-    assert.deepEqual(next, { closedSessions: 6, closedViews: 6, failed: 0, backlogRemaining: 0 });
+    const next = await c.runOnce(closerContext(clock, captureLog().log));
+    assert.deepEqual(next, { batches: 2, claimed: 6, failed: 0, released: 0, closedSessions: 6, closedViews: 6, backlogRemaining: 0 });
   });
 
   test('logs the seed\'s lines: started (cutoff), batch processed, completed (counts, durationMs, backlogRemaining)', async () => {
@@ -107,7 +107,7 @@ describe('ActivityCloserJob — run shape', () => {
     const { log, lines } = captureLog();
     const ctx = closerContext(clock, log);
 
-    await closer().closeIdle(ctx);
+    await closer().runOnce(ctx);
 
     const started = lines.find((l) => l.msg === 'job started' && l.level === 30);
     assert.equal(started?.cutoff, minutesBefore(12).toISOString());
@@ -119,7 +119,7 @@ describe('ActivityCloserJob — run shape', () => {
   test('metrics: closed counters, close lag, run duration, backlog after the run', async () => {
     await staleSessionWithViews();
     const registry = new Registry();
-    await closer({}, registry).closeIdle(closerContext(clock, captureLog().log));
+    await closer({}, registry).runOnce(closerContext(clock, captureLog().log));
 
     assert.equal(await metricValue(registry, 'activity_closer_sessions_closed_total'), 1);
     assert.equal(await metricValue(registry, 'activity_closer_views_closed_total'), 2);
