@@ -66,8 +66,10 @@ export interface BatchPhase<Row, Result = void> {
   name: string;
   /** Rows per batch of this phase, when it differs from the worker's batchSize. */
   batchSize?: number;
-  /** The row's identity for `exclude` and logs. Default `row.id`. */
+  /** The row's identity for `exclude` and for the `id` field of its log lines. Default `row.id`. */
   keyOf?(row: Row): string;
+  /** Fields added to the phase's per-row log lines (e.g. `{ type: 'Session' }`, as a seed names them). */
+  logFields?: Record<string, unknown>;
   /**
    * Step 1. `exclude`: keys of rows whose outcome is still being recorded (overlapRecord) or that
    * failed earlier in this run; a claim leaves them alone.
@@ -96,6 +98,8 @@ export interface BatchPhase<Row, Result = void> {
 
 export interface BatchWorkerDefinition extends Omit<JobDefinition, 'run'> {
   settings: BatchSettings;
+  /** The job's own counts, reported (at 0 when nothing happened) by every run. */
+  counts?: readonly string[];
   /** Called at the start of each run, so phases can keep per-run state (a cursor, blocked keys). */
   // Each phase declares its own row type; the kernel treats rows as opaque.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -128,11 +132,15 @@ const defaultKey = (row: unknown): string => String((row as { id?: unknown }).id
 export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
   const problems = batchSettingsProblems(def.settings);
   if (problems.length > 0) throw new Error(`job '${def.name}': ${problems.join('; ')}`);
-  const { phases, finish, settings, ...job } = def;
+  const { phases, finish, settings, counts: ownCounts = [], ...job } = def;
 
   async function runOnce(ctx: BatchRunContext): Promise<BatchCounts> {
     const counts: BatchCounts = { batches: 0, claimed: 0, failed: 0, released: 0 };
+    for (const name of ownCounts) counts[name] = 0;
+    // The run's deadline holds on the monotonic clock and on the injected one, so tests can move
+    // time past MaxRunDuration instead of waiting for it.
     const deadline = performance.now() + settings.maxRunMs;
+    const clockDeadline = ctx.now().getTime() + settings.maxRunMs;
     let phaseEnd: string | null = null;
     const run: BatchRun = {
       jobRunId: ctx.jobRunId,
@@ -143,7 +151,7 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
       count(name, n = 1) {
         counts[name] = (counts[name] ?? 0) + n;
       },
-      timeLeftMs: () => deadline - performance.now(),
+      timeLeftMs: () => Math.min(deadline - performance.now(), clockDeadline - ctx.now().getTime()),
       endPhase(reason) {
         phaseEnd = reason;
       },
@@ -188,7 +196,7 @@ async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, se
           if (o.status === 'failed') {
             failedKeys.add(keyOf(o.row));
             run.count('failed');
-            run.log.warn({ phase: phase.name, row: keyOf(o.row), err: o.error }, 'row failed');
+            run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: o.error }, 'item failed');
           } else if (o.status === 'released') run.count('released');
         }
         if (phase.record) {
@@ -200,7 +208,8 @@ async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, se
         observe(ctx, phase.name, run, before, performance.now() - t0);
       }
       if (ended() !== null) {
-        run.log.warn({ phase: phase.name, reason: ended() }, 'phase ended early; the next run goes on');
+        if (ended() === ALL_FAILED) run.log.warn({ phase: phase.name, failed: claimed }, 'every row of the batch failed; phase stopped until the next tick');
+        else run.log.warn({ phase: phase.name, reason: ended() }, 'phase ended early; the next run goes on');
         break;
       }
       const left = run.timeLeftMs();
@@ -219,6 +228,9 @@ async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, se
  * the batch took, failed rows included, so a batch of failures still counts as full and the phase
  * goes on past them (they are excluded from later claims of the run).
  */
+/** The reason a phase ends when every row of a redone batch failed on its own. */
+const ALL_FAILED = 'every row of the batch failed on its own';
+
 async function claimBatch(
   phase: AnyPhase,
   limit: number,
@@ -246,12 +258,12 @@ async function claimBatch(
         failed++;
         failedKeys.add(key);
         run.count('failed');
-        run.log.error({ phase: phase.name, row: key, err: rowErr }, 'item failed');
+        run.log.error({ phase: phase.name, id: key, ...phase.logFields, err: rowErr }, 'item failed');
       }
     }
     // Every row failed on its own: the cause is not one row (database, schema). Stop instead of
     // logging one failure per row; the next run retries.
-    if (failed > 1 && failed === keys.length) run.endPhase('every row of the batch failed on its own');
+    if (failed > 1 && failed === keys.length) run.endPhase(ALL_FAILED);
     return { rows, claimed: keys.length };
   }
 }
@@ -299,7 +311,7 @@ async function recordBatch(phase: AnyPhase, outcomes: AnyOutcome[], run: BatchRu
     } catch (err) {
       failedKeys.add(keyOf(o.row));
       run.count('failed');
-      run.log.error({ phase: phase.name, row: keyOf(o.row), err: { message: messageOf(err) } }, 'outcome could not be recorded; the row is retried later');
+      run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: { message: messageOf(err) } }, 'outcome could not be recorded; the row is retried later');
     }
   }
 }

@@ -153,7 +153,7 @@ test('a failing set-based record falls back to row by row: the bad row fails alo
   assert.equal(counts.failed, 1);
   assert.deepEqual(await q.statuses(), { done: 5, claimed: 1 }, 'row 3 keeps its claim for a later retry; no other row is undone');
   assert.ok(lines.some((l) => l.level === LEVEL.warn && l.msg === 'batch record failed; recording row by row'));
-  assert.ok(lines.some((l) => l.level === LEVEL.error && l.row === 'r00003'));
+  assert.ok(lines.some((l) => l.level === LEVEL.error && l.id === 'r00003'));
 });
 
 test('a row whose processing throws is its own failed outcome and is not claimed again in the same run', async () => {
@@ -267,7 +267,7 @@ test('a claim that does the work and fails is redone one row at a time; a run of
   });
   const c2 = await allFail.runOnce(context({ log }));
   assert.equal(c2.batches, 1, 'the full batch of failures ended the phase instead of claiming again');
-  assert.ok(lines.some((l) => l.msg === 'phase ended early; the next run goes on' && l.reason === 'every row of the batch failed on its own'));
+  assert.ok(lines.some((l) => l.msg === 'every row of the batch failed; phase stopped until the next tick' && l.phase === 'close'));
   assert.deepEqual(await q2.statuses(), { pending: 3 });
 });
 

@@ -62,6 +62,8 @@ interface Closed {
 /** What differs between the two phases: which rows they claim and how they close them. */
 interface PhaseSteps<R> {
   name: PhaseName;
+  /** The seed's Type of the phase's rows, on their log lines. */
+  type: 'PropertyObjectView' | 'Session';
   claimBatch(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<R[]>;
   claimOne(c: Queryable, id: string, cutoff: Date): Promise<R | undefined>;
   /** Ids a batch would take, read without locks, for the one-by-one redo of a failed batch. */
@@ -72,6 +74,7 @@ interface PhaseSteps<R> {
 /** Phase A: hanging views of live sessions, one transaction per batch; their sessions stay Active (INV-LV-004). */
 const HANGING_VIEWS: PhaseSteps<OwnedViewRow> = {
   name: 'hanging_views',
+  type: 'PropertyObjectView',
   claimBatch: claimHangingViews,
   claimOne: claimHangingView,
   candidateIds: hangingViewIds,
@@ -86,6 +89,7 @@ const HANGING_VIEWS: PhaseSteps<OwnedViewRow> = {
  */
 const STALE_SESSIONS: PhaseSteps<SessionRow> = {
   name: 'stale_sessions',
+  type: 'Session',
   claimBatch: claimStaleSessions,
   claimOne: claimStaleSession,
   candidateIds: staleSessionIds,
@@ -100,8 +104,6 @@ const STALE_SESSIONS: PhaseSteps<SessionRow> = {
 interface CloserRun {
   t0: number;
   cutoff: Date;
-  /** MaxRunDuration on the injected clock (the kernel's maxRunMs measures the same on the monotonic one). */
-  deadline: number;
   /** "job started" went out at info: the run did work (an idle run stays at debug). */
   announced: boolean;
 }
@@ -141,9 +143,9 @@ export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; 
     let before = { claimed: 0, failed: 0 };
     return batchPhase<Closed>({
       name: steps.name,
+      logFields: { type: steps.type },
       claim(limit, run, exclude) {
         before = { claimed: run.counts.claimed, failed: run.counts.failed };
-        if (run.now().getTime() >= state.deadline) return Promise.resolve([]);
         return inOneTransaction(run, (c) => steps.claimBatch(c, state.cutoff, limit, exclude));
       },
       oneByOne: {
@@ -192,7 +194,6 @@ export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; 
       const state: CloserRun = {
         t0: performance.now(),
         cutoff: inactivityCutoff(startedAt, options.inactivityThresholdMs),
-        deadline: startedAt.getTime() + options.maxRunDurationMs,
         announced: false,
       };
       runs.set(run, state);

@@ -235,8 +235,8 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     assert.equal((await outboxEvents(t.pool)).filter((e) => e.payload.SessionId === broken).length, 0);
     assert.equal(await metricValue(registry, 'activity_closer_errors_total'), 1);
     const failed = lines.find((l) => l.msg === 'item failed');
-    assert.equal(failed?.row, broken);
-    assert.equal(failed?.phase, 'stale_sessions');
+    assert.equal(failed?.id, broken);
+    assert.equal(failed?.type, 'Session');
     assert.match(JSON.stringify(failed?.err), /injected close failure/);
     assert.doesNotMatch(raw.join(''), /anon-|203\.0\.113\.7|Mozilla/, 'no AnonymousId, IP or user agent in logs');
 
