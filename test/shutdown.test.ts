@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createTestDatabase } from './support/db.ts';
-import { createTestKafka, waitFor } from './support/kafka.ts';
+import { createTestKafka } from './support/kafka.ts';
+import { waitFor } from './support/wait.ts';
 
 const TOTAL = 60_000;
 const TOPIC = 'pin.identity.access.v1';
@@ -43,7 +44,7 @@ test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, commi
     OUTBOX_MAX_RUN_MS: '600000',
   });
 
-  await waitFor(async () => (await published()) > 0, 'the publisher to commit its first batch', 60_000);
+  await waitFor('the publisher to commit its first batch', async () => (await published()) > 0, 60_000);
   const before = await published();
   child.kill('SIGTERM');
   const [code] = (await exited) as [number | null];
@@ -74,12 +75,12 @@ test('SIGTERM while start-up waits for a silent Kafka: the graceful path runs an
 
   const { child, log, exited } = startService({ DATABASE_URL: database.url, KAFKA_BROKERS: `127.0.0.1:${port}` });
   try {
-    await waitFor(() => sockets.size > 0, 'the service to reach for Kafka at start', 60_000);
+    await waitFor('the service to reach for Kafka at start', () => sockets.size > 0, 60_000);
     assert.doesNotMatch(log.text, /kafka event bus started|job runner started/, 'still starting');
 
     child.kill('SIGTERM');
     const gone = () => child.exitCode !== null || child.signalCode !== null;
-    await waitFor(() => /"msg":"shutting down"/.test(log.text) || gone(), 'the signal to be handled', 10_000);
+    await waitFor('the signal to be handled', () => /"msg":"shutting down"/.test(log.text) || gone(), 10_000);
     // The broker stays silent: stopping must not wait out the bus's pending connect.
     const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
 

@@ -1,7 +1,7 @@
 import { after } from 'node:test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { waitFor } from './kafka.ts';
+import { waitFor } from './wait.ts';
 
 async function freePort(): Promise<number> {
   const server = net.createServer();
@@ -15,12 +15,12 @@ async function spawnRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   after(() => void child.kill('SIGKILL'));
   await waitFor(
+    'redis-server to listen',
     () =>
       new Promise<boolean>((resolve) => {
         const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
         s.on('error', () => resolve(false));
       }),
-    'redis-server to listen',
   );
   return child;
 }

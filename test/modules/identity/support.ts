@@ -91,13 +91,3 @@ export async function outboxEvents<P = Record<string, unknown>>(pool: pg.Pool, t
 export const ACCESS_TOPIC = 'pin.identity.access.v1';
 export const USERS_TOPIC = 'pin.identity.users.v1';
 
-/** A metric's value summed over the label sets matching `labels`; `series` picks e.g. `<name>_count` of a histogram. */
-export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}, series = name): Promise<number> {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) return 0;
-  const { values } = await metric.get();
-  return values
-    .filter((v) => ((v as { metricName?: string }).metricName ?? name) === series)
-    .filter((v) => Object.entries(labels).every(([k, l]) => (v.labels as Record<string, unknown>)[k] === l))
-    .reduce((sum, v) => sum + v.value, 0);
-}

@@ -1,8 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../../../src/platform/time.ts';
-import { connectClient, waitFor } from '../../support/signalr.ts';
+import { connectClient } from '../../support/signalr.ts';
 import { dispatchedEvents, notificationsWorld, notify, setChannel, stored } from './support.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const w = await notificationsWorld();
 const a = w.main;
@@ -27,7 +28,7 @@ describe('notifications REST and in-app delivery', () => {
     assert.equal(email.last_error, 'NTF_PROVIDER_INVALID_RECIPIENT');
     const inApp = await stored(a.pool, byChannel.get('InApp')!.id);
     assert.equal(inApp.status, 'Sent');
-    await waitFor(() => client.received.length === 1, 'the notification_created frame');
+    await waitFor('the notification_created frame', () => client.received.length === 1);
     const frame = client.received[0]!.payload as Record<string, unknown>;
     assert.equal(frame.NotificationId, inApp.id);
     assert.equal(frame.Title, 'Deal signed');

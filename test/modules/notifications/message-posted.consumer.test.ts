@@ -4,8 +4,9 @@ import type { Message } from 'kafkajs';
 import { TOPICS } from '../../../src/event-topics.ts';
 import { newId } from '../../../src/platform/time.ts';
 import { connectClient } from '../../support/signalr.ts';
-import { createTestKafka, waitFor } from '../../support/kafka.ts';
+import { createTestKafka } from '../../support/kafka.ts';
 import { notificationsWorld, setChannel } from './support.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const k = await createTestKafka();
 const w = await notificationsWorld({
@@ -72,7 +73,7 @@ describe('MessagePostedKafkaEvent consumer (the offline path)', () => {
     );
     await k.produce(k.topic(TOPICS.messagePosted), [event]);
 
-    await waitFor(async () => (await rowsOf(offline)).filter((r) => r.status === 'Sent').length === 2, 'the offline recipient notified');
+    await waitFor('the offline recipient notified', async () => (await rowsOf(offline)).filter((r) => r.status === 'Sent').length === 2);
     const rows = await rowsOf(offline);
     assert.deepEqual(rows.map((r) => r.channel), ['InApp', 'Push']);
     assert.deepEqual(rows[0]!.data, { ChatId: chatId, MessageId: messageId, Seq: 17, SenderUserId: sender, Kind: 'Text', SentAt: rows[0]!.data.SentAt });
@@ -99,7 +100,7 @@ describe('MessagePostedKafkaEvent consumer (the offline path)', () => {
     await k.produce(k.topic(TOPICS.messagePosted), [
       messagePosted({ ChatId: chatId, MessageId: newId(), Seq: 18, SenderUserId: sender, RecipientUserIds: [marker], Kind: 'Text', SentAt: new Date().toISOString() }),
     ]);
-    await waitFor(async () => (await rowsOf(marker)).length > 0, 'a later message on the same chat to be handled');
+    await waitFor('a later message on the same chat to be handled', async () => (await rowsOf(marker)).length > 0);
     assert.equal((await rowsOf(offline)).length, 2);
   });
 

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import type { Message } from 'kafkajs';
 import { TOPICS } from '../../../src/event-topics.ts';
 import { newId } from '../../../src/platform/time.ts';
-import { createTestKafka, waitFor } from '../../support/kafka.ts';
+import { createTestKafka } from '../../support/kafka.ts';
 import { startPrivateRedis } from '../../support/redis.ts';
 import { notificationsWorld } from './support.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const k = await createTestKafka();
 await k.createTopics([{ name: TOPICS.messagePosted, partitions: 1 }]);
@@ -64,7 +65,7 @@ test('with the hub presence store (Redis) hanging — up but silent — each loo
     ]);
 
     // Well before the redis-server resumes (finally below): nothing waits for it.
-    await waitFor(async () => (await recipientsWithRows([first, second, later])).length === 3, 'every recipient notified while Redis hangs', 20_000);
+    await waitFor('every recipient notified while Redis hangs', async () => (await recipientsWithRows([first, second, later])).length === 3, 20_000);
     assert.deepEqual((await recipientsWithRows([first, second, later])).sort(), [first, second, later].sort());
     assert.equal(await metric('notifications_presence_lookup_failures_total'), failuresBefore + 3, 'one failure per timed-out lookup');
   } finally {
@@ -82,7 +83,7 @@ test('with the hub presence store (Redis) down, recipients are treated as offlin
   const later = newId();
   await k.produce(k.topic(TOPICS.messagePosted), [messagePosted({ ...posted, MessageId: newId(), Seq: 2, RecipientUserIds: [later] })]);
 
-  await waitFor(async () => (await recipientsWithRows([first, second, later])).length === 3, 'every recipient notified while Redis is down', 20_000);
+  await waitFor('every recipient notified while Redis is down', async () => (await recipientsWithRows([first, second, later])).length === 3, 20_000);
   assert.deepEqual((await recipientsWithRows([first, second, later])).sort(), [first, second, later].sort());
   assert.equal(await metric('notifications_presence_lookup_failures_total'), failuresBefore + 3);
 });

@@ -200,5 +200,4 @@ export async function installCloseFailures(pool: pg.Pool): Promise<{ failOn(...i
   };
 }
 
-export { metricValue } from '../../platform/events/support.ts';
 export type { Registry };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { sql } from 'drizzle-orm';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { createEffectsTable, effects, labelledMessage, metricValue, recordEffect, testLog, type LabelPayload } from './support.ts';
+import { createEffectsTable, effects, labelledMessage, recordEffect, testLog, type LabelPayload } from './support.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import type { ConsumerDefinition, OutgoingMessage } from '../../../src/platform/events/bus.ts';
 import type { Tx } from '../../../src/platform/db/index.ts';
@@ -12,6 +12,7 @@ import { createMessageProcessor, resolveConsumer } from '../../../src/platform/e
 import { dataErrorAsPoison, deterministicSqlState } from '../../../src/platform/events/consumer-transaction.ts';
 import type { EventEnvelope } from '../../../src/platform/events/envelope.ts';
 import { PoisonMessageError } from '../../../src/platform/events/errors.ts';
+import { metricValue } from '../../support/metrics.ts';
 
 /**
  * A handler that hits a deterministic SQL data error (class 22, check violation) on a real table

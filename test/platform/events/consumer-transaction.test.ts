@@ -1,13 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { createEffectsTable, effects, labelledMessage, metricValue, nextTestOffset, recordEffect, testLog, type LabelPayload } from './support.ts';
+import { createEffectsTable, effects, labelledMessage, nextTestOffset, recordEffect, testLog, type LabelPayload } from './support.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import type { ConsumerDefinition, IncomingMessage, OutgoingMessage } from '../../../src/platform/events/bus.ts';
 import { consumerMetrics } from '../../../src/platform/events/consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from '../../../src/platform/events/consumer-runner.ts';
 import { envelopeToWire, type EventEnvelope } from '../../../src/platform/events/envelope.ts';
 import { PoisonMessageError } from '../../../src/platform/events/errors.ts';
+import { metricValue } from '../../support/metrics.ts';
 
 /**
  * The optional batch handler of a consumer (consumer-transaction.ts): it receives the group's

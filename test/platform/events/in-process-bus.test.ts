@@ -1,8 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { waitFor } from '../../support/kafka.ts';
-import { createEffectsTable, effects, jobContext, metricValue, recordEffect, testLog } from './support.ts';
+import { createEffectsTable, effects, jobContext, recordEffect, testLog } from './support.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import { createEventBus } from '../../../src/platform/events/create-bus.ts';
@@ -10,6 +9,8 @@ import { envelopeToWire, type EventEnvelope } from '../../../src/platform/events
 import { EventBusUnavailableError, PoisonMessageError } from '../../../src/platform/events/errors.ts';
 import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
 import { createOutboxPublisher } from '../../../src/platform/outbox/publisher.ts';
+import { metricValue } from '../../support/metrics.ts';
+import { waitFor } from '../../support/wait.ts';
 
 // At the top level: the drop hook createTestDatabase registers then runs when the file ends.
 const t: TestDatabase = await createTestDatabase();
@@ -64,14 +65,14 @@ describe('in-process event bus (KAFKA_BROKERS unset)', () => {
     const publisher = createOutboxPublisher({ pool: t.pool, bus, log: testLog, registry, batchSize: 100, maxRunMs: 5000, pollIntervalMs: 1000 });
 
     assert.deepEqual(await publisher.publishPending(jobContext()), { published: 4, failed: 0, heldBack: 0 });
-    await waitFor(() => handled.length === 4, 'four events handled');
+    await waitFor('four events handled', () => handled.length === 4);
     for (const chat of ['chat-a', 'chat-b']) {
       const seqs = handled.filter((e) => e.key === chat).map((e) => e.payload.Seq);
       assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
     }
 
     await bus.publish([{ topic, ...envelopeToWire(handled[0]!) }]); // the same message-id again
-    await waitFor(async () => (await metricValue(registry, 'consumer_messages_total', { outcome: 'duplicate' })) === 1, 'duplicate seen');
+    await waitFor('duplicate seen', async () => (await metricValue(registry, 'consumer_messages_total', { outcome: 'duplicate' })) === 1);
     assert.equal(handled.length, 4);
   });
 
@@ -113,7 +114,7 @@ describe('in-process event bus (KAFKA_BROKERS unset)', () => {
     });
     await bus.publish([wire(1), wire(2, true), { topic, key: 'same-key', value: 'garbage', headers: {} }, wire(3)]);
 
-    await waitFor(async () => (await effects(t.pool, 'in-process-retry')).length === 2, 'good messages handled');
+    await waitFor('good messages handled', async () => (await effects(t.pool, 'in-process-retry')).length === 2);
     assert.deepEqual(await effects(t.pool, 'in-process-retry'), ['1', '3']);
     assert.equal(await metricValue(registry, 'consumer_messages_total', { outcome: 'retried' }), 1);
     assert.equal(await metricValue(registry, 'consumer_messages_total', { outcome: 'dead_lettered' }), 2);

@@ -2,8 +2,8 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Message } from 'kafkajs';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { createTestKafka, waitFor, type TestKafka } from '../../support/kafka.ts';
-import { createEffectsTable, effects, metricValue, recordEffect, testLog } from './support.ts';
+import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
+import { createEffectsTable, effects, recordEffect, testLog } from './support.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import type { ConsumerDefinition } from '../../../src/platform/events/bus.ts';
@@ -11,6 +11,8 @@ import { envelopeToWire, type EventEnvelope } from '../../../src/platform/events
 import { PoisonMessageError } from '../../../src/platform/events/errors.ts';
 import { topicsToCreate } from '../../../src/platform/events/topics.ts';
 import { newId } from '../../../src/platform/time.ts';
+import { metricValue } from '../../support/metrics.ts';
+import { waitFor } from '../../support/wait.ts';
 
 // At the top level: the cleanup hooks these register run when the file ends.
 const t: TestDatabase = await createTestDatabase();
@@ -63,14 +65,14 @@ describe('consumer runner on Kafka', () => {
     await bus.publish([wire(first)]);
     await bus.publish([wire(first), wire(second)]);
 
-    await waitFor(async () => (await c.count('handled')) === 2 && (await c.count('duplicate')) === 1, 'two handled, one duplicate');
+    await waitFor('two handled, one duplicate', async () => (await c.count('handled')) === 2 && (await c.count('duplicate')) === 1);
     assert.deepEqual(handled, [first.messageId, second.messageId]);
     const { rows } = await t.pool.query(`select idempotency_key from platform.inbox where consumer = 'redelivery' order by 1`);
     assert.deepEqual(rows.map((r) => r.idempotency_key), [`redelivery:${first.messageId}`, `redelivery:${second.messageId}`].sort());
-    await waitFor(async () => {
+    await waitFor('all three offsets committed', async () => {
       const [offsets] = await k.admin.fetchOffsets({ groupId: `${k.prefix}redelivery-group`, topics: [k.topic(topic)] });
       return offsets!.partitions.reduce((n, p) => n + Math.max(0, Number(p.offset)), 0) === 3;
-    }, 'all three offsets committed');
+    });
     assert.equal(await metricValue(c.registry, 'consumer_handle_duration_seconds', {}, 'consumer_handle_duration_seconds_count'), 2, 'one handler run per handled message');
     assert.equal(await metricValue(c.registry, 'consumer_lag', { consumer: 'redelivery' }), 0);
   });
@@ -92,7 +94,7 @@ describe('consumer runner on Kafka', () => {
       onPartition(0, envelope(topic, 'user-3', 3)),
     ]);
 
-    await waitFor(async () => handled.length === 1 && (await c.count('dead_lettered')) === 2, 'two dead-lettered, one handled');
+    await waitFor('two dead-lettered, one handled', async () => handled.length === 1 && (await c.count('dead_lettered')) === 2);
     assert.deepEqual(handled, [3], 'the message after the poison ones on the same partition is handled');
     const dlq = await k.readTopic(`${k.topic(topic)}.dlq`, { atLeast: 2 });
     assert.equal(dlq.length, 2);
@@ -122,7 +124,7 @@ describe('consumer runner on Kafka', () => {
       onPartition(1, envelope(topic, 'user-1', 2, { contractVersion: 2 })),
     ]);
 
-    await waitFor(async () => handled.length === 1 && (await c.count('skipped')) === 1, 'one skipped, one handled');
+    await waitFor('one skipped, one handled', async () => handled.length === 1 && (await c.count('skipped')) === 1);
     assert.deepEqual(handled, [2]);
     assert.equal(await metricValue(c.registry, 'consumer_contract_version_mismatch_total', { consumer: 'shared' }), 1);
     assert.equal(await c.count('dead_lettered'), 0);
@@ -154,7 +156,7 @@ describe('consumer runner on Kafka', () => {
       onPartition(1, envelope(topic, 'D', 1)),
     ]);
 
-    await waitFor(async () => (await effects(t.pool, 'retry')).length === 4, 'all four handled');
+    await waitFor('all four handled', async () => (await effects(t.pool, 'retry')).length === 4);
     const committed = await effects(t.pool, 'retry');
     assert.deepEqual(committed.filter((l) => l.startsWith('A#')), ['A#1', 'A#2', 'A#3'], 'partition order kept, each effect once');
     assert.ok(succeeded.indexOf('D#1') < succeeded.lastIndexOf('A#2'), `partition 1 did not wait for partition 0: ${succeeded.join(', ')}`);
@@ -168,12 +170,12 @@ describe('consumer runner on Kafka', () => {
     const def = { name: 'stopper', handle: async (e: EventEnvelope<UserPayload>) => void handled.push(e.payload.Step) };
     const first = await consumerOn(topic, def);
     await k.produce(k.topic(topic), [onPartition(2, envelope(topic, 'u', 1))]);
-    await waitFor(() => handled.length === 1, 'first message handled');
+    await waitFor('first message handled', () => handled.length === 1);
     await first.handle.stop();
 
     await k.produce(k.topic(topic), [onPartition(2, envelope(topic, 'u', 2))]);
     const second = await consumerOn(topic, def);
-    await waitFor(() => handled.length === 2, 'second message handled by the new member');
+    await waitFor('second message handled by the new member', () => handled.length === 2);
     assert.deepEqual(handled, [1, 2], 'the first message was not handled again');
     assert.equal(await second.count('duplicate'), 0);
   });

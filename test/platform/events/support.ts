@@ -3,7 +3,6 @@ import type { IncomingMessage } from '../../../src/platform/events/bus.ts';
 import { envelopeToWire, type EventEnvelope } from '../../../src/platform/events/envelope.ts';
 import type { JobContext } from '../../../src/platform/jobs/types.ts';
 import { createLogger, type Logger } from '../../../src/platform/observability/logger.ts';
-import type { Registry } from '../../../src/platform/observability/metrics.ts';
 import { newId } from '../../../src/platform/time.ts';
 
 /** Test log: silent unless TEST_LOG_LEVEL asks for it. */
@@ -12,22 +11,6 @@ export const testLog: Logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silen
 /** A job context for calling a job's run() directly. */
 export function jobContext(signal: AbortSignal = new AbortController().signal): JobContext {
   return { jobRunId: newId(), signal, log: testLog, now: () => new Date() };
-}
-
-/** Sum of a metric's samples whose labels include `labels` (histograms: pass `${name}_count` as sample). */
-export async function metricValue(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string> = {},
-  sample = name,
-): Promise<number> {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) return 0;
-  const { values } = await metric.get();
-  return values
-    .filter((v) => ((v as { metricName?: string }).metricName ?? name) === sample)
-    .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
-    .reduce((sum, v) => sum + v.value, 0);
 }
 
 /** A port where nothing listens: a bus pointed at it sees Kafka as unreachable. */

@@ -7,7 +7,8 @@ import { createJobRunner, defineJob, InvalidJobError } from '../../../src/platfo
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import { ManualClock } from '../../../src/platform/time.ts';
-import { LEVEL, runsCounted, startReplica, waitFor, type LogLine } from './support.ts';
+import { LEVEL, runsCounted, startReplica, type LogLine } from './support.ts';
+import { waitFor } from '../../support/wait.ts';
 
 // At the top level: the drop hook createTestDatabase registers then runs when the file ends.
 const tdb: TestDatabase = await createTestDatabase();

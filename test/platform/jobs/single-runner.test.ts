@@ -9,7 +9,8 @@ import {
   UnknownJobError,
   type JobDefinition,
 } from '../../../src/platform/jobs/index.ts';
-import { LEVEL, runsCounted, startReplica, waitFor, within } from './support.ts';
+import { LEVEL, runsCounted, startReplica, within } from './support.ts';
+import { waitFor } from '../../support/wait.ts';
 
 // At the top level: the drop hook createTestDatabase registers then runs when the file ends.
 const tdb: TestDatabase = await createTestDatabase();

@@ -1,5 +1,4 @@
 import type { TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { createPool } from '../../../src/platform/db/index.ts';
 import { createJobRunner, type JobRunner } from '../../../src/platform/jobs/index.ts';
@@ -43,15 +42,6 @@ export function startReplica(t: TestContext, tdb: TestDatabase, opts: { stopTime
     await pool.end();
   });
   return { runner, registry, logs, pool };
-}
-
-/** Polls until `check` holds; fails with `what` after the deadline (no fixed sleeps in tests). */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await sleep(10);
-  }
 }
 
 /** The value of job_runs_total{job,outcome} on a registry. */

@@ -4,7 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { defineJob, WAKE_APPLICATION_NAME, LOCK_APPLICATION_NAME } from '../../../src/platform/jobs/index.ts';
-import { startReplica, waitFor, within, type Replica } from './support.ts';
+import { startReplica, within, type Replica } from './support.ts';
+import { waitFor } from '../../support/wait.ts';
 
 // At the top level: the drop hook createTestDatabase registers then runs when the file ends.
 const tdb: TestDatabase = await createTestDatabase();

@@ -2,11 +2,12 @@ import { after, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
-import { jobContext, metricValue, testLog } from '../events/support.ts';
+import { jobContext, testLog } from '../events/support.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import type { EventBus } from '../../../src/platform/events/bus.ts';
 import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
 import { orderEvent, publisherFactory } from './support.ts';
+import { metricValue } from '../../support/metrics.ts';
 
 /**
  * The publisher's row-by-row fallback (after a failed bulk send): it stops between rows when the

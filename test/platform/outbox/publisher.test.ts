@@ -1,8 +1,8 @@
 import { after, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { createTestKafka, waitFor, type TestKafka } from '../../support/kafka.ts';
-import { closedPort, jobContext, metricValue, testLog } from '../events/support.ts';
+import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
+import { closedPort, jobContext, testLog } from '../events/support.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import type { EventBus } from '../../../src/platform/events/bus.ts';
@@ -11,6 +11,8 @@ import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
 import { orderEvent, publisherFactory } from './support.ts';
 import { createJobRunner } from '../../../src/platform/jobs/index.ts';
 import { outboxPublisherJob } from '../../../src/platform/outbox/publisher.ts';
+import { metricValue } from '../../support/metrics.ts';
+import { waitFor } from '../../support/wait.ts';
 
 // At the top level: the cleanup hooks these register run when the file ends.
 const t: TestDatabase = await createTestDatabase();
@@ -157,7 +159,7 @@ describe('outbox publisher (real Kafka)', () => {
       },
     };
     void publisher({ bus: dyingBus }).publishPending(jobContext());
-    await waitFor(() => sent, 'the dying publisher to send');
+    await waitFor('the dying publisher to send', () => sent);
     assert.equal((await pendingRows()).length, 4, 'sent but not marked');
 
     assert.deepEqual(await publisher().publishPending(jobContext()), { published: 4, failed: 0, heldBack: 0 });
@@ -179,8 +181,8 @@ describe('outbox publisher (real Kafka)', () => {
     );
     try {
       await waitFor(
-        async () => (await metricValue(registry, 'consumer_messages_total', { outcome: 'duplicate' })) === 4,
         'the four redeliveries to be recognised',
+        async () => (await metricValue(registry, 'consumer_messages_total', { outcome: 'duplicate' })) === 4,
       );
       assert.equal(handled.length, 4);
       assert.deepEqual(handled.map((e) => (e.payload as { Seq: number }).Seq).sort(), [1, 2, 3, 4]);
@@ -219,9 +221,9 @@ describe('outbox publisher (real Kafka)', () => {
     await runner.start();
     try {
       // Whatever ran at start is over before the commit, so only the commit's NOTIFY can start a run.
-      await waitFor(async () => (await runner.list()).every((j) => !j.running), 'no run in progress');
+      await waitFor('no run in progress', async () => (await runner.list()).every((j) => !j.running));
       await t.db.transaction((tx) => enqueue(tx, orderEvent(topic, 'k', 1)));
-      await waitFor(async () => (await pendingRows()).length === 0, 'the woken publisher to publish the row');
+      await waitFor('the woken publisher to publish the row', async () => (await pendingRows()).length === 0);
       assert.equal((await k.readTopic(k.topic(topic), { atLeast: 1 })).length, 1);
     } finally {
       await runner.stop();
@@ -240,11 +242,11 @@ describe('outbox publisher (real Kafka)', () => {
     await runner.start();
     try {
       await t.db.transaction((tx) => enqueue(tx, orderEvent(topic, 'k', 1)));
-      await waitFor(async () => (await pendingRows()).length === 0, 'the first row published');
+      await waitFor('the first row published', async () => (await pendingRows()).length === 0);
       assert.equal((await publisherJob()).running, true, 'the run waits for the next commit instead of ending');
       const runsBefore = (await publisherJob()).runsTotal;
       await t.db.transaction((tx) => enqueue(tx, orderEvent(topic, 'k', 2)));
-      await waitFor(async () => (await pendingRows()).length === 0, 'the second row published by the waiting run');
+      await waitFor('the second row published by the waiting run', async () => (await pendingRows()).length === 0);
       const job = await publisherJob();
       assert.equal(job.running, true);
       assert.equal(job.runsTotal, runsBefore, 'no new run was started for the second commit');

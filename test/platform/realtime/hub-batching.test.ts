@@ -2,7 +2,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FLUSH_AT_BYTES } from '../../../src/platform/realtime/connection.ts';
 import { userGroup } from '../../../src/platform/realtime/groups.ts';
-import { connectClient, connectRaw, metricValue, newUserId, startHubApp, tokenFor, waitFor } from '../../support/signalr.ts';
+import { connectClient, connectRaw, newUserId, startHubApp, tokenFor } from '../../support/signalr.ts';
+import { metricValue } from '../../support/metrics.ts';
+import { waitFor } from '../../support/wait.ts';
 
 /**
  * The hub queues a connection's frames and writes them once the current burst of sends is over:
@@ -20,7 +22,7 @@ describe('hub write batching', () => {
 
     await Promise.all([1, 2, 3, 4, 5].map((n) => hub.send(userGroup(userId), 'numbered', { n })));
 
-    await waitFor(() => raw.records.length === 5, 'five records');
+    await waitFor('five records', () => raw.records.length === 5);
     assert.deepEqual(
       raw.records.map((r) => [r.type, r.target, (r.arguments as { n: number }[])[0]!.n]),
       [1, 2, 3, 4, 5].map((n) => [1, 'numbered', n]),
@@ -35,7 +37,7 @@ describe('hub write batching', () => {
     const raw = await connectRaw(wsUrl, await tokenFor(userId));
     for (const n of [1, 2, 3]) {
       await hub.send(userGroup(userId), 'numbered', { n });
-      await waitFor(() => raw.records.length === n, `record ${n}`);
+      await waitFor(`record ${n}`, () => raw.records.length === n);
     }
   });
 
@@ -50,7 +52,7 @@ describe('hub write batching', () => {
       hub.send(userGroup(userId), 'numbered', { n: 3 }),
     ]);
 
-    await waitFor(() => client.received.length === 3, 'three invocations');
+    await waitFor('three invocations', () => client.received.length === 3);
     assert.deepEqual(client.received, [
       { event: 'numbered', payload: { n: 1 } },
       { event: 'other', payload: { n: 2 } },
@@ -70,7 +72,7 @@ describe('hub write batching', () => {
 
     await Promise.all(Array.from({ length: count }, (_, i) => hub.send(userGroup(userId), 'bulk', { chunk, i })));
 
-    await waitFor(() => raw.records.length === count, `${count} records`, 20_000);
+    await waitFor(`${count} records`, () => raw.records.length === count, 20_000);
     assert.deepEqual(
       raw.records.map((r) => (r.arguments as { i: number }[])[0]!.i),
       Array.from({ length: count }, (_, i) => i),

@@ -6,7 +6,8 @@ import { createRedisBackplane } from '../../../src/platform/realtime/backplane-r
 import { userGroup } from '../../../src/platform/realtime/groups.ts';
 import { createRedisPresence } from '../../../src/platform/realtime/presence-redis.ts';
 import { newId } from '../../../src/platform/time.ts';
-import { connectClient, newUserId, startHubApp, tokenFor, waitFor } from '../../support/signalr.ts';
+import { connectClient, newUserId, startHubApp, tokenFor } from '../../support/signalr.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const redisUrl = process.env.REDIS_URL;
 if (!redisUrl) throw new Error('REDIS_URL is unset: run the tests with `npm test` (scripts/services.sh starts Redis)');
@@ -38,14 +39,14 @@ describe('hub across replicas over the Redis backplane', () => {
     // messages, so the send that follows finds the socket in the group.
     await b.hub.addUserToGroup(userId, chat);
     await b.hub.send(chat, 'message_received', { Seq: 1 });
-    await waitFor(() => client.received.length > 0, 'the cross-replica group send');
+    await waitFor('the cross-replica group send', () => client.received.length > 0);
     assert.deepEqual(client.received[0], { event: 'message_received', payload: { Seq: 1 } });
 
     await b.hub.send(userGroup(userId), 'message_received', { Seq: 2 });
-    await waitFor(() => client.received.some((r) => (r.payload as { Seq: number }).Seq === 2), 'the user-group send');
+    await waitFor('the user-group send', () => client.received.some((r) => (r.payload as { Seq: number }).Seq === 2));
 
     await client.connection.stop();
-    await waitFor(async () => !(await b.hub.isOnline(userId)), 'offline on B after the disconnect');
+    await waitFor('offline on B after the disconnect', async () => !(await b.hub.isOnline(userId)));
   });
 
   test('a replica keeps refreshing its users, so presence outlives the TTL while the user stays', async () => {
@@ -65,7 +66,7 @@ describe('hub across replicas over the Redis backplane', () => {
     await crashed.markOnline(userId);
     assert.equal(await observer.isOnline(userId), true);
     await crashed.close(); // gone without markOffline and without refreshing
-    await waitFor(async () => !(await observer.isOnline(userId)), 'the entry to expire');
+    await waitFor('the entry to expire', async () => !(await observer.isOnline(userId)));
   });
 
   test('with Redis unreachable, health is down and a send fails fast instead of queueing', async () => {

@@ -4,16 +4,9 @@ import { WebSocket } from 'ws';
 import { userGroup } from '../../../src/platform/realtime/groups.ts';
 import { RECORD_SEPARATOR as RS } from '../../../src/platform/realtime/protocol.ts';
 import { signToken } from '../../../src/platform/http/auth.ts';
-import {
-  connectClient,
-  connectRaw,
-  metricValue,
-  newUserId,
-  startHubApp,
-  TEST_SECRET,
-  tokenFor,
-  waitFor,
-} from '../../support/signalr.ts';
+import { connectClient, connectRaw, newUserId, startHubApp, TEST_SECRET, tokenFor } from '../../support/signalr.ts';
+import { metricValue } from '../../support/metrics.ts';
+import { waitFor } from '../../support/wait.ts';
 
 /** The HTTP status the WebSocket upgrade gets (101 when it opens; the socket is closed right away). */
 function upgradeStatus(url: string): Promise<number> {
@@ -37,7 +30,7 @@ describe('hub with the official SignalR client', () => {
 
     await hub.send(userGroup(userId), 'contact_request_received', { RefId: 'r-1' });
 
-    await waitFor(() => client.received.length === 1, 'the invocation');
+    await waitFor('the invocation', () => client.received.length === 1);
     assert.deepEqual(client.received, [{ event: 'contact_request_received', payload: { RefId: 'r-1' } }]);
     assert.ok((await metricValue(registry, 'hub_frames_sent_total', { kind: 'invocation' })) >= 1);
   });
@@ -49,7 +42,7 @@ describe('hub with the official SignalR client', () => {
 
     await hub.send(`chat:${chatId}`, 'message_received', { ChatId: chatId, Seq: 7 });
 
-    await waitFor(() => client.received.length === 1, 'the chat invocation');
+    await waitFor('the chat invocation', () => client.received.length === 1);
     assert.deepEqual(client.received[0], { event: 'message_received', payload: { ChatId: chatId, Seq: 7 } });
   });
 
@@ -101,13 +94,13 @@ describe('hub with the official SignalR client', () => {
 
     await hub.addUserToGroup(userId, group);
     await hub.send(group, 'chat_updated', { n: 1 });
-    await waitFor(() => client.received.length === 1, 'delivery after joining');
+    await waitFor('delivery after joining', () => client.received.length === 1);
 
     await hub.removeUserFromGroup(userId, group);
     await hub.send(group, 'chat_updated', { n: 2 });
     // A marker on the user group is sent after the group send: once it arrives, the group send would have too.
     await hub.send(userGroup(userId), 'chat_updated', { n: 'marker' });
-    await waitFor(() => client.received.length >= 2, 'the marker');
+    await waitFor('the marker', () => client.received.length >= 2);
     assert.deepEqual(
       client.received.map((r) => r.payload),
       [{ n: 1 }, { n: 'marker' }],
@@ -128,7 +121,7 @@ describe('hub with the official SignalR client', () => {
     });
     const userId = newUserId();
     const starting = connectClient(url, await tokenFor(userId), { events: ['chat_updated'] });
-    await waitFor(() => resolverCalled, 'resolveGroups to be called');
+    await waitFor('resolveGroups to be called', () => resolverCalled);
     await hub.removeUserFromGroup(userId, stale);
     await hub.addUserToGroup(userId, added);
     release();
@@ -136,9 +129,9 @@ describe('hub with the official SignalR client', () => {
 
     await hub.send(stale, 'chat_updated', { group: 'stale' });
     await hub.send(added, 'chat_updated', { group: 'added' });
-    await waitFor(() => client.received.length >= 1, 'the send to the added group');
+    await waitFor('the send to the added group', () => client.received.length >= 1);
     await hub.send(userGroup(userId), 'chat_updated', { group: 'marker' });
-    await waitFor(() => client.received.length >= 2, 'the marker');
+    await waitFor('the marker', () => client.received.length >= 2);
     assert.deepEqual(
       client.received.map((r) => (r.payload as { group: string }).group),
       ['added', 'marker'],
@@ -152,7 +145,7 @@ describe('hub with the official SignalR client', () => {
       },
     });
     await assert.rejects(connectClient(url, await tokenFor(newUserId())), /could not load the groups/);
-    await waitFor(() => hub.connectionCount() === 0, 'the refused socket to close');
+    await waitFor('the refused socket to close', () => hub.connectionCount() === 0);
   });
 
   test('a client invocation gets a completion error: the hub has no client-callable methods', async () => {
@@ -166,7 +159,7 @@ describe('hub with the official SignalR client', () => {
     const { hub, url, registry } = await startHubApp();
     const client = await connectClient(url, await tokenFor(newUserId()));
     await hub.close();
-    await waitFor(() => client.closed, 'the client to see the close');
+    await waitFor('the client to see the close', () => client.closed);
     assert.match(String(client.closedWith), /shutting down/);
     assert.equal(await metricValue(registry, 'hub_connections_active'), 0);
     assert.equal(await metricValue(registry, 'hub_disconnects_total', { reason: 'server_shutdown' }), 1);
@@ -180,12 +173,12 @@ describe('hub connections and token expiry', () => {
     const expiring = await connectClient(url, shortLived);
     const lasting = await connectClient(url, await tokenFor(newUserId()));
 
-    await waitFor(() => expiring.closed, 'the connection of the expired token to be closed', 10_000);
+    await waitFor('the connection of the expired token to be closed', () => expiring.closed, 10_000);
     assert.match(String(expiring.closedWith), /access token expired/);
     assert.equal(lasting.closed, false);
     assert.equal(lasting.connection.state, 'Connected');
     // Counted when the server's socket reports the close, which can come after the client saw it.
-    await waitFor(async () => (await metricValue(registry, 'hub_disconnects_total', { reason: 'token_expired' })) === 1, 'the disconnect counted');
+    await waitFor('the disconnect counted', async () => (await metricValue(registry, 'hub_disconnects_total', { reason: 'token_expired' })) === 1);
   });
 });
 
@@ -205,7 +198,7 @@ describe('hub protocol edges (raw WebSocket)', () => {
     const { wsUrl } = await startHubApp();
     const raw = await connectRaw(wsUrl, await tokenFor(newUserId()));
     raw.ws.send(`{"type":6}${RS}{"type":1,"invocationId":"1","target":"A","arguments":[]}${RS}{"type":1,"invocationId":"2","target":"B","arguments":[]}${RS}`);
-    await waitFor(() => raw.records.filter((r) => r.type === 3).length === 2, 'two completions');
+    await waitFor('two completions', () => raw.records.filter((r) => r.type === 3).length === 2);
     assert.deepEqual(
       raw.records.filter((r) => r.type === 3).map((r) => r.invocationId),
       ['1', '2'],
@@ -218,7 +211,7 @@ describe('hub protocol edges (raw WebSocket)', () => {
     const raw = await connectRaw(wsUrl, await tokenFor(newUserId()));
     const seenAt: number[] = [];
     raw.ws.on('message', () => seenAt.push(performance.now()));
-    await waitFor(() => raw.records.filter((r) => r.type === 6).length >= 3, 'three pings');
+    await waitFor('three pings', () => raw.records.filter((r) => r.type === 6).length >= 3);
     assert.ok(raw.records.every((r) => r.type === 6), 'nothing but pings');
     // Paced by the interval, not by the liveness timer's finer tick (half an interval of allowance
     // for event-loop stalls in a busy test process: server and client share it).
@@ -232,7 +225,7 @@ describe('hub protocol edges (raw WebSocket)', () => {
     const chatty = await connectRaw(wsUrl, await tokenFor(newUserId()));
     const keepAlive = setInterval(() => chatty.ws.send(`{"type":6}${RS}`), 50);
 
-    await waitFor(() => silent.isClosed(), 'the silent peer to be closed');
+    await waitFor('the silent peer to be closed', () => silent.isClosed());
     clearInterval(keepAlive);
     assert.equal(chatty.isClosed(), false, 'the pinging peer is still connected');
     assert.equal(await metricValue(registry, 'hub_disconnects_total', { reason: 'client_timeout' }), 1);
@@ -251,17 +244,17 @@ describe('hub protocol edges (raw WebSocket)', () => {
     const chunk = 'x'.repeat(64 * 1024);
     let sent = 0;
     await waitFor(
+      'the slow-consumer close',
       async () => {
         for (let i = 0; i < 16; i++) await hub.send(userGroup(userId), 'bulk', { chunk, i: sent++ });
         return (await metricValue(registry, 'hub_slow_consumer_closes_total')) === 1;
       },
-      'the slow-consumer close',
       20_000,
     );
-    await waitFor(() => hub.connectionCount() === 1, 'the stuck socket to be dropped');
+    await waitFor('the stuck socket to be dropped', () => hub.connectionCount() === 1);
     assert.equal(await metricValue(registry, 'hub_disconnects_total', { reason: 'slow_consumer' }), 1);
 
     await hub.send(userGroup(healthyUser), 'still_here', {});
-    await waitFor(() => healthy.records.some((r) => r.target === 'still_here'), 'the healthy client still served');
+    await waitFor('the healthy client still served', () => healthy.records.some((r) => r.target === 'still_here'));
   });
 });

@@ -9,7 +9,8 @@ import { insertFanOutTask, getTask, replayFailedTask } from '../../../../src/mod
 import { setRolePermissions } from '../../../../src/modules/identity/roles/role-operations.ts';
 import type { UserAccessChangedKafkaEvent } from '../../../../src/contracts/identity-events.ts';
 import type { Logger } from '../../../../src/platform/observability/logger.ts';
-import { ACCESS_TOPIC, defaultSettings, identityContext, metricValue, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
+import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
+import { metricValue } from '../../../support/metrics.ts';
 
 const db = await createTestDatabase();
 const pool = db.pool;

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Message } from 'kafkajs';
 import { newId } from '../../../../src/platform/time.ts';
 
-export { metricValue } from '../../../platform/events/support.ts';
+export { metricValue } from '../../../support/metrics.ts';
 
 /** Helpers of the messenger user-replica tests: UserUpserted messages on the wire, replica reads, logs. */
 

@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../../support/app.ts';
-import { createTestKafka, waitFor, type ReadMessage } from '../../../support/kafka.ts';
+import { createTestKafka, type ReadMessage } from '../../../support/kafka.ts';
 import { buildApp } from '../../../../src/app.ts';
 import { createPool } from '../../../../src/platform/db/index.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
@@ -9,6 +9,7 @@ import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { TOPICS } from '../../../../src/event-topics.ts';
 import userActivity from '../../../../src/modules/user-activity/index.ts';
 import { countWhere, minutesBefore, seedSession, seedStaleSessions, seedView, T0 } from '../support.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /**
  * Two replicas (two apps, one database) run ActivityCloserJob at the same time over 2,000 stale
@@ -77,8 +78,8 @@ describe('ActivityCloserJob with two replicas, outbox and Kafka', () => {
     assert.equal(await countWhere(pool, `select count(distinct aggregate_id) as n from platform.outbox`), aggregates);
 
     await waitFor(
-      async () => (await countWhere(pool, `select count(*) as n from platform.outbox where published_at is null`)) === 0,
       'outbox drained to Kafka',
+      async () => (await countWhere(pool, `select count(*) as n from platform.outbox where published_at is null`)) === 0,
       30_000,
     );
     const sessionMessages = await k.readTopic(k.topic(TOPICS.sessionEnded), { atLeast: SESSIONS });
@@ -127,8 +128,8 @@ describe('ActivityCloserJob with two replicas, outbox and Kafka', () => {
 
     // The stats consumer (both replicas in one group) counts every view exactly once.
     await waitFor(
-      async () => (await countWhere(pool, `select coalesce(sum(views_count), 0) as n from user_activity.property_object_view_stats`)) === SESSIONS * VIEWS_PER_SESSION,
       'all views counted into the stats',
+      async () => (await countWhere(pool, `select coalesce(sum(views_count), 0) as n from user_activity.property_object_view_stats`)) === SESSIONS * VIEWS_PER_SESSION,
       30_000,
     );
     assert.equal(await countWhere(pool, `select count(*) as n from user_activity.counted_property_object_views`), SESSIONS * VIEWS_PER_SESSION);

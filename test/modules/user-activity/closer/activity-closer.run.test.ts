@@ -6,19 +6,8 @@ import { ManualClock } from '../../../../src/platform/time.ts';
 import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
 import { stuckRowsGauge } from '../../../../src/modules/user-activity/closer/closer-metrics.ts';
 import type { ActivityCloserSettings } from '../../../../src/modules/user-activity/settings.ts';
-import {
-  captureLog,
-  clearActivity,
-  installCloseFailures,
-  closerContext,
-  metricValue,
-  MIN,
-  minutesBefore,
-  seedSession,
-  seedStaleSessions,
-  seedView,
-  T0,
-} from '../support.ts';
+import { captureLog, clearActivity, installCloseFailures, closerContext, MIN, minutesBefore, seedSession, seedStaleSessions, seedView, T0 } from '../support.ts';
+import { metricValue } from '../../../support/metrics.ts';
 
 /** How a closer run is shaped: phases, batching, MaxRunDuration, its log lines and metrics. */
 

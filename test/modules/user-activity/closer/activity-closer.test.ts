@@ -6,25 +6,8 @@ import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
 import type { ActivityCloserSettings } from '../../../../src/modules/user-activity/settings.ts';
-import {
-  captureLog,
-  clearActivity,
-  closerContext,
-  countWhere,
-  holdViewLocks,
-  installCloseFailures,
-  metricValue,
-  MIN,
-  minutesBefore,
-  outboxEvents,
-  seedSession,
-  seedStaleSessions,
-  seedView,
-  sessionRow,
-  T0,
-  viewRow,
-  waitForLockWaiters,
-} from '../support.ts';
+import { captureLog, clearActivity, closerContext, countWhere, holdViewLocks, installCloseFailures, MIN, minutesBefore, outboxEvents, seedSession, seedStaleSessions, seedView, sessionRow, T0, viewRow, waitForLockWaiters } from '../support.ts';
+import { metricValue } from '../../../support/metrics.ts';
 
 const t = await createTestDatabase();
 const clock = new ManualClock(T0);

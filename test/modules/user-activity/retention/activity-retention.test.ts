@@ -4,7 +4,8 @@ import { createTestDatabase } from '../../../support/db.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { createActivityRetention } from '../../../../src/modules/user-activity/retention/activity-retention.ts';
-import { captureLog, clearActivity, closerContext, countWhere, metricValue, seedSession, seedView, T0 } from '../support.ts';
+import { captureLog, clearActivity, closerContext, countWhere, seedSession, seedView, T0 } from '../support.ts';
+import { metricValue } from '../../../support/metrics.ts';
 
 const t = await createTestDatabase();
 const clock = new ManualClock(T0);

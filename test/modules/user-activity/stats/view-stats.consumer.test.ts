@@ -1,12 +1,14 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../../support/app.ts';
-import { createTestKafka, waitFor } from '../../../support/kafka.ts';
+import { createTestKafka } from '../../../support/kafka.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { TOPICS } from '../../../../src/event-topics.ts';
 import userActivity from '../../../../src/modules/user-activity/index.ts';
 import { MAX_VIEW_DURATION_SECONDS, VIEW_STATS_CONSUMER } from '../../../../src/modules/user-activity/stats/view-stats.ts';
-import { countWhere, metricValue, MIN, T0 } from '../support.ts';
+import { countWhere, MIN, T0 } from '../support.ts';
+import { metricValue } from '../../../support/metrics.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /**
  * PropertyObjectViewEnded → stats, end to end on the real broker: the closer's events go out through
@@ -72,7 +74,7 @@ describe('view stats consumer (real Kafka)', () => {
     const run = await app.platform.runner.runNow('activity-closer');
     assert.equal(run.counts.closedViews, 2);
 
-    await waitFor(async () => (await stats(propertyObjectId)).viewsCount === 2, 'both views counted');
+    await waitFor('both views counted', async () => (await stats(propertyObjectId)).viewsCount === 2);
     assert.deepEqual(await stats(propertyObjectId), { propertyObjectId, viewsCount: 2, totalDurationSeconds: 180 });
 
     // Redelivery: the very same Kafka message again (same message-id) …
@@ -83,10 +85,10 @@ describe('view stats consumer (real Kafka)', () => {
     const reannouncedId = newId();
     await k.produce(viewTopic, [{ key: original.key, value: original.value, headers: { ...original.headers, 'message-id': reannouncedId } }]);
 
-    await waitFor(async () => (await inboxed(reannouncedId)) === 1, 're-announced message handled');
+    await waitFor('re-announced message handled', async () => (await inboxed(reannouncedId)) === 1);
     await waitFor(
-      async () => (await metricValue(app.platform.registry, 'consumer_messages_total', { consumer: VIEW_STATS_CONSUMER, outcome: 'duplicate' })) >= 1,
       'redelivered message seen as duplicate',
+      async () => (await metricValue(app.platform.registry, 'consumer_messages_total', { consumer: VIEW_STATS_CONSUMER, outcome: 'duplicate' })) >= 1,
     );
     assert.deepEqual(await stats(propertyObjectId), { propertyObjectId, viewsCount: 2, totalDurationSeconds: 180 });
   });
@@ -123,7 +125,7 @@ describe('view stats consumer (real Kafka)', () => {
       viewEnded(nextView, key, { PropertyObjectViewId: nextView, PropertyObjectId: propertyObjectId, DurationSeconds: MAX_VIEW_DURATION_SECONDS }),
     ]);
 
-    await waitFor(async () => (await stats(propertyObjectId)).viewsCount === 1, 'the valid view after it counted');
+    await waitFor('the valid view after it counted', async () => (await stats(propertyObjectId)).viewsCount === 1);
     assert.deepEqual(await stats(propertyObjectId), { propertyObjectId, viewsCount: 1, totalDurationSeconds: MAX_VIEW_DURATION_SECONDS });
     const letter = (await k.readTopic(`${viewTopic}.dlq`, { atLeast: 2 })).find((m) => m.headers['message-id'] === hugeView);
     assert.ok(letter, 'the huge-duration event is dead-lettered');
