@@ -1,4 +1,4 @@
-import type { Db, Tx } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
 import type { EventEnvelope, RawHeaders, WireMessage } from './envelope.ts';
@@ -81,7 +81,7 @@ export interface ConsumerDefinition<P = unknown> {
    * Runs inside the transaction that records the message in the inbox. Throw PoisonMessageError
    * for a message that can never succeed (→ DLQ); any other error is retried with backoff.
    */
-  handle(event: EventEnvelope<P>, tx: Tx): Promise<void>;
+  handle(event: EventEnvelope<P>, tx: Db): Promise<void>;
   /**
    * Optional, for throughput: the group's events to handle (fresh, of a handled type, in partition
    * order; at least two) in one call inside the same transaction. It must leave exactly what
@@ -90,7 +90,7 @@ export interface ConsumerDefinition<P = unknown> {
    * message (poison → DLQ, anything else → backoff): the batch path may simply throw on anything
    * unusual. Metrics and logs it emits should follow its last statement, so a throw emits none.
    */
-  handleBatch?(events: readonly EventEnvelope<P>[], tx: Tx): Promise<void>;
+  handleBatch?(events: readonly EventEnvelope<P>[], tx: Db): Promise<void>;
 }
 
 export const defineConsumer = <P>(definition: ConsumerDefinition<P>): ConsumerDefinition<P> => definition;

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Queryable, Tx } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 
 /**
  * Records messages as handled by a consumer, inside the handlers' transaction, in one statement.
@@ -7,7 +7,7 @@ import type { Queryable, Tx } from '../db/index.ts';
  * A concurrent duplicate (another replica, mid-rebalance) blocks on the key until the first
  * transaction ends, then sees it.
  */
-export async function recordInInbox(tx: Tx, idempotencyKeys: readonly string[], consumer: string): Promise<Set<string>> {
+export async function recordInInbox(tx: Db, idempotencyKeys: readonly string[], consumer: string): Promise<Set<string>> {
   if (idempotencyKeys.length === 0) return new Set();
   // The keys as one array parameter: the statement text stays the same whatever the group size,
   // and no query builder runs per row (it showed in the consumer's CPU profile).
@@ -19,12 +19,3 @@ export async function recordInInbox(tx: Tx, idempotencyKeys: readonly string[], 
   return new Set(rows.map((r) => r.key));
 }
 
-/** Deletes up to `limit` inbox rows processed before `cutoff`; returns how many went. */
-export async function deleteInboxBefore(db: Queryable, cutoff: Date, limit: number): Promise<number> {
-  const res = await db.query(
-    `delete from platform.inbox where idempotency_key in (
-       select idempotency_key from platform.inbox where processed_at < $1 limit $2)`,
-    [cutoff, limit],
-  );
-  return res.rowCount ?? 0;
-}

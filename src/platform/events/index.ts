@@ -19,4 +19,3 @@ export { envelopeFromWire, envelopeToWire, HEADER, POISON, type EventEnvelope, t
 export { EventBusUnavailableError, isPoisonMessageError, PoisonMessageError } from './errors.ts';
 export { DLQ_HEADER } from './dead-letter.ts';
 export { dlqTopicOf, topicsToCreate, withPrefix, type CatalogueTopic } from './topics.ts';
-export { deleteInboxBefore } from './inbox.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Tx } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 import { newId } from '../time.ts';
 
 /** NOTIFY channel that wakes the outbox publisher; delivered only when the transaction commits. */
@@ -30,7 +30,7 @@ export interface NewEvent<P = unknown> {
  * statement. Nothing is published, and nobody is woken, unless the transaction commits.
  * Returns the message ids, in order.
  */
-export async function enqueue(tx: Tx, event: NewEvent | readonly NewEvent[]): Promise<string[]> {
+export async function enqueue(tx: Db, event: NewEvent | readonly NewEvent[]): Promise<string[]> {
   const events = Array.isArray(event) ? (event as readonly NewEvent[]) : [event as NewEvent];
   if (events.length === 0) return [];
   const ids: string[] = [];

@@ -81,16 +81,6 @@ export async function recordPublishFailure(db: Queryable, ids: readonly string[]
   );
 }
 
-/** Deletes up to `limit` rows published before `cutoff`; returns how many went. */
-export async function deletePublishedBefore(db: Queryable, cutoff: Date, limit: number): Promise<number> {
-  const res = await db.query(
-    `delete from platform.outbox where id in (
-       select id from platform.outbox where published_at < $1 limit $2)`,
-    [cutoff, limit],
-  );
-  return res.rowCount ?? 0;
-}
-
 /** Highest count the pending gauge reports: a scrape never scans more of a huge backlog than this. */
 export const PENDING_COUNT_CAP = 1_000_000;
 
