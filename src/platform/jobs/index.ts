@@ -1,9 +1,9 @@
 /** The job runner's public surface: define jobs, run them on a timer, on NOTIFY, or on request. */
 export { defineJob, type BatchRows, type JobContext, type JobCounts, type JobDefinition } from './types.ts';
+export { defineBatchWorker } from './batch-worker.ts';
 export {
   batchPhase,
   batchSettingsProblems,
-  defineBatchWorker,
   type BatchCounts,
   type BatchPhase,
   type BatchRun,
@@ -12,7 +12,7 @@ export {
   type BatchWorker,
   type BatchWorkerDefinition,
   type Outcome,
-} from './batch-worker.ts';
+} from './batch-types.ts';
 export {
   createJobRunner,
   InvalidJobError,

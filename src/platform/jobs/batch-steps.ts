@@ -1,0 +1,92 @@
+import { messageOf } from '../errors/index.ts';
+import type { AnyOutcome, AnyPhase, BatchRun } from './batch-types.ts';
+
+/** The three steps of one batch — claim (with the one-at-a-time redo), process, record (with the row-by-row fallback) — that batch-worker.ts repeats. */
+
+/** The reason a phase ends when every row of a redone batch failed on its own. */
+export const ALL_FAILED = 'every row of the batch failed on its own';
+
+export async function claimBatch(
+  phase: AnyPhase,
+  limit: number,
+  run: BatchRun,
+  exclude: readonly string[],
+  failedKeys: Set<string>,
+): Promise<{ rows: readonly unknown[]; claimed: number }> {
+  if (!phase.oneByOne) {
+    const rows = await phase.claim(limit, run, exclude);
+    return { rows, claimed: rows.length };
+  }
+  try {
+    const rows = await phase.claim(limit, run, exclude);
+    return { rows, claimed: rows.length };
+  } catch (err) {
+    const keys = await phase.oneByOne.candidates(limit, run, exclude);
+    run.log.warn({ phase: phase.name, rows: keys.length, err: { message: messageOf(err) } }, 'batch failed, redoing its rows one by one');
+    const rows: unknown[] = [];
+    let failed = 0;
+    for (const key of keys) {
+      if (run.signal.aborted) break;
+      try {
+        rows.push(...(await phase.oneByOne.claimOne(key, run)));
+      } catch (rowErr) {
+        failed++;
+        failedKeys.add(key);
+        run.count('failed');
+        run.log.error({ phase: phase.name, id: key, ...phase.logFields, err: rowErr }, 'item failed');
+      }
+    }
+    // Every row failed on its own: the cause is not one row (database, schema). Stop instead of
+    // logging one failure per row; the next run retries.
+    if (failed > 1 && failed === keys.length) run.endPhase(ALL_FAILED);
+    return { rows, claimed: keys.length };
+  }
+}
+
+export async function processRows(phase: AnyPhase, real: readonly unknown[], run: BatchRun, concurrency: number): Promise<AnyOutcome[]> {
+  if (phase.processBatch) {
+    if (run.signal.aborted) return real.map((row) => ({ row, status: 'released' }));
+    return phase.processBatch(real, run);
+  }
+  if (!phase.process) return real.map((row) => ({ row, status: 'done', result: undefined }));
+  const outcomes: AnyOutcome[] = new Array(real.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < real.length) {
+      const i = next++;
+      const row = real[i];
+      if (run.signal.aborted) {
+        outcomes[i] = { row, status: 'released' };
+        continue;
+      }
+      try {
+        outcomes[i] = { row, status: 'done', result: await phase.process!(row, run) };
+      } catch (error) {
+        outcomes[i] = { row, status: 'failed', error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, real.length) }, lane));
+  return outcomes;
+}
+
+/** Step 3: set-based; if that statement fails, row by row, so one bad row never undoes the others. */
+export async function recordBatch(phase: AnyPhase, outcomes: AnyOutcome[], run: BatchRun, failedKeys: Set<string>, keyOf: (row: unknown) => string): Promise<void> {
+  if (outcomes.length === 0) return;
+  try {
+    await phase.record!(outcomes, run);
+    return;
+  } catch (err) {
+    run.log.warn({ phase: phase.name, rows: outcomes.length, err: { message: messageOf(err) } }, 'batch record failed; recording row by row');
+  }
+  const recordOne = phase.recordOne ?? ((o: AnyOutcome, r: BatchRun) => phase.record!([o], r));
+  for (const o of outcomes) {
+    try {
+      await recordOne(o, run);
+    } catch (err) {
+      failedKeys.add(keyOf(o.row));
+      run.count('failed');
+      run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: { message: messageOf(err) } }, 'outcome could not be recorded; the row is retried later');
+    }
+  }
+}

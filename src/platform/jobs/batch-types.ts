@@ -1,0 +1,117 @@
+import type { JobContext, JobDefinition } from './types.ts';
+
+/** The batch worker's types: its settings, counts, outcomes, phases and the run its steps get (batch-worker.ts). */
+
+/** The settings every batch worker has; each job's TypeBox settings are their one source. */
+export interface BatchSettings {
+  /** Rows claimed per batch. */
+  batchSize: number;
+  /** A run starts no new batch after this long (the seeds' MaxRunDuration). */
+  maxRunMs: number;
+  /** A drained phase waits this long for the next wake (NOTIFY at commit) before it ends; 0 = end at once. */
+  idleWaitMs?: number;
+  /** Rows processed at the same time within a batch. Default 1 (in claim order). */
+  concurrency?: number;
+}
+
+/** Counts every run reports: the kernel's four, plus the job's own (`run.count('dispatched')`). */
+export interface BatchCounts {
+  [name: string]: number;
+  /** Batches claimed that held at least one row. */
+  batches: number;
+  /** Rows claimed. */
+  claimed: number;
+  /** Rows whose processing threw, or whose outcome could not be recorded even alone. */
+  failed: number;
+  /** Rows claimed but not processed because the run was stopped; handed to `record` as `released`. */
+  released: number;
+}
+
+/** What became of one claimed row. */
+export type Outcome<Row, Result> =
+  | { row: Row; status: 'done'; result: Result }
+  | { row: Row; status: 'failed'; error: unknown }
+  | { row: Row; status: 'released' };
+
+/** What a phase's steps get: the job's context plus the run's counts and clock. */
+export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now'> {
+  /** Adds `n` (default 1) to one of the run's counts. */
+  count(name: string, n?: number): void;
+  readonly counts: Readonly<BatchCounts>;
+  /** Milliseconds left of the run's maxRunMs (negative once it has passed). */
+  timeLeftMs(): number;
+  /** Ends the current phase after this batch (e.g. the downstream refuses every row). */
+  endPhase(reason: string): void;
+}
+
+export interface BatchPhase<Row, Result = void> {
+  /** Names the phase in logs and metric labels. */
+  name: string;
+  /** Rows per batch of this phase, when it differs from the worker's batchSize. */
+  batchSize?: number;
+  /** The row's identity for `exclude` and for the `id` field of its log lines. Default `row.id`. */
+  keyOf?(row: Row): string;
+  /** Fields added to the phase's per-row log lines (e.g. `{ type: 'Session' }`, as a seed names them). */
+  logFields?: Record<string, unknown>;
+  /**
+   * Step 1. `exclude`: keys of rows whose outcome is still being recorded (overlapRecord) or that
+   * failed earlier in this run; a claim leaves them alone.
+   */
+  claim(limit: number, run: BatchRun, exclude: readonly string[]): Promise<readonly Row[]>;
+  /** Step 2, one row outside any transaction; a throw is that row's `failed` outcome. */
+  process?(row: Row, run: BatchRun): Promise<Result>;
+  /** Step 2 for work done per batch (one bulk request); returns an outcome per row. */
+  processBatch?(rows: readonly Row[], run: BatchRun): Promise<Outcome<Row, Result>[]>;
+  /** Step 3, set-based. */
+  record?(outcomes: readonly Outcome<Row, Result>[], run: BatchRun): Promise<void>;
+  /** Step 3 for one row, when `record` failed. Default: `record([outcome])`. */
+  recordOne?(outcome: Outcome<Row, Result>, run: BatchRun): Promise<void>;
+  /** The record of a batch overlaps the claim and processing of the next (its rows are excluded). */
+  overlapRecord?: boolean;
+  /**
+   * For a claim that does the work in one transaction: when it fails, the rows it would have taken
+   * (read without locks) are redone one at a time with `claimOne`, each alone.
+   */
+  oneByOne?: {
+    candidates(limit: number, run: BatchRun, exclude: readonly string[]): Promise<readonly string[]>;
+    /** Claims and does one row; returns what it handled (empty: the row was gone or taken). */
+    claimOne(key: string, run: BatchRun): Promise<readonly Row[]>;
+  };
+}
+
+export interface BatchWorkerDefinition extends Omit<JobDefinition, 'run'> {
+  settings: BatchSettings;
+  /** The job's own counts, reported (at 0 when nothing happened) by every run. */
+  counts?: readonly string[];
+  /** Called at the start of each run, so phases can keep per-run state (a cursor, blocked keys). */
+  // Each phase declares its own row type; the kernel treats rows as opaque.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  phases(run: BatchRun): readonly BatchPhase<any, any>[];
+  /** After the phases, also after a stop (e.g. the backlog gauge). */
+  finish?(run: BatchRun): Promise<void>;
+}
+
+export interface BatchWorker extends JobDefinition {
+  /** One run outside the runner (tests, benchmarks): no lock, no wakes. */
+  runOnce(ctx: BatchRunContext): Promise<BatchCounts>;
+}
+
+export type BatchRunContext = Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now'> & Partial<Pick<JobContext, 'woken' | 'waitForWake' | 'observeBatch'>>;
+
+/** Infers a phase's row and result types where it is written. */
+export const batchPhase = <Row, Result = void>(phase: BatchPhase<Row, Result>): BatchPhase<Row, Result> => phase;
+
+export function batchSettingsProblems(s: BatchSettings): string[] {
+  const problems: string[] = [];
+  if (!Number.isInteger(s.batchSize) || s.batchSize < 1) problems.push('batchSize must be a positive integer');
+  if (!(s.maxRunMs > 0)) problems.push('maxRunMs must be positive');
+  if (s.idleWaitMs !== undefined && !(s.idleWaitMs >= 0)) problems.push('idleWaitMs must not be negative');
+  if (s.concurrency !== undefined && (!Number.isInteger(s.concurrency) || s.concurrency < 1)) problems.push('concurrency must be a positive integer');
+  return problems;
+}
+
+// Each phase declares its own row type; the kernel's loop treats rows as opaque.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyPhase = BatchPhase<any, any>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOutcome = Outcome<any, any>;
