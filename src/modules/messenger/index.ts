@@ -1,5 +1,5 @@
 import type { MessengerSettings } from './settings.ts';
-import type { Principal } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/index.ts';
 import { defineModule } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
 import { mediaJoinMinterOf } from './calls/media-join.ts';

@@ -1,4 +1,4 @@
-import { counter, gauge, type Registry } from '../../../platform/observability/metrics.ts';
+import { counter, gauge, type Registry } from '../../../platform/observability/index.ts';
 import type pg from 'pg';
 import { countPending } from './sql.ts';
 

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { JobContext } from '../../../platform/jobs/index.ts';
-import type { Logger } from '../../../platform/observability/logger.ts';
+import type { Logger } from '../../../platform/observability/index.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { MediaJoinMinter } from '../calls/media-join.ts';
 import type { RealtimeMetrics } from './metrics.ts';

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Queryable, Tx } from '../../../platform/db/index.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { SessionKind } from '../calls/kinds.ts';
 import type { RealtimeDispatchKind, RealtimeOutboxStatus, RealtimeTargetKind } from './kinds.ts';
@@ -50,7 +50,7 @@ export function realtimeInsert(rows: readonly NewRealtimeRow[], now: Date, where
  * (NOTIFY is delivered at commit). Call it after the owner's row locks (e.g. the chat's Seq), so
  * the UUIDv7 ids follow commit order.
  */
-export async function enqueueRealtime(tx: Tx, rows: readonly NewRealtimeRow[], now: Date): Promise<void> {
+export async function enqueueRealtime(tx: Db, rows: readonly NewRealtimeRow[], now: Date): Promise<void> {
   if (rows.length === 0) return;
   await tx.execute(sql`with inserted as (${realtimeInsert(rows, now)}) select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`);
 }

@@ -1,15 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type pg from 'pg';
-import { ErrorBody } from '../../../platform/http/errors.ts';
+import { ErrorBody } from '../../../platform/http/index.ts';
+import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { listPhoneConflicts } from './phone-conflicts.ts';
 
 /** The user replica's admin REST surface: phone conflicts for support review (camelCase bodies). */
-
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const Uuid = Type.String({ format: 'uuid' });
-const Timestamp = Type.String({ format: 'date-time' });
 
 export const ConflictsQuery = Type.Object(
   {
