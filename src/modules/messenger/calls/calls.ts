@@ -164,18 +164,25 @@ async function applyCallTransition(tx: Db, c: CallRow, t: Transition, now: Date,
   return row;
 }
 
+/** Ringing 1:1 calls whose ring timeout passed, oldest first (`only`: just that call, if it still is). */
+const expiredRinging = (now: Date, limit: number, exclude: readonly string[], only?: string) =>
+  sql`select ${COLUMNS} from messenger.media_sessions
+       where status = 'Ringing' and session_kind = 'Direct' and ring_expires_at <= ${now.toISOString()}
+         and not (id = any(${sql.param(exclude)}::uuid[])) ${only === undefined ? sql`` : sql`and id = ${only}`}
+       order by ring_expires_at limit ${limit}`;
+
 /**
  * CallTimeoutReaper's step: Ringing calls whose ring timeout passed become Missed, each with its
  * CallMissed push to both parties, in one transaction per batch (SKIP LOCKED: an answer that holds
- * the row wins, and the reaper takes it next time only if it is still Ringing).
+ * the row wins, and the reaper takes it next time only if it is still Ringing). Returns their ids.
  */
-export async function missExpiredCalls(tx: Db, now: Date, limit: number): Promise<number> {
-  const rows = await rowsOf<CallRow>(
-    tx,
-    sql`select ${COLUMNS} from messenger.media_sessions
-         where status = 'Ringing' and session_kind = 'Direct' and ring_expires_at <= ${now.toISOString()}
-         order by ring_expires_at limit ${limit} for update skip locked`,
-  );
+export async function missExpiredCalls(tx: Db, now: Date, limit: number, exclude: readonly string[] = [], only?: string): Promise<string[]> {
+  const rows = await rowsOf<CallRow>(tx, sql`${expiredRinging(now, limit, exclude, only)} for update skip locked`);
   for (const c of rows) await applyCallTransition(tx, c, { action: 'miss', by: 'either', from: 'Ringing', to: 'Missed', signal: 'CallMissed' }, now, null);
-  return rows.length;
+  return rows.map((c) => c.id);
+}
+
+/** The calls missExpiredCalls would take, read without locks: for the one-by-one redo of a failed batch. */
+export async function expiredCallIds(db: Db, now: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
+  return (await rowsOf<CallRow>(db, expiredRinging(now, limit, exclude))).map((c) => c.id);
 }
