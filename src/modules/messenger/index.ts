@@ -6,7 +6,7 @@ import { mediaJoinMinterOf } from './calls/media-join.ts';
 import { chatGroup } from './chats/kinds.ts';
 import { activeChatIdsOf } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
-import { contactSearchIndexerJob } from './contact-search/indexer.job.ts';
+import { contactSearchIndexerJob, indexerSettingsOf } from './contact-search/indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search/metrics.ts';
 import { createPostgresContactSearch } from './contact-search/postgres-adapter.ts';
 import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
@@ -74,11 +74,7 @@ export default defineModule<MessengerSettings>((deps) => {
         pool: deps.pool,
         index,
         metrics: searchMetrics,
-        settings: {
-          intervalMs: config.MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS,
-          batchSize: config.MESSENGER_CONTACT_SEARCH_INDEX_BATCH_SIZE,
-          retryMaxMs: config.MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS,
-        },
+        settings: indexerSettingsOf(config),
       }),
       contactSearchRebuildJob({
         pool: deps.pool,
