@@ -192,7 +192,7 @@ describe('message sends written together (one statement) vs one by one', () => {
       await admin.query(`update messenger.chats set membership_version = membership_version + 1 where id = $1`, [CHAT.G]);
       await admin.query(`update messenger.chat_participants set status = 'Removed' where chat_id = $1 and user_id = $2`, [CHAT.G, U.f]);
       // sendMessage is what sends again when the statement reports a membership change.
-      const ctx = { config: loadConfig({}), sends: queue } as unknown as MessengerContext;
+      const ctx = { settings: loadConfig({}), sends: queue } as unknown as MessengerContext;
       const send = (userId: string, chatId: string, body: string) => sendMessage(ctx, { userId, admin: false }, chatId, { kind: 'Text', body });
       const sending = Promise.all([send(U.a, CHAT.G, 'g1'), send(U.e, CHAT.E, 'e1'), send(U.b, CHAT.G, 'g2')]);
       await waitFor(async () => {
