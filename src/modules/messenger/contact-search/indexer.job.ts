@@ -72,7 +72,7 @@ export function contactSearchIndexerJob(deps: IndexerDeps): BatchWorker {
     const reasons = new Map(failed.map((f) => [f.userId, f.reason]));
     return due.map((row) => {
       const reason = reasons.get(row.doc.userId);
-      return reason === undefined ? { row, status: 'done', result: undefined } : { row, status: 'failed', error: new Error(reason.slice(0, 200)) };
+      return reason === undefined ? { row, status: 'done', result: undefined } : { row, status: 'failed', error: { message: reason.slice(0, 200) } };
     });
   }
 

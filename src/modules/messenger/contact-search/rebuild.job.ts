@@ -73,7 +73,7 @@ export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
         );
         return docs.map((row) => {
           const reason = reasons.get(row.userId);
-          return reason === undefined ? { row, status: 'done', result: undefined } : { row, status: 'failed', error: new Error(reason.slice(0, 200)) };
+          return reason === undefined ? { row, status: 'done', result: undefined } : { row, status: 'failed', error: { message: reason.slice(0, 200) } };
         });
       },
       // The indexer takes the refused documents over with its backoff; the rebuild goes on.
