@@ -30,7 +30,7 @@ import { createUserSyncMetrics } from '../../src/modules/messenger/user-replica/
 import { createContactSearchMetrics } from '../../src/modules/messenger/contact-search/metrics.ts';
 import { createPostgresContactSearch } from '../../src/modules/messenger/contact-search/postgres-adapter.ts';
 import { createElasticsearchContactSearch } from '../../src/modules/messenger/contact-search/elasticsearch-adapter.ts';
-import { indexPendingDocuments } from '../../src/modules/messenger/contact-search/indexer.job.ts';
+import { contactSearchIndexerJob } from '../../src/modules/messenger/contact-search/indexer.job.ts';
 import { countPending } from '../../src/modules/messenger/contact-search/sql.ts';
 import { benchLogger, machine, say, startBenchPostgres } from './support.ts';
 
@@ -220,11 +220,10 @@ async function main(): Promise<void> {
   let indexed = 0;
   const stop = new AbortController();
   const indexer = (async () => {
-    const ctx = { now: () => new Date(), signal: stop.signal, log };
-    const deps = { pool, index, metrics: searchMetrics, settings: { intervalMs: 1000, batchSize: INDEX_BATCH, retryMaxMs: 60_000, maxRunMs: 60_000 } };
+    const worker = contactSearchIndexerJob({ pool, index, metrics: searchMetrics, settings: { intervalMs: 1000, batchSize: INDEX_BATCH, retryMaxMs: 60_000, maxRunMs: 60_000 } });
     while (!stop.signal.aborted) {
-      const counts = await indexPendingDocuments(deps, ctx);
-      indexed += counts.indexed;
+      const counts = await worker.runOnce({ jobRunId: newId(), now: () => new Date(), signal: stop.signal, log });
+      indexed += counts.indexed ?? 0;
       if (counts.indexed === 0) await sleep(20);
     }
   })();

@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from '../../platform/http/index.ts';
 
 /** Stable error codes of the messenger's user replica and contact search (REST `{ code, message }`). */
 export const MessengerErrors = {

@@ -1,22 +1,21 @@
 import type { MessengerSettings } from './settings.ts';
-import type { Principal } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/index.ts';
 import { defineModule } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
 import { mediaJoinMinterOf } from './calls/media-join.ts';
 import { chatGroup } from './chats/kinds.ts';
 import { activeChatIdsOf } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
-import { contactSearchIndexerJob } from './contact-search/indexer.job.ts';
+import { contactSearchIndexerJob, indexerSettingsOf } from './contact-search/indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search/metrics.ts';
 import { createPostgresContactSearch } from './contact-search/postgres-adapter.ts';
 import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
 import { contactStatusLookup } from './contacts/contacts.ts';
 import type { MessengerContext } from './context.ts';
 import { createSendQueue } from './messages/send.ts';
-import { realtimeDispatchJob, realtimeRetentionJob } from './realtime-dispatch/dispatch.job.ts';
-import { createRealtimeDispatcher } from './realtime-dispatch/dispatcher.ts';
+import { dispatchSettingsOf, realtimeDispatchJob } from './realtime-dispatch/dispatch.job.ts';
 import { createRealtimeMetrics } from './realtime-dispatch/metrics.ts';
-import { dispatchSettingsOf, dispatchSettingsProblems } from './realtime-dispatch/rules.ts';
+import { realtimeRetentionJob } from './realtime-dispatch/retention.job.ts';
 import { registerMessengerRoutes } from './routes.ts';
 import { createUserSyncMetrics } from './user-replica/metrics.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
@@ -44,13 +43,9 @@ export default defineModule<MessengerSettings>((deps) => {
   log.info({ adapter: index.kind }, 'contact search adapter selected');
   const searchMetrics = createContactSearchMetrics(deps.registry, deps.pool);
 
-  const dispatchSettings = dispatchSettingsOf(config);
-  const problems = dispatchSettingsProblems(dispatchSettings);
-  if (problems.length > 0) throw new Error(`invalid messenger realtime settings: ${problems.join('; ')}`);
   const realtimeLog = log.child({ part: 'realtime' });
   const metrics = createRealtimeMetrics(deps.registry, deps.pool);
   const mintJoin = mediaJoinMinterOf(deps);
-  const dispatcher = createRealtimeDispatcher({ pool: deps.pool, hub: deps.hub, metrics, log: realtimeLog, mintJoin, settings: dispatchSettings });
   // Sends committed here wake this replica's dispatcher at once; NOTIFY still wakes the others.
   let wakeDispatcher = () => {};
   const sends = createSendQueue(
@@ -79,11 +74,7 @@ export default defineModule<MessengerSettings>((deps) => {
         pool: deps.pool,
         index,
         metrics: searchMetrics,
-        settings: {
-          intervalMs: config.MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS,
-          batchSize: config.MESSENGER_CONTACT_SEARCH_INDEX_BATCH_SIZE,
-          retryMaxMs: config.MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS,
-        },
+        settings: indexerSettingsOf(config),
       }),
       contactSearchRebuildJob({
         pool: deps.pool,
@@ -92,8 +83,12 @@ export default defineModule<MessengerSettings>((deps) => {
         batchSize: config.MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE,
         cron: config.MESSENGER_CONTACT_SEARCH_REBUILD_CRON,
       }),
-      realtimeDispatchJob(dispatcher, {
-        pollingIntervalMs: config.MESSENGER_REALTIME_POLLING_INTERVAL_MS,
+      realtimeDispatchJob({
+        pool: deps.pool,
+        hub: deps.hub,
+        metrics,
+        mintJoin,
+        settings: dispatchSettingsOf(config),
         connectWake: (wake) => {
           wakeDispatcher = wake;
         },

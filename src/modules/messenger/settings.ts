@@ -35,6 +35,12 @@ export const messengerSettings = {
     maximum: 10_000,
     description: 'Replica rows sent to the search index per bulk request',
   }),
+  MESSENGER_CONTACT_SEARCH_INDEX_MAX_RUN_MS: Type.Integer({
+    default: 5000,
+    minimum: 100,
+    maximum: 600_000,
+    description: 'An indexer run starts no new bulk request after this; the next tick (or wake) goes on',
+  }),
   MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS: Type.Integer({
     default: 60_000,
     minimum: 1000,

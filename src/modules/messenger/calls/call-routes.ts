@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody } from '../../../platform/http/errors.ts';
+import { ErrorBody } from '../../../platform/http/index.ts';
 import { CALL_TRANSITIONS, getCall, inviteCall, transitionCall, type CallAction } from './calls.ts';
 import { CallParams, CallReply, CallView, CallWithJoin, InviteCallBody } from './schemas.ts';
 import type { MessengerContext } from '../context.ts';

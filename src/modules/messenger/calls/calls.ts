@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
-import type { Principal } from '../../../platform/http/auth.ts';
-import type { Tx } from '../../../platform/db/index.ts';
+import type { Principal } from '../../../platform/http/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { MediaJoinModel } from './media-join.ts';
-import { isoOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
+import { isoOf, rowsOf } from '../sql-rows.ts';
 import { blockedEitherWay } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors, ChatErrors } from '../errors.ts';
@@ -72,7 +72,7 @@ export const joinView = (j: MediaJoinModel): JoinView => ({
 export const callSignal = (kind: RealtimeDispatchKind, callId: string, to: string[]): NewRealtimeRow[] =>
   to.map((userId) => ({ kind, targetKind: 'User', targetUserId: userId, refId: callId, sessionKind: 'Direct' }));
 
-async function lockCallOf(tx: Runner, callId: string, userId: string): Promise<CallRow> {
+async function lockCallOf(tx: Db, callId: string, userId: string): Promise<CallRow> {
   const [c] = await rowsOf<CallRow>(
     tx,
     sql`select ${COLUMNS} from messenger.media_sessions
@@ -82,7 +82,7 @@ async function lockCallOf(tx: Runner, callId: string, userId: string): Promise<C
   return c;
 }
 
-export async function getCall(q: Runner, callId: string, userId: string): Promise<CallView> {
+export async function getCall(q: Db, callId: string, userId: string): Promise<CallView> {
   const [c] = await rowsOf<CallRow>(
     q,
     sql`select ${COLUMNS} from messenger.media_sessions where id = ${callId} and session_kind = 'Direct' and ${userId} in (initiator_user_id, callee_user_id)`,
@@ -149,7 +149,7 @@ export async function transitionCall(ctx: MessengerContext, caller: Principal, c
   return { call: callView(row), join: joinView(await ctx.mintJoin({ userId: me, sessionId: row.id, roomName: row.roomName })) };
 }
 
-async function applyCallTransition(tx: Tx, c: CallRow, t: Transition, now: Date, actor: string | null): Promise<CallRow> {
+async function applyCallTransition(tx: Db, c: CallRow, t: Transition, now: Date, actor: string | null): Promise<CallRow> {
   const at = now.toISOString();
   const [row] = (await rowsOf<CallRow>(
     tx,
@@ -164,18 +164,25 @@ async function applyCallTransition(tx: Tx, c: CallRow, t: Transition, now: Date,
   return row;
 }
 
+/** Ringing 1:1 calls whose ring timeout passed, oldest first (`only`: just that call, if it still is). */
+const expiredRinging = (now: Date, limit: number, exclude: readonly string[], only?: string) =>
+  sql`select ${COLUMNS} from messenger.media_sessions
+       where status = 'Ringing' and session_kind = 'Direct' and ring_expires_at <= ${now.toISOString()}
+         and not (id = any(${sql.param(exclude)}::uuid[])) ${only === undefined ? sql`` : sql`and id = ${only}`}
+       order by ring_expires_at limit ${limit}`;
+
 /**
  * CallTimeoutReaper's step: Ringing calls whose ring timeout passed become Missed, each with its
  * CallMissed push to both parties, in one transaction per batch (SKIP LOCKED: an answer that holds
- * the row wins, and the reaper takes it next time only if it is still Ringing).
+ * the row wins, and the reaper takes it next time only if it is still Ringing). Returns their ids.
  */
-export async function missExpiredCalls(tx: Tx, now: Date, limit: number): Promise<number> {
-  const rows = await rowsOf<CallRow>(
-    tx,
-    sql`select ${COLUMNS} from messenger.media_sessions
-         where status = 'Ringing' and session_kind = 'Direct' and ring_expires_at <= ${now.toISOString()}
-         order by ring_expires_at limit ${limit} for update skip locked`,
-  );
+export async function missExpiredCalls(tx: Db, now: Date, limit: number, exclude: readonly string[] = [], only?: string): Promise<string[]> {
+  const rows = await rowsOf<CallRow>(tx, sql`${expiredRinging(now, limit, exclude, only)} for update skip locked`);
   for (const c of rows) await applyCallTransition(tx, c, { action: 'miss', by: 'either', from: 'Ringing', to: 'Missed', signal: 'CallMissed' }, now, null);
-  return rows.length;
+  return rows.map((c) => c.id);
+}
+
+/** The calls missExpiredCalls would take, read without locks: for the one-by-one redo of a failed batch. */
+export async function expiredCallIds(db: Db, now: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
+  return (await rowsOf<CallRow>(db, expiredRinging(now, limit, exclude))).map((c) => c.id);
 }

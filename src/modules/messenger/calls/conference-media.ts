@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { Principal } from '../../../platform/http/auth.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import type { Principal } from '../../../platform/http/index.ts';
+import { AppError } from '../../../platform/http/index.ts';
 import { newId } from '../../../platform/time.ts';
-import { isoOf, rowsOf } from '../chats/chat-sql.ts';
+import { isoOf, rowsOf } from '../sql-rows.ts';
 import { conferenceFor, conferenceSignal, getConference, requireJoined, rosterOf, type ConferenceView } from './conferences.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';

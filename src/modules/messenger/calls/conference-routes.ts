@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody } from '../../../platform/http/errors.ts';
+import { ErrorBody } from '../../../platform/http/index.ts';
+import { Uuid } from '../../../platform/types/index.ts';
 import { ChatParams } from '../chats/schemas.ts';
 import {
   ConferenceParams,
@@ -86,7 +87,7 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
       schema: {
         tags: ['messenger-admin'],
         summary: 'The media side reports a recording’s outcome: recording_available or recording_failed to the chat',
-        params: Type.Object({ recordingId: Type.String({ format: 'uuid' }) }),
+        params: Type.Object({ recordingId: Uuid }),
         body: RecordingOutcomeBody,
         response: { 200: RecordingView, ...errors },
       },

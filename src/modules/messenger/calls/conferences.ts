@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
-import type { Principal } from '../../../platform/http/auth.ts';
-import type { Tx } from '../../../platform/db/index.ts';
+import type { Principal } from '../../../platform/http/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { joinView, type JoinView } from './calls.ts';
-import { chatForParticipant, isoOf, participantsOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
+import { chatForParticipant, participantsOf } from '../chats/chat-sql.ts';
+import { isoOf, rowsOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
 import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
@@ -58,7 +59,7 @@ export const conferenceSignal = (kind: RealtimeDispatchKind, chatId: string, ref
   sessionKind: 'Conference',
 });
 
-export async function rosterOf(q: Runner, sessionId: string): Promise<RosterEntry[]> {
+export async function rosterOf(q: Db, sessionId: string): Promise<RosterEntry[]> {
   return rowsOf<RosterEntry>(
     q,
     sql`select id, user_id as "userId", status, screen_sharing as "screenSharing" from messenger.media_session_participants
@@ -66,7 +67,7 @@ export async function rosterOf(q: Runner, sessionId: string): Promise<RosterEntr
   );
 }
 
-async function view(q: Runner, c: ConferenceRow): Promise<ConferenceView> {
+async function view(q: Db, c: ConferenceRow): Promise<ConferenceView> {
   return {
     id: c.id,
     chatId: c.chatId,
@@ -81,7 +82,7 @@ async function view(q: Runner, c: ConferenceRow): Promise<ConferenceView> {
 }
 
 /** The conference when the user is an Active participant of its chat (record-level), optionally locked. */
-export async function conferenceFor(q: Runner, conferenceId: string, userId: string, lock = false): Promise<ConferenceRow & { chatRole: string }> {
+export async function conferenceFor(q: Db, conferenceId: string, userId: string, lock = false): Promise<ConferenceRow & { chatRole: string }> {
   const [c] = await rowsOf<ConferenceRow & { chatRole: string }>(
     q,
     sql`select s.id, s.chat_id as "chatId", s.initiator_user_id as "initiatorUserId", s.media, s.status, s.room_name as "roomName",
@@ -94,18 +95,18 @@ export async function conferenceFor(q: Runner, conferenceId: string, userId: str
   return c;
 }
 
-export async function getConference(q: Runner, conferenceId: string, userId: string): Promise<ConferenceView> {
+export async function getConference(q: Db, conferenceId: string, userId: string): Promise<ConferenceView> {
   return view(q, await conferenceFor(q, conferenceId, userId));
 }
 
 /** Joined → the roster row; anything else refused. */
-export async function requireJoined(tx: Runner, sessionId: string, userId: string): Promise<RosterEntry> {
+export async function requireJoined(tx: Db, sessionId: string, userId: string): Promise<RosterEntry> {
   const entry = (await rosterOf(tx, sessionId)).find((r) => r.userId === userId && r.status === 'Joined');
   if (!entry) throw CallErrors.notJoined();
   return entry;
 }
 
-async function setRoster(tx: Tx, sessionId: string, userId: string, status: RosterStatus, now: Date): Promise<string> {
+async function setRoster(tx: Db, sessionId: string, userId: string, status: RosterStatus, now: Date): Promise<string> {
   const at = now.toISOString();
   const [row] = (await rowsOf<{ id: string }>(
     tx,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Nullable, Timestamp, Uuid } from '../chats/schemas.ts';
+import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES } from './kinds.ts';
 
 /** TypeBox schemas of the calls and conferences REST surface (camelCase bodies). */

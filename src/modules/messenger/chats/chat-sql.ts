@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db, Queryable, Tx } from '../../../platform/db/index.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { rowsOf } from '../sql-rows.ts';
 import { newId } from '../../../platform/time.ts';
 import type { ChatEventKind, ChatKind, ParticipantRole } from './kinds.ts';
 
@@ -8,14 +9,6 @@ import type { ChatEventKind, ChatKind, ParticipantRole } from './kinds.ts';
  * drizzle transaction (so the outbox rows share it); timestamps come back as text there, which the
  * views turn into ISO strings.
  */
-
-export type Runner = Db | Tx;
-
-export async function rowsOf<T>(q: Runner, query: SQL): Promise<T[]> {
-  return (await q.execute<T & Record<string, unknown>>(query)).rows as T[];
-}
-
-export const isoOf = (v: string | Date | null): string | null => (v === null ? null : new Date(v).toISOString());
 
 /** Chats the user is an Active participant of: the chat:{ChatId} groups its hub connections join. */
 export async function activeChatIdsOf(q: Queryable, userId: string): Promise<string[]> {
@@ -44,7 +37,7 @@ const CHAT_COLUMNS = sql.raw(`c.id, c.kind, c.title, c.created_by_user_id as "cr
  * `lock` takes the chat row lock that orders Seq hand-out and membership changes of the chat.
  */
 export async function chatForParticipant(
-  q: Runner,
+  q: Db,
   chatId: string,
   userId: string,
   opts: { lock?: boolean } = {},
@@ -58,13 +51,13 @@ export async function chatForParticipant(
   return rows[0];
 }
 
-export async function chatByDirectKey(q: Runner, directKey: string): Promise<ChatRow | undefined> {
+export async function chatByDirectKey(q: Db, directKey: string): Promise<ChatRow | undefined> {
   const rows = await rowsOf<ChatRow>(q, sql`select ${CHAT_COLUMNS} from messenger.chats c where c.direct_key = ${directKey}`);
   return rows[0];
 }
 
 export async function insertChat(
-  tx: Tx,
+  tx: Db,
   c: { id: string; kind: ChatKind; title: string | null; directKey: string | null; createdByUserId: string; now: Date },
 ): Promise<boolean> {
   const rows = await rowsOf<{ id: string }>(
@@ -85,7 +78,7 @@ export interface ParticipantRow {
   joinedAt: string;
 }
 
-export async function participantsOf(q: Runner, chatId: string, opts: { activeOnly?: boolean } = {}): Promise<ParticipantRow[]> {
+export async function participantsOf(q: Db, chatId: string, opts: { activeOnly?: boolean } = {}): Promise<ParticipantRow[]> {
   return rowsOf<ParticipantRow>(
     q,
     sql`select id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt"
@@ -95,7 +88,7 @@ export async function participantsOf(q: Runner, chatId: string, opts: { activeOn
 }
 
 /** Adds the user, or makes a Removed participant Active again. Returns the participant id. */
-export async function upsertActiveParticipant(tx: Tx, chatId: string, userId: string, role: ParticipantRole, now: Date): Promise<string> {
+export async function upsertActiveParticipant(tx: Db, chatId: string, userId: string, role: ParticipantRole, now: Date): Promise<string> {
   const rows = await rowsOf<{ id: string }>(
     tx,
     sql`insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at)
@@ -107,7 +100,7 @@ export async function upsertActiveParticipant(tx: Tx, chatId: string, userId: st
   return rows[0]!.id;
 }
 
-export async function markParticipantRemoved(tx: Tx, chatId: string, userId: string, now: Date): Promise<boolean> {
+export async function markParticipantRemoved(tx: Db, chatId: string, userId: string, now: Date): Promise<boolean> {
   const rows = await rowsOf<{ id: string }>(
     tx,
     sql`update messenger.chat_participants set status = 'Removed', removed_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
@@ -117,7 +110,7 @@ export async function markParticipantRemoved(tx: Tx, chatId: string, userId: str
 }
 
 export async function insertChatEvent(
-  tx: Tx,
+  tx: Db,
   e: { chatId: string; kind: ChatEventKind; actorUserId: string; subjectUserId: string | null; now: Date },
 ): Promise<string> {
   const id = newId();
@@ -129,7 +122,7 @@ export async function insertChatEvent(
 }
 
 /** Marks the chat changed; `membership` for participant changes (sends then re-read their recipients). */
-export async function touchChat(tx: Tx, chatId: string, now: Date, change: { title?: string; membership?: boolean } = {}): Promise<void> {
+export async function touchChat(tx: Db, chatId: string, now: Date, change: { title?: string; membership?: boolean } = {}): Promise<void> {
   await tx.execute(
     sql`update messenger.chats set updated_at = ${now.toISOString()}
           ${change.title === undefined ? sql`` : sql`, title = ${change.title}`}
@@ -139,7 +132,7 @@ export async function touchChat(tx: Tx, chatId: string, now: Date, change: { tit
 }
 
 /** The chats a user is an Active participant of, most recently active first (keyset on updatedAt, id). */
-export async function chatsOfUser(q: Runner, userId: string, limit: number, before?: { updatedAt: string; id: string }): Promise<ChatRow[]> {
+export async function chatsOfUser(q: Db, userId: string, limit: number, before?: { updatedAt: string; id: string }): Promise<ChatRow[]> {
   return rowsOf<ChatRow>(
     q,
     sql`select ${CHAT_COLUMNS} from messenger.chats c

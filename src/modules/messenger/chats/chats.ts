@@ -1,4 +1,5 @@
-import type { Principal } from '../../../platform/http/auth.ts';
+import { messageOf } from '../../../platform/errors/index.ts';
+import type { Principal } from '../../../platform/http/index.ts';
 import { newId } from '../../../platform/time.ts';
 import {
   chatByDirectKey,
@@ -6,15 +7,15 @@ import {
   chatsOfUser,
   insertChat,
   insertChatEvent,
-  isoOf,
   markParticipantRemoved,
   participantsOf,
   touchChat,
   upsertActiveParticipant,
   type ChatRow,
   type ParticipantRow,
-  type Runner,
 } from './chat-sql.ts';
+import { isoOf } from '../sql-rows.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { blockedEitherWay } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
@@ -53,13 +54,13 @@ export function chatView(c: ChatRow, participants: ParticipantRow[]): ChatView {
 }
 
 /** The chat as its participant sees it; anyone else gets MSG_CHAT_NOT_FOUND. */
-export async function getChat(q: Runner, chatId: string, userId: string): Promise<ChatView> {
+export async function getChat(q: Db, chatId: string, userId: string): Promise<ChatView> {
   const chat = await chatForParticipant(q, chatId, userId);
   if (!chat) throw ChatErrors.chatNotFound();
   return chatView(chat, await participantsOf(q, chatId, { activeOnly: true }));
 }
 
-export async function listMyChats(q: Runner, userId: string, limit: number): Promise<ChatView[]> {
+export async function listMyChats(q: Db, userId: string, limit: number): Promise<ChatView[]> {
   const chats = await chatsOfUser(q, userId, limit);
   return Promise.all(chats.map(async (c) => chatView(c, await participantsOf(q, c.id, { activeOnly: true }))));
 }
@@ -72,7 +73,7 @@ async function applyGroups(ctx: MessengerContext, op: 'join' | 'leave', userIds:
       else await ctx.hub.removeUserFromGroup(u, chatGroup(chatId));
     }
   } catch (err) {
-    ctx.log.warn({ err: { message: (err as Error).message }, chatId, op }, 'hub group change failed; the realtime dispatcher applies it on delivery');
+    ctx.log.warn({ err: { message: messageOf(err) }, chatId, op }, 'hub group change failed; the realtime dispatcher applies it on delivery');
   }
 }
 

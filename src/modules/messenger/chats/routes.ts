@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody } from '../../../platform/http/errors.ts';
+import { ErrorBody } from '../../../platform/http/index.ts';
 import { addParticipants, createChat, getChat, listMyChats, removeParticipant, renameChat } from './chats.ts';
 import {
   AddParticipantsBody,

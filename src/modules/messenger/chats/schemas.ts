@@ -1,12 +1,10 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
 import { CHAT_KINDS } from './kinds.ts';
 
 /** TypeBox schemas of the chats and messages REST surface (camelCase bodies), shared by routes and tests. */
 
-export const Uuid = Type.String({ format: 'uuid' });
-export const Timestamp = Type.String({ format: 'date-time' });
-export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
 export const ChatParams = Type.Object({ chatId: Uuid });

@@ -1,92 +1,112 @@
-import type pg from 'pg';
-import type { JobContext, JobDefinition } from '../../../platform/jobs/index.ts';
-import type { ContactSearchIndex, MessengerContactSearchDocument } from './port.ts';
-import type { ContactSearchMetrics } from './metrics.ts';
-import { deleteIndexed, rescheduleFailed, selectDuePending } from './sql.ts';
+import { backoffDelayMs, type Backoff } from '../../../platform/backoff/index.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import { messageOf } from '../../../platform/errors/index.ts';
+import { batchPhase, defineBatchWorker, type BatchRun, type BatchSettings, type BatchWorker, type Outcome } from '../../../platform/jobs/index.ts';
+import type { MessengerSettings } from '../settings.ts';
 import { CONTACT_SEARCH_WAKE_CHANNEL } from '../user-replica/replica-sql.ts';
-
-/**
- * Writes the search documents of replica rows queued by the user replica consumer, after their
- * transaction committed (seed 002 step 6: Elasticsearch is never part of the PostgreSQL
- * transaction). Woken by the consumer's NOTIFY, with a timer as the safety net. A failed document
- * is counted (messenger_contact_search_index_failures_total) and retried with a backoff of
- * 1 s doubling to RetryMax; the replica and the consumer's offsets are never touched by it.
- */
+import type { ContactSearchMetrics } from './metrics.ts';
+import type { ContactSearchIndex } from './port.ts';
+import { deleteIndexed, rescheduleFailed, selectDuePending, type PendingDocument } from './sql.ts';
 
 export const CONTACT_SEARCH_INDEXER_JOB = 'messenger-contact-search-indexer';
 
-export interface IndexerSettings {
+export interface IndexerSettings extends BatchSettings {
   intervalMs: number;
-  batchSize: number;
   retryMaxMs: number;
-  /** A run stops starting batches after this long; the next tick (or wake) goes on. */
-  maxRunMs?: number;
 }
 
+/** The one mapping from the messenger's settings to the indexer's options. */
+export const indexerSettingsOf = (s: MessengerSettings): IndexerSettings => ({
+  intervalMs: s.MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS,
+  batchSize: s.MESSENGER_CONTACT_SEARCH_INDEX_BATCH_SIZE,
+  maxRunMs: s.MESSENGER_CONTACT_SEARCH_INDEX_MAX_RUN_MS,
+  retryMaxMs: s.MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS,
+});
+
+/** A document whose indexing failed waits 1 s, doubling up to RetryMax (no jitter: one indexer runs). */
+export const indexRetryBackoff = (retryMaxMs: number): Backoff => ({ baseMs: 1000, factor: 2, capMs: retryMaxMs, jitter: 0 });
+
 export interface IndexerDeps {
-  pool: pg.Pool;
+  pool: Queryable;
   index: ContactSearchIndex;
   metrics: ContactSearchMetrics;
   settings: IndexerSettings;
 }
 
-/** Delay before attempt `attempts + 1` of a document that failed `attempts + 1` times: 1 s, 2 s, … capped. */
-export const indexRetryDelayMs = (attempts: number, maxMs: number): number => Math.min(maxMs, 1000 * 2 ** Math.min(attempts, 20));
+/**
+ * Writes the search documents of replica rows queued by the user replica consumer, after their
+ * transaction committed (seed 002 step 6: the search index is never part of the PostgreSQL
+ * transaction). Woken by the consumer's NOTIFY, with a timer as the safety net; single runner.
+ * Each batch:
+ *
+ *   1. claim the queued documents that are due, read with their replica rows as they are now;
+ *   2. send them in one bulk request; a document the index refuses fails alone
+ *      (messenger_contact_search_index_failures_total), and when it refuses every one the run
+ *      stops until the next tick instead of hammering it;
+ *   3. indexed documents leave the queue, failed ones wait their backoff.
+ *
+ * The replica and the consumer's offsets are never touched by it.
+ */
+export function contactSearchIndexerJob(deps: IndexerDeps): BatchWorker {
+  const { settings, index, metrics } = deps;
+  const backoff = indexRetryBackoff(settings.retryMaxMs);
 
-export type IndexerCounts = { indexed: number; failed: number; batches: number };
-
-export async function indexPendingDocuments(deps: IndexerDeps, ctx: Pick<JobContext, 'now' | 'signal' | 'log'>): Promise<IndexerCounts> {
-  const { settings } = deps;
-  const counts: IndexerCounts = { indexed: 0, failed: 0, batches: 0 };
-  const started = performance.now();
-  while (!ctx.signal.aborted && performance.now() - started < (settings.maxRunMs ?? 5000)) {
-    const now = ctx.now();
-    const due = await selectDuePending(deps.pool, now, settings.batchSize);
-    if (due.length === 0) break;
-    counts.batches += 1;
+  /** Step 2: one bulk request; a refusal (or the index out of reach) fails that document alone. */
+  async function indexBatch(due: readonly PendingDocument[], run: BatchRun): Promise<Outcome<PendingDocument, void>[]> {
     const docs = due.map((d) => d.doc);
     let failed: { userId: string; reason: string }[];
     try {
-      await deps.index.prepare();
-      failed = (await deps.index.index(docs)).failed;
+      await index.prepare();
+      failed = (await index.index(docs)).failed;
     } catch (err) {
-      failed = docs.map((d) => ({ userId: d.userId, reason: err instanceof Error ? err.message : String(err) }));
+      failed = docs.map((d) => ({ userId: d.userId, reason: messageOf(err) }));
     }
-    const failedIds = new Set(failed.map((f) => f.userId));
-    const stored: MessengerContactSearchDocument[] = docs.filter((d) => !failedIds.has(d.userId));
-    await deleteIndexed(deps.pool, stored);
-    counts.indexed += stored.length;
     if (failed.length > 0) {
-      const attemptsOf = new Map(due.map((d) => [d.doc.userId, d.attempts]));
-      await rescheduleFailed(
-        deps.pool,
-        failed.map((f) => ({
-          userId: f.userId,
-          nextAttemptAt: new Date(now.getTime() + indexRetryDelayMs(attemptsOf.get(f.userId) ?? 0, settings.retryMaxMs)),
-        })),
-      );
-      counts.failed += failed.length;
-      deps.metrics.indexFailures.inc({ stage: 'indexer' }, failed.length);
-      ctx.log.warn(
-        { adapter: deps.index.kind, failed: failed.length, of: docs.length, reason: failed[0]!.reason.slice(0, 200) },
+      metrics.indexFailures.inc({ stage: 'indexer' }, failed.length);
+      run.log.warn(
+        { adapter: index.kind, failed: failed.length, of: docs.length, reason: failed[0]!.reason.slice(0, 200) },
         'contact search indexing failed; documents retried with backoff',
       );
-      // The index is down or refusing: leave the rest for the next tick instead of hammering it.
-      if (stored.length === 0) break;
+      if (failed.length === docs.length) run.endPhase('the search index refused every document');
     }
-    if (due.length < settings.batchSize) break;
+    const reasons = new Map(failed.map((f) => [f.userId, f.reason]));
+    return due.map((row) => {
+      const reason = reasons.get(row.doc.userId);
+      return reason === undefined ? { row, status: 'done', result: undefined } : { row, status: 'failed', error: { message: reason.slice(0, 200) } };
+    });
   }
-  if (counts.indexed > 0) ctx.log.info(counts, 'contact search documents indexed');
-  else ctx.log.debug(counts, 'contact search indexer found nothing to do');
-  return counts;
-}
 
-export function contactSearchIndexerJob(deps: IndexerDeps): JobDefinition {
-  return {
+  return defineBatchWorker({
     name: CONTACT_SEARCH_INDEXER_JOB,
-    every: deps.settings.intervalMs,
+    every: settings.intervalMs,
     singleRunner: true,
     wakeChannel: CONTACT_SEARCH_WAKE_CHANNEL,
-    run: (ctx) => indexPendingDocuments(deps, ctx),
-  };
+    settings,
+    phases(run) {
+      run.count('indexed', 0);
+      return [
+        batchPhase<PendingDocument>({
+          name: 'pending',
+          keyOf: (p) => p.doc.userId,
+          claim: (limit, run, exclude) => selectDuePending(deps.pool, run.now(), limit, exclude),
+          processBatch: indexBatch,
+          async record(outcomes, run) {
+            const now = run.now().getTime();
+            const indexed = outcomes.filter((o) => o.status === 'done').map((o) => o.row.doc);
+            await deleteIndexed(deps.pool, indexed);
+            run.count('indexed', indexed.length);
+            const retries = outcomes
+              .filter((o) => o.status === 'failed')
+              .map((o) => ({ userId: o.row.doc.userId, nextAttemptAt: new Date(now + backoffDelayMs(backoff, o.row.attempts + 1)) }));
+            await rescheduleFailed(deps.pool, retries);
+          },
+        }),
+      ];
+    },
+    async finish(run) {
+      const { indexed = 0, failed, batches } = run.counts;
+      if (indexed > 0) run.log.info({ indexed, failed, batches }, 'contact search documents indexed');
+      else run.log.debug({ indexed, failed, batches }, 'contact search indexer found nothing to do');
+    },
+  });
 }

@@ -1,9 +1,9 @@
-import { counter, gauge, type Registry } from '../../../platform/observability/metrics.ts';
-import type pg from 'pg';
+import { counter, gauge, type Registry } from '../../../platform/observability/index.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
 import { countPending } from './sql.ts';
 
 /** Metrics of the contact search index (seed 002 names where it gives them, the messenger_ prefix otherwise). */
-export function createContactSearchMetrics(registry: Registry, pool: pg.Pool) {
+export function createContactSearchMetrics(registry: Registry, pool: Queryable) {
   return {
     indexFailures: counter(registry, {
       name: 'messenger_contact_search_index_failures_total',

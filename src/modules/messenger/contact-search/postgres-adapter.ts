@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Queryable } from '../../../platform/db/index.ts';
 import type { ContactSearchIndex, IndexOutcome, MessengerContactSearchDocument } from './port.ts';
 import { SearchUnavailableError } from './port.ts';
 
@@ -13,7 +13,7 @@ const COLUMNS = `user_id as "userId", first_name as "firstName", middle_name as 
 type Row = Omit<MessengerContactSearchDocument, 'revision'> & { revision: string };
 const toDocument = (r: Row): MessengerContactSearchDocument => ({ ...r, revision: Number(r.revision) });
 
-export function createPostgresContactSearch(pool: pg.Pool, clock: { now(): Date }): ContactSearchIndex {
+export function createPostgresContactSearch(pool: Queryable, clock: { now(): Date }): ContactSearchIndex {
   const unavailable = (err: unknown): never => {
     throw new SearchUnavailableError('contact search (PostgreSQL) failed', { cause: err });
   };

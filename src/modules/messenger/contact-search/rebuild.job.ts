@@ -1,80 +1,129 @@
-import type pg from 'pg';
-import type { JobContext, JobDefinition } from '../../../platform/jobs/index.ts';
-import type { ContactSearchIndex } from './port.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import { messageOf } from '../../../platform/errors/index.ts';
+import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
 import type { ContactSearchMetrics } from './metrics.ts';
+import type { ContactSearchIndex, MessengerContactSearchDocument } from './port.ts';
 import { countReplica, enqueuePending, existingReplicaIds, selectReplicaPage } from './sql.ts';
-
-/**
- * MessengerContactSearchRebuildJob (seed 002 step 6): reconciles the whole contact search index
- * with the replica — every replica row is written in bulk batches (external versioning keeps a
- * newer document the indexer wrote meanwhile), then documents whose user is not in the replica
- * are deleted. Logs its progress per batch. Run on its cron, or now through
- * POST /api/ops/jobs/messenger-contact-search-rebuild/run (after an index was lost or recreated).
- */
 
 export const CONTACT_SEARCH_REBUILD_JOB = 'messenger-contact-search-rebuild';
 
+/** A whole pass over the replica and the index; bounded only so a stuck run ends long before the next night's. */
+const REBUILD_MAX_RUN_MS = 6 * 3_600_000;
+
 export interface RebuildDeps {
-  pool: pg.Pool;
+  pool: Queryable;
   index: ContactSearchIndex;
   metrics: ContactSearchMetrics;
   batchSize: number;
+  cron: string;
 }
 
-export type RebuildCounts = { indexed: number; failed: number; removed: number; batches: number };
-
-export async function rebuildContactSearch(deps: RebuildDeps, ctx: Pick<JobContext, 'now' | 'signal' | 'log'>): Promise<RebuildCounts> {
-  const counts: RebuildCounts = { indexed: 0, failed: 0, removed: 0, batches: 0 };
-  const total = await countReplica(deps.pool);
-  ctx.log.info({ adapter: deps.index.kind, total }, 'contact search rebuild started');
-  await deps.index.prepare();
-
-  // 1. Every replica row, in id order.
-  let after: string | null = null;
-  while (!ctx.signal.aborted) {
-    const docs = await selectReplicaPage(deps.pool, after, deps.batchSize);
-    if (docs.length === 0) break;
-    after = docs[docs.length - 1]!.userId;
-    counts.batches += 1;
-    const { failed } = await deps.index.index(docs);
-    if (failed.length > 0) {
-      // The indexer takes them over with its backoff; the rebuild goes on.
-      const failedIds = new Set(failed.map((f) => f.userId));
-      await enqueuePending(deps.pool, docs.filter((d) => failedIds.has(d.userId)), ctx.now());
-      deps.metrics.indexFailures.inc({ stage: 'rebuild' }, failed.length);
-      counts.failed += failed.length;
-    }
-    counts.indexed += docs.length - failed.length;
-    ctx.log.info(
-      { batch: counts.batches, indexed: counts.indexed, failed: counts.failed, total, percent: total ? Math.round(((counts.indexed + counts.failed) / total) * 100) : 100 },
-      'contact search rebuild progress',
-    );
-  }
-
-  // 2. Orphans: documents of users the replica does not have.
-  await deps.index.refresh();
-  let cursor: string | null = null;
-  while (!ctx.signal.aborted) {
-    const ids = await deps.index.listUserIds(cursor, deps.batchSize);
-    if (ids.length === 0) break;
-    cursor = ids[ids.length - 1]!;
-    const known = await existingReplicaIds(deps.pool, ids);
-    const orphans = ids.filter((id) => !known.has(id));
-    if (orphans.length > 0) {
-      await deps.index.remove(orphans);
-      counts.removed += orphans.length;
-    }
-  }
-  await deps.index.refresh();
-  ctx.log.info({ ...counts, total, stopped: ctx.signal.aborted }, 'contact search rebuild finished');
-  return counts;
+/** One run's cursors: the last replica row and the last index document handled. */
+interface RebuildRun {
+  total: number | null;
+  replicaAfter: string | null;
+  documentsAfter: string | null;
+  orphanScanStarted: boolean;
 }
 
-export function contactSearchRebuildJob(deps: RebuildDeps & { cron: string }): JobDefinition {
-  return {
+/**
+ * MessengerContactSearchRebuildJob (seed 002 step 6): reconciles the whole contact search index
+ * with the replica, in two phases with their own cursors:
+ *
+ *   1. every replica row, in id order, written in bulk batches (external versioning keeps a newer
+ *      document the indexer wrote meanwhile); documents the index refuses are handed to the
+ *      indexer's queue, which retries them with its backoff; progress is logged per batch;
+ *   2. documents whose user is not in the replica (orphans) are deleted.
+ *
+ * Run on its cron, or now through POST /api/ops/jobs/messenger-contact-search-rebuild/run (after
+ * an index was lost or recreated).
+ */
+export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
+  const { pool, index, metrics } = deps;
+  const runs = new WeakMap<BatchRun, RebuildRun>();
+
+  async function start(state: RebuildRun, run: BatchRun): Promise<number> {
+    state.total = await countReplica(pool);
+    run.log.info({ adapter: index.kind, total: state.total }, 'contact search rebuild started');
+    await index.prepare();
+    return state.total;
+  }
+
+  const replicaPhase = (state: RebuildRun) =>
+    batchPhase<MessengerContactSearchDocument>({
+      name: 'replica',
+      keyOf: (d) => d.userId,
+      async claim(limit, run) {
+        if (state.total === null) await start(state, run);
+        const docs = await selectReplicaPage(pool, state.replicaAfter, limit);
+        state.replicaAfter = docs.at(-1)?.userId ?? state.replicaAfter;
+        return docs;
+      },
+      async processBatch(docs, run) {
+        const { failed } = await index.index(docs);
+        const reasons = new Map(failed.map((f) => [f.userId, f.reason]));
+        run.count('indexed', docs.length - failed.length);
+        run.count('replicaBatches');
+        const { indexed = 0, replicaBatches } = run.counts;
+        const failedSoFar = run.counts.failed + failed.length;
+        const total = state.total ?? 0;
+        run.log.info(
+          { batch: replicaBatches, indexed, failed: failedSoFar, total, percent: total ? Math.round(((indexed + failedSoFar) / total) * 100) : 100 },
+          'contact search rebuild progress',
+        );
+        return docs.map((row) => {
+          const reason = reasons.get(row.userId);
+          return reason === undefined ? { row, status: 'done', result: undefined } : { row, status: 'failed', error: { message: reason.slice(0, 200) } };
+        });
+      },
+      // The indexer takes the refused documents over with its backoff; the rebuild goes on.
+      async record(outcomes, run) {
+        const refused = outcomes.filter((o) => o.status === 'failed').map((o) => o.row);
+        if (refused.length === 0) return;
+        await enqueuePending(pool, refused, run.now());
+        metrics.indexFailures.inc({ stage: 'rebuild' }, refused.length);
+      },
+    });
+
+  const orphanPhase = (state: RebuildRun) =>
+    batchPhase<string>({
+      name: 'orphans',
+      keyOf: (id) => id,
+      async claim(limit) {
+        if (!state.orphanScanStarted) {
+          await index.refresh();
+          state.orphanScanStarted = true;
+        }
+        const ids = await index.listUserIds(state.documentsAfter, limit);
+        state.documentsAfter = ids.at(-1) ?? state.documentsAfter;
+        return ids;
+      },
+      async processBatch(ids, run) {
+        const known = await existingReplicaIds(pool, ids);
+        const orphans = ids.filter((id) => !known.has(id));
+        if (orphans.length > 0) await index.remove(orphans);
+        run.count('removed', orphans.length);
+        return ids.map((row) => ({ row, status: 'done', result: undefined }));
+      },
+    });
+
+  return defineBatchWorker({
     name: CONTACT_SEARCH_REBUILD_JOB,
     cron: deps.cron,
     singleRunner: true,
-    run: (ctx) => rebuildContactSearch(deps, ctx),
-  };
+    settings: { batchSize: deps.batchSize, maxRunMs: REBUILD_MAX_RUN_MS },
+    phases(run) {
+      for (const name of ['indexed', 'removed', 'replicaBatches']) run.count(name, 0);
+      const state: RebuildRun = { total: null, replicaAfter: null, documentsAfter: null, orphanScanStarted: false };
+      runs.set(run, state);
+      return [replicaPhase(state), orphanPhase(state)];
+    },
+    async finish(run) {
+      const state = runs.get(run);
+      if (state?.total == null) return;
+      // Best effort: the index makes the writes searchable on its own shortly anyway.
+      await index.refresh().catch((err: unknown) => run.log.warn({ err: { message: messageOf(err) } }, 'contact search refresh after the rebuild failed'));
+      run.log.info({ ...run.counts, total: state.total, stopped: run.signal.aborted }, 'contact search rebuild finished');
+    },
+  });
 }

@@ -1,14 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type TSchema } from '@sinclair/typebox';
-import { ErrorBody } from '../../../platform/http/errors.ts';
+import { Type } from '@sinclair/typebox';
+import { ErrorBody } from '../../../platform/http/index.ts';
+import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { searchContactByPhone, type ContactSearchDeps } from './search.ts';
 
 /** TypeBox schemas of contact search's REST surface (camelCase bodies). */
-
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const Uuid = Type.String({ format: 'uuid' });
-const Timestamp = Type.String({ format: 'date-time' });
 
 export const ContactSearchQuery = Type.Object(
   { phone: Type.String({ minLength: 1, maxLength: 40, description: 'Phone in any usual notation ("8 (999) 123-45-67", "+7 999 1234567")' }) },

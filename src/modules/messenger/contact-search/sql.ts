@@ -19,15 +19,15 @@ export interface PendingDocument {
  * now. No lock is held: the indexer runs single-runner, and a change committed meanwhile raises
  * the queued revision, so `deleteIndexed` leaves that row for the next round.
  */
-export async function selectDuePending(db: Queryable, now: Date, limit: number): Promise<PendingDocument[]> {
+export async function selectDuePending(db: Queryable, now: Date, limit: number, exclude: readonly string[] = []): Promise<PendingDocument[]> {
   const { rows } = await db.query<DocRow & { attempts: number }>(
     `select ${DOCUMENT}, p.attempts
        from messenger.contact_search_pending p
        join messenger.users u on u.id = p.user_id
-      where p.next_attempt_at <= $1
+      where p.next_attempt_at <= $1 and not (p.user_id = any($3::uuid[]))
       order by p.next_attempt_at
       limit $2`,
-    [now, limit],
+    [now, limit, exclude],
   );
   return rows.map(({ attempts, ...r }) => ({ doc: toDocument(r), attempts }));
 }
@@ -53,7 +53,7 @@ export async function deleteIndexed(db: Queryable, docs: readonly MessengerConta
   return res.rowCount ?? 0;
 }
 
-/** Puts failed documents back with their next attempt time (computed by the caller per attempt). */
+/** Puts failed documents back with their next attempt time (the caller's backoff per attempt). */
 export async function rescheduleFailed(db: Queryable, failed: readonly { userId: string; nextAttemptAt: Date }[]): Promise<void> {
   if (failed.length === 0) return;
   // Locked rows are skipped: a consumer transaction is resetting them for an immediate attempt.

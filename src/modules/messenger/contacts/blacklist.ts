@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { newId } from '../../../platform/time.ts';
-import { isoOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import { isoOf, rowsOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { ContactErrors } from '../errors.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
@@ -19,7 +20,7 @@ export interface BlacklistEntryView {
 }
 
 /** True when either user has blocked the other. */
-export async function blockedEitherWay(q: Runner, a: string, b: string): Promise<boolean> {
+export async function blockedEitherWay(q: Db, a: string, b: string): Promise<boolean> {
   const rows = await rowsOf<{ n: number }>(
     q,
     sql`select count(*)::int as n from messenger.blacklist_entries
@@ -55,7 +56,7 @@ export async function setBlocked(ctx: MessengerContext, ownerUserId: string, blo
   });
 }
 
-export async function listBlocked(q: Runner, ownerUserId: string): Promise<BlacklistEntryView[]> {
+export async function listBlocked(q: Db, ownerUserId: string): Promise<BlacklistEntryView[]> {
   const rows = await rowsOf<{ id: string; blockedUserId: string; updatedAt: string }>(
     q,
     sql`select id, blocked_user_id as "blockedUserId", updated_at as "updatedAt" from messenger.blacklist_entries

@@ -1,7 +1,8 @@
 import type { MessengerSettings } from '../settings.ts';
 import { sql } from 'drizzle-orm';
 import { newId } from '../../../platform/time.ts';
-import { isoOf, rowsOf, type Runner } from '../chats/chat-sql.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import { isoOf, rowsOf } from '../sql-rows.ts';
 import type { ContactStatusLookup } from '../contact-search/search.ts';
 import { blockedEitherWay } from './blacklist.ts';
 import type { MessengerContext } from '../context.ts';
@@ -48,7 +49,7 @@ const viewFor = (me: string, c: ContactRow): ContactView => ({
 });
 
 /** The active replica user holding this E.164 phone (the replica is the messenger's local source for users). */
-async function activeUserByPhone(q: Runner, phone: string): Promise<string | undefined> {
+async function activeUserByPhone(q: Db, phone: string): Promise<string | undefined> {
   const rows = await rowsOf<{ id: string }>(q, sql`select id from messenger.users where phone_number = ${phone} and is_active`);
   return rows[0]?.id;
 }
@@ -79,7 +80,7 @@ export async function requestContact(ctx: MessengerContext, me: string, phoneInp
   });
 }
 
-async function lockContactOf(tx: Runner, me: string, contactId: string): Promise<ContactRow> {
+async function lockContactOf(tx: Db, me: string, contactId: string): Promise<ContactRow> {
   const [row] = await rowsOf<ContactRow>(
     tx,
     sql`select ${COLUMNS} from messenger.contacts where id = ${contactId} and ${me} in (requester_user_id, addressee_user_id)
@@ -118,7 +119,7 @@ export async function removeContact(ctx: MessengerContext, me: string, contactId
   });
 }
 
-export async function listContacts(q: Runner, me: string): Promise<ContactView[]> {
+export async function listContacts(q: Db, me: string): Promise<ContactView[]> {
   const rows = await rowsOf<ContactRow>(
     q,
     sql`select ${COLUMNS} from messenger.contacts where ${me} in (requester_user_id, addressee_user_id) and status <> 'Removed'
@@ -128,7 +129,7 @@ export async function listContacts(q: Runner, me: string): Promise<ContactView[]
 }
 
 /** The viewer's contact status with a user, for contact search: only 'Accepted' unmasks the last name (INV-MU-3). */
-export function contactStatusLookup(q: Runner): ContactStatusLookup {
+export function contactStatusLookup(q: Db): ContactStatusLookup {
   return async (viewer, target) => {
     const rows = await rowsOf<{ status: string }>(
       q,

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ErrorBody } from '../../../platform/http/errors.ts';
-import { Nullable, Timestamp, Uuid } from '../chats/schemas.ts';
+import { ErrorBody } from '../../../platform/http/index.ts';
+import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { acceptContact, listContacts, removeContact, requestContact } from './contacts.ts';
 import { listBlocked, setBlocked } from './blacklist.ts';
 import type { MessengerContext } from '../context.ts';

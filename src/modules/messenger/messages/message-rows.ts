@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { isoOf } from '../chats/chat-sql.ts';
+import { isoOf } from '../sql-rows.ts';
 import type { FileMeta } from './rules.ts';
 import type { MessageContentKind } from './rules.ts';
 

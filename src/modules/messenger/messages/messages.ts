@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
-import type { Principal } from '../../../platform/http/auth.ts';
-import { chatForParticipant, rowsOf, type Runner } from '../chats/chat-sql.ts';
+import type { Principal } from '../../../platform/http/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import { chatForParticipant } from '../chats/chat-sql.ts';
+import { rowsOf } from '../sql-rows.ts';
 import { contentProblem, isEditable, withinEditWindow } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
@@ -13,14 +15,14 @@ import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from 
  * message stays as a tombstone without content.
  */
 
-async function requireChat(q: Runner, chatId: string, userId: string, lock = false) {
+async function requireChat(q: Db, chatId: string, userId: string, lock = false) {
   const chat = await chatForParticipant(q, chatId, userId, { lock });
   if (!chat) throw ChatErrors.chatNotFound();
   return chat;
 }
 
 /** The message, locked, when the caller sees the chat and may change it (its sender, or an admin when allowed). */
-async function lockMessage(tx: Runner, chatId: string, messageId: string, caller: Principal, adminMay: boolean): Promise<MessageRow> {
+async function lockMessage(tx: Db, chatId: string, messageId: string, caller: Principal, adminMay: boolean): Promise<MessageRow> {
   await requireChat(tx, chatId, caller.userId);
   const [m] = await rowsOf<MessageRow>(tx, sql`select ${MESSAGE_COLUMNS} from messenger.messages where id = ${messageId} and chat_id = ${chatId} for update`);
   if (!m) throw ChatErrors.messageNotFound();
@@ -70,7 +72,7 @@ export async function deleteMessage(ctx: MessengerContext, caller: Principal, ch
 
 /** list-messages, the source of truth clients refill from: Seq > afterSeq, ascending, tombstones included. */
 export async function listMessages(
-  q: Runner,
+  q: Db,
   caller: Principal,
   chatId: string,
   afterSeq: number,

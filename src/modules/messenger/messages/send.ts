@@ -1,7 +1,8 @@
 import type { MessengerSettings } from '../settings.ts';
 import { sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import type { Principal } from '../../../platform/http/auth.ts';
+import { messageOf } from '../../../platform/errors/index.ts';
+import type { Principal } from '../../../platform/http/index.ts';
 import type { ModuleDeps } from '../../../platform/module.ts';
 import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
@@ -60,7 +61,7 @@ export function createSendQueue(
     try {
       return (await trySendBatch(deps.pool, sends, deps.clock.now())).map((value) => ({ ok: true, value }));
     } catch (err) {
-      deps.log.warn({ err: { message: (err as Error).message }, sends: sends.length }, 'message send batch failed; sending one by one');
+      deps.log.warn({ err: { message: messageOf(err) }, sends: sends.length }, 'message send batch failed; sending one by one');
       const results: ItemResult<SendOutcome>[] = [];
       for (const s of sends) results.push(await one(s));
       return results;

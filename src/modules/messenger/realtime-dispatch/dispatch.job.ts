@@ -1,61 +1,100 @@
-import type { Queryable } from '../../../platform/db/index.ts';
-import type { JobContext, JobDefinition } from '../../../platform/jobs/index.ts';
-import type { RealtimeDispatcher } from './dispatcher.ts';
-import type { RealtimeMetrics } from './metrics.ts';
-import { REALTIME_OUTBOX_CHANNEL, deleteDoneBefore } from './outbox-sql.ts';
+import type { Backoff } from '../../../platform/backoff/index.ts';
+import { batchPhase, batchSettingsProblems, defineBatchWorker, type BatchSettings, type BatchWorker } from '../../../platform/jobs/index.ts';
+import type { MessengerSettings } from '../settings.ts';
+import { createDispatchSteps, DISPATCH_COUNTS, type DispatchResult, type DispatchRow, type DispatchStepsDeps } from './dispatcher.ts';
+import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
 
 /** Lock key `job:scheduled:messenger-realtime-dispatch` (the platform prefixes `job:scheduled:`). */
 export const REALTIME_DISPATCH_JOB = 'messenger-realtime-dispatch';
-export const REALTIME_RETENTION_JOB = 'messenger-realtime-retention';
+
+/** RealtimeDispatchOptions (seed 000), durations in milliseconds; batchSize, maxRunMs (MaxRunDuration) and idleWaitMs are the kernel's. */
+export interface DispatchSettings extends BatchSettings {
+  /** PollingInterval: the job's timer; a committed row also wakes it (NOTIFY, or connectWake in this replica). */
+  pollingIntervalMs: number;
+  maxAttempts: number;
+  /** BackoffBase / BackoffFactor / BackoffCap and jitter of the delay the claim sets before a retry. */
+  backoff: Backoff;
+}
+
+/** The one mapping from the messenger's settings to the job's options. */
+export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
+  pollingIntervalMs: s.MESSENGER_REALTIME_POLLING_INTERVAL_MS,
+  batchSize: s.MESSENGER_REALTIME_BATCH_SIZE,
+  maxRunMs: s.MESSENGER_REALTIME_MAX_RUN_DURATION_MS,
+  idleWaitMs: s.MESSENGER_REALTIME_IDLE_WAIT_MS,
+  maxAttempts: s.MESSENGER_REALTIME_MAX_ATTEMPTS,
+  backoff: {
+    baseMs: s.MESSENGER_REALTIME_BACKOFF_BASE_MS,
+    factor: s.MESSENGER_REALTIME_BACKOFF_FACTOR,
+    capMs: s.MESSENGER_REALTIME_BACKOFF_CAP_MS,
+    jitter: s.MESSENGER_REALTIME_BACKOFF_JITTER,
+  },
+});
 
 /**
- * RealtimeDispatchJob: every PollingInterval and at once on NOTIFY realtime_outbox (sent by the
- * owner's committing transaction), or sooner through `connectWake` in the replica that committed;
- * single runner through the platform's advisory lock (busy → the run is skipped). Runs that found
- * nothing log at debug (the runner's rule for all-zero counts).
+ * What the options' own bounds cannot say (seed 000 step 2: the host fails fast): the kernel's
+ * batch checks, MaxAttempts (the claim's backoff schedule has one delay per attempt) and the cap
+ * at least the base.
  */
-export function realtimeDispatchJob(
-  dispatcher: RealtimeDispatcher,
-  opts: { pollingIntervalMs: number; connectWake?: (wake: () => void) => void },
-): JobDefinition {
-  return {
+export function dispatchSettingsProblems(s: DispatchSettings): string[] {
+  const problems = batchSettingsProblems(s);
+  if (!Number.isInteger(s.maxAttempts) || s.maxAttempts < 1) problems.push('MESSENGER_REALTIME_MAX_ATTEMPTS must be a positive integer');
+  if (s.backoff.capMs < s.backoff.baseMs) problems.push('MESSENGER_REALTIME_BACKOFF_CAP_MS must be ≥ MESSENGER_REALTIME_BACKOFF_BASE_MS');
+  return problems;
+}
+
+export interface RealtimeDispatchDeps extends Omit<DispatchStepsDeps, 'maxAttempts' | 'backoff'> {
+  settings: DispatchSettings;
+  /** Hands the runner's in-process wake to the owner that commits rows (the send queue). */
+  connectWake?: (wake: () => void) => void;
+}
+
+/**
+ * RealtimeDispatchJob (seed 000): persist-then-push from messenger.realtime_outbox to the hub.
+ * Single runner (advisory lock; busy → the run is skipped), every PollingInterval and at once on
+ * NOTIFY realtime_outbox from the owner's committing transaction (or sooner through connectWake in
+ * the replica that committed). Each batch:
+ *
+ *   3–4. claim due Pending rows in one statement (SKIP LOCKED, Attempts + 1, NextAttemptAt by the
+ *        backoff); rows already out of attempts are quarantined by it and alerted;
+ *   5.   build and push each row outside any transaction, in push order, stopping between rows
+ *        when asked (the rest are released: Pending, attempt given back, claimable at once);
+ *        record the batch's outcomes in one statement, each on the RowVersion its claim left —
+ *        while the next batch is claimed and pushed (that claim leaves these rows alone);
+ *   8.   the run's dispatched / retried / quarantined, logged at the end.
+ *
+ * Batches repeat while full, or woken by a commit, within MaxRunDuration; a drained run stays
+ * idleWaitMs for the next commit, so a steady stream of sends is served by one run.
+ */
+export function realtimeDispatchJob(deps: RealtimeDispatchDeps): BatchWorker {
+  const { settings } = deps;
+  const problems = dispatchSettingsProblems(settings);
+  if (problems.length > 0) throw new Error(`invalid messenger realtime settings: ${problems.join('; ')}`);
+  const steps = createDispatchSteps({ ...deps, maxAttempts: settings.maxAttempts, backoff: settings.backoff });
+
+  return defineBatchWorker({
     name: REALTIME_DISPATCH_JOB,
-    every: opts.pollingIntervalMs,
+    every: settings.pollingIntervalMs,
     singleRunner: true,
     wakeChannel: REALTIME_OUTBOX_CHANNEL,
-    ...(opts.connectWake ? { connectWake: opts.connectWake } : {}),
-    run: async (ctx) => ({ ...(await dispatcher.runOnce(ctx)) }),
-  };
-}
-
-const RETENTION_BATCH = 5000;
-
-/** RetentionDone: deletes Done rows older than the retention, in bounded batches, stopping between them when asked. */
-export async function deleteExpiredDone(
-  q: Queryable,
-  retentionHours: number,
-  ctx: Pick<JobContext, 'signal' | 'now'>,
-  metrics?: Pick<RealtimeMetrics, 'retentionDeleted'>,
-): Promise<{ deleted: number }> {
-  const cutoff = new Date(ctx.now().getTime() - retentionHours * 3_600_000);
-  let deleted = 0;
-  while (!ctx.signal.aborted) {
-    const n = await deleteDoneBefore(q, cutoff, RETENTION_BATCH);
-    deleted += n;
-    metrics?.retentionDeleted.inc(n);
-    if (n < RETENTION_BATCH) break;
-  }
-  return { deleted };
-}
-
-export function realtimeRetentionJob(
-  q: Queryable,
-  opts: { retentionHours: number; cron?: string; metrics?: Pick<RealtimeMetrics, 'retentionDeleted'> },
-): JobDefinition {
-  return {
-    name: REALTIME_RETENTION_JOB,
-    cron: opts.cron ?? '23 * * * *',
-    singleRunner: true,
-    run: (ctx) => deleteExpiredDone(q, opts.retentionHours, ctx, opts.metrics),
-  };
+    ...(deps.connectWake ? { connectWake: deps.connectWake } : {}),
+    settings,
+    phases(run) {
+      for (const name of DISPATCH_COUNTS) run.count(name, 0);
+      return [
+        batchPhase<DispatchRow, DispatchResult>({
+          name: 'outbox',
+          overlapRecord: true,
+          claim: steps.claim,
+          process: steps.push,
+          record: steps.record,
+        }),
+      ];
+    },
+    async finish(run) {
+      if (run.counts.claimed === 0) return;
+      const { dispatched, retried, quarantined } = run.counts;
+      run.log.info({ dispatched, retried, quarantined, durationMs: Math.round(settings.maxRunMs - run.timeLeftMs()) }, 'realtime dispatch completed');
+    },
+  });
 }

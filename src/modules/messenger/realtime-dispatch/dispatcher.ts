@@ -1,13 +1,20 @@
-import type pg from 'pg';
-import type { JobContext } from '../../../platform/jobs/index.ts';
-import type { Logger } from '../../../platform/observability/logger.ts';
+import type { Backoff } from '../../../platform/backoff/index.ts';
+import { backoffScheduleMs } from '../../../platform/backoff/index.ts';
+import type { Queryable } from '../../../platform/db/index.ts';
+import type { BatchRun, Outcome } from '../../../platform/jobs/index.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { MediaJoinMinter } from '../calls/media-join.ts';
 import type { RealtimeMetrics } from './metrics.ts';
-import { loadRefs } from './refs.ts';
-import { backoffScheduleMs, errorText, outcomeOf, pushOrder, type DispatchSettings, type PushResult, type RowOutcome } from './rules.ts';
 import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from './outbox-sql.ts';
 import { buildDelivery, type RealtimeRefs } from './payloads.ts';
+import { loadRefs } from './refs.ts';
+import { lastErrorText, outcomeOf, pushOrder, type PushResult, type RowOutcome } from './rules.ts';
+
+/**
+ * The RealtimeDispatchJob's steps (seed 000 steps 3–5) as the kernel's batch worker calls them:
+ * claim a batch in one statement, push each row outside any transaction, record the batch's
+ * outcomes in one statement. dispatch.job.ts puts them together.
+ */
 
 /** Internal alert (log + metric), never a Kafka event. */
 export interface RealtimeDispatchQuarantinedEvent {
@@ -17,61 +24,65 @@ export interface RealtimeDispatchQuarantinedEvent {
   Attempts: number;
 }
 
-export interface RealtimeDispatcherDeps {
-  pool: pg.Pool;
+export interface DispatchStepsDeps {
+  pool: Queryable;
   hub: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup'>;
   metrics: RealtimeMetrics;
-  log: Logger;
   mintJoin: MediaJoinMinter;
-  settings: DispatchSettings;
+  maxAttempts: number;
+  backoff: Backoff;
   onQuarantined?: (event: RealtimeDispatchQuarantinedEvent) => void;
 }
 
-export interface DispatchCounts {
-  claimed: number;
-  dispatched: number;
-  retried: number;
-  quarantined: number;
-  /** Claimed but not pushed because the run was stopped: given back, claimable at once. */
-  released: number;
-  /** Outcomes that did not land: the row was requeued or re-claimed meanwhile (RowVersion moved). */
-  overtaken: number;
+/** A claimed row with what its push reads: the batch's referenced entities, loaded once per batch. */
+export interface DispatchRow extends ClaimedRow {
+  /** The claim quarantined it: it had already used MaxAttempts. Not pushed, not recorded again. */
+  exhausted: boolean;
+  refs: RealtimeRefs;
 }
 
-export interface RealtimeDispatcher {
-  runOnce(ctx: Pick<JobContext, 'signal' | 'now' | 'woken' | 'waitForWake'> & { log?: Logger }): Promise<DispatchCounts>;
-}
+/** What the push of a row came to; null for a row the claim quarantined (nothing to push). */
+export type DispatchResult = PushResult | null;
 
-const zero = (): DispatchCounts => ({ claimed: 0, dispatched: 0, retried: 0, quarantined: 0, released: 0, overtaken: 0 });
+/** The job's own counts, beside the kernel's (every run reports them, zero included). */
+export const DISPATCH_COUNTS = ['dispatched', 'retried', 'quarantined', 'overtaken'] as const;
 
-/**
- * RealtimeDispatchJob's work (seed 000): bounded batches of claim (one statement: SKIP LOCKED,
- * Attempts + 1, NextAttemptAt by backoff) → build and push each row outside any transaction, in id
- * order, stopping between rows when asked → record the batch's outcomes set-based, each guarded by
- * the RowVersion its claim left. Repeats while batches come back full, or a wake (NOTIFY of newly
- * committed rows) arrived meanwhile or within idleWaitMs, and MaxRunDuration allows.
- */
-export function createRealtimeDispatcher(deps: RealtimeDispatcherDeps): RealtimeDispatcher {
-  const { settings, metrics } = deps;
+export function createDispatchSteps(deps: DispatchStepsDeps) {
+  const { metrics, maxAttempts } = deps;
+  const delaysMs = backoffScheduleMs(deps.backoff, maxAttempts);
 
-  function alert(row: ClaimedRow, attempts: number, reason: string, log: Logger): void {
-    const event: RealtimeDispatchQuarantinedEvent = { OutboxEntryId: row.id, Kind: row.kind, ChatId: row.chatId, Attempts: attempts };
+  function alert(row: ClaimedRow, reason: 'attempts_exhausted' | 'ref_not_found', run: BatchRun): void {
+    run.count('quarantined');
     metrics.quarantined.inc({ kind: row.kind, reason });
-    log.error({ entryId: row.id, kind: row.kind, chatId: row.chatId, attempts, reason, event: 'RealtimeDispatchQuarantinedEvent' }, 'realtime outbox row quarantined');
-    deps.onQuarantined?.(event);
+    run.log.error(
+      { entryId: row.id, kind: row.kind, chatId: row.chatId, attempts: row.attempts, reason, event: 'RealtimeDispatchQuarantinedEvent' },
+      'realtime outbox row quarantined',
+    );
+    deps.onQuarantined?.({ OutboxEntryId: row.id, Kind: row.kind, ChatId: row.chatId, Attempts: row.attempts });
   }
 
-  const delaysMs = backoffScheduleMs(settings.backoff, settings.maxAttempts);
-
-  /** One statement: lock due rows, pre-increment, and quarantine those already out of attempts. */
-  async function claim(now: Date, exclude: readonly string[]): Promise<{ rows: ClaimedRow[]; exhausted: ClaimedRow[] }> {
-    const claimed = await claimDue(deps.pool, { now, limit: settings.batchSize, maxAttempts: settings.maxAttempts, delaysMs, jitter: settings.backoff.jitter, exclude });
-    return { rows: claimed.filter((r) => !r.exhausted), exhausted: claimed.filter((r) => r.exhausted) };
+  /**
+   * Steps 3–4, one statement: due Pending rows in id order, SKIP LOCKED, Attempts + 1 and
+   * NextAttemptAt by the backoff; rows already out of attempts come back quarantined (`exhausted`)
+   * and are alerted here. The others come in push order with the entities they point at.
+   */
+  async function claim(limit: number, run: BatchRun, exclude: readonly string[]): Promise<DispatchRow[]> {
+    const claimed = await claimDue(deps.pool, { now: run.now(), limit, maxAttempts, delaysMs, jitter: deps.backoff.jitter, exclude });
+    if (claimed.length === 0) return [];
+    run.log.info({ rows: claimed.length }, 'realtime batch claimed');
+    const live = pushOrder(claimed.filter((r) => !r.exhausted));
+    const refs = await loadRefs(deps.pool, live);
+    const exhausted = claimed.filter((r) => r.exhausted);
+    for (const row of exhausted) alert(row, 'attempts_exhausted', run);
+    // Quarantined rows first: a stop between rows then only ever releases rows that were to be pushed.
+    return [...exhausted, ...live].map((r) => Object.assign(r, { refs }));
   }
 
-  async function push(row: ClaimedRow, refs: RealtimeRefs): Promise<PushResult> {
+  /** Step 5, one row outside any transaction: build its payload and push it (membership changes first). */
+  async function push(row: DispatchRow): Promise<DispatchResult> {
+    if (row.exhausted) return null;
     try {
-      const built = buildDelivery(row, refs);
+      const built = buildDelivery(row, row.refs);
       if (!built.ok) return { kind: 'missing', code: built.code };
       const { membership, sends } = built.delivery;
       for (const m of membership ?? []) {
@@ -84,131 +95,63 @@ export function createRealtimeDispatcher(deps: RealtimeDispatcherDeps): Realtime
       }
       return { kind: 'delivered' };
     } catch (err) {
-      return { kind: 'transient', error: errorText(err) };
+      return { kind: 'transient', error: lastErrorText(err) };
     }
   }
+
+  /** A row the stop left unpushed was skipped; a push that threw (it catches its own errors) is transient. */
+  const rowOutcomeOf = (o: Outcome<DispatchRow, DispatchResult>): RowOutcome => {
+    const result: PushResult =
+      o.status === 'released' ? { kind: 'skipped' } : o.status === 'done' ? o.result! : { kind: 'transient', error: lastErrorText(o.error) };
+    return outcomeOf(result, o.row.attempts, maxAttempts);
+  };
 
   const toUpdate = (row: ClaimedRow, o: RowOutcome, now: Date): OutcomeUpdate => ({
     id: row.id,
     rowVersion: row.rowVersion,
     status: o.status === 'Released' ? 'Pending' : o.status,
     lastError: 'lastError' in o ? o.lastError : null,
+    // A released row gives its attempt back and is claimable at once.
     attemptsDelta: o.status === 'Released' ? -1 : 0,
     nextAttemptAt: o.status === 'Released' ? now : null,
   });
 
-  /** Set-based; if that statement fails, row by row, so one bad row never undoes the others. */
-  async function record(updates: OutcomeUpdate[], now: Date, log: Logger): Promise<Set<string>> {
-    try {
-      return await recordOutcomes(deps.pool, updates, now);
-    } catch (err) {
-      log.warn({ err: { message: (err as Error).message }, rows: updates.length }, 'realtime outcomes: batch update failed; recording row by row');
-      const landed = new Set<string>();
-      for (const u of updates) {
-        try {
-          for (const id of await recordOutcomes(deps.pool, [u], now)) landed.add(id);
-        } catch (rowErr) {
-          log.error({ err: { message: (rowErr as Error).message }, entryId: u.id }, 'realtime outcome could not be recorded; the row is retried after its backoff');
-        }
-      }
-      return landed;
-    }
-  }
-
-  /** Builds and pushes each row outside any transaction, in push order, stopping between rows when asked. */
-  async function pushBatch(rows: ClaimedRow[], ctx: { signal: AbortSignal }): Promise<{ rows: ClaimedRow[]; results: PushResult[] }> {
-    rows = pushOrder(rows);
-    const refs = await loadRefs(deps.pool, rows);
-    const results: PushResult[] = [];
-    for (const row of rows) results.push(ctx.signal.aborted ? { kind: 'skipped' } : await push(row, refs));
-    return { rows, results };
-  }
-
-  /** Records a pushed batch's outcomes (RowVersion-guarded, set-based) and counts, logs and alerts them. */
-  async function settle(batch: { rows: ClaimedRow[]; results: PushResult[] }, now: Date, log: Logger, counts: DispatchCounts): Promise<void> {
-    const { rows, results } = batch;
-    const outcomes = rows.map((row, i) => outcomeOf(results[i]!, row.attempts, settings.maxAttempts));
-    const landed = await record(
-      rows.map((row, i) => toUpdate(row, outcomes[i]!, now)),
+  /**
+   * Step 5's outcomes, one statement for the batch, each landing only on the RowVersion its claim
+   * left (a runbook requeue or another runner's claim in between wins: `overtaken`); then the
+   * counts, metrics and log lines of the rows whose outcome landed.
+   */
+  async function record(outcomes: readonly Outcome<DispatchRow, DispatchResult>[], run: BatchRun): Promise<void> {
+    const now = run.now();
+    const pushed = outcomes.filter((o) => !o.row.exhausted);
+    const decided = pushed.map((o) => ({ row: o.row, outcome: rowOutcomeOf(o), missing: o.status === 'done' && o.result?.kind === 'missing' }));
+    const landed = await recordOutcomes(
+      deps.pool,
+      decided.map((d) => toUpdate(d.row, d.outcome, now)),
       now,
-      log,
     );
     // Per row on the hot path: count per kind and increment once; build log lines only when logged.
     const dispatchedByKind = new Map<string, number>();
-    const logDispatched = log.isLevelEnabled('info');
-    rows.forEach((row, i) => {
-      const outcome = outcomes[i]!;
-      const result = results[i]!;
+    const logDispatched = run.log.isLevelEnabled('info');
+    for (const { row, outcome, missing } of decided) {
       if (!landed.has(row.id)) {
-        counts.overtaken++;
-        log.debug({ entryId: row.id, kind: row.kind }, 'realtime outcome not recorded: the row changed since its claim');
-        return;
-      }
-      if (outcome.status === 'Done') {
-        counts.dispatched++;
+        run.count('overtaken');
+        run.log.debug({ entryId: row.id, kind: row.kind }, 'realtime outcome not recorded: the row changed since its claim');
+      } else if (outcome.status === 'Done') {
+        run.count('dispatched');
         dispatchedByKind.set(row.kind, (dispatchedByKind.get(row.kind) ?? 0) + 1);
         metrics.lag.observe({ kind: row.kind }, Math.max(0, (now.getTime() - row.createdAt.getTime()) / 1000));
-        if (logDispatched) log.info({ kind: row.kind, chatId: row.chatId, targetUserId: row.targetUserId, seq: row.seq, attempts: row.attempts }, 'realtime dispatched');
+        if (logDispatched) run.log.info({ kind: row.kind, chatId: row.chatId, targetUserId: row.targetUserId, seq: row.seq, attempts: row.attempts }, 'realtime dispatched');
       } else if (outcome.status === 'Pending') {
-        counts.retried++;
+        run.count('retried');
         metrics.retried.inc({ kind: row.kind });
-        log.warn({ entryId: row.id, kind: row.kind, attempts: row.attempts, errorCode: outcome.lastError }, 'realtime dispatch retry');
+        run.log.warn({ entryId: row.id, kind: row.kind, attempts: row.attempts, errorCode: outcome.lastError }, 'realtime dispatch retry');
       } else if (outcome.status === 'Quarantined') {
-        counts.quarantined++;
-        alert(row, row.attempts, result.kind === 'missing' ? 'ref_not_found' : 'attempts_exhausted', log);
-      } else {
-        counts.released++;
+        alert(row, missing ? 'ref_not_found' : 'attempts_exhausted', run);
       }
-    });
+    }
     for (const [kind, n] of dispatchedByKind) metrics.dispatched.inc({ kind }, n);
   }
 
-  return {
-    async runOnce(ctx) {
-      const log = ctx.log ?? deps.log;
-      const started = performance.now();
-      const counts = zero();
-      // The outcomes of the last pushed batch are recorded while the next batch is claimed and
-      // pushed; that claim leaves the batch's rows alone, so each row still has its claim, then its
-      // outcome. At most one batch's outcomes are in flight; all have landed when the run ends.
-      let settling: Promise<void> | undefined;
-      let inFlight: string[] = [];
-      try {
-        while (!ctx.signal.aborted) {
-          const { rows, exhausted } = await claim(ctx.now(), inFlight);
-          const claimedNow = rows.length + exhausted.length;
-          if (claimedNow > 0) {
-            counts.claimed += claimedNow;
-            log.info({ rows: claimedNow }, 'realtime batch claimed');
-          }
-          for (const row of exhausted) {
-            counts.quarantined++;
-            alert(row, row.attempts, 'attempts_exhausted', log);
-          }
-          if (rows.length > 0) {
-            const pushed = await pushBatch(rows, ctx);
-            await settling;
-            inFlight = rows.map((r) => r.id);
-            settling = settle(pushed, ctx.now(), log, counts);
-          }
-          const left = settings.maxRunDurationMs - (performance.now() - started);
-          if (left <= 0) break;
-          // A full batch leaves more behind; a wake since the last claim announces rows committed
-          // after it: claim again now rather than end and be started again by that wake. With
-          // nothing announced, stay a little for the next commit, so a steady stream of sends is
-          // served by one run rather than a run (lock, job_state) per commit.
-          if (claimedNow >= settings.batchSize || ctx.woken?.()) continue;
-          if (settings.idleWaitMs && ctx.waitForWake && (await ctx.waitForWake(Math.min(settings.idleWaitMs, left)))) continue;
-          break;
-        }
-      } finally {
-        await settling;
-      }
-      if (counts.claimed > 0) {
-        const { dispatched, retried, quarantined } = counts;
-        log.info({ dispatched, retried, quarantined, durationMs: Math.round(performance.now() - started) }, 'realtime dispatch completed');
-      }
-      return counts;
-    },
-  };
+  return { claim, push, record };
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../../platform/db/index.ts';
-import { counter, gauge, histogram, type Registry } from '../../../platform/observability/metrics.ts';
+import { counter, gauge, histogram, type Registry } from '../../../platform/observability/index.ts';
 import { countPending } from './outbox-sql.ts';
 
 /**

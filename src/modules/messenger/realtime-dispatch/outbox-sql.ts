@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Queryable, Tx } from '../../../platform/db/index.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { SessionKind } from '../calls/kinds.ts';
 import type { RealtimeDispatchKind, RealtimeOutboxStatus, RealtimeTargetKind } from './kinds.ts';
@@ -50,7 +50,7 @@ export function realtimeInsert(rows: readonly NewRealtimeRow[], now: Date, where
  * (NOTIFY is delivered at commit). Call it after the owner's row locks (e.g. the chat's Seq), so
  * the UUIDv7 ids follow commit order.
  */
-export async function enqueueRealtime(tx: Tx, rows: readonly NewRealtimeRow[], now: Date): Promise<void> {
+export async function enqueueRealtime(tx: Db, rows: readonly NewRealtimeRow[], now: Date): Promise<void> {
   if (rows.length === 0) return;
   await tx.execute(sql`with inserted as (${realtimeInsert(rows, now)}) select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`);
 }
@@ -82,7 +82,7 @@ export interface ClaimParams {
   now: Date;
   limit: number;
   maxAttempts: number;
-  /** Delay before attempt k + 1 after the claim of attempt k, at index k − 1 (backoffScheduleMs). */
+  /** Delay before attempt k + 1 after the claim of attempt k, at index k − 1 (the kernel's backoffScheduleMs). */
   delaysMs: number[];
   /** Random extra share of each delay (0.2 → up to +20%). */
   jitter: number;
@@ -197,16 +197,17 @@ export async function countPending(q: Queryable): Promise<number> {
 }
 
 /**
- * RetentionDone: deletes up to `limit` Done rows. A Done row's NextAttemptAt is its last claim time
+ * RetentionDone: deletes up to `limit` Done rows older than `cutoff`; returns their ids. A Done row's NextAttemptAt is its last claim time
  * plus that claim's backoff, so `next_attempt_at < cutoff` finds old rows through ix_rto_due.
  */
-export async function deleteDoneBefore(q: Queryable, cutoff: Date, limit: number): Promise<number> {
-  const { rowCount } = await q.query(
+export async function deleteDoneBefore(q: Queryable, cutoff: Date, limit: number): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
     `delete from messenger.realtime_outbox where id in (
-       select id from messenger.realtime_outbox where status = 'Done' and next_attempt_at < $1 limit $2)`,
+       select id from messenger.realtime_outbox where status = 'Done' and next_attempt_at < $1 limit $2)
+     returning id`,
     [cutoff, limit],
   );
-  return rowCount ?? 0;
+  return rows.map((r) => r.id);
 }
 
 export interface QuarantinedRow {

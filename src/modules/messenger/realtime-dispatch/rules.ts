@@ -1,75 +1,8 @@
-import type { MessengerSettings } from '../settings.ts';
-import type { ModuleDeps } from '../../../platform/module.ts';
-
 /**
- * The RealtimeDispatchJob's decisions as plain functions (seed 000, steps 4–5): the retry delay set
- * at claim, what a claimed row becomes after its push, and the error text stored on it.
+ * The RealtimeDispatchJob's decisions as plain functions (seed 000, step 5): what a claimed row
+ * becomes after its push, the error text stored on it, and the order a batch is pushed in. The
+ * retry delay set at claim is the kernel's backoff (platform/backoff).
  */
-
-export interface BackoffOptions {
-  baseMs: number;
-  factor: number;
-  capMs: number;
-  /** Random extra share of the delay: 0.2 → up to +20%. */
-  jitter: number;
-}
-
-export interface DispatchSettings {
-  batchSize: number;
-  maxRunDurationMs: number;
-  maxAttempts: number;
-  backoff: BackoffOptions;
-  /**
-   * How long a run that found nothing more to claim stays for the next wake (a commit) before it
-   * ends; 0 ends it at once. Default 0 (a run ends when it is done, as the seed describes).
-   */
-  idleWaitMs?: number;
-}
-
-/** The job's RealtimeDispatchOptions from the service's settings. */
-export function dispatchSettingsOf(config: MessengerSettings): DispatchSettings {
-  return {
-    batchSize: config.MESSENGER_REALTIME_BATCH_SIZE,
-    maxRunDurationMs: config.MESSENGER_REALTIME_MAX_RUN_DURATION_MS,
-    maxAttempts: config.MESSENGER_REALTIME_MAX_ATTEMPTS,
-    idleWaitMs: Math.min(config.MESSENGER_REALTIME_IDLE_WAIT_MS, config.MESSENGER_REALTIME_MAX_RUN_DURATION_MS),
-    backoff: {
-      baseMs: config.MESSENGER_REALTIME_BACKOFF_BASE_MS,
-      factor: config.MESSENGER_REALTIME_BACKOFF_FACTOR,
-      capMs: config.MESSENGER_REALTIME_BACKOFF_CAP_MS,
-      jitter: config.MESSENGER_REALTIME_BACKOFF_JITTER,
-    },
-  };
-}
-
-/**
- * Delay after the claim of attempt `attempt` (1-based) before the row may be claimed again:
- * base × factor^(attempt−1), capped, plus jitter. Set at claim time (pre-increment), so a crash
- * before the outcome still waits this long before the retry.
- */
-export function retryDelayMs(attempt: number, o: BackoffOptions, random: () => number = Math.random): number {
-  const raw = o.baseMs * o.factor ** Math.max(0, attempt - 1);
-  const capped = Math.min(o.capMs, raw);
-  return Math.round(capped * (1 + o.jitter * random()));
-}
-
-/**
- * The delays without jitter, index k − 1 for the claim of attempt k (k = 1..maxAttempts): the claim
- * statement applies them (and the jitter) in SQL, so one statement claims a whole batch.
- */
-export function backoffScheduleMs(o: BackoffOptions, maxAttempts: number): number[] {
-  return Array.from({ length: maxAttempts }, (_, i) => retryDelayMs(i + 1, o, () => 0));
-}
-
-/** Fails fast at start on settings TypeBox bounds cannot express. */
-export function dispatchSettingsProblems(s: DispatchSettings): string[] {
-  const problems: string[] = [];
-  if (!(s.batchSize > 0)) problems.push('BatchSize must be > 0');
-  if (!(s.maxAttempts > 0)) problems.push('MaxAttempts must be > 0');
-  if (!(s.backoff.baseMs > 0) || !(s.backoff.capMs > 0) || !(s.backoff.factor >= 1)) problems.push('backoff must be > 0');
-  if (s.backoff.capMs < s.backoff.baseMs) problems.push('MESSENGER_REALTIME_BACKOFF_CAP_MS must be ≥ MESSENGER_REALTIME_BACKOFF_BASE_MS');
-  return problems;
-}
 
 /** What pushing one claimed row came to. */
 export type PushResult =
@@ -107,8 +40,11 @@ export const REF_NOT_FOUND = 'RTO_REF_NOT_FOUND';
 export const ATTEMPTS_EXHAUSTED = 'RTO_ATTEMPTS_EXHAUSTED';
 const LAST_ERROR_MAX = 512;
 
-/** Class and code of an error (plus its message, which for hub/backplane errors carries no PII), ≤ 512 chars. */
-export function errorText(err: unknown): string {
+/**
+ * LastError of a failed push: class and code of the error plus its message (hub and backplane
+ * errors carry no PII), ≤ 512 chars. Unlike the kernel's errorText it keeps the error's own code.
+ */
+export function lastErrorText(err: unknown): string {
   if (!(err instanceof Error)) return 'UnknownError'.slice(0, LAST_ERROR_MAX);
   const code = (err as { code?: unknown }).code;
   const head = typeof code === 'string' || typeof code === 'number' ? `${err.name}[${code}]` : err.name;

@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorBody } from '../../../platform/http/errors.ts';
+import { AppError, ErrorBody } from '../../../platform/http/index.ts';
+import { Nullable, Uuid } from '../../../platform/types/index.ts';
 import type { MessengerContext } from '../context.ts';
 import { listQuarantined, requeueQuarantined, type QuarantinedRow } from './outbox-sql.ts';
 
 /** Runbook endpoints (admin) for `messenger_realtime_quarantined_total > 0`: read LastError, fix the cause, re-enqueue. */
-
-const Uuid = Type.String({ format: 'uuid' });
-const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 const QuarantinedView = Type.Object({
   id: Uuid,

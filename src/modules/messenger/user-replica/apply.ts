@@ -1,6 +1,6 @@
-import type { Tx } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { PoisonMessageError, type EventEnvelope } from '../../../platform/events/index.ts';
-import { maskName, maskPhone, type Logger } from '../../../platform/observability/logger.ts';
+import { maskName, maskPhone, type Logger } from '../../../platform/observability/index.ts';
 import type { Clock } from '../../../platform/time.ts';
 import {
   applyIfCannotCollide,
@@ -86,7 +86,7 @@ export function readEvent(event: EventEnvelope<unknown>, deps: UserSyncDeps, rep
 }
 
 /** One UserUpserted event against the replica, inside the consumer's transaction. */
-export async function applyUserUpserted(event: EventEnvelope<unknown>, tx: Tx, deps: UserSyncDeps): Promise<UserSyncOutcome> {
+export async function applyUserUpserted(event: EventEnvelope<unknown>, tx: Db, deps: UserSyncDeps): Promise<UserSyncOutcome> {
   const started = performance.now();
   const snapshot = readEvent(event, deps, immediately, true);
   const outcome = await applySnapshot(tx, snapshot, eventIds(event), deps);
@@ -95,7 +95,7 @@ export async function applyUserUpserted(event: EventEnvelope<unknown>, tx: Tx, d
   return outcome;
 }
 
-export async function applySnapshot(tx: Tx, snapshot: UserSnapshot, ids: EventIds, deps: UserSyncDeps, report = immediately): Promise<UserSyncOutcome> {
+export async function applySnapshot(tx: Db, snapshot: UserSnapshot, ids: EventIds, deps: UserSyncDeps, report = immediately): Promise<UserSyncOutcome> {
   const now = deps.clock.now();
   // Most events cannot collide on the live-phone index: one statement decides and writes them.
   const fast = await applyIfCannotCollide(tx, snapshot, now);
@@ -184,7 +184,7 @@ export function applied(deps: UserSyncDeps, snapshot: UserSnapshot, ids: EventId
  * phones and their events arrived out of order across partitions): hand it over, and follow the
  * chain a few steps if that user lets go of another phone in turn.
  */
-async function handOverReleased(tx: Tx, phone: string | null, now: Date, deps: UserSyncDeps, ids: EventIds, report: Report): Promise<void> {
+async function handOverReleased(tx: Db, phone: string | null, now: Date, deps: UserSyncDeps, ids: EventIds, report: Report): Promise<void> {
   for (let step = 0; phone !== null && step < 5; step++) {
     const released = phone;
     const taken = await tx

@@ -1,4 +1,4 @@
-import type { Tx } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { CONTACT_SEARCH_WAKE_CHANNEL, firstInTransaction, run } from './replica-sql.ts';
 import type { BatchState, KnownRow, RowWrite } from './batch-plan.ts';
 
@@ -12,7 +12,7 @@ import type { BatchState, KnownRow, RowWrite } from './batch-plan.ts';
  * The replica rows of `userIds`, the live holders of `phones`, and which of those phones (or the
  * rows' current ones, which a write may let go of) an open conflict waits for.
  */
-export async function readBatchState(tx: Tx, userIds: readonly string[], phones: readonly string[]): Promise<BatchState> {
+export async function readBatchState(tx: Db, userIds: readonly string[], phones: readonly string[]): Promise<BatchState> {
   const [r] = await run<{ rows: [string, string | null, boolean, number, number][]; holders: [string, string][]; wanted: string[] }>(
     tx,
     'messenger_user_batch_read',
@@ -43,7 +43,7 @@ export async function readBatchState(tx: Tx, userIds: readonly string[], phones:
  * open conflicts (their phone is applied), wakes the indexer on commit. Returns how many rows
  * were written: fewer than planned means the batch must be redone message by message.
  */
-export async function writeBatch(tx: Tx, writes: readonly RowWrite[], now: Date): Promise<number> {
+export async function writeBatch(tx: Db, writes: readonly RowWrite[], now: Date): Promise<number> {
   if (writes.length === 0) return 0;
   const col = <T>(f: (w: RowWrite) => T) => writes.map(f);
   const [r] = await run<{ written: number }>(

@@ -1,4 +1,4 @@
-import type { Tx } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import type { EventEnvelope } from '../../../platform/events/index.ts';
 import { readBatchState, writeBatch } from './batch-sql.ts';
 import { applied, applySnapshot, eventIds, readEvent, skippedStale, type EventIds, type Report, type UserSyncDeps } from './apply.ts';
@@ -25,7 +25,7 @@ interface Item {
   lines: (() => void)[];
 }
 
-export async function applyUserUpsertedBatch(events: readonly EventEnvelope<unknown>[], tx: Tx, deps: UserSyncDeps): Promise<void> {
+export async function applyUserUpsertedBatch(events: readonly EventEnvelope<unknown>[], tx: Db, deps: UserSyncDeps): Promise<void> {
   const started = performance.now();
   const items: Item[] = events.map((event) => {
     const lines: (() => void)[] = [];

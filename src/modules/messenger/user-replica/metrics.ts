@@ -1,4 +1,4 @@
-import { Counter, Gauge, counter, histogram, type Registry } from '../../../platform/observability/metrics.ts';
+import { Counter, Gauge, counter, histogram, type Registry } from '../../../platform/observability/index.ts';
 
 /**
  * Metrics of seed 002, names exactly as the seed spells them. Alerts: lag > 5 min

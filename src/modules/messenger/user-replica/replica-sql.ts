@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
-import type { Tx } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import { isPgError } from '../../../platform/errors/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { PhoneHolders, ReplicaState, UserSnapshot } from './rules.ts';
 
@@ -20,13 +21,13 @@ export const CONTACT_SEARCH_WAKE_CHANNEL = 'messenger_contact_search';
  * (parsed and planned once per connection), which drizzle's `execute` cannot do. Same connection,
  * same transaction.
  */
-function pgClient(tx: Tx): pg.ClientBase {
+function pgClient(tx: Db): pg.ClientBase {
   const client = (tx as unknown as { session?: { client?: pg.ClientBase } }).session?.client;
   if (!client || typeof client.query !== 'function') throw new Error('drizzle transaction exposes no pg client');
   return client;
 }
 
-export const run = async <R extends pg.QueryResultRow>(tx: Tx, name: string, text: string, values: unknown[]): Promise<R[]> =>
+export const run = async <R extends pg.QueryResultRow>(tx: Db, name: string, text: string, values: unknown[]): Promise<R[]> =>
   (await pgClient(tx).query<R>({ name, text, values })).rows;
 
 /** Queues the written row (CTE `w(id, revision)`) for the indexer; `$8` is now. */
@@ -40,8 +41,8 @@ const QUEUE_FOR_INDEX = `
     )`;
 
 /** Transactions (the consumer's, one per group of messages) that already carry the indexer's wake-up. */
-const notified = new WeakSet<Tx>();
-export const firstInTransaction = (tx: Tx): boolean => {
+const notified = new WeakSet<Db>();
+export const firstInTransaction = (tx: Db): boolean => {
   if (notified.has(tx)) return false;
   notified.add(tx);
   return true;
@@ -66,7 +67,7 @@ export interface SafeApplyResult {
  * user's older open conflicts (the phone is applied) and wakes the indexer on commit. Anything
  * else writes nothing and returns the row as it was, for the stale check and the slow path.
  */
-export async function applyIfCannotCollide(tx: Tx, s: UserSnapshot, now: Date): Promise<SafeApplyResult> {
+export async function applyIfCannotCollide(tx: Db, s: UserSnapshot, now: Date): Promise<SafeApplyResult> {
   const [r] = await run<StateRow & { created: number; updated: number }>(
     tx,
     'messenger_user_apply_safe',
@@ -108,7 +109,7 @@ export async function applyIfCannotCollide(tx: Tx, s: UserSnapshot, now: Date): 
 
 /** The replica row of a user (null: first appearance) and the live rows holding the phones in play. */
 export async function readReplicaState(
-  tx: Tx,
+  tx: Db,
   userId: string,
   phoneNumber: string,
 ): Promise<{ existing: ReplicaState | null; holders: PhoneHolders }> {
@@ -154,7 +155,7 @@ const UPSERT = {
  * written: the insert met a unique index (a concurrent writer took the phone: ON CONFLICT DO
  * NOTHING waits for it and skips, no error), or the update found a newer version.
  */
-export async function writeReplica(tx: Tx, mode: 'insert' | 'update', w: ReplicaWrite): Promise<boolean> {
+export async function writeReplica(tx: Db, mode: 'insert' | 'update', w: ReplicaWrite): Promise<boolean> {
   const s = w.snapshot;
   const [r] = await run<{ written: number }>(
     tx,
@@ -202,7 +203,7 @@ export async function writeReplica(tx: Tx, mode: 'insert' | 'update', w: Replica
  * partitions. Returns the user who took it and the phone that user let go of in turn, if any.
  */
 export async function handOverReleasedPhone(
-  tx: Tx,
+  tx: Db,
   phoneNumber: string,
   now: Date,
 ): Promise<{ userId: string; releasedPhone: string | null } | null> {
@@ -243,11 +244,5 @@ export async function handOverReleasedPhone(
   return r ? { userId: r.user_id, releasedPhone: r.old_phone === phoneNumber ? null : r.old_phone } : null;
 }
 
-/** True when `err` (or a cause, as drizzle wraps driver errors) is a violation of the live-phone index. */
-export function isLivePhoneViolation(err: unknown): boolean {
-  for (let e: unknown = err; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
-    const pgErr = e as { code?: string; constraint?: string };
-    if (pgErr.code === '23505' && pgErr.constraint === LIVE_PHONE_INDEX) return true;
-  }
-  return false;
-}
+/** True when `err` (or a cause, as drizzle wraps driver errors) is a unique violation of the live-phone index. */
+export const isLivePhoneViolation = (err: unknown): boolean => isPgError(err, '23505', LIVE_PHONE_INDEX);

@@ -1,15 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type TSchema } from '@sinclair/typebox';
-import type pg from 'pg';
-import { ErrorBody } from '../../../platform/http/errors.ts';
+import { Type } from '@sinclair/typebox';
+import type { Queryable } from '../../../platform/db/index.ts';
+import { ErrorBody } from '../../../platform/http/index.ts';
+import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { listPhoneConflicts } from './phone-conflicts.ts';
 
 /** The user replica's admin REST surface: phone conflicts for support review (camelCase bodies). */
-
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const Uuid = Type.String({ format: 'uuid' });
-const Timestamp = Type.String({ format: 'date-time' });
 
 export const ConflictsQuery = Type.Object(
   {
@@ -39,7 +36,7 @@ export const ConflictsReply = Type.Object({ items: Type.Array(PhoneConflictReply
 
 const tags = ['messenger'];
 
-export function registerUserReplicaRoutes(app: FastifyInstance, pool: pg.Pool): void {
+export function registerUserReplicaRoutes(app: FastifyInstance, pool: Queryable): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.get(

@@ -1,3 +1,4 @@
+import { pgErrorOf } from '../../../platform/errors/index.ts';
 import { defineConsumer, PoisonMessageError, type ConsumerDefinition } from '../../../platform/events/index.ts';
 import { TOPICS } from '../../../event-topics.ts';
 // The producer's contract, shared through src/contracts: the replica learns of identity only through Kafka.
@@ -55,12 +56,10 @@ export function userSyncConsumer(deps: UserSyncDeps): ConsumerDefinition<unknown
  * (names, phones). Keep only what on-call needs: SQLSTATE and constraint. The cause stays attached.
  */
 function withoutRowValues(err: unknown): Error {
-  for (let e: unknown = err; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
-    const pgErr = e as { code?: unknown; constraint?: unknown; severity?: unknown };
-    if (typeof pgErr.code === 'string' && pgErr.severity !== undefined) {
-      const constraint = typeof pgErr.constraint === 'string' ? ` on ${pgErr.constraint}` : '';
-      return Object.assign(new Error(`user replica transaction failed: SQLSTATE ${pgErr.code}${constraint}`, { cause: err }), { code: pgErr.code });
-    }
+  const pgErr = pgErrorOf(err);
+  if (pgErr) {
+    const constraint = typeof pgErr.constraint === 'string' ? ` on ${pgErr.constraint}` : '';
+    return Object.assign(new Error(`user replica transaction failed: SQLSTATE ${pgErr.code}${constraint}`, { cause: err }), { code: pgErr.code });
   }
   return err instanceof Error && !/params:/.test(err.message) ? err : new Error('user replica transaction failed', { cause: err });
 }

@@ -7,8 +7,8 @@ import { createRegistry } from '../../../../src/platform/observability/metrics.t
 import { newId } from '../../../../src/platform/time.ts';
 import type { ContactSearchIndex, MessengerContactSearchDocument } from '../../../../src/modules/messenger/contact-search/port.ts';
 import { createContactSearchMetrics } from '../../../../src/modules/messenger/contact-search/metrics.ts';
-import { rebuildContactSearch } from '../../../../src/modules/messenger/contact-search/rebuild.job.ts';
-import { indexPendingDocuments } from '../../../../src/modules/messenger/contact-search/indexer.job.ts';
+import { contactSearchRebuildJob } from '../../../../src/modules/messenger/contact-search/rebuild.job.ts';
+import { contactSearchIndexerJob } from '../../../../src/modules/messenger/contact-search/indexer.job.ts';
 import { logCapture, metricValue, nextPhone } from '../support/user-sync.ts';
 
 /**
@@ -28,7 +28,7 @@ const doc = (over: Partial<MessengerContactSearchDocument> = {}): MessengerConta
   ...over,
 });
 
-const ctx = (log = createLogger('silent')) => ({ now: () => new Date(), signal: new AbortController().signal, log });
+const ctx = (log = createLogger('silent')) => ({ jobRunId: newId(), now: () => new Date(), signal: new AbortController().signal, log });
 
 async function insertReplica(pool: pg.Pool, d: MessengerContactSearchDocument): Promise<void> {
   await pool.query(
@@ -127,8 +127,9 @@ export function contactSearchContract(name: string, makeIndex: (pool: pg.Pool) =
       await insertReplica(pool, d);
       await pool.query(`insert into messenger.contact_search_pending (user_id, revision, enqueued_at, next_attempt_at) values ($1, 3, now(), now())`, [d.userId]);
       const metrics = createContactSearchMetrics(createRegistry(), pool);
-      const counts = await indexPendingDocuments({ pool, index, metrics, settings: { intervalMs: 1000, batchSize: 100, retryMaxMs: 60_000 } }, ctx());
-      assert.deepEqual(counts, { indexed: 1, failed: 0, batches: 1 });
+      const indexer = contactSearchIndexerJob({ pool, index, metrics, settings: { intervalMs: 1000, batchSize: 100, maxRunMs: 5000, retryMaxMs: 60_000 } });
+      const counts = await indexer.runOnce(ctx());
+      assert.deepEqual(counts, { indexed: 1, failed: 0, batches: 1, claimed: 1, released: 0 });
       await index.refresh();
       assert.equal((await index.findActiveByPhone(d.phoneNumber!))?.revision, 3);
       assert.equal((await pool.query(`select 1 from messenger.contact_search_pending`)).rowCount, 0);
@@ -144,22 +145,20 @@ export function contactSearchContract(name: string, makeIndex: (pool: pg.Pool) =
 
       const logs = logCapture();
       const registry = createRegistry();
-      const counts = await rebuildContactSearch(
-        { pool, index, metrics: createContactSearchMetrics(registry, pool), batchSize: 2 },
-        ctx(createLogger('info', logs.stream)),
-      );
+      const rebuild = contactSearchRebuildJob({ pool, index, metrics: createContactSearchMetrics(registry, pool), batchSize: 2, cron: '30 3 * * *' });
+      const counts = await rebuild.runOnce(ctx(createLogger('info', logs.stream)));
       const replicaCount = Number((await pool.query(`select count(*) as n from messenger.users`)).rows[0].n);
       assert.equal(counts.indexed, replicaCount);
       assert.equal(counts.failed, 0);
-      assert.equal(counts.batches, Math.ceil(replicaCount / 2));
-      assert.ok(counts.removed >= 1);
+      assert.equal(counts.replicaBatches, Math.ceil(replicaCount / 2));
+      assert.ok((counts.removed ?? 0) >= 1);
       assert.equal(await metricValue(registry, 'messenger_contact_search_index_failures_total'), 0);
 
       assert.equal(await index.findActiveByPhone(orphan.phoneNumber!), null, 'orphan removed');
       assert.equal((await index.findActiveByPhone(outdated.phoneNumber!))?.firstName, 'Актуальная');
       for (const d of missing.filter((m) => m.isActive)) assert.equal((await index.findActiveByPhone(d.phoneNumber!))?.userId, d.userId);
       const progress = logs.lines().filter((l) => l.msg === 'contact search rebuild progress');
-      assert.equal(progress.length, counts.batches);
+      assert.equal(progress.length, counts.replicaBatches);
       assert.equal(progress.at(-1)?.percent, 100);
     });
   });

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
-import { createRealtimeDispatcher } from '../../../../src/modules/messenger/realtime-dispatch/dispatcher.ts';
+import { realtimeDispatchJob } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
 import { createRealtimeMetrics } from '../../../../src/modules/messenger/realtime-dispatch/metrics.ts';
 import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
 import { newId } from '../../../../src/platform/time.ts';
@@ -37,7 +37,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const later = await insertMessage(env.pool, chatId, 2, bob);
     const second = commitDuringFirstPush(env, chatId, later);
     let wakes = 1;
-    const counts = await env.dispatcher.runOnce({ signal: new AbortController().signal, now: () => env.clock.now(), woken: () => wakes-- > 0 });
+    const counts = await env.dispatcher.runOnce(env.ctx({ woken: () => wakes-- > 0 }));
     assert.equal(counts.claimed, 2);
     assert.equal(counts.dispatched, 2);
     assert.deepEqual(
@@ -55,7 +55,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: await insertMessage(env.pool, chatId, 1, alice), seq: 1 });
     const later = await insertMessage(env.pool, chatId, 2, bob);
     const second = commitDuringFirstPush(env, chatId, later);
-    const counts = await env.dispatcher.runOnce({ signal: new AbortController().signal, now: () => env.clock.now(), woken: () => false });
+    const counts = await env.dispatcher.runOnce(env.ctx({ woken: () => false }));
     assert.equal(counts.dispatched, 1);
     assert.equal((await outboxRow(env.pool, second())).status, 'Pending');
     assert.equal((await env.run()).dispatched, 1);
@@ -72,7 +72,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     });
     const statementsAtPush: number[] = [];
     const pushed: unknown[] = [];
-    const dispatcher = createRealtimeDispatcher({
+    const dispatcher = realtimeDispatchJob({
       pool: counted,
       hub: {
         send: async (_group, _event, payload) => {
@@ -83,11 +83,10 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
         removeUserFromGroup: async () => {},
       },
       metrics: createRealtimeMetrics(new Registry(), env.pool),
-      log: createLogger('silent'),
       mintJoin: createMediaJoinMinter({ tokenSecret: MEDIA_SECRET, tokenTtlSeconds: 300, turnUrls: ['turn:x'], turnSecret: TURN_SECRET, turnTtlSeconds: 60 }, env.clock),
       settings: seedSettings(),
     });
-    const counts = await dispatcher.runOnce({ signal: new AbortController().signal, now: () => env.clock.now() });
+    const counts = await dispatcher.runOnce(env.ctx({ log: createLogger('silent') }));
     assert.equal(counts.dispatched, 3);
     assert.deepEqual(statementsAtPush, [1, 1, 1]);
     assert.deepEqual(
@@ -151,15 +150,14 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     });
     const pushes: number[] = [];
     let t = T0.getTime();
-    const dispatcher = createRealtimeDispatcher({
+    const dispatcher = realtimeDispatchJob({
       pool: slow,
       hub: { send: async (_g, _e, p) => void pushes.push((p as { Seq: number }).Seq), addUserToGroup: async () => {}, removeUserFromGroup: async () => {} },
       metrics: createRealtimeMetrics(new Registry(), env.pool),
-      log: createLogger('silent'),
       mintJoin: createMediaJoinMinter({ tokenSecret: MEDIA_SECRET, tokenTtlSeconds: 300, turnUrls: ['turn:x'], turnSecret: TURN_SECRET, turnTtlSeconds: 60 }, env.clock),
       settings: seedSettings({ batchSize: 2, backoff: { baseMs: 1, factor: 1, capMs: 1, jitter: 0 } }),
     });
-    const counts = await dispatcher.runOnce({ signal: new AbortController().signal, now: () => new Date((t += 1000)) });
+    const counts = await dispatcher.runOnce(env.ctx({ log: createLogger('silent'), now: () => new Date((t += 1000)) }));
     assert.deepEqual(pushes, [1, 2, 3, 4, 5, 6], 'each row pushed once, in order');
     assert.deepEqual({ claimed: counts.claimed, dispatched: counts.dispatched, overtaken: counts.overtaken }, { claimed: 6, dispatched: 6, overtaken: 0 });
     for (const id of ids) assert.deepEqual([(await outboxRow(env.pool, id)).status, (await outboxRow(env.pool, id)).attempts], ['Done', 1]);
@@ -178,7 +176,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const row = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId, seq: 1, nextAttemptAt: new Date(T0.getTime() + 5000) });
     let t = T0.getTime() - 10_000;
     let wakes = 1;
-    const counts = await env.dispatcher.runOnce({ signal: new AbortController().signal, now: () => new Date((t += 10_000)), woken: () => wakes-- > 0 });
+    const counts = await env.dispatcher.runOnce(env.ctx({ now: () => new Date((t += 10_000)), woken: () => wakes-- > 0 }));
     assert.deepEqual({ claimed: counts.claimed, dispatched: counts.dispatched }, { claimed: 1, dispatched: 1 });
     assert.equal((await outboxRow(env.pool, row)).status, 'Done');
   });
@@ -217,8 +215,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const asked: number[] = [];
     let row: string | undefined;
     const counts = await dispatcher.runOnce({
-      signal: new AbortController().signal,
-      now: () => env.clock.now(),
+      ...env.ctx(),
       woken: () => false,
       waitForWake: async (ms) => {
         asked.push(ms);
@@ -236,8 +233,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const env = await dispatchEnv();
     let asked = 0;
     const counts = await env.dispatcher.runOnce({
-      signal: new AbortController().signal,
-      now: () => env.clock.now(),
+      ...env.ctx(),
       waitForWake: async () => {
         asked++;
         return false;

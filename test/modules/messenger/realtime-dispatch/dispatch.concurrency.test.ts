@@ -7,7 +7,8 @@ import { lockKeyOf } from '../../../../src/platform/jobs/schedule.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { newId } from '../../../../src/platform/time.ts';
-import { REALTIME_DISPATCH_JOB, deleteExpiredDone, realtimeDispatchJob } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import { REALTIME_DISPATCH_JOB } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import { realtimeRetentionJob } from '../../../../src/modules/messenger/realtime-dispatch/retention.job.ts';
 import { enqueueRealtime, requeueQuarantined } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
 import { connectClient, tokenFor, waitFor } from '../../../support/signalr.ts';
 import { T0, dispatchEnv, gate, insertChat, insertMessage, insertOutbox, outboxRow, uid, type DispatchEnv } from '../support/dispatch.ts';
@@ -44,11 +45,11 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     const { rowIds } = await messageRows(env, 1);
     const [a, b] = [runner(env), runner(env)];
     t.after(() => Promise.all([a.stop(), b.stop()]));
-    const job = realtimeDispatchJob(env.dispatcher, { pollingIntervalMs: 60_000 });
+    const job = env.newDispatcher({ pollingIntervalMs: 60_000 });
     assert.equal(lockKeyOf(job.name), 'job:scheduled:messenger-realtime-dispatch');
     assert.equal(job.wakeChannel, 'realtime_outbox');
     a.register(job);
-    b.register(realtimeDispatchJob(env.newDispatcher(), { pollingIntervalMs: 60_000 }));
+    b.register(env.newDispatcher({ pollingIntervalMs: 60_000 }));
 
     const first = a.runNow(REALTIME_DISPATCH_JOB);
     await waitFor(async () => (await outboxRow(env.pool, rowIds[0]!)).attempts === 1, 'runner a to claim the row');
@@ -84,8 +85,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     // Failover overlap: two dispatchers in small batches over the same rows, at the same time.
     const more = await messageRows(env, 40);
     const [x, y] = [env.newDispatcher({ batchSize: 3 }), env.newDispatcher({ batchSize: 3 })];
-    const ctx = { signal: new AbortController().signal, now: () => env.clock.now() };
-    const [cx, cy] = await Promise.all([x.runOnce(ctx), y.runOnce(ctx)]);
+    const [cx, cy] = await Promise.all([x.runOnce(env.ctx()), y.runOnce(env.ctx())]);
     assert.equal(cx.claimed + cy.claimed, 40);
     const pushed = env.sends.map((s) => s.payload.MessageId as string);
     for (const id of [...messageIds, ...more.messageIds]) assert.equal(pushed.filter((p) => p === id).length, 1, `message ${id} pushed once`);
@@ -99,7 +99,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     let sent = 0;
     env.hubRef.current = { ...real, send: async (...args) => { await real.send(...args); if (++sent === 2) stop.abort(); } };
     const counts = await env.run(stop.signal);
-    assert.deepEqual(counts, { claimed: 5, dispatched: 2, retried: 0, quarantined: 0, released: 3, overtaken: 0 });
+    assert.deepEqual(counts, { batches: 1, claimed: 5, failed: 0, dispatched: 2, retried: 0, quarantined: 0, released: 3, overtaken: 0 });
     const rows = await Promise.all(rowIds.map((id) => outboxRow(env.pool, id)));
     assert.deepEqual(rows.map((r) => r.status), ['Done', 'Done', 'Pending', 'Pending', 'Pending']);
     for (const r of rows.slice(2)) {
@@ -142,8 +142,8 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     const newDone = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Done', createdAt: new Date(T0.getTime() - 3_600_000) });
     const oldPending = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), createdAt: old });
     const oldQuarantined = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', createdAt: old });
-    const result = await deleteExpiredDone(env.pool, 24, { signal: new AbortController().signal, now: () => T0 });
-    assert.deepEqual(result, { deleted: 1 });
+    const result = await realtimeRetentionJob(env.pool, { retentionHours: 24 }).runOnce(env.ctx({ now: () => T0 }));
+    assert.deepEqual(result, { batches: 1, claimed: 1, failed: 0, released: 0, deleted: 1 });
     const { rows } = await env.pool.query<{ id: string }>(`select id from messenger.realtime_outbox`);
     assert.deepEqual(new Set(rows.map((r) => r.id)), new Set([newDone, oldPending, oldQuarantined]));
     assert.ok(!rows.some((r) => r.id === oldDone));
@@ -158,8 +158,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     const r = runner(env);
     t.after(() => r.stop());
     // The dispatcher reads the runner's time; rows are due at their commit time.
-    const live = env.newDispatcher();
-    r.register({ ...realtimeDispatchJob(live, { pollingIntervalMs: 3_600_000 }) });
+    r.register(env.newDispatcher({ pollingIntervalMs: 3_600_000 }));
     await r.start();
     await createDb(env.pool).transaction((tx) => enqueueRealtime(tx, [{ kind: 'MessageReceived', targetKind: 'ChatGroup', chatId, messageId, seq: 1 }], T0));
     await waitFor(() => client.received.length === 1, 'the woken dispatcher to push the row');

@@ -32,7 +32,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     env.clock.advance(250);
 
     const counts = await env.run();
-    assert.deepEqual(counts, { claimed: 1, dispatched: 1, retried: 0, quarantined: 0, released: 0, overtaken: 0 });
+    assert.deepEqual(counts, { batches: 1, claimed: 1, failed: 0, dispatched: 1, retried: 0, quarantined: 0, released: 0, overtaken: 0 });
     await waitFor(() => member.received.length === 1, 'the member to receive the message');
     assert.deepEqual(member.received[0], {
       event: 'message_received',
@@ -64,7 +64,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined' });
     const before = await outboxRow(env.pool, future);
     const counts = await env.run();
-    assert.deepEqual(counts, { claimed: 0, dispatched: 0, retried: 0, quarantined: 0, released: 0, overtaken: 0 });
+    assert.deepEqual(counts, { batches: 0, claimed: 0, failed: 0, dispatched: 0, retried: 0, quarantined: 0, released: 0, overtaken: 0 });
     assert.equal(env.sends.length, 0);
     assert.deepEqual(await outboxRow(env.pool, future), before);
     assert.equal(env.logs.lines().filter((l) => (l.level as number) >= 30).length, 0, 'nothing at info or above');
@@ -80,7 +80,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     const working = env.hubRef.current;
     env.hubRef.current = await unreachableHub();
 
-    assert.deepEqual(await env.run(), { claimed: 1, dispatched: 0, retried: 1, quarantined: 0, released: 0, overtaken: 0 });
+    assert.deepEqual(await env.run(), { batches: 1, claimed: 1, failed: 0, dispatched: 0, retried: 1, quarantined: 0, released: 0, overtaken: 0 });
     let row = await outboxRow(env.pool, rowId);
     assert.equal(row.status, 'Pending');
     assert.equal(row.attempts, 1);

@@ -1,33 +1,27 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  dispatchSettingsProblems,
-  errorText,
-  backoffScheduleMs,
-  pushOrder,
-  outcomeOf,
-  retryDelayMs,
-  type BackoffOptions,
-} from '../../../../src/modules/messenger/realtime-dispatch/rules.ts';
+import { backoffDelayMs, backoffScheduleMs, type Backoff } from '../../../../src/platform/backoff/index.ts';
+import { dispatchSettingsProblems } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import { lastErrorText, pushOrder, outcomeOf } from '../../../../src/modules/messenger/realtime-dispatch/rules.ts';
 
-const seedBackoff: BackoffOptions = { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0.2 };
+const seedBackoff: Backoff = { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0.2 };
 
 describe('realtime outbox rules', () => {
   test('backoff: 2 s base doubling per attempt, capped at 2 min, before jitter', () => {
     const noJitter = () => 0;
     assert.deepEqual(
-      [1, 2, 3, 4, 5, 6, 7, 8, 20].map((a) => retryDelayMs(a, seedBackoff, noJitter)),
+      [1, 2, 3, 4, 5, 6, 7, 8, 20].map((a) => backoffDelayMs(seedBackoff, a, noJitter)),
       [2000, 4000, 8000, 16_000, 32_000, 64_000, 120_000, 120_000, 120_000],
     );
   });
 
   test('jitter adds up to its share of the delay and never shortens it', () => {
-    assert.equal(retryDelayMs(1, seedBackoff, () => 0.999999), Math.round(2000 * (1 + 0.2 * 0.999999)));
+    assert.equal(backoffDelayMs(seedBackoff, 1, () => 0.999999), Math.round(2000 * (1 + 0.2 * 0.999999)));
     for (let i = 0; i < 200; i++) {
-      const d = retryDelayMs(3, seedBackoff);
+      const d = backoffDelayMs(seedBackoff, 3);
       assert.ok(d >= 8000 && d <= 9600, String(d));
     }
-    assert.equal(retryDelayMs(8, seedBackoff, () => 1), 144_000, 'the cap applies before the jitter');
+    assert.equal(backoffDelayMs(seedBackoff, 8, () => 1), 144_000, 'the cap applies before the jitter');
   });
 
   test('outcomes: delivered → Done; transient → Pending until MaxAttempts, then Quarantined; missing entity → Quarantined at once; skipped → Released', () => {
@@ -44,7 +38,7 @@ describe('realtime outbox rules', () => {
   });
 
   test('settings: BatchSize, MaxAttempts and backoff must be positive, the cap at least the base', () => {
-    const ok = { batchSize: 200, maxRunDurationMs: 5000, maxAttempts: 8, backoff: seedBackoff };
+    const ok = { pollingIntervalMs: 1000, batchSize: 200, maxRunMs: 5000, maxAttempts: 8, backoff: seedBackoff };
     assert.deepEqual(dispatchSettingsProblems(ok), []);
     assert.equal(dispatchSettingsProblems({ ...ok, batchSize: 0 }).length, 1);
     assert.equal(dispatchSettingsProblems({ ...ok, maxAttempts: 0 }).length, 1);
@@ -66,9 +60,9 @@ describe('realtime outbox rules', () => {
 
   test('LastError keeps class and code, capped at 512 characters', () => {
     const err = Object.assign(new Error('x'.repeat(1000)), { code: 'ECONNREFUSED' });
-    const text = errorText(err);
+    const text = lastErrorText(err);
     assert.equal(text.length, 512);
     assert.match(text, /^Error\[ECONNREFUSED\]: x+/);
-    assert.equal(errorText('nope'), 'UnknownError');
+    assert.equal(lastErrorText('nope'), 'UnknownError');
   });
 });

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { BatchRunContext } from '../../../../src/platform/jobs/index.ts';
 import { createLogger, type Logger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import type { Hub } from '../../../../src/platform/realtime/index.ts';
@@ -9,9 +10,8 @@ import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/m
 import { activeChatIdsOf } from '../../../../src/modules/messenger/chats/chat-sql.ts';
 import { chatGroup } from '../../../../src/modules/messenger/chats/kinds.ts';
 import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
-import { createRealtimeDispatcher, type RealtimeDispatcherDeps } from '../../../../src/modules/messenger/realtime-dispatch/dispatcher.ts';
+import { realtimeDispatchJob, type DispatchSettings, type RealtimeDispatchDeps } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
 import { createRealtimeMetrics } from '../../../../src/modules/messenger/realtime-dispatch/metrics.ts';
-import type { DispatchSettings } from '../../../../src/modules/messenger/realtime-dispatch/rules.ts';
 import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
 import { startHubApp, type HubApp } from '../../../support/signalr.ts';
 
@@ -23,8 +23,9 @@ export const TURN_SECRET = 'test-turn-secret-0123456789';
 
 /** The seed's defaults, without jitter so tests can name exact retry times (jitter has its own tests). */
 export const seedSettings = (over: Partial<DispatchSettings> = {}): DispatchSettings => ({
+  pollingIntervalMs: 1000,
   batchSize: 200,
-  maxRunDurationMs: 5000,
+  maxRunMs: 5000,
   maxAttempts: 8,
   backoff: { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0 },
   ...over,
@@ -62,10 +63,12 @@ export interface DispatchEnv {
   /** The hub the dispatcher pushes through; tests swap it to simulate an outage. */
   hubRef: { current: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup'> };
   sends: { group: string; event: string; payload: Record<string, unknown> }[];
-  dispatcher: ReturnType<typeof createRealtimeDispatcher>;
+  dispatcher: ReturnType<typeof realtimeDispatchJob>;
   /** Another dispatcher over the same database and hub (a second runner). */
-  newDispatcher(settings?: Partial<DispatchSettings>): ReturnType<typeof createRealtimeDispatcher>;
-  run(signal?: AbortSignal): ReturnType<ReturnType<typeof createRealtimeDispatcher>['runOnce']>;
+  newDispatcher(settings?: Partial<DispatchSettings>): ReturnType<typeof realtimeDispatchJob>;
+  /** A run's context on the env's clock and log capture. */
+  ctx(over?: Partial<BatchRunContext>): BatchRunContext;
+  run(signal?: AbortSignal): ReturnType<ReturnType<typeof realtimeDispatchJob>['runOnce']>;
 }
 
 /** A real hub app (joins chat groups from messenger.chat_participants) and a dispatcher over a fresh database. */
@@ -82,7 +85,7 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
   const quarantined: unknown[] = [];
   const sends: DispatchEnv['sends'] = [];
   const hubRef: DispatchEnv['hubRef'] = { current: hubApp.hub };
-  const hub: RealtimeDispatcherDeps['hub'] = {
+  const hub: RealtimeDispatchDeps['hub'] = {
     send: async (group, event, payload) => {
       await hubRef.current.send(group, event, payload);
       sends.push({ group, event, payload: payload as Record<string, unknown> });
@@ -96,16 +99,22 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
     clock,
   );
   const newDispatcher = (settings: Partial<DispatchSettings> = {}) =>
-    createRealtimeDispatcher({
+    realtimeDispatchJob({
       pool,
       hub,
       metrics,
-      log: logs.log,
       mintJoin,
       settings: seedSettings({ ...opts.settings, ...settings }),
       onQuarantined: (e) => quarantined.push(e),
     });
   const dispatcher = newDispatcher();
+  const ctx = (over: Partial<BatchRunContext> = {}): BatchRunContext => ({
+    jobRunId: newId(),
+    signal: new AbortController().signal,
+    log: logs.log,
+    now: () => clock.now(),
+    ...over,
+  });
   return {
     database,
     pool,
@@ -118,7 +127,8 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
     sends,
     dispatcher,
     newDispatcher,
-    run: (signal = new AbortController().signal) => dispatcher.runOnce({ signal, now: () => clock.now() }),
+    ctx,
+    run: (signal = new AbortController().signal) => dispatcher.runOnce(ctx({ signal })),
   };
 }
 

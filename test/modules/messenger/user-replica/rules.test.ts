@@ -14,7 +14,8 @@ import {
   toE164,
   truncateName,
 } from '../../../../src/modules/messenger/user-replica/rules.ts';
-import { indexRetryDelayMs } from '../../../../src/modules/messenger/contact-search/indexer.job.ts';
+import { backoffDelayMs } from '../../../../src/platform/backoff/index.ts';
+import { indexRetryBackoff } from '../../../../src/modules/messenger/contact-search/indexer.job.ts';
 
 const USER = '0190a8b2-0000-7000-8000-000000000001';
 const payload = (over: Record<string, unknown> = {}) => ({
@@ -197,6 +198,6 @@ describe('masking', () => {
 
 describe('index retry backoff', () => {
   test('1 s, doubling, capped at the maximum', () => {
-    assert.deepEqual([0, 1, 2, 5, 6, 30].map((a) => indexRetryDelayMs(a, 60_000)), [1000, 2000, 4000, 32_000, 60_000, 60_000]);
+    assert.deepEqual([0, 1, 2, 5, 6, 30].map((attempts) => backoffDelayMs(indexRetryBackoff(60_000), attempts + 1)), [1000, 2000, 4000, 32_000, 60_000, 60_000]);
   });
 });
