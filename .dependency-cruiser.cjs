@@ -1,6 +1,7 @@
 /**
  * Module boundaries (run by `npm test`):
- * - a module imports another module only through that module's index.ts;
+ * - a module imports another module only through that module's index.ts, and the kernel only
+ *   through src/platform/<part>/index.ts;
 <<<<<<< HEAD
  * - the platform (shared kernel) never imports a module, nor the app's config.ts / app.ts / main.ts:
  *   it receives its settings as plain values;
@@ -31,6 +32,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/platform/' },
       to: { path: '^src/modules/' },
+    },
+    {
+      name: 'kernel-through-its-index',
+      comment: 'A module uses the kernel only through src/platform/<part>/index.ts (or the one-file parts module.ts and time.ts).',
+      severity: 'error',
+      from: { path: '^src/(modules|contracts)/' },
+      to: { path: '^src/platform/', pathNot: ['^src/platform/[^/]+/index\\.ts$', '^src/platform/(module|time)\\.ts$'] },
     },
     {
       name: 'platform-knows-no-app',

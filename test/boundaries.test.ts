@@ -57,6 +57,23 @@ test("the platform importing the app's config fails the check", () => {
   assert.match(res.output, /platform-knows-no-app/);
 });
 
+test("a module reaching past a kernel part's index.ts fails the check; the index and module.ts/time.ts pass", () => {
+  const kernel = {
+    ...base,
+    'src/platform/jobs/index.ts': `export { defineJob } from './types.ts';\n`,
+    'src/platform/jobs/types.ts': `export const defineJob = () => 1;\n`,
+    'src/platform/time.ts': `export const now = () => 1;\n`,
+  };
+  const past = cruise({ ...kernel, 'src/modules/messenger/index.ts': `import { defineJob } from '../../platform/jobs/types.ts';\nexport const x = defineJob();\n` });
+  assert.notEqual(past.status, 0);
+  assert.match(past.output, /kernel-through-its-index/);
+  const through = cruise({
+    ...kernel,
+    'src/modules/messenger/index.ts': `import { defineJob } from '../../platform/jobs/index.ts';\nimport { now } from '../../platform/time.ts';\nexport const x = defineJob() + now();\n`,
+  });
+  assert.equal(through.status, 0, through.output);
+});
+
 test('the platform importing a module fails the check', () => {
   const res = cruise({
     ...base,

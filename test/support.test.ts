@@ -17,6 +17,7 @@ test('the metric reader fails on an unknown metric, label or series instead of r
   await assert.rejects(metricValue(registry, 'demo_snet_total'), /no metric named 'demo_snet_total'/);
   await assert.rejects(metricValue(registry, 'demo_sent_total', { chanel: 'Sms' }), /has no label 'chanel'/);
   await assert.rejects(metricValue(registry, 'demo_sent_total', {}, 'demo_sent_count'), /has no series 'demo_sent_count'/);
+  await assert.rejects(metricValue(registry, 'demo_duration_seconds'), /a histogram: pick demo_duration_seconds_count/);
 });
 
 test('waitFor resolves once the check holds and names what it waited for when it does not', async () => {

@@ -154,11 +154,3 @@ export async function createTestKafka(): Promise<TestKafka> {
   };
 }
 
-/** Polls `check` until it returns true or the deadline passes (no fixed sleeps in tests). */
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}

@@ -15,8 +15,10 @@ export async function metricValue(registry: Registry, name: string, labels: Reco
     if (!known.has(label)) throw new Error(`metric '${name}' has no label '${label}' (labels: ${[...known].join(', ') || 'none'})`);
   }
   const seriesOf = (v: object) => (v as { metricName?: string }).metricName ?? name;
-  if (series !== name && !values.some((v) => seriesOf(v) === series) && !['_count', '_sum', '_bucket'].some((s) => series === `${name}${s}`)) {
-    throw new Error(`metric '${name}' has no series '${series}'`);
+  const kind = (metric as unknown as { type?: string }).type;
+  const histogramSeries = ['_count', '_sum', '_bucket'].map((suffix) => `${name}${suffix}`);
+  if (kind === 'histogram' ? !histogramSeries.includes(series) : series !== name) {
+    throw new Error(`metric '${name}' has no series '${series}'${kind === 'histogram' ? ` (a histogram: pick ${histogramSeries.join(', ')})` : ''}`);
   }
   return values
     .filter((v) => seriesOf(v) === series)

@@ -117,21 +117,3 @@ export async function connectRaw(wsUrl: string, token: string): Promise<RawClien
   return { ws, records, closed, isClosed: () => isClosed };
 }
 
-/** Polls `condition` until it holds; fails after `timeoutMs` naming what it waited for. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) return 0;
-  const { values } = await metric.get();
-  return values
-    .filter((v) => Object.entries(labels).every(([k, l]) => (v.labels as Record<string, unknown>)[k] === l))
-    .filter((v) => !('metricName' in v) || v.metricName === name || v.metricName === `${name}_count`)
-    .reduce((sum, v) => sum + v.value, 0);
-}

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { MESSAGE_POSTED_EVENT } from '../../contracts/messenger-events.ts';
 import { TOPICS } from '../../event-topics.ts';
 import { defineConsumer, PoisonMessageError, type ConsumerDefinition } from '../../platform/events/index.ts';
 import type { Logger } from '../../platform/observability/index.ts';
@@ -67,7 +68,7 @@ export function messagePostedConsumer(deps: {
     name: 'notifications.message-posted',
     topic: TOPICS.messagePosted,
     groupId: 'pin-notifications.message-posted',
-    eventTypes: ['MessagePostedKafkaEvent'],
+    eventTypes: [MESSAGE_POSTED_EVENT],
     async handle(event, tx) {
       const p = event.payload;
       if (!Value.Check(MessagePostedKafkaEvent, p) || Number.isNaN(Date.parse(p.SentAt))) {

@@ -12,8 +12,6 @@ import type { Logger } from '../observability/logger.ts';
  * async (tx) => …)` hands a `Db` too), so a SQL function never cares which it got.
  */
 export type Db = PgDatabase<NodePgQueryResultHKT, Record<string, never>>;
-/** @deprecated the same as Db; kept while modules move over. */
-export type Tx = Db;
 export type Queryable = Pick<pg.Pool, 'query'>;
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.meta.url));

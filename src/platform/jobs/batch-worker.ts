@@ -1,5 +1,5 @@
 import { ALL_FAILED, claimBatch, processRows, recordBatch } from './batch-steps.ts';
-import { batchSettingsProblems, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
+import { batchSettingsProblems, type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
 
 /**
  * The one shape of every background job (DESIGN "One worker shape", after River's maintenance
@@ -29,10 +29,8 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
   async function runOnce(ctx: BatchRunContext): Promise<BatchCounts> {
     const counts: BatchCounts = { batches: 0, claimed: 0, failed: 0, released: 0 };
     for (const name of ownCounts) counts[name] = 0;
-    // The run's deadline holds on the monotonic clock and on the injected one, so tests can move
-    // time past MaxRunDuration instead of waiting for it.
+    // On the monotonic clock: a run's length is real time, whatever the injected clock says.
     const deadline = performance.now() + settings.maxRunMs;
-    const clockDeadline = ctx.now().getTime() + settings.maxRunMs;
     let phaseEnd: string | null = null;
     const run: BatchRun = {
       jobRunId: ctx.jobRunId,
@@ -43,7 +41,7 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
       count(name, n = 1) {
         counts[name] = (counts[name] ?? 0) + n;
       },
-      timeLeftMs: () => Math.min(deadline - performance.now(), clockDeadline - ctx.now().getTime()),
+      timeLeftMs: () => deadline - performance.now(),
       endPhase(reason) {
         phaseEnd = reason;
       },
@@ -79,13 +77,11 @@ async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, se
         run.count('batches');
         run.count('claimed', claimed);
         const outcomes = await processRows(phase, rows, run, settings.concurrency ?? 1);
-        for (const o of outcomes) {
-          if (o.status === 'failed') {
-            failedKeys.add(keyOf(o.row));
-            run.count('failed');
-            run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: o.error }, 'item failed');
-          } else if (o.status === 'released') run.count('released');
-        }
+        const failed = outcomes.filter((o) => o.status === 'failed');
+        for (const o of outcomes) if (o.status === 'released') run.count('released');
+        for (const o of failed) failedKeys.add(keyOf(o.row));
+        run.count('failed', failed.length);
+        logFailures(run, phase, failed, keyOf);
         if (phase.record) {
           await recording;
           inFlight = phase.overlapRecord ? rows.map(keyOf) : [];
@@ -115,6 +111,21 @@ async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, se
  * the batch took, failed rows included, so a batch of failures still counts as full and the phase
  * goes on past them (they are excluded from later claims of the run).
  */
+
+/** Rows failing one by one get a line each; a batch where many failed (a downstream outage) gets one. */
+const FAILURE_LINES_PER_BATCH = 3;
+
+function logFailures(run: BatchRun, phase: AnyPhase, failed: readonly AnyOutcome[], keyOf: (row: unknown) => string): void {
+  if (failed.length <= FAILURE_LINES_PER_BATCH) {
+    for (const o of failed) run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: (o as { error: unknown }).error }, 'item failed');
+    return;
+  }
+  const first = failed[0] as { error: unknown };
+  run.log.error(
+    { phase: phase.name, failed: failed.length, ids: failed.slice(0, 10).map((o) => keyOf(o.row)), ...phase.logFields, err: first.error },
+    'items failed',
+  );
+}
 
 function observe(ctx: BatchRunContext, phase: string, run: BatchRun, before: { claimed: number; failed: number; released: number }, durationMs: number): void {
   const rows = {

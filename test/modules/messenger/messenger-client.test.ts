@@ -2,9 +2,10 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HubConnectionState } from '@microsoft/signalr';
 import { MessengerClient, type ChatMessage } from '@pin/messenger-client';
-import { metricValue, waitFor } from '../../support/signalr.ts';
 import { messengerApp, type MessengerApp } from './support/app.ts';
 import { startTcpProxy } from './support/tcp-proxy.ts';
+import { metricValue } from '../../support/metrics.ts';
+import { waitFor } from '../../support/wait.ts';
 
 type Chat = { id: string };
 
@@ -50,7 +51,7 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
       [sent.id],
     );
     await m.dispatch();
-    await waitFor(() => plain.received.length === 2, 'both frames on the plain connection');
+    await waitFor('both frames on the plain connection', () => plain.received.length === 2);
     assert.deepEqual(c.seqs(), [1]);
     assert.equal(c.messages[0]!.body, 'once');
   });
@@ -63,7 +64,7 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
     // Seq 1 and 2 wait in backoff; Seq 3 goes out first.
     await m.pool.query(`update messenger.realtime_outbox set next_attempt_at = next_attempt_at + interval '10 seconds' where seq in (1, 2)`);
     await m.dispatch();
-    await waitFor(() => c.messages.length === 3, 'the gap filled through REST');
+    await waitFor('the gap filled through REST', () => c.messages.length === 3);
     assert.deepEqual(c.messages.map((x) => [x.seq, x.body]), [[1, 'one'], [2, 'two'], [3, 'three']]);
     m.clock.advance(10_000);
     assert.equal((await m.dispatch()).dispatched, 2);
@@ -78,14 +79,14 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
     const c = await startClient(proxy.port, bob.token, chat.id);
     await send('before');
     await m.dispatch();
-    await waitFor(() => c.messages.length === 1, 'the first message');
+    await waitFor('the first message', () => c.messages.length === 1);
     proxy.block();
     proxy.cut();
-    await waitFor(() => c.client.state !== HubConnectionState.Connected, 'the client to notice');
+    await waitFor('the client to notice', () => c.client.state !== HubConnectionState.Connected);
     for (const body of ['missed 1', 'missed 2']) await send(body);
     await m.dispatch(); // pushed to nobody: bob has no connection
     proxy.unblock();
-    await waitFor(() => c.messages.length === 3, 'the missed messages after the reconnect');
+    await waitFor('the missed messages after the reconnect', () => c.messages.length === 3);
     await c.client.idle();
     assert.deepEqual(c.messages.map((x) => x.body), ['before', 'missed 1', 'missed 2']);
     assert.equal(c.client.state, HubConnectionState.Connected);
@@ -98,23 +99,23 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
     const c = await startClient(proxy.port, bob.token, chat.id);
     await send('warm up');
     await m.dispatch();
-    await waitFor(() => c.messages.length === 1, 'the first message');
+    await waitFor('the first message', () => c.messages.length === 1);
     proxy.stall();
     const big = 'x'.repeat(99_000);
     let sent = 1;
     await waitFor(
+      'the slow-consumer close',
       async () => {
         for (let i = 0; i < 10; i++, sent++) assert.equal((await send(`${sent + 1}:${big}`)).status, 201);
         await m.dispatch();
         return (await metricValue(m.app.platform.registry, 'hub_slow_consumer_closes_total')) === 1;
       },
-      'the slow-consumer close',
       60_000,
     );
     // The server kept at most the cap per socket: it closed the socket instead of buffering more.
     assert.equal(await metricValue(m.app.platform.registry, 'hub_disconnects_total', { reason: 'slow_consumer' }), 1);
     proxy.resume(); // the client wakes up: it reads what was buffered, then finds the connection closed
-    await waitFor(() => c.messages.length === sent, 'every message after the reconnect', 30_000);
+    await waitFor('every message after the reconnect', () => c.messages.length === sent, 30_000);
     await c.client.idle();
     assert.deepEqual(c.seqs(), Array.from({ length: sent }, (_, i) => i + 1), 'all of them, in order, once');
   });

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { createEffectsTable, effects, labelledMessage, recordEffect, testLog, type LabelPayload } from './support.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import type { ConsumerDefinition, OutgoingMessage } from '../../../src/platform/events/bus.ts';
-import type { Tx } from '../../../src/platform/db/index.ts';
+import type { Db } from '../../../src/platform/db/index.ts';
 import { consumerMetrics } from '../../../src/platform/events/consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from '../../../src/platform/events/consumer-runner.ts';
 import { dataErrorAsPoison, deterministicSqlState } from '../../../src/platform/events/consumer-transaction.ts';
@@ -36,7 +36,7 @@ await t.pool.query(`create table public.test_amounts (
 const HUGE = '100000000000000000000';
 
 /** What the handler writes for a label: real statements that fail in PostgreSQL for the bad ones. */
-async function write(tx: Tx, label: string): Promise<void> {
+async function write(tx: Db, label: string): Promise<void> {
   const base = label.replace(/^.*:/, '');
   switch (base) {
     case 'overflow': // 22003 numeric_value_out_of_range

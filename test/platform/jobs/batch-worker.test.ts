@@ -385,3 +385,36 @@ test('under the runner, each batch is counted in job_batches_total and job_batch
   const runLine = r.logs.find((l) => l.job === 'bw-metrics' && l.msg === 'job run completed');
   assert.equal(runLine?.level, LEVEL.info, 'a run that did work logs at info');
 });
+
+test('a few failed rows get a line each; a batch where many failed (an outage downstream) gets one line', async () => {
+  const q = await queue(8);
+  const { log, lines } = capture();
+  let refuse = 2;
+  const worker = defineBatchWorker({
+    name: 'bw-failure-lines',
+    ...schedule,
+    settings: { batchSize: 4, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'index',
+        logFields: { adapter: 'search' },
+        claim: (limit) => q.claim(limit),
+        // One bulk request per batch: the first batch loses 2 documents, the second all 4.
+        processBatch: async (rows) => {
+          const out = rows.map((row, i) => (i < refuse ? { row, status: 'failed' as const, error: new Error('index refused') } : { row, status: 'done' as const, result: undefined }));
+          refuse = 4;
+          return out;
+        },
+        record: (o) => q.record(o),
+      }),
+    ],
+  });
+  const counts = await worker.runOnce(context({ log }));
+  assert.equal(counts.failed, 6);
+  const perRow = lines.filter((l) => l.msg === 'item failed');
+  assert.deepEqual(perRow.map((l) => [l.id, l.adapter]), [['r00001', 'search'], ['r00002', 'search']]);
+  const summary = lines.filter((l) => l.msg === 'items failed');
+  assert.equal(summary.length, 1);
+  assert.equal(summary[0]!.failed, 4);
+  assert.deepEqual(summary[0]!.ids, ['r00005', 'r00006', 'r00007', 'r00008']);
+});

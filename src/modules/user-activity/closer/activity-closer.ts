@@ -104,6 +104,11 @@ const STALE_SESSIONS: PhaseSteps<SessionRow> = {
 interface CloserRun {
   t0: number;
   cutoff: Date;
+  /**
+   * MaxRunDuration on the injected clock as well (the kernel's maxRunMs is real time): the seed's
+   * tests move the clock past it.
+   */
+  deadline: number;
   /** "job started" went out at info: the run did work (an idle run stays at debug). */
   announced: boolean;
 }
@@ -146,6 +151,7 @@ export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; 
       logFields: { type: steps.type },
       claim(limit, run, exclude) {
         before = { claimed: run.counts.claimed, failed: run.counts.failed };
+        if (run.now().getTime() >= state.deadline) return Promise.resolve([]);
         return inOneTransaction(run, (c) => steps.claimBatch(c, state.cutoff, limit, exclude));
       },
       oneByOne: {
@@ -194,6 +200,7 @@ export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; 
       const state: CloserRun = {
         t0: performance.now(),
         cutoff: inactivityCutoff(startedAt, options.inactivityThresholdMs),
+        deadline: startedAt.getTime() + options.maxRunDurationMs,
         announced: false,
       };
       runs.set(run, state);

@@ -2,8 +2,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwtVerify } from 'jose';
 import { CALL_TIMEOUT_REAPER_JOB } from '../../../../src/modules/messenger/calls/call-timeout-reaper.job.ts';
-import { waitFor, type TestClient } from '../../../support/signalr.ts';
+import { type TestClient } from '../../../support/signalr.ts';
 import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 type Join = { roomName: string; accessToken: string; iceServers: { username: string; credential: string }[] };
 type Call = { id: string; status: string; roomName: string; callerUserId: string; calleeUserId: string };
@@ -34,7 +35,7 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
     const callerClaims = (await jwtVerify(invited.body.join.accessToken, mediaKey(m), { currentDate: m.clock.now() })).payload;
     assert.deepEqual([callerClaims.sub, callerClaims.room], [alice.id, invited.body.call.roomName]);
     await m.dispatch();
-    await waitFor(() => ofEvent(cb!, 'call_invited').length === 1, 'the ring');
+    await waitFor('the ring', () => ofEvent(cb!, 'call_invited').length === 1);
     const ring = ofEvent(cb!, 'call_invited')[0]!;
     assert.deepEqual([ring.CallId, ring.CallerUserId, ring.SessionKind, ring.Status], [invited.body.call.id, alice.id, 'Direct', 'Ringing']);
     const calleeClaims = (await jwtVerify(ring.Join!.AccessToken, mediaKey(m), { currentDate: m.clock.now() })).payload;
@@ -47,7 +48,7 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
     const ended = await m.call<{ call: Call }>(alice.token, 'POST', `/api/messenger/calls/${invited.body.call.id}/end`);
     assert.equal(ended.body.call.status, 'Ended');
     await m.dispatch();
-    for (const c of [ca!, cb!]) await waitFor(() => ofEvent(c, 'call_answered').length === 1 && ofEvent(c, 'call_ended').length === 1, 'answer and end');
+    for (const c of [ca!, cb!]) await waitFor('answer and end', () => ofEvent(c, 'call_answered').length === 1 && ofEvent(c, 'call_ended').length === 1);
     assert.equal(ofEvent(cb!, 'call_ended')[0]!.EndedByUserId, alice.id);
     assert.equal(cc!.received.length, 0, 'a third user sees nothing');
     await assertNoSecretsStored(m, [
@@ -92,7 +93,7 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
     assert.equal((await m.call<Call>(alice.token, 'GET', `/api/messenger/calls/${answered}`)).body.status, 'Active');
     assert.equal((await m.call<Err>(bob.token, 'POST', `/api/messenger/calls/${unanswered}/answer`)).body.code, 'MSG_CALL_INVALID_STATE');
     await m.dispatch();
-    for (const c of [ca!, cb!]) await waitFor(() => ofEvent(c, 'call_missed').length === 1, 'call_missed');
+    for (const c of [ca!, cb!]) await waitFor('call_missed', () => ofEvent(c, 'call_missed').length === 1);
     assert.equal(ofEvent(cb!, 'call_missed')[0]!.CallId, unanswered);
   });
 

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { waitFor } from '../../../support/signalr.ts';
 import { ALL_EVENTS, messengerApp } from '../support/app.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 type Chat = { id: string; kind: string; title: string | null; lastSeq: number; participants: { userId: string; role: string }[] };
 type Err = { code: string; message: string };
@@ -20,13 +20,13 @@ describe('chats: create, get, rename, participants (record-level rules, member e
     assert.equal(created.body.kind, 'Group');
     assert.deepEqual(created.body.participants.map((p) => [p.userId, p.role]).sort(), [[alice.id, 'Owner'], [bob.id, 'Member']].sort());
     await m.dispatch();
-    await waitFor(() => ofEvent(ca, 'chat_updated').length === 1 && ofEvent(cb, 'chat_updated').length === 1, 'chat_updated to both members');
+    await waitFor('chat_updated to both members', () => ofEvent(ca, 'chat_updated').length === 1 && ofEvent(cb, 'chat_updated').length === 1);
     assert.equal(ofEvent(cb, 'chat_updated')[0]!.Change, 'Created');
 
     const sent = await m.call<{ seq: number }>(bob.token, 'POST', `/api/messenger/chats/${created.body.id}/messages`, { kind: 'Text', body: 'hi all' });
     assert.equal(sent.status, 201);
     await m.dispatch();
-    await waitFor(() => ofEvent(ca, 'message_received').length === 1, 'the message on the connection opened before the chat existed');
+    await waitFor('the message on the connection opened before the chat existed', () => ofEvent(ca, 'message_received').length === 1);
     assert.equal(ofEvent(ca, 'message_received')[0]!.Body, 'hi all');
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(cc.received.length, 0, 'a user outside the chat sees nothing of it');
@@ -94,7 +94,7 @@ describe('chats: create, get, rename, participants (record-level rules, member e
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/participants`, { userIds: [bob.id] });
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'welcome' });
     await m.dispatch();
-    await waitFor(() => ofEvent(cb, 'message_received').length === 1, 'the message to the new participant');
+    await waitFor('the message to the new participant', () => ofEvent(cb, 'message_received').length === 1);
     const added = ofEvent(cb, 'chat_updated').find((p) => p.Change === 'ParticipantAdded');
     assert.equal(added?.SubjectUserId, bob.id);
   });
@@ -109,8 +109,8 @@ describe('chats: create, get, rename, participants (record-level rules, member e
     // Sent right after the removal, pushed together with it.
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'after bob left' });
     await m.dispatch();
-    await waitFor(() => ofEvent(ca, 'message_received').length === 1, 'the remaining member to get the message');
-    await waitFor(() => ofEvent(cb, 'chat_updated').some((p) => p.Change === 'ParticipantRemoved'), 'bob told through his user group');
+    await waitFor('the remaining member to get the message', () => ofEvent(ca, 'message_received').length === 1);
+    await waitFor('bob told through his user group', () => ofEvent(cb, 'chat_updated').some((p) => p.Change === 'ParticipantRemoved'));
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(ofEvent(cb, 'message_received').length, 0, 'nothing from the chat after the removal');
     assert.equal((await m.call<Err>(bob.token, 'GET', `/api/messenger/chats/${chat.id}/messages`)).status, 404);
@@ -118,7 +118,7 @@ describe('chats: create, get, rename, participants (record-level rules, member e
     const cb2 = await m.connect(bob.token, ALL_EVENTS);
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'again' });
     await m.dispatch();
-    await waitFor(() => ofEvent(ca, 'message_received').length === 2, 'the second message');
+    await waitFor('the second message', () => ofEvent(ca, 'message_received').length === 2);
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(ofEvent(cb2, 'message_received').length + ofEvent(cb, 'message_received').length, 0);
   });

@@ -9,7 +9,9 @@ import type { ContactSearchIndex, MessengerContactSearchDocument } from '../../.
 import { createContactSearchMetrics } from '../../../../src/modules/messenger/contact-search/metrics.ts';
 import { contactSearchRebuildJob } from '../../../../src/modules/messenger/contact-search/rebuild.job.ts';
 import { contactSearchIndexerJob } from '../../../../src/modules/messenger/contact-search/indexer.job.ts';
-import { logCapture, metricValue, nextPhone } from '../support/user-sync.ts';
+import { nextPhone } from '../support/user-sync.ts';
+import { logCapture } from '../../../support/logs.ts';
+import { metricValue } from '../../../support/metrics.ts';
 
 /**
  * ONE contract for every contact search adapter (PostgreSQL and Elasticsearch): each adapter's

@@ -4,13 +4,15 @@ import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@elastic/elasticsearch';
 import { buildTestApp } from '../../../support/app.ts';
-import { createTestKafka, waitFor } from '../../../support/kafka.ts';
+import { createTestKafka } from '../../../support/kafka.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { TOPICS } from '../../../../src/event-topics.ts';
 import messenger from '../../../../src/modules/messenger/index.ts';
 import { createElasticsearchContactSearch } from '../../../../src/modules/messenger/contact-search/elasticsearch-adapter.ts';
 import { contactSearchContract } from './contract.ts';
-import { inboxed, metricValue, nextPhone, replicaRow, userUpserted } from '../support/user-sync.ts';
+import { inboxed, nextPhone, replicaRow, userUpserted } from '../support/user-sync.ts';
+import { metricValue } from '../../../support/metrics.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /**
  * The contact search contract against a real Elasticsearch (scripts/elasticsearch.sh, started by
@@ -106,7 +108,7 @@ describe('index failure against a stopped Elasticsearch (real Kafka)', () => {
     const warm = newId();
     const warmPhone = nextPhone();
     await k.produce(topic, [userUpserted(warm, { version: 1, phone: warmPhone })]);
-    await waitFor(async () => (await search(warmPhone)).statusCode === 200, 'indexed in Elasticsearch while it is up');
+    await waitFor('indexed in Elasticsearch while it is up', async () => (await search(warmPhone)).statusCode === 200);
 
     await relay.stop();
     const userId = newId();
@@ -115,9 +117,9 @@ describe('index failure against a stopped Elasticsearch (real Kafka)', () => {
     const second = userUpserted(userId, { version: 2, phone, firstName: 'Вторая' });
     await k.produce(topic, [first, second]);
     // Both applied and acknowledged: indexing is not in the consumer's way.
-    await waitFor(async () => (await replicaRow(pool, userId))?.identity_user_version === '2', 'replica at version 2 with the index down');
+    await waitFor('replica at version 2 with the index down', async () => (await replicaRow(pool, userId))?.identity_user_version === '2');
     assert.equal(await inboxed(pool, String(second.headers!['message-id'])), true);
-    await waitFor(async () => (await failures()) > 0, 'index failure counted');
+    await waitFor('index failure counted', async () => (await failures()) > 0);
     const pending = await pool.query<{ attempts: number }>(`select attempts from messenger.contact_search_pending where user_id = $1`, [userId]);
     assert.ok((pending.rows[0]?.attempts ?? 0) >= 1, 'kept for retry with a backoff');
 
@@ -126,7 +128,7 @@ describe('index failure against a stopped Elasticsearch (real Kafka)', () => {
     assert.equal(down.json().code, 'MSG_CONTACT_SEARCH_UNAVAILABLE');
 
     await relay.start();
-    await waitFor(async () => (await search(phone)).statusCode === 200, 'indexed after Elasticsearch is back', 20_000);
+    await waitFor('indexed after Elasticsearch is back', async () => (await search(phone)).statusCode === 200, 20_000);
     assert.equal((await search(phone)).json().firstName, 'Вторая');
     assert.equal((await pool.query(`select 1 from messenger.contact_search_pending where user_id = $1`, [userId])).rowCount, 0);
   });

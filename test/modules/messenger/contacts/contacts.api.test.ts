@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { waitFor } from '../../../support/signalr.ts';
 import { ALL_EVENTS, insertReplicaUser, messengerApp } from '../support/app.ts';
 import { T0 } from '../support/dispatch.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 type Contact = { id: string; userId: string; status: string; direction: string };
 type Err = { code: string };
@@ -25,19 +25,19 @@ describe('contacts (request by phone, accept, remove) and blacklist', () => {
     assert.deepEqual(incoming.map((c) => [c.userId, c.direction]), [[alice.id, 'Incoming']]);
     assert.equal((await m.call<Err>(alice.token, 'POST', `/api/messenger/contacts/${req.body.id}/accept`)).body.code, 'MSG_CONTACT_NOT_ADDRESSEE');
     await m.dispatch();
-    await waitFor(() => ofEvent(cb, 'contact_request_received').length === 1, 'the request');
+    await waitFor('the request', () => ofEvent(cb, 'contact_request_received').length === 1);
     assert.deepEqual(ofEvent(cb, 'contact_request_received')[0], { ContactId: req.body.id, UserId: alice.id, Status: 'Pending' });
 
     const accepted = await m.call<Contact>(bob.token, 'POST', `/api/messenger/contacts/${req.body.id}/accept`);
     assert.equal(accepted.body.status, 'Accepted');
     assert.equal((await m.call<Err>(bob.token, 'POST', `/api/messenger/contacts/${req.body.id}/accept`)).body.code, 'MSG_CONTACT_NOT_PENDING');
     await m.dispatch();
-    await waitFor(() => ofEvent(ca, 'contact_request_accepted').length === 1, 'the acceptance');
+    await waitFor('the acceptance', () => ofEvent(ca, 'contact_request_accepted').length === 1);
     assert.deepEqual(ofEvent(ca, 'contact_request_accepted')[0], { ContactId: req.body.id, UserId: bob.id, Status: 'Accepted' });
 
     assert.equal((await m.call(bob.token, 'DELETE', `/api/messenger/contacts/${req.body.id}`)).status, 204);
     await m.dispatch();
-    await waitFor(() => ofEvent(ca, 'contact_removed').length === 1, 'the removal');
+    await waitFor('the removal', () => ofEvent(ca, 'contact_removed').length === 1);
     assert.equal(ofEvent(ca, 'contact_removed')[0]!.UserId, bob.id);
     assert.equal((await m.call<{ items: Contact[] }>(alice.token, 'GET', '/api/messenger/contacts')).body.items.length, 0);
     // A removed pair can ask again, in either direction.
@@ -99,7 +99,7 @@ describe('contacts (request by phone, accept, remove) and blacklist', () => {
     assert.equal((await m.call<{ status: string }>(alice.token, 'DELETE', `/api/messenger/blacklist/${bob.id}`)).status, 200, 'idempotent');
     assert.equal((await send(bob.token, direct.id)).status, 201);
     await m.dispatch();
-    await waitFor(() => ofEvent(ca, 'blacklist_changed').length === 2, 'block and unblock on alice’s devices');
+    await waitFor('block and unblock on alice’s devices', () => ofEvent(ca, 'blacklist_changed').length === 2);
     assert.ok(ofEvent(ca, 'blacklist_changed').every((p) => p.BlockedUserId === bob.id));
     assert.equal(ofEvent(cb, 'blacklist_changed').length, 0, 'the blocked user is never told');
   });

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { waitFor } from '../../../support/signalr.ts';
 import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 type Chat = { id: string; lastSeq: number };
 type Message = { id: string; seq: number; body: string | null; deleted: boolean; editedAt: string | null; cardText: string | null; fileMeta: unknown };
@@ -75,10 +75,10 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
       await admin.query(`update messenger.chats set membership_version = membership_version + 1 where id = $1`, [chat.id]);
       await admin.query(`update messenger.chat_participants set status = 'Removed' where chat_id = $1 and user_id = $2`, [chat.id, removed.id]);
       const sending = m.call<Message>(users[1]!.token, 'POST', `${base}/messages`, { kind: 'Text', body: 'racing' });
-      await waitFor(async () => {
+      await waitFor('the send to wait for the chat lock (its snapshot predates the removal)', async () => {
         const { rows } = await m.pool.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);
         return rows.length > 0;
-      }, 'the send to wait for the chat lock (its snapshot predates the removal)');
+      });
       await admin.query('commit');
       assert.equal((await sending).status, 201);
     } finally {
@@ -98,7 +98,7 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
     const mixed = await m.call<Err>(users[0]!.token, 'POST', `${base}/messages`, { kind: 'Card', body: 'x', cardText: 'y' });
     assert.deepEqual([mixed.status, mixed.body.code], [400, 'MSG_MESSAGE_INVALID']);
     await m.dispatch();
-    await waitFor(() => ofEvent(client, 'message_received').length === 2, 'both messages');
+    await waitFor('both messages', () => ofEvent(client, 'message_received').length === 2);
     const [file, card] = ofEvent(client, 'message_received');
     assert.deepEqual(file!.FileMeta, fileMeta);
     assert.equal(card!.CardText, 'Flat 3, 45 m²');
@@ -119,7 +119,7 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
     const late = await m.call<Err>(users[0]!.token, 'PATCH', `${base}/messages/${msg.id}`, { body: 'too late' });
     assert.deepEqual([late.status, late.body.code], [409, 'MSG_MESSAGE_EDIT_WINDOW_EXPIRED']);
     await m.dispatch();
-    await waitFor(() => ofEvent(client, 'message_edited').length === 1, 'message_edited');
+    await waitFor('message_edited', () => ofEvent(client, 'message_edited').length === 1);
     assert.deepEqual([ofEvent(client, 'message_edited')[0]!.Body, ofEvent(client, 'message_edited')[0]!.Seq], ['hello', 1]);
   });
 
@@ -138,7 +138,7 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
     assert.equal(rows[0].body, null, 'the content is gone from the database');
     assert.equal((await m.call<Err>(users[0]!.token, 'PATCH', `${base}/messages/${msg.id}`, { body: 'x' })).body.code, 'MSG_MESSAGE_DELETED');
     await m.dispatch();
-    await waitFor(() => ofEvent(client, 'message_deleted').length === 1, 'message_deleted');
+    await waitFor('message_deleted', () => ofEvent(client, 'message_deleted').length === 1);
     assert.deepEqual(Object.keys(ofEvent(client, 'message_deleted')[0]!).sort(), ['ChatId', 'DeletedAt', 'MessageId', 'Seq']);
     // The MessageReceived of the deleted message, delivered late, carries no body either.
     const received = ofEvent(client, 'message_received').find((p) => p.MessageId === msg.id);
@@ -167,7 +167,7 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
     assert.equal((await read(1)).body.lastReadSeq, 2, 'never backwards');
     assert.equal((await read(99)).body.lastReadSeq, 3, 'capped at LastSeq');
     await m.dispatch();
-    await waitFor(() => ofEvent(client, 'read_receipt_updated').length === 2, 'two receipts (2, then 3)');
+    await waitFor('two receipts (2, then 3)', () => ofEvent(client, 'read_receipt_updated').length === 2);
     assert.deepEqual(ofEvent(client, 'read_receipt_updated').map((p) => [p.ChatId, p.UserId, p.LastReadSeq]), [
       [chat.id, users[1]!.id, 2],
       [chat.id, users[1]!.id, 3],

@@ -8,8 +8,9 @@ import { createSendQueue, sendMessage } from '../../../../src/modules/messenger/
 import type { MessengerContext } from '../../../../src/modules/messenger/context.ts';
 import { trySendBatch, type BatchSend, type BatchSendOutcome } from '../../../../src/modules/messenger/messages/send-batch.ts';
 import { createTestDatabase } from '../../../support/db.ts';
-import { waitFor } from '../../../support/signalr.ts';
-import { logCapture, T0 } from '../support/dispatch.ts';
+import { T0 } from '../support/dispatch.ts';
+import { logCapture } from '../../../support/logs.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /**
  * Sends written together in one statement (send-batch.ts) against sends written one by one
@@ -195,10 +196,10 @@ describe('message sends written together (one statement) vs one by one', () => {
       const ctx = { settings: loadConfig({}), sends: queue } as unknown as MessengerContext;
       const send = (userId: string, chatId: string, body: string) => sendMessage(ctx, { userId, admin: false }, chatId, { kind: 'Text', body });
       const sending = Promise.all([send(U.a, CHAT.G, 'g1'), send(U.e, CHAT.E, 'e1'), send(U.b, CHAT.G, 'g2')]);
-      await waitFor(async () => {
+      await waitFor('the batch to wait for G (its snapshot predates the removal)', async () => {
         const { rows } = await database.pool.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);
         return rows.length > 0;
-      }, 'the batch to wait for G (its snapshot predates the removal)');
+      });
       await admin.query('commit');
       const outs = await sending;
       assert.deepEqual(

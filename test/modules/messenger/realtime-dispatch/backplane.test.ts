@@ -7,10 +7,11 @@ import { loadConfig } from '../../../../src/config.ts';
 import { createPool } from '../../../../src/platform/db/index.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import messenger from '../../../../src/modules/messenger/index.ts';
-import { connectClient, waitFor } from '../../../support/signalr.ts';
+import { connectClient } from '../../../support/signalr.ts';
 import { startPrivateRedis } from '../../../support/redis.ts';
 import { messengerApp, type MessengerApp } from '../support/app.ts';
 import { outboxRow } from '../support/dispatch.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 const sharedRedis = process.env.REDIS_URL;
 if (!sharedRedis) throw new Error('REDIS_URL is unset: run the tests with `npm test` (scripts/services.sh starts Redis)');
@@ -41,14 +42,14 @@ describe('hub backplane (Redis): replicas and outages', () => {
     const outsider = await connectClient(b.url, carol.token, { events: ['message_received'] });
     await a.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'across replicas' });
     await a.dispatch();
-    await waitFor(() => onB.received.some((r) => r.event === 'message_received'), 'the message on the other replica');
+    await waitFor('the message on the other replica', () => onB.received.some((r) => r.event === 'message_received'));
     assert.equal((onB.received.find((r) => r.event === 'message_received')!.payload as { Body: string }).Body, 'across replicas');
 
     // A removal made on A takes bob's socket on B out of the chat at once.
     await a.call(alice.token, 'DELETE', `/api/messenger/chats/${chat.id}/participants/${bob.id}`);
     await a.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'after removal' });
     await a.dispatch();
-    await waitFor(() => onB.received.some((r) => r.event === 'chat_updated' && (r.payload as { Change: string }).Change === 'ParticipantRemoved'), 'bob told of his removal');
+    await waitFor('bob told of his removal', () => onB.received.some((r) => r.event === 'chat_updated' && (r.payload as { Change: string }).Change === 'ParticipantRemoved'));
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(onB.received.filter((r) => r.event === 'message_received').length, 1, 'nothing after the removal');
     assert.equal(outsider.received.length, 0, 'a client never sees a chat it is not in');
@@ -64,7 +65,7 @@ describe('hub backplane (Redis): replicas and outages', () => {
     await m.dispatch();
 
     await redis.kill();
-    await waitFor(async () => (await hub.health()) === 'down', 'the backplane to be down');
+    await waitFor('the backplane to be down', async () => (await hub.health()) === 'down');
     const sent = await m.call<{ id: string }>(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'during the outage' });
     assert.equal(sent.status, 201, 'sending does not depend on the hub');
     const { rows } = await m.pool.query<{ id: string }>(`select id from messenger.realtime_outbox where message_id = $1`, [sent.body.id]);
@@ -79,11 +80,11 @@ describe('hub backplane (Redis): replicas and outages', () => {
     assert.equal(client.received.length, 0);
 
     await redis.restart();
-    await waitFor(async () => (await hub.health()) === 'ok', 'the backplane to reconnect', 15_000);
+    await waitFor('the backplane to reconnect', async () => (await hub.health()) === 'ok', 15_000);
     assert.equal((await m.dispatch()).claimed, 0, 'not before its backoff');
     m.clock.advance(2400);
     assert.equal((await m.dispatch()).dispatched, 1);
-    await waitFor(() => client.received.length === 1, 'the delivery after recovery');
+    await waitFor('the delivery after recovery', () => client.received.length === 1);
     row = await outboxRow(m.pool, rowId);
     assert.deepEqual([row.status, row.attempts, row.last_error], ['Done', 2, null]);
   });

@@ -2,9 +2,9 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { waitFor } from '../../../support/signalr.ts';
 import { messengerApp, type MessengerApp } from '../support/app.ts';
 import { outboxRow } from '../support/dispatch.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /** Starts the service as a child process on the test's database; resolves with its port and a SIGKILL. */
 async function startServer(m: MessengerApp, env: Record<string, string>) {
@@ -28,12 +28,12 @@ async function startServer(m: MessengerApp, env: Record<string, string>) {
     child.kill('SIGKILL');
     await exited;
     // Its sessions end when PostgreSQL reads the closed sockets; its single-runner lock goes with them.
-    await waitFor(async () => {
+    await waitFor('the dead service to release its advisory locks', async () => {
       const { rows } = await m.pool.query<{ n: number }>(
         `select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`,
       );
       return rows[0]!.n === 0;
-    }, 'the dead service to release its advisory locks');
+    });
   };
   const send = async (token: string, chatId: string, body: string) => {
     const res = await fetch(`http://127.0.0.1:${port}/api/messenger/chats/${chatId}/messages`, {
@@ -72,7 +72,7 @@ describe('persist-then-push across a crash (SIGKILL)', () => {
     assert.deepEqual([(await outboxRow(m.pool, rowId)).status, (await outboxRow(m.pool, rowId)).attempts], ['Pending', 0]);
     m.clock.set(new Date()); // the row was written on the wall clock of the dead process
     assert.equal((await m.dispatch()).dispatched, 1, 'the restarted service delivers it');
-    await waitFor(() => client.received.length === 1, 'the delivery after the restart');
+    await waitFor('the delivery after the restart', () => client.received.length === 1);
     assert.equal((client.received[0]!.payload as { Seq: number }).Seq, sent.seq);
     const history = await m.call<{ items: { body: string }[] }>(bob.token, 'GET', `/api/messenger/chats/${chat.id}/messages`);
     assert.deepEqual(history.body.items.map((x) => x.body), ['committed, never pushed']);
@@ -83,7 +83,7 @@ describe('persist-then-push across a crash (SIGKILL)', () => {
     const server = await startServer(m, { SERVER_HOLD_PUSHES: '1' });
     const sent = await server.send(alice.token, chat.id, 'claimed, push lost');
     const rowId = await rowOf(m, sent.id);
-    await waitFor(async () => (await outboxRow(m.pool, rowId)).attempts === 1, 'the crashing service to claim the row');
+    await waitFor('the crashing service to claim the row', async () => (await outboxRow(m.pool, rowId)).attempts === 1);
     await server.kill();
     const row = await outboxRow(m.pool, rowId);
     assert.deepEqual([row.status, row.attempts], ['Pending', 1], 'pre-incremented in the claim, no outcome recorded');
@@ -91,7 +91,7 @@ describe('persist-then-push across a crash (SIGKILL)', () => {
     assert.equal((await m.dispatch()).claimed, 0, 'not before the backoff the claim set');
     m.clock.set(row.next_attempt_at);
     assert.equal((await m.dispatch()).dispatched, 1);
-    await waitFor(() => client.received.length === 1, 'the delivery after the restart');
+    await waitFor('the delivery after the restart', () => client.received.length === 1);
     const done = await outboxRow(m.pool, rowId);
     assert.deepEqual([done.status, done.attempts], ['Done', 2]);
   });

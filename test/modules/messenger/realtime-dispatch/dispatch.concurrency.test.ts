@@ -10,8 +10,9 @@ import { newId } from '../../../../src/platform/time.ts';
 import { REALTIME_DISPATCH_JOB } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
 import { realtimeRetentionJob } from '../../../../src/modules/messenger/realtime-dispatch/retention.job.ts';
 import { enqueueRealtime, requeueQuarantined } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
-import { connectClient, tokenFor, waitFor } from '../../../support/signalr.ts';
+import { connectClient, tokenFor } from '../../../support/signalr.ts';
 import { T0, dispatchEnv, gate, insertChat, insertMessage, insertOutbox, outboxRow, uid, type DispatchEnv } from '../support/dispatch.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /** `n` MessageReceived rows (with their messages) in one chat. */
 async function messageRows(env: DispatchEnv, n: number): Promise<{ chatId: string; rowIds: string[]; messageIds: string[] }> {
@@ -52,7 +53,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     b.register(env.newDispatcher({ pollingIntervalMs: 60_000 }));
 
     const first = a.runNow(REALTIME_DISPATCH_JOB);
-    await waitFor(async () => (await outboxRow(env.pool, rowIds[0]!)).attempts === 1, 'runner a to claim the row');
+    await waitFor('runner a to claim the row', async () => (await outboxRow(env.pool, rowIds[0]!)).attempts === 1);
     const probe = await env.pool.query<{ locked: boolean }>(`select pg_try_advisory_lock(hashtext($1)) as locked`, ['job:scheduled:messenger-realtime-dispatch']);
     assert.equal(probe.rows[0]!.locked, false, 'the lock is held under its seed key');
     const second = await b.runNow(REALTIME_DISPATCH_JOB);
@@ -116,7 +117,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     const { rowIds } = await messageRows(env, 2);
     const [requeued, reclaimed] = rowIds as [string, string];
     const run = env.run();
-    await waitFor(async () => (await outboxRow(env.pool, requeued)).attempts === 1, 'the claim');
+    await waitFor('the claim', async () => (await outboxRow(env.pool, requeued)).attempts === 1);
     // While the push is in flight: one row is quarantined and requeued by on-call, the other is
     // claimed again by a runner that took over after the backoff.
     await env.pool.query(`update messenger.realtime_outbox set status = 'Quarantined', row_version = row_version + 1 where id = $1`, [requeued]);
@@ -161,7 +162,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     r.register(env.newDispatcher({ pollingIntervalMs: 3_600_000 }));
     await r.start();
     await createDb(env.pool).transaction((tx) => enqueueRealtime(tx, [{ kind: 'MessageReceived', targetKind: 'ChatGroup', chatId, messageId, seq: 1 }], T0));
-    await waitFor(() => client.received.length === 1, 'the woken dispatcher to push the row');
+    await waitFor('the woken dispatcher to push the row', () => client.received.length === 1);
     // Before the database is dropped (hooks run in registration order): a dropped LISTEN
     // connection would keep reconnecting for a minute.
     await r.stop();

@@ -8,8 +8,10 @@ import { createHub } from '../../../../src/platform/realtime/hub.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { MEDIA_TOKEN_AUDIENCE } from '../../../../src/modules/messenger/calls/media-join.ts';
-import { connectClient, metricValue, tokenFor, waitFor, TEST_SECRET } from '../../../support/signalr.ts';
+import { connectClient, tokenFor, TEST_SECRET } from '../../../support/signalr.ts';
 import { T0, MEDIA_SECRET, TURN_SECRET, dispatchEnv, insertChat, insertMessage, insertOutbox, outboxRow, uid } from '../support/dispatch.ts';
+import { metricValue } from '../../../support/metrics.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /** A hub whose Redis backplane cannot be reached: every group send fails fast (the outage the seed retries through). */
 async function unreachableHub() {
@@ -33,7 +35,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
 
     const counts = await env.run();
     assert.deepEqual(counts, { batches: 1, claimed: 1, failed: 0, dispatched: 1, retried: 0, quarantined: 0, released: 0, overtaken: 0 });
-    await waitFor(() => member.received.length === 1, 'the member to receive the message');
+    await waitFor('the member to receive the message', () => member.received.length === 1);
     assert.deepEqual(member.received[0], {
       event: 'message_received',
       payload: { ChatId: chatId, MessageId: messageId, Seq: 1, SenderUserId: alice, Kind: 'Text', SentAt: T0.toISOString(), EditedAt: null, Deleted: false, Body: 'private words' },
@@ -43,7 +45,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     assert.equal(row.attempts, 1);
     assert.equal(row.last_error, null);
     assert.equal(await metricValue(env.registry, 'messenger_realtime_dispatched_total', { kind: 'MessageReceived' }), 1);
-    assert.equal(await metricValue(env.registry, 'messenger_realtime_lag_seconds'), 1, 'one lag observation');
+    assert.equal(await metricValue(env.registry, 'messenger_realtime_lag_seconds', {}, 'messenger_realtime_lag_seconds_count'), 1, 'one lag observation');
     const lagValues = (await env.registry.getSingleMetric('messenger_realtime_lag_seconds')!.get()).values as { metricName?: string; value: number }[];
     const lagSum = lagValues.find((v) => v.metricName?.endsWith('_sum'));
     assert.equal(lagSum?.value, 0.25, 'lag = now − CreatedAt');
@@ -97,7 +99,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     assert.equal(row.status, 'Done');
     assert.equal(row.attempts, 2);
     assert.equal(row.last_error, null);
-    await waitFor(() => client.received.length === 1, 'the retried delivery');
+    await waitFor('the retried delivery', () => client.received.length === 1);
   });
 
   test('poison → quarantine: the failed attempt that reaches MaxAttempts quarantines the row and raises RealtimeDispatchQuarantinedEvent', async () => {
@@ -157,7 +159,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     const invitee = await connectClient(env.hubApp.url, await tokenFor(carol), { events: ['conference_invited'] });
     await insertOutbox(env.pool, { kind: 'ConferenceInvited', targetKind: 'User', targetUserId: carol, chatId, refId: sessionId, sessionKind: 'Conference' });
     assert.equal((await env.run()).dispatched, 1);
-    await waitFor(() => invitee.received.length === 1, 'the invitation');
+    await waitFor('the invitation', () => invitee.received.length === 1);
     const payload = invitee.received[0]!.payload as Record<string, unknown> & { Join: { AccessToken: string; RoomName: string; IceServers: { Username: string; Credential: string }[] } };
     assert.equal(payload.ConferenceId, sessionId);
     assert.equal(payload.Join.RoomName, 'conf-room-1');
@@ -191,7 +193,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     const [a, b, c, s] = await Promise.all([alice, bob, carol, stranger].map(async (u) => connectClient(env.hubApp.url, await tokenFor(u), { events })));
     await insertOutbox(env.pool, { kind: 'CallInvited', targetKind: 'User', targetUserId: bob, refId: callId, sessionKind: 'Direct' });
     await env.run();
-    await waitFor(() => b!.received.length === 1, 'the callee');
+    await waitFor('the callee', () => b!.received.length === 1);
     const direct = b!.received[0]!.payload as Record<string, unknown> & { Join: { AccessToken: string } };
     assert.equal(direct.CallId, callId);
     assert.equal(direct.CallerUserId, alice);
@@ -200,7 +202,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
 
     await insertOutbox(env.pool, { kind: 'CallInvited', targetKind: 'ChatGroup', chatId, refId: confId, sessionKind: 'Conference' });
     await env.run();
-    await waitFor(() => a!.received.length === 1 && c!.received.length === 1 && b!.received.length === 2, 'every chat member');
+    await waitFor('every chat member', () => a!.received.length === 1 && c!.received.length === 1 && b!.received.length === 2);
     const tokens = new Set<string>();
     for (const [client, user] of [[a!, alice], [b!, bob], [c!, carol]] as const) {
       const p = client.received.at(-1)!.payload as Record<string, unknown> & { Join: { AccessToken: string } };

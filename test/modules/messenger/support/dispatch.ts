@@ -1,8 +1,6 @@
-import { Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { BatchRunContext } from '../../../../src/platform/jobs/index.ts';
-import { createLogger, type Logger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import type { Hub } from '../../../../src/platform/realtime/index.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
@@ -14,6 +12,7 @@ import { realtimeDispatchJob, type DispatchSettings, type RealtimeDispatchDeps }
 import { createRealtimeMetrics } from '../../../../src/modules/messenger/realtime-dispatch/metrics.ts';
 import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
 import { startHubApp, type HubApp } from '../../../support/signalr.ts';
+import { logCapture } from '../../../support/logs.ts';
 
 /** Helpers of the realtime dispatch tests: a real hub, a cloned database, rows and entities written by SQL. */
 
@@ -30,27 +29,6 @@ export const seedSettings = (over: Partial<DispatchSettings> = {}): DispatchSett
   backoff: { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0 },
   ...over,
 });
-
-/** A pino logger keeping its JSON lines in memory. */
-export function logCapture(level = 'debug'): { log: Logger; lines: () => Record<string, unknown>[]; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      chunks.push(chunk.toString());
-      cb();
-    },
-  });
-  const text = () => chunks.join('');
-  return {
-    log: createLogger(level, stream),
-    text,
-    lines: () =>
-      text()
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
-}
 
 export interface DispatchEnv {
   database: TestDatabase;

@@ -1,9 +1,6 @@
-import { Writable } from 'node:stream';
 import type pg from 'pg';
 import type { Message } from 'kafkajs';
 import { newId } from '../../../../src/platform/time.ts';
-
-export { metricValue } from '../../../support/metrics.ts';
 
 /** Helpers of the messenger user-replica tests: UserUpserted messages on the wire, replica reads, logs. */
 
@@ -101,27 +98,6 @@ export async function openConflicts(pool: pg.Pool, userId: string) {
 export async function inboxed(pool: pg.Pool, messageId: string): Promise<boolean> {
   const { rows } = await pool.query(`select 1 from platform.inbox where idempotency_key = $1`, [`messenger-identity-user-upserted:${messageId}`]);
   return rows.length === 1;
-}
-
-/** A pino destination keeping the JSON lines in memory. */
-export function logCapture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      chunks.push(chunk.toString());
-      cb();
-    },
-  });
-  const text = () => chunks.join('');
-  return {
-    stream,
-    text,
-    lines: () =>
-      text()
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
-  };
 }
 
 /**

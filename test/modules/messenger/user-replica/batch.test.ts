@@ -10,7 +10,9 @@ import { consumerMetrics } from '../../../../src/platform/events/consumer-metric
 import { createMessageProcessor, resolveConsumer } from '../../../../src/platform/events/consumer-runner.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-replica/metrics.ts';
-import { logCapture, metricValue, nextPhone, rawMessage, simulateReplicaWriteOutage, userUpserted } from '../support/user-sync.ts';
+import { nextPhone, rawMessage, simulateReplicaWriteOutage, userUpserted } from '../support/user-sync.ts';
+import { logCapture } from '../../../support/logs.ts';
+import { metricValue } from '../../../support/metrics.ts';
 
 /**
  * The batch path of the user replica consumer against the single path: the same messages, fed

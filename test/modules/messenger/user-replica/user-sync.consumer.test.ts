@@ -1,23 +1,16 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../../support/app.ts';
-import { createTestKafka, waitFor } from '../../../support/kafka.ts';
+import { createTestKafka } from '../../../support/kafka.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { TOPICS } from '../../../../src/event-topics.ts';
 import messenger from '../../../../src/modules/messenger/index.ts';
 import { USER_SYNC_CONSUMER } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 import { requireAddressableUser } from '../../../../src/modules/messenger/user-replica/replica-reads.ts';
-import {
-  inboxed,
-  logCapture,
-  metricValue,
-  nextPhone,
-  openConflicts,
-  rawMessage,
-  replicaRow,
-  searchDocument,
-  userUpserted,
-} from '../support/user-sync.ts';
+import { inboxed, nextPhone, openConflicts, rawMessage, replicaRow, searchDocument, userUpserted } from '../support/user-sync.ts';
+import { logCapture } from '../../../support/logs.ts';
+import { metricValue } from '../../../support/metrics.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /**
  * MessengerUserUpsertedConsumer on the real broker, one test per acceptance row of seed 002 (the
@@ -46,10 +39,10 @@ const search = (phone: string) =>
   app.inject({ method: 'GET', url: `/api/messenger/contacts/search?phone=${encodeURIComponent(phone)}`, headers: { authorization: `Bearer ${viewer}` } });
 
 const versionOf = async (userId: string) => Number((await replicaRow(pool, userId))?.identity_user_version ?? 0);
-const untilVersion = (userId: string, v: number) => waitFor(async () => (await versionOf(userId)) === v, `${userId} at version ${v}`);
-const untilInboxed = (messageId: string) => waitFor(() => inboxed(pool, messageId), `message ${messageId} handled`);
+const untilVersion = (userId: string, v: number) => waitFor(`${userId} at version ${v}`, async () => (await versionOf(userId)) === v);
+const untilInboxed = (messageId: string) => waitFor(`message ${messageId} handled`, () => inboxed(pool, messageId));
 const untilIndexed = (userId: string, revision: number) =>
-  waitFor(async () => Number((await searchDocument(pool, userId))?.revision ?? 0) === revision, `${userId} indexed at revision ${revision}`);
+  waitFor(`${userId} indexed at revision ${revision}`, async () => Number((await searchDocument(pool, userId))?.revision ?? 0) === revision);
 
 describe('MessengerUserUpsertedConsumer (real Kafka)', () => {
   after(() => app.close());
@@ -175,7 +168,7 @@ describe('MessengerUserUpsertedConsumer (real Kafka)', () => {
     // The holder lets the phone go: the oldest open claim still wanting it gets it (no DLQ, no support needed).
     await k.produce(topic, [userUpserted(holder, { version: 2, phone: nextPhone() })]);
     await untilVersion(holder, 2);
-    await waitFor(async () => (await replicaRow(pool, claimant))?.phone_number === taken, 'released phone handed over');
+    await waitFor('released phone handed over', async () => (await replicaRow(pool, claimant))?.phone_number === taken);
     assert.deepEqual(await openConflicts(pool, claimant), []);
     assert.equal((await openConflicts(pool, newcomer)).length, 1, 'the later claimant still waits');
   });
@@ -225,7 +218,7 @@ describe('MessengerUserUpsertedConsumer (real Kafka)', () => {
     const before = await metric('messenger_user_sync_contract_mismatch_total');
     await k.produce(topic, [userUpserted(userId, { version: 1, phone: nextPhone(), contractVersion: '2' })]);
     await untilVersion(userId, 1);
-    await waitFor(async () => (await metric('messenger_user_sync_contract_mismatch_total')) === before + 1, 'mismatch counted');
+    await waitFor('mismatch counted', async () => (await metric('messenger_user_sync_contract_mismatch_total')) === before + 1);
   });
 
   test('a FirstName longer than 128 characters is stored truncated with a warning', async () => {

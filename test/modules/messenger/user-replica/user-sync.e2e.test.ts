@@ -1,9 +1,10 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../../support/app.ts';
-import { createTestKafka, waitFor } from '../../../support/kafka.ts';
+import { createTestKafka } from '../../../support/kafka.ts';
 import identity from '../../../../src/modules/identity/index.ts';
 import messenger from '../../../../src/modules/messenger/index.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /**
  * End to end through the identity REST API: identity's outbox publishes UserUpserted on
@@ -41,7 +42,7 @@ describe('identity user API → pin.identity.users.v1 → replica → contact se
     });
     assert.equal(created.statusCode, 201, created.body);
     const user = created.json() as { id: string };
-    await waitFor(async () => (await search('+79165550101')).statusCode === 200, 'found by the first phone');
+    await waitFor('found by the first phone', async () => (await search('+79165550101')).statusCode === 200);
 
     const patched = await app.inject({
       method: 'PATCH',
@@ -51,7 +52,7 @@ describe('identity user API → pin.identity.users.v1 → replica → contact se
     });
     assert.equal(patched.statusCode, 200, patched.body);
 
-    await waitFor(async () => (await search('8 (916) 555-02-02')).statusCode === 200, 'found by the new phone');
+    await waitFor('found by the new phone', async () => (await search('8 (916) 555-02-02')).statusCode === 200);
     const found = await search('8 (916) 555-02-02');
     assert.deepEqual(found.json(), {
       userId: user.id,
@@ -71,7 +72,7 @@ describe('identity user API → pin.identity.users.v1 → replica → contact se
 
     // Blocked through identity: no longer found.
     await app.inject({ method: 'PATCH', url: `/api/identity/users/${user.id}`, headers: { authorization: `Bearer ${admin}` }, payload: { status: 'Blocked' } });
-    await waitFor(async () => (await search('+79165550202')).statusCode === 404, 'blocked user no longer found');
+    await waitFor('blocked user no longer found', async () => (await search('+79165550202')).statusCode === 404);
   });
 
   test('contact search validates its input and needs a user token', async () => {

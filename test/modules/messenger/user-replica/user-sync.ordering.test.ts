@@ -5,12 +5,15 @@ import { buildTestApp } from '../../../support/app.ts';
 import { buildApp } from '../../../../src/app.ts';
 import { loadConfig } from '../../../../src/config.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
-import { createTestKafka, waitFor } from '../../../support/kafka.ts';
+import { createTestKafka } from '../../../support/kafka.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { TOPICS } from '../../../../src/event-topics.ts';
 import messenger from '../../../../src/modules/messenger/index.ts';
 import { USER_SYNC_CONSUMER, USER_SYNC_GROUP } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
-import { logCapture, metricValue, nextPhone, openConflicts, replicaRow, simulateReplicaWriteOutage, userUpserted } from '../support/user-sync.ts';
+import { nextPhone, openConflicts, replicaRow, simulateReplicaWriteOutage, userUpserted } from '../support/user-sync.ts';
+import { logCapture } from '../../../support/logs.ts';
+import { metricValue } from '../../../support/metrics.ts';
+import { waitFor } from '../../../support/wait.ts';
 
 /**
  * Order, retries, concurrent writers and replay of the user replica consumer on the real broker:
@@ -29,7 +32,7 @@ const topic = k.topic(TOPICS.identityUsers);
 const retried = (registry = first.app.platform.registry) =>
   metricValue(registry, 'consumer_messages_total', { consumer: USER_SYNC_CONSUMER, outcome: 'retried' });
 const versionOf = async (p: pg.Pool, userId: string) => Number((await replicaRow(p, userId))?.identity_user_version ?? 0);
-const untilVersion = (userId: string, v: number, p = pool) => waitFor(async () => (await versionOf(p, userId)) === v, `${userId} at version ${v}`);
+const untilVersion = (userId: string, v: number, p = pool) => waitFor(`${userId} at version ${v}`, async () => (await versionOf(p, userId)) === v);
 
 /** Backends of this database parked on a lock: the consumer waiting for the concurrent writer. */
 const lockWaiters = async () =>
@@ -70,7 +73,7 @@ describe('user replica ordering, retries, concurrency and replay (real Kafka)', 
     const phone3 = nextPhone();
     try {
       await k.produce(topic, [userUpserted(userId, { version: 3, phone: phone3, firstName: 'Третий' }), userUpserted(userId, { version: 2, firstName: 'Второй' })]);
-      await waitFor(async () => (await retried()) > retriedBefore, 'version 3 retried with backoff');
+      await waitFor('version 3 retried with backoff', async () => (await retried()) > retriedBefore);
       assert.equal(await versionOf(pool, userId), 1, 'version 2 did not overtake version 3 during the backoff');
       const line = logs.lines().find((l) => l.msg === 'message failed, partition paused for retry');
       assert.match(String((line?.err as { message?: string })?.message), /SQLSTATE 55P03/);
@@ -80,8 +83,8 @@ describe('user replica ordering, retries, concurrency and replay (real Kafka)', 
     }
     await untilVersion(userId, 3);
     await waitFor(
-      async () => (await metricValue(first.app.platform.registry, 'messenger_identity_stale_events_total')) >= 1,
       'version 2 skipped as stale',
+      async () => (await metricValue(first.app.platform.registry, 'messenger_identity_stale_events_total')) >= 1,
     );
     const row = await replicaRow(pool, userId);
     assert.equal(row?.first_name, 'Третий');
@@ -94,7 +97,7 @@ describe('user replica ordering, retries, concurrency and replay (real Kafka)', 
     const holder = await concurrentHolder(phone);
     const retriedBefore = await retried();
     await k.produce(topic, [userUpserted(userId, { version: 1, phone, firstName: 'Второй' })]);
-    await waitFor(async () => (await lockWaiters()) >= 1, 'consumer waiting on the unique index');
+    await waitFor('consumer waiting on the unique index', async () => (await lockWaiters()) >= 1);
     await holder.commit();
     await untilVersion(userId, 1);
     const row = await replicaRow(pool, userId);
@@ -112,7 +115,7 @@ describe('user replica ordering, retries, concurrency and replay (real Kafka)', 
     const holder = await concurrentHolder(wanted);
     const retriedBefore = await retried();
     await k.produce(topic, [userUpserted(userId, { version: 2, phone: wanted, status: 'Active' })]);
-    await waitFor(async () => (await lockWaiters()) >= 1, 'consumer waiting on the unique index');
+    await waitFor('consumer waiting on the unique index', async () => (await lockWaiters()) >= 1);
     await holder.commit();
     await untilVersion(userId, 2);
     const row = await replicaRow(pool, userId);
@@ -138,7 +141,7 @@ describe('user replica ordering, retries, concurrency and replay (real Kafka)', 
     await k.produce(topic, [userUpserted(a, { version: 2, phone: p3, firstName: 'А', partition: 0 }), dup, dup, userUpserted(c, { version: 1, phone: p2, partition: 2 })]);
     await untilVersion(a, 2);
     await untilVersion(c, 2);
-    await waitFor(async () => (await replicaRow(pool, b))?.phone_number === p1, 'b got the released phone');
+    await waitFor('b got the released phone', async () => (await replicaRow(pool, b))?.phone_number === p1);
 
     const snapshot = async (p: pg.Pool) => {
       const { rows } = await p.query(
@@ -164,7 +167,7 @@ describe('user replica ordering, retries, concurrency and replay (real Kafka)', 
     const groupId = `${k.prefix}${USER_SYNC_GROUP}`;
     // Offsets can be reset only in a group without members.
     const rewind = async () => {
-      await waitFor(async () => (await k.admin.describeGroups([groupId])).groups[0]?.state === 'Empty', 'consumer group empty');
+      await waitFor('consumer group empty', async () => (await k.admin.describeGroups([groupId])).groups[0]?.state === 'Empty');
       await k.admin.resetOffsets({ groupId, topic, earliest: true });
     };
     await rewind();
@@ -175,7 +178,7 @@ describe('user replica ordering, retries, concurrency and replay (real Kafka)', 
     // An empty replica (new database) reading everything from offset 0, in whatever cross-partition order.
     const replay = await buildTestApp(env, { modules: [messenger] });
     await replay.app.platform.startBackground();
-    await waitFor(async () => (await seen(replay.app.platform.registry)) >= total, 'replay read the whole topic', 20_000);
+    await waitFor('replay read the whole topic', async () => (await seen(replay.app.platform.registry)) >= total, 20_000);
     assert.deepEqual(await snapshot(replay.database.pool), expected);
     await replay.app.close();
 
@@ -185,7 +188,7 @@ describe('user replica ordering, retries, concurrency and replay (real Kafka)', 
     const rerun = await buildAppOn(first.database);
     await rerun.platform.startBackground();
     try {
-      await waitFor(async () => (await seen(rerun.platform.registry)) >= total, 'rerun read the whole topic', 20_000);
+      await waitFor('rerun read the whole topic', async () => (await seen(rerun.platform.registry)) >= total, 20_000);
       assert.equal(await metricValue(rerun.platform.registry, 'messenger_users_upserted_total'), 0);
       assert.ok((await metricValue(rerun.platform.registry, 'messenger_identity_stale_events_total')) >= 7);
       assert.deepEqual(await snapshot(pool), expected);
