@@ -1,7 +1,7 @@
 import type { Db } from '../../../platform/db/index.ts';
 import { errorText, rootCause } from '../../../platform/errors/index.ts';
 import { batchPhase, defineBatchWorker, type BatchCounts, type BatchRun, type BatchRunContext, type BatchWorker, type Outcome } from '../../../platform/jobs/index.ts';
-import { enqueue } from '../../../platform/outbox/index.ts';
+import { enqueueAccessEvents } from '../assignments/access-events.ts';
 import { loadAccessSnapshots, pageActiveUsersOfRole } from '../assignments/access-sql.ts';
 import { accessChangedEvent } from '../assignments/assignments.ts';
 import type { AccessFanOutSettings } from '../context.ts';
@@ -77,7 +77,9 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
   function writePage(task: FanOutTask, cursor: string | null, run: BatchRun) {
     return db.transaction(async (tx) => {
       const now = run.now();
-      const userIds = await pageActiveUsersOfRole(tx, { roleId: task.roleId, after: cursor, limit: settings.batchSize, now });
+      // The page's users stay share-locked until commit, and the events' ids are taken after the
+      // lock: per user, outbox order = commit order against grants/revokes/expiry (defect 5).
+      const userIds = await pageActiveUsersOfRole(tx, { roleId: task.roleId, after: cursor, limit: settings.batchSize, now, lockUsers: true });
       const completed = isLastPage(userIds.length, settings.batchSize);
       const snapshots = await loadAccessSnapshots(tx, userIds, now);
       const checkpoint = await checkpointTask(tx, {
@@ -90,7 +92,7 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
         leaseMs: settings.maxLeaseMs,
       });
       if (!checkpoint) throw new LeaseLostError();
-      await enqueue(
+      await enqueueAccessEvents(
         tx,
         snapshots.map((s) =>
           accessChangedEvent(s, { reason: 'RolePermissionsChanged', version: task.roleVersion, occurredAt: now, correlationId: run.jobRunId }),

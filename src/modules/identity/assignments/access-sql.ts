@@ -69,18 +69,30 @@ export async function loadAccessSnapshots(q: Db, userIds: readonly string[], now
   return userIds.flatMap((id) => byUser.get(id) ?? []);
 }
 
-/** The next keyset page of a role's unique active users after `cursor`, by UserId. */
+/**
+ * The next keyset page of a role's unique active users after `cursor`, by UserId. With `lockUsers`
+ * the page's user rows are locked FOR SHARE, in id order, until the caller commits: a grant,
+ * revoke or expiry of one of them (FOR UPDATE on the user) either committed before — and the
+ * snapshots read after this statement show it — or waits for the page, so its event is written
+ * after the page's (issue 14 defect 5; see access-events.ts). SHARE, so fan-outs of different
+ * roles over the same users do not wait for each other.
+ */
 export async function pageActiveUsersOfRole(
   q: Db,
-  args: { roleId: string; after: string | null; limit: number; now: Date },
+  args: { roleId: string; after: string | null; limit: number; now: Date; lockUsers?: boolean },
 ): Promise<string[]> {
-  const { rows } = await q.execute<{ userId: string }>(sql`
-    select distinct user_id as "userId"
+  const page = sql`
+    select distinct user_id
       from identity.role_assignments
      where role_id = ${args.roleId} and status = 'Active' and (expires_at is null or expires_at > ${args.now})
        and user_id > ${args.after ?? FIRST_UUID}
      order by user_id
-     limit ${args.limit}`);
+     limit ${args.limit}`;
+  const { rows } = await q.execute<{ userId: string }>(
+    args.lockUsers
+      ? sql`select u.id as "userId" from identity.users u where u.id in (${page}) order by u.id for share of u`
+      : sql`select user_id as "userId" from (${page}) p order by user_id`,
+  );
   return rows.map((r) => r.userId);
 }
 
