@@ -7,7 +7,7 @@ import { accessChangedEvent } from '../assignments/assignments.ts';
 import type { AccessFanOutSettings } from '../context.ts';
 import type { IdentityMetrics } from '../metrics.ts';
 import { ACCESS_FANOUT_CHANNEL, checkpointTask, claimNextTask, recordPageFailure, releaseLease, type FanOutTask } from './fanout-sql.ts';
-import { isLastPage, validateFanOutSettings } from './fanout-rules.ts';
+import { isLastPage, retryAt, validateFanOutSettings } from './fanout-rules.ts';
 
 /**
  * AccessFanOutJob (seed 003) on the kernel's batch worker, one task per claim:
@@ -151,23 +151,30 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
     }
   }
 
-  /** Seed step 8: the page rolled back; the task is retried from Cursor once its lease expires, or is Failed at MaxAttempts. */
+  /**
+   * Seed step 8: the page rolled back; the task is retried from Cursor after the short retry
+   * backoff (the next claim counts the attempt), or is Failed at MaxAttempts. If even this write
+   * fails, the lease still expires and the task is retried then.
+   */
   async function pageFailed(task: FanOutTask, err: unknown, run: BatchRun): Promise<void> {
     run.count('pageErrors');
     metrics.errors.inc({ kind: 'page_failed' });
     const exception = errorText(err);
+    const now = run.now();
+    const retry = retryAt(now, task.attemptCount, settings);
     const status = await recordPageFailure(db, {
       id: task.id,
       attempt: task.attemptCount,
       error: exception,
-      now: run.now(),
+      now,
+      retryAt: retry,
       maxAttempts: settings.maxAttempts,
-    }).catch(() => null); // the lease still expires, and the retry counts as the next attempt
+    }).catch(() => null);
     if (status === 'Failed') poisoned(task, run, exception);
     else {
       run.log.error(
-        { taskId: task.id, roleId: task.roleId, attempt: task.attemptCount, exception, err: rootCause(err) },
-        'task failed; retried from Cursor when its lease expires',
+        { taskId: task.id, roleId: task.roleId, attempt: task.attemptCount, exception, retryAt: status ? retry.toISOString() : undefined, err: rootCause(err) },
+        status ? 'task failed; retried from Cursor after the retry backoff' : 'task failed; retried from Cursor when its lease expires',
       );
     }
   }

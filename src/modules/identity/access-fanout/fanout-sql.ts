@@ -152,18 +152,20 @@ export async function releaseLease(q: Db, id: string, attempt: number, now: Date
 }
 
 /**
- * A page failed (its transaction rolled back). The error is kept for the runbook; the lease stays,
- * so the task is retried once it expires — unless this was the last allowed attempt: then Failed.
+ * A page failed (its transaction rolled back). The error is kept for the runbook and the task stays
+ * InProgress with its lease cut to `retryAt` (the short retry backoff), so it is taken again —
+ * from its Cursor, as the next attempt — once that passes; unless this was the last allowed
+ * attempt: then Failed. A worker that dies instead leaves its full lease.
  */
 export async function recordPageFailure(
   q: Db,
-  f: { id: string; attempt: number; error: string; now: Date; maxAttempts: number },
+  f: { id: string; attempt: number; error: string; now: Date; retryAt: Date; maxAttempts: number },
 ): Promise<FanOutTaskStatus | null> {
   const { rows } = await q.execute<{ status: FanOutTaskStatus }>(sql`
     update identity.access_fanout_tasks
        set last_error = left(${f.error}, 512),
            status = case when attempt_count >= ${f.maxAttempts} then 'Failed' else status end,
-           lease_expires_at = case when attempt_count >= ${f.maxAttempts} then null else lease_expires_at end,
+           lease_expires_at = case when attempt_count >= ${f.maxAttempts} then null else ${f.retryAt}::timestamptz end,
            updated_at = ${f.now}
      where id = ${f.id} and attempt_count = ${f.attempt} and status = 'InProgress'
     returning status`);

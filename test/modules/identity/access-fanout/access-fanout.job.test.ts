@@ -254,7 +254,7 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     const held = (await getTask(ctx.db, poisonTask))!;
     assert.deepEqual([held.status, held.attemptCount, held.processedCount], ['InProgress', 1, 0]);
     assert.match(held.lastError ?? '', /simulated storage failure/);
-    assert.equal((await worker().runOnce(runCtx())).tasks, 0, 'retried only after its lease expires');
+    assert.equal((await worker().runOnce(runCtx())).tasks, 0, 'retried only after its retry backoff');
 
     for (const attempt of [2, 3]) {
       clock.advance(LEASE_MS + 1);
@@ -279,6 +279,36 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     assert.equal((await getTask(ctx.db, poisonTask))!.status, 'Completed');
     assert.equal((await eventsOfUsers(poison.userIds)).length, 3);
     assert.equal(await metricValue(ctx.registry, 'identity_access_fanout_tasks_failed'), 0);
+  });
+
+  test('A page that fails is retried after the short retry backoff (IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS), not after the whole lease; AttemptCount still counts', async () => {
+    const { roleId, userIds } = await roleWithUsers(15);
+    const taskId = await queueTask(roleId);
+    let failures = 0;
+    const failOnce = {
+      pageWritten: async (page: { rows: number; cursor: string | null }) => {
+        // The second page fails once, after the first committed.
+        if (page.cursor === userIds[14] && failures++ === 0) throw new Error('simulated storage failure on page 2');
+      },
+    };
+    const first = await worker(failOnce).runOnce(runCtx());
+    assert.deepEqual([first.pageErrors, first.users], [1, BATCH]);
+    const held = (await getTask(ctx.db, taskId))!;
+    assert.deepEqual([held.status, held.attemptCount, held.processedCount], ['InProgress', 1, BATCH]);
+    assert.match(held.lastError ?? '', /simulated storage failure/);
+    // Retried once the backoff (base 1000 ms, up to 20 % jitter) has passed — long before the lease.
+    const retryIn = held.leaseExpiresAt!.getTime() - clock.now().getTime();
+    assert.ok(retryIn >= 1000 && retryIn <= 1200, `retry due in ${retryIn} ms, not the ${LEASE_MS} ms lease`);
+    assert.equal((await worker(failOnce).runOnce(runCtx())).tasks, 0, 'not before the backoff');
+
+    clock.advance(1200);
+    const retry = await worker(failOnce).runOnce(runCtx());
+    assert.deepEqual([retry.tasks, retry.completed, retry.users], [1, 1, 15 - BATCH]);
+    const done = (await getTask(ctx.db, taskId))!;
+    assert.deepEqual([done.status, done.attemptCount, done.processedCount], ['Completed', 2, 15]);
+    const per = perUser(await eventsOfUsers(userIds));
+    assert.equal(per.size, 15);
+    assert.ok([...per.values()].every((n) => n === 1), 'the failed page rolled back; nothing doubled');
   });
 
   test('Poison at claim: a task whose last allowed lease expired (worker died) becomes Failed instead of being taken again', async () => {
