@@ -6,9 +6,15 @@
  * by the real job runner (NOTIFY-woken, as in production):
  *   - set-role-permissions (queues one AccessFanOutTask),
  *   - until the task is Completed (target ≤ 15 s),
- *   - until every user's UserAccessChanged is in Kafka (target ≤ 30 s).
+ *   - until every user's UserAccessChanged is in Kafka (target ≤ 30 s),
+ * once with ONE worker instance, then again (a second role change) with TWO instances sharing the
+ * role: the task splits on its first page into UserId-range sub-tasks of RangeSize users
+ * (IDENTITY_ACCESS_FANOUT_RANGE_SIZE), each leased on its own (issue 14 defect 6). The second
+ * instance is a second job runner with its own pool in this process, so the two share one event
+ * loop and the machine's cores with PostgreSQL and the broker: on separate hosts they scale better.
  * Prints ONE JSON line. Settings: BENCH_USERS (50000), BENCH_BATCH_SIZE (500, the default BatchSize),
- * BENCH_PG_FAST=1 (fsync off, as the tests run; default keeps durability on).
+ * BENCH_RANGE_SIZE (5000, the default RangeSize), BENCH_PG_FAST=1 (fsync off, as the tests run;
+ * default keeps durability on).
  */
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
@@ -23,7 +29,7 @@ import { outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
 import { systemClock } from '../../src/platform/time.ts';
 import { accessFanOutJob } from '../../src/modules/identity/access-fanout/access-fanout.job.ts';
 import { identitySettingsFrom, type IdentityContext } from '../../src/modules/identity/context.ts';
-import { getTask } from '../../src/modules/identity/access-fanout/fanout-sql.ts';
+
 import { createIdentityMetrics } from '../../src/modules/identity/metrics.ts';
 import { setRolePermissions } from '../../src/modules/identity/roles/role-operations.ts';
 import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
@@ -34,7 +40,11 @@ if (!brokers) {
   process.stderr.write('KAFKA_BROKERS is unset: eval "$(bash scripts/services.sh up)" first\n');
   process.exit(2);
 }
-const config = loadConfig({ ...process.env, IDENTITY_ACCESS_FANOUT_BATCH_SIZE: process.env.BENCH_BATCH_SIZE });
+const config = loadConfig({
+  ...process.env,
+  IDENTITY_ACCESS_FANOUT_BATCH_SIZE: process.env.BENCH_BATCH_SIZE,
+  IDENTITY_ACCESS_FANOUT_RANGE_SIZE: process.env.BENCH_RANGE_SIZE,
+});
 const log = benchLogger('warn');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -98,30 +108,70 @@ runner.register(
 );
 await runner.start();
 
-say(`set-role-permissions on a role of ${USERS} users (batch size ${settings.fanOut.batchSize})`);
-const t0 = performance.now();
-const { fanOut } = await setRolePermissions(ctx, roleId('bench-big'), ['crm.deals.read', 'crm.deals.write']);
-const setMs = performance.now() - t0;
-if (fanOut.mode !== 'queued' || !fanOut.taskId) throw new Error(`expected a queued fan-out, got ${JSON.stringify(fanOut)}`);
-
-let completedAt: number | null = null;
-let kafkaAt: number | null = null;
-const deadline = t0 + 600_000;
-while ((completedAt === null || kafkaAt === null) && performance.now() < deadline) {
-  if (completedAt === null && (await getTask(db, fanOut.taskId))?.status === 'Completed') completedAt = performance.now();
-  if (kafkaAt === null && (await inKafka()) >= USERS) kafkaAt = performance.now();
-  await sleep(20);
+/** The role's fan-out: the queued task and its sub-tasks — how many, how many done, users sent. */
+async function fanOutState(taskId: string) {
+  const { rows } = await pool.query<{ tasks: number; completed: number; processed: number; attempts: number }>(
+    `select count(*)::int as tasks, count(*) filter (where status = 'Completed')::int as completed,
+            coalesce(sum(processed_count), 0)::int as processed, coalesce(sum(attempt_count), 0)::int as attempts
+       from identity.access_fanout_tasks where id = $1 or parent_id = $1`,
+    [taskId],
+  );
+  return rows[0]!;
 }
-const task = (await getTask(db, fanOut.taskId))!;
-const messages = await inKafka();
+
+/** One role change, timed until its fan-out is Completed and until its events are all in Kafka. */
+async function fanOutRound(instances: number, permissions: string[]) {
+  const kafkaBefore = await inKafka();
+  say(`set-role-permissions on a role of ${USERS} users (batch size ${settings.fanOut.batchSize}, range size ${settings.fanOut.rangeSize}, ${instances} instance(s))`);
+  const t0 = performance.now();
+  const { fanOut } = await setRolePermissions(ctx, roleId('bench-big'), permissions);
+  const setMs = performance.now() - t0;
+  if (fanOut.mode !== 'queued' || !fanOut.taskId) throw new Error(`expected a queued fan-out, got ${JSON.stringify(fanOut)}`);
+  let completedAt: number | null = null;
+  let kafkaAt: number | null = null;
+  const deadline = t0 + 600_000;
+  while ((completedAt === null || kafkaAt === null) && performance.now() < deadline) {
+    if (completedAt === null) {
+      const st = await fanOutState(fanOut.taskId);
+      if (st.tasks === st.completed) completedAt = performance.now();
+    }
+    if (kafkaAt === null && (await inKafka()) - kafkaBefore >= USERS) kafkaAt = performance.now();
+    await sleep(20);
+  }
+  const seconds = (at: number | null) => (at === null ? null : Number(((at - t0) / 1000).toFixed(2)));
+  const st = await fanOutState(fanOut.taskId);
+  return {
+    instances,
+    setRolePermissionsMs: Number(setMs.toFixed(1)),
+    tasks: { total: st.tasks, completed: st.completed, processedCount: st.processed, attempts: st.attempts },
+    completedSeconds: seconds(completedAt),
+    allInKafkaSeconds: seconds(kafkaAt),
+    messagesInKafka: (await inKafka()) - kafkaBefore,
+    usersPerSecond: completedAt === null ? null : Math.round(USERS / ((completedAt - t0) / 1000)),
+    ok: completedAt !== null && kafkaAt !== null,
+  };
+}
+
+const one = await fanOutRound(1, ['crm.deals.read', 'crm.deals.write']);
+
+// The second instance: its own pool, job runner and metrics, the fan-out worker only.
+const pool2 = createPool(pgServer.url, 20, log);
+const db2 = createDb(pool2);
+const registry2 = new Registry();
+const runner2 = createJobRunner({ pool: pool2, databaseUrl: pgServer.url, log, registry: registry2 });
+runner2.register(accessFanOutJob({ db: db2, metrics: createIdentityMetrics(registry2, db2, systemClock), settings: settings.fanOut }));
+await runner2.start();
+const two = await fanOutRound(2, ['crm.deals.read']);
+
+await runner2.stop();
 await runner.stop();
 await bus.stop();
 await admin.deleteTopics({ topics: (await admin.listTopics()).filter((t) => t.startsWith(prefix)) }).catch(() => undefined);
 await admin.disconnect();
+await pool2.end();
 await pool.end();
 await pgServer.stop();
 
-const seconds = (at: number | null) => (at === null ? null : Number(((at - t0) / 1000).toFixed(2)));
 console.log(
   JSON.stringify({
     bench: 'access-fanout',
@@ -130,14 +180,12 @@ console.log(
     users: USERS,
     otherAssignmentsPerUser: 3,
     batchSize: settings.fanOut.batchSize,
+    rangeSize: settings.fanOut.rangeSize,
     outboxBatchSize: config.OUTBOX_BATCH_SIZE,
-    setRolePermissionsMs: Number(setMs.toFixed(1)),
-    task: { status: task.status, processedCount: task.processedCount, attempts: task.attemptCount },
-    completedSeconds: seconds(completedAt),
-    allInKafkaSeconds: seconds(kafkaAt),
-    messagesInKafka: messages,
-    usersPerSecond: completedAt === null ? null : Math.round(USERS / ((completedAt - t0) / 1000)),
+    oneInstance: one,
+    twoInstances: two,
+    speedup: one.completedSeconds && two.completedSeconds ? Number((one.completedSeconds / two.completedSeconds).toFixed(2)) : null,
     targets: { completedSeconds: 15, allInKafkaSeconds: 30, sloSeconds: 300 },
   }),
 );
-process.exit(completedAt !== null && kafkaAt !== null ? 0 : 1);
+process.exit(one.ok && two.ok ? 0 : 1);

@@ -21,6 +21,12 @@ export interface AccessFanOutSettings {
   batchSize: number;
   maxLeaseMs: number;
   maxAttempts: number;
+  /** Users per sub-task of a large role's split (UserId ranges leased on their own). */
+  rangeSize: number;
+  /** Delay before the retry of a task whose page failed (the kernel backoff's base), ms. */
+  retryBaseMs: number;
+  /** The retry delay's cap, ms. */
+  retryCapMs: number;
 }
 
 export interface AssignmentExpirySettings {
@@ -49,6 +55,9 @@ export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
       batchSize: config.IDENTITY_ACCESS_FANOUT_BATCH_SIZE,
       maxLeaseMs: config.IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS,
       maxAttempts: config.IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS,
+      rangeSize: config.IDENTITY_ACCESS_FANOUT_RANGE_SIZE,
+      retryBaseMs: config.IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS,
+      retryCapMs: config.IDENTITY_ACCESS_FANOUT_RETRY_CAP_MS,
     },
     expiry: { intervalMs: config.IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS, batchSize: config.IDENTITY_ASSIGNMENT_EXPIRY_BATCH_SIZE },
   };

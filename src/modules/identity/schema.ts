@@ -138,8 +138,12 @@ export const accessFanoutTasks = identitySchema.table(
     roleVersion: bigint('role_version', { mode: 'number' }).notNull(),
     reason: text('reason').notNull(),
     status: text('status').notNull().default('Pending'),
-    /** Last UserId whose event is committed; null = from the start. */
+    /** Last UserId whose event is committed; null = from the start. A sub-task starts at its range's lower bound (exclusive). */
     cursor: uuid('cursor'),
+    /** Last UserId (inclusive) of this task's range; null = to the end. Set when a large role is split into sub-tasks. */
+    rangeEnd: uuid('range_end'),
+    /** The task a sub-task was split from (its range is one of the role's); null for a task set-role-permissions queued. */
+    parentId: uuid('parent_id'),
     processedCount: integer('processed_count').notNull().default(0),
     /** Leases taken; also the fencing token of the current holder. */
     attemptCount: integer('attempt_count').notNull().default(0),
@@ -153,6 +157,7 @@ export const accessFanoutTasks = identitySchema.table(
   (t) => [
     index('ix_access_fanout_tasks_role_id').on(t.roleId),
     index('ix_access_fanout_tasks_company_id').on(t.companyId),
+    index('ix_access_fanout_tasks_parent_id').on(t.parentId),
     index('ix_access_fanout_tasks_pending').on(t.createdAt, t.id).where(sql`${t.status} in ('Pending', 'InProgress')`),
     index('ix_access_fanout_tasks_status_created').on(t.status, t.createdAt),
     check('ck_access_fanout_tasks_status', sql`${t.status} in ('Pending', 'InProgress', 'Completed', 'Failed')`),

@@ -35,6 +35,24 @@ export const identitySettings = {
     maximum: 100,
     description: 'Leases a fan-out task may take; when AttemptCount reaches it, a failing task becomes Failed (poison, replay by runbook)',
   }),
+  IDENTITY_ACCESS_FANOUT_RANGE_SIZE: Int({
+    default: 5000,
+    minimum: 1,
+    maximum: 10_000_000,
+    description: 'A fan-out task of a role with more users splits on its first page into sub-tasks of this many users each (by UserId range), leased on their own, so several instances share one large role',
+  }),
+  IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS: Int({
+    default: 1000,
+    minimum: 1,
+    maximum: 300_000,
+    description: 'After a failed fan-out page the task is retried from its Cursor after this delay, doubling per attempt (up to 20 % longer at random); the lease is kept for crashes only',
+  }),
+  IDENTITY_ACCESS_FANOUT_RETRY_CAP_MS: Int({
+    default: 60_000,
+    minimum: 1,
+    maximum: 300_000,
+    description: 'The fan-out retry delay never grows past this (before jitter); must be at least IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS',
+  }),
   IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS: Int({
     default: 30_000,
     minimum: 100,

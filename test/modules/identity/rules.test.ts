@@ -11,7 +11,7 @@ import {
   nextAssignmentVersion,
   normalizeScope,
 } from '../../../src/modules/identity/assignments/assignments.ts';
-import { isLastPage, validateFanOutSettings } from '../../../src/modules/identity/access-fanout/fanout-rules.ts';
+import { isLastPage, retryAt, shouldSplit, subTaskRanges, validateFanOutSettings } from '../../../src/modules/identity/access-fanout/fanout-rules.ts';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const code = (fn: () => unknown) => {
@@ -209,9 +209,32 @@ describe('fan-out rules', () => {
   });
 
   test('settings the worker cannot run with are refused', () => {
-    const ok = { batchSize: 500, maxAttempts: 5, maxLeaseMs: 300_000, pollingIntervalMs: 5000 };
+    const ok = { batchSize: 500, maxAttempts: 5, maxLeaseMs: 300_000, pollingIntervalMs: 5000, rangeSize: 5000, retryBaseMs: 1000, retryCapMs: 60_000 };
     assert.doesNotThrow(() => validateFanOutSettings(ok));
     assert.throws(() => validateFanOutSettings({ ...ok, batchSize: 0 }), /batchSize/);
     assert.throws(() => validateFanOutSettings({ ...ok, maxAttempts: 0 }), /maxAttempts/);
+    assert.throws(() => validateFanOutSettings({ ...ok, retryBaseMs: 5000, retryCapMs: 1000 }), /RETRY_BASE_MS/);
+    assert.throws(() => validateFanOutSettings({ ...ok, rangeSize: 0 }), /RANGE_SIZE/);
+  });
+
+  test('a large role splits once, on its queued task\'s first page, into ranges between the boundaries, the last one open-ended', () => {
+    assert.equal(shouldSplit({ parentId: null }, { cursor: null, rangeEnd: null }), true);
+    assert.equal(shouldSplit({ parentId: 'p' }, { cursor: null, rangeEnd: null }), false, 'a sub-task never splits');
+    assert.equal(shouldSplit({ parentId: null }, { cursor: 'c', rangeEnd: null }), false, 'past the first page');
+    assert.equal(shouldSplit({ parentId: null }, { cursor: null, rangeEnd: 'b1' }), false, 'already narrowed');
+    assert.deepEqual(subTaskRanges(['b1', 'b2', 'b3']), [
+      { after: 'b1', upTo: 'b2' },
+      { after: 'b2', upTo: 'b3' },
+      { after: 'b3', upTo: null },
+    ]);
+    assert.deepEqual(subTaskRanges([]), []);
+  });
+
+  test('a failed page is retried after the kernel backoff from the retry base, doubling per attempt up to the cap, never the lease', () => {
+    const s = { retryBaseMs: 1000, retryCapMs: 60_000 };
+    const now = new Date('2026-03-01T09:00:00Z');
+    const delay = (attempt: number, r = 0) => retryAt(now, attempt, s, () => r).getTime() - now.getTime();
+    assert.deepEqual([1, 2, 3, 7, 20].map((a) => delay(a)), [1000, 2000, 4000, 60_000, 60_000]);
+    assert.equal(delay(1, 1), 1200, 'jitter lengthens by up to 20 %');
   });
 });

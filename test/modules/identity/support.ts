@@ -16,6 +16,9 @@ export const defaultSettings = (over: Partial<IdentitySettings['fanOut']> & { in
     batchSize: over.batchSize ?? 500,
     maxLeaseMs: over.maxLeaseMs ?? 300_000,
     maxAttempts: over.maxAttempts ?? 5,
+    rangeSize: over.rangeSize ?? 5000,
+    retryBaseMs: over.retryBaseMs ?? 1000,
+    retryCapMs: over.retryCapMs ?? 60_000,
   },
   expiry: { intervalMs: 30_000, batchSize: 500 },
 });

@@ -1,13 +1,14 @@
 import type { Db } from '../../../platform/db/index.ts';
 import { errorText, rootCause } from '../../../platform/errors/index.ts';
 import { batchPhase, defineBatchWorker, type BatchCounts, type BatchRun, type BatchRunContext, type BatchWorker, type Outcome } from '../../../platform/jobs/index.ts';
-import { enqueue } from '../../../platform/outbox/index.ts';
-import { loadAccessSnapshots, pageActiveUsersOfRole } from '../assignments/access-sql.ts';
+import { enqueueAccessEvents } from '../assignments/access-events.ts';
+import { loadAccessSnapshots, pageActiveUsersOfRole, rangeBoundaries } from '../assignments/access-sql.ts';
+import { newId } from '../../../platform/time.ts';
 import { accessChangedEvent } from '../assignments/assignments.ts';
 import type { AccessFanOutSettings } from '../context.ts';
 import type { IdentityMetrics } from '../metrics.ts';
-import { ACCESS_FANOUT_CHANNEL, checkpointTask, claimNextTask, recordPageFailure, releaseLease, type FanOutTask } from './fanout-sql.ts';
-import { isLastPage, validateFanOutSettings } from './fanout-rules.ts';
+import { ACCESS_FANOUT_CHANNEL, checkpointTask, claimNextTask, familyCompletion, insertSubTasks, recordPageFailure, releaseLease, type FanOutTask } from './fanout-sql.ts';
+import { isLastPage, MAX_SUB_TASKS, retryAt, shouldSplit, subTaskRanges, validateFanOutSettings } from './fanout-rules.ts';
 
 /**
  * AccessFanOutJob (seed 003) on the kernel's batch worker, one task per claim:
@@ -19,7 +20,10 @@ import { isLastPage, validateFanOutSettings } from './fanout-rules.ts';
  *   record  — a task the stop interrupted (or never started) goes back to Pending without using
  *             up an attempt; every other outcome was already written by its pages.
  *
- * A crash repeats at most the uncommitted page, which rolled back anyway.
+ * A crash repeats at most the uncommitted page, which rolled back anyway. A failed page hands the
+ * task back after a short backoff (the lease is for crashes). A role with more than RangeSize users
+ * is split on its first page into UserId-range sub-tasks — queue rows of their own — so several
+ * instances share it; each sub-task is leased, checkpointed and retried on its own.
  */
 
 export const ACCESS_FANOUT_JOB = 'identity-access-fanout';
@@ -49,7 +53,7 @@ export interface AccessFanOutWorkerOptions {
 type TaskResult = { status: 'completed' } | { status: 'stopped'; cursor: string | null } | { status: 'lease_lost' };
 
 /** The job's own counts beside the kernel's (`claimed` = tasks taken, `failed` = tasks whose pass failed). */
-const COUNTS = ['tasks', 'completed', 'users', 'pages', 'poisoned', 'pageErrors', 'leasesLost'] as const;
+const COUNTS = ['tasks', 'completed', 'users', 'pages', 'subTasks', 'poisoned', 'pageErrors', 'leasesLost'] as const;
 /** Every run reports each of COUNTS (zero when nothing happened), so they are typed as present. */
 export type FanOutCounts = BatchCounts & Record<(typeof COUNTS)[number], number>;
 export type AccessFanOutWorker = Omit<BatchWorker, 'runOnce'> & { runOnce(ctx: BatchRunContext): Promise<FanOutCounts> };
@@ -73,12 +77,36 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
   validateFanOutSettings(opts.settings);
   const { db, metrics, settings } = opts;
 
-  /** Seed steps 3–7: one page in one transaction — users > Cursor, snapshots, fenced checkpoint, events. */
-  function writePage(task: FanOutTask, cursor: string | null, run: BatchRun) {
+  /**
+   * Seed steps 3–7: one page in one transaction — users > Cursor (up to the task's range end),
+   * snapshots, fenced checkpoint, events. A large role's first page also splits the rest of the
+   * role into sub-tasks other instances can take (insertSubTasks); the last page of a task tells
+   * whether the role's whole fan-out is now done (familyCompletion).
+   */
+  function writePage(task: FanOutTask, at: { cursor: string | null; rangeEnd: string | null }, run: BatchRun) {
     return db.transaction(async (tx) => {
       const now = run.now();
-      const userIds = await pageActiveUsersOfRole(tx, { roleId: task.roleId, after: cursor, limit: settings.batchSize, now });
+      const { cursor } = at;
+      // The page's users stay share-locked until commit, and the events' ids are taken after the
+      // lock: per user, outbox order = commit order against grants/revokes/expiry (defect 5).
+      const userIds = await pageActiveUsersOfRole(tx, {
+        roleId: task.roleId,
+        after: cursor,
+        upTo: at.rangeEnd,
+        limit: settings.batchSize,
+        now,
+        lockUsers: true,
+      });
       const completed = isLastPage(userIds.length, settings.batchSize);
+      let rangeEnd: string | undefined;
+      let subTasks = 0;
+      if (!completed && shouldSplit(task, at)) {
+        const bounds = await rangeBoundaries(tx, { roleId: task.roleId, after: userIds.at(-1)!, size: settings.rangeSize, now, limit: MAX_SUB_TASKS });
+        const ranges = subTaskRanges(bounds).map((r) => ({ ...r, id: newId() }));
+        rangeEnd = bounds[0];
+        subTasks = ranges.length;
+        await insertSubTasks(tx, task, ranges, now);
+      }
       const snapshots = await loadAccessSnapshots(tx, userIds, now);
       const checkpoint = await checkpointTask(tx, {
         id: task.id,
@@ -88,16 +116,18 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
         completed,
         now,
         leaseMs: settings.maxLeaseMs,
+        rangeEnd,
       });
       if (!checkpoint) throw new LeaseLostError();
-      await enqueue(
+      await enqueueAccessEvents(
         tx,
         snapshots.map((s) =>
           accessChangedEvent(s, { reason: 'RolePermissionsChanged', version: task.roleVersion, occurredAt: now, correlationId: run.jobRunId }),
         ),
       );
+      const family = completed ? await familyCompletion(tx, task.parentId ?? task.id) : null;
       await opts.testHooks?.pageWritten?.({ taskId: task.id, attempt: task.attemptCount, cursor: checkpoint.cursor, rows: userIds.length });
-      return { checkpoint, rows: snapshots.length };
+      return { checkpoint, rows: snapshots.length, family, subTasks };
     });
   }
 
@@ -109,11 +139,12 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
     }
     const log = run.log.child({ taskId: task.id, roleId: task.roleId });
     let cursor = task.cursor;
+    let rangeEnd = task.rangeEnd;
     for (;;) {
       if (run.signal.aborted) return { status: 'stopped', cursor };
       let page: Awaited<ReturnType<typeof writePage>>;
       try {
-        page = await writePage(task, cursor, run);
+        page = await writePage(task, { cursor, rangeEnd }, run);
       } catch (err) {
         if (err instanceof LeaseLostError) {
           run.count('leasesLost');
@@ -124,11 +155,16 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
         await pageFailed(task, err, run);
         throw new TaskFailedError(`a page of task ${task.id} failed`, rootCause(err));
       }
-      const { checkpoint, rows } = page;
+      const { checkpoint, rows, family, subTasks } = page;
       cursor = checkpoint.cursor;
+      rangeEnd = checkpoint.rangeEnd;
       run.count('users', rows);
       metrics.users.inc(rows);
       metrics.accessEvents.inc({ reason: 'RolePermissionsChanged' }, rows);
+      if (subTasks > 0) {
+        run.count('subTasks', subTasks);
+        log.info({ subTasks, rangeSize: settings.rangeSize, rangeEnd }, 'large role split into sub-tasks for other instances');
+      }
       if (rows > 0) {
         run.count('pages');
         metrics.batches.inc();
@@ -137,35 +173,52 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
       await opts.testHooks?.pageCommitted?.({ taskId: task.id, attempt: task.attemptCount, cursor, rows });
       if (checkpoint.status === 'Completed') {
         const completedAt = checkpoint.completedAt!;
-        const durationMs = completedAt.getTime() - (checkpoint.startedAt ?? checkpoint.createdAt).getTime();
-        metrics.taskDuration.observe(durationMs);
-        metrics.taskLag.observe((completedAt.getTime() - checkpoint.createdAt.getTime()) / 1000);
-        metrics.size.observe({ path: 'queued' }, checkpoint.processedCount);
-        metrics.tasksCompleted.inc();
         run.count('completed');
-        log.info({ processedCount: checkpoint.processedCount, durationMs, roleVersion: task.roleVersion }, 'task completed');
+        const durationMs = completedAt.getTime() - (checkpoint.startedAt ?? checkpoint.createdAt).getTime();
+        log.info(
+          { processedCount: checkpoint.processedCount, durationMs, roleVersion: task.roleVersion, parentId: task.parentId ?? undefined },
+          'task completed',
+        );
+        if (family) {
+          // The role's whole fan-out (one task, or a task and its sub-tasks) is done: the seed's per-task metrics.
+          const roleDurationMs = completedAt.getTime() - (family.startedAt ?? family.createdAt).getTime();
+          metrics.taskDuration.observe(roleDurationMs);
+          metrics.taskLag.observe((completedAt.getTime() - family.createdAt.getTime()) / 1000);
+          metrics.size.observe({ path: 'queued' }, family.processedCount);
+          metrics.tasksCompleted.inc();
+          if (family.tasks > 1) {
+            log.info({ processedCount: family.processedCount, tasks: family.tasks, durationMs: roleDurationMs, rootTaskId: task.parentId ?? task.id }, 'role fan-out completed');
+          }
+        }
         return { status: 'completed' };
       }
     }
   }
 
-  /** Seed step 8: the page rolled back; the task is retried from Cursor once its lease expires, or is Failed at MaxAttempts. */
+  /**
+   * Seed step 8: the page rolled back; the task is retried from Cursor after the short retry
+   * backoff (the next claim counts the attempt), or is Failed at MaxAttempts. If even this write
+   * fails, the lease still expires and the task is retried then.
+   */
   async function pageFailed(task: FanOutTask, err: unknown, run: BatchRun): Promise<void> {
     run.count('pageErrors');
     metrics.errors.inc({ kind: 'page_failed' });
     const exception = errorText(err);
+    const now = run.now();
+    const retry = retryAt(now, task.attemptCount, settings);
     const status = await recordPageFailure(db, {
       id: task.id,
       attempt: task.attemptCount,
       error: exception,
-      now: run.now(),
+      now,
+      retryAt: retry,
       maxAttempts: settings.maxAttempts,
-    }).catch(() => null); // the lease still expires, and the retry counts as the next attempt
+    }).catch(() => null);
     if (status === 'Failed') poisoned(task, run, exception);
     else {
       run.log.error(
-        { taskId: task.id, roleId: task.roleId, attempt: task.attemptCount, exception, err: rootCause(err) },
-        'task failed; retried from Cursor when its lease expires',
+        { taskId: task.id, roleId: task.roleId, attempt: task.attemptCount, exception, retryAt: status ? retry.toISOString() : undefined, err: rootCause(err) },
+        status ? 'task failed; retried from Cursor after the retry backoff' : 'task failed; retried from Cursor when its lease expires',
       );
     }
   }

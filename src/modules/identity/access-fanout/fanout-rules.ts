@@ -1,3 +1,4 @@
+import { backoffDelayMs, backoffProblems, type Backoff } from '../../../platform/backoff/index.ts';
 import type { AccessFanOutSettings } from '../context.ts';
 
 /** Pure rules of the fan-out worker. */
@@ -12,9 +13,47 @@ export function isLastPage(rows: number, batchSize: number): boolean {
  * and benchmarks build it without loadConfig): a page size below 1 would never reach a short page,
  * so a task would never end; MaxAttempts below 1 would poison every task at its first claim.
  */
-export function validateFanOutSettings(s: Pick<AccessFanOutSettings, 'batchSize' | 'maxAttempts'>): void {
-  const problems: string[] = [];
+export function validateFanOutSettings(s: Pick<AccessFanOutSettings, 'batchSize' | 'maxAttempts' | 'rangeSize' | 'retryBaseMs' | 'retryCapMs'>): void {
+  const problems: string[] = backoffProblems(retryBackoff(s), 'retry backoff (IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS/_CAP_MS)');
   if (!Number.isInteger(s.batchSize) || s.batchSize < 1) problems.push('batchSize (IDENTITY_ACCESS_FANOUT_BATCH_SIZE) must be a positive integer');
   if (!Number.isInteger(s.maxAttempts) || s.maxAttempts < 1) problems.push('maxAttempts (IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS) must be a positive integer');
+  if (!Number.isInteger(s.rangeSize) || s.rangeSize < 1) problems.push('rangeSize (IDENTITY_ACCESS_FANOUT_RANGE_SIZE) must be a positive integer');
   if (problems.length > 0) throw new Error(`access fan-out worker: ${problems.join('; ')}`);
+}
+
+/** The retry backoff of a task whose page failed: the kernel's, doubling from the base up to the cap, +0–20 % jitter. */
+export const retryBackoff = (s: Pick<AccessFanOutSettings, 'retryBaseMs' | 'retryCapMs'>): Backoff => ({
+  baseMs: s.retryBaseMs,
+  factor: 2,
+  capMs: s.retryCapMs,
+  jitter: 0.2,
+});
+
+/**
+ * When a task whose page failed on attempt `attempt` is next taken: after the short backoff, not
+ * after the lease (issue 14 defect 6 — a lease of 5 min against a 5-min SLO). The lease is what a
+ * crash leaves behind; a failure the worker saw is handed back at once with its retry time.
+ */
+export function retryAt(now: Date, attempt: number, s: Pick<AccessFanOutSettings, 'retryBaseMs' | 'retryCapMs'>, random?: () => number): Date {
+  return new Date(now.getTime() + backoffDelayMs(retryBackoff(s), attempt, random));
+}
+
+/** At most this many sub-tasks per role; the last one takes whatever lies past its boundary. */
+export const MAX_SUB_TASKS = 1000;
+
+/**
+ * Only a queued task, on its first page, before it was ever narrowed, splits: a sub-task never
+ * splits again, and a task resumed past its first page (or narrowed already) keeps its range.
+ */
+export function shouldSplit(task: { parentId: string | null }, at: { cursor: string | null; rangeEnd: string | null }): boolean {
+  return task.parentId === null && at.cursor === null && at.rangeEnd === null;
+}
+
+/**
+ * The sub-tasks' ranges after the splitting task's own, which ends at boundaries[0]: the users
+ * after boundaries[i-1] up to boundaries[i], the last one to the end of the role (users granted
+ * later land in it, as they would in an unsplit task).
+ */
+export function subTaskRanges(boundaries: readonly string[]): { after: string; upTo: string | null }[] {
+  return boundaries.map((after, i) => ({ after, upTo: boundaries[i + 1] ?? null }));
 }

@@ -29,6 +29,10 @@ export interface FanOutTask {
   reason: 'RolePermissionsChanged';
   status: FanOutTaskStatus;
   cursor: string | null;
+  /** Last UserId (inclusive) of the task's range; null = to the end of the role. */
+  rangeEnd: string | null;
+  /** The task this sub-task was split from; null for a queued task. */
+  parentId: string | null;
   processedCount: number;
   attemptCount: number;
   leaseExpiresAt: Date | null;
@@ -40,7 +44,7 @@ export interface FanOutTask {
 }
 
 const COLUMNS = sql.raw(`id, role_id as "roleId", company_id as "companyId", role_version::text as "roleVersion", reason,
-  status, cursor, processed_count as "processedCount", attempt_count as "attemptCount",
+  status, cursor, range_end as "rangeEnd", parent_id as "parentId", processed_count as "processedCount", attempt_count as "attemptCount",
   lease_expires_at as "leaseExpiresAt", last_error as "lastError", created_at as "createdAt",
   started_at as "startedAt", completed_at as "completedAt", updated_at as "updatedAt"`);
 
@@ -124,11 +128,12 @@ export async function claimNextTask(
  */
 export async function checkpointTask(
   tx: Db,
-  c: { id: string; attempt: number; cursor: string | null; processed: number; completed: boolean; now: Date; leaseMs: number },
+  c: { id: string; attempt: number; cursor: string | null; processed: number; completed: boolean; now: Date; leaseMs: number; rangeEnd?: string },
 ): Promise<FanOutTask | null> {
   const { rows } = await tx.execute<TaskRow>(sql`
     update identity.access_fanout_tasks
        set cursor = ${c.cursor},
+           range_end = coalesce(${c.rangeEnd ?? null}::uuid, range_end),
            processed_count = processed_count + ${c.processed},
            status = ${c.completed ? 'Completed' : 'InProgress'},
            completed_at = ${c.completed ? c.now : null},
@@ -137,6 +142,53 @@ export async function checkpointTask(
      where id = ${c.id} and attempt_count = ${c.attempt} and status = 'InProgress'
     returning ${COLUMNS}`);
   return rows[0] ? toTask(rows[0]) : null;
+}
+
+/**
+ * Splits a large role (issue 14 defect 6, seed 003 "large roles scale with several instances"):
+ * sub-task i covers the users after boundaries[i-1] up to boundaries[i] (the last one to the end),
+ * each a queue row of its own — leased, checkpointed, retried and poisoned on its own — with the
+ * parent's RoleVersion and CreatedAt (so it keeps the parent's place in the queue and its lag is
+ * measured from the role change). Written in the parent's first page transaction, whose checkpoint
+ * narrows the parent to the first range; a rollback leaves no sub-task behind.
+ */
+export async function insertSubTasks(
+  tx: Db,
+  parent: FanOutTask,
+  ranges: readonly { id: string; after: string; upTo: string | null }[],
+  now: Date,
+): Promise<void> {
+  if (ranges.length === 0) return;
+  await tx.execute(sql`
+    insert into identity.access_fanout_tasks (id, role_id, company_id, role_version, reason, status, cursor, range_end, parent_id, created_at, updated_at)
+    select r.id, ${parent.roleId}, ${parent.companyId}, ${parent.roleVersion}, ${parent.reason}, 'Pending', r.after, r.up_to, ${parent.id}, ${parent.createdAt}, ${now}
+      from unnest(${sql.param(ranges.map((r) => r.id))}::uuid[], ${sql.param(ranges.map((r) => r.after))}::uuid[],
+                  ${sql.param(ranges.map((r) => r.upTo))}::uuid[]) as r(id, after, up_to)`);
+  await tx.execute(sql`select pg_notify(${ACCESS_FANOUT_CHANNEL}, '')`);
+}
+
+export interface FamilyTotals {
+  processedCount: number;
+  createdAt: Date;
+  startedAt: Date | null;
+  tasks: number;
+}
+
+/**
+ * In the transaction of a task's last page: whether the role's whole fan-out (the task, its parent
+ * and their sub-tasks) is now Completed, with its totals. The parent's row is locked first, so of
+ * two sub-tasks finishing at once exactly one sees the other's commit and reports the role done.
+ */
+export async function familyCompletion(tx: Db, rootId: string): Promise<FamilyTotals | null> {
+  await tx.execute(sql`select 1 from identity.access_fanout_tasks where id = ${rootId} for update`);
+  const { rows } = await tx.execute<{ done: boolean; processed: string; createdAt: RawTime; startedAt: RawTime | null; tasks: number }>(sql`
+    select bool_and(status = 'Completed') as done, sum(processed_count)::text as processed, min(created_at) as "createdAt",
+           min(started_at) as "startedAt", count(*)::int as tasks
+      from identity.access_fanout_tasks
+     where id = ${rootId} or parent_id = ${rootId}`);
+  const r = rows[0];
+  if (!r?.done) return null;
+  return { processedCount: Number(r.processed), createdAt: date(r.createdAt)!, startedAt: date(r.startedAt), tasks: r.tasks };
 }
 
 /**
@@ -152,18 +204,20 @@ export async function releaseLease(q: Db, id: string, attempt: number, now: Date
 }
 
 /**
- * A page failed (its transaction rolled back). The error is kept for the runbook; the lease stays,
- * so the task is retried once it expires — unless this was the last allowed attempt: then Failed.
+ * A page failed (its transaction rolled back). The error is kept for the runbook and the task stays
+ * InProgress with its lease cut to `retryAt` (the short retry backoff), so it is taken again —
+ * from its Cursor, as the next attempt — once that passes; unless this was the last allowed
+ * attempt: then Failed. A worker that dies instead leaves its full lease.
  */
 export async function recordPageFailure(
   q: Db,
-  f: { id: string; attempt: number; error: string; now: Date; maxAttempts: number },
+  f: { id: string; attempt: number; error: string; now: Date; retryAt: Date; maxAttempts: number },
 ): Promise<FanOutTaskStatus | null> {
   const { rows } = await q.execute<{ status: FanOutTaskStatus }>(sql`
     update identity.access_fanout_tasks
        set last_error = left(${f.error}, 512),
            status = case when attempt_count >= ${f.maxAttempts} then 'Failed' else status end,
-           lease_expires_at = case when attempt_count >= ${f.maxAttempts} then null else lease_expires_at end,
+           lease_expires_at = case when attempt_count >= ${f.maxAttempts} then null else ${f.retryAt}::timestamptz end,
            updated_at = ${f.now}
      where id = ${f.id} and attempt_count = ${f.attempt} and status = 'InProgress'
     returning status`);

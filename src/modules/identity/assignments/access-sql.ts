@@ -69,16 +69,45 @@ export async function loadAccessSnapshots(q: Db, userIds: readonly string[], now
   return userIds.flatMap((id) => byUser.get(id) ?? []);
 }
 
-/** The next keyset page of a role's unique active users after `cursor`, by UserId. */
+/**
+ * The next keyset page of a role's unique active users after `cursor`, by UserId. With `lockUsers`
+ * the page's user rows are locked FOR SHARE, in id order, until the caller commits: a grant,
+ * revoke or expiry of one of them (FOR UPDATE on the user) either committed before — and the
+ * snapshots read after this statement show it — or waits for the page, so its event is written
+ * after the page's (issue 14 defect 5; see access-events.ts). SHARE, so fan-outs of different
+ * roles over the same users do not wait for each other.
+ */
 export async function pageActiveUsersOfRole(
   q: Db,
-  args: { roleId: string; after: string | null; limit: number; now: Date },
+  args: { roleId: string; after: string | null; upTo?: string | null; limit: number; now: Date; lockUsers?: boolean },
 ): Promise<string[]> {
-  const { rows } = await q.execute<{ userId: string }>(sql`
-    select distinct user_id as "userId"
+  const page = sql`
+    select distinct user_id
       from identity.role_assignments
      where role_id = ${args.roleId} and status = 'Active' and (expires_at is null or expires_at > ${args.now})
-       and user_id > ${args.after ?? FIRST_UUID}
+       and user_id > ${args.after ?? FIRST_UUID} and (${args.upTo ?? null}::uuid is null or user_id <= ${args.upTo ?? null}::uuid)
+     order by user_id
+     limit ${args.limit}`;
+  const { rows } = await q.execute<{ userId: string }>(
+    args.lockUsers
+      ? sql`select u.id as "userId" from identity.users u where u.id in (${page}) order by u.id for share of u`
+      : sql`select user_id as "userId" from (${page}) p order by user_id`,
+  );
+  return rows.map((r) => r.userId);
+}
+
+/**
+ * The range boundaries of a large role's split: every `size`-th unique active user after `after`
+ * (by UserId), up to `limit` of them. One index scan over the role's assignments.
+ */
+export async function rangeBoundaries(q: Db, args: { roleId: string; after: string | null; size: number; now: Date; limit: number }): Promise<string[]> {
+  const { rows } = await q.execute<{ userId: string }>(sql`
+    select user_id as "userId" from (
+      select user_id, row_number() over (order by user_id) as n from (
+        select distinct user_id from identity.role_assignments
+         where role_id = ${args.roleId} and status = 'Active' and (expires_at is null or expires_at > ${args.now})
+           and user_id > ${args.after ?? FIRST_UUID}) d) x
+     where n % ${args.size} = 0
      order by user_id
      limit ${args.limit}`);
   return rows.map((r) => r.userId);

@@ -1,8 +1,8 @@
 import type { Db } from '../../../platform/db/index.ts';
 import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
-import { enqueue } from '../../../platform/outbox/index.ts';
 import type { AssignmentExpirySettings } from '../context.ts';
 import type { IdentityMetrics } from '../metrics.ts';
+import { enqueueAccessEvents } from './access-events.ts';
 import { expireDueAssignments, loadAccessSnapshots, usersWithDueAssignments, type UserVersion } from './access-sql.ts';
 import { accessChangedEvent } from './assignments.ts';
 
@@ -36,7 +36,7 @@ export function assignmentExpiryJob(opts: AssignmentExpiryOptions): BatchWorker 
         expired.map((u) => u.userId),
         now,
       );
-      await enqueue(
+      await enqueueAccessEvents(
         tx,
         snapshots.map((s) =>
           accessChangedEvent(s, { reason: 'AssignmentExpired', version: versions.get(s.userId)!, occurredAt: now, correlationId: run.jobRunId }),

@@ -1,7 +1,7 @@
 import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/index.ts';
-import { enqueue } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
+import { enqueueAccessEvents } from './access-events.ts';
 import { loadAccessSnapshots, maxAssignmentVersion } from './access-sql.ts';
 import {
   accessChangedEvent,
@@ -156,8 +156,8 @@ async function announceUser(
   change: { reason: AccessChangeReason; version: number; now: Date; correlationId?: string },
 ): Promise<void> {
   const [snapshot] = await loadAccessSnapshots(tx, [userId], change.now);
-  await enqueue(
-    tx,
+  // The user's row is locked FOR UPDATE by the caller: the id is taken after it (access-events.ts).
+  await enqueueAccessEvents(tx, [
     accessChangedEvent(snapshot!, { reason: change.reason, version: change.version, occurredAt: change.now, correlationId: change.correlationId }),
-  );
+  ]);
 }

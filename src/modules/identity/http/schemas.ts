@@ -150,6 +150,10 @@ export const TaskReply = Type.Object({
   reason: Type.String(),
   status: Type.String(),
   cursor: Nullable(Uuid),
+  /** Last UserId of the task's range (a large role's split); null = to the end. */
+  rangeEnd: Nullable(Uuid),
+  /** The task a sub-task was split from; null for a queued task. */
+  parentId: Nullable(Uuid),
   processedCount: Type.Integer(),
   attemptCount: Type.Integer(),
   leaseExpiresAt: Nullable(Timestamp),

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/index.ts';
-import { enqueue } from '../../../platform/outbox/index.ts';
+import { enqueueAccessEvents } from '../assignments/access-events.ts';
 import { newId } from '../../../platform/time.ts';
 import { countActiveUsersOfRole, loadAccessSnapshots, pageActiveUsersOfRole, revokeAllAssignmentsOfRole } from '../assignments/access-sql.ts';
 import { accessChangedEvent } from '../assignments/assignments.ts';
@@ -124,9 +124,10 @@ export async function setRolePermissions(
     const users = await countActiveUsersOfRole(tx, roleId, now, threshold + 1);
     let fanOut: FanOutOutcome;
     if (chooseFanOut(users, threshold) === 'inline') {
-      const userIds = users === 0 ? [] : await pageActiveUsersOfRole(tx, { roleId, after: null, limit: users, now });
+      // Share-locked like a queued fan-out page, so per user the events keep commit order (access-events.ts).
+      const userIds = users === 0 ? [] : await pageActiveUsersOfRole(tx, { roleId, after: null, limit: users, now, lockUsers: true });
       const snapshots = await loadAccessSnapshots(tx, userIds, now);
-      await enqueue(
+      await enqueueAccessEvents(
         tx,
         snapshots.map((s) =>
           accessChangedEvent(s, { reason: 'RolePermissionsChanged', version: updated.version, occurredAt: now, correlationId }),
@@ -174,7 +175,7 @@ export async function archiveRole(ctx: IdentityContext, roleId: string, correlat
         chunk.map((u) => u.userId),
         now,
       );
-      await enqueue(
+      await enqueueAccessEvents(
         tx,
         snapshots.map((s) => accessChangedEvent(s, { reason: 'RoleArchived', version: versions.get(s.userId)!, occurredAt: now, correlationId })),
       );

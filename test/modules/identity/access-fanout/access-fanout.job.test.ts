@@ -198,6 +198,56 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     }
   });
 
+  test('Large role, two instances: the first page splits the role into UserId-range sub-tasks, each leased on its own; both workers do part; every user gets exactly one event', async () => {
+    const { roleId, userIds } = await roleWithUsers(60);
+    const taskId = await queueTask(roleId);
+    const over = { rangeSize: 10 }; // page 1 + 10 users stay with the task; 10 users per sub-task after that
+    const sizeCount = () => metricValue(ctx.registry, 'identity_access_fanout_size', { path: 'queued' }, 'identity_access_fanout_size_count');
+    const sizeSum = () => metricValue(ctx.registry, 'identity_access_fanout_size', { path: 'queued' }, 'identity_access_fanout_size_sum');
+    const [countBefore, sumBefore] = [await sizeCount(), await sizeSum()];
+    // Instance B starts once A's first page (the split) committed; A goes on once B committed a page
+    // of a sub-task, so both provably work on the one role at the same time.
+    let bCommitted!: () => void;
+    const bWorked = new Promise<void>((r) => (bCommitted = r));
+    let runB: Promise<Awaited<ReturnType<ReturnType<typeof worker>['runOnce']>>> | undefined;
+    let aPages = 0;
+    const a = worker(
+      {
+        pageCommitted: async () => {
+          if (++aPages === 1) {
+            runB = worker({ pageCommitted: async () => bCommitted() }, over).runOnce(runCtx());
+            void runB.finally(bCommitted); // B found nothing to do: go on, the asserts say so
+            await bWorked;
+          }
+        },
+      },
+      over,
+    );
+    const ca = await a.runOnce(runCtx());
+    const cb = await runB!;
+    assert.equal(ca.subTasks, 5, 'split into the ranges after u20, u30, u40, u50, u60');
+    assert.ok(ca.tasks > 0 && cb.tasks > 0, `both instances took tasks of the role (${ca.tasks} + ${cb.tasks})`);
+    assert.equal(ca.tasks + cb.tasks, 6);
+    assert.equal(ca.users + cb.users, 60);
+
+    const { rows } = await pool.query(
+      `select id, status, attempt_count as "attemptCount", processed_count as "processedCount", parent_id as "parentId", cursor, range_end as "rangeEnd"
+         from identity.access_fanout_tasks where id = $1 or parent_id = $1 order by created_at, id`,
+      [taskId],
+    );
+    assert.equal(rows.length, 6);
+    assert.ok(rows.every((r) => r.status === 'Completed' && r.attemptCount === 1), 'each range taken once');
+    assert.deepEqual(
+      rows.filter((r) => r.parentId === taskId).map((r) => [r.processedCount, r.rangeEnd]),
+      [[10, userIds[29]], [10, userIds[39]], [10, userIds[49]], [10, userIds[59]], [0, null]],
+    );
+    assert.equal((await getTask(ctx.db, taskId))!.rangeEnd, userIds[19]);
+    const per = perUser(await eventsOfUsers(userIds));
+    assert.equal(per.size, 60);
+    assert.ok([...per.values()].every((n) => n === 1), 'exactly one event per user');
+    assert.deepEqual([await sizeCount(), await sizeSum()], [countBefore + 1, sumBefore + 60], 'the role is one fan-out of 60 users in the metrics');
+  });
+
   test('A task that outlives its lease is taken over; the first worker never moves its Cursor afterwards', async () => {
     const { roleId, userIds } = await roleWithUsers(35);
     const taskId = await queueTask(roleId);
@@ -254,7 +304,7 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     const held = (await getTask(ctx.db, poisonTask))!;
     assert.deepEqual([held.status, held.attemptCount, held.processedCount], ['InProgress', 1, 0]);
     assert.match(held.lastError ?? '', /simulated storage failure/);
-    assert.equal((await worker().runOnce(runCtx())).tasks, 0, 'retried only after its lease expires');
+    assert.equal((await worker().runOnce(runCtx())).tasks, 0, 'retried only after its retry backoff');
 
     for (const attempt of [2, 3]) {
       clock.advance(LEASE_MS + 1);
@@ -279,6 +329,36 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     assert.equal((await getTask(ctx.db, poisonTask))!.status, 'Completed');
     assert.equal((await eventsOfUsers(poison.userIds)).length, 3);
     assert.equal(await metricValue(ctx.registry, 'identity_access_fanout_tasks_failed'), 0);
+  });
+
+  test('A page that fails is retried after the short retry backoff (IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS), not after the whole lease; AttemptCount still counts', async () => {
+    const { roleId, userIds } = await roleWithUsers(15);
+    const taskId = await queueTask(roleId);
+    let failures = 0;
+    const failOnce = {
+      pageWritten: async (page: { rows: number; cursor: string | null }) => {
+        // The second page fails once, after the first committed.
+        if (page.cursor === userIds[14] && failures++ === 0) throw new Error('simulated storage failure on page 2');
+      },
+    };
+    const first = await worker(failOnce).runOnce(runCtx());
+    assert.deepEqual([first.pageErrors, first.users], [1, BATCH]);
+    const held = (await getTask(ctx.db, taskId))!;
+    assert.deepEqual([held.status, held.attemptCount, held.processedCount], ['InProgress', 1, BATCH]);
+    assert.match(held.lastError ?? '', /simulated storage failure/);
+    // Retried once the backoff (base 1000 ms, up to 20 % jitter) has passed — long before the lease.
+    const retryIn = held.leaseExpiresAt!.getTime() - clock.now().getTime();
+    assert.ok(retryIn >= 1000 && retryIn <= 1200, `retry due in ${retryIn} ms, not the ${LEASE_MS} ms lease`);
+    assert.equal((await worker(failOnce).runOnce(runCtx())).tasks, 0, 'not before the backoff');
+
+    clock.advance(1200);
+    const retry = await worker(failOnce).runOnce(runCtx());
+    assert.deepEqual([retry.tasks, retry.completed, retry.users], [1, 1, 15 - BATCH]);
+    const done = (await getTask(ctx.db, taskId))!;
+    assert.deepEqual([done.status, done.attemptCount, done.processedCount], ['Completed', 2, 15]);
+    const per = perUser(await eventsOfUsers(userIds));
+    assert.equal(per.size, 15);
+    assert.ok([...per.values()].every((n) => n === 1), 'the failed page rolled back; nothing doubled');
   });
 
   test('Poison at claim: a task whose last allowed lease expired (worker died) becomes Failed instead of being taken again', async () => {
