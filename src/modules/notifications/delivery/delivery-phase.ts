@@ -2,10 +2,9 @@ import type { Queryable } from '../../../platform/db/index.ts';
 import { batchPhase, type BatchPhase, type BatchRun } from '../../../platform/jobs/index.ts';
 import { channelPolicy, loadChannelConfigs } from '../channels.ts';
 import type { SendSource } from '../metrics.ts';
-import type { SendResult } from '../providers/port.ts';
 import { DELIVERY_COUNTS, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
 import { recordOneSend, recordSends } from './record.ts';
-import { sendNotification } from './send.ts';
+import { sendNotification, type SendAttempt } from './send.ts';
 import type { DeliveryJobOptions } from '../settings.ts';
 import type { ClaimedRow, ClaimParams } from './sql.ts';
 
@@ -29,8 +28,8 @@ export function startDeliveryCounts(run: BatchRun): void {
 export function deliveryPhase(
   deps: DeliveryDeps,
   opts: Pick<DeliveryJobOptions, 'leaseMs' | 'hardTimeoutMs'> & { name: string; source: SendSource; claim: ClaimStatement },
-): BatchPhase<ClaimedNotification, SendResult> {
-  return batchPhase<ClaimedNotification, SendResult>({
+): BatchPhase<ClaimedNotification, SendAttempt> {
+  return batchPhase<ClaimedNotification, SendAttempt>({
     name: opts.name,
     async claim(limit, run) {
       const configs = await loadChannelConfigs(deps.pool);

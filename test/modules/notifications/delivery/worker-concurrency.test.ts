@@ -170,3 +170,42 @@ describe('concurrency and crashes', () => {
     assert.ok(rows.every((r) => r.lease_owner === null), 'no row stays leased');
   });
 });
+
+describe('a deploy (stop) during a send', () => {
+  test('a send cut off by the stop grace uses no attempt: a row on its last attempt stays retryable and is sent by the next run', async () => {
+    a.clock.set(new Date());
+    await setChannel(a, 'Sms', { maxAttempts: 3, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
+    // Due before anything earlier tests left, so a batch of one takes it.
+    const id = await seedFailed(a.pool, { channel: 'Sms', address: phone(), attempts: 2, dueAt: new Date(a.clock.now().getTime() - 60 * MINUTE) });
+    const solo = standaloneWorkers(a.pool, { ...w.env, NOTIFICATIONS_RETRY_BATCH_SIZE: '1' }, a.clock);
+    const stop = new AbortController();
+    // The provider hangs: the send is still in flight when the stop grace runs out and cuts it off.
+    const gate = w.http.hold();
+    try {
+      const run = solo.retry.runOnce({ jobRunId: newId(), signal: stop.signal, log: solo.log, now: () => a.clock.now() });
+      await within(gate.arrived, 'the send to reach the provider');
+      stop.abort();
+      const counts = await within(run, 'the stopped run to end');
+      assert.equal(counts.terminal, 0);
+      assert.equal(counts.retried, 0);
+      assert.equal(counts.released, 1);
+    } finally {
+      gate.release();
+      await solo.close();
+    }
+    const afterStop = await stored(a.pool, id);
+    assert.equal(afterStop.status, 'Failed');
+    assert.equal(afterStop.terminal, false, 'the stop did not burn the last attempt');
+    assert.equal(afterStop.attempts, 2);
+    assert.equal(afterStop.lease_owner, null, 'the lease is given back at once');
+    assert.equal((await dispatchedEvents(a.pool, id)).length, 0);
+
+    await a.runRetry();
+    assert.equal(w.http.requestsFor(id).length, 2, 'sent again by the next run');
+    const row = await stored(a.pool, id);
+    assert.equal(row.status, 'Sent');
+    assert.equal(row.attempts, 3);
+    assert.equal((await dispatchedEvents(a.pool, id)).length, 1);
+    await setChannel(a, 'Sms', { maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
+  });
+});
