@@ -2,8 +2,9 @@ import type { Logger } from '../../../platform/observability/index.ts';
 import { NTF } from '../model.ts';
 import type { Delivery, SendResult } from '../providers/port.ts';
 import type { ClaimedNotification, DeliveryDeps } from './outcomes.ts';
+import { intentStateOf } from './intent.ts';
 import { idempotencyKeyOf } from './rules.ts';
-import type { ClaimedRow } from './sql.ts';
+import { recordSendIntent, type ClaimedRow } from './sql.ts';
 
 /** How long sends in flight may finish after a stop is asked (the shutdown budget is 10 s). */
 export const STOP_GRACE_MS = 3000;
@@ -21,8 +22,12 @@ export const deliveryOf = (row: ClaimedRow): Delivery => ({
   createdAt: new Date(row.createdAt),
 });
 
-/** A send that got no provider answer to record: the row goes back without using an attempt. */
-export type HeldSend = { held: 'stopped' };
+/**
+ * A send with no provider answer to record; the row goes back without using an attempt: `stopped`
+ * — cut off by the stop grace; `unconfirmed` — not made, because the previous send's outcome is
+ * unknown (intent.ts), so the row is held until `until`.
+ */
+export type HeldSend = { held: 'stopped' } | { held: 'unconfirmed'; until: Date; since: Date; messageId: string | null };
 
 /** What the send step of a delivery phase hands to its record step. */
 export type SendAttempt = SendResult | HeldSend;
@@ -72,23 +77,41 @@ async function sendWithin(
 }
 
 /**
- * Step 2 of both delivery jobs: one provider call, outside any transaction. Never throws: a
- * channel whose adapter cannot send answers NTF_PROVIDER_NOT_IMPLEMENTED (the row waits), an adapter
- * that throws or hangs past `hardTimeoutMs` (a safety net above the adapters' own timeouts) is
+ * Step 2 of both delivery jobs: one provider call, outside any transaction. A row whose previous
+ * send has an unresolved intent is not sent before its timeout (`unconfirmed`); for a provider
+ * that cannot dedupe (SMTP) the intent is recorded first, in its own statement. Throws only when
+ * the intent cannot be recorded (nothing was sent; the row keeps its lease). Otherwise: a channel
+ * whose adapter cannot send answers NTF_PROVIDER_NOT_IMPLEMENTED (the row waits), an adapter that
+ * throws or hangs past `hardTimeoutMs` (a safety net above the adapters' own timeouts) is
  * NTF_PROVIDER_TRANSIENT, and a send the stop grace cut off is `stopped`.
  */
 export async function sendNotification(
   deps: DeliveryDeps,
   row: ClaimedNotification,
-  run: { signal: AbortSignal; log: Logger },
-  hardTimeoutMs: number,
+  run: { signal: AbortSignal; log: Logger; jobRunId: string; now(): Date },
+  opts: { hardTimeoutMs: number; unconfirmedTimeoutMs: number },
 ): Promise<SendAttempt> {
+  const intent = intentStateOf(row, run.now(), opts.unconfirmedTimeoutMs);
+  if (intent.kind === 'wait') return { held: 'unconfirmed', until: intent.until, since: intent.since, messageId: intent.messageId };
   const key = row.providerKey;
   const provider = deps.providers.get(key);
   if (!provider || deps.providers.state(key) !== 'available') return { ok: false, code: NTF.notImplemented };
+  if (intent.kind === 'expired') {
+    deps.metrics.unconfirmedResends.inc({ channel: row.channel });
+    run.log.warn(
+      { notificationId: row.id, channel: row.channel, deliveryCycle: row.deliveryCycle, messageId: intent.messageId, intentAt: intent.since.toISOString() },
+      'resending a notification whose earlier send was never confirmed (no delivered webhook within NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS); the recipient may get it twice',
+    );
+  }
+  const delivery = deliveryOf(row);
+  const messageId = provider.intentMessageId?.(delivery);
+  if (messageId !== undefined) {
+    const held = await recordSendIntent(deps.pool, { id: row.id, leaseOwner: run.jobRunId, deliveryCycle: row.deliveryCycle, messageId, at: run.now() });
+    if (!held) throw new Error('the lease on the notification was lost before its send; nothing was sent');
+  }
   const end = deps.metrics.sendDuration.startTimer({ provider: key });
   try {
-    return await sendWithin(run.signal, STOP_GRACE_MS, hardTimeoutMs, (signal) => provider.send(deliveryOf(row), signal));
+    return await sendWithin(run.signal, STOP_GRACE_MS, opts.hardTimeoutMs, (signal) => provider.send(delivery, signal));
   } catch (err) {
     run.log.warn({ err, notificationId: row.id, provider: key }, 'provider adapter threw; counted as transient');
     return { ok: false, code: NTF.transient };
