@@ -15,6 +15,8 @@ export type SendSource = 'dispatcher' | 'retry';
  *   and how late its oldest due row is → alert when it grows or the worker stalls;
  * - `notifications_waiting` / `notifications_skipped_total`: rows held back by a disabled channel or a
  *   missing adapter (A3);
+ * - `notifications_unconfirmed_send_waits_total` / `notifications_unconfirmed_resends_total`: emails
+ *   whose send outcome was lost (crash, stop) held back, and those resent after the timeout;
  * - attempts by outcome, provider latency, webhooks, version races, published outcome events.
  * The gauges are read from the database at scrape time, so every replica reports the same truth.
  */
@@ -36,7 +38,7 @@ export function createNotificationMetrics(registry: Registry, deps: { pool: Quer
   });
   const oldestDue = gauge(registry, {
     name: 'notifications_failed_oldest_due_age_seconds',
-    help: 'How long the oldest due, retryable Failed notification of a sending channel has been due (0 = none); grows when the retry worker stalls',
+    help: 'How long the oldest due, retryable, unleased Failed notification of a sending channel has been due (0 = none); grows when the retry worker stalls',
     labelNames: ['channel'] as const,
     collect,
   });
@@ -106,6 +108,16 @@ export function createNotificationMetrics(registry: Registry, deps: { pool: Quer
       help: 'NotificationDispatchedEvent written to the outbox, by Status',
       labelNames: ['status'] as const,
     }),
+    unconfirmedWaits: counter(registry, {
+      name: 'notifications_unconfirmed_send_waits_total',
+      help: 'Claimed notifications held back because their last send (email) has an unresolved intent: the outcome was never recorded, so no resend before a delivered webhook or NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS',
+      labelNames: ['channel'] as const,
+    }),
+    unconfirmedResends: counter(registry, {
+      name: 'notifications_unconfirmed_resends_total',
+      help: 'Sends made after NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS passed without a delivery webhook for the unresolved intent: the recipient may get this message twice',
+      labelNames: ['channel'] as const,
+    }),
     pushTokensDeleted: counter(registry, {
       name: 'notifications_push_tokens_deleted_total',
       help: 'Push tokens deleted after the push service called them invalid',
@@ -131,7 +143,8 @@ export async function backlogByChannel(q: Queryable, now: Date): Promise<Channel
     `select c.channel, c.is_enabled as "isEnabled", c.provider_key as "providerKey",
             count(n.id) filter (where n.status = 'Failed')::int as "failedBacklog",
             coalesce(extract(epoch from $1::timestamptz - min(n.next_attempt_at) filter (
-              where n.status = 'Failed' and n.next_attempt_at <= $1 and n.attempts < c.max_attempts)), 0)::float8 as "oldestDueAgeSeconds",
+              where n.status = 'Failed' and n.next_attempt_at <= $1 and n.attempts < c.max_attempts
+                and (n.lease_expires_at is null or n.lease_expires_at <= $1))), 0)::float8 as "oldestDueAgeSeconds",
             count(n.id)::int as held
        from notifications.channel_configs c
        left join notifications.notifications n

@@ -51,6 +51,16 @@ export const notifications = notificationsSchema.table(
     version: integer('version').notNull().default(1),
     leaseOwner: uuid('lease_owner'),
     leaseExpiresAt: timestamp('lease_expires_at', tz),
+    /**
+     * The send intent of a provider that cannot dedupe a resend (SMTP): written in its own
+     * transaction just before the call, cleared with the recorded outcome. An intent of the current
+     * DeliveryCycle left behind means the worker died (or was cut off) without knowing whether the
+     * message went out: the row is not resent until a delivered webhook resolves it or
+     * NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS pass (delivery/intent.ts). Not domain state, like the lease.
+     */
+    sendIntentCycle: integer('send_intent_cycle'),
+    sendIntentAt: timestamp('send_intent_at', tz),
+    sendIntentMessageId: varchar('send_intent_message_id', { length: 255 }),
     /** Dedupe key of rows created from an event (e.g. one per message, recipient and channel). */
     sourceKey: varchar('source_key', { length: 300 }),
     correlationId: varchar('correlation_id', { length: 100 }),

@@ -59,6 +59,13 @@ export const notificationsSettings = {
     maximum: 120_000,
     description: 'Longest wait for one provider call; a timeout is NTF_PROVIDER_TRANSIENT',
   }),
+  NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS: Type.Integer({
+    default: 900,
+    minimum: 60,
+    maximum: 7 * 86_400,
+    description:
+      'An email whose send outcome was never recorded (worker crashed or cut off after the SMTP call began) is not resent before a delivered webhook resolves it or this long after the send began; then it is resent once (a possible duplicate)',
+  }),
   NOTIFICATIONS_MAX_REOPENS: Type.Integer({
     default: 3,
     minimum: 0,
@@ -111,6 +118,8 @@ export interface DeliveryJobOptions {
   leaseMs: number;
   /** Safety net above the adapters' own timeouts, so a hung adapter never holds a batch forever. */
   hardTimeoutMs: number;
+  /** How long an unresolved send intent (an email whose outcome was not recorded) holds back its resend. */
+  unconfirmedTimeoutMs: number;
 }
 
 /** The delivery jobs' options from the settings: the one place they are mapped. */
@@ -120,6 +129,7 @@ export function deliveryJobOptions(s: NotificationsSettings): { dispatcher: Deli
     // Above the adapters' own timeout (NOTIFICATIONS_PROVIDER_TIMEOUT_MS), which should fire first.
     hardTimeoutMs: s.NOTIFICATIONS_PROVIDER_TIMEOUT_MS * 3,
     concurrency: s.NOTIFICATIONS_SEND_CONCURRENCY,
+    unconfirmedTimeoutMs: s.NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS * 1000,
   };
   return {
     dispatcher: {

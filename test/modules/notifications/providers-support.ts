@@ -23,10 +23,18 @@ export interface Answer {
   headers?: Record<string, string>;
 }
 
-export interface Gate {
+export interface Gate<T = ProviderRequest> {
   /** Resolves when a request reached the gate (the provider has it, no answer yet). */
-  arrived: Promise<ProviderRequest>;
+  arrived: Promise<T>;
   release(): void;
+}
+
+function gateOf<T>(): { gate: Gate<T>; arrived: (r: T) => void; released: Promise<void> } {
+  let arrived!: (r: T) => void;
+  let release!: () => void;
+  const arrivedP = new Promise<T>((r) => (arrived = r));
+  const released = new Promise<void>((r) => (release = r));
+  return { gate: { arrived: arrivedP, release }, arrived, released };
 }
 
 export interface FakeHttpProvider {
@@ -102,12 +110,9 @@ export async function startHttpProvider(): Promise<FakeHttpProvider> {
       rule = r;
     },
     hold() {
-      let arrived!: (r: ProviderRequest) => void;
-      let release!: () => void;
-      const arrivedP = new Promise<ProviderRequest>((r) => (arrived = r));
-      const released = new Promise<void>((r) => (release = r));
+      const { gate, arrived, released } = gateOf<ProviderRequest>();
       gates.push({ arrived, released });
-      return { arrived: arrivedP, release };
+      return gate;
     },
     setLatency(ms) {
       latencyMs = ms;
@@ -130,12 +135,16 @@ export interface FakeSmtpServer {
   failNext(count: number, responseCode: number): void;
   /** RCPT to these addresses is refused with 550 (mailbox unavailable). */
   unknownMailboxes: Set<string>;
+  /** The next message is accepted (recorded) but its 250 reply waits until released. */
+  hold(): Gate<ReceivedMail>;
+  messagesFor(notificationId: string): ReceivedMail[];
 }
 
 export async function startSmtpServer(): Promise<FakeSmtpServer> {
   const messages: ReceivedMail[] = [];
   const failures: number[] = [];
   const unknownMailboxes = new Set<string>();
+  const gates: { arrived: (m: ReceivedMail) => void; released: Promise<void> }[] = [];
   const refuse = (code: number, text: string) => Object.assign(new Error(text), { responseCode: code });
   const server = new SMTPServer({
     authOptional: true,
@@ -153,13 +162,17 @@ export async function startSmtpServer(): Promise<FakeSmtpServer> {
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
         const header = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, 'mi').exec(raw)?.[1]?.trim();
-        messages.push({
+        const mail: ReceivedMail = {
           to: session.envelope.rcptTo.map((r) => r.address),
           messageId: header('Message-ID'),
           notificationId: header('X-PIN-Notification-Id'),
           raw,
-        });
-        callback();
+        };
+        messages.push(mail);
+        const gate = gates.shift();
+        if (!gate) return callback();
+        gate.arrived(mail);
+        void gate.released.then(() => callback());
       });
     },
   });
@@ -173,5 +186,11 @@ export async function startSmtpServer(): Promise<FakeSmtpServer> {
       for (let i = 0; i < count; i++) failures.push(code);
     },
     unknownMailboxes,
+    hold() {
+      const { gate, arrived, released } = gateOf<ReceivedMail>();
+      gates.push({ arrived, released });
+      return gate;
+    },
+    messagesFor: (id) => messages.filter((m) => m.notificationId === id),
   };
 }

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideAttempt, endsCycle, idempotencyKeyOf, isRetriable, retryDelayMs, type RetryPolicy } from '../../../src/modules/notifications/delivery/rules.ts';
+import { intentStateOf } from '../../../src/modules/notifications/delivery/intent.ts';
 import { decideMarkRead } from '../../../src/modules/notifications/notifications.ts';
 import { decideReceipt, parseReference } from '../../../src/modules/notifications/webhooks/receipt-rules.ts';
 import { classifyHttpFailure, classifySmtpError, parseRetryAfter } from '../../../src/modules/notifications/providers/classify.ts';
@@ -148,5 +149,20 @@ describe('webhook signature', () => {
     assert.equal(check(signWebhook(secret, ts, body), String(ts), body.replace('delivered', 'failed')), 'mismatch');
     assert.equal(check(signWebhook('another-secret-0123456789', ts, body), String(ts)), 'mismatch');
     assert.equal(check(signWebhook(secret, ts, body), String(ts), body, new Date(now.getTime() + 301_000)), 'stale');
+  });
+});
+
+describe('send intent (unconfirmed email)', () => {
+  const timeoutMs = 900_000;
+  const intentAt = new Date(now.getTime() - 60_000);
+  const row = (intentCycle: number | null, deliveryCycle = 1) => ({ deliveryCycle, intentCycle, intentAt: intentCycle === null ? null : intentAt, intentMessageId: '<m@x>' });
+  test('no intent, or one of an earlier delivery cycle: send', () => {
+    assert.deepEqual(intentStateOf(row(null), now, timeoutMs), { kind: 'none' });
+    assert.deepEqual(intentStateOf(row(1, 2), now, timeoutMs), { kind: 'none' });
+  });
+  test('an unresolved intent of the current cycle holds the row until intent time + timeout, then lets one resend through', () => {
+    assert.deepEqual(intentStateOf(row(1), now, timeoutMs), { kind: 'wait', until: new Date(intentAt.getTime() + timeoutMs), messageId: '<m@x>', since: intentAt });
+    assert.equal(intentStateOf(row(1), new Date(intentAt.getTime() + timeoutMs - 1), timeoutMs).kind, 'wait');
+    assert.equal(intentStateOf(row(1), new Date(intentAt.getTime() + timeoutMs), timeoutMs).kind, 'expired');
   });
 });

@@ -162,6 +162,10 @@ export interface StoredNotification {
   read_at: Date | null;
   version: number;
   lease_owner: string | null;
+  lease_expires_at: Date | null;
+  send_intent_cycle: number | null;
+  send_intent_at: Date | null;
+  send_intent_message_id: string | null;
 }
 
 export async function stored(pool: pg.Pool, id: string): Promise<StoredNotification> {

@@ -2,10 +2,9 @@ import type { Queryable } from '../../../platform/db/index.ts';
 import { batchPhase, type BatchPhase, type BatchRun } from '../../../platform/jobs/index.ts';
 import { channelPolicy, loadChannelConfigs } from '../channels.ts';
 import type { SendSource } from '../metrics.ts';
-import type { SendResult } from '../providers/port.ts';
 import { DELIVERY_COUNTS, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
 import { recordOneSend, recordSends } from './record.ts';
-import { sendNotification } from './send.ts';
+import { sendNotification, type SendAttempt } from './send.ts';
 import type { DeliveryJobOptions } from '../settings.ts';
 import type { ClaimedRow, ClaimParams } from './sql.ts';
 
@@ -22,15 +21,16 @@ export function startDeliveryCounts(run: BatchRun): void {
  *   1. claim — the channel configs (a handful of rows, read once per batch), then the job's claim
  *      statement: row locks with SKIP LOCKED and a lease owned by the run (leases also keep this
  *      run's failed rows out of its later claims);
- *   2. process — one provider call per row, outside any transaction;
+ *   2. process — one provider call per row, outside any transaction (for email, after its send
+ *      intent; a row whose last send is unconfirmed waits instead, intent.ts);
  *   3. record — the batch's outcomes with their events in one transaction (record.ts), row by row
  *      when that fails.
  */
 export function deliveryPhase(
   deps: DeliveryDeps,
-  opts: Pick<DeliveryJobOptions, 'leaseMs' | 'hardTimeoutMs'> & { name: string; source: SendSource; claim: ClaimStatement },
-): BatchPhase<ClaimedNotification, SendResult> {
-  return batchPhase<ClaimedNotification, SendResult>({
+  opts: Pick<DeliveryJobOptions, 'leaseMs' | 'hardTimeoutMs' | 'unconfirmedTimeoutMs'> & { name: string; source: SendSource; claim: ClaimStatement },
+): BatchPhase<ClaimedNotification, SendAttempt> {
+  return batchPhase<ClaimedNotification, SendAttempt>({
     name: opts.name,
     async claim(limit, run) {
       const configs = await loadChannelConfigs(deps.pool);
@@ -44,7 +44,7 @@ export function deliveryPhase(
       });
       return rows.map((row) => ({ ...row, providerKey: configs.get(row.channel)?.providerKey ?? '', policy: channelPolicy(configs, row.channel) }));
     },
-    process: (row, run) => sendNotification(deps, row, run, opts.hardTimeoutMs),
+    process: (row, run) => sendNotification(deps, row, run, opts),
     record: (outcomes, run) => recordSends(deps, outcomes, opts.source, run),
     recordOne: (outcome, run) => recordOneSend(deps, outcome, opts.source, run),
   });

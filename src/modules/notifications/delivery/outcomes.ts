@@ -21,7 +21,7 @@ export interface ClaimedNotification extends ClaimedRow {
 }
 
 /** The counts a delivery run reports besides the kernel's (batches, claimed, failed, released). */
-export const DELIVERY_COUNTS = ['sent', 'retried', 'terminal', 'skipped', 'discarded', 'conflicts'] as const;
+export const DELIVERY_COUNTS = ['sent', 'retried', 'terminal', 'skipped', 'discarded', 'conflicts', 'unconfirmed'] as const;
 export type DeliveryCount = (typeof DELIVERY_COUNTS)[number];
 
 /** The count an applied outcome adds to. */

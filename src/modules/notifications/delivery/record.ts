@@ -6,11 +6,13 @@ import type { SendResult } from '../providers/port.ts';
 import { deletePushTokens } from '../push-tokens.ts';
 import { countOf, cycleOutcomeOf, deadPushToken, observeOutcome, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
 import { reapplyOutcome } from './reapply.ts';
+import { isHeld, type HeldSend, type SendAttempt } from './send.ts';
 import { decideAttempt, endsCycle, type AttemptDecision } from './rules.ts';
-import { releaseLeases, writeOutcomes } from './sql.ts';
+import { deferUnconfirmed, releaseLeases, writeOutcomes } from './sql.ts';
 
-export type SendOutcome = Outcome<ClaimedNotification, SendResult>;
+export type SendOutcome = Outcome<ClaimedNotification, SendAttempt>;
 
+type Unconfirmed = { row: ClaimedNotification; held: Extract<HeldSend, { held: 'unconfirmed' }> };
 type Writable = Extract<AttemptDecision, { kind: 'sent' | 'retry' | 'terminal' }>;
 interface Decided {
   row: ClaimedNotification;
@@ -24,13 +26,23 @@ interface Decided {
  * (one notification with its event is the unit). If that transaction fails, it throws and the
  * kernel records the batch row by row (recordOneSend). After the commit: rows that lost an
  * optimistic-version race are re-read and re-applied one by one; rows whose channel cannot send
- * (skipped) and rows a stop left unsent (released) get their leases back, so the next run takes
- * them at once. A row whose send threw (failed) keeps its lease and comes back when it runs out.
+ * (skipped), rows a stop left unsent (released) and sends the stop grace cut off (stopped: no
+ * attempt is counted) get their leases back, so the next run takes them at once; rows whose last
+ * send is unconfirmed are held until their intent times out (intent.ts). A row whose send threw
+ * (failed) keeps its lease and comes back when it runs out.
  */
 export async function recordSends(deps: DeliveryDeps, outcomes: readonly SendOutcome[], source: SendSource, run: BatchRun): Promise<void> {
   const now = run.now();
   const decided: Decided[] = [];
-  for (const o of outcomes) if (o.status === 'done') decided.push({ row: o.row, result: o.result, decision: decideAttempt(o.row, o.result, o.row.policy, now) });
+  const stopped: ClaimedNotification[] = [];
+  const unconfirmed: Unconfirmed[] = [];
+  for (const o of outcomes) {
+    if (o.status !== 'done') continue;
+    if (isHeld(o.result)) {
+      if (o.result.held === 'stopped') stopped.push(o.row);
+      else unconfirmed.push({ row: o.row, held: o.result });
+    } else decided.push({ row: o.row, result: o.result, decision: decideAttempt(o.row, o.result, o.row.policy, now) });
+  }
   const writes = decided.filter((d) => d.decision.kind !== 'skip' && d.decision.kind !== 'discard');
 
   const applied = writes.length === 0 ? [] : await writeBatch(deps, writes, now);
@@ -50,14 +62,21 @@ export async function recordSends(deps: DeliveryDeps, outcomes: readonly SendOut
   const skipped = decided.filter((d) => d.decision.kind === 'skip');
   for (const d of skipped) countSkip(deps, d.row, source, run);
   run.count('discarded', decided.filter((d) => d.decision.kind === 'discard').length);
+  await holdUnconfirmed(deps, unconfirmed, run);
   const released = outcomes.filter((o) => o.status === 'released').map((o) => o.row.id);
-  await giveBack(deps, [...released, ...skipped.map((d) => d.row.id)], run);
+  countStopped(stopped, run);
+  await giveBack(deps, [...released, ...stopped.map((r) => r.id), ...skipped.map((d) => d.row.id)], run);
 }
 
 /** Step 3 for one row, when the batch's transaction failed: its outcome alone, re-read under a row lock. */
 export async function recordOneSend(deps: DeliveryDeps, o: SendOutcome, source: SendSource, run: BatchRun): Promise<void> {
   if (o.status === 'released') return giveBack(deps, [o.row.id], run);
   if (o.status === 'failed') return;
+  if (isHeld(o.result)) {
+    if (o.result.held === 'unconfirmed') return holdUnconfirmed(deps, [{ row: o.row, held: o.result }], run);
+    countStopped([o.row], run);
+    return giveBack(deps, [o.row.id], run);
+  }
   const decision = decideAttempt(o.row, o.result, o.row.policy, run.now());
   if (decision.kind === 'skip') {
     countSkip(deps, o.row, source, run);
@@ -93,6 +112,41 @@ async function reapply(deps: DeliveryDeps, d: Decided, source: SendSource, run: 
   if (r.raced) run.count('conflicts');
   if (r.outcome === 'discarded') run.count('discarded');
   else if (r.outcome !== 'gone') run.count(countOf(r.outcome));
+}
+
+/**
+ * Rows whose last send was never confirmed go back unleased and unclaimable until their intent
+ * times out; a delivered webhook meanwhile records them Sent. Throws if that fails (the kernel
+ * retries row by row; a row that still fails keeps its lease and is held again when it expires).
+ */
+async function holdUnconfirmed(deps: DeliveryDeps, rows: readonly Unconfirmed[], run: BatchRun): Promise<void> {
+  if (rows.length === 0) return;
+  await deferUnconfirmed(deps.pool, rows.map((r) => ({ id: r.row.id, until: r.held.until })), run.jobRunId);
+  run.count('unconfirmed', rows.length);
+  for (const { row, held } of rows) {
+    deps.metrics.unconfirmedWaits.inc({ channel: row.channel });
+    run.log.warn(
+      {
+        notificationId: row.id,
+        channel: row.channel,
+        deliveryCycle: row.deliveryCycle,
+        messageId: held.messageId,
+        intentAt: held.since.toISOString(),
+        resendAfter: held.until.toISOString(),
+      },
+      'send outcome unknown (the worker died or was stopped during the send); not resent until a delivered webhook confirms it or the unconfirmed timeout passes',
+    );
+  }
+}
+
+/** Sends the stop grace cut off: released, not attempted (a deploy never uses up an attempt). */
+function countStopped(rows: readonly ClaimedNotification[], run: BatchRun): void {
+  if (rows.length === 0) return;
+  run.count('released', rows.length);
+  run.log.info(
+    { notificationIds: rows.map((r) => r.id), rows: rows.length },
+    'sends cut off by the stop grace; given back without using an attempt',
+  );
 }
 
 /** A channel whose adapter turned out unable to send (A3): no attempt is counted, the row waits. */

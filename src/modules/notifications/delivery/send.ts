@@ -2,8 +2,9 @@ import type { Logger } from '../../../platform/observability/index.ts';
 import { NTF } from '../model.ts';
 import type { Delivery, SendResult } from '../providers/port.ts';
 import type { ClaimedNotification, DeliveryDeps } from './outcomes.ts';
+import { intentStateOf } from './intent.ts';
 import { idempotencyKeyOf } from './rules.ts';
-import type { ClaimedRow } from './sql.ts';
+import { recordSendIntent, type ClaimedRow } from './sql.ts';
 
 /** How long sends in flight may finish after a stop is asked (the shutdown budget is 10 s). */
 export const STOP_GRACE_MS = 3000;
@@ -22,20 +23,53 @@ export const deliveryOf = (row: ClaimedRow): Delivery => ({
 });
 
 /**
- * Calls `fn` with a signal that aborts `graceMs` after `stop` does: a stop starts no new send (the
- * kernel checks it between rows), and the sends in flight get a short grace before they are cut off.
- * A cut send that the provider had accepted is resent with the same idempotency key by a later run,
- * and the provider swallows it (the crash case, A4).
+ * A send with no provider answer to record; the row goes back without using an attempt: `stopped`
+ * — cut off by the stop grace; `unconfirmed` — not made, because the previous send's outcome is
+ * unknown (intent.ts), so the row is held until `until`.
  */
-async function withStopGrace<T>(stop: AbortSignal, graceMs: number, fn: (cutOff: AbortSignal) => Promise<T>): Promise<T> {
+export type HeldSend = { held: 'stopped' } | { held: 'unconfirmed'; until: Date; since: Date; messageId: string | null };
+
+/** What the send step of a delivery phase hands to its record step. */
+export type SendAttempt = SendResult | HeldSend;
+
+export const isHeld = (r: SendAttempt): r is HeldSend => 'held' in r;
+
+/** Settles when `signal` aborts (never rejects), for racing an adapter that ignores its signal. */
+const abortOf = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+
+/**
+ * Calls `send` with a signal that aborts `graceMs` after `stop` does: a stop starts no new send (the
+ * kernel checks it between rows), and the sends in flight get a short grace before they are cut off.
+ * A cut-off send is not the provider's failure, so it is `stopped` — not an attempt (a deploy must
+ * never burn a notification's last attempt); its row goes back at once. An SMS or push the provider
+ * had accepted is then resent with the same idempotency key and swallowed (A4); an email waits for
+ * its send intent to resolve (intent.ts). `hardTimeoutMs` bounds an adapter that ignores its signal.
+ */
+async function sendWithin(
+  stop: AbortSignal,
+  graceMs: number,
+  hardTimeoutMs: number,
+  send: (signal: AbortSignal) => Promise<SendResult>,
+): Promise<SendAttempt> {
   const cutOff = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const onStop = () => {
     timer = setTimeout(() => cutOff.abort(new Error('worker stopping')), graceMs).unref();
   };
-  stop.addEventListener('abort', onStop, { once: true });
+  if (stop.aborted) onStop();
+  else stop.addEventListener('abort', onStop, { once: true });
+  const signal = AbortSignal.any([cutOff.signal, AbortSignal.timeout(hardTimeoutMs)]);
   try {
-    return await fn(cutOff.signal);
+    const sending = send(signal);
+    sending.catch(() => undefined); // an adapter that answers after the race was lost must not crash the process
+    const result = await Promise.race([sending, abortOf(signal).then(() => null)]);
+    if (result?.ok) return result;
+    if (cutOff.signal.aborted) return { held: 'stopped' };
+    return result ?? { ok: false, code: NTF.transient };
+  } catch (err) {
+    if (cutOff.signal.aborted) return { held: 'stopped' };
+    throw err;
   } finally {
     stop.removeEventListener('abort', onStop);
     clearTimeout(timer);
@@ -43,25 +77,41 @@ async function withStopGrace<T>(stop: AbortSignal, graceMs: number, fn: (cutOff:
 }
 
 /**
- * Step 2 of both delivery jobs: one provider call, outside any transaction. Never throws: a
- * channel whose adapter cannot send answers NTF_PROVIDER_NOT_IMPLEMENTED (the row waits), an adapter
- * that throws or hangs past `hardTimeoutMs` (a safety net above the adapters' own timeouts) is
- * NTF_PROVIDER_TRANSIENT.
+ * Step 2 of both delivery jobs: one provider call, outside any transaction. A row whose previous
+ * send has an unresolved intent is not sent before its timeout (`unconfirmed`); for a provider
+ * that cannot dedupe (SMTP) the intent is recorded first, in its own statement. Throws only when
+ * the intent cannot be recorded (nothing was sent; the row keeps its lease). Otherwise: a channel
+ * whose adapter cannot send answers NTF_PROVIDER_NOT_IMPLEMENTED (the row waits), an adapter that
+ * throws or hangs past `hardTimeoutMs` (a safety net above the adapters' own timeouts) is
+ * NTF_PROVIDER_TRANSIENT, and a send the stop grace cut off is `stopped`.
  */
 export async function sendNotification(
   deps: DeliveryDeps,
   row: ClaimedNotification,
-  run: { signal: AbortSignal; log: Logger },
-  hardTimeoutMs: number,
-): Promise<SendResult> {
+  run: { signal: AbortSignal; log: Logger; jobRunId: string; now(): Date },
+  opts: { hardTimeoutMs: number; unconfirmedTimeoutMs: number },
+): Promise<SendAttempt> {
+  const intent = intentStateOf(row, run.now(), opts.unconfirmedTimeoutMs);
+  if (intent.kind === 'wait') return { held: 'unconfirmed', until: intent.until, since: intent.since, messageId: intent.messageId };
   const key = row.providerKey;
   const provider = deps.providers.get(key);
   if (!provider || deps.providers.state(key) !== 'available') return { ok: false, code: NTF.notImplemented };
+  if (intent.kind === 'expired') {
+    deps.metrics.unconfirmedResends.inc({ channel: row.channel });
+    run.log.warn(
+      { notificationId: row.id, channel: row.channel, deliveryCycle: row.deliveryCycle, messageId: intent.messageId, intentAt: intent.since.toISOString() },
+      'resending a notification whose earlier send was never confirmed (no delivered webhook within NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS); the recipient may get it twice',
+    );
+  }
+  const delivery = deliveryOf(row);
+  const messageId = provider.intentMessageId?.(delivery);
+  if (messageId !== undefined) {
+    const held = await recordSendIntent(deps.pool, { id: row.id, leaseOwner: run.jobRunId, deliveryCycle: row.deliveryCycle, messageId, at: run.now() });
+    if (!held) throw new Error('the lease on the notification was lost before its send; nothing was sent');
+  }
   const end = deps.metrics.sendDuration.startTimer({ provider: key });
   try {
-    return await withStopGrace(run.signal, STOP_GRACE_MS, (cutOff) =>
-      provider.send(deliveryOf(row), AbortSignal.any([cutOff, AbortSignal.timeout(hardTimeoutMs)])),
-    );
+    return await sendWithin(run.signal, STOP_GRACE_MS, opts.hardTimeoutMs, (signal) => provider.send(delivery, signal));
   } catch (err) {
     run.log.warn({ err, notificationId: row.id, provider: key }, 'provider adapter threw; counted as transient');
     return { ok: false, code: NTF.transient };

@@ -24,11 +24,16 @@ export interface ClaimedRow {
   version: number;
   createdAt: Date;
   correlationId: string | null;
+  /** The DeliveryCycle of the send intent left on the row (null: none); see intent.ts. */
+  intentCycle: number | null;
+  intentAt: Date | null;
+  intentMessageId: string | null;
 }
 
 const RETURNING = `n.id, n.recipient_user_id as "recipientUserId", n.channel, n.recipient_address as "recipientAddress",
   n.title, n.body, n.data, n.status, n.attempts, n.terminal, n.delivery_cycle as "deliveryCycle", n.version,
-  n.created_at as "createdAt", n.correlation_id as "correlationId"`;
+  n.created_at as "createdAt", n.correlation_id as "correlationId",
+  n.send_intent_cycle as "intentCycle", n.send_intent_at as "intentAt", n.send_intent_message_id as "intentMessageId"`;
 
 export interface ClaimParams {
   now: Date;
@@ -139,6 +144,38 @@ export async function releaseLeases(q: Queryable, ids: readonly string[], leaseO
   );
 }
 
+/**
+ * The send intent, in its own short transaction just before the provider call (not a domain
+ * mutation: the version stays). False when the run no longer holds the row's lease: then it must
+ * not send.
+ */
+export async function recordSendIntent(
+  q: Queryable,
+  i: { id: string; leaseOwner: string; deliveryCycle: number; messageId: string; at: Date },
+): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `update notifications.notifications
+        set send_intent_cycle = $3, send_intent_message_id = $4, send_intent_at = $5
+      where id = $1 and lease_owner = $2 and delivery_cycle = $3`,
+    [i.id, i.leaseOwner, i.deliveryCycle, i.messageId, i.at],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Rows whose last send has an unresolved intent go back unleased but invisible to every claim
+ * until `until` (intent time + NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS); attempts unchanged.
+ */
+export async function deferUnconfirmed(q: Queryable, rows: readonly { id: string; until: Date }[], leaseOwner: string): Promise<void> {
+  if (rows.length === 0) return;
+  await q.query(
+    `update notifications.notifications n set lease_owner = null, lease_expires_at = v.until
+       from unnest($1::uuid[], $2::timestamptz[]) as v(id, until)
+      where n.id = v.id and n.lease_owner = $3`,
+    [rows.map((r) => r.id), rows.map((r) => r.until), leaseOwner],
+  );
+}
+
 /** The new delivery state of one row, applied only if the row still has `version` (A5). */
 export interface OutcomeWrite {
   id: string;
@@ -164,7 +201,8 @@ export async function writeOutcomes(tx: Db, writes: readonly OutcomeWrite[], now
       provider_message_id = case when v.status = 'Sent' then v."providerMessageId" else n.provider_message_id end,
       sent_at = case when v.status = 'Sent' then ${now.toISOString()}::timestamptz else n.sent_at end,
       version = n.version + 1, updated_at = ${now.toISOString()}::timestamptz,
-      lease_owner = null, lease_expires_at = null
+      lease_owner = null, lease_expires_at = null,
+      send_intent_cycle = null, send_intent_at = null, send_intent_message_id = null
     from jsonb_to_recordset(${JSON.stringify(writes)}::jsonb) as v(
       id uuid, version int, status text, attempts int, terminal boolean, "lastError" text,
       "nextAttemptAt" timestamptz, "providerMessageId" text)

@@ -32,6 +32,12 @@ export interface NotificationProvider {
   /** False when its settings are missing (e.g. no SMTP host); its notifications wait, as a disabled channel's do (A3). */
   readonly configured: boolean;
   send(delivery: Delivery, signal: AbortSignal): Promise<SendResult>;
+  /**
+   * Only for a provider that cannot dedupe a resend (SMTP): the id of the message `send` is about to
+   * hand over (the Message-ID). The workers record it as the row's send intent before the call, so a
+   * send whose outcome was lost is not repeated blindly (delivery/intent.ts).
+   */
+  intentMessageId?(delivery: Delivery): string;
   close?(): Promise<void>;
 }
 

@@ -22,8 +22,10 @@ export const messageIdOf = (notificationId: string, deliveryCycle: number, domai
 
 /**
  * Email over SMTP with nodemailer. The Message-ID is derived from the NotificationId, but SMTP has
- * no provider-side dedupe: a worker that dies after the server accepted a message and before the
- * commit sends it again in the next cycle. Email is therefore at-least-once (README "Notifications").
+ * no provider-side dedupe, so the adapter names its Message-ID up front (`intentMessageId`): the
+ * workers record it before the call, and a send whose outcome was lost waits for the delivery
+ * webhook or NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS instead of going out again at once
+ * (README "Notifications").
  */
 export function createSmtpProvider(o: SmtpOptions): NotificationProvider {
   const transport = nodemailer.createTransport({
@@ -41,6 +43,7 @@ export function createSmtpProvider(o: SmtpOptions): NotificationProvider {
     key: 'smtp',
     implemented: true,
     configured: true,
+    intentMessageId: (d) => messageIdOf(d.notificationId, d.deliveryCycle, o.messageIdDomain),
     async send(d, signal) {
       if (!d.recipientAddress) return { ok: false, code: NTF.invalidRecipient };
       const messageId = messageIdOf(d.notificationId, d.deliveryCycle, o.messageIdDomain);

@@ -37,7 +37,8 @@ type LockedRow = {
 
 /**
  * Applies an authenticated delivery receipt in one transaction with its event: delivered confirms a
- * Sent row (or records Sent for a row whose acceptance was never committed, A4); failed reopens Sent
+ * Sent row (or records Sent for a row whose acceptance was never committed, A4 — which resolves an
+ * email's unconfirmed send intent, so it is never resent); failed reopens Sent
  * → Failed in a new DeliveryCycle, due at once, at most MaxReopens times, then terminal Failed (AC7).
  * The row is locked, so a worker's outcome racing this loses the version check and re-reads (A5).
  */
@@ -73,6 +74,7 @@ export async function applyReceipt(
           update notifications.notifications
              set status = 'Sent', provider_message_id = ${providerMessageId}, delivered_at = ${ts}::timestamptz,
                  sent_at = ${ts}::timestamptz, next_attempt_at = null, last_error = null,
+                 send_intent_cycle = null, send_intent_at = null, send_intent_message_id = null,
                  updated_at = ${ts}::timestamptz, version = version + 1
            where id = ${row.id}`);
         await enqueue(
@@ -88,6 +90,7 @@ export async function applyReceipt(
              set status = 'Failed', terminal = false, delivery_cycle = ${decision.deliveryCycle}, attempts = 0,
                  next_attempt_at = ${ts}::timestamptz, last_error = ${NTF.deliveryFailed}, provider_message_id = null,
                  delivered_at = null, lease_owner = null, lease_expires_at = null,
+                 send_intent_cycle = null, send_intent_at = null, send_intent_message_id = null,
                  updated_at = ${ts}::timestamptz, version = version + 1
            where id = ${row.id}`);
         return 'reopened';

@@ -1,65 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import pg from 'pg';
 import { createPool } from '../../../../src/platform/db/index.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { standaloneWorkers } from './fixtures/standalone-worker.ts';
 import { dispatchedEvents, MINUTE, notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored } from '../support.ts';
-import type { ProviderRequest } from '../providers-support.ts';
+import { crashBetweenAcceptanceAndCommit, within } from './fixtures/crash.ts';
 
 const w = await notificationsWorld({ NOTIFICATIONS_RETRY_BATCH_SIZE: '10', NOTIFICATIONS_SEND_CONCURRENCY: '4' });
 const a = w.main;
 await setChannel(a, 'Sms', { maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
 const phone = () => `+7988${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
-
-const within = <T>(p: Promise<T>, what: string, ms = 15_000): Promise<T> =>
-  Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out: ${what}`)), ms).unref())]);
-
-async function waitFor(check: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/**
- * Runs one worker pass in a child process and kills it (SIGKILL) after the provider accepted the
- * message and while the outcome waits to commit: the test holds the row's lock until the child is
- * blocked on it, then kills it. Returns the request the provider accepted.
- */
-async function crashBetweenAcceptanceAndCommit(mode: 'dispatch' | 'retry', id: string): Promise<ProviderRequest> {
-  const gate = w.http.hold();
-  const child = spawn(process.execPath, ['test/modules/notifications/delivery/fixtures/crashing-worker.ts', mode], {
-    env: { ...process.env, WORKER_DATABASE_URL: w.database.url, WORKER_ENV: JSON.stringify(w.env) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const locker = new pg.Client({ connectionString: w.database.url });
-  await locker.connect();
-  try {
-    const accepted = await within(gate.arrived, 'the provider to receive the send');
-    await locker.query('begin');
-    await locker.query('select id from notifications.notifications where id = $1 for update', [id]);
-    gate.release();
-    await waitFor(async () => {
-      const { rows } = await locker.query(
-        `select 1 from pg_stat_activity where application_name = 'ntf-crash-worker' and wait_event_type = 'Lock'`,
-      );
-      return rows.length > 0;
-    }, 'the worker to block on committing its outcome');
-    child.kill('SIGKILL');
-    await exited;
-    // The server notices the dead client on its next read; end its sessions now so nothing lingers.
-    await locker.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'ntf-crash-worker'`);
-    await locker.query('rollback');
-    return accepted;
-  } finally {
-    child.kill('SIGKILL');
-    await locker.end();
-  }
-}
 
 describe('concurrency and crashes', () => {
   test('AC4: two worker instances running at once never send one notification twice (row locks + leases)', async () => {
@@ -103,7 +53,7 @@ describe('concurrency and crashes', () => {
 
   test('AC6: a worker killed between the provider accepting and the commit causes no second message', async () => {
     const id = await seedFailed(a.pool, { channel: 'Sms', address: phone(), dueAt: new Date(Date.now() - MINUTE) });
-    const accepted = await crashBetweenAcceptanceAndCommit('retry', id);
+    const accepted = await crashBetweenAcceptanceAndCommit(w, 'retry', id, w.http.hold());
     const key = `${id}:1`;
     assert.equal(accepted.idempotencyKey, key);
     assert.ok(w.http.delivered.has(key), 'the provider accepted the message');
@@ -130,7 +80,7 @@ describe('concurrency and crashes', () => {
     a.clock.set(new Date());
     const { byChannel } = await notify(a, { channels: ['Sms'], phone: phone() });
     const id = byChannel.get('Sms')!.id;
-    await crashBetweenAcceptanceAndCommit('dispatch', id);
+    await crashBetweenAcceptanceAndCommit(w, 'dispatch', id, w.http.hold());
     assert.equal((await stored(a.pool, id)).status, 'Pending');
     const providerMessageId = w.http.delivered.get(`${id}:1`)!;
 
@@ -168,5 +118,44 @@ describe('concurrency and crashes', () => {
     const rows = await Promise.all(ids.map((id) => stored(a.pool, id)));
     assert.equal(rows.filter((r) => r.status === 'Sent').length, 1);
     assert.ok(rows.every((r) => r.lease_owner === null), 'no row stays leased');
+  });
+});
+
+describe('a deploy (stop) during a send', () => {
+  test('a send cut off by the stop grace uses no attempt: a row on its last attempt stays retryable and is sent by the next run', async () => {
+    a.clock.set(new Date());
+    await setChannel(a, 'Sms', { maxAttempts: 3, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
+    // Due before anything earlier tests left, so a batch of one takes it.
+    const id = await seedFailed(a.pool, { channel: 'Sms', address: phone(), attempts: 2, dueAt: new Date(a.clock.now().getTime() - 60 * MINUTE) });
+    const solo = standaloneWorkers(a.pool, { ...w.env, NOTIFICATIONS_RETRY_BATCH_SIZE: '1' }, a.clock);
+    const stop = new AbortController();
+    // The provider hangs: the send is still in flight when the stop grace runs out and cuts it off.
+    const gate = w.http.hold();
+    try {
+      const run = solo.retry.runOnce({ jobRunId: newId(), signal: stop.signal, log: solo.log, now: () => a.clock.now() });
+      await within(gate.arrived, 'the send to reach the provider');
+      stop.abort();
+      const counts = await within(run, 'the stopped run to end');
+      assert.equal(counts.terminal, 0);
+      assert.equal(counts.retried, 0);
+      assert.equal(counts.released, 1);
+    } finally {
+      gate.release();
+      await solo.close();
+    }
+    const afterStop = await stored(a.pool, id);
+    assert.equal(afterStop.status, 'Failed');
+    assert.equal(afterStop.terminal, false, 'the stop did not burn the last attempt');
+    assert.equal(afterStop.attempts, 2);
+    assert.equal(afterStop.lease_owner, null, 'the lease is given back at once');
+    assert.equal((await dispatchedEvents(a.pool, id)).length, 0);
+
+    await a.runRetry();
+    assert.equal(w.http.requestsFor(id).length, 2, 'sent again by the next run');
+    const row = await stored(a.pool, id);
+    assert.equal(row.status, 'Sent');
+    assert.equal(row.attempts, 3);
+    assert.equal((await dispatchedEvents(a.pool, id)).length, 1);
+    await setChannel(a, 'Sms', { maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
   });
 });
