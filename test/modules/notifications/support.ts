@@ -12,6 +12,7 @@ import { DISPATCHER_JOB, RETRY_WORKER_JOB, type Channel } from '../../../src/mod
 import { signWebhook } from '../../../src/modules/notifications/webhooks/signature.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { startHttpProvider, startSmtpServer, type FakeHttpProvider, type FakeSmtpServer } from './providers-support.ts';
+import { metricValue } from '../../support/metrics.ts';
 
 export const WEBHOOK_SECRET = 'notifications-webhook-secret-0123456789';
 
@@ -227,13 +228,7 @@ export async function postReceipt(
   });
 }
 
-export async function metric(a: NtfApp, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const m = a.app.platform.registry.getSingleMetric(name);
-  if (!m) return 0;
-  const { values } = await m.get();
-  return values
-    .filter((v) => Object.entries(labels).every(([k, l]) => (v.labels as Record<string, unknown>)[k] === l))
-    .reduce((s, v) => s + v.value, 0);
-}
+/** A metric of the app, through the one metric reader (it fails on an unknown name, label or series). */
+export const metric = (a: NtfApp, name: string, labels: Record<string, string> = {}): Promise<number> => metricValue(a.app.platform.registry, name, labels);
 
 export const MINUTE = 60_000;
