@@ -2,19 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import { freePort } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
-
-/** A port nobody listens on right now (the kernel's pick, released at once). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Runs scripts/kafka.sh against a private broker (own ports and state dir), never the shared one on 19092. */
 function kafkaSh(cmd: 'up' | 'down', env: Record<string, string>): Promise<{ code: number | null; out: string }> {
