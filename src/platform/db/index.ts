@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../observability/logger.ts';
 
+export { DatabaseUnreachableError, databaseTarget, waitForDatabase } from './startup.ts';
+
 /**
  * The one handle SQL runs on: the pool's drizzle database or an open transaction (`db.transaction(
  * async (tx) => …)` hands a `Db` too), so a SQL function never cares which it got.
