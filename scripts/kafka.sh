@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Single-node Apache Kafka (KRaft, broker+controller in one JVM) for local runs and tests, no Docker.
 #   scripts/kafka.sh up|down|status      env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093),
-#                                        PIN_CACHE_DIR, PIN_STATE_DIR, KAFKA_LOG_LEVEL (WARN)
+#                                        PIN_CACHE_DIR, PIN_STATE_DIR (/tmp/pin-services: pid, log,
+#                                        data/ and its cluster.id under kafka/), KAFKA_LOG_LEVEL (WARN)
 #
 # Version: Kafka 4.4.0 (the newest on Maven Central when chosen; set in scripts/kafka/pom.xml).
 # Kafka 4.0 dropped the protocol versions older than Kafka 2.1 (KIP-896); kafkajs 2.2.4 negotiates
@@ -19,7 +20,7 @@ LIBS="${PIN_CACHE_DIR:-$HOME/.cache/pin-platform-jobs}/kafka-$VERSION/libs"
 STATE="${PIN_STATE_DIR:-/tmp/pin-services}/kafka"
 PORT="${KAFKA_PORT:-19092}"
 CPORT="${KAFKA_CONTROLLER_PORT:-19093}"
-PIDFILE="$STATE/kafka.pid" LOG="$STATE/kafka.log" DATA="$STATE/data"
+PIDFILE="$STATE/kafka.pid" LOG="$STATE/kafka.log" DATA="$STATE/data" CLUSTER_ID_FILE="$STATE/cluster.id"
 
 SERVICE=kafka
 # shellcheck source=service-lib.sh
@@ -82,18 +83,29 @@ EOF
 
 up() {
   if running; then say "already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; echo "export KAFKA_BROKERS=127.0.0.1:$PORT"; return; fi
-  if pid_alive; then say "pid $(cat "$PIDFILE") alive but port $PORT closed; restarting"; down; fi
+  if pid_alive; then say "pid $(cat "$PIDFILE") alive but port $PORT closed; restarting"; stop_broker; fi
   if port_open "$PORT" || port_open "$CPORT"; then say "port $PORT or $CPORT is taken by another process"; exit 1; fi
   command -v java >/dev/null || { say "java (17+) not found on PATH"; exit 1; }
   fetch_jars
   write_config
   local t0; t0=$(now_ms); local jvm=(java -Xms256m -Xmx768m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true
     "-Dlog4j2.configurationFile=$STATE/log4j2.properties" -cp "$LIBS/*")
-  # Random cluster id (22-char base64url of 16 bytes) — the data dir dies with `down` anyway.
-  # --ignore-formatted: a data dir left over by a crash is reused as is.
-  "${jvm[@]}" kafka.tools.StorageTool format --config "$STATE/server.properties" --ignore-formatted \
-    --cluster-id "$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')" >"$LOG" 2>&1 \
-    || { tail -n 20 "$LOG" >&2; say "storage format failed"; exit 1; }
+  # The cluster id lives beside the data ($CLUSTER_ID_FILE) and is the one the data dir was
+  # formatted with: a data dir left by a killed broker (or a reboot) is started as is, with no
+  # format at all — formatting it again under a new id fails the broker with "Invalid cluster.id".
+  # Only a fresh dir is formatted, with an id from Kafka's own generator: a hand-made base64url id
+  # starts with '-' one time in 64 and is then read by StorageTool as an option.
+  if [[ ! -f $DATA/meta.properties ]]; then
+    if [[ ! -s $CLUSTER_ID_FILE ]]; then
+      # The id alone on its line (the console logger shares stdout).
+      local id; id="$("${jvm[@]}" kafka.tools.StorageTool random-uuid 2>"$LOG" | grep -Ex '[A-Za-z0-9_-]{22}' | tail -n 1)" || true
+      [[ -n $id ]] || { tail -n 20 "$LOG" >&2; say "random-uuid failed"; exit 1; }
+      echo "$id" >"$CLUSTER_ID_FILE.tmp" && mv "$CLUSTER_ID_FILE.tmp" "$CLUSTER_ID_FILE"
+    fi
+    "${jvm[@]}" kafka.tools.StorageTool format --config "$STATE/server.properties" \
+      "--cluster-id=$(cat "$CLUSTER_ID_FILE")" >"$LOG" 2>&1 \
+      || { tail -n 20 "$LOG" >&2; say "storage format failed"; exit 1; }
+  fi
   : >"$LOG"
   # setsid+nohup: the broker outlives this shell and its terminal; both exec, so $! is the JVM.
   setsid nohup "${jvm[@]}" kafka.Kafka "$STATE/server.properties" >>"$LOG" 2>&1 </dev/null 9>&- &
@@ -109,7 +121,8 @@ up() {
   echo "export KAFKA_BROKERS=127.0.0.1:$PORT"
 }
 
-down() {
+# Stops the broker and keeps its data (and cluster id) for the next start.
+stop_broker() {
   if pid_alive; then
     local pid; pid="$(cat "$PIDFILE")"
     kill "$pid"
@@ -117,7 +130,13 @@ down() {
   else
     say "not running"
   fi
-  rm -rf "$PIDFILE" "$DATA"
+  rm -f "$PIDFILE"
+}
+
+down() {
+  stop_broker
+  # The data (and with it its cluster id) dies with `down`; a crash keeps both for the next `up`.
+  rm -rf "$PIDFILE" "$DATA" "$CLUSTER_ID_FILE"
 }
 
 status() {

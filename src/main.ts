@@ -5,7 +5,7 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildApp } from './app.ts';
 import { startEmbeddedPostgres, type EmbeddedPg } from './platform/db/embedded.ts';
-import { createPool, migrateDatabase } from './platform/db/index.ts';
+import { createPool, DatabaseUnreachableError, migrateDatabase, waitForDatabase } from './platform/db/index.ts';
 import { createLogger } from './platform/observability/logger.ts';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
@@ -32,12 +32,15 @@ let embedded: EmbeddedPg | undefined;
 let pool: pg.Pool | undefined;
 let app: FastifyInstance | undefined;
 let stopping = false;
+/** Aborted by a signal: a start-up still waiting for the database stops waiting. */
+const startup = new AbortController();
 /** The start-up steps that cannot be interrupted (database, migrations, app, listen). */
 let prepared: Promise<void> = Promise.resolve();
 
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
+  startup.abort(new Error(`${signal} during start-up`));
   log.info({ signal }, 'shutting down');
   const hardStop = setTimeout(() => {
     log.error('graceful shutdown timed out; exiting');
@@ -76,6 +79,9 @@ async function prepare(): Promise<void> {
   if (stopping) return;
   const databaseUrl = config.DATABASE_URL ?? embedded!.url;
   pool = createPool(databaseUrl, config.DB_POOL_MAX, log, undefined, config);
+  // A database that is not up yet (the whole stack starting at once) is waited for, not crashed on.
+  await waitForDatabase(pool, { url: databaseUrl, waitMs: config.DATABASE_STARTUP_WAIT_MS, log, signal: startup.signal });
+  if (stopping) return;
   await migrateDatabase(pool);
   if (stopping) return;
   app = await buildApp(config, { pool, databaseUrl, log });
@@ -83,13 +89,30 @@ async function prepare(): Promise<void> {
   await app.listen({ host: config.HOST, port: config.PORT });
 }
 
+/**
+ * Start-up failed (not stopping): one fatal line — for an unreachable database just the line naming
+ * the host, no stack — then what is up is stopped and the process exits 1.
+ */
+async function startupFailed(err: unknown): Promise<never> {
+  stopping = true;
+  if (err instanceof DatabaseUnreachableError) {
+    log.fatal({ host: err.host, port: err.port, attempts: err.attempts }, err.message);
+  } else {
+    log.fatal({ err }, 'start-up failed');
+  }
+  await app?.close().catch(() => undefined);
+  await pool?.end().catch(() => undefined);
+  await embedded?.stop().catch(() => undefined);
+  process.exit(1);
+}
+
 prepared = prepare();
-// A failure while stopping is the shutdown's to report; otherwise start-up fails loudly as before.
-await prepared.catch((err: unknown) => {
-  if (!stopping) throw err;
+// A failure while stopping is the shutdown's to report.
+await prepared.catch(async (err: unknown) => {
+  if (!stopping) await startupFailed(err);
 });
 if (!stopping) {
-  await app!.platform.startBackground().catch((err: unknown) => {
-    if (!stopping) throw err;
+  await app!.platform.startBackground().catch(async (err: unknown) => {
+    if (!stopping) await startupFailed(err);
   });
 }

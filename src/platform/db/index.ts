@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../observability/logger.ts';
 
+export { DatabaseUnreachableError, databaseTarget, waitForDatabase } from './startup.ts';
+
 /**
  * The one handle SQL runs on: the pool's drizzle database or an open transaction (`db.transaction(
  * async (tx) => …)` hands a `Db` too), so a SQL function never cares which it got.
@@ -63,7 +65,35 @@ export function createPool(
   });
   // An idle client dying (server restart, terminated backend) must not crash the process.
   pool.on('error', (err) => log?.warn({ err }, 'idle database connection failed'));
+  endWaitsForClose(pool, connectTimeoutMs);
   return pool;
+}
+
+/**
+ * pg-pool's end() resolves once it has asked every idle client to end, not once their connections
+ * are closed: a server stopped right after (the embedded one at shutdown) still finds those backends
+ * and terminates them, and each client logs "terminating connection due to administrator command".
+ * So end() here also waits until every client's connection is closed (bounded, for a silent server).
+ */
+function endWaitsForClose(pool: pg.Pool, boundMs: number): void {
+  const open = new Set<pg.PoolClient>();
+  let allClosed: (() => void) | undefined;
+  pool.on('connect', (c) => open.add(c));
+  pool.on('remove', (c) => {
+    open.delete(c);
+    if (open.size === 0) allClosed?.();
+  });
+  const endPool = pool.end.bind(pool) as () => Promise<void>;
+  pool.end = (async () => {
+    await endPool();
+    if (open.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => (allClosed = resolve)),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs))),
+    ]);
+    clearTimeout(timer);
+  }) as typeof pool.end;
 }
 
 export function createDb(pool: pg.Pool): Db {

@@ -28,7 +28,12 @@ export const databaseSettings = {
     minimum: 0,
     description: 'A transaction idle this long is ended by the server, freeing its locks (0 = server default)',
   }),
-
+  DATABASE_STARTUP_WAIT_MS: Int({
+    default: 30_000,
+    minimum: 0,
+    maximum: 600_000,
+    description: 'At start, how long to keep trying the first database connection (with backoff) before exiting non-zero (0 = one try)',
+  }),
 };
 
 export type DatabaseSettings = SettingsOf<typeof databaseSettings>;

@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { freePort } from '../support/service-process.ts';
+import { waitFor } from '../support/wait.ts';
+
+/** Runs scripts/kafka.sh against a private broker (own ports and state dir), never the shared one on 19092. */
+function kafkaSh(cmd: 'up' | 'down', env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn('bash', ['scripts/kafka.sh', cmd], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => (out += c));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
+}
+
+/** Exited: no /proc entry, or a zombie with no thread left (a SIGKILLed JVM's threads, and its ports, go last). */
+const gone = (pid: number) => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return /^State:\s*Z/m.test(status) && /^Threads:\s*1$/m.test(status);
+  } catch {
+    return true;
+  }
+};
+
+test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, under the same cluster id', async () => {
+  const stateRoot = mkdtempSync('/tmp/pin-kafka-script-');
+  const env = {
+    PIN_STATE_DIR: stateRoot,
+    KAFKA_PORT: String(await freePort()),
+    KAFKA_CONTROLLER_PORT: String(await freePort()),
+  };
+  const state = join(stateRoot, 'kafka');
+  const pidOf = () => Number(readFileSync(join(state, 'kafka.pid'), 'utf8'));
+  /** The id the data dir was formatted with (Kafka's own record of it). */
+  const clusterIdOfData = () => /^cluster\.id=(.+)$/m.exec(readFileSync(join(state, 'data/meta.properties'), 'utf8'))?.[1];
+  try {
+    const first = await kafkaSh('up', env);
+    assert.equal(first.code, 0, first.out);
+    assert.match(first.out, new RegExp(`export KAFKA_BROKERS=127\\.0\\.0\\.1:${env.KAFKA_PORT}`));
+    const clusterId = readFileSync(join(state, 'cluster.id'), 'utf8').trim();
+    // Kafka's own generator: 16 random bytes as base64url, never starting with '-'.
+    assert.match(clusterId, /^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
+    assert.equal(clusterIdOfData(), clusterId, 'the data dir was formatted with the kept id');
+
+    // Something the restarted broker must still have: a topic in its metadata log.
+    const admin = new Kafka({ brokers: [`127.0.0.1:${env.KAFKA_PORT}`], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'kept-across-crash', numPartitions: 1 }], waitForLeaders: true });
+    await admin.disconnect();
+
+    const pid = pidOf();
+    process.kill(pid, 'SIGKILL'); // a crash: the data dir stays as the broker left it
+    await waitFor('the killed broker to be gone', () => gone(pid), 10_000);
+
+    const second = await kafkaSh('up', env);
+    assert.equal(second.code, 0, second.out);
+    assert.match(second.out, /ready on/);
+    assert.notEqual(pidOf(), pid, 'a new broker process');
+    assert.equal(readFileSync(join(state, 'cluster.id'), 'utf8').trim(), clusterId);
+    assert.equal(clusterIdOfData(), clusterId, 'the same data, not a reformatted dir');
+    const again = new Kafka({ brokers: [`127.0.0.1:${env.KAFKA_PORT}`], logLevel: logLevel.NOTHING }).admin();
+    await again.connect();
+    try {
+      assert.ok((await again.listTopics()).includes('kept-across-crash'), 'the topic made before the crash is still there');
+    } finally {
+      await again.disconnect();
+    }
+  } finally {
+    const down = await kafkaSh('down', env);
+    assert.equal(down.code, 0, down.out);
+    assert.ok(!existsSync(join(state, 'data')) && !existsSync(join(state, 'cluster.id')), '`down` removes the data and its id');
+    rmSync(stateRoot, { recursive: true, force: true });
+  }
+});
