@@ -8,6 +8,7 @@ import { createNotificationMetrics } from './metrics.ts';
 import { createProviders } from './providers/registry.ts';
 import { registerNotificationRoutes } from './routes.ts';
 import { deliveryJobOptions, type NotificationsSettings } from './settings.ts';
+import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
 
 export type { NotificationDispatchedEvent } from './events.ts';
@@ -34,7 +35,7 @@ export default defineModule<NotificationsSettings>((deps) => {
       registerNotificationRoutes(app, ctx);
       await registerWebhookRoutes(app, ctx);
     },
-    jobs: [dispatcherJob(delivery, jobs.dispatcher), retryWorkerJob(delivery, jobs.retryWorker)],
+    jobs: [dispatcherJob(delivery, jobs.dispatcher), retryWorkerJob(delivery, jobs.retryWorker), webhookReplayCleanupJob(deps.db)],
     consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log })],
   };
 });

@@ -51,6 +51,11 @@ export const API_ERRORS = {
   missingAddress: 'NTF_RECIPIENT_ADDRESS_REQUIRED',
   unknownProvider: 'NTF_WEBHOOK_PROVIDER_UNKNOWN',
   badSignature: 'NTF_WEBHOOK_SIGNATURE_INVALID',
+  /** A receipt whose signature was already applied (on any replica): nothing changes. */
+  replayed: 'NTF_WEBHOOK_REPLAYED',
+  /** A receipt that names neither its DeliveryCycle nor the providerMessageId of the cycle it answers. */
+  cycleRequired: 'NTF_WEBHOOK_CYCLE_REQUIRED',
+  invalidReference: 'NTF_WEBHOOK_REFERENCE_INVALID',
 } as const;
 
 /** The hub event of a new in-app notification, sent to `user:{UserId}`. */
@@ -61,5 +66,6 @@ export const DISPATCH_WAKE_CHANNEL = 'notifications_dispatch';
 
 export const DISPATCHER_JOB = 'notifications-dispatcher';
 export const RETRY_WORKER_JOB = 'notifications-retry-worker';
+export const WEBHOOK_REPLAY_CLEANUP_JOB = 'notifications-webhook-replay-cleanup';
 /** The seed's distributed lock name; the job runner's advisory lock for the retry worker is keyed by it. */
 export const RETRY_WORKER_LOCK = 'notifications:retry-worker';

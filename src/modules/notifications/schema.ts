@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   boolean,
   check,
+  char,
   doublePrecision,
   index,
   integer,
@@ -9,6 +10,7 @@ import {
   pgSchema,
   text,
   timestamp,
+  primaryKey,
   uniqueIndex,
   uuid,
   varchar,
@@ -127,6 +129,23 @@ export const pushTokens = notificationsSchema.table(
     index('ix_push_tokens_user').on(t.userId),
     check('ck_push_tokens_platform', sql`${t.platform} in ('android', 'ios', 'web')`),
   ],
+);
+
+/**
+ * Delivery-webhook signatures already applied, kept while their timestamp is inside the signature
+ * window (then the signature check refuses them as stale and the row is deleted by
+ * `notifications-webhook-replay-cleanup`). Written with ON CONFLICT DO NOTHING in the transaction of
+ * the receipt's effect, so a receipt takes effect once across every replica (issue 12, item 7).
+ */
+export const webhookReplays = notificationsSchema.table(
+  'webhook_replays',
+  {
+    provider: varchar('provider', { length: 50 }).notNull(),
+    /** Hex SHA-256 of the lower-cased `X-Signature` value (the HMAC of timestamp and raw body). */
+    signatureHash: char('signature_hash', { length: 64 }).notNull(),
+    expiresAt: timestamp('expires_at', tz).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.signatureHash] }), index('ix_webhook_replays_expires').on(t.expiresAt)],
 );
 
 export type NotificationRow = typeof notifications.$inferSelect;

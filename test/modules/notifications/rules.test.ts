@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { decideAttempt, endsCycle, idempotencyKeyOf, isRetriable, retryDelayMs, type RetryPolicy } from '../../../src/modules/notifications/delivery/rules.ts';
 import { intentStateOf } from '../../../src/modules/notifications/delivery/intent.ts';
 import { decideMarkRead } from '../../../src/modules/notifications/notifications.ts';
-import { decideReceipt, parseReference } from '../../../src/modules/notifications/webhooks/receipt-rules.ts';
+import { decideReceipt, namesItsCycle, parseReference } from '../../../src/modules/notifications/webhooks/receipt-rules.ts';
 import { classifyHttpFailure, classifySmtpError, parseRetryAfter } from '../../../src/modules/notifications/providers/classify.ts';
 import { checkWebhookSignature, signWebhook } from '../../../src/modules/notifications/webhooks/signature.ts';
 
@@ -98,24 +98,37 @@ describe('decideAttempt (status transitions)', () => {
 });
 
 describe('delivery receipts and DeliveryCycle / MaxReopens', () => {
-  const sent = { status: 'Sent' as const, terminal: false, deliveryCycle: 1, deliveredAt: null };
+  const sent = { status: 'Sent' as const, terminal: false, deliveryCycle: 1, deliveredAt: null, providerMessageId: 'gw-1' };
+  const failed = (deliveryCycle: number) => ({ outcome: 'failed' as const, deliveryCycle });
+  const delivered = { outcome: 'delivered' as const, deliveryCycle: 1 };
   test('failed on Sent reopens into the next cycle while reopens are left, then is terminal', () => {
-    assert.deepEqual(decideReceipt(sent, { outcome: 'failed' }, 3), { kind: 'reopen', deliveryCycle: 2 });
-    assert.deepEqual(decideReceipt({ ...sent, deliveryCycle: 3 }, { outcome: 'failed' }, 3), { kind: 'reopen', deliveryCycle: 4 });
-    assert.deepEqual(decideReceipt({ ...sent, deliveryCycle: 4 }, { outcome: 'failed' }, 3), { kind: 'terminal' });
-    assert.deepEqual(decideReceipt(sent, { outcome: 'failed' }, 0), { kind: 'terminal' });
+    assert.deepEqual(decideReceipt(sent, failed(1), 3), { kind: 'reopen', deliveryCycle: 2 });
+    assert.deepEqual(decideReceipt({ ...sent, deliveryCycle: 3 }, failed(3), 3), { kind: 'reopen', deliveryCycle: 4 });
+    assert.deepEqual(decideReceipt({ ...sent, deliveryCycle: 4 }, failed(4), 3), { kind: 'terminal' });
+    assert.deepEqual(decideReceipt(sent, failed(1), 0), { kind: 'terminal' });
   });
   test('a receipt about an older cycle is ignored', () => {
-    assert.deepEqual(decideReceipt({ ...sent, deliveryCycle: 2 }, { outcome: 'failed', deliveryCycle: 1 }, 3), { kind: 'ignore', reason: 'stale_cycle' });
+    assert.deepEqual(decideReceipt({ ...sent, deliveryCycle: 2 }, failed(1), 3), { kind: 'ignore', reason: 'stale_cycle' });
+  });
+  test('a receipt names its cycle by number, or by the providerMessageId the row holds; naming neither never means "the current one"', () => {
+    assert.deepEqual(decideReceipt(sent, { outcome: 'failed', providerMessageId: 'gw-1' }, 3), { kind: 'reopen', deliveryCycle: 2 });
+    // After a reopen the row holds no id (or the next cycle's): cycle 1's id is stale.
+    assert.deepEqual(decideReceipt({ ...sent, deliveryCycle: 2, providerMessageId: 'gw-2' }, { outcome: 'failed', providerMessageId: 'gw-1' }, 3), { kind: 'ignore', reason: 'stale_cycle' });
+    assert.deepEqual(decideReceipt({ ...sent, status: 'Failed', deliveryCycle: 2, providerMessageId: null }, { outcome: 'delivered', providerMessageId: 'gw-1' }, 3), { kind: 'ignore', reason: 'stale_cycle' });
+    assert.deepEqual(decideReceipt(sent, { outcome: 'failed' }, 3), { kind: 'ignore', reason: 'stale_cycle' });
+    assert.equal(namesItsCycle({}), false);
+    assert.equal(namesItsCycle({ providerMessageId: '' }), false);
+    assert.equal(namesItsCycle({ deliveryCycle: 1 }), true);
+    assert.equal(namesItsCycle({ providerMessageId: 'gw-1' }), true);
   });
   test('delivered confirms Sent once, records Sent for an accepted-but-unrecorded row, never revives terminal', () => {
-    assert.deepEqual(decideReceipt(sent, { outcome: 'delivered' }, 3), { kind: 'confirm' });
-    assert.deepEqual(decideReceipt({ ...sent, deliveredAt: now }, { outcome: 'delivered' }, 3), { kind: 'ignore', reason: 'already_confirmed' });
-    assert.deepEqual(decideReceipt({ ...sent, status: 'Failed' }, { outcome: 'delivered' }, 3), { kind: 'mark-sent' });
-    assert.deepEqual(decideReceipt({ ...sent, status: 'Failed', terminal: true }, { outcome: 'delivered' }, 3), { kind: 'ignore', reason: 'final' });
+    assert.deepEqual(decideReceipt(sent, delivered, 3), { kind: 'confirm' });
+    assert.deepEqual(decideReceipt({ ...sent, deliveredAt: now }, delivered, 3), { kind: 'ignore', reason: 'already_confirmed' });
+    assert.deepEqual(decideReceipt({ ...sent, status: 'Failed' }, delivered, 3), { kind: 'mark-sent' });
+    assert.deepEqual(decideReceipt({ ...sent, status: 'Failed', terminal: true }, delivered, 3), { kind: 'ignore', reason: 'final' });
   });
   test('failed on a row that is not Sent changes nothing', () => {
-    assert.deepEqual(decideReceipt({ ...sent, status: 'Pending' }, { outcome: 'failed' }, 3), { kind: 'ignore', reason: 'not_sent' });
+    assert.deepEqual(decideReceipt({ ...sent, status: 'Pending' }, failed(1), 3), { kind: 'ignore', reason: 'not_sent' });
   });
   test('the idempotency key carries the cycle and reads back from a reference', () => {
     const id = '0190a0b0-0000-7000-8000-000000000001';

@@ -206,8 +206,8 @@ export async function seedFailed(
   return id;
 }
 
-/** A provider's delivery receipt, signed as the provider would sign it. */
-export async function postReceipt(
+/** A provider's delivery receipt as the provider would send it: the signed request, ready for `inject`. */
+export function signedReceipt(
   a: NtfApp,
   providerKey: string,
   body: Record<string, unknown>,
@@ -220,12 +220,22 @@ export async function postReceipt(
     headers['x-signature'] = signWebhook(opts.secret ?? WEBHOOK_SECRET, ts, raw);
     headers['x-signature-timestamp'] = String(ts);
   }
-  return a.app.inject({
-    method: 'POST',
+  return {
+    method: 'POST' as const,
     url: `/api/notifications/providers/${providerKey}/webhook`,
     headers,
     payload: opts.tamper ? opts.tamper(raw) : raw,
-  });
+  };
+}
+
+/** Posts a signed delivery receipt (signed at the app's clock unless `timestamp` is given). */
+export async function postReceipt(
+  a: NtfApp,
+  providerKey: string,
+  body: Record<string, unknown>,
+  opts: { secret?: string | null; timestamp?: number; tamper?: (raw: string) => string } = {},
+) {
+  return a.app.inject(signedReceipt(a, providerKey, body, opts));
 }
 
 /** A metric of the app, through the one metric reader (it fails on an unknown name, label or series). */

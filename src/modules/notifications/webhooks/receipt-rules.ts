@@ -4,11 +4,30 @@ import type { Status } from '../model.ts';
  * What a provider's delivery receipt does to a notification, as plain functions over data.
  */
 
-/** A provider's delivery receipt, matched to a notification by NotificationId. */
+/**
+ * A provider's delivery receipt, matched to a notification by NotificationId, and to one of its
+ * DeliveryCycles by the cycle it names (we send it with every message, in the body and the
+ * Idempotency-Key / Message-ID) or, failing that, by the providerMessageId the provider gave that
+ * cycle. A receipt that names neither is refused at the door (`namesItsCycle`): taking it as "the
+ * current cycle" let a late failure of cycle N reopen cycle N+1.
+ */
 export interface Receipt {
   outcome: 'delivered' | 'failed';
-  /** The cycle the receipt is about (from the Idempotency-Key / Message-ID we sent); unknown = current. */
   deliveryCycle?: number;
+  providerMessageId?: string;
+}
+
+export const namesItsCycle = (r: Pick<Receipt, 'deliveryCycle' | 'providerMessageId'>): boolean =>
+  r.deliveryCycle !== undefined || (r.providerMessageId !== undefined && r.providerMessageId !== '');
+
+/**
+ * Whether the receipt answers the row's current cycle. By providerMessageId only when the row holds
+ * that id: a reopen clears it, so an older cycle's id never matches (nor does any id before the
+ * cycle's acceptance was recorded — such a receipt must name its cycle).
+ */
+export function answersCurrentCycle(state: Pick<ReceiptState, 'deliveryCycle' | 'providerMessageId'>, r: Receipt): boolean {
+  if (r.deliveryCycle !== undefined) return r.deliveryCycle === state.deliveryCycle;
+  return r.providerMessageId !== undefined && r.providerMessageId !== '' && r.providerMessageId === state.providerMessageId;
 }
 
 export interface ReceiptState {
@@ -16,6 +35,7 @@ export interface ReceiptState {
   terminal: boolean;
   deliveryCycle: number;
   deliveredAt: Date | null;
+  providerMessageId: string | null;
 }
 
 export type ReceiptDecision =
@@ -30,9 +50,7 @@ export type ReceiptDecision =
   | { kind: 'ignore'; reason: 'stale_cycle' | 'already_confirmed' | 'final' | 'not_sent' };
 
 export function decideReceipt(state: ReceiptState, receipt: Receipt, maxReopens: number): ReceiptDecision {
-  if (receipt.deliveryCycle !== undefined && receipt.deliveryCycle !== state.deliveryCycle) {
-    return { kind: 'ignore', reason: 'stale_cycle' };
-  }
+  if (!answersCurrentCycle(state, receipt)) return { kind: 'ignore', reason: 'stale_cycle' };
   if (receipt.outcome === 'delivered') {
     if (state.status === 'Sent') return state.deliveredAt ? { kind: 'ignore', reason: 'already_confirmed' } : { kind: 'confirm' };
     return state.terminal ? { kind: 'ignore', reason: 'final' } : { kind: 'mark-sent' };

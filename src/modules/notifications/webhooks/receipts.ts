@@ -7,6 +7,7 @@ import type { NotificationMetrics } from '../metrics.ts';
 import { NTF, PROVIDERS_OF, type Channel, type Status } from '../model.ts';
 import { idempotencyKeyOf } from '../delivery/rules.ts';
 import { decideReceipt, type ReceiptDecision } from './receipt-rules.ts';
+import { rememberSignature, type ReplayMark } from './replay-sql.ts';
 
 export interface DeliveryReceipt {
   notificationId: string;
@@ -22,6 +23,8 @@ export type ReceiptResult =
   | 'terminal'
   | 'unknown_notification'
   | 'provider_mismatch'
+  /** Its signature was applied before (here or on another replica): nothing changed. */
+  | 'replayed'
   | Extract<ReceiptDecision, { kind: 'ignore' }>['reason'];
 
 type LockedRow = {
@@ -41,15 +44,19 @@ type LockedRow = {
  * email's unconfirmed send intent, so it is never resent); failed reopens Sent
  * → Failed in a new DeliveryCycle, due at once, at most MaxReopens times, then terminal Failed (AC7).
  * The row is locked, so a worker's outcome racing this loses the version check and re-reads (A5).
+ * The receipt's signature is remembered in the same transaction; one already remembered is a replay
+ * and changes nothing, whichever replica applied it first.
  */
 export async function applyReceipt(
   deps: { db: Db; metrics: NotificationMetrics; log: Logger; maxReopens: number },
   providerKey: string,
   receipt: DeliveryReceipt,
+  mark: ReplayMark,
   now: Date,
 ): Promise<ReceiptResult> {
   let channel: Channel | 'unknown' = 'unknown';
   const result = await deps.db.transaction(async (tx): Promise<ReceiptResult> => {
+    if (!(await rememberSignature(tx, providerKey, mark))) return 'replayed';
     const found = await tx.execute<LockedRow>(sql`
       select id, channel, status, terminal, delivery_cycle as "deliveryCycle", delivered_at as "deliveredAt",
              provider_message_id as "providerMessageId", correlation_id as "correlationId"
@@ -115,6 +122,9 @@ export async function applyReceipt(
   if (result === 'terminal') {
     deps.metrics.dispatchedEvents.inc({ status: 'Failed' });
     deps.metrics.terminalFailures.inc({ channel, reason: 'delivery_failed', code: NTF.deliveryFailed });
+  }
+  if (result === 'replayed') {
+    deps.log.warn({ notificationId: receipt.notificationId, provider: providerKey }, 'delivery webhook refused: its signature was already applied (a replay, or the provider retrying a receipt we answered)');
   }
   if (result === 'reopened' || result === 'terminal') {
     deps.log.info({ notificationId: receipt.notificationId, provider: providerKey, result }, 'delivery webhook reported a failed delivery');

@@ -4,8 +4,9 @@ import { AppError, ErrorBody } from '../../../platform/http/index.ts';
 import { WebhookBody, WebhookParams, WebhookReply } from '../api-schemas.ts';
 import type { NotificationsContext } from '../context.ts';
 import { API_ERRORS } from '../model.ts';
-import { parseReference } from './receipt-rules.ts';
+import { namesItsCycle, parseReference } from './receipt-rules.ts';
 import { applyReceipt } from './receipts.ts';
+import { replayMarkOf, type ReplayMark } from './replay-sql.ts';
 import { checkWebhookSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.ts';
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
@@ -16,7 +17,8 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
 /**
  * `POST /api/notifications/providers/{providerKey}/webhook`: delivery receipts. The HMAC is checked
  * over the raw bytes before the body is even validated, so an unsigned or wrongly signed request
- * gets 401 and changes nothing.
+ * gets 401 and changes nothing. A signature is applied once (409 `NTF_WEBHOOK_REPLAYED` after that,
+ * on every replica), and a receipt must name the DeliveryCycle it answers (400 otherwise).
  */
 export async function registerWebhookRoutes(app: FastifyInstance, ctx: NotificationsContext): Promise<void> {
   const secrets: Record<string, string | undefined> = {
@@ -25,6 +27,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
     'http-push': ctx.config.NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET,
   };
   const rawBodies = new WeakMap<FastifyRequest, string>();
+  const marks = new WeakMap<FastifyRequest, ReplayMark>();
 
   // Own encapsulated scope: the raw-body JSON parser applies to the webhook only.
   await app.register(async (scope) => {
@@ -45,7 +48,8 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
       {
         preValidation: async (req) => {
           const providerKey = (req.params as { providerKey: string }).providerKey;
-          if (!(providerKey in secrets)) throw new AppError(API_ERRORS.unknownProvider, `no webhook for provider '${providerKey}'`, 404);
+          // Own keys only: `__proto__`, `constructor` or `toString` must not find Object.prototype's.
+          if (!Object.hasOwn(secrets, providerKey)) throw new AppError(API_ERRORS.unknownProvider, `no webhook for provider '${providerKey}'`, 404);
           const secret = secrets[providerKey];
           const check = secret
             ? checkWebhookSignature({
@@ -61,19 +65,27 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
             ctx.metrics.webhooks.inc({ provider: providerKey, result: 'unauthorized' });
             throw new AppError(API_ERRORS.badSignature, secret ? `webhook signature ${check}` : 'webhook secret not configured', 401);
           }
+          // Both headers are present and well-formed once the check passed.
+          marks.set(req, replayMarkOf(header(req, SIGNATURE_HEADER)!, Number(header(req, TIMESTAMP_HEADER)), ctx.config.NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS));
         },
         schema: {
           tags: ['notifications'],
           summary: 'Delivery receipt from a provider (HMAC-signed): delivered confirms, failed reopens Sent → Failed in a new DeliveryCycle',
           params: WebhookParams,
           body: WebhookBody,
-          response: { 200: WebhookReply, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+          response: { 200: WebhookReply, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
         },
       },
       async (req) => {
         const ref = parseReference(req.body.clientReference);
-        if (!ref) throw new AppError('NTF_WEBHOOK_REFERENCE_INVALID', 'clientReference is not a NotificationId', 400);
+        if (!ref) throw new AppError(API_ERRORS.invalidReference, 'clientReference is not a NotificationId', 400);
         const deliveryCycle = req.body.deliveryCycle ?? ref.deliveryCycle;
+        if (!namesItsCycle({ deliveryCycle, providerMessageId: req.body.providerMessageId })) {
+          ctx.metrics.webhooks.inc({ provider: req.params.providerKey, result: 'cycle_missing' });
+          throw new AppError(API_ERRORS.cycleRequired, 'a receipt must name its deliveryCycle (or `NotificationId:DeliveryCycle` as clientReference) or carry the providerMessageId of the cycle it answers', 400);
+        }
+        const mark = marks.get(req);
+        if (!mark) throw new Error('webhook receipt reached the handler without a checked signature');
         const result = await applyReceipt(
           { db: ctx.db, metrics: ctx.metrics, log: ctx.log, maxReopens: ctx.config.NOTIFICATIONS_MAX_REOPENS },
           req.params.providerKey,
@@ -83,8 +95,10 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
             ...(deliveryCycle === undefined ? {} : { deliveryCycle }),
             ...(req.body.providerMessageId ? { providerMessageId: req.body.providerMessageId } : {}),
           },
+          mark,
           ctx.clock.now(),
         );
+        if (result === 'replayed') throw new AppError(API_ERRORS.replayed, 'this signed receipt was already applied; nothing changed', 409);
         return { result };
       },
     );

@@ -74,7 +74,7 @@ describe('optimistic version races (A5, AC8)', () => {
     const run = a.runRetry();
     await within(gate.arrived, 'the provider to receive the retry');
 
-    const receipt = await postReceipt(a, 'http-sms', { clientReference: id, status: 'delivered', providerMessageId: 'gw-42' });
+    const receipt = await postReceipt(a, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'delivered', providerMessageId: 'gw-42' });
     assert.equal(receipt.json().result, 'marked_sent');
     gate.release();
     const counts = (await run).counts;

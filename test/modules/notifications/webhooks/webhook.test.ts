@@ -20,7 +20,7 @@ const outboxCount = async () => Number((await a.pool.query('select count(*) from
 describe('delivery webhook', () => {
   test('AC7: a failed-delivery webhook reopens Sent → Failed into the retry cycle; exhausting it is terminal Failed, not a DLQ', async () => {
     const id = await sentSms();
-    const res = await postReceipt(a, 'http-sms', { clientReference: id, status: 'failed', errorCode: 'UNDELIVERED' });
+    const res = await postReceipt(a, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'failed', errorCode: 'UNDELIVERED' });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().result, 'reopened');
     const reopened = await stored(a.pool, id);
@@ -89,7 +89,7 @@ describe('delivery webhook', () => {
   test('after MaxReopens cycles a failed-delivery webhook makes the notification terminal Failed with its event', async () => {
     const strict = await w.replica({ NOTIFICATIONS_MAX_REOPENS: '1' });
     const id = await sentSms(strict);
-    assert.equal((await postReceipt(strict, 'http-sms', { clientReference: id, status: 'failed' })).json().result, 'reopened');
+    assert.equal((await postReceipt(strict, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'failed' })).json().result, 'reopened');
     await strict.runRetry();
     assert.equal((await stored(a.pool, id)).delivery_cycle, 2);
     const res = await postReceipt(strict, 'http-sms', { clientReference: id, deliveryCycle: 2, status: 'failed' });
@@ -106,14 +106,16 @@ describe('delivery webhook', () => {
 
   test('delivered confirms once; receipts for an older cycle or from another channel\'s provider are ignored', async () => {
     const id = await sentSms();
-    assert.equal((await postReceipt(a, 'http-sms', { clientReference: id, status: 'delivered' })).json().result, 'confirmed');
+    assert.equal((await postReceipt(a, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'delivered' })).json().result, 'confirmed');
     assert.notEqual((await stored(a.pool, id)).delivered_at, null);
-    assert.equal((await postReceipt(a, 'http-sms', { clientReference: id, status: 'delivered' })).json().result, 'already_confirmed');
-    assert.equal((await postReceipt(a, 'http-push', { clientReference: id, status: 'failed' })).json().result, 'provider_mismatch');
+    // The provider reports it again, signed anew (the same signature again would be a replay: 409).
+    const later = Math.floor(a.clock.now().getTime() / 1000) + 1;
+    assert.equal((await postReceipt(a, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'delivered' }, { timestamp: later })).json().result, 'already_confirmed');
+    assert.equal((await postReceipt(a, 'http-push', { clientReference: id, deliveryCycle: 1, status: 'failed' })).json().result, 'provider_mismatch');
     assert.equal((await postReceipt(a, 'http-sms', { clientReference: id, deliveryCycle: 7, status: 'failed' })).json().result, 'stale_cycle');
     assert.equal((await stored(a.pool, id)).status, 'Sent');
     assert.equal(
-      (await postReceipt(a, 'http-sms', { clientReference: '0190a0b0-0000-7000-8000-00000000dead', status: 'failed' })).json().result,
+      (await postReceipt(a, 'http-sms', { clientReference: '0190a0b0-0000-7000-8000-00000000dead', deliveryCycle: 1, status: 'failed' })).json().result,
       'unknown_notification',
     );
   });
