@@ -32,6 +32,13 @@ export interface KafkaBusOptions {
   maxRequestBytes?: number;
   /** kafkajs fetch long-poll of idle consumers; bounds stop and resume latency. Default 500. */
   consumerMaxWaitMs?: number;
+  /**
+   * Group session timeout: how long a member that died without leaving (SIGKILL) holds its
+   * partitions. Default kafkajs's 30,000; the broker's group.min.session.timeout.ms (6,000) bounds it below.
+   */
+  consumerSessionTimeoutMs?: number;
+  /** CONSUMER_MAX_ATTEMPTS: a consumer's maxAttempts unless it sets its own. */
+  consumerMaxAttempts?: number;
 }
 
 /** Longest stop() waits for the producer and the admin client to disconnect. */
@@ -159,7 +166,7 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
 
     async subscribe(definition, runtime) {
       if (closing) throw new Error('event bus stopped');
-      const consumer = resolveConsumer(definition, runtime.topicPrefix);
+      const consumer = resolveConsumer(definition, runtime.topicPrefix, { maxAttempts: opts.consumerMaxAttempts });
       const processor = createMessageProcessor(consumer, {
         db: runtime.db,
         log: runtime.log,
@@ -171,6 +178,7 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
         processor,
         log: runtime.log,
         ...(opts.consumerMaxWaitMs ? { maxWaitTimeInMs: opts.consumerMaxWaitMs } : {}),
+        ...(opts.consumerSessionTimeoutMs ? { sessionTimeoutMs: opts.consumerSessionTimeoutMs } : {}),
       });
       const handle: ConsumerHandle = {
         name: running.name,

@@ -15,7 +15,13 @@ export const eventBusSettings = {
     description: 'Test-only: prefix put before every topic and consumer group name',
   }),
   KAFKA_TOPIC_PARTITIONS: Int({ default: 6, minimum: 1, maximum: 1000, description: 'Partitions of created topics' }),
-
+  CONSUMER_MAX_ATTEMPTS: Int({
+    default: 10,
+    minimum: 1,
+    maximum: 10_000,
+    description:
+      'Failed attempts in a row on one message (errors that may be its own: not an outage) after which a consumer dead-letters it as CONSUMER_RETRIES_EXHAUSTED; a consumer may set its own maxAttempts',
+  }),
 };
 
 export type EventBusSettings = SettingsOf<typeof eventBusSettings>;
