@@ -23,6 +23,7 @@ export function createEventBus(
     clientId: settings.KAFKA_CLIENT_ID,
     log: deps.log,
     consumerMaxAttempts: settings.CONSUMER_MAX_ATTEMPTS,
+    lagPollIntervalMs: settings.KAFKA_LAG_POLL_INTERVAL_MS,
     topics: topicsToCreate(deps.catalogue, {
       prefix: settings.KAFKA_TOPIC_PREFIX,
       partitions: settings.KAFKA_TOPIC_PARTITIONS,

@@ -6,6 +6,7 @@ import { consumerMetrics } from './consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from './consumer-runner.ts';
 import { EventBusUnavailableError } from './errors.ts';
 import { startKafkaConsumer } from './kafka-consumer.ts';
+import { createLagPoller } from './kafka-lag.ts';
 import { KAFKA_LOG_LEVEL, kafkaLogCreator } from './kafka-log.ts';
 import { byTopic, chunkByBytes, isKafkaUnreachable, waitForLeaders } from './kafka-util.ts';
 
@@ -39,6 +40,8 @@ export interface KafkaBusOptions {
   consumerSessionTimeoutMs?: number;
   /** CONSUMER_MAX_ATTEMPTS: a consumer's maxAttempts unless it sets its own. */
   consumerMaxAttempts?: number;
+  /** KAFKA_LAG_POLL_INTERVAL_MS: how often consumer lag is read from the broker. Default 15,000. */
+  lagPollIntervalMs?: number;
 }
 
 /** Longest stop() waits for the producer and the admin client to disconnect. */
@@ -118,6 +121,14 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
     void a?.then((x) => x.disconnect()).catch(() => undefined);
   }
 
+  const lagPoller = createLagPoller({
+    admin: currentAdmin,
+    resetAdmin,
+    intervalMs: opts.lagPollIntervalMs ?? 15_000,
+    timeoutMs: requestTimeout,
+    log,
+  });
+
   const bus: EventBus = {
     kind: 'kafka',
 
@@ -167,10 +178,11 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
     async subscribe(definition, runtime) {
       if (closing) throw new Error('event bus stopped');
       const consumer = resolveConsumer(definition, runtime.topicPrefix, { maxAttempts: opts.consumerMaxAttempts });
+      const metrics = consumerMetrics(runtime.registry);
       const processor = createMessageProcessor(consumer, {
         db: runtime.db,
         log: runtime.log,
-        metrics: consumerMetrics(runtime.registry),
+        metrics,
         publish: (m) => bus.publish(m),
       });
       const running = await startKafkaConsumer({
@@ -180,10 +192,12 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
         ...(opts.consumerMaxWaitMs ? { maxWaitTimeInMs: opts.consumerMaxWaitMs } : {}),
         ...(opts.consumerSessionTimeoutMs ? { sessionTimeoutMs: opts.consumerSessionTimeoutMs } : {}),
       });
+      const untrack = lagPoller.track({ name: consumer.name, topic: consumer.topic, physicalTopic: consumer.physicalTopic, groupId: consumer.groupId, metrics });
       const handle: ConsumerHandle = {
         name: running.name,
         stop: async () => {
           consumers.delete(handle);
+          untrack();
           await running.stop();
         },
       };
@@ -210,6 +224,7 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
       if (closing) return;
       closing = true;
       await Promise.allSettled([...consumers].map((c) => c.stop()));
+      await lagPoller.stop();
       stopped = true;
       const p = producer;
       producer = undefined;

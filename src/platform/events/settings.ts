@@ -22,6 +22,12 @@ export const eventBusSettings = {
     description:
       'Failed attempts in a row on one message (errors that may be its own: not an outage) after which a consumer dead-letters it as CONSUMER_RETRIES_EXHAUSTED; a consumer may set its own maxAttempts',
   }),
+  KAFKA_LAG_POLL_INTERVAL_MS: Int({
+    default: 15_000,
+    minimum: 1000,
+    maximum: 3_600_000,
+    description: 'How often consumer_lag and consumer_oldest_unconsumed_age_seconds are read from the broker (committed offsets vs high watermarks)',
+  }),
 };
 
 export type EventBusSettings = SettingsOf<typeof eventBusSettings>;
