@@ -70,6 +70,13 @@ export interface ConsumerDefinition<P = unknown> {
   idempotencyKey?(event: EventEnvelope<P>): string;
   /** Retry delay for infrastructure errors; unlimited retries. Default 1 s → 60 s. */
   backoff?: BackoffPolicy;
+  /**
+   * Failed attempts in a row on one message after which it is dead-lettered as
+   * CONSUMER_RETRIES_EXHAUSTED. Only errors that may be the message's own count (a TypeError, a
+   * unique violation it hits every time); an outage of the database or the broker never does.
+   * Default CONSUMER_MAX_ATTEMPTS.
+   */
+  maxAttempts?: number;
   /** Partitions handled in parallel (each still strictly in order). Default 1. */
   partitionsConcurrently?: number;
   /**

@@ -1,6 +1,7 @@
 import { backoffProblems, type Backoff } from '../backoff/index.ts';
 import type { BackoffPolicy, ConsumerDefinition } from './bus.ts';
 import type { EventEnvelope } from './envelope.ts';
+import { eventBusSettings } from './settings.ts';
 import { withPrefix } from './topics.ts';
 
 /** Infrastructure errors are retried without end: 1 s doubling to 60 s, up to 20 % longer at random. */
@@ -16,12 +17,18 @@ export interface ResolvedConsumer {
   eventTypes: ReadonlySet<string>;
   contractVersion: number;
   backoff: BackoffPolicy;
+  maxAttempts: number;
   partitionsConcurrently: number;
   maxMessagesPerTransaction: number;
   idempotencyKey(event: EventEnvelope): string;
 }
 
-export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''): ResolvedConsumer {
+/** Kernel-wide consumer defaults from the settings (CONSUMER_MAX_ATTEMPTS). */
+export interface ConsumerDefaults {
+  maxAttempts?: number;
+}
+
+export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = '', defaults: ConsumerDefaults = {}): ResolvedConsumer {
   const problems: string[] = [];
   if (!definition.name || definition.name.length > 100) problems.push('name must be 1..100 characters');
   if (!definition.topic) problems.push('topic is required');
@@ -36,6 +43,7 @@ export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''
   };
   const partitionsConcurrently = positive(definition.partitionsConcurrently, 1, 'partitionsConcurrently');
   const maxMessagesPerTransaction = positive(definition.maxMessagesPerTransaction, 100, 'maxMessagesPerTransaction');
+  const maxAttempts = positive(definition.maxAttempts ?? defaults.maxAttempts, eventBusSettings.CONSUMER_MAX_ATTEMPTS.default as number, 'maxAttempts');
   if (problems.length > 0) throw new Error(`consumer ${definition.name}: ${problems.join('; ')}`);
   return {
     definition,
@@ -46,6 +54,7 @@ export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''
     eventTypes: new Set(definition.eventTypes),
     contractVersion: definition.contractVersion ?? 1,
     backoff,
+    maxAttempts,
     partitionsConcurrently,
     maxMessagesPerTransaction,
     idempotencyKey: (e) => definition.idempotencyKey?.(e) ?? `${definition.name}:${e.messageId}`,

@@ -26,8 +26,13 @@ export function consumerMetrics(registry: Registry) {
     }),
     lag: gauge(registry, {
       name: 'consumer_lag',
-      help: 'High watermark minus the next offset to process, per partition',
+      help: 'Messages waiting per partition: high watermark minus the group\'s committed offset, read from the broker every KAFKA_LAG_POLL_INTERVAL_MS (and on progress); rises while the consumer is stuck. Every replica reports the whole group: use max by (consumer, partition)',
       labelNames: ['consumer', 'topic', 'partition'] as const,
+    }),
+    oldestUnconsumedAge: gauge(registry, {
+      name: 'consumer_oldest_unconsumed_age_seconds',
+      help: 'Age of the oldest message the consumer group has not committed yet, over its partitions (dated by the lag poll that first saw it, so at most one poll interval young); 0 when caught up. Alert > 300',
+      labelNames: ['consumer', 'topic'] as const,
     }),
     handleDuration: histogram(registry, {
       name: 'consumer_handle_duration_seconds',

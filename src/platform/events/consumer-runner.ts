@@ -4,18 +4,26 @@ import { backoffDelayMs } from '../backoff/index.ts';
 import type { IncomingMessage, OutgoingMessage } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
 import { handleInTransaction, type Decoded } from './consumer-transaction.ts';
+import { createAttemptTracker, RetriesExhaustedError } from './consumer-failures.ts';
 import type { ConsumerMetrics } from './consumer-metrics.ts';
 import { deadLetterMessage } from './dead-letter.ts';
 import { envelopeFromWire } from './envelope.ts';
 import { errorSummary, isPoisonMessageError, type PoisonMessageError } from './errors.ts';
+import { recordInInbox } from './inbox.ts';
 
 export { resolveConsumer, type ResolvedConsumer } from './consumer-definition.ts';
 
 /**
  * The consumer contract of DESIGN "Consumers", independent of the transport. Both adapters feed
  * the messages of one partition, in order, to `processBatch`; it reports how many are done
- * (their offsets may be committed) and, if it stopped early, the infrastructure error of the
- * next one, which the adapter retries after `retryDelay` (Kafka: pause + seek back).
+ * (their offsets may be committed) and, if it stopped early, the error of the next one, which
+ * the adapter retries after `retryDelay(msg, error, attempt)` (Kafka: pause + seek back).
+ *
+ * A message that fails `maxAttempts` times in a row with an error that may be its own (not an
+ * outage: see countsAsAttempt) is dead-lettered as CONSUMER_RETRIES_EXHAUSTED. Every
+ * dead-lettered message with an inbox key is recorded in the inbox right after its DLQ copy is
+ * acknowledged and before its offset is committed, so a crash in between makes the redelivery a
+ * duplicate instead of a second dead letter.
  */
 
 export interface ProcessorDeps {
@@ -29,8 +37,10 @@ export interface ProcessorDeps {
 export interface BatchResult {
   /** Messages finished (handled, duplicate, skipped or dead-lettered), from the start of the batch. */
   done: number;
-  /** Set when messages[done] failed with an infrastructure error: retry it after a delay. */
+  /** Set when messages[done] failed and is to be retried after a delay. */
   error?: unknown;
+  /** With `error`: failed attempts of messages[done] in a row so far (1 = the first), for the backoff. */
+  attempt?: number;
 }
 
 export interface MessageProcessor {
@@ -47,11 +57,36 @@ export function createMessageProcessor(consumer: ResolvedConsumer, deps: Process
   const { metrics } = deps;
   const log = deps.log.child({ consumer: consumer.name, topic: consumer.topic });
 
-  async function deadLetter(msg: IncomingMessage, err: PoisonMessageError, messageId?: string): Promise<void> {
-    await deps.publish([deadLetterMessage(msg, err)]);
+  const attempts = createAttemptTracker();
+  /** Per partition: the offset whose DLQ copy is acknowledged but whose inbox row is not written yet. */
+  const lettered = new Map<number, { offset: string; err: PoisonMessageError; key: string; messageId: string }>();
+
+  /**
+   * DLQ copy, then (readable messages of a handled type) the inbox row in its own statement, then
+   * the caller's offset commit. A crash after the copy and before the inbox row is the one window
+   * left in which a message can reach the DLQ twice; the copies are identical (origin headers).
+   */
+  async function deadLetter(msg: IncomingMessage, err: PoisonMessageError, decoded?: { key?: string | undefined; messageId: string }): Promise<void> {
+    const pending = lettered.get(msg.partition);
+    if (pending?.offset !== msg.offset) await deps.publish([deadLetterMessage(msg, err)]);
+    if (decoded?.key !== undefined) {
+      lettered.set(msg.partition, { offset: msg.offset, err, key: decoded.key, messageId: decoded.messageId });
+      await recordInInbox(deps.db, [decoded.key], consumer.name);
+    }
+    lettered.delete(msg.partition);
+    attempts.done(msg.partition);
     metrics.deadLettered.inc({ consumer: consumer.name, topic: consumer.topic, code: err.code });
     metrics.messages.inc({ consumer: consumer.name, outcome: 'dead_lettered' });
-    log.warn({ partition: msg.partition, offset: msg.offset, messageId, code: err.code, reason: err.message }, 'message dead-lettered');
+    const exhausted = err instanceof RetriesExhaustedError ? { attempts: err.attempts, errorClass: err.errorClass } : {};
+    log.warn(
+      { partition: msg.partition, offset: msg.offset, messageId: decoded?.messageId, code: err.code, reason: err.message, ...exhausted },
+      'message dead-lettered',
+    );
+  }
+
+  /** messages[done] failed: the result that asks the adapter to retry it. */
+  function retry(done: number, msg: IncomingMessage, error: unknown, counted = attempts.failed(msg.partition, msg.offset, error)): BatchResult {
+    return { done, error, attempt: counted.all };
   }
 
   function decode(msg: IncomingMessage): Decoded | PoisonMessageError {
@@ -67,6 +102,16 @@ export function createMessageProcessor(consumer: ResolvedConsumer, deps: Process
 
   async function processBatch(messages: readonly IncomingMessage[]): Promise<BatchResult> {
     let done = 0;
+    // The head was dead-lettered but its inbox row failed: finish that, never a second DLQ copy.
+    const pending = messages.length > 0 ? lettered.get(messages[0]!.partition) : undefined;
+    if (pending && pending.offset === messages[0]!.offset) {
+      try {
+        await deadLetter(messages[0]!, pending.err, pending);
+      } catch (err) {
+        return retry(0, messages[0]!, err);
+      }
+      done = 1;
+    }
     while (done < messages.length) {
       // The readable messages up to the next unreadable one share one transaction.
       const group: Decoded[] = [];
@@ -81,18 +126,25 @@ export function createMessageProcessor(consumer: ResolvedConsumer, deps: Process
           group.push(decoded);
         }
       } catch (err) {
-        return { done, error: err }; // a custom idempotencyKey threw: a bug, retried until fixed
+        return retry(done, messages[done]!, err); // a custom idempotencyKey threw: a bug, retried until fixed
       }
       if (group.length > 0) {
         const result = await handleInTransaction(group, consumer, deps.db, metrics, log);
         done += result.done;
         if (result.done < group.length) {
           const failed = group[result.done]!;
-          if (!isPoisonMessageError(result.error)) return { done, error: result.error };
+          let poison: PoisonMessageError;
+          let counted: ReturnType<typeof attempts.failed> | undefined;
+          if (isPoisonMessageError(result.error)) poison = result.error;
+          else {
+            counted = attempts.failed(failed.msg.partition, failed.msg.offset, result.error);
+            if (counted.counted < consumer.maxAttempts) return retry(done, failed.msg, result.error, counted);
+            poison = new RetriesExhaustedError(counted.counted, result.error);
+          }
           try {
-            await deadLetter(failed.msg, result.error, failed.event.messageId);
+            await deadLetter(failed.msg, poison, { key: failed.key, messageId: failed.event.messageId });
           } catch (err) {
-            return { done, error: err };
+            return retry(done, failed.msg, err, counted); // the same attempt: counted once
           }
           done += 1;
         }
@@ -101,10 +153,11 @@ export function createMessageProcessor(consumer: ResolvedConsumer, deps: Process
       try {
         await deadLetter(messages[done]!, unreadable!);
       } catch (err) {
-        return { done, error: err };
+        return retry(done, messages[done]!, err);
       }
       done += 1;
     }
+    if (done > 0) attempts.done(messages[0]!.partition);
     return { done };
   }
 

@@ -15,11 +15,15 @@ export function createEventBus(
   settings: EventBusSettings,
   deps: { log: Logger; catalogue: readonly CatalogueTopic[] },
 ): EventBus {
-  if (!settings.KAFKA_BROKERS) return createInProcessBus({ log: deps.log, partitions: settings.KAFKA_TOPIC_PARTITIONS });
+  if (!settings.KAFKA_BROKERS) {
+    return createInProcessBus({ log: deps.log, partitions: settings.KAFKA_TOPIC_PARTITIONS, consumerMaxAttempts: settings.CONSUMER_MAX_ATTEMPTS });
+  }
   return createKafkaBus({
     brokers: settings.KAFKA_BROKERS.split(','),
     clientId: settings.KAFKA_CLIENT_ID,
     log: deps.log,
+    consumerMaxAttempts: settings.CONSUMER_MAX_ATTEMPTS,
+    lagPollIntervalMs: settings.KAFKA_LAG_POLL_INTERVAL_MS,
     topics: topicsToCreate(deps.catalogue, {
       prefix: settings.KAFKA_TOPIC_PREFIX,
       partitions: settings.KAFKA_TOPIC_PARTITIONS,

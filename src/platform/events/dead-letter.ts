@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingMessage } from './bus.ts';
 import type { HeaderValue } from './envelope.ts';
+import { RetriesExhaustedError } from './consumer-failures.ts';
 import type { PoisonMessageError } from './errors.ts';
 import { dlqTopicOf } from './topics.ts';
 
@@ -9,6 +10,10 @@ export const DLQ_HEADER = {
   originTopic: 'dlq-origin-topic',
   originPartition: 'dlq-origin-partition',
   originOffset: 'dlq-origin-offset',
+  /** CONSUMER_RETRIES_EXHAUSTED only: the last error's class, its SQLSTATE if any, the attempts made. */
+  errorClass: 'dlq-error-class',
+  errorSqlState: 'dlq-error-sqlstate',
+  attempts: 'dlq-attempts',
 } as const;
 
 const MAX_REASON = 500;
@@ -28,5 +33,10 @@ export function deadLetterMessage(msg: IncomingMessage, err: PoisonMessageError)
   headers[DLQ_HEADER.originTopic] = msg.topic;
   headers[DLQ_HEADER.originPartition] = String(msg.partition);
   headers[DLQ_HEADER.originOffset] = msg.offset;
+  if (err instanceof RetriesExhaustedError) {
+    headers[DLQ_HEADER.errorClass] = err.errorClass.name;
+    if (err.errorClass.sqlState) headers[DLQ_HEADER.errorSqlState] = err.errorClass.sqlState;
+    headers[DLQ_HEADER.attempts] = String(err.attempts);
+  }
   return { topic: dlqTopicOf(msg.topic), key: msg.key, value: msg.value, headers };
 }

@@ -14,6 +14,8 @@ import { EventBusUnavailableError } from './errors.ts';
  */
 export interface InProcessBusOptions {
   log: Logger;
+  /** CONSUMER_MAX_ATTEMPTS: a consumer's maxAttempts unless it sets its own. */
+  consumerMaxAttempts?: number;
   /** Partitions per topic: keys hash onto them, so one key's failure holds back only its partition. */
   partitions?: number;
 }
@@ -49,19 +51,16 @@ export function createInProcessBus(opts: InProcessBusOptions): EventBus {
 
   async function drain(sub: Subscription, partition: number): Promise<void> {
     const worker = sub.workers[partition]!;
-    let attempt = 0;
     while (!sub.stopping && worker.queue.length > 0) {
       const chunk = worker.queue.slice(0, sub.processor.consumer.maxMessagesPerTransaction);
-      const { done, error } = await sub.processor.processBatch(chunk);
+      const { done, error, attempt } = await sub.processor.processBatch(chunk);
       if (done > 0) {
-        attempt = 0;
         worker.queue.splice(0, done);
         const next = Number(chunk[done - 1]!.offset) + 1;
         sub.processor.reportLag(partition, next + worker.queue.length, next);
       }
       if (error !== undefined) {
-        attempt += 1;
-        const delay = sub.processor.retryDelay(worker.queue[0]!, error, attempt);
+        const delay = sub.processor.retryDelay(worker.queue[0]!, error, attempt ?? 1);
         await sleep(delay, undefined, { signal: sub.abort.signal }).catch(() => undefined);
       }
     }
@@ -115,7 +114,7 @@ export function createInProcessBus(opts: InProcessBusOptions): EventBus {
 
     async subscribe(definition, runtime): Promise<ConsumerHandle> {
       if (closing) throw new Error('event bus stopped');
-      const consumer = resolveConsumer(definition, runtime.topicPrefix);
+      const consumer = resolveConsumer(definition, runtime.topicPrefix, { maxAttempts: opts.consumerMaxAttempts });
       const processor = createMessageProcessor(consumer, {
         db: runtime.db,
         log: runtime.log,

@@ -6,6 +6,7 @@ import { consumerMetrics } from './consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from './consumer-runner.ts';
 import { EventBusUnavailableError } from './errors.ts';
 import { startKafkaConsumer } from './kafka-consumer.ts';
+import { createLagPoller } from './kafka-lag.ts';
 import { KAFKA_LOG_LEVEL, kafkaLogCreator } from './kafka-log.ts';
 import { byTopic, chunkByBytes, isKafkaUnreachable, waitForLeaders } from './kafka-util.ts';
 
@@ -32,6 +33,15 @@ export interface KafkaBusOptions {
   maxRequestBytes?: number;
   /** kafkajs fetch long-poll of idle consumers; bounds stop and resume latency. Default 500. */
   consumerMaxWaitMs?: number;
+  /**
+   * Group session timeout: how long a member that died without leaving (SIGKILL) holds its
+   * partitions. Default kafkajs's 30,000; the broker's group.min.session.timeout.ms (6,000) bounds it below.
+   */
+  consumerSessionTimeoutMs?: number;
+  /** CONSUMER_MAX_ATTEMPTS: a consumer's maxAttempts unless it sets its own. */
+  consumerMaxAttempts?: number;
+  /** KAFKA_LAG_POLL_INTERVAL_MS: how often consumer lag is read from the broker. Default 15,000. */
+  lagPollIntervalMs?: number;
 }
 
 /** Longest stop() waits for the producer and the admin client to disconnect. */
@@ -111,6 +121,14 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
     void a?.then((x) => x.disconnect()).catch(() => undefined);
   }
 
+  const lagPoller = createLagPoller({
+    admin: currentAdmin,
+    resetAdmin,
+    intervalMs: opts.lagPollIntervalMs ?? 15_000,
+    timeoutMs: requestTimeout,
+    log,
+  });
+
   const bus: EventBus = {
     kind: 'kafka',
 
@@ -159,11 +177,12 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
 
     async subscribe(definition, runtime) {
       if (closing) throw new Error('event bus stopped');
-      const consumer = resolveConsumer(definition, runtime.topicPrefix);
+      const consumer = resolveConsumer(definition, runtime.topicPrefix, { maxAttempts: opts.consumerMaxAttempts });
+      const metrics = consumerMetrics(runtime.registry);
       const processor = createMessageProcessor(consumer, {
         db: runtime.db,
         log: runtime.log,
-        metrics: consumerMetrics(runtime.registry),
+        metrics,
         publish: (m) => bus.publish(m),
       });
       const running = await startKafkaConsumer({
@@ -171,11 +190,14 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
         processor,
         log: runtime.log,
         ...(opts.consumerMaxWaitMs ? { maxWaitTimeInMs: opts.consumerMaxWaitMs } : {}),
+        ...(opts.consumerSessionTimeoutMs ? { sessionTimeoutMs: opts.consumerSessionTimeoutMs } : {}),
       });
+      const untrack = lagPoller.track({ name: consumer.name, topic: consumer.topic, physicalTopic: consumer.physicalTopic, groupId: consumer.groupId, metrics });
       const handle: ConsumerHandle = {
         name: running.name,
         stop: async () => {
           consumers.delete(handle);
+          untrack();
           await running.stop();
         },
       };
@@ -202,6 +224,7 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
       if (closing) return;
       closing = true;
       await Promise.allSettled([...consumers].map((c) => c.stop()));
+      await lagPoller.stop();
       stopped = true;
       const p = producer;
       producer = undefined;

@@ -17,6 +17,8 @@ export interface KafkaConsumerOptions {
   log: Logger;
   /** Longest wait of an empty fetch; bounds how long stop and resume take. */
   maxWaitTimeInMs?: number;
+  /** Group session timeout (kafkajs default 30,000). */
+  sessionTimeoutMs?: number;
 }
 
 export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<ConsumerHandle> {
@@ -26,22 +28,19 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
   const consumer: Consumer = opts.kafka.consumer({
     groupId: def.groupId,
     maxWaitTimeInMs: opts.maxWaitTimeInMs ?? 500,
+    ...(opts.sessionTimeoutMs ? { sessionTimeout: opts.sessionTimeoutMs } : {}),
     // A consumer that crashed (e.g. the broker went away for longer than the client retries)
     // always restarts; giving up would silently stop a context's event flow.
     retry: { restartOnFailure: async () => true },
   });
   const resumeTimers = new Set<NodeJS.Timeout>();
-  /** Consecutive failures of the message at the head of each partition. */
-  const attempts = new Map<number, number>();
   let stopping = false;
 
   consumer.on(consumer.events.CRASH, (e) => {
     log.error({ err: { name: e.payload.error.name, message: e.payload.error.message }, restart: e.payload.restart }, 'kafka consumer crashed');
   });
 
-  function retryLater(topic: string, partition: number, msg: IncomingMessage, err: unknown): void {
-    const attempt = (attempts.get(partition) ?? 0) + 1;
-    attempts.set(partition, attempt);
+  function retryLater(topic: string, partition: number, msg: IncomingMessage, err: unknown, attempt: number): void {
     const delay = processor.retryDelay(msg, err, attempt);
     consumer.pause([{ topic, partitions: [partition] }]);
     consumer.seek({ topic, partition, offset: msg.offset });
@@ -77,9 +76,8 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
       for (let index = 0; index < messages.length; ) {
         if (stopping || !payload.isRunning() || payload.isStale()) break;
         const chunk = messages.slice(index, index + def.maxMessagesPerTransaction);
-        const { done, error } = await processor.processBatch(chunk);
+        const { done, error, attempt } = await processor.processBatch(chunk);
         if (done > 0) {
-          attempts.delete(partition);
           const last = chunk[done - 1]!.offset;
           payload.resolveOffset(last);
           nextOffset = String(BigInt(last) + 1n);
@@ -87,7 +85,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
         }
         index += done;
         if (error !== undefined) {
-          retryLater(topic, partition, messages[index]!, error);
+          retryLater(topic, partition, messages[index]!, error, attempt ?? 1);
           break;
         }
         await payload.heartbeat();

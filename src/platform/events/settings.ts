@@ -15,7 +15,19 @@ export const eventBusSettings = {
     description: 'Test-only: prefix put before every topic and consumer group name',
   }),
   KAFKA_TOPIC_PARTITIONS: Int({ default: 6, minimum: 1, maximum: 1000, description: 'Partitions of created topics' }),
-
+  CONSUMER_MAX_ATTEMPTS: Int({
+    default: 10,
+    minimum: 1,
+    maximum: 10_000,
+    description:
+      'Failed attempts in a row on one message (errors that may be its own: not an outage) after which a consumer dead-letters it as CONSUMER_RETRIES_EXHAUSTED; a consumer may set its own maxAttempts',
+  }),
+  KAFKA_LAG_POLL_INTERVAL_MS: Int({
+    default: 15_000,
+    minimum: 1000,
+    maximum: 3_600_000,
+    description: 'How often consumer_lag and consumer_oldest_unconsumed_age_seconds are read from the broker (committed offsets vs high watermarks)',
+  }),
 };
 
 export type EventBusSettings = SettingsOf<typeof eventBusSettings>;
