@@ -121,6 +121,17 @@ export async function getView(c: Queryable, id: string): Promise<ViewRow | undef
   return rows[0];
 }
 
+/** The view's session and the stored digest of that session's device secret; undefined: no such view. */
+export async function viewSecretHash(c: Queryable, id: string): Promise<{ sessionId: string; deviceSecretHash: string | null } | undefined> {
+  const { rows } = await c.query<{ sessionId: string; deviceSecretHash: string | null }>(
+    `select v.session_id as "sessionId", s.device_secret_hash as "deviceSecretHash"
+       from user_activity.property_object_views v join user_activity.sessions s on s.id = v.session_id
+      where v.id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
 /** View heartbeat: moves LastActivityAt forward on an Active view; nothing when it is Inactive. */
 export async function touchActiveView(c: Queryable, id: string, now: Date): Promise<boolean> {
   const res = await c.query(
