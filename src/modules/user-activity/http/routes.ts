@@ -7,7 +7,6 @@ import {
   IdParams,
   LinkReply,
   OpenViewBody,
-  Session,
   SessionHeartbeatReply,
   StartSessionBody,
   StartSessionReply,

@@ -116,11 +116,6 @@ export async function insertView(c: Queryable, v: NewView): Promise<ViewRow> {
   return rows[0]!;
 }
 
-export async function getView(c: Queryable, id: string): Promise<ViewRow | undefined> {
-  const { rows } = await c.query<ViewRow>(`select ${COLUMNS('v')} from user_activity.property_object_views v where v.id = $1`, [id]);
-  return rows[0];
-}
-
 /** The view's session and the stored digest of that session's device secret; undefined: no such view. */
 export async function viewSecretHash(c: Queryable, id: string): Promise<{ sessionId: string; deviceSecretHash: string | null } | undefined> {
   const { rows } = await c.query<{ sessionId: string; deviceSecretHash: string | null }>(
