@@ -55,9 +55,11 @@ async function seed(): Promise<void> {
   await pool.query(`truncate user_activity.property_object_views, user_activity.sessions, platform.outbox`);
   const lastActivity = new Date(Date.now() - 13 * 60_000);
   await pool.query(
-    `insert into user_activity.sessions (id, anonymous_id, user_id, device_user_agent, device_ip_address, status, created_at, last_activity_at)
-     select gen_random_uuid(), 'bench-' || g, case when g % 3 = 0 then gen_random_uuid() end, 'Mozilla/5.0 bench', '198.51.100.1',
-            'Active', $2::timestamptz - interval '30 minutes', $2::timestamptz - (g || ' ms')::interval
+    // Each session with a device-secret digest (64 hex characters), as the start route writes them.
+    `insert into user_activity.sessions
+       (id, anonymous_id, user_id, device_user_agent, device_ip_address, device_secret_hash, status, created_at, last_activity_at)
+     select gen_random_uuid(), 'bench-device-' || g, case when g % 3 = 0 then gen_random_uuid() end, 'Mozilla/5.0 bench', '198.51.100.1',
+            encode(sha256(gen_random_uuid()::text::bytea), 'hex'), 'Active', $2::timestamptz - interval '30 minutes', $2::timestamptz - (g || ' ms')::interval
        from generate_series(1, $1) g`,
     [SESSIONS, lastActivity],
   );

@@ -5,6 +5,15 @@ export const ERROR = {
   sessionNotFound: 'USER_ACTIVITY_SESSION_NOT_FOUND',
   viewNotFound: 'USER_ACTIVITY_PROPERTY_OBJECT_VIEW_NOT_FOUND',
   filterSnapshotTooLarge: 'USER_ACTIVITY_FILTER_SNAPSHOT_TOO_LARGE',
+  deviceSecretRequired: 'USER_ACTIVITY_DEVICE_SECRET_REQUIRED',
+  deviceSecretInvalid: 'USER_ACTIVITY_DEVICE_SECRET_INVALID',
 } as const;
 
 export const sessionNotFound = (message = 'no active session with this id') => new AppError(ERROR.sessionNotFound, message, 404);
+
+/** No `X-Device-Secret` header on a call that changes a session or its views. */
+export const deviceSecretRequired = () =>
+  new AppError(ERROR.deviceSecretRequired, 'send the device secret the session start returned, in the X-Device-Secret header', 401);
+
+/** The device secret is not the one of this session (or the session predates device secrets). */
+export const deviceSecretInvalid = () => new AppError(ERROR.deviceSecretInvalid, 'the device secret does not match this session', 403);

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, inet, integer, jsonb, pgSchema, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, char, check, index, inet, integer, jsonb, pgSchema, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 
 /** Tables of the user-activity context (seed 001; domain docs session.md / property-object-view.md). */
 export const userActivity = pgSchema('user_activity');
@@ -19,6 +19,11 @@ export const sessions = userActivity.table(
     // Device: kept for the session's own record only, never put into events or logs (PII).
     deviceUserAgent: varchar('device_user_agent', { length: 1024 }),
     deviceIpAddress: inet('device_ip_address'),
+    /**
+     * SHA-256 (hex) of the device secret handed out when the session started; the secret itself is
+     * never stored. Null only on sessions started before device secrets: nothing can prove those.
+     */
+    deviceSecretHash: char('device_secret_hash', { length: 64 }),
     status: varchar('status', { length: 16 }).notNull(),
     /** Why it ended: Inactivity (closer) or Switched (linked to another user). */
     endReason: varchar('end_reason', { length: 16 }),
@@ -31,8 +36,9 @@ export const sessions = userActivity.table(
   (t) => [
     // The closer's scan (phase B) and the backlog gauges: Active rows by LastActivityAt.
     index('ix_sessions_active_last_activity').on(t.lastActivityAt).where(sql`${t.status} = 'Active'`),
-    // One Active session per device (AnonymousId).
-    uniqueIndex('ux_sessions_active_anonymous_id').on(t.anonymousId).where(sql`${t.status} = 'Active'`),
+    // One Active session per device: the AnonymousId together with the secret that proves it. A
+    // start that cannot prove a device gets a session of its own, never another device's.
+    uniqueIndex('ux_sessions_active_device').on(t.anonymousId, t.deviceSecretHash).where(sql`${t.status} = 'Active'`),
     // Retention: Inactive rows by end time.
     index('ix_sessions_inactive_ended_at').on(t.endedAt).where(sql`${t.status} = 'Inactive'`),
     check('chk_sessions_status', sql`${t.status} in ('Active', 'Inactive')`),

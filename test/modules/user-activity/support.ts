@@ -4,6 +4,7 @@ import { createLogger, type Logger } from '../../../src/platform/observability/l
 import type { Registry } from '../../../src/platform/observability/metrics.ts';
 import { newId, type Clock } from '../../../src/platform/time.ts';
 import type { BatchRunContext } from '../../../src/platform/jobs/index.ts';
+import { hashDeviceSecret } from '../../../src/modules/user-activity/sessions/device-secret.ts';
 
 export const MIN = 60_000;
 export const T0 = new Date('2026-03-01T12:00:00.000Z');
@@ -42,16 +43,31 @@ export interface SeedSession {
   userId?: string | null;
   ipAddress?: string | null;
   userAgent?: string | null;
+  /** The device secret whose digest is stored; default SEED_DEVICE_SECRET. */
+  deviceSecret?: string;
   createdAt: Date;
   lastActivityAt: Date;
 }
 
+/** The device secret of every seeded session unless one is given: send it as X-Device-Secret. */
+export const SEED_DEVICE_SECRET = 'seeded-device-secret-0123456789abcdefghijklm';
+
 export async function seedSession(pool: pg.Pool, s: SeedSession): Promise<string> {
   const id = s.id ?? newId();
   await pool.query(
-    `insert into user_activity.sessions (id, anonymous_id, user_id, device_user_agent, device_ip_address, status, created_at, last_activity_at)
-     values ($1, $2, $3, $4, $5, 'Active', $6, $7)`,
-    [id, s.anonymousId ?? `anon-${id}`, s.userId ?? null, s.userAgent ?? 'Mozilla/5.0 test', s.ipAddress ?? '203.0.113.7', s.createdAt, s.lastActivityAt],
+    `insert into user_activity.sessions
+       (id, anonymous_id, user_id, device_user_agent, device_ip_address, device_secret_hash, status, created_at, last_activity_at)
+     values ($1, $2, $3, $4, $5, $6, 'Active', $7, $8)`,
+    [
+      id,
+      s.anonymousId ?? `anon-${id}`,
+      s.userId ?? null,
+      s.userAgent ?? 'Mozilla/5.0 test',
+      s.ipAddress ?? '203.0.113.7',
+      hashDeviceSecret(s.deviceSecret ?? SEED_DEVICE_SECRET),
+      s.createdAt,
+      s.lastActivityAt,
+    ],
   );
   return id;
 }

@@ -7,13 +7,27 @@ const Status = Type.Union([Type.Literal('Active'), Type.Literal('Inactive')]);
 
 export const IdParams = Type.Object({ id: Uuid });
 
+/** Shortest AnonymousId accepted: long enough to be a random device id (a UUID is 36). */
+export const ANONYMOUS_ID_MIN_LENGTH = 16;
+
+/**
+ * `X-Device-Secret`: the secret a session start returned. Optional in the schema so that a call
+ * without it is answered 401 USER_ACTIVITY_DEVICE_SECRET_REQUIRED, not a generic validation error.
+ */
+export const DeviceSecretHeaders = Type.Object({
+  'x-device-secret': Type.Optional(
+    Type.String({ maxLength: 256, description: "The device secret the session start returned (required on every call that changes a session or its views)" }),
+  ),
+});
+export type DeviceSecretHeaders = Static<typeof DeviceSecretHeaders>;
+
 export const StartSessionBody = Type.Object(
   {
     anonymousId: Type.String({
-      minLength: 1,
+      minLength: ANONYMOUS_ID_MIN_LENGTH,
       maxLength: 100,
       pattern: '^[A-Za-z0-9._:-]+$',
-      description: 'Device/guest id kept by the client (AnonymousId)',
+      description: `Device/guest id kept by the client (AnonymousId), ${ANONYMOUS_ID_MIN_LENGTH}..100 characters (e.g. a UUID); an identifier, not a credential`,
     }),
     device: Type.Object(
       {
@@ -40,6 +54,17 @@ export const Session = Type.Object({
   endedAt: Nullable(Timestamp),
   durationSeconds: Nullable(Type.Integer()),
 });
+
+export const StartSessionReply = Type.Composite([
+  Session,
+  Type.Object({
+    deviceSecret: Type.String({
+      description:
+        'The device secret (base64url): send it as X-Device-Secret on every later call for this session, and to the next start to resume it. ' +
+        'A new session carries a fresh one; a resumed session keeps the one presented.',
+    }),
+  }),
+]);
 
 export const SessionHeartbeatReply = Type.Object({
   restarted: Type.Boolean({ description: 'The session was no longer Active; `session` is the new one (INV-SES-003)' }),

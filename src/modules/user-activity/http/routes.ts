@@ -1,19 +1,20 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { AppError, ErrorBody } from '../../../platform/http/index.ts';
 import {
+  DeviceSecretHeaders,
   FILTER_SNAPSHOT_MAX_BYTES,
   IdParams,
   LinkReply,
   OpenViewBody,
-  Session,
   SessionHeartbeatReply,
   StartSessionBody,
+  StartSessionReply,
   StatsReply,
   View,
   ViewHeartbeatReply,
 } from './api-schemas.ts';
-import { ERROR } from '../errors.ts';
+import { deviceSecretRequired, ERROR } from '../errors.ts';
 import { heartbeatSession, linkSession, startSession, type ActivityDeps } from '../sessions/sessions.ts';
 import type { SessionRow } from '../sessions/session-sql.ts';
 import { heartbeatView, openView } from '../views/views.ts';
@@ -49,7 +50,20 @@ const viewBody = (v: ViewRow) => ({
 
 const tags = ['user-activity'];
 
-/** REST of session and view tracking (UC-ACT-001/002). Tracking needs no token; linking needs the user's. */
+/** The X-Device-Secret header, or 401 before anything is read or written. */
+function deviceSecretOf(req: FastifyRequest): string {
+  const secret = (req.headers as DeviceSecretHeaders)['x-device-secret'];
+  if (typeof secret !== 'string' || secret.length === 0) throw deviceSecretRequired();
+  return secret;
+}
+
+const DeviceSecretErrors = { 401: ErrorBody, 403: ErrorBody };
+
+/**
+ * REST of session and view tracking (UC-ACT-001/002). Tracking needs no token, but every call that
+ * changes a session or its views needs the device secret the start returned (X-Device-Secret);
+ * linking needs the user's token as well.
+ */
 export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -58,19 +72,26 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     {
       schema: {
         tags,
-        summary: "Start (or resume) the device's session; one Active session per AnonymousId",
+        summary:
+          "Start the caller's session (201, with a fresh device secret), or resume it (200) when X-Device-Secret proves the device's Active session",
+        description:
+          'An AnonymousId is not a credential: without the secret of its Active session a start always gets a new session of its own, ' +
+          "never another device's session id or UserId.",
+        headers: DeviceSecretHeaders,
         body: StartSessionBody,
-        response: { 200: Session, 201: Session, 400: ErrorBody },
+        response: { 200: StartSessionReply, 201: StartSessionReply, 400: ErrorBody },
       },
     },
     async (req, reply) => {
-      const { session, created } = await startSession(deps, {
+      const presented = req.headers['x-device-secret'];
+      const { session, created, deviceSecret } = await startSession(deps, {
         anonymousId: req.body.anonymousId,
         userAgent: req.body.device.userAgent ?? null,
         ipAddress: req.body.device.ipAddress ?? req.ip ?? null,
         correlationId: req.id,
+        deviceSecret: typeof presented === 'string' && presented.length > 0 ? presented : null,
       });
-      return reply.status(created ? 201 : 200).send(sessionBody(session));
+      return reply.status(created ? 201 : 200).send({ ...sessionBody(session), deviceSecret });
     },
   );
 
@@ -79,13 +100,14 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     {
       schema: {
         tags,
-        summary: 'Session activity; a session that is no longer Active is restarted (restarted: true)',
+        summary: 'Session activity (X-Device-Secret); a session that is no longer Active is restarted for the same device (restarted: true)',
+        headers: DeviceSecretHeaders,
         params: IdParams,
-        response: { 200: SessionHeartbeatReply, 400: ErrorBody, 404: ErrorBody },
+        response: { 200: SessionHeartbeatReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody },
       },
     },
     async (req) => {
-      const { session, restarted } = await heartbeatSession(deps, req.params.id, req.id);
+      const { session, restarted } = await heartbeatSession(deps, req.params.id, deviceSecretOf(req), req.id);
       return { restarted, session: sessionBody(session) };
     },
   );
@@ -96,14 +118,15 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
       preHandler: app.requireUser,
       schema: {
         tags,
-        summary: "Link the Active session to the caller's user; another user's session is switched",
+        summary: "Link the Active session (X-Device-Secret) to the caller's user; another user's session is switched",
         security: [{ bearer: [] }],
+        headers: DeviceSecretHeaders,
         params: IdParams,
-        response: { 200: LinkReply, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+        response: { 200: LinkReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody },
       },
     },
     async (req) => {
-      const { session, switched } = await linkSession(deps, req.params.id, req.principal!.userId, req.id);
+      const { session, switched } = await linkSession(deps, req.params.id, req.principal!.userId, deviceSecretOf(req), req.id);
       return { switched, session: sessionBody(session) };
     },
   );
@@ -113,12 +136,14 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     {
       schema: {
         tags,
-        summary: 'Open a property-object view in an Active session',
+        summary: 'Open a property-object view in an Active session (X-Device-Secret of that session)',
+        headers: DeviceSecretHeaders,
         body: OpenViewBody,
-        response: { 201: View, 400: ErrorBody, 404: ErrorBody },
+        response: { 201: View, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody },
       },
     },
     async (req, reply) => {
+      const secret = deviceSecretOf(req);
       const { filterSnapshot } = req.body;
       if (filterSnapshot !== undefined && Buffer.byteLength(JSON.stringify(filterSnapshot)) > FILTER_SNAPSHOT_MAX_BYTES) {
         throw new AppError(ERROR.filterSnapshotTooLarge, `filterSnapshot is larger than ${FILTER_SNAPSHOT_MAX_BYTES} bytes`, 400);
@@ -128,7 +153,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
         propertyObjectId: req.body.propertyObjectId,
         viewSource: req.body.viewSource,
         filterSnapshot: filterSnapshot ?? null,
-      });
+      }, secret);
       return reply.status(201).send(viewBody(view));
     },
   );
@@ -138,12 +163,13 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     {
       schema: {
         tags,
-        summary: 'View activity (also activity of its session); accepted: false when the view is Inactive',
+        summary: 'View activity (also activity of its session; X-Device-Secret of that session); accepted: false when the view is Inactive',
+        headers: DeviceSecretHeaders,
         params: IdParams,
-        response: { 200: ViewHeartbeatReply, 400: ErrorBody, 404: ErrorBody },
+        response: { 200: ViewHeartbeatReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody },
       },
     },
-    async (req) => heartbeatView(deps, req.params.id),
+    async (req) => heartbeatView(deps, req.params.id, deviceSecretOf(req)),
   );
 
   r.get(

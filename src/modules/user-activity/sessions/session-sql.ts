@@ -68,10 +68,24 @@ export async function lockSession(c: Queryable, id: string): Promise<SessionRow 
   return rows[0];
 }
 
-export async function lockActiveSessionOfDevice(c: Queryable, anonymousId: string): Promise<SessionRow | undefined> {
+/**
+ * The Active session of a device — its AnonymousId and the digest of the secret that proves it
+ * (ux_sessions_active_device). Another device's session of the same AnonymousId is never matched.
+ */
+export async function lockActiveSessionOfDevice(c: Queryable, anonymousId: string, deviceSecretHash: string): Promise<SessionRow | undefined> {
   const { rows } = await c.query<SessionRow>(
-    `select ${COLUMNS} from user_activity.sessions where anonymous_id = $1 and status = 'Active' for update`,
-    [anonymousId],
+    `select ${COLUMNS} from user_activity.sessions
+      where anonymous_id = $1 and device_secret_hash = $2 and status = 'Active' for update`,
+    [anonymousId, deviceSecretHash],
+  );
+  return rows[0];
+}
+
+/** The stored digest of a session's device secret (null: started before device secrets); undefined: no such session. */
+export async function sessionSecretHash(c: Queryable, id: string): Promise<{ deviceSecretHash: string | null } | undefined> {
+  const { rows } = await c.query<{ deviceSecretHash: string | null }>(
+    `select device_secret_hash as "deviceSecretHash" from user_activity.sessions where id = $1`,
+    [id],
   );
   return rows[0];
 }
@@ -82,20 +96,23 @@ export interface NewSession {
   userId: string | null;
   userAgent: string | null;
   ipAddress: string | null;
+  /** SHA-256 (hex) of the device secret: a fresh one, or the proven one of the session this one follows. */
+  deviceSecretHash: string;
   now: Date;
 }
 
 /**
  * Starts an Active session; returns undefined when the device already has one (the partial unique
- * index ux_sessions_active_anonymous_id decides, so concurrent starts cannot both win).
+ * index ux_sessions_active_device decides, so concurrent starts cannot both win).
  */
 export async function insertSession(c: Queryable, s: NewSession): Promise<SessionRow | undefined> {
   const { rows } = await c.query<SessionRow>(
-    `insert into user_activity.sessions (id, anonymous_id, user_id, device_user_agent, device_ip_address, status, created_at, last_activity_at)
-     values ($1, $2, $3, $4, $5, 'Active', $6, $6)
-     on conflict (anonymous_id) where status = 'Active' do nothing
+    `insert into user_activity.sessions
+       (id, anonymous_id, user_id, device_user_agent, device_ip_address, device_secret_hash, status, created_at, last_activity_at)
+     values ($1, $2, $3, $4, $5, $6, 'Active', $7, $7)
+     on conflict (anonymous_id, device_secret_hash) where status = 'Active' do nothing
      returning ${COLUMNS}`,
-    [s.id, s.anonymousId, s.userId, s.userAgent, s.ipAddress, s.now],
+    [s.id, s.anonymousId, s.userId, s.userAgent, s.ipAddress, s.deviceSecretHash, s.now],
   );
   return rows[0];
 }

@@ -116,8 +116,14 @@ export async function insertView(c: Queryable, v: NewView): Promise<ViewRow> {
   return rows[0]!;
 }
 
-export async function getView(c: Queryable, id: string): Promise<ViewRow | undefined> {
-  const { rows } = await c.query<ViewRow>(`select ${COLUMNS('v')} from user_activity.property_object_views v where v.id = $1`, [id]);
+/** The view's session and the stored digest of that session's device secret; undefined: no such view. */
+export async function viewSecretHash(c: Queryable, id: string): Promise<{ sessionId: string; deviceSecretHash: string | null } | undefined> {
+  const { rows } = await c.query<{ sessionId: string; deviceSecretHash: string | null }>(
+    `select v.session_id as "sessionId", s.device_secret_hash as "deviceSecretHash"
+       from user_activity.property_object_views v join user_activity.sessions s on s.id = v.session_id
+      where v.id = $1`,
+    [id],
+  );
   return rows[0];
 }
 

@@ -1,10 +1,11 @@
 import { newId } from '../../../platform/time.ts';
 import { inTransaction } from '../db.ts';
-import { ERROR, sessionNotFound } from '../errors.ts';
+import { deviceSecretInvalid, ERROR, sessionNotFound } from '../errors.ts';
 import { AppError } from '../../../platform/http/index.ts';
 import type { ActivityDeps } from '../sessions/sessions.ts';
-import { touchActiveSession } from '../sessions/session-sql.ts';
-import { getView, insertView, touchActiveView, type ViewRow } from './view-sql.ts';
+import { sessionSecretHash, touchActiveSession } from '../sessions/session-sql.ts';
+import { deviceSecretMatches } from '../sessions/device-secret.ts';
+import { insertView, touchActiveView, viewSecretHash, type ViewRow } from './view-sql.ts';
 
 /** Online property-object view operations (UC-ACT-002). Lock order: the session, then the view. */
 
@@ -15,10 +16,16 @@ export interface OpenViewInput {
   filterSnapshot: unknown;
 }
 
-/** Opens a view in an Active session; opening counts as activity of the session. */
-export async function openView(deps: ActivityDeps, input: OpenViewInput): Promise<ViewRow> {
+/**
+ * Opens a view in an Active session; opening counts as activity of the session. The caller
+ * proves the session with its device secret before anything is written.
+ */
+export async function openView(deps: ActivityDeps, input: OpenViewInput, deviceSecret: string): Promise<ViewRow> {
   const now = deps.clock.now();
   return inTransaction(deps.pool, async (c) => {
+    const stored = await sessionSecretHash(c, input.sessionId);
+    if (!stored) throw sessionNotFound('no active session with this id; start a session first');
+    if (!deviceSecretMatches(stored.deviceSecretHash, deviceSecret)) throw deviceSecretInvalid();
     const session = await touchActiveSession(c, input.sessionId, now);
     if (!session) throw sessionNotFound('no active session with this id; start a session first');
     return insertView(c, { id: newId(), ...input, now });
@@ -28,10 +35,12 @@ export async function openView(deps: ActivityDeps, input: OpenViewInput): Promis
 /**
  * View heartbeat: also activity of its session (touched first — the session-then-view order).
  * `accepted: false` when the view is already Inactive (INV-LV-003): the client opens a new view.
+ * The device secret of the view's session is checked before anything is written.
  */
-export async function heartbeatView(deps: ActivityDeps, id: string): Promise<{ accepted: boolean }> {
-  const view = await getView(deps.pool, id);
+export async function heartbeatView(deps: ActivityDeps, id: string, deviceSecret: string): Promise<{ accepted: boolean }> {
+  const view = await viewSecretHash(deps.pool, id);
   if (!view) throw new AppError(ERROR.viewNotFound, 'no property-object view with this id', 404);
+  if (!deviceSecretMatches(view.deviceSecretHash, deviceSecret)) throw deviceSecretInvalid();
   const now = deps.clock.now();
   return inTransaction(deps.pool, async (c) => {
     await touchActiveSession(c, view.sessionId, now);

@@ -12,6 +12,7 @@ import {
   holdViewLocks,
   minutesBefore,
   outboxEvents,
+  SEED_DEVICE_SECRET,
   seedSession,
   seedView,
   sessionRow,
@@ -45,6 +46,9 @@ async function staleSession(userId: string | null = null) {
   return { sessionId, viewId };
 }
 
+/** Seeded sessions carry SEED_DEVICE_SECRET: the device proves itself with it. */
+const secret = { 'x-device-secret': SEED_DEVICE_SECRET };
+
 const sessionEndedFor = async (id: string) => (await outboxEvents(pool, 'SessionEndedKafkaEvent')).filter((e) => e.aggregate_id === id);
 
 describe('heartbeat vs closer', () => {
@@ -53,7 +57,7 @@ describe('heartbeat vs closer', () => {
     const blocker = await holdViewLocks(pool, [viewId]);
     const closing = runCloser(); // locks the session, then waits for the view
     await waitForLockWaiters(pool, 1);
-    const beating = app.inject({ method: 'PUT', url: `/api/user-activity/sessions/${sessionId}/heartbeat` });
+    const beating = app.inject({ method: 'PUT', url: `/api/user-activity/sessions/${sessionId}/heartbeat`, headers: secret });
     await waitForLockWaiters(pool, 2); // the heartbeat is parked behind the closer's session lock
 
     await blocker.release();
@@ -75,7 +79,7 @@ describe('heartbeat vs closer', () => {
     const { sessionId, viewId } = await staleSession();
     const blocker = await holdViewLocks(pool, [viewId]);
     // A view heartbeat touches the session first (and keeps it locked), then waits for the view.
-    const beating = app.inject({ method: 'PUT', url: `/api/user-activity/property-object-views/${viewId}/heartbeat` });
+    const beating = app.inject({ method: 'PUT', url: `/api/user-activity/property-object-views/${viewId}/heartbeat`, headers: secret });
     await waitForLockWaiters(pool, 1);
 
     const during = await runCloser();
@@ -95,7 +99,7 @@ describe('heartbeat vs closer', () => {
 
   test('a heartbeat committed before the run keeps the session out of it', async () => {
     const { sessionId } = await staleSession();
-    const res = await app.inject({ method: 'PUT', url: `/api/user-activity/sessions/${sessionId}/heartbeat` });
+    const res = await app.inject({ method: 'PUT', url: `/api/user-activity/sessions/${sessionId}/heartbeat`, headers: secret });
     assert.equal(res.json().restarted, false);
     const counts = await runCloser();
     assert.equal(counts.closedSessions, 0);
@@ -106,7 +110,7 @@ describe('heartbeat vs closer', () => {
     const sessionId = await seedSession(pool, { createdAt: minutesBefore(30), lastActivityAt: minutesBefore(1) });
     const viewId = await seedView(pool, { sessionId, createdAt: minutesBefore(30), lastActivityAt: minutesBefore(13) });
     await runCloser();
-    const res = await app.inject({ method: 'PUT', url: `/api/user-activity/property-object-views/${viewId}/heartbeat` });
+    const res = await app.inject({ method: 'PUT', url: `/api/user-activity/property-object-views/${viewId}/heartbeat`, headers: secret });
     assert.deepEqual(res.json(), { accepted: false });
     assert.equal((await runCloser()).closedViews, 0);
     assert.equal((await outboxEvents(pool, 'PropertyObjectViewEndedKafkaEvent')).length, 1);
@@ -119,7 +123,7 @@ describe('link vs closer', () => {
     app.inject({
       method: 'POST',
       url: `/api/user-activity/sessions/${sessionId}/link`,
-      headers: { authorization: `Bearer ${await token({ userId })}` },
+      headers: { authorization: `Bearer ${await token({ userId })}`, ...secret },
     });
 
   test('closer first: link waits, finds no Active session → 404 USER_ACTIVITY_SESSION_NOT_FOUND; one close (Inactivity)', async () => {

@@ -1,11 +1,12 @@
 import { beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { buildTestApp } from '../../../support/app.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import userActivity from '../../../../src/modules/user-activity/index.ts';
 import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
-import { captureLog, clearActivity, closerContext, countWhere, MIN, outboxEvents, sessionRow, T0, viewRow } from '../support.ts';
+import { captureLog, clearActivity, closerContext, countWhere, MIN, outboxEvents, seedSession, sessionRow, T0, viewRow } from '../support.ts';
 
 const clock = new ManualClock(T0);
 const { app, database, token } = await buildTestApp({}, { modules: [userActivity], clock });
@@ -27,27 +28,44 @@ interface SessionBody {
   endReason: string | null;
 }
 
-async function start(anonymousId = `anon-${newId()}`, device: Record<string, string> = { userAgent: 'Mozilla/5.0', ipAddress: '192.0.2.10' }) {
-  const res = await app.inject({ method: 'POST', url: '/api/user-activity/sessions', payload: { anonymousId, device } });
-  return { res, body: res.json() as SessionBody };
+interface StartBody extends SessionBody {
+  deviceSecret: string;
 }
 
-const heartbeat = (id: string) => app.inject({ method: 'PUT', url: `/api/user-activity/sessions/${id}/heartbeat` });
-const link = async (id: string, userId?: string) =>
+/** A device id of the accepted shape (at least 16 characters). */
+const dev = (name: string) => `device-${name}-0123456789`;
+
+/** The X-Device-Secret header (none when `secret` is undefined). */
+const withSecret = (secret: string | undefined): Record<string, string> => (secret === undefined ? {} : { 'x-device-secret': secret });
+
+async function start(
+  anonymousId = `anon-${newId()}`,
+  device: Record<string, string> = { userAgent: 'Mozilla/5.0', ipAddress: '192.0.2.10' },
+  secret?: string,
+) {
+  const res = await app.inject({ method: 'POST', url: '/api/user-activity/sessions', headers: withSecret(secret), payload: { anonymousId, device } });
+  return { res, body: res.json() as StartBody };
+}
+
+const heartbeat = (id: string, secret?: string) =>
+  app.inject({ method: 'PUT', url: `/api/user-activity/sessions/${id}/heartbeat`, headers: withSecret(secret) });
+const link = async (id: string, userId?: string, secret?: string) =>
   app.inject({
     method: 'POST',
     url: `/api/user-activity/sessions/${id}/link`,
-    headers: userId ? { authorization: `Bearer ${await token({ userId })}` } : {},
+    headers: { ...(userId ? { authorization: `Bearer ${await token({ userId })}` } : {}), ...withSecret(secret) },
   });
-const openView = (payload: Record<string, unknown>) => app.inject({ method: 'POST', url: '/api/user-activity/property-object-views', payload });
-const viewHeartbeat = (id: string) => app.inject({ method: 'PUT', url: `/api/user-activity/property-object-views/${id}/heartbeat` });
+const openView = (payload: Record<string, unknown>, secret?: string) =>
+  app.inject({ method: 'POST', url: '/api/user-activity/property-object-views', headers: withSecret(secret), payload });
+const viewHeartbeat = (id: string, secret?: string) =>
+  app.inject({ method: 'PUT', url: `/api/user-activity/property-object-views/${id}/heartbeat`, headers: withSecret(secret) });
 
 describe('sessions', () => {
   test('start: 201 with an Active guest session; device data is stored but never echoed', async () => {
-    const { res, body } = await start('anon-a');
+    const { res, body } = await start(dev('a'));
     assert.equal(res.statusCode, 201);
     assert.equal(body.status, 'Active');
-    assert.equal(body.anonymousId, 'anon-a');
+    assert.equal(body.anonymousId, dev('a'));
     assert.equal(body.userId, null);
     assert.equal(body.lastActivityAt, T0.toISOString());
     assert.doesNotMatch(res.body, /192\.0\.2\.10|Mozilla/);
@@ -56,22 +74,26 @@ describe('sessions', () => {
   });
 
   test('one Active session per device: a second start resumes it (200), concurrent starts converge on one', async () => {
-    const first = await start('anon-b');
+    const first = await start(dev('b'));
     clock.advance(MIN);
-    const again = await start('anon-b');
+    const again = await start(dev('b'), undefined, first.body.deviceSecret);
     assert.equal(again.res.statusCode, 200);
     assert.equal(again.body.id, first.body.id);
     assert.equal(again.body.lastActivityAt, clock.now().toISOString());
+    assert.equal(again.body.deviceSecret, first.body.deviceSecret, 'a resumed session keeps its secret');
 
-    const racing = await Promise.all(Array.from({ length: 5 }, () => start('anon-c')));
+    // Concurrent starts of one device (proving it with its secret) converge on its one session.
+    const c = await start(dev('c'));
+    const racing = await Promise.all(Array.from({ length: 5 }, () => start(dev('c'), undefined, c.body.deviceSecret)));
     assert.equal(new Set(racing.map((r) => r.body.id)).size, 1);
-    assert.equal(await countWhere(pool, `select count(*) as n from user_activity.sessions where anonymous_id = 'anon-c'`), 1);
+    assert.equal(racing[0]!.body.id, c.body.id);
+    assert.equal(await countWhere(pool, `select count(*) as n from user_activity.sessions where anonymous_id = $1`, [dev('c')]), 1);
   });
 
   test('start on a device whose session is already idle past the threshold closes it (with its event) and starts a new one', async () => {
-    const old = await start('anon-d');
+    const old = await start(dev('d'));
     clock.advance(13 * MIN);
-    const fresh = await start('anon-d');
+    const fresh = await start(dev('d'), undefined, old.body.deviceSecret);
     assert.equal(fresh.res.statusCode, 201);
     assert.notEqual(fresh.body.id, old.body.id);
     assert.equal((await sessionRow(pool, old.body.id)).status, 'Inactive');
@@ -79,14 +101,15 @@ describe('sessions', () => {
   });
 
   test('the device IP defaults to the request address; bad input is refused before the database', async () => {
-    const { body } = await start('anon-e', {});
+    const { body } = await start(dev('e'), {});
     const { rows } = await pool.query(`select host(device_ip_address) as ip from user_activity.sessions where id = $1`, [body.id]);
     assert.equal(rows[0].ip, '127.0.0.1');
     for (const payload of [
       { anonymousId: '', device: {} },
-      { anonymousId: 'has space', device: {} },
-      { anonymousId: 'x', device: { ipAddress: 'not-an-ip' } },
-      { anonymousId: 'x' },
+      { anonymousId: 'has space 0123456789', device: {} },
+      { anonymousId: dev('x'), device: { ipAddress: 'not-an-ip' } },
+      { anonymousId: dev('x') },
+      { anonymousId: 'x'.repeat(101), device: {} },
     ]) {
       const res = await app.inject({ method: 'POST', url: '/api/user-activity/sessions', payload });
       assert.equal(res.statusCode, 400, JSON.stringify(payload));
@@ -98,7 +121,7 @@ describe('sessions', () => {
   test('heartbeat moves LastActivityAt of an Active session', async () => {
     const { body } = await start();
     clock.advance(5 * MIN);
-    const res = await heartbeat(body.id);
+    const res = await heartbeat(body.id, body.deviceSecret);
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().restarted, false);
     assert.equal(res.json().session.id, body.id);
@@ -106,65 +129,65 @@ describe('sessions', () => {
   });
 
   test('heartbeat on a session the closer ended starts a new one for the same device and user (INV-SES-003)', async () => {
-    const { body } = await start('anon-f');
+    const { body } = await start(dev('f'));
     const userId = newId();
-    await link(body.id, userId);
+    await link(body.id, userId, body.deviceSecret);
     clock.advance(13 * MIN);
     await runCloser();
 
-    const res = await heartbeat(body.id);
+    const res = await heartbeat(body.id, body.deviceSecret);
 
     assert.equal(res.statusCode, 200);
     const reply = res.json() as { restarted: boolean; session: SessionBody };
     assert.equal(reply.restarted, true);
     assert.notEqual(reply.session.id, body.id);
-    assert.equal(reply.session.anonymousId, 'anon-f');
+    assert.equal(reply.session.anonymousId, dev('f'));
     assert.equal(reply.session.userId, userId);
     assert.equal(reply.session.lastActivityAt, clock.now().toISOString());
     assert.equal((await sessionRow(pool, body.id)).status, 'Inactive', 'the ended session is not revived');
   });
 
   test('heartbeat on an unknown session → 404 USER_ACTIVITY_SESSION_NOT_FOUND; a malformed id → 400', async () => {
-    const res = await heartbeat(newId());
+    const res = await heartbeat(newId(), 'some-secret');
     assert.equal(res.statusCode, 404);
     assert.equal(res.json().code, 'USER_ACTIVITY_SESSION_NOT_FOUND');
-    assert.equal((await heartbeat('nope')).statusCode, 400);
+    assert.equal((await heartbeat('nope', 'some-secret')).statusCode, 400);
   });
 });
 
 describe('link', () => {
   test('needs a user token', async () => {
     const { body } = await start();
-    const res = await link(body.id);
+    const res = await link(body.id, undefined, body.deviceSecret);
     assert.equal(res.statusCode, 401);
   });
 
   test('a guest session takes the user; linking again as the same user changes nothing', async () => {
     const { body } = await start();
     const userId = newId();
-    const res = await link(body.id, userId);
+    const res = await link(body.id, userId, body.deviceSecret);
     assert.equal(res.statusCode, 200);
     assert.deepEqual([res.json().switched, res.json().session.id, res.json().session.userId], [false, body.id, userId]);
-    const again = await link(body.id, userId);
+    const again = await link(body.id, userId, body.deviceSecret);
     assert.deepEqual([again.json().switched, again.json().session.id], [false, body.id]);
     assert.deepEqual(await outboxEvents(pool), []);
   });
 
   test('a session of another user is closed as Switched with its events, and a new one starts for this user', async () => {
-    const { body } = await start('anon-g');
+    const { body } = await start(dev('g'));
     const [alice, bob] = [newId(), newId()];
-    await link(body.id, alice);
-    const view = (await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Catalog' })).json() as { id: string };
+    await link(body.id, alice, body.deviceSecret);
+    const view = (await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Catalog' }, body.deviceSecret)).json() as { id: string };
     clock.advance(MIN);
 
-    const res = await link(body.id, bob);
+    const res = await link(body.id, bob, body.deviceSecret);
 
     assert.equal(res.statusCode, 200);
     const reply = res.json() as { switched: boolean; session: SessionBody };
     assert.equal(reply.switched, true);
     assert.notEqual(reply.session.id, body.id);
     assert.equal(reply.session.userId, bob);
-    assert.equal(reply.session.anonymousId, 'anon-g');
+    assert.equal(reply.session.anonymousId, dev('g'));
     const old = await sessionRow(pool, body.id);
     assert.deepEqual([old.status, old.end_reason, old.duration_seconds], ['Inactive', 'Switched', 0]);
     assert.equal((await viewRow(pool, view.id)).status, 'Inactive', 'an Inactive session keeps no Active view');
@@ -180,10 +203,10 @@ describe('link', () => {
     const { body } = await start();
     clock.advance(13 * MIN);
     await runCloser();
-    const res = await link(body.id, newId());
+    const res = await link(body.id, newId(), body.deviceSecret);
     assert.equal(res.statusCode, 404);
     assert.equal(res.json().code, 'USER_ACTIVITY_SESSION_NOT_FOUND');
-    assert.equal((await link(newId(), newId())).statusCode, 404);
+    assert.equal((await link(newId(), newId(), body.deviceSecret)).statusCode, 404);
   });
 });
 
@@ -192,7 +215,10 @@ describe('property-object views', () => {
     const { body } = await start();
     clock.advance(2 * MIN);
     const propertyObjectId = newId();
-    const res = await openView({ sessionId: body.id, propertyObjectId, viewSource: 'Map', filterSnapshot: { rooms: [2, 3], priceMax: 9000000 } });
+    const res = await openView(
+      { sessionId: body.id, propertyObjectId, viewSource: 'Map', filterSnapshot: { rooms: [2, 3], priceMax: 9000000 } },
+      body.deviceSecret,
+    );
     assert.equal(res.statusCode, 201);
     const view = res.json();
     assert.equal(view.status, 'Active');
@@ -203,23 +229,24 @@ describe('property-object views', () => {
 
   test('open in an unknown or ended session → 404; bad input → 400 and nothing stored', async () => {
     const { body } = await start();
-    assert.equal((await openView({ sessionId: newId(), propertyObjectId: newId(), viewSource: 'Map' })).json().code, 'USER_ACTIVITY_SESSION_NOT_FOUND');
-    const tooBig = await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map', filterSnapshot: { q: 'x'.repeat(9000) } });
+    const secret = body.deviceSecret;
+    assert.equal((await openView({ sessionId: newId(), propertyObjectId: newId(), viewSource: 'Map' }, secret)).json().code, 'USER_ACTIVITY_SESSION_NOT_FOUND');
+    const tooBig = await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map', filterSnapshot: { q: 'x'.repeat(9000) } }, secret);
     assert.equal(tooBig.statusCode, 400);
     assert.equal(tooBig.json().code, 'USER_ACTIVITY_FILTER_SNAPSHOT_TOO_LARGE');
-    assert.equal((await openView({ sessionId: body.id, propertyObjectId: 'x', viewSource: 'Map' })).statusCode, 400);
-    assert.equal((await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: '' })).statusCode, 400);
+    assert.equal((await openView({ sessionId: body.id, propertyObjectId: 'x', viewSource: 'Map' }, secret)).statusCode, 400);
+    assert.equal((await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: '' }, secret)).statusCode, 400);
     clock.advance(13 * MIN);
     await runCloser();
-    assert.equal((await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map' })).statusCode, 404);
+    assert.equal((await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map' }, secret)).statusCode, 404);
     assert.equal(await countWhere(pool, `select count(*) as n from user_activity.property_object_views`), 0);
   });
 
   test('heartbeat: accepted and counted as activity of the view and of its session', async () => {
     const { body } = await start();
-    const view = (await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map' })).json() as { id: string };
+    const view = (await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map' }, body.deviceSecret)).json() as { id: string };
     clock.advance(3 * MIN);
-    const res = await viewHeartbeat(view.id);
+    const res = await viewHeartbeat(view.id, body.deviceSecret);
     assert.deepEqual(res.json(), { accepted: true });
     assert.deepEqual((await viewRow(pool, view.id)).last_activity_at, clock.now());
     assert.deepEqual((await sessionRow(pool, body.id)).last_activity_at, clock.now());
@@ -227,20 +254,152 @@ describe('property-object views', () => {
 
   test('heartbeat on an Inactive view → accepted: false (INV-LV-003); unknown view → 404', async () => {
     const { body } = await start();
-    const view = (await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map' })).json() as { id: string };
+    const view = (await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map' }, body.deviceSecret)).json() as { id: string };
     // The session stays live through heartbeats while the view hangs; the closer ends only the view.
     for (let i = 0; i < 13; i += 1) {
       clock.advance(MIN);
-      await heartbeat(body.id);
+      await heartbeat(body.id, body.deviceSecret);
     }
     await runCloser();
     assert.equal((await viewRow(pool, view.id)).status, 'Inactive');
 
-    assert.deepEqual((await viewHeartbeat(view.id)).json(), { accepted: false });
+    assert.deepEqual((await viewHeartbeat(view.id, body.deviceSecret)).json(), { accepted: false });
     assert.equal((await viewRow(pool, view.id)).status, 'Inactive');
-    const unknown = await viewHeartbeat(newId());
+    const unknown = await viewHeartbeat(newId(), body.deviceSecret);
     assert.equal(unknown.statusCode, 404);
     assert.equal(unknown.json().code, 'USER_ACTIVITY_PROPERTY_OBJECT_VIEW_NOT_FOUND');
+  });
+});
+
+describe('device secret: unauthenticated tracking is not an oracle', () => {
+  /** Everything stored about sessions and views, to prove a refused call changed nothing. */
+  const snapshot = async () =>
+    (
+      await pool.query(
+        `select (select coalesce(json_agg(s order by s.id), '[]') from user_activity.sessions s) as sessions,
+                (select coalesce(json_agg(v order by v.id), '[]') from user_activity.property_object_views v) as views,
+                (select count(*) from platform.outbox) as events`,
+      )
+    ).rows[0];
+
+  /** A victim device with a signed-in session and an open view. */
+  async function victim() {
+    const { body } = await start(dev('victim'));
+    const userId = newId();
+    assert.equal((await link(body.id, userId, body.deviceSecret)).statusCode, 200);
+    const view = (await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map' }, body.deviceSecret)).json() as { id: string };
+    clock.advance(MIN);
+    return { session: body, userId, viewId: view.id };
+  }
+
+  test("start with someone else's anonymousId yields a session of the caller's own: neither their session id nor their userId", async () => {
+    const v = await victim();
+    for (const secret of [undefined, 'guessed-secret', v.session.deviceSecret.replace(/^./, (ch) => (ch === 'A' ? 'B' : 'A'))]) {
+      const attacker = await start(dev('victim'), {}, secret);
+      assert.equal(attacker.res.statusCode, 201, 'a new session, not a resumed one');
+      assert.notEqual(attacker.body.id, v.session.id);
+      assert.equal(attacker.body.userId, null);
+      assert.notEqual(attacker.body.deviceSecret, v.session.deviceSecret);
+      assert.doesNotMatch(attacker.res.body, new RegExp(`${v.session.id}|${v.userId}|${v.session.deviceSecret}`));
+    }
+    // The victim's session was not touched, and its owner still resumes it.
+    const stored = await sessionRow(pool, v.session.id);
+    assert.deepEqual([stored.status, stored.last_activity_at], ['Active', T0]);
+    const resumed = await start(dev('victim'), {}, v.session.deviceSecret);
+    assert.deepEqual([resumed.res.statusCode, resumed.body.id, resumed.body.userId], [200, v.session.id, v.userId]);
+  });
+
+  test('anonymousId needs 16 characters: 15 → 400 VALIDATION_FAILED and nothing stored; 16 → 201', async () => {
+    const short = await start('a'.repeat(15));
+    assert.equal(short.res.statusCode, 400);
+    assert.equal(short.res.json().code, 'VALIDATION_FAILED');
+    assert.equal(typeof short.res.json().message, 'string');
+    assert.equal(await countWhere(pool, `select count(*) as n from user_activity.sessions`), 0);
+    assert.equal((await start('a'.repeat(16))).res.statusCode, 201);
+  });
+
+  test('the secret is 32 random bytes (base64url), stored only as its SHA-256', async () => {
+    const { body } = await start();
+    assert.match(body.deviceSecret, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(Buffer.from(body.deviceSecret, 'base64url').length, 32);
+    const { rows } = await pool.query(`select row_to_json(s)::text as row, device_secret_hash from user_activity.sessions s where id = $1`, [body.id]);
+    assert.equal(rows[0].device_secret_hash, createHash('sha256').update(body.deviceSecret).digest('hex'));
+    assert.ok(!rows[0].row.includes(body.deviceSecret), 'the secret itself is not stored');
+    assert.notEqual((await start()).body.deviceSecret, body.deviceSecret);
+  });
+
+  test('session heartbeat without the secret → 401, with a wrong one → 403, nothing changes; with the right one it works', async () => {
+    const v = await victim();
+    const before = await snapshot();
+    const missing = await heartbeat(v.session.id);
+    assert.deepEqual([missing.statusCode, missing.json().code], [401, 'USER_ACTIVITY_DEVICE_SECRET_REQUIRED']);
+    assert.equal(typeof missing.json().message, 'string');
+    const wrong = await heartbeat(v.session.id, 'not-the-secret');
+    assert.deepEqual([wrong.statusCode, wrong.json().code], [403, 'USER_ACTIVITY_DEVICE_SECRET_INVALID']);
+    assert.doesNotMatch(wrong.body, new RegExp(v.userId));
+    assert.deepEqual(await snapshot(), before);
+
+    // An ended session is not restarted (with its user) for someone without its secret either.
+    clock.advance(13 * MIN);
+    await runCloser();
+    const ended = await snapshot();
+    assert.equal((await heartbeat(v.session.id, 'not-the-secret')).statusCode, 403);
+    assert.deepEqual(await snapshot(), ended);
+
+    const ok = await heartbeat(v.session.id, v.session.deviceSecret);
+    assert.equal(ok.statusCode, 200);
+    assert.equal(ok.json().restarted, true);
+    assert.equal(ok.json().session.userId, v.userId);
+    // The restarted session is the same device: the same secret keeps working on it.
+    assert.equal((await heartbeat(ok.json().session.id, v.session.deviceSecret)).json().restarted, false);
+  });
+
+  test('link without the secret → 401, with a wrong one → 403, nothing changes; with the right one it links', async () => {
+    const { body } = await start(dev('guest'));
+    const mallory = newId();
+    const before = await snapshot();
+    const missing = await link(body.id, mallory);
+    assert.deepEqual([missing.statusCode, missing.json().code], [401, 'USER_ACTIVITY_DEVICE_SECRET_REQUIRED']);
+    const wrong = await link(body.id, mallory, 'not-the-secret');
+    assert.deepEqual([wrong.statusCode, wrong.json().code], [403, 'USER_ACTIVITY_DEVICE_SECRET_INVALID']);
+    assert.deepEqual(await snapshot(), before);
+    assert.equal((await sessionRow(pool, body.id) as unknown as { user_id: string | null }).user_id, null);
+
+    const userId = newId();
+    const ok = await link(body.id, userId, body.deviceSecret);
+    assert.equal(ok.statusCode, 200);
+    assert.deepEqual([ok.json().switched, ok.json().session.userId], [false, userId]);
+  });
+
+  test('a switched session keeps the device secret; the old secret proves nothing for another device', async () => {
+    const v = await victim();
+    const switched = await link(v.session.id, newId(), v.session.deviceSecret);
+    assert.equal(switched.json().switched, true);
+    assert.equal((await heartbeat(switched.json().session.id, v.session.deviceSecret)).statusCode, 200);
+    const other = await start(dev('other'));
+    assert.equal((await heartbeat(other.body.id, v.session.deviceSecret)).statusCode, 403);
+  });
+
+  test('open view and view heartbeat without / with a wrong secret are refused and store nothing; with the right one they work', async () => {
+    const v = await victim();
+    const before = await snapshot();
+    const payload = { sessionId: v.session.id, propertyObjectId: newId(), viewSource: 'Map' };
+    assert.deepEqual([(await openView(payload)).statusCode, (await openView(payload)).json().code], [401, 'USER_ACTIVITY_DEVICE_SECRET_REQUIRED']);
+    assert.deepEqual([(await openView(payload, 'nope')).statusCode, (await openView(payload, 'nope')).json().code], [403, 'USER_ACTIVITY_DEVICE_SECRET_INVALID']);
+    assert.deepEqual([(await viewHeartbeat(v.viewId)).statusCode, (await viewHeartbeat(v.viewId)).json().code], [401, 'USER_ACTIVITY_DEVICE_SECRET_REQUIRED']);
+    assert.deepEqual([(await viewHeartbeat(v.viewId, 'nope')).statusCode, (await viewHeartbeat(v.viewId, 'nope')).json().code], [403, 'USER_ACTIVITY_DEVICE_SECRET_INVALID']);
+    assert.deepEqual(await snapshot(), before);
+
+    assert.equal((await openView(payload, v.session.deviceSecret)).statusCode, 201);
+    assert.deepEqual((await viewHeartbeat(v.viewId, v.session.deviceSecret)).json(), { accepted: true });
+  });
+
+  test('a session from before device secrets (no stored digest) cannot be proven by any secret', async () => {
+    const id = await seedSession(pool, { createdAt: T0, lastActivityAt: T0 });
+    await pool.query(`update user_activity.sessions set device_secret_hash = null where id = $1`, [id]);
+    assert.equal((await heartbeat(id, 'anything')).statusCode, 403);
+    assert.equal((await link(id, newId(), 'anything')).statusCode, 403);
+    assert.deepEqual((await sessionRow(pool, id)).last_activity_at, T0);
   });
 });
 

@@ -54,13 +54,15 @@ describe('view stats consumer (real Kafka)', () => {
   test('closed views feed the stats once, even when their event is redelivered or re-announced under a new message id', async () => {
     const propertyObjectId = newId();
     const session = (
-      await app.inject({ method: 'POST', url: '/api/user-activity/sessions', payload: { anonymousId: 'stats-1', device: {} } })
-    ).json() as { id: string };
+      await app.inject({ method: 'POST', url: '/api/user-activity/sessions', payload: { anonymousId: 'stats-device-0001', device: {} } })
+    ).json() as { id: string; deviceSecret: string };
+    const secret = { 'x-device-secret': session.deviceSecret };
     const openView = async () =>
       (
         await app.inject({
           method: 'POST',
           url: '/api/user-activity/property-object-views',
+          headers: secret,
           payload: { sessionId: session.id, propertyObjectId, viewSource: 'Catalog' },
         })
       ).json() as { id: string };
@@ -68,7 +70,7 @@ describe('view stats consumer (real Kafka)', () => {
     clock.advance(2 * MIN);
     const second = await openView();
     clock.advance(3 * MIN);
-    await app.inject({ method: 'PUT', url: `/api/user-activity/property-object-views/${second.id}/heartbeat` }); // 180 s
+    await app.inject({ method: 'PUT', url: `/api/user-activity/property-object-views/${second.id}/heartbeat`, headers: secret }); // 180 s
     clock.advance(13 * MIN);
 
     const run = await app.platform.runner.runNow('activity-closer');
