@@ -56,6 +56,7 @@ export function createWakeListener(opts: {
     });
     sub.events.on('error', (err) => {
       // pg-listen emits an error only when re-initialising failed for good.
+      if (closed) return;
       opts.log.error({ err }, 'job wake listener failed');
       scheduleRestart(sub);
     });
@@ -64,6 +65,8 @@ export function createWakeListener(opts: {
       if (closed) return; // close() ran meanwhile and closed this subscriber
       for (const channel of channels) await sub.listenTo(channel);
     })().catch((err: unknown) => {
+      // close() cutting a connection attempt short (a stop during start-up) is not a failure.
+      if (closed) return;
       opts.log.error({ err }, 'job wake listener could not connect');
       scheduleRestart(sub);
     });
