@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createTestDatabase } from './support/db.ts';
 import { createTestKafka } from './support/kafka.ts';
+import { SECURE_SECRETS } from './support/secure-env.ts';
 import { waitFor } from './support/wait.ts';
 
 const TOTAL = 60_000;
@@ -13,7 +14,8 @@ const TOPIC = 'pin.identity.access.v1';
 /** The service as a child process (its log captured), as an orchestrator would run it. */
 function startService(env: Record<string, string>) {
   const child = spawn(process.execPath, ['src/main.ts'], {
-    env: { ...process.env, PORT: '0', SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'info', ...env },
+    // On a real database (DATABASE_URL) the service refuses the shipped secrets.
+    env: { ...process.env, PORT: '0', SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'info', ...SECURE_SECRETS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const log = { text: '' };

@@ -15,6 +15,14 @@ export const eventBusSettings = {
     description: 'Test-only: prefix put before every topic and consumer group name',
   }),
   KAFKA_TOPIC_PARTITIONS: Int({ default: 6, minimum: 1, maximum: 1000, description: 'Partitions of created topics' }),
+  // No default on purpose: unset means "whatever KAFKA_BROKERS says" (local use keeps working), and
+  // only an explicit `in-process` lets a replica on a real database run without Kafka.
+  EVENT_BUS: Type.Optional(
+    Type.Union([Type.Literal('kafka'), Type.Literal('in-process')], {
+      description:
+        'Explicit event bus choice; unset = kafka when KAFKA_BROKERS is set, in-process otherwise (refused at start with DATABASE_URL set)',
+    }),
+  ),
 
 };
 
