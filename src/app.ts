@@ -71,11 +71,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(swagger, {
     openapi: {
       info: { title: 'PIN platform jobs', version: '0.1.0' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          mediaCallback: { type: 'http', scheme: 'bearer', description: 'MESSENGER_MEDIA_CALLBACK_SECRET (the media server only)' },
+        },
+      },
     },
   });
   registerErrorHandling(app);
-  registerAuth(app, config.JWT_SECRET);
+  registerAuth(app, config.JWT_SECRET, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET });
 
   // Modules that own hub groups (the messenger's chat:{ChatId}) register resolvers below; the hub is
   // created first because those modules need it to push.
