@@ -40,6 +40,8 @@ export interface Platform {
   runner: JobRunner;
   hub: Hub;
   bus: EventBus;
+  /** The separate listener of /metrics and /health/* when METRICS_PORT is set. */
+  ops?: FastifyInstance;
   /** Starts jobs and consumers (after listen, so a replica serves health while it warms up). */
   startBackground(): Promise<void>;
 }
@@ -48,6 +50,19 @@ declare module 'fastify' {
   interface FastifyInstance {
     platform: Platform;
   }
+}
+
+/**
+ * /metrics and /health/* on their own port (METRICS_PORT), so the load balancer need not expose them.
+ * It listens when the main app gets ready (listen, or ready in tests): a taken port fails start-up.
+ */
+function createOpsListener(app: FastifyInstance, config: Config, log: Logger): FastifyInstance {
+  const ops = Fastify({ loggerInstance: log }) as unknown as FastifyInstance;
+  registerErrorHandling(ops);
+  app.addHook('onReady', async () => {
+    await ops.listen({ host: config.HOST, port: config.METRICS_PORT! });
+  });
+  return ops;
 }
 
 /**
@@ -141,7 +156,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     { name: 'backplane', required: config.REALTIME_BACKPLANE_ENABLED, check: () => hub.health() },
     ...moduleChecks,
   ];
-  registerHealthRoutes(app, checks, registry);
+  const ops = config.METRICS_PORT === undefined ? undefined : createOpsListener(app, config, log);
+  registerHealthRoutes(ops ?? app, checks, registry);
   registerOpsRoutes(app, runner);
   app.get('/docs/json', { schema: { hide: true }, logLevel: 'warn' }, async () => app.swagger());
 
@@ -173,6 +189,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     runner,
     hub,
     bus,
+    ops,
     async startBackground() {
       if (!config.JOBS_ENABLED || background !== 'idle') return;
       background = 'started';
@@ -190,6 +207,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await Promise.all(handles.map((h) => h.stop()));
     await bus.stop();
     await Promise.all([publisherPool.end(), consumerPool.end()]);
+    // Last, so /health/* keeps answering while the replica drains.
+    await ops?.close();
   });
 
   return app;

@@ -41,6 +41,13 @@ export const ConfigSchema = Type.Object({
   ...moduleSettings,
   HOST: Type.String({ default: '0.0.0.0', description: 'Address the HTTP server binds to' }),
   PORT: Int({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port (0 = any free port)' }),
+  METRICS_PORT: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      description: 'Port of a separate listener for /metrics and /health/* (0 = any free port); unset = they are served on PORT',
+    }),
+  ),
   ALLOW_INSECURE_DEFAULTS: Bool(
     false,
     'Start on a real database (DATABASE_URL) even with shipped/short secrets or the implicit in-process event bus; each is logged as a warning',
@@ -86,6 +93,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (c.EVENT_BUS === 'kafka' && !c.KAFKA_BROKERS) problems.push('EVENT_BUS: kafka needs KAFKA_BROKERS');
   if (c.EVENT_BUS === 'in-process' && c.KAFKA_BROKERS) {
     problems.push('EVENT_BUS: in-process contradicts KAFKA_BROKERS (unset one of them)');
+  }
+  if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
+    problems.push('METRICS_PORT: must differ from PORT');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return converted as Config;
