@@ -40,6 +40,8 @@ export interface Platform {
   runner: JobRunner;
   hub: Hub;
   bus: EventBus;
+  /** The separate listener of /metrics and /health/* when METRICS_PORT is set. */
+  ops?: FastifyInstance;
   /** Starts jobs and consumers (after listen, so a replica serves health while it warms up). */
   startBackground(): Promise<void>;
 }
@@ -48,6 +50,19 @@ declare module 'fastify' {
   interface FastifyInstance {
     platform: Platform;
   }
+}
+
+/**
+ * /metrics and /health/* on their own port (METRICS_PORT), so the load balancer need not expose them.
+ * It listens when the main app gets ready (listen, or ready in tests): a taken port fails start-up.
+ */
+function createOpsListener(app: FastifyInstance, config: Config, log: Logger): FastifyInstance {
+  const ops = Fastify({ loggerInstance: log }) as unknown as FastifyInstance;
+  registerErrorHandling(ops);
+  app.addHook('onReady', async () => {
+    await ops.listen({ host: config.HOST, port: config.METRICS_PORT! });
+  });
+  return ops;
 }
 
 /**
@@ -71,11 +86,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(swagger, {
     openapi: {
       info: { title: 'PIN platform jobs', version: '0.1.0' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          mediaCallback: { type: 'http', scheme: 'bearer', description: 'MESSENGER_MEDIA_CALLBACK_SECRET (the media server only)' },
+        },
+      },
     },
   });
   registerErrorHandling(app);
-  registerAuth(app, config.JWT_SECRET);
+  registerAuth(app, config.JWT_SECRET, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET });
 
   // Modules that own hub groups (the messenger's chat:{ChatId}) register resolvers below; the hub is
   // created first because those modules need it to push.
@@ -136,7 +156,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     { name: 'backplane', required: config.REALTIME_BACKPLANE_ENABLED, check: () => hub.health() },
     ...moduleChecks,
   ];
-  registerHealthRoutes(app, checks, registry);
+  const ops = config.METRICS_PORT === undefined ? undefined : createOpsListener(app, config, log);
+  registerHealthRoutes(ops ?? app, checks, registry);
   registerOpsRoutes(app, runner);
   app.get('/docs/json', { schema: { hide: true }, logLevel: 'warn' }, async () => app.swagger());
 
@@ -168,6 +189,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     runner,
     hub,
     bus,
+    ops,
     async startBackground() {
       if (!config.JOBS_ENABLED || background !== 'idle') return;
       background = 'started';
@@ -185,6 +207,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await Promise.all(handles.map((h) => h.stop()));
     await bus.stop();
     await Promise.all([publisherPool.end(), consumerPool.end()]);
+    // Last, so /health/* keeps answering while the replica drains.
+    await ops?.close();
   });
 
   return app;

@@ -10,7 +10,7 @@ import { eventBusSettings } from './platform/events/settings.ts';
 import { authSettings } from './platform/http/settings.ts';
 import { outboxSettings } from './platform/outbox/settings.ts';
 import { hubSettings } from './platform/realtime/settings.ts';
-import { Int } from './platform/types/index.ts';
+import { Bool, Int } from './platform/types/index.ts';
 
 /**
  * Every setting of the service, read from the environment. `.env.example` lists the same names with
@@ -41,6 +41,17 @@ export const ConfigSchema = Type.Object({
   ...moduleSettings,
   HOST: Type.String({ default: '0.0.0.0', description: 'Address the HTTP server binds to' }),
   PORT: Int({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port (0 = any free port)' }),
+  METRICS_PORT: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      description: 'Port of a separate listener for /metrics and /health/* (0 = any free port); unset = they are served on PORT',
+    }),
+  ),
+  ALLOW_INSECURE_DEFAULTS: Bool(
+    false,
+    'Start on a real database (DATABASE_URL) even with shipped/short secrets or the implicit in-process event bus; each is logged as a warning',
+  ),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info', description: 'pino log level' },
@@ -77,6 +88,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   });
   if (raw.REALTIME_BACKPLANE_ENABLED !== undefined && (converted as Config).REALTIME_BACKPLANE_ENABLED && !raw.REDIS_URL) {
     problems.push('REALTIME_BACKPLANE_ENABLED: needs REDIS_URL');
+  }
+  const c = converted as Config;
+  if (c.EVENT_BUS === 'kafka' && !c.KAFKA_BROKERS) problems.push('EVENT_BUS: kafka needs KAFKA_BROKERS');
+  if (c.EVENT_BUS === 'in-process' && c.KAFKA_BROKERS) {
+    problems.push('EVENT_BUS: in-process contradicts KAFKA_BROKERS (unset one of them)');
+  }
+  if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
+    problems.push('METRICS_PORT: must differ from PORT');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return converted as Config;

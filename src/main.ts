@@ -4,6 +4,7 @@
  */
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildApp } from './app.ts';
+import { enforceStartupSafety } from './insecure-defaults.ts';
 import { startEmbeddedPostgres, type EmbeddedPg } from './platform/db/embedded.ts';
 import { createPool, DatabaseUnreachableError, migrateDatabase, waitForDatabase } from './platform/db/index.ts';
 import { createLogger } from './platform/observability/logger.ts';
@@ -24,6 +25,7 @@ function configOrExit(): Config {
 
 const config = configOrExit();
 const log = createLogger(config.LOG_LEVEL);
+enforceStartupSafety(config, log);
 // A stray rejection in a background path is a bug to log loudly, not a reason to drop every
 // socket, run and consumer of this replica at 3 a.m.
 process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection'));

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import { SECURE_SECRETS } from './secure-env.ts';
 
 /** A port nobody listens on right now (the kernel's pick, released at once). */
 export async function freePort(): Promise<number> {
@@ -28,7 +29,8 @@ export interface ServiceProcess {
  */
 export function startService(env: Record<string, string | undefined>, command = [process.execPath, 'src/main.ts']): ServiceProcess {
   const child = spawn(command[0]!, command.slice(1), {
-    env: { ...process.env, PORT: '0', SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'info', ...env },
+    // On a real database (DATABASE_URL) the service refuses the shipped secrets.
+    env: { ...process.env, PORT: '0', SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'info', ...SECURE_SECRETS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const log = { text: '', stderr: '' };

@@ -28,6 +28,15 @@ export const eventBusSettings = {
     maximum: 3_600_000,
     description: 'How often consumer_lag and consumer_oldest_unconsumed_age_seconds are read from the broker (committed offsets vs high watermarks)',
   }),
+  // No default on purpose: unset means "whatever KAFKA_BROKERS says" (local use keeps working), and
+  // only an explicit `in-process` lets a replica on a real database run without Kafka.
+  EVENT_BUS: Type.Optional(
+    Type.Union([Type.Literal('kafka'), Type.Literal('in-process')], {
+      description:
+        'Explicit event bus choice; unset = kafka when KAFKA_BROKERS is set, in-process otherwise (refused at start with DATABASE_URL set)',
+    }),
+  ),
+
 };
 
 export type EventBusSettings = SettingsOf<typeof eventBusSettings>;

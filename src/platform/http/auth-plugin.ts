@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from './errors.ts';
 import { createTokenVerifier, extractToken, type Principal } from './auth.ts';
@@ -11,10 +12,21 @@ declare module 'fastify' {
     requireUser: preHandlerAsyncHookHandler;
     /** preHandler: a valid token with `admin: true` is required (401 / 403). */
     requireAdmin: preHandlerAsyncHookHandler;
+    /**
+     * preHandler for the media server's callbacks: `Authorization: Bearer <MESSENGER_MEDIA_CALLBACK_SECRET>`
+     * (401 otherwise; user and admin tokens are not accepted, and nothing is accepted while it is unset).
+     */
+    requireMediaCallback: preHandlerAsyncHookHandler;
   }
 }
 
-export function registerAuth(app: FastifyInstance, secret: string): void {
+/** Equal in time independent of where they differ; hashing first also hides the expected length. */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+export function registerAuth(app: FastifyInstance, secret: string, opts: { mediaCallbackSecret?: string } = {}): void {
   const tokens = createTokenVerifier(secret);
   const authenticate = async (req: FastifyRequest): Promise<Principal> => {
     const token = extractToken(req.headers);
@@ -33,5 +45,14 @@ export function registerAuth(app: FastifyInstance, secret: string): void {
   app.decorate('requireAdmin', async (req: FastifyRequest) => {
     const principal = await authenticate(req);
     if (!principal.admin) throw new AppError('AUTH_FORBIDDEN', 'an admin token is required', 403);
+  });
+  const { mediaCallbackSecret } = opts;
+  app.decorate('requireMediaCallback', async (req: FastifyRequest) => {
+    const given = extractToken(req.headers);
+    if (!given) throw new AppError('AUTH_REQUIRED', 'the media callback secret is required as a bearer token', 401);
+    if (mediaCallbackSecret === undefined) {
+      throw new AppError('AUTH_MEDIA_CALLBACK_DISABLED', 'media callbacks are not configured on this service', 401);
+    }
+    if (!sameSecret(given, mediaCallbackSecret)) throw new AppError('AUTH_INVALID_CREDENTIAL', 'the media callback secret does not match', 401);
   });
 }

@@ -8,6 +8,15 @@ export const authSettings = {
     minLength: 32,
     description: 'HS256 secret for REST and hub tokens (at least 32 characters)',
   }),
+  // Here rather than in the messenger's settings: the auth plugin owns every credential check, and the
+  // media server is a caller of its own kind (neither a user nor an admin).
+  MESSENGER_MEDIA_CALLBACK_SECRET: Type.Optional(
+    Type.String({
+      minLength: 32,
+      description:
+        'Bearer secret the media server presents on its recording-outcome callback (compared in constant time); unset = the callback answers 401',
+    }),
+  ),
 
 };
 

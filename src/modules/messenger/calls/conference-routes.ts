@@ -83,10 +83,13 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
   r.post(
     '/api/messenger/admin/recordings/:recordingId/outcome',
     {
-      preHandler: app.requireAdmin,
+      // The media server's own credential (MESSENGER_MEDIA_CALLBACK_SECRET), not the admin token:
+      // a leaked media-server config must not open the admin API, nor an admin token this callback.
+      preHandler: app.requireMediaCallback,
       schema: {
         tags: ['messenger-admin'],
-        summary: 'The media side reports a recording’s outcome: recording_available or recording_failed to the chat',
+        summary: 'The media side reports a recording’s outcome (bearer MESSENGER_MEDIA_CALLBACK_SECRET): recording_available or recording_failed to the chat',
+        security: [{ mediaCallback: [] }],
         params: Type.Object({ recordingId: Uuid }),
         body: RecordingOutcomeBody,
         response: { 200: RecordingView, ...errors },

@@ -73,22 +73,22 @@ describe('conferences in a chat (SessionKind Conference)', () => {
   });
 
   test('recording: start (one at a time), stop, outcome Available or Failed — each pushed to the chat', async () => {
-    const m = await messengerApp();
+    const mediaServer = 'media-callback-secret-for-this-test-0123456789';
+    const m = await messengerApp({ MESSENGER_MEDIA_CALLBACK_SECRET: mediaServer });
     const { alice, bob, chat, clients } = await setup(m);
     const cb = clients[1];
     const conf = (await m.call<{ conference: Conference }>(alice.token, 'POST', `/api/messenger/chats/${chat.id}/conferences`, { media: 'Video' })).body.conference;
     const base = `/api/messenger/conferences/${conf.id}`;
-    const admin = await m.token({ admin: true });
     const first = (await m.call<Recording>(alice.token, 'POST', `${base}/recordings`)).body;
     assert.equal(first.status, 'Recording');
     assert.equal((await m.call<Err>(alice.token, 'POST', `${base}/recordings`)).body.code, 'MSG_RECORDING_ALREADY_ACTIVE');
     assert.equal((await m.call<Recording>(alice.token, 'POST', `${base}/recordings/${first.id}/stop`)).body.status, 'Stopped');
-    const available = await m.call<Recording>(admin, 'POST', `/api/messenger/admin/recordings/${first.id}/outcome`, { status: 'Available' });
+    const available = await m.call<Recording>(mediaServer, 'POST', `/api/messenger/admin/recordings/${first.id}/outcome`, { status: 'Available' });
     assert.equal(available.body.status, 'Available');
-    assert.equal((await m.call<Err>(admin, 'POST', `/api/messenger/admin/recordings/${first.id}/outcome`, { status: 'Failed' })).body.code, 'MSG_RECORDING_INVALID_STATE');
-    assert.equal((await m.call<Err>(bob.token, 'POST', `/api/messenger/admin/recordings/${first.id}/outcome`, { status: 'Failed' })).status, 403);
+    assert.equal((await m.call<Err>(mediaServer, 'POST', `/api/messenger/admin/recordings/${first.id}/outcome`, { status: 'Failed' })).body.code, 'MSG_RECORDING_INVALID_STATE');
+    assert.equal((await m.call<Err>(bob.token, 'POST', `/api/messenger/admin/recordings/${first.id}/outcome`, { status: 'Failed' })).status, 401);
     const second = (await m.call<Recording>(alice.token, 'POST', `${base}/recordings`)).body;
-    const failed = await m.call<Recording>(admin, 'POST', `/api/messenger/admin/recordings/${second.id}/outcome`, { status: 'Failed', errorCode: 'STORAGE_FULL' });
+    const failed = await m.call<Recording>(mediaServer, 'POST', `/api/messenger/admin/recordings/${second.id}/outcome`, { status: 'Failed', errorCode: 'STORAGE_FULL' });
     assert.deepEqual([failed.body.status, failed.body.errorCode], ['Failed', 'STORAGE_FULL']);
     await m.dispatch();
     await waitFor('recording events', () => ['recording_started', 'recording_stopped', 'recording_available', 'recording_failed'].every((e) => ofEvent(cb, e).length >= 1));

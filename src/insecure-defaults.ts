@@ -1,0 +1,80 @@
+/**
+ * Local use vs production (DESIGN "Decisions"): the shipped secrets are public (they are the TypeBox
+ * defaults and the values in .env.example), and the in-process event bus keeps integration events
+ * inside one replica. Both are fine on a laptop's embedded PostgreSQL; pointed at a real database
+ * (DATABASE_URL set) the service refuses them at start, unless ALLOW_INSECURE_DEFAULTS=true says the
+ * operator knows — then each is logged as a warning.
+ */
+import { ConfigSchema, type Config } from './config.ts';
+
+/** Secrets that ship with a public default value. */
+export const GUARDED_SECRETS = ['JWT_SECRET', 'MESSENGER_REALTIME_MEDIA_TOKEN_SECRET', 'MESSENGER_REALTIME_TURN_SECRET'] as const;
+
+/** HS256 wants a key at least as long as its 256-bit output; the TURN secret is held to the same bar. */
+export const MIN_SECRET_BYTES = 32;
+
+export interface InsecureSetting {
+  setting: string;
+  problem: string;
+}
+
+type SafetySettings = Pick<Config, (typeof GUARDED_SECRETS)[number] | 'DATABASE_URL' | 'KAFKA_BROKERS' | 'EVENT_BUS' | 'ALLOW_INSECURE_DEFAULTS'>;
+
+export function shippedDefault(setting: (typeof GUARDED_SECRETS)[number]): string {
+  return (ConfigSchema.properties[setting] as { default: string }).default;
+}
+
+/** Every setting that would be unsafe on a shared deployment, whatever the mode. */
+export function insecureSettings(settings: SafetySettings): InsecureSetting[] {
+  const found: InsecureSetting[] = [];
+  for (const setting of GUARDED_SECRETS) {
+    const value = settings[setting];
+    const bytes = Buffer.byteLength(value, 'utf8');
+    if (value === shippedDefault(setting)) {
+      found.push({ setting, problem: `is the shipped default (public in .env.example); set at least ${MIN_SECRET_BYTES} random bytes` });
+    } else if (bytes < MIN_SECRET_BYTES) {
+      found.push({ setting, problem: `is ${bytes} bytes long; at least ${MIN_SECRET_BYTES} are needed` });
+    }
+  }
+  if (!settings.KAFKA_BROKERS && settings.EVENT_BUS !== 'in-process') {
+    found.push({
+      setting: 'EVENT_BUS',
+      problem: 'KAFKA_BROKERS is unset, so integration events would stay in this replica; set KAFKA_BROKERS, or EVENT_BUS=in-process to choose that',
+    });
+  }
+  return found;
+}
+
+export type StartupVerdict =
+  | { action: 'start'; warnings: InsecureSetting[] }
+  | { action: 'refuse'; problems: InsecureSetting[] };
+
+/** Settings in, what start-up does out: refuse (naming each setting), start with warnings, or start. */
+export function startupVerdict(settings: SafetySettings): StartupVerdict {
+  // The embedded PostgreSQL is the local-use case `npm start` serves: nothing there is shared.
+  if (!settings.DATABASE_URL) return { action: 'start', warnings: [] };
+  const found = insecureSettings(settings);
+  if (found.length === 0) return { action: 'start', warnings: [] };
+  if (settings.ALLOW_INSECURE_DEFAULTS) return { action: 'start', warnings: found };
+  return { action: 'refuse', problems: found };
+}
+
+/** What main.ts calls once, before anything starts: exits 1 on a refusal, logs a warning per setting otherwise. */
+export function enforceStartupSafety(
+  config: SafetySettings,
+  log: { warn(obj: object, msg: string): void },
+  io: { stderr: { write(s: string): unknown }; exit(code: number): never } = process,
+): void {
+  const verdict = startupVerdict(config);
+  if (verdict.action === 'refuse') {
+    io.stderr.write(
+      'refusing to start on a real database (DATABASE_URL is set) with insecure settings:\n' +
+        verdict.problems.map((p) => `  - ${p.setting}: ${p.problem}\n`).join('') +
+        '(ALLOW_INSECURE_DEFAULTS=true starts anyway and logs each of them as a warning)\n',
+    );
+    io.exit(1);
+  }
+  for (const { setting, problem } of verdict.action === 'start' ? verdict.warnings : []) {
+    log.warn({ setting }, `insecure setting allowed by ALLOW_INSECURE_DEFAULTS=true: ${setting}: ${problem}`);
+  }
+}

@@ -1,0 +1,142 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { enforceStartupSafety, GUARDED_SECRETS, shippedDefault, startupVerdict } from '../src/insecure-defaults.ts';
+import { createTestDatabase } from './support/db.ts';
+import { logCapture } from './support/logs.ts';
+import { SECURE_SECRETS } from './support/secure-env.ts';
+import { waitFor } from './support/wait.ts';
+
+const REAL_DB = { DATABASE_URL: 'postgres://pin:pw@db.internal:5432/pin' };
+const KAFKA = { KAFKA_BROKERS: 'kafka-1:9092' };
+const verdictOf = (env: Record<string, string>) => startupVerdict(loadConfig(env));
+/** The test driver's environment without its Kafka brokers (these tests choose the bus themselves). */
+const { KAFKA_BROKERS: _brokers, ...driverEnv } = process.env;
+const named = (v: ReturnType<typeof verdictOf>) => (v.action === 'refuse' ? v.problems : v.warnings).map((p) => p.setting);
+
+describe('no public secrets on a real database (issue 12, item 1)', () => {
+  test('embedded PostgreSQL (DATABASE_URL unset): the shipped defaults and the in-process bus start, silently', () => {
+    assert.deepEqual(verdictOf({}), { action: 'start', warnings: [] });
+  });
+
+  test('a real database with every shipped default: refused, naming each secret and the event bus', () => {
+    const v = verdictOf(REAL_DB);
+    assert.equal(v.action, 'refuse');
+    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'EVENT_BUS']);
+    for (const p of v.action === 'refuse' ? v.problems.slice(0, 3) : []) assert.match(p.problem, /shipped default/);
+  });
+
+  test('each secret on its own: the shipped default is refused, and so is one shorter than 32 bytes', () => {
+    for (const setting of GUARDED_SECRETS) {
+      const asShipped = verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, [setting]: shippedDefault(setting) });
+      assert.equal(asShipped.action, 'refuse', setting);
+      assert.deepEqual(named(asShipped), [setting]);
+    }
+    // JWT and media secrets already need 32 characters in the schema; the TURN secret's schema allows 16.
+    const short = verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, MESSENGER_REALTIME_TURN_SECRET: 'x'.repeat(31) });
+    assert.equal(short.action, 'refuse');
+    assert.deepEqual(short.action === 'refuse' && short.problems, [
+      { setting: 'MESSENGER_REALTIME_TURN_SECRET', problem: 'is 31 bytes long; at least 32 are needed' },
+    ]);
+    // Bytes, not characters: 16 two-byte characters are 32 bytes.
+    assert.equal(verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, MESSENGER_REALTIME_TURN_SECRET: 'é'.repeat(16) }).action, 'start');
+  });
+
+  test('a real database with secure secrets and Kafka: starts without warnings', () => {
+    assert.deepEqual(verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS }), { action: 'start', warnings: [] });
+  });
+
+  test('a real database without Kafka: refused unless EVENT_BUS=in-process is chosen explicitly', () => {
+    const implicit = verdictOf({ ...REAL_DB, ...SECURE_SECRETS });
+    assert.equal(implicit.action, 'refuse');
+    assert.deepEqual(named(implicit), ['EVENT_BUS']);
+    assert.deepEqual(verdictOf({ ...REAL_DB, ...SECURE_SECRETS, EVENT_BUS: 'in-process' }), { action: 'start', warnings: [] });
+    assert.deepEqual(verdictOf({ ...REAL_DB, ...SECURE_SECRETS, ...KAFKA, EVENT_BUS: 'kafka' }), { action: 'start', warnings: [] });
+  });
+
+  test('ALLOW_INSECURE_DEFAULTS=true: starts, with a warning for each insecure setting', () => {
+    const v = verdictOf({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'true' });
+    assert.equal(v.action, 'start');
+    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'EVENT_BUS']);
+    assert.equal(verdictOf({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'false' }).action, 'refuse');
+  });
+
+  test('enforceStartupSafety: a refusal writes one line per setting and exits 1; allowed ones are logged as warnings', () => {
+    let written = '';
+    let exitCode: number | undefined;
+    const io = {
+      stderr: { write: (s: string) => (written += s) },
+      exit: ((code: number) => {
+        exitCode = code;
+      }) as (code: number) => never,
+    };
+    const logs = logCapture('warn');
+    enforceStartupSafety(loadConfig({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, JWT_SECRET: shippedDefault('JWT_SECRET') }), logs.log, io);
+    assert.equal(exitCode, 1);
+    assert.equal(written.split('\n').filter((l) => l.startsWith('  - ')).length, 1);
+    assert.match(written, /^ {2}- JWT_SECRET: is the shipped default/m);
+
+    exitCode = undefined;
+    enforceStartupSafety(loadConfig({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'true' }), logs.log, io);
+    assert.equal(exitCode, undefined);
+    const warned = logs.lines().filter((l) => l.level === 40).map((l) => l.setting);
+    assert.deepEqual(warned, [...GUARDED_SECRETS, 'EVENT_BUS']);
+  });
+
+  test('EVENT_BUS must agree with KAFKA_BROKERS', () => {
+    assert.throws(() => loadConfig({ EVENT_BUS: 'kafka' }), (e: unknown) => e instanceof ConfigError && /EVENT_BUS: kafka needs KAFKA_BROKERS/.test(e.message));
+    assert.throws(() => loadConfig({ ...KAFKA, EVENT_BUS: 'in-process' }), /EVENT_BUS: in-process contradicts KAFKA_BROKERS/);
+    assert.throws(() => loadConfig({ EVENT_BUS: 'memory' }), /EVENT_BUS/);
+  });
+
+  test('the shipped defaults are the values .env.example ships, so "shipped default" covers both', () => {
+    const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+    for (const setting of GUARDED_SECRETS) {
+      assert.equal(example.match(new RegExp(`^${setting}=(.*)$`, 'm'))?.[1], shippedDefault(setting), setting);
+    }
+  });
+});
+
+describe('the entry point applies the rule', () => {
+  test('node src/main.ts on the test PostgreSQL with the shipped JWT_SECRET exits non-zero naming it, without a stack trace', async () => {
+    const database = await createTestDatabase();
+    const res = spawnSync(process.execPath, ['src/main.ts'], {
+      env: { ...driverEnv, ...SECURE_SECRETS, EVENT_BUS: 'in-process', DATABASE_URL: database.url, JWT_SECRET: shippedDefault('JWT_SECRET'), PORT: '0' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    const output = res.stdout + res.stderr;
+    assert.notEqual(res.status, 0, output);
+    assert.match(res.stderr, /^ {2}- JWT_SECRET: is the shipped default/m);
+    assert.doesNotMatch(output, /MESSENGER_REALTIME_MEDIA_TOKEN_SECRET|MESSENGER_REALTIME_TURN_SECRET|EVENT_BUS:/, 'only the insecure setting is named');
+    assert.doesNotMatch(output, /^\s+at /m, 'no stack trace');
+    assert.doesNotMatch(output, /listening/i);
+  });
+
+  test('ALLOW_INSECURE_DEFAULTS=true on the test PostgreSQL: starts and warns naming each insecure setting', async () => {
+    const database = await createTestDatabase();
+    const child = spawn(process.execPath, ['src/main.ts'], {
+      env: { ...driverEnv, DATABASE_URL: database.url, ALLOW_INSECURE_DEFAULTS: 'true', PORT: '0', JOBS_ENABLED: 'false', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    const exited = once(child, 'exit');
+    try {
+      await waitFor('the service to listen', () => /Server listening/.test(output), 30_000);
+      const warned = output
+        .split('\n')
+        .filter((l) => l.includes('ALLOW_INSECURE_DEFAULTS=true'))
+        .map((l) => (JSON.parse(l) as { setting: string; level: number }))
+        .map((l) => [l.setting, l.level]);
+      assert.deepEqual(warned, [...GUARDED_SECRETS, 'EVENT_BUS'].map((s) => [s, 40]));
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+});
