@@ -76,7 +76,7 @@ export const notificationsSettings = {
     default: 300,
     minimum: 10,
     maximum: 3600,
-    description: 'Webhook signatures older or newer than this (X-Signature-Timestamp) are refused as replays',
+    description: 'Webhook signatures older or newer than this (X-Signature-Timestamp) are refused as stale (401); inside it, a signature seen before is refused as a replay (409)',
   }),
 
   NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
