@@ -29,14 +29,7 @@ import { requireAddressableUser } from '../user-replica/replica-reads.ts';
  * changed right after the commit, and again by the dispatcher when it delivers the ChatUpdated.
  */
 
-export interface ChatView {
-  id: string;
-  kind: ChatKind;
-  title: string | null;
-  createdByUserId: string;
-  lastSeq: number;
-  createdAt: string;
-  updatedAt: string;
+export interface ChatView extends ChatRow {
   participants: { userId: string; role: string; lastReadSeq: number; joinedAt: string }[];
 }
 
