@@ -65,6 +65,17 @@ export function createPool(
   });
   // An idle client dying (server restart, terminated backend) must not crash the process.
   pool.on('error', (err) => log?.warn({ err }, 'idle database connection failed'));
+  // Nor one that dies while checked out: pg-pool drops its error listener for the time a client is
+  // lent, and an 'error' event without a listener is an uncaught exception. The holder learns of it
+  // at its next statement; here it is only logged.
+  const lent = new WeakSet<pg.PoolClient>();
+  pool.on('acquire', (client) => lent.add(client));
+  pool.on('release', (_err, client) => lent.delete(client));
+  pool.on('connect', (client) =>
+    client.on('error', (err) => {
+      if (lent.has(client)) log?.warn({ err: { message: err.message, code: (err as { code?: unknown }).code } }, 'database connection failed while in use');
+    }),
+  );
   endWaitsForClose(pool, connectTimeoutMs);
   return pool;
 }
