@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { TOPICS } from '../../event-topics.ts';
-import { counter, gauge, histogram, type Registry } from '../../platform/observability/index.ts';
+import { counter, dbGauge, histogram, type Registry } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { Db } from '../../platform/db/index.ts';
 import { queueStats, type QueueStats } from './access-fanout/fanout-sql.ts';
@@ -14,23 +14,19 @@ import { queueStats, type QueueStats } from './access-fanout/fanout-sql.ts';
 export function createIdentityMetrics(registry: Registry, db: Db, clock: Clock) {
   // One query serves every gauge of a scrape: prom-client collects them side by side, so they
   // all join the query in flight; the next scrape reads afresh.
-  let inFlight: Promise<QueueStats | undefined> | undefined;
+  // Database down: the query rejects and dbGauge keeps the last values.
+  let inFlight: Promise<QueueStats> | undefined;
   const read = () => {
-    inFlight ??= queueStats(db, clock.now())
-      .catch(() => undefined) // database down: keep the last values
-      .finally(() => {
+    inFlight ??= queueStats(db, clock.now()).finally(() => {
         inFlight = undefined;
       });
     return inFlight;
   };
   const fromStats = (name: string, help: string, pick: (s: QueueStats) => number) =>
-    gauge(registry, {
+    dbGauge(registry, {
       name,
       help,
-      async collect() {
-        const s = await read();
-        if (s) this.set(pick(s));
-      },
+      read: async () => pick(await read()),
     });
 
   fromStats('identity_access_fanout_queue_backlog', 'Fan-out tasks waiting: Pending plus InProgress with an expired lease', (s) => s.backlog);
@@ -41,14 +37,11 @@ export function createIdentityMetrics(registry: Registry, db: Db, clock: Clock) 
     'Age of the oldest waiting fan-out task (0 when none)',
     (s) => s.oldestBacklogAgeSeconds,
   );
-  gauge(registry, {
+  // Counted over the outbox's pending partial index.
+  dbGauge(registry, {
     name: 'identity_access_events_unpublished',
     help: 'UserAccessChanged events in the outbox not yet on pin.identity.access.v1 (alert: > 1000)',
-    async collect() {
-      // Counted over the outbox's pending partial index; database down: keep the last value.
-      const n = await unpublishedEvents(db, TOPICS.identityAccess).catch(() => undefined);
-      if (n !== undefined) this.set(n);
-    },
+    read: () => unpublishedEvents(db, TOPICS.identityAccess),
   });
 
   return {

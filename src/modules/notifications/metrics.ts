@@ -1,5 +1,5 @@
 import type { Queryable } from '../../platform/db/index.ts';
-import { counter, gauge, histogram, type Registry } from '../../platform/observability/index.ts';
+import { counter, dbGauge, histogram, type Registry } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 import type { Channel } from './model.ts';
@@ -22,45 +22,38 @@ export type SendSource = 'dispatcher' | 'retry';
  */
 export function createNotificationMetrics(registry: Registry, deps: { pool: Queryable; providers: ProviderRegistry; clock: Clock }) {
   // One grouped query feeds all three gauges: a scrape collects every metric in parallel, so the
-  // gauges share the query in flight.
-  let refreshing: Promise<void> | null = null;
-  const collect = async (): Promise<void> => {
-    refreshing ??= refresh()
-      .catch(() => undefined) // database down: keep the last values; /health/ready reports the database
-      .finally(() => (refreshing = null));
-    await refreshing;
-  };
-  const backlog = gauge(registry, {
+  // gauges share the query in flight. Database down: the query rejects and dbGauge keeps the last
+  // values; /health/ready reports the database.
+  let refreshing: Promise<Array<ChannelBacklog & { reason: string | null }>> | null = null;
+  const rows = () =>
+    (refreshing ??= backlogByChannel(deps.pool, deps.clock.now())
+      .then((found) =>
+        found.map((r) => {
+          const state = deps.providers.state(r.providerKey);
+          return { ...r, reason: !r.isEnabled ? 'channel_disabled' : state === 'available' ? null : `provider_${state}` };
+        }),
+      )
+      .finally(() => (refreshing = null)));
+  dbGauge(registry, {
     name: 'notifications_failed_backlog',
     help: 'Non-terminal Failed notifications waiting for a retry, by channel',
     labelNames: ['channel'] as const,
-    collect,
+    read: async () => (await rows()).map((r) => ({ labels: { channel: r.channel }, value: r.failedBacklog })),
   });
-  const oldestDue = gauge(registry, {
+  dbGauge(registry, {
     name: 'notifications_failed_oldest_due_age_seconds',
     help: 'How long the oldest due, retryable, unleased Failed notification of a sending channel has been due (0 = none); grows when the retry worker stalls',
     labelNames: ['channel'] as const,
-    collect,
+    read: async () =>
+      (await rows()).map((r) => ({ labels: { channel: r.channel }, value: r.reason ? 0 : Math.max(0, r.oldestDueAgeSeconds) })),
   });
-  const waiting = gauge(registry, {
+  dbGauge(registry, {
     name: 'notifications_waiting',
     help: 'Pending or Failed notifications held back: channel_disabled, provider_not_implemented, provider_not_configured (A3)',
     labelNames: ['channel', 'reason'] as const,
-    collect,
+    read: async () =>
+      (await rows()).flatMap((r) => (r.reason ? [{ labels: { channel: r.channel, reason: r.reason }, value: r.held }] : [])),
   });
-  async function refresh(): Promise<void> {
-    const rows = await backlogByChannel(deps.pool, deps.clock.now());
-    backlog.reset();
-    oldestDue.reset();
-    waiting.reset();
-    for (const r of rows) {
-      const state = deps.providers.state(r.providerKey);
-      const reason = !r.isEnabled ? 'channel_disabled' : state === 'available' ? null : `provider_${state}`;
-      backlog.set({ channel: r.channel }, r.failedBacklog);
-      oldestDue.set({ channel: r.channel }, reason ? 0 : Math.max(0, r.oldestDueAgeSeconds));
-      if (reason) waiting.set({ channel: r.channel, reason }, r.held);
-    }
-  }
 
   return {
     retrySent: counter(registry, {

@@ -1,3 +1,4 @@
 /** Logs and metrics for modules: the logger type and masking, the registry and metric helpers. */
 export { createLogger, maskName, maskPhone, type Logger } from './logger.ts';
 export { counter, gauge, histogram, Counter, Gauge, Histogram, Registry } from './metrics.ts';
+export { dbGauge, setMetricsLogger, DB_GAUGE_TIMEOUT_MS, type DbGaugeConfig, type DbGaugeValues } from './db-gauge.ts';

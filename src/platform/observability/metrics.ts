@@ -1,4 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { setMetricsLogger } from './db-gauge.ts';
+import type { Logger } from './logger.ts';
 
 export { Counter, Gauge, Histogram, Registry };
 
@@ -7,9 +9,10 @@ export { Counter, Gauge, Histogram, Registry };
  * registry). Metric helpers return the existing metric when a name is registered twice, so two
  * parts of the code can share a metric without passing objects around.
  */
-export function createRegistry(): Registry {
+export function createRegistry(log?: Logger): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (log) setMetricsLogger(registry, log);
   return registry;
 }
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.ts';
-import { counter, gauge, histogram, type Registry } from '../observability/metrics.ts';
+import { dbGauge } from '../observability/db-gauge.ts';
+import { counter, histogram, type Registry } from '../observability/metrics.ts';
 import { pendingStats } from './sql.ts';
 
 /**
@@ -8,31 +9,22 @@ import { pendingStats } from './sql.ts';
  * alert on `outbox_oldest_pending_age_seconds` must not depend on the publisher still running.
  */
 export function outboxMetrics(registry: Registry, db: Queryable) {
-  let sample: Promise<{ pending: number; oldestAgeSeconds: number } | undefined> | undefined;
-  let sampledAt = 0;
-  const read = () => {
-    // Both gauges are collected in the same scrape: one query serves them.
-    if (!sample || Date.now() - sampledAt > 1000) {
-      sampledAt = Date.now();
-      sample = pendingStats(db).catch(() => undefined); // database down: keep the last values
-    }
-    return sample;
-  };
-  gauge(registry, {
+  // Both gauges are collected side by side in a scrape: they join the query in flight, and the next
+  // scrape reads afresh. Database down: the query rejects and dbGauge keeps the last values.
+  let sample: Promise<{ pending: number; oldestAgeSeconds: number }> | undefined;
+  const read = () =>
+    (sample ??= pendingStats(db).finally(() => {
+      sample = undefined;
+    }));
+  dbGauge(registry, {
     name: 'outbox_pending',
     help: 'Outbox rows not yet published (counted up to 1,000,000 per scrape)',
-    async collect() {
-      const s = await read();
-      if (s) this.set(s.pending);
-    },
+    read: async () => (await read()).pending,
   });
-  gauge(registry, {
+  dbGauge(registry, {
     name: 'outbox_oldest_pending_age_seconds',
     help: 'Age of the oldest unpublished outbox row (0 when none); alert when it keeps growing',
-    async collect() {
-      const s = await read();
-      if (s) this.set(s.oldestAgeSeconds);
-    },
+    read: async () => (await read()).oldestAgeSeconds,
   });
   return {
     published: counter(registry, {

@@ -1,4 +1,4 @@
-import { counter, gauge, type Registry } from '../../../platform/observability/index.ts';
+import { counter, dbGauge, type Registry } from '../../../platform/observability/index.ts';
 import type { Queryable } from '../../../platform/db/index.ts';
 import { countPending } from './sql.ts';
 
@@ -10,16 +10,11 @@ export function createContactSearchMetrics(registry: Registry, pool: Queryable) 
       help: 'Search documents the index refused or could not take (retried by the indexer, reconciled by the rebuild job), by stage',
       labelNames: ['stage'] as const,
     }),
-    pending: gauge(registry, {
+    // The database is down: /health says so; the scrape keeps the last value.
+    pending: dbGauge(registry, {
       name: 'messenger_contact_search_pending_documents',
       help: 'Replica rows whose search document waits to be written (grows while the index is down)',
-      async collect() {
-        try {
-          this.set(await countPending(pool));
-        } catch {
-          // The database is down: /health says so; keep the last value.
-        }
-      },
+      read: () => countPending(pool),
     }),
   };
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../../platform/db/index.ts';
-import { counter, gauge, histogram, type Registry } from '../../../platform/observability/index.ts';
+import { counter, dbGauge, histogram, type Registry } from '../../../platform/observability/index.ts';
 import { countPending } from './outbox-sql.ts';
 
 /**
@@ -10,12 +10,11 @@ import { countPending } from './outbox-sql.ts';
  */
 export function createRealtimeMetrics(registry: Registry, pool: Queryable) {
   return {
-    pending: gauge(registry, {
+    // Database down: the scrape keeps the last value (metrics_db_gauge_stale_seconds says how old).
+    pending: dbGauge(registry, {
       name: 'messenger_realtime_pending',
       help: 'Pending rows in messenger.realtime_outbox (backlog), read at scrape',
-      async collect() {
-        this.set(await countPending(pool));
-      },
+      read: () => countPending(pool),
     }),
     lag: histogram<'kind'>(registry, {
       name: 'messenger_realtime_lag_seconds',

@@ -1,4 +1,4 @@
-import { counter, gauge, histogram, type Registry } from '../../../platform/observability/index.ts';
+import { counter, dbGauge, gauge, histogram, type Registry } from '../../../platform/observability/index.ts';
 import type { Clock } from '../../../platform/time.ts';
 import type { Queryable } from '../../../platform/db/index.ts';
 import { stuckCutoff } from '../rules.ts';
@@ -44,22 +44,21 @@ export type CloserMetrics = ReturnType<typeof closerMetrics>;
  * Read from the database at scrape time, so it rises even when no closer runs at all.
  */
 export function stuckRowsGauge(registry: Registry, pool: Pick<Queryable, 'query'>, clock: Clock, thresholdMs: number) {
-  return gauge(registry, {
+  // Database down: dbGauge keeps the last values; /health/ready reports the outage.
+  return dbGauge(registry, {
     name: 'user_activity_stuck_active_rows',
     help: 'Active sessions/views with LastActivityAt older than 2 × InactivityThreshold (alert when > 0)',
     labelNames: ['entity'] as const,
-    async collect() {
-      try {
-        const { rows } = await pool.query<{ sessions: string; views: string }>(
-          `select (select count(*) from user_activity.sessions where status = 'Active' and last_activity_at < $1) as sessions,
-                  (select count(*) from user_activity.property_object_views where status = 'Active' and last_activity_at < $1) as views`,
-          [stuckCutoff(clock.now(), thresholdMs)],
-        );
-        this.set({ entity: 'session' }, Number(rows[0]?.sessions ?? 0));
-        this.set({ entity: 'view' }, Number(rows[0]?.views ?? 0));
-      } catch {
-        // Database down: keep the last values; /health/ready reports the outage.
-      }
+    async read() {
+      const { rows } = await pool.query<{ sessions: string; views: string }>(
+        `select (select count(*) from user_activity.sessions where status = 'Active' and last_activity_at < $1) as sessions,
+                (select count(*) from user_activity.property_object_views where status = 'Active' and last_activity_at < $1) as views`,
+        [stuckCutoff(clock.now(), thresholdMs)],
+      );
+      return [
+        { labels: { entity: 'session' }, value: Number(rows[0]?.sessions ?? 0) },
+        { labels: { entity: 'view' }, value: Number(rows[0]?.views ?? 0) },
+      ];
     },
   });
 }
