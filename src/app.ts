@@ -73,7 +73,7 @@ function createOpsListener(app: FastifyInstance, config: Config, log: Logger): F
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const { pool, log } = deps;
   const clock = deps.clock ?? systemClock;
-  const registry = createRegistry();
+  const registry = createRegistry(log);
   const db = createDb(pool);
 
   const app = Fastify({

@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { createLogger, type Logger } from './logger.ts';
+import { withTimeout } from '../time.ts';
 
 /** What one read of a database-backed gauge gives: one value, or one value per label set. */
 export type DbGaugeValues<T extends string> = number | ReadonlyArray<{ labels: Partial<Record<T, string>>; value: number }>;
@@ -76,15 +77,6 @@ export function setMetricsLogger(registry: Registry, log: Logger): void {
   stateOf(registry).log = log;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`read timed out after ${ms} ms`)), ms);
-    timer.unref();
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * A gauge read from the database at scrape time that never fails the scrape: each scrape runs
  * `read` (at most one read in flight per gauge, so a hung database does not pile up queries) and
@@ -130,7 +122,7 @@ export function dbGauge<T extends string>(registry: Registry, cfg: DbGaugeConfig
     }));
   /** One scrape's attempt, shared by the gauge and the staleness/failure metrics of the same scrape. */
   const collectOnce = () =>
-    (scraping ??= withTimeout(read(), timeoutMs)
+    (scraping ??= withTimeout(read(), timeoutMs, `gauge ${cfg.name} read`)
       .catch(failed)
       .finally(() => {
         scraping = undefined;
