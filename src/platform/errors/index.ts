@@ -56,3 +56,14 @@ export function errorText(err: unknown, max = 500): string {
   const text = root instanceof Error ? `${root.name}: ${root.message}` : String(root);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/**
+ * A row's failure that its job has already logged in the seed's own words: a batch worker counts it
+ * (failed, excluded from the rest of the run) without an 'item failed' line of its own.
+ */
+export class ReportedError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ReportedError';
+  }
+}

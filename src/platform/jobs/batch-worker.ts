@@ -1,3 +1,4 @@
+import { ReportedError } from '../errors/index.ts';
 import { ALL_FAILED, claimBatch, processRows, recordBatch } from './batch-steps.ts';
 import { batchSettingsProblems, type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
 
@@ -115,7 +116,8 @@ async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, se
 /** Rows failing one by one get a line each; a batch where many failed (a downstream outage) gets one. */
 const FAILURE_LINES_PER_BATCH = 3;
 
-function logFailures(run: BatchRun, phase: AnyPhase, failed: readonly AnyOutcome[], keyOf: (row: unknown) => string): void {
+function logFailures(run: BatchRun, phase: AnyPhase, all: readonly AnyOutcome[], keyOf: (row: unknown) => string): void {
+  const failed = all.filter((o) => !((o as { error: unknown }).error instanceof ReportedError));
   if (failed.length <= FAILURE_LINES_PER_BATCH) {
     for (const o of failed) run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: (o as { error: unknown }).error }, 'item failed');
     return;

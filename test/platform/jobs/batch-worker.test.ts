@@ -5,6 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { batchPhase, defineBatchWorker, type BatchRunContext, type Outcome } from '../../../src/platform/jobs/index.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { newId } from '../../../src/platform/time.ts';
+import { ReportedError } from '../../../src/platform/errors/index.ts';
 import { LEVEL, startReplica, type LogLine } from './support.ts';
 
 const tdb: TestDatabase = await createTestDatabase();
@@ -417,4 +418,29 @@ test('a few failed rows get a line each; a batch where many failed (an outage do
   assert.equal(summary.length, 1);
   assert.equal(summary[0]!.failed, 4);
   assert.deepEqual(summary[0]!.ids, ['r00005', 'r00006', 'r00007', 'r00008']);
+});
+
+test('a failure the job already reported in its own words is counted but gets no kernel line', async () => {
+  const q = await queue(2);
+  const { log, lines } = capture();
+  const worker = defineBatchWorker({
+    name: 'bw-reported',
+    ...schedule,
+    settings: { batchSize: 2, maxRunMs: 60_000 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'tasks',
+        claim: (limit) => q.claim(limit),
+        process: async (row) => {
+          log.error({ taskId: row.id }, 'task failed');
+          throw new ReportedError(`task ${row.id} failed`);
+        },
+        record: (o) => q.record(o),
+      }),
+    ],
+  });
+  const counts = await worker.runOnce(context({ log }));
+  assert.equal(counts.failed, 2);
+  assert.equal(lines.filter((l) => l.msg === 'task failed').length, 2);
+  assert.equal(lines.filter((l) => l.msg === 'item failed' || l.msg === 'items failed').length, 0);
 });

@@ -1,5 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { errorText, rootCause } from '../../../platform/errors/index.ts';
+import { errorText, ReportedError, rootCause } from '../../../platform/errors/index.ts';
 import { batchPhase, defineBatchWorker, type BatchCounts, type BatchRun, type BatchRunContext, type BatchWorker, type Outcome } from '../../../platform/jobs/index.ts';
 import { enqueueAccessEvents } from '../assignments/access-events.ts';
 import { loadAccessSnapshots, pageActiveUsersOfRole, rangeBoundaries } from '../assignments/access-sql.ts';
@@ -65,7 +65,8 @@ class LeaseLostError extends Error {
 }
 
 /** A task's pass failed: a page rolled back, or the claim found it had used up MaxAttempts. */
-class TaskFailedError extends Error {
+/** Logged by the job as the seed's "task failed" line, so the kernel adds no line of its own. */
+class TaskFailedError extends ReportedError {
   constructor(message: string, cause?: unknown) {
     super(message, { cause });
     this.name = 'TaskFailedError';
