@@ -61,14 +61,7 @@ export function contactSearchIndexerJob(deps: IndexerDeps): BatchWorker {
     } catch (err) {
       failed = docs.map((d) => ({ userId: d.userId, reason: messageOf(err) }));
     }
-    if (failed.length > 0) {
-      metrics.indexFailures.inc({ stage: 'indexer' }, failed.length);
-      run.log.warn(
-        { adapter: index.kind, failed: failed.length, of: docs.length, reason: failed[0]!.reason.slice(0, 200) },
-        'contact search indexing failed; documents retried with backoff',
-      );
-      if (failed.length === docs.length) run.endPhase('the search index refused every document');
-    }
+    if (failed.length > 0 && failed.length === docs.length) run.endPhase('the search index refused every document');
     const reasons = new Map(failed.map((f) => [f.userId, f.reason]));
     return due.map((row) => {
       const reason = reasons.get(row.doc.userId);
@@ -99,6 +92,15 @@ export function contactSearchIndexerJob(deps: IndexerDeps): BatchWorker {
               .filter((o) => o.status === 'failed')
               .map((o) => ({ userId: o.row.doc.userId, nextAttemptAt: new Date(now + backoffDelayMs(backoff, o.row.attempts + 1)) }));
             await rescheduleFailed(deps.pool, retries);
+            // Counted once the retries are scheduled, so whoever sees the count sees them too.
+            const failed = outcomes.filter((o) => o.status === 'failed');
+            if (failed.length > 0) {
+              metrics.indexFailures.inc({ stage: 'indexer' }, failed.length);
+              run.log.warn(
+                { adapter: index.kind, failed: failed.length, of: outcomes.length, reason: (failed[0] as { error: { message: string } }).error.message },
+                'contact search indexing failed; documents retried with backoff',
+              );
+            }
           },
         }),
       ];
