@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { HubConnectionState } from '@microsoft/signalr';
 import { MessengerClient, type ChatMessage } from '@pin/messenger-client';
 import { messengerApp, type MessengerApp } from './support/app.ts';
-import { startTcpProxy } from './support/tcp-proxy.ts';
+import { startTcpProxy } from '../../support/tcp-proxy.ts';
 import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
 

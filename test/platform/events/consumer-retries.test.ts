@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'drizzle-orm';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
-import { startTcpProxy } from '../../modules/messenger/support/tcp-proxy.ts';
+import { startTcpProxy } from '../../support/tcp-proxy.ts';
 import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
 import { createEffectsTable, effects, labelledMessage, recordEffect, testLog, type LabelPayload } from './support.ts';

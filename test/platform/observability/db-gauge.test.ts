@@ -9,7 +9,7 @@ import { createTestDatabase } from '../../support/db.ts';
 import { logCapture } from '../../support/logs.ts';
 import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
-import { startPgProxy } from './pg-proxy.ts';
+import { startTcpProxy } from '../../support/tcp-proxy.ts';
 
 /** Every database-backed gauge of the app (issue 14, defect 2): none of them may fail /metrics. */
 const DB_GAUGES = [
@@ -31,7 +31,7 @@ const DB_GAUGES = [
 test('/metrics answers while PostgreSQL is unreachable: gauges keep their last values, staleness and failures show it', async () => {
   const database = await createTestDatabase();
   const target = new URL(database.url);
-  const proxy = await startPgProxy(Number(target.port), target.hostname);
+  const proxy = await startTcpProxy(Number(target.port), target.hostname);
   const proxied = new URL(database.url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxy.port);
