@@ -6,6 +6,11 @@ import type { AnyOutcome, AnyPhase, BatchRun } from './batch-types.ts';
 /** The reason a phase ends when every row of a redone batch failed on its own. */
 export const ALL_FAILED = 'every row of the batch failed on its own';
 
+/**
+ * Step 1, and the one-at-a-time redo of a claim that does the work and failed. `claimed` is what
+ * the batch took, failed rows included, so a batch of failures still counts as full and the phase
+ * goes on past them (they are excluded from later claims of the run).
+ */
 export async function claimBatch(
   phase: AnyPhase,
   limit: number,
@@ -13,14 +18,11 @@ export async function claimBatch(
   exclude: readonly string[],
   failedKeys: Set<string>,
 ): Promise<{ rows: readonly unknown[]; claimed: number }> {
-  if (!phase.oneByOne) {
-    const rows = await phase.claim(limit, run, exclude);
-    return { rows, claimed: rows.length };
-  }
   try {
     const rows = await phase.claim(limit, run, exclude);
     return { rows, claimed: rows.length };
   } catch (err) {
+    if (!phase.oneByOne) throw err;
     const keys = await phase.oneByOne.candidates(limit, run, exclude);
     run.log.warn({ phase: phase.name, rows: keys.length, err: { message: messageOf(err) } }, 'batch failed, redoing its rows one by one');
     const rows: unknown[] = [];
@@ -43,18 +45,18 @@ export async function claimBatch(
   }
 }
 
-export async function processRows(phase: AnyPhase, real: readonly unknown[], run: BatchRun, concurrency: number): Promise<AnyOutcome[]> {
+export async function processRows(phase: AnyPhase, rows: readonly unknown[], run: BatchRun, concurrency: number): Promise<AnyOutcome[]> {
   if (phase.processBatch) {
-    if (run.signal.aborted) return real.map((row) => ({ row, status: 'released' }));
-    return phase.processBatch(real, run);
+    if (run.signal.aborted) return rows.map((row) => ({ row, status: 'released' }));
+    return phase.processBatch(rows, run);
   }
-  if (!phase.process) return real.map((row) => ({ row, status: 'done', result: undefined }));
-  const outcomes: AnyOutcome[] = new Array(real.length);
+  if (!phase.process) return rows.map((row) => ({ row, status: 'done', result: undefined }));
+  const outcomes: AnyOutcome[] = new Array(rows.length);
   let next = 0;
   const lane = async () => {
-    while (next < real.length) {
+    while (next < rows.length) {
       const i = next++;
-      const row = real[i];
+      const row = rows[i];
       if (run.signal.aborted) {
         outcomes[i] = { row, status: 'released' };
         continue;
@@ -66,7 +68,7 @@ export async function processRows(phase: AnyPhase, real: readonly unknown[], run
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, real.length) }, lane));
+  await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, lane));
   return outcomes;
 }
 

@@ -107,12 +107,6 @@ async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, se
   }
 }
 
-/**
- * Step 1, and the one-at-a-time redo of a claim that does the work and failed. `claimed` is what
- * the batch took, failed rows included, so a batch of failures still counts as full and the phase
- * goes on past them (they are excluded from later claims of the run).
- */
-
 /** Rows failing one by one get a line each; a batch where many failed (a downstream outage) gets one. */
 const FAILURE_LINES_PER_BATCH = 3;
 
