@@ -1,19 +1,15 @@
 import pg from 'pg';
-import { drizzle, type NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
-import type { PgDatabase } from 'drizzle-orm/pg-core';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../observability/logger.ts';
 
-export { DatabaseUnreachableError, databaseTarget, waitForDatabase } from './startup.ts';
+import type { Db } from './query.ts';
 
-/**
- * The one handle SQL runs on: the pool's drizzle database or an open transaction (`db.transaction(
- * async (tx) => …)` hands a `Db` too), so a SQL function never cares which it got.
- */
-export type Db = PgDatabase<NodePgQueryResultHKT, Record<string, never>>;
+export { DatabaseUnreachableError, databaseTarget, waitForDatabase } from './startup.ts';
+export { query, type Db, type Rows } from './query.ts';
 export type Queryable = Pick<pg.Pool, 'query'>;
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.meta.url));

@@ -1,0 +1,44 @@
+import pg from 'pg';
+import type { SQL } from 'drizzle-orm';
+import type { NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
+import type { PgDatabase } from 'drizzle-orm/pg-core';
+
+/**
+ * The one handle SQL runs on: the pool's drizzle database or an open transaction (`db.transaction(
+ * async (tx) => …)` hands a `Db` too), so a SQL function never cares which it got.
+ */
+export type Db = PgDatabase<NodePgQueryResultHKT, Record<string, never>>;
+
+export interface Rows<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+/**
+ * Type ids whose text drizzle hands back unparsed (it maps them itself for its query builder):
+ * timestamptz, timestamp, date, interval and their arrays. `query` parses them the way pg does, so a
+ * `timestamptz` column is a `Date` in every row the service reads.
+ */
+const UNPARSED_BY_DRIZZLE = [1184, 1114, 1082, 1186, 1185, 1115, 1182, 1187];
+const parsers = new Map(UNPARSED_BY_DRIZZLE.map((oid) => [oid, pg.types.getTypeParser(oid, 'text') as (v: string) => unknown]));
+
+/**
+ * Runs one statement written with drizzle's `sql` template (values bound as parameters; pass an
+ * array as one parameter with `sql.param(list)`) on the handle given, and returns its rows with pg's
+ * usual types. The one way SQL is run in this service; only the kernel's dedicated connections
+ * (advisory-lock sessions, LISTEN) talk to pg directly.
+ */
+export async function query<T extends object = Record<string, unknown>>(db: Db, statement: SQL): Promise<Rows<T>> {
+  const result = await db.execute(statement);
+  const rows = result.rows as Record<string, unknown>[];
+  const parsed = result.fields.filter((f) => parsers.has(f.dataTypeID));
+  if (parsed.length > 0) {
+    for (const row of rows) {
+      for (const f of parsed) {
+        const v = row[f.name];
+        if (typeof v === 'string') row[f.name] = parsers.get(f.dataTypeID)!(v);
+      }
+    }
+  }
+  return { rows: rows as T[], rowCount: result.rowCount ?? rows.length };
+}
