@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
-import { createPool, migrateDatabase } from '../../src/platform/db/index.ts';
+import { createDb, createPool, migrateDatabase } from '../../src/platform/db/index.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
 import { topicsToCreate } from '../../src/platform/events/topics.ts';
@@ -106,7 +106,7 @@ async function scenario(instances: number, publisherAlongside: boolean) {
   });
   const pools = Array.from({ length: instances }, () => createPool(pgServer.url, 4, log));
   const closers = pools.map((p) =>
-    createActivityCloser({ pool: p, registry: new Registry(), settings: { ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_CLOSER_BATCH_SIZE: BATCH } }),
+    createActivityCloser({ db: createDb(p), registry: new Registry(), settings: { ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_CLOSER_BATCH_SIZE: BATCH } }),
   );
   const ctx = () => ({ jobRunId: newId(), signal: new AbortController().signal, log, now: () => clock.now() });
 

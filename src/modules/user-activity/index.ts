@@ -14,17 +14,17 @@ export { PROPERTY_OBJECT_VIEW_ENDED_EVENT, SESSION_ENDED_EVENT } from './events.
  * user-activity: sessions and property-object views (REST), ActivityCloserJob closing idle ones
  * with their ended-events, ActivityRetentionJob, and the view-stats consumer.
  */
-export default defineModule<UserActivitySettings>(({ settings, pool, clock, registry }) => {
+export default defineModule<UserActivitySettings>(({ settings, db, clock, registry }) => {
   // Checks the closer's settings again (fail-fast at start), as it does whoever builds it.
-  const closer = createActivityCloser({ pool, registry, settings });
+  const closer = createActivityCloser({ db, registry, settings });
   const { inactivityThresholdMs } = closerOptions(settings);
-  stuckRowsGauge(registry, pool, clock, inactivityThresholdMs);
-  const deps = { pool, clock, inactivityThresholdMs };
+  stuckRowsGauge(registry, db, clock, inactivityThresholdMs);
+  const deps = { db, clock, inactivityThresholdMs };
 
   return {
     name: 'user-activity',
     routes: (app) => registerUserActivityRoutes(app, deps),
-    jobs: [closer, createActivityRetention({ pool, registry, settings })],
+    jobs: [closer, createActivityRetention({ db, registry, settings })],
     consumers: [viewStatsConsumer({ now: () => clock.now() })],
   };
 });

@@ -34,7 +34,7 @@ test('the closer itself refuses invalid options, whoever builds it', () => {
   assert.throws(
     () =>
       createActivityCloser({
-        pool: null as never, // never reached: validation comes first
+        db: null as never, // never reached: validation comes first
         registry: new Registry(),
         settings: { ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: 5 },
       }),

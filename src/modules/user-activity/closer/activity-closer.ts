@@ -1,10 +1,8 @@
-import type pg from 'pg';
-import type { Db, Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { batchPhase, defineBatchWorker, type BatchPhase, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
 import type { Registry } from '../../../platform/observability/index.ts';
 import { closeLockedSessions, closeLockedViews } from './close.ts';
 import { closerMetrics, type CloserMetrics } from './closer-metrics.ts';
-import { inTransaction } from '../db.ts';
 import type { ClosedSession, ClosedView } from '../events.ts';
 import { inactivityCutoff, MINUTE_MS } from '../rules.ts';
 import { activityCloserSettings, defaultsOf, settingsProblems, type ActivityCloserSettings } from '../settings.ts';
@@ -64,11 +62,11 @@ interface PhaseSteps<R> {
   name: PhaseName;
   /** The seed's Type of the phase's rows, on their log lines. */
   type: 'PropertyObjectView' | 'Session';
-  claimBatch(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<R[]>;
-  claimOne(c: Queryable, id: string, cutoff: Date): Promise<R | undefined>;
+  claimBatch(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<R[]>;
+  claimOne(db: Db, id: string, cutoff: Date): Promise<R | undefined>;
   /** Ids a batch would take, read without locks, for the one-by-one redo of a failed batch. */
-  candidateIds(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]>;
-  close(c: Queryable, tx: Db, rows: readonly R[], now: Date, correlationId: string): Promise<Closed[]>;
+  candidateIds(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]>;
+  close(tx: Db, rows: readonly R[], now: Date, correlationId: string): Promise<Closed[]>;
 }
 
 /** Phase A: hanging views of live sessions, one transaction per batch; their sessions stay Active (INV-LV-004). */
@@ -78,8 +76,8 @@ const HANGING_VIEWS: PhaseSteps<OwnedViewRow> = {
   claimBatch: claimHangingViews,
   claimOne: claimHangingView,
   candidateIds: hangingViewIds,
-  close: async (c, tx, rows, now, correlationId) =>
-    (await closeLockedViews(c, tx, rows, now, correlationId)).map((v) => ({ id: v.id, sessions: [], views: [v] })),
+  close: async (tx, rows, now, correlationId) =>
+    (await closeLockedViews(tx, rows, now, correlationId)).map((v) => ({ id: v.id, sessions: [], views: [v] })),
 };
 
 /**
@@ -93,8 +91,8 @@ const STALE_SESSIONS: PhaseSteps<SessionRow> = {
   claimBatch: claimStaleSessions,
   claimOne: claimStaleSession,
   candidateIds: staleSessionIds,
-  async close(c, tx, rows, now, correlationId) {
-    const closed = await closeLockedSessions(c, tx, rows, now, 'Inactivity', correlationId);
+  async close(tx, rows, now, correlationId) {
+    const closed = await closeLockedSessions(tx, rows, now, 'Inactivity', correlationId);
     const viewsOf = Map.groupBy(closed.views, (v) => v.sessionId);
     return closed.sessions.map((s) => ({ id: s.id, sessions: [s], views: viewsOf.get(s.id) ?? [] }));
   },
@@ -125,8 +123,8 @@ interface CloserRun {
  *   3. the run's counts, close lag and batch lines are recorded per batch; the backlog gauge, the
  *      run duration and "job completed" at the end.
  */
-export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; settings: ActivityCloserSettings }): BatchWorker {
-  const { pool } = deps;
+export function createActivityCloser(deps: { db: Db; registry: Registry; settings: ActivityCloserSettings }): BatchWorker {
+  const { db } = deps;
   const options = closerOptions(validateCloserSettings(deps.settings));
   const metrics = closerMetrics(deps.registry);
   const runs = new WeakMap<BatchRun, CloserRun>();
@@ -138,11 +136,11 @@ export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; 
   }
 
   function closingPhase<R>(steps: PhaseSteps<R>, state: CloserRun): BatchPhase<Closed> {
-    const inOneTransaction = (run: BatchRun, claim: (c: Queryable) => Promise<readonly R[]>) =>
-      inTransaction(pool, async (c, tx) => {
+    const inOneTransaction = (run: BatchRun, claim: (tx: Db) => Promise<readonly R[]>) =>
+      db.transaction(async (tx) => {
         const now = run.now();
-        const rows = await claim(c);
-        return rows.length === 0 ? [] : steps.close(c, tx, rows, now, run.jobRunId);
+        const rows = await claim(tx);
+        return rows.length === 0 ? [] : steps.close(tx, rows, now, run.jobRunId);
       });
     // What the kernel had counted when the current batch started, for its "batch processed" line.
     let before = { claimed: 0, failed: 0 };
@@ -152,14 +150,14 @@ export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; 
       claim(limit, run, exclude) {
         before = { claimed: run.counts.claimed, failed: run.counts.failed };
         if (run.now().getTime() >= state.deadline) return Promise.resolve([]);
-        return inOneTransaction(run, (c) => steps.claimBatch(c, state.cutoff, limit, exclude));
+        return inOneTransaction(run, (tx) => steps.claimBatch(tx, state.cutoff, limit, exclude));
       },
       oneByOne: {
-        candidates: (limit, _run, exclude) => steps.candidateIds(pool, state.cutoff, limit, exclude),
+        candidates: (limit, _run, exclude) => steps.candidateIds(db, state.cutoff, limit, exclude),
         async claimOne(id, run) {
           try {
-            return await inOneTransaction(run, async (c) => {
-              const row = await steps.claimOne(c, id, state.cutoff);
+            return await inOneTransaction(run, async (tx) => {
+              const row = await steps.claimOne(tx, id, state.cutoff);
               return row === undefined ? [] : [row];
             });
           } catch (err) {
@@ -213,7 +211,7 @@ export function createActivityCloser(deps: { pool: pg.Pool; registry: Registry; 
       const state = runs.get(run)!;
       metrics.runDuration.observe(performance.now() - state.t0);
       // Active rows still idle past this run's cutoff: locked elsewhere, failed, or left by MaxRunDuration.
-      const backlog = (await countIdleActiveSessions(pool, state.cutoff)) + (await countIdleActiveViews(pool, state.cutoff));
+      const backlog = (await countIdleActiveSessions(db, state.cutoff)) + (await countIdleActiveViews(db, state.cutoff));
       run.count('backlogRemaining', backlog);
       metrics.backlog.set(backlog);
       const { closedSessions, closedViews, failed } = run.counts;

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { enqueue, type NewEvent } from '../../../platform/outbox/index.ts';
 import { propertyObjectViewEndedEvent, sessionEndedEvent, type ClosedSession, type ClosedView, type SessionOwner } from '../events.ts';
 import { closeTransition, type CloseTransition, type SessionEndReason } from '../rules.ts';
@@ -46,9 +46,9 @@ const closedSession = (s: SessionRow, t: CloseTransition): ClosedSession => ({
   durationSeconds: t.durationSeconds,
 });
 
-async function writeViewCloses(c: Queryable, views: readonly ViewRow[], now: Date): Promise<ClosedView[]> {
+async function writeViewCloses(tx: Db, views: readonly ViewRow[], now: Date): Promise<ClosedView[]> {
   const transitions = views.map((v) => closeTransition(v, now));
-  const updated = await markViewsClosed(c, transitions);
+  const updated = await markViewsClosed(tx, transitions);
   if (updated !== transitions.length) throw new CloseMismatchError('property_object_views', transitions.length, updated);
   return views.map((v, i) => closedView(v, transitions[i]!));
 }
@@ -59,7 +59,6 @@ async function writeViewCloses(c: Queryable, views: readonly ViewRow[], now: Dat
  * then the sessions; the events of all of them go into the outbox in the same transaction.
  */
 export async function closeLockedSessions(
-  c: Queryable,
   tx: Db,
   sessions: readonly SessionRow[],
   now: Date,
@@ -68,12 +67,12 @@ export async function closeLockedSessions(
 ): Promise<ClosedRows> {
   if (sessions.length === 0) return { sessions: [], views: [] };
   const views = await lockOpenViewsOfSessions(
-    c,
+    tx,
     sessions.map((s) => s.id),
   );
-  const closedViews = await writeViewCloses(c, views, now);
+  const closedViews = await writeViewCloses(tx, views, now);
   const transitions = sessions.map((s) => closeTransition(s, now));
-  const updated = await markSessionsClosed(c, transitions, reason);
+  const updated = await markSessionsClosed(tx, transitions, reason);
   if (updated !== transitions.length) throw new CloseMismatchError('sessions', transitions.length, updated);
   const closedSessions = sessions.map((s, i) => closedSession(s, transitions[i]!));
 
@@ -88,14 +87,13 @@ export async function closeLockedSessions(
 
 /** Closes hanging views the caller has locked (phase A); their sessions stay Active (INV-LV-004). */
 export async function closeLockedViews(
-  c: Queryable,
   tx: Db,
   views: readonly OwnedViewRow[],
   now: Date,
   correlationId: string | null,
 ): Promise<ClosedView[]> {
   if (views.length === 0) return [];
-  const closedViews = await writeViewCloses(c, views, now);
+  const closedViews = await writeViewCloses(tx, views, now);
   await enqueue(
     tx,
     closedViews.map((v, i) =>

@@ -1,7 +1,8 @@
 import { counter, dbGauge, gauge, histogram, type Registry } from '../../../platform/observability/index.ts';
 import type { Clock } from '../../../platform/time.ts';
-import type { Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { stuckCutoff } from '../rules.ts';
+import { countIdleActiveRows } from '../sessions/session-sql.ts';
 
 /** ActivityCloserJob metrics, named exactly as seed 001 spells them. */
 export function closerMetrics(registry: Registry) {
@@ -43,21 +44,17 @@ export type CloserMetrics = ReturnType<typeof closerMetrics>;
  * The "stuck backlog" alert of seed 001: Active rows idle for more than 2 × InactivityThreshold.
  * Read from the database at scrape time, so it rises even when no closer runs at all.
  */
-export function stuckRowsGauge(registry: Registry, pool: Pick<Queryable, 'query'>, clock: Clock, thresholdMs: number) {
+export function stuckRowsGauge(registry: Registry, db: Db, clock: Clock, thresholdMs: number) {
   // Database down: dbGauge keeps the last values; /health/ready reports the outage.
   return dbGauge(registry, {
     name: 'user_activity_stuck_active_rows',
     help: 'Active sessions/views with LastActivityAt older than 2 × InactivityThreshold (alert when > 0)',
     labelNames: ['entity'] as const,
     async read() {
-      const { rows } = await pool.query<{ sessions: string; views: string }>(
-        `select (select count(*) from user_activity.sessions where status = 'Active' and last_activity_at < $1) as sessions,
-                (select count(*) from user_activity.property_object_views where status = 'Active' and last_activity_at < $1) as views`,
-        [stuckCutoff(clock.now(), thresholdMs)],
-      );
+      const { sessions, views } = await countIdleActiveRows(db, stuckCutoff(clock.now(), thresholdMs));
       return [
-        { labels: { entity: 'session' }, value: Number(rows[0]?.sessions ?? 0) },
-        { labels: { entity: 'view' }, value: Number(rows[0]?.views ?? 0) },
+        { labels: { entity: 'session' }, value: sessions },
+        { labels: { entity: 'view' }, value: views },
       ];
     },
   });

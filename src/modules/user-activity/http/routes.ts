@@ -19,7 +19,7 @@ import { heartbeatSession, linkSession, startSession, type ActivityDeps } from '
 import type { SessionRow } from '../sessions/session-sql.ts';
 import { heartbeatView, openView } from '../views/views.ts';
 import type { ViewRow } from '../views/view-sql.ts';
-import { getPropertyObjectStats } from '../stats/view-stats.ts';
+import { getPropertyObjectStats } from '../stats/stats-sql.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -182,6 +182,6 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
         response: { 200: StatsReply, 400: ErrorBody },
       },
     },
-    async (req) => getPropertyObjectStats(deps.pool, req.params.id),
+    async (req) => getPropertyObjectStats(deps.db, req.params.id),
   );
 }

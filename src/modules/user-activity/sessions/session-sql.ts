@@ -1,7 +1,8 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
 import type { CloseTransition, SessionEndReason } from '../rules.ts';
 
-/** Raw SQL over user_activity.sessions; each function is one statement on the client given. */
+/** Raw SQL over user_activity.sessions; each function is one statement on the handle given. */
 
 export interface SessionRow {
   id: string;
@@ -15,56 +16,56 @@ export interface SessionRow {
   durationSeconds: number | null;
 }
 
-const COLUMNS = `id, anonymous_id as "anonymousId", user_id as "userId", status, end_reason as "endReason",
-  created_at as "createdAt", last_activity_at as "lastActivityAt", ended_at as "endedAt", duration_seconds as "durationSeconds"`;
+const COLUMNS = sql.raw(`id, anonymous_id as "anonymousId", user_id as "userId", status, end_reason as "endReason",
+  created_at as "createdAt", last_activity_at as "lastActivityAt", ended_at as "endedAt", duration_seconds as "durationSeconds"`);
 
 /**
  * Phase B claim: Active sessions idle since before `cutoff`, oldest first, locked FOR UPDATE SKIP
  * LOCKED so parallel closers (and a heartbeat holding a row) never meet. A heartbeat that committed
  * meanwhile moved LastActivityAt past the cutoff, and the re-check on lock drops the row.
  */
-export async function claimStaleSessions(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<SessionRow[]> {
-  const { rows } = await c.query<SessionRow>(
-    `select ${COLUMNS} from user_activity.sessions
-      where status = 'Active' and last_activity_at < $1 and not (id = any($3::uuid[]))
+export async function claimStaleSessions(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<SessionRow[]> {
+  const { rows } = await query<SessionRow>(
+    db,
+    sql`select ${COLUMNS} from user_activity.sessions
+      where status = 'Active' and last_activity_at < ${cutoff} and not (id = any(${sql.param(exclude)}::uuid[]))
       order by last_activity_at
-      limit $2
+      limit ${limit}
       for update skip locked`,
-    [cutoff, limit, exclude],
   );
   return rows;
 }
 
 /** The one-session variant of claimStaleSessions, for the row-by-row fallback. */
-export async function claimStaleSession(c: Queryable, id: string, cutoff: Date): Promise<SessionRow | undefined> {
-  const { rows } = await c.query<SessionRow>(
-    `select ${COLUMNS} from user_activity.sessions
-      where id = $1 and status = 'Active' and last_activity_at < $2
+export async function claimStaleSession(db: Db, id: string, cutoff: Date): Promise<SessionRow | undefined> {
+  const { rows } = await query<SessionRow>(
+    db,
+    sql`select ${COLUMNS} from user_activity.sessions
+      where id = ${id} and status = 'Active' and last_activity_at < ${cutoff}
       for update skip locked`,
-    [id, cutoff],
   );
   return rows[0];
 }
 
 /** Ids of stale sessions without taking locks (fallback when the batch claim itself failed). */
-export async function staleSessionIds(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
-  const { rows } = await c.query<{ id: string }>(
-    `select id from user_activity.sessions
-      where status = 'Active' and last_activity_at < $1 and not (id = any($3::uuid[]))
-      order by last_activity_at limit $2`,
-    [cutoff, limit, exclude],
+export async function staleSessionIds(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
+  const { rows } = await query<{ id: string }>(
+    db,
+    sql`select id from user_activity.sessions
+      where status = 'Active' and last_activity_at < ${cutoff} and not (id = any(${sql.param(exclude)}::uuid[]))
+      order by last_activity_at limit ${limit}`,
   );
   return rows.map((r) => r.id);
 }
 
-export async function getSession(c: Queryable, id: string): Promise<SessionRow | undefined> {
-  const { rows } = await c.query<SessionRow>(`select ${COLUMNS} from user_activity.sessions where id = $1`, [id]);
+export async function getSession(db: Db, id: string): Promise<SessionRow | undefined> {
+  const { rows } = await query<SessionRow>(db, sql`select ${COLUMNS} from user_activity.sessions where id = ${id}`);
   return rows[0];
 }
 
 /** Locks the session (first in every writer's lock order: session, then its views). */
-export async function lockSession(c: Queryable, id: string): Promise<SessionRow | undefined> {
-  const { rows } = await c.query<SessionRow>(`select ${COLUMNS} from user_activity.sessions where id = $1 for update`, [id]);
+export async function lockSession(db: Db, id: string): Promise<SessionRow | undefined> {
+  const { rows } = await query<SessionRow>(db, sql`select ${COLUMNS} from user_activity.sessions where id = ${id} for update`);
   return rows[0];
 }
 
@@ -72,20 +73,20 @@ export async function lockSession(c: Queryable, id: string): Promise<SessionRow 
  * The Active session of a device — its AnonymousId and the digest of the secret that proves it
  * (ux_sessions_active_device). Another device's session of the same AnonymousId is never matched.
  */
-export async function lockActiveSessionOfDevice(c: Queryable, anonymousId: string, deviceSecretHash: string): Promise<SessionRow | undefined> {
-  const { rows } = await c.query<SessionRow>(
-    `select ${COLUMNS} from user_activity.sessions
-      where anonymous_id = $1 and device_secret_hash = $2 and status = 'Active' for update`,
-    [anonymousId, deviceSecretHash],
+export async function lockActiveSessionOfDevice(db: Db, anonymousId: string, deviceSecretHash: string): Promise<SessionRow | undefined> {
+  const { rows } = await query<SessionRow>(
+    db,
+    sql`select ${COLUMNS} from user_activity.sessions
+      where anonymous_id = ${anonymousId} and device_secret_hash = ${deviceSecretHash} and status = 'Active' for update`,
   );
   return rows[0];
 }
 
 /** The stored digest of a session's device secret (null: started before device secrets); undefined: no such session. */
-export async function sessionSecretHash(c: Queryable, id: string): Promise<{ deviceSecretHash: string | null } | undefined> {
-  const { rows } = await c.query<{ deviceSecretHash: string | null }>(
-    `select device_secret_hash as "deviceSecretHash" from user_activity.sessions where id = $1`,
-    [id],
+export async function sessionSecretHash(db: Db, id: string): Promise<{ deviceSecretHash: string | null } | undefined> {
+  const { rows } = await query<{ deviceSecretHash: string | null }>(
+    db,
+    sql`select device_secret_hash as "deviceSecretHash" from user_activity.sessions where id = ${id}`,
   );
   return rows[0];
 }
@@ -105,66 +106,77 @@ export interface NewSession {
  * Starts an Active session; returns undefined when the device already has one (the partial unique
  * index ux_sessions_active_device decides, so concurrent starts cannot both win).
  */
-export async function insertSession(c: Queryable, s: NewSession): Promise<SessionRow | undefined> {
-  const { rows } = await c.query<SessionRow>(
-    `insert into user_activity.sessions
+export async function insertSession(db: Db, s: NewSession): Promise<SessionRow | undefined> {
+  const { rows } = await query<SessionRow>(
+    db,
+    sql`insert into user_activity.sessions
        (id, anonymous_id, user_id, device_user_agent, device_ip_address, device_secret_hash, status, created_at, last_activity_at)
-     values ($1, $2, $3, $4, $5, $6, 'Active', $7, $7)
+     values (${s.id}, ${s.anonymousId}, ${s.userId}, ${s.userAgent}, ${s.ipAddress}, ${s.deviceSecretHash}, 'Active', ${s.now}, ${s.now})
      on conflict (anonymous_id, device_secret_hash) where status = 'Active' do nothing
      returning ${COLUMNS}`,
-    [s.id, s.anonymousId, s.userId, s.userAgent, s.ipAddress, s.deviceSecretHash, s.now],
   );
   return rows[0];
 }
 
 /** Device data of a session, for a restart or a switch on the same device. */
-export async function sessionDevice(c: Queryable, id: string): Promise<{ userAgent: string | null; ipAddress: string | null }> {
-  const { rows } = await c.query<{ userAgent: string | null; ipAddress: string | null }>(
-    `select device_user_agent as "userAgent", host(device_ip_address) as "ipAddress" from user_activity.sessions where id = $1`,
-    [id],
+export async function sessionDevice(db: Db, id: string): Promise<{ userAgent: string | null; ipAddress: string | null }> {
+  const { rows } = await query<{ userAgent: string | null; ipAddress: string | null }>(
+    db,
+    sql`select device_user_agent as "userAgent", host(device_ip_address) as "ipAddress" from user_activity.sessions where id = ${id}`,
   );
   return rows[0] ?? { userAgent: null, ipAddress: null };
 }
 
 /** Heartbeat: moves LastActivityAt forward on an Active session; nothing when it is not Active. */
-export async function touchActiveSession(c: Queryable, id: string, now: Date): Promise<SessionRow | undefined> {
-  const { rows } = await c.query<SessionRow>(
-    `update user_activity.sessions set last_activity_at = greatest(last_activity_at, $2)
-      where id = $1 and status = 'Active'
+export async function touchActiveSession(db: Db, id: string, now: Date): Promise<SessionRow | undefined> {
+  const { rows } = await query<SessionRow>(
+    db,
+    sql`update user_activity.sessions set last_activity_at = greatest(last_activity_at, ${now})
+      where id = ${id} and status = 'Active'
       returning ${COLUMNS}`,
-    [id, now],
   );
   return rows[0];
 }
 
-export async function setSessionUser(c: Queryable, id: string, userId: string, now: Date): Promise<SessionRow | undefined> {
-  const { rows } = await c.query<SessionRow>(
-    `update user_activity.sessions set user_id = $2, last_activity_at = greatest(last_activity_at, $3)
-      where id = $1 and status = 'Active'
+export async function setSessionUser(db: Db, id: string, userId: string, now: Date): Promise<SessionRow | undefined> {
+  const { rows } = await query<SessionRow>(
+    db,
+    sql`update user_activity.sessions set user_id = ${userId}, last_activity_at = greatest(last_activity_at, ${now})
+      where id = ${id} and status = 'Active'
       returning ${COLUMNS}`,
-    [id, userId, now],
   );
   return rows[0];
 }
 
 /** Applies close transitions set-based; the guard Status = Active makes a second close a no-op. */
-export async function markSessionsClosed(c: Queryable, closes: readonly CloseTransition[], reason: SessionEndReason): Promise<number> {
+export async function markSessionsClosed(db: Db, closes: readonly CloseTransition[], reason: SessionEndReason): Promise<number> {
   if (closes.length === 0) return 0;
-  const res = await c.query(
-    `update user_activity.sessions s
-        set status = 'Inactive', end_reason = $4, ended_at = d.ended_at, duration_seconds = d.duration_seconds
-       from unnest($1::uuid[], $2::timestamptz[], $3::int[]) as d(id, ended_at, duration_seconds)
+  const { rowCount } = await query(
+    db,
+    sql`update user_activity.sessions s
+        set status = 'Inactive', end_reason = ${reason}, ended_at = d.ended_at, duration_seconds = d.duration_seconds
+       from unnest(${sql.param(closes.map((t) => t.id))}::uuid[], ${sql.param(closes.map((t) => t.endedAt))}::timestamptz[],
+                   ${sql.param(closes.map((t) => t.durationSeconds))}::int[]) as d(id, ended_at, duration_seconds)
       where s.id = d.id and s.status = 'Active'`,
-    [closes.map((t) => t.id), closes.map((t) => t.endedAt), closes.map((t) => t.durationSeconds), reason],
   );
-  return res.rowCount ?? 0;
+  return rowCount;
 }
 
-/** Stale Active sessions (LastActivityAt before `before`): the backlog and stuck gauges. */
-export async function countIdleActiveSessions(c: Queryable, before: Date): Promise<number> {
-  const { rows } = await c.query<{ n: string }>(
-    `select count(*) as n from user_activity.sessions where status = 'Active' and last_activity_at < $1`,
-    [before],
+/** Stale Active sessions (LastActivityAt before `before`): the closer's backlog. */
+export async function countIdleActiveSessions(db: Db, before: Date): Promise<number> {
+  const { rows } = await query<{ n: string }>(
+    db,
+    sql`select count(*) as n from user_activity.sessions where status = 'Active' and last_activity_at < ${before}`,
   );
   return Number(rows[0]?.n ?? 0);
+}
+
+/** Stale Active sessions and Active views (whatever their session) in one statement: the stuck gauge, read at every scrape. */
+export async function countIdleActiveRows(db: Db, before: Date): Promise<{ sessions: number; views: number }> {
+  const { rows } = await query<{ sessions: string; views: string }>(
+    db,
+    sql`select (select count(*) from user_activity.sessions where status = 'Active' and last_activity_at < ${before}) as sessions,
+               (select count(*) from user_activity.property_object_views where status = 'Active' and last_activity_at < ${before}) as views`,
+  );
+  return { sessions: Number(rows[0]?.sessions ?? 0), views: Number(rows[0]?.views ?? 0) };
 }

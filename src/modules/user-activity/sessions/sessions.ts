@@ -1,8 +1,6 @@
-import type pg from 'pg';
 import { newId, type Clock } from '../../../platform/time.ts';
 import { closeLockedSessions } from '../closer/close.ts';
-import type { Db, Queryable } from '../../../platform/db/index.ts';
-import { inTransaction } from '../db.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { deviceSecretInvalid, sessionNotFound } from '../errors.ts';
 import { inactivityCutoff, isIdle, linkDecision } from '../rules.ts';
 import {
@@ -24,7 +22,7 @@ import { deviceSecretMatches, hashDeviceSecret, newDeviceSecret } from './device
  */
 
 export interface ActivityDeps {
-  pool: pg.Pool;
+  db: Db;
   clock: Clock;
   inactivityThresholdMs: number;
 }
@@ -57,23 +55,22 @@ interface DeviceStart {
  * starts — a device (AnonymousId + secret) never has two Active sessions (ux_sessions_active_device).
  */
 async function startOnDevice(
-  c: Queryable,
   tx: Db,
   deps: ActivityDeps,
   input: DeviceStart,
   now: Date,
 ): Promise<{ session: SessionRow; created: boolean }> {
   for (let attempt = 0; attempt < START_ATTEMPTS; attempt += 1) {
-    const existing = await lockActiveSessionOfDevice(c, input.anonymousId, input.deviceSecretHash);
+    const existing = await lockActiveSessionOfDevice(tx, input.anonymousId, input.deviceSecretHash);
     if (existing) {
       if (!isIdle(existing.lastActivityAt, inactivityCutoff(now, deps.inactivityThresholdMs))) {
-        const touched = await touchActiveSession(c, existing.id, now);
+        const touched = await touchActiveSession(tx, existing.id, now);
         if (touched) return { session: touched, created: false };
       } else {
-        await closeLockedSessions(c, tx, [existing], now, 'Inactivity', input.correlationId);
+        await closeLockedSessions(tx, [existing], now, 'Inactivity', input.correlationId);
       }
     }
-    const inserted = await insertSession(c, {
+    const inserted = await insertSession(tx, {
       id: newId(),
       anonymousId: input.anonymousId,
       userId: input.userId,
@@ -101,17 +98,17 @@ export async function startSession(
 ): Promise<{ session: SessionRow; created: boolean; deviceSecret: string }> {
   const now = deps.clock.now();
   const { anonymousId, userAgent, ipAddress, correlationId } = input;
-  return inTransaction(deps.pool, async (c, tx) => {
+  return deps.db.transaction(async (tx) => {
     if (input.deviceSecret !== null) {
       const deviceSecretHash = hashDeviceSecret(input.deviceSecret);
-      if (await lockActiveSessionOfDevice(c, anonymousId, deviceSecretHash)) {
+      if (await lockActiveSessionOfDevice(tx, anonymousId, deviceSecretHash)) {
         // Proven: this is the caller's device; it resumes (or, idle, is closed and followed) with the same secret.
-        const started = await startOnDevice(c, tx, deps, { anonymousId, userId: null, userAgent, ipAddress, correlationId, deviceSecretHash }, now);
+        const started = await startOnDevice(tx, deps, { anonymousId, userId: null, userAgent, ipAddress, correlationId, deviceSecretHash }, now);
         return { ...started, deviceSecret: input.deviceSecret };
       }
     }
     const fresh = newDeviceSecret();
-    const started = await startOnDevice(c, tx, deps, { anonymousId, userId: null, userAgent, ipAddress, correlationId, deviceSecretHash: fresh.hash }, now);
+    const started = await startOnDevice(tx, deps, { anonymousId, userId: null, userAgent, ipAddress, correlationId, deviceSecretHash: fresh.hash }, now);
     return { ...started, deviceSecret: fresh.secret };
   });
 }
@@ -120,8 +117,8 @@ export async function startSession(
  * The session's stored secret digest, checked against the presented secret before anything is
  * written: no session → USER_ACTIVITY_SESSION_NOT_FOUND (404), another secret → 403.
  */
-async function proveSession(c: Queryable, id: string, deviceSecret: string): Promise<string> {
-  const stored = await sessionSecretHash(c, id);
+async function proveSession(tx: Db, id: string, deviceSecret: string): Promise<string> {
+  const stored = await sessionSecretHash(tx, id);
   if (!stored) throw sessionNotFound('no session with this id');
   if (!deviceSecretMatches(stored.deviceSecretHash, deviceSecret)) throw deviceSecretInvalid();
   return stored.deviceSecretHash!;
@@ -139,15 +136,14 @@ export async function heartbeatSession(
   correlationId: string | null,
 ): Promise<{ session: SessionRow; restarted: boolean }> {
   const now = deps.clock.now();
-  return inTransaction(deps.pool, async (c, tx) => {
-    const deviceSecretHash = await proveSession(c, id, deviceSecret);
-    const touched = await touchActiveSession(c, id, now);
+  return deps.db.transaction(async (tx) => {
+    const deviceSecretHash = await proveSession(tx, id, deviceSecret);
+    const touched = await touchActiveSession(tx, id, now);
     if (touched) return { session: touched, restarted: false };
-    const old = await getSession(c, id);
+    const old = await getSession(tx, id);
     if (!old) throw sessionNotFound('no session with this id');
-    const device = await sessionDevice(c, id);
+    const device = await sessionDevice(tx, id);
     const { session } = await startOnDevice(
-      c,
       tx,
       deps,
       // The same device, proven: the new session keeps its secret.
@@ -172,16 +168,16 @@ export async function linkSession(
   correlationId: string | null,
 ): Promise<{ session: SessionRow; switched: boolean }> {
   const now = deps.clock.now();
-  return inTransaction(deps.pool, async (c, tx) => {
-    const session = await lockSession(c, id);
+  return deps.db.transaction(async (tx) => {
+    const session = await lockSession(tx, id);
     if (!session) throw sessionNotFound();
-    const deviceSecretHash = await proveSession(c, id, deviceSecret);
+    const deviceSecretHash = await proveSession(tx, id, deviceSecret);
     if (session.status !== 'Active') throw sessionNotFound();
     const decision = linkDecision(session.userId, userId);
     if (decision === 'switch') {
-      const device = await sessionDevice(c, id);
-      await closeLockedSessions(c, tx, [session], now, 'Switched', correlationId);
-      const started = await insertSession(c, {
+      const device = await sessionDevice(tx, id);
+      await closeLockedSessions(tx, [session], now, 'Switched', correlationId);
+      const started = await insertSession(tx, {
         id: newId(),
         anonymousId: session.anonymousId,
         userId,
@@ -194,7 +190,7 @@ export async function linkSession(
       return { session: started, switched: true };
     }
     const linked =
-      decision === 'link' ? await setSessionUser(c, id, userId, now) : await touchActiveSession(c, id, now);
+      decision === 'link' ? await setSessionUser(tx, id, userId, now) : await touchActiveSession(tx, id, now);
     return { session: linked!, switched: false };
   });
 }

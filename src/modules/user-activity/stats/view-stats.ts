@@ -1,11 +1,10 @@
-import { sql } from 'drizzle-orm';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { Db, Queryable } from '../../../platform/db/index.ts';
 import { defineConsumer, PoisonMessageError, type ConsumerDefinition } from '../../../platform/events/index.ts';
 import { Uuid } from '../../../platform/types/index.ts';
 import { TOPICS } from '../../../event-topics.ts';
 import { PROPERTY_OBJECT_VIEW_ENDED_EVENT, type PropertyObjectViewEndedPayload } from '../events.ts';
+import { countEndedView } from './stats-sql.ts';
 
 /**
  * PropertyObjectViewEndedConsumer (property-object-view-stats.md): counts each ended view once into
@@ -38,43 +37,6 @@ function countedFields(payload: unknown): CountedFields {
     throw new PoisonMessageError(INVALID_PAYLOAD, `PropertyObjectViewEnded payload invalid at ${first?.path || '/'}: ${first?.message ?? 'not an object'}`);
   }
   return payload;
-}
-
-/** Counts the view once; returns false when it was counted before. */
-export async function countEndedView(tx: Db, fields: CountedFields, now: Date): Promise<boolean> {
-  const marked = await tx.execute(sql`
-    insert into user_activity.counted_property_object_views (property_object_view_id, property_object_id, counted_at)
-    values (${fields.PropertyObjectViewId}, ${fields.PropertyObjectId}, ${now})
-    on conflict (property_object_view_id) do nothing`);
-  if ((marked.rowCount ?? 0) === 0) return false;
-  await tx.execute(sql`
-    insert into user_activity.property_object_view_stats (property_object_id, views_count, total_duration_seconds, updated_at)
-    values (${fields.PropertyObjectId}, 1, ${fields.DurationSeconds}, ${now})
-    on conflict (property_object_id) do update
-      set views_count = property_object_view_stats.views_count + 1,
-          total_duration_seconds = property_object_view_stats.total_duration_seconds + excluded.total_duration_seconds,
-          updated_at = excluded.updated_at`);
-  return true;
-}
-
-export interface PropertyObjectStats {
-  propertyObjectId: string;
-  viewsCount: number;
-  totalDurationSeconds: number;
-}
-
-export async function getPropertyObjectStats(c: Queryable, propertyObjectId: string): Promise<PropertyObjectStats> {
-  const { rows } = await c.query<{ viewsCount: string; totalDurationSeconds: string }>(
-    `select views_count as "viewsCount", total_duration_seconds as "totalDurationSeconds"
-       from user_activity.property_object_view_stats where property_object_id = $1`,
-    [propertyObjectId],
-  );
-  const row = rows[0];
-  return {
-    propertyObjectId,
-    viewsCount: Number(row?.viewsCount ?? 0),
-    totalDurationSeconds: Number(row?.totalDurationSeconds ?? 0),
-  };
 }
 
 export function viewStatsConsumer(deps: { now: () => Date }): ConsumerDefinition<PropertyObjectViewEndedPayload> {

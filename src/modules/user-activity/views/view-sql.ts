@@ -1,7 +1,8 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
 import type { CloseTransition } from '../rules.ts';
 
-/** Raw SQL over user_activity.property_object_views; each function is one statement on the client given. */
+/** Raw SQL over user_activity.property_object_views; each function is one statement on the handle given. */
 
 export interface ViewRow {
   id: string;
@@ -22,9 +23,10 @@ export interface OwnedViewRow extends ViewRow {
   ownerUserId: string | null;
 }
 
-const COLUMNS = (t: string) => `${t}.id, ${t}.session_id as "sessionId", ${t}.property_object_id as "propertyObjectId",
+const COLUMNS = (t: string) =>
+  sql.raw(`${t}.id, ${t}.session_id as "sessionId", ${t}.property_object_id as "propertyObjectId",
   ${t}.view_source as "viewSource", ${t}.filter_snapshot as "filterSnapshot", ${t}.status, ${t}.created_at as "createdAt",
-  ${t}.last_activity_at as "lastActivityAt", ${t}.ended_at as "endedAt", ${t}.duration_seconds as "durationSeconds"`;
+  ${t}.last_activity_at as "lastActivityAt", ${t}.ended_at as "endedAt", ${t}.duration_seconds as "durationSeconds"`);
 
 /**
  * Phase A claim: hanging views — Active, idle since before `cutoff` — whose session is still live
@@ -33,48 +35,48 @@ const COLUMNS = (t: string) => `${t}.id, ${t}.session_id as "sessionId", ${t}.pr
  * so it cannot deadlock with writers that lock session then view, and the session's UserId cannot
  * change (link) until the payload carrying it is committed.
  */
-export async function claimHangingViews(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<OwnedViewRow[]> {
-  const { rows } = await c.query<OwnedViewRow>(
-    `select ${COLUMNS('v')}, s.anonymous_id as "ownerAnonymousId", s.user_id as "ownerUserId"
+export async function claimHangingViews(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<OwnedViewRow[]> {
+  const { rows } = await query<OwnedViewRow>(
+    db,
+    sql`select ${COLUMNS('v')}, s.anonymous_id as "ownerAnonymousId", s.user_id as "ownerUserId"
        from user_activity.property_object_views v
        join user_activity.sessions s on s.id = v.session_id
-      where v.status = 'Active' and v.last_activity_at < $1
-        and s.status = 'Active' and s.last_activity_at >= $1
-        and not (v.id = any($3::uuid[]))
+      where v.status = 'Active' and v.last_activity_at < ${cutoff}
+        and s.status = 'Active' and s.last_activity_at >= ${cutoff}
+        and not (v.id = any(${sql.param(exclude)}::uuid[]))
       order by v.last_activity_at
-      limit $2
+      limit ${limit}
       for update of v skip locked
       for share of s skip locked`,
-    [cutoff, limit, exclude],
   );
   return rows;
 }
 
 /** The one-view variant of claimHangingViews, for the row-by-row fallback. */
-export async function claimHangingView(c: Queryable, id: string, cutoff: Date): Promise<OwnedViewRow | undefined> {
-  const { rows } = await c.query<OwnedViewRow>(
-    `select ${COLUMNS('v')}, s.anonymous_id as "ownerAnonymousId", s.user_id as "ownerUserId"
+export async function claimHangingView(db: Db, id: string, cutoff: Date): Promise<OwnedViewRow | undefined> {
+  const { rows } = await query<OwnedViewRow>(
+    db,
+    sql`select ${COLUMNS('v')}, s.anonymous_id as "ownerAnonymousId", s.user_id as "ownerUserId"
        from user_activity.property_object_views v
        join user_activity.sessions s on s.id = v.session_id
-      where v.id = $1 and v.status = 'Active' and v.last_activity_at < $2
-        and s.status = 'Active' and s.last_activity_at >= $2
+      where v.id = ${id} and v.status = 'Active' and v.last_activity_at < ${cutoff}
+        and s.status = 'Active' and s.last_activity_at >= ${cutoff}
       for update of v skip locked
       for share of s skip locked`,
-    [id, cutoff],
   );
   return rows[0];
 }
 
 /** Ids of hanging views without taking locks (fallback when the batch claim itself failed). */
-export async function hangingViewIds(c: Queryable, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
-  const { rows } = await c.query<{ id: string }>(
-    `select v.id from user_activity.property_object_views v
+export async function hangingViewIds(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
+  const { rows } = await query<{ id: string }>(
+    db,
+    sql`select v.id from user_activity.property_object_views v
        join user_activity.sessions s on s.id = v.session_id
-      where v.status = 'Active' and v.last_activity_at < $1
-        and s.status = 'Active' and s.last_activity_at >= $1
-        and not (v.id = any($3::uuid[]))
-      order by v.last_activity_at limit $2`,
-    [cutoff, limit, exclude],
+      where v.status = 'Active' and v.last_activity_at < ${cutoff}
+        and s.status = 'Active' and s.last_activity_at >= ${cutoff}
+        and not (v.id = any(${sql.param(exclude)}::uuid[]))
+      order by v.last_activity_at limit ${limit}`,
   );
   return rows.map((r) => r.id);
 }
@@ -84,14 +86,14 @@ export async function hangingViewIds(c: Queryable, cutoff: Date, limit: number, 
  * would leave a view Active under an Inactive session (INV-LV-007). Waiting is safe — whoever holds
  * a view lock either never waits (the phase A claim) or already holds the session before it.
  */
-export async function lockOpenViewsOfSessions(c: Queryable, sessionIds: readonly string[]): Promise<ViewRow[]> {
+export async function lockOpenViewsOfSessions(db: Db, sessionIds: readonly string[]): Promise<ViewRow[]> {
   if (sessionIds.length === 0) return [];
-  const { rows } = await c.query<ViewRow>(
-    `select ${COLUMNS('v')} from user_activity.property_object_views v
-      where v.session_id = any($1::uuid[]) and v.status = 'Active'
+  const { rows } = await query<ViewRow>(
+    db,
+    sql`select ${COLUMNS('v')} from user_activity.property_object_views v
+      where v.session_id = any(${sql.param(sessionIds)}::uuid[]) and v.status = 'Active'
       order by v.id
       for update`,
-    [sessionIds],
   );
   return rows;
 }
@@ -105,56 +107,58 @@ export interface NewView {
   now: Date;
 }
 
-export async function insertView(c: Queryable, v: NewView): Promise<ViewRow> {
-  const { rows } = await c.query<ViewRow>(
-    `insert into user_activity.property_object_views
+export async function insertView(db: Db, v: NewView): Promise<ViewRow> {
+  const filterSnapshot = v.filterSnapshot === undefined ? null : JSON.stringify(v.filterSnapshot);
+  const { rows } = await query<ViewRow>(
+    db,
+    sql`insert into user_activity.property_object_views
        (id, session_id, property_object_id, view_source, filter_snapshot, status, created_at, last_activity_at)
-     values ($1, $2, $3, $4, $5, 'Active', $6, $6)
+     values (${v.id}, ${v.sessionId}, ${v.propertyObjectId}, ${v.viewSource}, ${filterSnapshot}, 'Active', ${v.now}, ${v.now})
      returning ${COLUMNS('property_object_views')}`,
-    [v.id, v.sessionId, v.propertyObjectId, v.viewSource, v.filterSnapshot === undefined ? null : JSON.stringify(v.filterSnapshot), v.now],
   );
   return rows[0]!;
 }
 
 /** The view's session and the stored digest of that session's device secret; undefined: no such view. */
-export async function viewSecretHash(c: Queryable, id: string): Promise<{ sessionId: string; deviceSecretHash: string | null } | undefined> {
-  const { rows } = await c.query<{ sessionId: string; deviceSecretHash: string | null }>(
-    `select v.session_id as "sessionId", s.device_secret_hash as "deviceSecretHash"
+export async function viewSecretHash(db: Db, id: string): Promise<{ sessionId: string; deviceSecretHash: string | null } | undefined> {
+  const { rows } = await query<{ sessionId: string; deviceSecretHash: string | null }>(
+    db,
+    sql`select v.session_id as "sessionId", s.device_secret_hash as "deviceSecretHash"
        from user_activity.property_object_views v join user_activity.sessions s on s.id = v.session_id
-      where v.id = $1`,
-    [id],
+      where v.id = ${id}`,
   );
   return rows[0];
 }
 
 /** View heartbeat: moves LastActivityAt forward on an Active view; nothing when it is Inactive. */
-export async function touchActiveView(c: Queryable, id: string, now: Date): Promise<boolean> {
-  const res = await c.query(
-    `update user_activity.property_object_views set last_activity_at = greatest(last_activity_at, $2)
-      where id = $1 and status = 'Active'`,
-    [id, now],
+export async function touchActiveView(db: Db, id: string, now: Date): Promise<boolean> {
+  const { rowCount } = await query(
+    db,
+    sql`update user_activity.property_object_views set last_activity_at = greatest(last_activity_at, ${now})
+      where id = ${id} and status = 'Active'`,
   );
-  return (res.rowCount ?? 0) === 1;
+  return rowCount === 1;
 }
 
 /** Applies close transitions set-based; the guard Status = Active makes a second close a no-op. */
-export async function markViewsClosed(c: Queryable, closes: readonly CloseTransition[]): Promise<number> {
+export async function markViewsClosed(db: Db, closes: readonly CloseTransition[]): Promise<number> {
   if (closes.length === 0) return 0;
-  const res = await c.query(
-    `update user_activity.property_object_views v
+  const { rowCount } = await query(
+    db,
+    sql`update user_activity.property_object_views v
         set status = 'Inactive', ended_at = d.ended_at, duration_seconds = d.duration_seconds
-       from unnest($1::uuid[], $2::timestamptz[], $3::int[]) as d(id, ended_at, duration_seconds)
+       from unnest(${sql.param(closes.map((t) => t.id))}::uuid[], ${sql.param(closes.map((t) => t.endedAt))}::timestamptz[],
+                   ${sql.param(closes.map((t) => t.durationSeconds))}::int[]) as d(id, ended_at, duration_seconds)
       where v.id = d.id and v.status = 'Active'`,
-    [closes.map((t) => t.id), closes.map((t) => t.endedAt), closes.map((t) => t.durationSeconds)],
   );
-  return res.rowCount ?? 0;
+  return rowCount;
 }
 
-/** Active views idle since before `before` (all of them, whatever their session): backlog and stuck gauges. */
-export async function countIdleActiveViews(c: Queryable, before: Date): Promise<number> {
-  const { rows } = await c.query<{ n: string }>(
-    `select count(*) as n from user_activity.property_object_views where status = 'Active' and last_activity_at < $1`,
-    [before],
+/** Active views idle since before `before` (all of them, whatever their session): the closer's backlog. */
+export async function countIdleActiveViews(db: Db, before: Date): Promise<number> {
+  const { rows } = await query<{ n: string }>(
+    db,
+    sql`select count(*) as n from user_activity.property_object_views where status = 'Active' and last_activity_at < ${before}`,
   );
   return Number(rows[0]?.n ?? 0);
 }

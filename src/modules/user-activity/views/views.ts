@@ -1,5 +1,4 @@
 import { newId } from '../../../platform/time.ts';
-import { inTransaction } from '../db.ts';
 import { deviceSecretInvalid, ERROR, sessionNotFound } from '../errors.ts';
 import { AppError } from '../../../platform/http/index.ts';
 import type { ActivityDeps } from '../sessions/sessions.ts';
@@ -22,13 +21,13 @@ export interface OpenViewInput {
  */
 export async function openView(deps: ActivityDeps, input: OpenViewInput, deviceSecret: string): Promise<ViewRow> {
   const now = deps.clock.now();
-  return inTransaction(deps.pool, async (c) => {
-    const stored = await sessionSecretHash(c, input.sessionId);
+  return deps.db.transaction(async (tx) => {
+    const stored = await sessionSecretHash(tx, input.sessionId);
     if (!stored) throw sessionNotFound('no active session with this id; start a session first');
     if (!deviceSecretMatches(stored.deviceSecretHash, deviceSecret)) throw deviceSecretInvalid();
-    const session = await touchActiveSession(c, input.sessionId, now);
+    const session = await touchActiveSession(tx, input.sessionId, now);
     if (!session) throw sessionNotFound('no active session with this id; start a session first');
-    return insertView(c, { id: newId(), ...input, now });
+    return insertView(tx, { id: newId(), ...input, now });
   });
 }
 
@@ -38,12 +37,12 @@ export async function openView(deps: ActivityDeps, input: OpenViewInput, deviceS
  * The device secret of the view's session is checked before anything is written.
  */
 export async function heartbeatView(deps: ActivityDeps, id: string, deviceSecret: string): Promise<{ accepted: boolean }> {
-  const view = await viewSecretHash(deps.pool, id);
+  const view = await viewSecretHash(deps.db, id);
   if (!view) throw new AppError(ERROR.viewNotFound, 'no property-object view with this id', 404);
   if (!deviceSecretMatches(view.deviceSecretHash, deviceSecret)) throw deviceSecretInvalid();
   const now = deps.clock.now();
-  return inTransaction(deps.pool, async (c) => {
-    await touchActiveSession(c, view.sessionId, now);
-    return { accepted: await touchActiveView(c, id, now) };
+  return deps.db.transaction(async (tx) => {
+    await touchActiveSession(tx, view.sessionId, now);
+    return { accepted: await touchActiveView(tx, id, now) };
   });
 }

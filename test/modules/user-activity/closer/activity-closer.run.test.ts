@@ -22,7 +22,7 @@ beforeEach(async () => {
 });
 
 function closer(over: Partial<ActivityCloserSettings> = {}, registry = new Registry()) {
-  return createActivityCloser({ pool: t.pool, registry, settings: { ...DEFAULT_CLOSER_SETTINGS, ...over } });
+  return createActivityCloser({ db: t.db, registry, settings: { ...DEFAULT_CLOSER_SETTINGS, ...over } });
 }
 
 const STALE = minutesBefore(13);
@@ -126,7 +126,7 @@ describe('ActivityCloserJob — run shape', () => {
     await seedView(t.pool, { sessionId: stuck, createdAt: minutesBefore(60), lastActivityAt: minutesBefore(30) });
     await staleSessionWithViews(); // stale (13 min, views 20 and 13 min) but not yet stuck
     const registry = new Registry();
-    stuckRowsGauge(registry, t.pool, clock, 12 * MIN);
+    stuckRowsGauge(registry, t.db, clock, 12 * MIN);
 
     assert.equal(await metricValue(registry, 'user_activity_stuck_active_rows', { entity: 'session' }), 1);
     assert.equal(await metricValue(registry, 'user_activity_stuck_active_rows', { entity: 'view' }), 1);

@@ -1,7 +1,7 @@
 import { after, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase } from '../../../support/db.ts';
-import { createPool } from '../../../../src/platform/db/index.ts';
+import { createDb, createPool } from '../../../../src/platform/db/index.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
@@ -19,8 +19,8 @@ beforeEach(async () => {
   clock.set(T0);
 });
 
-function closer(over: Partial<ActivityCloserSettings> = {}, registry = new Registry(), pool = t.pool) {
-  return { ...createActivityCloser({ pool, registry, settings: { ...DEFAULT_CLOSER_SETTINGS, ...over } }), registry };
+function closer(over: Partial<ActivityCloserSettings> = {}, registry = new Registry(), db = t.db) {
+  return { ...createActivityCloser({ db, registry, settings: { ...DEFAULT_CLOSER_SETTINGS, ...over } }), registry };
 }
 
 const STALE = minutesBefore(13); // idle past the 12-minute threshold
@@ -125,7 +125,7 @@ describe('ActivityCloserJob — the seed\'s test table', () => {
     const otherPool = createPool(t.url, 4);
     after(() => otherPool.end());
     const registry = new Registry();
-    const [a, b] = [closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 7 }, registry), closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 7 }, registry, otherPool)];
+    const [a, b] = [closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 7 }, registry), closer({ USER_ACTIVITY_CLOSER_BATCH_SIZE: 7 }, registry, createDb(otherPool))];
 
     const [ra, rb] = await Promise.all([
       a.runOnce(closerContext(clock, captureLog().log)),

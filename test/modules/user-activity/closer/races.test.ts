@@ -31,7 +31,7 @@ import {
 const clock = new ManualClock(T0);
 const { app, database, token } = await buildTestApp({}, { modules: [userActivity], clock });
 const pool = database.pool;
-const closer = createActivityCloser({ pool, registry: new Registry(), settings: DEFAULT_CLOSER_SETTINGS });
+const closer = createActivityCloser({ db: database.db, registry: new Registry(), settings: DEFAULT_CLOSER_SETTINGS });
 const runCloser = () => closer.runOnce(closerContext(clock, captureLog().log));
 
 beforeEach(async () => {

@@ -42,7 +42,7 @@ test('deletes Inactive views, then their sessions, that ended more than 12 month
   );
   const registry = new Registry();
   const retention = createActivityRetention({
-    pool: t.pool,
+    db: t.db,
     registry,
     settings: { USER_ACTIVITY_RETENTION_MONTHS: 12, USER_ACTIVITY_RETENTION_BATCH_SIZE: 1, USER_ACTIVITY_RETENTION_INTERVAL_MINUTES: 1 },
   });
@@ -65,7 +65,7 @@ test('a stop request ends the purge between batches', async () => {
   const stop = new AbortController();
   stop.abort();
   const retention = createActivityRetention({
-    pool: t.pool,
+    db: t.db,
     registry: new Registry(),
     settings: { USER_ACTIVITY_RETENTION_MONTHS: 12, USER_ACTIVITY_RETENTION_BATCH_SIZE: 1, USER_ACTIVITY_RETENTION_INTERVAL_MINUTES: 1 },
   });
