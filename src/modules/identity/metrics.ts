@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { TOPICS } from '../../event-topics.ts';
 import { counter, dbGauge, histogram, type Registry } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
-import type { Db } from '../../platform/db/index.ts';
+import { query, type Db } from '../../platform/db/index.ts';
 import { queueStats, type QueueStats } from './access-fanout/fanout-sql.ts';
 
 /**
@@ -99,7 +99,8 @@ export type IdentityMetrics = ReturnType<typeof createIdentityMetrics>;
 
 /** Counted up to 100,000 (far past the alert threshold), so a scrape after a long outage stays cheap. */
 async function unpublishedEvents(db: Db, topic: string): Promise<number> {
-  const { rows } = await db.execute<{ n: number }>(
+  const { rows } = await query<{ n: number }>(
+    db,
     sql`select count(*)::int as n from (
           select 1 from platform.outbox where published_at is null and topic = ${topic} limit 100000) capped`,
   );

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../../platform/db/index.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 
 /**
  * Raw SQL of the AccessFanOutTask queue (identity.access_fanout_tasks). The holder of a task is
@@ -48,38 +48,27 @@ const COLUMNS = sql.raw(`id, role_id as "roleId", company_id as "companyId", rol
   lease_expires_at as "leaseExpiresAt", last_error as "lastError", created_at as "createdAt",
   started_at as "startedAt", completed_at as "completedAt", updated_at as "updatedAt"`);
 
-type RawTime = Date | string;
-type TaskRow = Record<string, unknown> &
-  Omit<FanOutTask, 'roleVersion' | 'leaseExpiresAt' | 'createdAt' | 'startedAt' | 'completedAt' | 'updatedAt'> & {
-    roleVersion: string;
-    leaseExpiresAt: RawTime | null;
-    createdAt: RawTime;
-    startedAt: RawTime | null;
-    completedAt: RawTime | null;
-    updatedAt: RawTime;
-  };
-// Drizzle's raw execute hands timestamps over as text and bigint as text.
-const date = (v: RawTime | null): Date | null => (v === null ? null : new Date(v));
-const toTask = (r: TaskRow): FanOutTask => ({
-  ...r,
-  roleVersion: Number(r.roleVersion),
-  leaseExpiresAt: date(r.leaseExpiresAt),
-  createdAt: date(r.createdAt)!,
-  startedAt: date(r.startedAt),
-  completedAt: date(r.completedAt),
-  updatedAt: date(r.updatedAt)!,
-});
+// RoleVersion is a bigint, which pg hands over as text.
+type TaskRow = Omit<FanOutTask, 'roleVersion'> & { roleVersion: string };
+const toTask = (r: TaskRow): FanOutTask => ({ ...r, roleVersion: Number(r.roleVersion) });
 
 const ms = (n: number) => sql`(${n}::bigint * interval '1 millisecond')`;
+
+/** Wakes the workers' LISTEN at once (delivered when the caller's transaction commits). */
+async function notifyWorkers(tx: Db): Promise<void> {
+  await query(tx, sql`select pg_notify(${ACCESS_FANOUT_CHANNEL}, '')`);
+}
 
 export async function insertFanOutTask(
   tx: Db,
   t: { id: string; roleId: string; companyId: string | null; roleVersion: number; now: Date },
 ): Promise<void> {
-  await tx.execute(sql`
-    insert into identity.access_fanout_tasks (id, role_id, company_id, role_version, reason, status, created_at, updated_at)
-    values (${t.id}, ${t.roleId}, ${t.companyId}, ${t.roleVersion}, 'RolePermissionsChanged', 'Pending', ${t.now}, ${t.now})`);
-  await tx.execute(sql`select pg_notify(${ACCESS_FANOUT_CHANNEL}, '')`);
+  await query(
+    tx,
+    sql`insert into identity.access_fanout_tasks (id, role_id, company_id, role_version, reason, status, created_at, updated_at)
+        values (${t.id}, ${t.roleId}, ${t.companyId}, ${t.roleVersion}, 'RolePermissionsChanged', 'Pending', ${t.now}, ${t.now})`,
+  );
+  await notifyWorkers(tx);
 }
 
 /**
@@ -95,7 +84,7 @@ export async function claimNextTask(
   c: { now: Date; leaseMs: number; maxAttempts: number; exclude?: readonly string[] },
 ): Promise<FanOutTask | null> {
   const { now, leaseMs, maxAttempts } = c;
-  const { rows } = await q.execute<TaskRow>(sql`
+  const { rows } = await query<TaskRow>(q, sql`
     with next as (
       select id from identity.access_fanout_tasks
        where (status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now}))
@@ -130,7 +119,7 @@ export async function checkpointTask(
   tx: Db,
   c: { id: string; attempt: number; cursor: string | null; processed: number; completed: boolean; now: Date; leaseMs: number; rangeEnd?: string },
 ): Promise<FanOutTask | null> {
-  const { rows } = await tx.execute<TaskRow>(sql`
+  const { rows } = await query<TaskRow>(tx, sql`
     update identity.access_fanout_tasks
        set cursor = ${c.cursor},
            range_end = coalesce(${c.rangeEnd ?? null}::uuid, range_end),
@@ -159,12 +148,12 @@ export async function insertSubTasks(
   now: Date,
 ): Promise<void> {
   if (ranges.length === 0) return;
-  await tx.execute(sql`
+  await query(tx, sql`
     insert into identity.access_fanout_tasks (id, role_id, company_id, role_version, reason, status, cursor, range_end, parent_id, created_at, updated_at)
     select r.id, ${parent.roleId}, ${parent.companyId}, ${parent.roleVersion}, ${parent.reason}, 'Pending', r.after, r.up_to, ${parent.id}, ${parent.createdAt}, ${now}
       from unnest(${sql.param(ranges.map((r) => r.id))}::uuid[], ${sql.param(ranges.map((r) => r.after))}::uuid[],
                   ${sql.param(ranges.map((r) => r.upTo))}::uuid[]) as r(id, after, up_to)`);
-  await tx.execute(sql`select pg_notify(${ACCESS_FANOUT_CHANNEL}, '')`);
+  await notifyWorkers(tx);
 }
 
 export interface FamilyTotals {
@@ -180,15 +169,15 @@ export interface FamilyTotals {
  * two sub-tasks finishing at once exactly one sees the other's commit and reports the role done.
  */
 export async function familyCompletion(tx: Db, rootId: string): Promise<FamilyTotals | null> {
-  await tx.execute(sql`select 1 from identity.access_fanout_tasks where id = ${rootId} for update`);
-  const { rows } = await tx.execute<{ done: boolean; processed: string; createdAt: RawTime; startedAt: RawTime | null; tasks: number }>(sql`
+  await query(tx, sql`select 1 from identity.access_fanout_tasks where id = ${rootId} for update`);
+  const { rows } = await query<{ done: boolean; processed: string; createdAt: Date; startedAt: Date | null; tasks: number }>(tx, sql`
     select bool_and(status = 'Completed') as done, sum(processed_count)::text as processed, min(created_at) as "createdAt",
            min(started_at) as "startedAt", count(*)::int as tasks
       from identity.access_fanout_tasks
      where id = ${rootId} or parent_id = ${rootId}`);
   const r = rows[0];
   if (!r?.done) return null;
-  return { processedCount: Number(r.processed), createdAt: date(r.createdAt)!, startedAt: date(r.startedAt), tasks: r.tasks };
+  return { processedCount: Number(r.processed), createdAt: r.createdAt, startedAt: r.startedAt, tasks: r.tasks };
 }
 
 /**
@@ -197,10 +186,10 @@ export async function familyCompletion(tx: Db, rootId: string): Promise<FamilyTo
  * counting as an attempt. Fenced like every write: false when this worker no longer held it.
  */
 export async function releaseLease(q: Db, id: string, attempt: number, now: Date): Promise<boolean> {
-  const { rowCount } = await q.execute(sql`
+  const { rowCount } = await query(q, sql`
     update identity.access_fanout_tasks set status = 'Pending', lease_expires_at = null, updated_at = ${now}
      where id = ${id} and attempt_count = ${attempt} and status = 'InProgress'`);
-  return (rowCount ?? 0) > 0;
+  return rowCount > 0;
 }
 
 /**
@@ -213,7 +202,7 @@ export async function recordPageFailure(
   q: Db,
   f: { id: string; attempt: number; error: string; now: Date; retryAt: Date; maxAttempts: number },
 ): Promise<FanOutTaskStatus | null> {
-  const { rows } = await q.execute<{ status: FanOutTaskStatus }>(sql`
+  const { rows } = await query<{ status: FanOutTaskStatus }>(q, sql`
     update identity.access_fanout_tasks
        set last_error = left(${f.error}, 512),
            status = case when attempt_count >= ${f.maxAttempts} then 'Failed' else status end,
@@ -225,13 +214,13 @@ export async function recordPageFailure(
 }
 
 export async function getTask(q: Db, id: string): Promise<FanOutTask | null> {
-  const { rows } = await q.execute<TaskRow>(sql`select ${COLUMNS} from identity.access_fanout_tasks where id = ${id}`);
+  const { rows } = await query<TaskRow>(q, sql`select ${COLUMNS} from identity.access_fanout_tasks where id = ${id}`);
   return rows[0] ? toTask(rows[0]) : null;
 }
 
 /** Runbook listing: newest first. */
 export async function listTasks(q: Db, f: { status?: FanOutTaskStatus; roleId?: string; limit: number }): Promise<FanOutTask[]> {
-  const { rows } = await q.execute<TaskRow>(sql`
+  const { rows } = await query<TaskRow>(q, sql`
     select ${COLUMNS} from identity.access_fanout_tasks
      where (${f.status ?? null}::text is null or status = ${f.status ?? null})
        and (${f.roleId ?? null}::uuid is null or role_id = ${f.roleId ?? null})
@@ -242,12 +231,12 @@ export async function listTasks(q: Db, f: { status?: FanOutTaskStatus; roleId?: 
 
 /** Runbook "access fan-out replay": Failed → Pending with AttemptCount 0; resumes from Cursor. */
 export async function replayFailedTask(tx: Db, id: string, now: Date): Promise<FanOutTask | null> {
-  const { rows } = await tx.execute<TaskRow>(sql`
+  const { rows } = await query<TaskRow>(tx, sql`
     update identity.access_fanout_tasks
        set status = 'Pending', attempt_count = 0, lease_expires_at = null, last_error = null, updated_at = ${now}
      where id = ${id} and status = 'Failed'
     returning ${COLUMNS}`);
-  if (rows[0]) await tx.execute(sql`select pg_notify(${ACCESS_FANOUT_CHANNEL}, '')`);
+  if (rows[0]) await notifyWorkers(tx);
   return rows[0] ? toTask(rows[0]) : null;
 }
 
@@ -260,7 +249,7 @@ export interface QueueStats {
 }
 
 export async function queueStats(q: Db, now: Date): Promise<QueueStats> {
-  const { rows } = await q.execute<{ backlog: number; inProgress: number; failed: number; oldest: Date | null }>(sql`
+  const { rows } = await query<{ backlog: number; inProgress: number; failed: number; oldest: Date | null }>(q, sql`
     select count(*) filter (where status = 'Pending' or (status = 'InProgress' and lease_expires_at <= ${now}))::int as backlog,
            count(*) filter (where status = 'InProgress' and lease_expires_at > ${now})::int as "inProgress",
            count(*) filter (where status = 'Failed')::int as failed,
@@ -268,7 +257,7 @@ export async function queueStats(q: Db, now: Date): Promise<QueueStats> {
       from identity.access_fanout_tasks
      where status in ('Pending', 'InProgress', 'Failed')`);
   const r = rows[0];
-  const oldest = r?.oldest ? new Date(r.oldest) : null;
+  const oldest = r?.oldest ?? null;
   return {
     backlog: r?.backlog ?? 0,
     inProgress: r?.inProgress ?? 0,

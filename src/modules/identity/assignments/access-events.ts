@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { v7 as uuidv7 } from 'uuid';
-import type { Db } from '../../../platform/db/index.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { enqueue, type NewEvent } from '../../../platform/outbox/index.ts';
 
 /**
@@ -31,7 +31,7 @@ export async function enqueueAccessEvents(tx: Db, events: readonly NewEvent[]): 
 
 /** The database server's clock now (not the transaction's start), in microseconds since the epoch. */
 export async function databaseClockMicros(tx: Db): Promise<bigint> {
-  const { rows } = await tx.execute<{ us: string }>(sql`select (extract(epoch from clock_timestamp()) * 1000000)::bigint::text as us`);
+  const { rows } = await query<{ us: string }>(tx, sql`select (extract(epoch from clock_timestamp()) * 1000000)::bigint::text as us`);
   return BigInt(rows[0]!.us);
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../../platform/db/index.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 import type { ScopeType } from '../../../contracts/identity-events.ts';
 import type { AssignmentView, UserAccessSnapshot } from './assignments.ts';
 
@@ -13,7 +13,7 @@ const FIRST_UUID = '00000000-0000-0000-0000-000000000000';
 
 const uuids = (ids: readonly string[]) => sql`${sql.param(ids)}::uuid[]`;
 
-interface SnapshotRow extends Record<string, unknown> {
+interface SnapshotRow {
   userId: string;
   companyId: string | null;
   assignmentId: string | null;
@@ -35,7 +35,7 @@ export async function loadAccessSnapshots(q: Db, userIds: readonly string[], now
   // LATERAL with OFFSET 0 (kept from being flattened into a join): one index probe per user on
   // ix_role_assignments_user_active. A plain join lets the planner hash-join the WHOLE assignments
   // table for every page (seq scan; measured 50–150 ms per page at 200k assignments, growing with them).
-  const { rows } = await q.execute<SnapshotRow>(sql`
+  const { rows } = await query<SnapshotRow>(q, sql`
     select u.id as "userId", u.company_id as "companyId", a.*
       from identity.users u
       left join lateral (
@@ -62,7 +62,7 @@ export async function loadAccessSnapshots(q: Db, userIds: readonly string[], now
       scopeOrganizationId: r.scopeOrganizationId,
       scopeProjectGroupId: r.scopeProjectGroupId,
       scopeProjectId: r.scopeProjectId,
-      expiresAt: r.expiresAt === null ? null : new Date(r.expiresAt),
+      expiresAt: r.expiresAt,
     };
     snap.activeAssignments.push(view);
   }
@@ -88,7 +88,8 @@ export async function pageActiveUsersOfRole(
        and user_id > ${args.after ?? FIRST_UUID} and (${args.upTo ?? null}::uuid is null or user_id <= ${args.upTo ?? null}::uuid)
      order by user_id
      limit ${args.limit}`;
-  const { rows } = await q.execute<{ userId: string }>(
+  const { rows } = await query<{ userId: string }>(
+    q,
     args.lockUsers
       ? sql`select u.id as "userId" from identity.users u where u.id in (${page}) order by u.id for share of u`
       : sql`select user_id as "userId" from (${page}) p order by user_id`,
@@ -101,7 +102,7 @@ export async function pageActiveUsersOfRole(
  * (by UserId), up to `limit` of them. One index scan over the role's assignments.
  */
 export async function rangeBoundaries(q: Db, args: { roleId: string; after: string | null; size: number; now: Date; limit: number }): Promise<string[]> {
-  const { rows } = await q.execute<{ userId: string }>(sql`
+  const { rows } = await query<{ userId: string }>(q, sql`
     select user_id as "userId" from (
       select user_id, row_number() over (order by user_id) as n from (
         select distinct user_id from identity.role_assignments
@@ -115,7 +116,7 @@ export async function rangeBoundaries(q: Db, args: { roleId: string; after: stri
 
 /** Unique active users of a role, counted up to `cap` (enough to compare with the inline threshold). */
 export async function countActiveUsersOfRole(q: Db, roleId: string, now: Date, cap: number): Promise<number> {
-  const { rows } = await q.execute<{ n: number }>(sql`
+  const { rows } = await query<{ n: number }>(q, sql`
     select count(*)::int as n from (
       select distinct user_id from identity.role_assignments
        where role_id = ${roleId} and status = 'Active' and (expires_at is null or expires_at > ${now})
@@ -125,7 +126,8 @@ export async function countActiveUsersOfRole(q: Db, roleId: string, now: Date, c
 
 /** Highest RoleAssignment.Version among all of a user's assignments (null when none). */
 export async function maxAssignmentVersion(q: Db, userId: string): Promise<number | null> {
-  const { rows } = await q.execute<{ max: string | null }>(
+  const { rows } = await query<{ max: string | null }>(
+    q,
     sql`select max(version)::text as max from identity.role_assignments where user_id = ${userId}`,
   );
   return rows[0]?.max == null ? null : Number(rows[0].max);
@@ -143,7 +145,7 @@ export interface UserVersion {
  * assignment gets its user's max version + 1.
  */
 export async function revokeAllAssignmentsOfRole(tx: Db, roleId: string, now: Date): Promise<UserVersion[]> {
-  const { rows } = await tx.execute<{ userId: string; version: string }>(sql`
+  const { rows } = await query<{ userId: string; version: string }>(tx, sql`
     with locked as (
       select u.id from identity.users u
        where u.id in (select user_id from identity.role_assignments where role_id = ${roleId} and status = 'Active')
@@ -167,7 +169,7 @@ export async function revokeAllAssignmentsOfRole(tx: Db, roleId: string, now: Da
  * expiry batch is redone for one at a time. Users in `exclude` are left out.
  */
 export async function usersWithDueAssignments(q: Db, now: Date, limit: number, exclude: readonly string[] = []): Promise<string[]> {
-  const { rows } = await q.execute<{ userId: string }>(sql`
+  const { rows } = await query<{ userId: string }>(q, sql`
     select distinct user_id as "userId" from identity.role_assignments
      where status = 'Active' and expires_at <= ${now} and not (user_id = any(${uuids(exclude)}))
      order by user_id
@@ -185,7 +187,7 @@ export async function expireDueAssignments(
   e: { now: Date; limit: number; exclude?: readonly string[]; userId?: string },
 ): Promise<UserVersion[]> {
   const { now } = e;
-  const { rows } = await tx.execute<{ userId: string; version: string }>(sql`
+  const { rows } = await query<{ userId: string; version: string }>(tx, sql`
     with due as (
       select distinct user_id from identity.role_assignments
        where status = 'Active' and expires_at <= ${now}
