@@ -1,24 +1,14 @@
-import { and, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { enqueueAccessEvents } from './access-events.ts';
 import { loadAccessSnapshots, maxAssignmentVersion } from './access-sql.ts';
-import {
-  accessChangedEvent,
-  checkGrant,
-  nextAssignmentVersion,
-  normalizeScope,
-  type AssignmentStatus,
-  type Scope,
-  type ScopeInput,
-  type UserAccessSnapshot,
-} from './assignments.ts';
-import type { AccessChangeReason, ScopeType } from '../../../contracts/identity-events.ts';
+import { expireDueSameScopeGrant, findAssignment, insertAssignment, markAssignmentRevoked } from './assignment-sql.ts';
+import { accessChangedEvent, checkGrant, nextAssignmentVersion, normalizeScope, type Assignment, type ScopeInput, type UserAccessSnapshot } from './assignments.ts';
+import type { AccessChangeReason } from '../../../contracts/identity-events.ts';
 import type { IdentityContext } from '../context.ts';
 import { IdentityErrors, isUniqueViolation } from '../errors.ts';
 import { requireRole } from '../roles/role-operations.ts';
-import { roleAssignments } from '../schema.ts';
-import { findUser } from '../users/user-operations.ts';
+import { findUser } from '../users/user-sql.ts';
 
 /**
  * grant-role-assignment / revoke-role-assignment: the change and the user's UserAccessChanged
@@ -27,32 +17,7 @@ import { findUser } from '../users/user-operations.ts';
  * set-role-permissions, archive or the expiry worker.
  */
 
-export interface Assignment extends Scope {
-  id: string;
-  roleId: string;
-  userId: string;
-  status: AssignmentStatus;
-  expiresAt: Date | null;
-  version: number;
-  grantedAt: Date;
-  revokedAt: Date | null;
-  expiredAt: Date | null;
-  updatedAt: Date;
-}
-
 const ACTIVE_SCOPE_UNIQUE = 'ux_role_assignments_active_scope';
-
-const toAssignment = (row: typeof roleAssignments.$inferSelect): Assignment => ({
-  ...row,
-  scopeType: row.scopeType as ScopeType,
-  status: row.status as AssignmentStatus,
-});
-
-async function findAssignment(q: Db, id: string, forUpdate = false): Promise<Assignment | null> {
-  const query = q.select().from(roleAssignments).where(eq(roleAssignments.id, id));
-  const [row] = await (forUpdate ? query.for('update') : query);
-  return row ? toAssignment(row) : null;
-}
 
 export async function grantRoleAssignment(
   ctx: IdentityContext,
@@ -72,20 +37,7 @@ export async function grantRoleAssignment(
       const version = nextAssignmentVersion(await maxAssignmentVersion(tx, user.id));
       // A same-scope grant past its ExpiresAt is no longer active even if the expiry worker has not
       // marked it yet: mark it now, so it neither blocks this grant nor lingers.
-      await tx
-        .update(roleAssignments)
-        .set({ status: 'Expired', expiredAt: now, updatedAt: now, version })
-        .where(
-          and(
-            eq(roleAssignments.roleId, role.id),
-            eq(roleAssignments.userId, user.id),
-            eq(roleAssignments.scopeType, scope.scopeType),
-            sql`coalesce(${roleAssignments.scopeOrganizationId}, ${roleAssignments.scopeProjectGroupId}, ${roleAssignments.scopeProjectId}, '00000000-0000-0000-0000-000000000000'::uuid)
-                = coalesce(${scope.scopeOrganizationId}::uuid, ${scope.scopeProjectGroupId}::uuid, ${scope.scopeProjectId}::uuid, '00000000-0000-0000-0000-000000000000'::uuid)`,
-            eq(roleAssignments.status, 'Active'),
-            lte(roleAssignments.expiresAt, now),
-          ),
-        );
+      await expireDueSameScopeGrant(tx, { roleId: role.id, userId: user.id, scope, now, version });
       const created: Assignment = {
         id: newId(),
         roleId: role.id,
@@ -99,7 +51,7 @@ export async function grantRoleAssignment(
         expiredAt: null,
         updatedAt: now,
       };
-      await tx.insert(roleAssignments).values(created);
+      await insertAssignment(tx, created);
       await announceUser(tx, user.id, { reason: 'AssignmentGranted', version, now, correlationId });
       return created;
     });
@@ -126,7 +78,7 @@ export async function revokeRoleAssignment(ctx: IdentityContext, id: string, cor
     const now = ctx.clock.now();
     const version = nextAssignmentVersion(await maxAssignmentVersion(tx, current.userId));
     const revoked: Assignment = { ...current, status: 'Revoked', revokedAt: now, updatedAt: now, version };
-    await tx.update(roleAssignments).set({ status: 'Revoked', revokedAt: now, updatedAt: now, version }).where(eq(roleAssignments.id, id));
+    await markAssignmentRevoked(tx, id, version, now);
     await announceUser(tx, current.userId, { reason: 'AssignmentRevoked', version, now, correlationId });
     return { assignment: revoked, changed: true };
   });

@@ -56,6 +56,20 @@ export function normalizeScope(input: ScopeInput): Scope {
   };
 }
 
+/** A RoleAssignment row. */
+export interface Assignment extends Scope {
+  id: string;
+  roleId: string;
+  userId: string;
+  status: AssignmentStatus;
+  expiresAt: Date | null;
+  version: number;
+  grantedAt: Date;
+  revokedAt: Date | null;
+  expiredAt: Date | null;
+  updatedAt: Date;
+}
+
 /**
  * grant-role-assignment guards: the role is Active; a company role goes only to users of that
  * company (a platform role to anyone); an expiry lies in the future.

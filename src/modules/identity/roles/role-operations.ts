@@ -1,4 +1,3 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/index.ts';
 import { enqueueAccessEvents } from '../assignments/access-events.ts';
 import { newId } from '../../../platform/time.ts';
@@ -7,8 +6,8 @@ import { accessChangedEvent } from '../assignments/assignments.ts';
 import type { IdentityContext } from '../context.ts';
 import { IdentityErrors, isUniqueViolation } from '../errors.ts';
 import { insertFanOutTask } from '../access-fanout/fanout-sql.ts';
-import { chooseFanOut, ensureRoleActive, normalizePermissions, samePermissions, type Role, type RoleStatus } from './roles.ts';
-import { roleDefinitions, rolePermissions } from '../schema.ts';
+import { deletePermissions, findRole, insertPermissions, insertRole, markRoleArchived, permissionsOf, setRoleVersion } from './role-sql.ts';
+import { chooseFanOut, ensureRoleActive, normalizePermissions, samePermissions, type Role } from './roles.ts';
 
 /** RoleDefinition operations: create, set-role-permissions (inline or queued fan-out), archive (an archived role keeps no active assignment: they are revoked, INV-R5). */
 
@@ -28,28 +27,11 @@ export interface FanOutOutcome {
 const SNAPSHOT_CHUNK = 1000;
 const ROLE_CODE_UNIQUE = 'ux_role_definitions_company_code';
 
-const toRole = (row: typeof roleDefinitions.$inferSelect): Role => ({ ...row, status: row.status as RoleStatus });
-
-async function findRole(q: Db, id: string, lock?: 'update' | 'share'): Promise<Role | null> {
-  const query = q.select().from(roleDefinitions).where(eq(roleDefinitions.id, id));
-  const [row] = await (lock ? query.for(lock) : query);
-  return row ? toRole(row) : null;
-}
-
 /** Locks (share or update) and returns the role; 404 when it does not exist. */
 export async function requireRole(q: Db, id: string, lock?: 'update' | 'share'): Promise<Role> {
   const role = await findRole(q, id, lock);
   if (!role) throw IdentityErrors.roleNotFound(id);
   return role;
-}
-
-async function permissionsOf(q: Db, roleId: string): Promise<string[]> {
-  const rows = await q
-    .select({ code: rolePermissions.permissionCode })
-    .from(rolePermissions)
-    .where(eq(rolePermissions.roleId, roleId))
-    .orderBy(asc(rolePermissions.permissionCode));
-  return rows.map((r) => r.code);
 }
 
 export async function getRole(ctx: IdentityContext, id: string): Promise<RoleWithPermissions> {
@@ -76,10 +58,8 @@ export async function createRole(
   };
   try {
     await ctx.db.transaction(async (tx) => {
-      await tx.insert(roleDefinitions).values(role);
-      if (permissions.length > 0) {
-        await tx.insert(rolePermissions).values(permissions.map((permissionCode) => ({ roleId: role.id, permissionCode, grantedAt: now })));
-      }
+      await insertRole(tx, role);
+      await insertPermissions(tx, role.id, permissions, now);
     });
   } catch (err) {
     if (isUniqueViolation(err, ROLE_CODE_UNIQUE)) throw IdentityErrors.roleCodeTaken(role.code);
@@ -112,14 +92,10 @@ export async function setRolePermissions(
     const now = ctx.clock.now();
     const removed = current.filter((c) => !next.includes(c));
     const added = next.filter((c) => !current.includes(c));
-    if (removed.length > 0) {
-      await tx.delete(rolePermissions).where(and(eq(rolePermissions.roleId, roleId), inArray(rolePermissions.permissionCode, removed)));
-    }
-    if (added.length > 0) {
-      await tx.insert(rolePermissions).values(added.map((permissionCode) => ({ roleId, permissionCode, grantedAt: now })));
-    }
+    await deletePermissions(tx, roleId, removed);
+    await insertPermissions(tx, roleId, added, now);
     const updated: Role = { ...role, version: role.version + 1, updatedAt: now };
-    await tx.update(roleDefinitions).set({ version: updated.version, updatedAt: now }).where(eq(roleDefinitions.id, roleId));
+    await setRoleVersion(tx, roleId, updated.version, now);
 
     const users = await countActiveUsersOfRole(tx, roleId, now, threshold + 1);
     let fanOut: FanOutOutcome;
@@ -162,10 +138,7 @@ export async function archiveRole(ctx: IdentityContext, roleId: string, correlat
     if (role.status === 'Archived') return { role, revokedUsers: 0 };
     const now = ctx.clock.now();
     const archived: Role = { ...role, status: 'Archived', version: role.version + 1, archivedAt: now, updatedAt: now };
-    await tx
-      .update(roleDefinitions)
-      .set({ status: 'Archived', version: archived.version, archivedAt: now, updatedAt: now })
-      .where(eq(roleDefinitions.id, roleId));
+    await markRoleArchived(tx, roleId, archived.version, now);
     const revoked = await revokeAllAssignmentsOfRole(tx, roleId, now);
     for (let i = 0; i < revoked.length; i += SNAPSHOT_CHUNK) {
       const chunk = revoked.slice(i, i + SNAPSHOT_CHUNK);

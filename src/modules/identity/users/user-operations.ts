@@ -1,29 +1,15 @@
-import { eq } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/index.ts';
 import { maskName, maskPhone } from '../../../platform/observability/index.ts';
 import { enqueue } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
-import type { UserStatus, UserType } from '../../../contracts/identity-events.ts';
 import type { IdentityContext } from '../context.ts';
 import { IdentityErrors, isUniqueViolation } from '../errors.ts';
-import { users } from '../schema.ts';
+import { findUser, insertUser, updateUser } from './user-sql.ts';
 import { applyUserPatch, newUser, userChangeEvents, type NewUserInput, type User, type UserPatch } from './users.ts';
 
 /** The user registry's operations: each change and its pin.identity.users.v1 events in one transaction. */
 
 const PHONE_UNIQUE = 'ux_users_phone_number';
-
-const toUser = (row: typeof users.$inferSelect): User => ({
-  ...row,
-  status: row.status as UserStatus,
-  type: row.type as UserType,
-});
-
-export async function findUser(q: Db, id: string, opts: { forUpdate?: boolean } = {}): Promise<User | null> {
-  const query = q.select().from(users).where(eq(users.id, id));
-  const [row] = await (opts.forUpdate ? query.for('update') : query);
-  return row ? toUser(row) : null;
-}
 
 export async function getUser(ctx: IdentityContext, id: string): Promise<User> {
   const user = await findUser(ctx.db, id);
@@ -36,7 +22,7 @@ export async function createUser(ctx: IdentityContext, input: NewUserInput, corr
   let eventTypes: string[];
   try {
     eventTypes = await ctx.db.transaction(async (tx) => {
-      await tx.insert(users).values(user);
+      await insertUser(tx, user);
       return announce(tx, null, user, correlationId);
     });
   } catch (err) {
@@ -57,18 +43,7 @@ export async function patchUser(ctx: IdentityContext, id: string, patch: UserPat
       if (!before) throw IdentityErrors.userNotFound(id);
       const { changed, user } = applyUserPatch(before, patch, { now: ctx.clock.now(), phoneRegion: ctx.settings.phoneRegion });
       if (!changed) return { user: before, eventTypes: [] };
-      await tx
-        .update(users)
-        .set({
-          firstName: user.firstName,
-          middleName: user.middleName,
-          lastName: user.lastName,
-          phoneNumber: user.phoneNumber,
-          status: user.status,
-          version: user.version,
-          updatedAt: user.updatedAt,
-        })
-        .where(eq(users.id, id));
+      await updateUser(tx, user);
       return { user, eventTypes: await announce(tx, before, user, correlationId) };
     });
   } catch (err) {
