@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
-import { createPool, migrateDatabase } from '../../src/platform/db/index.ts';
+import { createDb, createPool, migrateDatabase } from '../../src/platform/db/index.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
 import { topicsToCreate } from '../../src/platform/events/topics.ts';
@@ -95,7 +95,7 @@ async function scenario(instances: number, publisherAlongside: boolean) {
     ),
   );
   const publisher = createOutboxPublisher({
-    pool,
+    db: createDb(pool),
     bus,
     log,
     registry: new Registry(),
