@@ -117,10 +117,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // burst of request transactions on the shared pool otherwise queues the publisher's reads and marks.
   const publisherPool = createPool(deps.databaseUrl, 3, log, 'pin-outbox-publisher', config);
   const consumerPool = createPool(deps.databaseUrl, 6, log, 'pin-consumers', config);
-  const runner = createJobRunner({ pool, databaseUrl: deps.databaseUrl, log, registry, clock });
+  const runner = createJobRunner({ db, databaseUrl: deps.databaseUrl, log, registry, clock });
   runner.register(
     outboxPublisherJob({
-      pool: publisherPool,
+      db: createDb(publisherPool),
       bus,
       log,
       registry,
@@ -133,7 +133,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
   runner.register(
     outboxCleanupJob({
-      pool,
+      db,
       settings: { outboxRetentionHours: config.OUTBOX_RETENTION_HOURS, inboxRetentionDays: config.INBOX_RETENTION_DAYS },
     }),
   );
@@ -151,7 +151,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }
 
   const checks: HealthCheck[] = [
-    { name: 'database', required: true, check: async () => ((await pingDatabase(pool)) ? 'ok' : 'down') },
+    { name: 'database', required: true, check: async () => ((await pingDatabase(db)) ? 'ok' : 'down') },
     { name: 'eventBus', required: false, check: () => bus.health() },
     { name: 'backplane', required: config.REALTIME_BACKPLANE_ENABLED, check: () => hub.health() },
     ...moduleChecks,

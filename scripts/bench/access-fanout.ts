@@ -92,11 +92,11 @@ const inKafka = async () => (await admin.fetchTopicOffsets(kafkaTopic)).reduce((
 const registry = new Registry();
 const settings = identitySettingsFrom(config);
 const ctx: IdentityContext = { db, clock: systemClock, log, metrics: createIdentityMetrics(registry, db, systemClock), settings };
-const runner = createJobRunner({ pool, databaseUrl: pgServer.url, log, registry });
+const runner = createJobRunner({ db, databaseUrl: pgServer.url, log, registry });
 runner.register(accessFanOutJob({ db, metrics: ctx.metrics, settings: settings.fanOut }));
 runner.register(
   outboxPublisherJob({
-    pool,
+    db,
     bus,
     log,
     registry,
@@ -158,7 +158,7 @@ const one = await fanOutRound(1, ['crm.deals.read', 'crm.deals.write']);
 const pool2 = createPool(pgServer.url, 20, log);
 const db2 = createDb(pool2);
 const registry2 = new Registry();
-const runner2 = createJobRunner({ pool: pool2, databaseUrl: pgServer.url, log, registry: registry2 });
+const runner2 = createJobRunner({ db: db2, databaseUrl: pgServer.url, log, registry: registry2 });
 runner2.register(accessFanOutJob({ db: db2, metrics: createIdentityMetrics(registry2, db2, systemClock), settings: settings.fanOut }));
 await runner2.start();
 const two = await fanOutRound(2, ['crm.deals.read']);

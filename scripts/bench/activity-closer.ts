@@ -95,7 +95,7 @@ async function scenario(instances: number, publisherAlongside: boolean) {
     ),
   );
   const publisher = createOutboxPublisher({
-    pool,
+    db: createDb(pool),
     bus,
     log,
     registry: new Registry(),

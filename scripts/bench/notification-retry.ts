@@ -49,9 +49,10 @@ const config = loadConfig({ LOG_LEVEL: 'warn', NOTIFICATIONS_SMS_HTTP_URL: provi
 const registry = new Registry();
 const hub = createHub({ secret: config.JWT_SECRET, registry, logger: log });
 const providers = createProviders(config, { hub, clock: systemClock });
-const metrics = createNotificationMetrics(registry, { pool, providers, clock: systemClock });
+const db = createDb(pool);
+const metrics = createNotificationMetrics(registry, { db, providers, clock: systemClock });
 const worker = retryWorkerJob(
-  { db: createDb(pool), pool, providers, metrics },
+  { db, providers, metrics },
   // The service's mapping, with the bench's batch and concurrency, and one run for the whole backlog.
   { ...deliveryJobOptions(config).retryWorker, batchSize: BATCH, concurrency: CONCURRENCY, maxRunMs: 3_600_000 },
 );

@@ -121,7 +121,7 @@ async function main(): Promise<void> {
   }
   await pool.query('vacuum analyze platform.outbox');
   const publisher = createOutboxPublisher({
-    pool: publisherPool,
+    db: createDb(publisherPool),
     bus,
     log,
     registry: new Registry(),
@@ -165,9 +165,10 @@ async function main(): Promise<void> {
     },
     { db: createDb(consumerPool), log, registry, topicPrefix: prefix },
   );
-  const runner = createJobRunner({ pool: publisherPool, databaseUrl: pgServer.url, log, registry });
+  const publisherDb = createDb(publisherPool);
+  const runner = createJobRunner({ db: publisherDb, databaseUrl: pgServer.url, log, registry });
   runner.register(
-    outboxPublisherJob({ pool: publisherPool, bus, log, registry, batchSize: BATCH, maxRunMs: 5000, idleWaitMs: IDLE_WAIT, pollIntervalMs: 1000, topicPrefix: prefix }),
+    outboxPublisherJob({ db: publisherDb, bus, log, registry, batchSize: BATCH, maxRunMs: 5000, idleWaitMs: IDLE_WAIT, pollIntervalMs: 1000, topicPrefix: prefix }),
   );
   await runner.start();
   say(`steady ${RATE} events/s for ${SECONDS} s, one event per transaction, writers ${WRITERS === "main" ? "on the main thread" : "in a worker thread"}`);

@@ -46,7 +46,7 @@ export const NotificationView = Type.Object({
 });
 export type NotificationView = Static<typeof NotificationView>;
 
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 /** The recipient address (email, phone, token) is never echoed back. */
 export function notificationView(r: NotificationRow): NotificationView {
@@ -67,7 +67,7 @@ export function notificationView(r: NotificationRow): NotificationView {
     deliveredAt: iso(r.deliveredAt),
     readAt: iso(r.readAt),
     sentAt: iso(r.sentAt),
-    createdAt: new Date(r.createdAt).toISOString(),
+    createdAt: r.createdAt.toISOString(),
     version: r.version,
   };
 }

@@ -1,20 +1,15 @@
-import { sql } from 'drizzle-orm';
-import type { Db, Queryable } from '../../platform/db/index.ts';
+import type { Db } from '../../platform/db/index.ts';
 import { AppError } from '../../platform/http/index.ts';
-import { API_ERRORS, DISPATCH_WAKE_CHANNEL, PROVIDERS_OF, type BackoffKind, type Channel } from './model.ts';
+import { API_ERRORS, PROVIDERS_OF, type BackoffKind, type Channel } from './model.ts';
 import type { RetryPolicy } from './delivery/rules.ts';
-import { channelConfigs, type ChannelConfigRow } from './schema.ts';
+import type { ChannelConfigRow } from './schema.ts';
+import { selectChannelConfigs, upsertChannelConfig, wakeDispatcher, type ChannelConfigValues } from './sql.ts';
 
 export type ChannelConfigs = Map<Channel, ChannelConfigRow>;
 
 /** Every channel's config (a handful of rows), read once per batch. */
-export async function loadChannelConfigs(q: Queryable): Promise<ChannelConfigs> {
-  const { rows } = await q.query<ChannelConfigRow>(
-    `select channel, is_enabled as "isEnabled", provider_key as "providerKey", max_attempts as "maxAttempts",
-            retry_backoff as "retryBackoff", backoff_initial_seconds as "backoffInitialSeconds",
-            backoff_max_seconds as "backoffMaxSeconds", backoff_multiplier as "backoffMultiplier", version, updated_at as "updatedAt"
-       from notifications.channel_configs`,
-  );
+export async function loadChannelConfigs(db: Db): Promise<ChannelConfigs> {
+  const rows = await selectChannelConfigs(db);
   return new Map(rows.map((r) => [r.channel as Channel, r]));
 }
 
@@ -69,7 +64,7 @@ export function channelConfigView(c: ChannelConfigRow): ChannelConfigView {
             multiplier: c.backoffMultiplier,
           },
     version: c.version,
-    updatedAt: new Date(c.updatedAt).toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
   };
 }
 
@@ -93,7 +88,7 @@ export async function putChannelConfig(db: Db, channel: Channel, input: ChannelC
   const problem = channelConfigProblems(channel, input);
   if (problem) throw problem;
   const b = input.retryBackoff;
-  const values = {
+  const values: ChannelConfigValues = {
     isEnabled: input.isEnabled,
     providerKey: input.providerKey,
     maxAttempts: input.maxAttempts,
@@ -104,12 +99,8 @@ export async function putChannelConfig(db: Db, channel: Channel, input: ChannelC
     updatedAt: now,
   };
   return db.transaction(async (tx) => {
-    const [row] = await tx
-      .insert(channelConfigs)
-      .values({ channel, ...values })
-      .onConflictDoUpdate({ target: channelConfigs.channel, set: { ...values, version: sql`${channelConfigs.version} + 1` } })
-      .returning();
-    await tx.execute(sql`select pg_notify(${DISPATCH_WAKE_CHANNEL}, '')`);
-    return row!;
+    const row = await upsertChannelConfig(tx, channel, values);
+    await wakeDispatcher(tx);
+    return row;
   });
 }

@@ -1,5 +1,5 @@
 import type { NotificationsSettings } from './settings.ts';
-import type { Db, Queryable } from '../../platform/db/index.ts';
+import type { Db } from '../../platform/db/index.ts';
 import type { Logger } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { NotificationMetrics } from './metrics.ts';
@@ -9,7 +9,6 @@ import type { ProviderRegistry } from './providers/registry.ts';
 export interface NotificationsContext {
   config: NotificationsSettings;
   db: Db;
-  pool: Queryable;
   clock: Clock;
   log: Logger;
   metrics: NotificationMetrics;

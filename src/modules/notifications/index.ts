@@ -23,9 +23,9 @@ export default defineModule<NotificationsSettings>((deps) => {
   const { settings: config } = deps;
   const log = deps.log.child({ module: 'notifications' });
   const providers = createProviders(config, { hub: deps.hub, clock: deps.clock });
-  const metrics = createNotificationMetrics(deps.registry, { pool: deps.pool, providers, clock: deps.clock });
-  const ctx: NotificationsContext = { config, db: deps.db, pool: deps.pool, clock: deps.clock, log, metrics, providers };
-  const delivery: DeliveryDeps = { db: deps.db, pool: deps.pool, providers, metrics };
+  const metrics = createNotificationMetrics(deps.registry, { db: deps.db, providers, clock: deps.clock });
+  const ctx: NotificationsContext = { config, db: deps.db, clock: deps.clock, log, metrics, providers };
+  const delivery: DeliveryDeps = { db: deps.db, providers, metrics };
   const jobs = deliveryJobOptions(config);
 
   return {

@@ -1,8 +1,8 @@
-import type { Queryable } from '../../platform/db/index.ts';
+import type { Db } from '../../platform/db/index.ts';
 import { counter, dbGauge, histogram, type Registry } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
-import type { Channel } from './model.ts';
+import { backlogByChannel, type ChannelBacklog } from './sql.ts';
 
 export type SendSource = 'dispatcher' | 'retry';
 
@@ -20,13 +20,13 @@ export type SendSource = 'dispatcher' | 'retry';
  * - attempts by outcome, provider latency, webhooks, version races, published outcome events.
  * The gauges are read from the database at scrape time, so every replica reports the same truth.
  */
-export function createNotificationMetrics(registry: Registry, deps: { pool: Queryable; providers: ProviderRegistry; clock: Clock }) {
+export function createNotificationMetrics(registry: Registry, deps: { db: Db; providers: ProviderRegistry; clock: Clock }) {
   // One grouped query feeds all three gauges: a scrape collects every metric in parallel, so the
   // gauges share the query in flight. Database down: the query rejects and dbGauge keeps the last
   // values; /health/ready reports the database.
   let refreshing: Promise<Array<ChannelBacklog & { reason: string | null }>> | null = null;
   const rows = () =>
-    (refreshing ??= backlogByChannel(deps.pool, deps.clock.now())
+    (refreshing ??= backlogByChannel(deps.db, deps.clock.now())
       .then((found) =>
         found.map((r) => {
           const state = deps.providers.state(r.providerKey);
@@ -119,31 +119,3 @@ export function createNotificationMetrics(registry: Registry, deps: { pool: Quer
 }
 
 export type NotificationMetrics = ReturnType<typeof createNotificationMetrics>;
-
-export interface ChannelBacklog {
-  channel: Channel;
-  isEnabled: boolean;
-  providerKey: string;
-  failedBacklog: number;
-  oldestDueAgeSeconds: number;
-  /** Pending plus non-terminal Failed: what waits if the channel cannot send. */
-  held: number;
-}
-
-/** One grouped read for the gauges; only Pending and non-terminal Failed rows (partial indexes). */
-export async function backlogByChannel(q: Queryable, now: Date): Promise<ChannelBacklog[]> {
-  const { rows } = await q.query<ChannelBacklog>(
-    `select c.channel, c.is_enabled as "isEnabled", c.provider_key as "providerKey",
-            count(n.id) filter (where n.status = 'Failed')::int as "failedBacklog",
-            coalesce(extract(epoch from $1::timestamptz - min(n.next_attempt_at) filter (
-              where n.status = 'Failed' and n.next_attempt_at <= $1 and n.attempts < c.max_attempts
-                and (n.lease_expires_at is null or n.lease_expires_at <= $1))), 0)::float8 as "oldestDueAgeSeconds",
-            count(n.id)::int as held
-       from notifications.channel_configs c
-       left join notifications.notifications n
-         on n.channel = c.channel and (n.status = 'Pending' or (n.status = 'Failed' and not n.terminal))
-      group by c.channel, c.is_enabled, c.provider_key`,
-    [now],
-  );
-  return rows;
-}

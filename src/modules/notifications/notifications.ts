@@ -1,10 +1,10 @@
-import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/index.ts';
 import { AppError } from '../../platform/http/index.ts';
 import { newId } from '../../platform/time.ts';
-import { API_ERRORS, DISPATCH_WAKE_CHANNEL, type Channel } from './model.ts';
+import { API_ERRORS, type Channel } from './model.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
-import { channelConfigs, notifications, pushTokens, type NotificationRow } from './schema.ts';
+import type { NotificationRow } from './schema.ts';
+import { insertNotifications, markReadAt, pushTokensOf, selectChannelConfigs, selectOwnNotification, wakeDispatcher, type NewCopy } from './sql.ts';
 
 export interface NewNotification {
   recipientUserId: string;
@@ -34,36 +34,34 @@ export interface Created {
  * caller's transaction (the REST route's or the consumer's).
  */
 export async function createNotifications(tx: Db, input: NewNotification, now: Date, providers: ProviderRegistry): Promise<Created> {
-  const base = {
-    recipientUserId: input.recipientUserId,
-    title: input.title,
-    body: input.body ?? '',
-    data: input.data ?? {},
-    status: 'Pending',
-    correlationId: input.correlationId ?? null,
-    createdAt: now,
-    updatedAt: now,
-  } as const;
   const key = (suffix: string) => (input.sourceKey ? `${input.sourceKey}:${suffix}` : null);
-  const values: (typeof notifications.$inferInsert)[] = [{ ...base, id: newId(), channel: 'InApp', sourceKey: key('InApp') }];
+  const copies: NewCopy[] = [{ id: newId(), channel: 'InApp', recipientAddress: null, sourceKey: key('InApp') }];
   for (const channel of new Set(input.channels ?? [])) {
     if (channel === 'InApp') continue;
     if (channel === 'Push') {
-      const tokens = await tx.select({ token: pushTokens.token }).from(pushTokens).where(eq(pushTokens.userId, input.recipientUserId));
-      tokens.forEach((t, i) => values.push({ ...base, id: newId(), channel, recipientAddress: t.token, sourceKey: key(`Push:${i}`) }));
+      const tokens = await pushTokensOf(tx, input.recipientUserId);
+      tokens.forEach((token, i) => copies.push({ id: newId(), channel, recipientAddress: token, sourceKey: key(`Push:${i}`) }));
       continue;
     }
     const address = channel === 'Email' ? input.email : channel === 'Sms' ? input.phone : undefined;
     if ((channel === 'Email' || channel === 'Sms') && !address) {
       throw new AppError(API_ERRORS.missingAddress, `channel ${channel} needs ${channel === 'Email' ? 'email' : 'phone'}`, 400);
     }
-    values.push({ ...base, id: newId(), channel, recipientAddress: address ?? null, sourceKey: key(channel) });
+    copies.push({ id: newId(), channel, recipientAddress: address ?? null, sourceKey: key(channel) });
   }
-  const rows = await tx.insert(notifications).values(values).onConflictDoNothing().returning();
-  if (rows.length > 0) await tx.execute(sql`select pg_notify(${DISPATCH_WAKE_CHANNEL}, '')`);
+  const rows = await insertNotifications(tx, {
+    recipientUserId: input.recipientUserId,
+    title: input.title,
+    body: input.body ?? '',
+    data: input.data ?? {},
+    correlationId: input.correlationId ?? null,
+    now,
+    copies,
+  });
+  if (rows.length > 0) await wakeDispatcher(tx);
 
   const channels = [...new Set(rows.map((r) => r.channel))];
-  const configs = channels.length === 0 ? [] : await tx.select().from(channelConfigs).where(inArray(channelConfigs.channel, channels));
+  const configs = channels.length === 0 ? [] : await selectChannelConfigs(tx, channels);
   const heldBack: Created['heldBack'] = [];
   for (const r of rows) {
     const c = configs.find((x) => x.channel === r.channel);
@@ -80,29 +78,9 @@ export async function createNotifications(tx: Db, input: NewNotification, now: D
   return { rows, heldBack };
 }
 
-/** The user's in-app feed, newest first; `before` is the last id of the previous page. */
-export async function readFeed(db: Db, userId: string, opts: { limit: number; before?: string; unreadOnly?: boolean }): Promise<NotificationRow[]> {
-  return db
-    .select()
-    .from(notifications)
-    .where(
-      and(
-        eq(notifications.recipientUserId, userId),
-        eq(notifications.channel, 'InApp'),
-        opts.before ? lt(notifications.id, opts.before) : undefined,
-        opts.unreadOnly ? isNull(notifications.readAt) : undefined,
-      ),
-    )
-    .orderBy(desc(notifications.id))
-    .limit(opts.limit);
-}
-
 /** One of the user's notifications (any channel); 404 for someone else's, so ids are not probed. */
 export async function getOwnNotification(db: Db, userId: string, id: string): Promise<NotificationRow> {
-  const [row] = await db
-    .select()
-    .from(notifications)
-    .where(and(eq(notifications.id, id), eq(notifications.recipientUserId, userId)));
+  const row = await selectOwnNotification(db, userId, id);
   if (!row) throw new AppError(API_ERRORS.notFound, 'no such notification', 404);
   return row;
 }
@@ -125,18 +103,7 @@ export function decideMarkRead(state: { version: number; readAt: Date | null }, 
  * notification stays Sent, and a worker's outcome that lost to this re-reads and re-applies.
  */
 export async function markRead(db: Db, userId: string, id: string, expectedVersion: number, now: Date): Promise<NotificationRow> {
-  const [updated] = await db
-    .update(notifications)
-    .set({ readAt: now, updatedAt: now, version: sql`${notifications.version} + 1` })
-    .where(
-      and(
-        eq(notifications.id, id),
-        eq(notifications.recipientUserId, userId),
-        eq(notifications.version, expectedVersion),
-        isNull(notifications.readAt),
-      ),
-    )
-    .returning();
+  const updated = await markReadAt(db, userId, id, expectedVersion, now);
   if (updated) return updated;
   const current = await getOwnNotification(db, userId, id);
   const decision = decideMarkRead(current, expectedVersion);

@@ -20,8 +20,8 @@ import {
 import { channelConfigView, loadChannelConfigs, putChannelConfig } from './channels.ts';
 import type { NotificationsContext } from './context.ts';
 import { API_ERRORS, type Channel } from './model.ts';
-import { createNotifications, getOwnNotification, markRead, readFeed } from './notifications.ts';
-import { registerPushToken, unregisterPushToken } from './push-tokens.ts';
+import { createNotifications, getOwnNotification, markRead } from './notifications.ts';
+import { readFeed, registerPushToken, unregisterPushToken } from './sql.ts';
 import type { ChannelConfigRow } from './schema.ts';
 
 const tags = ['notifications'];
@@ -94,7 +94,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
   r.get(
     '/api/notifications/channels',
     { ...admin, schema: { tags, summary: 'Every channel config', response: { 200: Type.Object({ channels: Type.Array(ChannelConfigReply) }), ...Errors } } },
-    async () => ({ channels: [...(await loadChannelConfigs(ctx.pool)).values()].map(configReply) }),
+    async () => ({ channels: [...(await loadChannelConfigs(ctx.db)).values()].map(configReply) }),
   );
 
   r.put(

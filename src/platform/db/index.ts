@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { existsSync, readdirSync } from 'node:fs';
@@ -6,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../observability/logger.ts';
 
-import type { Db } from './query.ts';
+import { query, type Db } from './query.ts';
 
 export { DatabaseUnreachableError, databaseTarget, waitForDatabase } from './startup.ts';
 export { query, type Db, type Rows } from './query.ts';
@@ -123,6 +124,8 @@ export function migrationParts(dir = MIGRATIONS_DIR): string[] {
  *
  * The pool's statement timeout is lifted for this session: a migration rewriting a big table, and a
  * replica waiting on the lock while another migrates, may legitimately take longer than any query.
+ * Both belong to one session, so this holds one client and talks to pg directly (drizzle's migrator
+ * runs on that client), like the kernel's other session-bound connections.
  */
 export async function migrateDatabase(pool: pg.Pool, dir = MIGRATIONS_DIR): Promise<void> {
   const client = await pool.connect();
@@ -147,11 +150,11 @@ export async function migrateDatabase(pool: pg.Pool, dir = MIGRATIONS_DIR): Prom
 }
 
 /** True when the database answers a trivial query within the timeout. */
-export async function pingDatabase(pool: pg.Pool, timeoutMs = 2000): Promise<boolean> {
+export async function pingDatabase(db: Db, timeoutMs = 2000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      pool.query('select 1'),
+      query(db, sql`select 1`),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
       }),

@@ -25,8 +25,9 @@ const parsers = new Map(UNPARSED_BY_DRIZZLE.map((oid) => [oid, pg.types.getTypeP
 /**
  * Runs one statement written with drizzle's `sql` template (values bound as parameters; pass an
  * array as one parameter with `sql.param(list)`) on the handle given, and returns its rows with pg's
- * usual types. The one way SQL is run in this service; only the kernel's dedicated connections
- * (advisory-lock sessions, LISTEN) talk to pg directly.
+ * usual types. The one way SQL is run in this service; only what must hold one backend or runs
+ * before the service (advisory-lock sessions, LISTEN, migrations, the start-up wait, the embedded
+ * server's setup) talks to pg directly (README "SQL.").
  */
 export async function query<T extends object = Record<string, unknown>>(db: Db, statement: SQL): Promise<Rows<T>> {
   const result = await db.execute(statement);

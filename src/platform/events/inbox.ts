@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../db/index.ts';
+import { query, type Db } from '../db/index.ts';
 
 /**
  * Records messages as handled by a consumer, inside the handlers' transaction, in one statement.
@@ -11,11 +11,13 @@ export async function recordInInbox(tx: Db, idempotencyKeys: readonly string[], 
   if (idempotencyKeys.length === 0) return new Set();
   // The keys as one array parameter: the statement text stays the same whatever the group size,
   // and no query builder runs per row (it showed in the consumer's CPU profile).
-  const { rows } = await tx.execute<{ key: string }>(sql`
-    insert into platform.inbox (idempotency_key, consumer)
-    select k, ${consumer} from unnest(${sql.param(idempotencyKeys)}::varchar[]) as k
-    on conflict do nothing
-    returning idempotency_key as key`);
+  const { rows } = await query<{ key: string }>(
+    tx,
+    sql`insert into platform.inbox (idempotency_key, consumer)
+        select k, ${consumer} from unnest(${sql.param(idempotencyKeys)}::varchar[]) as k
+        on conflict do nothing
+        returning idempotency_key as key`,
+  );
   return new Set(rows.map((r) => r.key));
 }
 

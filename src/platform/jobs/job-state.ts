@@ -1,4 +1,5 @@
-import type { Queryable } from '../db/index.ts';
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../db/index.ts';
 import type { JobCounts } from './types.ts';
 
 /** Outcomes that reach job_state; a skipped run (another replica held the lock) writes nothing. */
@@ -29,41 +30,36 @@ export interface JobStateRow {
 export const LAST_ERROR_MAX_LENGTH = 512;
 
 /** One row per job across all replicas: the last run wins, totals add up. */
-export async function recordJobRun(q: Queryable, run: JobRunRecord): Promise<void> {
-  await q.query(
-    `insert into platform.job_state as s
-       (name, last_run_at, last_success_at, last_outcome, last_duration_ms, last_counts, last_error,
-        runs_total, failures_total)
-     values ($1, $2, case when $3 = 'success' then $2::timestamptz end, $3, $4, $5::jsonb, $6,
-             1, case when $3 = 'failure' then 1 else 0 end)
-     on conflict (name) do update set
-       last_run_at = excluded.last_run_at,
-       last_success_at = coalesce(excluded.last_success_at, s.last_success_at),
-       last_outcome = excluded.last_outcome,
-       last_duration_ms = excluded.last_duration_ms,
-       last_counts = excluded.last_counts,
-       last_error = excluded.last_error,
-       runs_total = s.runs_total + 1,
-       failures_total = s.failures_total + excluded.failures_total`,
-    [
-      run.name,
-      run.startedAt,
-      run.outcome,
-      Math.round(run.durationMs),
-      JSON.stringify(run.counts),
-      run.error === undefined ? null : run.error.slice(0, LAST_ERROR_MAX_LENGTH),
-    ],
+export async function recordJobRun(db: Db, run: JobRunRecord): Promise<void> {
+  const error = run.error === undefined ? null : run.error.slice(0, LAST_ERROR_MAX_LENGTH);
+  await query(
+    db,
+    sql`insert into platform.job_state as s
+          (name, last_run_at, last_success_at, last_outcome, last_duration_ms, last_counts, last_error,
+           runs_total, failures_total)
+        values (${run.name}, ${run.startedAt}, case when ${run.outcome} = 'success' then ${run.startedAt}::timestamptz end,
+                ${run.outcome}, ${Math.round(run.durationMs)}, ${JSON.stringify(run.counts)}::jsonb, ${error},
+                1, case when ${run.outcome} = 'failure' then 1 else 0 end)
+        on conflict (name) do update set
+          last_run_at = excluded.last_run_at,
+          last_success_at = coalesce(excluded.last_success_at, s.last_success_at),
+          last_outcome = excluded.last_outcome,
+          last_duration_ms = excluded.last_duration_ms,
+          last_counts = excluded.last_counts,
+          last_error = excluded.last_error,
+          runs_total = s.runs_total + 1,
+          failures_total = s.failures_total + excluded.failures_total`,
   );
 }
 
-export async function readJobStates(q: Queryable, names: string[]): Promise<Map<string, JobStateRow>> {
-  const res = await q.query<JobStateRow>(
-    `select name, last_run_at as "lastRunAt", last_success_at as "lastSuccessAt", last_outcome as "lastOutcome",
-            last_duration_ms as "lastDurationMs", last_counts as "lastCounts", last_error as "lastError",
-            runs_total as "runsTotal", failures_total as "failuresTotal"
-       from platform.job_state
-      where name = any($1::text[])`,
-    [names],
+export async function readJobStates(db: Db, names: string[]): Promise<Map<string, JobStateRow>> {
+  const { rows } = await query<JobStateRow>(
+    db,
+    sql`select name, last_run_at as "lastRunAt", last_success_at as "lastSuccessAt", last_outcome as "lastOutcome",
+               last_duration_ms as "lastDurationMs", last_counts as "lastCounts", last_error as "lastError",
+               runs_total as "runsTotal", failures_total as "failuresTotal"
+          from platform.job_state
+         where name = any(${sql.param(names)}::text[])`,
   );
-  return new Map(res.rows.map((row) => [row.name, row]));
+  return new Map(rows.map((row) => [row.name, row]));
 }

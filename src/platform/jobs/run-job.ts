@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import { newId, type Clock } from '../time.ts';
 import type { HeldLock, LockConnection } from './advisory-lock.ts';
@@ -23,7 +23,8 @@ export interface RunResult {
 }
 
 export interface RunDeps {
-  pool: Queryable;
+  /** For job_state writes. */
+  db: Db;
   locks: LockConnection;
   log: Logger;
   metrics: JobMetrics;
@@ -129,7 +130,7 @@ async function conclude(
   deps.metrics.recordRun(name, outcome, durationMs);
   if (outcome === 'success') deps.metrics.recordSuccessAt(name, run.startedAt);
   try {
-    await recordJobRun(deps.pool, { name, outcome, startedAt: run.startedAt, durationMs, counts, error: message });
+    await recordJobRun(deps.db, { name, outcome, startedAt: run.startedAt, durationMs, counts, error: message });
   } catch (err) {
     run.log.warn({ err }, 'job state could not be recorded');
   }

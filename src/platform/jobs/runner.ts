@@ -1,5 +1,5 @@
-import type pg from 'pg';
 import { Cron } from 'croner';
+import type { Db } from '../db/index.ts';
 import { AppError } from '../http/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
@@ -16,7 +16,7 @@ import { createWakeListener, type WakeListener } from './wake.ts';
 
 export interface JobRunnerOptions {
   /** For job_state writes and reads. */
-  pool: pg.Pool;
+  db: Db;
   /** For the runner's own dedicated connections: one for advisory locks, one for LISTEN. */
   databaseUrl: string;
   log: Logger;
@@ -80,7 +80,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
   const log = opts.log.child({ component: 'job-runner' });
   const metrics = createJobMetrics(opts.registry);
   const locks = createLockConnection({ databaseUrl: opts.databaseUrl, log });
-  const deps: RunDeps = { pool: opts.pool, locks, log: opts.log, metrics, clock: opts.clock ?? systemClock };
+  const deps: RunDeps = { db: opts.db, locks, log: opts.log, metrics, clock: opts.clock ?? systemClock };
   const slots = new Map<string, Slot>();
   let wake: WakeListener | null = null;
   let started = false;
@@ -168,7 +168,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
   /** After a restart the gauge would read 0 until the next success; job_state knows better. */
   async function seedLastSuccess(): Promise<void> {
     try {
-      const states = await readJobStates(opts.pool, [...slots.keys()]);
+      const states = await readJobStates(opts.db, [...slots.keys()]);
       for (const s of states.values()) if (s.lastSuccessAt) metrics.recordSuccessAt(s.name, s.lastSuccessAt);
     } catch (err) {
       log.warn({ err }, 'job state could not be read at start');
@@ -238,7 +238,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     },
 
     async list() {
-      const states = await readJobStates(opts.pool, [...slots.keys()]);
+      const states = await readJobStates(opts.db, [...slots.keys()]);
       return [...slots.values()].map(({ job, running, cron, nextTickAt }) => {
         const state = states.get(job.name);
         return {

@@ -1,4 +1,5 @@
-import type { Queryable } from '../db/index.ts';
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../db/index.ts';
 import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../jobs/index.ts';
 
 /**
@@ -23,7 +24,7 @@ export interface OutboxCleanupSettings {
 }
 
 export interface OutboxCleanupOptions {
-  pool: Queryable;
+  db: Db;
   settings: OutboxCleanupSettings;
 }
 
@@ -32,29 +33,29 @@ const HOUR = 3_600_000;
 const cutoff = (run: BatchRun, ms: number) => new Date(run.now().getTime() - ms);
 
 /** Deletes up to `limit` published outbox rows older than `before`; returns their ids. */
-async function deletePublished(pool: Queryable, before: Date, limit: number): Promise<{ id: string }[]> {
-  const { rows } = await pool.query<{ id: string }>(
-    `delete from platform.outbox where id in (
-       select id from platform.outbox where published_at < $1 limit $2)
-     returning id`,
-    [before, limit],
+async function deletePublished(db: Db, before: Date, limit: number): Promise<{ id: string }[]> {
+  const { rows } = await query<{ id: string }>(
+    db,
+    sql`delete from platform.outbox where id in (
+          select id from platform.outbox where published_at < ${before} limit ${limit})
+        returning id`,
   );
   return rows;
 }
 
 /** Deletes up to `limit` inbox rows processed before `before`; returns their keys. */
-async function deleteInbox(pool: Queryable, before: Date, limit: number): Promise<{ id: string }[]> {
-  const { rows } = await pool.query<{ id: string }>(
-    `delete from platform.inbox where idempotency_key in (
-       select idempotency_key from platform.inbox where processed_at < $1 limit $2)
-     returning idempotency_key as id`,
-    [before, limit],
+async function deleteInbox(db: Db, before: Date, limit: number): Promise<{ id: string }[]> {
+  const { rows } = await query<{ id: string }>(
+    db,
+    sql`delete from platform.inbox where idempotency_key in (
+          select idempotency_key from platform.inbox where processed_at < ${before} limit ${limit})
+        returning idempotency_key as id`,
   );
   return rows;
 }
 
 export function outboxCleanupJob(opts: OutboxCleanupOptions): BatchWorker {
-  const { pool, settings } = opts;
+  const { db, settings } = opts;
   // The job can be built without loadConfig (tests, scripts): a zero retention would delete the
   // inbox's dedupe rows at once and published rows before a replay could read them.
   if (!(settings.outboxRetentionHours > 0) || !(settings.inboxRetentionDays > 0)) {
@@ -72,7 +73,7 @@ export function outboxCleanupJob(opts: OutboxCleanupOptions): BatchWorker {
         batchPhase<{ id: string }>({
           name: 'outbox',
           async claim(limit, run) {
-            const rows = await deletePublished(pool, cutoff(run, settings.outboxRetentionHours * HOUR), limit);
+            const rows = await deletePublished(db, cutoff(run, settings.outboxRetentionHours * HOUR), limit);
             run.count('outboxDeleted', rows.length);
             return rows;
           },
@@ -80,7 +81,7 @@ export function outboxCleanupJob(opts: OutboxCleanupOptions): BatchWorker {
         batchPhase<{ id: string }>({
           name: 'inbox',
           async claim(limit, run) {
-            const rows = await deleteInbox(pool, cutoff(run, settings.inboxRetentionDays * 24 * HOUR), limit);
+            const rows = await deleteInbox(db, cutoff(run, settings.inboxRetentionDays * 24 * HOUR), limit);
             run.count('inboxDeleted', rows.length);
             return rows;
           },

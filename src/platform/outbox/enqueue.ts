@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../db/index.ts';
+import { query, type Db } from '../db/index.ts';
 import { newId } from '../time.ts';
 
 /** NOTIFY channel that wakes the outbox publisher; delivered only when the transaction commits. */
@@ -52,15 +52,17 @@ export async function enqueue(tx: Db, event: NewEvent | readonly NewEvent[]): Pr
     cols.payload.push(payload);
   }
   const p = sql.param;
-  await tx.execute(sql`
-    with inserted as (
-      insert into platform.outbox
-        (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload)
-      select * from unnest(${p(ids)}::uuid[], ${p(cols.topic)}::varchar[], ${p(cols.key)}::varchar[], ${p(cols.type)}::varchar[],
-                           ${p(cols.version)}::int[], ${p(cols.aggType)}::varchar[], ${p(cols.aggId)}::varchar[],
-                           ${p(cols.at)}::timestamptz[], ${p(cols.corr)}::varchar[], ${p(cols.payload)}::jsonb[])
-    )
-    select pg_notify(${OUTBOX_CHANNEL}, '')`);
+  await query(
+    tx,
+    sql`with inserted as (
+          insert into platform.outbox
+            (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload)
+          select * from unnest(${p(ids)}::uuid[], ${p(cols.topic)}::varchar[], ${p(cols.key)}::varchar[], ${p(cols.type)}::varchar[],
+                               ${p(cols.version)}::int[], ${p(cols.aggType)}::varchar[], ${p(cols.aggId)}::varchar[],
+                               ${p(cols.at)}::timestamptz[], ${p(cols.corr)}::varchar[], ${p(cols.payload)}::jsonb[])
+        )
+        select pg_notify(${OUTBOX_CHANNEL}, '')`,
+  );
   return ids;
 }
 

@@ -9,4 +9,3 @@ export {
   type PublishCounts,
 } from './publisher.ts';
 export { OUTBOX_CLEANUP_JOB, outboxCleanupJob, type OutboxCleanupOptions, type OutboxCleanupSettings } from './cleanup.ts';
-export type { OutboxPool } from './sql.ts';

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/index.ts';
+import type { Db } from '../db/index.ts';
 import { dbGauge } from '../observability/db-gauge.ts';
 import { counter, histogram, type Registry } from '../observability/metrics.ts';
 import { pendingStats } from './sql.ts';
@@ -8,7 +8,7 @@ import { pendingStats } from './sql.ts';
  * the pending partial index, shared by both gauges), so they show a stuck publisher too — the
  * alert on `outbox_oldest_pending_age_seconds` must not depend on the publisher still running.
  */
-export function outboxMetrics(registry: Registry, db: Queryable) {
+export function outboxMetrics(registry: Registry, db: Db) {
   // Both gauges are collected side by side in a scrape: they join the query in flight, and the next
   // scrape reads afresh. Database down: the query rejects and dbGauge keeps the last values.
   let sample: Promise<{ pending: number; oldestAgeSeconds: number }> | undefined;

@@ -1,3 +1,4 @@
+import type { Db } from '../db/index.ts';
 import type { EventBus } from '../events/bus.ts';
 import { EventBusUnavailableError } from '../events/errors.ts';
 import type { JobContext, JobDefinition } from '../jobs/types.ts';
@@ -6,12 +7,13 @@ import type { Registry } from '../observability/metrics.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
 import { isTopicLevelError, orderingKey, publishErrorText, rowToMessage, splitHeldBack } from './messages.ts';
 import { outboxMetrics, type OutboxMetrics } from './metrics.ts';
-import { FIRST_ID, markPublished, recordPublishFailure, selectPendingAfter, type OutboxPool, type PendingRow } from './sql.ts';
+import { FIRST_ID, markPublished, recordPublishFailure, selectPendingAfter, type PendingRow } from './sql.ts';
 
 export const OUTBOX_PUBLISHER_JOB = 'outbox-publisher';
 
 export interface OutboxPublisherOptions {
-  pool: OutboxPool;
+  /** Reads and marks run here: app.ts gives the publisher a small pool of its own. */
+  db: Db;
   bus: EventBus;
   log: Logger;
   registry: Registry;
@@ -105,15 +107,11 @@ export function validatePublisherOptions(o: OutboxPublisherOptions): void {
  */
 export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   validatePublisherOptions(opts);
-  const { pool, bus } = opts;
-  const metrics: OutboxMetrics = outboxMetrics(opts.registry, pool);
+  const { db, bus } = opts;
+  const metrics: OutboxMetrics = outboxMetrics(opts.registry, db);
 
   async function recordFailure(rows: readonly PendingRow[], err: unknown): Promise<void> {
-    await recordPublishFailure(
-      pool,
-      rows.map((r) => r.id),
-      publishErrorText(err),
-    );
+    await recordPublishFailure(db, rows.map((r) => r.id), publishErrorText(err));
     for (const r of rows) metrics.failures.inc({ topic: r.topic });
   }
 
@@ -172,11 +170,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
 
   async function markSent(rows: readonly PendingRow[], now: Date): Promise<void> {
     if (rows.length === 0) return;
-    await markPublished(
-      pool,
-      rows.map((r) => r.id),
-      now,
-    );
+    await markPublished(db, rows.map((r) => r.id), now);
     for (const r of rows) {
       metrics.published.inc({ topic: r.topic });
       metrics.lag.observe(Math.max(0, (now.getTime() - r.createdAtMs) / 1000));
@@ -192,7 +186,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
    */
   async function drain(ctx: PublishContext, run: RunState): Promise<boolean> {
     const { counts, blocked, limits } = run;
-    let next: Promise<PendingRow[]> | undefined = selectPendingAfter(pool, FIRST_ID, opts.batchSize);
+    let next: Promise<PendingRow[]> | undefined = selectPendingAfter(db, FIRST_ID, opts.batchSize);
     let marking: Promise<void> = Promise.resolve();
     let markError: unknown;
     let drained = false;
@@ -203,7 +197,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         if (rows.length < opts.batchSize) drained = true;
         if (rows.length === 0) break;
         if (rows.length === opts.batchSize && !limits.over()) {
-          next = selectPendingAfter(pool, rows[rows.length - 1]!.id, opts.batchSize);
+          next = selectPendingAfter(db, rows[rows.length - 1]!.id, opts.batchSize);
         }
         const { sendable, heldBack } = splitHeldBack(rows, blocked.keys, blocked.topics);
         const outcome = await sendBatch(sendable, blocked, ctx.log, limits);

@@ -62,7 +62,7 @@ describe('in-process event bus (KAFKA_BROKERS unset)', () => {
         })),
       ),
     );
-    const publisher = createOutboxPublisher({ pool: t.pool, bus, log: testLog, registry, batchSize: 100, maxRunMs: 5000, pollIntervalMs: 1000 });
+    const publisher = createOutboxPublisher({ db: t.db, bus, log: testLog, registry, batchSize: 100, maxRunMs: 5000, pollIntervalMs: 1000 });
 
     assert.deepEqual(await publisher.publishPending(jobContext()), { published: 4, failed: 0, heldBack: 0 });
     await waitFor('four events handled', () => handled.length === 4);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { createPool } from '../../../src/platform/db/index.ts';
+import { createDb, createPool } from '../../../src/platform/db/index.ts';
 import { createJobRunner, defineJob, InvalidJobError } from '../../../src/platform/jobs/index.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
@@ -62,7 +62,7 @@ test('the three job metrics are exported with job and outcome labels; ctx.now() 
   const registry = new Registry();
   const log = createLogger('silent');
   const pool = createPool(tdb.url, 2);
-  const runner = createJobRunner({ pool, databaseUrl: tdb.url, log, registry, clock });
+  const runner = createJobRunner({ db: createDb(pool), databaseUrl: tdb.url, log, registry, clock });
   t.after(async () => {
     await runner.stop();
     await pool.end();
@@ -131,7 +131,7 @@ test('a lock that cannot be taken (database unreachable) is a logged failure, no
   const logs: LogLine[] = [];
   const log = createLogger('debug', { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) });
   const runner = createJobRunner({
-    pool: tdb.pool,
+    db: tdb.db,
     databaseUrl: 'postgres://postgres:postgres@127.0.0.1:1/nowhere', // nothing listens on port 1
     log,
     registry: new Registry(),

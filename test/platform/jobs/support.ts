@@ -1,6 +1,6 @@
 import type { TestContext } from 'node:test';
 import type pg from 'pg';
-import { createPool } from '../../../src/platform/db/index.ts';
+import { createDb, createPool } from '../../../src/platform/db/index.ts';
 import { createJobRunner, type JobRunner } from '../../../src/platform/jobs/index.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
@@ -36,7 +36,7 @@ export function startReplica(t: TestContext, tdb: TestDatabase, opts: { stopTime
   });
   const pool = createPool(tdb.url, 3, log);
   const registry = new Registry();
-  const runner = createJobRunner({ pool, databaseUrl: tdb.url, log, registry, ...opts });
+  const runner = createJobRunner({ db: createDb(pool), databaseUrl: tdb.url, log, registry, ...opts });
   t.after(async () => {
     await runner.stop();
     await pool.end();

@@ -29,12 +29,12 @@ test('the pending gauge counts unpublished rows up to its cap; the oldest age is
   await t.pool.query(`update platform.outbox set created_at = now() - interval '2 hours' where id = $1`, [fourth]);
   await t.pool.query(`update platform.outbox set published_at = now() where id = $1`, [second]);
 
-  const all = await pendingStats(t.pool);
+  const all = await pendingStats(t.db);
   assert.equal(all.pending, 3);
   // The first pending id (UUIDv7 order) stands for the oldest: ~1 h, read from the index, not min() over all.
   assert.ok(all.oldestAgeSeconds >= 3600 && all.oldestAgeSeconds < 3700, String(all.oldestAgeSeconds));
-  assert.equal((await pendingStats(t.pool, 2)).pending, 2);
+  assert.equal((await pendingStats(t.db, 2)).pending, 2);
 
   await t.pool.query(`update platform.outbox set published_at = now() where id = $1`, [first]);
-  assert.ok((await pendingStats(t.pool)).oldestAgeSeconds < 3600, 'the next pending row now heads the queue');
+  assert.ok((await pendingStats(t.db)).oldestAgeSeconds < 3600, 'the next pending row now heads the queue');
 });

@@ -26,7 +26,7 @@ beforeEach(async () => {
 });
 
 // Long runs by default: only the tests that set maxRunMs meet the deadline.
-const base = publisherFactory({ pool: t.pool, bus, topicPrefix: k.prefix });
+const base = publisherFactory({ db: t.db, bus, topicPrefix: k.prefix });
 const publisher = (over: Parameters<typeof base>[0] = {}) => base({ maxRunMs: 60_000, ...over });
 
 const seqOf = (value: Buffer | null) => (JSON.parse(value!.toString()) as { Seq: number }).Seq;

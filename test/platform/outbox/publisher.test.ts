@@ -26,7 +26,7 @@ beforeEach(async () => {
   await t.pool.query('delete from platform.outbox');
 });
 
-const publisher = publisherFactory({ pool: t.pool, bus, topicPrefix: k.prefix });
+const publisher = publisherFactory({ db: t.db, bus, topicPrefix: k.prefix });
 
 const seqOf = (value: Buffer | null) => (JSON.parse(value!.toString()) as { Seq: number }).Seq;
 
@@ -214,9 +214,9 @@ describe('outbox publisher (real Kafka)', () => {
     const topic = 'pin.test.wake.v1';
     await k.createTopics([{ name: topic, partitions: 1 }]);
     const registry = new Registry();
-    const runner = createJobRunner({ pool: t.pool, databaseUrl: t.url, log: testLog, registry });
+    const runner = createJobRunner({ db: t.db, databaseUrl: t.url, log: testLog, registry });
     runner.register(
-      outboxPublisherJob({ pool: t.pool, bus, log: testLog, registry, batchSize: 100, maxRunMs: 5000, pollIntervalMs: 3_600_000, topicPrefix: k.prefix }),
+      outboxPublisherJob({ db: t.db, bus, log: testLog, registry, batchSize: 100, maxRunMs: 5000, pollIntervalMs: 3_600_000, topicPrefix: k.prefix }),
     );
     await runner.start();
     try {
@@ -234,9 +234,9 @@ describe('outbox publisher (real Kafka)', () => {
     const topic = 'pin.test.idle-wait.v1';
     await k.createTopics([{ name: topic, partitions: 1 }]);
     const registry = new Registry();
-    const runner = createJobRunner({ pool: t.pool, databaseUrl: t.url, log: testLog, registry });
+    const runner = createJobRunner({ db: t.db, databaseUrl: t.url, log: testLog, registry });
     runner.register(
-      outboxPublisherJob({ pool: t.pool, bus, log: testLog, registry, batchSize: 100, maxRunMs: 60_000, idleWaitMs: 30_000, pollIntervalMs: 3_600_000, topicPrefix: k.prefix }),
+      outboxPublisherJob({ db: t.db, bus, log: testLog, registry, batchSize: 100, maxRunMs: 60_000, idleWaitMs: 30_000, pollIntervalMs: 3_600_000, topicPrefix: k.prefix }),
     );
     const publisherJob = async () => (await runner.list()).find((j) => j.name === 'outbox-publisher')!;
     await runner.start();
@@ -258,7 +258,7 @@ describe('outbox publisher (real Kafka)', () => {
 
   test('the job is a single runner woken by the outbox channel on its poll interval', () => {
     const job = outboxPublisherJob({
-      pool: t.pool,
+      db: t.db,
       bus,
       log: testLog,
       registry: new Registry(),
@@ -270,6 +270,6 @@ describe('outbox publisher (real Kafka)', () => {
     assert.equal(job.singleRunner, true);
     assert.equal(job.wakeChannel, 'platform_outbox');
     assert.equal(job.every, 750);
-    assert.throws(() => outboxPublisherJob({ pool: t.pool, bus, log: testLog, registry: new Registry(), batchSize: 0, maxRunMs: 1, pollIntervalMs: 1 }), /batchSize/);
+    assert.throws(() => outboxPublisherJob({ db: t.db, bus, log: testLog, registry: new Registry(), batchSize: 0, maxRunMs: 1, pollIntervalMs: 1 }), /batchSize/);
   });
 });

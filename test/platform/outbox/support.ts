@@ -5,10 +5,10 @@ import { Registry } from '../../../src/platform/observability/metrics.ts';
 import { testLog } from '../events/support.ts';
 
 /**
- * A publisher factory for one test file: its database pool, bus and topic prefix fixed, each call
+ * A publisher factory for one test file: its database, bus and topic prefix fixed, each call
  * with a fresh registry unless `over` brings one; batch 100, 10 s runs unless overridden.
  */
-export function publisherFactory(base: { pool: OutboxPublisherOptions['pool']; bus: EventBus; topicPrefix: string }) {
+export function publisherFactory(base: { db: OutboxPublisherOptions['db']; bus: EventBus; topicPrefix: string }) {
   return (over: Partial<OutboxPublisherOptions> = {}) => {
     const registry = over.registry ?? new Registry();
     const options: OutboxPublisherOptions = {

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { batchPhase, type BatchPhase, type BatchRun } from '../../../platform/jobs/index.ts';
 import { channelPolicy, loadChannelConfigs } from '../channels.ts';
 import type { SendSource } from '../metrics.ts';
@@ -9,7 +9,7 @@ import type { DeliveryJobOptions } from '../settings.ts';
 import type { ClaimedRow, ClaimParams } from './sql.ts';
 
 /** One of the claim statements of sql.ts. */
-export type ClaimStatement = (q: Queryable, p: ClaimParams) => Promise<ClaimedRow[]>;
+export type ClaimStatement = (db: Db, p: ClaimParams) => Promise<ClaimedRow[]>;
 
 /** Every run of a delivery job reports all its counts, zero or not. */
 export function startDeliveryCounts(run: BatchRun): void {
@@ -33,9 +33,9 @@ export function deliveryPhase(
   return batchPhase<ClaimedNotification, SendAttempt>({
     name: opts.name,
     async claim(limit, run) {
-      const configs = await loadChannelConfigs(deps.pool);
+      const configs = await loadChannelConfigs(deps.db);
       const now = run.now();
-      const rows = await opts.claim(deps.pool, {
+      const rows = await opts.claim(deps.db, {
         now,
         leaseOwner: run.jobRunId,
         leaseUntil: new Date(now.getTime() + opts.leaseMs),

@@ -25,7 +25,7 @@ export function intentStateOf(
   timeoutMs: number,
 ): IntentState {
   if (row.intentCycle !== row.deliveryCycle || row.intentAt === null) return { kind: 'none' };
-  const since = new Date(row.intentAt);
+  const since = row.intentAt;
   const until = new Date(since.getTime() + timeoutMs);
   return now < until
     ? { kind: 'wait', until, messageId: row.intentMessageId, since }

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import type { Logger } from '../../../platform/observability/index.ts';
 import type { NotificationMetrics, SendSource } from '../metrics.ts';
 import { NTF, type Channel } from '../model.ts';
@@ -9,7 +9,6 @@ import type { ClaimedRow, OutcomeWrite } from './sql.ts';
 /** What the dispatcher and the retry worker share: handles, not settings. */
 export interface DeliveryDeps {
   db: Db;
-  pool: Queryable;
   providers: ProviderRegistry;
   metrics: NotificationMetrics;
 }

@@ -3,7 +3,7 @@ import { enqueue } from '../../../platform/outbox/index.ts';
 import { dispatchedEvent } from '../events.ts';
 import type { SendSource } from '../metrics.ts';
 import type { SendResult } from '../providers/port.ts';
-import { deletePushTokens } from '../push-tokens.ts';
+import { deletePushTokens } from '../sql.ts';
 import { cycleOutcomeOf, deadPushToken, observeOutcome, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
 import { decideAttempt, endsCycle, type AttemptDecision } from './rules.ts';
 import { lockDeliveryState, writeOutcomes } from './sql.ts';

@@ -3,7 +3,7 @@ import { enqueue } from '../../../platform/outbox/index.ts';
 import { dispatchedEvent } from '../events.ts';
 import type { SendSource } from '../metrics.ts';
 import type { SendResult } from '../providers/port.ts';
-import { deletePushTokens } from '../push-tokens.ts';
+import { deletePushTokens } from '../sql.ts';
 import { countOf, cycleOutcomeOf, deadPushToken, observeOutcome, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
 import { reapplyOutcome } from './reapply.ts';
 import { isHeld, type HeldSend, type SendAttempt } from './send.ts';
@@ -121,7 +121,7 @@ async function reapply(deps: DeliveryDeps, d: Decided, source: SendSource, run: 
  */
 async function holdUnconfirmed(deps: DeliveryDeps, rows: readonly Unconfirmed[], run: BatchRun): Promise<void> {
   if (rows.length === 0) return;
-  await deferUnconfirmed(deps.pool, rows.map((r) => ({ id: r.row.id, until: r.held.until })), run.jobRunId);
+  await deferUnconfirmed(deps.db, rows.map((r) => ({ id: r.row.id, until: r.held.until })), run.jobRunId);
   run.count('unconfirmed', rows.length);
   for (const { row, held } of rows) {
     deps.metrics.unconfirmedWaits.inc({ channel: row.channel });
@@ -158,5 +158,5 @@ function countSkip(deps: DeliveryDeps, row: ClaimedNotification, source: SendSou
 
 async function giveBack(deps: DeliveryDeps, ids: readonly string[], run: BatchRun): Promise<void> {
   if (ids.length === 0) return;
-  await releaseLeases(deps.pool, ids, run.jobRunId).catch((err: unknown) => run.log.warn({ err }, 'leases not released; they expire'));
+  await releaseLeases(deps.db, ids, run.jobRunId).catch((err: unknown) => run.log.warn({ err }, 'leases not released; they expire'));
 }

@@ -19,7 +19,7 @@ export const deliveryOf = (row: ClaimedRow): Delivery => ({
   title: row.title,
   body: row.body,
   data: row.data,
-  createdAt: new Date(row.createdAt),
+  createdAt: row.createdAt,
 });
 
 /**
@@ -106,7 +106,7 @@ export async function sendNotification(
   const delivery = deliveryOf(row);
   const messageId = provider.intentMessageId?.(delivery);
   if (messageId !== undefined) {
-    const held = await recordSendIntent(deps.pool, { id: row.id, leaseOwner: run.jobRunId, deliveryCycle: row.deliveryCycle, messageId, at: run.now() });
+    const held = await recordSendIntent(deps.db, { id: row.id, leaseOwner: run.jobRunId, deliveryCycle: row.deliveryCycle, messageId, at: run.now() });
     if (!held) throw new Error('the lease on the notification was lost before its send; nothing was sent');
   }
   const end = deps.metrics.sendDuration.startTimer({ provider: key });

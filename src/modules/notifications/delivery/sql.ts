@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
-import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 import type { Channel, Status } from '../model.ts';
 
 /**
- * The delivery SQL, one small function per statement over a client the caller passes (graphile-worker
+ * The delivery SQL, one small function per statement over the `Db` the caller passes (graphile-worker
  * style). Claims take row locks with SKIP LOCKED and set a lease in the same statement, so two workers
  * never hold one row; the provider call happens after the claim's transaction has ended.
  */
@@ -30,7 +30,7 @@ export interface ClaimedRow {
   intentMessageId: string | null;
 }
 
-const RETURNING = `n.id, n.recipient_user_id as "recipientUserId", n.channel, n.recipient_address as "recipientAddress",
+const RETURNING = sql`n.id, n.recipient_user_id as "recipientUserId", n.channel, n.recipient_address as "recipientAddress",
   n.title, n.body, n.data, n.status, n.attempts, n.terminal, n.delivery_cycle as "deliveryCycle", n.version,
   n.created_at as "createdAt", n.correlation_id as "correlationId",
   n.send_intent_cycle as "intentCycle", n.send_intent_at as "intentAt", n.send_intent_message_id as "intentMessageId"`;
@@ -48,20 +48,20 @@ export interface ClaimParams {
  * Pending rows of enabled channels with a working adapter, oldest first. Rows of other channels are
  * not claimed at all, so they never fill a batch while they wait (A3).
  */
-export async function claimPending(q: Queryable, p: ClaimParams): Promise<ClaimedRow[]> {
-  const { rows } = await q.query<ClaimedRow>(
-    `with picked as (
-       select n.id from notifications.notifications n
-         join notifications.channel_configs c on c.channel = n.channel
-        where n.status = 'Pending' and c.is_enabled and c.provider_key = any($2::text[])
-          and (n.lease_expires_at is null or n.lease_expires_at <= $1)
-        order by n.id
-        limit $3
-        for update of n skip locked)
-     update notifications.notifications n set lease_owner = $4, lease_expires_at = $5
-       from picked where n.id = picked.id
-     returning ${RETURNING}`,
-    [p.now, p.availableProviders, p.limit, p.leaseOwner, p.leaseUntil],
+export async function claimPending(db: Db, p: ClaimParams): Promise<ClaimedRow[]> {
+  const { rows } = await query<ClaimedRow>(
+    db,
+    sql`with picked as (
+          select n.id from notifications.notifications n
+            join notifications.channel_configs c on c.channel = n.channel
+           where n.status = 'Pending' and c.is_enabled and c.provider_key = any(${sql.param(p.availableProviders)}::text[])
+             and (n.lease_expires_at is null or n.lease_expires_at <= ${p.now})
+           order by n.id
+           limit ${p.limit}
+           for update of n skip locked)
+        update notifications.notifications n set lease_owner = ${p.leaseOwner}, lease_expires_at = ${p.leaseUntil}
+          from picked where n.id = picked.id
+        returning ${RETURNING}`,
   );
   return rows;
 }
@@ -70,21 +70,21 @@ export async function claimPending(q: Queryable, p: ClaimParams): Promise<Claime
  * The retry worker's claim (seed step 3): Failed, not terminal, NextAttemptAt ≤ now, Attempts <
  * MaxAttempts, channel enabled and implemented; earliest due first.
  */
-export async function claimDueFailed(q: Queryable, p: ClaimParams): Promise<ClaimedRow[]> {
-  const { rows } = await q.query<ClaimedRow>(
-    `with picked as (
-       select n.id from notifications.notifications n
-         join notifications.channel_configs c on c.channel = n.channel
-        where n.status = 'Failed' and not n.terminal and n.next_attempt_at <= $1
-          and n.attempts < c.max_attempts and c.is_enabled and c.provider_key = any($2::text[])
-          and (n.lease_expires_at is null or n.lease_expires_at <= $1)
-        order by n.next_attempt_at
-        limit $3
-        for update of n skip locked)
-     update notifications.notifications n set lease_owner = $4, lease_expires_at = $5
-       from picked where n.id = picked.id
-     returning ${RETURNING}`,
-    [p.now, p.availableProviders, p.limit, p.leaseOwner, p.leaseUntil],
+export async function claimDueFailed(db: Db, p: ClaimParams): Promise<ClaimedRow[]> {
+  const { rows } = await query<ClaimedRow>(
+    db,
+    sql`with picked as (
+          select n.id from notifications.notifications n
+            join notifications.channel_configs c on c.channel = n.channel
+           where n.status = 'Failed' and not n.terminal and n.next_attempt_at <= ${p.now}
+             and n.attempts < c.max_attempts and c.is_enabled and c.provider_key = any(${sql.param(p.availableProviders)}::text[])
+             and (n.lease_expires_at is null or n.lease_expires_at <= ${p.now})
+           order by n.next_attempt_at
+           limit ${p.limit}
+           for update of n skip locked)
+        update notifications.notifications n set lease_owner = ${p.leaseOwner}, lease_expires_at = ${p.leaseUntil}
+          from picked where n.id = picked.id
+        returning ${RETURNING}`,
   );
   return rows;
 }
@@ -108,7 +108,7 @@ const EXHAUSTED = (now: Date) => sql`
  * event). `id` narrows the statement to one row, for the one-at-a-time redo of a failed batch.
  */
 export async function terminalizeExhausted(tx: Db, now: Date, limit: number, id?: string): Promise<ExhaustedRow[]> {
-  const result = await tx.execute<ExhaustedRow>(sql`
+  const { rows } = await query<ExhaustedRow>(tx, sql`
     with exhausted as (
       select n.id from notifications.notifications n
         join notifications.channel_configs c on c.channel = n.channel
@@ -121,27 +121,25 @@ export async function terminalizeExhausted(tx: Db, now: Date, limit: number, id?
       from exhausted where n.id = exhausted.id
     returning n.id, n.channel, n.delivery_cycle as "deliveryCycle", n.last_error as "lastError", n.attempts,
               n.correlation_id as "correlationId"`);
-  return result.rows;
+  return rows;
 }
 
 /** The ids terminalizeExhausted would take, read without locks (for its one-at-a-time redo). */
 export async function exhaustedIds(db: Db, now: Date, limit: number): Promise<string[]> {
-  const result = await db.execute<{ id: string }>(sql`
+  const { rows } = await query<{ id: string }>(db, sql`
     select n.id from notifications.notifications n
       join notifications.channel_configs c on c.channel = n.channel
      where ${EXHAUSTED(now)}
      limit ${limit}`);
-  return result.rows.map((r) => r.id);
+  return rows.map((r) => r.id);
 }
 
 /** Gives claimed rows back untouched (stop signal, skipped rows), so the next run takes them at once. */
-export async function releaseLeases(q: Queryable, ids: readonly string[], leaseOwner: string): Promise<void> {
+export async function releaseLeases(db: Db, ids: readonly string[], leaseOwner: string): Promise<void> {
   if (ids.length === 0) return;
-  await q.query(
-    `update notifications.notifications set lease_owner = null, lease_expires_at = null
-      where id = any($1::uuid[]) and lease_owner = $2`,
-    [ids, leaseOwner],
-  );
+  await query(db, sql`
+    update notifications.notifications set lease_owner = null, lease_expires_at = null
+     where id = any(${sql.param(ids)}::uuid[]) and lease_owner = ${leaseOwner}`);
 }
 
 /**
@@ -150,15 +148,13 @@ export async function releaseLeases(q: Queryable, ids: readonly string[], leaseO
  * not send.
  */
 export async function recordSendIntent(
-  q: Queryable,
+  db: Db,
   i: { id: string; leaseOwner: string; deliveryCycle: number; messageId: string; at: Date },
 ): Promise<boolean> {
-  const { rowCount } = await q.query(
-    `update notifications.notifications
-        set send_intent_cycle = $3, send_intent_message_id = $4, send_intent_at = $5
-      where id = $1 and lease_owner = $2 and delivery_cycle = $3`,
-    [i.id, i.leaseOwner, i.deliveryCycle, i.messageId, i.at],
-  );
+  const { rowCount } = await query(db, sql`
+    update notifications.notifications
+       set send_intent_cycle = ${i.deliveryCycle}, send_intent_message_id = ${i.messageId}, send_intent_at = ${i.at}
+     where id = ${i.id} and lease_owner = ${i.leaseOwner} and delivery_cycle = ${i.deliveryCycle}`);
   return rowCount === 1;
 }
 
@@ -166,14 +162,14 @@ export async function recordSendIntent(
  * Rows whose last send has an unresolved intent go back unleased but invisible to every claim
  * until `until` (intent time + NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS); attempts unchanged.
  */
-export async function deferUnconfirmed(q: Queryable, rows: readonly { id: string; until: Date }[], leaseOwner: string): Promise<void> {
+export async function deferUnconfirmed(db: Db, rows: readonly { id: string; until: Date }[], leaseOwner: string): Promise<void> {
   if (rows.length === 0) return;
-  await q.query(
-    `update notifications.notifications n set lease_owner = null, lease_expires_at = v.until
-       from unnest($1::uuid[], $2::timestamptz[]) as v(id, until)
-      where n.id = v.id and n.lease_owner = $3`,
-    [rows.map((r) => r.id), rows.map((r) => r.until), leaseOwner],
-  );
+  const ids = sql.param(rows.map((r) => r.id));
+  const untils = sql.param(rows.map((r) => r.until));
+  await query(db, sql`
+    update notifications.notifications n set lease_owner = null, lease_expires_at = v.until
+      from unnest(${ids}::uuid[], ${untils}::timestamptz[]) as v(id, until)
+     where n.id = v.id and n.lease_owner = ${leaseOwner}`);
 }
 
 /** The new delivery state of one row, applied only if the row still has `version` (A5). */
@@ -194,7 +190,7 @@ export interface OutcomeWrite {
  */
 export async function writeOutcomes(tx: Db, writes: readonly OutcomeWrite[], now: Date): Promise<Set<string>> {
   if (writes.length === 0) return new Set();
-  const result = await tx.execute<{ id: string }>(sql`
+  const { rows } = await query<{ id: string }>(tx, sql`
     update notifications.notifications n set
       status = v.status, attempts = v.attempts, terminal = v.terminal, last_error = v."lastError",
       next_attempt_at = v."nextAttemptAt",
@@ -208,7 +204,7 @@ export async function writeOutcomes(tx: Db, writes: readonly OutcomeWrite[], now
       "nextAttemptAt" timestamptz, "providerMessageId" text)
     where n.id = v.id and n.version = v.version and n.status <> 'Sent' and not n.terminal
     returning n.id`);
-  return new Set(result.rows.map((r) => r.id));
+  return new Set(rows.map((r) => r.id));
 }
 
 /** The row's current delivery state under a row lock, for re-applying an outcome that lost a race. */
@@ -216,8 +212,8 @@ export async function lockDeliveryState(
   tx: Db,
   id: string,
 ): Promise<{ status: Status; attempts: number; terminal: boolean; version: number; deliveryCycle: number } | undefined> {
-  const result = await tx.execute<{ status: Status; attempts: number; terminal: boolean; version: number; deliveryCycle: number }>(sql`
+  const { rows } = await query<{ status: Status; attempts: number; terminal: boolean; version: number; deliveryCycle: number }>(tx, sql`
     select status, attempts, terminal, version, delivery_cycle as "deliveryCycle"
       from notifications.notifications where id = ${id} for update`);
-  return result.rows[0];
+  return rows[0];
 }

@@ -1,12 +1,12 @@
-import { sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/index.ts';
 import type { Logger } from '../../../platform/observability/index.ts';
 import { enqueue } from '../../../platform/outbox/index.ts';
 import { dispatchedEvent } from '../events.ts';
 import type { NotificationMetrics } from '../metrics.ts';
-import { NTF, PROVIDERS_OF, type Channel, type Status } from '../model.ts';
+import { NTF, PROVIDERS_OF, type Channel } from '../model.ts';
 import { idempotencyKeyOf } from '../delivery/rules.ts';
 import { decideReceipt, type ReceiptDecision } from './receipt-rules.ts';
+import { confirmDelivery, failByReceipt, lockForReceipt, markSentByReceipt, reopenInCycle } from './receipt-sql.ts';
 import { rememberSignature, type ReplayMark } from './replay-sql.ts';
 
 export interface DeliveryReceipt {
@@ -27,17 +27,6 @@ export type ReceiptResult =
   | 'replayed'
   | Extract<ReceiptDecision, { kind: 'ignore' }>['reason'];
 
-type LockedRow = {
-  id: string;
-  channel: Channel;
-  status: Status;
-  terminal: boolean;
-  deliveryCycle: number;
-  deliveredAt: Date | null;
-  providerMessageId: string | null;
-  correlationId: string | null;
-};
-
 /**
  * Applies an authenticated delivery receipt in one transaction with its event: delivered confirms a
  * Sent row (or records Sent for a row whose acceptance was never committed, A4 — which resolves an
@@ -57,33 +46,20 @@ export async function applyReceipt(
   let channel: Channel | 'unknown' = 'unknown';
   const result = await deps.db.transaction(async (tx): Promise<ReceiptResult> => {
     if (!(await rememberSignature(tx, providerKey, mark))) return 'replayed';
-    const found = await tx.execute<LockedRow>(sql`
-      select id, channel, status, terminal, delivery_cycle as "deliveryCycle", delivered_at as "deliveredAt",
-             provider_message_id as "providerMessageId", correlation_id as "correlationId"
-        from notifications.notifications where id = ${receipt.notificationId} for update`);
-    const row = found.rows[0];
+    const row = await lockForReceipt(tx, receipt.notificationId);
     if (!row) return 'unknown_notification';
     channel = row.channel;
     if (!PROVIDERS_OF[row.channel]?.includes(providerKey)) return 'provider_mismatch';
     const decision = decideReceipt(row, receipt, deps.maxReopens);
-    const ts = now.toISOString();
     switch (decision.kind) {
       case 'ignore':
         return decision.reason;
       case 'confirm':
-        await tx.execute(sql`
-          update notifications.notifications set delivered_at = ${ts}::timestamptz, updated_at = ${ts}::timestamptz, version = version + 1
-           where id = ${row.id}`);
+        await confirmDelivery(tx, row.id, now);
         return 'confirmed';
       case 'mark-sent': {
         const providerMessageId = (receipt.providerMessageId ?? row.providerMessageId ?? idempotencyKeyOf(row.id, row.deliveryCycle)).slice(0, 255);
-        await tx.execute(sql`
-          update notifications.notifications
-             set status = 'Sent', provider_message_id = ${providerMessageId}, delivered_at = ${ts}::timestamptz,
-                 sent_at = ${ts}::timestamptz, next_attempt_at = null, last_error = null,
-                 send_intent_cycle = null, send_intent_at = null, send_intent_message_id = null,
-                 updated_at = ${ts}::timestamptz, version = version + 1
-           where id = ${row.id}`);
+        await markSentByReceipt(tx, row.id, providerMessageId, now);
         await enqueue(
           tx,
           dispatchedEvent({ notificationId: row.id, channel: row.channel, deliveryCycle: row.deliveryCycle, status: 'Sent', providerMessageId, correlationId: row.correlationId }, now),
@@ -92,21 +68,10 @@ export async function applyReceipt(
       }
       case 'reopen':
         // Attempts restart for the new cycle; its Idempotency-Key differs, so the provider sends again.
-        await tx.execute(sql`
-          update notifications.notifications
-             set status = 'Failed', terminal = false, delivery_cycle = ${decision.deliveryCycle}, attempts = 0,
-                 next_attempt_at = ${ts}::timestamptz, last_error = ${NTF.deliveryFailed}, provider_message_id = null,
-                 delivered_at = null, lease_owner = null, lease_expires_at = null,
-                 send_intent_cycle = null, send_intent_at = null, send_intent_message_id = null,
-                 updated_at = ${ts}::timestamptz, version = version + 1
-           where id = ${row.id}`);
+        await reopenInCycle(tx, row.id, decision.deliveryCycle, now);
         return 'reopened';
       case 'terminal':
-        await tx.execute(sql`
-          update notifications.notifications
-             set status = 'Failed', terminal = true, last_error = ${NTF.deliveryFailed}, next_attempt_at = null,
-                 delivered_at = null, updated_at = ${ts}::timestamptz, version = version + 1
-           where id = ${row.id}`);
+        await failByReceipt(tx, row.id, now);
         await enqueue(
           tx,
           dispatchedEvent(

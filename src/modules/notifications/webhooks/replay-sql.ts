@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import type { Db } from '../../../platform/db/index.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 
 /**
  * The replay guard's SQL (notifications.webhook_replays): a signature is remembered in the
@@ -36,17 +36,17 @@ export function replayMarkOf(signature: string, timestampSeconds: number, maxSke
  * the row, and a receipt whose transaction rolls back leaves no mark, so its retry is applied.
  */
 export async function rememberSignature(tx: Db, provider: string, mark: ReplayMark): Promise<boolean> {
-  const res = await tx.execute(sql`
+  const { rows } = await query(tx, sql`
     insert into notifications.webhook_replays (provider, signature_hash, expires_at)
     values (${provider}, ${mark.signatureHash}, ${mark.expiresAt.toISOString()}::timestamptz)
     on conflict do nothing
     returning 1`);
-  return res.rows.length === 1;
+  return rows.length === 1;
 }
 
 /** Deletes up to `limit` marks that expired before `now`; returns their keys. */
 export async function deleteExpiredMarks(db: Db, now: Date, limit: number): Promise<{ id: string }[]> {
-  const res = await db.execute<{ id: string }>(sql`
+  const { rows } = await query<{ id: string }>(db, sql`
     delete from notifications.webhook_replays r
      using (select provider, signature_hash from notifications.webhook_replays
              where expires_at < ${now.toISOString()}::timestamptz
@@ -54,5 +54,5 @@ export async function deleteExpiredMarks(db: Db, now: Date, limit: number): Prom
              for update skip locked) expired
      where r.provider = expired.provider and r.signature_hash = expired.signature_hash
     returning r.provider || ':' || r.signature_hash as id`);
-  return res.rows;
+  return rows;
 }

@@ -34,7 +34,7 @@ function holdSends(env: DispatchEnv, g: { wait: Promise<void> }): void {
 }
 
 function runner(env: DispatchEnv) {
-  const r = createJobRunner({ pool: env.pool, databaseUrl: env.database.url, log: createLogger('silent'), registry: new Registry() });
+  const r = createJobRunner({ db: env.database.db, databaseUrl: env.database.url, log: createLogger('silent'), registry: new Registry() });
   return r;
 }
 
