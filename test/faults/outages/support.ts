@@ -49,7 +49,7 @@ export interface Service {
   assertAlive(): void;
 }
 
-export async function startFaultService(env: Record<string, string>): Promise<Service> {
+export async function startFaultService(env: Record<string, string | undefined>): Promise<Service> {
   const port = await freePort();
   const proc = startService({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
   const base = `http://127.0.0.1:${port}`;
