@@ -6,7 +6,7 @@ import type { ResolvedConsumer } from './consumer-definition.ts';
 import { handleInTransaction, type Decoded } from './consumer-transaction.ts';
 import { createAttemptTracker, RetriesExhaustedError } from './consumer-failures.ts';
 import type { ConsumerMetrics } from './consumer-metrics.ts';
-import { deadLetterMessage } from './dead-letter.ts';
+import { publishDeadLetter } from './dead-letter.ts';
 import { envelopeFromWire } from './envelope.ts';
 import { errorSummary, isPoisonMessageError, type PoisonMessageError } from './errors.ts';
 import { recordInInbox } from './inbox.ts';
@@ -68,7 +68,7 @@ export function createMessageProcessor(consumer: ResolvedConsumer, deps: Process
    */
   async function deadLetter(msg: IncomingMessage, err: PoisonMessageError, decoded?: { key?: string | undefined; messageId: string }): Promise<void> {
     const pending = lettered.get(msg.partition);
-    if (pending?.offset !== msg.offset) await deps.publish([deadLetterMessage(msg, err)]);
+    const stripped = pending?.offset !== msg.offset && (await publishDeadLetter(deps.publish, msg, err));
     if (decoded?.key !== undefined) {
       lettered.set(msg.partition, { offset: msg.offset, err, key: decoded.key, messageId: decoded.messageId });
       await recordInInbox(deps.db, [decoded.key], consumer.name);
@@ -79,7 +79,7 @@ export function createMessageProcessor(consumer: ResolvedConsumer, deps: Process
     metrics.messages.inc({ consumer: consumer.name, outcome: 'dead_lettered' });
     const exhausted = err instanceof RetriesExhaustedError ? { attempts: err.attempts, errorClass: err.errorClass } : {};
     log.warn(
-      { partition: msg.partition, offset: msg.offset, messageId: decoded?.messageId, code: err.code, reason: err.message, ...exhausted },
+      { partition: msg.partition, offset: msg.offset, messageId: decoded?.messageId, code: err.code, reason: err.message, ...exhausted, ...(stripped ? { stripped } : {}) },
       'message dead-lettered',
     );
   }

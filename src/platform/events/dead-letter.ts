@@ -2,6 +2,7 @@ import type { IncomingMessage, OutgoingMessage } from './bus.ts';
 import type { HeaderValue } from './envelope.ts';
 import { RetriesExhaustedError } from './consumer-failures.ts';
 import type { PoisonMessageError } from './errors.ts';
+import { isMessageTooLarge } from './kafka-util.ts';
 import { dlqTopicOf } from './topics.ts';
 
 export const DLQ_HEADER = {
@@ -14,6 +15,8 @@ export const DLQ_HEADER = {
   errorClass: 'dlq-error-class',
   errorSqlState: 'dlq-error-sqlstate',
   attempts: 'dlq-attempts',
+  /** Set on a copy too large for the DLQ topic: the original's key+value+header bytes, all three left out. */
+  droppedBytes: 'dlq-dropped-bytes',
 } as const;
 
 const MAX_REASON = 500;
@@ -39,4 +42,34 @@ export function deadLetterMessage(msg: IncomingMessage, err: PoisonMessageError)
     headers[DLQ_HEADER.attempts] = String(err.attempts);
   }
   return { topic: dlqTopicOf(msg.topic), key: msg.key, value: msg.value, headers };
+}
+
+const bytes = (v: HeaderValue | null | undefined) => (v == null ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+
+/**
+ * Publishes the dead-letter copy. A message just under the source topic's size limit has a copy
+ * over the DLQ topic's (the dlq-* headers are added): the broker refuses it every time, which
+ * stalled the partition for good. Then a copy without the original key, value and headers goes
+ * instead — the dlq-origin-* headers still point at the original in its topic. Returns whether
+ * the copy had to be stripped.
+ */
+export async function publishDeadLetter(
+  publish: (messages: readonly OutgoingMessage[]) => Promise<void>,
+  msg: IncomingMessage,
+  err: PoisonMessageError,
+): Promise<boolean> {
+  const copy = deadLetterMessage(msg, err);
+  try {
+    await publish([copy]);
+    return false;
+  } catch (publishErr) {
+    if (!isMessageTooLarge(publishErr)) throw publishErr;
+  }
+  const headers: Record<string, HeaderValue> = {};
+  for (const [name, value] of Object.entries(copy.headers)) if (name.startsWith('dlq-')) headers[name] = value;
+  let original = bytes(msg.key) + bytes(msg.value);
+  for (const value of Object.values(msg.headers)) for (const one of [value].flat()) original += bytes(one);
+  headers[DLQ_HEADER.droppedBytes] = String(original);
+  await publish([{ topic: copy.topic, key: null, value: null, headers }]);
+  return true;
 }

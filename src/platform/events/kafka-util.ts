@@ -19,6 +19,12 @@ export function isKafkaUnreachable(err: unknown): boolean {
   return false;
 }
 
+/** The broker refused a record (batch) larger than the topic's max.message.bytes. */
+export function isMessageTooLarge(err: unknown): boolean {
+  for (const e of causeChain(err)) if ((e as { type?: unknown }).type === 'MESSAGE_TOO_LARGE') return true;
+  return false;
+}
+
 const size = (v: Buffer | string | null): number => (v === null ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.length);
 
 function messageBytes(m: OutgoingMessage): number {

@@ -73,7 +73,7 @@ function garbage(c: TopicCase): { what: string; message: Message; code: string |
   const id = randomUUID();
   const headers = headersOf(c.eventType, id);
   // Just under the broker's limit with its headers: its DLQ copy, with the dlq-* headers added, is not.
-  const hugeValue = JSON.stringify({ Pad: 'x'.repeat(BROKER_MAX_BYTES - 1200) });
+  const hugeValue = JSON.stringify({ Pad: 'x'.repeat(BROKER_MAX_BYTES - 450) });
   return [
     { what: 'not JSON', message: { key: id, value: '{"UserId": nope', headers }, code: 'ENVELOPE_INVALID_JSON' },
     { what: 'no headers', message: { key: id, value: JSON.stringify(c.valid().payload) }, code: 'ENVELOPE_MISSING_HEADER' },
@@ -117,6 +117,10 @@ test('garbage on every consumed topic: each message dead-lettered with its code,
     const dlq = await kafka.readTopic(kafka.topic(`${topic}.dlq`), { atLeast: lettered.length, timeoutMs: 30_000 });
     const codeAt = new Map(dlq.map((m) => [Number(m.headers['dlq-origin-offset']), m.headers['dlq-code']]));
     bad.forEach((g, offset) => assert.equal(codeAt.get(offset) ?? null, g.code, `${topic}: ${g.what} (offset ${offset})`));
+    // Too large for the DLQ with its dlq-* headers: a stripped copy saying how much was left out.
+    const huge = dlq.find((m) => Number(m.headers['dlq-origin-offset']) === bad.findIndex((g) => g.what === 'huge value'))!;
+    assert.equal(huge.value, null, `${topic}: the huge value is not copied`);
+    assert.ok(Number(huge.headers['dlq-dropped-bytes']) > BROKER_MAX_BYTES - 1000, `${topic}: dlq-dropped-bytes ${huge.headers['dlq-dropped-bytes']}`);
     expected += lettered.length;
     seen += codeAt.size;
     duplicated += dlq.length - codeAt.size;
