@@ -17,7 +17,7 @@ import { waitFor } from '../../support/wait.ts';
  */
 
 /** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
-export function seeded(fault: string): { seed: number; int(min: number, max: number): number } {
+export function seeded(fault: string): { seed: number; int(min: number, max: number): number; step(what: string): void } {
   const seed = process.env.FAULT_SEED ? Number(process.env.FAULT_SEED) : Math.floor(Math.random() * 2 ** 31);
   process.stdout.write(`fault=${fault} seed=${seed} (replay with FAULT_SEED=${seed})\n`);
   let a = seed >>> 0;
@@ -28,7 +28,13 @@ export function seeded(fault: string): { seed: number; int(min: number, max: num
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { seed, int: (min, max) => min + Math.floor(next() * (max - min + 1)) };
+  const t0 = Date.now();
+  return {
+    seed,
+    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
+    // Where a slow or stuck run spent its time, on stderr (the summary line stays alone on stdout).
+    step: (what) => process.stderr.write(`fault=${fault} +${((Date.now() - t0) / 1000).toFixed(1)}s ${what}\n`),
+  };
 }
 
 export function summary(fault: string, seed: number, counts: { expected: number; seen: number; duplicated: number }): void {
