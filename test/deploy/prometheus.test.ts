@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { alertRules, exportedMetricNames, metricNames, PROMETHEUS_DIR, promtool, ROOT, ruleFiles } from './promql.ts';
@@ -35,6 +35,14 @@ describe('deploy/prometheus alert rules', () => {
         assert.ok(existsSync(join(ROOT, rule.annotations.runbook_url)), `${rule.annotations.runbook_url} exists`);
       }
     }
+  });
+
+  test('docs/runbooks holds exactly one runbook per alert, each listed in its index', () => {
+    const alerts = ruleFiles().flatMap((f) => alertRules(f).map((r) => r.alert)).sort();
+    const runbooks = readdirSync(join(ROOT, 'docs/runbooks')).filter((f) => f !== 'README.md').map((f) => f.replace(/\.md$/, '')).sort();
+    assert.deepEqual(runbooks, alerts, 'no runbook without its alert, no alert without its runbook');
+    const index = readFileSync(join(ROOT, 'docs/runbooks/README.md'), 'utf8');
+    for (const alert of alerts) assert.ok(index.includes(`[${alert}](${alert}.md)`), `docs/runbooks/README.md lists ${alert}`);
   });
 
   test('every metric a rule reads is exported by the running service', async () => {
