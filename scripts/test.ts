@@ -1,7 +1,8 @@
 /**
  * `npm test`: provisions everything the tests need on a fresh machine, then runs them all.
  *   1. type check (tsc --noEmit) and module boundaries (dependency-cruiser)
- *   2. Kafka, Redis and Elasticsearch through scripts/services.sh (fetched/installed on first use, cached)
+ *   2. promtool (Debian's prometheus package, installed with apt-get when missing), then Kafka, Redis and
+ *      Elasticsearch through scripts/services.sh (fetched/installed on first use, cached)
  *   3. a throwaway embedded PostgreSQL with a migrated template database
  *   4. node:test over test/ and each packages/<name>/test/ — each test file clones its own database from the template
  * Extra arguments are passed to node --test (e.g. a file path to run one file).
@@ -46,6 +47,18 @@ if (process.env.SKIP_CHECKS !== '1') {
   run('npx', ['tsc', '--noEmit']);
   step('module boundaries');
   run('npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
+}
+
+// The alert-rule tests (test/deploy/) run promtool, from Debian's prometheus package (with systemd,
+// the package also starts a Prometheus server on 9090; the tests do not use it).
+const hasPromtool = () => !spawnSync('promtool', ['--version'], { stdio: 'ignore' }).error;
+if (!hasPromtool()) {
+  step('installing promtool: apt-get install -y prometheus (once)');
+  const apt = spawnSync('bash', ['-c', 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q prometheus'], { stdio: 'inherit' });
+  if (apt.status !== 0 || !hasPromtool()) {
+    step("promtool is missing and `apt-get install -y prometheus` failed: install Debian's prometheus package (as root), then run the tests again");
+    process.exit(1);
+  }
 }
 
 step('starting Kafka, Redis and Elasticsearch (scripts/services.sh)');

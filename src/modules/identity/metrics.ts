@@ -56,7 +56,7 @@ export function createIdentityMetrics(registry: Registry, db: Db, clock: Clock) 
     }),
     errors: counter(registry, {
       name: 'identity_access_fanout_errors_total',
-      help: 'Fan-out failures: a page rolled back (page_failed) or a lease lost to another worker (lease_lost)',
+      help: 'Fan-out failures: a page rolled back (page_failed), a lease lost to another worker (lease_lost), the queue unreadable (claim_failed: database down)',
       labelNames: ['kind'] as const,
     }),
     taskLag: histogram(registry, {

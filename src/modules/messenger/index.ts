@@ -14,7 +14,7 @@ import { contactStatusLookup } from './contacts/contacts.ts';
 import type { MessengerContext } from './context.ts';
 import { createSendQueue } from './messages/send.ts';
 import { dispatchSettingsOf, realtimeDispatchJob } from './realtime-dispatch/dispatch.job.ts';
-import { createRealtimeMetrics } from './realtime-dispatch/metrics.ts';
+import { createRealtimeMetrics, realtimeStateGauges } from './realtime-dispatch/metrics.ts';
 import { realtimeRetentionJob } from './realtime-dispatch/retention.job.ts';
 import { registerMessengerRoutes } from './routes.ts';
 import { createUserSyncMetrics } from './user-replica/metrics.ts';
@@ -45,6 +45,7 @@ export default defineModule<MessengerSettings>((deps) => {
 
   const realtimeLog = log.child({ part: 'realtime' });
   const metrics = createRealtimeMetrics(deps.registry, deps.pool);
+  realtimeStateGauges(deps.registry, deps.db, deps.clock);
   const mintJoin = mediaJoinMinterOf(deps);
   // Sends committed here wake this replica's dispatcher at once; NOTIFY still wakes the others.
   let wakeDispatcher = () => {};

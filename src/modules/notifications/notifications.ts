@@ -22,6 +22,13 @@ export interface NewNotification {
 
 export type HeldBackReason = 'channel_disabled' | 'provider_not_implemented' | 'provider_not_configured';
 
+/** Why a row of this channel waits instead of going out (A3); null: it can be sent. */
+export function heldBackReason(isEnabled: boolean, providerState: string): HeldBackReason | null {
+  if (!isEnabled) return 'channel_disabled';
+  if (providerState === 'available') return null;
+  return providerState === 'not_configured' ? 'provider_not_configured' : 'provider_not_implemented';
+}
+
 export interface Created {
   rows: NotificationRow[];
   /** Rows that wait instead of going out now (A3): counted by the caller. */
@@ -65,14 +72,7 @@ export async function createNotifications(tx: Db, input: NewNotification, now: D
   const heldBack: Created['heldBack'] = [];
   for (const r of rows) {
     const c = configs.find((x) => x.channel === r.channel);
-    const state = c ? providers.state(c.providerKey) : 'unknown';
-    const reason: HeldBackReason | null = !c?.isEnabled
-      ? 'channel_disabled'
-      : state === 'available'
-        ? null
-        : state === 'not_configured'
-          ? 'provider_not_configured'
-          : 'provider_not_implemented';
+    const reason = heldBackReason(c?.isEnabled ?? false, c ? providers.state(c.providerKey) : 'unknown');
     if (reason) heldBack.push({ channel: r.channel as Channel, reason });
   }
   return { rows, heldBack };

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { withTimeout } from '../time.ts';
 
 export type DependencyStatus = 'ok' | 'down' | 'disabled';
 
@@ -17,7 +18,36 @@ const Ready = Type.Object({
   dependencies: Type.Record(Type.String(), Status),
 });
 
+/** A check that does not answer within this is `down` (a hung database must not hold /health/ready or a scrape). */
+const CHECK_TIMEOUT_MS = 3000;
+
+async function evaluate(checks: readonly HealthCheck[]): Promise<(readonly [HealthCheck, DependencyStatus])[]> {
+  return Promise.all(
+    checks.map(async (c) => [c, await withTimeout(c.check(), CHECK_TIMEOUT_MS, `health check ${c.name}`).catch((): DependencyStatus => 'down')] as const),
+  );
+}
+
+/**
+ * The readiness checks as a metric, run at each scrape: 1 = ok, 0 = down; a disabled dependency
+ * has no series. The "dependency down" alert reads it (required="true" is what makes /health/ready 503).
+ */
+function readinessGauge(registry: Registry, checks: readonly HealthCheck[]): void {
+  new Gauge<'dependency' | 'required'>({
+    name: 'health_dependency_up',
+    help: 'Each /health/ready dependency at scrape time: 1 ok, 0 down (no series when disabled); required="true" ones make the replica unready',
+    labelNames: ['dependency', 'required'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [c, status] of await evaluate(checks)) {
+        if (status !== 'disabled') this.set({ dependency: c.name, required: String(c.required) }, status === 'ok' ? 1 : 0);
+      }
+    },
+  });
+}
+
 export function registerHealthRoutes(app: FastifyInstance, checks: HealthCheck[], registry: Registry): void {
+  readinessGauge(registry, checks);
   app.get(
     '/health/live',
     { schema: { tags: ['ops'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } }, logLevel: 'warn' },
@@ -25,9 +55,7 @@ export function registerHealthRoutes(app: FastifyInstance, checks: HealthCheck[]
   );
 
   app.get('/health/ready', { schema: { tags: ['ops'], response: { 200: Ready, 503: Ready } }, logLevel: 'warn' }, async (_req, reply) => {
-    const results = await Promise.all(
-      checks.map(async (c) => [c, await c.check().catch((): DependencyStatus => 'down')] as const),
-    );
+    const results = await evaluate(checks);
     const dependencies = Object.fromEntries(results.map(([c, s]) => [c.name, s]));
     const ready = results.every(([c, s]) => !c.required || s === 'ok');
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unready', dependencies });

@@ -49,6 +49,18 @@ test('/health/ready is 503 with the database reported down when PostgreSQL is un
   assert.equal(res.statusCode, 503);
   assert.equal(res.json().status, 'unready');
   assert.equal(res.json().dependencies.database, 'down');
+  // The same verdict as a metric, for the "dependency down" alert; a disabled one has no series.
+  const text = (await app.inject('/metrics')).body;
+  assert.match(text, /^health_dependency_up\{dependency="database",required="true"\} 0$/m);
+  assert.doesNotMatch(text, /^health_dependency_up\{dependency="eventBus"/m);
+});
+
+test('health_dependency_up reports each enabled readiness dependency as 1 while it answers', async () => {
+  const { app } = await buildTestApp();
+  const text = (await app.inject('/metrics')).body;
+  assert.match(text, /^health_dependency_up\{dependency="database",required="true"\} 1$/m);
+  assert.match(text, /^health_dependency_up\{dependency="search",required="false"\} 1$/m);
+  assert.doesNotMatch(text, /^health_dependency_up\{dependency="backplane"/m, 'disabled: no series');
 });
 
 test('/metrics exports process metrics and the job metrics after a run', async () => {

@@ -16,6 +16,8 @@ const DB_GAUGES = [
   'outbox_pending',
   'outbox_oldest_pending_age_seconds',
   'messenger_realtime_pending',
+  'messenger_realtime_quarantined',
+  'messenger_realtime_oldest_pending_age_seconds',
   'messenger_contact_search_pending_documents',
   'notifications_failed_backlog',
   'notifications_failed_oldest_due_age_seconds',

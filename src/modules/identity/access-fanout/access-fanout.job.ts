@@ -261,7 +261,12 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
         batchPhase<FanOutTask, TaskResult>({
           name: 'tasks',
           async claim(_limit, run, exclude) {
-            const task = await claimNextTask(db, { now: run.now(), leaseMs: settings.maxLeaseMs, maxAttempts: settings.maxAttempts, exclude });
+            const task = await claimNextTask(db, { now: run.now(), leaseMs: settings.maxLeaseMs, maxAttempts: settings.maxAttempts, exclude }).catch((err: unknown) => {
+              // The queue cannot be read (database down): the run fails, and the seed's
+              // "errors_total growing" alert must see it as well as a failed page.
+              metrics.errors.inc({ kind: 'claim_failed' });
+              throw err;
+            });
             if (!task) return [];
             if (!announced) {
               run.log.info({ jobRunId: run.jobRunId }, 'job started');

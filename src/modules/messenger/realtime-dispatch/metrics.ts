@@ -1,6 +1,7 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import type { Db, Queryable } from '../../../platform/db/index.ts';
 import { counter, dbGauge, histogram, type Registry } from '../../../platform/observability/index.ts';
-import { countPending } from './outbox-sql.ts';
+import type { Clock } from '../../../platform/time.ts';
+import { countPending, realtimeOutboxState, type RealtimeOutboxState } from './outbox-sql.ts';
 
 /**
  * The seed's metrics (names exactly as seed 000 spells them). Alerts: rate of retried_total (errors
@@ -45,3 +46,27 @@ export function createRealtimeMetrics(registry: Registry, pool: Queryable) {
 }
 
 export type RealtimeMetrics = ReturnType<typeof createRealtimeMetrics>;
+
+/**
+ * The outbox's current state for the alerts (deploy/prometheus/messenger.rules.yml): Quarantined
+ * rows now — the counter above starts at 0 on every restart while the rows stay — and how long the
+ * oldest Pending row has waited, which rises while no dispatcher pushes even when no run reports.
+ * One query serves both gauges of a scrape; database down: dbGauge keeps the last values.
+ */
+export function realtimeStateGauges(registry: Registry, db: Db, clock: Clock): void {
+  let inFlight: Promise<RealtimeOutboxState> | undefined;
+  const read = () =>
+    (inFlight ??= realtimeOutboxState(db, clock.now()).finally(() => {
+      inFlight = undefined;
+    }));
+  dbGauge(registry, {
+    name: 'messenger_realtime_quarantined',
+    help: 'Quarantined rows in messenger.realtime_outbox now (alert when > 0; runbook: requeue after the fix)',
+    read: async () => (await read()).quarantined,
+  });
+  dbGauge(registry, {
+    name: 'messenger_realtime_oldest_pending_age_seconds',
+    help: 'now − CreatedAt of the oldest Pending messenger.realtime_outbox row (0 when none), read at scrape',
+    read: async () => (await read()).oldestPendingAgeSeconds,
+  });
+}

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db, Queryable } from '../../../platform/db/index.ts';
+import { query, type Db, type Queryable } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { SessionKind } from '../calls/kinds.ts';
 import type { RealtimeDispatchKind, RealtimeOutboxStatus, RealtimeTargetKind } from './kinds.ts';
@@ -255,4 +255,25 @@ export async function requeueQuarantined(q: Queryable, ids: string[] | null, now
     [ids, now],
   );
   return rows[0]?.n ?? 0;
+}
+
+export interface RealtimeOutboxState {
+  quarantined: number;
+  /** now − CreatedAt of the oldest Pending row, in seconds (0 when none is Pending). */
+  oldestPendingAgeSeconds: number;
+}
+
+/**
+ * What the on-call gauges read at scrape time: Quarantined rows (they stay after a restart, unlike
+ * the counter) and the oldest Pending row's age. Both go through ix_rto_due's status prefix, so the
+ * cost follows the Quarantined and Pending rows, not the Done history.
+ */
+export async function realtimeOutboxState(db: Db, now: Date): Promise<RealtimeOutboxState> {
+  const { rows } = await query<RealtimeOutboxState>(
+    db,
+    sql`select (select count(*) from messenger.realtime_outbox where status = 'Quarantined')::int as quarantined,
+               coalesce(extract(epoch from ${now.toISOString()}::timestamptz - (
+                 select min(created_at) from messenger.realtime_outbox where status = 'Pending')), 0)::float8 as "oldestPendingAgeSeconds"`,
+  );
+  return { quarantined: rows[0]?.quarantined ?? 0, oldestPendingAgeSeconds: Math.max(0, rows[0]?.oldestPendingAgeSeconds ?? 0) };
 }

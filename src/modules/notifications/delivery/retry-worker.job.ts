@@ -5,7 +5,8 @@ import { NTF, RETRY_WORKER_JOB, RETRY_WORKER_LOCK, type ProviderErrorCode } from
 import type { DeliveryJobOptions } from '../settings.ts';
 import { batchSettingsOf, deliveryPhase, startDeliveryCounts } from './delivery-phase.ts';
 import type { DeliveryDeps } from './outcomes.ts';
-import { claimDueFailed, exhaustedIds, terminalizeExhausted, type ExhaustedRow } from './sql.ts';
+import { claimDueFailed, countHeldBackDue, exhaustedIds, terminalizeExhausted, type ExhaustedRow } from './sql.ts';
+import { heldBackReason } from '../notifications.ts';
 
 /**
  * NotificationRetryWorker (seed steps 3–7), every minute on one replica at a time: the runner's
@@ -41,7 +42,26 @@ export function retryWorkerJob(deps: DeliveryDeps, opts: DeliveryJobOptions): Ba
         deliveryPhase(deps, { ...opts, name: 'retry', source: 'retry', claim: claimDueFailed }),
       ];
     },
+    finish: (run) => countSkippedDue(deps, run),
   });
+}
+
+/**
+ * A3: due rows of a channel that cannot send are left out of the claim, so no attempt is made;
+ * the worker counts them as skipped (`notifications_skipped_total`) once per run that passed them
+ * over. A read that fails is only logged: it must not hide the run's own error.
+ */
+async function countSkippedDue(deps: DeliveryDeps, run: BatchRun): Promise<void> {
+  if (run.signal.aborted) return;
+  try {
+    for (const held of await countHeldBackDue(deps.db, run.now(), deps.providers.availableKeys())) {
+      const reason = heldBackReason(held.isEnabled, deps.providers.state(held.providerKey)) ?? 'provider_not_implemented';
+      run.count('skipped', held.rows);
+      deps.metrics.skipped.inc({ channel: held.channel, reason }, held.rows);
+    }
+  } catch (err) {
+    run.log.warn({ err }, 'due notifications of channels that cannot send were not counted this run');
+  }
 }
 
 /** One bounded batch of exhausted rows made terminal, their events in the same transaction (A1). */

@@ -217,3 +217,30 @@ export async function lockDeliveryState(
       from notifications.notifications where id = ${id} for update`);
   return rows[0];
 }
+
+export interface HeldBackDue {
+  channel: Channel;
+  isEnabled: boolean;
+  providerKey: string;
+  rows: number;
+}
+
+/**
+ * Due Failed rows the retry worker's claim passed over because their channel cannot send (disabled,
+ * or its adapter is not implemented or not configured): what the worker skipped this run (A3).
+ */
+export async function countHeldBackDue(db: Db, now: Date, availableProviders: readonly string[]): Promise<HeldBackDue[]> {
+  const at = now.toISOString();
+  const { rows } = await query<HeldBackDue>(
+    db,
+    sql`select n.channel, c.is_enabled as "isEnabled", c.provider_key as "providerKey", count(*)::int as rows
+          from notifications.notifications n
+          join notifications.channel_configs c on c.channel = n.channel
+         where n.status = 'Failed' and not n.terminal and n.next_attempt_at <= ${at}::timestamptz
+           and n.attempts < c.max_attempts
+           and not (c.is_enabled and c.provider_key = any(${sql.param(availableProviders)}::text[]))
+           and (n.lease_expires_at is null or n.lease_expires_at <= ${at}::timestamptz)
+         group by n.channel, c.is_enabled, c.provider_key`,
+  );
+  return rows;
+}

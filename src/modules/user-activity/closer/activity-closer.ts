@@ -153,7 +153,18 @@ export function createActivityCloser(deps: { db: Db; registry: Registry; setting
         return inOneTransaction(run, (tx) => steps.claimBatch(tx, state.cutoff, limit, exclude));
       },
       oneByOne: {
-        candidates: (limit, _run, exclude) => steps.candidateIds(db, state.cutoff, limit, exclude),
+        async candidates(limit, run, exclude) {
+          try {
+            return await steps.candidateIds(db, state.cutoff, limit, exclude);
+          } catch (err) {
+            // The batch failed and its rows cannot even be read: the database is down or the
+            // schema broke, and the run fails. Counted here, or errors_total would stay flat
+            // through the outage the seed's "errors growing" alert is for.
+            announce(run, state);
+            metrics.errors.inc({ phase: steps.name });
+            throw err;
+          }
+        },
         async claimOne(id, run) {
           try {
             return await inOneTransaction(run, async (tx) => {

@@ -26,7 +26,7 @@ export function closerMetrics(registry: Registry) {
     }),
     errors: counter(registry, {
       name: 'activity_closer_errors_total',
-      help: 'Rows ActivityCloserJob failed to close (each failure is logged; the row stays Active for the next tick); alert when it grows',
+      help: 'Rows ActivityCloserJob failed to close, and batches it could not read at all (database down); each is logged, the rows stay Active for the next tick; alert when it grows',
       labelNames: ['phase'] as const,
     }),
     closeLag: histogram(registry, {

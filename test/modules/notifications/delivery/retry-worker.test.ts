@@ -187,6 +187,27 @@ describe('NotificationRetryWorker (seed 004)', () => {
     assert.equal(await metric(a, 'notifications_waiting', { channel: 'Email' }), 0);
   });
 
+  test('A3: the retry worker counts the due Failed rows it skips for a disabled channel (channel-disabled), once per run, without an attempt', async () => {
+    await setChannel(a, 'Email', { isEnabled: false });
+    const skipped = () => metric(a, 'notifications_skipped_total', { channel: 'Email', reason: 'channel_disabled' });
+    const before = await skipped();
+    const due = [];
+    for (let i = 0; i < 2; i++) due.push(await seedFailed(a.pool, { channel: 'Email', address: 'buyer@example.org', dueAt: a.clock.now() }));
+    await seedFailed(a.pool, { channel: 'Email', address: 'buyer@example.org', dueAt: new Date(a.clock.now().getTime() + 10 * MINUTE) });
+
+    const run = await a.runRetry();
+    assert.equal(await skipped(), before + 2, 'the two due rows, not the one due later');
+    assert.ok((run.counts.skipped ?? 0) >= 2, 'the run reports them');
+    for (const id of due) assert.equal((await stored(a.pool, id)).attempts, 1, 'no attempt');
+    await a.runRetry();
+    assert.equal(await skipped(), before + 4, 'a skip per run that passed them over');
+
+    await setChannel(a, 'Email', { isEnabled: true });
+    await a.runRetry();
+    assert.equal(await skipped(), before + 4, 'an enabled channel is sent, not skipped');
+    for (const id of due) assert.equal((await stored(a.pool, id)).status, 'Sent');
+  });
+
   test('A3: a declared-only provider (Telegram) answers NTF_PROVIDER_NOT_IMPLEMENTED: rows wait and never starve the batch', async () => {
     await setChannel(a, 'Telegram', { isEnabled: true });
     await setChannel(a, 'Sms', { maxAttempts: 5 });
