@@ -2,7 +2,8 @@
 # Single-node Apache Kafka (KRaft, broker+controller in one JVM) for local runs and tests, no Docker.
 #   scripts/kafka.sh up|down|status      env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093),
 #                                        PIN_CACHE_DIR, PIN_STATE_DIR (/tmp/pin-services: pid, log,
-#                                        data/ and its cluster.id under kafka/), KAFKA_LOG_LEVEL (WARN)
+#                                        data/ and its cluster.id under kafka/), KAFKA_LOG_LEVEL (WARN),
+#                                        KAFKA_READY_TIMEOUT_MS (120000: a JVM start on a loaded 2-core box)
 #
 # Version: Kafka 4.4.0 (the newest on Maven Central when chosen; set in scripts/kafka/pom.xml).
 # Kafka 4.0 dropped the protocol versions older than Kafka 2.1 (KIP-896); kafkajs 2.2.4 negotiates
@@ -112,8 +113,8 @@ up() {
   echo $! >"$PIDFILE"
   # A JVM per poll would be slow; the broker logs this line once it serves requests.
   until grep -q 'Kafka Server started' "$LOG" && port_open "$PORT"; do
-    if ! pid_alive || (( $(now_ms) - t0 > 60000 )); then
-      tail -n 30 "$LOG" >&2; say "not ready within 60 s"; exit 1
+    if ! pid_alive || (( $(now_ms) - t0 > ${KAFKA_READY_TIMEOUT_MS:-120000} )); then
+      tail -n 30 "$LOG" >&2; say "not ready within ${KAFKA_READY_TIMEOUT_MS:-120000} ms"; exit 1
     fi
     sleep 0.2
   done
