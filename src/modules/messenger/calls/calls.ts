@@ -95,7 +95,7 @@ export async function inviteCall(ctx: MessengerContext, caller: Principal, input
   const me = caller.userId;
   const callee = input.calleeUserId.toLowerCase();
   if (callee === me) throw CallErrors.self();
-  await requireAddressableUser(ctx.pool, callee);
+  await requireAddressableUser(ctx.db, callee);
   if (await blockedEitherWay(ctx.db, me, callee)) throw ChatErrors.blocked();
   const now = ctx.clock.now();
   const id = newId();

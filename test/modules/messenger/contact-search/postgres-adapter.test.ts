@@ -2,4 +2,4 @@ import { createPostgresContactSearch } from '../../../../src/modules/messenger/c
 import { contactSearchContract } from './contract.ts';
 
 /** The contact search contract against the PostgreSQL adapter (used when ELASTICSEARCH_URL is unset). */
-contactSearchContract('PostgreSQL adapter', async (pool) => createPostgresContactSearch(pool, { now: () => new Date() }));
+contactSearchContract('PostgreSQL adapter', async (db) => createPostgresContactSearch(db, { now: () => new Date() }));
