@@ -6,10 +6,10 @@ import type { PhoneHolders, ReplicaState, UserSnapshot } from './rules.ts';
 
 /**
  * SQL of the user replica, each operation one statement over the transaction the caller passes
- * (the consumer's, which also holds the inbox row). The hot statements are named (parsed and
- * planned once per connection). The statements also keep the two side tables
- * in step: `contact_search_pending` (what the indexer must write after commit) and
- * `user_phone_conflicts` (support reviews snapshots whose phone another live row holds, INV-MU-2).
+ * (the consumer's, which also holds the inbox row); the hot ones named, so each connection parses
+ * and plans them once. The statements also keep the two side tables in step:
+ * `contact_search_pending` (what the indexer must write after commit) and `user_phone_conflicts`
+ * (support reviews snapshots whose phone another live row holds, INV-MU-2).
  */
 
 export const LIVE_PHONE_INDEX = 'ux_messenger_users_live_phone';
