@@ -172,6 +172,7 @@ async function main(): Promise<void> {
   await migratePool.end();
   // The consumer's pool is sized for its concurrent partitions; the indexer has its own (as in the app, one pool).
   const pool = createPool(pgServer.url, CONCURRENCY + 4, log);
+  const db = createDb(pool);
   const prefix = `bench${randomBytes(3).toString('hex')}.`;
   const topic = `${prefix}${TOPICS.identityUsers}`;
   const bus = createKafkaBus({ brokers: brokers.split(','), clientId: 'user-sync-bench', log });
@@ -197,7 +198,7 @@ async function main(): Promise<void> {
   const index =
     SEARCH === 'elasticsearch'
       ? createElasticsearchContactSearch({ url: process.env.ELASTICSEARCH_URL!, index: `${prefix}contacts`, requestTimeoutMs: 30_000 })
-      : createPostgresContactSearch(pool, systemClock);
+      : createPostgresContactSearch(db, systemClock);
   const registry = new Registry();
   const consumer = userSyncConsumer({
     clock: systemClock,
@@ -206,7 +207,7 @@ async function main(): Promise<void> {
     phoneRegion: 'RU',
     partitionsConcurrently: CONCURRENCY,
   });
-  const searchMetrics = createContactSearchMetrics(registry, pool);
+  const searchMetrics = createContactSearchMetrics(registry, db);
   const processed = async () => {
     const metric = registry.getSingleMetric('consumer_messages_total');
     if (!metric) return 0;
@@ -215,12 +216,12 @@ async function main(): Promise<void> {
 
   say(`consuming with ${CONCURRENCY} partitions concurrently, ${SEARCH} search adapter`);
   const t0 = performance.now();
-  const handle = await bus.subscribe(consumer, { db: createDb(pool), log, registry, topicPrefix: prefix });
+  const handle = await bus.subscribe(consumer, { db, log, registry, topicPrefix: prefix });
   let replicaDoneAt = 0;
   let indexed = 0;
   const stop = new AbortController();
   const indexer = (async () => {
-    const worker = contactSearchIndexerJob({ pool, index, metrics: searchMetrics, settings: { intervalMs: 1000, batchSize: INDEX_BATCH, retryMaxMs: 60_000, maxRunMs: 60_000 } });
+    const worker = contactSearchIndexerJob({ db, index, metrics: searchMetrics, settings: { intervalMs: 1000, batchSize: INDEX_BATCH, retryMaxMs: 60_000, maxRunMs: 60_000 } });
     while (!stop.signal.aborted) {
       const counts = await worker.runOnce({ jobRunId: newId(), now: () => new Date(), signal: stop.signal, log });
       indexed += counts.indexed ?? 0;
@@ -235,7 +236,7 @@ async function main(): Promise<void> {
     await sleep(n === 0 ? 100 : 1000);
   }
   replicaDoneAt = performance.now();
-  while ((await countPending(pool)) > 0) await sleep(20);
+  while ((await countPending(db)) > 0) await sleep(20);
   const indexDoneAt = performance.now();
 
   // Live flow: new users at a steady rate while the consumer keeps up; produce → replica / → index.
@@ -255,7 +256,7 @@ async function main(): Promise<void> {
     await sleep(10);
   }
   while ((await processed()) < EVENTS + liveTotal) await sleep(20);
-  while ((await countPending(pool)) > 0) await sleep(20);
+  while ((await countPending(db)) > 0) await sleep(20);
   const live = await liveLatencies(pool, liveProducedAt, SEARCH === 'postgres');
   await producer.disconnect();
   stop.abort();

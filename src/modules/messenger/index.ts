@@ -39,18 +39,18 @@ export default defineModule<MessengerSettings>((deps) => {
         index: config.MESSENGER_CONTACT_SEARCH_INDEX,
         requestTimeoutMs: config.MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT_MS,
       })
-    : createPostgresContactSearch(deps.pool, deps.clock);
+    : createPostgresContactSearch(deps.db, deps.clock);
   log.info({ adapter: index.kind }, 'contact search adapter selected');
-  const searchMetrics = createContactSearchMetrics(deps.registry, deps.pool);
+  const searchMetrics = createContactSearchMetrics(deps.registry, deps.db);
 
   const realtimeLog = log.child({ part: 'realtime' });
-  const metrics = createRealtimeMetrics(deps.registry, deps.pool);
+  const metrics = createRealtimeMetrics(deps.registry, deps.db);
   realtimeStateGauges(deps.registry, deps.db, deps.clock);
   const mintJoin = mediaJoinMinterOf(deps);
   // Sends committed here wake this replica's dispatcher at once; NOTIFY still wakes the others.
   let wakeDispatcher = () => {};
   const sends = createSendQueue(
-    { pool: deps.pool, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher() },
+    { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher() },
     { maxBatch: config.MESSENGER_REALTIME_SEND_BATCH_MAX, maxInFlight: config.MESSENGER_REALTIME_SEND_CONCURRENCY },
   );
   const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends };
@@ -67,25 +67,25 @@ export default defineModule<MessengerSettings>((deps) => {
       });
     },
     // Record-level: a connection joins chat:{ChatId} only for chats its user is an Active participant of.
-    hubGroups: async (principal: Principal) => (await activeChatIdsOf(deps.pool, principal.userId)).map(chatGroup),
+    hubGroups: async (principal: Principal) => (await activeChatIdsOf(deps.db, principal.userId)).map(chatGroup),
     // Contact search degrades on its own (503 from the search endpoint): reported, not required.
     healthChecks: [{ name: 'search', required: false, check: () => index.health() }],
     jobs: [
       contactSearchIndexerJob({
-        pool: deps.pool,
+        db: deps.db,
         index,
         metrics: searchMetrics,
         settings: indexerSettingsOf(config),
       }),
       contactSearchRebuildJob({
-        pool: deps.pool,
+        db: deps.db,
         index,
         metrics: searchMetrics,
         batchSize: config.MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE,
         cron: config.MESSENGER_CONTACT_SEARCH_REBUILD_CRON,
       }),
       realtimeDispatchJob({
-        pool: deps.pool,
+        db: deps.db,
         hub: deps.hub,
         metrics,
         mintJoin,
@@ -94,7 +94,7 @@ export default defineModule<MessengerSettings>((deps) => {
           wakeDispatcher = wake;
         },
       }),
-      realtimeRetentionJob(deps.pool, { retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE_HOURS, metrics }),
+      realtimeRetentionJob(deps.db, { retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE_HOURS, metrics }),
       callTimeoutReaperJob(deps.db, { intervalMs: config.MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS }),
     ],
     consumers: [

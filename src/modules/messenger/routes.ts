@@ -23,5 +23,5 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerConferenceRoutes(app, ctx);
   registerRealtimeOutboxRoutes(app, ctx);
   registerContactSearchRoutes(app, search);
-  registerUserReplicaRoutes(app, ctx.pool);
+  registerUserReplicaRoutes(app, ctx.db);
 }

@@ -1,13 +1,5 @@
-import type { SQL } from 'drizzle-orm';
-import type { Db } from '../../platform/db/index.ts';
-
 /**
- * How every part of the messenger reads rows through drizzle's `execute`: the rows of a raw SQL
- * statement, and its timestamps, which come back as text inside a transaction, as ISO strings.
+ * A timestamp as clients get it (ISO-8601 UTC): `query` reads timestamptz columns as `Date`; a row
+ * that comes inside JSON (`row_to_json`, the send statements' message) has them as text.
  */
-
-export async function rowsOf<T>(db: Db, query: SQL): Promise<T[]> {
-  return (await db.execute<T & Record<string, unknown>>(query)).rows as T[];
-}
-
-export const isoOf = (v: string | Date | null): string | null => (v === null ? null : new Date(v).toISOString());
+export const isoOf = (v: Date | string | null): string | null => (v === null ? null : typeof v === 'string' ? new Date(v).toISOString() : v.toISOString());

@@ -10,7 +10,7 @@ import type { Logger } from '../observability/logger.ts';
 import { query, type Db } from './query.ts';
 
 export { DatabaseUnreachableError, databaseTarget, waitForDatabase } from './startup.ts';
-export { query, type Db, type Rows } from './query.ts';
+export { query, type Db, type QueryOptions, type Rows } from './query.ts';
 export type Queryable = Pick<pg.Pool, 'query'>;
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.meta.url));

@@ -43,3 +43,17 @@ test('query: inside a transaction it runs on the transaction, and a failure roll
   const { rows } = await query<{ n: number }>(t.db, sql`select count(*)::int as n from q_tx`);
   assert.equal(rows[0]!.n, 0);
 });
+
+test('query: a named statement is prepared once per connection, in a transaction too, with the same types', async () => {
+  const named = (at: Date) => sql`select ${at}::timestamptz as at, pg_backend_pid() as pid`;
+  const first = new Date('2026-12-01T00:00:00.000Z');
+  const second = new Date('2026-12-02T00:00:00.000Z');
+  await t.db.transaction(async (tx) => {
+    const a = await query<{ at: Date; pid: number }>(tx, named(first), { name: 'q_named' });
+    const b = await query<{ at: Date; pid: number }>(tx, named(second), { name: 'q_named' });
+    assert.equal(a.rows[0]!.at.toISOString(), first.toISOString());
+    assert.equal(b.rows[0]!.at.toISOString(), second.toISOString());
+    const { rows } = await query<{ n: number }>(tx, sql`select count(*)::int as n from pg_prepared_statements where name = 'q_named'`);
+    assert.equal(rows[0]!.n, 1);
+  });
+});

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import type { Principal } from '../../../platform/http/index.ts';
-import type { Db } from '../../../platform/db/index.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { MediaJoinModel } from './media-join.ts';
-import { isoOf, rowsOf } from '../sql-rows.ts';
+import { isoOf } from '../sql-rows.ts';
 import { blockedEitherWay } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors, ChatErrors } from '../errors.ts';
@@ -26,15 +26,16 @@ export interface CallRow {
   media: MediaKind;
   status: SessionStatus;
   roomName: string;
-  createdAt: string;
-  ringExpiresAt: string | null;
-  answeredAt: string | null;
-  endedAt: string | null;
+  createdAt: Date;
+  ringExpiresAt: Date | null;
+  answeredAt: Date | null;
+  endedAt: Date | null;
   endedByUserId: string | null;
 }
 
-/** What clients see: the initiator named as the caller. */
-export type CallView = Omit<CallRow, 'initiatorUserId'> & { callerUserId: string };
+type Times = 'createdAt' | 'ringExpiresAt' | 'answeredAt' | 'endedAt';
+/** What clients see: the initiator named as the caller, times as ISO text. */
+export type CallView = Omit<CallRow, 'initiatorUserId' | Times> & { callerUserId: string; createdAt: string } & Record<Exclude<Times, 'createdAt'>, string | null>;
 
 const COLUMNS = sql.raw(`id, initiator_user_id as "initiatorUserId", callee_user_id as "calleeUserId", media, status, room_name as "roomName",
   created_at as "createdAt", ring_expires_at as "ringExpiresAt", answered_at as "answeredAt", ended_at as "endedAt", ended_by_user_id as "endedByUserId"`);
@@ -73,7 +74,7 @@ export const callSignal = (kind: RealtimeDispatchKind, callId: string, to: strin
   to.map((userId) => ({ kind, targetKind: 'User', targetUserId: userId, refId: callId, sessionKind: 'Direct' }));
 
 async function lockCallOf(tx: Db, callId: string, userId: string): Promise<CallRow> {
-  const [c] = await rowsOf<CallRow>(
+  const { rows: [c] } = await query<CallRow>(
     tx,
     sql`select ${COLUMNS} from messenger.media_sessions
          where id = ${callId} and session_kind = 'Direct' and ${userId} in (initiator_user_id, callee_user_id) for update`,
@@ -83,7 +84,7 @@ async function lockCallOf(tx: Db, callId: string, userId: string): Promise<CallR
 }
 
 export async function getCall(q: Db, callId: string, userId: string): Promise<CallView> {
-  const [c] = await rowsOf<CallRow>(
+  const { rows: [c] } = await query<CallRow>(
     q,
     sql`select ${COLUMNS} from messenger.media_sessions where id = ${callId} and session_kind = 'Direct' and ${userId} in (initiator_user_id, callee_user_id)`,
   );
@@ -95,20 +96,20 @@ export async function inviteCall(ctx: MessengerContext, caller: Principal, input
   const me = caller.userId;
   const callee = input.calleeUserId.toLowerCase();
   if (callee === me) throw CallErrors.self();
-  await requireAddressableUser(ctx.pool, callee);
+  await requireAddressableUser(ctx.db, callee);
   if (await blockedEitherWay(ctx.db, me, callee)) throw ChatErrors.blocked();
   const now = ctx.clock.now();
   const id = newId();
   const ringExpiresAt = new Date(now.getTime() + ctx.settings.MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS * 1000);
   const row = await ctx.db.transaction(async (tx) => {
-    const [c] = (await rowsOf<CallRow>(
+    const [c] = (await query<CallRow>(
       tx,
       sql`insert into messenger.media_sessions
             (id, session_kind, initiator_user_id, callee_user_id, media, status, room_name, ring_expires_at, created_at, updated_at)
           values (${id}, 'Direct', ${me}, ${callee}, ${input.media}, 'Ringing', ${`call-${id}`}, ${ringExpiresAt.toISOString()},
                   ${now.toISOString()}, ${now.toISOString()})
           returning ${COLUMNS}`,
-    )) as [CallRow];
+    )).rows as [CallRow];
     await enqueueRealtime(tx, callSignal('CallInvited', id, [callee]), now);
     return c;
   });
@@ -151,7 +152,7 @@ export async function transitionCall(ctx: MessengerContext, caller: Principal, c
 
 async function applyCallTransition(tx: Db, c: CallRow, t: Transition, now: Date, actor: string | null): Promise<CallRow> {
   const at = now.toISOString();
-  const [row] = (await rowsOf<CallRow>(
+  const [row] = (await query<CallRow>(
     tx,
     sql`update messenger.media_sessions
            set status = ${t.to}, updated_at = ${at}, ring_expires_at = null,
@@ -159,7 +160,7 @@ async function applyCallTransition(tx: Db, c: CallRow, t: Transition, now: Date,
                ended_at = ${t.to === 'Active' ? null : at}::timestamptz,
                ended_by_user_id = ${t.to === 'Active' ? null : actor}::uuid
          where id = ${c.id} returning ${COLUMNS}`,
-  )) as [CallRow];
+  )).rows as [CallRow];
   await enqueueRealtime(tx, callSignal(t.signal, c.id, [c.initiatorUserId, c.calleeUserId]), now);
   return row;
 }
@@ -177,12 +178,12 @@ const expiredRinging = (now: Date, limit: number, exclude: readonly string[], on
  * the row wins, and the reaper takes it next time only if it is still Ringing). Returns their ids.
  */
 export async function missExpiredCalls(tx: Db, now: Date, limit: number, exclude: readonly string[] = [], only?: string): Promise<string[]> {
-  const rows = await rowsOf<CallRow>(tx, sql`${expiredRinging(now, limit, exclude, only)} for update skip locked`);
+  const { rows } = await query<CallRow>(tx, sql`${expiredRinging(now, limit, exclude, only)} for update skip locked`);
   for (const c of rows) await applyCallTransition(tx, c, { action: 'miss', by: 'either', from: 'Ringing', to: 'Missed', signal: 'CallMissed' }, now, null);
   return rows.map((c) => c.id);
 }
 
 /** The calls missExpiredCalls would take, read without locks: for the one-by-one redo of a failed batch. */
 export async function expiredCallIds(db: Db, now: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
-  return (await rowsOf<CallRow>(db, expiredRinging(now, limit, exclude))).map((c) => c.id);
+  return (await query<CallRow>(db, expiredRinging(now, limit, exclude))).rows.map((c) => c.id);
 }

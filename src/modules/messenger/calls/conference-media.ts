@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import type { Principal } from '../../../platform/http/index.ts';
 import { AppError } from '../../../platform/http/index.ts';
 import { newId } from '../../../platform/time.ts';
-import { isoOf, rowsOf } from '../sql-rows.ts';
+import { query } from '../../../platform/db/index.ts';
+import { isoOf } from '../sql-rows.ts';
 import { conferenceFor, conferenceSignal, getConference, requireJoined, rosterOf, type ConferenceView } from './conferences.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
@@ -26,9 +27,9 @@ export interface RecordingView {
 }
 
 interface RecordingRow extends Omit<RecordingView, 'startedAt' | 'stoppedAt' | 'completedAt'> {
-  startedAt: string;
-  stoppedAt: string | null;
-  completedAt: string | null;
+  startedAt: Date;
+  stoppedAt: Date | null;
+  completedAt: Date | null;
   chatId: string;
 }
 
@@ -56,7 +57,8 @@ export async function setScreenShare(ctx: MessengerContext, caller: Principal, c
     const entry = await requireJoined(tx, c.id, caller.userId);
     if (entry.screenSharing === sharing) return;
     if (sharing && (await rosterOf(tx, c.id)).some((r) => r.screenSharing)) throw screenShareBusy();
-    await tx.execute(
+    await query(
+      tx,
       sql`update messenger.media_session_participants set screen_sharing = ${sharing}, updated_at = ${now.toISOString()} where id = ${entry.id}`,
     );
     await enqueueRealtime(tx, [conferenceSignal(sharing ? 'ScreenShareStarted' : 'ScreenShareStopped', c.chatId, entry.id)], now);
@@ -71,7 +73,7 @@ export async function startRecording(ctx: MessengerContext, caller: Principal, c
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'record');
     await requireJoined(tx, c.id, caller.userId);
-    const inserted = await rowsOf<{ id: string }>(
+    const { rows: inserted } = await query<{ id: string }>(
       tx,
       sql`insert into messenger.call_recordings (id, session_id, started_by_user_id, status, started_at, updated_at)
           values (${id}, ${c.id}, ${caller.userId}, 'Recording', ${now.toISOString()}, ${now.toISOString()})
@@ -79,7 +81,7 @@ export async function startRecording(ctx: MessengerContext, caller: Principal, c
     );
     if (inserted.length === 0) throw CallErrors.recordingActive();
     await enqueueRealtime(tx, [conferenceSignal('RecordingStarted', c.chatId, id)], now);
-    return recordingView((await rowsOf<RecordingRow>(tx, sql`select ${RECORDING} from messenger.call_recordings r join messenger.media_sessions s on s.id = r.session_id where r.id = ${id}`))[0]!);
+    return recordingView((await query<RecordingRow>(tx, sql`select ${RECORDING} from messenger.call_recordings r join messenger.media_sessions s on s.id = r.session_id where r.id = ${id}`)).rows[0]!);
   });
 }
 
@@ -88,7 +90,7 @@ export async function stopRecording(ctx: MessengerContext, caller: Principal, co
   return ctx.db.transaction(async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     await requireJoined(tx, c.id, caller.userId);
-    const [r] = await rowsOf<RecordingRow>(
+    const { rows: [r] } = await query<RecordingRow>(
       tx,
       sql`update messenger.call_recordings r set status = 'Stopped', stopped_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
             from messenger.media_sessions s
@@ -96,7 +98,7 @@ export async function stopRecording(ctx: MessengerContext, caller: Principal, co
            returning ${RECORDING}`,
     );
     if (!r) {
-      const exists = await rowsOf<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId} and session_id = ${c.id}`);
+      const { rows: exists } = await query<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId} and session_id = ${c.id}`);
       throw exists[0] ? CallErrors.recordingState(exists[0].status) : CallErrors.recordingNotFound();
     }
     await enqueueRealtime(tx, [conferenceSignal('RecordingStopped', r.chatId, r.id)], now);
@@ -112,7 +114,7 @@ export async function recordRecordingOutcome(
 ): Promise<RecordingView> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
-    const [r] = await rowsOf<RecordingRow>(
+    const { rows: [r] } = await query<RecordingRow>(
       tx,
       sql`update messenger.call_recordings r
              set status = ${outcome.status}, error_code = ${outcome.status === 'Failed' ? (outcome.errorCode ?? 'RECORDING_FAILED') : null},
@@ -122,7 +124,7 @@ export async function recordRecordingOutcome(
            returning ${RECORDING}`,
     );
     if (!r) {
-      const exists = await rowsOf<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId}`);
+      const { rows: exists } = await query<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId}`);
       throw exists[0] ? CallErrors.recordingState(exists[0].status) : CallErrors.recordingNotFound();
     }
     await enqueueRealtime(tx, [conferenceSignal(outcome.status === 'Available' ? 'RecordingAvailable' : 'RecordingFailed', r.chatId, r.id)], now);

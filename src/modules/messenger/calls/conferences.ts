@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import type { Principal } from '../../../platform/http/index.ts';
-import type { Db } from '../../../platform/db/index.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { joinView, type JoinView } from './calls.ts';
 import { chatForParticipant, participantsOf } from '../chats/chat-sql.ts';
-import { isoOf, rowsOf } from '../sql-rows.ts';
+import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
 import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
@@ -25,8 +25,8 @@ export interface ConferenceRow {
   media: MediaKind;
   status: 'Active' | 'Ended';
   roomName: string;
-  createdAt: string;
-  endedAt: string | null;
+  createdAt: Date;
+  endedAt: Date | null;
 }
 
 export interface RosterEntry {
@@ -60,11 +60,11 @@ export const conferenceSignal = (kind: RealtimeDispatchKind, chatId: string, ref
 });
 
 export async function rosterOf(q: Db, sessionId: string): Promise<RosterEntry[]> {
-  return rowsOf<RosterEntry>(
+  return (await query<RosterEntry>(
     q,
     sql`select id, user_id as "userId", status, screen_sharing as "screenSharing" from messenger.media_session_participants
          where session_id = ${sessionId} order by user_id`,
-  );
+  )).rows;
 }
 
 async function view(q: Db, c: ConferenceRow): Promise<ConferenceView> {
@@ -83,7 +83,7 @@ async function view(q: Db, c: ConferenceRow): Promise<ConferenceView> {
 
 /** The conference when the user is an Active participant of its chat (record-level), optionally locked. */
 export async function conferenceFor(q: Db, conferenceId: string, userId: string, lock = false): Promise<ConferenceRow & { chatRole: string }> {
-  const [c] = await rowsOf<ConferenceRow & { chatRole: string }>(
+  const { rows: [c] } = await query<ConferenceRow & { chatRole: string }>(
     q,
     sql`select s.id, s.chat_id as "chatId", s.initiator_user_id as "initiatorUserId", s.media, s.status, s.room_name as "roomName",
                s.created_at as "createdAt", s.ended_at as "endedAt", p.role as "chatRole"
@@ -108,7 +108,7 @@ export async function requireJoined(tx: Db, sessionId: string, userId: string): 
 
 async function setRoster(tx: Db, sessionId: string, userId: string, status: RosterStatus, now: Date): Promise<string> {
   const at = now.toISOString();
-  const [row] = (await rowsOf<{ id: string }>(
+  const [row] = (await query<{ id: string }>(
     tx,
     sql`insert into messenger.media_session_participants (id, session_id, user_id, status, invited_at, joined_at, left_at, updated_at)
         values (${newId()}, ${sessionId}, ${userId}, ${status}, ${status === 'Invited' ? at : null}::timestamptz,
@@ -120,7 +120,7 @@ async function setRoster(tx: Db, sessionId: string, userId: string, status: Rost
               left_at = coalesce(excluded.left_at, messenger.media_session_participants.left_at),
               screen_sharing = messenger.media_session_participants.screen_sharing and excluded.status = 'Joined'
         returning id`,
-  )) as [{ id: string }];
+  )).rows as [{ id: string }];
   return row.id;
 }
 
@@ -131,7 +131,7 @@ export async function startConference(ctx: MessengerContext, caller: Principal, 
   const roomName = `conf-${id}`;
   await ctx.db.transaction(async (tx) => {
     if (!(await chatForParticipant(tx, chatId, me, { lock: true }))) throw CallErrors.notFound();
-    const inserted = await rowsOf<{ id: string }>(
+    const { rows: inserted } = await query<{ id: string }>(
       tx,
       sql`insert into messenger.media_sessions (id, session_kind, chat_id, initiator_user_id, media, status, room_name, created_at, updated_at)
           values (${id}, 'Conference', ${chatId}, ${me}, ${media}, 'Active', ${roomName}, ${now.toISOString()}, ${now.toISOString()})
@@ -202,11 +202,12 @@ export async function endConference(ctx: MessengerContext, caller: Principal, co
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     if (c.initiatorUserId !== caller.userId && c.chatRole !== 'Owner' && !caller.admin) throw CallErrors.notParty('starter or the chat owner');
     if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'end');
-    await tx.execute(
+    await query(
+      tx,
       sql`update messenger.media_sessions set status = 'Ended', ended_at = ${at}, ended_by_user_id = ${caller.userId}, updated_at = ${at} where id = ${c.id}`,
     );
-    await tx.execute(sql`update messenger.media_session_participants set screen_sharing = false, updated_at = ${at} where session_id = ${c.id} and screen_sharing`);
-    const stopped = await rowsOf<{ id: string }>(
+    await query(tx, sql`update messenger.media_session_participants set screen_sharing = false, updated_at = ${at} where session_id = ${c.id} and screen_sharing`);
+    const { rows: stopped } = await query<{ id: string }>(
       tx,
       sql`update messenger.call_recordings set status = 'Stopped', stopped_at = ${at}, updated_at = ${at}
            where session_id = ${c.id} and status = 'Recording' returning id`,

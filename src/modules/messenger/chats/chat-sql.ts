@@ -1,20 +1,18 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db, Queryable } from '../../../platform/db/index.ts';
-import { rowsOf } from '../sql-rows.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { ChatEventKind, ChatKind, ParticipantRole } from './kinds.ts';
 
 /**
  * Statements of chats, participants and the chat's system feed. Owner operations run them in a
- * drizzle transaction (so the outbox rows share it); timestamps come back as text there, which the
- * views turn into ISO strings.
+ * drizzle transaction (so the outbox rows share it).
  */
 
 /** Chats the user is an Active participant of: the chat:{ChatId} groups its hub connections join. */
-export async function activeChatIdsOf(q: Queryable, userId: string): Promise<string[]> {
-  const { rows } = await q.query<{ chatId: string }>(
-    `select chat_id as "chatId" from messenger.chat_participants where user_id = $1 and status = 'Active'`,
-    [userId],
+export async function activeChatIdsOf(db: Db, userId: string): Promise<string[]> {
+  const { rows } = await query<{ chatId: string }>(
+    db,
+    sql`select chat_id as "chatId" from messenger.chat_participants where user_id = ${userId} and status = 'Active'`,
   );
   return rows.map((r) => r.chatId);
 }
@@ -25,8 +23,8 @@ export interface ChatRow {
   title: string | null;
   createdByUserId: string;
   lastSeq: number;
-  createdAt: string;
-  updatedAt: string;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 const CHAT_COLUMNS = sql.raw(`c.id, c.kind, c.title, c.created_by_user_id as "createdByUserId", c.last_seq::float8 as "lastSeq",
@@ -42,7 +40,7 @@ export async function chatForParticipant(
   userId: string,
   opts: { lock?: boolean } = {},
 ): Promise<(ChatRow & { role: ParticipantRole }) | undefined> {
-  const rows = await rowsOf<ChatRow & { role: ParticipantRole }>(
+  const { rows } = await query<ChatRow & { role: ParticipantRole }>(
     q,
     sql`select ${CHAT_COLUMNS}, p.role from messenger.chats c
           join messenger.chat_participants p on p.chat_id = c.id and p.user_id = ${userId} and p.status = 'Active'
@@ -52,7 +50,7 @@ export async function chatForParticipant(
 }
 
 export async function chatByDirectKey(q: Db, directKey: string): Promise<ChatRow | undefined> {
-  const rows = await rowsOf<ChatRow>(q, sql`select ${CHAT_COLUMNS} from messenger.chats c where c.direct_key = ${directKey}`);
+  const { rows } = await query<ChatRow>(q, sql`select ${CHAT_COLUMNS} from messenger.chats c where c.direct_key = ${directKey}`);
   return rows[0];
 }
 
@@ -60,7 +58,7 @@ export async function insertChat(
   tx: Db,
   c: { id: string; kind: ChatKind; title: string | null; directKey: string | null; createdByUserId: string; now: Date },
 ): Promise<boolean> {
-  const rows = await rowsOf<{ id: string }>(
+  const { rows } = await query<{ id: string }>(
     tx,
     sql`insert into messenger.chats (id, kind, title, direct_key, created_by_user_id, created_at, updated_at)
         values (${c.id}, ${c.kind}, ${c.title}, ${c.directKey}, ${c.createdByUserId}, ${c.now.toISOString()}, ${c.now.toISOString()})
@@ -75,21 +73,22 @@ export interface ParticipantRow {
   role: ParticipantRole;
   status: 'Active' | 'Removed';
   lastReadSeq: number;
-  joinedAt: string;
+  joinedAt: Date;
 }
 
 export async function participantsOf(q: Db, chatId: string, opts: { activeOnly?: boolean } = {}): Promise<ParticipantRow[]> {
-  return rowsOf<ParticipantRow>(
+  const { rows } = await query<ParticipantRow>(
     q,
     sql`select id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt"
           from messenger.chat_participants where chat_id = ${chatId} ${opts.activeOnly ? sql`and status = 'Active'` : sql``}
          order by joined_at, user_id`,
   );
+  return rows;
 }
 
 /** Adds the user, or makes a Removed participant Active again. Returns the participant id. */
 export async function upsertActiveParticipant(tx: Db, chatId: string, userId: string, role: ParticipantRole, now: Date): Promise<string> {
-  const rows = await rowsOf<{ id: string }>(
+  const { rows } = await query<{ id: string }>(
     tx,
     sql`insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at)
         values (${newId()}, ${chatId}, ${userId}, ${role}, 'Active', ${now.toISOString()}, ${now.toISOString()})
@@ -101,7 +100,7 @@ export async function upsertActiveParticipant(tx: Db, chatId: string, userId: st
 }
 
 export async function markParticipantRemoved(tx: Db, chatId: string, userId: string, now: Date): Promise<boolean> {
-  const rows = await rowsOf<{ id: string }>(
+  const { rows } = await query<{ id: string }>(
     tx,
     sql`update messenger.chat_participants set status = 'Removed', removed_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
          where chat_id = ${chatId} and user_id = ${userId} and status = 'Active' returning id`,
@@ -114,7 +113,8 @@ export async function insertChatEvent(
   e: { chatId: string; kind: ChatEventKind; actorUserId: string; subjectUserId: string | null; now: Date },
 ): Promise<string> {
   const id = newId();
-  await tx.execute(
+  await query(
+    tx,
     sql`insert into messenger.chat_events (id, chat_id, kind, actor_user_id, subject_user_id, created_at)
         values (${id}, ${e.chatId}, ${e.kind}, ${e.actorUserId}, ${e.subjectUserId}, ${e.now.toISOString()})`,
   );
@@ -123,7 +123,8 @@ export async function insertChatEvent(
 
 /** Marks the chat changed; `membership` for participant changes (sends then re-read their recipients). */
 export async function touchChat(tx: Db, chatId: string, now: Date, change: { title?: string; membership?: boolean } = {}): Promise<void> {
-  await tx.execute(
+  await query(
+    tx,
     sql`update messenger.chats set updated_at = ${now.toISOString()}
           ${change.title === undefined ? sql`` : sql`, title = ${change.title}`}
           ${change.membership ? sql`, membership_version = membership_version + 1` : sql``}
@@ -133,11 +134,12 @@ export async function touchChat(tx: Db, chatId: string, now: Date, change: { tit
 
 /** The chats a user is an Active participant of, most recently active first (keyset on updatedAt, id). */
 export async function chatsOfUser(q: Db, userId: string, limit: number, before?: { updatedAt: string; id: string }): Promise<ChatRow[]> {
-  return rowsOf<ChatRow>(
+  const { rows } = await query<ChatRow>(
     q,
     sql`select ${CHAT_COLUMNS} from messenger.chats c
           join messenger.chat_participants p on p.chat_id = c.id and p.user_id = ${userId} and p.status = 'Active'
          ${before ? sql`where (c.updated_at, c.id) < (${before.updatedAt}::timestamptz, ${before.id}::uuid)` : sql``}
          order by c.updated_at desc, c.id desc limit ${limit}`,
   );
+  return rows;
 }

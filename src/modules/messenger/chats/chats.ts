@@ -14,7 +14,6 @@ import {
   type ChatRow,
   type ParticipantRow,
 } from './chat-sql.ts';
-import { isoOf } from '../sql-rows.ts';
 import type { Db } from '../../../platform/db/index.ts';
 import { blockedEitherWay } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
@@ -29,7 +28,9 @@ import { requireAddressableUser } from '../user-replica/replica-reads.ts';
  * changed right after the commit, and again by the dispatcher when it delivers the ChatUpdated.
  */
 
-export interface ChatView extends ChatRow {
+export interface ChatView extends Omit<ChatRow, 'createdAt' | 'updatedAt'> {
+  createdAt: string;
+  updatedAt: string;
   participants: { userId: string; role: string; lastReadSeq: number; joinedAt: string }[];
 }
 
@@ -40,9 +41,9 @@ export function chatView(c: ChatRow, participants: ParticipantRow[]): ChatView {
     title: c.title,
     createdByUserId: c.createdByUserId,
     lastSeq: c.lastSeq,
-    createdAt: isoOf(c.createdAt)!,
-    updatedAt: isoOf(c.updatedAt)!,
-    participants: participants.map((p) => ({ userId: p.userId, role: p.role, lastReadSeq: p.lastReadSeq, joinedAt: isoOf(p.joinedAt)! })),
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+    participants: participants.map((p) => ({ userId: p.userId, role: p.role, lastReadSeq: p.lastReadSeq, joinedAt: p.joinedAt.toISOString() })),
   };
 }
 
@@ -89,7 +90,7 @@ export async function createChat(ctx: MessengerContext, caller: Principal, input
   if (input.kind === 'Group' && !input.title?.trim()) throw ChatErrors.invalidChat('a group chat needs a title');
   const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
   if (others.length + 1 > max) throw ChatErrors.chatFull(max);
-  for (const u of others) await requireAddressableUser(ctx.pool, u);
+  for (const u of others) await requireAddressableUser(ctx.db, u);
   const directKey = input.kind === 'Direct' ? [me, others[0]!].sort().join(':') : null;
   if (directKey) {
     if (await blockedEitherWay(ctx.db, me, others[0]!)) throw ChatErrors.blocked();
@@ -135,7 +136,7 @@ export async function renameChat(ctx: MessengerContext, caller: Principal, chatI
 /** Added participants see the chat at once: their open connections join chat:{ChatId} (UC-MSG-008). */
 export async function addParticipants(ctx: MessengerContext, caller: Principal, chatId: string, userIds: string[]): Promise<ChatView> {
   const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))];
-  for (const u of wanted) await requireAddressableUser(ctx.pool, u);
+  for (const u of wanted) await requireAddressableUser(ctx.db, u);
   const now = ctx.clock.now();
   const added = await ctx.db.transaction(async (tx) => {
     const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });

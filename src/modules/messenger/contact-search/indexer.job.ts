@@ -1,5 +1,5 @@
 import { backoffDelayMs, type Backoff } from '../../../platform/backoff/index.ts';
-import type { Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { messageOf } from '../../../platform/errors/index.ts';
 import { batchPhase, defineBatchWorker, type BatchRun, type BatchSettings, type BatchWorker, type Outcome } from '../../../platform/jobs/index.ts';
 import type { MessengerSettings } from '../settings.ts';
@@ -27,7 +27,7 @@ export const indexerSettingsOf = (s: MessengerSettings): IndexerSettings => ({
 export const indexRetryBackoff = (retryMaxMs: number): Backoff => ({ baseMs: 1000, factor: 2, capMs: retryMaxMs, jitter: 0 });
 
 export interface IndexerDeps {
-  pool: Queryable;
+  db: Db;
   index: ContactSearchIndex;
   metrics: ContactSearchMetrics;
   settings: IndexerSettings;
@@ -81,17 +81,17 @@ export function contactSearchIndexerJob(deps: IndexerDeps): BatchWorker {
         batchPhase<PendingDocument>({
           name: 'pending',
           keyOf: (p) => p.doc.userId,
-          claim: (limit, run, exclude) => selectDuePending(deps.pool, run.now(), limit, exclude),
+          claim: (limit, run, exclude) => selectDuePending(deps.db, run.now(), limit, exclude),
           processBatch: indexBatch,
           async record(outcomes, run) {
             const now = run.now().getTime();
             const indexed = outcomes.filter((o) => o.status === 'done').map((o) => o.row.doc);
-            await deleteIndexed(deps.pool, indexed);
+            await deleteIndexed(deps.db, indexed);
             run.count('indexed', indexed.length);
             const retries = outcomes
               .filter((o) => o.status === 'failed')
               .map((o) => ({ userId: o.row.doc.userId, nextAttemptAt: new Date(now + backoffDelayMs(backoff, o.row.attempts + 1)) }));
-            await rescheduleFailed(deps.pool, retries);
+            await rescheduleFailed(deps.db, retries);
             // Counted once the retries are scheduled, so whoever sees the count sees them too.
             const failed = outcomes.filter((o) => o.status === 'failed');
             if (failed.length > 0) {

@@ -1,9 +1,9 @@
 import { counter, dbGauge, type Registry } from '../../../platform/observability/index.ts';
-import type { Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { countPending } from './sql.ts';
 
 /** Metrics of the contact search index (seed 002 names where it gives them, the messenger_ prefix otherwise). */
-export function createContactSearchMetrics(registry: Registry, pool: Queryable) {
+export function createContactSearchMetrics(registry: Registry, db: Db) {
   return {
     indexFailures: counter(registry, {
       name: 'messenger_contact_search_index_failures_total',
@@ -14,7 +14,7 @@ export function createContactSearchMetrics(registry: Registry, pool: Queryable) 
     pending: dbGauge(registry, {
       name: 'messenger_contact_search_pending_documents',
       help: 'Replica rows whose search document waits to be written (grows while the index is down)',
-      read: () => countPending(pool),
+      read: () => countPending(db),
     }),
   };
 }

@@ -1,4 +1,6 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
+import { messageOf, rootCause } from '../../../platform/errors/index.ts';
 import type { ContactSearchIndex, IndexOutcome, MessengerContactSearchDocument } from './port.ts';
 import { SearchUnavailableError } from './port.ts';
 
@@ -7,15 +9,16 @@ import { SearchUnavailableError } from './port.ts';
  * same indexer and rebuild job as Elasticsearch would be, so both adapters behave alike.
  */
 
-const COLUMNS = `user_id as "userId", first_name as "firstName", middle_name as "middleName", last_name as "lastName",
-  phone_number as "phoneNumber", is_active as "isActive", revision`;
+const COLUMNS = sql.raw(`user_id as "userId", first_name as "firstName", middle_name as "middleName", last_name as "lastName",
+  phone_number as "phoneNumber", is_active as "isActive", revision`);
 
 type Row = Omit<MessengerContactSearchDocument, 'revision'> & { revision: string };
 const toDocument = (r: Row): MessengerContactSearchDocument => ({ ...r, revision: Number(r.revision) });
 
-export function createPostgresContactSearch(pool: Queryable, clock: { now(): Date }): ContactSearchIndex {
+export function createPostgresContactSearch(db: Db, clock: { now(): Date }): ContactSearchIndex {
+  // The driver's own message only: drizzle's error would carry the statement and its parameters (names, phones).
   const unavailable = (err: unknown): never => {
-    throw new SearchUnavailableError('contact search (PostgreSQL) failed', { cause: err });
+    throw new SearchUnavailableError(`contact search (PostgreSQL) failed: ${messageOf(rootCause(err)).slice(0, 200)}`, { cause: err });
   };
   return {
     kind: 'postgres',
@@ -24,11 +27,15 @@ export function createPostgresContactSearch(pool: Queryable, clock: { now(): Dat
     async index(docs): Promise<IndexOutcome> {
       if (docs.length === 0) return { failed: [] };
       // One statement for the batch; a lower revision than the stored one changes nothing.
-      await pool.query(
-        `insert into messenger.contact_search_documents
+      const col = <T>(f: (d: MessengerContactSearchDocument) => T) => sql.param(docs.map(f));
+      await query(
+        db,
+        sql`insert into messenger.contact_search_documents
            (user_id, first_name, middle_name, last_name, phone_number, is_active, revision, indexed_at)
-         select d.user_id, d.first_name, d.middle_name, d.last_name, d.phone_number, d.is_active, d.revision, $8
-           from unnest($1::uuid[], $2::varchar[], $3::varchar[], $4::varchar[], $5::varchar[], $6::boolean[], $7::bigint[])
+         select d.user_id, d.first_name, d.middle_name, d.last_name, d.phone_number, d.is_active, d.revision, ${clock.now()}::timestamptz
+           from unnest(${col((d) => d.userId)}::uuid[], ${col((d) => d.firstName)}::varchar[], ${col((d) => d.middleName)}::varchar[],
+                       ${col((d) => d.lastName)}::varchar[], ${col((d) => d.phoneNumber)}::varchar[], ${col((d) => d.isActive)}::boolean[],
+                       ${col((d) => d.revision)}::bigint[])
                 as d(user_id, first_name, middle_name, last_name, phone_number, is_active, revision)
           -- One lock order for every writer (indexer, rebuild job), so they never deadlock.
           order by d.user_id
@@ -37,41 +44,29 @@ export function createPostgresContactSearch(pool: Queryable, clock: { now(): Dat
                phone_number = excluded.phone_number, is_active = excluded.is_active, revision = excluded.revision,
                indexed_at = excluded.indexed_at
          where contact_search_documents.revision <= excluded.revision`,
-        [
-          docs.map((d) => d.userId),
-          docs.map((d) => d.firstName),
-          docs.map((d) => d.middleName),
-          docs.map((d) => d.lastName),
-          docs.map((d) => d.phoneNumber),
-          docs.map((d) => d.isActive),
-          docs.map((d) => d.revision),
-          clock.now(),
-        ],
-      );
+      ).catch(unavailable);
       return { failed: [] };
     },
 
     async remove(userIds) {
       if (userIds.length === 0) return;
-      await pool.query(`delete from messenger.contact_search_documents where user_id = any($1::uuid[])`, [userIds]);
+      await query(db, sql`delete from messenger.contact_search_documents where user_id = any(${sql.param(userIds)}::uuid[])`).catch(unavailable);
     },
 
     async findActiveByPhone(phoneNumber) {
-      const { rows } = await pool
-        .query<Row>(
-          `select ${COLUMNS} from messenger.contact_search_documents
-            where phone_number = $1 and is_active order by revision desc limit 1`,
-          [phoneNumber],
-        )
-        .catch(unavailable);
+      const { rows } = await query<Row>(
+        db,
+        sql`select ${COLUMNS} from messenger.contact_search_documents
+             where phone_number = ${phoneNumber} and is_active order by revision desc limit 1`,
+      ).catch(unavailable);
       return rows[0] ? toDocument(rows[0]) : null;
     },
 
     async listUserIds(after, limit) {
-      const { rows } = await pool.query<{ userId: string }>(
-        `select user_id as "userId" from messenger.contact_search_documents
-          where $1::uuid is null or user_id > $1::uuid order by user_id limit $2`,
-        [after, limit],
+      const { rows } = await query<{ userId: string }>(
+        db,
+        sql`select user_id as "userId" from messenger.contact_search_documents
+             where ${after}::uuid is null or user_id > ${after}::uuid order by user_id limit ${limit}`,
       );
       return rows.map((r) => r.userId);
     },
@@ -80,7 +75,7 @@ export function createPostgresContactSearch(pool: Queryable, clock: { now(): Dat
 
     async health() {
       try {
-        await pool.query('select 1 from messenger.contact_search_documents limit 1');
+        await query(db, sql`select 1 from messenger.contact_search_documents limit 1`);
         return 'ok';
       } catch {
         return 'down';

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { messageOf } from '../../../platform/errors/index.ts';
 import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
 import type { ContactSearchMetrics } from './metrics.ts';
@@ -11,7 +11,7 @@ export const CONTACT_SEARCH_REBUILD_JOB = 'messenger-contact-search-rebuild';
 const REBUILD_MAX_RUN_MS = 6 * 3_600_000;
 
 export interface RebuildDeps {
-  pool: Queryable;
+  db: Db;
   index: ContactSearchIndex;
   metrics: ContactSearchMetrics;
   batchSize: number;
@@ -39,11 +39,11 @@ interface RebuildRun {
  * an index was lost or recreated).
  */
 export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
-  const { pool, index, metrics } = deps;
+  const { db, index, metrics } = deps;
   const runs = new WeakMap<BatchRun, RebuildRun>();
 
   async function start(state: RebuildRun, run: BatchRun): Promise<number> {
-    state.total = await countReplica(pool);
+    state.total = await countReplica(db);
     run.log.info({ adapter: index.kind, total: state.total }, 'contact search rebuild started');
     await index.prepare();
     return state.total;
@@ -55,7 +55,7 @@ export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
       keyOf: (d) => d.userId,
       async claim(limit, run) {
         if (state.total === null) await start(state, run);
-        const docs = await selectReplicaPage(pool, state.replicaAfter, limit);
+        const docs = await selectReplicaPage(db, state.replicaAfter, limit);
         state.replicaAfter = docs.at(-1)?.userId ?? state.replicaAfter;
         return docs;
       },
@@ -80,7 +80,7 @@ export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
       async record(outcomes, run) {
         const refused = outcomes.filter((o) => o.status === 'failed').map((o) => o.row);
         if (refused.length === 0) return;
-        await enqueuePending(pool, refused, run.now());
+        await enqueuePending(db, refused, run.now());
         metrics.indexFailures.inc({ stage: 'rebuild' }, refused.length);
       },
     });
@@ -99,7 +99,7 @@ export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
         return ids;
       },
       async processBatch(ids, run) {
-        const known = await existingReplicaIds(pool, ids);
+        const known = await existingReplicaIds(db, ids);
         const orphans = ids.filter((id) => !known.has(id));
         if (orphans.length > 0) await index.remove(orphans);
         run.count('removed', orphans.length);

@@ -1,10 +1,11 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
 import type { MessengerContactSearchDocument } from './port.ts';
 
 /** SQL of the contact search indexer and rebuild job: the pending queue and replica scans. */
 
-const DOCUMENT = `u.id as "userId", u.first_name as "firstName", u.middle_name as "middleName", u.last_name as "lastName",
-  u.phone_number as "phoneNumber", u.is_active as "isActive", u.revision`;
+const DOCUMENT = sql.raw(`u.id as "userId", u.first_name as "firstName", u.middle_name as "middleName", u.last_name as "lastName",
+  u.phone_number as "phoneNumber", u.is_active as "isActive", u.revision`);
 
 type DocRow = Omit<MessengerContactSearchDocument, 'revision'> & { revision: string };
 const toDocument = (r: DocRow): MessengerContactSearchDocument => ({ ...r, revision: Number(r.revision) });
@@ -19,15 +20,15 @@ export interface PendingDocument {
  * now. No lock is held: the indexer runs single-runner, and a change committed meanwhile raises
  * the queued revision, so `deleteIndexed` leaves that row for the next round.
  */
-export async function selectDuePending(db: Queryable, now: Date, limit: number, exclude: readonly string[] = []): Promise<PendingDocument[]> {
-  const { rows } = await db.query<DocRow & { attempts: number }>(
-    `select ${DOCUMENT}, p.attempts
+export async function selectDuePending(db: Db, now: Date, limit: number, exclude: readonly string[] = []): Promise<PendingDocument[]> {
+  const { rows } = await query<DocRow & { attempts: number }>(
+    db,
+    sql`select ${DOCUMENT}, p.attempts
        from messenger.contact_search_pending p
        join messenger.users u on u.id = p.user_id
-      where p.next_attempt_at <= $1 and not (p.user_id = any($3::uuid[]))
+      where p.next_attempt_at <= ${now} and not (p.user_id = any(${sql.param(exclude)}::uuid[]))
       order by p.next_attempt_at
-      limit $2`,
-    [now, limit, exclude],
+      limit ${limit}`,
   );
   return rows.map(({ attempts, ...r }) => ({ doc: toDocument(r), attempts }));
 }
@@ -37,72 +38,75 @@ export async function selectDuePending(db: Queryable, now: Date, limit: number, 
  * a consumer transaction are skipped, never waited for: that transaction is raising their revision
  * anyway, and waiting could deadlock against its other rows.
  */
-export async function deleteIndexed(db: Queryable, docs: readonly MessengerContactSearchDocument[]): Promise<number> {
+export async function deleteIndexed(db: Db, docs: readonly MessengerContactSearchDocument[]): Promise<number> {
   if (docs.length === 0) return 0;
-  const res = await db.query(
-    `delete from messenger.contact_search_pending p
+  const ids = sql`${sql.param(docs.map((d) => d.userId))}::uuid[]`;
+  const { rowCount } = await query(
+    db,
+    sql`delete from messenger.contact_search_pending p
       where p.user_id in (
         select q.user_id from messenger.contact_search_pending q
-          join unnest($1::uuid[], $2::bigint[]) as d(user_id, revision) on q.user_id = d.user_id and q.revision <= d.revision
+          join unnest(${ids}, ${sql.param(docs.map((d) => d.revision))}::bigint[]) as d(user_id, revision) on q.user_id = d.user_id and q.revision <= d.revision
          -- Drives the read through the primary key: without it the planner hashes the whole
          -- queue, which costs most when the queue is longest (a backlog).
-         where q.user_id = any($1::uuid[])
+         where q.user_id = any(${ids})
          for update of q skip locked)`,
-    [docs.map((d) => d.userId), docs.map((d) => d.revision)],
   );
-  return res.rowCount ?? 0;
+  return rowCount;
 }
 
 /** Puts failed documents back with their next attempt time (the caller's backoff per attempt). */
-export async function rescheduleFailed(db: Queryable, failed: readonly { userId: string; nextAttemptAt: Date }[]): Promise<void> {
+export async function rescheduleFailed(db: Db, failed: readonly { userId: string; nextAttemptAt: Date }[]): Promise<void> {
   if (failed.length === 0) return;
   // Locked rows are skipped: a consumer transaction is resetting them for an immediate attempt.
-  await db.query(
-    `update messenger.contact_search_pending p
+  const ids = sql`${sql.param(failed.map((f) => f.userId))}::uuid[]`;
+  await query(
+    db,
+    sql`update messenger.contact_search_pending p
         set attempts = p.attempts + 1, next_attempt_at = d.next_attempt_at
-       from unnest($1::uuid[], $2::timestamptz[]) as d(user_id, next_attempt_at)
+       from unnest(${ids}, ${sql.param(failed.map((f) => f.nextAttemptAt))}::timestamptz[]) as d(user_id, next_attempt_at)
       where p.user_id = d.user_id
         and p.user_id in (select q.user_id from messenger.contact_search_pending q
-                           where q.user_id = any($1::uuid[]) for update of q skip locked)`,
-    [failed.map((f) => f.userId), failed.map((f) => f.nextAttemptAt)],
+                           where q.user_id = any(${ids}) for update of q skip locked)`,
   );
 }
 
 /** Queues documents for the indexer (the rebuild job hands it what the index refused). */
-export async function enqueuePending(db: Queryable, docs: readonly MessengerContactSearchDocument[], now: Date): Promise<void> {
+export async function enqueuePending(db: Db, docs: readonly MessengerContactSearchDocument[], now: Date): Promise<void> {
   if (docs.length === 0) return;
-  await db.query(
-    `insert into messenger.contact_search_pending (user_id, revision, enqueued_at, attempts, next_attempt_at)
-     select user_id, revision, $3, 0, $3 from unnest($1::uuid[], $2::bigint[]) as d(user_id, revision)
+  await query(
+    db,
+    sql`insert into messenger.contact_search_pending (user_id, revision, enqueued_at, attempts, next_attempt_at)
+     select user_id, revision, ${now}::timestamptz, 0, ${now}::timestamptz
+       from unnest(${sql.param(docs.map((d) => d.userId))}::uuid[], ${sql.param(docs.map((d) => d.revision))}::bigint[]) as d(user_id, revision)
      on conflict (user_id) do update set revision = greatest(contact_search_pending.revision, excluded.revision)`,
-    [docs.map((d) => d.userId), docs.map((d) => d.revision), now],
   );
 }
 
-export async function countPending(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: string }>(`select count(*) as n from messenger.contact_search_pending`);
+export async function countPending(db: Db): Promise<number> {
+  const { rows } = await query<{ n: string }>(db, sql`select count(*) as n from messenger.contact_search_pending`);
   return Number(rows[0]!.n);
 }
 
 /** Replica rows after `after` in id order (keyset pagination for the rebuild job). */
-export async function selectReplicaPage(db: Queryable, after: string | null, limit: number): Promise<MessengerContactSearchDocument[]> {
-  const { rows } = await db.query<DocRow>(
-    `select ${DOCUMENT} from messenger.users u
-      where $1::uuid is null or u.id > $1::uuid
-      order by u.id limit $2`,
-    [after, limit],
+export async function selectReplicaPage(db: Db, after: string | null, limit: number): Promise<MessengerContactSearchDocument[]> {
+  const { rows } = await query<DocRow>(
+    db,
+    sql`select ${DOCUMENT} from messenger.users u
+      where ${after}::uuid is null or u.id > ${after}::uuid
+      order by u.id limit ${limit}`,
   );
   return rows.map(toDocument);
 }
 
 /** Which of these ids have a replica row. */
-export async function existingReplicaIds(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
+export async function existingReplicaIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>(`select id from messenger.users where id = any($1::uuid[])`, [ids]);
+  const { rows } = await query<{ id: string }>(db, sql`select id from messenger.users where id = any(${sql.param(ids)}::uuid[])`);
   return new Set(rows.map((r) => r.id));
 }
 
-export async function countReplica(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: string }>(`select count(*) as n from messenger.users`);
+export async function countReplica(db: Db): Promise<number> {
+  const { rows } = await query<{ n: string }>(db, sql`select count(*) as n from messenger.users`);
   return Number(rows[0]!.n);
 }

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { newId } from '../../../platform/time.ts';
-import type { Db } from '../../../platform/db/index.ts';
-import { isoOf, rowsOf } from '../sql-rows.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
+import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { ContactErrors } from '../errors.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
@@ -21,7 +21,7 @@ export interface BlacklistEntryView {
 
 /** True when either user has blocked the other. */
 export async function blockedEitherWay(q: Db, a: string, b: string): Promise<boolean> {
-  const rows = await rowsOf<{ n: number }>(
+  const { rows } = await query<{ n: number }>(
     q,
     sql`select count(*)::int as n from messenger.blacklist_entries
          where status = 'Blocked' and ((owner_user_id = ${a} and blocked_user_id = ${b}) or (owner_user_id = ${b} and blocked_user_id = ${a}))`,
@@ -36,12 +36,12 @@ export async function setBlocked(ctx: MessengerContext, ownerUserId: string, blo
   const status = blocked ? 'Blocked' : 'Unblocked';
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
-    const [previous] = await rowsOf<{ status: string }>(
+    const { rows: [previous] } = await query<{ status: string }>(
       tx,
       sql`select status from messenger.blacklist_entries where owner_user_id = ${ownerUserId} and blocked_user_id = ${target} for update`,
     );
     const changed = (previous?.status ?? 'Unblocked') !== status;
-    const rows = await rowsOf<{ id: string; status: 'Blocked' | 'Unblocked'; updatedAt: string }>(
+    const { rows } = await query<{ id: string; status: 'Blocked' | 'Unblocked'; updatedAt: Date }>(
       tx,
       sql`insert into messenger.blacklist_entries (id, owner_user_id, blocked_user_id, status, created_at, updated_at)
           values (${newId()}, ${ownerUserId}, ${target}, ${status}, ${now.toISOString()}, ${now.toISOString()})
@@ -57,7 +57,7 @@ export async function setBlocked(ctx: MessengerContext, ownerUserId: string, blo
 }
 
 export async function listBlocked(q: Db, ownerUserId: string): Promise<BlacklistEntryView[]> {
-  const rows = await rowsOf<{ id: string; blockedUserId: string; updatedAt: string }>(
+  const { rows } = await query<{ id: string; blockedUserId: string; updatedAt: Date }>(
     q,
     sql`select id, blocked_user_id as "blockedUserId", updated_at as "updatedAt" from messenger.blacklist_entries
          where owner_user_id = ${ownerUserId} and status = 'Blocked' order by updated_at desc, id limit 1000`,

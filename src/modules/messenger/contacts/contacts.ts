@@ -1,8 +1,8 @@
 import type { MessengerSettings } from '../settings.ts';
 import { sql } from 'drizzle-orm';
 import { newId } from '../../../platform/time.ts';
-import type { Db } from '../../../platform/db/index.ts';
-import { isoOf, rowsOf } from '../sql-rows.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
+import { isoOf } from '../sql-rows.ts';
 import type { ContactStatusLookup } from '../contact-search/search.ts';
 import { blockedEitherWay } from './blacklist.ts';
 import type { MessengerContext } from '../context.ts';
@@ -32,8 +32,8 @@ interface ContactRow {
   requesterUserId: string;
   addresseeUserId: string;
   status: ContactStatus;
-  createdAt: string;
-  acceptedAt: string | null;
+  createdAt: Date;
+  acceptedAt: Date | null;
 }
 
 const COLUMNS = sql.raw(`id, requester_user_id as "requesterUserId", addressee_user_id as "addresseeUserId", status,
@@ -50,7 +50,7 @@ const viewFor = (me: string, c: ContactRow): ContactView => ({
 
 /** The active replica user holding this E.164 phone (the replica is the messenger's local source for users). */
 async function activeUserByPhone(q: Db, phone: string): Promise<string | undefined> {
-  const rows = await rowsOf<{ id: string }>(q, sql`select id from messenger.users where phone_number = ${phone} and is_active`);
+  const { rows } = await query<{ id: string }>(q, sql`select id from messenger.users where phone_number = ${phone} and is_active`);
   return rows[0]?.id;
 }
 
@@ -64,7 +64,7 @@ export async function requestContact(ctx: MessengerContext, me: string, phoneInp
   const now = ctx.clock.now();
   return ctx.db.transaction(async (tx) => {
     // A removed pair is requested again on the same row; a live one is a conflict.
-    const [row] = await rowsOf<ContactRow>(
+    const { rows: [row] } = await query<ContactRow>(
       tx,
       sql`insert into messenger.contacts (id, requester_user_id, addressee_user_id, status, created_at, updated_at)
           values (${newId()}, ${me}, ${other}, 'Pending', ${now.toISOString()}, ${now.toISOString()})
@@ -81,7 +81,7 @@ export async function requestContact(ctx: MessengerContext, me: string, phoneInp
 }
 
 async function lockContactOf(tx: Db, me: string, contactId: string): Promise<ContactRow> {
-  const [row] = await rowsOf<ContactRow>(
+  const { rows: [row] } = await query<ContactRow>(
     tx,
     sql`select ${COLUMNS} from messenger.contacts where id = ${contactId} and ${me} in (requester_user_id, addressee_user_id)
           and status <> 'Removed' for update`,
@@ -96,11 +96,11 @@ export async function acceptContact(ctx: MessengerContext, me: string, contactId
     const c = await lockContactOf(tx, me, contactId);
     if (c.addresseeUserId !== me) throw ContactErrors.notAddressee();
     if (c.status !== 'Pending') throw ContactErrors.notPending();
-    const [row] = (await rowsOf<ContactRow>(
+    const [row] = (await query<ContactRow>(
       tx,
       sql`update messenger.contacts set status = 'Accepted', accepted_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
            where id = ${contactId} returning ${COLUMNS}`,
-    )) as [ContactRow];
+    )).rows as [ContactRow];
     await enqueueRealtime(tx, [{ kind: 'ContactRequestAccepted', targetKind: 'User', targetUserId: c.requesterUserId, refId: c.id }], now);
     return viewFor(me, row);
   });
@@ -111,7 +111,8 @@ export async function removeContact(ctx: MessengerContext, me: string, contactId
   const now = ctx.clock.now();
   await ctx.db.transaction(async (tx) => {
     const c = await lockContactOf(tx, me, contactId);
-    await tx.execute(
+    await query(
+      tx,
       sql`update messenger.contacts set status = 'Removed', removed_by_user_id = ${me}, updated_at = ${now.toISOString()} where id = ${contactId}`,
     );
     const other = c.requesterUserId === me ? c.addresseeUserId : c.requesterUserId;
@@ -120,7 +121,7 @@ export async function removeContact(ctx: MessengerContext, me: string, contactId
 }
 
 export async function listContacts(q: Db, me: string): Promise<ContactView[]> {
-  const rows = await rowsOf<ContactRow>(
+  const { rows } = await query<ContactRow>(
     q,
     sql`select ${COLUMNS} from messenger.contacts where ${me} in (requester_user_id, addressee_user_id) and status <> 'Removed'
          order by created_at desc, id limit 5000`,
@@ -131,7 +132,7 @@ export async function listContacts(q: Db, me: string): Promise<ContactView[]> {
 /** The viewer's contact status with a user, for contact search: only 'Accepted' unmasks the last name (INV-MU-3). */
 export function contactStatusLookup(q: Db): ContactStatusLookup {
   return async (viewer, target) => {
-    const rows = await rowsOf<{ status: string }>(
+    const { rows } = await query<{ status: string }>(
       q,
       sql`select status from messenger.contacts
            where least(requester_user_id, addressee_user_id) = least(${viewer}::uuid, ${target}::uuid)

@@ -14,13 +14,14 @@ export interface MessageRow {
   body: string | null;
   fileMeta: FileMeta | null;
   cardText: string | null;
-  sentAt: string;
-  editedAt: string | null;
-  deletedAt: string | null;
+  /** Date as `query` reads it; text when the row comes as JSON (the send statements' `row_to_json`). */
+  sentAt: Date | string;
+  editedAt: Date | string | null;
+  deletedAt: Date | string | null;
 }
 
 /** What clients see: the row with `deleted` instead of the deletion time. */
-export type MessageView = Omit<MessageRow, 'deletedAt'> & { deleted: boolean };
+export type MessageView = Omit<MessageRow, 'sentAt' | 'editedAt' | 'deletedAt'> & { sentAt: string; editedAt: string | null; deleted: boolean };
 
 export const MESSAGE_COLUMNS = sql.raw(`id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
   file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt"`);

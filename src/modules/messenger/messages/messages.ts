@@ -1,8 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Principal } from '../../../platform/http/index.ts';
-import type { Db } from '../../../platform/db/index.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { chatForParticipant } from '../chats/chat-sql.ts';
-import { rowsOf } from '../sql-rows.ts';
 import { contentProblem, isEditable, withinEditWindow } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
@@ -24,7 +23,7 @@ async function requireChat(q: Db, chatId: string, userId: string, lock = false) 
 /** The message, locked, when the caller sees the chat and may change it (its sender, or an admin when allowed). */
 async function lockMessage(tx: Db, chatId: string, messageId: string, caller: Principal, adminMay: boolean): Promise<MessageRow> {
   await requireChat(tx, chatId, caller.userId);
-  const [m] = await rowsOf<MessageRow>(tx, sql`select ${MESSAGE_COLUMNS} from messenger.messages where id = ${messageId} and chat_id = ${chatId} for update`);
+  const { rows: [m] } = await query<MessageRow>(tx, sql`select ${MESSAGE_COLUMNS} from messenger.messages where id = ${messageId} and chat_id = ${chatId} for update`);
   if (!m) throw ChatErrors.messageNotFound();
   if (m.senderUserId !== caller.userId && !(adminMay && caller.admin)) throw ChatErrors.notSender();
   return m;
@@ -47,11 +46,11 @@ export async function editMessage(
     if (!withinEditWindow(new Date(m.sentAt), now, window)) throw ChatErrors.editWindowExpired(window);
     const problem = contentProblem({ kind: m.kind, ...change }, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
     if (problem) throw ChatErrors.invalidMessage(problem);
-    const [row] = (await rowsOf<MessageRow>(
+    const [row] = (await query<MessageRow>(
       tx,
       sql`update messenger.messages set body = ${change.body ?? null}, card_text = ${change.cardText ?? null}, edited_at = ${now.toISOString()}
            where id = ${messageId} returning ${MESSAGE_COLUMNS}`,
-    )) as [MessageRow];
+    )).rows as [MessageRow];
     await enqueueRealtime(tx, [{ kind: 'MessageEdited', targetKind: 'ChatGroup', chatId, messageId, seq: m.seq }], now);
     return messageView(row);
   });
@@ -63,7 +62,8 @@ export async function deleteMessage(ctx: MessengerContext, caller: Principal, ch
   await ctx.db.transaction(async (tx) => {
     const m = await lockMessage(tx, chatId, messageId, caller, true);
     if (m.deletedAt !== null) return;
-    await tx.execute(
+    await query(
+      tx,
       sql`update messenger.messages set body = null, file_meta = null, card_text = null, deleted_at = ${now.toISOString()} where id = ${messageId}`,
     );
     await enqueueRealtime(tx, [{ kind: 'MessageDeleted', targetKind: 'ChatGroup', chatId, messageId, seq: m.seq }], now);
@@ -79,7 +79,7 @@ export async function listMessages(
   limit: number,
 ): Promise<{ items: MessageView[]; lastSeq: number }> {
   const chat = await requireChat(q, chatId, caller.userId);
-  const rows = await rowsOf<MessageRow>(
+  const { rows } = await query<MessageRow>(
     q,
     sql`select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq > ${afterSeq} order by seq limit ${limit}`,
   );
@@ -92,14 +92,14 @@ export async function markRead(ctx: MessengerContext, caller: Principal, chatId:
   return ctx.db.transaction(async (tx) => {
     const chat = await requireChat(tx, chatId, caller.userId);
     const target = Math.min(seq, chat.lastSeq);
-    const [moved] = await rowsOf<{ id: string; lastReadSeq: number }>(
+    const { rows: [moved] } = await query<{ id: string; lastReadSeq: number }>(
       tx,
       sql`update messenger.chat_participants set last_read_seq = ${target}, updated_at = ${now.toISOString()}
            where chat_id = ${chatId} and user_id = ${caller.userId} and status = 'Active' and last_read_seq < ${target}
            returning id, last_read_seq::float8 as "lastReadSeq"`,
     );
     if (!moved) {
-      const [p] = await rowsOf<{ lastReadSeq: number }>(
+      const { rows: [p] } = await query<{ lastReadSeq: number }>(
         tx,
         sql`select last_read_seq::float8 as "lastReadSeq" from messenger.chat_participants where chat_id = ${chatId} and user_id = ${caller.userId}`,
       );

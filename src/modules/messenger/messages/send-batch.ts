@@ -1,4 +1,5 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import { sql, type SQL } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { messagePostedOutboxInsert } from './message-posted.ts';
@@ -45,11 +46,20 @@ export type SendQueue = BatchQueue<BatchSend, BatchSendOutcome>;
 // array's length, so every batch size would get its own custom plan (planning this statement costs
 // more than running it); generate_subscripts' fixed estimate lets the prepared statement settle on
 // one generic plan per connection. Every lookup below is by key (LATERAL), whatever the estimates.
-const TEXT = `with input as (
-    select ($1::uuid[])[o] as id, ($2::uuid[])[o] as chat_id, ($3::uuid[])[o] as sender_id, ($4::varchar[])[o] as kind,
-           ($5::text[])[o] as body, ($6::text[])[o] as file_meta, ($7::text[])[o] as card_text,
-           ($8::uuid[])[o] as push_id, ($9::uuid[])[o] as event_id, o as ord
-      from generate_subscripts($1::uuid[], 1) as o),
+// Its text is the same for every batch (the lists are one parameter each), as a named statement needs.
+function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
+  const col = <T>(f: (s: BatchSend) => T, type: string) => sql`${sql.param(sends.map(f))}::${sql.raw(type)}[]`;
+  const id = sql`${sql.param(sends.map(() => newId()))}::uuid[]`;
+  const at = sql`${now}::timestamptz`;
+  return sql`with input as (
+    select (${id})[o] as id, (${col((s) => s.chatId, 'uuid')})[o] as chat_id, (${col((s) => s.senderUserId, 'uuid')})[o] as sender_id,
+           (${col((s) => s.content.kind, 'varchar')})[o] as kind, (${col((s) => s.content.body ?? null, 'text')})[o] as body,
+           (${col((s) => (s.content.fileMeta ? JSON.stringify(s.content.fileMeta) : null), 'text')})[o] as file_meta,
+           (${col((s) => s.content.cardText ?? null, 'text')})[o] as card_text,
+           (${col(() => newId(), 'uuid')})[o] as push_id, (${col(() => newId(), 'uuid')})[o] as event_id, o as ord,
+           -- The event's SentAt as text (ISO-8601 UTC), read by the event's FROM clause below.
+           ${now.toISOString()}::text as sent_at
+      from generate_subscripts(${id}, 1) as o),
   checked as (
     select i.*, s.membership_version, coalesce(s.member, false) as member, coalesce(s.blocked, false) as blocked
       from input i
@@ -67,14 +77,14 @@ const TEXT = `with input as (
   locked as (
     select c.id from messenger.chats c where c.id = any(array(select chat_id from wanted)) order by c.id for update),
   bumped as (
-    update messenger.chats c set last_seq = c.last_seq + w.n, updated_at = $10
+    update messenger.chats c set last_seq = c.last_seq + w.n, updated_at = ${at}
       from wanted w
      where c.id = w.chat_id and c.id = any(array(select id from locked)) and c.membership_version = w.v
     returning c.id, c.last_seq - w.n as base),
   msg as (
     insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at)
     select k.id, k.chat_id, b.base + row_number() over (partition by k.chat_id order by k.ord), k.sender_id, k.kind, k.body,
-           k.file_meta::jsonb, k.card_text, $10
+           k.file_meta::jsonb, k.card_text, ${at}
       from checked k join bumped b on b.id = k.chat_id
      where k.member and not k.blocked
     returning id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
@@ -85,37 +95,23 @@ const TEXT = `with input as (
                             from messenger.chat_participants p where p.chat_id = b.id and p.status = 'Active') r),
   pushed as (
     insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
-    select i.push_id, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, $10, $10, $10
+    select i.push_id, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at}
       from msg m join input i on i.id = m.id),
-  event as (${messagePostedOutboxInsert(`from msg m join input i on i.id = m.id join recipients r on r.chat_id = m."chatId"
-      cross join lateral (select i.event_id, $11::text as sent_at,
-                                 coalesce(to_jsonb(array_remove(r.users, m."senderUserId")), '[]'::jsonb) as recipient_user_ids) e`)}),
+  event as (${sql.raw(
+    messagePostedOutboxInsert(`from msg m join input i on i.id = m.id join recipients r on r.chat_id = m."chatId"
+      cross join lateral (select i.event_id, i.sent_at,
+                                 coalesce(to_jsonb(array_remove(r.users, m."senderUserId")), '[]'::jsonb) as recipient_user_ids) e`),
+  )}),
   woke as (
-    select pg_notify('${REALTIME_OUTBOX_CHANNEL}', ''), pg_notify('${OUTBOX_CHANNEL}', '') where exists (select 1 from msg))
+    select pg_notify('${sql.raw(REALTIME_OUTBOX_CHANNEL)}', ''), pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))
   select k.member, k.blocked, row_to_json(m) as message, (select count(*) from woke) as woke
     from checked k left join msg m on m.id = k.id
    order by k.ord`;
+}
 
 /** One outcome per send, in input order. Throws when the statement fails (the caller sends row by row then). */
-export async function trySendBatch(q: Queryable, sends: readonly BatchSend[], now: Date): Promise<BatchSendOutcome[]> {
-  const col = <T>(f: (s: BatchSend) => T) => sends.map(f);
-  const { rows } = await q.query<BatchSendOutcome>({
-    name: 'messenger_send_messages',
-    text: TEXT,
-    values: [
-      col(() => newId()),
-      col((s) => s.chatId),
-      col((s) => s.senderUserId),
-      col((s) => s.content.kind),
-      col((s) => s.content.body ?? null),
-      col((s) => (s.content.fileMeta ? JSON.stringify(s.content.fileMeta) : null)),
-      col((s) => s.content.cardText ?? null),
-      col(() => newId()),
-      col(() => newId()),
-      now,
-      now.toISOString(),
-    ],
-  });
+export async function trySendBatch(db: Db, sends: readonly BatchSend[], now: Date): Promise<BatchSendOutcome[]> {
+  const { rows } = await query<BatchSendOutcome>(db, sendBatchStatement(sends, now), { name: 'messenger_send_messages' });
   if (rows.length !== sends.length) throw new Error(`send batch: ${rows.length} outcomes for ${sends.length} sends`);
   return rows;
 }

@@ -1,7 +1,7 @@
 import type { MessengerSettings } from '../settings.ts';
 import { sql } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
-import { messageOf } from '../../../platform/errors/index.ts';
+import { query } from '../../../platform/db/index.ts';
+import { messageOf, rootCause } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import type { ModuleDeps } from '../../../platform/module.ts';
 import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
@@ -37,13 +37,12 @@ import { createBatchQueue, type ItemResult } from './send-queue.ts';
 type SendOutcome = BatchSendOutcome;
 
 const MAX_TRIES = 5;
-const dialect = new PgDialect();
 
 /**
  * The process's queue of sends. `maxBatch` 1 turns coalescing off (every send runs alone).
  */
 export function createSendQueue(
-  deps: Pick<ModuleDeps, 'pool' | 'clock' | 'log'> & {
+  deps: Pick<ModuleDeps, 'db' | 'clock' | 'log'> & {
     /** Called once a statement has committed messages (their push intents are visible now). */
     onCommitted?: () => void;
   },
@@ -59,9 +58,10 @@ export function createSendQueue(
   async function run(sends: BatchSend[]): Promise<ItemResult<SendOutcome>[]> {
     if (sends.length === 1) return [await one(sends[0]!)];
     try {
-      return (await trySendBatch(deps.pool, sends, deps.clock.now())).map((value) => ({ ok: true, value }));
+      return (await trySendBatch(deps.db, sends, deps.clock.now())).map((value) => ({ ok: true, value }));
     } catch (err) {
-      deps.log.warn({ err: { message: messageOf(err) }, sends: sends.length }, 'message send batch failed; sending one by one');
+      // The driver's message: drizzle's own would carry the statement and every message body.
+      deps.log.warn({ err: { message: messageOf(rootCause(err)) }, sends: sends.length }, 'message send batch failed; sending one by one');
       const results: ItemResult<SendOutcome>[] = [];
       for (const s of sends) results.push(await one(s));
       return results;
@@ -90,7 +90,7 @@ export async function sendMessage(ctx: MessengerContext, caller: Principal, chat
   }
 }
 
-async function trySend(ctx: Pick<ModuleDeps, 'pool' | 'clock'>, me: string, chatId: string, content: MessageContent): Promise<SendOutcome> {
+async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, me: string, chatId: string, content: MessageContent): Promise<SendOutcome> {
   const now = ctx.clock.now();
   const at = now.toISOString();
   const id = newId();
@@ -129,7 +129,6 @@ async function trySend(ctx: Pick<ModuleDeps, 'pool' | 'clock'>, me: string, chat
                case when exists (select 1 from msg) then pg_notify(${OUTBOX_CHANNEL}, '') end as woke_publisher`;
   // A named (prepared) statement: its text never changes, so each connection plans it once instead
   // of on every send (planning this statement costs as much as running it).
-  const { sql: text, params } = dialect.sqlToQuery(statement);
-  const { rows } = await ctx.pool.query<SendOutcome>({ name: 'messenger_send_message', text, values: params });
+  const { rows } = await query<SendOutcome>(ctx.db, statement, { name: 'messenger_send_message' });
   return rows[0]!;
 }

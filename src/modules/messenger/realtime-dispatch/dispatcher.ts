@@ -1,6 +1,6 @@
 import type { Backoff } from '../../../platform/backoff/index.ts';
 import { backoffScheduleMs } from '../../../platform/backoff/index.ts';
-import type { Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import type { BatchRun, Outcome } from '../../../platform/jobs/index.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { MediaJoinMinter } from '../calls/media-join.ts';
@@ -25,7 +25,7 @@ export interface RealtimeDispatchQuarantinedEvent {
 }
 
 export interface DispatchStepsDeps {
-  pool: Queryable;
+  db: Db;
   hub: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup'>;
   metrics: RealtimeMetrics;
   mintJoin: MediaJoinMinter;
@@ -67,11 +67,11 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
    * and are alerted here. The others come in push order with the entities they point at.
    */
   async function claim(limit: number, run: BatchRun, exclude: readonly string[]): Promise<DispatchRow[]> {
-    const claimed = await claimDue(deps.pool, { now: run.now(), limit, maxAttempts, delaysMs, jitter: deps.backoff.jitter, exclude });
+    const claimed = await claimDue(deps.db, { now: run.now(), limit, maxAttempts, delaysMs, jitter: deps.backoff.jitter, exclude });
     if (claimed.length === 0) return [];
     run.log.info({ rows: claimed.length }, 'realtime batch claimed');
     const live = pushOrder(claimed.filter((r) => !r.exhausted));
-    const refs = await loadRefs(deps.pool, live);
+    const refs = await loadRefs(deps.db, live);
     const exhausted = claimed.filter((r) => r.exhausted);
     for (const row of exhausted) alert(row, 'attempts_exhausted', run);
     // Quarantined rows first: a stop between rows then only ever releases rows that were to be pushed.
@@ -126,7 +126,7 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
     const pushed = outcomes.filter((o) => !o.row.exhausted);
     const decided = pushed.map((o) => ({ row: o.row, outcome: rowOutcomeOf(o), missing: o.status === 'done' && o.result?.kind === 'missing' }));
     const landed = await recordOutcomes(
-      deps.pool,
+      deps.db,
       decided.map((d) => toUpdate(d.row, d.outcome, now)),
       now,
     );

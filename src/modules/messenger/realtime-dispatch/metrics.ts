@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { counter, dbGauge, histogram, type Registry } from '../../../platform/observability/index.ts';
 import type { Clock } from '../../../platform/time.ts';
 import { countPending, realtimeOutboxState, type RealtimeOutboxState } from './outbox-sql.ts';
@@ -9,13 +9,13 @@ import { countPending, realtimeOutboxState, type RealtimeOutboxState } from './o
  * a minute (job_last_success_timestamp_seconds{job="messenger-realtime-dispatch"}); the hub's
  * disconnect rate is hub_disconnects_total.
  */
-export function createRealtimeMetrics(registry: Registry, pool: Queryable) {
+export function createRealtimeMetrics(registry: Registry, db: Db) {
   return {
     // Database down: the scrape keeps the last value (metrics_db_gauge_stale_seconds says how old).
     pending: dbGauge(registry, {
       name: 'messenger_realtime_pending',
       help: 'Pending rows in messenger.realtime_outbox (backlog), read at scrape',
-      read: () => countPending(pool),
+      read: () => countPending(db),
     }),
     lag: histogram<'kind'>(registry, {
       name: 'messenger_realtime_lag_seconds',

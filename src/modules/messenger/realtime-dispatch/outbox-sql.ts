@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { query, type Db, type Queryable } from '../../../platform/db/index.ts';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { SessionKind } from '../calls/kinds.ts';
 import type { RealtimeDispatchKind, RealtimeOutboxStatus, RealtimeTargetKind } from './kinds.ts';
@@ -8,8 +8,8 @@ import type { MessageRef } from './ref-types.ts';
 import { ATTEMPTS_EXHAUSTED } from './rules.ts';
 
 /**
- * messenger.realtime_outbox statements, one small function each over a client the caller passes
- * (graphile-worker style). The claim locks rows with SKIP LOCKED and bumps Attempts, NextAttemptAt
+ * messenger.realtime_outbox statements, one small function each over the `Db` the caller passes
+ * (the pool's or a transaction). The claim locks rows with SKIP LOCKED and bumps Attempts, NextAttemptAt
  * and RowVersion in its own short transaction; outcomes land only on the RowVersion they claimed.
  */
 
@@ -52,7 +52,7 @@ export function realtimeInsert(rows: readonly NewRealtimeRow[], now: Date, where
  */
 export async function enqueueRealtime(tx: Db, rows: readonly NewRealtimeRow[], now: Date): Promise<void> {
   if (rows.length === 0) return;
-  await tx.execute(sql`with inserted as (${realtimeInsert(rows, now)}) select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`);
+  await query(tx, sql`with inserted as (${realtimeInsert(rows, now)}) select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`);
 }
 
 export interface ClaimedRow extends OutboxRowRef {
@@ -63,9 +63,9 @@ export interface ClaimedRow extends OutboxRowRef {
   message?: MessageRef | null;
 }
 
-const CLAIMED = `o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chatId", o.target_user_id as "targetUserId",
+const CLAIMED = sql.raw(`o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chatId", o.target_user_id as "targetUserId",
   o.message_id as "messageId", o.ref_id as "refId", o.session_kind as "sessionKind", o.seq::float8 as seq, o.attempts,
-  o.row_version as "rowVersion", o.created_at as "createdAt"`;
+  o.row_version as "rowVersion", o.created_at as "createdAt"`);
 
 /**
  * Makes the statement's own transaction commit without waiting for the WAL flush (is_local: the
@@ -76,7 +76,7 @@ const CLAIMED = `o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chat
  * loses nothing: PostgreSQL flushes on its own within wal_writer_delay. The claim is on the
  * persist → push path, and a flush per claim costs more than the claim.
  */
-const ASYNC_COMMIT = `select set_config('synchronous_commit', 'off', true)`;
+const ASYNC_COMMIT = sql.raw(`select set_config('synchronous_commit', 'off', true)`);
 
 export interface ClaimParams {
   now: Date;
@@ -90,8 +90,8 @@ export interface ClaimParams {
   exclude?: readonly string[];
 }
 
-const MESSAGE_OF_ROW = `m.id as "mId", m.chat_id as "mChatId", m.seq::float8 as "mSeq", m.sender_user_id as "mSenderUserId", m.kind as "mKind",
-  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt"`;
+const MESSAGE_OF_ROW = sql.raw(`m.id as "mId", m.chat_id as "mChatId", m.seq::float8 as "mSeq", m.sender_user_id as "mSenderUserId", m.kind as "mKind",
+  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt"`);
 
 /** A claimed row and, flattened beside it, the message it points at (all null when none). */
 interface ClaimResultRow extends ClaimedRow {
@@ -127,29 +127,31 @@ function claimedOf(r: ClaimResultRow): ClaimedRow & { exhausted: boolean } {
  * (`exhausted`). Returned in id order, each message row with its message as the statement read it
  * (one round trip less before the push; the payload is still built outside any transaction).
  */
-export async function claimDue(q: Queryable, p: ClaimParams): Promise<(ClaimedRow & { exhausted: boolean })[]> {
-  // Named: each connection plans it once (the dispatcher runs it many times a second under load).
-  const { rows } = await q.query<ClaimResultRow>({
-    name: 'messenger_realtime_claim',
-    text: `with due as (
+export async function claimDue(db: Db, p: ClaimParams): Promise<(ClaimedRow & { exhausted: boolean })[]> {
+  const now = sql`${p.now}::timestamptz`;
+  const spent = sql`o.attempts >= ${p.maxAttempts}`;
+  const { rows } = await query<ClaimResultRow>(
+    db,
+    sql`with due as (
        select id from messenger.realtime_outbox
-        where status = 'Pending' and next_attempt_at <= $1 and not (id = any($7::uuid[]))
-        order by id limit $2
+        where status = 'Pending' and next_attempt_at <= ${now} and not (id = any(${sql.param(p.exclude ?? [])}::uuid[]))
+        order by id limit ${p.limit}
         for update skip locked),
      claimed as (
        update messenger.realtime_outbox o
-          set attempts = case when o.attempts >= $3 then o.attempts else o.attempts + 1 end,
-              status = case when o.attempts >= $3 then 'Quarantined' else 'Pending' end,
-              last_error = case when o.attempts >= $3 then $6 else o.last_error end,
-              next_attempt_at = case when o.attempts >= $3 then $1
-                else $1 + make_interval(secs => round(($4::float8[])[o.attempts + 1] * (1 + $5 * random())) / 1000.0) end,
-              row_version = o.row_version + 1, updated_at = $1
+          set attempts = case when ${spent} then o.attempts else o.attempts + 1 end,
+              status = case when ${spent} then 'Quarantined' else 'Pending' end,
+              last_error = case when ${spent} then ${ATTEMPTS_EXHAUSTED} else o.last_error end,
+              next_attempt_at = case when ${spent} then ${now}
+                else ${now} + make_interval(secs => round((${sql.param(p.delaysMs)}::float8[])[o.attempts + 1] * (1 + ${p.jitter} * random())) / 1000.0) end,
+              row_version = o.row_version + 1, updated_at = ${now}
          from due where o.id = due.id
        returning ${CLAIMED}, o.status = 'Quarantined' as exhausted)
      select c.*, ${MESSAGE_OF_ROW}
        from claimed c cross join (${ASYNC_COMMIT}) a left join messenger.messages m on m.id = c."messageId"`,
-    values: [p.now, p.limit, p.maxAttempts, p.delaysMs, p.jitter, ATTEMPTS_EXHAUSTED, p.exclude ?? []],
-  });
+    // Named: each connection plans it once (the dispatcher runs it many times a second under load).
+    { name: 'messenger_realtime_claim' },
+  );
   return rows.map(claimedOf).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
@@ -166,33 +168,27 @@ export interface OutcomeUpdate {
 }
 
 /** Records outcomes set-based, each only on its claimed RowVersion of a still-Pending row. Returns the ids that landed. */
-export async function recordOutcomes(q: Queryable, updates: readonly OutcomeUpdate[], now: Date): Promise<Set<string>> {
+export async function recordOutcomes(db: Db, updates: readonly OutcomeUpdate[], now: Date): Promise<Set<string>> {
   if (updates.length === 0) return new Set();
-  const { rows } = await q.query<{ id: string }>({
-    name: 'messenger_realtime_outcomes',
-    text: `update messenger.realtime_outbox o
+  const col = <T>(f: (u: OutcomeUpdate) => T) => sql.param(updates.map(f));
+  const { rows } = await query<{ id: string }>(
+    db,
+    sql`update messenger.realtime_outbox o
         set status = v.status, last_error = case when v.status = 'Done' then null else coalesce(v.err, o.last_error) end, attempts = greatest(0, o.attempts + v.delta),
-            next_attempt_at = coalesce(v.next, o.next_attempt_at), row_version = o.row_version + 1, updated_at = $7
-       from unnest($1::uuid[], $2::int[], $3::varchar[], $4::varchar[], $5::int[], $6::timestamptz[]) as v(id, ver, status, err, delta, next)
+            next_attempt_at = coalesce(v.next, o.next_attempt_at), row_version = o.row_version + 1, updated_at = ${now}::timestamptz
+       from unnest(${col((u) => u.id)}::uuid[], ${col((u) => u.rowVersion)}::int[], ${col((u) => u.status)}::varchar[], ${col((u) => u.lastError)}::varchar[],
+                   ${col((u) => u.attemptsDelta)}::int[], ${col((u) => u.nextAttemptAt)}::timestamptz[]) as v(id, ver, status, err, delta, next)
             cross join (${ASYNC_COMMIT}) a
       where o.id = v.id and o.row_version = v.ver and o.status = 'Pending'
       returning o.id`,
-    values: [
-      updates.map((u) => u.id),
-      updates.map((u) => u.rowVersion),
-      updates.map((u) => u.status),
-      updates.map((u) => u.lastError),
-      updates.map((u) => u.attemptsDelta),
-      updates.map((u) => u.nextAttemptAt),
-      now,
-    ],
-  });
+    { name: 'messenger_realtime_outcomes' },
+  );
   return new Set(rows.map((r) => r.id));
 }
 
 /** For messenger_realtime_pending. */
-export async function countPending(q: Queryable): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(`select count(*)::int as n from messenger.realtime_outbox where status = 'Pending'`);
+export async function countPending(db: Db): Promise<number> {
+  const { rows } = await query<{ n: number }>(db, sql`select count(*)::int as n from messenger.realtime_outbox where status = 'Pending'`);
   return rows[0]?.n ?? 0;
 }
 
@@ -200,12 +196,12 @@ export async function countPending(q: Queryable): Promise<number> {
  * RetentionDone: deletes up to `limit` Done rows older than `cutoff`; returns their ids. A Done row's NextAttemptAt is its last claim time
  * plus that claim's backoff, so `next_attempt_at < cutoff` finds old rows through ix_rto_due.
  */
-export async function deleteDoneBefore(q: Queryable, cutoff: Date, limit: number): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
-    `delete from messenger.realtime_outbox where id in (
-       select id from messenger.realtime_outbox where status = 'Done' and next_attempt_at < $1 limit $2)
+export async function deleteDoneBefore(db: Db, cutoff: Date, limit: number): Promise<string[]> {
+  const { rows } = await query<{ id: string }>(
+    db,
+    sql`delete from messenger.realtime_outbox where id in (
+       select id from messenger.realtime_outbox where status = 'Done' and next_attempt_at < ${cutoff} limit ${limit})
      returning id`,
-    [cutoff, limit],
   );
   return rows.map((r) => r.id);
 }
@@ -227,15 +223,15 @@ export interface QuarantinedRow {
 }
 
 /** The runbook's list: Quarantined rows in id order, keyset-paged. */
-export async function listQuarantined(q: Queryable, after: string | null, limit: number): Promise<QuarantinedRow[]> {
-  const { rows } = await q.query<QuarantinedRow>(
-    `select id, kind, target_kind as "targetKind", chat_id as "chatId", target_user_id as "targetUserId", message_id as "messageId",
+export async function listQuarantined(db: Db, after: string | null, limit: number): Promise<QuarantinedRow[]> {
+  const { rows } = await query<QuarantinedRow>(
+    db,
+    sql`select id, kind, target_kind as "targetKind", chat_id as "chatId", target_user_id as "targetUserId", message_id as "messageId",
             ref_id as "refId", session_kind as "sessionKind", seq::float8 as seq, attempts, last_error as "lastError",
             created_at as "createdAt", updated_at as "updatedAt"
        from messenger.realtime_outbox
-      where status = 'Quarantined' and ($1::uuid is null or id > $1)
-      order by id limit $2`,
-    [after, limit],
+      where status = 'Quarantined' and (${after}::uuid is null or id > ${after}::uuid)
+      order by id limit ${limit}`,
   );
   return rows;
 }
@@ -244,15 +240,17 @@ export async function listQuarantined(q: Queryable, after: string | null, limit:
  * Runbook re-enqueue: Quarantined → Pending with Attempts = 0, due now, RowVersion bumped (a late
  * outcome of an old claim cannot land on it), and the dispatcher woken. `ids` null = all.
  */
-export async function requeueQuarantined(q: Queryable, ids: string[] | null, now: Date): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    `with requeued as (
+export async function requeueQuarantined(db: Db, ids: string[] | null, now: Date): Promise<number> {
+  const list = sql`${sql.param(ids)}::uuid[]`;
+  const at = sql`${now}::timestamptz`;
+  const { rows } = await query<{ n: number }>(
+    db,
+    sql`with requeued as (
        update messenger.realtime_outbox
-          set status = 'Pending', attempts = 0, next_attempt_at = $2, row_version = row_version + 1, updated_at = $2
-        where status = 'Quarantined' and ($1::uuid[] is null or id = any($1::uuid[]))
+          set status = 'Pending', attempts = 0, next_attempt_at = ${at}, row_version = row_version + 1, updated_at = ${at}
+        where status = 'Quarantined' and (${list} is null or id = any(${list}))
         returning 1)
-     select count(*)::int as n, pg_notify('${REALTIME_OUTBOX_CHANNEL}', '') from requeued`,
-    [ids, now],
+     select count(*)::int as n, pg_notify(${REALTIME_OUTBOX_CHANNEL}, '') from requeued`,
   );
   return rows[0]?.n ?? 0;
 }

@@ -1,4 +1,5 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import { sql, type SQL } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { JOIN_KINDS, type RealtimeDispatchKind } from './kinds.ts';
 import { emptyRefs, type OutboxRowRef, type RealtimeRefs } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
@@ -17,17 +18,18 @@ const ids = (rows: readonly OutboxRowRef[], pick: (r: OutboxRowRef) => boolean, 
   ...new Set(rows.filter(pick).map((r) => r[field]).filter((v): v is string => v !== null)),
 ];
 
-async function byId<T extends { id: string }>(q: Queryable, text: string, list: string[], into: Map<string, T>): Promise<void> {
+/** `statement(ids)` reads the rows of those ids (`= any(ids)`); nothing is read for none. */
+async function byId<T extends { id: string }>(db: Db, statement: (ids: SQL) => SQL, list: string[], into: Map<string, T>): Promise<void> {
   if (list.length === 0) return;
-  const { rows } = await q.query<T>(text, [list]);
+  const { rows } = await query<T>(db, statement(sql`${sql.param(list)}::uuid[]`));
   for (const r of rows) into.set(r.id, r);
 }
 
-const SESSION_SQL = `select id, session_kind as "sessionKind", chat_id as "chatId", initiator_user_id as "initiatorUserId",
+const sessionsOf = (ids: SQL) => sql`select id, session_kind as "sessionKind", chat_id as "chatId", initiator_user_id as "initiatorUserId",
   callee_user_id as "calleeUserId", media, status, room_name as "roomName", ended_by_user_id as "endedByUserId"
-  from messenger.media_sessions where id = any($1::uuid[])`;
+  from messenger.media_sessions where id = any(${ids})`;
 
-export async function loadRefs(q: Queryable, rows: readonly (OutboxRowRef & { message?: MessageRef | null })[]): Promise<RealtimeRefs> {
+export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?: MessageRef | null })[]): Promise<RealtimeRefs> {
   const refs = emptyRefs();
   // The claim already read the messages of message rows (`message` set, null when it is gone).
   for (const r of rows) if (r.message) refs.messages.set(r.message.id, r.message);
@@ -43,69 +45,67 @@ export async function loadRefs(q: Queryable, rows: readonly (OutboxRowRef & { me
 
   await Promise.all([
     byId(
-      q,
-      `select id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body, file_meta as "fileMeta",
+      db,
+      (ids) => sql`select id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body, file_meta as "fileMeta",
               card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt"
-         from messenger.messages where id = any($1::uuid[])`,
+         from messenger.messages where id = any(${ids})`,
       messageIds,
       refs.messages,
     ),
     byId(
-      q,
-      `select id, chat_id as "chatId", user_id as "userId", status, last_read_seq::float8 as "lastReadSeq"
-         from messenger.chat_participants where id = any($1::uuid[])`,
+      db,
+      (ids) => sql`select id, chat_id as "chatId", user_id as "userId", status, last_read_seq::float8 as "lastReadSeq"
+         from messenger.chat_participants where id = any(${ids})`,
       participantIds,
       refs.participants,
     ),
     byId(
-      q,
-      `select e.id, e.chat_id as "chatId", e.kind, e.actor_user_id as "actorUserId", e.subject_user_id as "subjectUserId",
+      db,
+      (ids) => sql`select e.id, e.chat_id as "chatId", e.kind, e.actor_user_id as "actorUserId", e.subject_user_id as "subjectUserId",
               e.created_at as "createdAt", coalesce(p.status = 'Active', false) as "subjectActive"
          from messenger.chat_events e
          left join messenger.chat_participants p on p.chat_id = e.chat_id and p.user_id = e.subject_user_id
-        where e.id = any($1::uuid[])`,
+        where e.id = any(${ids})`,
       eventIds,
       refs.chatEvents,
     ),
     byId(
-      q,
-      `select id, requester_user_id as "requesterUserId", addressee_user_id as "addresseeUserId", status, removed_by_user_id as "removedByUserId"
-         from messenger.contacts where id = any($1::uuid[])`,
+      db,
+      (ids) => sql`select id, requester_user_id as "requesterUserId", addressee_user_id as "addresseeUserId", status, removed_by_user_id as "removedByUserId"
+         from messenger.contacts where id = any(${ids})`,
       contactIds,
       refs.contacts,
     ),
     byId(
-      q,
-      `select id, owner_user_id as "ownerUserId", blocked_user_id as "blockedUserId", status
-         from messenger.blacklist_entries where id = any($1::uuid[])`,
+      db,
+      (ids) => sql`select id, owner_user_id as "ownerUserId", blocked_user_id as "blockedUserId", status
+         from messenger.blacklist_entries where id = any(${ids})`,
       blacklistIds,
       refs.blacklist,
     ),
     byId(
-      q,
-      `select id, session_id as "sessionId", user_id as "userId", status, screen_sharing as "screenSharing"
-         from messenger.media_session_participants where id = any($1::uuid[])`,
+      db,
+      (ids) => sql`select id, session_id as "sessionId", user_id as "userId", status, screen_sharing as "screenSharing"
+         from messenger.media_session_participants where id = any(${ids})`,
       rosterIds,
       refs.roster,
     ),
     byId(
-      q,
-      `select id, session_id as "sessionId", status, error_code as "errorCode" from messenger.call_recordings where id = any($1::uuid[])`,
+      db,
+      (ids) => sql`select id, session_id as "sessionId", status, error_code as "errorCode" from messenger.call_recordings where id = any(${ids})`,
       recordingIds,
       refs.recordings,
     ),
     memberChats.length === 0
       ? Promise.resolve()
-      : q
-          .query<{ chatId: string; users: string[] }>(
-            `select chat_id as "chatId", array_agg(user_id order by user_id) as users
-               from messenger.chat_participants where chat_id = any($1::uuid[]) and status = 'Active' group by chat_id`,
-            [memberChats],
-          )
-          .then(({ rows: r }) => r.forEach((m) => refs.chatMembers.set(m.chatId, m.users))),
+      : query<{ chatId: string; users: string[] }>(
+          db,
+          sql`select chat_id as "chatId", array_agg(user_id order by user_id) as users
+                from messenger.chat_participants where chat_id = any(${sql.param(memberChats)}::uuid[]) and status = 'Active' group by chat_id`,
+        ).then(({ rows: r }) => r.forEach((m) => refs.chatMembers.set(m.chatId, m.users))),
   ]);
   // Roster and recording rows name their session; load those with the ones rows name directly.
   const more = [...refs.roster.values(), ...refs.recordings.values()].map((r) => r.sessionId);
-  await byId(q, SESSION_SQL, [...new Set([...sessionIds, ...more])], refs.sessions);
+  await byId(db, sessionsOf, [...new Set([...sessionIds, ...more])], refs.sessions);
   return refs;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
 import type { RealtimeMetrics } from './metrics.ts';
 import { deleteDoneBefore } from './outbox-sql.ts';
@@ -15,7 +15,7 @@ const RETENTION_MAX_RUN_MS = 5 * 60_000;
  * (the claim does the work), stopping between them when asked.
  */
 export function realtimeRetentionJob(
-  q: Queryable,
+  db: Db,
   opts: { retentionHours: number; cron?: string; metrics?: Pick<RealtimeMetrics, 'retentionDeleted'> },
 ): BatchWorker {
   return defineBatchWorker({
@@ -30,7 +30,7 @@ export function realtimeRetentionJob(
         {
           name: 'done',
           async claim(limit, run) {
-            const ids = await deleteDoneBefore(q, cutoff, limit);
+            const ids = await deleteDoneBefore(db, cutoff, limit);
             run.count('deleted', ids.length);
             opts.metrics?.retentionDeleted.inc(ids.length);
             return ids.map((id) => ({ id }));

@@ -46,7 +46,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: Messenge
     },
     async (req) => {
       const limit = req.query.limit ?? 100;
-      const rows = await listQuarantined(ctx.pool, req.query.after ?? null, limit);
+      const rows = await listQuarantined(ctx.db, req.query.after ?? null, limit);
       return { items: rows.map(view), nextAfter: rows.length === limit ? rows[rows.length - 1]!.id : null };
     },
   );
@@ -63,7 +63,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: Messenge
       },
     },
     async (req) => {
-      const requeued = await requeueQuarantined(ctx.pool, [req.params.id], ctx.clock.now());
+      const requeued = await requeueQuarantined(ctx.db, [req.params.id], ctx.clock.now());
       if (requeued === 0) throw new AppError('MSG_REALTIME_ROW_NOT_QUARANTINED', 'no Quarantined realtime_outbox row with this id', 404);
       ctx.log.info({ entryId: req.params.id }, 'realtime outbox row requeued');
       return { requeued };
@@ -77,7 +77,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: Messenge
       schema: { tags, summary: 'Re-enqueue every Quarantined row (after the cause is fixed)', response: { 200: Requeued, ...errors } },
     },
     async () => {
-      const requeued = await requeueQuarantined(ctx.pool, null, ctx.clock.now());
+      const requeued = await requeueQuarantined(ctx.db, null, ctx.clock.now());
       ctx.log.info({ requeued }, 'realtime outbox quarantined rows requeued');
       return { requeued };
     },

@@ -1,4 +1,5 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
 
 /**
  * Phone conflicts as support reviews them: a snapshot asked for a phone another live replica row
@@ -29,17 +30,17 @@ type Row = Omit<PhoneConflict, 'identityUserVersion' | 'detectedAt' | 'lastSeenA
 
 /** A page of conflicts with the given status, oldest first (keyset on the UUIDv7 id). */
 export async function listPhoneConflicts(
-  db: Queryable,
+  db: Db,
   opts: { status: 'Open' | 'Resolved'; after?: string; limit: number },
 ): Promise<{ items: PhoneConflict[]; nextAfter: string | null }> {
-  const { rows } = await db.query<Row>(
-    `select id, user_id as "userId", phone_number as "phoneNumber", holder_user_id as "holderUserId",
+  const { rows } = await query<Row>(
+    db,
+    sql`select id, user_id as "userId", phone_number as "phoneNumber", holder_user_id as "holderUserId",
             identity_user_version as "identityUserVersion", message_id as "messageId", occurrences, status, resolution,
             detected_at as "detectedAt", last_seen_at as "lastSeenAt", resolved_at as "resolvedAt"
        from messenger.user_phone_conflicts
-      where status = $1 and ($2::uuid is null or id > $2::uuid)
-      order by id limit $3`,
-    [opts.status, opts.after ?? null, opts.limit + 1],
+      where status = ${opts.status} and (${opts.after ?? null}::uuid is null or id > ${opts.after ?? null}::uuid)
+      order by id limit ${opts.limit + 1}`,
   );
   const page = rows.slice(0, opts.limit).map((r) => ({
     ...r,

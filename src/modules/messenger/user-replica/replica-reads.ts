@@ -1,4 +1,5 @@
-import type { Queryable } from '../../../platform/db/index.ts';
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { MessengerErrors } from '../errors.ts';
 
 /**
@@ -16,12 +17,12 @@ export interface MessengerUser {
   identityUserVersion: number;
 }
 
-export async function findMessengerUser(db: Queryable, userId: string): Promise<MessengerUser | null> {
-  const { rows } = await db.query<Omit<MessengerUser, 'identityUserVersion'> & { identityUserVersion: string }>(
-    `select id, first_name as "firstName", middle_name as "middleName", last_name as "lastName",
+export async function findMessengerUser(db: Db, userId: string): Promise<MessengerUser | null> {
+  const { rows } = await query<Omit<MessengerUser, 'identityUserVersion'> & { identityUserVersion: string }>(
+    db,
+    sql`select id, first_name as "firstName", middle_name as "middleName", last_name as "lastName",
             phone_number as "phoneNumber", is_active as "isActive", identity_user_version as "identityUserVersion"
-       from messenger.users where id = $1`,
-    [userId],
+       from messenger.users where id = ${userId}`,
   );
   const r = rows[0];
   return r ? { ...r, identityUserVersion: Number(r.identityUserVersion) } : null;
@@ -32,7 +33,7 @@ export async function findMessengerUser(db: Queryable, userId: string): Promise<
  * fail-closed for Blocked/Archived/unknown). Until the replica has a just-registered user, it is
  * not found either (MSG_CONTACT_USER_NOT_FOUND): an accepted race that converges on delivery.
  */
-export async function requireAddressableUser(db: Queryable, userId: string): Promise<MessengerUser> {
+export async function requireAddressableUser(db: Db, userId: string): Promise<MessengerUser> {
   const user = await findMessengerUser(db, userId);
   if (!user || !user.isActive) throw MessengerErrors.contactUserNotFound();
   return user;

@@ -1,44 +1,42 @@
-import { sql } from 'drizzle-orm';
-import type pg from 'pg';
-import type { Db } from '../../../platform/db/index.ts';
+import { sql, type SQL } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { isPgError } from '../../../platform/errors/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { PhoneHolders, ReplicaState, UserSnapshot } from './rules.ts';
 
 /**
  * SQL of the user replica, each operation one statement over the transaction the caller passes
- * (the consumer's, which also holds the inbox row). The statements also keep the two side tables
- * in step: `contact_search_pending` (what the indexer must write after commit) and
- * `user_phone_conflicts` (support reviews snapshots whose phone another live row holds, INV-MU-2).
+ * (the consumer's, which also holds the inbox row); the hot ones named, so each connection parses
+ * and plans them once. The statements also keep the two side tables in step:
+ * `contact_search_pending` (what the indexer must write after commit) and `user_phone_conflicts`
+ * (support reviews snapshots whose phone another live row holds, INV-MU-2).
  */
 
 export const LIVE_PHONE_INDEX = 'ux_messenger_users_live_phone';
 /** NOTIFY channel waking the contact search indexer; sent with each write, delivered on commit. */
 export const CONTACT_SEARCH_WAKE_CHANNEL = 'messenger_contact_search';
 
-/**
- * The pg client under a drizzle transaction: the hot statements run as named prepared statements
- * (parsed and planned once per connection), which drizzle's `execute` cannot do. Same connection,
- * same transaction.
- */
-function pgClient(tx: Db): pg.ClientBase {
-  const client = (tx as unknown as { session?: { client?: pg.ClientBase } }).session?.client;
-  if (!client || typeof client.query !== 'function') throw new Error('drizzle transaction exposes no pg client');
-  return client;
-}
-
-export const run = async <R extends pg.QueryResultRow>(tx: Db, name: string, text: string, values: unknown[]): Promise<R[]> =>
-  (await pgClient(tx).query<R>({ name, text, values })).rows;
-
-/** Queues the written row (CTE `w(id, revision)`) for the indexer; `$8` is now. */
-const QUEUE_FOR_INDEX = `
+/** Queues the written row (CTE `w(id, revision)`) for the indexer. */
+const queueForIndex = (now: SQL) => sql`
     pending as (
       insert into messenger.contact_search_pending (user_id, revision, enqueued_at, attempts, next_attempt_at)
-      select id, revision, $8, 0, $8 from w
+      select id, revision, ${now}, 0, ${now} from w
       on conflict (user_id) do update
         set revision = greatest(contact_search_pending.revision, excluded.revision),
             enqueued_at = excluded.enqueued_at, attempts = 0, next_attempt_at = excluded.next_attempt_at
     )`;
+
+/** A snapshot's values as typed statement parameters. */
+const valuesOf = (s: UserSnapshot, phoneNumber: string | null, now: Date) => ({
+  id: sql`${s.userId}::uuid`,
+  firstName: sql`${s.firstName}::varchar`,
+  middleName: sql`${s.middleName}::varchar`,
+  lastName: sql`${s.lastName}::varchar`,
+  phone: sql`${phoneNumber}::varchar`,
+  isActive: sql`${s.isActive}::boolean`,
+  version: sql`${s.version}::bigint`,
+  now: sql`${now}::timestamptz`,
+});
 
 /** Transactions (the consumer's, one per group of messages) that already carry the indexer's wake-up. */
 const notified = new WeakSet<Db>();
@@ -68,43 +66,44 @@ export interface SafeApplyResult {
  * else writes nothing and returns the row as it was, for the stale check and the slow path.
  */
 export async function applyIfCannotCollide(tx: Db, s: UserSnapshot, now: Date): Promise<SafeApplyResult> {
-  const [r] = await run<StateRow & { created: number; updated: number }>(
+  const v = valuesOf(s, s.phoneNumber, now);
+  const { rows } = await query<StateRow & { created: number; updated: number }>(
     tx,
-    'messenger_user_apply_safe',
-    `with cur as (
-      select phone_number, is_active, identity_user_version from messenger.users where id = $1::uuid
+    sql`with cur as (
+      select phone_number, is_active, identity_user_version from messenger.users where id = ${v.id}
     ),
     ins as (
       insert into messenger.users
         (id, first_name, middle_name, last_name, phone_number, is_active, identity_user_version, created_at, updated_at)
-      select $1::uuid, $2::varchar, $3::varchar, $4::varchar, $5::varchar, $6::boolean, $7::bigint, $8::timestamptz, $8::timestamptz
+      select ${v.id}, ${v.firstName}, ${v.middleName}, ${v.lastName}, ${v.phone}, ${v.isActive}, ${v.version}, ${v.now}, ${v.now}
        where not exists (select 1 from cur)
       on conflict do nothing
       returning id, revision
     ),
     upd as (
       update messenger.users u
-         set first_name = $2, middle_name = $3, last_name = $4, phone_number = $5, is_active = $6,
-             identity_user_version = $7, revision = u.revision + 1, updated_at = $8
-       where u.id = $1 and u.identity_user_version < $7 and (not $6 or (u.is_active and u.phone_number = $5))
+         set first_name = ${v.firstName}, middle_name = ${v.middleName}, last_name = ${v.lastName}, phone_number = ${v.phone}, is_active = ${v.isActive},
+             identity_user_version = ${v.version}, revision = u.revision + 1, updated_at = ${v.now}
+       where u.id = ${v.id} and u.identity_user_version < ${v.version} and (not ${v.isActive} or (u.is_active and u.phone_number = ${v.phone}))
       returning u.id, u.revision
     ),
     w as (select id, revision from ins union all select id, revision from upd),
-    ${QUEUE_FOR_INDEX},
+    ${queueForIndex(v.now)},
     -- A first appearance has no conflicts yet; only an update can supersede one.
     superseded as (
       update messenger.user_phone_conflicts
-         set status = 'Resolved', resolution = 'Superseded', resolved_at = $8
-       where user_id = $1 and status = 'Open' and exists (select 1 from upd)
+         set status = 'Resolved', resolution = 'Superseded', resolved_at = ${v.now}
+       where user_id = ${v.id} and status = 'Open' and exists (select 1 from upd)
     )
     select (select count(*) from ins)::int as created, (select count(*) from upd)::int as updated,
            exists (select 1 from cur) as found, (select phone_number from cur), (select is_active from cur),
            (select identity_user_version from cur),
            -- PostgreSQL delivers one notification per transaction anyway: sent by its first event only.
-           case when $9::boolean then pg_notify('${CONTACT_SEARCH_WAKE_CHANNEL}', '') end`,
-    [s.userId, s.firstName, s.middleName, s.lastName, s.phoneNumber, s.isActive, s.version, now, firstInTransaction(tx)],
+           case when ${firstInTransaction(tx)}::boolean then pg_notify('${sql.raw(CONTACT_SEARCH_WAKE_CHANNEL)}', '') end`,
+    { name: 'messenger_user_apply_safe' },
   );
-  return { operation: r!.created > 0 ? 'created' : r!.updated > 0 ? 'updated' : null, existing: stateOf(r!) };
+  const r = rows[0]!;
+  return { operation: r.created > 0 ? 'created' : r.updated > 0 ? 'updated' : null, existing: stateOf(r) };
 }
 
 /** The replica row of a user (null: first appearance) and the live rows holding the phones in play. */
@@ -113,17 +112,18 @@ export async function readReplicaState(
   userId: string,
   phoneNumber: string,
 ): Promise<{ existing: ReplicaState | null; holders: PhoneHolders }> {
-  const [r] = await run<StateRow & { holder_of_incoming: string | null; holder_of_current: string | null }>(
+  const id = sql`${userId}::uuid`;
+  const { rows } = await query<StateRow & { holder_of_incoming: string | null; holder_of_current: string | null }>(
     tx,
-    'messenger_user_read_state',
-    `select u.id is not null as found, u.phone_number, u.is_active, u.identity_user_version,
+    sql`select u.id is not null as found, u.phone_number, u.is_active, u.identity_user_version,
             (select h.id from messenger.users h
-              where h.phone_number = $2::varchar and h.is_active and h.id <> $1::uuid) as holder_of_incoming,
+              where h.phone_number = ${phoneNumber}::varchar and h.is_active and h.id <> ${id}) as holder_of_incoming,
             (select h.id from messenger.users h
-              where h.phone_number = u.phone_number and h.is_active and h.id <> $1::uuid) as holder_of_current
-       from (select 1) k left join messenger.users u on u.id = $1::uuid`,
-    [userId, phoneNumber],
+              where h.phone_number = u.phone_number and h.is_active and h.id <> ${id}) as holder_of_current
+       from (select 1) k left join messenger.users u on u.id = ${id}`,
+    { name: 'messenger_user_read_state' },
   );
+  const r = rows[0];
   return { existing: stateOf(r!), holders: { ofIncoming: r!.holder_of_incoming, ofCurrent: r!.holder_of_current } };
 }
 
@@ -135,18 +135,18 @@ export interface ReplicaWrite {
   now: Date;
 }
 
-const UPSERT = {
-  insert: `insert into messenger.users
+const upsert = (mode: 'insert' | 'update', v: ReturnType<typeof valuesOf>): SQL =>
+  mode === 'insert'
+    ? sql`insert into messenger.users
              (id, first_name, middle_name, last_name, phone_number, is_active, identity_user_version, created_at, updated_at)
-           values ($1::uuid, $2::varchar, $3::varchar, $4::varchar, $5::varchar, $6::boolean, $7::bigint, $8::timestamptz, $8::timestamptz)
+           values (${v.id}, ${v.firstName}, ${v.middleName}, ${v.lastName}, ${v.phone}, ${v.isActive}, ${v.version}, ${v.now}, ${v.now})
            on conflict do nothing
-           returning id, revision`,
-  update: `update messenger.users
-              set first_name = $2::varchar, middle_name = $3::varchar, last_name = $4::varchar, phone_number = $5::varchar,
-                  is_active = $6::boolean, identity_user_version = $7::bigint, revision = revision + 1, updated_at = $8::timestamptz
-            where id = $1::uuid and identity_user_version < $7
-            returning id, revision`,
-};
+           returning id, revision`
+    : sql`update messenger.users
+              set first_name = ${v.firstName}, middle_name = ${v.middleName}, last_name = ${v.lastName}, phone_number = ${v.phone},
+                  is_active = ${v.isActive}, identity_user_version = ${v.version}, revision = revision + 1, updated_at = ${v.now}
+            where id = ${v.id} and identity_user_version < ${v.version}
+            returning id, revision`;
 
 /**
  * The slow path's write, after the phone decision: creates (`insert`) or updates (`update`,
@@ -156,44 +156,31 @@ const UPSERT = {
  * NOTHING waits for it and skips, no error), or the update found a newer version.
  */
 export async function writeReplica(tx: Db, mode: 'insert' | 'update', w: ReplicaWrite): Promise<boolean> {
-  const s = w.snapshot;
-  const [r] = await run<{ written: number }>(
+  const v = valuesOf(w.snapshot, w.phoneNumber, w.now);
+  const conflictPhone = sql`${w.conflict?.phoneNumber ?? null}::varchar`;
+  const { rows } = await query<{ written: number }>(
     tx,
-    `messenger_user_write_${mode}`,
-    `with w as (${UPSERT[mode]}),
-    ${QUEUE_FOR_INDEX},
+    sql`with w as (${upsert(mode, v)}),
+    ${queueForIndex(v.now)},
     superseded as (
       update messenger.user_phone_conflicts
-         set status = 'Resolved', resolution = 'Superseded', resolved_at = $8
-       where user_id = $1 and status = 'Open' and phone_number is distinct from $9::varchar and exists (select 1 from w)
+         set status = 'Resolved', resolution = 'Superseded', resolved_at = ${v.now}
+       where user_id = ${v.id} and status = 'Open' and phone_number is distinct from ${conflictPhone} and exists (select 1 from w)
     ),
     conflict as (
       insert into messenger.user_phone_conflicts
         (id, user_id, phone_number, holder_user_id, identity_user_version, message_id, detected_at, last_seen_at)
-      select $12::uuid, id, $9::varchar, $10::uuid, $7, $11::varchar, $8, $8
-        from w where $9::varchar is not null
+      select ${newId()}::uuid, id, ${conflictPhone}, ${w.conflict?.holderUserId ?? null}::uuid, ${v.version}, ${w.messageId}::varchar, ${v.now}, ${v.now}
+        from w where ${conflictPhone} is not null
       on conflict (user_id, phone_number) where status = 'Open' do update
         set holder_user_id = excluded.holder_user_id, identity_user_version = excluded.identity_user_version,
             message_id = excluded.message_id, occurrences = user_phone_conflicts.occurrences + 1,
             last_seen_at = excluded.last_seen_at
     )
-    select count(*)::int as written, pg_notify('${CONTACT_SEARCH_WAKE_CHANNEL}', '') from w`,
-    [
-      s.userId,
-      s.firstName,
-      s.middleName,
-      s.lastName,
-      w.phoneNumber,
-      s.isActive,
-      s.version,
-      w.now,
-      w.conflict?.phoneNumber ?? null,
-      w.conflict?.holderUserId ?? null,
-      w.messageId,
-      newId(),
-    ],
+    select count(*)::int as written, pg_notify('${sql.raw(CONTACT_SEARCH_WAKE_CHANNEL)}', '') from w`,
+    { name: `messenger_user_write_${mode}` },
   );
-  return r!.written > 0;
+  return rows[0]!.written > 0;
 }
 
 /**
@@ -207,7 +194,9 @@ export async function handOverReleasedPhone(
   phoneNumber: string,
   now: Date,
 ): Promise<{ userId: string; releasedPhone: string | null } | null> {
-  const { rows } = await tx.execute<{ user_id: string; old_phone: string | null }>(sql`
+  const { rows } = await query<{ user_id: string; old_phone: string | null }>(
+    tx,
+    sql`
     with claim as (
       select c.id, c.user_id, c.identity_user_version, u.phone_number as old_phone
         from messenger.user_phone_conflicts c
@@ -239,7 +228,8 @@ export async function handOverReleasedPhone(
             enqueued_at = excluded.enqueued_at, attempts = 0, next_attempt_at = excluded.next_attempt_at
     )
     select healed.id as user_id, claim.old_phone, pg_notify(${CONTACT_SEARCH_WAKE_CHANNEL}, '')
-      from healed join claim on claim.user_id = healed.id`);
+      from healed join claim on claim.user_id = healed.id`,
+  );
   const r = rows[0];
   return r ? { userId: r.user_id, releasedPhone: r.old_phone === phoneNumber ? null : r.old_phone } : null;
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Queryable } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { ErrorBody } from '../../../platform/http/index.ts';
 import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { listPhoneConflicts } from './phone-conflicts.ts';
@@ -36,7 +36,7 @@ export const ConflictsReply = Type.Object({ items: Type.Array(PhoneConflictReply
 
 const tags = ['messenger'];
 
-export function registerUserReplicaRoutes(app: FastifyInstance, pool: Queryable): void {
+export function registerUserReplicaRoutes(app: FastifyInstance, db: Db): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.get(
@@ -51,6 +51,6 @@ export function registerUserReplicaRoutes(app: FastifyInstance, pool: Queryable)
       },
     },
     async (req) =>
-      listPhoneConflicts(pool, { status: req.query.status ?? 'Open', after: req.query.after, limit: req.query.limit ?? 100 }),
+      listPhoneConflicts(db, { status: req.query.status ?? 'Open', after: req.query.after, limit: req.query.limit ?? 100 }),
   );
 }

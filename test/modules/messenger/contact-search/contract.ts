@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
+import type { Db } from '../../../../src/platform/db/index.ts';
 import { createTestDatabase } from '../../../support/db.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { createRegistry } from '../../../../src/platform/observability/metrics.ts';
@@ -40,15 +41,16 @@ async function insertReplica(pool: pg.Pool, d: MessengerContactSearchDocument): 
   );
 }
 
-export function contactSearchContract(name: string, makeIndex: (pool: pg.Pool) => Promise<ContactSearchIndex>): void {
+export function contactSearchContract(name: string, makeIndex: (db: Db) => Promise<ContactSearchIndex>): void {
   describe(`contact search contract: ${name}`, () => {
     let pool: pg.Pool;
+    let db: Db;
     let index: ContactSearchIndex;
     let database: Awaited<ReturnType<typeof createTestDatabase>>;
     before(async () => {
       database = await createTestDatabase({ dropAtEnd: false });
-      pool = database.pool;
-      index = await makeIndex(pool);
+      ({ pool, db } = database);
+      index = await makeIndex(db);
       await index.prepare();
       await index.prepare(); // idempotent
     });
@@ -128,8 +130,8 @@ export function contactSearchContract(name: string, makeIndex: (pool: pg.Pool) =
       const d = doc({ revision: 3 });
       await insertReplica(pool, d);
       await pool.query(`insert into messenger.contact_search_pending (user_id, revision, enqueued_at, next_attempt_at) values ($1, 3, now(), now())`, [d.userId]);
-      const metrics = createContactSearchMetrics(createRegistry(), pool);
-      const indexer = contactSearchIndexerJob({ pool, index, metrics, settings: { intervalMs: 1000, batchSize: 100, maxRunMs: 5000, retryMaxMs: 60_000 } });
+      const metrics = createContactSearchMetrics(createRegistry(), db);
+      const indexer = contactSearchIndexerJob({ db, index, metrics, settings: { intervalMs: 1000, batchSize: 100, maxRunMs: 5000, retryMaxMs: 60_000 } });
       const counts = await indexer.runOnce(ctx());
       assert.deepEqual(counts, { indexed: 1, failed: 0, batches: 1, claimed: 1, released: 0 });
       await index.refresh();
@@ -147,7 +149,7 @@ export function contactSearchContract(name: string, makeIndex: (pool: pg.Pool) =
 
       const logs = logCapture();
       const registry = createRegistry();
-      const rebuild = contactSearchRebuildJob({ pool, index, metrics: createContactSearchMetrics(registry, pool), batchSize: 2, cron: '30 3 * * *' });
+      const rebuild = contactSearchRebuildJob({ db, index, metrics: createContactSearchMetrics(registry, db), batchSize: 2, cron: '30 3 * * *' });
       const counts = await rebuild.runOnce(ctx(createLogger('info', logs.stream)));
       const replicaCount = Number((await pool.query(`select count(*) as n from messenger.users`)).rows[0].n);
       assert.equal(counts.indexed, replicaCount);

@@ -1,6 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { createDb } from '../../../../src/platform/db/index.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
@@ -73,7 +75,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const statementsAtPush: number[] = [];
     const pushed: unknown[] = [];
     const dispatcher = realtimeDispatchJob({
-      pool: counted,
+      db: createDb(counted),
       hub: {
         send: async (_group, _event, payload) => {
           statementsAtPush.push(statements);
@@ -82,7 +84,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
         addUserToGroup: async () => {},
         removeUserFromGroup: async () => {},
       },
-      metrics: createRealtimeMetrics(new Registry(), env.pool),
+      metrics: createRealtimeMetrics(new Registry(), env.db),
       mintJoin: createMediaJoinMinter({ tokenSecret: MEDIA_SECRET, tokenTtlSeconds: 300, turnUrls: ['turn:x'], turnSecret: TURN_SECRET, turnTtlSeconds: 60 }, env.clock),
       settings: seedSettings(),
     });
@@ -104,7 +106,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const present = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId, seq: 1 });
     const gone = await insertOutbox(env.pool, { kind: 'MessageDeleted', chatId, messageId: newId(), seq: 9 });
     const other = await insertOutbox(env.pool, { kind: 'ContactRemoved', targetKind: 'User', targetUserId: bob, refId: newId() });
-    const rows = await claimDue(env.pool, { now: env.clock.now(), limit: 10, maxAttempts: 8, delaysMs: [1000], jitter: 0 });
+    const rows = await claimDue(env.db, { now: env.clock.now(), limit: 10, maxAttempts: 8, delaysMs: [1000], jitter: 0 });
     const byId = new Map(rows.map((r) => [r.id, r]));
     assert.deepEqual(byId.get(present)!.message, {
       id: messageId,
@@ -151,9 +153,9 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const pushes: number[] = [];
     let t = T0.getTime();
     const dispatcher = realtimeDispatchJob({
-      pool: slow,
+      db: createDb(slow),
       hub: { send: async (_g, _e, p) => void pushes.push((p as { Seq: number }).Seq), addUserToGroup: async () => {}, removeUserFromGroup: async () => {} },
-      metrics: createRealtimeMetrics(new Registry(), env.pool),
+      metrics: createRealtimeMetrics(new Registry(), env.db),
       mintJoin: createMediaJoinMinter({ tokenSecret: MEDIA_SECRET, tokenTtlSeconds: 300, turnUrls: ['turn:x'], turnSecret: TURN_SECRET, turnTtlSeconds: 60 }, env.clock),
       settings: seedSettings({ batchSize: 2, backoff: { baseMs: 1, factor: 1, capMs: 1, jitter: 0 } }),
     });
@@ -191,12 +193,12 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
       await client.query('set synchronous_commit = on');
       const setting = async () => (await client.query<{ synchronous_commit: string }>('show synchronous_commit')).rows[0]!.synchronous_commit;
       await client.query('begin');
-      const [claimed] = await claimDue(client, { now: env.clock.now(), limit: 10, maxAttempts: 8, delaysMs: [1000], jitter: 0 });
+      const [claimed] = await claimDue(drizzle(client), { now: env.clock.now(), limit: 10, maxAttempts: 8, delaysMs: [1000], jitter: 0 });
       assert.equal(await setting(), 'off', 'inside the claim transaction');
       await client.query('commit');
       assert.equal(await setting(), 'on', 'the connection keeps its own setting');
       await client.query('begin');
-      const landed = await recordOutcomes(client, [{ id, rowVersion: claimed!.rowVersion, status: 'Done', lastError: null, attemptsDelta: 0, nextAttemptAt: null }], env.clock.now());
+      const landed = await recordOutcomes(drizzle(client), [{ id, rowVersion: claimed!.rowVersion, status: 'Done', lastError: null, attemptsDelta: 0, nextAttemptAt: null }], env.clock.now());
       assert.deepEqual([...landed], [id]);
       assert.equal(await setting(), 'off', 'inside the outcome transaction');
       await client.query('commit');

@@ -121,7 +121,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     // While the push is in flight: one row is quarantined and requeued by on-call, the other is
     // claimed again by a runner that took over after the backoff.
     await env.pool.query(`update messenger.realtime_outbox set status = 'Quarantined', row_version = row_version + 1 where id = $1`, [requeued]);
-    assert.equal(await requeueQuarantined(env.pool, [requeued], T0), 1);
+    assert.equal(await requeueQuarantined(env.db, [requeued], T0), 1);
     await env.pool.query(
       `update messenger.realtime_outbox set attempts = 2, next_attempt_at = $2, row_version = row_version + 1 where id = $1`,
       [reclaimed, new Date(T0.getTime() + 4000)],
@@ -143,7 +143,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     const newDone = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Done', createdAt: new Date(T0.getTime() - 3_600_000) });
     const oldPending = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), createdAt: old });
     const oldQuarantined = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', createdAt: old });
-    const result = await realtimeRetentionJob(env.pool, { retentionHours: 24 }).runOnce(env.ctx({ now: () => T0 }));
+    const result = await realtimeRetentionJob(env.db, { retentionHours: 24 }).runOnce(env.ctx({ now: () => T0 }));
     assert.deepEqual(result, { batches: 1, claimed: 1, failed: 0, released: 0, deleted: 1 });
     const { rows } = await env.pool.query<{ id: string }>(`select id from messenger.realtime_outbox`);
     assert.deepEqual(new Set(rows.map((r) => r.id)), new Set([newDone, oldPending, oldQuarantined]));

@@ -22,7 +22,7 @@ describe('realtime outbox state gauges', () => {
     assert.equal(await metricValue(registry, 'messenger_realtime_quarantined'), 3);
 
     // The runbook's requeue brings it back to 0: what "see it worked" looks at.
-    assert.equal(await requeueQuarantined(pool, rows.slice(0, 2), T0), 2);
+    assert.equal(await requeueQuarantined(db, rows.slice(0, 2), T0), 2);
     assert.equal(await metricValue(registry, 'messenger_realtime_quarantined'), 1);
   });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import type { Db } from '../../../../src/platform/db/index.ts';
 import type { BatchRunContext } from '../../../../src/platform/jobs/index.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import type { Hub } from '../../../../src/platform/realtime/index.ts';
@@ -33,6 +34,7 @@ export const seedSettings = (over: Partial<DispatchSettings> = {}): DispatchSett
 export interface DispatchEnv {
   database: TestDatabase;
   pool: pg.Pool;
+  db: Db;
   hubApp: HubApp;
   clock: ManualClock;
   registry: Registry;
@@ -52,9 +54,9 @@ export interface DispatchEnv {
 /** A real hub app (joins chat groups from messenger.chat_participants) and a dispatcher over a fresh database. */
 export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; hubOptions?: Parameters<typeof startHubApp>[0] } = {}): Promise<DispatchEnv> {
   const database = await createTestDatabase();
-  const pool = database.pool;
+  const { pool, db } = database;
   const hubApp = await startHubApp({
-    resolveGroups: async (p) => (await activeChatIdsOf(pool, p.userId)).map(chatGroup),
+    resolveGroups: async (p) => (await activeChatIdsOf(db, p.userId)).map(chatGroup),
     ...opts.hubOptions,
   });
   const clock = new ManualClock(T0);
@@ -71,14 +73,14 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
     addUserToGroup: (u, g) => hubRef.current.addUserToGroup(u, g),
     removeUserFromGroup: (u, g) => hubRef.current.removeUserFromGroup(u, g),
   };
-  const metrics = createRealtimeMetrics(registry, pool);
+  const metrics = createRealtimeMetrics(registry, db);
   const mintJoin = createMediaJoinMinter(
     { tokenSecret: MEDIA_SECRET, tokenTtlSeconds: 300, turnUrls: ['turn:127.0.0.1:3478'], turnSecret: TURN_SECRET, turnTtlSeconds: 3600 },
     clock,
   );
   const newDispatcher = (settings: Partial<DispatchSettings> = {}) =>
     realtimeDispatchJob({
-      pool,
+      db,
       hub,
       metrics,
       mintJoin,
@@ -96,6 +98,7 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
   return {
     database,
     pool,
+    db,
     hubApp,
     clock,
     registry,

@@ -125,7 +125,7 @@ describe('MessengerUserUpsertedConsumer (real Kafka)', () => {
       const res = await search(phone);
       assert.equal(res.statusCode, 404, `${status} (${i})`);
       assert.equal(res.json().code, 'MSG_CONTACT_USER_NOT_FOUND');
-      await assert.rejects(requireAddressableUser(pool, userId), { code: 'MSG_CONTACT_USER_NOT_FOUND' });
+      await assert.rejects(requireAddressableUser(database.db, userId), { code: 'MSG_CONTACT_USER_NOT_FOUND' });
     }
   });
 
