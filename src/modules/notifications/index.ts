@@ -35,7 +35,7 @@ export default defineModule<NotificationsSettings>((deps) => {
       registerNotificationRoutes(app, ctx);
       await registerWebhookRoutes(app, ctx);
     },
-    jobs: [dispatcherJob(delivery, jobs.dispatcher), retryWorkerJob(delivery, jobs.retryWorker), webhookReplayCleanupJob(deps.db)],
+    jobs: [dispatcherJob(delivery, jobs.dispatcher), retryWorkerJob(delivery, jobs.retryWorker), webhookReplayCleanupJob(deps.db, config)],
     consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log })],
   };
 });

@@ -29,6 +29,24 @@ export const notificationsSettings = {
     maximum: 3600,
     description: 'A retry run stops claiming new batches after this; the next cycle takes the rest',
   }),
+  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_INTERVAL_MINUTES: Type.Integer({
+    default: 10,
+    minimum: 1,
+    maximum: 1440,
+    description: 'How often remembered webhook signatures past their window are deleted (they live minutes)',
+  }),
+  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_BATCH_SIZE: Type.Integer({
+    default: 1000,
+    minimum: 1,
+    maximum: 50_000,
+    description: 'Remembered webhook signatures deleted per statement: short, so a receipt never waits long behind one',
+  }),
+  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_SECONDS: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 3600,
+    description: 'A webhook replay cleanup run starts no new delete after this; the next run takes the rest',
+  }),
   NOTIFICATIONS_DISPATCH_INTERVAL_MS: Type.Integer({
     default: 5000,
     minimum: 50,

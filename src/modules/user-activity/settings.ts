@@ -57,6 +57,12 @@ export const activityRetentionSettings = {
     maximum: 50_000,
     description: 'ActivityRetentionJob: rows deleted per statement',
   }),
+  USER_ACTIVITY_RETENTION_MAX_RUN_MINUTES: Type.Integer({
+    default: 5,
+    minimum: 1,
+    maximum: 1440,
+    description: 'ActivityRetentionJob: a run starts no new delete after this; the next run continues',
+  }),
 };
 
 export const userActivitySettings = { ...activityCloserSettings, ...activityRetentionSettings };

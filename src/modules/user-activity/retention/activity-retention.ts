@@ -7,9 +7,6 @@ import { deleteOldCountedViews, deleteOldSessions, deleteOldViews, type Deleted 
 
 export const ACTIVITY_RETENTION_JOB = 'activity-retention';
 
-/** A run starts no new batch after this; the next run continues. */
-const RETENTION_MAX_RUN_MS = 5 * MINUTE_MS;
-
 /** The retention line: `months` calendar months before now (UTC). */
 export function retentionCutoff(now: Date, months: number): Date {
   const d = new Date(now);
@@ -42,7 +39,7 @@ export function createActivityRetention(deps: { db: Db; registry: Registry; sett
     name: ACTIVITY_RETENTION_JOB,
     every: settings.USER_ACTIVITY_RETENTION_INTERVAL_MINUTES * MINUTE_MS,
     singleRunner: true,
-    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: RETENTION_MAX_RUN_MS },
+    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: settings.USER_ACTIVITY_RETENTION_MAX_RUN_MINUTES * MINUTE_MS },
     phases(run) {
       const cutoff = retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS);
       cutoffs.set(run, cutoff);
