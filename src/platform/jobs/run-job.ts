@@ -127,6 +127,9 @@ export async function runJobOnce(
   if (abandoned) {
     deps.metrics.recordAbandoned(job.name);
     const err = new Error(`job run abandoned past its lock deadline (${lockTtlMs} ms)`);
+    // A wake that came meanwhile does not start a run here straight away: what hung this run likely
+    // hangs the next one, while other replicas (woken by the same NOTIFY) and the next tick find the rows.
+    wakes.take();
     return conclude(deps, run, 'failure', counts, err, 'job run abandoned past its lock deadline', { lockTtlMs });
   }
   if (outcome === 'aborted') error = signal.reason;
