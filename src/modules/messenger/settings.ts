@@ -94,6 +94,19 @@ export const messengerRealtimeSettings = {
     maximum: 600_000,
     description: 'Longest dispatch run (MaxRunDuration); the rest waits for the next tick or wake',
   }),
+  MESSENGER_REALTIME_LOCK_TTL_MS: Type.Integer({
+    default: 30_000,
+    minimum: 1000,
+    maximum: 3_600_000,
+    description:
+      'LockTtl: the longest one dispatch run holds the single-runner lock; a run still going then is abandoned and another run (this or another replica) takes over. At least MaxRunDuration + 2000',
+  }),
+  MESSENGER_REALTIME_PUSH_TIMEOUT_MS: Type.Integer({
+    default: 5000,
+    minimum: 10,
+    maximum: 600_000,
+    description: 'A row whose push to the hub/backplane has not finished by then is a failed attempt (retried by the backoff)',
+  }),
   MESSENGER_REALTIME_IDLE_WAIT_MS: Type.Integer({
     default: 250,
     minimum: 0,

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '../observability/logger.ts';
+import { withTimeout } from '../time.ts';
 
 /**
  * Single-runner locks live on ONE dedicated connection per runner, never a pooled one: a session
@@ -31,6 +32,12 @@ export function keepaliveOptions(k: LockKeepalive = LOCK_KEEPALIVE): string {
     `-c tcp_user_timeout=${k.userTimeoutMs}`,
   ].join(' ');
 }
+
+/**
+ * An unlock that has not answered by then is treated as failed (the session is dropped): the lock
+ * deadline (lock-deadline.ts) must not wait on a stuck lock connection.
+ */
+export const LOCK_RELEASE_TIMEOUT_MS = 5_000;
 
 export interface HeldLock {
   /** Aborted when the lock's connection is lost (the lock is gone with it). */
@@ -137,7 +144,7 @@ export function createLockConnection(opts: {
         holders.delete(holder);
         if (holder.signal.aborted || client !== c) return; // the lock went with its session
         try {
-          await query(c, 'select pg_advisory_unlock(hashtext($1))', [key]);
+          await withTimeout(query(c, 'select pg_advisory_unlock(hashtext($1))', [key]), LOCK_RELEASE_TIMEOUT_MS, 'advisory unlock');
         } catch (err) {
           // A lock we cannot release would block every other replica for good: drop the session,
           // which releases everything it holds.

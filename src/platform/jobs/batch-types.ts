@@ -1,3 +1,4 @@
+import { lockTtlProblems } from './lock-deadline.ts';
 import type { JobContext, JobDefinition } from './types.ts';
 
 /** The batch worker's types: its settings, counts, outcomes, phases and the run its steps get (batch-worker.ts). */
@@ -6,8 +7,10 @@ import type { JobContext, JobDefinition } from './types.ts';
 export interface BatchSettings {
   /** Rows claimed per batch. */
   batchSize: number;
-  /** A run starts no new batch after this long (the seeds' MaxRunDuration). */
+  /** The seeds' MaxRunDuration: the run's signal aborts after this long, rows not started are released. */
   maxRunMs: number;
+  /** Single-runner: the job's LockTtl (JobDefinition.lockTtlMs), at least maxRunMs + LOCK_TTL_MARGIN_MS. */
+  lockTtlMs?: number;
   /** A drained phase waits this long for the next wake (NOTIFY at commit) before it ends; 0 = end at once. */
   idleWaitMs?: number;
   /** Rows processed at the same time within a batch. Default 1 (in claim order). */
@@ -23,7 +26,7 @@ export interface BatchCounts {
   claimed: number;
   /** Rows whose processing threw, or whose outcome could not be recorded even alone. */
   failed: number;
-  /** Rows claimed but not processed because the run was stopped; handed to `record` as `released`. */
+  /** Rows claimed but not processed because the run was stopped or passed maxRunMs; handed to `record` as `released`. */
   released: number;
 }
 
@@ -79,7 +82,8 @@ export interface BatchPhase<Row, Result = void> {
   };
 }
 
-export interface BatchWorkerDefinition extends Omit<JobDefinition, 'run'> {
+/** maxRunMs and lockTtlMs come from `settings`. */
+export interface BatchWorkerDefinition extends Omit<JobDefinition, 'run' | 'maxRunMs' | 'lockTtlMs'> {
   settings: BatchSettings;
   /** The job's own counts, reported (at 0 when nothing happened) by every run. */
   counts?: readonly string[];
@@ -105,6 +109,7 @@ export function batchSettingsProblems(s: BatchSettings): string[] {
   const problems: string[] = [];
   if (!Number.isInteger(s.batchSize) || s.batchSize < 1) problems.push('batchSize must be a positive integer');
   if (!(s.maxRunMs > 0)) problems.push('maxRunMs must be positive');
+  if (s.lockTtlMs !== undefined && s.maxRunMs > 0) problems.push(...lockTtlProblems({ singleRunner: true, maxRunMs: s.maxRunMs, lockTtlMs: s.lockTtlMs }));
   if (s.idleWaitMs !== undefined && !(s.idleWaitMs >= 0)) problems.push('idleWaitMs must not be negative');
   if (s.concurrency !== undefined && (!Number.isInteger(s.concurrency) || s.concurrency < 1)) problems.push('concurrency must be a positive integer');
   return problems;

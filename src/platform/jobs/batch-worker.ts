@@ -10,7 +10,8 @@ import { batchSettingsProblems, type AnyOutcome, type AnyPhase, type BatchCounts
  *                replicas apart); a claim may also do the whole work (a bounded DELETE … RETURNING,
  *                or a claim and its change in one transaction);
  *   2. process — each row outside any transaction (a push, a send), `concurrency` at a time, the
- *                stop signal checked between rows: rows not started are handed back as `released`;
+ *                stop signal checked between rows: rows not started are handed back as `released`
+ *                (the signal also aborts when maxRunMs passes, mid-batch);
  *   3. record  — the batch's outcomes in one statement; if that fails, row by row (`recordOne`),
  *                so one bad row never undoes the others;
  *
@@ -32,10 +33,14 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
     for (const name of ownCounts) counts[name] = 0;
     // On the monotonic clock: a run's length is real time, whatever the injected clock says.
     const deadline = performance.now() + settings.maxRunMs;
+    // MaxRunDuration holds mid-batch too: the run's signal aborts when it passes, so the rows not
+    // started yet are released (the next run takes them at once) and a phase's own waits end.
+    const overtime = new AbortController();
+    const overtimeTimer = setTimeout(() => overtime.abort(new Error(`maxRunMs (${settings.maxRunMs} ms) passed`)), settings.maxRunMs);
     let phaseEnd: string | null = null;
     const run: BatchRun = {
       jobRunId: ctx.jobRunId,
-      signal: ctx.signal,
+      signal: AbortSignal.any([ctx.signal, overtime.signal]),
       log: ctx.log,
       now: () => ctx.now(),
       counts,
@@ -54,12 +59,14 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
         await runPhase(phase, run, ctx, settings, () => phaseEnd);
       }
     } finally {
+      clearTimeout(overtimeTimer);
       await finish?.(run);
     }
     return counts;
   }
 
-  return { ...job, run: (ctx) => runOnce(ctx), runOnce };
+  const limits = { maxRunMs: settings.maxRunMs, ...(settings.lockTtlMs === undefined ? {} : { lockTtlMs: settings.lockTtlMs }) };
+  return { ...job, ...limits, run: (ctx) => runOnce(ctx), runOnce };
 }
 
 async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, settings: BatchSettings, ended: () => string | null): Promise<void> {

@@ -9,6 +9,8 @@ export interface JobMetrics {
   declare(job: string): void;
   recordRun(job: string, outcome: RunOutcome, durationMs: number): void;
   recordSuccessAt(job: string, at: Date): void;
+  /** A single-runner run still going at its LockTtl, whose lock was released from under it. */
+  recordAbandoned(job: string): void;
   /** One batch of a batch worker's phase. */
   recordBatch(job: string, phase: string, rows: BatchRows, durationMs: number): void;
 }
@@ -24,6 +26,11 @@ export function createJobMetrics(registry: Registry): JobMetrics {
     help: 'Duration of job runs that were not skipped',
     labelNames: ['job'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  });
+  const abandoned = counter(registry, {
+    name: 'job_runs_abandoned_total',
+    help: 'Single-runner runs still going at their LockTtl: the lock was released and the next schedule runs without them',
+    labelNames: ['job'],
   });
   const lastSuccess = gauge(registry, {
     name: 'job_last_success_timestamp_seconds',
@@ -50,6 +57,10 @@ export function createJobMetrics(registry: Registry): JobMetrics {
   return {
     declare(job) {
       for (const outcome of RUN_OUTCOMES) runs.inc({ job, outcome }, 0);
+      abandoned.inc({ job }, 0);
+    },
+    recordAbandoned(job) {
+      abandoned.inc({ job });
     },
     recordRun(job, outcome, durationMs) {
       runs.inc({ job, outcome });

@@ -6,6 +6,7 @@ import type { JobMetrics, RunOutcome } from './job-metrics.ts';
 import { recordJobRun } from './job-state.ts';
 import type { Trigger } from './run-slot.ts';
 import { noWakes, waitForWake, type RunWakes } from './run-wakes.ts';
+import { ABANDONED, lockDeadline, lockTtlOf } from './lock-deadline.ts';
 import { isIdleRun, lockKeyOf, normalizeCounts } from './schedule.ts';
 import type { JobCounts, JobDefinition } from './types.ts';
 
@@ -53,7 +54,8 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
 /**
  * One run of a job: take its lock when it is single-runner (busy → skipped, nothing recorded
  * beyond the metric), call run(ctx), release the lock, then record job_state, metrics and one log
- * line. Never rejects: a failing job or database is an outcome, not a crash.
+ * line. A single-runner run is aborted at its deadline and abandoned at its LockTtl (lock-deadline.ts).
+ * Never rejects: a failing job or database is an outcome, not a crash.
  */
 export async function runJobOnce(
   deps: RunDeps,
@@ -84,36 +86,62 @@ export async function runJobOnce(
       return { jobRunId, outcome: 'skipped', counts: {}, durationMs: 0, skipReason: 'lock_busy' };
     }
   }
-  const signal = lock ? AbortSignal.any([stop, lock.signal]) : stop;
+  const lockTtlMs = lockTtlOf(job);
+  const deadline = lock ? lockDeadline(lockTtlMs) : undefined;
+  const signal = lock ? AbortSignal.any([stop, lock.signal, deadline!.signal]) : stop;
   let outcome: RunOutcome = 'aborted';
   let counts: JobCounts = {};
   let error: unknown;
+  let abandoned = false;
   try {
     if (!signal.aborted) {
-      counts = normalizeCounts(
-        await job.run({
-          jobRunId,
-          signal,
-          log: run.log,
-          now: () => deps.clock.now(),
-          woken: () => wakes.take(),
-          observeBatch: (phase, rows, durationMs) => deps.metrics.recordBatch(job.name, phase, rows, durationMs),
-          // A run started by hand (ops, tests) does its work and returns; it does not stay for more.
-          ...(trigger === 'manual' ? {} : { waitForWake: (timeoutMs: number) => waitForWake(wakes, signal, timeoutMs) }),
-        }),
-      );
-      outcome = signal.aborted ? 'aborted' : 'success';
+      const running = job.run({
+        jobRunId,
+        signal,
+        log: run.log,
+        now: () => deps.clock.now(),
+        woken: () => wakes.take(),
+        observeBatch: (phase, rows, durationMs) => deps.metrics.recordBatch(job.name, phase, rows, durationMs),
+        // A run started by hand (ops, tests) does its work and returns; it does not stay for more.
+        ...(trigger === 'manual' ? {} : { waitForWake: (timeoutMs: number) => waitForWake(wakes, signal, timeoutMs) }),
+      });
+      const result = deadline ? await deadline.race(running) : await running;
+      if (result === ABANDONED) {
+        abandoned = true;
+        watchAbandoned(running, run);
+      } else {
+        counts = normalizeCounts(result);
+        outcome = signal.aborted ? 'aborted' : 'success';
+      }
     }
   } catch (err) {
     // A job that stops on abort may do so by throwing; that is an abort, not a failure.
     outcome = signal.aborted ? 'aborted' : 'failure';
     error = err;
   } finally {
-    // Released before the bookkeeping, so another replica is not kept waiting on it.
+    deadline?.clear();
+    // Released before the bookkeeping, so another replica is not kept waiting on it. An abandoned
+    // run's lock goes too: the kernel, not the hung run, decides when the lock is free.
     await lock?.release();
+  }
+  if (abandoned) {
+    deps.metrics.recordAbandoned(job.name);
+    const err = new Error(`job run abandoned past its lock deadline (${lockTtlMs} ms)`);
+    // A wake that came meanwhile does not start a run here straight away: what hung this run likely
+    // hangs the next one, while other replicas (woken by the same NOTIFY) and the next tick find the rows.
+    wakes.take();
+    return conclude(deps, run, 'failure', counts, err, 'job run abandoned past its lock deadline', { lockTtlMs });
   }
   if (outcome === 'aborted') error = signal.reason;
   return conclude(deps, run, outcome, counts, error);
+}
+
+/** The hung run may still settle: it must not reject unhandled, and on-call learns when it let go. */
+function watchAbandoned(running: Promise<unknown>, run: RunStart): void {
+  running.then(
+    () => run.log.warn({ durationMs: Math.round(performance.now() - run.t0) }, 'abandoned job run returned'),
+    (err: unknown) => run.log.warn({ err, durationMs: Math.round(performance.now() - run.t0) }, 'abandoned job run threw'),
+  );
 }
 
 async function conclude(
@@ -123,6 +151,7 @@ async function conclude(
   counts: JobCounts,
   error: unknown,
   failureMessage = 'job run failed',
+  fields: Record<string, unknown> = {},
 ): Promise<RunResult> {
   const name = run.job.name;
   const durationMs = Math.round(performance.now() - run.t0);
@@ -138,7 +167,7 @@ async function conclude(
     if (isIdleRun(counts)) run.log.debug({ counts, durationMs }, 'job run completed');
     else run.log.info({ counts, durationMs }, 'job run completed');
   } else if (outcome === 'failure') {
-    run.log.error({ err: error, counts, durationMs }, failureMessage);
+    run.log.error({ err: error, counts, durationMs, ...fields }, failureMessage);
   } else if (run.stop.aborted) {
     run.log.info({ reason: message, counts, durationMs }, 'job run aborted');
   } else {

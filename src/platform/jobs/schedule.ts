@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { lockTtlProblems } from './lock-deadline.ts';
 import type { JobCounts, JobDefinition } from './types.ts';
 
 /** job_state.name is varchar(100). */
@@ -48,6 +49,7 @@ export function jobDefinitionProblems(job: JobDefinition): string[] {
   if (job.wakeChannel !== undefined && (job.wakeChannel.length === 0 || job.wakeChannel.length > 63)) {
     problems.push('wakeChannel must be 1..63 characters (a PostgreSQL identifier)');
   }
+  problems.push(...lockTtlProblems(job));
   if (typeof job.run !== 'function') problems.push('run must be a function');
   return problems;
 }

@@ -49,6 +49,14 @@ export interface JobDefinition {
   cron?: string;
   /** Run on one replica at a time (PostgreSQL advisory lock; lock busy → the run is skipped). */
   singleRunner?: boolean;
+  /** The run's own deadline: it stops by then (a batch worker's settings.maxRunMs). */
+  maxRunMs?: number;
+  /**
+   * Single-runner: the longest one run holds the lock (seed 000's LockTtl), at least maxRunMs +
+   * LOCK_TTL_MARGIN_MS. The runner aborts the run's signal that margin before it and abandons a run
+   * still going at it (lock-deadline.ts). Default: 30 s, or 2 × maxRunMs + the margin when longer.
+   */
+  lockTtlMs?: number;
   /** PostgreSQL NOTIFY channel whose notifications start a run at once. */
   wakeChannel?: string;
   /**

@@ -257,6 +257,7 @@ export function outboxPublisherJob(opts: OutboxPublisherOptions): JobDefinition 
     name: OUTBOX_PUBLISHER_JOB,
     every: opts.pollIntervalMs,
     singleRunner: true,
+    maxRunMs: opts.maxRunMs,
     wakeChannel: OUTBOX_CHANNEL,
     run: (ctx) => publisher.publishPending(ctx),
   };

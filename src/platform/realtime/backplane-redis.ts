@@ -8,6 +8,7 @@ import {
 } from './backplane.ts';
 import { withTimeout } from '../time.ts';
 import { closeRedisClient, createRedisClient, waitUntilReady } from './redis-client.ts';
+import { REDIS_COMMAND_TIMEOUT_DEFAULT_MS } from './settings.ts';
 
 export interface RedisBackplaneOptions {
   redisUrl: string;
@@ -16,6 +17,8 @@ export interface RedisBackplaneOptions {
   logger: Logger;
   /** How long start-up waits for Redis before going on without it (it keeps reconnecting). Default 5 s. */
   connectTimeoutMs?: number;
+  /** REDIS_COMMAND_TIMEOUT_MS: a PUBLISH unanswered by then rejects (the dispatcher retries the row). */
+  commandTimeoutMs?: number;
 }
 
 /**
@@ -29,9 +32,14 @@ export async function createRedisBackplane(opts: RedisBackplaneOptions): Promise
   const channel = opts.channel ?? 'pin:hub:messenger';
   const connectTimeoutMs = opts.connectTimeoutMs ?? 5000;
   const log = opts.logger;
-  const publisher = createRedisClient(opts.redisUrl, 'publisher', log, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const publisher = createRedisClient(opts.redisUrl, 'publisher', log, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: opts.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_DEFAULT_MS,
+  });
   // The subscriber keeps its offline queue so the SUBSCRIBE below waits for the first connection;
-  // ioredis re-subscribes by itself after every reconnect.
+  // ioredis re-subscribes by itself after every reconnect. No command timeout: a SUBSCRIBE waiting
+  // for that first connection must not fail, and nothing waits on this connection's replies.
   const subscriber = createRedisClient(opts.redisUrl, 'subscriber', log);
   let handler: ((message: BackplaneMessage) => void) | undefined;
 

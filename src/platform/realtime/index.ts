@@ -55,8 +55,8 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
   const redisUrl = config.REALTIME_BACKPLANE_ENABLED ? config.REDIS_URL : undefined;
   const [backplane, presence] = redisUrl
     ? await Promise.all([
-        createRedisBackplane({ redisUrl, logger: deps.logger }),
-        createRedisPresence({ redisUrl, replicaId, logger: deps.logger }),
+        createRedisBackplane({ redisUrl, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
+        createRedisPresence({ redisUrl, replicaId, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
       ])
     : [undefined, undefined];
   deps.logger.info(

@@ -5,6 +5,11 @@ import { Int, Bool, type SettingsOf } from '../types/index.ts';
 export const hubSettings = {
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL for the hub backplane' })),
   REALTIME_BACKPLANE_ENABLED: Bool(false, 'Carry hub group sends between replicas through Redis (needs REDIS_URL)'),
+  REDIS_COMMAND_TIMEOUT_MS: Int({
+    default: 2000,
+    minimum: 10,
+    description: 'A backplane or presence command Redis has not answered by then fails (a hung connection must not hang a push)',
+  }),
   HUB_PING_INTERVAL_MS: Int({ default: 15_000, minimum: 100, description: 'SignalR ping (type 6) interval' }),
   HUB_CLIENT_TIMEOUT_MS: Int({
     default: 30_000,
@@ -16,7 +21,9 @@ export const hubSettings = {
     minimum: 1024,
     description: 'Per-socket send buffer cap; past it the socket is closed as a slow consumer',
   }),
-
 };
 
 export type HubSettings = SettingsOf<typeof hubSettings>;
+
+/** For the Redis clients built outside loadConfig (tests, tools): the setting's own default. */
+export const REDIS_COMMAND_TIMEOUT_DEFAULT_MS: number = hubSettings.REDIS_COMMAND_TIMEOUT_MS.default;

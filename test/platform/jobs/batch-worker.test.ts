@@ -127,8 +127,40 @@ test('a run starts no new batch after maxRunMs; the rows it did not claim stay f
   const counts = await worker.runOnce(context());
   assert.ok(counts.batches >= 1 && counts.batches < 20, `stopped by the deadline after ${counts.batches} batches`);
   const s = await q.statuses();
-  assert.equal(s.done, counts.claimed);
-  assert.equal(s.pending, 100 - counts.claimed);
+  assert.equal(s.done, counts.claimed - counts.released);
+  assert.equal(s.pending, 100 - s.done);
+});
+
+test('maxRunMs passing mid-batch aborts the run\'s signal: the rows not started are released, and the next run takes them', async () => {
+  const q = await queue(5);
+  const seen: { n: number; aborted: boolean }[] = [];
+  const worker = defineBatchWorker({
+    name: 'bw-mid-batch-deadline',
+    ...schedule,
+    settings: { batchSize: 10, maxRunMs: 100 },
+    phases: () => [
+      batchPhase<Row>({
+        name: 'rows',
+        claim: (limit) => q.claim(limit),
+        // The first row of the first run outlasts the whole run (a slow push): the signal must abort under it.
+        process: async (row, run) => {
+          if (row.n === 1 && seen.length === 0) {
+            await Promise.race([new Promise((resolve) => run.signal.addEventListener('abort', resolve, { once: true })), sleep(3000)]);
+          }
+          seen.push({ n: row.n, aborted: run.signal.aborted });
+        },
+        record: (outcomes) => q.record(outcomes),
+      }),
+    ],
+  });
+  const first = await worker.runOnce(context());
+  assert.deepEqual(seen, [{ n: 1, aborted: true }], 'the signal aborted while row 1 was in flight');
+  assert.deepEqual([first.claimed, first.released], [5, 4], 'rows 2..5 were never started');
+  assert.deepEqual(await q.statuses(), { done: 1, pending: 4 });
+
+  const second = await worker.runOnce(context());
+  assert.deepEqual([second.claimed, second.released], [4, 0]);
+  assert.deepEqual(await q.statuses(), { done: 5 });
 });
 
 test('a failing set-based record falls back to row by row: the bad row fails alone, the others are recorded', async () => {

@@ -14,6 +14,8 @@ export interface DispatchSettings extends BatchSettings {
   maxAttempts: number;
   /** BackoffBase / BackoffFactor / BackoffCap and jitter of the delay the claim sets before a retry. */
   backoff: Backoff;
+  /** A row's push not finished by then is a failed attempt. */
+  pushTimeoutMs: number;
 }
 
 /** The one mapping from the messenger's settings to the job's options. */
@@ -21,6 +23,8 @@ export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
   pollingIntervalMs: s.MESSENGER_REALTIME_POLLING_INTERVAL_MS,
   batchSize: s.MESSENGER_REALTIME_BATCH_SIZE,
   maxRunMs: s.MESSENGER_REALTIME_MAX_RUN_DURATION_MS,
+  lockTtlMs: s.MESSENGER_REALTIME_LOCK_TTL_MS,
+  pushTimeoutMs: s.MESSENGER_REALTIME_PUSH_TIMEOUT_MS,
   idleWaitMs: s.MESSENGER_REALTIME_IDLE_WAIT_MS,
   maxAttempts: s.MESSENGER_REALTIME_MAX_ATTEMPTS,
   backoff: {
@@ -43,7 +47,7 @@ export function dispatchSettingsProblems(s: DispatchSettings): string[] {
   return problems;
 }
 
-export interface RealtimeDispatchDeps extends Omit<DispatchStepsDeps, 'maxAttempts' | 'backoff'> {
+export interface RealtimeDispatchDeps extends Omit<DispatchStepsDeps, 'maxAttempts' | 'backoff' | 'pushTimeoutMs'> {
   settings: DispatchSettings;
   /** Hands the runner's in-process wake to the owner that commits rows (the send queue). */
   connectWake?: (wake: () => void) => void;
@@ -51,14 +55,15 @@ export interface RealtimeDispatchDeps extends Omit<DispatchStepsDeps, 'maxAttemp
 
 /**
  * RealtimeDispatchJob (seed 000): persist-then-push from messenger.realtime_outbox to the hub.
- * Single runner (advisory lock; busy → the run is skipped), every PollingInterval and at once on
+ * Single runner (advisory lock held at most LockTtl; busy → the run is skipped), every PollingInterval and at once on
  * NOTIFY realtime_outbox from the owner's committing transaction (or sooner through connectWake in
  * the replica that committed). Each batch:
  *
  *   3–4. claim due Pending rows in one statement (SKIP LOCKED, Attempts + 1, NextAttemptAt by the
  *        backoff); rows already out of attempts are quarantined by it and alerted;
- *   5.   build and push each row outside any transaction, in push order, stopping between rows
- *        when asked (the rest are released: Pending, attempt given back, claimable at once);
+ *   5.   build and push each row outside any transaction, in push order, each within the push
+ *        timeout, stopping between rows when asked or past MaxRunDuration (the rest are released:
+ *        Pending, attempt given back, claimable at once);
  *        record the batch's outcomes in one statement, each on the RowVersion its claim left —
  *        while the next batch is claimed and pushed (that claim leaves these rows alone);
  *   8.   the run's dispatched / retried / quarantined, logged at the end.
@@ -70,7 +75,7 @@ export function realtimeDispatchJob(deps: RealtimeDispatchDeps): BatchWorker {
   const { settings } = deps;
   const problems = dispatchSettingsProblems(settings);
   if (problems.length > 0) throw new Error(`invalid messenger realtime settings: ${problems.join('; ')}`);
-  const steps = createDispatchSteps({ ...deps, maxAttempts: settings.maxAttempts, backoff: settings.backoff });
+  const steps = createDispatchSteps({ ...deps, maxAttempts: settings.maxAttempts, backoff: settings.backoff, pushTimeoutMs: settings.pushTimeoutMs });
 
   return defineBatchWorker({
     name: REALTIME_DISPATCH_JOB,

@@ -3,6 +3,7 @@ import { backoffScheduleMs } from '../../../platform/backoff/index.ts';
 import type { Db } from '../../../platform/db/index.ts';
 import type { BatchRun, Outcome } from '../../../platform/jobs/index.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
+import { withTimeout } from '../../../platform/time.ts';
 import type { MediaJoinMinter } from '../calls/media-join.ts';
 import type { RealtimeMetrics } from './metrics.ts';
 import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from './outbox-sql.ts';
@@ -31,6 +32,8 @@ export interface DispatchStepsDeps {
   mintJoin: MediaJoinMinter;
   maxAttempts: number;
   backoff: Backoff;
+  /** A push not finished by then is a transient failure of its row; what it waited on is left to settle. */
+  pushTimeoutMs: number;
   onQuarantined?: (event: RealtimeDispatchQuarantinedEvent) => void;
 }
 
@@ -78,21 +81,27 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
     return [...exhausted, ...live].map((r) => Object.assign(r, { refs }));
   }
 
-  /** Step 5, one row outside any transaction: build its payload and push it (membership changes first). */
+  /** Step 5, one row outside any transaction: build its payload and push it (membership changes first), within the push timeout. */
   async function push(row: DispatchRow): Promise<DispatchResult> {
     if (row.exhausted) return null;
     try {
       const built = buildDelivery(row, row.refs);
       if (!built.ok) return { kind: 'missing', code: built.code };
       const { membership, sends } = built.delivery;
-      for (const m of membership ?? []) {
-        if (m.op === 'join') await deps.hub.addUserToGroup(m.userId, m.group);
-        else await deps.hub.removeUserFromGroup(m.userId, m.group);
-      }
-      for (const s of sends) {
-        const payload = s.joinFor ? { ...s.payload, Join: await deps.mintJoin(s.joinFor) } : s.payload;
-        await deps.hub.send(s.group, s.event, payload);
-      }
+      await withTimeout(
+        (async () => {
+          for (const m of membership ?? []) {
+            if (m.op === 'join') await deps.hub.addUserToGroup(m.userId, m.group);
+            else await deps.hub.removeUserFromGroup(m.userId, m.group);
+          }
+          for (const s of sends) {
+            const payload = s.joinFor ? { ...s.payload, Join: await deps.mintJoin(s.joinFor) } : s.payload;
+            await deps.hub.send(s.group, s.event, payload);
+          }
+        })(),
+        deps.pushTimeoutMs,
+        'realtime push',
+      );
       return { kind: 'delivered' };
     } catch (err) {
       return { kind: 'transient', error: lastErrorText(err) };

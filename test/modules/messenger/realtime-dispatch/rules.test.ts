@@ -37,12 +37,14 @@ describe('realtime outbox rules', () => {
     assert.deepEqual(backoffScheduleMs(seedBackoff, 8), [2000, 4000, 8000, 16_000, 32_000, 64_000, 120_000, 120_000]);
   });
 
-  test('settings: BatchSize, MaxAttempts and backoff must be positive, the cap at least the base', () => {
-    const ok = { pollingIntervalMs: 1000, batchSize: 200, maxRunMs: 5000, maxAttempts: 8, backoff: seedBackoff };
+  test('settings: BatchSize, MaxAttempts and backoff must be positive, the cap at least the base, LockTtl past MaxRunDuration + margin', () => {
+    const ok = { pollingIntervalMs: 1000, batchSize: 200, maxRunMs: 5000, lockTtlMs: 30_000, pushTimeoutMs: 5000, maxAttempts: 8, backoff: seedBackoff };
     assert.deepEqual(dispatchSettingsProblems(ok), []);
     assert.equal(dispatchSettingsProblems({ ...ok, batchSize: 0 }).length, 1);
     assert.equal(dispatchSettingsProblems({ ...ok, maxAttempts: 0 }).length, 1);
     assert.match(dispatchSettingsProblems({ ...ok, backoff: { ...seedBackoff, capMs: 1000 } }).join(), /CAP/);
+    assert.deepEqual(dispatchSettingsProblems({ ...ok, lockTtlMs: 7000 }), []);
+    assert.match(dispatchSettingsProblems({ ...ok, lockTtlMs: 6999 }).join(), /lockTtlMs must be an integer ≥ maxRunMs \+ 2000 ms \(7000\)/);
   });
 
   test('push order: id order, except each chat’s new messages go out in Seq order', () => {

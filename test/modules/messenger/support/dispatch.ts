@@ -26,6 +26,8 @@ export const seedSettings = (over: Partial<DispatchSettings> = {}): DispatchSett
   pollingIntervalMs: 1000,
   batchSize: 200,
   maxRunMs: 5000,
+  lockTtlMs: 30_000,
+  pushTimeoutMs: 5000,
   maxAttempts: 8,
   backoff: { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0 },
   ...over,
