@@ -36,7 +36,7 @@ test('the process exits non-zero naming every problem when a setting is invalid'
   const res = spawnSync(process.execPath, ['src/main.ts'], {
     env: { ...process.env, PORT: '-1', LOG_LEVEL: 'loud' },
     encoding: 'utf8',
-    timeout: 20_000,
+    timeout: 90_000, // a bound on a hung start only: importing the app takes ~20 s on a loaded 2-core box
   });
   assert.notEqual(res.status, 0);
   assert.match(res.stderr, /PORT/);

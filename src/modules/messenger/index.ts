@@ -83,6 +83,7 @@ export default defineModule<MessengerSettings>((deps) => {
         metrics: searchMetrics,
         batchSize: config.MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE,
         cron: config.MESSENGER_CONTACT_SEARCH_REBUILD_CRON,
+        maxRunMs: config.MESSENGER_CONTACT_SEARCH_REBUILD_MAX_RUN_HOURS * 3_600_000,
       }),
       realtimeDispatchJob({
         db: deps.db,
@@ -94,8 +95,18 @@ export default defineModule<MessengerSettings>((deps) => {
           wakeDispatcher = wake;
         },
       }),
-      realtimeRetentionJob(deps.db, { retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE_HOURS, metrics }),
-      callTimeoutReaperJob(deps.db, { intervalMs: config.MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS }),
+      realtimeRetentionJob(deps.db, {
+        retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE_HOURS,
+        cron: config.MESSENGER_REALTIME_RETENTION_CRON,
+        batchSize: config.MESSENGER_REALTIME_RETENTION_BATCH_SIZE,
+        maxRunMs: config.MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES * 60_000,
+        metrics,
+      }),
+      callTimeoutReaperJob(deps.db, {
+        intervalMs: config.MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS,
+        batchSize: config.MESSENGER_REALTIME_CALL_REAPER_BATCH_SIZE,
+        maxRunMs: config.MESSENGER_REALTIME_CALL_REAPER_MAX_RUN_MS,
+      }),
     ],
     consumers: [
       userSyncConsumer({

@@ -57,6 +57,12 @@ export const messengerSettings = {
     maximum: 10_000,
     description: 'Replica rows per bulk request of the rebuild job (progress is logged per batch)',
   }),
+  MESSENGER_CONTACT_SEARCH_REBUILD_MAX_RUN_HOURS: Type.Integer({
+    default: 6,
+    minimum: 1,
+    maximum: 23,
+    description: 'A rebuild pass stops starting batches after this, so a stuck run ends long before the next night\'s',
+  }),
   MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY: Type.Integer({
     default: 6,
     minimum: 1,
@@ -147,6 +153,23 @@ export const messengerRealtimeSettings = {
     maximum: 24 * 90,
     description: 'Done realtime_outbox rows are deleted after this (RetentionDone)',
   }),
+  MESSENGER_REALTIME_RETENTION_CRON: Type.String({
+    default: '23 * * * *',
+    minLength: 9,
+    description: 'Realtime retention schedule (cron, UTC): deletes Done rows past RetentionDone',
+  }),
+  MESSENGER_REALTIME_RETENTION_BATCH_SIZE: Type.Integer({
+    default: 5000,
+    minimum: 1,
+    maximum: 50_000,
+    description: 'Done rows per DELETE: short statements, so the dispatcher\'s claims never wait long behind one',
+  }),
+  MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES: Type.Integer({
+    default: 5,
+    minimum: 1,
+    maximum: 60,
+    description: 'A retention run starts no new delete after this; the rest goes with the next run',
+  }),
   MESSENGER_REALTIME_EDIT_WINDOW_SECONDS: Type.Integer({
     default: 60,
     minimum: 1,
@@ -188,6 +211,18 @@ export const messengerRealtimeSettings = {
     minimum: 100,
     maximum: 60_000,
     description: 'CallTimeoutReaper timer',
+  }),
+  MESSENGER_REALTIME_CALL_REAPER_BATCH_SIZE: Type.Integer({
+    default: 100,
+    minimum: 1,
+    maximum: 10_000,
+    description: 'Expired invites turned Missed per CallTimeoutReaper transaction',
+  }),
+  MESSENGER_REALTIME_CALL_REAPER_MAX_RUN_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 600_000,
+    description: 'A CallTimeoutReaper run starts no new batch after this; the next tick goes on',
   }),
   MESSENGER_REALTIME_MEDIA_TOKEN_SECRET: Type.String({
     default: 'dev-only-media-secret-change-me-0123456789',

@@ -3,9 +3,6 @@ import { defineBatchWorker, type BatchWorker } from '../../../platform/jobs/inde
 import { expiredCallIds, missExpiredCalls } from './calls.ts';
 
 export const CALL_TIMEOUT_REAPER_JOB = 'messenger-call-timeout-reaper';
-const BATCH = 100;
-/** A run stops starting batches after this; the next tick goes on. */
-const MAX_RUN_MS = 10_000;
 
 /**
  * CallTimeoutReaper: an unanswered 1:1 invite becomes Missed after the ring timeout, announced as
@@ -13,13 +10,13 @@ const MAX_RUN_MS = 10_000;
  * The claim does the work, one transaction per batch; a batch that fails is redone one call per
  * transaction, so one bad call never keeps the others ringing.
  */
-export function callTimeoutReaperJob(db: Db, opts: { intervalMs: number }): BatchWorker {
+export function callTimeoutReaperJob(db: Db, opts: { intervalMs: number; batchSize: number; maxRunMs: number }): BatchWorker {
   const missed = (ids: string[]) => ids.map((id) => ({ id }));
   return defineBatchWorker({
     name: CALL_TIMEOUT_REAPER_JOB,
     every: opts.intervalMs,
     singleRunner: true,
-    settings: { batchSize: BATCH, maxRunMs: MAX_RUN_MS },
+    settings: { batchSize: opts.batchSize, maxRunMs: opts.maxRunMs },
     phases: (run) => {
       run.count('missed', 0);
       return [

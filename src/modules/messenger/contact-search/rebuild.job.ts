@@ -7,8 +7,6 @@ import { countReplica, enqueuePending, existingReplicaIds, selectReplicaPage } f
 
 export const CONTACT_SEARCH_REBUILD_JOB = 'messenger-contact-search-rebuild';
 
-/** A whole pass over the replica and the index; bounded only so a stuck run ends long before the next night's. */
-const REBUILD_MAX_RUN_MS = 6 * 3_600_000;
 
 export interface RebuildDeps {
   db: Db;
@@ -16,6 +14,8 @@ export interface RebuildDeps {
   metrics: ContactSearchMetrics;
   batchSize: number;
   cron: string;
+  /** A whole pass over the replica and the index; bounded only so a stuck run ends long before the next night's. */
+  maxRunMs: number;
 }
 
 /** One run's cursors: the last replica row and the last index document handled. */
@@ -111,7 +111,7 @@ export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
     name: CONTACT_SEARCH_REBUILD_JOB,
     cron: deps.cron,
     singleRunner: true,
-    settings: { batchSize: deps.batchSize, maxRunMs: REBUILD_MAX_RUN_MS },
+    settings: { batchSize: deps.batchSize, maxRunMs: deps.maxRunMs },
     phases(run) {
       for (const name of ['indexed', 'removed', 'replicaBatches']) run.count(name, 0);
       const state: RebuildRun = { total: null, replicaAfter: null, documentsAfter: null, orphanScanStarted: false };

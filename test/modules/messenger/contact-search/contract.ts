@@ -149,7 +149,7 @@ export function contactSearchContract(name: string, makeIndex: (db: Db) => Promi
 
       const logs = logCapture();
       const registry = createRegistry();
-      const rebuild = contactSearchRebuildJob({ db, index, metrics: createContactSearchMetrics(registry, db), batchSize: 2, cron: '30 3 * * *' });
+      const rebuild = contactSearchRebuildJob({ db, index, metrics: createContactSearchMetrics(registry, db), batchSize: 2, cron: '30 3 * * *', maxRunMs: 3_600_000 });
       const counts = await rebuild.runOnce(ctx(createLogger('info', logs.stream)));
       const replicaCount = Number((await pool.query(`select count(*) as n from messenger.users`)).rows[0].n);
       assert.equal(counts.indexed, replicaCount);
