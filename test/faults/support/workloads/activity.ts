@@ -13,7 +13,7 @@ export function activityWorkload(stack: Stack, front: Replica): Workload {
   const pool = stack.database.pool;
   const sessions: string[] = [];
   const views: string[] = [];
-  const load = repeat(300, async () => {
+  const load = repeat(1000, async () => {
     const start = await fetch(`${front.url}/api/user-activity/sessions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -16,7 +16,7 @@ export async function fanOutWorkload(stack: Stack, front: Replica, userIds: read
     if (grant.status !== 201) throw new Error(`grant: ${grant.status} ${JSON.stringify(grant.body)}`);
   }
   const tasks: { id: string; version: number }[] = [];
-  const load = repeat(2500, async () => {
+  const load = repeat(6000, async () => {
     const permissions = tasks.length % 2 === 0 ? ['deals.read', 'deals.write'] : ['deals.read'];
     const res = await stack.call<{ role: { version: number }; fanOut: { mode: string; taskId: string | null } }>(
       front,

@@ -34,7 +34,7 @@ export async function notificationsWorkload(stack: Stack, front: Replica, rng: R
 
   const rows: string[] = [];
   let n = 0;
-  const load = repeat(250, async () => {
+  const load = repeat(1000, async () => {
     const res = await stack.call<{ notifications: { id: string; channel: string }[] }>(front, 'POST', '/api/notifications', {
       recipientUserId: rng.pick(recipients),
       title: 'Viewing confirmed',

@@ -14,7 +14,7 @@ export async function realtimeWorkload(stack: Stack, front: Replica, alice: stri
   if (chat.status !== 201) throw new Error(`create chat: ${chat.status} ${JSON.stringify(chat.body)}`);
   const client: TestClient = await connectClient(`${front.url}/hubs/messenger`, bobToken, { events: ['message_received'] });
   const sent: string[] = [];
-  const load = repeat(100, async () => {
+  const load = repeat(250, async () => {
     const res = await stack.call<{ id: string }>(front, 'POST', `/api/messenger/chats/${chat.body.id}/messages`, { kind: 'Text', body: `m${sent.length}` }, aliceToken);
     if (res.status !== 201) throw new Error(`send: ${res.status} ${JSON.stringify(res.body)}`);
     sent.push(res.body.id);

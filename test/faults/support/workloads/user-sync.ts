@@ -32,7 +32,7 @@ const INBOX_PREFIX = 'messenger-identity-user-upserted:';
 export function userSyncWorkload(stack: Stack, front: Replica, rng: Rng, userIds: readonly string[]): Workload {
   const pool = stack.database.pool;
   let renames = 0;
-  const load = repeat(150, async () => {
+  const load = repeat(500, async () => {
     const id = rng.pick(userIds);
     const res = await stack.call(front, 'PATCH', `/api/identity/users/${id}`, { name: { firstName: `Renamed${++renames}`, lastName: 'Fault' } });
     if (res.status !== 200) throw new Error(`rename: ${res.status} ${JSON.stringify(res.body)}`);
