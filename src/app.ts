@@ -164,24 +164,46 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const handles: ConsumerHandle[] = [];
   let background: 'idle' | 'started' | 'closing' = 'idle';
   let busRetry: NodeJS.Timeout | undefined;
+  // A function, not a narrowed comparison: onClose changes `background` while a join is awaited.
+  const closing = () => background === 'closing';
 
-  /** Topics, then consumers. Kafka being down at start must not stop the replica: retry until it is back. */
+  /**
+   * Topics and the producer, then consumers. Kafka being down at start must not stop the replica:
+   * retry until it is back. Jobs need only the producer, so the consumers join their groups in the
+   * background: after a crash a join waits until the dead member's session expires (up to the
+   * session timeout), and the outbox publisher and realtime dispatch must not wait with it.
+   */
   async function connectBus(attempt = 1): Promise<void> {
     if (background === 'closing') return;
     try {
       await bus.start();
+    } catch (err) {
+      retryBus(attempt, err);
+      return;
+    }
+    void subscribeConsumers(attempt);
+  }
+
+  async function subscribeConsumers(attempt: number): Promise<void> {
+    try {
       // A retry after a partial start subscribes only the consumers still missing.
-      while (handles.length < consumers.length) {
+      while (handles.length < consumers.length && !closing()) {
         const consumer = consumers[handles.length]!;
-        handles.push(
-          await bus.subscribe(consumer, { db: createDb(consumerPool), log, registry, topicPrefix: config.KAFKA_TOPIC_PREFIX }),
-        );
+        const handle = await bus.subscribe(consumer, { db: createDb(consumerPool), log, registry, topicPrefix: config.KAFKA_TOPIC_PREFIX });
+        handles.push(handle);
+        // Closed while this one was joining: onClose has stopped the others already.
+        if (closing()) await handle.stop();
       }
     } catch (err) {
-      const delayMs = backoffDelayMs(BUS_START_BACKOFF, attempt);
-      log.error({ err, attempt, retryInMs: delayMs }, 'event bus start failed; outbox rows wait, consumers start when it is back');
-      busRetry = setTimeout(() => void connectBus(attempt + 1), delayMs);
+      retryBus(attempt, err);
     }
+  }
+
+  function retryBus(attempt: number, err: unknown): void {
+    if (background === 'closing') return;
+    const delayMs = backoffDelayMs(BUS_START_BACKOFF, attempt);
+    log.error({ err, attempt, retryInMs: delayMs }, 'event bus start failed; outbox rows wait, consumers start when it is back');
+    busRetry = setTimeout(() => void connectBus(attempt + 1), delayMs);
   }
 
   app.decorate('platform', {

@@ -24,6 +24,7 @@ export function createEventBus(
     log: deps.log,
     consumerMaxAttempts: settings.CONSUMER_MAX_ATTEMPTS,
     lagPollIntervalMs: settings.KAFKA_LAG_POLL_INTERVAL_MS,
+    consumerSessionTimeoutMs: settings.KAFKA_CONSUMER_SESSION_TIMEOUT_MS,
     topics: topicsToCreate(deps.catalogue, {
       prefix: settings.KAFKA_TOPIC_PREFIX,
       partitions: settings.KAFKA_TOPIC_PARTITIONS,

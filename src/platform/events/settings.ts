@@ -28,6 +28,13 @@ export const eventBusSettings = {
     maximum: 3_600_000,
     description: 'How often consumer_lag and consumer_oldest_unconsumed_age_seconds are read from the broker (committed offsets vs high watermarks)',
   }),
+  KAFKA_CONSUMER_SESSION_TIMEOUT_MS: Int({
+    default: 30_000,
+    minimum: 6000,
+    maximum: 300_000,
+    description:
+      "How long a consumer that died without leaving (SIGKILL, a lost node) keeps its partitions before the group hands them on, which is also how long a replica restarted after a crash waits to join; the broker's group.min.session.timeout.ms (6,000) bounds it below",
+  }),
   // No default on purpose: unset means "whatever KAFKA_BROKERS says" (local use keeps working), and
   // only an explicit `in-process` lets a replica on a real database run without Kafka.
   EVENT_BUS: Type.Optional(

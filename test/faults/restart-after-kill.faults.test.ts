@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TOPICS } from '../../src/event-topics.ts';
+import { createStack } from './support/stack.ts';
+import { createUsers } from './support/workloads/user-sync.ts';
+import { topicEvents } from './support/workload.ts';
+import { waitFor } from '../support/wait.ts';
+
+/**
+ * A replica restarted after a SIGKILL: its consumers cannot join their groups until the dead
+ * member's session expires (KAFKA_CONSUMER_SESSION_TIMEOUT_MS, 30 s here as in production). Its
+ * jobs must not wait for that: the outbox publisher (and realtime dispatch, and every other job)
+ * start as soon as the producer is connected. Before the fix the job runner started only after
+ * every consumer had joined, so each crash stopped event publishing for up to 30 s.
+ */
+
+const SESSION_TIMEOUT_MS = 30_000;
+const GROUP = 'messenger-identity-user-sync';
+
+test('after a SIGKILL the restarted replica publishes outbox rows while its consumers still wait to join', { timeout: 120_000 }, async () => {
+  const stack = await createStack();
+  const env = { KAFKA_CONSUMER_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS) };
+  const members = async () => (await stack.kafka.admin.describeGroups([stack.kafka.topic(GROUP)])).groups[0]?.members.map((m) => m.memberId) ?? [];
+
+  const first = await stack.start('first', { env });
+  await waitFor('the first replica to join the user-sync group', async () => (await members()).length === 1, 60_000);
+  const [deadMember] = await members();
+  await first.kill();
+
+  const restarted = await stack.start('restarted', { env });
+  const killedAt = Date.now();
+  const [userId] = await createUsers(stack, restarted, 1);
+  const { rows } = await stack.database.pool.query<{ id: string }>(`select id::text from platform.outbox where aggregate_id = $1`, [userId]);
+  await waitFor(
+    'the UserUpserted of a user created after the restart to reach Kafka',
+    async () => (await topicEvents(stack, TOPICS.identityUsers)).some((e) => e.messageId === rows[0]!.id),
+    SESSION_TIMEOUT_MS / 2,
+  );
+  assert.ok(Date.now() - killedAt < SESSION_TIMEOUT_MS, 'published before the dead member could have left the group');
+  // The scenario was real: the dead member still held the group, so the new one had not joined yet.
+  assert.ok((await members()).includes(deadMember!), 'the killed replica is still a member of the group');
+});

@@ -1,0 +1,178 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { signToken } from '../../../src/platform/http/auth.ts';
+import { newId } from '../../../src/platform/time.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
+import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
+import { SECURE_SECRETS } from '../../support/secure-env.ts';
+import { freePort, startService, type ServiceProcess } from '../../support/service-process.ts';
+import { waitFor } from '../../support/wait.ts';
+import { startHttpProvider, type FakeHttpProvider } from '../../modules/notifications/providers-support.ts';
+
+/**
+ * The real stack for a fault scenario: a fresh database, the shared Kafka broker under a topic prefix
+ * of its own, the shared Redis as the hub backplane, a local SMS/push provider, and replicas of the
+ * service (`node src/main.ts`) as child processes on all of them. Settings are small so that a
+ * 2-core machine gets through twenty restarts quickly.
+ */
+
+export interface Replica {
+  name: string;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  service: ServiceProcess;
+  /** SIGKILL; resolves once the process is gone. */
+  kill(): Promise<void>;
+  alive(): boolean;
+}
+
+export interface Reply<T> {
+  status: number;
+  body: T;
+}
+
+export interface Stack {
+  database: TestDatabase;
+  kafka: TestKafka;
+  provider: FakeHttpProvider;
+  adminToken: string;
+  userToken(userId: string): Promise<string>;
+  /** A replica; `jobs: false` serves HTTP and the hub only (no jobs, no consumers). */
+  start(name: string, opts?: { jobs?: boolean; env?: Record<string, string> }): Promise<Replica>;
+  /** One JSON request (the admin token unless another is given). */
+  call<T = unknown>(r: Replica, method: string, path: string, body?: unknown, token?: string): Promise<Reply<T>>;
+}
+
+/** Small batches and short intervals: many batches, leases and backoffs inside one short run. */
+const FAST_SETTINGS: Record<string, string> = {
+  LOG_LEVEL: 'warn',
+  SHUTDOWN_TIMEOUT_MS: '5000',
+  DB_POOL_MAX: '6',
+  KAFKA_TOPIC_PARTITIONS: '3',
+  // A SIGKILLed member holds its partitions (and delays the next join) this long: the broker's minimum.
+  KAFKA_CONSUMER_SESSION_TIMEOUT_MS: '6000',
+  OUTBOX_BATCH_SIZE: '20',
+  OUTBOX_POLL_INTERVAL_MS: '200',
+  MESSENGER_REALTIME_BATCH_SIZE: '10',
+  MESSENGER_REALTIME_POLLING_INTERVAL_MS: '200',
+  MESSENGER_REALTIME_BACKOFF_BASE_MS: '1000',
+  MESSENGER_REALTIME_BACKOFF_CAP_MS: '2000',
+  MESSENGER_REALTIME_MAX_ATTEMPTS: '50',
+  USER_ACTIVITY_CLOSER_POLLING_INTERVAL_SECONDS: '1',
+  USER_ACTIVITY_CLOSER_BATCH_SIZE: '5',
+  IDENTITY_INLINE_FANOUT_THRESHOLD: '5',
+  IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '7',
+  IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL_MS: '500',
+  IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS: '5000',
+  IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '100',
+  NOTIFICATIONS_DISPATCH_INTERVAL_MS: '500',
+  NOTIFICATIONS_DISPATCH_BATCH_SIZE: '10',
+  NOTIFICATIONS_SEND_CONCURRENCY: '4',
+  NOTIFICATIONS_RETRY_INTERVAL_SECONDS: '1',
+  NOTIFICATIONS_RETRY_BATCH_SIZE: '10',
+  NOTIFICATIONS_CLAIM_LEASE_SECONDS: '10',
+  NOTIFICATIONS_PROVIDER_TIMEOUT_MS: '3000',
+  // Compiled TypeScript and dependencies are reused across the twenty restarts.
+  NODE_COMPILE_CACHE: '/tmp/pin-faults-compile-cache',
+};
+
+export const FAST_BATCH = { realtime: 10, fanOut: 7, closer: 5, notifications: 10 } as const;
+
+export async function createStack(): Promise<Stack> {
+  const [database, kafka, provider] = await Promise.all([createTestDatabase(), createTestKafka(), startHttpProvider()]);
+  const redisUrl = process.env.REDIS_URL;
+  if (!redisUrl) throw new Error('REDIS_URL is unset: run the fault suite with `npm run test:faults`');
+  const baseEnv: Record<string, string> = {
+    ...FAST_SETTINGS,
+    DATABASE_URL: database.url,
+    KAFKA_BROKERS: kafka.brokers.join(','),
+    KAFKA_TOPIC_PREFIX: kafka.prefix,
+    REDIS_URL: redisUrl,
+    REALTIME_BACKPLANE_ENABLED: 'true',
+    NOTIFICATIONS_SMS_HTTP_URL: provider.baseUrl,
+    NOTIFICATIONS_SMS_HTTP_SECRET: 'sms-api-credential-0123',
+    NOTIFICATIONS_PUSH_HTTP_URL: provider.baseUrl,
+  };
+
+  async function start(name: string, opts: { jobs?: boolean; env?: Record<string, string> } = {}): Promise<Replica> {
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      const service = startService({ ...baseEnv, PORT: String(port), JOBS_ENABLED: String(opts.jobs ?? true), ...opts.env });
+      const url = `http://127.0.0.1:${port}`;
+      const alive = () => service.child.exitCode === null && service.child.signalCode === null;
+      const up = await waitFor(
+        `replica ${name} to answer /health/live`,
+        async () => !alive() || (await fetch(`${url}/health/live`).then((r) => r.ok, () => false)),
+        90_000,
+      ).then(alive);
+      if (!up) {
+        // The free port was taken by someone else between the pick and the listen: pick again.
+        if (attempt < 3 && service.log.text.includes('EADDRINUSE')) continue;
+        throw new Error(`replica ${name} exited at start: ${service.log.text.slice(-3000)}`);
+      }
+      return {
+        name,
+        url,
+        service,
+        alive,
+        async kill() {
+          if (!alive()) return;
+          service.child.kill('SIGKILL');
+          await service.exited;
+        },
+      };
+    }
+  }
+
+  async function call<T>(r: Replica, method: string, path: string, body?: unknown, token?: string): Promise<Reply<T>> {
+    // A request cut by a kill (the target was the one killed) is retried by the caller's loop, not here.
+    const res = await fetch(`${r.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token ?? adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+  }
+
+  const adminToken = await signToken({ userId: newId(), admin: true }, SECURE_SECRETS.JWT_SECRET);
+  return {
+    database,
+    kafka,
+    provider,
+    adminToken,
+    userToken: (userId) => signToken({ userId, admin: false }, SECURE_SECRETS.JWT_SECRET),
+    start,
+    call,
+  };
+}
+
+/** Calls `step` every `gapMs` until stopped; failures are counted and the first few kept. */
+export function repeat(gapMs: number, step: () => Promise<void>): { stop(): Promise<void>; errors: string[]; failures(): number } {
+  let running = true;
+  let failures = 0;
+  const errors: string[] = [];
+  const loop = (async () => {
+    while (running) {
+      try {
+        await step();
+      } catch (err) {
+        failures += 1;
+        if (errors.length < 5) errors.push(String(err));
+      }
+      await sleep(gapMs);
+    }
+  })();
+  return {
+    errors,
+    failures: () => failures,
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+/** A phone number of the accepted shape, unique enough within one run. */
+export function uniquePhone(n: number): string {
+  return `+7916${String(1_000_000 + n).slice(-7)}`;
+}

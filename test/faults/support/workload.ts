@@ -1,0 +1,67 @@
+import type { Stack } from './stack.ts';
+
+/**
+ * One worker's load and its invariant. A workload drives its load through a replica that is never
+ * killed (HTTP, the hub) while the replica running the jobs is killed and restarted; at the end it
+ * says what the seed promised and what happened.
+ */
+export interface Verdict {
+  /** Items the seed says must arrive (events, deliveries, notifications, replica updates). */
+  expected: number;
+  /** Of those, how many arrived at least once. */
+  seen: number;
+  /** Arrivals beyond the first per item (at-least-once copies and repeats), whatever their cause. */
+  duplicated: number;
+  /** Broken promises, in words; empty when the invariant holds. */
+  problems: string[];
+}
+
+export interface Workload {
+  /** The fault name of the summary line, e.g. `sigkill-outbox-publisher`. */
+  fault: string;
+  /** Ends the load (the backlog it left is then drained). */
+  stop(): Promise<void>;
+  /** Everything the load started has settled: nothing left to deliver, close or send. */
+  drained(): Promise<boolean>;
+  /** `kills`: how many times the worker process died, which bounds the repeats a seed allows. */
+  verdict(run: { kills: number }): Promise<Verdict>;
+}
+
+export interface KafkaEvent {
+  messageId: string;
+  eventType: string;
+  key: string | null;
+  payload: Record<string, unknown>;
+}
+
+/** Every message of a product topic in the stack's broker (waits until at least `atLeast` are there). */
+export async function topicEvents(stack: Stack, topic: string, atLeast = 0): Promise<KafkaEvent[]> {
+  const messages = await stack.kafka.readTopic(stack.kafka.topic(topic), { atLeast, timeoutMs: 30_000 }).catch((err: unknown) => {
+    // A topic nobody produced to may not exist yet; nothing expected means nothing missing.
+    if (atLeast === 0) return [];
+    throw err;
+  });
+  return messages.map((m) => ({
+    messageId: m.headers['message-id'] ?? '',
+    eventType: m.headers['event-type'] ?? '',
+    key: m.key,
+    payload: JSON.parse(m.value?.toString() ?? 'null') as Record<string, unknown>,
+  }));
+}
+
+/** How often each value occurs. */
+export function countBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(keyOf(item), (counts.get(keyOf(item)) ?? 0) + 1);
+  return counts;
+}
+
+/** A problem line naming a few examples of what is missing. */
+export function missingProblem(what: string, missing: readonly string[]): string[] {
+  return missing.length === 0 ? [] : [`${missing.length} ${what} missing, e.g. ${missing.slice(0, 3).join(', ')}`];
+}
+
+/** Load steps that failed (HTTP on the replica that is never killed must not fail). */
+export function loadProblems(name: string, load: { failures(): number; errors: string[] }): string[] {
+  return load.failures() === 0 ? [] : [`${load.failures()} ${name} load steps failed: ${load.errors.join(' | ')}`];
+}
