@@ -20,5 +20,9 @@ if (!values.user || !uuid.test(values.user)) {
 }
 const config = loadConfig();
 process.stdout.write(
-  `${await signToken({ userId: values.user, admin: values.admin }, config.JWT_SECRET, { expiresIn: values.expires })}\n`,
+  `${await signToken({ userId: values.user, admin: values.admin }, config.JWT_SECRET, {
+    expiresIn: values.expires,
+    issuer: config.AUTH_ISSUER,
+    audience: config.AUTH_AUDIENCE,
+  })}\n`,
 );

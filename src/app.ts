@@ -7,6 +7,8 @@ import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { registerAuth } from './platform/http/auth-plugin.ts';
+import { tokenRulesOf } from './platform/http/settings.ts';
+import { createTokenVerifier } from './platform/http/token-verifier.ts';
 import { registerErrorHandling } from './platform/http/errors.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
@@ -95,7 +97,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
   });
   registerErrorHandling(app);
-  registerAuth(app, config.JWT_SECRET, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET });
+  // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
+  const tokens = createTokenVerifier(tokenRulesOf(config));
+  registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET });
 
   // Modules that own hub groups (the messenger's chat:{ChatId}) register resolvers below; the hub is
   // created first because those modules need it to push.
@@ -104,6 +108,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registry,
     logger: log,
     clock,
+    tokens,
     resolveGroups: async (p) => (await Promise.all(groupResolvers.map((r) => r(p)))).flatMap((g) => [...g]),
   });
   await app.register(hubPlugin, { hub });

@@ -37,6 +37,6 @@ export async function buildTestApp(
     app,
     config,
     database,
-    token: ({ userId = newId(), admin = false } = {}) => signToken({ userId, admin }, config.JWT_SECRET),
+    token: ({ userId = newId(), admin = false } = {}) => signToken({ userId, admin }, config.JWT_SECRET, { issuer: config.AUTH_ISSUER, audience: config.AUTH_AUDIENCE }),
   };
 }

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from './errors.ts';
-import { createTokenVerifier, extractToken, type Principal } from './auth.ts';
+import { AuthError, extractToken, type Principal } from './auth.ts';
+import type { TokenVerifier } from './token-verifier.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,15 +27,15 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-export function registerAuth(app: FastifyInstance, secret: string, opts: { mediaCallbackSecret?: string } = {}): void {
-  const tokens = createTokenVerifier(secret);
+export function registerAuth(app: FastifyInstance, tokens: TokenVerifier, opts: { mediaCallbackSecret?: string } = {}): void {
   const authenticate = async (req: FastifyRequest): Promise<Principal> => {
     const token = extractToken(req.headers);
     if (!token) throw new AppError('AUTH_REQUIRED', 'a bearer token is required', 401);
     try {
       req.principal = await tokens.verify(token);
     } catch (err) {
-      throw new AppError('AUTH_INVALID_TOKEN', (err as Error).message, 401);
+      if (err instanceof AuthError) throw new AppError(err.code, err.message, err.statusCode);
+      throw err;
     }
     return req.principal;
   };

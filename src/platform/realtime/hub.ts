@@ -1,7 +1,8 @@
 import type { WebSocket } from 'ws';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
-import { AuthError, createTokenVerifier, type Principal } from '../http/auth.ts';
+import { AuthError, type AuthCode, type Principal } from '../http/auth.ts';
+import { createTokenVerifier, type TokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock, type Clock } from '../time.ts';
 import { createInProcessBackplane, type Backplane, type BackplaneMessage, type BackplaneStatus } from './backplane.ts';
 import { CloseErrors, FrameTally, HubConnection, monotonicMs, type ConnectionLimits } from './connection.ts';
@@ -12,8 +13,10 @@ import { createInProcessPresence, type PresenceStore } from './presence.ts';
 import { encodeInvocation, negotiateReply, type NegotiateReply } from './protocol.ts';
 
 export interface HubOptions {
-  /** JWT secret (same as REST); also keys the negotiate connection tokens. */
+  /** JWT secret (same as REST); keys the negotiate connection tokens (and verifies bearer tokens when no `tokens` is given). */
   secret: string;
+  /** The bearer token verifier REST uses (AUTH_JWKS_URL, issuer, audience, lifetime); default: HS256 with `secret`. */
+  tokens?: TokenVerifier;
   registry: Registry;
   logger: Logger;
   /** Groups a new connection joins besides `user:{UserId}` (the messenger lists `chat:{ChatId}`). */
@@ -35,7 +38,9 @@ export interface HubOptions {
   closeGraceMs?: number;
 }
 
-export type AuthResult = { ok: true; principal: Principal } | { ok: false; code: 'AUTH_REQUIRED' | 'AUTH_INVALID_TOKEN'; message: string };
+export type AuthResult =
+  | { ok: true; principal: Principal }
+  | { ok: false; code: 'AUTH_REQUIRED' | AuthCode; message: string; statusCode: 401 | 503 };
 
 export interface Hub {
   readonly replicaId: string;
@@ -74,7 +79,7 @@ export function createHub(opts: HubOptions): Hub {
   const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
   const clientTimeoutMs = opts.clientTimeoutMs ?? 30_000;
   const tokenTtlMs = opts.connectionTokenTtlMs ?? 5 * 60_000;
-  const tokens = createTokenVerifier(opts.secret);
+  const tokens = opts.tokens ?? createTokenVerifier({ secret: opts.secret });
   const limits: ConnectionLimits = { maxBufferedBytes: opts.maxBufferedBytes ?? 1_048_576, maxPendingChars: MAX_PENDING_CHARS };
 
   const index = new GroupIndex<HubConnection>();
@@ -224,13 +229,13 @@ export function createHub(opts: HubOptions): Hub {
     async authenticate(token) {
       if (!token) {
         metrics.authFailures.inc();
-        return { ok: false, code: 'AUTH_REQUIRED', message: 'a bearer token is required' };
+        return { ok: false, code: 'AUTH_REQUIRED', message: 'a bearer token is required', statusCode: 401 };
       }
       try {
         return { ok: true, principal: await tokens.verify(token) };
       } catch (err) {
         metrics.authFailures.inc();
-        if (err instanceof AuthError) return { ok: false, code: 'AUTH_INVALID_TOKEN', message: err.message };
+        if (err instanceof AuthError) return { ok: false, code: err.code, message: err.message, statusCode: err.statusCode };
         throw err;
       }
     },

@@ -20,6 +20,7 @@
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
  */
 import type { Principal } from '../http/auth.ts';
+import type { TokenVerifier } from '../http/token-verifier.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
 import type { Clock } from '../time.ts';
@@ -43,6 +44,8 @@ export interface HubDeps {
   logger: Logger;
   resolveGroups?: (principal: Principal) => Promise<Iterable<string>>;
   clock?: Clock;
+  /** The verifier REST uses, so both accept the same tokens. */
+  tokens?: TokenVerifier;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
   );
   return createHub({
     secret: config.JWT_SECRET,
+    tokens: deps.tokens,
     registry: deps.registry,
     logger: deps.logger,
     resolveGroups: deps.resolveGroups,

@@ -75,7 +75,7 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
         if (hub.closing) return reply.code(503).send(shuttingDown);
         const query = req.query as { negotiateVersion?: string };
         const auth = await hub.authenticate(extractToken(req.headers, req.query));
-        if (!auth.ok) return reply.code(401).send({ code: auth.code, message: auth.message });
+        if (!auth.ok) return reply.code(auth.statusCode).send({ code: auth.code, message: auth.message });
         return hub.negotiate(auth.principal, requestedNegotiateVersion(query.negotiateVersion));
       },
     );
@@ -88,7 +88,7 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
   const admit = async (req: FastifyRequest, reply: FastifyReply) => {
     if (hub.closing) return reply.code(503).send(shuttingDown);
     const auth = await hub.authenticate(extractToken(req.headers, req.query));
-    if (!auth.ok) return reply.code(401).send({ code: auth.code, message: auth.message });
+    if (!auth.ok) return reply.code(auth.statusCode).send({ code: auth.code, message: auth.message });
     const connectionId = hub.connectionIdFor(auth.principal, (req.query as { id?: string }).id);
     if (connectionId === undefined) {
       return reply

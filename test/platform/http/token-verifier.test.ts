@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
-import { AuthError, createTokenVerifier, signToken, verifyToken } from '../../../src/platform/http/auth.ts';
+import { AuthError, signToken } from '../../../src/platform/http/auth.ts';
+import { createTokenVerifier, verifyToken } from '../../../src/platform/http/token-verifier.ts';
 import { newId } from '../../../src/platform/time.ts';
 
 const SECRET = 'token-verifier-test-secret-0123456789';
+const RULES = { secret: SECRET };
 const T0 = Date.parse('2026-01-01T12:00:00.000Z');
 
 /** A token valid from T0 for `seconds` (exp = T0/1000 + seconds). */
@@ -19,8 +21,8 @@ const tokenUntil = (seconds: number, claims: { sub?: string; admin?: boolean } =
 test('a remembered token answers the same principal as verifyToken, again and again', async () => {
   const userId = newId();
   const token = await signToken({ userId, admin: true }, SECRET);
-  const tokens = createTokenVerifier(SECRET);
-  const expected = await verifyToken(token, SECRET);
+  const tokens = createTokenVerifier(RULES);
+  const expected = await verifyToken(token, RULES);
   assert.deepEqual(await tokens.verify(token), expected);
   assert.equal(tokens.size, 1);
   assert.deepEqual(await tokens.verify(token), { userId, admin: true, expiresAt: expected.expiresAt });
@@ -30,22 +32,22 @@ test('a remembered token answers the same principal as verifyToken, again and ag
 
 test('a remembered token is rejected once its exp has passed, exactly when verifyToken starts rejecting it', async () => {
   let now = T0;
-  const tokens = createTokenVerifier(SECRET, { now: () => now });
+  const tokens = createTokenVerifier(RULES, { now: () => now });
   const token = await tokenUntil(60);
   assert.ok(await tokens.verify(token));
 
   now = T0 + 59_999; // exp - 1 ms: still valid (jose judges whole seconds: expired once exp <= now)
   assert.ok(await tokens.verify(token));
-  assert.ok(await verifyToken(token, SECRET, { currentDate: new Date(now) }));
+  assert.ok(await verifyToken(token, RULES, { currentDate: new Date(now) }));
 
   now = T0 + 60_000; // exp itself
-  await assert.rejects(verifyToken(token, SECRET, { currentDate: new Date(now) }), AuthError);
+  await assert.rejects(verifyToken(token, RULES, { currentDate: new Date(now) }), AuthError);
   await assert.rejects(tokens.verify(token), (err: unknown) => err instanceof AuthError && /exp/.test(err.message));
   assert.equal(tokens.size, 0, 'the expired token is forgotten');
 });
 
 test('tokens that fail verification are never remembered', async () => {
-  const tokens = createTokenVerifier(SECRET);
+  const tokens = createTokenVerifier(RULES);
   const forged = await signToken({ userId: newId(), admin: true }, 'another-secret-entirely-0123456789');
   const noSubject = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
   for (let i = 0; i < 2; i++) {
@@ -58,7 +60,7 @@ test('tokens that fail verification are never remembered', async () => {
 
 test('the memory is bounded: past maxEntries the oldest token is forgotten (and verified again when it comes back)', async () => {
   let now = T0;
-  const tokens = createTokenVerifier(SECRET, { maxEntries: 2, now: () => now });
+  const tokens = createTokenVerifier(RULES, { maxEntries: 2, now: () => now });
   const [a, b, c] = await Promise.all([tokenUntil(600), tokenUntil(600), tokenUntil(600)]);
   await tokens.verify(a!);
   await tokens.verify(b!);
@@ -70,7 +72,7 @@ test('the memory is bounded: past maxEntries the oldest token is forgotten (and 
 });
 
 test('the principal handed out cannot be changed by one request for the next', async () => {
-  const tokens = createTokenVerifier(SECRET);
+  const tokens = createTokenVerifier(RULES);
   const token = await signToken({ userId: newId(), admin: false }, SECRET);
   const first = await tokens.verify(token);
   assert.throws(() => {

@@ -1,0 +1,181 @@
+import { webcrypto } from 'node:crypto';
+import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { AuthError, type Principal } from './auth.ts';
+
+/**
+ * Bearer token verification for REST and the hub. Two kinds of token are accepted, chosen by the
+ * header's `alg` (each with only its own algorithms, so a key of one kind never checks the other):
+ * HS256 signed with JWT_SECRET, and RS256/ES256 from an identity provider, checked against its JWKS
+ * (AUTH_JWKS_URL) through jose's remote key set, which caches the keys for `cacheMaxAgeMs` and
+ * fetches again when a token names an unknown `kid` (a rotation), at most once per `cooldownMs`.
+ * Every token needs `exp`; `iss`/`aud` are checked when configured; a lifetime above
+ * `maxLifetimeSeconds` is refused; `sub` must be a UUID and is lower-cased.
+ */
+
+export interface TokenRules {
+  secret: string;
+  jwksUrl?: string;
+  issuer?: string;
+  audience?: string;
+  /** Longest accepted lifetime: exp − iat (iat taken as now when absent or in the future). */
+  maxLifetimeSeconds?: number;
+  jwks?: { cacheMaxAgeMs?: number; cooldownMs?: number; timeoutMs?: number };
+}
+
+const Claims = Type.Object({
+  sub: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
+  admin: Type.Optional(Type.Boolean()),
+  exp: Type.Number(),
+  iat: Type.Optional(Type.Number()),
+});
+type Claims = Static<typeof Claims>;
+
+const DEFAULT_MAX_LIFETIME_SECONDS = 86_400;
+const ASYMMETRIC = ['RS256', 'ES256'];
+
+/** A remote key set plus how many key sets it has fetched, so a remembered token can tell it was checked against an older one. */
+interface KeySet {
+  getKey: JWTVerifyGetKey & { readonly fresh: boolean };
+  readonly generation: number;
+}
+
+function remoteKeySet(url: string, opts: NonNullable<TokenRules['jwks']>): KeySet {
+  let generation = 0;
+  const getKey = createRemoteJWKSet(new URL(url), {
+    cacheMaxAge: opts.cacheMaxAgeMs ?? 600_000,
+    cooldownDuration: opts.cooldownMs ?? 30_000,
+    timeoutDuration: opts.timeoutMs ?? 5000,
+    [customFetch]: async (resource, init) => {
+      const res = await fetch(resource, init);
+      if (res.ok) generation++;
+      return res;
+    },
+  });
+  return {
+    getKey,
+    get generation() {
+      return generation;
+    },
+  };
+}
+
+/** jose's verdicts as stable codes; anything else from the key set's fetch means the keys could not be had. */
+function refusal(err: unknown, viaKeySet: boolean): AuthError {
+  const why = `token rejected: ${(err as Error).message}`;
+  if (err instanceof errors.JWTExpired) return new AuthError('AUTH_TOKEN_EXPIRED', why);
+  if (err instanceof errors.JWTClaimValidationFailed) return new AuthError('AUTH_TOKEN_CLAIMS_INVALID', why);
+  if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) {
+    return new AuthError('AUTH_TOKEN_KEY_UNKNOWN', why);
+  }
+  const fetchFailed =
+    err instanceof errors.JWKSTimeout ||
+    err instanceof errors.JWKSInvalid ||
+    !(err instanceof errors.JOSEError) ||
+    err.code === 'ERR_JOSE_GENERIC';
+  if (viaKeySet && fetchFailed) return new AuthError('AUTH_KEYS_UNAVAILABLE', `identity provider keys unavailable: ${(err as Error).message}`);
+  return new AuthError('AUTH_INVALID_TOKEN', why);
+}
+
+interface Verified {
+  principal: Principal;
+  exp: number;
+  /** The key set generation an RS256/ES256 token was checked against; undefined for HS256. */
+  generation?: number;
+}
+
+function verifierOf(rules: TokenRules) {
+  const maxLifetime = rules.maxLifetimeSeconds ?? DEFAULT_MAX_LIFETIME_SECONDS;
+  const keySet = rules.jwksUrl ? remoteKeySet(rules.jwksUrl, rules.jwks ?? {}) : undefined;
+  // Imported once: handing jose the raw secret would import the key on every call.
+  let hmac: Promise<webcrypto.CryptoKey> | undefined;
+  const hmacKey = () =>
+    (hmac ??= webcrypto.subtle.importKey('raw', new TextEncoder().encode(rules.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']));
+
+  async function verify(token: string, at: Date): Promise<Verified> {
+    let alg: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch (err) {
+      throw refusal(err, false);
+    }
+    const asymmetric = alg !== undefined && ASYMMETRIC.includes(alg);
+    if (alg !== 'HS256' && !(asymmetric && keySet)) {
+      throw new AuthError('AUTH_INVALID_TOKEN', `token rejected: algorithm ${String(alg)} is not accepted`);
+    }
+    const generation = asymmetric ? keySet!.generation : undefined;
+    const options = {
+      algorithms: asymmetric ? ASYMMETRIC : ['HS256'],
+      requiredClaims: ['exp'],
+      currentDate: at,
+      ...(rules.issuer !== undefined ? { issuer: rules.issuer } : {}),
+      ...(rules.audience !== undefined ? { audience: rules.audience } : {}),
+    };
+    let payload: unknown;
+    try {
+      ({ payload } = asymmetric ? await jwtVerify(token, keySet!.getKey, options) : await jwtVerify(token, await hmacKey(), options));
+    } catch (err) {
+      throw refusal(err, asymmetric);
+    }
+    if (!Value.Check(Claims, payload)) throw new AuthError('AUTH_TOKEN_CLAIMS_INVALID', 'token has no valid user id (sub) or exp');
+    const claims = payload as Claims;
+    const nowSeconds = Math.floor(at.getTime() / 1000);
+    // A future iat must not shorten the lifetime: judged from now then.
+    const lifetime = claims.exp - Math.min(claims.iat ?? nowSeconds, nowSeconds);
+    if (lifetime > maxLifetime) {
+      throw new AuthError('AUTH_TOKEN_LIFETIME_TOO_LONG', `token rejected: lifetime ${lifetime} s exceeds ${maxLifetime} s`);
+    }
+    const principal: Principal = { userId: claims.sub.toLowerCase(), admin: claims.admin === true, expiresAt: claims.exp * 1000 };
+    return { principal, exp: claims.exp, ...(generation !== undefined ? { generation } : {}) };
+  }
+
+  /** A remembered RS256/ES256 token is answered only while the key set it was checked against is current and fresh. */
+  const stillCurrent = (v: Verified) => v.generation === undefined || (v.generation === keySet!.generation && keySet!.getKey.fresh);
+  return { verify, stillCurrent };
+}
+
+/** Verifies one token without remembering it (scripts, tests). */
+export async function verifyToken(token: string, rules: TokenRules, opts: { currentDate?: Date } = {}): Promise<Principal> {
+  return (await verifierOf(rules).verify(token, opts.currentDate ?? new Date())).principal;
+}
+
+export interface TokenVerifier {
+  /** The principal, or AuthError for a token that is refused now. */
+  verify(token: string): Promise<Principal>;
+  /** Tokens held (tests). */
+  readonly size: number;
+}
+
+/**
+ * Verification with a bounded memory of tokens already verified, keyed by the token string: a client
+ * sends the same token with every request, and a signature check through WebCrypto costs ~180 µs of
+ * the event loop while a lookup costs nothing. A remembered token is answered only while its `exp`
+ * is still ahead (judged as jose judges it: expired once exp <= now in whole seconds) and, for an
+ * identity provider's token, while no newer key set was fetched (a rotation that removed its key
+ * refuses it at once); otherwise it is verified again. Only tokens that verified are remembered, so a
+ * forged token never gets in. Past `maxEntries` the oldest entry goes.
+ */
+export function createTokenVerifier(rules: TokenRules, opts: { maxEntries?: number; now?: () => number } = {}): TokenVerifier {
+  const maxEntries = opts.maxEntries ?? 10_000;
+  const now = opts.now ?? Date.now;
+  const verified = new Map<string, Verified>();
+  const tokens = verifierOf(rules);
+
+  return {
+    async verify(token) {
+      const at = now();
+      const hit = verified.get(token);
+      if (hit && Math.floor(at / 1000) < hit.exp && tokens.stillCurrent(hit)) return hit.principal;
+      if (hit) verified.delete(token);
+      const fresh = await tokens.verify(token, new Date(at));
+      const entry = { ...fresh, principal: Object.freeze(fresh.principal) };
+      verified.set(token, entry);
+      if (verified.size > maxEntries) verified.delete(verified.keys().next().value!);
+      return entry.principal;
+    },
+    get size() {
+      return verified.size;
+    },
+  };
+}
