@@ -7,7 +7,8 @@ import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { registerAuth } from './platform/http/auth-plugin.ts';
-import { tokenRulesOf } from './platform/http/settings.ts';
+import { registerRateLimits } from './platform/http/rate-limit.ts';
+import { tokenRulesOf, trustProxyOf } from './platform/http/settings.ts';
 import { createTokenVerifier } from './platform/http/token-verifier.ts';
 import { registerErrorHandling } from './platform/http/errors.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
@@ -80,7 +81,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const app = Fastify({
     loggerInstance: log,
-    trustProxy: true,
+    // Only the load balancers named in TRUST_PROXY may set the client address (X-Forwarded-For);
+    // trusting everyone would let any client pick the address its rate limit is counted under.
+    trustProxy: trustProxyOf(config),
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    connectionTimeout: config.HTTP_CONNECTION_TIMEOUT_MS,
+    keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      // Node requires headersTimeout <= requestTimeout, and checks both only every
+      // connectionsCheckingInterval (30 s by default, too coarse for short timeouts).
+      headersTimeout: Math.min(60_000, config.HTTP_REQUEST_TIMEOUT_MS),
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.HTTP_REQUEST_TIMEOUT_MS / 4)),
+    },
     // Long-lived hub sockets must not hold up shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
@@ -100,6 +112,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
   registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET });
+  // Before any route: the limiter attaches itself to the routes registered after it.
+  await registerRateLimits(app, { redisUrl: config.REDIS_URL, log });
 
   // Modules that own hub groups (the messenger's chat:{ChatId}) register resolvers below; the hub is
   // created first because those modules need it to push.

@@ -7,7 +7,7 @@ import { notificationsSettings } from './modules/notifications/settings.ts';
 import { userActivitySettings } from './modules/user-activity/settings.ts';
 import { databaseSettings } from './platform/db/settings.ts';
 import { eventBusSettings } from './platform/events/settings.ts';
-import { authSettings } from './platform/http/settings.ts';
+import { authSettings, httpServerSettings, invalidTrustProxyEntries } from './platform/http/settings.ts';
 import { outboxSettings } from './platform/outbox/settings.ts';
 import { hubSettings } from './platform/realtime/settings.ts';
 import { Bool, Int } from './platform/types/index.ts';
@@ -37,6 +37,7 @@ export const ConfigSchema = Type.Object({
   ...eventBusSettings,
   ...hubSettings,
   ...authSettings,
+  ...httpServerSettings,
   ...outboxSettings,
   ...moduleSettings,
   HOST: Type.String({ default: '0.0.0.0', description: 'Address the HTTP server binds to' }),
@@ -97,6 +98,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
     problems.push('METRICS_PORT: must differ from PORT');
   }
+  const badProxies = c.TRUST_PROXY === undefined ? [] : invalidTrustProxyEntries(c.TRUST_PROXY);
+  if (badProxies.length > 0) problems.push(`TRUST_PROXY: not an address, CIDR range or keyword: ${badProxies.join(', ')}`);
   if (problems.length > 0) throw new ConfigError(problems);
   return converted as Config;
 }

@@ -7,7 +7,7 @@ export const MessengerErrors = {
   invalidPhone: () =>
     new AppError('MSG_CONTACT_SEARCH_INVALID_PHONE', 'phone is not a valid phone number (use +<country code><number>)', 400),
   searchUnavailable: () =>
-    new AppError('MSG_CONTACT_SEARCH_UNAVAILABLE', 'contact search is unavailable right now, try again shortly', 503),
+    new AppError('MSG_CONTACT_SEARCH_UNAVAILABLE', 'contact search is unavailable right now, try again shortly', 503, { retryAfterSeconds: 5 }),
 };
 
 /**
@@ -31,6 +31,9 @@ export const ChatErrors = {
   messageDeleted: () => new AppError('MSG_MESSAGE_DELETED', 'the message was deleted', 409),
   notEditable: () => new AppError('MSG_MESSAGE_NOT_EDITABLE', 'only text and card messages can be edited', 409),
   blocked: () => new AppError('MSG_USER_BLOCKED', 'you cannot message or call this user', 403),
+  /** MESSENGER_SEND_QUEUE_MAX_WAITING sends already wait on this replica: shed load instead of queueing without end. */
+  sendQueueFull: () =>
+    new AppError('MSG_SEND_QUEUE_FULL', 'too many messages are being sent right now; try again shortly', 503, { retryAfterSeconds: 1 }),
 };
 
 export const ContactErrors = {

@@ -13,6 +13,7 @@ import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
 import { contactStatusLookup } from './contacts/contacts.ts';
 import type { MessengerContext } from './context.ts';
 import { createSendQueue } from './messages/send.ts';
+import { ChatErrors } from './errors.ts';
 import { dispatchSettingsOf, realtimeDispatchJob } from './realtime-dispatch/dispatch.job.ts';
 import { createRealtimeMetrics, realtimeStateGauges } from './realtime-dispatch/metrics.ts';
 import { realtimeRetentionJob } from './realtime-dispatch/retention.job.ts';
@@ -51,7 +52,12 @@ export default defineModule<MessengerSettings>((deps) => {
   let wakeDispatcher = () => {};
   const sends = createSendQueue(
     { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher() },
-    { maxBatch: config.MESSENGER_REALTIME_SEND_BATCH_MAX, maxInFlight: config.MESSENGER_REALTIME_SEND_CONCURRENCY },
+    {
+      maxBatch: config.MESSENGER_REALTIME_SEND_BATCH_MAX,
+      maxInFlight: config.MESSENGER_REALTIME_SEND_CONCURRENCY,
+      maxWaiting: config.MESSENGER_SEND_QUEUE_MAX_WAITING,
+      whenFull: ChatErrors.sendQueueFull,
+    },
   );
   const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends };
 

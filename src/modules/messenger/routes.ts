@@ -22,6 +22,6 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerCallRoutes(app, ctx);
   registerConferenceRoutes(app, ctx);
   registerRealtimeOutboxRoutes(app, ctx);
-  registerContactSearchRoutes(app, search);
+  registerContactSearchRoutes(app, search, ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE);
   registerUserReplicaRoutes(app, ctx.db);
 }

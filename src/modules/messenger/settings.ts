@@ -82,6 +82,37 @@ export const messengerSettings = {
  * (BatchSize > 0, MaxAttempts > 0, backoff > 0); BackoffCap ≥ BackoffBase is checked by the module.
  */
 export const messengerRealtimeSettings = {
+  // Per-user request limits (per minute, counted across replicas when REDIS_URL is set).
+  MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: Type.Integer({
+    default: 30,
+    minimum: 0,
+    maximum: 100000,
+    description: 'Contact searches by phone per user per minute: bounds phone-number enumeration (429 RATE_LIMITED past it; 0 = no limit)',
+  }),
+  MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE: Type.Integer({
+    default: 20,
+    minimum: 0,
+    maximum: 100000,
+    description: 'Contact requests per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
+  }),
+  MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE: Type.Integer({
+    default: 20,
+    minimum: 0,
+    maximum: 100000,
+    description: 'Call invites and conference invites per user per minute (each route counted on its own) (429 RATE_LIMITED past it; 0 = no limit)',
+  }),
+  MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: Type.Integer({
+    default: 300,
+    minimum: 0,
+    maximum: 100000,
+    description: 'Message sends per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
+  }),
+  MESSENGER_SEND_QUEUE_MAX_WAITING: Type.Integer({
+    default: 5000,
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'Sends waiting for a statement slot per replica; past it a send is refused 503 MSG_SEND_QUEUE_FULL with Retry-After',
+  }),
   MESSENGER_REALTIME_POLLING_INTERVAL_MS: Type.Integer({
     default: 1000,
     minimum: 50,

@@ -56,6 +56,10 @@ export const API_ERRORS = {
   /** A receipt that names neither its DeliveryCycle nor the providerMessageId of the cycle it answers. */
   cycleRequired: 'NTF_WEBHOOK_CYCLE_REQUIRED',
   invalidReference: 'NTF_WEBHOOK_REFERENCE_INVALID',
+  /** The push token is registered to another user (it is never moved silently). */
+  pushTokenTaken: 'NTF_PUSH_TOKEN_TAKEN',
+  /** The user has NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER tokens already. */
+  pushTokenLimit: 'NTF_PUSH_TOKEN_LIMIT',
 } as const;
 
 /** The hub event of a new in-app notification, sent to `user:{UserId}`. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorBody } from '../../platform/http/index.ts';
+import { AppError, ErrorBody, perUserLimit } from '../../platform/http/index.ts';
 import {
   ChannelConfigBody,
   ChannelConfigReply,
@@ -114,9 +114,23 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
 
   r.post(
     '/api/notifications/push-tokens',
-    { ...user, schema: { tags, summary: 'Register a device push token for the caller', body: PushTokenBody, response: { 204: Type.Null(), ...Errors } } },
+    {
+      ...user,
+      config: perUserLimit(ctx.config.NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE),
+      schema: {
+        tags,
+        summary: `Register a device push token for the caller (409 ${API_ERRORS.pushTokenTaken} when another user holds it, ${API_ERRORS.pushTokenLimit} past the per-user cap)`,
+        body: PushTokenBody,
+        response: { 204: Type.Null(), 429: ErrorBody, ...Errors },
+      },
+    },
     async (req, reply) => {
-      await registerPushToken(ctx.db, req.principal!.userId, req.body.token, req.body.platform, ctx.clock.now());
+      const max = ctx.config.NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER;
+      const outcome = await registerPushToken(ctx.db, req.principal!.userId, req.body.token, req.body.platform, ctx.clock.now(), max);
+      if (outcome === 'taken') {
+        throw new AppError(API_ERRORS.pushTokenTaken, 'this push token is registered to another user; it must be removed there first', 409);
+      }
+      if (outcome === 'limit') throw new AppError(API_ERRORS.pushTokenLimit, `at most ${max} push tokens per user; remove one first`, 409);
       return reply.status(204).send(null);
     },
   );

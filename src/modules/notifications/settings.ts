@@ -11,6 +11,18 @@ const optionalSecret = (description: string) => Type.Optional(Type.String({ minL
  * provider connections.
  */
 export const notificationsSettings = {
+  NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE: Type.Integer({
+    default: 10,
+    minimum: 0,
+    maximum: 100000,
+    description: 'Push-token registrations per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
+  }),
+  NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER: Type.Integer({
+    default: 20,
+    minimum: 1,
+    maximum: 1000,
+    description: 'Devices (push tokens) one user may register; one more is refused 409 NTF_PUSH_TOKEN_LIMIT until one is removed',
+  }),
   NOTIFICATIONS_RETRY_INTERVAL_SECONDS: Type.Integer({
     default: 60,
     minimum: 1,

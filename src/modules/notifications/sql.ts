@@ -121,12 +121,43 @@ export async function pushTokensOf(tx: Db, userId: string): Promise<string[]> {
   return rows.map((r) => r.token);
 }
 
-/** Registers a device token for the user; a token seen before moves to this user (device changed hands). */
-export async function registerPushToken(db: Db, userId: string, token: string, platform: PushPlatform, now: Date): Promise<void> {
-  await query(db, sql`
-    insert into notifications.push_tokens (token, user_id, platform, created_at, updated_at)
-    values (${token}, ${userId}, ${platform}, ${now}, ${now})
-    on conflict (token) do update set user_id = excluded.user_id, platform = excluded.platform, updated_at = excluded.updated_at`);
+/** `taken`: the token belongs to another user; `limit`: the user already has `maxPerUser` tokens. */
+export type PushTokenRegistration = 'registered' | 'taken' | 'limit';
+
+/**
+ * Registers a device token for the user (again: its platform and time are refreshed). A token bound
+ * to another user is never moved — whoever learnt a victim's token could otherwise take their
+ * notifications — so the previous user (their app at logout) must remove it first. One user's
+ * registrations are serialised by a transaction-scoped advisory lock, so the cap holds under
+ * concurrent calls; a token another user inserts meanwhile is not updated (the conditional upsert).
+ */
+export async function registerPushToken(
+  db: Db,
+  userId: string,
+  token: string,
+  platform: PushPlatform,
+  now: Date,
+  maxPerUser: number,
+): Promise<PushTokenRegistration> {
+  return db.transaction(async (tx) => {
+    await query(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`notifications:push-tokens:${userId}`}, 0))`);
+    const { rows } = await query<{ owner: string | null; mine: number }>(
+      tx,
+      sql`select (select user_id from notifications.push_tokens where token = ${token}) as owner,
+                 (select count(*)::int from notifications.push_tokens where user_id = ${userId}) as mine`,
+    );
+    const { owner, mine } = rows[0]!;
+    if (owner !== null && owner !== userId) return 'taken';
+    if (owner === null && mine >= maxPerUser) return 'limit';
+    const { rowCount } = await query(
+      tx,
+      sql`insert into notifications.push_tokens (token, user_id, platform, created_at, updated_at)
+          values (${token}, ${userId}, ${platform}, ${now}, ${now})
+          on conflict (token) do update set platform = excluded.platform, updated_at = excluded.updated_at
+           where push_tokens.user_id = excluded.user_id`,
+    );
+    return rowCount === 1 ? 'registered' : 'taken';
+  });
 }
 
 /** Removes one of the user's tokens (logout on a device); true when it existed. */

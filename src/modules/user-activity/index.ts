@@ -23,7 +23,7 @@ export default defineModule<UserActivitySettings>(({ settings, db, clock, regist
 
   return {
     name: 'user-activity',
-    routes: (app) => registerUserActivityRoutes(app, deps),
+    routes: (app) => registerUserActivityRoutes(app, deps, { trackingPerMinute: settings.USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE }),
     jobs: [closer, createActivityRetention({ db, registry, settings })],
     consumers: [viewStatsConsumer({ now: () => clock.now() })],
   };

@@ -65,7 +65,17 @@ export const activityRetentionSettings = {
   }),
 };
 
-export const userActivitySettings = { ...activityCloserSettings, ...activityRetentionSettings };
+/** The unauthenticated tracking routes. */
+export const activityHttpSettings = {
+  USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: Type.Integer({
+    default: 1200,
+    minimum: 0,
+    maximum: 100000,
+    description: 'Tracking calls (session start, session and view heartbeats, view opens) per client address (IPv6: per /64) per minute, each route counted on its own; many devices can share one address behind a NAT (429 RATE_LIMITED past it; 0 = no limit)',
+  }),
+};
+
+export const userActivitySettings = { ...activityCloserSettings, ...activityRetentionSettings, ...activityHttpSettings };
 
 export type ActivityCloserSettings = SettingsOf<typeof activityCloserSettings>;
 export type ActivityRetentionSettings = SettingsOf<typeof activityRetentionSettings>;

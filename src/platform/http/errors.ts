@@ -7,10 +7,13 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 export class AppError extends Error {
   readonly code: string;
   readonly statusCode: number;
-  constructor(code: string, message: string, statusCode = 400) {
+  /** Sent as `Retry-After` (seconds): when a 503 for a full queue or a 429 is worth trying again. */
+  readonly retryAfterSeconds?: number;
+  constructor(code: string, message: string, statusCode = 400, opts: { retryAfterSeconds?: number } = {}) {
     super(message);
     this.code = code;
     this.statusCode = statusCode;
+    if (opts.retryAfterSeconds !== undefined) this.retryAfterSeconds = opts.retryAfterSeconds;
   }
 }
 
@@ -24,6 +27,7 @@ export const ErrorBody = {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
     if (err instanceof AppError) {
+      if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
       return reply.status(err.statusCode).send({ code: err.code, message: err.message });
     }
     const fe = err as FastifyError;

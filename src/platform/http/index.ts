@@ -1,4 +1,6 @@
-/** HTTP's public surface for modules: the error type and body, the authenticated principal, token signing. */
+/** HTTP's public surface for modules: the error type and body, the authenticated principal, token signing, route limits. */
 export { AppError, ErrorBody } from './errors.ts';
 export { signToken, type Principal } from './auth.ts';
 export { authSettings, type AuthSettings } from './settings.ts';
+export { perClientLimit, perUserLimit } from './rate-limit.ts';
+export { clientAddress } from './client-address.ts';

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { Int, type SettingsOf } from '../types/index.ts';
 
@@ -62,3 +63,58 @@ export const tokenRulesOf = (c: AuthSettings) => ({
   maxLifetimeSeconds: c.AUTH_MAX_TOKEN_LIFETIME_SECONDS,
   jwks: { cacheMaxAgeMs: c.AUTH_JWKS_CACHE_MAX_AGE_MS, cooldownMs: c.AUTH_JWKS_COOLDOWN_MS, timeoutMs: c.AUTH_JWKS_TIMEOUT_MS },
 });
+
+/**
+ * The HTTP server itself: which proxies are trusted for the client address, and how long a client may
+ * take. One TypeBox field per setting (config.ts reads them from the environment).
+ */
+export const httpServerSettings = {
+  TRUST_PROXY: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description:
+        "Comma-separated addresses/CIDR ranges of the load balancers whose X-Forwarded-For is believed (or loopback, linklocal, uniquelocal); unset = none: the client address is the socket's",
+    }),
+  ),
+  HTTP_REQUEST_TIMEOUT_MS: Int({
+    default: 30_000,
+    minimum: 1000,
+    maximum: 600_000,
+    description: 'A client must have sent its whole request (headers and body) within this; otherwise 408 and the connection closes',
+  }),
+  HTTP_CONNECTION_TIMEOUT_MS: Int({
+    default: 120_000,
+    minimum: 1000,
+    maximum: 3_600_000,
+    description: 'A connection on which nothing is read or written for this long is closed (hub sockets ping well within it)',
+  }),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Int({
+    default: 72_000,
+    minimum: 1000,
+    maximum: 600_000,
+    description: "An idle keep-alive connection is closed after this; keep it above the load balancer's idle timeout (often 60 s)",
+  }),
+};
+
+export type HttpServerSettings = SettingsOf<typeof httpServerSettings>;
+
+const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** TRUST_PROXY's entries that are neither an address, a CIDR range nor a keyword (config.ts reports them). */
+export function invalidTrustProxyEntries(value: string): string[] {
+  return value
+    .split(',')
+    .map((e) => e.trim())
+    .filter((entry) => {
+      if (PROXY_KEYWORDS.has(entry)) return false;
+      const [address, bits, ...rest] = entry.split('/');
+      const family = isIP(address ?? '');
+      if (family === 0 || rest.length > 0) return true;
+      return bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+    });
+}
+
+/** Fastify's trustProxy: the listed proxies only, or none. */
+export const trustProxyOf = (c: HttpServerSettings): string[] | false =>
+  c.TRUST_PROXY ? c.TRUST_PROXY.split(',').map((e) => e.trim()) : false;

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody } from '../../../platform/http/index.ts';
+import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
 import { CALL_TRANSITIONS, getCall, inviteCall, transitionCall, type CallAction } from './calls.ts';
 import { CallParams, CallReply, CallView, CallWithJoin, InviteCallBody } from './schemas.ts';
 import type { MessengerContext } from '../context.ts';
@@ -23,11 +23,12 @@ export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext):
     '/api/messenger/calls',
     {
       preHandler: app.requireUser,
+      config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE),
       schema: {
         tags,
         summary: 'Call a user (Direct): rings them with call_invited and returns your MediaJoinModel; unanswered → call_missed after the ring timeout',
         body: InviteCallBody,
-        response: { 201: CallWithJoin, ...errors },
+        response: { 201: CallWithJoin, 429: ErrorBody, ...errors },
       },
     },
     async (req, reply) => reply.code(201).send(await inviteCall(ctx, req.principal!, req.body)),

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody } from '../../../platform/http/index.ts';
+import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
 import { Uuid } from '../../../platform/types/index.ts';
 import { ChatParams } from '../chats/schemas.ts';
 import {
@@ -25,6 +25,8 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody,
 export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const one = '/api/messenger/conferences/:conferenceId';
+  // Starting a conference rings every participant, so it counts as an invite too.
+  const invites = perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE);
   const opts = (summary: string, response: object, extra: object = {}) => ({
     preHandler: app.requireUser,
     schema: { tags, summary, params: ConferenceParams, response: { ...response, ...errors }, ...extra },
@@ -34,12 +36,13 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
     '/api/messenger/chats/:chatId/conferences',
     {
       preHandler: app.requireUser,
+      config: invites,
       schema: {
         tags,
         summary: 'Start the chat’s conference: every participant gets conference_started with a personal MediaJoinModel; returns yours',
         params: ChatParams,
         body: StartConferenceBody,
-        response: { 201: ConferenceWithJoin, ...errors },
+        response: { 201: ConferenceWithJoin, 429: ErrorBody, ...errors },
       },
     },
     async (req, reply) => reply.code(201).send(await startConference(ctx, req.principal!, req.params.chatId, req.body.media)),
@@ -51,7 +54,7 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
 
   r.post(
     `${one}/invite`,
-    opts('Ring chat participants (conference_invited with a personal MediaJoinModel each)', { 200: ConferenceView }, { body: InviteConferenceBody }),
+    { ...opts('Ring chat participants (conference_invited with a personal MediaJoinModel each)', { 200: ConferenceView, 429: ErrorBody }, { body: InviteConferenceBody }), config: invites },
     async (req) => inviteToConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId, (req.body as { userIds: string[] }).userIds),
   );
 

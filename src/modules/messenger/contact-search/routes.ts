@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ErrorBody } from '../../../platform/http/index.ts';
+import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
 import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { searchContactByPhone, type ContactSearchDeps } from './search.ts';
 
@@ -23,18 +23,19 @@ export const ContactSearchReply = Type.Object({
 
 const tags = ['messenger'];
 
-export function registerContactSearchRoutes(app: FastifyInstance, search: ContactSearchDeps): void {
+export function registerContactSearchRoutes(app: FastifyInstance, search: ContactSearchDeps, searchesPerMinute: number): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.get(
     '/api/messenger/contacts/search',
     {
       preHandler: app.requireUser,
+      config: perUserLimit(searchesPerMinute),
       schema: {
         tags,
         summary: 'Find an active user by phone (global contact search); the last name is masked until the contact is Accepted',
         querystring: ContactSearchQuery,
-        response: { 200: ContactSearchReply, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 503: ErrorBody },
+        response: { 200: ContactSearchReply, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody, 503: ErrorBody },
       },
     },
     async (req) => searchContactByPhone(search, req.principal!.userId, req.query.phone),

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ErrorBody } from '../../../platform/http/index.ts';
+import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
 import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { acceptContact, listContacts, removeContact, requestContact } from './contacts.ts';
 import { listBlocked, setBlocked } from './blacklist.ts';
@@ -42,7 +42,8 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
     '/api/messenger/contacts/requests',
     {
       preHandler: app.requireUser,
-      schema: { tags, summary: 'Ask the user with this phone to become a contact (pushes contact_request_received)', body: ContactRequestBody, response: { 201: ContactView, 503: ErrorBody, ...errors } },
+      config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE),
+      schema: { tags, summary: 'Ask the user with this phone to become a contact (pushes contact_request_received)', body: ContactRequestBody, response: { 201: ContactView, 429: ErrorBody, 503: ErrorBody, ...errors } },
     },
     async (req, reply) => reply.code(201).send(await requestContact(ctx, req.principal!.userId, req.body.phone)),
   );

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody } from '../../../platform/http/index.ts';
+import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
 import { ChatParams, EditMessageBody, ListMessagesQuery, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from '../chats/schemas.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
@@ -17,12 +17,13 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     base,
     {
       preHandler: app.requireUser,
+      config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE),
       schema: {
         tags,
         summary: 'Send a message (text body, file meta or card); gets the next Seq of the chat and is pushed as message_received',
         params: ChatParams,
         body: SendMessageBody,
-        response: { 201: MessageView, ...errors },
+        response: { 201: MessageView, 429: ErrorBody, 503: ErrorBody, ...errors },
       },
     },
     async (req, reply) => reply.code(201).send(await sendMessage(ctx, req.principal!, req.params.chatId, req.body)),

@@ -10,6 +10,9 @@ export type ItemResult<O> = { ok: true; value: O } | { ok: false; error: unknown
 export interface BatchQueueOptions<I, O> {
   maxBatch: number;
   maxInFlight: number;
+  /** Most calls waiting for a slot; a call past it is refused at once with `whenFull()`, so a burst cannot queue without end. */
+  maxWaiting?: number;
+  whenFull?: () => Error;
   /** One result per item, in order; a rejection fails every item of the batch. */
   run(items: I[]): Promise<ItemResult<O>[]>;
 }
@@ -64,6 +67,9 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
 
   return {
     submit(item) {
+      if (opts.maxWaiting !== undefined && queue.length >= opts.maxWaiting) {
+        return Promise.reject(opts.whenFull?.() ?? new Error('batch queue: full'));
+      }
       return new Promise<O>((resolve, reject) => {
         queue.push({ item, resolve, reject });
         if (!scheduled && inFlight < opts.maxInFlight) {

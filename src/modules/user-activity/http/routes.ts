@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { AppError, ErrorBody } from '../../../platform/http/index.ts';
+import { AppError, clientAddress, ErrorBody, perClientLimit } from '../../../platform/http/index.ts';
 import {
   DeviceSecretHeaders,
   FILTER_SNAPSHOT_MAX_BYTES,
@@ -64,12 +64,15 @@ const DeviceSecretErrors = { 401: ErrorBody, 403: ErrorBody };
  * changes a session or its views needs the device secret the start returned (X-Device-Secret);
  * linking needs the user's token as well.
  */
-export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityDeps): void {
+export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityDeps, limits: { trackingPerMinute: number }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  // No token on these routes: the client address is what a flood from one place is counted by.
+  const tracking = perClientLimit(limits.trackingPerMinute);
 
   r.post(
     '/api/user-activity/sessions',
     {
+      config: tracking,
       schema: {
         tags,
         summary:
@@ -79,7 +82,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
           "never another device's session id or UserId.",
         headers: DeviceSecretHeaders,
         body: StartSessionBody,
-        response: { 200: StartSessionReply, 201: StartSessionReply, 400: ErrorBody },
+        response: { 200: StartSessionReply, 201: StartSessionReply, 400: ErrorBody, 429: ErrorBody },
       },
     },
     async (req, reply) => {
@@ -87,7 +90,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
       const { session, created, deviceSecret } = await startSession(deps, {
         anonymousId: req.body.anonymousId,
         userAgent: req.body.device.userAgent ?? null,
-        ipAddress: req.body.device.ipAddress ?? req.ip ?? null,
+        ipAddress: req.body.device.ipAddress ?? clientAddress(req),
         correlationId: req.id,
         deviceSecret: typeof presented === 'string' && presented.length > 0 ? presented : null,
       });
@@ -98,12 +101,13 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
   r.put(
     '/api/user-activity/sessions/:id/heartbeat',
     {
+      config: tracking,
       schema: {
         tags,
         summary: 'Session activity (X-Device-Secret); a session that is no longer Active is restarted for the same device (restarted: true)',
         headers: DeviceSecretHeaders,
         params: IdParams,
-        response: { 200: SessionHeartbeatReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody },
+        response: { 200: SessionHeartbeatReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody, 429: ErrorBody },
       },
     },
     async (req) => {
@@ -134,12 +138,13 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
   r.post(
     '/api/user-activity/property-object-views',
     {
+      config: tracking,
       schema: {
         tags,
         summary: 'Open a property-object view in an Active session (X-Device-Secret of that session)',
         headers: DeviceSecretHeaders,
         body: OpenViewBody,
-        response: { 201: View, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody },
+        response: { 201: View, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody, 429: ErrorBody },
       },
     },
     async (req, reply) => {
@@ -161,12 +166,13 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
   r.put(
     '/api/user-activity/property-object-views/:id/heartbeat',
     {
+      config: tracking,
       schema: {
         tags,
         summary: 'View activity (also activity of its session; X-Device-Secret of that session); accepted: false when the view is Inactive',
         headers: DeviceSecretHeaders,
         params: IdParams,
-        response: { 200: ViewHeartbeatReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody },
+        response: { 200: ViewHeartbeatReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody, 429: ErrorBody },
       },
     },
     async (req) => heartbeatView(deps, req.params.id, deviceSecretOf(req)),

@@ -173,4 +173,28 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
       [chat.id, users[1]!.id, 3],
     ]);
   });
+
+  test('the send queue is bounded: past MESSENGER_SEND_QUEUE_MAX_WAITING a send is 503 MSG_SEND_QUEUE_FULL with Retry-After', async () => {
+    const m = await messengerApp({ MESSENGER_SEND_QUEUE_MAX_WAITING: '1', MESSENGER_REALTIME_SEND_CONCURRENCY: '1' });
+    const { users, chat, base } = await groupOf(m, 2);
+    // Holding the chat row keeps the one send statement waiting, so the next send has to queue.
+    const holder = await m.pool.connect();
+    await holder.query('begin');
+    await holder.query('select 1 from messenger.chats where id = $1 for update', [chat.id]);
+    const send = (body: string) => m.app.inject({ method: 'POST', url: `${base}/messages`, headers: { authorization: `Bearer ${users[0]!.token}` }, payload: { kind: 'Text', body } });
+    const inFlight = send('one');
+    await waitFor('the first send waits for the chat lock', async () => {
+      const { rows } = await m.pool.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()");
+      return rows[0].n > 0;
+    });
+    const queued = send('two');
+    await new Promise((r) => setImmediate(r));
+    const refused = await send('three');
+    assert.equal(refused.statusCode, 503);
+    assert.deepEqual(refused.json().code, 'MSG_SEND_QUEUE_FULL');
+    assert.equal(refused.headers['retry-after'], '1');
+    await holder.query('commit');
+    holder.release();
+    assert.deepEqual([(await inFlight).statusCode, (await queued).statusCode], [201, 201], 'the sends already taken still go through');
+  });
 });

@@ -82,6 +82,30 @@ describe('send queue (coalescing concurrent sends)', () => {
     assert.deepEqual(await Promise.all([ok.submit(1), ok.submit(2), ok.submit(3)]), [1, 2, 3]);
   });
 
+  test('past maxWaiting a call is refused at once with whenFull(), and taken again once the queue drains', async () => {
+    const full = new Error('full');
+    const batches: number[][] = [];
+    const finish: (() => void)[] = [];
+    const queue = createBatchQueue<number, number>({
+      maxBatch: 10,
+      maxInFlight: 1,
+      maxWaiting: 2,
+      whenFull: () => full,
+      run: (items) => new Promise((resolve) => (batches.push(items), finish.push(() => resolve(items.map((i) => ({ ok: true, value: i })))))),
+    });
+    const running = queue.submit(1);
+    await turn();
+    const waiting = [queue.submit(2), queue.submit(3)];
+    await assert.rejects(queue.submit(4), (err) => err === full);
+    assert.equal(queue.waiting, 2, 'the refused call never queued');
+    finish[0]!();
+    await running;
+    await turn();
+    finish[1]!();
+    assert.deepEqual(await Promise.all(waiting), [2, 3]);
+    assert.equal(await Promise.all([queue.submit(5), turn().then(() => finish[2]!())]).then(([v]) => v), 5);
+  });
+
   test('maxBatch and maxInFlight below 1 are refused', () => {
     const run = async () => [];
     assert.throws(() => createBatchQueue({ maxBatch: 0, maxInFlight: 1, run }));

@@ -125,6 +125,9 @@ describe('MessengerUserUpsertedConsumer (real Kafka)', () => {
       const res = await search(phone);
       assert.equal(res.statusCode, 404, `${status} (${i})`);
       assert.equal(res.json().code, 'MSG_CONTACT_USER_NOT_FOUND');
+      // Not visible answers exactly as no such user: the search tells nobody the number is registered.
+      const nobody = await search(nextPhone());
+      assert.deepEqual([res.statusCode, res.json()], [nobody.statusCode, nobody.json()]);
       await assert.rejects(requireAddressableUser(database.db, userId), { code: 'MSG_CONTACT_USER_NOT_FOUND' });
     }
   });
