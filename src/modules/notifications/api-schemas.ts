@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Timestamp, Uuid } from '../../platform/types/index.ts';
+import { BoundedInt, Nullable, PG_INT_MAX, Text, Timestamp, Uuid } from '../../platform/types/index.ts';
 import { BACKOFF_KINDS, CHANNELS, PROVIDER_KEYS, STATUSES } from './model.ts';
 import type { NotificationRow } from './schema.ts';
 
@@ -10,15 +10,18 @@ const literals = <T extends string>(values: readonly T[]) => Type.Union(values.m
 export const ChannelName = literals(CHANNELS);
 export const ExternalChannel = literals(CHANNELS.filter((c) => c !== 'InApp'));
 
+/** Longest `data` accepted, as JSON text (checked with jsonValueProblem, which also refuses U+0000). */
+export const NOTIFICATION_DATA_MAX_BYTES = 16_384;
+
 export const CreateNotificationBody = Type.Object(
   {
     recipientUserId: Uuid,
-    title: Type.String({ minLength: 1, maxLength: 200 }),
-    body: Type.Optional(Type.String({ maxLength: 10_000 })),
-    data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    title: Text({ minLength: 1, maxLength: 200 }),
+    body: Type.Optional(Text({ maxLength: 10_000 })),
+    data: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 100, description: `Free-form (≤ ${NOTIFICATION_DATA_MAX_BYTES} bytes as JSON)` })),
     channels: Type.Optional(Type.Array(ExternalChannel, { maxItems: 8, uniqueItems: true })),
-    email: Type.Optional(Type.String({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$' })),
-    phone: Type.Optional(Type.String({ pattern: '^\\+[1-9]\\d{6,14}$', description: 'E.164' })),
+    email: Type.Optional(Text({ minLength: 3, maxLength: 320, pattern: '^[^@\\s]+@[^@\\s]+$' })),
+    phone: Type.Optional(Text({ pattern: '^\\+[1-9]\\d{6,14}$', maxLength: 16, description: 'E.164' })),
   },
   { additionalProperties: false },
 );
@@ -90,7 +93,7 @@ export type FeedQuery = Static<typeof FeedQuery>;
 export const FeedReply = Type.Object({ items: Type.Array(NotificationView), nextBefore: Nullable(Uuid) });
 
 export const IdParams = Type.Object({ id: Uuid });
-export const MarkReadBody = Type.Object({ version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+export const MarkReadBody = Type.Object({ version: BoundedInt({ minimum: 1, maximum: PG_INT_MAX }) }, { additionalProperties: false });
 
 export const RetryBackoff = Type.Union([
   Type.Object({ kind: Type.Literal('Fixed'), delaySeconds: Type.Integer({ minimum: 1, maximum: 86_400 }) }, { additionalProperties: false }),
@@ -131,23 +134,23 @@ export const ChannelConfigReply = Type.Object({
 
 export const ChannelParams = Type.Object({ channel: ChannelName });
 
-export const WebhookParams = Type.Object({ providerKey: Type.String({ minLength: 1, maxLength: 50 }) });
+export const WebhookParams = Type.Object({ providerKey: Text({ minLength: 1, maxLength: 50 }) });
 export const WebhookBody = Type.Object({
   /** Our client reference: the NotificationId, or `NotificationId:DeliveryCycle` (the Idempotency-Key). */
-  clientReference: Type.String({ minLength: 36, maxLength: 50 }),
-  deliveryCycle: Type.Optional(Type.Integer({ minimum: 1 })),
+  clientReference: Text({ minLength: 36, maxLength: 50 }),
+  deliveryCycle: Type.Optional(BoundedInt({ minimum: 1, maximum: PG_INT_MAX })),
   status: Type.Union([Type.Literal('delivered'), Type.Literal('failed')]),
-  providerMessageId: Type.Optional(Type.String({ maxLength: 255 })),
-  errorCode: Type.Optional(Type.String({ maxLength: 100 })),
+  providerMessageId: Type.Optional(Text({ maxLength: 255 })),
+  errorCode: Type.Optional(Text({ maxLength: 100 })),
 });
 export type WebhookBody = Static<typeof WebhookBody>;
 export const WebhookReply = Type.Object({ result: Type.String() });
 
 export const PushTokenBody = Type.Object(
   {
-    token: Type.String({ minLength: 8, maxLength: 4096 }),
+    token: Text({ minLength: 8, maxLength: 4096 }),
     platform: Type.Union([Type.Literal('android'), Type.Literal('ios'), Type.Literal('web')]),
   },
   { additionalProperties: false },
 );
-export const PushTokenDeleteBody = Type.Object({ token: Type.String({ minLength: 8, maxLength: 4096 }) }, { additionalProperties: false });
+export const PushTokenDeleteBody = Type.Object({ token: Text({ minLength: 8, maxLength: 4096 }) }, { additionalProperties: false });

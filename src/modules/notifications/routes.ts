@@ -2,12 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody, perUserLimit } from '../../platform/http/index.ts';
+import { jsonValueProblem } from '../../platform/types/index.ts';
 import {
   ChannelConfigBody,
   ChannelConfigReply,
   ChannelParams,
   CreatedReply,
   CreateNotificationBody,
+  NOTIFICATION_DATA_MAX_BYTES,
   FeedQuery,
   FeedReply,
   IdParams,
@@ -46,6 +48,8 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
       },
     },
     async (req, reply) => {
+      const problem = req.body.data === undefined ? undefined : jsonValueProblem(req.body.data, NOTIFICATION_DATA_MAX_BYTES);
+      if (problem) throw new AppError('VALIDATION_FAILED', `data ${problem.message}`, 400);
       const created = await ctx.db.transaction((tx) =>
         createNotifications(tx, { ...req.body, correlationId: req.id }, ctx.clock.now(), ctx.providers),
       );

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody } from './errors.ts';
+import { Text } from '../types/index.ts';
 
 /** What the ops endpoints need from the job runner. */
 export interface JobsOps {
@@ -39,7 +40,7 @@ export function registerOpsRoutes(app: FastifyInstance, jobs: JobsOps): void {
       schema: {
         tags: ['ops'],
         summary: 'Run a job once now (respects its single-runner lock: a busy lock gives outcome "skipped")',
-        params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }),
+        params: Type.Object({ name: Text({ minLength: 1, maxLength: 100 }) }),
         response: { 200: RunResult, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       },
     },

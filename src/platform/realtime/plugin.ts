@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import fastifyWebsocket from '@fastify/websocket';
 import { Type } from '@sinclair/typebox';
+import { Text } from '../types/index.ts';
 import { extractToken, type Principal } from '../http/auth.ts';
 import type { Hub } from './hub.ts';
 import { requestedNegotiateVersion } from './protocol.ts';
@@ -15,11 +16,13 @@ export interface HubPluginOptions {
 }
 
 const ErrorReply = Type.Object({ code: Type.String(), message: Type.String() });
+// A JWT from an identity provider stays well below 16 KiB (headers cap it near there anyway).
+const AccessToken = Text({ maxLength: 16_384 });
 const NegotiateQuery = Type.Object({
-  negotiateVersion: Type.Optional(Type.String()),
-  access_token: Type.Optional(Type.String()),
+  negotiateVersion: Type.Optional(Text({ maxLength: 10 })),
+  access_token: Type.Optional(AccessToken),
 });
-const ConnectQuery = Type.Object({ id: Type.Optional(Type.String()), access_token: Type.Optional(Type.String()) });
+const ConnectQuery = Type.Object({ id: Type.Optional(Text({ maxLength: 1024 })), access_token: Type.Optional(AccessToken) });
 const NegotiateReplySchema = Type.Object({
   negotiateVersion: Type.Integer(),
   connectionId: Type.String(),

@@ -1,18 +1,52 @@
-import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Type, type NumberOptions, type Static, type StringOptions, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 
 /**
  * TypeBox primitives every module's routes, settings and event payloads share, so a UUID or a
  * timestamp is checked the same way by Fastify (Ajv) and by TypeBox's Value (consumers).
  */
 
+/**
+ * The guard every accepted string's pattern starts with: no U+0000 anywhere (PostgreSQL text and
+ * jsonb cannot hold it, so it would end in a 500). A lookahead, so it composes with any pattern.
+ */
+export const NO_NUL_GUARD = '^(?=[^\\u0000]*$)';
+
+/**
+ * A string a route (or event) accepts: bounded (`maxLength` is required) and refusing U+0000, with
+ * `pattern`, when given, applied as well. Every string in a route schema is one of these (or a
+ * literal); test/platform/http/route-schemas.test.ts walks the OpenAPI document to hold that.
+ */
+export const Text = (opts: StringOptions & { maxLength: number }) =>
+  Type.String({ ...opts, pattern: `${NO_NUL_GUARD}(?:${opts.pattern ?? ''})` });
+
+/**
+ * An integer a route accepts: `maximum` is required, so an oversized value is a 400, not an
+ * out-of-range error from PostgreSQL. `PG_INT_MAX` for int columns, `Number.MAX_SAFE_INTEGER` for
+ * bigint ones (a JS number holds no more).
+ */
+export const BoundedInt = (opts: NumberOptions & { minimum: number; maximum: number }) => Type.Integer(opts);
+export const PG_INT_MAX = 2_147_483_647;
+
+/**
+ * Why a free-form JSON value (a route's `Type.Unknown()` inside a record, stored as jsonb) cannot be
+ * taken, or undefined: JSON Schema cannot bound its serialized size, and jsonb refuses U+0000 (a
+ * 500), so the route checks both with this before anything is stored.
+ */
+export function jsonValueProblem(value: unknown, maxBytes: number): { tooLarge: boolean; message: string } | undefined {
+  const text = JSON.stringify(value);
+  if (Buffer.byteLength(text) > maxBytes) return { tooLarge: true, message: `is larger than ${maxBytes} bytes as JSON` };
+  if (text.includes('\\u0000')) return { tooLarge: false, message: 'contains U+0000' };
+  return undefined;
+}
+
 /** A UUID (any version), as a pattern: Value.Check knows no `format: 'uuid'`. */
-export const Uuid = Type.String({
+export const Uuid = Text({
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
   maxLength: 36,
 });
 
 /** An ISO-8601 date-time with an offset (`2026-12-01T09:30:00Z`). */
-export const Timestamp = Type.String({
+export const Timestamp = Text({
   pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
   maxLength: 40,
 });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ErrorBody } from '../../../platform/http/index.ts';
-import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { SCOPE_TYPES } from '../assignments/assignments.ts';
 import { FANOUT_TASK_STATUSES } from '../access-fanout/fanout-sql.ts';
 import { PERMISSION_CODE_MAX, PERMISSION_CODE_PATTERN, PERMISSIONS_MAX, ROLE_CODE_PATTERN } from '../roles/roles.ts';
@@ -14,9 +14,9 @@ export const IdParams = Type.Object({ id: Uuid });
 
 export const Name = Type.Object(
   {
-    firstName: Type.String({ minLength: 1, maxLength: NAME_MAX }),
-    middleName: Type.Optional(Nullable(Type.String({ maxLength: NAME_MAX }))),
-    lastName: Type.String({ maxLength: NAME_MAX }),
+    firstName: Text({ minLength: 1, maxLength: NAME_MAX }),
+    middleName: Type.Optional(Nullable(Text({ maxLength: NAME_MAX }))),
+    lastName: Text({ maxLength: NAME_MAX }),
   },
   { additionalProperties: false },
 );
@@ -26,7 +26,7 @@ const UserStatus = oneOf(USER_STATUSES);
 export const CreateUserBody = Type.Object(
   {
     name: Name,
-    phoneNumber: Type.String({ minLength: 1, maxLength: 40, description: 'Any common notation; stored as E.164' }),
+    phoneNumber: Text({ minLength: 1, maxLength: 40, description: 'Any common notation; stored as E.164' }),
     status: Type.Optional(UserStatus),
     type: Type.Optional(oneOf(USER_TYPES)),
     companyId: Type.Optional(Nullable(Uuid)),
@@ -35,7 +35,7 @@ export const CreateUserBody = Type.Object(
 );
 
 export const PatchUserBody = Type.Object(
-  { name: Type.Optional(Name), phoneNumber: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })), status: Type.Optional(UserStatus) },
+  { name: Type.Optional(Name), phoneNumber: Type.Optional(Text({ minLength: 1, maxLength: 40 })), status: Type.Optional(UserStatus) },
   { additionalProperties: false, minProperties: 1 },
 );
 
@@ -51,14 +51,14 @@ export const UserReply = Type.Object({
   updatedAt: Timestamp,
 });
 
-const Permissions = Type.Array(Type.String({ minLength: 1, maxLength: PERMISSION_CODE_MAX, pattern: PERMISSION_CODE_PATTERN }), {
+const Permissions = Type.Array(Text({ minLength: 1, maxLength: PERMISSION_CODE_MAX, pattern: PERMISSION_CODE_PATTERN }), {
   maxItems: PERMISSIONS_MAX,
 });
 
 export const CreateRoleBody = Type.Object(
   {
-    code: Type.String({ pattern: ROLE_CODE_PATTERN, maxLength: 100 }),
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    code: Text({ pattern: ROLE_CODE_PATTERN, maxLength: 100 }),
+    name: Text({ minLength: 1, maxLength: 200 }),
     companyId: Type.Optional(Nullable(Uuid)),
     permissions: Permissions,
   },

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES } from './kinds.ts';
 
 /** TypeBox schemas of the calls and conferences REST surface (camelCase bodies). */
@@ -65,7 +65,7 @@ export const RecordingView = Type.Object({
 export const RecordingOutcomeBody = Type.Object(
   {
     status: Type.Union([Type.Literal('Available'), Type.Literal('Failed')]),
-    errorCode: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Z0-9_]+$' })),
+    errorCode: Type.Optional(Text({ minLength: 1, maxLength: 64, pattern: '^[A-Z0-9_]+$' })),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
 import { CHAT_KINDS } from './kinds.ts';
 
@@ -14,12 +14,12 @@ export const ParticipantParams = Type.Object({ chatId: Uuid, userId: Uuid });
 export const CreateChatBody = Type.Object(
   {
     kind: literals(CHAT_KINDS),
-    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    title: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
     memberUserIds: Type.Array(Uuid, { maxItems: 1000, description: 'The other participants (Direct: exactly one)' }),
   },
   { additionalProperties: false },
 );
-export const RenameChatBody = Type.Object({ title: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const RenameChatBody = Type.Object({ title: Text({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
 export const AddParticipantsBody = Type.Object({ userIds: Type.Array(Uuid, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
 
 export const ChatView = Type.Object({
@@ -40,10 +40,10 @@ export const ChatListQuery = Type.Object(
 
 export const FileMetaSchema = Type.Object(
   {
-    fileId: Type.String({ minLength: 1, maxLength: 200 }),
-    fileName: Type.String({ minLength: 1, maxLength: 255 }),
-    contentType: Type.String({ minLength: 1, maxLength: 127 }),
-    size: Type.Integer({ minimum: 0 }),
+    fileId: Text({ minLength: 1, maxLength: 200 }),
+    fileName: Text({ minLength: 1, maxLength: 255 }),
+    contentType: Text({ minLength: 1, maxLength: 127 }),
+    size: BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
   },
   { additionalProperties: false },
 );
@@ -51,14 +51,14 @@ export const FileMetaSchema = Type.Object(
 export const SendMessageBody = Type.Object(
   {
     kind: literals(MESSAGE_CONTENT_KINDS),
-    body: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000 })),
+    body: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
     fileMeta: Type.Optional(FileMetaSchema),
-    cardText: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000 })),
+    cardText: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
   },
   { additionalProperties: false },
 );
 export const EditMessageBody = Type.Object(
-  { body: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000 })), cardText: Type.Optional(Type.String({ minLength: 1, maxLength: 100_000 })) },
+  { body: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })), cardText: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })) },
   { additionalProperties: false, minProperties: 1 },
 );
 
@@ -77,11 +77,11 @@ export const MessageView = Type.Object({
 });
 export const ListMessagesQuery = Type.Object(
   {
-    afterSeq: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Messages with Seq greater than this' })),
+    afterSeq: Type.Optional(BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Messages with Seq greater than this' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
   },
   { additionalProperties: false },
 );
 export const MessageList = Type.Object({ items: Type.Array(MessageView), lastSeq: Type.Integer({ description: "The chat's current last Seq" }) });
-export const ReadBody = Type.Object({ seq: Type.Integer({ minimum: 0 }) }, { additionalProperties: false });
+export const ReadBody = Type.Object({ seq: BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }, { additionalProperties: false });
 export const ReadReply = Type.Object({ lastReadSeq: Type.Integer() });

@@ -2,13 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
-import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { searchContactByPhone, type ContactSearchDeps } from './search.ts';
 
 /** TypeBox schemas of contact search's REST surface (camelCase bodies). */
 
 export const ContactSearchQuery = Type.Object(
-  { phone: Type.String({ minLength: 1, maxLength: 40, description: 'Phone in any usual notation ("8 (999) 123-45-67", "+7 999 1234567")' }) },
+  { phone: Text({ minLength: 1, maxLength: 40, description: 'Phone in any usual notation ("8 (999) 123-45-67", "+7 999 1234567")' }) },
   { additionalProperties: false },
 );
 

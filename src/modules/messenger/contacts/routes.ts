@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
-import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { acceptContact, listContacts, removeContact, requestContact } from './contacts.ts';
 import { listBlocked, setBlocked } from './blacklist.ts';
 import type { MessengerContext } from '../context.ts';
@@ -22,7 +22,7 @@ const BlacklistEntry = Type.Object({
   updatedAt: Timestamp,
 });
 const ContactRequestBody = Type.Object(
-  { phone: Type.String({ minLength: 1, maxLength: 40, description: 'Phone in any usual notation; resolved to an active user' }) },
+  { phone: Text({ minLength: 1, maxLength: 40, description: 'Phone in any usual notation; resolved to an active user' }) },
   { additionalProperties: false },
 );
 

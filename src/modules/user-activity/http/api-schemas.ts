@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 
 /** TypeBox schemas of the user-activity REST API (requests camelCase; published in the OpenAPI). */
 
@@ -16,14 +16,14 @@ export const ANONYMOUS_ID_MIN_LENGTH = 16;
  */
 export const DeviceSecretHeaders = Type.Object({
   'x-device-secret': Type.Optional(
-    Type.String({ maxLength: 256, description: "The device secret the session start returned (required on every call that changes a session or its views)" }),
+    Text({ maxLength: 256, description: "The device secret the session start returned (required on every call that changes a session or its views)" }),
   ),
 });
 export type DeviceSecretHeaders = Static<typeof DeviceSecretHeaders>;
 
 export const StartSessionBody = Type.Object(
   {
-    anonymousId: Type.String({
+    anonymousId: Text({
       minLength: ANONYMOUS_ID_MIN_LENGTH,
       maxLength: 100,
       pattern: '^[A-Za-z0-9._:-]+$',
@@ -31,9 +31,9 @@ export const StartSessionBody = Type.Object(
     }),
     device: Type.Object(
       {
-        userAgent: Type.Optional(Type.String({ maxLength: 1024 })),
+        userAgent: Type.Optional(Text({ maxLength: 1024 })),
         ipAddress: Type.Optional(
-          Type.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], description: 'Client IP; default: the request address' }),
+          Text({ maxLength: 45, anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], description: 'Client IP; default: the request address' }),
         ),
       },
       { additionalProperties: false },
@@ -83,7 +83,7 @@ export const OpenViewBody = Type.Object(
   {
     sessionId: Uuid,
     propertyObjectId: Uuid,
-    viewSource: Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Za-z][A-Za-z0-9_-]*$', description: 'Where the view came from (ViewSource)' }),
+    viewSource: Text({ minLength: 1, maxLength: 50, pattern: '^[A-Za-z][A-Za-z0-9_-]*$', description: 'Where the view came from (ViewSource)' }),
     filterSnapshot: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), { maxProperties: 100, description: `Search filters at the time of the view (≤ ${FILTER_SNAPSHOT_MAX_BYTES} bytes as JSON)` }),
     ),

@@ -15,6 +15,7 @@ import {
   ViewHeartbeatReply,
 } from './api-schemas.ts';
 import { deviceSecretRequired, ERROR } from '../errors.ts';
+import { jsonValueProblem } from '../../../platform/types/index.ts';
 import { heartbeatSession, linkSession, startSession, type ActivityDeps } from '../sessions/sessions.ts';
 import type { SessionRow } from '../sessions/session-sql.ts';
 import { heartbeatView, openView } from '../views/views.ts';
@@ -150,9 +151,8 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     async (req, reply) => {
       const secret = deviceSecretOf(req);
       const { filterSnapshot } = req.body;
-      if (filterSnapshot !== undefined && Buffer.byteLength(JSON.stringify(filterSnapshot)) > FILTER_SNAPSHOT_MAX_BYTES) {
-        throw new AppError(ERROR.filterSnapshotTooLarge, `filterSnapshot is larger than ${FILTER_SNAPSHOT_MAX_BYTES} bytes`, 400);
-      }
+      const problem = filterSnapshot === undefined ? undefined : jsonValueProblem(filterSnapshot, FILTER_SNAPSHOT_MAX_BYTES);
+      if (problem) throw new AppError(problem.tooLarge ? ERROR.filterSnapshotTooLarge : 'VALIDATION_FAILED', `filterSnapshot ${problem.message}`, 400);
       const view = await openView(deps, {
         sessionId: req.body.sessionId,
         propertyObjectId: req.body.propertyObjectId,
