@@ -106,7 +106,7 @@ describe('the entry point applies the rule', () => {
     const res = spawnSync(process.execPath, ['src/main.ts'], {
       env: { ...driverEnv, ...SECURE_SECRETS, EVENT_BUS: 'in-process', DATABASE_URL: database.url, JWT_SECRET: shippedDefault('JWT_SECRET'), PORT: '0' },
       encoding: 'utf8',
-      timeout: 20_000,
+      timeout: 90_000, // bounds a hung start only; importing the app takes ~20 s on a loaded box
     });
     const output = res.stdout + res.stderr;
     assert.notEqual(res.status, 0, output);
@@ -127,7 +127,7 @@ describe('the entry point applies the rule', () => {
     child.stderr.on('data', (c) => (output += c));
     const exited = once(child, 'exit');
     try {
-      await waitFor('the service to listen', () => /Server listening/.test(output), 30_000);
+      await waitFor('the service to listen', () => /Server listening/.test(output), 90_000);
       const warned = output
         .split('\n')
         .filter((l) => l.includes('ALLOW_INSECURE_DEFAULTS=true'))
