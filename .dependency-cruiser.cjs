@@ -2,12 +2,8 @@
  * Module boundaries (run by `npm test`):
  * - a module imports another module only through that module's index.ts, and the kernel only
  *   through src/platform/<part>/index.ts;
-<<<<<<< HEAD
  * - the platform (shared kernel) never imports a module, nor the app's config.ts / app.ts / main.ts:
- *   it receives its settings as plain values;
-=======
- * - the platform (shared kernel) never imports a module, nor do the shared event contracts (src/contracts);
->>>>>>> messenger-layout
+ *   it receives its settings as plain values; nor do the shared event contracts (src/contracts);
  * - no import cycles.
  */
 module.exports = {

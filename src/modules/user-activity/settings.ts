@@ -1,5 +1,4 @@
-import { Type, type TProperties } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { Type } from '@sinclair/typebox';
 import type { SettingsOf } from '../../platform/types/index.ts';
 
 /**
@@ -81,17 +80,3 @@ export type ActivityCloserSettings = SettingsOf<typeof activityCloserSettings>;
 export type ActivityRetentionSettings = SettingsOf<typeof activityRetentionSettings>;
 /** The userActivity settings as loadConfig read them. */
 export type UserActivitySettings = SettingsOf<typeof userActivitySettings>;
-
-/** The defaults of a settings group, as loadConfig gives them when nothing is set. */
-export const defaultsOf = <P extends TProperties>(fields: P): SettingsOf<P> => Value.Create(Type.Object(fields)) as SettingsOf<P>;
-
-/**
- * Every value outside its field's bounds, each naming the setting as loadConfig does, followed by
- * the field's description (which names the seed's option, e.g. InactivityThreshold).
- */
-export function settingsProblems<P extends TProperties>(fields: P, values: SettingsOf<P>): string[] {
-  return [...Value.Errors(Type.Object(fields), values)].map((e) => {
-    const name = e.path.slice(1) || '(settings)';
-    return `${name}: ${e.message} (got ${JSON.stringify(e.value)}) — ${fields[name]?.description ?? ''}`;
-  });
-}

@@ -1,3 +1,4 @@
+import { Value } from '@sinclair/typebox/value';
 import { Type, type NumberOptions, type Static, type StringOptions, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 
 /**
@@ -66,3 +67,18 @@ export type { Static };
 
 /** The values of a settings record (`{ NAME: TypeBox field }`), as loadConfig hands them over. */
 export type SettingsOf<P extends TProperties> = Static<TObject<P>>;
+
+/** The defaults of a settings group, as loadConfig gives them when nothing is set. */
+export const defaultsOf = <P extends TProperties>(fields: P): SettingsOf<P> => Value.Create(Type.Object(fields)) as SettingsOf<P>;
+
+/**
+ * Every value outside its field's bounds, each naming the setting as loadConfig does, followed by
+ * the field's description (which names the seed's option). The TypeBox field stays the one source
+ * of a setting's bounds, also for options built in code (tests, benches) rather than by loadConfig.
+ */
+export function settingsProblems<P extends TProperties>(fields: P, values: Partial<SettingsOf<P>>): string[] {
+  return [...Value.Errors(Type.Object(Object.fromEntries(Object.keys(values).map((k) => [k, fields[k]!]))), values)].map((e) => {
+    const name = e.path.slice(1) || '(settings)';
+    return `${name}: ${e.message} (got ${JSON.stringify(e.value)}) — ${fields[name]?.description ?? ''}`;
+  });
+}

@@ -211,8 +211,8 @@ describe('fan-out rules', () => {
   test('settings the worker cannot run with are refused', () => {
     const ok = { batchSize: 500, maxAttempts: 5, maxLeaseMs: 300_000, pollingIntervalMs: 5000, rangeSize: 5000, retryBaseMs: 1000, retryCapMs: 60_000 };
     assert.doesNotThrow(() => validateFanOutSettings(ok));
-    assert.throws(() => validateFanOutSettings({ ...ok, batchSize: 0 }), /batchSize/);
-    assert.throws(() => validateFanOutSettings({ ...ok, maxAttempts: 0 }), /maxAttempts/);
+    assert.throws(() => validateFanOutSettings({ ...ok, batchSize: 0 }), /IDENTITY_ACCESS_FANOUT_BATCH_SIZE/);
+    assert.throws(() => validateFanOutSettings({ ...ok, maxAttempts: 0 }), /IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS/);
     assert.throws(() => validateFanOutSettings({ ...ok, retryBaseMs: 5000, retryCapMs: 1000 }), /RETRY_BASE_MS/);
     assert.throws(() => validateFanOutSettings({ ...ok, rangeSize: 0 }), /RANGE_SIZE/);
   });

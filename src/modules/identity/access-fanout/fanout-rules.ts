@@ -1,5 +1,7 @@
 import { backoffDelayMs, backoffProblems, type Backoff } from '../../../platform/backoff/index.ts';
+import { settingsProblems } from '../../../platform/types/index.ts';
 import type { AccessFanOutSettings } from '../context.ts';
+import { identitySettings } from '../settings.ts';
 
 /** Pure rules of the fan-out worker. */
 
@@ -9,15 +11,20 @@ export function isLastPage(rows: number, batchSize: number): boolean {
 }
 
 /**
- * The two numbers the kernel's batch settings do not see, checked where the worker is built (tests
- * and benchmarks build it without loadConfig): a page size below 1 would never reach a short page,
- * so a task would never end; MaxAttempts below 1 would poison every task at its first claim.
+ * The numbers the kernel's batch settings do not see, checked against their settings' own bounds
+ * where the worker is built (tests and benchmarks build it without loadConfig): a page size below 1
+ * would never reach a short page, so a task would never end; MaxAttempts below 1 would poison every
+ * task at its first claim. The retry cap must be at least its base, which no one field can say.
  */
 export function validateFanOutSettings(s: Pick<AccessFanOutSettings, 'batchSize' | 'maxAttempts' | 'rangeSize' | 'retryBaseMs' | 'retryCapMs'>): void {
   const problems: string[] = backoffProblems(retryBackoff(s), 'retry backoff (IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS/_CAP_MS)');
-  if (!Number.isInteger(s.batchSize) || s.batchSize < 1) problems.push('batchSize (IDENTITY_ACCESS_FANOUT_BATCH_SIZE) must be a positive integer');
-  if (!Number.isInteger(s.maxAttempts) || s.maxAttempts < 1) problems.push('maxAttempts (IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS) must be a positive integer');
-  if (!Number.isInteger(s.rangeSize) || s.rangeSize < 1) problems.push('rangeSize (IDENTITY_ACCESS_FANOUT_RANGE_SIZE) must be a positive integer');
+  problems.push(
+    ...settingsProblems(identitySettings, {
+      IDENTITY_ACCESS_FANOUT_BATCH_SIZE: s.batchSize,
+      IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: s.maxAttempts,
+      IDENTITY_ACCESS_FANOUT_RANGE_SIZE: s.rangeSize,
+    }),
+  );
   if (problems.length > 0) throw new Error(`access fan-out worker: ${problems.join('; ')}`);
 }
 

@@ -1,6 +1,7 @@
 import type { Backoff } from '../../../platform/backoff/index.ts';
 import { batchPhase, batchSettingsProblems, defineBatchWorker, type BatchSettings, type BatchWorker } from '../../../platform/jobs/index.ts';
-import type { MessengerSettings } from '../settings.ts';
+import { settingsProblems } from '../../../platform/types/index.ts';
+import { messengerRealtimeSettings, type MessengerSettings } from '../settings.ts';
 import { createDispatchSteps, DISPATCH_COUNTS, type DispatchResult, type DispatchRow, type DispatchStepsDeps } from './dispatcher.ts';
 import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
 
@@ -42,7 +43,7 @@ export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
  */
 export function dispatchSettingsProblems(s: DispatchSettings): string[] {
   const problems = batchSettingsProblems(s);
-  if (!Number.isInteger(s.maxAttempts) || s.maxAttempts < 1) problems.push('MESSENGER_REALTIME_MAX_ATTEMPTS must be a positive integer');
+  problems.push(...settingsProblems(messengerRealtimeSettings, { MESSENGER_REALTIME_MAX_ATTEMPTS: s.maxAttempts }));
   if (s.backoff.capMs < s.backoff.baseMs) problems.push('MESSENGER_REALTIME_BACKOFF_CAP_MS must be ≥ MESSENGER_REALTIME_BACKOFF_BASE_MS');
   return problems;
 }

@@ -5,7 +5,8 @@ import { closeLockedSessions, closeLockedViews } from './close.ts';
 import { closerMetrics, type CloserMetrics } from './closer-metrics.ts';
 import type { ClosedSession, ClosedView } from '../events.ts';
 import { inactivityCutoff, MINUTE_MS } from '../rules.ts';
-import { activityCloserSettings, defaultsOf, settingsProblems, type ActivityCloserSettings } from '../settings.ts';
+import { defaultsOf, settingsProblems } from '../../../platform/types/index.ts';
+import { activityCloserSettings, type ActivityCloserSettings } from '../settings.ts';
 import { claimStaleSession, claimStaleSessions, countIdleActiveSessions, staleSessionIds, type SessionRow } from '../sessions/session-sql.ts';
 import { claimHangingView, claimHangingViews, countIdleActiveViews, hangingViewIds, type OwnedViewRow } from '../views/view-sql.ts';
 
