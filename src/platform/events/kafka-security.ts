@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type ConnectionOptions } from 'node:tls';
 import type { SASLOptions } from 'kafkajs';
@@ -48,6 +49,15 @@ function readSetting(name: (typeof FILES)[number], path: string | undefined): Bu
   }
 }
 
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
+
+/** Node ignores a CA file without a certificate in it (then no broker is trusted, with no word why). */
+function checkCaFile(ca: Buffer): void {
+  const blocks = ca.toString('latin1').match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) throw new Error('no PEM certificate in it');
+  for (const block of blocks) new X509Certificate(block);
+}
+
 /**
  * The kafkajs options, the files read now: an unreadable file, or PEM that Node cannot load (or a
  * key that is not the certificate's), fails start-up naming its setting instead of every later connect.
@@ -59,6 +69,11 @@ export function kafkaSecurity(s: KafkaSecuritySettings): KafkaSecurity {
     const cert = readSetting('KAFKA_SSL_CERT_FILE', s.KAFKA_SSL_CERT_FILE);
     const key = readSetting('KAFKA_SSL_KEY_FILE', s.KAFKA_SSL_KEY_FILE);
     const tls: ConnectionOptions = { ...(ca ? { ca: [ca] } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) };
+    try {
+      if (ca) checkCaFile(ca);
+    } catch (err) {
+      throw new Error(`KAFKA_SSL_CA_FILE: not usable as TLS material (${(err as Error).message})`, { cause: err });
+    }
     try {
       createSecureContext(tls);
     } catch (err) {
