@@ -98,8 +98,11 @@ const TLS_VERIFY_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
+/** OpenSSL's alerts from a broker that refuses the client certificate (none, or not from a CA it trusts). */
+const TLS_REFUSED_ALERT = /^ERR_SSL_TLSV1\d?_ALERT_(BAD_CERTIFICATE|CERTIFICATE_REQUIRED|UNKNOWN_CA|CERTIFICATE_UNKNOWN)$|^ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE$/;
+
 /**
- * The brokers refused this replica's credentials (SASL), or TLS found their certificate untrusted:
+ * The brokers refused this replica's credentials (SASL, or its TLS client certificate), or TLS found their certificate untrusted:
  * this replica's configuration is wrong, unlike an outage, and retrying does not mend it by itself.
  */
 export function isKafkaCredentialFailure(err: unknown): boolean {
@@ -107,7 +110,7 @@ export function isKafkaCredentialFailure(err: unknown): boolean {
     if (!(e instanceof Error)) continue;
     if (e.name === 'KafkaJSSASLAuthenticationError') return true;
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && TLS_VERIFY_CODES.has(code)) return true;
+    if (typeof code === 'string' && (TLS_VERIFY_CODES.has(code) || TLS_REFUSED_ALERT.test(code))) return true;
   }
   return false;
 }

@@ -85,7 +85,7 @@ function makeCertificates(dir: string): void {
 }
 
 describe('kafka over TLS', () => {
-  test('the bus connects with the configured CA and presents the client certificate; an untrusted broker certificate counts as refused', async () => {
+  test('the bus connects with the configured CA and presents the client certificate; an untrusted broker certificate or a missing client certificate counts as refused', async () => {
     const dir = mkdtempSync('/tmp/pin-kafka-tls-');
     after(() => rmSync(dir, { recursive: true, force: true }));
     makeCertificates(dir);
@@ -122,5 +122,15 @@ describe('kafka over TLS', () => {
     after(() => untrusting.stop());
     assert.equal(await untrusting.health(), 'down');
     assert.match(untrusting.credentialsRefused() ?? '', /certificate/i, 'the broker certificate is not signed by KAFKA_SSL_CA_FILE');
+
+    const anonymous = createKafkaBus({
+      brokers: [broker],
+      clientId: 'tls-test',
+      log: testLog,
+      security: kafkaSecurity({ KAFKA_SSL: true, KAFKA_SSL_CA_FILE: join(dir, 'ca.pem') }),
+    });
+    after(() => anonymous.stop());
+    assert.equal(await anonymous.health(), 'down');
+    assert.match(anonymous.credentialsRefused() ?? '', /certificate/i, 'the broker requires a client certificate and got none');
   });
 });
