@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Single-node Apache Kafka (KRaft, broker+controller in one JVM) for local runs and tests, no Docker.
 #   scripts/kafka.sh up|down|status      env: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093),
+#                                        KAFKA_SASL_PORT (19094), KAFKA_SCRAM_USER (pin),
+#                                        KAFKA_SCRAM_PASSWORD (pin-local-secret),
 #                                        PIN_CACHE_DIR, PIN_STATE_DIR (/tmp/pin-services: pid, log,
 #                                        data/ and its cluster.id under kafka/), KAFKA_LOG_LEVEL (WARN),
 #                                        KAFKA_READY_TIMEOUT_MS (120000: a JVM start on a loaded 2-core box)
+#
+# Two client listeners: PLAINTEXT on KAFKA_PORT (no authentication; what the tests and `npm start` use)
+# and SASL_PLAINTEXT on KAFKA_SASL_PORT, which accepts SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN for the
+# one local user KAFKA_SCRAM_USER (so the client's SASL settings are tested against a real broker).
+# The SCRAM credentials are written into the metadata log when the data dir is formatted
+# (`kafka-storage format --add-scram`, KIP-900): a changed password needs `down` + `up`.
 #
 # Version: Kafka 4.4.0 (the newest on Maven Central when chosen; set in scripts/kafka/pom.xml).
 # Kafka 4.0 dropped the protocol versions older than Kafka 2.1 (KIP-896); kafkajs 2.2.4 negotiates
@@ -21,7 +29,12 @@ LIBS="${PIN_CACHE_DIR:-$HOME/.cache/pin-platform-jobs}/kafka-$VERSION/libs"
 STATE="${PIN_STATE_DIR:-/tmp/pin-services}/kafka"
 PORT="${KAFKA_PORT:-19092}"
 CPORT="${KAFKA_CONTROLLER_PORT:-19093}"
+SASL_PORT="${KAFKA_SASL_PORT:-19094}"
+SCRAM_USER="${KAFKA_SCRAM_USER:-pin}" SCRAM_PASSWORD="${KAFKA_SCRAM_PASSWORD:-pin-local-secret}"
 PIDFILE="$STATE/kafka.pid" LOG="$STATE/kafka.log" DATA="$STATE/data" CLUSTER_ID_FILE="$STATE/cluster.id"
+# Written at format time beside cluster.id: this data dir holds the SCRAM user (a dir formatted by an
+# older kafka.sh does not, and its SASL listener refuses every login).
+SCRAM_FILE="$STATE/scram.user"
 
 SERVICE=kafka
 # shellcheck source=service-lib.sh
@@ -46,11 +59,17 @@ write_config() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$CPORT
-listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CPORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
+listeners=PLAINTEXT://127.0.0.1:$PORT,SASL_PLAINTEXT://127.0.0.1:$SASL_PORT,CONTROLLER://127.0.0.1:$CPORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$PORT,SASL_PLAINTEXT://127.0.0.1:$SASL_PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+# The SASL listener: SCRAM users come from the metadata log (added at format time); PLAIN's one
+# user is declared here, with the same name and password.
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512,PLAIN
+listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$SCRAM_USER="$SCRAM_PASSWORD";
 log.dirs=$DATA
 num.partitions=6
 auto.create.topics.enable=true
@@ -83,9 +102,11 @@ EOF
 }
 
 up() {
-  if running; then say "already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; echo "export KAFKA_BROKERS=127.0.0.1:$PORT"; return; fi
+  if running; then say "already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; exports; return; fi
   if pid_alive; then say "pid $(cat "$PIDFILE") alive but port $PORT closed; restarting"; stop_broker; fi
-  if port_open "$PORT" || port_open "$CPORT"; then say "port $PORT or $CPORT is taken by another process"; exit 1; fi
+  if port_open "$PORT" || port_open "$CPORT" || port_open "$SASL_PORT"; then
+    say "port $PORT, $CPORT or $SASL_PORT is taken by another process"; exit 1
+  fi
   command -v java >/dev/null || { say "java (17+) not found on PATH"; exit 1; }
   fetch_jars
   write_config
@@ -103,9 +124,13 @@ up() {
       [[ -n $id ]] || { tail -n 20 "$LOG" >&2; say "random-uuid failed"; exit 1; }
       echo "$id" >"$CLUSTER_ID_FILE.tmp" && mv "$CLUSTER_ID_FILE.tmp" "$CLUSTER_ID_FILE"
     fi
+    local scram="name=$SCRAM_USER,password=$SCRAM_PASSWORD"
     "${jvm[@]}" kafka.tools.StorageTool format --config "$STATE/server.properties" \
-      "--cluster-id=$(cat "$CLUSTER_ID_FILE")" >"$LOG" 2>&1 \
+      "--cluster-id=$(cat "$CLUSTER_ID_FILE")" --add-scram "SCRAM-SHA-256=[$scram]" --add-scram "SCRAM-SHA-512=[$scram]" >"$LOG" 2>&1 \
       || { tail -n 20 "$LOG" >&2; say "storage format failed"; exit 1; }
+    echo "$SCRAM_USER" >"$SCRAM_FILE"
+  elif [[ ! -f $SCRAM_FILE ]]; then
+    say "the data dir predates the SASL listener (no SCRAM user in it): SASL logins fail until \`$0 down\` and \`up\` format it again"
   fi
   : >"$LOG"
   # setsid+nohup: the broker outlives this shell and its terminal; both exec, so $! is the JVM.
@@ -118,8 +143,15 @@ up() {
     fi
     sleep 0.2
   done
-  say "Kafka $VERSION ready on 127.0.0.1:$PORT in $(( $(now_ms) - t0 )) ms (pid $(cat "$PIDFILE"), log $LOG)"
+  say "Kafka $VERSION ready on 127.0.0.1:$PORT (SASL on $SASL_PORT) in $(( $(now_ms) - t0 )) ms (pid $(cat "$PIDFILE"), log $LOG)"
+  exports
+}
+
+# KAFKA_SASL_BROKERS only when that listener really takes the SCRAM user: a broker started by an older
+# kafka.sh (no such listener) or on an older data dir (no such user) would fail SASL tests obscurely.
+exports() {
   echo "export KAFKA_BROKERS=127.0.0.1:$PORT"
+  if port_open "$SASL_PORT" && [[ -f $SCRAM_FILE ]]; then echo "export KAFKA_SASL_BROKERS=127.0.0.1:$SASL_PORT"; fi
 }
 
 # Stops the broker and keeps its data (and cluster id) for the next start.
@@ -137,7 +169,7 @@ stop_broker() {
 down() {
   stop_broker
   # The data (and with it its cluster id) dies with `down`; a crash keeps both for the next `up`.
-  rm -rf "$PIDFILE" "$DATA" "$CLUSTER_ID_FILE"
+  rm -rf "$PIDFILE" "$DATA" "$CLUSTER_ID_FILE" "$SCRAM_FILE"
 }
 
 status() {

@@ -3,7 +3,8 @@
 #   scripts/services.sh up|down|status     env: PIN_SERVICES (default "kafka redis elasticsearch")
 # `up` prints the settings to use on stdout, one `export NAME=value` per line, so
 #   eval "$(bash scripts/services.sh up)"
-# configures the current shell; progress goes to stderr.
+# configures the current shell; progress goes to stderr. KAFKA_SASL_BROKERS (the broker's SASL listener)
+# is for the tests of the Kafka SASL settings; the service itself does not read it.
 set -euo pipefail
 
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

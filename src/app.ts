@@ -171,7 +171,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const checks: HealthCheck[] = [
     { name: 'database', required: true, check: async () => ((await pingDatabase(db)) ? 'ok' : 'down') },
-    { name: 'eventBus', required: false, check: () => bus.health() },
+    // An outage leaves the replica ready (the outbox holds the events); refused credentials are this
+    // replica's misconfiguration (e.g. a rollout with a wrong KAFKA_SASL_PASSWORD): unready until fixed.
+    { name: 'eventBus', required: () => bus.credentialsRefused() !== undefined, check: () => bus.health() },
     { name: 'backplane', required: config.REALTIME_BACKPLANE_ENABLED, check: () => hub.health() },
     ...moduleChecks,
   ];

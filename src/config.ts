@@ -6,6 +6,7 @@ import { messengerRealtimeSettings } from './modules/messenger/settings.ts';
 import { notificationsSettings } from './modules/notifications/settings.ts';
 import { userActivitySettings } from './modules/user-activity/settings.ts';
 import { databaseSettings } from './platform/db/settings.ts';
+import { kafkaSecurityProblems } from './platform/events/kafka-security.ts';
 import { eventBusSettings } from './platform/events/settings.ts';
 import { authSettings, httpServerSettings, invalidTrustProxyEntries } from './platform/http/settings.ts';
 import { outboxSettings } from './platform/outbox/settings.ts';
@@ -95,6 +96,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (c.EVENT_BUS === 'in-process' && c.KAFKA_BROKERS) {
     problems.push('EVENT_BUS: in-process contradicts KAFKA_BROKERS (unset one of them)');
   }
+  problems.push(...kafkaSecurityProblems(c));
   if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
     problems.push('METRICS_PORT: must differ from PORT');
   }

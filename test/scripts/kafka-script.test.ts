@@ -26,12 +26,16 @@ const gone = (pid: number) => {
   }
 };
 
-test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, under the same cluster id', async () => {
+test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, under the same cluster id, its SCRAM user kept', async () => {
   const stateRoot = mkdtempSync('/tmp/pin-kafka-script-');
   const env = {
     PIN_STATE_DIR: stateRoot,
     KAFKA_PORT: String(await freePort()),
     KAFKA_CONTROLLER_PORT: String(await freePort()),
+    KAFKA_SASL_PORT: String(await freePort()),
+    // Not the default password: the script must use the one it is given.
+    KAFKA_SCRAM_USER: 'pin',
+    KAFKA_SCRAM_PASSWORD: 'script-test-secret',
   };
   const state = join(stateRoot, 'kafka');
   const pidOf = () => Number(readFileSync(join(state, 'kafka.pid'), 'utf8'));
@@ -41,6 +45,7 @@ test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, u
     const first = await kafkaSh('up', env);
     assert.equal(first.code, 0, first.out);
     assert.match(first.out, new RegExp(`export KAFKA_BROKERS=127\\.0\\.0\\.1:${env.KAFKA_PORT}`));
+    assert.match(first.out, new RegExp(`export KAFKA_SASL_BROKERS=127\\.0\\.0\\.1:${env.KAFKA_SASL_PORT}`));
     const clusterId = readFileSync(join(state, 'cluster.id'), 'utf8').trim();
     // Kafka's own generator: 16 random bytes as base64url, never starting with '-'.
     assert.match(clusterId, /^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
@@ -62,7 +67,13 @@ test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, u
     assert.notEqual(pidOf(), pid, 'a new broker process');
     assert.equal(readFileSync(join(state, 'cluster.id'), 'utf8').trim(), clusterId);
     assert.equal(clusterIdOfData(), clusterId, 'the same data, not a reformatted dir');
-    const again = new Kafka({ brokers: [`127.0.0.1:${env.KAFKA_PORT}`], logLevel: logLevel.NOTHING }).admin();
+    assert.match(second.out, new RegExp(`export KAFKA_SASL_BROKERS=127\\.0\\.0\\.1:${env.KAFKA_SASL_PORT}`));
+    // Through the SASL listener: the SCRAM user written at format time is still in the kept metadata log.
+    const again = new Kafka({
+      brokers: [`127.0.0.1:${env.KAFKA_SASL_PORT}`],
+      logLevel: logLevel.NOTHING,
+      sasl: { mechanism: 'scram-sha-256', username: env.KAFKA_SCRAM_USER, password: env.KAFKA_SCRAM_PASSWORD },
+    }).admin();
     await again.connect();
     try {
       assert.ok((await again.listTopics()).includes('kept-across-crash'), 'the topic made before the crash is still there');
@@ -72,7 +83,7 @@ test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, u
   } finally {
     const down = await kafkaSh('down', env);
     assert.equal(down.code, 0, down.out);
-    assert.ok(!existsSync(join(state, 'data')) && !existsSync(join(state, 'cluster.id')), '`down` removes the data and its id');
+    assert.ok(!['data', 'cluster.id', 'scram.user'].some((f) => existsSync(join(state, f))), '`down` removes the data, its id and SCRAM mark');
     rmSync(stateRoot, { recursive: true, force: true });
   }
 });

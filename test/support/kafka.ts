@@ -1,6 +1,6 @@
 import { after } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import { Kafka, logLevel, type Admin, type IHeaders, type Message, type Producer } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type IHeaders, type Message, type Producer, type SASLOptions } from 'kafkajs';
 import { waitForLeaders } from '../../src/platform/events/kafka-util.ts';
 
 /**
@@ -51,10 +51,28 @@ const headerText = (headers: IHeaders | undefined): Record<string, string> => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function createTestKafka(): Promise<TestKafka> {
-  const brokers = kafkaBrokers();
+/** The local broker's SASL listener (scripts/kafka.sh) and its one user, for tests of the client's SASL settings. */
+export function kafkaSaslBroker(): { brokers: string[]; username: string; password: string } {
+  const brokers = process.env.KAFKA_SASL_BROKERS;
+  if (!brokers) {
+    throw new Error(
+      'KAFKA_SASL_BROKERS is unset: the broker was started by a scripts/kafka.sh without the SASL listener, or on a data dir from before it (`scripts/services.sh down`, then run the tests again)',
+    );
+  }
+  return { brokers: brokers.split(','), username: process.env.KAFKA_SCRAM_USER ?? 'pin', password: process.env.KAFKA_SCRAM_PASSWORD ?? 'pin-local-secret' };
+}
+
+/** `brokers`/`sasl`: another listener than KAFKA_BROKERS (e.g. the SASL one); default the plaintext one. */
+export async function createTestKafka(opts: { brokers?: string[]; sasl?: SASLOptions } = {}): Promise<TestKafka> {
+  const brokers = opts.brokers ?? kafkaBrokers();
   const prefix = `t${randomBytes(4).toString('hex')}.`;
-  const kafka = new Kafka({ clientId: `test-${prefix}`, brokers, logLevel: logLevel.NOTHING, connectionTimeout: 3000 });
+  const kafka = new Kafka({
+    clientId: `test-${prefix}`,
+    brokers,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 3000,
+    ...(opts.sasl ? { sasl: opts.sasl } : {}),
+  });
   const admin = kafka.admin();
   await admin.connect();
   let producer: Producer | undefined;

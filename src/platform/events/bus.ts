@@ -25,6 +25,12 @@ export interface EventBus {
   subscribe(definition: ConsumerDefinition, runtime: ConsumerRuntime): Promise<ConsumerHandle>;
   /** 'disabled' for the in-process adapter: there is nothing to be down. */
   health(): Promise<BusHealth>;
+  /**
+   * Why the brokers refuse this replica (SASL credentials refused, TLS certificate untrusted) since
+   * its last refused connect; undefined once a connect succeeds, and always for the in-process adapter.
+   * Such a replica is misconfigured, unlike one in a Kafka outage: /health/ready is 503 while it is set.
+   */
+  credentialsRefused(): string | undefined;
   /** Stops every consumer after its current message, then the producer. */
   stop(): Promise<void>;
 }

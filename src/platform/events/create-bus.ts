@@ -2,6 +2,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { EventBus } from './bus.ts';
 import { createInProcessBus } from './in-process-bus.ts';
 import { createKafkaBus } from './kafka-bus.ts';
+import { kafkaSecurity, type KafkaSecuritySettings } from './kafka-security.ts';
 import type { EventBusSettings } from './settings.ts';
 import { topicsToCreate, type CatalogueTopic } from './topics.ts';
 
@@ -10,9 +11,10 @@ export type { EventBusSettings };
 /**
  * Kafka when KAFKA_BROKERS is set (creating every catalogue topic and its DLQ twin at start),
  * otherwise the in-process bus. Call `start()` on the result before subscribing or publishing.
+ * Throws, naming the setting, when a KAFKA_SSL_* file cannot be read or loaded.
  */
 export function createEventBus(
-  settings: EventBusSettings,
+  settings: Omit<EventBusSettings, keyof KafkaSecuritySettings> & KafkaSecuritySettings,
   deps: { log: Logger; catalogue: readonly CatalogueTopic[] },
 ): EventBus {
   if (!settings.KAFKA_BROKERS) {
@@ -21,6 +23,7 @@ export function createEventBus(
   return createKafkaBus({
     brokers: settings.KAFKA_BROKERS.split(','),
     clientId: settings.KAFKA_CLIENT_ID,
+    security: kafkaSecurity(settings),
     log: deps.log,
     consumerMaxAttempts: settings.CONSUMER_MAX_ATTEMPTS,
     lagPollIntervalMs: settings.KAFKA_LAG_POLL_INTERVAL_MS,

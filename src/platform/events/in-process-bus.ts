@@ -134,6 +134,8 @@ export function createInProcessBus(opts: InProcessBusOptions): EventBus {
       return { name: consumer.name, stop: () => stopSubscription(consumer.physicalTopic, sub) };
     },
 
+    credentialsRefused: () => undefined,
+
     async health(): Promise<BusHealth> {
       return 'disabled';
     },

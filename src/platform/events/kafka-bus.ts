@@ -8,6 +8,7 @@ import { EventBusUnavailableError } from './errors.ts';
 import { startKafkaConsumer } from './kafka-consumer.ts';
 import { createLagPoller } from './kafka-lag.ts';
 import { KAFKA_LOG_LEVEL, kafkaLogCreator } from './kafka-log.ts';
+import { isKafkaCredentialFailure, type KafkaSecurity } from './kafka-security.ts';
 import { byTopic, chunkByBytes, isKafkaUnreachable, waitForLeaders } from './kafka-util.ts';
 
 export interface KafkaBusOptions {
@@ -15,6 +16,8 @@ export interface KafkaBusOptions {
   brokers: readonly string[];
   /** KAFKA_CLIENT_ID. */
   clientId: string;
+  /** TLS and SASL (`kafkaSecurity(settings)`), used by the producer, every consumer and the admin client alike. */
+  security?: KafkaSecurity;
   log: Logger;
   /** Created at start if missing: `topicsToCreate(EVENT_TOPICS, …)`. Default none. */
   topics?: readonly TopicSpec[];
@@ -61,7 +64,33 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
     retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2000 },
     logLevel: KAFKA_LOG_LEVEL,
     logCreator: kafkaLogCreator(log),
+    ...opts.security,
   });
+  const sasl = opts.security?.sasl;
+  /** Named in the refusal's log line; never the password. */
+  const credentials = {
+    ssl: opts.security?.ssl !== undefined,
+    ...(sasl ? { saslMechanism: sasl.mechanism, ...('username' in sasl ? { saslUsername: sasl.username } : {}) } : {}),
+  };
+
+  /** Set by a connect the brokers refused (bus.credentialsRefused()), cleared by the next one that succeeds. */
+  let refusal: string | undefined;
+  function connectSucceeded(): void {
+    if (refusal === undefined) return;
+    refusal = undefined;
+    log.info(credentials, 'kafka accepts this replica\'s credentials again');
+  }
+  function connectFailed(err: unknown): void {
+    if (!isKafkaCredentialFailure(err)) return;
+    // Once per refusal, not per retry or health check; the bus start's own retries log each attempt.
+    if (refusal === undefined) {
+      log.error(
+        { ...credentials, err },
+        'kafka refused this replica: check KAFKA_SASL_MECHANISM / KAFKA_SASL_USERNAME / KAFKA_SASL_PASSWORD (SASL) or KAFKA_SSL_CA_FILE (TLS); /health/ready is 503 until a connect succeeds',
+      );
+    }
+    refusal = (err as Error).message;
+  }
 
   let producer: Promise<Producer> | undefined;
   let admin: Promise<Admin> | undefined;
@@ -80,8 +109,12 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2000 },
     });
     const created: Promise<Producer> = p.connect().then(
-      () => p,
+      () => {
+        connectSucceeded();
+        return p;
+      },
       async (err: unknown) => {
+        connectFailed(err);
         if (producer === created) producer = undefined;
         await p.disconnect().catch(() => undefined);
         throw new EventBusUnavailableError(`kafka producer cannot connect: ${(err as Error).message}`, { cause: err });
@@ -105,8 +138,12 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
     if (admin) return admin;
     const a = kafka.admin();
     const created: Promise<Admin> = a.connect().then(
-      () => a,
+      () => {
+        connectSucceeded();
+        return a;
+      },
       (err: unknown) => {
+        connectFailed(err);
         if (admin === created) admin = undefined;
         throw new EventBusUnavailableError(`kafka admin cannot connect: ${(err as Error).message}`, { cause: err });
       },
@@ -191,6 +228,9 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
         log: runtime.log,
         ...(opts.consumerMaxWaitMs ? { maxWaitTimeInMs: opts.consumerMaxWaitMs } : {}),
         ...(opts.consumerSessionTimeoutMs ? { sessionTimeoutMs: opts.consumerSessionTimeoutMs } : {}),
+      }).catch((err: unknown) => {
+        connectFailed(err);
+        throw err;
       });
       const untrack = lagPoller.track({ name: consumer.name, topic: consumer.topic, physicalTopic: consumer.physicalTopic, groupId: consumer.groupId, metrics });
       const handle: ConsumerHandle = {
@@ -204,6 +244,8 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
       consumers.add(handle);
       return handle;
     },
+
+    credentialsRefused: () => refusal,
 
     async health(): Promise<BusHealth> {
       if (closing) return 'down';

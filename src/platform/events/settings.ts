@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Int, type SettingsOf } from '../types/index.ts';
+import { Bool, Int, type SettingsOf } from '../types/index.ts';
 
 /** The event bus: Kafka brokers, client id, topic prefix (tests) and partitions of created topics. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const eventBusSettings = {
@@ -43,7 +43,23 @@ export const eventBusSettings = {
         'Explicit event bus choice; unset = kafka when KAFKA_BROKERS is set, in-process otherwise (refused at start with DATABASE_URL set)',
     }),
   ),
-
+  // Transport security, the same for the producer, every consumer and the admin client (one kafkajs
+  // instance). Cross-field rules are kafkaSecurityProblems() (kafka-security.ts); the files are read at start.
+  KAFKA_SSL: Bool(false, 'Connect to the brokers over TLS (the system CAs unless KAFKA_SSL_CA_FILE is set)'),
+  KAFKA_SSL_CA_FILE: Type.Optional(
+    Type.String({ minLength: 1, description: 'PEM file of the CA(s) that signed the brokers\' certificates (replaces the system CAs); needs KAFKA_SSL=true' }),
+  ),
+  KAFKA_SSL_CERT_FILE: Type.Optional(
+    Type.String({ minLength: 1, description: 'PEM client certificate for brokers that require one (mutual TLS); needs KAFKA_SSL_KEY_FILE' }),
+  ),
+  KAFKA_SSL_KEY_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key of KAFKA_SSL_CERT_FILE (unencrypted)' })),
+  KAFKA_SASL_MECHANISM: Type.Optional(
+    Type.Union([Type.Literal('plain'), Type.Literal('scram-sha-256'), Type.Literal('scram-sha-512')], {
+      description: 'SASL authentication to the brokers; unset = none. plain sends the password as is: only over KAFKA_SSL',
+    }),
+  ),
+  KAFKA_SASL_USERNAME: Type.Optional(Type.String({ minLength: 1, description: 'SASL user; required with KAFKA_SASL_MECHANISM' })),
+  KAFKA_SASL_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: 'SASL password; required with KAFKA_SASL_MECHANISM' })),
 };
 
 export type EventBusSettings = SettingsOf<typeof eventBusSettings>;

@@ -8,9 +8,12 @@ export type DependencyStatus = 'ok' | 'down' | 'disabled';
 /** A dependency /health/ready reports; `required` ones being down make the replica unready (503). */
 export interface HealthCheck {
   name: string;
-  required: boolean;
+  /** A function when it depends on why the dependency is down (e.g. the event bus: an outage no, refused credentials yes). */
+  required: boolean | (() => boolean);
   check(): Promise<DependencyStatus>;
 }
+
+const isRequired = (c: HealthCheck): boolean => (typeof c.required === 'function' ? c.required() : c.required);
 
 const Status = Type.Union([Type.Literal('ok'), Type.Literal('down'), Type.Literal('disabled')]);
 const Ready = Type.Object({
@@ -21,9 +24,13 @@ const Ready = Type.Object({
 /** A check that does not answer within this is `down` (a hung database must not hold /health/ready or a scrape). */
 const CHECK_TIMEOUT_MS = 3000;
 
-async function evaluate(checks: readonly HealthCheck[]): Promise<(readonly [HealthCheck, DependencyStatus])[]> {
+/** Each check's status, and whether it is required, read after the check (which may have changed it). */
+async function evaluate(checks: readonly HealthCheck[]): Promise<{ name: string; required: boolean; status: DependencyStatus }[]> {
   return Promise.all(
-    checks.map(async (c) => [c, await withTimeout(c.check(), CHECK_TIMEOUT_MS, `health check ${c.name}`).catch((): DependencyStatus => 'down')] as const),
+    checks.map(async (c) => {
+      const status = await withTimeout(c.check(), CHECK_TIMEOUT_MS, `health check ${c.name}`).catch((): DependencyStatus => 'down');
+      return { name: c.name, required: isRequired(c), status };
+    }),
   );
 }
 
@@ -39,8 +46,8 @@ function readinessGauge(registry: Registry, checks: readonly HealthCheck[]): voi
     registers: [registry],
     async collect() {
       this.reset();
-      for (const [c, status] of await evaluate(checks)) {
-        if (status !== 'disabled') this.set({ dependency: c.name, required: String(c.required) }, status === 'ok' ? 1 : 0);
+      for (const { name, required, status } of await evaluate(checks)) {
+        if (status !== 'disabled') this.set({ dependency: name, required: String(required) }, status === 'ok' ? 1 : 0);
       }
     },
   });
@@ -56,8 +63,8 @@ export function registerHealthRoutes(app: FastifyInstance, checks: HealthCheck[]
 
   app.get('/health/ready', { schema: { tags: ['ops'], response: { 200: Ready, 503: Ready } }, logLevel: 'warn' }, async (_req, reply) => {
     const results = await evaluate(checks);
-    const dependencies = Object.fromEntries(results.map(([c, s]) => [c.name, s]));
-    const ready = results.every(([c, s]) => !c.required || s === 'ok');
+    const dependencies = Object.fromEntries(results.map((r) => [r.name, r.status]));
+    const ready = results.every((r) => !r.required || r.status === 'ok');
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unready', dependencies });
   });
 

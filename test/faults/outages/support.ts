@@ -135,7 +135,12 @@ const gone = (pid: number) => {
 
 export async function startPrivateKafka(): Promise<PrivateKafka> {
   const stateRoot = mkdtempSync('/tmp/pin-fault-kafka-');
-  const env = { PIN_STATE_DIR: stateRoot, KAFKA_PORT: String(await freePort()), KAFKA_CONTROLLER_PORT: String(await freePort()) };
+  const env = {
+    PIN_STATE_DIR: stateRoot,
+    KAFKA_PORT: String(await freePort()),
+    KAFKA_CONTROLLER_PORT: String(await freePort()),
+    KAFKA_SASL_PORT: String(await freePort()),
+  };
   after(async () => {
     await kafkaSh('down', env).catch(() => undefined);
     rmSync(stateRoot, { recursive: true, force: true });
