@@ -11,7 +11,8 @@
 # and SASL_PLAINTEXT on KAFKA_SASL_PORT, which accepts SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN for the
 # one local user KAFKA_SCRAM_USER (so the client's SASL settings are tested against a real broker).
 # The SCRAM credentials are written into the metadata log when the data dir is formatted
-# (`kafka-storage format --add-scram`, KIP-900): a changed password needs `down` + `up`.
+# (`kafka-storage format --add-scram`, KIP-900): a changed password needs `down` + `up`; a data dir
+# formatted before this listener existed is formatted again at `up`.
 #
 # Version: Kafka 4.4.0 (the newest on Maven Central when chosen; set in scripts/kafka/pom.xml).
 # Kafka 4.0 dropped the protocol versions older than Kafka 2.1 (KIP-896); kafkajs 2.2.4 negotiates
@@ -117,6 +118,12 @@ up() {
   # format at all — formatting it again under a new id fails the broker with "Invalid cluster.id".
   # Only a fresh dir is formatted, with an id from Kafka's own generator: a hand-made base64url id
   # starts with '-' one time in 64 and is then read by StorageTool as an option.
+  if [[ -f $DATA/meta.properties && ! -f $SCRAM_FILE ]]; then
+    # Formatted by an older kafka.sh, without the SCRAM user its SASL listener needs. This broker is
+    # local and throwaway, so it is formatted again, knowingly, rather than left refusing every login.
+    say "the data dir predates the SASL listener (no SCRAM user in it): formatting it again (its topics are dropped)"
+    rm -rf "$DATA" "$CLUSTER_ID_FILE"
+  fi
   if [[ ! -f $DATA/meta.properties ]]; then
     if [[ ! -s $CLUSTER_ID_FILE ]]; then
       # The id alone on its line (the console logger shares stdout).
@@ -129,8 +136,6 @@ up() {
       "--cluster-id=$(cat "$CLUSTER_ID_FILE")" --add-scram "SCRAM-SHA-256=[$scram]" --add-scram "SCRAM-SHA-512=[$scram]" >"$LOG" 2>&1 \
       || { tail -n 20 "$LOG" >&2; say "storage format failed"; exit 1; }
     echo "$SCRAM_USER" >"$SCRAM_FILE"
-  elif [[ ! -f $SCRAM_FILE ]]; then
-    say "the data dir predates the SASL listener (no SCRAM user in it): SASL logins fail until \`$0 down\` and \`up\` format it again"
   fi
   : >"$LOG"
   # setsid+nohup: the broker outlives this shell and its terminal; both exec, so $! is the JVM.

@@ -26,7 +26,7 @@ const gone = (pid: number) => {
   }
 };
 
-test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, under the same cluster id, its SCRAM user kept', async () => {
+test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, under the same cluster id, its SCRAM user kept', { timeout: 300_000 }, async () => {
   const stateRoot = mkdtempSync('/tmp/pin-kafka-script-');
   const env = {
     PIN_STATE_DIR: stateRoot,
