@@ -7,6 +7,7 @@ import { messagePostedConsumer } from './message-posted.consumer.ts';
 import { createNotificationMetrics } from './metrics.ts';
 import { createProviders } from './providers/registry.ts';
 import { registerNotificationRoutes } from './routes.ts';
+import { registerTerminalFailureRoutes } from './terminal-failures/routes.ts';
 import { deliveryJobOptions, type NotificationsSettings } from './settings.ts';
 import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
@@ -33,6 +34,7 @@ export default defineModule<NotificationsSettings>((deps) => {
     routes: async (app) => {
       app.addHook('onClose', () => providers.close());
       registerNotificationRoutes(app, ctx);
+      registerTerminalFailureRoutes(app, ctx);
       await registerWebhookRoutes(app, ctx);
     },
     jobs: [dispatcherJob(delivery, jobs.dispatcher), retryWorkerJob(delivery, jobs.retryWorker), webhookReplayCleanupJob(deps.db, config)],
