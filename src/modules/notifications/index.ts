@@ -25,8 +25,8 @@ export default defineModule<NotificationsSettings>((deps) => {
   const log = deps.log.child({ module: 'notifications' });
   const providers = createProviders(config, { hub: deps.hub, clock: deps.clock });
   const metrics = createNotificationMetrics(deps.registry, { db: deps.db, providers, clock: deps.clock });
-  const ctx: NotificationsContext = { config, db: deps.db, clock: deps.clock, log, metrics, providers };
-  const delivery: DeliveryDeps = { db: deps.db, providers, metrics };
+  const ctx: NotificationsContext = { config, db: deps.db, clock: deps.clock, log, metrics, providers, hub: deps.hub };
+  const delivery: DeliveryDeps = { db: deps.db, providers, metrics, hub: deps.hub };
   const jobs = deliveryJobOptions(config);
 
   return {

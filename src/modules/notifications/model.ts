@@ -72,6 +72,9 @@ export const API_ERRORS = {
 /** The hub event of a new in-app notification, sent to `user:{UserId}`. */
 export const NOTIFICATION_CREATED_EVENT = 'notification_created';
 
+/** The hub event of NotificationStatusChanged (read; external Sent or terminal Failed), sent to `user:{UserId}`. */
+export const NOTIFICATION_STATUS_CHANGED_EVENT = 'notification_status_changed';
+
 /** NOTIFY channel that wakes the dispatcher; delivered when the creating transaction commits. */
 export const DISPATCH_WAKE_CHANNEL = 'notifications_dispatch';
 
