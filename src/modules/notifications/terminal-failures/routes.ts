@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError, ErrorBody } from '../../../platform/http/index.ts';
-import { Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { ChannelName, IdParams } from '../api-schemas.ts';
 import type { NotificationsContext } from '../context.ts';
 import { API_ERRORS, type Channel } from '../model.ts';
@@ -21,7 +21,7 @@ const MAX_PER_CALL = 1000;
 const ReprocessBody = Type.Object(
   {
     channel: Type.Optional(ChannelName),
-    errorCode: Type.Optional(Type.String({ pattern: '^[A-Z][A-Z0-9_]{0,63}$', description: 'LastError, e.g. NTF_PROVIDER_TRANSIENT' })),
+    errorCode: Type.Optional(Text({ maxLength: 64, pattern: '^[A-Z][A-Z0-9_]*$', description: 'LastError, e.g. NTF_PROVIDER_TRANSIENT' })),
     failedFrom: Type.Optional(Timestamp),
     failedBefore: Type.Optional(Timestamp),
     limit: Type.Integer({ minimum: 1, maximum: MAX_PER_CALL, default: 100 }),
