@@ -1,8 +1,9 @@
 /**
  * `npm test`: provisions everything the tests need on a fresh machine, then runs them all.
  *   1. type check (tsc --noEmit) and module boundaries (dependency-cruiser)
- *   2. promtool (Debian's prometheus package, installed with apt-get when missing), then Kafka, Redis and
- *      Elasticsearch through scripts/services.sh (fetched/installed on first use, cached)
+ *   2. promtool and chromium (Debian's prometheus and chromium packages, installed with apt-get when
+ *      missing), then Kafka, Redis and Elasticsearch through scripts/services.sh (fetched/installed on
+ *      first use, cached)
  *   3. a throwaway embedded PostgreSQL with a migrated template database
  *   4. node:test over test/ and each packages/<name>/test/ — each test file clones its own database from the template
  * Extra arguments are passed to node --test (e.g. a file path to run one file).
@@ -49,17 +50,25 @@ if (process.env.SKIP_CHECKS !== '1') {
   run('npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
 }
 
-// The alert-rule tests (test/deploy/) run promtool, from Debian's prometheus package (with systemd,
-// the package also starts a Prometheus server on 9090; the tests do not use it).
-const hasPromtool = () => !spawnSync('promtool', ['--version'], { stdio: 'ignore' }).error;
-if (!hasPromtool()) {
-  step('installing promtool: apt-get install -y prometheus (once)');
-  const apt = spawnSync('bash', ['-c', 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q prometheus'], { stdio: 'inherit' });
-  if (apt.status !== 0 || !hasPromtool()) {
-    step("promtool is missing and `apt-get install -y prometheus` failed: install Debian's prometheus package (as root), then run the tests again");
+/**
+ * A command some tests run, from a Debian package: installed with apt-get when `<bin> --version`
+ * cannot run (needs root, as on the CI machine), else the run stops naming the package.
+ */
+function ensureDebianPackage(bin: string, pkg: string): void {
+  const has = () => !spawnSync(bin, ['--version'], { stdio: 'ignore' }).error;
+  if (has()) return;
+  step(`installing ${bin}: apt-get install -y ${pkg} (once)`);
+  const apt = spawnSync('bash', ['-c', `apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${pkg}`], { stdio: 'inherit' });
+  if (apt.status !== 0 || !has()) {
+    step(`${bin} is missing and \`apt-get install -y ${pkg}\` failed: install Debian's ${pkg} package (as root), then run the tests again`);
     process.exit(1);
   }
 }
+
+// The alert-rule tests (test/deploy/) run promtool (with systemd, the prometheus package also starts
+// a Prometheus server on 9090; the tests do not use it); the /docs test loads the page in headless Chromium.
+ensureDebianPackage('promtool', 'prometheus');
+ensureDebianPackage('chromium', 'chromium');
 
 step('starting Kafka, Redis and Elasticsearch (scripts/services.sh)');
 const servicesEnv = servicesUp();

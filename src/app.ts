@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import type pg from 'pg';
 import type { Config } from './config.ts';
 import { createDb, createPool, pingDatabase } from './platform/db/index.ts';
@@ -66,6 +67,27 @@ function createOpsListener(app: FastifyInstance, config: Config, log: Logger): F
     await ops.listen({ host: config.HOST, port: config.METRICS_PORT! });
   });
   return ops;
+}
+
+/**
+ * The page may load only its own bundled assets (no CDN, no spec validator) and talk only to this
+ * origin ("Try it out"); not framable. No upgrade-insecure-requests: replicas are reached over plain
+ * HTTP inside the cluster, and the upgrade would break the assets there.
+ */
+const DOCS_CSP =
+  "default-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'; img-src 'self' data:; " +
+  "object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'";
+
+/** /docs: Swagger UI over the OpenAPI document, which it also serves at /docs/json and /docs/yaml. */
+async function registerApiDocs(app: FastifyInstance): Promise<void> {
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: DOCS_CSP,
+    // A token pasted into "Authorize" stays in the page, never in localStorage.
+    uiConfig: { persistAuthorization: false, displayOperationId: true },
+    // The page and its assets are fetched a dozen requests at a time; not worth an info line each.
+    logLevel: 'warn',
+  });
 }
 
 /**
@@ -180,7 +202,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const ops = config.METRICS_PORT === undefined ? undefined : createOpsListener(app, config, log);
   registerHealthRoutes(ops ?? app, checks, registry);
   registerOpsRoutes(app, runner);
-  app.get('/docs/json', { schema: { hide: true }, logLevel: 'warn' }, async () => app.swagger());
+  if (config.API_DOCS_ENABLED) await registerApiDocs(app);
 
   const handles: ConsumerHandle[] = [];
   let background: 'idle' | 'started' | 'closing' = 'idle';

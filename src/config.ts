@@ -50,6 +50,10 @@ export const ConfigSchema = Type.Object({
       description: 'Port of a separate listener for /metrics and /health/* (0 = any free port); unset = they are served on PORT',
     }),
   ),
+  API_DOCS_ENABLED: Bool(
+    true,
+    'Serve the OpenAPI document (/docs/json, /docs/yaml) and its browsable reference (/docs, Swagger UI) on PORT, without credentials; false = 404',
+  ),
   ALLOW_INSECURE_DEFAULTS: Bool(
     false,
     'Start on a real database (DATABASE_URL) even with shipped/short secrets or the implicit in-process event bus; each is logged as a warning',

@@ -52,7 +52,7 @@ const providers = createProviders(config, { hub, clock: systemClock });
 const db = createDb(pool);
 const metrics = createNotificationMetrics(registry, { db, providers, clock: systemClock });
 const worker = retryWorkerJob(
-  { db, providers, metrics },
+  { db, providers, metrics, hub },
   // The service's mapping, with the bench's batch and concurrency, and one run for the whole backlog.
   { ...deliveryJobOptions(config).retryWorker, batchSize: BATCH, concurrency: CONCURRENCY, maxRunMs: 3_600_000 },
 );

@@ -7,6 +7,7 @@ import { messagePostedConsumer } from './message-posted.consumer.ts';
 import { createNotificationMetrics } from './metrics.ts';
 import { createProviders } from './providers/registry.ts';
 import { registerNotificationRoutes } from './routes.ts';
+import { registerTerminalFailureRoutes } from './terminal-failures/routes.ts';
 import { deliveryJobOptions, type NotificationsSettings } from './settings.ts';
 import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
@@ -24,8 +25,8 @@ export default defineModule<NotificationsSettings>((deps) => {
   const log = deps.log.child({ module: 'notifications' });
   const providers = createProviders(config, { hub: deps.hub, clock: deps.clock });
   const metrics = createNotificationMetrics(deps.registry, { db: deps.db, providers, clock: deps.clock });
-  const ctx: NotificationsContext = { config, db: deps.db, clock: deps.clock, log, metrics, providers };
-  const delivery: DeliveryDeps = { db: deps.db, providers, metrics };
+  const ctx: NotificationsContext = { config, db: deps.db, clock: deps.clock, log, metrics, providers, hub: deps.hub };
+  const delivery: DeliveryDeps = { db: deps.db, providers, metrics, hub: deps.hub };
   const jobs = deliveryJobOptions(config);
 
   return {
@@ -33,6 +34,7 @@ export default defineModule<NotificationsSettings>((deps) => {
     routes: async (app) => {
       app.addHook('onClose', () => providers.close());
       registerNotificationRoutes(app, ctx);
+      registerTerminalFailureRoutes(app, ctx);
       await registerWebhookRoutes(app, ctx);
     },
     jobs: [dispatcherJob(delivery, jobs.dispatcher), retryWorkerJob(delivery, jobs.retryWorker), webhookReplayCleanupJob(deps.db, config)],

@@ -60,10 +60,20 @@ export const API_ERRORS = {
   pushTokenTaken: 'NTF_PUSH_TOKEN_TAKEN',
   /** The user has NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER tokens already. */
   pushTokenLimit: 'NTF_PUSH_TOKEN_LIMIT',
+  /** The reprocess call: the notification is not terminal Failed. */
+  notTerminal: 'NTF_NOTIFICATION_NOT_TERMINAL',
+  /** The bulk reprocess call named no channel, error code or time range. */
+  reprocessFilterRequired: 'NTF_REPROCESS_FILTER_REQUIRED',
+  reprocessRangeInvalid: 'NTF_REPROCESS_RANGE_INVALID',
+  /** A field the bulk reprocess call does not know (a misspelt filter must not widen the set). */
+  reprocessFilterUnknown: 'NTF_REPROCESS_FILTER_UNKNOWN',
 } as const;
 
 /** The hub event of a new in-app notification, sent to `user:{UserId}`. */
 export const NOTIFICATION_CREATED_EVENT = 'notification_created';
+
+/** The hub event of NotificationStatusChanged (read; external Sent or terminal Failed), sent to `user:{UserId}`. */
+export const NOTIFICATION_STATUS_CHANGED_EVENT = 'notification_status_changed';
 
 /** NOTIFY channel that wakes the dispatcher; delivered when the creating transaction commits. */
 export const DISPATCH_WAKE_CHANNEL = 'notifications_dispatch';

@@ -89,11 +89,16 @@ export type ReadDecision = { kind: 'mark' } | { kind: 'already-read' } | { kind:
 
 /**
  * Mark-read with an expected version: the first committed mutation wins, the loser re-reads (A5).
- * Reading never touches Status, so a Sent notification stays Sent.
+ * Reading never touches Status, so a Sent notification stays Sent. The notification_created frame
+ * carries the version the row has once its delivery is recorded (the claimed version + 1), so a
+ * client marks it read with that and no first 409; in the moment between the frame and that record
+ * the row is one version behind and not Sent yet, and the mark is taken too (the delivery's write
+ * then loses the version race and re-applies Sent on top of it).
  */
-export function decideMarkRead(state: { version: number; readAt: Date | null }, expectedVersion: number): ReadDecision {
+export function decideMarkRead(state: { version: number; readAt: Date | null; status: string }, expectedVersion: number): ReadDecision {
   if (state.readAt) return { kind: 'already-read' };
-  if (state.version !== expectedVersion) return { kind: 'conflict', currentVersion: state.version };
+  const announced = state.version === expectedVersion - 1 && state.status !== 'Sent';
+  if (state.version !== expectedVersion && !announced) return { kind: 'conflict', currentVersion: state.version };
   return { kind: 'mark' };
 }
 
@@ -101,13 +106,14 @@ export function decideMarkRead(state: { version: number; readAt: Date | null }, 
  * Mark-read with the version the client last saw: a conditional update, so the first committed
  * mutation wins and a stale client gets 409 and re-reads (A5). Status is never touched: a Sent
  * notification stays Sent, and a worker's outcome that lost to this re-reads and re-applies.
+ * `changed` is false when it was read already (then nothing is announced).
  */
-export async function markRead(db: Db, userId: string, id: string, expectedVersion: number, now: Date): Promise<NotificationRow> {
+export async function markRead(db: Db, userId: string, id: string, expectedVersion: number, now: Date): Promise<{ row: NotificationRow; changed: boolean }> {
   const updated = await markReadAt(db, userId, id, expectedVersion, now);
-  if (updated) return updated;
+  if (updated) return { row: updated, changed: true };
   const current = await getOwnNotification(db, userId, id);
   const decision = decideMarkRead(current, expectedVersion);
-  if (decision.kind === 'already-read') return current;
+  if (decision.kind === 'already-read') return { row: current, changed: false };
   throw new AppError(
     API_ERRORS.versionConflict,
     `notification changed meanwhile (version ${current.version}, expected ${expectedVersion}); re-read it and retry`,

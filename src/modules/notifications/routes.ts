@@ -24,9 +24,22 @@ import type { NotificationsContext } from './context.ts';
 import { API_ERRORS, type Channel } from './model.ts';
 import { createNotifications, getOwnNotification, markRead } from './notifications.ts';
 import { readFeed, registerPushToken, unregisterPushToken } from './sql.ts';
-import type { ChannelConfigRow } from './schema.ts';
+import type { ChannelConfigRow, NotificationRow } from './schema.ts';
+import { pushStatusChanges, type StatusChange } from './status-push.ts';
 
 const tags = ['notifications'];
+
+const statusChangeOf = (r: NotificationRow): StatusChange => ({
+  notificationId: r.id,
+  recipientUserId: r.recipientUserId,
+  channel: r.channel as Channel,
+  status: r.status as StatusChange['status'],
+  terminal: r.terminal,
+  deliveryCycle: r.deliveryCycle,
+  errorCode: r.terminal ? r.lastError : null,
+  readAt: r.readAt,
+  version: r.version,
+});
 const Errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
 /** Notifications REST: create (admin/system), feed and mark-read (user), channel config (admin), push tokens (user). */
@@ -79,7 +92,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
       ...user,
       schema: {
         tags,
-        summary: 'Mark read with the version last seen; 409 NTF_VERSION_CONFLICT when it changed meanwhile (re-read and retry)',
+        summary: 'Mark read with the version last seen (or the Version of its notification_created / notification_status_changed frame); 409 NTF_VERSION_CONFLICT when it changed meanwhile (re-read and retry); pushes notification_status_changed',
         params: IdParams,
         body: MarkReadBody,
         response: { 200: NotificationView, ...Errors },
@@ -87,7 +100,10 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
     },
     async (req) => {
       try {
-        return notificationView(await markRead(ctx.db, req.principal!.userId, req.params.id, req.body.version, ctx.clock.now()));
+        const now = ctx.clock.now();
+        const { row, changed } = await markRead(ctx.db, req.principal!.userId, req.params.id, req.body.version, now);
+        if (changed) await pushStatusChanges(ctx.hub, ctx.log, [statusChangeOf(row)], now);
+        return notificationView(row);
       } catch (err) {
         if (err instanceof AppError && err.code === API_ERRORS.versionConflict) ctx.metrics.versionConflicts.inc({ writer: 'mark_read', resolution: 'rejected' });
         throw err;

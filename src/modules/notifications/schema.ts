@@ -84,6 +84,8 @@ export const notifications = notificationsSchema.table(
     index('ix_notifications_due_failed').on(t.nextAttemptAt).where(sql`${t.status} = 'Failed' and not ${t.terminal}`),
     // The dispatcher's claim: Pending rows in creation (id) order.
     index('ix_notifications_pending').on(t.id).where(sql`${t.status} = 'Pending'`),
+    // The reprocess call's scan (terminal-failures/): terminal rows in the order they failed.
+    index('ix_notifications_terminal').on(t.updatedAt, t.id).where(sql`${t.terminal}`),
     // The in-app feed, newest first.
     index('ix_notifications_feed').on(t.recipientUserId, t.id.desc()).where(sql`${t.channel} = 'InApp'`),
     uniqueIndex('ux_notifications_source_key').on(t.sourceKey).where(sql`${t.sourceKey} is not null`),

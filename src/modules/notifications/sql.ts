@@ -79,11 +79,16 @@ export async function selectOwnNotification(db: Db, userId: string, id: string):
   return rows[0];
 }
 
-/** Marks the notification read if it is unread and still has `expectedVersion`; undefined otherwise. */
+/**
+ * Marks the notification read if it is unread and still has `expectedVersion` — or is one behind it
+ * and not Sent yet: the notification_created frame announces the version its delivery is about to
+ * record (decideMarkRead). Undefined otherwise.
+ */
 export async function markReadAt(db: Db, userId: string, id: string, expectedVersion: number, now: Date): Promise<NotificationRow | undefined> {
   const { rows } = await query<NotificationRow>(db, sql`
     update notifications.notifications set read_at = ${now}, updated_at = ${now}, version = version + 1
-     where id = ${id} and recipient_user_id = ${userId} and version = ${expectedVersion} and read_at is null
+     where id = ${id} and recipient_user_id = ${userId} and read_at is null
+       and (version = ${expectedVersion} or (version = ${expectedVersion} - 1 and status <> 'Sent'))
     returning ${NOTIFICATION}`);
   return rows[0];
 }

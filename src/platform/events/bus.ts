@@ -74,6 +74,13 @@ export interface ConsumerDefinition<P = unknown> {
   contractVersion?: number;
   /** Inbox key; default `${name}:${messageId}`. */
   idempotencyKey?(event: EventEnvelope<P>): string;
+  /**
+   * The event's identifying payload fields (e.g. userId, version) for the runner's own lines about
+   * one message — `skipped-duplicate` and the `failed` line of a retried infrastructure error —
+   * besides its messageId. The payload is not validated yet: read it leniently, and return no
+   * personal data. A throw only leaves the fields out.
+   */
+  logFields?(event: EventEnvelope<P>): Record<string, unknown>;
   /** Retry delay for infrastructure errors; unlimited retries. Default 1 s → 60 s. */
   backoff?: BackoffPolicy;
   /**

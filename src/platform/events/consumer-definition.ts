@@ -21,6 +21,8 @@ export interface ResolvedConsumer {
   partitionsConcurrently: number;
   maxMessagesPerTransaction: number;
   idempotencyKey(event: EventEnvelope): string;
+  /** The definition's logFields, never throwing ({} without one). */
+  logFields(event: EventEnvelope): Record<string, unknown>;
 }
 
 /** Kernel-wide consumer defaults from the settings (CONSUMER_MAX_ATTEMPTS). */
@@ -58,5 +60,12 @@ export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''
     partitionsConcurrently,
     maxMessagesPerTransaction,
     idempotencyKey: (e) => definition.idempotencyKey?.(e) ?? `${definition.name}:${e.messageId}`,
+    logFields(e) {
+      try {
+        return definition.logFields?.(e) ?? {};
+      } catch {
+        return {};
+      }
+    },
   };
 }

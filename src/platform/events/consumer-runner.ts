@@ -161,10 +161,24 @@ export function createMessageProcessor(consumer: ResolvedConsumer, deps: Process
     return { done };
   }
 
+  /** The message's id and the consumer's logFields, for a line about it; {} when it cannot be read. */
+  function eventFieldsOf(msg: IncomingMessage): Record<string, unknown> {
+    try {
+      const event = envelopeFromWire(msg, consumer.topic);
+      return { messageId: event.messageId, ...consumer.logFields(event) };
+    } catch {
+      return {};
+    }
+  }
+
+  /** Warn, not debug: at most one line per partition per backoff delay (1 s and up), however busy the topic. */
   function retryDelay(msg: IncomingMessage, err: unknown, attempt: number): number {
     const delayMs = backoffDelayMs(consumer.backoff, attempt);
     metrics.messages.inc({ consumer: consumer.name, outcome: 'retried' });
-    log.warn({ partition: msg.partition, offset: msg.offset, attempt, delayMs, err: errorSummary(err) }, 'message failed, partition paused for retry');
+    log.warn(
+      { partition: msg.partition, offset: msg.offset, ...eventFieldsOf(msg), attempt, delayMs, err: errorSummary(err) },
+      'failed',
+    );
     return delayMs;
   }
 

@@ -181,7 +181,8 @@ function record(
       log.debug(where, 'event type not handled, skipped');
       continue;
     }
-    if (outcome === 'duplicate') log.debug(where, 'duplicate message skipped');
+    // Debug: on a replay every message is one, at full throughput.
+    if (outcome === 'duplicate' && log.isLevelEnabled('debug')) log.debug({ ...where, ...consumer.logFields(d.event) }, 'skipped-duplicate');
     if (d.event.contractVersion !== consumer.contractVersion) {
       metrics.contractVersionMismatch.inc({ consumer: consumer.name });
       log.warn(

@@ -141,9 +141,16 @@ describe('delivery receipts and DeliveryCycle / MaxReopens', () => {
 
 describe('mark-read version guard', () => {
   test('the expected version marks; another version conflicts; an already-read row is left as is', () => {
-    assert.deepEqual(decideMarkRead({ version: 3, readAt: null }, 3), { kind: 'mark' });
-    assert.deepEqual(decideMarkRead({ version: 4, readAt: null }, 3), { kind: 'conflict', currentVersion: 4 });
-    assert.deepEqual(decideMarkRead({ version: 4, readAt: now }, 3), { kind: 'already-read' });
+    assert.deepEqual(decideMarkRead({ version: 3, readAt: null, status: 'Sent' }, 3), { kind: 'mark' });
+    assert.deepEqual(decideMarkRead({ version: 4, readAt: null, status: 'Sent' }, 3), { kind: 'conflict', currentVersion: 4 });
+    assert.deepEqual(decideMarkRead({ version: 4, readAt: now, status: 'Sent' }, 3), { kind: 'already-read' });
+  });
+
+  test('the version a notification_created frame announces (one ahead) marks only while its delivery is not recorded yet', () => {
+    assert.deepEqual(decideMarkRead({ version: 1, readAt: null, status: 'Pending' }, 2), { kind: 'mark' });
+    assert.deepEqual(decideMarkRead({ version: 2, readAt: null, status: 'Failed' }, 3), { kind: 'mark' });
+    assert.deepEqual(decideMarkRead({ version: 2, readAt: null, status: 'Sent' }, 3), { kind: 'conflict', currentVersion: 2 });
+    assert.deepEqual(decideMarkRead({ version: 1, readAt: null, status: 'Pending' }, 3), { kind: 'conflict', currentVersion: 1 });
   });
 });
 

@@ -1,6 +1,7 @@
 import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
+import type { DestinationStream } from 'pino';
 import { loadConfig, type Config } from '../../../src/config.ts';
 import { buildApp } from '../../../src/app.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
@@ -40,9 +41,10 @@ export interface NtfWorld {
 
 /**
  * The app with only the notifications module, on a fresh database, with a real local HTTP provider
- * (SMS gateway + push service) and a real SMTP server; time is a ManualClock starting now.
+ * (SMS gateway + push service) and a real SMTP server; time is a ManualClock starting now. Logs go
+ * to `opts.logDestination` when given (e.g. test/support/logs.ts), at LOG_LEVEL (silent by default).
  */
-export async function notificationsWorld(env: Record<string, string> = {}): Promise<NtfWorld> {
+export async function notificationsWorld(env: Record<string, string> = {}, opts: { logDestination?: DestinationStream } = {}): Promise<NtfWorld> {
   // File-end hooks run in registration order: the apps (job runner, LISTEN and lock connections)
   // must close before the database is dropped under them.
   const apps: FastifyInstance[] = [];
@@ -72,7 +74,7 @@ export async function notificationsWorld(env: Record<string, string> = {}): Prom
     const app = await buildApp(config, {
       pool: database.pool,
       databaseUrl: database.url,
-      log: createLogger(config.LOG_LEVEL),
+      log: createLogger(config.LOG_LEVEL, opts.logDestination),
       modules: [notifications],
       clock,
     });

@@ -17,6 +17,7 @@ import {
   decidePhone,
   isStale,
   mayCollide,
+  payloadIds,
   readUserSnapshot,
   releasedPhone,
   type PhoneDecision,
@@ -72,10 +73,7 @@ export function readEvent(event: EventEnvelope<unknown>, deps: UserSyncDeps, rep
     snapshot = readUserSnapshot(event.payload, deps.phoneRegion);
   } catch (err) {
     if (!(err instanceof UserSyncRejection)) throw err;
-    if (logRejection) {
-      const userId = (event.payload as { UserId?: unknown } | null)?.UserId;
-      log.warn({ ...ids, userId: typeof userId === 'string' ? userId.slice(0, 64) : undefined, code: err.code, reason: err.message }, 'failed');
-    }
+    if (logRejection) log.warn({ ...ids, ...payloadIds(event.payload), code: err.code, reason: err.message }, 'failed');
     throw new PoisonMessageError(err.code, err.message);
   }
   if (snapshot.truncated.length > 0) {

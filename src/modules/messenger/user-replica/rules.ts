@@ -67,6 +67,18 @@ const reject = (why: string) => new UserSyncRejection(USER_SYNC_ERRORS.invalidPa
  * Version); Type, CompanyId, RegisteredVia and ReferrerUrl are ignored. Throws UserSyncRejection
  * with a message free of personal data (it lands in the DLQ headers).
  */
+/**
+ * UserId and Version as the seed's log lines name them, read from a payload not validated yet
+ * (a duplicate is never read, a failed one may be invalid): only a bounded string and a number.
+ */
+export function payloadIds(payload: unknown): { userId?: string; version?: number } {
+  const p = payload !== null && typeof payload === 'object' ? (payload as { UserId?: unknown; Version?: unknown }) : {};
+  return {
+    ...(typeof p.UserId === 'string' ? { userId: p.UserId.slice(0, 64) } : {}),
+    ...(typeof p.Version === 'number' && Number.isFinite(p.Version) ? { version: p.Version } : {}),
+  };
+}
+
 export function readUserSnapshot(payload: unknown, defaultRegion: string): UserSnapshot {
   if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw reject('payload is not an object');
   const p = payload as Record<string, unknown>;

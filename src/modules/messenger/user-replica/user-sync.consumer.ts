@@ -5,6 +5,7 @@ import { TOPICS } from '../../../event-topics.ts';
 import { USER_UPSERTED_EVENT } from '../../../contracts/identity-events.ts';
 import { applyUserUpserted, type UserSyncDeps } from './apply.ts';
 import { applyUserUpsertedBatch } from './batch.ts';
+import { payloadIds } from './rules.ts';
 
 export type { UserSyncDeps, UserSyncOutcome } from './apply.ts';
 
@@ -28,6 +29,8 @@ export function userSyncConsumer(deps: UserSyncDeps): ConsumerDefinition<unknown
     eventTypes: [USER_UPSERTED_EVENT],
     contractVersion: 1,
     idempotencyKey: (event) => `messenger-identity-user-upserted:${event.messageId}`,
+    // The seed's skipped-duplicate and failed lines carry MessageId, UserId and Version.
+    logFields: (event) => payloadIds(event.payload),
     backoff: { baseMs: 1000, factor: 2, capMs: 60_000, jitter: 0.2 },
     partitionsConcurrently: deps.partitionsConcurrently,
     // The batch handler costs a few round trips per group whatever its size: bigger groups are

@@ -1,16 +1,20 @@
 import type { Db } from '../../../platform/db/index.ts';
 import type { Logger } from '../../../platform/observability/index.ts';
+import type { Hub } from '../../../platform/realtime/index.ts';
 import type { NotificationMetrics, SendSource } from '../metrics.ts';
 import { NTF, type Channel } from '../model.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import { endsCycle, type AttemptDecision, type RetryPolicy } from './rules.ts';
 import type { ClaimedRow, OutcomeWrite } from './sql.ts';
+import type { StatusChange } from '../status-push.ts';
 
 /** What the dispatcher and the retry worker share: handles, not settings. */
 export interface DeliveryDeps {
   db: Db;
   providers: ProviderRegistry;
   metrics: NotificationMetrics;
+  /** For notification_status_changed after an external Sent or terminal Failed is recorded. */
+  hub: Hub;
 }
 
 /** A claimed row with its channel's config as the batch read it (configs are loaded once per batch). */
@@ -48,6 +52,25 @@ export function cycleOutcomeOf(row: Pick<ClaimedRow, 'id' | 'channel' | 'deliver
     providerMessageId: d.kind === 'sent' ? d.providerMessageId : null,
     errorCode: d.kind === 'terminal' || d.kind === 'retry' ? d.code : null,
     correlationId: row.correlationId,
+  };
+}
+
+/** The NotificationStatusChanged of an applied outcome; `version` is the row's after the write. */
+export function statusChangeOf(
+  row: Pick<ClaimedRow, 'id' | 'recipientUserId' | 'channel' | 'deliveryCycle' | 'readAt'>,
+  d: Extract<AttemptDecision, { kind: 'sent' | 'retry' | 'terminal' }>,
+  version: number,
+): StatusChange {
+  return {
+    notificationId: row.id,
+    recipientUserId: row.recipientUserId,
+    channel: row.channel,
+    status: d.kind === 'sent' ? 'Sent' : 'Failed',
+    terminal: d.kind === 'terminal',
+    deliveryCycle: row.deliveryCycle,
+    errorCode: d.kind === 'terminal' ? d.code : null,
+    readAt: row.readAt,
+    version,
   };
 }
 

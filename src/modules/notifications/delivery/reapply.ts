@@ -4,7 +4,8 @@ import { dispatchedEvent } from '../events.ts';
 import type { SendSource } from '../metrics.ts';
 import type { SendResult } from '../providers/port.ts';
 import { deletePushTokens } from '../sql.ts';
-import { cycleOutcomeOf, deadPushToken, observeOutcome, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
+import { cycleOutcomeOf, deadPushToken, observeOutcome, statusChangeOf, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
+import { announcesStatus, pushStatusChanges } from '../status-push.ts';
 import { decideAttempt, endsCycle, type AttemptDecision } from './rules.ts';
 import { lockDeliveryState, writeOutcomes } from './sql.ts';
 
@@ -28,20 +29,22 @@ export async function reapplyOutcome(
   source: SendSource,
   now: Date,
 ): Promise<ReapplyResult> {
-  const { r, decision } = await deps.db.transaction(async (tx) => {
+  const { r, decision, change } = await deps.db.transaction(async (tx) => {
     const state = await lockDeliveryState(tx, row.id);
-    if (!state) return { r: { outcome: 'gone', raced: false } as ReapplyResult, decision: null };
+    if (!state) return { r: { outcome: 'gone', raced: false } as ReapplyResult, decision: null, change: null };
     const raced = state.version !== row.version;
     const sameCycle = state.deliveryCycle === row.deliveryCycle;
     const decision: AttemptDecision = sameCycle ? decideAttempt(state, result, row.policy, now) : { kind: 'discard' };
-    if (decision.kind === 'discard' || decision.kind === 'skip') return { r: { outcome: 'discarded', raced } as ReapplyResult, decision: null };
+    if (decision.kind === 'discard' || decision.kind === 'skip') return { r: { outcome: 'discarded', raced } as ReapplyResult, decision: null, change: null };
     await writeOutcomes(tx, [writeOf(row, state.version, decision)], now);
     if (endsCycle(decision)) await enqueue(tx, dispatchedEvent(cycleOutcomeOf(row, decision), now));
     const token = deadPushToken(row, decision);
     if (token) await deletePushTokens(tx, [token]);
-    return { r: { outcome: decision.kind, raced } as ReapplyResult, decision };
+    const change = announcesStatus(row.channel, decision.kind) ? statusChangeOf({ ...row, readAt: state.readAt }, decision, state.version + 1) : null;
+    return { r: { outcome: decision.kind, raced } as ReapplyResult, decision, change };
   });
   if (decision) observeOutcome(deps.metrics, log, row, decision, source);
+  if (change) await pushStatusChanges(deps.hub, log, [change], now);
   if (r.raced) deps.metrics.versionConflicts.inc({ writer: 'worker', resolution: r.outcome === 'discarded' ? 'discarded' : 'reapplied' });
   return r;
 }

@@ -4,7 +4,8 @@ import { dispatchedEvent } from '../events.ts';
 import type { SendSource } from '../metrics.ts';
 import type { SendResult } from '../providers/port.ts';
 import { deletePushTokens } from '../sql.ts';
-import { countOf, cycleOutcomeOf, deadPushToken, observeOutcome, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
+import { countOf, cycleOutcomeOf, deadPushToken, observeOutcome, statusChangeOf, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
+import { announcesStatus, pushStatusChanges } from '../status-push.ts';
 import { reapplyOutcome } from './reapply.ts';
 import { isHeld, type HeldSend, type SendAttempt } from './send.ts';
 import { decideAttempt, endsCycle, type AttemptDecision } from './rules.ts';
@@ -50,6 +51,15 @@ export async function recordSends(deps: DeliveryDeps, outcomes: readonly SendOut
     run.count(countOf((w.decision as Writable).kind));
     observeOutcome(deps.metrics, run.log, w.row, w.decision, source);
   }
+  await pushStatusChanges(
+    deps.hub,
+    run.log,
+    applied.flatMap((w) => {
+      const d = w.decision as Writable;
+      return announcesStatus(w.row.channel, d.kind) ? [statusChangeOf(w.row, d, w.row.version + 1)] : [];
+    }),
+    now,
+  );
   const appliedIds = new Set(applied.map((w) => w.row.id));
   for (const lost of writes.filter((w) => !appliedIds.has(w.row.id))) {
     try {

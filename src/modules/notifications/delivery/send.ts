@@ -20,6 +20,7 @@ export const deliveryOf = (row: ClaimedRow): Delivery => ({
   body: row.body,
   data: row.data,
   createdAt: row.createdAt,
+  version: row.version,
 });
 
 /**

@@ -24,6 +24,7 @@ export interface ClaimedRow {
   version: number;
   createdAt: Date;
   correlationId: string | null;
+  readAt: Date | null;
   /** The DeliveryCycle of the send intent left on the row (null: none); see intent.ts. */
   intentCycle: number | null;
   intentAt: Date | null;
@@ -32,7 +33,7 @@ export interface ClaimedRow {
 
 const RETURNING = sql`n.id, n.recipient_user_id as "recipientUserId", n.channel, n.recipient_address as "recipientAddress",
   n.title, n.body, n.data, n.status, n.attempts, n.terminal, n.delivery_cycle as "deliveryCycle", n.version,
-  n.created_at as "createdAt", n.correlation_id as "correlationId",
+  n.created_at as "createdAt", n.correlation_id as "correlationId", n.read_at as "readAt",
   n.send_intent_cycle as "intentCycle", n.send_intent_at as "intentAt", n.send_intent_message_id as "intentMessageId"`;
 
 export interface ClaimParams {
@@ -91,7 +92,11 @@ export async function claimDueFailed(db: Db, p: ClaimParams): Promise<ClaimedRow
 
 export type ExhaustedRow = {
   id: string;
+  recipientUserId: string;
   channel: Channel;
+  /** After the update. */
+  version: number;
+  readAt: Date | null;
   deliveryCycle: number;
   lastError: string | null;
   attempts: number;
@@ -119,8 +124,8 @@ export async function terminalizeExhausted(tx: Db, now: Date, limit: number, id?
        set terminal = true, next_attempt_at = null, version = n.version + 1, updated_at = ${now.toISOString()}::timestamptz,
            lease_owner = null, lease_expires_at = null
       from exhausted where n.id = exhausted.id
-    returning n.id, n.channel, n.delivery_cycle as "deliveryCycle", n.last_error as "lastError", n.attempts,
-              n.correlation_id as "correlationId"`);
+    returning n.id, n.recipient_user_id as "recipientUserId", n.channel, n.version, n.read_at as "readAt",
+              n.delivery_cycle as "deliveryCycle", n.last_error as "lastError", n.attempts, n.correlation_id as "correlationId"`);
   return rows;
 }
 
@@ -208,12 +213,18 @@ export async function writeOutcomes(tx: Db, writes: readonly OutcomeWrite[], now
 }
 
 /** The row's current delivery state under a row lock, for re-applying an outcome that lost a race. */
-export async function lockDeliveryState(
-  tx: Db,
-  id: string,
-): Promise<{ status: Status; attempts: number; terminal: boolean; version: number; deliveryCycle: number } | undefined> {
-  const { rows } = await query<{ status: Status; attempts: number; terminal: boolean; version: number; deliveryCycle: number }>(tx, sql`
-    select status, attempts, terminal, version, delivery_cycle as "deliveryCycle"
+export interface DeliveryState {
+  status: Status;
+  attempts: number;
+  terminal: boolean;
+  version: number;
+  deliveryCycle: number;
+  readAt: Date | null;
+}
+
+export async function lockDeliveryState(tx: Db, id: string): Promise<DeliveryState | undefined> {
+  const { rows } = await query<DeliveryState>(tx, sql`
+    select status, attempts, terminal, version, delivery_cycle as "deliveryCycle", read_at as "readAt"
       from notifications.notifications where id = ${id} for update`);
   return rows[0];
 }

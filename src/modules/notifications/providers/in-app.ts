@@ -9,6 +9,11 @@ export interface NotificationCreatedFrame {
   Body: string;
   Data: Record<string, unknown>;
   CreatedAt: string;
+  /**
+   * What POST /api/notifications/{id}/read expects: the version the notification has once this
+   * delivery is recorded (the mark-read also accepts it in the moment before that, see markRead).
+   */
+  Version: number;
 }
 
 /**
@@ -27,6 +32,7 @@ export function createInAppProvider(hub: Hub): NotificationProvider {
         Body: d.body,
         Data: d.data,
         CreatedAt: d.createdAt.toISOString(),
+        Version: d.version + 1,
       };
       try {
         await hub.send(`user:${d.recipientUserId}`, NOTIFICATION_CREATED_EVENT, frame);

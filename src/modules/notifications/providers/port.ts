@@ -14,6 +14,8 @@ export interface Delivery {
   body: string;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** The notification's version when claimed; recording this send's outcome makes it version + 1. */
+  version: number;
 }
 
 /** What a provider adapter answers for one send. */

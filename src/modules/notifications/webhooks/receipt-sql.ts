@@ -10,7 +10,11 @@ import { NTF, type Channel, type Status } from '../model.ts';
 
 export type LockedRow = {
   id: string;
+  recipientUserId: string;
   channel: Channel;
+  /** Each update below makes it version + 1. */
+  version: number;
+  readAt: Date | null;
   status: Status;
   terminal: boolean;
   deliveryCycle: number;
@@ -22,7 +26,7 @@ export type LockedRow = {
 /** The notification under a row lock, so a racing worker's outcome loses the version check (A5). */
 export async function lockForReceipt(tx: Db, id: string): Promise<LockedRow | undefined> {
   const { rows } = await query<LockedRow>(tx, sql`
-    select id, channel, status, terminal, delivery_cycle as "deliveryCycle", delivered_at as "deliveredAt",
+    select id, recipient_user_id as "recipientUserId", channel, version, read_at as "readAt", status, terminal, delivery_cycle as "deliveryCycle", delivered_at as "deliveredAt",
            provider_message_id as "providerMessageId", correlation_id as "correlationId"
       from notifications.notifications where id = ${id} for update`);
   return rows[0];

@@ -8,6 +8,8 @@ import { idempotencyKeyOf } from '../delivery/rules.ts';
 import { decideReceipt, type ReceiptDecision } from './receipt-rules.ts';
 import { confirmDelivery, failByReceipt, lockForReceipt, markSentByReceipt, reopenInCycle } from './receipt-sql.ts';
 import { rememberSignature, type ReplayMark } from './replay-sql.ts';
+import { pushStatusChanges, type StatusChange } from '../status-push.ts';
+import type { Hub } from '../../../platform/realtime/index.ts';
 
 export interface DeliveryReceipt {
   notificationId: string;
@@ -37,13 +39,15 @@ export type ReceiptResult =
  * and changes nothing, whichever replica applied it first.
  */
 export async function applyReceipt(
-  deps: { db: Db; metrics: NotificationMetrics; log: Logger; maxReopens: number },
+  deps: { db: Db; metrics: NotificationMetrics; log: Logger; hub: Hub; maxReopens: number },
   providerKey: string,
   receipt: DeliveryReceipt,
   mark: ReplayMark,
   now: Date,
 ): Promise<ReceiptResult> {
   let channel: Channel | 'unknown' = 'unknown';
+  /** What a Sent or terminal Failed receipt announces once committed. */
+  let change: StatusChange | null = null;
   const result = await deps.db.transaction(async (tx): Promise<ReceiptResult> => {
     if (!(await rememberSignature(tx, providerKey, mark))) return 'replayed';
     const row = await lockForReceipt(tx, receipt.notificationId);
@@ -51,6 +55,9 @@ export async function applyReceipt(
     channel = row.channel;
     if (!PROVIDERS_OF[row.channel]?.includes(providerKey)) return 'provider_mismatch';
     const decision = decideReceipt(row, receipt, deps.maxReopens);
+    const announce = (status: 'Sent' | 'Failed', errorCode: string | null) => {
+      change = { notificationId: row.id, recipientUserId: row.recipientUserId, channel: row.channel, status, terminal: status === 'Failed', deliveryCycle: row.deliveryCycle, errorCode, readAt: row.readAt, version: row.version + 1 };
+    };
     switch (decision.kind) {
       case 'ignore':
         return decision.reason;
@@ -60,6 +67,7 @@ export async function applyReceipt(
       case 'mark-sent': {
         const providerMessageId = (receipt.providerMessageId ?? row.providerMessageId ?? idempotencyKeyOf(row.id, row.deliveryCycle)).slice(0, 255);
         await markSentByReceipt(tx, row.id, providerMessageId, now);
+        announce('Sent', null);
         await enqueue(
           tx,
           dispatchedEvent({ notificationId: row.id, channel: row.channel, deliveryCycle: row.deliveryCycle, status: 'Sent', providerMessageId, correlationId: row.correlationId }, now),
@@ -72,6 +80,7 @@ export async function applyReceipt(
         return 'reopened';
       case 'terminal':
         await failByReceipt(tx, row.id, now);
+        announce('Failed', NTF.deliveryFailed);
         await enqueue(
           tx,
           dispatchedEvent(
@@ -82,6 +91,7 @@ export async function applyReceipt(
         return 'terminal';
     }
   });
+  if (change) await pushStatusChanges(deps.hub, deps.log, [change], now);
   deps.metrics.webhooks.inc({ provider: providerKey, result });
   if (result === 'marked_sent') deps.metrics.dispatchedEvents.inc({ status: 'Sent' });
   if (result === 'terminal') {

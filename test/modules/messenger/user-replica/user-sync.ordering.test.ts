@@ -75,7 +75,8 @@ describe('user replica ordering, retries, concurrency and replay (real Kafka)', 
       await k.produce(topic, [userUpserted(userId, { version: 3, phone: phone3, firstName: 'Третий' }), userUpserted(userId, { version: 2, firstName: 'Второй' })]);
       await waitFor('version 3 retried with backoff', async () => (await retried()) > retriedBefore);
       assert.equal(await versionOf(pool, userId), 1, 'version 2 did not overtake version 3 during the backoff');
-      const line = logs.lines().find((l) => l.msg === 'message failed, partition paused for retry');
+      const line = logs.lines().find((l) => l.msg === 'failed' && l.userId === userId);
+      assert.equal(line?.version, 3);
       assert.match(String((line?.err as { message?: string })?.message), /SQLSTATE 55P03/);
       assert.ok(!logs.text().includes(phone3) && !logs.text().includes('Третий'), 'no row values in the retry log');
     } finally {

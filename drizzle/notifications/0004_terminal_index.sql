@@ -1,0 +1,1 @@
+CREATE INDEX "ix_notifications_terminal" ON "notifications"."notifications" USING btree ("updated_at","id") WHERE "notifications"."notifications"."terminal";

@@ -1,0 +1,60 @@
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
+import type { Channel } from '../model.ts';
+
+/**
+ * The reprocess call's SQL: terminal Failed notifications back into the retry cycle, each in a new
+ * DeliveryCycle, in one statement (either every picked row is reopened or none is).
+ */
+
+/** Which terminal rows to take; every field given narrows the set. The range is on the terminal failure's time (updated_at). */
+export interface TerminalFilter {
+  id?: string;
+  channel?: Channel;
+  errorCode?: string;
+  failedFrom?: Date;
+  failedBefore?: Date;
+}
+
+export interface Reprocessed {
+  id: string;
+  channel: Channel;
+  /** The new cycle: its Idempotency-Key / Message-ID differ from the failed one's, so providers send again. */
+  deliveryCycle: number;
+  lastError: string | null;
+}
+
+/**
+ * Up to `limit` terminal rows matching the filter, oldest failure first, become Failed, not terminal,
+ * in DeliveryCycle + 1 with Attempts 0 and due now: the retry worker's next run sends them with the
+ * channel's full MaxAttempts. LastError stays until that send. Rows locked by a concurrent writer (a
+ * webhook) are skipped, not waited for.
+ */
+export async function reopenTerminal(tx: Db, f: TerminalFilter, limit: number, now: Date): Promise<Reprocessed[]> {
+  const { rows } = await query<Reprocessed>(tx, sql`
+    with picked as (
+      select id from notifications.notifications
+       where terminal
+         ${f.id === undefined ? sql`` : sql`and id = ${f.id}`}
+         ${f.channel === undefined ? sql`` : sql`and channel = ${f.channel}`}
+         ${f.errorCode === undefined ? sql`` : sql`and last_error = ${f.errorCode}`}
+         ${f.failedFrom === undefined ? sql`` : sql`and updated_at >= ${f.failedFrom}`}
+         ${f.failedBefore === undefined ? sql`` : sql`and updated_at < ${f.failedBefore}`}
+       order by updated_at, id
+       limit ${limit}
+       for update skip locked)
+    update notifications.notifications n
+       set terminal = false, delivery_cycle = n.delivery_cycle + 1, attempts = 0, next_attempt_at = ${now},
+           provider_message_id = null, delivered_at = null, lease_owner = null, lease_expires_at = null,
+           send_intent_cycle = null, send_intent_at = null, send_intent_message_id = null,
+           updated_at = ${now}, version = n.version + 1
+      from picked where n.id = picked.id
+    returning n.id, n.channel, n.delivery_cycle as "deliveryCycle", n.last_error as "lastError"`);
+  return rows;
+}
+
+/** Whether a notification exists at all (for the 404 / 409 of the one-by-id call). */
+export async function notificationExists(db: Db, id: string): Promise<boolean> {
+  const { rowCount } = await query(db, sql`select 1 from notifications.notifications where id = ${id}`);
+  return rowCount > 0;
+}
