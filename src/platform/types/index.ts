@@ -77,7 +77,9 @@ export const defaultsOf = <P extends TProperties>(fields: P): SettingsOf<P> => V
  * of a setting's bounds, also for options built in code (tests, benches) rather than by loadConfig.
  */
 export function settingsProblems<P extends TProperties>(fields: P, values: Partial<SettingsOf<P>>): string[] {
-  return [...Value.Errors(Type.Object(Object.fromEntries(Object.keys(values).map((k) => [k, fields[k]!]))), values)].map((e) => {
+  // Only the fields given are checked (a caller may check a few), and keys that are no field pass.
+  const given = Object.fromEntries(Object.keys(values).filter((k) => Object.hasOwn(fields, k)).map((k) => [k, fields[k]!]));
+  return [...Value.Errors(Type.Object(given), values)].map((e) => {
     const name = e.path.slice(1) || '(settings)';
     return `${name}: ${e.message} (got ${JSON.stringify(e.value)}) — ${fields[name]?.description ?? ''}`;
   });
