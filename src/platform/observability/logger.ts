@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { traceLogFields } from './tracing.ts';
 
 export type { Logger };
 
@@ -106,6 +107,8 @@ export function loggerOptions(level: string): LoggerOptions {
     level,
     base: { service: 'pin-platform-jobs' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // trace_id / span_id of the active span: a line joins the trace of the work that wrote it.
+    mixin: traceLogFields,
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token', '*.accessToken', '*.body'],
       censor: '[REDACTED]',
