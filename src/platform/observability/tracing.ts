@@ -130,13 +130,14 @@ export const contextOf = (span: Span): Context => trace.setSpan(ROOT_CONTEXT, sp
 /** A link to a span, for a batch span that serves several traces. */
 export const linkTo = (span: Span): Link => ({ context: span.spanContext() });
 
-const NO_FIELDS = Object.freeze({});
+/** What traceLogFields returns outside a span: one frozen object, which logger.ts never merges into. */
+export const NO_TRACE_FIELDS: Readonly<Record<string, string>> = Object.freeze({});
 
-/** pino mixin: the active span's ids on every log line written inside it (logger.ts). */
+/** pino mixin: the active span's ids on every log line written inside it (a new object each, pino merges into it). */
 export function traceLogFields(): Record<string, string> {
-  if (!enabled) return NO_FIELDS;
+  if (!enabled) return NO_TRACE_FIELDS;
   const span = trace.getSpan(context.active());
-  if (!span) return NO_FIELDS;
+  if (!span) return NO_TRACE_FIELDS;
   const sc = span.spanContext();
-  return isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : NO_FIELDS;
+  return isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : NO_TRACE_FIELDS;
 }
