@@ -10,8 +10,9 @@ import {
   withSpan,
   type Span,
 } from '../observability/tracing.ts';
+import type { IncomingMessage } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
-import type { Decoded } from './consumer-transaction.ts';
+import type { EventEnvelope } from './envelope.ts';
 
 /**
  * The consumer runner's spans: per message a `receive <topic>` span continuing the trace of its
@@ -27,7 +28,7 @@ export interface GroupTrace {
   receive: Span[];
 }
 
-export function startGroupTrace(group: readonly Decoded[], consumer: ResolvedConsumer): GroupTrace | undefined {
+export function startGroupTrace(group: readonly { msg: IncomingMessage; event: EventEnvelope }[], consumer: ResolvedConsumer): GroupTrace | undefined {
   if (!tracingOn()) return undefined;
   const receive = group.map((d) =>
     startSpan(

@@ -1,5 +1,5 @@
 import { lockTtlProblems } from './lock-deadline.ts';
-import type { RowTrace } from './job-tracing.ts';
+import type { Attributes } from '../observability/tracing.ts';
 import type { JobContext, JobDefinition } from './types.ts';
 
 /** The batch worker's types: its settings, counts, outcomes, phases and the run its steps get (batch-worker.ts). */
@@ -46,6 +46,12 @@ export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log'
   timeLeftMs(): number;
   /** Ends the current phase after this batch (e.g. the downstream refuses every row). */
   endPhase(reason: string): void;
+}
+
+/** What a phase names its row spans: `name` (default the phase's) and the row's attributes (seed 000: Kind, ChatId). */
+export interface RowTrace<Row> {
+  name?: string;
+  attributes(row: Row): Attributes;
 }
 
 export interface BatchPhase<Row, Result = void> {

@@ -1,5 +1,5 @@
 import { failSpan, inSpan, tracingOn, type Attributes } from '../observability/tracing.ts';
-import type { BatchRun } from './batch-types.ts';
+import type { BatchRun, RowTrace } from './batch-types.ts';
 import type { Trigger } from './run-slot.ts';
 import type { JobCounts } from './types.ts';
 
@@ -52,12 +52,6 @@ function countDeltas(before: Readonly<Record<string, number>>, after: Readonly<R
     if (d !== 0 && name !== 'batches') deltas[name] = d;
   }
   return deltas;
-}
-
-/** What a phase names its row spans: `name` (default the phase's) and the row's attributes (seed 000: Kind, ChatId). */
-export interface RowTrace<Row> {
-  name?: string;
-  attributes(row: Row): Attributes;
 }
 
 /** One row's step (process, or a one-at-a-time redo), in a span when the phase traces rows. */
