@@ -7,6 +7,7 @@ import { createDb, createPool, pingDatabase } from './platform/db/index.ts';
 import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
+import { fastifyTracingPlugin } from './platform/observability/tracing-sdk.ts';
 import { registerAuth } from './platform/http/auth-plugin.ts';
 import { registerRateLimits } from './platform/http/rate-limit.ts';
 import { tokenRulesOf, trustProxyOf } from './platform/http/settings.ts';
@@ -118,6 +119,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // Long-lived hub sockets must not hold up shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
+  // Before any route: @fastify/otel wraps each route as it is added (absent when tracing is off).
+  const tracingPlugin = fastifyTracingPlugin();
+  if (tracingPlugin) await app.register(tracingPlugin);
 
   await app.register(swagger, {
     openapi: {

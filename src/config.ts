@@ -11,6 +11,7 @@ import { eventBusSettings } from './platform/events/settings.ts';
 import { authSettings, httpServerSettings, invalidTrustProxyEntries } from './platform/http/settings.ts';
 import { outboxSettings } from './platform/outbox/settings.ts';
 import { hubSettings } from './platform/realtime/settings.ts';
+import { tracingSettings } from './platform/observability/settings.ts';
 import { Bool, Int } from './platform/types/index.ts';
 
 /**
@@ -40,6 +41,7 @@ export const ConfigSchema = Type.Object({
   ...authSettings,
   ...httpServerSettings,
   ...outboxSettings,
+  ...tracingSettings,
   ...moduleSettings,
   HOST: Type.String({ default: '0.0.0.0', description: 'Address the HTTP server binds to' }),
   PORT: Int({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port (0 = any free port)' }),

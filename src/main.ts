@@ -8,6 +8,7 @@ import { enforceStartupSafety } from './insecure-defaults.ts';
 import { startEmbeddedPostgres, type EmbeddedPg } from './platform/db/embedded.ts';
 import { createPool, DatabaseUnreachableError, migrateDatabase, waitForDatabase } from './platform/db/index.ts';
 import { createLogger } from './platform/observability/logger.ts';
+import { startTracing } from './platform/observability/tracing-sdk.ts';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 
@@ -26,6 +27,8 @@ function configOrExit(): Config {
 const config = configOrExit();
 const log = createLogger(config.LOG_LEVEL);
 enforceStartupSafety(config, log);
+// First, so the instrumentations are in place before any connection opens (null: tracing off).
+const tracing = await startTracing(config, log);
 // A stray rejection in a background path is a bug to log loudly, not a reason to drop every
 // socket, run and consumer of this replica at 3 a.m.
 process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection'));
@@ -56,6 +59,7 @@ async function shutdown(signal: string): Promise<void> {
     await app?.close(); // stops jobs between rows, consumers after their message, the hub, the bus
     await pool?.end();
     await embedded?.stop();
+    await tracing?.shutdown(); // the last spans are exported before exit
     log.info('stopped');
     process.exit(0);
   } catch (err) {
@@ -105,6 +109,7 @@ async function startupFailed(err: unknown): Promise<never> {
   await app?.close().catch(() => undefined);
   await pool?.end().catch(() => undefined);
   await embedded?.stop().catch(() => undefined);
+  await tracing?.shutdown().catch(() => undefined);
   process.exit(1);
 }
 

@@ -7,6 +7,7 @@ import type { ConsumerMetrics, ConsumerOutcome } from './consumer-metrics.ts';
 import type { EventEnvelope } from './envelope.ts';
 import { errorSummary, isPoisonMessageError, PoisonMessageError } from './errors.ts';
 import { recordInInbox } from './inbox.ts';
+import { endGroupTrace, inBatchHandleSpan, inGroupTransaction, inHandleSpan, startGroupTrace, traceOutcome, type GroupTrace } from './consumer-tracing.ts';
 
 /** A readable message; `key` (inbox idempotency key) is unset when its event type is not handled. */
 export interface Decoded {
@@ -85,6 +86,21 @@ export async function handleInTransaction(
   metrics: ConsumerMetrics,
   log: Logger,
 ): Promise<{ done: number; error?: unknown }> {
+  const t = startGroupTrace(group, consumer);
+  if (!t) return handleGroup(group, consumer, db, metrics, log, undefined);
+  const result = await handleGroup(group, consumer, db, metrics, log, t);
+  endGroupTrace(t, result);
+  return result;
+}
+
+async function handleGroup(
+  group: readonly Decoded[],
+  consumer: ResolvedConsumer,
+  db: Db,
+  metrics: ConsumerMetrics,
+  log: Logger,
+  t: GroupTrace | undefined,
+): Promise<{ done: number; error?: unknown }> {
   let limit = group.length;
   let failure: unknown;
   let failed = false;
@@ -93,7 +109,7 @@ export async function handleInTransaction(
     const attempt = group.slice(0, limit);
     let outcomes: ConsumerOutcome[];
     try {
-      outcomes = await handleOnce(attempt, consumer, db, metrics, batch);
+      outcomes = await handleOnce(attempt, consumer, db, metrics, batch, t);
     } catch (err) {
       if (err instanceof BatchFailure) {
         batch = false;
@@ -116,7 +132,7 @@ export async function handleInTransaction(
       if (limit === 0) return { done: 0, error: failure };
       continue;
     }
-    record(attempt, outcomes, consumer, metrics, log);
+    record(attempt, outcomes, consumer, metrics, log, t);
     return failed ? { done: limit, error: failure } : { done: limit };
   }
 }
@@ -127,12 +143,13 @@ async function handleOnce(
   db: Db,
   metrics: ConsumerMetrics,
   batch: boolean,
+  t: GroupTrace | undefined,
 ): Promise<ConsumerOutcome[]> {
   const keys = attempt.flatMap((d) => (d.key === undefined ? [] : [d.key]));
   // Only foreign event types: acknowledged without touching the database.
   if (keys.length === 0) return attempt.map(() => 'skipped');
   const { definition } = consumer;
-  return db.transaction(async (tx) => {
+  return inGroupTransaction(t, () => db.transaction(async (tx) => {
     const fresh = await recordInInbox(tx, keys, consumer.name);
     const outcomes: ConsumerOutcome[] = attempt.map((d) =>
       d.key === undefined ? 'skipped' : fresh.delete(d.key) ? 'handled' : 'duplicate', // duplicate: in the inbox, or earlier in this group
@@ -141,7 +158,8 @@ async function handleOnce(
     if (batch && definition.handleBatch && toHandle.length > 1) {
       const stopTimer = metrics.handleDuration.startTimer({ consumer: consumer.name });
       try {
-        await definition.handleBatch(toHandle.map((d) => d.event), tx);
+        const handled = t ? outcomes.flatMap((o, i) => (o === 'handled' ? [i] : [])) : [];
+        await inBatchHandleSpan(t, handled, () => definition.handleBatch!(toHandle.map((d) => d.event), tx));
       } catch (err) {
         throw new BatchFailure(err);
       } finally {
@@ -153,7 +171,7 @@ async function handleOnce(
       if (outcomes[i] !== 'handled') continue;
       const stopTimer = metrics.handleDuration.startTimer({ consumer: consumer.name });
       try {
-        await definition.handle(d.event, tx);
+        await inHandleSpan(t, i, d.event.eventType, () => definition.handle(d.event, tx));
       } catch (err) {
         throw new HandlerFailure(i, err);
       } finally {
@@ -161,7 +179,7 @@ async function handleOnce(
       }
     }
     return outcomes;
-  });
+  }));
 }
 
 /** Metrics and logs once the group is committed (a rolled-back attempt counts nothing). */
@@ -171,9 +189,11 @@ function record(
   consumer: ResolvedConsumer,
   metrics: ConsumerMetrics,
   log: Logger,
+  t: GroupTrace | undefined,
 ): void {
   for (const [i, d] of attempt.entries()) {
     const outcome = outcomes[i]!;
+    traceOutcome(t, i, outcome);
     metrics.messages.inc({ consumer: consumer.name, outcome });
     const where = { partition: d.msg.partition, offset: d.msg.offset, messageId: d.event.messageId, eventType: d.event.eventType };
     if (outcome === 'skipped') {

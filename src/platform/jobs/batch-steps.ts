@@ -1,5 +1,6 @@
 import { messageOf } from '../errors/index.ts';
 import type { AnyOutcome, AnyPhase, BatchRun } from './batch-types.ts';
+import { traceRedo, traceRow } from './job-tracing.ts';
 
 /** The three steps of one batch — claim (with the one-at-a-time redo), process, record (with the row-by-row fallback) — that batch-worker.ts repeats. */
 
@@ -30,7 +31,7 @@ export async function claimBatch(
     for (const key of keys) {
       if (run.signal.aborted) break;
       try {
-        rows.push(...(await phase.oneByOne.claimOne(key, run)));
+        rows.push(...(await traceRedo(phase.name, key, () => phase.oneByOne!.claimOne(key, run))));
       } catch (rowErr) {
         failed++;
         failedKeys.add(key);
@@ -62,7 +63,7 @@ export async function processRows(phase: AnyPhase, rows: readonly unknown[], run
         continue;
       }
       try {
-        outcomes[i] = { row, status: 'done', result: await phase.process!(row, run) };
+        outcomes[i] = { row, status: 'done', result: await traceRow(phase, row, () => phase.process!(row, run)) };
       } catch (error) {
         outcomes[i] = { row, status: 'failed', error };
       }

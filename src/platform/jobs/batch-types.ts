@@ -1,4 +1,5 @@
 import { lockTtlProblems } from './lock-deadline.ts';
+import type { Attributes } from '../observability/tracing.ts';
 import type { JobContext, JobDefinition } from './types.ts';
 
 /** The batch worker's types: its settings, counts, outcomes, phases and the run its steps get (batch-worker.ts). */
@@ -47,6 +48,12 @@ export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log'
   endPhase(reason: string): void;
 }
 
+/** What a phase names its row spans: `name` (default the phase's) and the row's attributes (seed 000: Kind, ChatId). */
+export interface RowTrace<Row> {
+  name?: string;
+  attributes(row: Row): Attributes;
+}
+
 export interface BatchPhase<Row, Result = void> {
   /** Names the phase in logs and metric labels. */
   name: string;
@@ -54,6 +61,11 @@ export interface BatchPhase<Row, Result = void> {
   batchSize?: number;
   /** The row's identity for `exclude` and for the `id` field of its log lines. Default `row.id`. */
   keyOf?(row: Row): string;
+  /**
+   * A span per processed row, child of the batch's, named `name` (default the phase's) with the
+   * row's attributes (seed 000: Kind, ChatId); inside, `spanAttributes` adds figures known later.
+   */
+  traceRow?: RowTrace<Row>;
   /** Fields added to the phase's per-row log lines (e.g. `{ type: 'Session' }`, as a seed names them). */
   logFields?: Record<string, unknown>;
   /**

@@ -1,5 +1,6 @@
 import { ReportedError } from '../errors/index.ts';
 import { ALL_FAILED, claimBatch, processRows, recordBatch } from './batch-steps.ts';
+import { traceBatch } from './job-tracing.ts';
 import { batchSettingsProblems, type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
 
 /**
@@ -56,7 +57,7 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
       for (const phase of phases(run)) {
         if (ctx.signal.aborted || run.timeLeftMs() <= 0) break;
         phaseEnd = null;
-        await runPhase(phase, run, ctx, settings, () => phaseEnd);
+        await runPhase(job.name, phase, run, ctx, settings, () => phaseEnd);
       }
     } finally {
       clearTimeout(overtimeTimer);
@@ -69,7 +70,7 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
   return { ...job, ...limits, run: (ctx) => runOnce(ctx), runOnce };
 }
 
-async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, settings: BatchSettings, ended: () => string | null): Promise<void> {
+async function runPhase(job: string, phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, settings: BatchSettings, ended: () => string | null): Promise<void> {
   const limit = phase.batchSize ?? settings.batchSize;
   const keyOf = phase.keyOf ?? defaultKey;
   const failedKeys = new Set<string>();
@@ -77,11 +78,15 @@ async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, se
   let inFlight: string[] = [];
   try {
     while (!run.signal.aborted) {
-      const t0 = performance.now();
-      const before = { claimed: run.counts.claimed, failed: run.counts.failed, released: run.counts.released };
-      const exclude = inFlight.length > 0 || failedKeys.size > 0 ? [...inFlight, ...failedKeys] : [];
-      const { rows, claimed } = await claimBatch(phase, limit, run, exclude, failedKeys);
-      if (claimed > 0) {
+      let claimed = 0;
+      await traceBatch(job, phase.name, limit, run, async () => {
+        const t0 = performance.now();
+        const before = { claimed: run.counts.claimed, failed: run.counts.failed, released: run.counts.released };
+        const exclude = inFlight.length > 0 || failedKeys.size > 0 ? [...inFlight, ...failedKeys] : [];
+        const batch = await claimBatch(phase, limit, run, exclude, failedKeys);
+        claimed = batch.claimed;
+        if (claimed === 0) return;
+        const { rows } = batch;
         run.count('batches');
         run.count('claimed', claimed);
         const outcomes = await processRows(phase, rows, run, settings.concurrency ?? 1);
@@ -97,7 +102,7 @@ async function runPhase(phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, se
           if (!phase.overlapRecord) await recording;
         }
         observe(ctx, phase.name, run, before, performance.now() - t0);
-      }
+      });
       if (ended() !== null) {
         if (ended() === ALL_FAILED) run.log.warn({ phase: phase.name, failed: claimed }, 'every row of the batch failed; phase stopped until the next tick');
         else run.log.warn({ phase: phase.name, reason: ended() }, 'phase ended early; the next run goes on');

@@ -6,8 +6,9 @@ import type { JobMetrics, RunOutcome } from './job-metrics.ts';
 import { recordJobRun } from './job-state.ts';
 import type { Trigger } from './run-slot.ts';
 import { noWakes, waitForWake, type RunWakes } from './run-wakes.ts';
-import { ABANDONED, lockDeadline, lockTtlOf } from './lock-deadline.ts';
+import { ABANDONED, lockDeadline, lockTtlOf, type LockDeadline } from './lock-deadline.ts';
 import { isIdleRun, lockKeyOf, normalizeCounts } from './schedule.ts';
+import { traceRun } from './job-tracing.ts';
 import type { JobCounts, JobDefinition } from './types.ts';
 
 export type { RunOutcome };
@@ -89,6 +90,21 @@ export async function runJobOnce(
   const lockTtlMs = lockTtlOf(job);
   const deadline = lock ? lockDeadline(lockTtlMs) : undefined;
   const signal = lock ? AbortSignal.any([stop, lock.signal, deadline!.signal]) : stop;
+  return traceRun(job.name, jobRunId, trigger, () => runLocked(deps, run, { lock, deadline, lockTtlMs, signal }, trigger, wakes));
+}
+
+/** What a run holds while it goes: its lock (if any), the lock's deadline, the run's signal. */
+interface Held {
+  lock: HeldLock | null;
+  deadline: LockDeadline | undefined;
+  lockTtlMs: number;
+  signal: AbortSignal;
+}
+
+/** The run itself, its lock (if any) held: job.run, release, bookkeeping; in the run's span. */
+async function runLocked(deps: RunDeps, run: RunStart, held: Held, trigger: Trigger, wakes: RunWakes): Promise<RunResult> {
+  const { job, jobRunId } = run;
+  const { lock, deadline, lockTtlMs, signal } = held;
   let outcome: RunOutcome = 'aborted';
   let counts: JobCounts = {};
   let error: unknown;

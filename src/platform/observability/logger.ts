@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { NO_TRACE_FIELDS, traceLogFields } from './tracing.ts';
 
 export type { Logger };
 
@@ -106,6 +107,11 @@ export function loggerOptions(level: string): LoggerOptions {
     level,
     base: { service: 'pin-platform-jobs' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // trace_id / span_id of the active span: a line joins the trace of the work that wrote it.
+    mixin: traceLogFields,
+    // pino merges the line's fields into the mixin's object; the shared empty one (tracing off, no
+    // span) is left alone and the line's fields go out as they are, at no cost.
+    mixinMergeStrategy: (fields: object, trace: object) => (trace === NO_TRACE_FIELDS ? fields : Object.assign(trace, fields)),
     redact: {
       paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token', '*.accessToken', '*.body'],
       censor: '[REDACTED]',

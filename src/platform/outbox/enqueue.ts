@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import { currentTraceparent } from '../observability/tracing.ts';
 import { newId } from '../time.ts';
 
 /** NOTIFY channel that wakes the outbox publisher; delivered only when the transaction commits. */
@@ -52,12 +53,14 @@ export async function enqueue(tx: Db, event: NewEvent | readonly NewEvent[]): Pr
     cols.payload.push(payload);
   }
   const p = sql.param;
+  // One writer, one context: every event of the call carries the span that wrote it.
+  const traceparent = currentTraceparent();
   await query(
     tx,
     sql`with inserted as (
           insert into platform.outbox
-            (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload)
-          select * from unnest(${p(ids)}::uuid[], ${p(cols.topic)}::varchar[], ${p(cols.key)}::varchar[], ${p(cols.type)}::varchar[],
+            (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload, traceparent)
+          select *, ${traceparent}::varchar from unnest(${p(ids)}::uuid[], ${p(cols.topic)}::varchar[], ${p(cols.key)}::varchar[], ${p(cols.type)}::varchar[],
                                ${p(cols.version)}::int[], ${p(cols.aggType)}::varchar[], ${p(cols.aggId)}::varchar[],
                                ${p(cols.at)}::timestamptz[], ${p(cols.corr)}::varchar[], ${p(cols.payload)}::jsonb[])
         )
@@ -78,6 +81,8 @@ export interface OutboxRowExpressions {
   occurredAt: string;
   correlationId: string;
   payload: string;
+  /** The rows' W3C traceparent (e.g. one per send of a batched statement); default null. */
+  traceparent?: string;
 }
 
 /** A SQL string literal (for topic and event-type names built into a statement's text). */
@@ -92,7 +97,7 @@ export const sqlLiteral = (value: string): string => `'${value.replaceAll("'", "
  */
 export function outboxInsertSelect(e: OutboxRowExpressions, from: string): string {
   return `insert into platform.outbox
-      (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload)
-    select ${e.id}, ${e.topic}, ${e.key}, ${e.eventType}, ${e.contractVersion}, ${e.aggregateType}, ${e.aggregateId}, ${e.occurredAt}, ${e.correlationId}, ${e.payload}
+      (id, topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload, traceparent)
+    select ${e.id}, ${e.topic}, ${e.key}, ${e.eventType}, ${e.contractVersion}, ${e.aggregateType}, ${e.aggregateId}, ${e.occurredAt}, ${e.correlationId}, ${e.payload}, ${e.traceparent ?? 'null'}
       ${from}`;
 }

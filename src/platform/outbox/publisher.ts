@@ -1,5 +1,5 @@
 import type { Db } from '../db/index.ts';
-import type { EventBus } from '../events/bus.ts';
+import type { EventBus, OutgoingMessage } from '../events/bus.ts';
 import { EventBusUnavailableError } from '../events/errors.ts';
 import type { JobContext, JobDefinition } from '../jobs/types.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -7,6 +7,7 @@ import type { Registry } from '../observability/metrics.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
 import { isTopicLevelError, orderingKey, publishErrorText, rowToMessage, splitHeldBack } from './messages.ts';
 import { outboxMetrics, type OutboxMetrics } from './metrics.ts';
+import { publishTraced } from './publish-tracing.ts';
 import { FIRST_ID, markPublished, recordPublishFailure, selectPendingAfter, type PendingRow } from './sql.ts';
 
 export const OUTBOX_PUBLISHER_JOB = 'outbox-publisher';
@@ -109,6 +110,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   validatePublisherOptions(opts);
   const { db, bus } = opts;
   const metrics: OutboxMetrics = outboxMetrics(opts.registry, db);
+  const send = (messages: readonly OutgoingMessage[]) => bus.publish(messages);
 
   async function recordFailure(rows: readonly PendingRow[], err: unknown): Promise<void> {
     await recordPublishFailure(db, rows.map((r) => r.id), publishErrorText(err));
@@ -130,7 +132,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
       }
       tried += 1;
       try {
-        await bus.publish([rowToMessage(row, opts.topicPrefix)]);
+        await publishTraced(send, [row], [rowToMessage(row, opts.topicPrefix)]);
         outcome.sent.push(row);
       } catch (err) {
         await recordFailure([row], err);
@@ -154,7 +156,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   async function sendBatch(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits): Promise<BatchOutcome> {
     if (rows.length === 0) return { sent: [], failed: 0, heldBack: 0, unavailable: false };
     try {
-      await bus.publish(rows.map((r) => rowToMessage(r, opts.topicPrefix)));
+      await publishTraced(send, rows, rows.map((r) => rowToMessage(r, opts.topicPrefix)));
       return { sent: [...rows], failed: 0, heldBack: 0, unavailable: false };
     } catch (err) {
       if (err instanceof EventBusUnavailableError) {

@@ -15,6 +15,8 @@ export const outbox = platformSchema.table(
     aggregateId: varchar('aggregate_id', { length: 100 }).notNull(),
     occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),
     correlationId: varchar('correlation_id', { length: 100 }),
+    // W3C traceparent of the writer's span (null: tracing off): the publisher sends it as a header.
+    traceparent: varchar('traceparent', { length: 55 }),
     payload: jsonb('payload').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     publishedAt: timestamp('published_at', { withTimezone: true }),

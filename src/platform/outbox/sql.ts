@@ -16,6 +16,8 @@ export interface PendingRow {
   correlationId: string | null;
   /** jsonb as text: sent as the message value without a parse/serialise round trip. */
   payload: string;
+  /** The writer's W3C traceparent (null: written with tracing off), continued by the send. */
+  traceparent: string | null;
   /** created_at in epoch milliseconds, for the publish lag metric. */
   createdAtMs: number;
 }
@@ -34,7 +36,7 @@ export async function selectPendingAfter(db: Db, afterId: string, limit: number)
     sql`select id, topic, key, event_type as "eventType", contract_version as "contractVersion",
                aggregate_type as "aggregateType", aggregate_id as "aggregateId",
                to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "occurredAt",
-               correlation_id as "correlationId", payload::text as payload,
+               correlation_id as "correlationId", payload::text as payload, traceparent,
                (extract(epoch from created_at) * 1000)::float8 as "createdAtMs"
           from platform.outbox
          where published_at is null and id > ${afterId}

@@ -14,6 +14,7 @@ const row = (over: Partial<PendingRow> = {}): PendingRow => ({
   occurredAt: '2026-01-02T03:04:05.000Z',
   correlationId: null,
   payload: '{"ChatId": "chat-1", "Seq": 7}',
+  traceparent: null,
   createdAtMs: Date.parse('2026-01-02T03:04:05Z'),
   ...over,
 });

@@ -4,6 +4,7 @@ import { batchPhase, defineBatchWorker, type BatchCounts, type BatchRun, type Ba
 import { enqueueAccessEvents } from '../assignments/access-events.ts';
 import { loadAccessSnapshots, pageActiveUsersOfRole, rangeBoundaries } from '../assignments/access-sql.ts';
 import { newId } from '../../../platform/time.ts';
+import { inSpan, spanAttributes } from '../../../platform/observability/index.ts';
 import { accessChangedEvent } from '../assignments/assignments.ts';
 import type { AccessFanOutSettings } from '../context.ts';
 import type { IdentityMetrics } from '../metrics.ts';
@@ -145,7 +146,11 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
       if (run.signal.aborted) return { status: 'stopped', cursor };
       let page: Awaited<ReturnType<typeof writePage>>;
       try {
-        page = await writePage(task, { cursor, rangeEnd }, run);
+        page = await inSpan('page', { taskId: task.id, ...(cursor ? { cursor } : {}) }, async (span) => {
+          const written = await writePage(task, { cursor, rangeEnd }, run);
+          span.setAttributes({ rows: written.rows, processedCount: written.checkpoint.processedCount });
+          return written;
+        });
       } catch (err) {
         if (err instanceof LeaseLostError) {
           run.count('leasesLost');
@@ -157,6 +162,7 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
         throw new TaskFailedError(`a page of task ${task.id} failed`, rootCause(err));
       }
       const { checkpoint, rows, family, subTasks } = page;
+      spanAttributes({ processedCount: checkpoint.processedCount });
       cursor = checkpoint.cursor;
       rangeEnd = checkpoint.rangeEnd;
       run.count('users', rows);
@@ -278,6 +284,8 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
             }
             return [task];
           },
+          // Seed 003 "Traces": a span per task, a child per page (writePage).
+          traceRow: { name: 'task', attributes: (t) => ({ taskId: t.id, roleId: t.roleId, attempt: t.attemptCount, batchSize: settings.batchSize }) },
           process: fanOutTask,
           record: releaseStopped,
         }),

@@ -91,6 +91,11 @@ export function realtimeDispatchJob(deps: RealtimeDispatchDeps): BatchWorker {
         batchPhase<DispatchRow, DispatchResult>({
           name: 'outbox',
           overlapRecord: true,
+          // Seed 000 "Traces": a child span per row dispatch with Kind and ChatId.
+          traceRow: {
+            name: 'dispatch',
+            attributes: (r) => ({ id: r.id, Kind: r.kind, ...(r.chatId ? { ChatId: r.chatId } : {}), attempts: r.attempts }),
+          },
           claim: steps.claim,
           process: steps.push,
           record: steps.record,

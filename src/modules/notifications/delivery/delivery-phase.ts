@@ -44,6 +44,11 @@ export function deliveryPhase(
       });
       return rows.map((row) => ({ ...row, providerKey: configs.get(row.channel)?.providerKey ?? '', policy: channelPolicy(configs, row.channel) }));
     },
+    // Seed 004 "Traces": a child span per send under the run's (and the batch's) span.
+    traceRow: {
+      name: 'send',
+      attributes: (r) => ({ notificationId: r.id, channel: r.channel, attempts: r.attempts, deliveryCycle: r.deliveryCycle }),
+    },
     process: (row, run) => sendNotification(deps, row, run, opts),
     record: (outcomes, run) => recordSends(deps, outcomes, opts.source, run),
     recordOne: (outcome, run) => recordOneSend(deps, outcome, opts.source, run),

@@ -1,6 +1,6 @@
 import type { Db } from '../../../platform/db/index.ts';
 import { batchPhase, defineBatchWorker, type BatchPhase, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
-import type { Registry } from '../../../platform/observability/index.ts';
+import { spanAttributes, type Registry } from '../../../platform/observability/index.ts';
 import { closeLockedSessions, closeLockedViews } from './close.ts';
 import { closerMetrics, type CloserMetrics } from './closer-metrics.ts';
 import type { ClosedSession, ClosedView } from '../events.ts';
@@ -185,6 +185,7 @@ export function createActivityCloser(deps: { db: Db; registry: Registry; setting
         const sessions = closed.flatMap((c) => c.sessions);
         const views = closed.flatMap((c) => c.views);
         recordClosed(metrics, run, sessions, views);
+        spanAttributes({ closedCount: sessions.length + views.length }); // seed 001 "Traces", on the batch's span
         announce(run, state);
         run.log.info(
           {

@@ -1,0 +1,1 @@
+ALTER TABLE "platform"."outbox" ADD COLUMN "traceparent" varchar(55);
