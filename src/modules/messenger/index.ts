@@ -3,8 +3,8 @@ import type { Principal } from '../../platform/http/index.ts';
 import { defineModule } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
 import { mediaJoinMinterOf } from './calls/media-join.ts';
-import { chatGroup } from './chats/kinds.ts';
-import { activeChatIdsOf } from './chats/chat-sql.ts';
+import { chatGroup, chatIdOfGroup } from './chats/kinds.ts';
+import { activeChatIdsOf, chatMembership } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
 import { contactSearchIndexerJob, indexerSettingsOf } from './contact-search/indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search/metrics.ts';
@@ -74,6 +74,11 @@ export default defineModule<MessengerSettings>((deps) => {
     },
     // Record-level: a connection joins chat:{ChatId} only for chats its user is an Active participant of.
     hubGroups: async (principal: Principal) => (await activeChatIdsOf(deps.db, principal.userId)).map(chatGroup),
+    // Record-level at delivery: each replica checks a chat send's membership version against these.
+    hubGroupMembers: async (group: string) => {
+      const chatId = chatIdOfGroup(group);
+      return chatId === undefined ? undefined : chatMembership(deps.db, chatId);
+    },
     // Contact search degrades on its own (503 from the search endpoint): reported, not required.
     healthChecks: [{ name: 'search', required: false, check: () => index.health() }],
     jobs: [

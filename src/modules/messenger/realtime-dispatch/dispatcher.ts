@@ -5,6 +5,7 @@ import type { BatchRun, Outcome } from '../../../platform/jobs/index.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import { withTimeout } from '../../../platform/time.ts';
 import type { MediaJoinMinter } from '../calls/media-join.ts';
+import { chatGroup } from '../chats/kinds.ts';
 import type { RealtimeMetrics } from './metrics.ts';
 import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from './outbox-sql.ts';
 import { buildDelivery, type RealtimeRefs } from './payloads.ts';
@@ -88,6 +89,9 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
       const built = buildDelivery(row, row.refs);
       if (!built.ok) return { kind: 'missing', code: built.code };
       const { membership, sends } = built.delivery;
+      // Sends to the row's chat group carry its membership version (record-level access at delivery).
+      const chat = row.targetKind === 'ChatGroup' && row.chatId ? chatGroup(row.chatId) : undefined;
+      const versioned = row.membershipVersion == null ? undefined : { membershipVersion: row.membershipVersion };
       await withTimeout(
         (async () => {
           for (const m of membership ?? []) {
@@ -96,7 +100,7 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
           }
           for (const s of sends) {
             const payload = s.joinFor ? { ...s.payload, Join: await deps.mintJoin(s.joinFor) } : s.payload;
-            await deps.hub.send(s.group, s.event, payload);
+            await deps.hub.send(s.group, s.event, payload, s.group === chat ? versioned : undefined);
           }
         })(),
         deps.pushTimeoutMs,
