@@ -18,6 +18,9 @@ import { dispatchSettingsOf, realtimeDispatchJob } from './realtime-dispatch/dis
 import { createRealtimeMetrics, realtimeStateGauges } from './realtime-dispatch/metrics.ts';
 import { realtimeRetentionJob } from './realtime-dispatch/retention.job.ts';
 import { registerMessengerRoutes } from './routes.ts';
+import { USER_INACTIVE_CLOSE_REASON } from './errors.ts';
+import { inactiveAmong, replicaActivity } from './user-replica/replica-reads.ts';
+import { HubRefusal } from '../../platform/realtime/index.ts';
 import { createUserSyncMetrics } from './user-replica/metrics.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
 
@@ -73,7 +76,14 @@ export default defineModule<MessengerSettings>((deps) => {
       });
     },
     // Record-level: a connection joins chat:{ChatId} only for chats its user is an Active participant of.
-    hubGroups: async (principal: Principal) => (await activeChatIdsOf(deps.db, principal.userId)).map(chatGroup),
+    // A user whose replica row is inactive (blocked, archived) is refused; one the replica has not
+    // seen yet joins only user:{UserId} (it is in no chat), so notifications still reach it.
+    hubGroups: async (principal: Principal) => {
+      const [active, chats] = await Promise.all([replicaActivity(deps.db, principal.userId), activeChatIdsOf(deps.db, principal.userId)]);
+      if (active === false) throw new HubRefusal(USER_INACTIVE_CLOSE_REASON);
+      return chats.map(chatGroup);
+    },
+    hubAccess: { reason: USER_INACTIVE_CLOSE_REASON, revoked: (userIds) => inactiveAmong(deps.db, userIds) },
     // Record-level at delivery: each replica checks a chat send's membership version against these.
     hubGroupMembers: async (group: string) => {
       const chatId = chatIdOfGroup(group);

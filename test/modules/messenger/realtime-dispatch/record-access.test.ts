@@ -1,39 +1,21 @@
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import { buildApp } from '../../../../src/app.ts';
-import { loadConfig } from '../../../../src/config.ts';
-import { createPool } from '../../../../src/platform/db/index.ts';
-import { createLogger } from '../../../../src/platform/observability/logger.ts';
-import messenger from '../../../../src/modules/messenger/index.ts';
 import { connectClient, type TestClient } from '../../../support/signalr.ts';
 import { startPrivateRedis } from '../../../support/redis.ts';
 import { startTcpProxy } from '../../../support/tcp-proxy.ts';
-import { messengerApp, type MessengerApp } from '../support/app.ts';
+import { messengerApp } from '../support/app.ts';
+import { secondReplica } from '../support/replica.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 type Chat = { id: string };
 const bodies = (c: TestClient) => c.received.filter((r) => r.event === 'message_received').map((r) => (r.payload as { Body: string }).Body);
-
-/** Another replica over the same database, reaching Redis at `redisUrl` (its own hub, pool; no jobs). */
-async function secondReplica(m: MessengerApp, redisUrl: string) {
-  const config = loadConfig({ LOG_LEVEL: 'warn', JOBS_ENABLED: 'false', PORT: '0', REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: redisUrl });
-  const pool = createPool(m.database.url, 5);
-  const app = await buildApp(config, { pool, databaseUrl: m.database.url, log: createLogger('warn'), modules: [messenger], clock: m.clock });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  after(async () => {
-    await app.close();
-    await pool.end();
-  });
-  return { app, url: `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}/hubs/messenger` };
-}
 
 describe('record-level access on every replica', () => {
   test('a participant removed while its replica was cut off from Redis receives nothing more from the chat there', async () => {
     const redis = await startPrivateRedis();
     const a = await messengerApp({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: redis.url });
     const proxy = await startTcpProxy(Number(new URL(redis.url).port));
-    const b = await secondReplica(a, `redis://127.0.0.1:${proxy.port}`);
+    const b = await secondReplica(a, { REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: `redis://127.0.0.1:${proxy.port}` });
     const [alice, bob, carol] = [await a.user(), await a.user(), await a.user()];
     const chat = (await a.call<Chat>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [bob.id, carol.id] })).body;
     const base = `/api/messenger/chats/${chat.id}`;
