@@ -15,7 +15,7 @@ import { createTokenVerifier } from './platform/http/token-verifier.ts';
 import { registerErrorHandling } from './platform/http/errors.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
-import { createHubFromConfig, hubPlugin, type Hub } from './platform/realtime/index.ts';
+import { createHubFromConfig, hubPlugin, type Hub, type HubAccess, type ResolveGroupMembers } from './platform/realtime/index.ts';
 import type { Principal } from './platform/http/auth.ts';
 import { systemClock, type Clock } from './platform/time.ts';
 import type { ModuleDeps, ModuleFactory } from './platform/module.ts';
@@ -144,12 +144,22 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Modules that own hub groups (the messenger's chat:{ChatId}) register resolvers below; the hub is
   // created first because those modules need it to push.
   const groupResolvers: ((p: Principal) => Promise<Iterable<string>>)[] = [];
+  const memberResolvers: ResolveGroupMembers[] = [];
+  const accessChecks: HubAccess[] = [];
   const hub = await createHubFromConfig(config, {
     registry,
     logger: log,
     clock,
     tokens,
     resolveGroups: async (p) => (await Promise.all(groupResolvers.map((r) => r(p)))).flatMap((g) => [...g]),
+    resolveGroupMembers: async (group) => {
+      for (const resolve of memberResolvers) {
+        const members = await resolve(group);
+        if (members) return members;
+      }
+      return undefined;
+    },
+    accessChecks,
   });
   await app.register(hubPlugin, { hub });
 
@@ -189,6 +199,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   for (const factory of deps.modules ?? allModules) {
     const parts = factory(moduleDeps);
     if (parts.hubGroups) groupResolvers.push(parts.hubGroups);
+    if (parts.hubGroupMembers) memberResolvers.push(parts.hubGroupMembers);
+    if (parts.hubAccess) accessChecks.push(parts.hubAccess);
     if (parts.routes) await app.register(async (scope) => parts.routes!(scope));
     for (const job of parts.jobs ?? []) runner.register(job);
     consumers.push(...(parts.consumers ?? []));

@@ -7,7 +7,7 @@ import type { HealthCheck } from './http/health-routes.ts';
 import type { JobDefinition } from './jobs/types.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Registry } from './observability/metrics.ts';
-import type { Hub } from './realtime/index.ts';
+import type { Hub, HubAccess, ResolveGroupMembers } from './realtime/index.ts';
 import type { Clock } from './time.ts';
 
 /** What the platform hands each module at start; `settings` are the module's own, as plain values. */
@@ -31,6 +31,10 @@ export interface ModuleParts {
   consumers?: ConsumerDefinition<any>[];
   /** Hub groups a new connection of this principal joins besides `user:{UserId}` (e.g. its chats). */
   hubGroups?: (principal: Principal) => Promise<Iterable<string>>;
+  /** Members of the hub groups this module owns and versions (undefined for a group it does not own). */
+  hubGroupMembers?: ResolveGroupMembers;
+  /** Which connected users lost access to the hub (asked periodically; their sockets are closed). */
+  hubAccess?: HubAccess;
   /** Dependencies of the module that /health/ready reports (e.g. the messenger's search index). */
   healthChecks?: HealthCheck[];
 }

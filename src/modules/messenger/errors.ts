@@ -34,7 +34,14 @@ export const ChatErrors = {
   /** MESSENGER_SEND_QUEUE_MAX_WAITING sends already wait on this replica: shed load instead of queueing without end. */
   sendQueueFull: () =>
     new AppError('MSG_SEND_QUEUE_FULL', 'too many messages are being sent right now; try again shortly', 503, { retryAfterSeconds: 1 }),
+  /** The caller's replica row is not active (seed 002: Blocked, Archived or an unknown status; or not replicated yet). */
+  callerInactive: () => new AppError('MSG_USER_INACTIVE', 'your account is blocked or archived: it cannot send, call or add contacts', 403),
+  /** The other party of a direct chat is not active any more: it cannot be messaged. */
+  recipientInactive: () => new AppError('MSG_RECIPIENT_INACTIVE', 'the other participant is no longer active and cannot be messaged', 409),
 };
+
+/** The close message a blocked or archived user's hub connections get (no reconnect). */
+export const USER_INACTIVE_CLOSE_REASON = 'Forbidden: the user is blocked or archived.';
 
 export const ContactErrors = {
   self: () => new AppError('MSG_CONTACT_SELF', 'you cannot add yourself as a contact', 400),

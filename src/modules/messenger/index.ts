@@ -3,8 +3,8 @@ import type { Principal } from '../../platform/http/index.ts';
 import { defineModule } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
 import { mediaJoinMinterOf } from './calls/media-join.ts';
-import { chatGroup } from './chats/kinds.ts';
-import { activeChatIdsOf } from './chats/chat-sql.ts';
+import { chatGroup, chatIdOfGroup } from './chats/kinds.ts';
+import { activeChatIdsOf, chatMembership } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
 import { contactSearchIndexerJob, indexerSettingsOf } from './contact-search/indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search/metrics.ts';
@@ -18,6 +18,9 @@ import { dispatchSettingsOf, realtimeDispatchJob } from './realtime-dispatch/dis
 import { createRealtimeMetrics, realtimeStateGauges } from './realtime-dispatch/metrics.ts';
 import { realtimeRetentionJob } from './realtime-dispatch/retention.job.ts';
 import { registerMessengerRoutes } from './routes.ts';
+import { USER_INACTIVE_CLOSE_REASON } from './errors.ts';
+import { inactiveAmong, replicaActivity } from './user-replica/replica-reads.ts';
+import { HubRefusal } from '../../platform/realtime/index.ts';
 import { createUserSyncMetrics } from './user-replica/metrics.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
 
@@ -73,7 +76,19 @@ export default defineModule<MessengerSettings>((deps) => {
       });
     },
     // Record-level: a connection joins chat:{ChatId} only for chats its user is an Active participant of.
-    hubGroups: async (principal: Principal) => (await activeChatIdsOf(deps.db, principal.userId)).map(chatGroup),
+    // A user whose replica row is inactive (blocked, archived) is refused; one the replica has not
+    // seen yet joins only user:{UserId} (it is in no chat), so notifications still reach it.
+    hubGroups: async (principal: Principal) => {
+      const [active, chats] = await Promise.all([replicaActivity(deps.db, principal.userId), activeChatIdsOf(deps.db, principal.userId)]);
+      if (active === false) throw new HubRefusal(USER_INACTIVE_CLOSE_REASON);
+      return chats.map(chatGroup);
+    },
+    hubAccess: { reason: USER_INACTIVE_CLOSE_REASON, revoked: (userIds) => inactiveAmong(deps.db, userIds) },
+    // Record-level at delivery: each replica checks a chat send's membership version against these.
+    hubGroupMembers: async (group: string) => {
+      const chatId = chatIdOfGroup(group);
+      return chatId === undefined ? undefined : chatMembership(deps.db, chatId);
+    },
     // Contact search degrades on its own (503 from the search endpoint): reported, not required.
     healthChecks: [{ name: 'search', required: false, check: () => index.health() }],
     jobs: [

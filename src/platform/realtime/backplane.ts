@@ -1,13 +1,16 @@
 /**
- * The backplane carries what one replica must tell the others: group sends and group membership
- * changes. Every replica delivers to its own sockets; a replica ignores messages it published itself
- * (it has already applied them locally). Two adapters: in-process (a single replica; nothing to
- * carry) and Redis pub/sub (backplane-redis.ts).
+ * The backplane carries what one replica must tell the others: group sends (with the membership
+ * version they were sent at, for groups whose owner versions them: membership.ts), group
+ * membership changes, and users whose connections must close (access revoked). Every replica
+ * delivers to its own sockets; a replica ignores messages it published itself (it has already
+ * applied them locally). Two adapters: in-process (a single replica; nothing to carry) and Redis
+ * pub/sub (backplane-redis.ts).
  */
 
 export type BackplaneMessage =
-  | { kind: 'send'; origin: string; group: string; event: string; payload: unknown }
-  | { kind: 'join' | 'leave'; origin: string; userId: string; group: string };
+  | { kind: 'send'; origin: string; group: string; event: string; payload: unknown; version?: number }
+  | { kind: 'join' | 'leave'; origin: string; userId: string; group: string }
+  | { kind: 'disconnect'; origin: string; userId: string; reason: string };
 
 export type BackplaneStatus = 'ok' | 'down' | 'disabled';
 
@@ -43,9 +46,15 @@ export function decodeBackplaneMessage(raw: string): BackplaneMessage | undefine
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const m = value as Record<string, unknown>;
-  if (typeof m.origin !== 'string' || typeof m.group !== 'string') return undefined;
+  if (typeof m.origin !== 'string') return undefined;
+  if (m.kind === 'disconnect' && typeof m.userId === 'string' && typeof m.reason === 'string') {
+    return { kind: 'disconnect', origin: m.origin, userId: m.userId, reason: m.reason };
+  }
+  if (typeof m.group !== 'string') return undefined;
   if (m.kind === 'send' && typeof m.event === 'string') {
-    return { kind: 'send', origin: m.origin, group: m.group, event: m.event, payload: m.payload };
+    if (m.version !== undefined && !Number.isSafeInteger(m.version)) return undefined;
+    const version = m.version as number | undefined;
+    return { kind: 'send', origin: m.origin, group: m.group, event: m.event, payload: m.payload, ...(version === undefined ? {} : { version }) };
   }
   if ((m.kind === 'join' || m.kind === 'leave') && typeof m.userId === 'string') {
     return { kind: m.kind, origin: m.origin, userId: m.userId, group: m.group };

@@ -49,6 +49,22 @@ export const CloseErrors = {
   tokenExpired: 'Unauthorized: the access token expired.',
 } as const;
 
+/**
+ * Refuses a WebSocket before it becomes a connection (a cap is reached): the answer to the
+ * client's handshake carries the reason, so its start() rejects with it, then the socket closes.
+ * The answer waits for the handshake (the official client fails oddly on an answer that comes
+ * first); a socket that sends none within `waitMs` is dropped.
+ */
+export function refuseSocket(socket: WebSocket, error: string, waitMs: number): void {
+  const timer = setTimeout(() => socket.terminate(), waitMs);
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('message', () => {
+    clearTimeout(timer);
+    socket.send(encodeHandshakeResponse(error), { binary: false });
+    socket.close(CLOSE_CODE_NORMAL);
+  });
+}
+
 /** One SignalR connection over one WebSocket. */
 export class HubConnection {
   readonly id: string;

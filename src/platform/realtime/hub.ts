@@ -1,70 +1,21 @@
-import type { WebSocket } from 'ws';
-import type { Logger } from '../observability/logger.ts';
-import type { Registry } from '../observability/metrics.ts';
-import { AuthError, type AuthCode, type Principal } from '../http/auth.ts';
-import { createTokenVerifier, type TokenVerifier } from '../http/token-verifier.ts';
-import { newId, systemClock, type Clock } from '../time.ts';
-import { createInProcessBackplane, type Backplane, type BackplaneMessage, type BackplaneStatus } from './backplane.ts';
-import { CloseErrors, FrameTally, HubConnection, monotonicMs, type ConnectionLimits } from './connection.ts';
+import { AuthError } from '../http/auth.ts';
+import { createTokenVerifier } from '../http/token-verifier.ts';
+import { newId, systemClock } from '../time.ts';
+import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
+import { admissionRefusal, HubRefusal, startAccessRecheck } from './access.ts';
+import type { Hub, HubOptions } from './hub-api.ts';
+import { CloseErrors, FrameTally, HubConnection, monotonicMs, refuseSocket, type ConnectionLimits } from './connection.ts';
 import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
 import { GroupIndex, userGroup } from './groups.ts';
+import { createMembershipSync } from './membership.ts';
 import { createHubMetrics } from './metrics.ts';
-import { createInProcessPresence, type PresenceStore } from './presence.ts';
-import { encodeInvocation, negotiateReply, type NegotiateReply } from './protocol.ts';
+import { createInProcessPresence } from './presence.ts';
+import { encodeInvocation, negotiateReply } from './protocol.ts';
 
-export interface HubOptions {
-  /** JWT secret (same as REST); keys the negotiate connection tokens (and verifies bearer tokens when no `tokens` is given). */
-  secret: string;
-  /** The bearer token verifier REST uses (AUTH_JWKS_URL, issuer, audience, lifetime); default: HS256 with `secret`. */
-  tokens?: TokenVerifier;
-  registry: Registry;
-  logger: Logger;
-  /** Groups a new connection joins besides `user:{UserId}` (the messenger lists `chat:{ChatId}`). */
-  resolveGroups?: (principal: Principal) => Promise<Iterable<string>>;
-  /** HUB_PING_INTERVAL_MS: a ping (type 6) goes to a socket the server has not written to for this long. */
-  pingIntervalMs?: number;
-  /** HUB_CLIENT_TIMEOUT_MS: a socket that sent nothing (not even a ping) for this long is closed. */
-  clientTimeoutMs?: number;
-  /** HUB_MAX_BUFFERED_BYTES: per-socket send buffer cap; past it the socket is closed as a slow consumer. */
-  maxBufferedBytes?: number;
-  backplane?: Backplane;
-  presence?: PresenceStore;
-  replicaId?: string;
-  /** Business clock for connection-token expiry (socket liveness runs on a monotonic clock). */
-  clock?: Clock;
-  /** How long a negotiate's connection token opens a WebSocket. Default 5 min. */
-  connectionTokenTtlMs?: number;
-  /** How long close() waits for sockets to finish their close handshake before dropping them. Default 2 s. */
-  closeGraceMs?: number;
-}
+export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
 
-export type AuthResult =
-  | { ok: true; principal: Principal }
-  | { ok: false; code: 'AUTH_REQUIRED' | AuthCode; message: string; statusCode: 401 | 503 };
-
-export interface Hub {
-  readonly replicaId: string;
-  /** Pushes `{type:1,target:eventName,arguments:[payload]}` to every socket of the group, on every replica. */
-  send(group: string, eventName: string, payload: unknown): Promise<void>;
-  /** Applies to the user's open connections at once, on every replica. */
-  addUserToGroup(userId: string, group: string): Promise<void>;
-  removeUserFromGroup(userId: string, group: string): Promise<void>;
-  isOnline(userId: string): Promise<boolean>;
-  /** Backplane state for /health/ready: 'disabled' for the in-process backplane. */
-  health(): Promise<BackplaneStatus>;
-  /** Open connections on this replica. */
-  connectionCount(): number;
-  /** Sends a close message to every socket, closes them, then the backplane and presence store. */
-  close(): Promise<void>;
-
-  // ---- used by the transport (plugin.ts) ----
-  readonly closing: boolean;
-  authenticate(token: string | undefined): Promise<AuthResult>;
-  negotiate(principal: Principal, requestedVersion: number): NegotiateReply;
-  /** The connection id for a WebSocket: from a negotiate token (`?id=`), or fresh when negotiation was skipped. */
-  connectionIdFor(principal: Principal, connectionToken: string | undefined): string | undefined;
-  attach(socket: WebSocket, principal: Principal, connectionId: string): void;
-}
+/** How long a refused socket may take to send its handshake before it is dropped. */
+const REFUSAL_WAIT_MS = 5000;
 
 /** Longest unterminated record kept between WebSocket messages: clients only send handshakes and pings. */
 const MAX_PENDING_CHARS = 64 * 1024;
@@ -86,8 +37,8 @@ export function createHub(opts: HubOptions): Hub {
   const byId = new Map<string, HubConnection>();
   /** Groups removed while a connection's resolveGroups was in flight: its (older) answer must not re-add them. */
   const joining = new Map<HubConnection, Set<string>>();
-  /** Resolves when the connection's groups are joined; false if resolveGroups failed. */
-  const ready = new WeakMap<HubConnection, Promise<boolean>>();
+  /** Resolves when the connection's groups are joined: true, or the reason its handshake is refused. */
+  const ready = new WeakMap<HubConnection, Promise<true | string>>();
   const presenceWrites = new Set<Promise<void>>();
   const allClosed = new Set<() => void>();
   let closing = false;
@@ -99,7 +50,7 @@ export function createHub(opts: HubOptions): Hub {
     return p;
   };
 
-  const deliverLocal = (group: string, event: string, payload: unknown) => {
+  const deliverNow = (group: string, event: string, payload: unknown) => {
     const members = index.inGroup(group);
     if (!members) return;
     const frame = Buffer.from(encodeInvocation(event, payload));
@@ -121,25 +72,46 @@ export function createHub(opts: HubOptions): Hub {
     }
   };
 
+  const membership = createMembershipSync({
+    index,
+    resolve: opts.resolveGroupMembers,
+    joinLocal,
+    leaveLocal,
+    joiningUsers: () => [...joining.keys()].map((c) => c.userId),
+    deliver: deliverNow,
+    log,
+    metrics,
+  });
+
+  const disconnectLocal = (userId: string, reason: string) => {
+    for (const conn of [...(index.ofUser(userId) ?? [])]) conn.close('access_revoked', reason, false, 'graceful');
+  };
+
   backplane.onMessage((message: BackplaneMessage) => {
     if (message.origin === replicaId) return; // already applied when it was published
-    if (message.kind === 'send') deliverLocal(message.group, message.event, message.payload);
+    if (message.kind === 'send') membership.deliver(message.group, message.event, message.payload, message.version);
+    else if (message.kind === 'disconnect') disconnectLocal(message.userId, message.reason);
     else if (message.kind === 'join') joinLocal(message.userId, message.group);
     else leaveLocal(message.userId, message.group);
   });
 
-  async function joinGroups(conn: HubConnection, firstOfUser: Promise<void> | undefined): Promise<boolean> {
+  /** Resolves the connection's groups and joins them: true, or the reason the handshake is refused. */
+  async function joinGroups(conn: HubConnection, firstOfUser: Promise<void> | undefined): Promise<true | string> {
     const removedMeanwhile = new Set<string>();
     joining.set(conn, removedMeanwhile);
     try {
       const groups = opts.resolveGroups ? await opts.resolveGroups(conn.principal) : [];
-      if (conn.state === 'closed') return false;
+      if (conn.state === 'closed') return 'closed';
       for (const group of groups) if (!removedMeanwhile.has(group)) index.join(conn, group);
       await firstOfUser; // so isOnline() is true on every replica once the client's start() resolves
       return true;
     } catch (err) {
+      if (err instanceof HubRefusal) {
+        metrics.refused.inc({ reason: 'forbidden' });
+        return err.message;
+      }
       log.error({ err, connectionId: conn.id }, 'hub: resolving groups failed; connection refused');
-      return false;
+      return 'The server could not load the groups of this connection.';
     } finally {
       joining.delete(conn);
     }
@@ -171,9 +143,9 @@ export function createHub(opts: HubOptions): Hub {
   };
 
   const onHandshake = (conn: HubConnection) => {
-    void (ready.get(conn) ?? Promise.resolve(false)).then((ok) => {
-      if (ok) conn.accept();
-      else conn.refuse('The server could not load the groups of this connection.');
+    void (ready.get(conn) ?? Promise.resolve('closed')).then((verdict) => {
+      if (verdict === true) conn.accept();
+      else conn.refuse(verdict);
     });
   };
 
@@ -185,8 +157,13 @@ export function createHub(opts: HubOptions): Hub {
       conn.closeIfTokenExpired(wallNow);
       conn.checkLiveness(now, pingIntervalMs, clientTimeoutMs);
     }
+    membership.prune();
   }, tickMs);
   liveness.unref();
+
+  // The safety net under the backplane's disconnect messages: a lost one is caught here.
+  const { access } = opts;
+  const recheck = access && startAccessRecheck(access, () => index.users(), disconnectLocal, log);
 
   const refresh =
     presence.refreshIntervalMs === undefined
@@ -203,9 +180,15 @@ export function createHub(opts: HubOptions): Hub {
       return closing;
     },
 
-    async send(group, eventName, payload) {
-      await backplane.publish({ kind: 'send', origin: replicaId, group, event: eventName, payload });
-      deliverLocal(group, eventName, payload);
+    async send(group, eventName, payload, sendOpts) {
+      const version = sendOpts?.membershipVersion;
+      await backplane.publish({ kind: 'send', origin: replicaId, group, event: eventName, payload, ...(version === undefined ? {} : { version }) });
+      membership.deliver(group, eventName, payload, version);
+    },
+
+    async disconnectUser(userId, reason) {
+      disconnectLocal(userId, reason);
+      await backplane.publish({ kind: 'disconnect', origin: replicaId, userId, reason });
     },
 
     async addUserToGroup(userId, group) {
@@ -259,6 +242,17 @@ export function createHub(opts: HubOptions): Hub {
         socket.terminate();
         return;
       }
+      const refusal = admissionRefusal({
+        ofUser: index.ofUser(principal.userId)?.size ?? 0,
+        onReplica: byId.size,
+        maxPerUser: opts.maxConnectionsPerUser,
+        maxOnReplica: opts.maxConnections,
+      });
+      if (refusal) {
+        metrics.refused.inc({ reason: refusal.reason });
+        log.debug({ userId: principal.userId, reason: refusal.reason }, 'hub connection refused');
+        return refuseSocket(socket, refusal.error, REFUSAL_WAIT_MS);
+      }
       const conn = new HubConnection(connectionId, principal, socket, limits, { onHandshake, onClosed, onQueued }, metrics);
       byId.set(conn.id, conn);
       metrics.connectionsActive.inc();
@@ -274,6 +268,7 @@ export function createHub(opts: HubOptions): Hub {
       closing = true;
       clearInterval(liveness);
       if (refresh) clearInterval(refresh);
+      if (recheck) clearInterval(recheck);
       const conns = [...byId.values()];
       if (conns.length > 0) {
         const done = new Promise<void>((resolve) => allClosed.add(resolve));

@@ -18,6 +18,12 @@
  *   pings every 15 s) is closed. WebSocket-level pongs do not count as activity.
  * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
+ * - Caps: a socket past HUB_MAX_CONNECTIONS_PER_USER (this replica) or HUB_MAX_CONNECTIONS gets a
+ *   handshake error naming the cap and is closed (hub_connections_refused_total{reason}).
+ * - Record-level access: sends to versioned groups are checked against the group's membership at
+ *   delivery on every replica (membership.ts); a module can refuse a connection (HubRefusal),
+ *   close a user's connections everywhere (disconnectUser) and is asked periodically which
+ *   connected users lost access (access.ts).
  */
 import type { Principal } from '../http/auth.ts';
 import type { TokenVerifier } from '../http/token-verifier.ts';
@@ -26,7 +32,9 @@ import type { Registry } from '../observability/metrics.ts';
 import type { Clock } from '../time.ts';
 import { newId } from '../time.ts';
 import { createRedisBackplane } from './backplane-redis.ts';
+import type { HubAccess } from './access.ts';
 import { createHub, type Hub } from './hub.ts';
+import type { ResolveGroupMembers } from './membership.ts';
 import { createRedisPresence } from './presence-redis.ts';
 import type { HubSettings } from './settings.ts';
 
@@ -34,6 +42,8 @@ export { createHub, type Hub, type HubOptions } from './hub.ts';
 export { hubPlugin, type HubPluginOptions } from './plugin.ts';
 export { hubSettings, type HubSettings } from './settings.ts';
 export { userGroup } from './groups.ts';
+export { HubRefusal, type HubAccess } from './access.ts';
+export type { GroupMembers, ResolveGroupMembers } from './membership.ts';
 export { createInProcessBackplane, type Backplane, type BackplaneMessage, type BackplaneStatus } from './backplane.ts';
 export { createRedisBackplane } from './backplane-redis.ts';
 export { createInProcessPresence, type PresenceStore } from './presence.ts';
@@ -43,6 +53,9 @@ export interface HubDeps {
   registry: Registry;
   logger: Logger;
   resolveGroups?: (principal: Principal) => Promise<Iterable<string>>;
+  resolveGroupMembers?: ResolveGroupMembers;
+  /** Asked every HUB_ACCESS_RECHECK_INTERVAL_MS (the list may grow after the hub is created). */
+  accessChecks?: readonly HubAccess[];
   clock?: Clock;
   /** The verifier REST uses, so both accept the same tokens. */
   tokens?: TokenVerifier;
@@ -72,6 +85,10 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
     registry: deps.registry,
     logger: deps.logger,
     resolveGroups: deps.resolveGroups,
+    resolveGroupMembers: deps.resolveGroupMembers,
+    ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: config.HUB_ACCESS_RECHECK_INTERVAL_MS } } : {}),
+    maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
+    maxConnections: config.HUB_MAX_CONNECTIONS,
     pingIntervalMs: config.HUB_PING_INTERVAL_MS,
     clientTimeoutMs: config.HUB_CLIENT_TIMEOUT_MS,
     maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,

@@ -8,7 +8,11 @@ export type DisconnectReason =
   | 'protocol_error'
   | 'handshake_failed'
   | 'server_shutdown'
-  | 'token_expired';
+  | 'token_expired'
+  | 'access_revoked';
+
+/** Why a WebSocket was refused before it became a connection (hub_connections_refused_total). */
+export type RefusalReason = 'user_limit' | 'replica_limit' | 'forbidden';
 
 export type FrameKind = 'invocation' | 'ping' | 'close' | 'completion' | 'handshake';
 
@@ -35,6 +39,20 @@ export function createHubMetrics(registry: Registry) {
     authFailures: counter(registry, {
       name: 'hub_auth_failures_total',
       help: 'Negotiate or connect attempts refused for a missing or invalid token',
+    }),
+    refused: counter<'reason'>(registry, {
+      name: 'hub_connections_refused_total',
+      help: 'WebSockets refused with a handshake error: a connection cap (user_limit, replica_limit) or no access (forbidden)',
+      labelNames: ['reason'],
+    }),
+    groupResyncs: counter<'result'>(registry, {
+      name: 'hub_group_resyncs_total',
+      help: "Reads of a group's members from its owner, made when a send carried a membership version newer than this replica's",
+      labelNames: ['result'],
+    }),
+    unverifiedSendsDropped: counter(registry, {
+      name: 'hub_unverified_sends_dropped_total',
+      help: 'Group sends dropped because the membership they were sent at could not be confirmed (record-level access fails closed)',
     }),
     disconnects: counter<'reason'>(registry, {
       name: 'hub_disconnects_total',

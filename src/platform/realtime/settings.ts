@@ -21,6 +21,24 @@ export const hubSettings = {
     minimum: 1024,
     description: 'Per-socket send buffer cap; past it the socket is closed as a slow consumer',
   }),
+  HUB_MAX_CONNECTIONS_PER_USER: Int({
+    default: 20,
+    minimum: 1,
+    maximum: 10_000,
+    description: "Open hub sockets one user may hold on a replica; more are refused with a handshake error",
+  }),
+  HUB_MAX_CONNECTIONS: Int({
+    default: 10_000,
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'Open hub sockets a replica accepts; more are refused with a handshake error',
+  }),
+  HUB_ACCESS_RECHECK_INTERVAL_MS: Int({
+    default: 60_000,
+    minimum: 100,
+    maximum: 3_600_000,
+    description: "How often a replica asks the modules whether its connected users lost access (closes theirs if so)",
+  }),
 };
 
 export type HubSettings = SettingsOf<typeof hubSettings>;

@@ -150,16 +150,25 @@ describe('connection tokens', () => {
 });
 
 describe('backplane messages', () => {
-  test('sends and membership changes survive the wire', () => {
+  test('sends (with and without a membership version), membership changes and disconnects survive the wire', () => {
     const send = { kind: 'send', origin: 'r1', group: 'chat:1', event: 'message_received', payload: { Seq: 1 } } as const;
+    const versioned = { ...send, version: 7 } as const;
     const join = { kind: 'join', origin: 'r1', userId: 'u', group: 'chat:1' } as const;
-    assert.deepEqual(decodeBackplaneMessage(encodeBackplaneMessage(send)), send);
-    assert.deepEqual(decodeBackplaneMessage(encodeBackplaneMessage(join)), join);
+    const disconnect = { kind: 'disconnect', origin: 'r1', userId: 'u', reason: 'Forbidden.' } as const;
+    for (const m of [send, versioned, join, disconnect]) assert.deepEqual(decodeBackplaneMessage(encodeBackplaneMessage(m)), m);
   });
 
   test('malformed messages decode to undefined', () => {
-    for (const bad of ['{', '{}', '{"kind":"send","origin":"r","group":"g"}', '{"kind":"join","origin":"r","group":"g"}']) {
-      assert.equal(decodeBackplaneMessage(bad), undefined, bad);
+    const bad = [
+      '{',
+      '{}',
+      '{"kind":"send","origin":"r","group":"g"}',
+      '{"kind":"join","origin":"r","group":"g"}',
+      '{"kind":"send","origin":"r","group":"g","event":"e","version":"7"}',
+      '{"kind":"disconnect","origin":"r","userId":"u"}',
+    ];
+    for (const raw of bad) {
+      assert.equal(decodeBackplaneMessage(raw), undefined, raw);
     }
   });
 });

@@ -10,7 +10,7 @@ import { CallErrors, ChatErrors } from '../errors.ts';
 import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
 import type { MediaKind, SessionStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
-import { requireAddressableUser } from '../user-replica/replica-reads.ts';
+import { requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
 
 /**
  * 1:1 calls (call-session.md, UC-MSG-005; SessionKind Direct): Ringing → Active | Declined |
@@ -93,6 +93,7 @@ export async function getCall(q: Db, callId: string, userId: string): Promise<Ca
 }
 
 export async function inviteCall(ctx: MessengerContext, caller: Principal, input: { calleeUserId: string; media: MediaKind }): Promise<{ call: CallView; join: JoinView }> {
+  await requireActiveCaller(ctx.db, caller.userId);
   const me = caller.userId;
   const callee = input.calleeUserId.toLowerCase();
   if (callee === me) throw CallErrors.self();

@@ -7,6 +7,7 @@ import { chatForParticipant, participantsOf } from '../chats/chat-sql.ts';
 import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
+import { requireActiveCaller } from '../user-replica/replica-reads.ts';
 import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
 import type { MediaKind, RosterStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
@@ -125,6 +126,7 @@ async function setRoster(tx: Db, sessionId: string, userId: string, status: Rost
 }
 
 export async function startConference(ctx: MessengerContext, caller: Principal, chatId: string, media: MediaKind): Promise<{ conference: ConferenceView; join: JoinView }> {
+  await requireActiveCaller(ctx.db, caller.userId);
   const me = caller.userId;
   const now = ctx.clock.now();
   const id = newId();
@@ -147,6 +149,7 @@ export async function startConference(ctx: MessengerContext, caller: Principal, 
 
 /** Rings chat participants (each gets a personal join model with its conference_invited). */
 export async function inviteToConference(ctx: MessengerContext, caller: Principal, conferenceId: string, userIds: string[]): Promise<ConferenceView> {
+  await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
   await ctx.db.transaction(async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
@@ -166,6 +169,7 @@ export async function inviteToConference(ctx: MessengerContext, caller: Principa
 }
 
 export async function joinConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<{ conference: ConferenceView; join: JoinView }> {
+  await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
   const c = await ctx.db.transaction(async (tx) => {
     const conf = await conferenceFor(tx, conferenceId, caller.userId, true);

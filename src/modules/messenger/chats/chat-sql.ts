@@ -17,6 +17,21 @@ export async function activeChatIdsOf(db: Db, userId: string): Promise<string[]>
   return rows.map((r) => r.chatId);
 }
 
+/**
+ * The Active participants of a chat and its membership version, read in one snapshot (membership
+ * changes bump the version in the transaction that makes them): what a replica's hub checks a
+ * versioned chat:{ChatId} send against. Undefined for an unknown chat.
+ */
+export async function chatMembership(db: Db, chatId: string): Promise<{ version: number; userIds: string[] } | undefined> {
+  const { rows } = await query<{ version: number; userIds: string[] }>(
+    db,
+    sql`select c.membership_version as version,
+               array(select p.user_id from messenger.chat_participants p where p.chat_id = c.id and p.status = 'Active') as "userIds"
+          from messenger.chats c where c.id = ${chatId}`,
+  );
+  return rows[0];
+}
+
 export interface ChatRow {
   id: string;
   kind: ChatKind;

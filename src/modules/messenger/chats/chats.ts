@@ -20,7 +20,7 @@ import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
 import { chatGroup, type ChatKind } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
-import { requireAddressableUser } from '../user-replica/replica-reads.ts';
+import { requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
 
 /**
  * Chats and their participants (participant.md, chat-event.md): every change writes its chat event
@@ -84,6 +84,7 @@ export interface CreateChatInput {
  * existing one: `created` false). Group: a title and up to the participant cap; the caller is Owner.
  */
 export async function createChat(ctx: MessengerContext, caller: Principal, input: CreateChatInput): Promise<{ chat: ChatView; created: boolean }> {
+  await requireActiveCaller(ctx.db, caller.userId);
   const me = caller.userId;
   const others = [...new Set(input.memberUserIds.map((u) => u.toLowerCase()))].filter((u) => u !== me);
   if (input.kind === 'Direct' && others.length !== 1) throw ChatErrors.invalidChat('a direct chat needs exactly one other user');
@@ -135,6 +136,7 @@ export async function renameChat(ctx: MessengerContext, caller: Principal, chatI
 
 /** Added participants see the chat at once: their open connections join chat:{ChatId} (UC-MSG-008). */
 export async function addParticipants(ctx: MessengerContext, caller: Principal, chatId: string, userIds: string[]): Promise<ChatView> {
+  await requireActiveCaller(ctx.db, caller.userId);
   const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))];
   for (const u of wanted) await requireAddressableUser(ctx.db, u);
   const now = ctx.clock.now();

@@ -3,6 +3,11 @@
 /** The hub group of a chat's Active participants. */
 export const chatGroup = (chatId: string): string => `chat:${chatId}`;
 
+const CHAT_GROUP = /^chat:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/** The chat id of a chat:{ChatId} group; undefined for any other group. */
+export const chatIdOfGroup = (group: string): string | undefined => CHAT_GROUP.exec(group)?.[1];
+
 export const CHAT_KINDS = ['Direct', 'Group'] as const;
 export type ChatKind = (typeof CHAT_KINDS)[number];
 export const PARTICIPANT_ROLES = ['Owner', 'Member'] as const;

@@ -10,6 +10,7 @@ import { ChatErrors, ContactErrors, MessengerErrors } from '../errors.ts';
 import type { ContactStatus } from './kinds.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import { toE164 } from '../user-replica/rules.ts';
+import { requireActiveCaller } from '../user-replica/replica-reads.ts';
 
 /**
  * Contacts (contact.md): a request by phone (the addressee resolved in the user replica), accept,
@@ -55,6 +56,7 @@ async function activeUserByPhone(q: Db, phone: string): Promise<string | undefin
 }
 
 export async function requestContact(ctx: MessengerContext, me: string, phoneInput: string): Promise<ContactView> {
+  await requireActiveCaller(ctx.db, me);
   const phone = toE164(phoneInput.trim(), ctx.settings.MESSENGER_PHONE_DEFAULT_REGION);
   if (!phone) throw MessengerErrors.invalidPhone();
   const other = await activeUserByPhone(ctx.db, phone);

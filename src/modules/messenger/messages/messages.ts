@@ -5,6 +5,7 @@ import { chatForParticipant } from '../chats/chat-sql.ts';
 import { contentProblem, isEditable, withinEditWindow } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
+import { requireActiveCaller } from '../user-replica/replica-reads.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
 
@@ -37,6 +38,7 @@ export async function editMessage(
   messageId: string,
   change: { body?: string; cardText?: string },
 ): Promise<MessageView> {
+  await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
   const window = ctx.settings.MESSENGER_REALTIME_EDIT_WINDOW_SECONDS;
   return ctx.db.transaction(async (tx) => {

@@ -14,8 +14,9 @@ import type { BatchQueue } from './send-queue.ts';
  * (protocol, executor start, commit and its WAL flush) dominates a send, so concurrent sends share it.
  *
  * Each message is judged on its own, exactly as a single send judges it: the sender must be an
- * Active participant (else `member` is false), a Direct chat with a block either way refuses it
- * (`blocked`), and the recipients are read from the statement's snapshot, taken before the chat
+ * Active participant (else `member` is false) and active in the user replica (`senderInactive`), a
+ * Direct chat with a block either way (`blocked`) or an inactive other participant
+ * (`recipientInactive`) refuses it, and the recipients are read from the statement's snapshot, taken before the chat
  * locks were granted. The chats are locked in id order (two batches never wait on each other in a
  * cycle), each bumped by its number of messages only while its membership_version still equals
  * the snapshot's; the messages of a chat whose membership changed meanwhile get no row (`message`
@@ -36,6 +37,10 @@ export interface BatchSend {
 export interface BatchSendOutcome {
   member: boolean;
   blocked: boolean;
+  /** The sender's replica row is not active, or missing (seed 002, fail closed). */
+  senderInactive: boolean;
+  /** A Direct chat whose other participant is not active in the replica. */
+  recipientInactive: boolean;
   message: MessageRow | null;
 }
 
@@ -60,8 +65,10 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
            -- The event's SentAt as text (ISO-8601 UTC), read by the event's FROM clause below.
            ${now.toISOString()}::text as sent_at
       from generate_subscripts(${id}, 1) as o),
-  checked as (
-    select i.*, s.membership_version, coalesce(s.member, false) as member, coalesce(s.blocked, false) as blocked
+  judged as (
+    select i.*, s.membership_version, coalesce(s.member, false) as member, coalesce(s.blocked, false) as blocked,
+           not coalesce((select u.is_active from messenger.users u where u.id = i.sender_id), false) as sender_inactive,
+           coalesce(s.recipient_inactive, false) as recipient_inactive
       from input i
       left join lateral (
         select c.membership_version,
@@ -70,10 +77,16 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
                c.kind = 'Direct' and exists (
                  select 1 from messenger.chat_participants r join messenger.blacklist_entries b
                    on (b.owner_user_id = r.user_id and b.blocked_user_id = i.sender_id) or (b.owner_user_id = i.sender_id and b.blocked_user_id = r.user_id)
-                  where r.chat_id = c.id and r.status = 'Active' and r.user_id <> i.sender_id and b.status = 'Blocked') as blocked
+                  where r.chat_id = c.id and r.status = 'Active' and r.user_id <> i.sender_id and b.status = 'Blocked') as blocked,
+               c.kind = 'Direct' and exists (
+                 select 1 from messenger.chat_participants r
+                  where r.chat_id = c.id and r.status = 'Active' and r.user_id <> i.sender_id
+                    and not exists (select 1 from messenger.users u where u.id = r.user_id and u.is_active)) as recipient_inactive
           from messenger.chats c where c.id = i.chat_id) s on true),
+  checked as (
+    select j.*, j.member and not j.blocked and not j.sender_inactive and not j.recipient_inactive as allowed from judged j),
   wanted as (
-    select chat_id, count(*)::bigint as n, min(membership_version) as v from checked where member and not blocked group by chat_id),
+    select chat_id, count(*)::bigint as n, min(membership_version) as v from checked where allowed group by chat_id),
   locked as (
     select c.id from messenger.chats c where c.id = any(array(select chat_id from wanted)) order by c.id for update),
   bumped as (
@@ -86,7 +99,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
     select k.id, k.chat_id, b.base + row_number() over (partition by k.chat_id order by k.ord), k.sender_id, k.kind, k.body,
            k.file_meta::jsonb, k.card_text, ${at}
       from checked k join bumped b on b.id = k.chat_id
-     where k.member and not k.blocked
+     where k.allowed
     returning id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
       file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt"),
   recipients as (
@@ -104,7 +117,8 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
   )}),
   woke as (
     select pg_notify('${sql.raw(REALTIME_OUTBOX_CHANNEL)}', ''), pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))
-  select k.member, k.blocked, row_to_json(m) as message, (select count(*) from woke) as woke
+  select k.member, k.blocked, k.sender_inactive as "senderInactive", k.recipient_inactive as "recipientInactive",
+         row_to_json(m) as message, (select count(*) from woke) as woke
     from checked k left join msg m on m.id = k.id
    order by k.ord`;
 }

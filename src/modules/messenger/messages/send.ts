@@ -84,7 +84,9 @@ export async function sendMessage(ctx: MessengerContext, caller: Principal, chat
     const out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content });
     if (out.message) return messageView(out.message);
     if (!out.member) throw ChatErrors.chatNotFound();
+    if (out.senderInactive) throw ChatErrors.callerInactive();
     if (out.blocked) throw ChatErrors.blocked();
+    if (out.recipientInactive) throw ChatErrors.recipientInactive();
     // The membership changed while this send waited for the chat: read it again.
     if (attempt >= MAX_TRIES) throw new Error(`send to chat ${chatId}: membership kept changing (${MAX_TRIES} tries)`);
   }
@@ -100,6 +102,10 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, me: string, chatId
             from messenger.chats c where c.id = ${chatId}),
         recipients as (
           select user_id from messenger.chat_participants where chat_id = ${chatId} and status = 'Active' and user_id <> ${me}),
+        inactive as (
+          select not coalesce((select u.is_active from messenger.users u where u.id = ${me}), false) as sender,
+                 (select kind from snapshot) = 'Direct' and exists (
+                   select 1 from recipients r where not exists (select 1 from messenger.users u where u.id = r.user_id and u.is_active)) as recipient),
         blocked as (
           select (select kind from snapshot) = 'Direct' and exists (
             select 1 from messenger.blacklist_entries b join recipients r
@@ -108,6 +114,7 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, me: string, chatId
         locked as (
           update messenger.chats c set last_seq = c.last_seq + 1, updated_at = ${at}
            where c.id = ${chatId} and (select member from snapshot) and not (select v from blocked)
+             and not (select sender or recipient from inactive)
              and c.membership_version = (select membership_version from snapshot)
           returning c.last_seq),
         msg as (
@@ -124,6 +131,7 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, me: string, chatId
                  (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients) as recipient_user_ids),
         event as (${sql.raw(messagePostedOutboxInsert('from msg m cross join event_args e'))})
         select coalesce((select member from snapshot), false) as member, coalesce((select v from blocked), false) as blocked,
+               (select sender from inactive) as "senderInactive", coalesce((select recipient from inactive), false) as "recipientInactive",
                (select row_to_json(msg) from msg) as message,
                case when exists (select 1 from msg) then pg_notify(${REALTIME_OUTBOX_CHANNEL}, '') end as woke_dispatcher,
                case when exists (select 1 from msg) then pg_notify(${OUTBOX_CHANNEL}, '') end as woke_publisher`;

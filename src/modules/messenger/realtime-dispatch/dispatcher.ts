@@ -5,6 +5,8 @@ import type { BatchRun, Outcome } from '../../../platform/jobs/index.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import { withTimeout } from '../../../platform/time.ts';
 import type { MediaJoinMinter } from '../calls/media-join.ts';
+import { chatGroup } from '../chats/kinds.ts';
+import { USER_INACTIVE_CLOSE_REASON } from '../errors.ts';
 import type { RealtimeMetrics } from './metrics.ts';
 import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from './outbox-sql.ts';
 import { buildDelivery, type RealtimeRefs } from './payloads.ts';
@@ -27,7 +29,7 @@ export interface RealtimeDispatchQuarantinedEvent {
 
 export interface DispatchStepsDeps {
   db: Db;
-  hub: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup'>;
+  hub: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup' | 'disconnectUser'>;
   metrics: RealtimeMetrics;
   mintJoin: MediaJoinMinter;
   maxAttempts: number;
@@ -87,16 +89,20 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
     try {
       const built = buildDelivery(row, row.refs);
       if (!built.ok) return { kind: 'missing', code: built.code };
-      const { membership, sends } = built.delivery;
+      const { membership, sends, disconnect } = built.delivery;
+      // Sends to the row's chat group carry its membership version (record-level access at delivery).
+      const chat = row.targetKind === 'ChatGroup' && row.chatId ? chatGroup(row.chatId) : undefined;
+      const versioned = row.membershipVersion == null ? undefined : { membershipVersion: row.membershipVersion };
       await withTimeout(
         (async () => {
+          if (disconnect) await deps.hub.disconnectUser(disconnect, USER_INACTIVE_CLOSE_REASON);
           for (const m of membership ?? []) {
             if (m.op === 'join') await deps.hub.addUserToGroup(m.userId, m.group);
             else await deps.hub.removeUserFromGroup(m.userId, m.group);
           }
           for (const s of sends) {
             const payload = s.joinFor ? { ...s.payload, Join: await deps.mintJoin(s.joinFor) } : s.payload;
-            await deps.hub.send(s.group, s.event, payload);
+            await deps.hub.send(s.group, s.event, payload, s.group === chat ? versioned : undefined);
           }
         })(),
         deps.pushTimeoutMs,

@@ -32,6 +32,8 @@ export const REALTIME_DISPATCH_KINDS = [
   'ScreenShareStarted',
   'ScreenShareStopped',
   'BlacklistChanged',
+  /** The user replica turned a user inactive (seed 002): its hub connections are closed on every replica; nothing is sent. */
+  'UserDeactivated',
 ] as const;
 export type RealtimeDispatchKind = (typeof REALTIME_DISPATCH_KINDS)[number];
 

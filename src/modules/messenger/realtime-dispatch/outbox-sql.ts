@@ -61,6 +61,12 @@ export interface ClaimedRow extends OutboxRowRef {
   createdAt: Date;
   /** The message a message row points at, read by the claim itself (null: none, or it is gone). */
   message?: MessageRef | null;
+  /**
+   * For a row addressed to chat:{ChatId}: the chat's membership version as the claim read it (at
+   * least the one the row was committed at). Its sends carry it, so every replica delivers only to
+   * members as of that version, whatever join or leave messages it missed.
+   */
+  membershipVersion?: number | null;
 }
 
 const CLAIMED = sql.raw(`o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chatId", o.target_user_id as "targetUserId",
@@ -147,8 +153,9 @@ export async function claimDue(db: Db, p: ClaimParams): Promise<(ClaimedRow & { 
               row_version = o.row_version + 1, updated_at = ${now}
          from due where o.id = due.id
        returning ${CLAIMED}, o.status = 'Quarantined' as exhausted)
-     select c.*, ${MESSAGE_OF_ROW}
-       from claimed c cross join (${ASYNC_COMMIT}) a left join messenger.messages m on m.id = c."messageId"`,
+     select c.*, ${MESSAGE_OF_ROW}, ch.membership_version as "membershipVersion"
+       from claimed c cross join (${ASYNC_COMMIT}) a left join messenger.messages m on m.id = c."messageId"
+       left join messenger.chats ch on ch.id = c."chatId" and c."targetKind" = 'ChatGroup'`,
     // Named: each connection plans it once (the dispatcher runs it many times a second under load).
     { name: 'messenger_realtime_claim' },
   );

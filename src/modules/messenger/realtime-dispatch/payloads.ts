@@ -50,6 +50,8 @@ export interface Delivery {
    */
   membership?: MembershipOp[];
   sends: HubSend[];
+  /** Close every hub connection of this user, on every replica (it was blocked or archived). */
+  disconnect?: string;
 }
 
 export type BuildResult = { ok: true; delivery: Delivery } | { ok: false; code: string };
@@ -200,6 +202,11 @@ export function buildDelivery(row: OutboxRowRef, refs: RealtimeRefs): BuildResul
       if (!c) return missing;
       const other = row.kind === 'ContactRequestReceived' ? c.requesterUserId : row.kind === 'ContactRequestAccepted' ? c.addresseeUserId : c.removedByUserId;
       return one({ ContactId: c.id, UserId: other, Status: c.status });
+    }
+    case 'UserDeactivated': {
+      // Judged now: a user active again since is not disconnected by this late row.
+      const userId = row.targetUserId ?? '';
+      return { ok: true, delivery: { sends: [], ...(refs.inactiveUsers.has(userId) ? { disconnect: userId } : {}) } };
     }
     case 'BlacklistChanged': {
       const b = refs.blacklist.get(ref);

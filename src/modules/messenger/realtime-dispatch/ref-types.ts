@@ -83,6 +83,8 @@ export interface RealtimeRefs {
   recordings: Map<string, RecordingRef>;
   /** Active participants per chat: join kinds addressed to a chat (one MediaJoinModel each), chat creation. */
   chatMembers: Map<string, string[]>;
+  /** Users of UserDeactivated rows who are still inactive in the replica (a reactivated one is left alone). */
+  inactiveUsers: Set<string>;
 }
 
 export const emptyRefs = (): RealtimeRefs => ({
@@ -95,4 +97,5 @@ export const emptyRefs = (): RealtimeRefs => ({
   roster: new Map(),
   recordings: new Map(),
   chatMembers: new Map(),
+  inactiveUsers: new Set(),
 });

@@ -41,6 +41,7 @@ export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?
   const rosterIds = ids(rows, (r) => ROSTER_KINDS.has(r.kind), 'refId');
   const recordingIds = ids(rows, (r) => RECORDING_KINDS.has(r.kind), 'refId');
   const sessionIds = ids(rows, (r) => /^(Call|Conference(Invited|Started|Ended))/.test(r.kind), 'refId');
+  const deactivated = [...new Set(rows.filter((r) => r.kind === 'UserDeactivated' && r.targetUserId).map((r) => r.targetUserId!))];
   const memberChats = ids(rows, (r) => (JOIN_KINDS.has(r.kind) || r.kind === 'ChatUpdated') && r.targetKind === 'ChatGroup', 'chatId');
 
   await Promise.all([
@@ -103,6 +104,12 @@ export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?
           sql`select chat_id as "chatId", array_agg(user_id order by user_id) as users
                 from messenger.chat_participants where chat_id = any(${sql.param(memberChats)}::uuid[]) and status = 'Active' group by chat_id`,
         ).then(({ rows: r }) => r.forEach((m) => refs.chatMembers.set(m.chatId, m.users))),
+    deactivated.length === 0
+      ? Promise.resolve()
+      : query<{ id: string }>(
+          db,
+          sql`select id from messenger.users where id = any(${sql.param(deactivated)}::uuid[]) and not is_active`,
+        ).then(({ rows: r }) => r.forEach((u) => refs.inactiveUsers.add(u.id))),
   ]);
   // Roster and recording rows name their session; load those with the ones rows name directly.
   const more = [...refs.roster.values(), ...refs.recordings.values()].map((r) => r.sessionId);

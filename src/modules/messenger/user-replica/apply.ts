@@ -11,6 +11,7 @@ import {
   type ReplicaWrite,
 } from './replica-sql.ts';
 import type { UserSyncMetrics } from './metrics.ts';
+import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import {
   USER_SYNC_ERRORS,
   UserSyncRejection,
@@ -100,6 +101,7 @@ export async function applySnapshot(tx: Db, snapshot: UserSnapshot, ids: EventId
   if (fast.operation) {
     const operation = fast.operation;
     report(() => applied(deps, snapshot, ids, operation, { phoneNumber: snapshot.phoneNumber, conflict: null }));
+    await enqueueDeactivations(tx, deactivated([[fast.existing, snapshot]]), now);
     await handOverReleased(tx, releasedPhone(fast.existing, snapshot), now, deps, ids, report);
     return operation;
   }
@@ -138,6 +140,7 @@ export async function applySnapshot(tx: Db, snapshot: UserSnapshot, ids: EventId
     }
     const operation = existing === null ? 'created' : 'updated';
     report(() => applied(deps, snapshot, ids, operation, decision));
+    await enqueueDeactivations(tx, deactivated([[existing, snapshot]]), now);
     await handOverReleased(tx, releasedPhone(existing, next), now, deps, ids, report);
     return operation;
   }
@@ -175,6 +178,20 @@ export function applied(deps: UserSyncDeps, snapshot: UserSnapshot, ids: EventId
       'upserted',
     );
   }
+}
+
+/** Users an applied write turned from active to inactive (prior state, snapshot written). */
+export const deactivated = (writes: Iterable<[ReplicaState | null | undefined, UserSnapshot]>): string[] =>
+  [...writes].filter(([before, after]) => before?.isActive === true && !after.isActive).map(([, after]) => after.userId);
+
+/**
+ * A user turned inactive loses the hub at once: a UserDeactivated push intent in this transaction
+ * (persist-then-push: the dispatcher closes the user's connections on every replica and retries
+ * while the backplane is down). The hub's periodic access recheck catches the rest, e.g. a user
+ * whose first replica row is already inactive.
+ */
+export async function enqueueDeactivations(tx: Db, userIds: readonly string[], now: Date): Promise<void> {
+  await enqueueRealtime(tx, userIds.map((userId) => ({ kind: 'UserDeactivated', targetKind: 'User', targetUserId: userId })), now);
 }
 
 /**

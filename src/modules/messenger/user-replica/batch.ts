@@ -1,7 +1,18 @@
 import type { Db } from '../../../platform/db/index.ts';
 import type { EventEnvelope } from '../../../platform/events/index.ts';
 import { readBatchState, writeBatch } from './batch-sql.ts';
-import { applied, applySnapshot, eventIds, readEvent, skippedStale, type EventIds, type Report, type UserSyncDeps } from './apply.ts';
+import {
+  applied,
+  applySnapshot,
+  deactivated,
+  enqueueDeactivations,
+  eventIds,
+  readEvent,
+  skippedStale,
+  type EventIds,
+  type Report,
+  type UserSyncDeps,
+} from './apply.ts';
 import { planSegment } from './batch-plan.ts';
 import type { UserSnapshot } from './rules.ts';
 
@@ -48,6 +59,7 @@ export async function applyUserUpsertedBatch(events: readonly EventEnvelope<unkn
     const plan = planSegment(snapshots, state);
     const written = await writeBatch(tx, plan.writes, deps.clock.now());
     if (written !== plan.writes.length) throw new Error('replica rows changed while the batch was applied; redone message by message');
+    await enqueueDeactivations(tx, deactivated(plan.writes.map((w) => [state.rows.get(w.snapshot.userId), w.snapshot])), deps.clock.now());
     for (const [k, planned] of plan.outcomes.entries()) {
       const item = rest[k]!;
       linesOf(item);

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
-import { MessengerErrors } from '../errors.ts';
+import { ChatErrors, MessengerErrors } from '../errors.ts';
 
 /**
  * Reads of the user replica for the rest of the messenger (contact requests, chat participants,
@@ -26,6 +26,33 @@ export async function findMessengerUser(db: Db, userId: string): Promise<Messeng
   );
   const r = rows[0];
   return r ? { ...r, identityUserVersion: Number(r.identityUserVersion) } : null;
+}
+
+/** The replica's IsActive for a user; undefined when the replica has no row for it. */
+export async function replicaActivity(db: Db, userId: string): Promise<boolean | undefined> {
+  const { rows } = await query<{ isActive: boolean }>(db, sql`select is_active as "isActive" from messenger.users where id = ${userId}`);
+  return rows[0]?.isActive;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Those of `userIds` whose replica row is inactive (the hub's periodic access recheck). */
+export async function inactiveAmong(db: Db, userIds: readonly string[]): Promise<string[]> {
+  const ids = userIds.filter((u) => UUID.test(u));
+  if (ids.length === 0) return [];
+  const { rows } = await query<{ id: string }>(
+    db,
+    sql`select id from messenger.users where id = any(${sql.param(ids)}::uuid[]) and not is_active`,
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The caller of a write (send, new chat, contact request, call): fail closed — a Blocked,
+ * Archived or unknown-status user (IsActive false) and a user the replica has not seen are refused.
+ */
+export async function requireActiveCaller(db: Db, userId: string): Promise<void> {
+  if ((await replicaActivity(db, userId)) !== true) throw ChatErrors.callerInactive();
 }
 
 /**

@@ -20,17 +20,24 @@ import { waitFor } from '../../../support/wait.ts';
  * changed while the batch waited is sent again on a fresh snapshot.
  */
 
-const U = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f', 'x'].map((n) => [n, newId()])) as Record<'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'x', string>;
-const CHAT = { G: newId(), D: newId(), D2: newId(), E: newId(), none: newId() };
+const U = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'x'].map((n) => [n, newId()])) as Record<
+  'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'x',
+  string
+>;
+const CHAT = { G: newId(), D: newId(), D2: newId(), D3: newId(), E: newId(), F: newId(), none: newId() };
 const names = new Map<string, string>([...Object.entries(U), ...Object.entries(CHAT)].map(([k, v]) => [v, k]));
 
-/** G: a, b Active, c Removed. D: Direct a–d, d blocked a. D2: Direct b–e, an Unblocked entry. E: e alone. */
+/**
+ * G: a, b Active, c Removed. D: Direct a–d, d blocked a. D2: Direct b–e, an Unblocked entry.
+ * D3: Direct b–h. E: e alone. F: g alone. g and h are inactive in the user replica (blocked or archived).
+ */
 async function seed(pool: pg.Pool): Promise<void> {
   await pool.query(
     `insert into messenger.users (id, first_name, last_name, phone_number, is_active, identity_user_version, created_at, updated_at)
      select u, 'Иван', 'Петров', '+7926' || lpad(o::text, 7, '0'), true, 1, $2, $2 from unnest($1::uuid[]) with ordinality t(u, o)`,
     [Object.values(U), T0],
   );
+  await pool.query(`update messenger.users set is_active = false where id = any($1::uuid[])`, [[U.g, U.h]]);
   const chat = (id: string, kind: string, by: string, key: string | null) =>
     pool.query(`insert into messenger.chats (id, kind, title, direct_key, created_by_user_id, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $6)`, [
       id,
@@ -57,6 +64,8 @@ async function seed(pool: pg.Pool): Promise<void> {
   await chat(CHAT.D, 'Direct', U.a, `${U.a}:${U.d}`);
   await chat(CHAT.D2, 'Direct', U.b, `${U.b}:${U.e}`);
   await chat(CHAT.E, 'Group', U.e, null);
+  await chat(CHAT.D3, 'Direct', U.b, `${U.b}:${U.h}`);
+  await chat(CHAT.F, 'Group', U.g, null);
   for (const [c, u, s] of [
     [CHAT.G, U.a],
     [CHAT.G, U.b],
@@ -66,6 +75,9 @@ async function seed(pool: pg.Pool): Promise<void> {
     [CHAT.D2, U.b],
     [CHAT.D2, U.e],
     [CHAT.E, U.e],
+    [CHAT.F, U.g],
+    [CHAT.D3, U.b],
+    [CHAT.D3, U.h],
   ] as [string, string, string?][])
     await member(c, u, s);
   await block(U.d, U.a, 'Blocked');
@@ -85,11 +97,32 @@ const SENDS: BatchSend[] = [
   { senderUserId: U.c, chatId: CHAT.G, content: { kind: 'Text', body: 'removed' } },
   { senderUserId: U.a, chatId: CHAT.none, content: { kind: 'Text', body: 'no such chat' } },
   { senderUserId: U.e, chatId: CHAT.D2, content: { kind: 'Text', body: 'two in D2' } },
+  { senderUserId: U.g, chatId: CHAT.F, content: { kind: 'Text', body: 'inactive sender' } },
+  { senderUserId: U.b, chatId: CHAT.D3, content: { kind: 'Text', body: 'to an inactive user' } },
 ];
 
 /** Outcomes without the generated message ids. */
 const outcomesOf = (outs: BatchSendOutcome[]) =>
-  outs.map((o) => ({ member: o.member, blocked: o.blocked, message: o.message && { ...o.message, id: undefined, chatId: names.get(o.message.chatId) } }));
+  outs.map((o) => ({
+    member: o.member,
+    blocked: o.blocked,
+    senderInactive: o.senderInactive,
+    recipientInactive: o.recipientInactive,
+    message: o.message && { ...o.message, id: undefined, chatId: names.get(o.message.chatId) },
+  }));
+
+const verdictOf = (o: BatchSendOutcome): string =>
+  o.message
+    ? `${names.get(o.message.chatId)}#${o.message.seq}`
+    : !o.member
+      ? 'not found'
+      : o.senderInactive
+        ? 'sender inactive'
+        : o.blocked
+          ? 'blocked'
+          : o.recipientInactive
+            ? 'recipient inactive'
+            : 'retry';
 
 /** Everything the sends wrote, with ids turned into names and message ids into (chat, Seq). */
 async function written(pool: pg.Pool): Promise<unknown> {
@@ -130,10 +163,21 @@ describe('message sends written together (one statement) vs one by one', () => {
     const batchOutcomes = await trySendBatch(batched.db, SENDS, clock.now());
 
     assert.deepEqual(outcomesOf(batchOutcomes), outcomesOf(singleOutcomes));
-    assert.deepEqual(
-      batchOutcomes.map((o) => (o.message ? `${names.get(o.message.chatId)}#${o.message.seq}` : o.member ? (o.blocked ? 'blocked' : 'retry') : 'not found')),
-      ['G#1', 'G#2', 'not found', 'blocked', 'blocked', 'D2#1', 'E#1', 'G#3', 'not found', 'not found', 'D2#2'],
-    );
+    assert.deepEqual(batchOutcomes.map(verdictOf), [
+      'G#1',
+      'G#2',
+      'not found',
+      'blocked',
+      'blocked',
+      'D2#1',
+      'E#1',
+      'G#3',
+      'not found',
+      'not found',
+      'D2#2',
+      'sender inactive',
+      'recipient inactive',
+    ]);
     assert.deepEqual(await written(batched.pool), await written(single.pool));
   });
 

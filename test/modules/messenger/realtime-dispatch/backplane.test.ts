@@ -1,15 +1,9 @@
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../../../src/app.ts';
-import { loadConfig } from '../../../../src/config.ts';
-import { createPool } from '../../../../src/platform/db/index.ts';
-import { createLogger } from '../../../../src/platform/observability/logger.ts';
-import messenger from '../../../../src/modules/messenger/index.ts';
 import { connectClient } from '../../../support/signalr.ts';
 import { startPrivateRedis } from '../../../support/redis.ts';
-import { messengerApp, type MessengerApp } from '../support/app.ts';
+import { messengerApp } from '../support/app.ts';
+import { secondReplica } from '../support/replica.ts';
 import { outboxRow } from '../support/dispatch.ts';
 import { waitFor } from '../../../support/wait.ts';
 
@@ -17,19 +11,6 @@ const sharedRedis = process.env.REDIS_URL;
 if (!sharedRedis) throw new Error('REDIS_URL is unset: run the tests with `npm test` (scripts/services.sh starts Redis)');
 
 type Chat = { id: string };
-
-/** Another replica of the service over the same database (own hub, pool, job runner). */
-async function secondReplica(m: MessengerApp, env: Record<string, string>): Promise<{ app: FastifyInstance; url: string }> {
-  const config = loadConfig({ LOG_LEVEL: 'warn', JOBS_ENABLED: 'false', PORT: '0', ...env });
-  const pool = createPool(m.database.url, 5);
-  const app = await buildApp(config, { pool, databaseUrl: m.database.url, log: createLogger('warn'), modules: [messenger], clock: m.clock });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  after(async () => {
-    await app.close();
-    await pool.end();
-  });
-  return { app, url: `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}/hubs/messenger` };
-}
 
 describe('hub backplane (Redis): replicas and outages', () => {
   test('two app instances with the Redis backplane: a message sent through one reaches a client connected to the other, and only chat members', async () => {

@@ -83,6 +83,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
         },
         addUserToGroup: async () => {},
         removeUserFromGroup: async () => {},
+        disconnectUser: async () => {},
       },
       metrics: createRealtimeMetrics(new Registry(), env.db),
       mintJoin: createMediaJoinMinter({ tokenSecret: MEDIA_SECRET, tokenTtlSeconds: 300, turnUrls: ['turn:x'], turnSecret: TURN_SECRET, turnTtlSeconds: 60 }, env.clock),
@@ -154,7 +155,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     let t = T0.getTime();
     const dispatcher = realtimeDispatchJob({
       db: createDb(slow),
-      hub: { send: async (_g, _e, p) => void pushes.push((p as { Seq: number }).Seq), addUserToGroup: async () => {}, removeUserFromGroup: async () => {} },
+      hub: { send: async (_g, _e, p) => void pushes.push((p as { Seq: number }).Seq), addUserToGroup: async () => {}, removeUserFromGroup: async () => {}, disconnectUser: async () => {} },
       metrics: createRealtimeMetrics(new Registry(), env.db),
       mintJoin: createMediaJoinMinter({ tokenSecret: MEDIA_SECRET, tokenTtlSeconds: 300, turnUrls: ['turn:x'], turnSecret: TURN_SECRET, turnTtlSeconds: 60 }, env.clock),
       settings: seedSettings({ batchSize: 2, backoff: { baseMs: 1, factor: 1, capMs: 1, jitter: 0 } }),

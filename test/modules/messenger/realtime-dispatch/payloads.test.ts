@@ -69,6 +69,8 @@ function cases(ids: Record<string, string>): Record<RealtimeDispatchKind, Case> 
     ScreenShareStarted: { row: conf, ref: ids.roster!, groups: chat, keys: ROSTER_KEYS },
     ScreenShareStopped: { row: conf, ref: ids.roster!, groups: chat, keys: ROSTER_KEYS },
     BlacklistChanged: { row: { targetKind: 'User', targetUserId: alice }, ref: ids.blacklist!, groups: user(alice), keys: ['EntryId', 'BlockedUserId', 'Status'] },
+    // Sends nothing: it closes the user's connections (see the test below).
+    UserDeactivated: { row: { targetKind: 'User', targetUserId: carol }, ref: '', groups: [], keys: [] },
   };
 }
 
@@ -92,8 +94,8 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
   const { refs, ids } = fixtures();
   const table = cases(ids);
 
-  test('the table covers all 26 kinds', () => {
-    assert.equal(REALTIME_DISPATCH_KINDS.length, 26);
+  test('the table covers all 27 kinds', () => {
+    assert.equal(REALTIME_DISPATCH_KINDS.length, 27);
     assert.deepEqual(Object.keys(table).sort(), [...REALTIME_DISPATCH_KINDS].sort());
   });
 
@@ -119,6 +121,14 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
       }
     });
   }
+
+  test('UserDeactivated closes the connections of a user still inactive, and of nobody once the user is active again', () => {
+    const row = rowOf('UserDeactivated', { row: { targetKind: 'User', targetUserId: carol }, ref: '', groups: [], keys: [] });
+    const still = emptyRefs();
+    still.inactiveUsers.add(carol);
+    assert.deepEqual(buildDelivery(row, still), { ok: true, delivery: { sends: [], disconnect: carol } });
+    assert.deepEqual(buildDelivery(row, emptyRefs()), { ok: true, delivery: { sends: [] } });
+  });
 
   test('names are snake_case of the enum value', () => {
     assert.equal(eventNameOf('MessageReceived'), 'message_received');
@@ -162,8 +172,9 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
     assert.equal(card.delivery.sends[0]!.payload.CardText, 'card');
   });
 
-  test('a row whose entity no longer exists is not deliverable (RTO_REF_NOT_FOUND), for every kind', () => {
-    for (const kind of REALTIME_DISPATCH_KINDS) {
+  test('a row whose entity no longer exists is not deliverable (RTO_REF_NOT_FOUND), for every kind that points at one', () => {
+    // UserDeactivated points at no entity: a user not inactive any more is simply not disconnected.
+    for (const kind of REALTIME_DISPATCH_KINDS.filter((k) => k !== 'UserDeactivated')) {
       const built = buildDelivery(rowOf(kind, table[kind]), emptyRefs());
       assert.deepEqual(built, { ok: false, code: 'RTO_REF_NOT_FOUND' }, kind);
     }

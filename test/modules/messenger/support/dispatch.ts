@@ -6,8 +6,8 @@ import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import type { Hub } from '../../../../src/platform/realtime/index.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
-import { activeChatIdsOf } from '../../../../src/modules/messenger/chats/chat-sql.ts';
-import { chatGroup } from '../../../../src/modules/messenger/chats/kinds.ts';
+import { activeChatIdsOf, chatMembership } from '../../../../src/modules/messenger/chats/chat-sql.ts';
+import { chatGroup, chatIdOfGroup } from '../../../../src/modules/messenger/chats/kinds.ts';
 import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
 import { realtimeDispatchJob, type DispatchSettings, type RealtimeDispatchDeps } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
 import { createRealtimeMetrics } from '../../../../src/modules/messenger/realtime-dispatch/metrics.ts';
@@ -43,7 +43,7 @@ export interface DispatchEnv {
   logs: ReturnType<typeof logCapture>;
   quarantined: unknown[];
   /** The hub the dispatcher pushes through; tests swap it to simulate an outage. */
-  hubRef: { current: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup'> };
+  hubRef: { current: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup' | 'disconnectUser'> };
   sends: { group: string; event: string; payload: Record<string, unknown> }[];
   dispatcher: ReturnType<typeof realtimeDispatchJob>;
   /** Another dispatcher over the same database and hub (a second runner). */
@@ -59,6 +59,11 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
   const { pool, db } = database;
   const hubApp = await startHubApp({
     resolveGroups: async (p) => (await activeChatIdsOf(db, p.userId)).map(chatGroup),
+    // As the messenger module wires it: chat sends carry a membership version checked against these.
+    resolveGroupMembers: async (group) => {
+      const chatId = chatIdOfGroup(group);
+      return chatId === undefined ? undefined : chatMembership(db, chatId);
+    },
     ...opts.hubOptions,
   });
   const clock = new ManualClock(T0);
@@ -68,12 +73,13 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
   const sends: DispatchEnv['sends'] = [];
   const hubRef: DispatchEnv['hubRef'] = { current: hubApp.hub };
   const hub: RealtimeDispatchDeps['hub'] = {
-    send: async (group, event, payload) => {
-      await hubRef.current.send(group, event, payload);
+    send: async (group, event, payload, sendOpts) => {
+      await hubRef.current.send(group, event, payload, sendOpts);
       sends.push({ group, event, payload: payload as Record<string, unknown> });
     },
     addUserToGroup: (u, g) => hubRef.current.addUserToGroup(u, g),
     removeUserFromGroup: (u, g) => hubRef.current.removeUserFromGroup(u, g),
+    disconnectUser: (u, reason) => hubRef.current.disconnectUser(u, reason),
   };
   const metrics = createRealtimeMetrics(registry, db);
   const mintJoin = createMediaJoinMinter(

@@ -1,0 +1,62 @@
+import type { Logger } from '../observability/logger.ts';
+import type { RefusalReason } from './metrics.ts';
+
+/**
+ * Who may hold hub connections. resolveGroups throws a HubRefusal to refuse a connection (the
+ * client's start() rejects with its reason); caps bound the sockets one user and one replica hold;
+ * a periodic recheck closes connections of users who lost access when the backplane message that
+ * should have closed them was lost.
+ */
+
+/** Thrown by resolveGroups: the connection is refused with this reason as its handshake error. */
+export class HubRefusal extends Error {
+  override readonly name = 'HubRefusal';
+}
+
+/** Which of the connected users lost access, and the close reason they get. */
+export interface HubAccess {
+  revoked(userIds: readonly string[]): Promise<Iterable<string>>;
+  reason: string;
+}
+
+export interface Admission {
+  /** Sockets the user already holds on this replica (handshaking ones included). */
+  ofUser: number;
+  /** Sockets this replica holds. */
+  onReplica: number;
+  maxPerUser: number | undefined;
+  maxOnReplica: number | undefined;
+}
+
+export function admissionRefusal(a: Admission): { reason: RefusalReason; error: string } | undefined {
+  if (a.maxOnReplica !== undefined && a.onReplica >= a.maxOnReplica) {
+    return { reason: 'replica_limit', error: `Too many connections: this server holds its maximum of ${a.maxOnReplica}; try again later.` };
+  }
+  if (a.maxPerUser !== undefined && a.ofUser >= a.maxPerUser) {
+    return { reason: 'user_limit', error: `Too many connections: a user may hold at most ${a.maxPerUser} on this server; close another one first.` };
+  }
+  return undefined;
+}
+
+/** Every `intervalMs`, asks each check about the connected users and closes the revoked ones with its reason. Returns the timer. */
+export function startAccessRecheck(
+  access: { checks: readonly HubAccess[]; intervalMs: number },
+  users: () => string[],
+  close: (userId: string, reason: string) => void,
+  log: Logger,
+): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    const connected = users();
+    if (connected.length === 0) return;
+    for (const check of access.checks) {
+      check.revoked(connected).then(
+        (revoked) => {
+          for (const userId of revoked) close(userId, check.reason);
+        },
+        (err: Error) => log.warn({ err: { message: err.message } }, 'hub: access recheck failed'),
+      );
+    }
+  }, access.intervalMs);
+  timer.unref();
+  return timer;
+}

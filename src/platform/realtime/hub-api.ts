@@ -1,0 +1,83 @@
+import type { WebSocket } from 'ws';
+import type { AuthCode, Principal } from '../http/auth.ts';
+import type { TokenVerifier } from '../http/token-verifier.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Registry } from '../observability/metrics.ts';
+import type { Clock } from '../time.ts';
+import type { HubAccess } from './access.ts';
+import type { Backplane, BackplaneStatus } from './backplane.ts';
+import type { ResolveGroupMembers } from './membership.ts';
+import type { PresenceStore } from './presence.ts';
+import type { NegotiateReply } from './protocol.ts';
+
+/** What the hub takes and what it offers (hub.ts builds it). */
+
+export interface HubOptions {
+  /** JWT secret (same as REST); keys the negotiate connection tokens (and verifies bearer tokens when no `tokens` is given). */
+  secret: string;
+  /** The bearer token verifier REST uses (AUTH_JWKS_URL, issuer, audience, lifetime); default: HS256 with `secret`. */
+  tokens?: TokenVerifier;
+  registry: Registry;
+  logger: Logger;
+  /**
+   * Groups a new connection joins besides `user:{UserId}` (the messenger lists `chat:{ChatId}`).
+   * Throwing a HubRefusal refuses the connection with its reason (e.g. the user is blocked).
+   */
+  resolveGroups?: (principal: Principal) => Promise<Iterable<string>>;
+  /** The members of a group whose sends carry a membership version (membership.ts). */
+  resolveGroupMembers?: ResolveGroupMembers;
+  /** Each check is asked every `intervalMs` which connected users lost access; their connections are closed. */
+  access?: { checks: readonly HubAccess[]; intervalMs: number };
+  /** HUB_MAX_CONNECTIONS_PER_USER / HUB_MAX_CONNECTIONS: sockets past a cap get a handshake error. */
+  maxConnectionsPerUser?: number;
+  maxConnections?: number;
+  /** HUB_PING_INTERVAL_MS: a ping (type 6) goes to a socket the server has not written to for this long. */
+  pingIntervalMs?: number;
+  /** HUB_CLIENT_TIMEOUT_MS: a socket that sent nothing (not even a ping) for this long is closed. */
+  clientTimeoutMs?: number;
+  /** HUB_MAX_BUFFERED_BYTES: per-socket send buffer cap; past it the socket is closed as a slow consumer. */
+  maxBufferedBytes?: number;
+  backplane?: Backplane;
+  presence?: PresenceStore;
+  replicaId?: string;
+  /** Business clock for connection-token expiry (socket liveness runs on a monotonic clock). */
+  clock?: Clock;
+  /** How long a negotiate's connection token opens a WebSocket. Default 5 min. */
+  connectionTokenTtlMs?: number;
+  /** How long close() waits for sockets to finish their close handshake before dropping them. Default 2 s. */
+  closeGraceMs?: number;
+}
+
+export type AuthResult =
+  | { ok: true; principal: Principal }
+  | { ok: false; code: 'AUTH_REQUIRED' | AuthCode; message: string; statusCode: 401 | 503 };
+
+export interface Hub {
+  readonly replicaId: string;
+  /**
+   * Pushes `{type:1,target:eventName,arguments:[payload]}` to every socket of the group, on every
+   * replica. `membershipVersion`: the group's membership version the send was made at; each
+   * replica delivers only to members as of at least that version (membership.ts).
+   */
+  send(group: string, eventName: string, payload: unknown, opts?: { membershipVersion?: number }): Promise<void>;
+  /** Closes every connection of the user, on every replica, with a close message giving `reason` (no reconnect). */
+  disconnectUser(userId: string, reason: string): Promise<void>;
+  /** Applies to the user's open connections at once, on every replica. */
+  addUserToGroup(userId: string, group: string): Promise<void>;
+  removeUserFromGroup(userId: string, group: string): Promise<void>;
+  isOnline(userId: string): Promise<boolean>;
+  /** Backplane state for /health/ready: 'disabled' for the in-process backplane. */
+  health(): Promise<BackplaneStatus>;
+  /** Open connections on this replica. */
+  connectionCount(): number;
+  /** Sends a close message to every socket, closes them, then the backplane and presence store. */
+  close(): Promise<void>;
+
+  // ---- used by the transport (plugin.ts) ----
+  readonly closing: boolean;
+  authenticate(token: string | undefined): Promise<AuthResult>;
+  negotiate(principal: Principal, requestedVersion: number): NegotiateReply;
+  /** The connection id for a WebSocket: from a negotiate token (`?id=`), or fresh when negotiation was skipped. */
+  connectionIdFor(principal: Principal, connectionToken: string | undefined): string | undefined;
+  attach(socket: WebSocket, principal: Principal, connectionId: string): void;
+}
