@@ -11,7 +11,6 @@ import { query, type Db } from './query.ts';
 
 export { DatabaseUnreachableError, databaseTarget, waitForDatabase } from './startup.ts';
 export { query, type Db, type QueryOptions, type Rows } from './query.ts';
-export type Queryable = Pick<pg.Pool, 'query'>;
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.meta.url));
 
