@@ -87,6 +87,8 @@ const { app, database, token } = await buildTestApp(
     MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS: '200',
     MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS: '1000',
     MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT_MS: '1000',
+    // The waits below poll the search route; its per-user limit is rate-limit.test.ts's subject, not this file's.
+    MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: '0',
   },
   { modules: [messenger] },
 );
@@ -108,7 +110,9 @@ describe('index failure against a stopped Elasticsearch (real Kafka)', () => {
     const warm = newId();
     const warmPhone = nextPhone();
     await k.produce(topic, [userUpserted(warm, { version: 1, phone: warmPhone })]);
-    await waitFor('indexed in Elasticsearch while it is up', async () => (await search(warmPhone)).statusCode === 200);
+    await waitFor('indexed in Elasticsearch while it is up', async () => (await search(warmPhone)).statusCode === 200, 30_000);
+    // A cold Elasticsearch may have timed the warm-up's first write out: count only failures after this.
+    const failedBefore = await failures();
 
     await relay.stop();
     const userId = newId();
@@ -117,11 +121,13 @@ describe('index failure against a stopped Elasticsearch (real Kafka)', () => {
     const second = userUpserted(userId, { version: 2, phone, firstName: 'Вторая' });
     await k.produce(topic, [first, second]);
     // Both applied and acknowledged: indexing is not in the consumer's way.
-    await waitFor('replica at version 2 with the index down', async () => (await replicaRow(pool, userId))?.identity_user_version === '2');
+    await waitFor('replica at version 2 with the index down', async () => (await replicaRow(pool, userId))?.identity_user_version === '2', 30_000);
     assert.equal(await inboxed(pool, String(second.headers!['message-id'])), true);
-    await waitFor('index failure counted', async () => (await failures()) > 0);
-    const pending = await pool.query<{ attempts: number }>(`select attempts from messenger.contact_search_pending where user_id = $1`, [userId]);
-    assert.ok((pending.rows[0]?.attempts ?? 0) >= 1, 'kept for retry with a backoff');
+    const attempts = async () =>
+      (await pool.query<{ attempts: number }>(`select attempts from messenger.contact_search_pending where user_id = $1`, [userId])).rows[0]?.attempts ?? 0;
+    await waitFor('the failed write kept for retry with a backoff', async () => (await attempts()) >= 1, 30_000);
+    // Counted right after the retry is scheduled (the indexer counts once the reschedule committed).
+    await waitFor('the failure counted', async () => (await failures()) > failedBefore, 5000);
 
     const down = await search(phone);
     assert.equal(down.statusCode, 503);
