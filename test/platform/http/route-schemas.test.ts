@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NO_NUL_GUARD } from '../../../src/platform/types/index.ts';
 import { buildTestApp } from '../../support/app.ts';
+import { insertReplicaUser } from '../../modules/messenger/support/app.ts';
 
 /**
  * Every input a route accepts — path, query and header parameters and request bodies, as the
@@ -75,8 +76,10 @@ test("every integer in the routes' inputs has a maximum and every string is boun
 });
 
 test('U+0000 and oversized integers in route inputs are 400 VALIDATION_FAILED, not 500s', async () => {
-  const { app, token } = await buildTestApp();
-  const headers = { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' };
+  const { app, token, database } = await buildTestApp();
+  // An active user in the messenger's replica: only such a user may create a chat (MSG_USER_INACTIVE otherwise).
+  const { id: userId } = await insertReplicaUser(database.pool);
+  const headers = { authorization: `Bearer ${await token({ userId })}`, 'content-type': 'application/json' };
   const chat = await app.inject({ method: 'POST', url: '/api/messenger/chats', headers, payload: { kind: 'Group', title: 'T', memberUserIds: [] } });
   assert.equal(chat.statusCode, 201, chat.body);
   const refused = [
