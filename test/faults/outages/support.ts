@@ -9,6 +9,7 @@ import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { freePort, startService, type ServiceProcess } from '../../support/service-process.ts';
 import { SECURE_SECRETS } from '../../support/secure-env.ts';
 import { waitFor } from '../../support/wait.ts';
+import { createRng, faultSeed } from '../support/seed.ts';
 
 /**
  * The outage half of the fault suite: a seeded PRNG (FAULT_SEED replays a run), the one-line
@@ -16,22 +17,14 @@ import { waitFor } from '../../support/wait.ts';
  * dependencies a scenario owns and may stop: a private Kafka broker and a private PostgreSQL.
  */
 
-/** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
+/** The suite's one seeded PRNG (../support/seed.ts), its seed printed, plus step timings on stderr. */
 export function seeded(fault: string): { seed: number; int(min: number, max: number): number; step(what: string): void } {
-  const seed = process.env.FAULT_SEED ? Number(process.env.FAULT_SEED) : Math.floor(Math.random() * 2 ** 31);
-  process.stdout.write(`fault=${fault} seed=${seed} (replay with FAULT_SEED=${seed})\n`);
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = createRng(faultSeed());
+  process.stdout.write(`fault=${fault} seed=${rng.seed} (replay with FAULT_SEED=${rng.seed})\n`);
   const t0 = Date.now();
   return {
-    seed,
-    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
+    seed: rng.seed,
+    int: (min, max) => rng.int(min, max),
     // Where a slow or stuck run spent its time, on stderr (the summary line stays alone on stdout).
     step: (what) => process.stderr.write(`fault=${fault} +${((Date.now() - t0) / 1000).toFixed(1)}s ${what}\n`),
   };
