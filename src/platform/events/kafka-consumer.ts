@@ -39,6 +39,12 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
   consumer.on(consumer.events.CRASH, (e) => {
     log.error({ err: { name: e.payload.error.name, message: e.payload.error.message }, restart: e.payload.restart }, 'kafka consumer crashed');
   });
+  // When the flow resumes after a crash or rebalance, and how long the join took: a join that
+  // waited ~a session timeout means the group still listed a member that never came back.
+  consumer.on(consumer.events.GROUP_JOIN, (e) => {
+    const { memberId, duration, memberAssignment } = e.payload;
+    log.info({ memberId, durationMs: duration, partitions: memberAssignment[def.physicalTopic] ?? [] }, 'kafka consumer joined its group');
+  });
 
   function retryLater(topic: string, partition: number, msg: IncomingMessage, err: unknown, attempt: number): void {
     const delay = processor.retryDelay(msg, err, attempt);

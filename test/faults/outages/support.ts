@@ -46,6 +46,10 @@ export interface Service {
   metrics(): Promise<{ status: number; text: string }>;
   /** Asserts the process is still running (no crash, no exit). */
   assertAlive(): void;
+  /** The JSON log lines the service wrote so far, parsed. */
+  logLines(): Array<Record<string, unknown>>;
+  /** Resolves as `waitFor` does; on a timeout the error carries the service's last warnings and errors. */
+  waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void>;
 }
 
 export async function startFaultService(env: Record<string, string | undefined>): Promise<Service> {
@@ -70,6 +74,14 @@ export async function startFaultService(env: Record<string, string | undefined>)
     assertAlive() {
       assert.equal(proc.child.exitCode, null, `the service exited: ${proc.log.text.slice(-3000)}`);
       assert.equal(proc.child.signalCode, null, 'the service was killed');
+    },
+    // The text's last line may still be half written: only whole lines count.
+    logLines: () => proc.log.text.split('\n').slice(0, -1).flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as Record<string, unknown>] : [])),
+    async waitFor(what, check, timeoutMs) {
+      await waitFor(what, check, timeoutMs).catch((err: Error) => {
+        const warnings = service.logLines().filter((l) => Number(l.level) >= 40).slice(-20);
+        throw new Error(`${err.message}; the service's last warnings:\n${warnings.map((l) => JSON.stringify(l).slice(0, 400)).join('\n')}`);
+      });
     },
   };
   await waitFor(

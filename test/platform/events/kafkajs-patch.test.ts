@@ -1,6 +1,7 @@
 /**
  * kafkajs 2.2.4 is unmaintained upstream; patches/kafkajs+2.2.4.patch (applied by `postinstall`)
- * speeds up its producer encoding. These tests prove the patch is applied and that the patched
+ * speeds up its producer encoding and lets a restarted consumer rejoin under its member id (proven
+ * by the Kafka outage fault scenario). These tests prove the patch is applied and that the patched
  * pieces produce exactly the bytes the original ones did, so the broker tests stay meaningful.
  */
 import { execFile } from 'node:child_process';
@@ -24,6 +25,11 @@ const Decoder = require(`${kafkajsDir}src/protocol/decoder.js`) as new (b: Buffe
 test('postinstall applied the kafkajs patch (record batch CRC comes from crc-32)', () => {
   const source = readFileSync(`${kafkajsDir}src/protocol/recordBatch/crc32C/index.js`, 'utf8');
   assert.match(source, /require\('crc-32\/crc32c'\)/);
+});
+
+test('postinstall applied the kafkajs patch (a restarted consumer rejoins under its member id)', () => {
+  const source = readFileSync(`${kafkajsDir}src/consumer/index.js`, 'utf8');
+  assert.match(source, /consumerGroup\.memberId = memberIdToRejoin/);
 });
 
 test('patched CRC32C gives the standard check value and matches the original on every length', () => {
