@@ -12,7 +12,8 @@ import { outboxInsertSelect, sqlLiteral } from '../../../platform/outbox/index.t
  *
  * `from` is a FROM clause whose rows expose `m`, the inserted message (id, "chatId", seq,
  * "senderUserId", kind), and `e`: event_id (uuid), recipient_user_ids (jsonb array: the Active
- * participants but the sender) and sent_at (text, ISO-8601 UTC). The caller's statement also
+ * participants but the sender), sent_at (text, ISO-8601 UTC) and traceparent (varchar: the sending
+ * request's span, null with tracing off, continued by the publisher's send). The caller's statement also
  * selects pg_notify(OUTBOX_CHANNEL, '') when it wrote a message, to wake the publisher at commit.
  */
 export function messagePostedOutboxInsert(from: string): string {
@@ -27,6 +28,7 @@ export function messagePostedOutboxInsert(from: string): string {
       aggregateId: 'm."chatId"',
       occurredAt: 'e.sent_at::timestamptz',
       correlationId: 'null',
+      traceparent: 'e.traceparent',
       payload: `jsonb_build_object('ChatId', m."chatId", 'MessageId', m.id, 'Seq', m.seq, 'SenderUserId', m."senderUserId",
              'RecipientUserIds', e.recipient_user_ids, 'Kind', m.kind, 'SentAt', e.sent_at)`,
     },

@@ -32,6 +32,8 @@ export interface BatchSend {
   senderUserId: string;
   chatId: string;
   content: MessageContent;
+  /** The sending request's W3C traceparent (absent: tracing off), stored on its MessagePosted outbox row. */
+  traceparent?: string;
 }
 
 export interface BatchSendOutcome {
@@ -62,6 +64,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
            (${col((s) => (s.content.fileMeta ? JSON.stringify(s.content.fileMeta) : null), 'text')})[o] as file_meta,
            (${col((s) => s.content.cardText ?? null, 'text')})[o] as card_text,
            (${col(() => newId(), 'uuid')})[o] as push_id, (${col(() => newId(), 'uuid')})[o] as event_id, o as ord,
+           (${col((s) => s.traceparent ?? null, 'varchar')})[o] as traceparent,
            -- The event's SentAt as text (ISO-8601 UTC), read by the event's FROM clause below.
            ${now.toISOString()}::text as sent_at
       from generate_subscripts(${id}, 1) as o),
@@ -112,7 +115,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
       from msg m join input i on i.id = m.id),
   event as (${sql.raw(
     messagePostedOutboxInsert(`from msg m join input i on i.id = m.id join recipients r on r.chat_id = m."chatId"
-      cross join lateral (select i.event_id, i.sent_at,
+      cross join lateral (select i.event_id, i.sent_at, i.traceparent,
                                  coalesce(to_jsonb(array_remove(r.users, m."senderUserId")), '[]'::jsonb) as recipient_user_ids) e`),
   )}),
   woke as (

@@ -4,6 +4,7 @@ import { query } from '../../../platform/db/index.ts';
 import { messageOf, rootCause } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import type { ModuleDeps } from '../../../platform/module.ts';
+import { currentTraceparent } from '../../../platform/observability/index.ts';
 import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { messagePostedOutboxInsert } from './message-posted.ts';
@@ -50,7 +51,7 @@ export function createSendQueue(
 ): SendQueue {
   const one = async (s: BatchSend): Promise<ItemResult<SendOutcome>> => {
     try {
-      return { ok: true, value: await trySend(deps, s.senderUserId, s.chatId, s.content) };
+      return { ok: true, value: await trySend(deps, s) };
     } catch (error) {
       return { ok: false, error };
     }
@@ -81,7 +82,7 @@ export async function sendMessage(ctx: MessengerContext, caller: Principal, chat
   const problem = contentProblem(content, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
   if (problem) throw ChatErrors.invalidMessage(problem);
   for (let attempt = 1; ; attempt++) {
-    const out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content });
+    const out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content, traceparent: currentTraceparent() ?? undefined });
     if (out.message) return messageView(out.message);
     if (!out.member) throw ChatErrors.chatNotFound();
     if (out.senderInactive) throw ChatErrors.callerInactive();
@@ -92,7 +93,8 @@ export async function sendMessage(ctx: MessengerContext, caller: Principal, chat
   }
 }
 
-async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, me: string, chatId: string, content: MessageContent): Promise<SendOutcome> {
+async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, send: BatchSend): Promise<SendOutcome> {
+  const { senderUserId: me, chatId, content, traceparent } = send;
   const now = ctx.clock.now();
   const at = now.toISOString();
   const id = newId();
@@ -127,7 +129,7 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, me: string, chatId
           insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
           select ${newId()}, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at} from msg m),
         event_args as (
-          select ${newId()}::uuid as event_id, ${at}::text as sent_at,
+          select ${newId()}::uuid as event_id, ${at}::text as sent_at, ${traceparent ?? null}::varchar as traceparent,
                  (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients) as recipient_user_ids),
         event as (${sql.raw(messagePostedOutboxInsert('from msg m cross join event_args e'))})
         select coalesce((select member from snapshot), false) as member, coalesce((select v from blocked), false) as blocked,

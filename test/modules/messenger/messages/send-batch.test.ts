@@ -86,7 +86,7 @@ async function seed(pool: pg.Pool): Promise<void> {
 
 const fileMeta = { fileId: 'f-1', fileName: 'plan.pdf', contentType: 'application/pdf', size: 1024 };
 const SENDS: BatchSend[] = [
-  { senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'one' } },
+  { senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'one' }, traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
   { senderUserId: U.b, chatId: CHAT.G, content: { kind: 'File', fileMeta } },
   { senderUserId: U.x, chatId: CHAT.G, content: { kind: 'Text', body: 'not a member' } },
   { senderUserId: U.a, chatId: CHAT.D, content: { kind: 'Text', body: 'blocked by d' } },
@@ -96,7 +96,7 @@ const SENDS: BatchSend[] = [
   { senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Card', cardText: 'three' } },
   { senderUserId: U.c, chatId: CHAT.G, content: { kind: 'Text', body: 'removed' } },
   { senderUserId: U.a, chatId: CHAT.none, content: { kind: 'Text', body: 'no such chat' } },
-  { senderUserId: U.e, chatId: CHAT.D2, content: { kind: 'Text', body: 'two in D2' } },
+  { senderUserId: U.e, chatId: CHAT.D2, content: { kind: 'Text', body: 'two in D2' }, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
   { senderUserId: U.g, chatId: CHAT.F, content: { kind: 'Text', body: 'inactive sender' } },
   { senderUserId: U.b, chatId: CHAT.D3, content: { kind: 'Text', body: 'to an inactive user' } },
 ];
@@ -138,7 +138,7 @@ async function written(pool: pg.Pool): Promise<unknown> {
          from messenger.realtime_outbox r order by r.chat_id, r.seq`,
     ),
     events: await q(
-      `select topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload, published_at, attempts, last_error
+      `select topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload, traceparent, published_at, attempts, last_error
          from platform.outbox order by key, (payload->>'Seq')::int`,
     ),
     chats: await q(`select id, last_seq::int, membership_version, updated_at from messenger.chats order by id`),
