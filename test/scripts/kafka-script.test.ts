@@ -1,31 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import { kafkaSh, processGone } from '../support/kafka-script.ts';
 import { freePort } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
 
 /** Runs scripts/kafka.sh against a private broker (own ports and state dir), never the shared one on 19092. */
-function kafkaSh(cmd: 'up' | 'down', env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn('bash', ['scripts/kafka.sh', cmd], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (c) => (out += c));
-  child.stderr.on('data', (c) => (out += c));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
-}
-
-/** Exited: no /proc entry, or a zombie with no thread left (a SIGKILLed JVM's threads, and its ports, go last). */
-const gone = (pid: number) => {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return /^State:\s*Z/m.test(status) && /^Threads:\s*1$/m.test(status);
-  } catch {
-    return true;
-  }
-};
-
 test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, under the same cluster id, its SCRAM user kept', { timeout: 300_000 }, async () => {
   const stateRoot = mkdtempSync('/tmp/pin-kafka-script-');
   const env = {
@@ -59,7 +41,7 @@ test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, u
 
     const pid = pidOf();
     process.kill(pid, 'SIGKILL'); // a crash: the data dir stays as the broker left it
-    await waitFor('the killed broker to be gone', () => gone(pid), 10_000);
+    await waitFor('the killed broker to be gone', () => processGone(pid), 10_000);
 
     const second = await kafkaSh('up', env);
     assert.equal(second.code, 0, second.out);

@@ -1,6 +1,5 @@
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../../../src/platform/db/embedded.ts';
@@ -8,6 +7,7 @@ import { signToken } from '../../../src/platform/http/auth.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { freePort, startService, type ServiceProcess } from '../../support/service-process.ts';
 import { SECURE_SECRETS } from '../../support/secure-env.ts';
+import { kafkaSh, processGone } from '../../support/kafka-script.ts';
 import { waitFor } from '../../support/wait.ts';
 import { createRng, faultSeed } from '../support/seed.ts';
 
@@ -120,24 +120,6 @@ export interface PrivateKafka {
   start(): Promise<void>;
 }
 
-function kafkaSh(cmd: 'up' | 'down', env: Record<string, string>): Promise<void> {
-  const child = spawn('bash', ['scripts/kafka.sh', cmd], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (c) => (out += c));
-  child.stderr.on('data', (c) => (out += c));
-  return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kafka.sh ${cmd}: ${out}`)))));
-}
-
-/** Exited: no /proc entry, or a zombie whose threads (and ports) are gone. */
-const gone = (pid: number) => {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return /^State:\s*Z/m.test(status) && /^Threads:\s*1$/m.test(status);
-  } catch {
-    return true;
-  }
-};
-
 export async function startPrivateKafka(): Promise<PrivateKafka> {
   const stateRoot = mkdtempSync('/tmp/pin-fault-kafka-');
   const env = {
@@ -146,19 +128,23 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
     KAFKA_CONTROLLER_PORT: String(await freePort()),
     KAFKA_SASL_PORT: String(await freePort()),
   };
+  const up = async () => {
+    const { code, out } = await kafkaSh('up', env);
+    if (code !== 0) throw new Error(`kafka.sh up: ${out}`);
+  };
   after(async () => {
-    await kafkaSh('down', env).catch(() => undefined);
+    await kafkaSh('down', env);
     rmSync(stateRoot, { recursive: true, force: true });
   });
-  await kafkaSh('up', env);
+  await up();
   return {
     brokers: `127.0.0.1:${env.KAFKA_PORT}`,
     async stop() {
       const pid = Number(readFileSync(join(stateRoot, 'kafka', 'kafka.pid'), 'utf8'));
       process.kill(pid, 'SIGTERM');
-      await waitFor('the broker to stop', () => gone(pid), 30_000);
+      await waitFor('the broker to stop', () => processGone(pid), 30_000);
     },
-    start: () => kafkaSh('up', env),
+    start: up,
   };
 }
 
