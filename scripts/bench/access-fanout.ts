@@ -87,7 +87,17 @@ await bus.ensureTopics(topicsToCreate([{ name: TOPICS.identityAccess, partitions
 const kafkaTopic = `${prefix}${TOPICS.identityAccess}`;
 const admin = new Kafka({ clientId: 'access-fanout-bench', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
 await admin.connect();
-const inKafka = async () => (await admin.fetchTopicOffsets(kafkaTopic)).reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+// A fresh topic's partitions may still be electing their leader (NOT_LEADER_FOR_PARTITION, retriable): ask again.
+async function inKafka(): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await admin.fetchTopicOffsets(kafkaTopic)).reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+    } catch (err) {
+      if (attempt >= 20 || (err as { retriable?: boolean }).retriable !== true) throw err;
+      await sleep(250);
+    }
+  }
+}
 
 const registry = new Registry();
 const settings = identitySettingsFrom(config);
