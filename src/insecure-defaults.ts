@@ -10,6 +10,12 @@ import { ConfigSchema, type Config } from './config.ts';
 /** Secrets that ship with a public default value. */
 export const GUARDED_SECRETS = ['JWT_SECRET', 'MESSENGER_REALTIME_MEDIA_TOKEN_SECRET', 'MESSENGER_REALTIME_TURN_SECRET'] as const;
 
+/**
+ * The password of the local broker's SASL user (scripts/kafka.sh, .env.example): public, so a broker
+ * that takes it is not one to send production events to.
+ */
+export const LOCAL_KAFKA_SASL_PASSWORD = 'pin-local-secret';
+
 /** HS256 wants a key at least as long as its 256-bit output; the TURN secret is held to the same bar. */
 export const MIN_SECRET_BYTES = 32;
 
@@ -18,7 +24,8 @@ export interface InsecureSetting {
   problem: string;
 }
 
-type SafetySettings = Pick<Config, (typeof GUARDED_SECRETS)[number] | 'DATABASE_URL' | 'KAFKA_BROKERS' | 'EVENT_BUS' | 'ALLOW_INSECURE_DEFAULTS'>;
+type SafetySettings = Pick<Config, (typeof GUARDED_SECRETS)[number] | 'DATABASE_URL' | 'KAFKA_BROKERS' | 'EVENT_BUS' | 'ALLOW_INSECURE_DEFAULTS'> &
+  Partial<Pick<Config, 'KAFKA_SASL_PASSWORD'>>;
 
 export function shippedDefault(setting: (typeof GUARDED_SECRETS)[number]): string {
   return (ConfigSchema.properties[setting] as { default: string }).default;
@@ -35,6 +42,9 @@ export function insecureSettings(settings: SafetySettings): InsecureSetting[] {
     } else if (bytes < MIN_SECRET_BYTES) {
       found.push({ setting, problem: `is ${bytes} bytes long; at least ${MIN_SECRET_BYTES} are needed` });
     }
+  }
+  if (settings.KAFKA_SASL_PASSWORD === LOCAL_KAFKA_SASL_PASSWORD) {
+    found.push({ setting: 'KAFKA_SASL_PASSWORD', problem: "is the local broker's password (public in .env.example and scripts/kafka.sh); use the broker's own" });
   }
   if (!settings.KAFKA_BROKERS && settings.EVENT_BUS !== 'in-process') {
     found.push({

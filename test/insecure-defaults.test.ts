@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { enforceStartupSafety, GUARDED_SECRETS, shippedDefault, startupVerdict } from '../src/insecure-defaults.ts';
+import { enforceStartupSafety, GUARDED_SECRETS, LOCAL_KAFKA_SASL_PASSWORD, shippedDefault, startupVerdict } from '../src/insecure-defaults.ts';
 import { createTestDatabase } from './support/db.ts';
 import { logCapture } from './support/logs.ts';
 import { SECURE_SECRETS } from './support/secure-env.ts';
@@ -97,6 +97,21 @@ describe('no public secrets on a real database (issue 12, item 1)', () => {
     for (const setting of GUARDED_SECRETS) {
       assert.equal(example.match(new RegExp(`^${setting}=(.*)$`, 'm'))?.[1], shippedDefault(setting), setting);
     }
+    // The local broker's SASL password: commented out in .env.example, kafka.sh's default.
+    assert.equal(example.match(/^# KAFKA_SASL_PASSWORD=(.*)$/m)?.[1], LOCAL_KAFKA_SASL_PASSWORD);
+    const kafkaSh = readFileSync(new URL('../scripts/kafka.sh', import.meta.url), 'utf8');
+    assert.ok(kafkaSh.includes(`KAFKA_SCRAM_PASSWORD:-${LOCAL_KAFKA_SASL_PASSWORD}}`), 'kafka.sh gives its SCRAM user that password');
+  });
+
+  test("the local broker's SASL password on a real database: refused, named; other passwords and none start", () => {
+    const secure = { ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, KAFKA_SASL_MECHANISM: 'scram-sha-256', KAFKA_SASL_USERNAME: 'pin' };
+    const refused = verdictOf({ ...secure, KAFKA_SASL_PASSWORD: LOCAL_KAFKA_SASL_PASSWORD });
+    assert.equal(refused.action, 'refuse');
+    assert.deepEqual(named(refused), ['KAFKA_SASL_PASSWORD']);
+    assert.equal(verdictOf({ ...secure, KAFKA_SASL_PASSWORD: 'the-brokers-own-password' }).action, 'start');
+    assert.equal(verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS }).action, 'start');
+    // Local use (embedded PostgreSQL) against the local broker is what the password is for.
+    assert.equal(verdictOf({ ...KAFKA, KAFKA_SASL_MECHANISM: 'scram-sha-256', KAFKA_SASL_USERNAME: 'pin', KAFKA_SASL_PASSWORD: LOCAL_KAFKA_SASL_PASSWORD }).action, 'start');
   });
 });
 
