@@ -20,6 +20,9 @@ const { app, token } = await buildTestApp(
     JOBS_ENABLED: 'true',
     OUTBOX_POLL_INTERVAL_MS: '200',
     MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS: '200',
+    // The waits poll the search route every 10 ms: the per-user limit (30/min) would answer 429
+    // after 300 ms, failing any wait the replica needs longer for (it did, on a loaded CI run).
+    MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: '0',
   },
   { modules: [identity, messenger] },
 );
