@@ -89,21 +89,17 @@ function validString(schema: Schema, pool: IdPool, hint: string | undefined): fc
   const minLength = (schema.minLength as number | undefined) ?? 0;
   const maxLength = Math.min((schema.maxLength as number | undefined) ?? MAX_GENERATED_LENGTH, Math.max(minLength, MAX_GENERATED_LENGTH));
   if (schema.format === 'uuid' || (typeof schema.pattern === 'string' && schema.pattern.includes('[0-9a-fA-F]{8}-'))) {
-    // Mostly an id of the kind the input names (the latest ones most often), read when generated.
-    const from = (ids: () => string[]) => fc.constant(undefined).chain(() => (ids().length > 0 ? fc.constantFrom(...ids()) : fc.uuid()));
+    // Mostly an id of the kind the input names (the latest ones most often).
     return fc.oneof(
       { weight: 1, arbitrary: fc.uuid() },
-      { weight: 1, arbitrary: from(() => pool.all) },
-      { weight: 4, arbitrary: from(() => pool.candidates(hint)) },
-      { weight: 4, arbitrary: from(() => pool.candidates(hint).slice(-3)) },
+      { weight: 1, arbitrary: drawFrom(() => pool.all, fc.uuid()) },
+      { weight: 4, arbitrary: drawFrom(() => pool.candidates(hint), fc.uuid()) },
+      { weight: 4, arbitrary: drawFrom(() => pool.candidates(hint).slice(-3), fc.uuid()) },
     );
   }
-  const known = (): string[] => pool.candidates(hint).filter((v) => !UUID.test(v));
   if (hint && REMEMBERED.test(hint)) {
-    return fc.oneof(
-      { weight: 1, arbitrary: plainString(schema, minLength, maxLength) },
-      { weight: 4, arbitrary: fc.constant(undefined).chain(() => (known().length > 0 ? fc.constantFrom(...known().slice(-3)) : plainString(schema, minLength, maxLength))) },
-    );
+    const known = () => pool.candidates(hint).filter((v) => !UUID.test(v)).slice(-3);
+    return fc.oneof({ weight: 1, arbitrary: plainString(minLength, maxLength) }, { weight: 4, arbitrary: drawFrom(known, plainString(minLength, maxLength)) });
   }
   if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
   if (schema.format === 'email') return fc.emailAddress();
@@ -120,16 +116,16 @@ function validString(schema: Schema, pool: IdPool, hint: string | undefined): fc
       // A pattern stringMatching cannot build from: plain strings, refused by the schema mostly.
     }
   }
-  return plainString(schema, minLength, maxLength);
+  return plainString(minLength, maxLength);
 }
 
-function plainString(schema: Schema, minLength: number, maxLength: number): fc.Arbitrary<string> {
-  if (schema.pattern === undefined || innerPattern(schema.pattern as string) === undefined) {
-    // Mostly printable text (names, titles, bodies), sometimes any code points.
-    return fc.oneof(fc.string({ minLength: Math.max(1, minLength), maxLength }), fc.string({ minLength, maxLength, unit: 'binary' })).map((s) => s.replaceAll('\u0000', ''));
-  }
-  return fc.string({ minLength, maxLength, unit: 'binary' }).map((s) => s.replaceAll('\u0000', ''));
-}
+/** One of the values `list` holds when generated (the pool grows during the run), `fallback` while it holds none. */
+const drawFrom = (list: () => string[], fallback: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc.constant(undefined).chain(() => (list().length > 0 ? fc.constantFrom(...list()) : fallback));
+
+/** Printable text (names, titles, bodies) or any code points, without U+0000. */
+const plainString = (minLength: number, maxLength: number): fc.Arbitrary<string> =>
+  fc.oneof(fc.string({ minLength: Math.max(1, minLength), maxLength }), fc.string({ minLength, maxLength, unit: 'binary' })).map((s) => s.replaceAll('\u0000', ''));
 
 function validNumber(schema: Schema): fc.Arbitrary<number> {
   const min = (schema.minimum as number | undefined) ?? (schema.exclusiveMinimum as number | undefined) ?? -1e6;

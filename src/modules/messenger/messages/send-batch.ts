@@ -32,8 +32,8 @@ export interface BatchSend {
   senderUserId: string;
   chatId: string;
   content: MessageContent;
-  /** The sending request's W3C traceparent (absent: tracing off), stored on its MessagePosted outbox row. */
-  traceparent?: string;
+  /** The sending request's W3C traceparent (null or absent: tracing off), stored on its MessagePosted outbox row. */
+  traceparent?: string | null;
 }
 
 export interface BatchSendOutcome {

@@ -82,7 +82,7 @@ export async function sendMessage(ctx: MessengerContext, caller: Principal, chat
   const problem = contentProblem(content, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
   if (problem) throw ChatErrors.invalidMessage(problem);
   for (let attempt = 1; ; attempt++) {
-    const out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content, traceparent: currentTraceparent() ?? undefined });
+    const out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content, traceparent: currentTraceparent() });
     if (out.message) return messageView(out.message);
     if (!out.member) throw ChatErrors.chatNotFound();
     if (out.senderInactive) throw ChatErrors.callerInactive();
