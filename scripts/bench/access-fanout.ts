@@ -32,7 +32,7 @@ import { identitySettingsFrom, type IdentityContext } from '../../src/modules/id
 
 import { createIdentityMetrics } from '../../src/modules/identity/metrics.ts';
 import { setRolePermissions } from '../../src/modules/identity/roles/role-operations.ts';
-import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
+import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 50_000);
 const brokers = process.env.KAFKA_BROKERS;
@@ -134,6 +134,7 @@ async function fanOutRound(instances: number, permissions: string[]) {
   const kafkaBefore = await inKafka();
   say(`set-role-permissions on a role of ${USERS} users (batch size ${settings.fanOut.batchSize}, range size ${settings.fanOut.rangeSize}, ${instances} instance(s))`);
   const t0 = performance.now();
+  const cpu = cpuMeter(pgServer.dataDir);
   const { fanOut } = await setRolePermissions(ctx, roleId('bench-big'), permissions);
   const setMs = performance.now() - t0;
   if (fanOut.mode !== 'queued' || !fanOut.taskId) throw new Error(`expected a queued fan-out, got ${JSON.stringify(fanOut)}`);
@@ -148,6 +149,7 @@ async function fanOutRound(instances: number, permissions: string[]) {
     if (kafkaAt === null && (await inKafka()) - kafkaBefore >= USERS) kafkaAt = performance.now();
     await sleep(20);
   }
+  const cpuPer1000Users = cpu.per1000(USERS);
   const seconds = (at: number | null) => (at === null ? null : Number(((at - t0) / 1000).toFixed(2)));
   const st = await fanOutState(fanOut.taskId);
   return {
@@ -157,6 +159,7 @@ async function fanOutRound(instances: number, permissions: string[]) {
     completedSeconds: seconds(completedAt),
     allInKafkaSeconds: seconds(kafkaAt),
     messagesInKafka: (await inKafka()) - kafkaBefore,
+    cpuMsPer1000Users: cpuPer1000Users,
     usersPerSecond: completedAt === null ? null : Math.round(USERS / ((completedAt - t0) / 1000)),
     ok: completedAt !== null && kafkaAt !== null,
   };

@@ -24,7 +24,7 @@ import { newId, type Clock } from '../../src/platform/time.ts';
 import { EVENT_TOPICS, TOPICS } from '../../src/event-topics.ts';
 import type { BatchCounts } from '../../src/platform/jobs/index.ts';
 import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../src/modules/user-activity/closer/activity-closer.ts';
-import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
+import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const SESSIONS = env('BENCH_SESSIONS', 10_000);
@@ -116,6 +116,7 @@ async function scenario(instances: number, publisherAlongside: boolean) {
   let closed: () => void = () => undefined;
   const closersDone = new Promise<void>((r) => (closed = r));
   const t0 = performance.now();
+  const cpu = cpuMeter(pgServer.dataDir);
   const publishing = (async () => {
     if (!publisherAlongside) await closersDone;
     while (published < EVENTS) {
@@ -128,6 +129,7 @@ async function scenario(instances: number, publisherAlongside: boolean) {
   })();
   const runs: BatchCounts[] = await Promise.all(closers.map((c) => c.runOnce(ctx())));
   const closeSeconds = (performance.now() - t0) / 1000;
+  const closeCpu = cpu.per1000(runs.reduce((n, r) => n + r.closedSessions! + r.closedViews!, 0));
   closing = false;
   closed();
   const eventsInKafkaSeconds = await publishing;
@@ -151,6 +153,7 @@ async function scenario(instances: number, publisherAlongside: boolean) {
     failed: runs.reduce((n, r) => n + r.failed, 0),
     activeLeft: Number(rows[0]!.n),
     rowsPerSec: Math.round((closedSessions + closedViews) / closeSeconds),
+    closeCpuMsPer1000Rows: closeCpu,
     eventsInKafkaSeconds: Number(eventsInKafkaSeconds.toFixed(3)),
     eventsPublished: published,
     messagesOnBroker: onBroker,

@@ -18,7 +18,7 @@ import { createNotificationMetrics } from '../../src/modules/notifications/metri
 import { createProviders } from '../../src/modules/notifications/providers/registry.ts';
 import { retryWorkerJob } from '../../src/modules/notifications/delivery/retry-worker.job.ts';
 import { deliveryJobOptions } from '../../src/modules/notifications/settings.ts';
-import { benchLogger, say, startBenchPostgres, machine } from './support.ts';
+import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const COUNT = env('BENCH_NOTIFICATIONS', 20_000);
@@ -71,6 +71,7 @@ await pool.query('vacuum analyze notifications.notifications');
 
 say(`retrying with batch ${BATCH}, ${CONCURRENCY} sends in flight`);
 const t0 = performance.now();
+const cpu = cpuMeter(pgServer.dataDir);
 let sent = 0;
 let runs = 0;
 for (;;) {
@@ -81,6 +82,7 @@ for (;;) {
   if ((counts.retried ?? 0) + (counts.terminal ?? 0) > 0) throw new Error(`unexpected failures: ${JSON.stringify(counts)}`);
 }
 const seconds = (performance.now() - t0) / 1000;
+const cpuPer1000Sends = cpu.per1000(sent);
 const { rows } = await pool.query<{ sent: string; backlog: string; events: string }>(
   `select (select count(*) from notifications.notifications where status = 'Sent') as sent,
           (select count(*) from notifications.notifications where status = 'Failed') as backlog,
@@ -106,6 +108,7 @@ console.log(
     workerRuns: runs,
     seconds: Number(seconds.toFixed(2)),
     sendsPerSec: Math.round(sent / seconds),
+    cpuMsPer1000Sends: cpuPer1000Sends,
     target: 1000,
     check: { sent: Number(rows[0]!.sent), backlogLeft: Number(rows[0]!.backlog), dispatchedEvents: Number(rows[0]!.events), providerRequests },
   }),

@@ -6,6 +6,7 @@ import { cpus, totalmem } from 'node:os';
 import { pino } from 'pino';
 import { startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
 import { createLogger, type Logger } from '../../src/platform/observability/logger.ts';
+import { cpuSnapshot } from './cpu-shares.ts';
 
 /** Logs go to stderr: stdout carries the one JSON line. */
 export const benchLogger = (defaultLevel = 'warn'): Logger =>
@@ -25,7 +26,10 @@ export async function freePort(): Promise<number> {
  * A throwaway PostgreSQL on a free port with durable defaults (BENCH_PG_FAST=1 turns fsync off, as
  * in the tests); `stop()` also removes its data directory.
  */
-export async function startBenchPostgres(log: Logger, name = 'bench'): Promise<{ url: string; durability: string; stop(): Promise<void> }> {
+export async function startBenchPostgres(
+  log: Logger,
+  name = 'bench',
+): Promise<{ url: string; dataDir: string; durability: string; stop(): Promise<void> }> {
   const port = await freePort();
   const dataDir = `/tmp/pin-${name}-pg-${port}`;
   rmSync(dataDir, { recursive: true, force: true });
@@ -39,6 +43,7 @@ export async function startBenchPostgres(log: Logger, name = 'bench'): Promise<{
   });
   return {
     url: server.url,
+    dataDir,
     durability: fast ? 'fsync off (BENCH_PG_FAST=1)' : 'default (fsync on)',
     async stop() {
       await server.stop();
@@ -74,4 +79,23 @@ export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T
     session.disconnect();
     say(`cpu profile of ${name} written to ${dir}/${name}.cpuprofile`);
   }
+}
+
+/**
+ * CPU spent from now on by this process (every thread) and by the bench's PostgreSQL (the server
+ * and its backends), per 1,000 units of work. On a shared 2-core VM wall time moves ±30 % run to run
+ * with steal and neighbours; CPU per unit moves far less, so a before/after comparison reads this.
+ */
+export function cpuMeter(pgDataDir: string): { per1000(units: number): { processMs: number; postgresMs: number } } {
+  const process0 = process.cpuUsage();
+  const pg0 = cpuSnapshot(pgDataDir).postgres;
+  return {
+    per1000(units) {
+      const { user, system } = process.cpuUsage(process0);
+      const pg1 = cpuSnapshot(pgDataDir).postgres;
+      const postgresSeconds = [...pg1].reduce((s, [pid, secs]) => s + secs - (pg0.get(pid) ?? 0), 0);
+      const per1000 = (seconds: number) => Math.round(((seconds * 1000) / units) * 1000 * 10) / 10;
+      return { processMs: per1000((user + system) / 1e6), postgresMs: per1000(postgresSeconds) };
+    },
+  };
 }

@@ -32,7 +32,7 @@ import { createPostgresContactSearch } from '../../src/modules/messenger/contact
 import { createElasticsearchContactSearch } from '../../src/modules/messenger/contact-search/elasticsearch-adapter.ts';
 import { contactSearchIndexerJob } from '../../src/modules/messenger/contact-search/indexer.job.ts';
 import { countPending } from '../../src/modules/messenger/contact-search/sql.ts';
-import { benchLogger, machine, say, startBenchPostgres } from './support.ts';
+import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const EVENTS = env('BENCH_EVENTS', 100_000);
@@ -216,6 +216,7 @@ async function main(): Promise<void> {
 
   say(`consuming with ${CONCURRENCY} partitions concurrently, ${SEARCH} search adapter`);
   const t0 = performance.now();
+  const cpu = cpuMeter(pgServer.dataDir);
   const handle = await bus.subscribe(consumer, { db, log, registry, topicPrefix: prefix });
   let replicaDoneAt = 0;
   let indexed = 0;
@@ -238,6 +239,7 @@ async function main(): Promise<void> {
   replicaDoneAt = performance.now();
   while ((await countPending(db)) > 0) await sleep(20);
   const indexDoneAt = performance.now();
+  const backlogCpu = cpu.per1000(EVENTS);
 
   // Live flow: new users at a steady rate while the consumer keeps up; produce → replica / → index.
   say(`live: ${LIVE_RATE} events/s for ${LIVE_SECONDS} s`);
@@ -310,6 +312,7 @@ async function main(): Promise<void> {
       outcomes,
       staleSkipped: await metricSum('messenger_identity_stale_events_total'),
       replica: { seconds: Number(replicaSeconds.toFixed(2)), eventsPerSec: Math.round(EVENTS / replicaSeconds), rows: backlogRows.length, wrongVersions: wrong },
+      backlogCpuMsPer1000Events: backlogCpu,
       index: { seconds: Number(indexSeconds.toFixed(2)), eventsPerSec: Math.round(EVENTS / indexSeconds), documents: indexed, failures: await metricSum('messenger_contact_search_index_failures_total') },
       produceToReplicaMs: { p50: pct(50), p95: pct(95), max: Math.round(latencies.at(-1) ?? NaN), samples: latencies.length, note: 'backlog produced before the consumer started' },
       live: { rate: LIVE_RATE, seconds: LIVE_SECONDS, ...live },
