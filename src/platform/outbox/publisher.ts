@@ -183,8 +183,10 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
    * One pass over the pending rows from the start: batches until one comes back short (true), or
    * until the run must end (false: maxRunMs, abort, bus unreachable). Sends stay strictly one after
    * another (per-key order); the read of the next batch (the cursor moves on, not the mark) and the
-   * mark of the previous one overlap with the send in flight. Every mark is written before it
-   * returns, so a next pass never re-reads a row it sent.
+   * mark of the previous one overlap with the send in flight. A batch's mark starts only once the
+   * previous mark is written, so at most two batches are ever sent and unmarked: a crash repeats at
+   * most those two (at-least-once). Every mark is written before it returns, so a next pass never
+   * re-reads a row it sent.
    */
   async function drain(ctx: PublishContext, run: RunState): Promise<boolean> {
     const { counts, blocked, limits } = run;
@@ -204,7 +206,8 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         const { sendable, heldBack } = splitHeldBack(rows, blocked.keys, blocked.topics);
         const outcome = await sendBatch(sendable, blocked, ctx.log, limits);
         const sentAt = ctx.now();
-        marking = marking.then(() => markSent(outcome.sent, sentAt)).catch((err: unknown) => {
+        await marking; // the previous batch's mark, written while this one was sent
+        marking = markSent(outcome.sent, sentAt).catch((err: unknown) => {
           markError ??= err;
         });
         counts.published += outcome.sent.length;
