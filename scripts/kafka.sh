@@ -55,8 +55,8 @@ fetch_jars() {
   rm -rf "$LIBS" && mv "$tmp" "$LIBS"
 }
 
-write_config() {
-  cat >"$STATE/server.properties" <<EOF
+server_properties() {
+  cat <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$CPORT
@@ -86,7 +86,17 @@ offsets.topic.num.partitions=6
 transaction.state.log.num.partitions=6
 # Tests join groups constantly; no point waiting 3 s for more members.
 group.initial.rebalance.delay.ms=0
+# The fault suite kills consumers many times a minute: their sessions may be as short as 1 s
+# (the broker's default floor is 6 s) so a restarted replica soon gets its partitions back.
+group.min.session.timeout.ms=1000
 EOF
+}
+
+# A broker started by an older kafka.sh runs with another server.properties than this one writes.
+config_current() { [[ "$(server_properties)" == "$(cat "$STATE/server.properties" 2>/dev/null)" ]]; }
+
+write_config() {
+  server_properties >"$STATE/server.properties"
   # Kafka 4.x logs through log4j2. Console goes to kafka.log via the redirect in up(), so JVM
   # crashes land in the same file. WARN by default; the one INFO line is what up() waits for.
   cat >"$STATE/log4j2.properties" <<EOF
@@ -103,7 +113,10 @@ EOF
 }
 
 up() {
-  if running; then say "already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; exports; return; fi
+  if running; then
+    if config_current; then say "already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; exports; return; fi
+    say "running with an older server.properties: restarting it with this one"; stop_broker
+  fi
   if pid_alive; then say "pid $(cat "$PIDFILE") alive but port $PORT closed; restarting"; stop_broker; fi
   if port_open "$PORT" || port_open "$CPORT" || port_open "$SASL_PORT"; then
     say "port $PORT, $CPORT or $SASL_PORT is taken by another process"; exit 1

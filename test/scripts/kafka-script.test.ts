@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { kafkaSh, processGone } from '../support/kafka-script.ts';
@@ -8,7 +8,7 @@ import { freePort } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
 
 /** Runs scripts/kafka.sh against a private broker (own ports and state dir), never the shared one on 19092. */
-test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, under the same cluster id, its SCRAM user kept', { timeout: 300_000 }, async () => {
+test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, under the same cluster id, its SCRAM user kept; `up` restarts a broker running on an older config', { timeout: 300_000 }, async () => {
   const stateRoot = mkdtempSync('/tmp/pin-kafka-script-');
   const env = {
     PIN_STATE_DIR: stateRoot,
@@ -62,6 +62,21 @@ test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, u
     } finally {
       await again.disconnect();
     }
+
+    // `up` again: a broker running on this script's config is left alone…
+    const running = pidOf();
+    const third = await kafkaSh('up', env);
+    assert.equal(third.code, 0, third.out);
+    assert.match(third.out, /already running/);
+    assert.equal(pidOf(), running, 'the same broker process');
+    // …one running on another config (an older kafka.sh wrote it) is restarted on this one.
+    const properties = join(state, 'server.properties');
+    appendFileSync(properties, 'group.min.session.timeout.ms=6000\n');
+    const fourth = await kafkaSh('up', env);
+    assert.equal(fourth.code, 0, fourth.out);
+    assert.match(fourth.out, /older server\.properties: restarting/);
+    assert.notEqual(pidOf(), running, 'a new broker process');
+    assert.doesNotMatch(readFileSync(properties, 'utf8'), /session\.timeout\.ms=6000/, 'the config this script writes');
   } finally {
     const down = await kafkaSh('down', env);
     assert.equal(down.code, 0, down.out);

@@ -28,7 +28,8 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
   const consumer: Consumer = opts.kafka.consumer({
     groupId: def.groupId,
     maxWaitTimeInMs: opts.maxWaitTimeInMs ?? 500,
-    ...(opts.sessionTimeoutMs ? { sessionTimeout: opts.sessionTimeoutMs } : {}),
+    // kafkajs heartbeats every 3 s by default: a shorter session needs them at least three times in it.
+    ...(opts.sessionTimeoutMs ? { sessionTimeout: opts.sessionTimeoutMs, heartbeatInterval: Math.min(3000, Math.floor(opts.sessionTimeoutMs / 3)) } : {}),
     // A consumer that crashed (e.g. the broker went away for longer than the client retries)
     // always restarts; giving up would silently stop a context's event flow.
     retry: { restartOnFailure: async () => true },
