@@ -42,43 +42,53 @@ export interface Stack {
   call<T = unknown>(r: Replica, method: string, path: string, body?: unknown, token?: string): Promise<Reply<T>>;
 }
 
+/** Batch sizes of the workers under test: a kill may repeat at most a batch (two for the outbox: one marked, one sent). */
+export const FAST_BATCH = { outbox: 20, realtime: 10, fanOut: 7, closer: 5, notifications: 10 } as const;
+
 /** Small batches and short intervals: many batches, leases and backoffs inside one short run. */
 const FAST_SETTINGS: Record<string, string> = {
   LOG_LEVEL: 'warn',
   SHUTDOWN_TIMEOUT_MS: '5000',
   DB_POOL_MAX: '6',
   KAFKA_TOPIC_PARTITIONS: '3',
-  // A SIGKILLed member holds its partitions (and delays the next join) this long: the broker's minimum.
-  KAFKA_CONSUMER_SESSION_TIMEOUT_MS: '6000',
-  OUTBOX_BATCH_SIZE: '20',
+  // A SIGKILLed member holds its partitions (and delays the next join) this long: shorter than a
+  // restart, so each new life of the consumer gets its partitions at once (scripts/kafka.sh allows it).
+  KAFKA_CONSUMER_SESSION_TIMEOUT_MS: '3000',
+  OUTBOX_BATCH_SIZE: String(FAST_BATCH.outbox),
   OUTBOX_POLL_INTERVAL_MS: '200',
-  MESSENGER_REALTIME_BATCH_SIZE: '10',
+  MESSENGER_REALTIME_BATCH_SIZE: String(FAST_BATCH.realtime),
   MESSENGER_REALTIME_POLLING_INTERVAL_MS: '200',
   MESSENGER_REALTIME_BACKOFF_BASE_MS: '1000',
   MESSENGER_REALTIME_BACKOFF_CAP_MS: '2000',
   MESSENGER_REALTIME_MAX_ATTEMPTS: '50',
   USER_ACTIVITY_CLOSER_POLLING_INTERVAL_SECONDS: '1',
-  USER_ACTIVITY_CLOSER_BATCH_SIZE: '5',
+  USER_ACTIVITY_CLOSER_BATCH_SIZE: String(FAST_BATCH.closer),
   IDENTITY_INLINE_FANOUT_THRESHOLD: '5',
-  IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '7',
+  IDENTITY_ACCESS_FANOUT_BATCH_SIZE: String(FAST_BATCH.fanOut),
   IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL_MS: '500',
   IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS: '5000',
   IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '100',
   NOTIFICATIONS_DISPATCH_INTERVAL_MS: '500',
-  NOTIFICATIONS_DISPATCH_BATCH_SIZE: '10',
+  NOTIFICATIONS_DISPATCH_BATCH_SIZE: String(FAST_BATCH.notifications),
   NOTIFICATIONS_SEND_CONCURRENCY: '4',
   NOTIFICATIONS_RETRY_INTERVAL_SECONDS: '1',
-  NOTIFICATIONS_RETRY_BATCH_SIZE: '10',
+  NOTIFICATIONS_RETRY_BATCH_SIZE: String(FAST_BATCH.notifications),
   NOTIFICATIONS_CLAIM_LEASE_SECONDS: '10',
   NOTIFICATIONS_PROVIDER_TIMEOUT_MS: '3000',
   // Compiled TypeScript and dependencies are reused across the twenty restarts.
   NODE_COMPILE_CACHE: '/tmp/pin-faults-compile-cache',
 };
 
-export const FAST_BATCH = { realtime: 10, fanOut: 7, closer: 5, notifications: 10 } as const;
-
-export async function createStack(): Promise<Stack> {
-  const [database, kafka, provider] = await Promise.all([createTestDatabase(), createTestKafka(), startHttpProvider()]);
+/**
+ * `database`/`brokers`: a scenario's own PostgreSQL and broker (which it may stop) instead of a fresh
+ * database on the shared test server and the shared broker.
+ */
+export async function createStack(opts: { database?: TestDatabase; brokers?: string[] } = {}): Promise<Stack> {
+  const [database, kafka, provider] = await Promise.all([
+    opts.database ?? createTestDatabase(),
+    createTestKafka(opts.brokers ? { brokers: opts.brokers } : {}),
+    startHttpProvider(),
+  ]);
   const redisUrl = process.env.REDIS_URL;
   if (!redisUrl) throw new Error('REDIS_URL is unset: run the fault suite with `npm run test:faults`');
   const baseEnv: Record<string, string> = {

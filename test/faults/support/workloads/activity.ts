@@ -66,9 +66,15 @@ export function activityWorkload(stack: Stack, front: Replica): Workload {
 
   return {
     fault: 'sigkill-activity-closer',
+    progress: async () =>
+      (
+        await pool.query<{ n: number }>(
+          `select (select count(*) from user_activity.sessions where status = 'Inactive') + (select count(*) from user_activity.property_object_views where status = 'Inactive') as n`,
+        )
+      ).rows[0]!.n,
     stop: () => load.stop(),
     drained: async () => Number(await active()) === 0,
-    async verdict() {
+    async verdict(run) {
       const s = await closes(TOPICS.sessionEnded, 'SessionId', sessions);
       const v = await closes(TOPICS.propertyObjectViewEnded, 'PropertyObjectViewId', views);
       const stillActive = Number(await active());
@@ -82,7 +88,7 @@ export function activityWorkload(stack: Stack, front: Replica): Workload {
           ...missingProblem('session-ended events', s.missing),
           ...missingProblem('view-ended events', v.missing),
           ...(s.twice.length + v.twice.length > 0 ? [`closed twice (two distinct ended events): ${[...s.twice, ...v.twice].slice(0, 3).join(', ')}`] : []),
-          ...loadProblems('session', load),
+          ...loadProblems('session', load, run),
         ],
       };
     },

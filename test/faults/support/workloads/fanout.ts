@@ -16,7 +16,8 @@ export async function fanOutWorkload(stack: Stack, front: Replica, userIds: read
     if (grant.status !== 201) throw new Error(`grant: ${grant.status} ${JSON.stringify(grant.body)}`);
   }
   const tasks: { id: string; version: number }[] = [];
-  const load = repeat(6000, async () => {
+  // Often enough that most lives of the worker process find a fan-out to do (the kill suite counts kills while working).
+  const load = repeat(1500, async () => {
     const permissions = tasks.length % 2 === 0 ? ['deals.read', 'deals.write'] : ['deals.read'];
     const res = await stack.call<{ role: { version: number }; fanOut: { mode: string; taskId: string | null } }>(
       front,
@@ -38,9 +39,10 @@ export async function fanOutWorkload(stack: Stack, front: Replica, userIds: read
 
   return {
     fault: 'sigkill-access-fanout',
+    progress: async () => (await pool.query<{ n: number }>(`select coalesce(sum(processed_count), 0)::int as n from identity.access_fanout_tasks`)).rows[0]!.n,
     stop: () => load.stop(),
     drained: async () => (await unfinished()).length === 0,
-    async verdict() {
+    async verdict(run) {
       const events = (await topicEvents(stack, TOPICS.identityAccess, tasks.length * userIds.length)).filter(
         (e) => e.payload.ChangeReason === 'RolePermissionsChanged',
       );
@@ -61,7 +63,7 @@ export async function fanOutWorkload(stack: Stack, front: Replica, userIds: read
       }
       const stuck = await unfinished();
       if (stuck.length > 0) problems.push(`${stuck.length} tasks not Completed, e.g. ${JSON.stringify(stuck.slice(0, 3))}`);
-      return { expected: tasks.length * userIds.length, seen, duplicated, problems: [...problems, ...loadProblems('set-permissions', load)] };
+      return { expected: tasks.length * userIds.length, seen, duplicated, problems: [...problems, ...loadProblems('set-permissions', load, run)] };
     },
   };
 }

@@ -55,9 +55,11 @@ export async function notificationsWorkload(stack: Stack, front: Replica, rng: R
 
   return {
     fault: 'sigkill-notifications',
+    progress: async () => (await stack.database.pool.query<{ n: number }>(`select count(*)::int as n from notifications.notifications where status = 'Sent'`)).rows[0]!.n,
     stop: () => load.stop(),
     drained: async () => (await notSent()).length === 0,
-    async verdict({ kills }) {
+    async verdict(run) {
+      const { kills } = run;
       // What recipients got: one message per Idempotency-Key (NotificationId:DeliveryCycle) accepted.
       const messagesPer = countBy([...stack.provider.delivered.keys()], (key) => key.split(':')[0]!);
       const twice = [...messagesPer].filter(([, count]) => count > 1).map(([id]) => id);
@@ -74,7 +76,7 @@ export async function notificationsWorkload(stack: Stack, front: Replica, rng: R
           ...(twice.length > 0 ? [`${twice.length} notifications reached their recipient twice, e.g. ${twice.slice(0, 3).join(', ')}`] : []),
           ...(resent > kills * FAST_BATCH.notifications ? [`${resent} accepted sends repeated, more than one batch per kill`] : []),
           ...(refused.size === 0 ? ['no first attempt was refused: the retry worker had nothing to do'] : []),
-          ...loadProblems('notify', load),
+          ...loadProblems('notify', load, run),
         ],
       };
     },

@@ -58,9 +58,11 @@ export function userSyncWorkload(stack: Stack, front: Replica, rng: Rng, userIds
 
   return {
     fault: 'sigkill-user-sync-consumer',
+    progress: async () =>
+      (await pool.query<{ n: number }>(`select count(*)::int as n from platform.inbox where idempotency_key like $1`, [`${INBOX_PREFIX}%`])).rows[0]!.n,
     stop: () => load.stop(),
     drained: async () => (await behind()).length === 0 && (await unhandled()).length === 0,
-    async verdict() {
+    async verdict(run) {
       const expected = (await pool.query<{ n: number }>(`select count(*)::int as n from platform.outbox where event_type = $1`, [UPSERTED])).rows[0]!.n;
       const missing = await unhandled();
       const stale = await behind();
@@ -73,7 +75,7 @@ export function userSyncWorkload(stack: Stack, front: Replica, rng: Rng, userIds
         problems: [
           ...missingProblem('UserUpserted events never applied (no inbox row)', missing),
           ...missingProblem('replica rows at the last Version', stale),
-          ...loadProblems('rename', load),
+          ...loadProblems('rename', load, run),
         ],
       };
     },
