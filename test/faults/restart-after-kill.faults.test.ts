@@ -1,6 +1,8 @@
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { TOPICS } from '../../src/event-topics.ts';
+import { createRng, faultSeed, printSummary } from './support/seed.ts';
 import { createStack } from './support/stack.ts';
 import { createUsers } from './support/workloads/user-sync.ts';
 import { topicEvents } from './support/workload.ts';
@@ -11,13 +13,15 @@ import { waitFor } from '../support/wait.ts';
  * member's session expires (KAFKA_CONSUMER_SESSION_TIMEOUT_MS, 30 s here as in production). Its
  * jobs must not wait for that: the outbox publisher (and realtime dispatch, and every other job)
  * start as soon as the producer is connected. Before the fix the job runner started only after
- * every consumer had joined, so each crash stopped event publishing for up to 30 s.
+ * every consumer had joined, so each crash stopped event publishing for up to 30 s. The kill comes
+ * at a seeded moment after the first replica joined (FAULT_SEED replays it).
  */
 
 const SESSION_TIMEOUT_MS = 30_000;
 const GROUP = 'messenger-identity-user-sync';
 
 test('after a SIGKILL the restarted replica publishes outbox rows while its consumers still wait to join', { timeout: 120_000 }, async () => {
+  const rng = createRng(faultSeed());
   const stack = await createStack();
   const env = { KAFKA_CONSUMER_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS) };
   const members = async () => (await stack.kafka.admin.describeGroups([stack.kafka.topic(GROUP)])).groups[0]?.members.map((m) => m.memberId) ?? [];
@@ -25,16 +29,17 @@ test('after a SIGKILL the restarted replica publishes outbox rows while its cons
   const first = await stack.start('first', { env });
   await waitFor('the first replica to join the user-sync group', async () => (await members()).length === 1, 60_000);
   const [deadMember] = await members();
+  await sleep(rng.int(0, 3000));
   await first.kill();
 
   const restarted = await stack.start('restarted', { env });
   const killedAt = Date.now();
   const [userId] = await createUsers(stack, restarted, 1);
   const { rows } = await stack.database.pool.query<{ id: string }>(`select id::text from platform.outbox where aggregate_id = $1`, [userId]);
-  await waitFor(
-    'the UserUpserted of a user created after the restart to reach Kafka',
-    async () => (await topicEvents(stack, TOPICS.identityUsers)).some((e) => e.messageId === rows[0]!.id),
-    SESSION_TIMEOUT_MS / 2,
+  const copies = async () => (await topicEvents(stack, TOPICS.identityUsers)).filter((e) => e.messageId === rows[0]!.id).length;
+  let seen = 0;
+  await waitFor('the UserUpserted of a user created after the restart to reach Kafka', async () => (seen = await copies()) > 0, SESSION_TIMEOUT_MS / 2).finally(
+    () => printSummary({ fault: 'restart-after-kill', seed: rng.seed, kills: 1, expected: 1, seen: Math.min(seen, 1), duplicated: Math.max(0, seen - 1) }),
   );
   assert.ok(Date.now() - killedAt < SESSION_TIMEOUT_MS, 'published before the dead member could have left the group');
   // The scenario was real: the dead member still held the group, so the new one had not joined yet.

@@ -6,7 +6,7 @@ import { EVENT_TOPICS, TOPICS } from '../../../src/event-topics.ts';
 import { createTestDatabase } from '../../support/db.ts';
 import { createTestKafka } from '../../support/kafka.ts';
 import { waitFor } from '../../support/wait.ts';
-import { sampleOf, seeded, startFaultService, summary } from './support.ts';
+import { sampleOf, seeded, startFaultService } from './support.ts';
 
 /**
  * Garbage on every topic a consumer of the service reads: each bad message is dead-lettered with
@@ -86,8 +86,8 @@ function garbage(c: TopicCase): { what: string; message: Message; code: string |
   ];
 }
 
-test('garbage on every consumed topic: each message dead-lettered with its code, the partition moves on, the process stays up', async () => {
-  const rng = seeded('garbage');
+test('garbage on every consumed topic: each message dead-lettered with its code, the partition moves on, the process stays up', async (t) => {
+  const rng = seeded('garbage', t);
   const kafka = await createTestKafka();
   const database = await createTestDatabase();
   const consumed = EVENT_TOPICS.filter((t) => t.consumed).map((t) => t.name);
@@ -124,11 +124,11 @@ test('garbage on every consumed topic: each message dead-lettered with its code,
     expected += lettered.length;
     seen += codeAt.size;
     duplicated += dlq.length - codeAt.size;
+    rng.report({ expected, seen, duplicated });
   }
   const { text } = await service.metrics();
   assert.equal(sampleOf(text, 'consumer_dlq_total'), expected, 'every dead letter counted');
   assert.ok(sampleOf(text, 'consumer_messages_total', { outcome: 'skipped' }) >= consumed.length, 'foreign event types skipped');
   service.assertAlive();
   assert.equal((await service.ready()).status, 200);
-  summary('garbage', rng.seed, { expected, seen, duplicated });
 });

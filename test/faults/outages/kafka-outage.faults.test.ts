@@ -5,15 +5,15 @@ import { Kafka, logLevel } from 'kafkajs';
 import { TOPICS } from '../../../src/event-topics.ts';
 import { createTestDatabase } from '../../support/db.ts';
 import { waitFor } from '../../support/wait.ts';
-import { sampleOf, seeded, startFaultService, startPrivateKafka, startUserLoad, summary } from './support.ts';
+import { sampleOf, seeded, startFaultService, startPrivateKafka, startUserLoad } from './support.ts';
 
 const OUTAGE_MS = 30_000;
 const CONSUMER = 'messenger.user-upserted';
 
 // Two broker starts (~10 s each, ~25 s for the restart on a busy 2-core machine) plus the 30 s
 // outage do not fit the suite's default 120 s per test.
-test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the outbox drains and the replica consumer catches up, nothing lost', { timeout: 240_000 }, async () => {
-  const rng = seeded('kafka-outage');
+test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the outbox drains and the replica consumer catches up, nothing lost', { timeout: 240_000 }, async (t) => {
+  const rng = seeded('kafka-outage', t);
   const kafka = await startPrivateKafka();
   rng.step('broker up');
   const database = await createTestDatabase();
@@ -65,6 +65,7 @@ test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the
   await sleep(rng.int(500, 3000)); // load goes on across the recovery
   await load.stop();
   const expected = await count('select count(*)::int as n from identity.users');
+  rng.report({ expected });
   assert.ok(expected >= load.created.length && load.created.length > before, `${load.created.length} users acknowledged, ${load.failed()} failed`);
 
   await service.waitFor('the outbox backlog drained', async () => (await unpublished()) === 0, 90_000);
@@ -92,6 +93,6 @@ test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the
   await admin.disconnect();
   const inKafka = offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
   const rows = await count(`select count(*)::int as n from platform.outbox where topic = '${TOPICS.identityUsers}'`);
-  summary('kafka-outage', rng.seed, { expected, seen: await replicated(), duplicated: inKafka - rows });
+  rng.report({ expected, seen: await replicated(), duplicated: inKafka - rows });
   assert.ok(inKafka >= rows, `${inKafka} messages in Kafka for ${rows} outbox rows`);
 });

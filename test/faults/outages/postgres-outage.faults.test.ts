@@ -4,12 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createTestKafka } from '../../support/kafka.ts';
 import { waitFor } from '../../support/wait.ts';
-import { sampleOf, seeded, startFaultService, startPrivatePostgres, startUserLoad, summary } from './support.ts';
+import { sampleOf, seeded, startFaultService, startPrivatePostgres, startUserLoad } from './support.ts';
 
 const OUTAGE_MS = 10_000;
 
-test('PostgreSQL stopped for 10 s mid-run: the service stays up, is unready and still scrapable, then its jobs resume and nothing is lost', async () => {
-  const rng = seeded('postgres-outage');
+test('PostgreSQL stopped for 10 s mid-run: the service stays up, is unready and still scrapable, then its jobs resume and nothing is lost', async (t) => {
+  const rng = seeded('postgres-outage', t);
   const postgres = await startPrivatePostgres();
   const kafka = await createTestKafka();
   const service = await startFaultService({
@@ -60,6 +60,7 @@ test('PostgreSQL stopped for 10 s mid-run: the service stays up, is unready and 
   pool = openPool();
   await waitFor('the service ready again', async () => (await service.ready()).status === 200, 30_000);
   const expected = await count('select count(*)::int as n from identity.users');
+  rng.report({ expected });
   // What the service acknowledged committed (a request cut off by the stop may have committed too).
   assert.ok(expected >= load.created.length, `${expected} users committed, ${load.created.length} acknowledged`);
   assert.ok(load.created.length > before, 'writes succeeded again after the restart');
@@ -72,6 +73,6 @@ test('PostgreSQL stopped for 10 s mid-run: the service stays up, is unready and 
   const offsets = await kafka.admin.fetchTopicOffsets(kafka.topic('pin.identity.users.v1'));
   const inKafka = offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
   const rows = await count(`select count(*)::int as n from platform.outbox where topic = 'pin.identity.users.v1'`);
-  summary('postgres-outage', rng.seed, { expected, seen: await replicated(), duplicated: inKafka - rows });
+  rng.report({ expected, seen: await replicated(), duplicated: inKafka - rows });
   assert.ok(inKafka >= rows, `${inKafka} messages in Kafka for ${rows} outbox rows`);
 });

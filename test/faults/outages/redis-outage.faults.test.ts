@@ -6,10 +6,10 @@ import { createTestDatabase } from '../../support/db.ts';
 import { startPrivateRedis } from '../../support/redis.ts';
 import { connectClient } from '../../support/signalr.ts';
 import { waitFor } from '../../support/wait.ts';
-import { sampleOf, seeded, startFaultService, summary } from './support.ts';
+import { sampleOf, seeded, startFaultService } from './support.ts';
 
-test('Redis stopped mid-run: readiness reports the backplane, pushes wait in the realtime outbox and all reach the client after the restart', async () => {
-  const rng = seeded('redis-outage');
+test('Redis stopped mid-run: readiness reports the backplane, pushes wait in the realtime outbox and all reach the client after the restart', async (t) => {
+  const rng = seeded('redis-outage', t);
   const redis = await startPrivateRedis();
   const database = await createTestDatabase();
   const service = await startFaultService({
@@ -76,6 +76,7 @@ test('Redis stopped mid-run: readiness reports the backplane, pushes wait in the
   await sleep(rng.int(500, 2000)); // sends go on across the recovery
   sending = false;
   await load;
+  rng.report({ expected: sent });
   assert.deepEqual(refused, [], 'a send persists whether or not Redis is up');
   await waitFor('the backplane ok again', async () => (await service.ready()).status === 200, 30_000);
 
@@ -90,5 +91,5 @@ test('Redis stopped mid-run: readiness reports the backplane, pushes wait in the
   assert.equal(client.closed, false, 'the client stayed connected through the outage');
   service.assertAlive();
   const seen = new Set(client.received.map((r) => seqOf(r.payload))).size;
-  summary('redis-outage', rng.seed, { expected: sent, seen, duplicated: client.received.length - seen });
+  rng.report({ expected: sent, seen, duplicated: client.received.length - seen });
 });

@@ -1,4 +1,4 @@
-import { after } from 'node:test';
+import { after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,21 +17,35 @@ import { createRng, faultSeed } from '../support/seed.ts';
  * dependencies a scenario owns and may stop: a private Kafka broker and a private PostgreSQL.
  */
 
-/** The suite's one seeded PRNG (../support/seed.ts), its seed printed, plus step timings on stderr. */
-export function seeded(fault: string): { seed: number; int(min: number, max: number): number; step(what: string): void } {
+export interface Counts {
+  expected: number;
+  seen: number;
+  duplicated: number;
+}
+
+/**
+ * The suite's one seeded PRNG (../support/seed.ts), its seed printed, plus step timings on stderr.
+ * With the test's context, the scenario's one summary line (fault, seed, counts) is printed when
+ * the test ends, passed or failed: counts it never reported show as `-`.
+ */
+export function seeded(
+  fault: string,
+  t?: TestContext,
+): { seed: number; int(min: number, max: number): number; step(what: string): void; report(counts: Partial<Counts>): void } {
   const rng = createRng(faultSeed());
   process.stdout.write(`fault=${fault} seed=${rng.seed} (replay with FAULT_SEED=${rng.seed})\n`);
   const t0 = Date.now();
+  const counts: Partial<Counts> = {};
+  t?.after(() => {
+    process.stdout.write(`fault=${fault} seed=${rng.seed} expected=${counts.expected ?? '-'} seen=${counts.seen ?? '-'} duplicated=${counts.duplicated ?? '-'}\n`);
+  });
   return {
     seed: rng.seed,
     int: (min, max) => rng.int(min, max),
     // Where a slow or stuck run spent its time, on stderr (the summary line stays alone on stdout).
     step: (what) => process.stderr.write(`fault=${fault} +${((Date.now() - t0) / 1000).toFixed(1)}s ${what}\n`),
+    report: (c) => void Object.assign(counts, c),
   };
-}
-
-export function summary(fault: string, seed: number, counts: { expected: number; seen: number; duplicated: number }): void {
-  process.stdout.write(`fault=${fault} seed=${seed} expected=${counts.expected} seen=${counts.seen} duplicated=${counts.duplicated}\n`);
 }
 
 /** The service (`node src/main.ts`) on its own port, with a client for its HTTP surface. */
