@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { killLoop, type KillLoopResult } from './support/chaos.ts';
 import { createRng, faultSeed, phaseClock, printSummary } from './support/seed.ts';
 import { createStack, type Stack } from './support/stack.ts';
-import type { Workload } from './support/workload.ts';
+import { runScenario, stopAndDrain, type Workload } from './support/workload.ts';
 import { activityWorkload } from './support/workloads/activity.ts';
 import { fanOutWorkload } from './support/workloads/fanout.ts';
 import { notificationsWorkload } from './support/workloads/notifications.ts';
@@ -73,11 +73,7 @@ async function scenario(): Promise<Outcome> {
       progress: () => Promise.all(workloads.map((w) => w.progress())),
     });
     phase(`${run.kills} kills, working kills per worker ${run.workingKills.join(',')} (restarts took ${run.startsMs.join(',')} ms)`);
-    for (const w of workloads) await w.stop();
-    let drainError: unknown;
-    await waitFor('every backlog to drain', async () => (await Promise.all(workloads.map((w) => w.drained()))).every(Boolean), 150_000).catch(
-      (err: unknown) => (drainError = err), // each test names what is left
-    );
+    const drainError = await stopAndDrain(workloads);
     phase('drain');
     return { run, workloads, drainError };
   } finally {
@@ -85,15 +81,12 @@ async function scenario(): Promise<Outcome> {
   }
 }
 
-// At module level, not in a before hook: the support's file-end cleanups (database, topics, child
-// processes) registered inside a hook would run when the hook ends. A failed run fails every test.
-const outcome: Outcome | Error = await scenario().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+const outcome = await runScenario(scenario);
 
 describe(`SIGKILL of the worker process at random points, ${KILLS} while each worker works (seed ${seed})`, () => {
   for (const fault of FAULTS) {
     test(fault, async () => {
-      if (outcome instanceof Error) throw outcome;
-      const { run, workloads, drainError } = outcome;
+      const { run, workloads, drainError } = outcome();
       const index = workloads.findIndex((w) => w.fault === fault);
       const verdict = await workloads[index]!.verdict({ kills: run.kills });
       const workingKills = run.workingKills[index]!;

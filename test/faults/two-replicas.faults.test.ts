@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRng, faultSeed, phaseClock, printSummary } from './support/seed.ts';
 import { createStack, type Replica, type Stack } from './support/stack.ts';
-import type { Workload } from './support/workload.ts';
+import { runScenario, stopAndDrain, type Workload } from './support/workload.ts';
 import { activityWorkload } from './support/workloads/activity.ts';
 import { fanOutWorkload } from './support/workloads/fanout.ts';
 import { notificationsWorkload } from './support/workloads/notifications.ts';
@@ -101,13 +101,7 @@ async function scenario(): Promise<Outcome> {
     const takeoverMs = await takeovers(stack, survivor, killedAt);
     phase(`kill and takeover (${[...takeoverMs].map(([name, ms]) => `${name} ${ms} ms`).join(', ')})`);
     await sleep(3000); // load after the takeover, served by the survivor alone
-    for (const w of workloads) await w.stop();
-    let drainError: unknown;
-    try {
-      await waitFor('every backlog to drain', async () => (await Promise.all(workloads.map((w) => w.drained()))).every(Boolean), 150_000);
-    } catch (err) {
-      drainError = err;
-    }
+    const drainError = await stopAndDrain(workloads);
     phase('drain');
     return { workloads, takeoverMs, drainError };
   } finally {
@@ -115,13 +109,7 @@ async function scenario(): Promise<Outcome> {
   }
 }
 
-// At module level, not in a before hook: the support's file-end cleanups (database, topics, child
-// processes) registered inside a hook would run when the hook ends. A failed run fails every test.
-const outcome: Outcome | Error = await scenario().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
-const ok = (): Outcome => {
-  if (outcome instanceof Error) throw outcome;
-  return outcome;
-};
+const ok = await runScenario(scenario);
 
 describe(`two replicas, one SIGKILLed mid-run (seed ${seed})`, () => {
   test('the survivor takes over every frequent single-runner job within LockTtl', () => {

@@ -5,7 +5,7 @@ import { createDb, createPool } from '../../../src/platform/db/index.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { createRng, phaseClock, printSummary } from '../support/seed.ts';
 import { createStack, type Replica, type Stack } from '../support/stack.ts';
-import type { Workload } from '../support/workload.ts';
+import { runScenario, stopAndDrain, type Workload } from '../support/workload.ts';
 import { activityWorkload } from '../support/workloads/activity.ts';
 import { fanOutWorkload } from '../support/workloads/fanout.ts';
 import { notificationsWorkload } from '../support/workloads/notifications.ts';
@@ -93,11 +93,7 @@ async function scenario(): Promise<Outcome> {
     await postgres.start();
     phase('postgres outage');
     await sleep(rng.int(1000, 4000)); // load goes on across the recovery
-    for (const w of workloads) await w.stop();
-    let drainError: unknown;
-    await waitFor('every backlog to drain', async () => (await Promise.all(workloads.map((w) => w.drained().catch(() => false)))).every(Boolean), 150_000).catch(
-      (err: unknown) => (drainError = err), // each test names what is left
-    );
+    const drainError = await stopAndDrain(workloads);
     phase('drain');
     return { workloads, drainError, during: { kafka: duringKafka, postgres: duringPostgres }, sameProcess: replica.alive() && replica.service.child.pid === pid };
   } finally {
@@ -105,13 +101,7 @@ async function scenario(): Promise<Outcome> {
   }
 }
 
-// At module level, not in a before hook: the support's file-end cleanups registered inside a hook
-// would run when the hook ends. A failed run fails every test.
-const outcome: Outcome | Error = await scenario().catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
-const ok = (): Outcome => {
-  if (outcome instanceof Error) throw outcome;
-  return outcome;
-};
+const ok = await runScenario(scenario);
 
 describe(`Kafka stopped ${KAFKA_OUTAGE_MS / 1000} s, then PostgreSQL ${POSTGRES_OUTAGE_MS / 1000} s, under every worker's load (seed ${rng.seed})`, () => {
   test('the replica stays up through both, /metrics answers, readiness names the dependency that is down', () => {

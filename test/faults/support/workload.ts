@@ -1,4 +1,5 @@
 import type { Stack } from './stack.ts';
+import { waitFor } from '../../support/wait.ts';
 
 /**
  * One worker's load and its invariant. A workload drives its load through a replica that is never
@@ -75,4 +76,33 @@ export function missingProblem(what: string, missing: readonly string[]): string
 /** Load steps that failed (HTTP on the replica that is never killed must not fail, unless a dependency was down). */
 export function loadProblems(name: string, load: { failures(): number; errors: string[] }, run: FaultRun): string[] {
   return load.failures() === 0 || run.loadMayFail === true ? [] : [`${load.failures()} ${name} load steps failed: ${load.errors.join(' | ')}`];
+}
+
+/**
+ * Stops every load, then waits up to `timeoutMs` for every backlog to drain. Resolves with the
+ * timeout's error rather than failing: each worker's test then names what is left of its own.
+ */
+export async function stopAndDrain(workloads: readonly Workload[], timeoutMs = 150_000): Promise<unknown> {
+  for (const w of workloads) await w.stop();
+  return waitFor('every backlog to drain', async () => (await Promise.all(workloads.map((w) => w.drained().catch(() => false)))).every(Boolean), timeoutMs).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+}
+
+/**
+ * Runs a scenario once, at module level, for the tests of its file to share; each test calls the
+ * returned function, which throws the scenario's failure in every one of them. Not in a before
+ * hook: the support's file-end cleanups (database, topics, child processes) registered inside a
+ * hook would run when the hook ends.
+ */
+export async function runScenario<T>(scenario: () => Promise<T>): Promise<() => T> {
+  const outcome = await scenario().then(
+    (value) => ({ value }),
+    (err: unknown) => ({ error: err instanceof Error ? err : new Error(String(err)) }),
+  );
+  return () => {
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  };
 }
