@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import { backoffDelayMs, type Backoff } from '../backoff/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ConsumerHandle, IncomingMessage } from './bus.ts';
 import type { MessageProcessor } from './consumer-runner.ts';
@@ -10,6 +12,9 @@ import type { MessageProcessor } from './consumer-runner.ts';
  * after the backoff, so order within the partition holds and other partitions keep flowing.
  * Offsets are committed explicitly (autoCommit off), after the handler transactions committed.
  * "Stop after the current message" holds per transaction chunk (maxMessagesPerTransaction).
+ * kafkajs restarts a crashed consumer only when the crash's root cause is retriable; after any other
+ * (KafkaJSGroupCoordinatorNotFound on a new cluster, an unexpected error while processing a batch)
+ * it leaves the consumer stopped for good, so a new consumer takes its place here.
  */
 export interface KafkaConsumerOptions {
   kafka: Kafka;
@@ -21,33 +26,22 @@ export interface KafkaConsumerOptions {
   sessionTimeoutMs?: number;
 }
 
+/** Waits between tries to replace a consumer kafkajs gave up on. */
+const REPLACE_BACKOFF: Backoff = { baseMs: 1000, factor: 2, capMs: 30_000, jitter: 0.2 };
+
 export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<ConsumerHandle> {
   const { processor } = opts;
   const { consumer: def } = processor;
   const log = opts.log.child({ consumer: def.name, topic: def.topic });
-  const consumer: Consumer = opts.kafka.consumer({
-    groupId: def.groupId,
-    maxWaitTimeInMs: opts.maxWaitTimeInMs ?? 500,
-    // kafkajs heartbeats every 3 s by default: a shorter session needs them at least three times in it.
-    ...(opts.sessionTimeoutMs ? { sessionTimeout: opts.sessionTimeoutMs, heartbeatInterval: Math.min(3000, Math.floor(opts.sessionTimeoutMs / 3)) } : {}),
-    // A consumer that crashed (e.g. the broker went away for longer than the client retries)
-    // always restarts; giving up would silently stop a context's event flow.
-    retry: { restartOnFailure: async () => true },
-  });
   const resumeTimers = new Set<NodeJS.Timeout>();
   let stopping = false;
+  const stopped = new AbortController();
+  /** The running consumer (another after a replace). */
+  let current: Consumer;
+  let replacing: Promise<void> | undefined;
 
-  consumer.on(consumer.events.CRASH, (e) => {
-    log.error({ err: { name: e.payload.error.name, message: e.payload.error.message }, restart: e.payload.restart }, 'kafka consumer crashed');
-  });
-  // When the flow resumes after a crash or rebalance, and how long the join took: a join that
-  // waited ~a session timeout means the group still listed a member that never came back.
-  consumer.on(consumer.events.GROUP_JOIN, (e) => {
-    const { memberId, duration, memberAssignment } = e.payload;
-    log.info({ memberId, durationMs: duration, partitions: memberAssignment[def.physicalTopic] ?? [] }, 'kafka consumer joined its group');
-  });
-
-  function retryLater(topic: string, partition: number, msg: IncomingMessage, err: unknown, attempt: number): void {
+  /** `consumer`: the one whose batch failed (a replaced consumer's batches never touch its successor). */
+  function retryLater(consumer: Consumer, topic: string, partition: number, msg: IncomingMessage, err: unknown, attempt: number): void {
     const delay = processor.retryDelay(msg, err, attempt);
     consumer.pause([{ topic, partitions: [partition] }]);
     consumer.seek({ topic, partition, offset: msg.offset });
@@ -64,7 +58,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
     resumeTimers.add(timer);
   }
 
-  async function eachBatch(payload: EachBatchPayload): Promise<void> {
+  async function eachBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     const { topic, partition } = batch;
     const highWatermark = Number(batch.highWatermark);
@@ -92,7 +86,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
         }
         index += done;
         if (error !== undefined) {
-          retryLater(topic, partition, messages[index]!, error, attempt ?? 1);
+          retryLater(consumer, topic, partition, messages[index]!, error, attempt ?? 1);
           break;
         }
         await payload.heartbeat();
@@ -111,38 +105,80 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
     }
   }
 
-  try {
-    await consumer.connect();
-    await consumer.subscribe({ topic: def.physicalTopic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: def.partitionsConcurrently,
-      eachBatch,
+  /** A connected, running kafkajs consumer of the group; on failure it leaves nothing connected. */
+  async function open(): Promise<Consumer> {
+    const c: Consumer = opts.kafka.consumer({
+      groupId: def.groupId,
+      maxWaitTimeInMs: opts.maxWaitTimeInMs ?? 500,
+      // kafkajs heartbeats every 3 s by default: a shorter session needs them at least three times in it.
+      ...(opts.sessionTimeoutMs ? { sessionTimeout: opts.sessionTimeoutMs, heartbeatInterval: Math.min(3000, Math.floor(opts.sessionTimeoutMs / 3)) } : {}),
+      // Restart after every crash kafkajs deems retriable (e.g. the broker went away for longer than the client retries).
+      retry: { restartOnFailure: async () => true },
     });
-  } catch (err) {
-    // The caller retries with a new consumer: this one must not keep its connections (or, once
-    // run() got that far, its group membership) behind. Harmless after a failed connect.
-    stopping = true;
-    await consumer.disconnect().catch((disconnectErr: unknown) => {
-      log.debug({ err: disconnectErr }, 'disconnect after a failed start failed');
+    c.on(c.events.CRASH, (e) => {
+      const { error, restart } = e.payload;
+      log.error({ err: { name: error.name, message: error.message }, restart }, 'kafka consumer crashed');
+      if (!restart && !stopping && c === current) replacing ??= replace();
     });
-    throw err;
+    // When the flow resumes after a crash or rebalance, and how long the join took: a join that
+    // waited ~a session timeout means the group still listed a member that never came back.
+    c.on(c.events.GROUP_JOIN, (e) => {
+      const { memberId, duration, memberAssignment } = e.payload;
+      log.info({ memberId, durationMs: duration, partitions: memberAssignment[def.physicalTopic] ?? [] }, 'kafka consumer joined its group');
+    });
+    try {
+      await c.connect();
+      await c.subscribe({ topic: def.physicalTopic, fromBeginning: true });
+      await c.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: def.partitionsConcurrently,
+        eachBatch: (payload) => eachBatch(c, payload),
+      });
+    } catch (err) {
+      // Not to keep its connections (or, once run() got that far, its group membership) behind
+      // when the caller, or replace(), tries again. Harmless after a failed connect.
+      await c.disconnect().catch((disconnectErr: unknown) => {
+        log.debug({ err: disconnectErr }, 'disconnect after a failed start failed');
+      });
+      throw err;
+    }
+    return c;
   }
+
+  /** A new consumer in place of one kafkajs will not restart, tried with backoff until it runs or the handle stops. */
+  async function replace(): Promise<void> {
+    for (let attempt = 1; !stopping; attempt++) {
+      await sleep(backoffDelayMs(REPLACE_BACKOFF, attempt), undefined, { signal: stopped.signal }).catch(() => undefined);
+      if (stopping) break;
+      try {
+        current = await open();
+        log.warn({ attempt }, 'kafka consumer replaced: kafkajs does not restart after that crash');
+        break;
+      } catch (err) {
+        log.error({ err, attempt }, 'kafka consumer could not be replaced yet; trying again');
+      }
+    }
+    replacing = undefined;
+  }
+
+  current = await open();
   log.info({ groupId: def.groupId }, 'kafka consumer started');
 
-  let stopped: Promise<void> | undefined;
+  let stopping_: Promise<void> | undefined;
   return {
     name: def.name,
     stop() {
-      stopped ??= (async () => {
+      stopping_ ??= (async () => {
         stopping = true;
+        stopped.abort();
         for (const t of resumeTimers) clearTimeout(t);
         resumeTimers.clear();
-        await consumer.disconnect();
+        await replacing;
+        await current.disconnect();
         log.info('kafka consumer stopped');
       })();
-      return stopped;
+      return stopping_;
     },
   };
 }
