@@ -115,10 +115,18 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
       // Restart after every crash kafkajs deems retriable (e.g. the broker went away for longer than the client retries).
       retry: { restartOnFailure: async () => true },
     });
+    // kafkajs's run() does not throw when joining fails: it crashes the consumer and resolves. A crash
+    // it will not restart from, before open() returned, fails the start (the caller or replace() tries again).
+    let starting = true;
+    let startCrash: Error | undefined;
     c.on(c.events.CRASH, (e) => {
       const { error, restart } = e.payload;
       log.error({ err: { name: error.name, message: error.message }, restart }, 'kafka consumer crashed');
-      if (!restart && !stopping && c === current) replacing ??= replace();
+      if (restart) {
+        // Stopped while kafkajs was crashing: its restart timer is set after this event; stop it again then.
+        if (stopping) setImmediate(() => void c.disconnect().catch(() => undefined));
+      } else if (starting) startCrash ??= error;
+      else if (!stopping && c === current) replacing ??= replace();
     });
     // When the flow resumes after a crash or rebalance, and how long the join took: a join that
     // waited ~a session timeout means the group still listed a member that never came back.
@@ -135,6 +143,8 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
         partitionsConsumedConcurrently: def.partitionsConcurrently,
         eachBatch: (payload) => eachBatch(c, payload),
       });
+      starting = false;
+      if (startCrash) throw startCrash;
     } catch (err) {
       // Not to keep its connections (or, once run() got that far, its group membership) behind
       // when the caller, or replace(), tries again. Harmless after a failed connect.

@@ -57,4 +57,19 @@ describe('kafka consumer start (real Kafka)', () => {
       assert.equal(c.disconnected, true, 'and the failed consumer let go of its connections');
     }
   });
+
+  test('joining the group refused for good (a session timeout the broker does not allow): the start fails, no dead consumer is handed back', async () => {
+    // kafkajs's run() resolves even then: its runner crashes the consumer (not to be restarted) and returns.
+    const { kafka, consumers } = recordingKafka();
+    const topic = 'pin.test.join-refused.v1';
+    await k.createTopics([{ name: topic, partitions: 1 }]);
+    const processor = createMessageProcessor(
+      resolveConsumer({ name: 'join-refused', topic, groupId: 'join-refused', eventTypes: ['E'], handle: async () => {} }, k.prefix),
+      { db: t.db, log: testLog, metrics: consumerMetrics(new Registry()), publish: async () => {} },
+    );
+    // Below the broker's group.min.session.timeout.ms (1,000 on the local broker): INVALID_SESSION_TIMEOUT at JoinGroup.
+    await assert.rejects(startKafkaConsumer({ kafka, processor, log: testLog, sessionTimeoutMs: 500 }), /session timeout/i);
+    assert.equal(consumers.length, 1);
+    assert.equal(consumers[0]!.disconnected, true, 'the refused consumer let go of its connections');
+  });
 });
