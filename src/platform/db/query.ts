@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Param, SQL, StringChunk, type Query } from 'drizzle-orm';
+import { Param, Placeholder, SQL, StringChunk, type Query } from 'drizzle-orm';
 import type { NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
 import { PgDialect, type PgDatabase } from 'drizzle-orm/pg-core';
 
@@ -52,6 +52,7 @@ export function compile(statement: SQL): Query {
       else if (chunk instanceof SQL) {
         if (inlined(chunk) || !walk(chunk.queryChunks)) return false;
       } else if (chunk instanceof Param) {
+        if (chunk.value instanceof Placeholder) return false; // drizzle keeps it as is for a prepared query's later values
         const value = chunk.value === null ? null : chunk.encoder.mapToDriverValue(chunk.value);
         if (typeof value === 'object' && value !== null && !(value instanceof Date) && !Array.isArray(value)) return false;
         params.push(value);

@@ -26,12 +26,13 @@ test('compile builds the same text and parameters as drizzle for the shapes the 
   for (const statement of statements) assert.deepEqual(compile(statement), drizzle(statement));
 });
 
-test('compile leaves to drizzle what it does not walk itself: identifiers, plain arrays, inlined statements', () => {
+test('compile leaves to drizzle what it does not walk itself: identifiers, plain arrays, inlined statements, placeholders', () => {
   const statements: SQL[] = [
     sql`select ${sql.identifier('name')} from t`,
     sql`select * from t where id in ${[1, 2, 3]}`,
     sql`select ${'a'}`.inlineParams(),
     sql`select ${sql`${'nested'}`.inlineParams()}`,
+    sql`select ${sql.placeholder('later')}, ${sql.param(sql.placeholder('kept'))}`,
   ];
   for (const statement of statements) assert.deepEqual({ ...compile(statement) }, { ...dialect.sqlToQuery(statement) });
   // The plain array expands to one parameter per element, as drizzle does (not one array parameter).
