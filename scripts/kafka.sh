@@ -115,6 +115,10 @@ EOF
 up() {
   if running; then
     if config_current; then say "already running on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"))"; exports; return; fi
+    # Only a JVM started on this state dir's config: a stale pid file may name some other process.
+    if ! tr '\0' ' ' <"/proc/$(cat "$PIDFILE")/cmdline" 2>/dev/null | grep -qF "kafka.Kafka $STATE/server.properties"; then
+      say "pid $(cat "$PIDFILE") is not the broker of $STATE; not touching it"; exit 1
+    fi
     say "running with an older server.properties: restarting it with this one"; stop_broker
   fi
   if pid_alive; then say "pid $(cat "$PIDFILE") alive but port $PORT closed; restarting"; stop_broker; fi

@@ -23,7 +23,7 @@ import { waitFor } from '../support/wait.ts';
 
 const KILLS = 20;
 /** Lives killed at most while waiting for each worker's 20 working kills (the sparsest load sets the pace). */
-const MAX_LIVES = 45;
+const MAX_LIVES = 60;
 const USERS = 30;
 const seed = faultSeed();
 const FAULTS = [

@@ -47,7 +47,7 @@ const jobRunning = async (stack: Stack, r: Replica, name: string) => (await jobs
 
 interface Outcome {
   workloads: Workload[];
-  /** Per frequent single-runner job: ms from the kill until the survivor was seen running it (Infinity: never within LockTtl). */
+  /** Per frequent single-runner job: ms from the kill until a run of it by the survivor was recorded (Infinity: none within LockTtl). */
   takeoverMs: Map<string, number>;
   drainError: unknown;
 }
@@ -61,8 +61,9 @@ async function takeovers(stack: Stack, survivor: Replica, killedAt: number): Pro
     async () => {
       for (const j of await jobsOf(stack, survivor)) {
         const at = j.lastRunAt === null ? NaN : Date.parse(j.lastRunAt);
-        // A run recorded after the kill, or one going on now (the survivor may have held the lock all along).
-        if (frequent.includes(j.name) && !taken.has(j.name) && (at > killedAt || j.running)) taken.set(j.name, Date.now() - killedAt);
+        // A run recorded after the kill: job_state is shared and written only by runs that held the lock
+        // (`running` would also be true for a refused attempt). Runs end within their MaxRunDuration, < LockTtl.
+        if (frequent.includes(j.name) && !taken.has(j.name) && at > killedAt) taken.set(j.name, Date.now() - killedAt);
       }
       return taken.size === frequent.length;
     },

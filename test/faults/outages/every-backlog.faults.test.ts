@@ -37,6 +37,8 @@ interface Outcome {
   /** What the replica answered while each dependency was down. */
   during: Record<'kafka' | 'postgres', { readyStatus: number[]; down: string[]; metricsStatus: number[] }>;
   sameProcess: boolean;
+  /** A REST write through the replica succeeded after both recoveries (the loads' refusals are excused only as outage effects). */
+  writesAfterRecovery: boolean;
 }
 
 async function get(r: Replica, path: string): Promise<{ status: number; text: string }> {
@@ -93,9 +95,14 @@ async function scenario(): Promise<Outcome> {
     await postgres.start();
     phase('postgres outage');
     await sleep(rng.int(1000, 4000)); // load goes on across the recovery
+    const writesAfterRecovery = await waitFor(
+      'a REST write through the replica after the outages',
+      () => createUsers(stack, replica, 1).then(() => true, () => false),
+      30_000,
+    ).then(() => true, () => false);
     const drainError = await stopAndDrain(workloads);
     phase('drain');
-    return { workloads, drainError, during: { kafka: duringKafka, postgres: duringPostgres }, sameProcess: replica.alive() && replica.service.child.pid === pid };
+    return { workloads, drainError, during: { kafka: duringKafka, postgres: duringPostgres }, sameProcess: replica.alive() && replica.service.child.pid === pid, writesAfterRecovery };
   } finally {
     for (const w of workloads) await w.stop();
   }
@@ -105,8 +112,9 @@ const ok = await runScenario(scenario);
 
 describe(`Kafka stopped ${KAFKA_OUTAGE_MS / 1000} s, then PostgreSQL ${POSTGRES_OUTAGE_MS / 1000} s, under every worker's load (seed ${rng.seed})`, () => {
   test('the replica stays up through both, /metrics answers, readiness names the dependency that is down', () => {
-    const { during, sameProcess } = ok();
+    const { during, sameProcess, writesAfterRecovery } = ok();
     assert.ok(sameProcess, 'the same process served before, during and after');
+    assert.ok(writesAfterRecovery, 'REST writes succeed again after the outages');
     for (const [name, seen] of Object.entries(during)) {
       assert.ok(seen.metricsStatus.length > 0 && seen.metricsStatus.every((s) => s === 200), `${name}: /metrics answered ${seen.metricsStatus.join(',')}`);
       assert.ok(seen.down.length > 0, `${name}: readiness never reported the dependency down`);

@@ -48,7 +48,7 @@ export async function killLoop(opts: {
     const atKill = await opts.progress();
     await current.kill();
     atKill.forEach((n, i) => {
-      if (n > atStart[i]!) workingKills[i]! += 1;
+      if (Number(n) > Number(atStart[i])) workingKills[i]! += 1;
     });
     const t0 = Date.now();
     current = await opts.start(life);

@@ -69,7 +69,7 @@ export function activityWorkload(stack: Stack, front: Replica): Workload {
     progress: async () =>
       (
         await pool.query<{ n: number }>(
-          `select (select count(*) from user_activity.sessions where status = 'Inactive') + (select count(*) from user_activity.property_object_views where status = 'Inactive') as n`,
+          `select ((select count(*) from user_activity.sessions where status = 'Inactive') + (select count(*) from user_activity.property_object_views where status = 'Inactive'))::int as n`,
         )
       ).rows[0]!.n,
     stop: () => load.stop(),
