@@ -37,13 +37,14 @@ const dialect = new PgDialect();
 const inlined = (statement: SQL): boolean => (statement as unknown as { shouldInlineParams: boolean }).shouldInlineParams;
 
 /**
- * The text and parameters of a statement, as drizzle's `sqlToQuery` builds them. drizzle tests every
- * chunk against a dozen entity classes with `is()` (a prototype walk each): a profile of the realtime
- * bench found ~4 % of the server's CPU there. The service's statements hold only text, nested `sql`,
- * `sql.param` and plain values, which this walks with instanceof; any other chunk (a table, a column,
- * an identifier, a plain array, an inlined statement) is left to drizzle.
+ * The text and parameters of a statement, as drizzle's `sqlToQuery` builds them, for the chunks the
+ * service's statements hold: text, nested `sql`, `sql.param` and plain values, walked with
+ * instanceof. drizzle tests every chunk against a dozen entity classes with `is()` (a prototype walk
+ * each): a profile of the realtime bench found ~4 % of the server's CPU there. Undefined when the
+ * statement holds any other chunk (a table, a column, an identifier, a plain array, a placeholder,
+ * an inlined statement): drizzle builds those.
  */
-export function compile(statement: SQL): Query {
+export function compileOwn(statement: SQL): Query | undefined {
   let text = '';
   const params: unknown[] = [];
   const walk = (chunks: readonly unknown[]): boolean => {
@@ -65,8 +66,11 @@ export function compile(statement: SQL): Query {
     }
     return true;
   };
-  return !inlined(statement) && walk(statement.queryChunks) ? { sql: text, params } : dialect.sqlToQuery(statement);
+  return !inlined(statement) && walk(statement.queryChunks) ? { sql: text, params } : undefined;
 }
+
+/** What `query` runs: our own build where it applies, drizzle's otherwise. */
+export const compile = (statement: SQL): Query => compileOwn(statement) ?? dialect.sqlToQuery(statement);
 
 /**
  * Runs one statement written with drizzle's `sql` template (values bound as parameters; pass an

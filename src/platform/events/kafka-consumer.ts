@@ -34,8 +34,9 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
   const { consumer: def } = processor;
   const log = opts.log.child({ consumer: def.name, topic: def.topic });
   const resumeTimers = new Set<NodeJS.Timeout>();
-  let stopping = false;
-  const stopped = new AbortController();
+  /** Aborted by stop(): ends a replacement's backoff wait, and tells every callback the handle is stopping. */
+  const halt = new AbortController();
+  const stopping = (): boolean => halt.signal.aborted;
   /** The running consumer (another after a replace). */
   let current: Consumer;
   let replacing: Promise<void> | undefined;
@@ -47,7 +48,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
     consumer.seek({ topic, partition, offset: msg.offset });
     const timer = setTimeout(() => {
       resumeTimers.delete(timer);
-      if (stopping) return;
+      if (stopping()) return;
       try {
         consumer.resume([{ topic, partitions: [partition] }]);
       } catch (resumeErr) {
@@ -75,7 +76,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
     try {
       // Chunks of one transaction each; between them: stop requests, heartbeats.
       for (let index = 0; index < messages.length; ) {
-        if (stopping || !payload.isRunning() || payload.isStale()) break;
+        if (stopping() || !payload.isRunning() || payload.isStale()) break;
         const chunk = messages.slice(index, index + def.maxMessagesPerTransaction);
         const { done, error, attempt } = await processor.processBatch(chunk);
         if (done > 0) {
@@ -124,9 +125,9 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
       log.error({ err: { name: error.name, message: error.message }, restart }, 'kafka consumer crashed');
       if (restart) {
         // Stopped while kafkajs was crashing: its restart timer is set after this event; stop it again then.
-        if (stopping) setImmediate(() => void c.disconnect().catch(() => undefined));
+        if (stopping()) setImmediate(() => void c.disconnect().catch(() => undefined));
       } else if (starting) startCrash ??= error;
-      else if (!stopping && c === current) replacing ??= replace();
+      else if (!stopping() && c === current) replacing ??= replace();
     });
     // When the flow resumes after a crash or rebalance, and how long the join took: a join that
     // waited ~a session timeout means the group still listed a member that never came back.
@@ -158,9 +159,9 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
 
   /** A new consumer in place of one kafkajs will not restart, tried with backoff until it runs or the handle stops. */
   async function replace(): Promise<void> {
-    for (let attempt = 1; !stopping; attempt++) {
-      await sleep(backoffDelayMs(REPLACE_BACKOFF, attempt), undefined, { signal: stopped.signal }).catch(() => undefined);
-      if (stopping) break;
+    for (let attempt = 1; !stopping(); attempt++) {
+      await sleep(backoffDelayMs(REPLACE_BACKOFF, attempt), undefined, { signal: halt.signal }).catch(() => undefined);
+      if (stopping()) break;
       try {
         current = await open();
         log.warn({ attempt }, 'kafka consumer replaced: kafkajs does not restart after that crash');
@@ -175,20 +176,19 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
   current = await open();
   log.info({ groupId: def.groupId }, 'kafka consumer started');
 
-  let stopping_: Promise<void> | undefined;
+  let stopped: Promise<void> | undefined;
   return {
     name: def.name,
     stop() {
-      stopping_ ??= (async () => {
-        stopping = true;
-        stopped.abort();
+      stopped ??= (async () => {
+        halt.abort();
         for (const t of resumeTimers) clearTimeout(t);
         resumeTimers.clear();
         await replacing;
         await current.disconnect();
         log.info('kafka consumer stopped');
       })();
-      return stopping_;
+      return stopped;
     },
   };
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { compile } from '../../../src/platform/db/query.ts';
+import { compile, compileOwn } from '../../../src/platform/db/query.ts';
 
 const dialect = new PgDialect();
 const drizzle = (statement: SQL) => {
@@ -23,7 +23,10 @@ test('compile builds the same text and parameters as drizzle for the shapes the 
     sql`insert into t values ${sql.join([sql`(${1}, ${'a'})`, sql`(${2}, ${null})`], sql`, `)}`,
     sql`select ${sql.param(null)}, ${sql.param(7)}, ${sql`nested ${sql`deeper ${'v'}`}`}`,
   ];
-  for (const statement of statements) assert.deepEqual(compile(statement), drizzle(statement));
+  for (const statement of statements) {
+    assert.deepEqual(compileOwn(statement), drizzle(statement), 'built by the fast walk, not handed to drizzle');
+    assert.deepEqual(compile(statement), drizzle(statement));
+  }
 });
 
 test('compile leaves to drizzle what it does not walk itself: identifiers, plain arrays, inlined statements, placeholders', () => {
@@ -34,7 +37,10 @@ test('compile leaves to drizzle what it does not walk itself: identifiers, plain
     sql`select ${sql`${'nested'}`.inlineParams()}`,
     sql`select ${sql.placeholder('later')}, ${sql.param(sql.placeholder('kept'))}`,
   ];
-  for (const statement of statements) assert.deepEqual({ ...compile(statement) }, { ...dialect.sqlToQuery(statement) });
+  for (const statement of statements) {
+    assert.equal(compileOwn(statement), undefined, 'not walked by compileOwn');
+    assert.deepEqual({ ...compile(statement) }, { ...dialect.sqlToQuery(statement) });
+  }
   // The plain array expands to one parameter per element, as drizzle does (not one array parameter).
   assert.equal(compile(statements[1]!).sql, 'select * from t where id in ($1, $2, $3)');
 });
