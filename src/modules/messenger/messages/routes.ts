@@ -20,13 +20,17 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
       config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE),
       schema: {
         tags,
-        summary: 'Send a message (text body, file meta or card); gets the next Seq of the chat and is pushed as message_received',
+        summary:
+          'Send a message (text body, file meta or card); gets the next Seq of the chat and is pushed as message_received. With clientMessageId a retry is safe: a repeat answers the stored message with 200 and writes nothing',
         params: ChatParams,
         body: SendMessageBody,
-        response: { 201: MessageView, 429: ErrorBody, 503: ErrorBody, ...errors },
+        response: { 200: MessageView, 201: MessageView, 429: ErrorBody, 503: ErrorBody, ...errors },
       },
     },
-    async (req, reply) => reply.code(201).send(await sendMessage(ctx, req.principal!, req.params.chatId, req.body)),
+    async (req, reply) => {
+      const { message, created } = await sendMessage(ctx, req.principal!, req.params.chatId, req.body);
+      return reply.code(created ? 201 : 200).send(message);
+    },
   );
 
   r.get(

@@ -97,7 +97,8 @@ export interface ClaimParams {
 }
 
 const MESSAGE_OF_ROW = sql.raw(`m.id as "mId", m.chat_id as "mChatId", m.seq::float8 as "mSeq", m.sender_user_id as "mSenderUserId", m.kind as "mKind",
-  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt"`);
+  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt",
+  m.client_message_id as "mClientMessageId"`);
 
 /** A claimed row and, flattened beside it, the message it points at (all null when none). */
 interface ClaimResultRow extends ClaimedRow {
@@ -113,15 +114,16 @@ interface ClaimResultRow extends ClaimedRow {
   mSentAt: Date;
   mEditedAt: Date | null;
   mDeletedAt: Date | null;
+  mClientMessageId: string | null;
 }
 
 function claimedOf(r: ClaimResultRow): ClaimedRow & { exhausted: boolean } {
-  const { mId, mChatId, mSeq, mSenderUserId, mKind, mBody, mFileMeta, mCardText, mSentAt, mEditedAt, mDeletedAt, ...row } = r;
+  const { mId, mChatId, mSeq, mSenderUserId, mKind, mBody, mFileMeta, mCardText, mSentAt, mEditedAt, mDeletedAt, mClientMessageId, ...row } = r;
   if (row.messageId === null) return row;
   const message: MessageRef | null =
     mId === null
       ? null
-      : { id: mId, chatId: mChatId, seq: mSeq, senderUserId: mSenderUserId, kind: mKind, body: mBody, fileMeta: mFileMeta, cardText: mCardText, sentAt: mSentAt, editedAt: mEditedAt, deletedAt: mDeletedAt };
+      : { id: mId, chatId: mChatId, seq: mSeq, senderUserId: mSenderUserId, kind: mKind, body: mBody, fileMeta: mFileMeta, cardText: mCardText, sentAt: mSentAt, editedAt: mEditedAt, deletedAt: mDeletedAt, clientMessageId: mClientMessageId };
   return { ...row, message };
 }
 
