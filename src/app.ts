@@ -15,6 +15,7 @@ import { createTokenVerifier } from './platform/http/token-verifier.ts';
 import { registerErrorHandling } from './platform/http/errors.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
+import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from './platform/http/openapi.ts';
 import { createHubFromConfig, hubPlugin, type Hub, type HubAccess, type ResolveGroupMembers } from './platform/realtime/index.ts';
 import type { Principal } from './platform/http/auth.ts';
 import { systemClock, type Clock } from './platform/time.ts';
@@ -126,18 +127,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(swagger, {
     openapi: {
       info: { title: 'PIN platform jobs', version: '0.1.0' },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          mediaCallback: { type: 'http', scheme: 'bearer', description: 'MESSENGER_MEDIA_CALLBACK_SECRET (the media server only)' },
-        },
-      },
+      servers: SERVERS,
+      components: { securitySchemes: SECURITY_SCHEMES },
     },
   });
   registerErrorHandling(app);
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
   registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET });
+  deriveOperationSecurity(app);
   // Before any route: the limiter attaches itself to the routes registered after it.
   await registerRateLimits(app, { redisUrl: config.REDIS_URL, log });
 

@@ -26,6 +26,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
     {
       preHandler: app.requireUser,
       schema: {
+        operationId: 'createChat',
         tags,
         summary: 'Create a group chat, or open the direct chat with a user (200 with the existing one)',
         body: CreateChatBody,
@@ -40,13 +41,13 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
 
   r.get(
     base,
-    { preHandler: app.requireUser, schema: { tags, summary: 'My chats, most recently active first', querystring: ChatListQuery, response: { 200: ChatList, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'listChats', tags, summary: 'My chats, most recently active first', querystring: ChatListQuery, response: { 200: ChatList, ...errors } } },
     async (req) => ({ items: await listMyChats(ctx.db, req.principal!.userId, req.query.limit ?? 50) }),
   );
 
   r.get(
     `${base}/:chatId`,
-    { preHandler: app.requireUser, schema: { tags, summary: 'A chat I take part in', params: ChatParams, response: { 200: ChatView, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'getChat', tags, summary: 'A chat I take part in', params: ChatParams, response: { 200: ChatView, ...errors } } },
     async (req) => getChat(ctx.db, req.params.chatId, req.principal!.userId),
   );
 
@@ -54,7 +55,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
     `${base}/:chatId`,
     {
       preHandler: app.requireUser,
-      schema: { tags, summary: 'Rename a group chat (owner or admin); pushes ChatUpdated', params: ChatParams, body: RenameChatBody, response: { 200: ChatView, ...errors } },
+      schema: { operationId: 'renameChat', tags, summary: 'Rename a group chat (owner or admin); pushes ChatUpdated', params: ChatParams, body: RenameChatBody, response: { 200: ChatView, ...errors } },
     },
     async (req) => renameChat(ctx, req.principal!, req.params.chatId, req.body.title),
   );
@@ -64,6 +65,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
     {
       preHandler: app.requireUser,
       schema: {
+        operationId: 'addParticipants',
         tags,
         summary: "Add participants to a group chat (owner or admin); their open connections join the chat's group at once",
         params: ChatParams,
@@ -79,6 +81,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
     {
       preHandler: app.requireUser,
       schema: {
+        operationId: 'removeParticipant',
         tags,
         summary: "Remove a participant (owner or admin) or leave (yourself); its connections leave the chat's group at once",
         params: ParticipantParams,
