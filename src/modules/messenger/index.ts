@@ -118,6 +118,7 @@ export default defineModule<MessengerSettings>((deps) => {
       }),
       realtimeRetentionJob(deps.db, {
         retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE_HOURS,
+        eventsRetentionHours: config.MESSENGER_EVENTS_RETENTION_HOURS,
         cron: config.MESSENGER_REALTIME_RETENTION_CRON,
         batchSize: config.MESSENGER_REALTIME_RETENTION_BATCH_SIZE,
         maxRunMs: config.MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES * 60_000,

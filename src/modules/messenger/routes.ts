@@ -5,6 +5,7 @@ import { registerChatRoutes } from './chats/routes.ts';
 import { registerContactSearchRoutes } from './contact-search/routes.ts';
 import type { ContactSearchDeps } from './contact-search/search.ts';
 import { registerContactRoutes } from './contacts/routes.ts';
+import { registerEventRoutes } from './events/routes.ts';
 import type { MessengerContext } from './context.ts';
 import { registerMessageRoutes } from './messages/routes.ts';
 import { registerRealtimeOutboxRoutes } from './realtime-dispatch/runbook-routes.ts';
@@ -21,6 +22,7 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerContactRoutes(app, ctx);
   registerCallRoutes(app, ctx);
   registerConferenceRoutes(app, ctx);
+  registerEventRoutes(app, ctx);
   registerRealtimeOutboxRoutes(app, ctx);
   registerContactSearchRoutes(app, search, ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE);
   registerUserReplicaRoutes(app, ctx.db);

@@ -184,6 +184,12 @@ export const messengerRealtimeSettings = {
     maximum: 24 * 90,
     description: 'Done realtime_outbox rows are deleted after this (RetentionDone)',
   }),
+  MESSENGER_EVENTS_RETENTION_HOURS: Type.Integer({
+    default: 168,
+    minimum: 1,
+    maximum: 24 * 90,
+    description: 'The per-user event stream (GET /api/messenger/events) keeps events this long; an older cursor answers 410 MSG_EVENTS_CURSOR_EXPIRED',
+  }),
   MESSENGER_REALTIME_RETENTION_CRON: Type.String({
     default: '23 * * * *',
     minLength: 9,

@@ -136,14 +136,43 @@ export async function insertChatEvent(
   return id;
 }
 
-/** Marks the chat changed; `membership` for participant changes (sends then re-read their recipients). */
-export async function touchChat(tx: Db, chatId: string, now: Date, change: { title?: string; membership?: boolean } = {}): Promise<void> {
+/**
+ * Marks the chat changed. A membership change (`joined` or `left` users) bumps membership_version —
+ * sends then re-read their recipients — and opens or closes those users' membership spans at the
+ * new version, which is what the event stream judges who may read a chat event by.
+ */
+export async function touchChat(
+  tx: Db,
+  chatId: string,
+  now: Date,
+  change: { title?: string; joined?: readonly string[]; left?: readonly string[] } = {},
+): Promise<void> {
+  const joined = change.joined ?? [];
+  const left = change.left ?? [];
+  const membership = joined.length > 0 || left.length > 0;
   await query(
     tx,
-    sql`update messenger.chats set updated_at = ${now.toISOString()}
-          ${change.title === undefined ? sql`` : sql`, title = ${change.title}`}
-          ${change.membership ? sql`, membership_version = membership_version + 1` : sql``}
-         where id = ${chatId}`,
+    sql`with bumped as (
+          update messenger.chats set updated_at = ${now.toISOString()}
+            ${change.title === undefined ? sql`` : sql`, title = ${change.title}`}
+            ${membership ? sql`, membership_version = membership_version + 1` : sql``}
+           where id = ${chatId} returning membership_version as v),
+        opened as (
+          insert into messenger.chat_membership_spans (chat_id, user_id, from_version)
+          select ${chatId}, u, b.v from bumped b cross join unnest(${sql.param(joined)}::uuid[]) u
+          on conflict do nothing)
+        update messenger.chat_membership_spans s set to_version = (select v from bumped)
+         where s.chat_id = ${chatId} and s.user_id = any(${sql.param(left)}::uuid[]) and s.to_version is null`,
+  );
+}
+
+/** A new chat's members: their spans open at the chat's first membership version. */
+export async function openMembershipSpans(tx: Db, chatId: string, userIds: readonly string[]): Promise<void> {
+  await query(
+    tx,
+    sql`insert into messenger.chat_membership_spans (chat_id, user_id, from_version)
+        select c.id, u, c.membership_version from messenger.chats c cross join unnest(${sql.param(userIds)}::uuid[]) u where c.id = ${chatId}
+        on conflict do nothing`,
   );
 }
 

@@ -8,6 +8,7 @@ import {
   insertChat,
   insertChatEvent,
   markParticipantRemoved,
+  openMembershipSpans,
   participantsOf,
   touchChat,
   upsertActiveParticipant,
@@ -104,6 +105,7 @@ export async function createChat(ctx: MessengerContext, caller: Principal, input
     if (!(await insertChat(tx, { id: chatId, kind: input.kind, title: input.title?.trim() ?? null, directKey, createdByUserId: me, now }))) return false;
     await upsertActiveParticipant(tx, chatId, me, input.kind === 'Group' ? 'Owner' : 'Member', now);
     for (const u of others) await upsertActiveParticipant(tx, chatId, u, 'Member', now);
+    await openMembershipSpans(tx, chatId, [me, ...others]);
     const eventId = await insertChatEvent(tx, { chatId, kind: 'Created', actorUserId: me, subjectUserId: null, now });
     await enqueueRealtime(tx, [chatUpdated(chatId, eventId)], now);
     return true;
@@ -154,7 +156,7 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
       rows.push(chatUpdated(chatId, await insertChatEvent(tx, { chatId, kind: 'ParticipantAdded', actorUserId: caller.userId, subjectUserId: u, now })));
     }
     if (fresh.length > 0) {
-      await touchChat(tx, chatId, now, { membership: true });
+      await touchChat(tx, chatId, now, { joined: fresh });
       await enqueueRealtime(tx, rows, now);
     }
     return fresh;
@@ -180,7 +182,7 @@ export async function removeParticipant(ctx: MessengerContext, caller: Principal
     if (!target) throw ChatErrors.participantNotFound();
     if (target.role === 'Owner') throw ChatErrors.ownerCannotLeave();
     await markParticipantRemoved(tx, chatId, subject, now);
-    await touchChat(tx, chatId, now, { membership: true });
+    await touchChat(tx, chatId, now, { left: [subject] });
     const eventId = await insertChatEvent(tx, { chatId, kind: 'ParticipantRemoved', actorUserId: caller.userId, subjectUserId: subject, now });
     await enqueueRealtime(tx, [chatUpdated(chatId, eventId), { kind: 'ChatUpdated', targetKind: 'User', targetUserId: subject, chatId, refId: eventId }], now);
   });
