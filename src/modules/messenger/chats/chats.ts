@@ -20,7 +20,7 @@ import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
 import { chatGroup, type ChatKind } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
-import { requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
+import { activeUserTransaction, requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
 
 /**
  * Chats and their participants (participant.md, chat-event.md): every change writes its chat event
@@ -100,7 +100,7 @@ export async function createChat(ctx: MessengerContext, caller: Principal, input
   }
   const now = ctx.clock.now();
   const chatId = newId();
-  const created = await ctx.db.transaction(async (tx) => {
+  const created = await activeUserTransaction(ctx.db, me, async (tx) => {
     if (!(await insertChat(tx, { id: chatId, kind: input.kind, title: input.title?.trim() ?? null, directKey, createdByUserId: me, now }))) return false;
     await upsertActiveParticipant(tx, chatId, me, input.kind === 'Group' ? 'Owner' : 'Member', now);
     for (const u of others) await upsertActiveParticipant(tx, chatId, u, 'Member', now);
@@ -123,7 +123,7 @@ export async function renameChat(ctx: MessengerContext, caller: Principal, chatI
   const clean = title.trim();
   if (!clean) throw ChatErrors.invalidChat('a group chat needs a title');
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
     if (!chat) throw ChatErrors.chatNotFound();
     requireManager(chat, caller);
@@ -140,7 +140,7 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
   const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))];
   for (const u of wanted) await requireAddressableUser(ctx.db, u);
   const now = ctx.clock.now();
-  const added = await ctx.db.transaction(async (tx) => {
+  const added = await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
     if (!chat) throw ChatErrors.chatNotFound();
     requireManager(chat, caller);
@@ -171,7 +171,7 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
 export async function removeParticipant(ctx: MessengerContext, caller: Principal, chatId: string, userId: string): Promise<void> {
   const subject = userId.toLowerCase();
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
     if (!chat) throw ChatErrors.chatNotFound();
     if (chat.kind === 'Direct') throw ChatErrors.directChatFixed();
