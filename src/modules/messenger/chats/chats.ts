@@ -2,11 +2,13 @@ import { messageOf } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import { newId } from '../../../platform/time.ts';
 import {
+  activeParticipantsOfChats,
   chatByDirectKey,
   chatForParticipant,
   chatsOfUser,
   insertChat,
   insertChatEvent,
+  joinCandidates,
   markParticipantRemoved,
   participantsOf,
   touchChat,
@@ -15,12 +17,11 @@ import {
   type ParticipantRow,
 } from './chat-sql.ts';
 import type { Db } from '../../../platform/db/index.ts';
-import { blockedEitherWay } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
-import { ChatErrors } from '../errors.ts';
+import { ChatErrors, MessengerErrors } from '../errors.ts';
 import { chatGroup, type ChatKind } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
-import { activeUserTransaction, requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
+import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 
 /**
  * Chats and their participants (participant.md, chat-event.md): every change writes its chat event
@@ -54,9 +55,23 @@ export async function getChat(q: Db, chatId: string, userId: string): Promise<Ch
   return chatView(chat, await participantsOf(q, chatId, { activeOnly: true }));
 }
 
+/** One statement for the page's chats and one for all their participants, however long the page. */
 export async function listMyChats(q: Db, userId: string, limit: number): Promise<ChatView[]> {
   const chats = await chatsOfUser(q, userId, limit);
-  return Promise.all(chats.map(async (c) => chatView(c, await participantsOf(q, c.id, { activeOnly: true }))));
+  const participants = await activeParticipantsOfChats(q, chats.map((c) => c.id));
+  return chats.map((c) => chatView(c, participants.get(c.id) ?? []));
+}
+
+/**
+ * The users `me` puts into a chat, looked up in one statement: each must be active in the replica
+ * (MSG_CONTACT_USER_NOT_FOUND otherwise), and none may be blocked with `me` either way round
+ * (MSG_USER_BLOCKED) — a blocked user cannot be pulled into a group by the one they blocked or who
+ * blocked them. A third member may still add both of a blocked pair.
+ */
+async function requireJoinable(q: Db, me: string, userIds: string[]): Promise<void> {
+  const { active, blocked } = await joinCandidates(q, me, userIds);
+  if (userIds.some((u) => !active.has(u))) throw MessengerErrors.contactUserNotFound();
+  if (blocked.size > 0) throw ChatErrors.blocked();
 }
 
 /** Best effort: the dispatcher repeats the change when it delivers the chat's ChatUpdated. */
@@ -91,10 +106,9 @@ export async function createChat(ctx: MessengerContext, caller: Principal, input
   if (input.kind === 'Group' && !input.title?.trim()) throw ChatErrors.invalidChat('a group chat needs a title');
   const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
   if (others.length + 1 > max) throw ChatErrors.chatFull(max);
-  for (const u of others) await requireAddressableUser(ctx.db, u);
+  await requireJoinable(ctx.db, me, others);
   const directKey = input.kind === 'Direct' ? [me, others[0]!].sort().join(':') : null;
   if (directKey) {
-    if (await blockedEitherWay(ctx.db, me, others[0]!)) throw ChatErrors.blocked();
     const existing = await chatByDirectKey(ctx.db, directKey);
     if (existing) return { chat: await getChat(ctx.db, existing.id, me), created: false };
   }
@@ -138,7 +152,6 @@ export async function renameChat(ctx: MessengerContext, caller: Principal, chatI
 export async function addParticipants(ctx: MessengerContext, caller: Principal, chatId: string, userIds: string[]): Promise<ChatView> {
   await requireActiveCaller(ctx.db, caller.userId);
   const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))];
-  for (const u of wanted) await requireAddressableUser(ctx.db, u);
   const now = ctx.clock.now();
   const added = await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
@@ -146,6 +159,8 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
     requireManager(chat, caller);
     const active = new Set((await participantsOf(tx, chatId, { activeOnly: true })).map((p) => p.userId));
     const fresh = wanted.filter((u) => !active.has(u));
+    // Only once the caller is known to manage the chat: a stranger cannot make it look anyone up.
+    await requireJoinable(tx, caller.userId, fresh);
     const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
     if (active.size + fresh.length > max) throw ChatErrors.chatFull(max);
     const rows: NewRealtimeRow[] = [];
