@@ -73,7 +73,7 @@ describe('blocked means blocked: a blacklisted pair cannot be put into a group b
 
 describe('chats under hostile load', () => {
   test('GET /api/messenger/chats reads the page\'s participants in one statement, however many chats it holds', async () => {
-    const m = await messengerApp();
+    const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '0' });
     const [alice, bob] = [await m.user(), await m.user()];
     const participantReads = async () => {
       let items: Chat[] = [];
@@ -119,5 +119,28 @@ describe('chats under hostile load', () => {
     assert.equal(byOwner, callerChecks);
     const unknown = await add(m, alice.token, chat.id, [newId()]);
     assert.deepEqual([unknown.status, unknown.body.code], [404, 'MSG_CONTACT_USER_NOT_FOUND']);
+  });
+
+  test('chat creation and participant adds are rate limited per user: 429 RATE_LIMITED with Retry-After, nothing stored', async () => {
+    const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '2' });
+    const [alice, bob, carol] = [await m.user(), await m.user(), await m.user()];
+    const chat = (await group(m, alice.token, [bob.id])).body;
+    assert.equal((await group(m, alice.token, [bob.id])).status, 201);
+    assert.equal((await add(m, alice.token, chat.id, [carol.id])).status, 200);
+    assert.equal((await add(m, alice.token, chat.id, [carol.id])).status, 200);
+    const headers = { authorization: `Bearer ${alice.token}` };
+    for (const [what, req] of [
+      ['create', { method: 'POST', url: '/api/messenger/chats', headers, payload: { kind: 'Group', title: 'G', memberUserIds: [carol.id] } }],
+      ['add', { method: 'POST', url: `/api/messenger/chats/${chat.id}/participants`, headers, payload: { userIds: [carol.id] } }],
+    ] as const) {
+      const stored = await storedDigests(m.pool);
+      const res = await m.app.inject(req);
+      assert.equal(res.statusCode, 429, what);
+      assert.equal((res.json() as Err).code, 'RATE_LIMITED');
+      const retryAfter = Number(res.headers['retry-after']);
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, `${what}: Retry-After ${res.headers['retry-after']}`);
+      assert.deepEqual(changedTables(stored, await storedDigests(m.pool)), [], `${what}: stored something`);
+    }
+    assert.equal((await group(m, bob.token, [carol.id])).status, 201, 'another user has counters of its own');
   });
 });
