@@ -83,7 +83,7 @@ export default defineModule<MessengerSettings>((deps) => {
       if (active === false) throw new HubRefusal(USER_INACTIVE_CLOSE_REASON);
       return chats.map(chatGroup);
     },
-    hubAccess: { reason: USER_INACTIVE_CLOSE_REASON, revoked: (userIds) => inactiveAmong(deps.db, userIds) },
+    hubAccess: { reason: USER_INACTIVE_CLOSE_REASON, code: 'MSG_USER_INACTIVE', revoked: (userIds) => inactiveAmong(deps.db, userIds) },
     // Record-level at delivery: each replica checks a chat send's membership version against these.
     hubGroupMembers: async (group: string) => {
       const chatId = chatIdOfGroup(group);

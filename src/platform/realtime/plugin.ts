@@ -74,7 +74,7 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
           security: [{ bearer: [] }],
           summary: 'SignalR negotiate: a connection token for the WebSocket (WebSockets transport only)',
           querystring: NegotiateQuery,
-          response: { 200: NegotiateReplySchema, 401: ErrorReply, 503: ErrorReply },
+          response: { 200: NegotiateReplySchema, 401: ErrorReply, 403: ErrorReply, 503: ErrorReply },
         },
       },
       async (req, reply) => {

@@ -101,6 +101,37 @@ export async function participantsOf(q: Db, chatId: string, opts: { activeOnly?:
   return rows;
 }
 
+/** The Active participants of every chat given, in one statement: a page of chats reads them at once. */
+export async function activeParticipantsOfChats(q: Db, chatIds: readonly string[]): Promise<Map<string, ParticipantRow[]>> {
+  const byChat = new Map<string, ParticipantRow[]>(chatIds.map((id) => [id, []]));
+  if (chatIds.length === 0) return byChat;
+  const { rows } = await query<ParticipantRow & { chatId: string }>(
+    q,
+    sql`select chat_id as "chatId", id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt"
+          from messenger.chat_participants where chat_id = any(${sql.param(chatIds)}::uuid[]) and status = 'Active'
+         order by joined_at, user_id`,
+  );
+  for (const { chatId, ...p } of rows) byChat.get(chatId)?.push(p);
+  return byChat;
+}
+
+/**
+ * Users about to join a chat, as `me` may add them, in one statement: those the replica has as
+ * active, and among them those blocked with `me` either way round (blacklist.md).
+ */
+export async function joinCandidates(q: Db, me: string, userIds: readonly string[]): Promise<{ active: Set<string>; blocked: Set<string> }> {
+  if (userIds.length === 0) return { active: new Set(), blocked: new Set() };
+  const { rows } = await query<{ id: string; blocked: boolean }>(
+    q,
+    sql`select u.id, exists (
+              select 1 from messenger.blacklist_entries b
+               where b.status = 'Blocked' and ((b.owner_user_id = ${me} and b.blocked_user_id = u.id) or (b.owner_user_id = u.id and b.blocked_user_id = ${me}))
+            ) as blocked
+          from messenger.users u where u.id = any(${sql.param(userIds)}::uuid[]) and u.is_active`,
+  );
+  return { active: new Set(rows.map((r) => r.id)), blocked: new Set(rows.filter((r) => r.blocked).map((r) => r.id)) };
+}
+
 /** Adds the user, or makes a Removed participant Active again. Returns the participant id. */
 export async function upsertActiveParticipant(tx: Db, chatId: string, userId: string, role: ParticipantRole, now: Date): Promise<string> {
   const { rows } = await query<{ id: string }>(
