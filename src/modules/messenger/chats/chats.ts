@@ -2,10 +2,8 @@ import { messageOf } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import { newId } from '../../../platform/time.ts';
 import {
-  activeParticipantsOfChats,
   chatByDirectKey,
   chatForParticipant,
-  chatsOfUser,
   insertChat,
   insertChatEvent,
   joinCandidates,
@@ -57,12 +55,6 @@ export async function getChat(q: Db, chatId: string, userId: string): Promise<Ch
 }
 
 /** One statement for the page's chats and one for all their participants, however long the page. */
-export async function listMyChats(q: Db, userId: string, limit: number): Promise<ChatView[]> {
-  const chats = await chatsOfUser(q, userId, limit);
-  const participants = await activeParticipantsOfChats(q, chats.map((c) => c.id));
-  return chats.map((c) => chatView(c, participants.get(c.id) ?? []));
-}
-
 /**
  * The users `me` puts into a chat, looked up in one statement: each must be active in the replica
  * (MSG_CONTACT_USER_NOT_FOUND otherwise), and none may be blocked with `me` either way round

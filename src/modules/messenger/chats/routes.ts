@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
-import { addParticipants, createChat, getChat, listMyChats, removeParticipant, renameChat } from './chats.ts';
+import { addParticipants, createChat, getChat, removeParticipant, renameChat } from './chats.ts';
+import { chatPage } from './chat-sync.ts';
 import {
   AddParticipantsBody,
   ChatList,
@@ -45,8 +46,18 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
 
   r.get(
     base,
-    { preHandler: app.requireUser, schema: { operationId: 'listChats', tags, summary: 'My chats, most recently active first', querystring: ChatListQuery, response: { 200: ChatList, ...errors } } },
-    async (req) => ({ items: await listMyChats(ctx.db, req.principal!.userId, req.query.limit ?? 50) }),
+    {
+      preHandler: app.requireUser,
+      schema: {
+        operationId: 'listChats',
+        tags,
+        summary:
+          'My chats, most recently active first, each with its unreadCount, and a sync token (next); with after=<token>: only the chats changed since (new messages, renames, membership, read marks) and the ids of chats I left or was removed from',
+        querystring: ChatListQuery,
+        response: { 200: ChatList, 410: ErrorBody, ...errors },
+      },
+    },
+    async (req) => chatPage(ctx.db, req.principal!.userId, { after: req.query.after, limit: req.query.limit ?? 50 }),
   );
 
   r.get(

@@ -32,9 +32,16 @@ export const ChatView = Type.Object({
   updatedAt: Timestamp,
   participants: Type.Array(Type.Object({ userId: Uuid, role: Type.String(), lastReadSeq: Type.Integer(), joinedAt: Timestamp })),
 });
-export const ChatList = Type.Object({ items: Type.Array(ChatView) });
+export const ChatList = Type.Object({
+  items: Type.Array(Type.Composite([ChatView, Type.Object({ unreadCount: Type.Integer({ minimum: 0, description: "Others' messages after my last read Seq, deleted ones excluded" }) })])),
+  removed: Type.Array(Uuid, { description: 'With after: chats I left or was removed from since the token (drop them)' }),
+  next: Type.String({ description: 'The sync token: pass it as after to get what changed since this answer' }),
+});
 export const ChatListQuery = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) },
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    after: Type.Optional(Text({ minLength: 1, maxLength: 32, description: 'A sync token (a previous next): only the chats changed since' })),
+  },
   { additionalProperties: false },
 );
 

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import type { OutboxRowRef } from '../realtime-dispatch/payloads.ts';
 
@@ -8,6 +8,13 @@ import type { OutboxRowRef } from '../realtime-dispatch/payloads.ts';
  * the stream only once it is committed and claimed, so a position is never handed out ahead of an
  * earlier commit — the order outbox ids cannot give (an id is drawn before its transaction commits).
  */
+
+/** Positions below it were trimmed by retention (a cursor before it answers 410). */
+export const streamHorizon = (): SQL => sql`coalesce((select trimmed_below from messenger.realtime_event_horizon where id = 1), 0)::float8`;
+
+/** The newest position handed out and committed (where a new client starts), never below the horizon. */
+export const streamHead = (): SQL =>
+  sql`greatest(coalesce((select max(position) from messenger.realtime_events), 0)::float8, ${streamHorizon()} - 1)`;
 
 export interface StreamEventRow extends OutboxRowRef {
   position: number;
@@ -48,12 +55,11 @@ export async function readStream(db: Db, userId: string, after: number, limit: n
                   'position', p.position, 'id', p.outbox_id, 'kind', p.kind, 'targetKind', p.target_kind, 'chatId', p.chat_id,
                   'targetUserId', p.target_user_id, 'messageId', p.message_id, 'refId', p.ref_id, 'sessionKind', p.session_kind,
                   'seq', p.seq, 'createdAt', p.created_at) order by p.position) from page p) as page,
-               coalesce((select max(position) from messenger.realtime_events), 0)::float8 as head,
-               coalesce((select trimmed_below from messenger.realtime_event_horizon where id = 1), 0)::float8 as "trimmedBelow"`,
+               ${streamHead()} as head, ${streamHorizon()} as "trimmedBelow"`,
   );
   const r = rows[0]!;
   const page = (r.page ?? []).map((e) => ({ ...e, createdAt: new Date(e.createdAt as unknown as string) }));
-  return { rows: page, head: Math.max(r.head, r.trimmedBelow - 1, 0), trimmedBelow: r.trimmedBelow };
+  return { rows: page, head: r.head, trimmedBelow: r.trimmedBelow };
 }
 
 /**

@@ -1,0 +1,90 @@
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
+import { ChatErrors } from '../errors.ts';
+import { cursorOf, positionOf } from '../events/cursor.ts';
+import { streamHead, streamHorizon } from '../events/stream-sql.ts';
+import { activeParticipantsOfChats, chatsOfUser, chatsOfUserByIds, type ListedChatRow } from './chat-sql.ts';
+import { chatView, type ChatView } from './chats.ts';
+
+/**
+ * The chat list and its sync: a client lists its chats once (with a sync token), then asks for
+ * what changed since the token — new messages, renames, membership, read marks — and gets those
+ * chats again, and the ids of chats it left or was removed from. The token is an event-stream
+ * cursor: a chat changed when an event of it was pushed to the caller, so the token follows
+ * commit order as the stream does.
+ */
+
+export type ListedChat = ChatView & { unreadCount: number };
+
+export interface ChatPage {
+  items: ListedChat[];
+  /** Chats the caller is no longer an Active participant of (left or removed since the token). */
+  removed: string[];
+  next: string;
+}
+
+async function listed(q: Db, chats: ListedChatRow[]): Promise<ListedChat[]> {
+  const participants = await activeParticipantsOfChats(q, chats.map((c) => c.id));
+  return chats.map((c) => ({ ...chatView(c, participants.get(c.id) ?? []), unreadCount: c.unreadCount }));
+}
+
+/**
+ * The chats whose events reached the caller after `after`, each once at its latest event, oldest
+ * change first: the chat events of every membership span, and the chat-bearing events addressed to
+ * the caller alone (the removal notice among them). Read with the stream's head in one snapshot.
+ */
+async function changedChats(
+  q: Db,
+  userId: string,
+  after: number,
+  limit: number,
+): Promise<{ chats: { chatId: string; position: number }[]; head: number; trimmedBelow: number }> {
+  const { rows } = await query<{ chats: { chatId: string; position: number }[] | null; head: number; trimmedBelow: number }>(
+    q,
+    sql`with changed as (
+          select e.chat_id, max(e.position) as position from messenger.realtime_events e
+           where e.target_kind = 'User' and e.target_user_id = ${userId} and e.chat_id is not null and e.position > ${after}
+           group by e.chat_id
+          union all
+          select s.chat_id, (select max(e.position) from messenger.realtime_events e
+                              where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id and e.position > ${after}
+                                and e.membership_version >= s.from_version and (s.to_version is null or e.membership_version < s.to_version))
+            from messenger.chat_membership_spans s where s.user_id = ${userId}),
+        page as (
+          select chat_id, max(position) as position from changed where position is not null
+           group by chat_id order by max(position) limit ${limit})
+        select (select json_agg(json_build_object('chatId', chat_id, 'position', position) order by position) from page) as chats,
+               ${streamHead()} as head, ${streamHorizon()} as "trimmedBelow"`,
+  );
+  const r = rows[0]!;
+  return { chats: r.chats ?? [], head: r.head, trimmedBelow: r.trimmedBelow };
+}
+
+/** GET /api/messenger/chats: the list (most recently active first) with a sync token, or what changed since one. */
+export async function chatPage(q: Db, userId: string, opts: { after?: string; limit: number }): Promise<ChatPage> {
+  if (opts.after === undefined) {
+    // The head first: a change committed while the list is read is after it, so the next sync has it.
+    const head = await streamHeadOf(q);
+    return { items: await listed(q, await chatsOfUser(q, userId, opts.limit)), removed: [], next: cursorOf(head) };
+  }
+  const after = positionOf(opts.after);
+  if (after === undefined) throw ChatErrors.eventsCursorInvalid();
+  const { chats, head, trimmedBelow } = await changedChats(q, userId, after, opts.limit);
+  // Changes after the token were trimmed by retention: the client lists its chats again.
+  if (after < trimmedBelow - 1) throw ChatErrors.eventsCursorExpired();
+  const rows = await chatsOfUserByIds(q, userId, chats.map((c) => c.chatId));
+  const current = new Set(rows.map((r) => r.id));
+  const order = new Map(chats.map((c, i) => [c.chatId, i]));
+  rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+  const last = chats.at(-1);
+  return {
+    items: await listed(q, rows),
+    removed: chats.filter((c) => !current.has(c.chatId)).map((c) => c.chatId),
+    next: cursorOf(chats.length >= opts.limit && last ? last.position : Math.max(head, after)),
+  };
+}
+
+async function streamHeadOf(q: Db): Promise<number> {
+  const { rows } = await query<{ head: number }>(q, sql`select ${streamHead()} as head`);
+  return rows[0]!.head;
+}
