@@ -76,7 +76,7 @@ export interface Hub {
   // ---- used by the transport (plugin.ts) ----
   readonly closing: boolean;
   authenticate(token: string | undefined): Promise<AuthResult>;
-  negotiate(principal: Principal, requestedVersion: number): NegotiateReply;
+  negotiate(principal: Principal, version: 0 | 1): NegotiateReply;
   /** The connection id for a WebSocket: from a negotiate token (`?id=`), or fresh when negotiation was skipped. */
   connectionIdFor(principal: Principal, connectionToken: string | undefined): string | undefined;
   attach(socket: WebSocket, principal: Principal, connectionId: string): void;
