@@ -164,7 +164,7 @@ export async function connectRawMsgpack(wsUrl: string, token: string): Promise<R
   });
   ws.send(`{"protocol":"messagepack","version":1}${RECORD_SEPARATOR}`);
   const response = await handshake;
-  // ASP.NET Core answers a MessagePack handshake in a binary frame; some clients read it only so.
+  // ASP.NET Core answers a MessagePack handshake in a binary frame; clients may parse it with their binary reader.
   if (response !== `binary:{}${RECORD_SEPARATOR}`) throw new Error(`unexpected handshake response ${JSON.stringify(response)}`);
   after(() => ws.terminate());
   return { ws, messages, allBinary: () => binary, closed, isClosed: () => isClosed };

@@ -6,7 +6,7 @@ import {
   encodeHandshakeResponse,
   jsonFormat,
   parseHandshakeRequest,
-  RECORD_SEPARATOR_BYTE,
+  splitHandshake,
   type ClientMessage,
   type HubProtocolName,
   type WireFormat,
@@ -89,6 +89,9 @@ export class HubConnection {
   private read: ((chunk: Buffer) => ClientMessage[]) | undefined;
   /** Bytes of a handshake record still missing its separator. */
   private handshakeTail: Buffer | undefined;
+  /** What arrived after the handshake record while the groups were joined: read once the connection opens. */
+  private early: Buffer[] | undefined;
+  private earlyBytes = 0;
   /** Frames accepted by send() and not yet written: one WebSocket message per flush. */
   private queued: (Buffer | string)[] = [];
   private readonly queuedKinds = new FrameTally();
@@ -121,6 +124,12 @@ export class HubConnection {
     if (this.state !== 'joining') return;
     this.state = 'open';
     this.write(encodeHandshakeResponse(), 'handshake');
+    const early = this.early;
+    this.early = undefined;
+    for (const chunk of early ?? []) {
+      this.readMessages(chunk);
+      if (this.isClosed()) return;
+    }
   }
 
   refuse(error: string): void {
@@ -224,7 +233,7 @@ export class HubConnection {
 
   private write(data: Buffer | string, kind: FrameKind): void {
     // JSON runs over text frames (the JS client rejects binary ones), MessagePack over binary ones,
-    // its handshake answer included, as ASP.NET Core sends it (some clients read it only so).
+    // its handshake answer included, as ASP.NET Core sends it (clients may parse it with their binary reader).
     this.socket.send(data, { binary: this.format.binary });
     this.lastSentAt = monotonicMs();
     this.metrics.framesSent.inc({ kind });
@@ -238,6 +247,11 @@ export class HubConnection {
       chunk = this.readHandshake(chunk); // what follows the handshake record, in the picked protocol
       if (chunk === undefined || chunk.length === 0) return;
     }
+    if (this.state === 'joining') return this.holdEarly(chunk);
+    this.readMessages(chunk);
+  }
+
+  private readMessages(chunk: Buffer): void {
     for (const message of this.read!(chunk)) {
       this.handleMessage(message);
       if (this.isClosed()) return;
@@ -245,24 +259,25 @@ export class HubConnection {
   }
 
   /**
-   * The handshake record is JSON ending with the record separator whatever the protocol (over a
-   * text or a binary frame); bytes after it belong to the picked protocol and are returned.
+   * Messages sent right behind the handshake (in its WebSocket message or before the answer) are
+   * answered once the connection is open, as ASP.NET Core does: a completion needs an open connection.
    */
+  private holdEarly(chunk: Buffer): void {
+    this.earlyBytes += chunk.length;
+    if (this.earlyBytes > this.limits.maxPendingChars) return this.end('protocol_error', 'graceful');
+    (this.early ??= []).push(chunk);
+  }
+
+  /** Reads the handshake record; returns the bytes after it, which are in the protocol it picked. */
   private readHandshake(chunk: Buffer): Buffer | undefined {
-    let buf = this.handshakeTail ? Buffer.concat([this.handshakeTail, chunk]) : chunk;
-    this.handshakeTail = undefined;
-    let end = buf.indexOf(RECORD_SEPARATOR_BYTE);
-    while (end === 0) {
-      buf = buf.subarray(1); // empty records before the handshake are skipped, as between messages
-      end = buf.indexOf(RECORD_SEPARATOR_BYTE);
-    }
-    if (end < 0) {
-      if (buf.length > this.limits.maxPendingChars) {
-        this.refuse('An unexpected error occurred during connection handshake. InvalidDataException: The handshake request is too long.');
-      } else if (buf.length > 0) this.handshakeTail = Buffer.from(buf);
+    const split = splitHandshake(this.handshakeTail, chunk, this.limits.maxPendingChars);
+    this.handshakeTail = split.kind === 'incomplete' ? split.tail : undefined;
+    if (split.kind === 'incomplete') return undefined;
+    if (split.kind === 'too_long') {
+      this.refuse('An unexpected error occurred during connection handshake. InvalidDataException: The handshake request is too long.');
       return undefined;
     }
-    const handshake = parseHandshakeRequest(buf.subarray(0, end).toString('utf8'));
+    const handshake = parseHandshakeRequest(split.record);
     if (!handshake.ok) {
       this.refuse(handshake.error);
       return undefined;
@@ -271,7 +286,7 @@ export class HubConnection {
     this.read = this.format.reader(this.limits.maxPendingChars);
     this.state = 'joining';
     this.hooks.onHandshake(this);
-    return buf.subarray(end + 1);
+    return split.rest;
   }
 
   private handleMessage(message: ClientMessage): void {

@@ -101,6 +101,27 @@ export function parseHandshakeRequest(record: string): HandshakeResult {
   return { ok: true, protocol };
 }
 
+/**
+ * Finds the handshake record: JSON ending with the record separator whatever the protocol (over a
+ * text or a binary frame). `tail` is what came before without a separator; the bytes after the
+ * record (`rest`) belong to the protocol it picks. Empty records before it are skipped.
+ */
+export function splitHandshake(
+  tail: Buffer | undefined,
+  chunk: Buffer,
+  maxBytes: number,
+): { kind: 'record'; record: string; rest: Buffer } | { kind: 'incomplete'; tail: Buffer | undefined } | { kind: 'too_long' } {
+  let buf = tail ? Buffer.concat([tail, chunk]) : chunk;
+  let end = buf.indexOf(RECORD_SEPARATOR_BYTE);
+  while (end === 0) {
+    buf = buf.subarray(1);
+    end = buf.indexOf(RECORD_SEPARATOR_BYTE);
+  }
+  if (end >= 0) return { kind: 'record', record: buf.subarray(0, end).toString('utf8'), rest: buf.subarray(end + 1) };
+  if (buf.length > maxBytes) return { kind: 'too_long' };
+  return { kind: 'incomplete', tail: buf.length > 0 ? Buffer.from(buf) : undefined };
+}
+
 /** `{}` accepts the handshake; `{"error": …}` refuses it (the server then closes the socket). */
 export const encodeHandshakeResponse = (error?: string): string => frame(error === undefined ? {} : { error });
 

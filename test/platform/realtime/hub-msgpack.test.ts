@@ -101,6 +101,23 @@ describe('MessagePack on the wire (raw WebSocket)', () => {
     assert.equal(raw.allBinary(), true);
   });
 
+  test('frames sent in the same WebSocket message as the handshake are read in the protocol it picked', async () => {
+    const { wsUrl } = await startHubApp();
+    const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${await tokenFor(newUserId())}` } });
+    const received: Buffer[] = [];
+    ws.on('message', (d: Buffer) => received.push(d));
+    await new Promise((resolve) => ws.once('open', resolve));
+    const invocation = binaryFrame(encode([MessageType.Invocation, {}, '7', 'Early', [], []]));
+    ws.send(Buffer.concat([Buffer.from(`{"protocol":"messagepack","version":1}${RS}`), invocation]));
+    await waitFor('the handshake answer and the completion', () => received.length >= 2);
+    assert.equal(received[0]!.toString(), `{}${RS}`);
+    assert.deepEqual(
+      [...received[1]!],
+      [...binaryFrame(encode([MessageType.Completion, {}, '7', 1, "Unknown hub method 'Early'"]))],
+    );
+    ws.terminate();
+  });
+
   test('a JSON client that hand-shakes version 0 (as signalrcore does) is accepted and served', async () => {
     const { hub, wsUrl } = await startHubApp();
     const userId = newUserId();
@@ -174,6 +191,21 @@ describe('bad input is refused cleanly (raw WebSocket)', () => {
     assert.deepEqual(raw.messages, [
       { type: MessageType.Close, error: 'Connection closed with an error: the message is larger than the server accepts.', allowReconnect: false },
     ]);
+  });
+
+  test('a handshake that grows past the size limit across WebSocket messages without a separator is refused', async () => {
+    const { wsUrl } = await startHubApp();
+    const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${await tokenFor(newUserId())}` } });
+    await new Promise((resolve) => ws.once('open', resolve));
+    const reply = new Promise<string>((resolve) => ws.once('message', (d) => resolve(d.toString())));
+    const closed = new Promise((resolve) => ws.once('close', resolve));
+    ws.send(`{"protocol":"json","version":1,"pad":"${'x'.repeat(40 * 1024)}`);
+    ws.send('x'.repeat(40 * 1024));
+    assert.equal(
+      await reply,
+      `{"error":"An unexpected error occurred during connection handshake. InvalidDataException: The handshake request is too long."}${RS}`,
+    );
+    await closed;
   });
 
   test('a JSON record that grows past the size limit across WebSocket messages closes the connection with a close message', async () => {

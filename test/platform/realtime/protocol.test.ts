@@ -11,6 +11,7 @@ import {
   parseClientMessage,
   parseHandshakeRequest,
   requestedNegotiateVersion,
+  splitHandshake,
   splitRecords,
 } from '../../../src/platform/realtime/protocol.ts';
 import { signConnectionToken, verifyConnectionToken } from '../../../src/platform/realtime/connection-token.ts';
@@ -60,6 +61,15 @@ describe('handshake', () => {
       assert.equal(result.ok, false, bad);
       assert.match(!result.ok ? result.error : '', /^An unexpected error occurred during connection handshake\. InvalidDataException: \S/, bad);
     }
+  });
+
+  test('the handshake record is found across chunks, past empty records; the bytes after it are returned untouched', () => {
+    const first = splitHandshake(undefined, Buffer.from(`${RS}{"protocol":"messagepack",`), 100);
+    assert.equal(first.kind, 'incomplete');
+    const tail = first.kind === 'incomplete' ? first.tail : undefined;
+    const done = splitHandshake(tail, Buffer.concat([Buffer.from(`"version":1}${RS}`), Buffer.from([0x02, 0x91, 0x06])]), 100);
+    assert.deepEqual(done, { kind: 'record', record: '{"protocol":"messagepack","version":1}', rest: Buffer.from([0x02, 0x91, 0x06]) });
+    assert.deepEqual(splitHandshake(undefined, Buffer.from('x'.repeat(101)), 100), { kind: 'too_long' });
   });
 
   test('the handshake response is {} or {"error"} followed by the separator', () => {
