@@ -4,7 +4,7 @@
  * byte, low bits first, at most 5 bytes). Nothing here does I/O.
  * Reference: HubProtocol.md ("MessagePack (MsgPack) encoding") in dotnet/aspnetcore.
  */
-import { Decoder, encode } from '@msgpack/msgpack';
+import { Decoder, Encoder } from '@msgpack/msgpack';
 import { MessageType, type ClientMessage, type WireFormat } from './protocol.ts';
 
 /** A length prefix never takes more than 5 bytes (the protocol caps a message below 2 GiB). */
@@ -52,6 +52,10 @@ export function readLengthPrefix(buf: Uint8Array, offset: number): { size: numbe
 const asJsonValue = (payload: unknown): unknown => JSON.parse(JSON.stringify(payload ?? null)) as unknown;
 
 const NO_HEADERS = {};
+
+/** One encoder for every frame: its buffer is reused, and binaryFrame copies the bytes out at once. */
+const encoder = new Encoder();
+const encode = (message: unknown[]): Uint8Array => encoder.encodeSharedRef(message);
 
 /** `[1, Headers, InvocationId (nil: no answer expected), Target, [Arguments], [StreamIds]]` */
 export const encodeMsgpackInvocation = (target: string, payload: unknown): Buffer =>
