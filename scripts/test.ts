@@ -2,8 +2,9 @@
  * `npm test`: provisions everything the tests need on a fresh machine, then runs them all.
  *   1. type check (tsc --noEmit) and module boundaries (dependency-cruiser)
  *   2. promtool and chromium (Debian's prometheus and chromium packages, installed with apt-get when
- *      missing), then Kafka, Redis and Elasticsearch through scripts/services.sh (fetched/installed on
- *      first use, cached)
+ *      missing), the Python SignalR client the hub's tests drive (a gitignored .venv with the pins of
+ *      test/support/python/requirements.txt), then Kafka, Redis and Elasticsearch through
+ *      scripts/services.sh (fetched/installed on first use, cached)
  *   3. a throwaway embedded PostgreSQL with a migrated template database
  *   4. node:test over test/ and each packages/<name>/test/ — each test file clones its own database from the template
  * Extra arguments are passed to node --test (e.g. a file path to run one file).
@@ -11,7 +12,7 @@
  * SKIP_CHECKS=1 (skip tsc and dependency-cruiser while iterating on one file).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/platform/db/embedded.ts';
 import { createPool, migrateDatabase } from '../src/platform/db/index.ts';
@@ -69,6 +70,42 @@ function ensureDebianPackage(bin: string, pkg: string): void {
 // a Prometheus server on 9090; the tests do not use it); the /docs test loads the page in headless Chromium.
 ensureDebianPackage('promtool', 'prometheus');
 ensureDebianPackage('chromium', 'chromium');
+
+/**
+ * The hub's tests drive Python's signalrcore, an independent SignalR client, from a virtual
+ * environment in .venv: created (python3 -m venv; Debian's python3-venv when that is missing) and
+ * filled with the pinned packages when they are not installed at exactly those versions.
+ */
+function ensurePythonClient(): void {
+  const requirements = 'test/support/python/requirements.txt';
+  const python = `${root}.venv/bin/python`;
+  const pins = readFileSync(`${root}${requirements}`, 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+  const check = "import importlib.metadata as m, sys; sys.exit(0 if all(m.version(n) == v for n, v in (p.split('==') for p in sys.argv[1:])) else 1)";
+  const installed = () => existsSync(python) && spawnSync(python, ['-c', check, ...pins], { stdio: 'ignore' }).status === 0;
+  if (installed()) return;
+  step(`installing the Python test client into .venv: ${pins.join(' ')} (once)`);
+  const createVenv = () => {
+    rmSync(`${root}.venv`, { recursive: true, force: true }); // a failed try leaves a venv without pip
+    return spawnSync('python3', ['-m', 'venv', '.venv'], { cwd: root, stdio: 'inherit' }).status === 0;
+  };
+  if (!existsSync(python) && !createVenv()) {
+    ensureDebianPackage('python3', 'python3-venv');
+    spawnSync('bash', ['-c', 'apt-get install -y -q python3-venv'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    if (!createVenv()) {
+      step('`python3 -m venv .venv` failed: install Python 3 with its venv module (Debian: python3-venv), then run the tests again');
+      process.exit(1);
+    }
+  }
+  run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '-r', requirements]);
+  if (!installed()) {
+    step(`.venv does not hold ${pins.join(' ')} after pip install: remove .venv and run the tests again`);
+    process.exit(1);
+  }
+}
+ensurePythonClient();
 
 step('starting Kafka, Redis and Elasticsearch (scripts/services.sh)');
 const servicesEnv = servicesUp();

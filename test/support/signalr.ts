@@ -1,7 +1,8 @@
 import { after } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
+import { HttpTransportType, HubConnectionBuilder, LogLevel, NullLogger, type HubConnection, type HubMessage } from '@microsoft/signalr';
+import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import { WebSocket } from 'ws';
 import { signToken } from '../../src/platform/http/auth.ts';
 import { createLogger } from '../../src/platform/observability/logger.ts';
@@ -54,16 +55,18 @@ export interface TestClient {
 export async function connectClient(
   url: string,
   token: string | undefined,
-  opts: { skipNegotiation?: boolean; events?: string[] } = {},
+  opts: { skipNegotiation?: boolean; events?: string[]; protocol?: 'json' | 'messagepack' } = {},
 ): Promise<TestClient> {
-  const connection = new HubConnectionBuilder()
+  const builder = new HubConnectionBuilder()
     .withUrl(url, {
       ...(token === undefined ? {} : { accessTokenFactory: () => token }),
       skipNegotiation: opts.skipNegotiation ?? false,
       transport: HttpTransportType.WebSockets,
     })
-    .configureLogging(LogLevel.None)
-    .build();
+    .configureLogging(LogLevel.None);
+  // The official MessagePack protocol package: binary frames from the handshake on.
+  if (opts.protocol === 'messagepack') builder.withHubProtocol(new MessagePackHubProtocol());
+  const connection = builder.build();
   const client: TestClient = { connection, received: [], closedWith: undefined, closed: false };
   for (const event of opts.events ?? []) connection.on(event, (payload: unknown) => client.received.push({ event, payload }));
   connection.onclose((err) => {
@@ -117,3 +120,52 @@ export async function connectRaw(wsUrl: string, token: string): Promise<RawClien
   return { ws, records, closed, isClosed: () => isClosed };
 }
 
+
+export interface RawMsgpackClient {
+  ws: WebSocket;
+  /** Every message received after the handshake response, as the official client's MessagePack protocol parses it. */
+  messages: HubMessage[];
+  /** Whether every WebSocket message after the handshake came as a binary frame. */
+  allBinary(): boolean;
+  closed: Promise<{ code: number }>;
+  isClosed(): boolean;
+}
+
+const officialMsgpack = new MessagePackHubProtocol();
+
+/** A bare `ws` client that hand-shakes MessagePack version 1 by hand and reads frames with the official parser. */
+export async function connectRawMsgpack(wsUrl: string, token: string): Promise<RawMsgpackClient> {
+  const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${token}` } });
+  let isClosed = false;
+  let binary = true;
+  const closed = new Promise<{ code: number }>((resolve) =>
+    ws.once('close', (code) => {
+      isClosed = true;
+      resolve({ code });
+    }),
+  );
+  ws.on('error', () => {});
+  const messages: HubMessage[] = [];
+  let handshakeDone: (response: string) => void = () => {};
+  const handshake = new Promise<string>((resolve) => (handshakeDone = resolve));
+  let first = true;
+  ws.on('message', (data: Buffer, isBinary) => {
+    if (first) {
+      first = false;
+      return handshakeDone(`${isBinary ? 'binary' : 'text'}:${data.toString()}`);
+    }
+    binary &&= isBinary;
+    const bytes = data.buffer.slice(data.byteOffset, data.byteOffset + data.length) as ArrayBuffer;
+    messages.push(...officialMsgpack.parseMessages(bytes, NullLogger.instance));
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+  });
+  ws.send(`{"protocol":"messagepack","version":1}${RECORD_SEPARATOR}`);
+  const response = await handshake;
+  // ASP.NET Core answers a MessagePack handshake in a binary frame; clients may parse it with their binary reader.
+  if (response !== `binary:{}${RECORD_SEPARATOR}`) throw new Error(`unexpected handshake response ${JSON.stringify(response)}`);
+  after(() => ws.terminate());
+  return { ws, messages, allBinary: () => binary, closed, isClosed: () => isClosed };
+}

@@ -1,19 +1,23 @@
 import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../http/auth.ts';
-import type { DisconnectReason, FrameKind, HubMetrics } from './metrics.ts';
+import { FrameTally, type DisconnectReason, type FrameKind, type HubMetrics } from './metrics.ts';
+import { messagePackFormat } from './msgpack-protocol.ts';
 import {
-  encodeClose,
-  encodeCompletionError,
   encodeHandshakeResponse,
-  encodePing,
-  parseClientMessage,
+  jsonFormat,
   parseHandshakeRequest,
-  splitRecords,
+  splitHandshake,
+  type ClientMessage,
+  type HubProtocolName,
+  type WireFormat,
 } from './protocol.ts';
 
 export interface ConnectionLimits {
   maxBufferedBytes: number;
-  /** Longest unterminated record kept between WebSocket messages (characters). */
+  /**
+   * Longest unterminated record kept between WebSocket messages (characters of a JSON record,
+   * bytes of a handshake or of a MessagePack frame, whose length prefix is checked against it).
+   */
   maxPendingChars: number;
 }
 
@@ -41,10 +45,13 @@ const CLOSE_CODE_NORMAL = 1000;
 export const FLUSH_AT_BYTES = 64 * 1024;
 const MAX_ECHOED_TARGET = 100;
 
+const FORMATS: Record<HubProtocolName, WireFormat> = { json: jsonFormat, messagepack: messagePackFormat };
+
 export const CloseErrors = {
   slowConsumer: 'slow consumer',
   clientTimeout: 'Server timeout elapsed without receiving a message from the client.',
   protocolError: 'Connection closed with an error: invalid message.',
+  messageTooLarge: 'Connection closed with an error: the message is larger than the server accepts.',
   shutdown: 'Server is shutting down.',
   tokenExpired: 'Unauthorized: the access token expired.',
 } as const;
@@ -76,7 +83,15 @@ export class HubConnection {
   lastReceivedAt = this.openedAt;
   lastSentAt = this.openedAt;
   closeReason: DisconnectReason | undefined;
-  private pending = '';
+  /** The hub protocol the handshake picked; JSON until then (handshake answers are JSON text). */
+  format: WireFormat = jsonFormat;
+  /** Reads the picked protocol's messages; undefined until the handshake record is read. */
+  private read: ((chunk: Buffer) => ClientMessage[]) | undefined;
+  /** Bytes of a handshake record still missing its separator. */
+  private handshakeTail: Buffer | undefined;
+  /** What arrived after the handshake record while the groups were joined: read once the connection opens. */
+  private early: Buffer[] | undefined;
+  private earlyBytes = 0;
   /** Frames accepted by send() and not yet written: one WebSocket message per flush. */
   private queued: (Buffer | string)[] = [];
   private readonly queuedKinds = new FrameTally();
@@ -92,7 +107,7 @@ export class HubConnection {
     this.limits = limits;
     this.hooks = hooks;
     this.metrics = metrics;
-    socket.on('message', (data, isBinary) => this.receive(data, isBinary));
+    socket.on('message', (data) => this.receive(data));
     socket.once('close', () => {
       this.state = 'closed';
       this.closeReason ??= 'client_closed';
@@ -109,6 +124,12 @@ export class HubConnection {
     if (this.state !== 'joining') return;
     this.state = 'open';
     this.write(encodeHandshakeResponse(), 'handshake');
+    const early = this.early;
+    this.early = undefined;
+    for (const chunk of early ?? []) {
+      this.readMessages(chunk);
+      if (this.isClosed()) return;
+    }
   }
 
   refuse(error: string): void {
@@ -151,7 +172,7 @@ export class HubConnection {
     const bytes = this.queuedBytes;
     this.queuedBytes = 0;
     if (this.state === 'open') {
-      this.socket.send(frames.length === 1 ? frames[0]! : Buffer.concat(frames.map(asBuffer), bytes), { binary: false });
+      this.socket.send(frames.length === 1 ? frames[0]! : Buffer.concat(frames.map(asBuffer), bytes), { binary: this.format.binary });
       this.lastSentAt = monotonicMs();
       if (sent) sent.addAll(this.queuedKinds);
       else this.queuedKinds.countInto(this.metrics);
@@ -170,7 +191,7 @@ export class HubConnection {
     if (this.state === 'open' && reason !== 'slow_consumer') this.flush();
     // Best effort: a stuck peer's buffer is full and the message is dropped with the socket.
     if (this.state === 'open' && this.socket.bufferedAmount < this.limits.maxBufferedBytes) {
-      this.write(encodeClose(error, allowReconnect), 'close');
+      this.write(this.format.close(error, allowReconnect), 'close');
     }
     this.end(reason, mode);
   }
@@ -181,7 +202,7 @@ export class HubConnection {
     if (now - this.lastReceivedAt >= clientTimeoutMs) {
       this.close('client_timeout', CloseErrors.clientTimeout, true, 'terminate');
     } else if (this.state === 'open' && now - this.lastSentAt >= pingIntervalMs) {
-      this.send(encodePing(), 'ping');
+      this.send(this.format.ping(), 'ping');
     }
   }
 
@@ -211,47 +232,77 @@ export class HubConnection {
   }
 
   private write(data: Buffer | string, kind: FrameKind): void {
-    // SignalR's JSON protocol runs over text frames; the JS client rejects binary ones.
-    this.socket.send(data, { binary: false });
+    // JSON runs over text frames (the JS client rejects binary ones), MessagePack over binary ones,
+    // its handshake answer included, as ASP.NET Core sends it (clients may parse it with their binary reader).
+    this.socket.send(data, { binary: this.format.binary });
     this.lastSentAt = monotonicMs();
     this.metrics.framesSent.inc({ kind });
   }
 
-  private receive(data: RawData, _isBinary: boolean): void {
+  private receive(data: RawData): void {
     this.lastReceivedAt = monotonicMs();
     if (this.state === 'closed') return;
-    const { records, rest } = splitRecords(this.pending, rawToString(data));
-    this.pending = rest;
-    if (rest.length > this.limits.maxPendingChars) {
-      this.close('protocol_error', CloseErrors.protocolError, false, 'graceful');
-      return;
+    let chunk: Buffer | undefined = rawToBuffer(data);
+    if (this.read === undefined) {
+      chunk = this.readHandshake(chunk); // what follows the handshake record, in the picked protocol
+      if (chunk === undefined || chunk.length === 0) return;
     }
-    for (const record of records) {
-      this.handleRecord(record);
+    if (this.state === 'joining') return this.holdEarly(chunk);
+    this.readMessages(chunk);
+  }
+
+  private readMessages(chunk: Buffer): void {
+    for (const message of this.read!(chunk)) {
+      this.handleMessage(message);
       if (this.isClosed()) return;
     }
   }
 
-  private handleRecord(record: string): void {
-    if (this.state === 'handshaking') {
-      const handshake = parseHandshakeRequest(record);
-      if (!handshake.ok) return this.refuse(handshake.error);
-      this.state = 'joining';
-      this.hooks.onHandshake(this);
-      return;
+  /**
+   * Messages sent right behind the handshake (in its WebSocket message or before the answer) are
+   * answered once the connection is open, as ASP.NET Core does: a completion needs an open connection.
+   */
+  private holdEarly(chunk: Buffer): void {
+    this.earlyBytes += chunk.length;
+    if (this.earlyBytes > this.limits.maxPendingChars) return this.end('protocol_error', 'graceful');
+    (this.early ??= []).push(chunk);
+  }
+
+  /** Reads the handshake record; returns the bytes after it, which are in the protocol it picked. */
+  private readHandshake(chunk: Buffer): Buffer | undefined {
+    const split = splitHandshake(this.handshakeTail, chunk, this.limits.maxPendingChars);
+    this.handshakeTail = split.kind === 'incomplete' ? split.tail : undefined;
+    if (split.kind === 'incomplete') return undefined;
+    if (split.kind === 'too_long') {
+      this.refuse('An unexpected error occurred during connection handshake. InvalidDataException: The handshake request is too long.');
+      return undefined;
     }
-    const message = parseClientMessage(record);
+    const handshake = parseHandshakeRequest(split.record);
+    if (!handshake.ok) {
+      this.refuse(handshake.error);
+      return undefined;
+    }
+    this.format = FORMATS[handshake.protocol];
+    this.read = this.format.reader(this.limits.maxPendingChars);
+    this.state = 'joining';
+    this.hooks.onHandshake(this);
+    return split.rest;
+  }
+
+  private handleMessage(message: ClientMessage): void {
     switch (message.kind) {
       case 'close':
         return this.end('client_closed', 'graceful');
       case 'invalid':
         return this.close('protocol_error', CloseErrors.protocolError, false, 'graceful');
+      case 'too_large':
+        return this.close('protocol_error', CloseErrors.messageTooLarge, false, 'graceful');
       case 'invocation':
         // The hub exposes no client-callable methods. A call that waits for an answer gets a
         // completion error (as ASP.NET Core answers an unknown method); fire-and-forget calls are dropped.
         if (message.invocationId !== undefined) {
           const target = message.target.slice(0, MAX_ECHOED_TARGET);
-          this.send(encodeCompletionError(message.invocationId, `Unknown hub method '${target}'`), 'completion');
+          this.send(this.format.completionError(message.invocationId, `Unknown hub method '${target}'`), 'completion');
         }
         return;
       default:
@@ -262,29 +313,8 @@ export class HubConnection {
 
 const asBuffer = (frame: Buffer | string): Buffer => (typeof frame === 'string' ? Buffer.from(frame) : frame);
 
-/** Frames by kind, counted where they are written and added to hub_frames_sent_total once per flush round. */
-export class FrameTally {
-  private readonly counts = new Map<FrameKind, number>();
-
-  add(kind: FrameKind, n: number): void {
-    this.counts.set(kind, (this.counts.get(kind) ?? 0) + n);
-  }
-
-  addAll(other: FrameTally): void {
-    for (const [kind, n] of other.counts) this.add(kind, n);
-  }
-
-  clear(): void {
-    this.counts.clear();
-  }
-
-  countInto(metrics: HubMetrics): void {
-    for (const [kind, n] of this.counts) if (n > 0) metrics.framesSent.inc({ kind }, n);
-  }
-}
-
-function rawToString(data: RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data).toString('utf8');
+function rawToBuffer(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
 }

@@ -78,7 +78,7 @@ export interface Hub {
   readonly closing: boolean;
   /** Verifies the token, then asks the access checks: a user one of them revoked gets its 403. */
   authenticate(token: string | undefined): Promise<AuthResult>;
-  negotiate(principal: Principal, requestedVersion: number): NegotiateReply;
+  negotiate(principal: Principal, version: 0 | 1): NegotiateReply;
   /** The connection id for a WebSocket: from a negotiate token (`?id=`), or fresh when negotiation was skipped. */
   connectionIdFor(principal: Principal, connectionToken: string | undefined): string | undefined;
   attach(socket: WebSocket, principal: Principal, connectionId: string): void;

@@ -4,12 +4,13 @@ import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
 import { admissionRefusal, HubRefusal, startAccessRecheck } from './access.ts';
 import type { Hub, HubOptions } from './hub-api.ts';
-import { CloseErrors, FrameTally, HubConnection, monotonicMs, refuseSocket, type ConnectionLimits } from './connection.ts';
+import { CloseErrors, HubConnection, monotonicMs, refuseSocket, type ConnectionLimits } from './connection.ts';
 import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
 import { GroupIndex, userGroup } from './groups.ts';
 import { createMembershipSync } from './membership.ts';
-import { createHubMetrics } from './metrics.ts';
+import { createHubMetrics, FrameTally } from './metrics.ts';
 import { createInProcessPresence } from './presence.ts';
+import { encodeMsgpackInvocation } from './msgpack-protocol.ts';
 import { encodeInvocation, negotiateReply } from './protocol.ts';
 
 export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
@@ -53,9 +54,16 @@ export function createHub(opts: HubOptions): Hub {
   const deliverNow = (group: string, event: string, payload: unknown) => {
     const members = index.inGroup(group);
     if (!members) return;
-    const frame = Buffer.from(encodeInvocation(event, payload));
+    // Encoded once per protocol its members speak, not once per connection.
+    let json: Buffer | undefined;
+    let msgpack: Buffer | undefined;
     // A send may close a slow consumer; deleting from a Set while iterating it is safe.
-    for (const conn of members) conn.send(frame, 'invocation');
+    for (const conn of members) {
+      const frame = conn.format.binary
+        ? (msgpack ??= encodeMsgpackInvocation(event, payload))
+        : (json ??= Buffer.from(encodeInvocation(event, payload)));
+      conn.send(frame, 'invocation');
+    }
   };
 
   const joinLocal = (userId: string, group: string) => {
@@ -231,11 +239,11 @@ export function createHub(opts: HubOptions): Hub {
       return { ok: true, principal };
     },
 
-    negotiate(principal, requestedVersion) {
+    negotiate(principal, version) {
       const connectionId = newId();
       const expiresAt = clock.now().getTime() + tokenTtlMs;
       const token = signConnectionToken({ connectionId, userId: principal.userId, expiresAt }, opts.secret);
-      return negotiateReply(requestedVersion, connectionId, token);
+      return negotiateReply(version, connectionId, token);
     },
 
     connectionIdFor(principal, connectionToken) {

@@ -1,7 +1,8 @@
 /**
- * The realtime hub: SignalR JSON hub protocol over @fastify/websocket at /hubs/messenger.
+ * The realtime hub: SignalR JSON and MessagePack hub protocols (versions 0 and 1) over
+ * @fastify/websocket at /hubs/messenger; the protocol rules it follows are in docs/realtime.md.
  *
- * - `POST /hubs/messenger/negotiate` (negotiate version 1, or 0 when asked; WebSockets + Text only)
+ * - `POST /hubs/messenger/negotiate` (negotiate version 1, or 0 when asked; WebSockets, Text and Binary)
  *   and the WebSocket at `/hubs/messenger` (`?id=<connectionToken>`, or no id when the client skips
  *   negotiation). The JWT comes in `Authorization: Bearer` or `?access_token=`; a missing or invalid
  *   token gets HTTP 401 `{ code, message }` before the upgrade.
@@ -9,8 +10,8 @@
  *   handshake response is sent only after that, so once a client's start() resolves it is in all
  *   its groups (and isOnline() is true on every replica).
  * - Client invocations: the hub has no client-callable methods; a call expecting an answer gets a
- *   completion error ("Unknown hub method 'X'"), fire-and-forget calls are ignored. Invalid JSON or a
- *   record without an integer type closes the connection (close message, allowReconnect false).
+ *   completion error ("Unknown hub method 'X'"), fire-and-forget calls are ignored. A malformed or
+ *   oversized record or frame closes the connection (close message, allowReconnect false).
  * - Frames pushed before a connection's handshake completes are not queued for it (it refills
  *   from REST like after any gap).
  * - Liveness: a ping (type 6) goes to a socket the server has not written to for

@@ -63,3 +63,24 @@ export function createHubMetrics(registry: Registry) {
 }
 
 export type HubMetrics = ReturnType<typeof createHubMetrics>;
+
+/** Frames by kind, counted where they are written and added to hub_frames_sent_total once per flush round. */
+export class FrameTally {
+  private readonly counts = new Map<FrameKind, number>();
+
+  add(kind: FrameKind, n: number): void {
+    this.counts.set(kind, (this.counts.get(kind) ?? 0) + n);
+  }
+
+  addAll(other: FrameTally): void {
+    for (const [kind, n] of other.counts) this.add(kind, n);
+  }
+
+  clear(): void {
+    this.counts.clear();
+  }
+
+  countInto(metrics: HubMetrics): void {
+    for (const [kind, n] of this.counts) if (n > 0) metrics.framesSent.inc({ kind }, n);
+  }
+}

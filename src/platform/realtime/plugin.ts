@@ -28,7 +28,10 @@ const NegotiateReplySchema = Type.Object({
   connectionId: Type.String(),
   connectionToken: Type.Optional(Type.String()),
   availableTransports: Type.Array(
-    Type.Object({ transport: Type.Literal('WebSockets'), transferFormats: Type.Array(Type.Literal('Text')) }),
+    Type.Object({
+      transport: Type.Literal('WebSockets'),
+      transferFormats: Type.Array(Type.Union([Type.Literal('Text'), Type.Literal('Binary')])),
+    }),
   ),
 });
 
@@ -74,7 +77,7 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
           security: [{ bearer: [] }],
           summary: 'SignalR negotiate: a connection token for the WebSocket (WebSockets transport only)',
           querystring: NegotiateQuery,
-          response: { 200: NegotiateReplySchema, 401: ErrorReply, 403: ErrorReply, 503: ErrorReply },
+          response: { 200: NegotiateReplySchema, 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 503: ErrorReply },
         },
       },
       async (req, reply) => {
@@ -82,7 +85,11 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
         const query = req.query as { negotiateVersion?: string };
         const auth = await hub.authenticate(extractToken(req.headers, req.query));
         if (!auth.ok) return reply.code(auth.statusCode).send({ code: auth.code, message: auth.message });
-        return hub.negotiate(auth.principal, requestedNegotiateVersion(query.negotiateVersion));
+        // ASP.NET Core answers an unreadable version with 200 {"error"}; bad input here is a 4xx
+        // { code, message } like on every route (with the same text; clients fail to start either way).
+        const requested = requestedNegotiateVersion(query.negotiateVersion);
+        if (!requested.ok) return reply.code(400).send({ code: 'HUB_NEGOTIATE_VERSION_INVALID', message: requested.error });
+        return hub.negotiate(auth.principal, requested.version);
       },
     );
   });

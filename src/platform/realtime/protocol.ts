@@ -1,11 +1,13 @@
 /**
- * The SignalR JSON hub protocol, as pure functions: record framing, handshake, message parsing and
- * encoding, and the negotiate reply. Nothing here does I/O, so it is tested without sockets.
+ * The SignalR hub protocol's JSON side, as pure functions: record framing, the handshake (JSON for
+ * every protocol), message parsing and encoding, and the negotiate reply. The MessagePack side is
+ * msgpack-protocol.ts. Nothing here does I/O, so it is tested without sockets.
  * Reference: https://github.com/dotnet/aspnetcore/blob/main/src/SignalR/docs/specs/HubProtocol.md
  */
 
 /** Every JSON record (handshake included) ends with this byte (ASCII record separator). */
 export const RECORD_SEPARATOR = '\u001e';
+export const RECORD_SEPARATOR_BYTE = 0x1e;
 
 /** Message types of the hub protocol. */
 export const MessageType = {
@@ -19,6 +21,22 @@ export const MessageType = {
   Ack: 8,
   Sequence: 9,
 } as const;
+
+/**
+ * One hub protocol as a connection uses it: how its frames are written (each protocol's frames are
+ * self-delimiting, so several concatenated make one WebSocket message) and how its messages are read.
+ */
+export interface WireFormat {
+  readonly name: HubProtocolName;
+  /** Binary WebSocket frames (MessagePack) or text frames (JSON: the JS client rejects binary ones). */
+  readonly binary: boolean;
+  invocation(target: string, payload: unknown): Buffer | string;
+  ping(): Buffer | string;
+  close(error: string | undefined, allowReconnect: boolean): Buffer | string;
+  completionError(invocationId: string, error: string): Buffer | string;
+  /** A reader for one connection: its messages from each received chunk, keeping an unfinished tail. */
+  reader(maxPending: number): (chunk: Buffer) => ClientMessage[];
+}
 
 /**
  * Splits received text into complete records. A WebSocket message may carry several records, and a
@@ -36,26 +54,72 @@ export const frame = (message: object): string => JSON.stringify(message) + RECO
 
 // ---------- handshake ----------
 
-export type HandshakeResult = { ok: true } | { ok: false; error: string };
+export type HubProtocolName = 'json' | 'messagepack';
 
-/** Checks the client's first record, e.g. `{"protocol":"json","version":1}`. */
+/**
+ * The highest hub protocol version served, for both protocols. ASP.NET Core accepts every version
+ * up to its own (`IsVersionSupported: version <= Version`); version 2 adds stateful reconnect,
+ * which this hub does not offer, so 0 and 1 are served (clients without stateful reconnect send 1;
+ * some older or independent ones send 0).
+ */
+export const MAX_HUB_PROTOCOL_VERSION = 1;
+const MAX_ECHOED_NAME = 100;
+
+export type HandshakeResult = { ok: true; protocol: HubProtocolName } | { ok: false; error: string };
+
+/** The reference server's answer to a handshake it cannot read (with the reason its detailed errors add). */
+const malformed = (reason: string): HandshakeResult => ({
+  ok: false,
+  error: `An unexpected error occurred during connection handshake. InvalidDataException: ${reason}`,
+});
+
+/**
+ * Checks the client's first record, e.g. `{"protocol":"json","version":1}`. The texts of the
+ * refusals are ASP.NET Core's, so clients written against it report the same reasons.
+ */
 export function parseHandshakeRequest(record: string): HandshakeResult {
   let value: unknown;
   try {
     value = JSON.parse(record);
   } catch {
-    return { ok: false, error: 'Handshake request is not valid JSON.' };
+    return malformed('The handshake request is not valid JSON.');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, error: 'Handshake request is not a JSON object.' };
+    return malformed('The handshake request is not a JSON object.');
   }
   const { protocol, version } = value as { protocol?: unknown; version?: unknown };
-  if (typeof protocol !== 'string' || typeof version !== 'number') {
-    return { ok: false, error: 'Handshake request needs a string "protocol" and a numeric "version".' };
+  if (protocol === undefined || protocol === null) return malformed("Missing required property 'protocol'.");
+  if (typeof protocol !== 'string') return malformed("Expected 'protocol' to be of type String.");
+  if (version === undefined || version === null) return malformed("Missing required property 'version'.");
+  if (typeof version !== 'number' || !Number.isInteger(version)) return malformed("Expected 'version' to be an integer.");
+  if (protocol !== 'json' && protocol !== 'messagepack') {
+    return { ok: false, error: `The protocol '${protocol.slice(0, MAX_ECHOED_NAME)}' is not supported.` };
   }
-  if (protocol !== 'json') return { ok: false, error: `The protocol '${protocol}' is not supported.` };
-  if (version !== 1) return { ok: false, error: `The server does not support version ${version} of the 'json' protocol.` };
-  return { ok: true };
+  if (version < 0 || version > MAX_HUB_PROTOCOL_VERSION) {
+    return { ok: false, error: `The server does not support version ${version} of the '${protocol}' protocol.` };
+  }
+  return { ok: true, protocol };
+}
+
+/**
+ * Finds the handshake record: JSON ending with the record separator whatever the protocol (over a
+ * text or a binary frame). `tail` is what came before without a separator; the bytes after the
+ * record (`rest`) belong to the protocol it picks. Empty records before it are skipped.
+ */
+export function splitHandshake(
+  tail: Buffer | undefined,
+  chunk: Buffer,
+  maxBytes: number,
+): { kind: 'record'; record: string; rest: Buffer } | { kind: 'incomplete'; tail: Buffer | undefined } | { kind: 'too_long' } {
+  let buf = tail ? Buffer.concat([tail, chunk]) : chunk;
+  let end = buf.indexOf(RECORD_SEPARATOR_BYTE);
+  while (end === 0) {
+    buf = buf.subarray(1);
+    end = buf.indexOf(RECORD_SEPARATOR_BYTE);
+  }
+  if (end >= 0) return { kind: 'record', record: buf.subarray(0, end).toString('utf8'), rest: buf.subarray(end + 1) };
+  if (buf.length > maxBytes) return { kind: 'too_long' };
+  return { kind: 'incomplete', tail: buf.length > 0 ? Buffer.from(buf) : undefined };
 }
 
 /** `{}` accepts the handshake; `{"error": …}` refuses it (the server then closes the socket). */
@@ -70,7 +134,9 @@ export type ClientMessage =
   | { kind: 'invocation'; target: string; invocationId?: string }
   /** Types the hub has no use for (stream items, completions, cancels, acks, unknown types). */
   | { kind: 'ignored'; type: number }
-  | { kind: 'invalid'; reason: string };
+  | { kind: 'invalid'; reason: string }
+  /** A record or frame longer than the connection accepts (refused before it is all buffered). */
+  | { kind: 'too_large' };
 
 export function parseClientMessage(record: string): ClientMessage {
   let value: unknown;
@@ -121,28 +187,64 @@ export const encodeClose = (error: string | undefined, allowReconnect: boolean):
 export const encodeCompletionError = (invocationId: string, error: string): string =>
   frame({ type: MessageType.Completion, invocationId, error });
 
+/**
+ * Reads a connection's JSON records. An unterminated tail past `maxPendingChars` is refused at once
+ * (nothing of that chunk is handled): clients only send handshakes, pings and small invocations.
+ */
+export function createJsonReader(maxPendingChars: number): (chunk: Buffer) => ClientMessage[] {
+  let pending = '';
+  return (chunk) => {
+    const { records, rest } = splitRecords(pending, chunk.toString('utf8'));
+    pending = rest;
+    if (rest.length > maxPendingChars) return [{ kind: 'too_large' }];
+    return records.map(parseClientMessage);
+  };
+}
+
+export const jsonFormat: WireFormat = {
+  name: 'json',
+  binary: false,
+  invocation: encodeInvocation,
+  ping: encodePing,
+  close: encodeClose,
+  completionError: encodeCompletionError,
+  reader: createJsonReader,
+};
+
 // ---------- negotiate ----------
 
 export interface NegotiateReply {
   negotiateVersion: number;
   connectionId: string;
   connectionToken?: string;
-  availableTransports: { transport: 'WebSockets'; transferFormats: ['Text'] }[];
+  availableTransports: { transport: 'WebSockets'; transferFormats: ('Text' | 'Binary')[] }[];
 }
 
 /**
- * The reply to `POST …/negotiate?negotiateVersion=n`. Version 1 (the current clients) gets a
- * separate connectionToken that goes in `?id=`; version 0 clients use the connectionId as the id,
- * so there the token is the id. Only WebSockets with text frames is offered: the hub speaks JSON only.
+ * The reply to `POST …/negotiate?negotiateVersion=n`, as ASP.NET Core writes it. Version 1 (the
+ * current clients) gets a separate connectionToken that goes in `?id=`; version 0 clients use the
+ * connectionId as the id, so there the token is the id. WebSockets is the only transport, with text
+ * frames (JSON) and binary frames (MessagePack).
  */
-export function negotiateReply(requestedVersion: number, connectionId: string, connectionToken: string): NegotiateReply {
-  const availableTransports: NegotiateReply['availableTransports'] = [{ transport: 'WebSockets', transferFormats: ['Text'] }];
-  if (requestedVersion >= 1) return { negotiateVersion: 1, connectionId, connectionToken, availableTransports };
+export function negotiateReply(version: 0 | 1, connectionId: string, connectionToken: string): NegotiateReply {
+  const availableTransports: NegotiateReply['availableTransports'] = [{ transport: 'WebSockets', transferFormats: ['Text', 'Binary'] }];
+  if (version === 1) return { negotiateVersion: 1, connectionId, connectionToken, availableTransports };
   return { negotiateVersion: 0, connectionId: connectionToken, availableTransports };
 }
 
-/** `?negotiateVersion=` as a number; absent or unreadable counts as version 0, as in ASP.NET Core. */
-export function requestedNegotiateVersion(raw: unknown): number {
-  const n = typeof raw === 'string' ? Number.parseInt(raw, 10) : NaN;
-  return Number.isFinite(n) && n > 0 ? n : 0;
+const INT32 = /^\s*[+-]?\d+\s*$/;
+
+/**
+ * `?negotiateVersion=` read as ASP.NET Core reads it (int.TryParse): absent means 0, above 1 means 1
+ * (the newest this hub speaks). A value that is not an integer, or is negative, is refused with the
+ * reference server's text (it answers those with `{"error"}`; this hub with a 400, see plugin.ts).
+ */
+export function requestedNegotiateVersion(raw: string | undefined): { ok: true; version: 0 | 1 } | { ok: false; error: string } {
+  if (raw === undefined) return { ok: true, version: 0 };
+  const n = INT32.test(raw) ? Number(raw.trim()) : NaN;
+  if (!Number.isInteger(n) || n > 2 ** 31 - 1 || n < -(2 ** 31)) {
+    return { ok: false, error: 'The client requested a non-integer protocol version.' };
+  }
+  if (n < 0) return { ok: false, error: `The client requested version '${n}', but the server does not support this version.` };
+  return { ok: true, version: n >= 1 ? 1 : 0 };
 }

@@ -78,12 +78,33 @@ describe('hub with the official SignalR client', () => {
     assert.equal(res.status, 200);
     const body = (await res.json()) as { negotiateVersion: number; connectionToken: string; availableTransports: unknown };
     assert.equal(body.negotiateVersion, 1);
-    assert.deepEqual(body.availableTransports, [{ transport: 'WebSockets', transferFormats: ['Text'] }]);
+    assert.deepEqual(body.availableTransports, [{ transport: 'WebSockets', transferFormats: ['Text', 'Binary'] }]);
 
     const otherUser = await tokenFor(newUserId());
     assert.equal(await upgradeStatus(`${wsUrl}?id=${body.connectionToken}&access_token=${otherUser}`), 404, 'another user');
     assert.equal(await upgradeStatus(`${wsUrl}?id=${body.connectionToken}x&access_token=${token}`), 404, 'altered token');
     assert.equal(await upgradeStatus(`${wsUrl}?id=${body.connectionToken}&access_token=${token}`), 101, 'its own user');
+  });
+
+  test('negotiate answers as ASP.NET Core: version 0 without the parameter (its connectionId opens the WebSocket), 1 above 1, 400 for a non-integer', async () => {
+    const { url, wsUrl } = await startHubApp();
+    const token = await tokenFor(newUserId());
+    const negotiate = (query: string) => fetch(`${url}/negotiate${query}`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+
+    const v0 = (await (await negotiate('')).json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(v0).sort(), ['availableTransports', 'connectionId', 'negotiateVersion']);
+    assert.equal(v0.negotiateVersion, 0);
+    assert.equal(await upgradeStatus(`${wsUrl}?id=${v0.connectionId as string}&access_token=${token}`), 101, 'version 0 uses the connectionId as id');
+    assert.equal(((await (await negotiate('?negotiateVersion=5')).json()) as { negotiateVersion: number }).negotiateVersion, 1);
+
+    for (const [query, message] of [
+      ['?negotiateVersion=abc', 'The client requested a non-integer protocol version.'],
+      ['?negotiateVersion=-1', "The client requested version '-1', but the server does not support this version."],
+    ] as const) {
+      const res = await negotiate(query);
+      assert.equal(res.status, 400, query);
+      assert.deepEqual(await res.json(), { code: 'HUB_NEGOTIATE_VERSION_INVALID', message });
+    }
   });
 
   test('addUserToGroup reaches open connections at once and removeUserFromGroup stops delivery', async () => {
@@ -189,8 +210,8 @@ describe('hub protocol edges (raw WebSocket)', () => {
     await new Promise((resolve) => ws.once('open', resolve));
     const reply = new Promise<string>((resolve) => ws.once('message', (d) => resolve(d.toString())));
     const closed = new Promise((resolve) => ws.once('close', resolve));
-    ws.send(`{"protocol":"messagepack","version":1}${RS}`);
-    assert.match(await reply, /^\{"error":"The protocol 'messagepack' is not supported\."\}\u001e$/);
+    ws.send(`{"protocol":"xml","version":1}${RS}`);
+    assert.match(await reply, /^\{"error":"The protocol 'xml' is not supported\."\}\u001e$/);
     await closed;
   });
 

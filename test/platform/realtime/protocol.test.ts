@@ -11,6 +11,7 @@ import {
   parseClientMessage,
   parseHandshakeRequest,
   requestedNegotiateVersion,
+  splitHandshake,
   splitRecords,
 } from '../../../src/platform/realtime/protocol.ts';
 import { signConnectionToken, verifyConnectionToken } from '../../../src/platform/realtime/connection-token.ts';
@@ -34,16 +35,41 @@ describe('record framing', () => {
 });
 
 describe('handshake', () => {
-  test('the json protocol version 1 is accepted', () => {
-    assert.deepEqual(parseHandshakeRequest('{"protocol":"json","version":1}'), { ok: true });
+  test('json and messagepack are accepted at every version the hub serves (0 and 1), as ASP.NET Core accepts every version up to its own', () => {
+    for (const protocol of ['json', 'messagepack'] as const) {
+      for (const version of [0, 1]) {
+        assert.deepEqual(parseHandshakeRequest(`{"protocol":"${protocol}","version":${version}}`), { ok: true, protocol });
+      }
+    }
   });
 
-  test('another protocol, another version or garbage is refused with a reason', () => {
-    for (const bad of ['{"protocol":"messagepack","version":1}', '{"protocol":"json","version":2}', 'nope', '[]', '{"protocol":"json"}']) {
+  test('an unknown protocol or a version above the served one is refused with the reference server\'s text', () => {
+    const error = (record: string) => {
+      const result = parseHandshakeRequest(record);
+      assert.equal(result.ok, false, record);
+      return !result.ok && result.error;
+    };
+    assert.equal(error('{"protocol":"xml","version":1}'), "The protocol 'xml' is not supported.");
+    assert.equal(error('{"protocol":"json","version":2}'), "The server does not support version 2 of the 'json' protocol.");
+    assert.equal(error('{"protocol":"messagepack","version":2}'), "The server does not support version 2 of the 'messagepack' protocol.");
+    assert.equal(error('{"protocol":"json","version":-1}'), "The server does not support version -1 of the 'json' protocol.");
+  });
+
+  test('a malformed handshake is refused with the reference server\'s handshake error and the reason', () => {
+    for (const bad of ['nope', '[]', '{"protocol":"json"}', '{"version":1}', '{"protocol":1,"version":1}', '{"protocol":"json","version":"1"}', '{"protocol":"json","version":1.5}']) {
       const result = parseHandshakeRequest(bad);
       assert.equal(result.ok, false, bad);
-      assert.ok(!result.ok && result.error.length > 0);
+      assert.match(!result.ok ? result.error : '', /^An unexpected error occurred during connection handshake\. InvalidDataException: \S/, bad);
     }
+  });
+
+  test('the handshake record is found across chunks, past empty records; the bytes after it are returned untouched', () => {
+    const first = splitHandshake(undefined, Buffer.from(`${RS}{"protocol":"messagepack",`), 100);
+    assert.equal(first.kind, 'incomplete');
+    const tail = first.kind === 'incomplete' ? first.tail : undefined;
+    const done = splitHandshake(tail, Buffer.concat([Buffer.from(`"version":1}${RS}`), Buffer.from([0x02, 0x91, 0x06])]), 100);
+    assert.deepEqual(done, { kind: 'record', record: '{"protocol":"messagepack","version":1}', rest: Buffer.from([0x02, 0x91, 0x06]) });
+    assert.deepEqual(splitHandshake(undefined, Buffer.from('x'.repeat(101)), 100), { kind: 'too_long' });
   });
 
   test('the handshake response is {} or {"error"} followed by the separator', () => {
@@ -105,27 +131,36 @@ describe('server messages', () => {
 });
 
 describe('negotiate', () => {
-  test('version 1 clients get a separate connection token; WebSockets with text frames is the only transport', () => {
+  test('version 1 clients get a separate connection token; WebSockets with text (JSON) and binary (MessagePack) frames is the only transport', () => {
     assert.deepEqual(negotiateReply(1, 'id-1', 'tok'), {
       negotiateVersion: 1,
       connectionId: 'id-1',
       connectionToken: 'tok',
-      availableTransports: [{ transport: 'WebSockets', transferFormats: ['Text'] }],
+      availableTransports: [{ transport: 'WebSockets', transferFormats: ['Text', 'Binary'] }],
     });
   });
 
-  test('a client asking for a newer version gets 1; version 0 clients get the token as their connection id', () => {
-    assert.equal(negotiateReply(2, 'id', 'tok').negotiateVersion, 1);
-    const v0 = negotiateReply(0, 'id', 'tok');
-    assert.equal(v0.negotiateVersion, 0);
-    assert.equal(v0.connectionId, 'tok');
-    assert.equal(v0.connectionToken, undefined);
+  test('version 0 clients get negotiateVersion 0 and the token as their connection id, with no connectionToken', () => {
+    assert.deepEqual(negotiateReply(0, 'id', 'tok'), {
+      negotiateVersion: 0,
+      connectionId: 'tok',
+      availableTransports: [{ transport: 'WebSockets', transferFormats: ['Text', 'Binary'] }],
+    });
   });
 
-  test('the requested version is read from the query string, absent meaning 0', () => {
-    assert.equal(requestedNegotiateVersion('1'), 1);
-    assert.equal(requestedNegotiateVersion(undefined), 0);
-    assert.equal(requestedNegotiateVersion('x'), 0);
+  test('the requested version is read as ASP.NET Core reads it: absent is 0, above 1 is 1, non-integers and negatives refused', () => {
+    assert.deepEqual(requestedNegotiateVersion(undefined), { ok: true, version: 0 });
+    assert.deepEqual(requestedNegotiateVersion('0'), { ok: true, version: 0 });
+    assert.deepEqual(requestedNegotiateVersion('1'), { ok: true, version: 1 });
+    assert.deepEqual(requestedNegotiateVersion('2'), { ok: true, version: 1 });
+    assert.deepEqual(requestedNegotiateVersion(' +1 '), { ok: true, version: 1 });
+    for (const bad of ['x', '', '1.0', '1e0', '99999999999']) {
+      assert.deepEqual(requestedNegotiateVersion(bad), { ok: false, error: 'The client requested a non-integer protocol version.' }, bad);
+    }
+    assert.deepEqual(requestedNegotiateVersion('-1'), {
+      ok: false,
+      error: "The client requested version '-1', but the server does not support this version.",
+    });
   });
 });
 
