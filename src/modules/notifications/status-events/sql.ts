@@ -1,20 +1,20 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { STATUS_EVENTS_WAKE_CHANNEL } from '../model.ts';
-import type { NotificationStatusChangedFrame } from './changes.ts';
 
 /** The status-event outbox's SQL (notifications.status_events), one function per statement. */
 
 export interface StatusEventRow {
   id: number;
   recipientUserId: string;
-  frame: NotificationStatusChangedFrame;
+  /** The NotificationStatusChangedFrame (changes.ts) as stored; handed to the hub as is. */
+  frame: Record<string, unknown>;
 }
 
 /** Stores frames in the caller's transaction, in the given order, and wakes the drain job when it commits. */
 export async function insertStatusEvents(
   tx: Db,
-  events: readonly { recipientUserId: string; notificationId: string; frame: NotificationStatusChangedFrame }[],
+  events: readonly { recipientUserId: string; notificationId: string; frame: object }[],
   now: Date,
 ): Promise<void> {
   const column = <T>(pick: (e: (typeof events)[number]) => T) => sql.param(events.map(pick));
