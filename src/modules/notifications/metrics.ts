@@ -41,7 +41,7 @@ export function createNotificationMetrics(registry: Registry, deps: { db: Db; pr
       .finally(() => (refreshing = null)));
   dbGauge(registry, {
     name: 'notifications_failed_backlog',
-    help: 'Non-terminal Failed notifications waiting for a retry, by channel',
+    help: 'Non-terminal Failed notifications waiting for a retry, by channel (unconfirmed sends, which are never retried, excluded)',
     labelNames: ['channel'] as const,
     read: async () => (await rows()).map((r) => ({ labels: { channel: r.channel }, value: r.failedBacklog })),
   });
