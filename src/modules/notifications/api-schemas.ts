@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { BoundedInt, Nullable, PG_INT_MAX, Text, Timestamp, Uuid } from '../../platform/types/index.ts';
 import { BACKOFF_KINDS, CHANNELS, PROVIDER_KEYS, STATUSES } from './model.ts';
+import { isOutcomeUnknown } from './delivery/intent.ts';
 import type { NotificationRow } from './schema.ts';
 
 /** REST schemas of the notifications routes (camelCase bodies), reused by routes and tests. */
@@ -46,13 +47,18 @@ export const NotificationView = Type.Object({
   sentAt: Nullable(Timestamp),
   createdAt: Timestamp,
   version: Type.Integer(),
+  /**
+   * The provider may have accepted the current send without our knowing (email over SMTP): never
+   * resent; a delivery webhook or an admin (POST /api/notifications/unconfirmed/{id}/resolve) settles it.
+   */
+  outcomeUnknown: Type.Boolean(),
 });
 export type NotificationView = Static<typeof NotificationView>;
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 /** The recipient address (email, phone, token) is never echoed back. */
-export function notificationView(r: NotificationRow): NotificationView {
+export function notificationView(r: NotificationRow, now: Date): NotificationView {
   return {
     id: r.id,
     recipientUserId: r.recipientUserId,
@@ -72,6 +78,7 @@ export function notificationView(r: NotificationRow): NotificationView {
     sentAt: iso(r.sentAt),
     createdAt: r.createdAt.toISOString(),
     version: r.version,
+    outcomeUnknown: isOutcomeUnknown(r, now),
   };
 }
 

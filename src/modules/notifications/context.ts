@@ -1,7 +1,6 @@
 import type { NotificationsSettings } from './settings.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Logger } from '../../platform/observability/index.ts';
-import type { Hub } from '../../platform/realtime/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { NotificationMetrics } from './metrics.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
@@ -14,6 +13,4 @@ export interface NotificationsContext {
   log: Logger;
   metrics: NotificationMetrics;
   providers: ProviderRegistry;
-  /** For the notification_status_changed frames of mark-read and delivery receipts. */
-  hub: Hub;
 }

@@ -3,6 +3,7 @@ import { counter, dbGauge, histogram, type Registry } from '../../platform/obser
 import type { Clock } from '../../platform/time.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 import { backlogByChannel, type ChannelBacklog } from './sql.ts';
+import { statusEventBacklog } from './status-events/sql.ts';
 
 export type SendSource = 'dispatcher' | 'retry';
 
@@ -15,8 +16,12 @@ export type SendSource = 'dispatcher' | 'retry';
  *   and how late its oldest due row is → alert when it grows or the worker stalls;
  * - `notifications_waiting` / `notifications_skipped_total`: rows held back by a disabled channel or a
  *   missing adapter (A3);
- * - `notifications_unconfirmed_send_waits_total` / `notifications_unconfirmed_resends_total`: emails
- *   whose send outcome was lost (crash, stop) held back, and those resent after the timeout;
+ * - `notifications_waiting_oldest_age_seconds`: how long the oldest of them has waited → alert when
+ *   a channel stays off for long;
+ * - `notifications_unconfirmed` / `notifications_outcome_unknown_total`: emails whose send may have
+ *   gone out unrecorded (delivery/intent.ts), never resent → alert until a webhook or an admin resolves them;
+ * - `notifications_status_events_oldest_age_seconds`: how late the oldest stored NotificationStatusChanged
+ *   frame is (grows while the hub backplane refuses them);
  * - attempts by outcome, provider latency, webhooks, version races, published outcome events.
  * The gauges are read from the database at scrape time, so every replica reports the same truth.
  */
@@ -36,7 +41,7 @@ export function createNotificationMetrics(registry: Registry, deps: { db: Db; pr
       .finally(() => (refreshing = null)));
   dbGauge(registry, {
     name: 'notifications_failed_backlog',
-    help: 'Non-terminal Failed notifications waiting for a retry, by channel',
+    help: 'Non-terminal Failed notifications waiting for a retry, by channel (unconfirmed sends, which are never retried, excluded)',
     labelNames: ['channel'] as const,
     read: async () => (await rows()).map((r) => ({ labels: { channel: r.channel }, value: r.failedBacklog })),
   });
@@ -53,6 +58,26 @@ export function createNotificationMetrics(registry: Registry, deps: { db: Db; pr
     labelNames: ['channel', 'reason'] as const,
     read: async () =>
       (await rows()).flatMap((r) => (r.reason ? [{ labels: { channel: r.channel, reason: r.reason }, value: r.held }] : [])),
+  });
+  dbGauge(registry, {
+    name: 'notifications_waiting_oldest_age_seconds',
+    help: 'How long the oldest held-back notification (channel disabled or its provider missing) has existed (0 = none)',
+    labelNames: ['channel', 'reason'] as const,
+    read: async () =>
+      (await rows()).flatMap((r) => (r.reason ? [{ labels: { channel: r.channel, reason: r.reason }, value: Math.max(0, r.oldestHeldAgeSeconds) }] : [])),
+  });
+  dbGauge(registry, {
+    name: 'notifications_unconfirmed',
+    help: 'Notifications whose send may have reached the provider unrecorded (email over SMTP): never resent, they wait for a delivery webhook or the admin resolve call',
+    labelNames: ['channel'] as const,
+    read: async () => (await rows()).map((r) => ({ labels: { channel: r.channel }, value: r.unconfirmed })),
+  });
+
+  dbGauge(registry, {
+    name: 'notifications_status_events_oldest_age_seconds',
+    help: 'Age of the oldest notification_status_changed frame not yet handed to the hub (0 = none); grows while the backplane is down or the drain does not run',
+    labelNames: [] as const,
+    read: async () => [{ labels: {}, value: Math.max(0, (await statusEventBacklog(deps.db, deps.clock.now())).oldestAgeSeconds) }],
   });
 
   return {
@@ -101,14 +126,9 @@ export function createNotificationMetrics(registry: Registry, deps: { db: Db; pr
       help: 'NotificationDispatchedEvent written to the outbox, by Status',
       labelNames: ['status'] as const,
     }),
-    unconfirmedWaits: counter(registry, {
-      name: 'notifications_unconfirmed_send_waits_total',
-      help: 'Claimed notifications held back because their last send (email) has an unresolved intent: the outcome was never recorded, so no resend before a delivered webhook or NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS',
-      labelNames: ['channel'] as const,
-    }),
-    unconfirmedResends: counter(registry, {
-      name: 'notifications_unconfirmed_resends_total',
-      help: 'Sends made after NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS passed without a delivery webhook for the unresolved intent: the recipient may get this message twice',
+    outcomeUnknown: counter(registry, {
+      name: 'notifications_outcome_unknown_total',
+      help: 'Sends whose outcome the provider never told (SMTP: the reply to the end of DATA lost or late): the row is left unconfirmed, never resent',
       labelNames: ['channel'] as const,
     }),
     pushTokensDeleted: counter(registry, {

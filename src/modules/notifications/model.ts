@@ -15,7 +15,7 @@ export type BackoffKind = (typeof BACKOFF_KINDS)[number];
 /** Which provider adapters may serve a channel (ChannelConfig.ProviderKey must be one of them). */
 export const PROVIDERS_OF: Record<Channel, readonly string[]> = {
   InApp: ['hub'],
-  Email: ['smtp'],
+  Email: ['smtp', 'http-email'],
   Sms: ['http-sms'],
   Push: ['http-push'],
   Telegram: ['telegram'],
@@ -37,6 +37,11 @@ export const NTF = {
   rejected: 'NTF_PROVIDER_REJECTED',
   /** Our credentials were refused: an operator fixes the setting, so the notification keeps retrying. */
   authFailed: 'NTF_PROVIDER_AUTH_FAILED',
+  /**
+   * The provider may have accepted the message but we never learnt it (SMTP: the reply to the end of
+   * DATA was lost or late). Not retried: the row waits for a webhook or an admin (delivery/intent.ts).
+   */
+  outcomeUnknown: 'NTF_PROVIDER_OUTCOME_UNKNOWN',
   /** The provider's webhook reported that an accepted message was not delivered. */
   deliveryFailed: 'NTF_PROVIDER_DELIVERY_FAILED',
 } as const;
@@ -62,6 +67,8 @@ export const API_ERRORS = {
   pushTokenLimit: 'NTF_PUSH_TOKEN_LIMIT',
   /** The reprocess call: the notification is not terminal Failed. */
   notTerminal: 'NTF_NOTIFICATION_NOT_TERMINAL',
+  /** The resolve call: the notification's send outcome is known (or a send is in flight). */
+  notUnconfirmed: 'NTF_NOTIFICATION_NOT_UNCONFIRMED',
   /** The bulk reprocess call named no channel, error code or time range. */
   reprocessFilterRequired: 'NTF_REPROCESS_FILTER_REQUIRED',
   reprocessRangeInvalid: 'NTF_REPROCESS_RANGE_INVALID',
@@ -72,13 +79,17 @@ export const API_ERRORS = {
 /** The hub event of a new in-app notification, sent to `user:{UserId}`. */
 export const NOTIFICATION_CREATED_EVENT = 'notification_created';
 
-/** The hub event of NotificationStatusChanged (read; external Sent or terminal Failed), sent to `user:{UserId}`. */
+/** The hub event of NotificationStatusChanged (every status transition and read), sent to `user:{UserId}` (status-events/). */
 export const NOTIFICATION_STATUS_CHANGED_EVENT = 'notification_status_changed';
 
 /** NOTIFY channel that wakes the dispatcher; delivered when the creating transaction commits. */
 export const DISPATCH_WAKE_CHANNEL = 'notifications_dispatch';
 
+/** NOTIFY channel that wakes the status-event drain; delivered when the change's transaction commits. */
+export const STATUS_EVENTS_WAKE_CHANNEL = 'notifications_status_events';
+
 export const DISPATCHER_JOB = 'notifications-dispatcher';
+export const STATUS_EVENTS_JOB = 'notifications-status-events';
 export const RETRY_WORKER_JOB = 'notifications-retry-worker';
 export const WEBHOOK_REPLAY_CLEANUP_JOB = 'notifications-webhook-replay-cleanup';
 /** The seed's distributed lock name; the job runner's advisory lock for the retry worker is keyed by it. */

@@ -1,9 +1,10 @@
 import type { Db } from '../../platform/db/index.ts';
 import { AppError } from '../../platform/http/index.ts';
 import { newId } from '../../platform/time.ts';
-import { API_ERRORS, type Channel } from './model.ts';
+import { API_ERRORS, type Channel, type Status } from './model.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 import type { NotificationRow } from './schema.ts';
+import { recordStatusChanges } from './status-events/changes.ts';
 import { insertNotifications, markReadAt, pushTokensOf, selectChannelConfigs, selectOwnNotification, wakeDispatcher, type NewCopy } from './sql.ts';
 
 export interface NewNotification {
@@ -106,10 +107,21 @@ export function decideMarkRead(state: { version: number; readAt: Date | null; st
  * Mark-read with the version the client last saw: a conditional update, so the first committed
  * mutation wins and a stale client gets 409 and re-reads (A5). Status is never touched: a Sent
  * notification stays Sent, and a worker's outcome that lost to this re-reads and re-applies.
- * `changed` is false when it was read already (then nothing is announced).
+ * `changed` is false when it was read already (then nothing is announced). The read is announced
+ * (NotificationStatusChanged) through a frame stored in the same transaction.
  */
 export async function markRead(db: Db, userId: string, id: string, expectedVersion: number, now: Date): Promise<{ row: NotificationRow; changed: boolean }> {
-  const updated = await markReadAt(db, userId, id, expectedVersion, now);
+  const updated = await db.transaction(async (tx) => {
+    const row = await markReadAt(tx, userId, id, expectedVersion, now);
+    if (row) {
+      await recordStatusChanges(
+        tx,
+        [{ notificationId: row.id, recipientUserId: row.recipientUserId, channel: row.channel as Channel, status: row.status as Status, terminal: row.terminal, deliveryCycle: row.deliveryCycle, errorCode: row.status === 'Failed' ? row.lastError : null, readAt: row.readAt, version: row.version }],
+        now,
+      );
+    }
+    return row;
+  });
   if (updated) return { row: updated, changed: true };
   const current = await getOwnNotification(db, userId, id);
   const decision = decideMarkRead(current, expectedVersion);

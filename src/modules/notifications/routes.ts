@@ -24,22 +24,10 @@ import type { NotificationsContext } from './context.ts';
 import { API_ERRORS, type Channel } from './model.ts';
 import { createNotifications, getOwnNotification, markRead } from './notifications.ts';
 import { readFeed, registerPushToken, unregisterPushToken } from './sql.ts';
-import type { ChannelConfigRow, NotificationRow } from './schema.ts';
-import { pushStatusChanges, type StatusChange } from './status-push.ts';
+import type { ChannelConfigRow } from './schema.ts';
 
 const tags = ['notifications'];
 
-const statusChangeOf = (r: NotificationRow): StatusChange => ({
-  notificationId: r.id,
-  recipientUserId: r.recipientUserId,
-  channel: r.channel as Channel,
-  status: r.status as StatusChange['status'],
-  terminal: r.terminal,
-  deliveryCycle: r.deliveryCycle,
-  errorCode: r.terminal ? r.lastError : null,
-  readAt: r.readAt,
-  version: r.version,
-});
 const Errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
 /** Notifications REST: create (admin/system), feed and mark-read (user), channel config (admin), push tokens (user). */
@@ -68,7 +56,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
         createNotifications(tx, { ...req.body, correlationId: req.id }, ctx.clock.now(), ctx.providers),
       );
       for (const h of created.heldBack) ctx.metrics.skipped.inc(h);
-      return reply.status(201).send({ notifications: created.rows.map(notificationView), heldBack: created.heldBack });
+      return reply.status(201).send({ notifications: created.rows.map((n) => notificationView(n, ctx.clock.now())), heldBack: created.heldBack });
     },
   );
 
@@ -77,14 +65,15 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
     { ...user, schema: { operationId: 'listNotifications', tags, summary: "The caller's in-app feed, newest first", querystring: FeedQuery, response: { 200: FeedReply, ...Errors } } },
     async (req) => {
       const rows = await readFeed(ctx.db, req.principal!.userId, req.query);
-      return { items: rows.map(notificationView), nextBefore: rows.length === req.query.limit ? rows.at(-1)!.id : null };
+      const now = ctx.clock.now();
+      return { items: rows.map((n) => notificationView(n, now)), nextBefore: rows.length === req.query.limit ? rows.at(-1)!.id : null };
     },
   );
 
   r.get(
     '/api/notifications/:id',
     { ...user, schema: { operationId: 'getNotification', tags, summary: 'One of the caller’s notifications (re-read after a 409)', params: IdParams, response: { 200: NotificationView, ...Errors } } },
-    async (req) => notificationView(await getOwnNotification(ctx.db, req.principal!.userId, req.params.id)),
+    async (req) => notificationView(await getOwnNotification(ctx.db, req.principal!.userId, req.params.id), ctx.clock.now()),
   );
 
   r.post(
@@ -103,9 +92,8 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
     async (req) => {
       try {
         const now = ctx.clock.now();
-        const { row, changed } = await markRead(ctx.db, req.principal!.userId, req.params.id, req.body.version, now);
-        if (changed) await pushStatusChanges(ctx.hub, ctx.log, [statusChangeOf(row)], now);
-        return notificationView(row);
+        const { row } = await markRead(ctx.db, req.principal!.userId, req.params.id, req.body.version, now);
+        return notificationView(row, now);
       } catch (err) {
         if (err instanceof AppError && err.code === API_ERRORS.versionConflict) ctx.metrics.versionConflicts.inc({ writer: 'mark_read', resolution: 'rejected' });
         throw err;

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   boolean,
   check,
   char,
@@ -55,10 +56,11 @@ export const notifications = notificationsSchema.table(
     leaseExpiresAt: timestamp('lease_expires_at', tz),
     /**
      * The send intent of a provider that cannot dedupe a resend (SMTP): written in its own
-     * transaction just before the call, cleared with the recorded outcome. An intent of the current
-     * DeliveryCycle left behind means the worker died (or was cut off) without knowing whether the
-     * message went out: the row is not resent until a delivered webhook resolves it or
-     * NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS pass (delivery/intent.ts). Not domain state, like the lease.
+     * transaction just before the call, cleared with an outcome that settles the send. An intent of
+     * the current DeliveryCycle left behind means the message may or may not have gone out (the worker
+     * died, or the server's answer to the message was lost): the row is never claimed again; a
+     * delivery webhook or the admin resolve call settles it (delivery/intent.ts). Not domain state,
+     * like the lease.
      */
     sendIntentCycle: integer('send_intent_cycle'),
     sendIntentAt: timestamp('send_intent_at', tz),
@@ -149,6 +151,20 @@ export const webhookReplays = notificationsSchema.table(
   },
   (t) => [primaryKey({ columns: [t.provider, t.signatureHash] }), index('ix_webhook_replays_expires').on(t.expiresAt)],
 );
+
+/**
+ * NotificationStatusChanged frames waiting for the hub (status-events/): written in the transaction
+ * of the status change they announce, deleted once the hub took them, so a backplane outage or a
+ * crash delays a frame instead of dropping it.
+ */
+export const statusEvents = notificationsSchema.table('status_events', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  recipientUserId: uuid('recipient_user_id').notNull(),
+  notificationId: uuid('notification_id').notNull(),
+  /** The hub frame as sent (NotificationStatusChangedFrame). */
+  frame: jsonb('frame').notNull(),
+  createdAt: timestamp('created_at', tz).notNull(),
+});
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type ChannelConfigRow = typeof channelConfigs.$inferSelect;

@@ -89,13 +89,6 @@ export const notificationsSettings = {
     maximum: 120_000,
     description: 'Longest wait for one provider call; a timeout is NTF_PROVIDER_TRANSIENT',
   }),
-  NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS: Type.Integer({
-    default: 900,
-    minimum: 60,
-    maximum: 7 * 86_400,
-    description:
-      'An email whose send outcome was never recorded (worker crashed or cut off after the SMTP call began) is not resent before a delivered webhook resolves it or this long after the send began; then it is resent once (a possible duplicate)',
-  }),
   NOTIFICATIONS_MAX_REOPENS: Type.Integer({
     default: 3,
     minimum: 0,
@@ -111,16 +104,24 @@ export const notificationsSettings = {
 
   NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
   NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
-  NOTIFICATIONS_SMTP_SECURE: Type.Boolean({ default: false, description: 'Implicit TLS (port 465 style); false = STARTTLS when offered' }),
+  NOTIFICATIONS_SMTP_SECURE: Type.Boolean({ default: false, description: 'Implicit TLS (port 465 style); false = STARTTLS, required unless NOTIFICATIONS_SMTP_ALLOW_PLAIN' }),
+  NOTIFICATIONS_SMTP_ALLOW_PLAIN: Type.Boolean({
+    default: false,
+    description: 'Local use only: without implicit TLS, send over a server that offers no STARTTLS (credentials and mail in clear); false = such a session is refused and the email retried',
+  }),
   NOTIFICATIONS_SMTP_USER: Type.Optional(Type.String({ minLength: 1, description: 'SMTP auth user' })),
   NOTIFICATIONS_SMTP_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: 'SMTP auth password' })),
-  NOTIFICATIONS_SMTP_FROM: Type.String({ default: 'PIN <no-reply@pin.local>', minLength: 3, description: 'From address of notification emails' }),
+  NOTIFICATIONS_SMTP_FROM: Type.String({ default: 'PIN <no-reply@pin.local>', minLength: 3, description: 'From address of notification emails (providers smtp and http-email)' }),
   NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: Type.String({
     default: 'notifications.pin.local',
     minLength: 1,
     description: 'Right-hand side of Message-ID <NotificationId.DeliveryCycle@domain>',
   }),
   NOTIFICATIONS_SMTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider smtp (unset = its webhook answers 401)'),
+
+  NOTIFICATIONS_EMAIL_HTTP_URL: optionalUrl('Base URL of an HTTP email API (provider http-email, dedupes by Idempotency-Key); POST {url}/emails'),
+  NOTIFICATIONS_EMAIL_HTTP_SECRET: optionalSecret('Bearer credential for the HTTP email API'),
+  NOTIFICATIONS_EMAIL_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-email'),
 
   NOTIFICATIONS_SMS_HTTP_URL: optionalUrl('Base URL of the SMS gateway (provider http-sms); POST {url}/messages'),
   NOTIFICATIONS_SMS_HTTP_SECRET: optionalSecret('Bearer credential for the SMS gateway'),
@@ -148,8 +149,6 @@ export interface DeliveryJobOptions {
   leaseMs: number;
   /** Safety net above the adapters' own timeouts, so a hung adapter never holds a batch forever. */
   hardTimeoutMs: number;
-  /** How long an unresolved send intent (an email whose outcome was not recorded) holds back its resend. */
-  unconfirmedTimeoutMs: number;
 }
 
 /** The delivery jobs' options from the settings: the one place they are mapped. */
@@ -159,7 +158,6 @@ export function deliveryJobOptions(s: NotificationsSettings): { dispatcher: Deli
     // Above the adapters' own timeout (NOTIFICATIONS_PROVIDER_TIMEOUT_MS), which should fire first.
     hardTimeoutMs: s.NOTIFICATIONS_PROVIDER_TIMEOUT_MS * 3,
     concurrency: s.NOTIFICATIONS_SEND_CONCURRENCY,
-    unconfirmedTimeoutMs: s.NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS * 1000,
   };
   return {
     dispatcher: {

@@ -187,17 +187,24 @@ export interface ChannelBacklog {
   oldestDueAgeSeconds: number;
   /** Pending plus non-terminal Failed: what waits if the channel cannot send. */
   held: number;
+  oldestHeldAgeSeconds: number;
+  /** Sends whose outcome is unknown (delivery/intent.ts), not in flight. */
+  unconfirmed: number;
 }
 
 /** One grouped read for the gauges; only Pending and non-terminal Failed rows (partial indexes). */
 export async function backlogByChannel(db: Db, now: Date): Promise<ChannelBacklog[]> {
+  const unresolved = sql`n.send_intent_cycle is not distinct from n.delivery_cycle`;
+  const unleased = sql`(n.lease_expires_at is null or n.lease_expires_at <= ${now})`;
   const { rows } = await query<ChannelBacklog>(db, sql`
     select c.channel, c.is_enabled as "isEnabled", c.provider_key as "providerKey",
-           count(n.id) filter (where n.status = 'Failed')::int as "failedBacklog",
+           count(n.id) filter (where n.status = 'Failed' and not (${unresolved}))::int as "failedBacklog",
            coalesce(extract(epoch from ${now}::timestamptz - min(n.next_attempt_at) filter (
              where n.status = 'Failed' and n.next_attempt_at <= ${now} and n.attempts < c.max_attempts
-               and (n.lease_expires_at is null or n.lease_expires_at <= ${now}))), 0)::float8 as "oldestDueAgeSeconds",
-           count(n.id)::int as held
+               and not (${unresolved}) and ${unleased})), 0)::float8 as "oldestDueAgeSeconds",
+           count(n.id) filter (where not (${unresolved}))::int as held,
+           coalesce(extract(epoch from ${now}::timestamptz - min(n.created_at) filter (where not (${unresolved}))), 0)::float8 as "oldestHeldAgeSeconds",
+           count(n.id) filter (where ${unresolved} and ${unleased})::int as unconfirmed
       from notifications.channel_configs c
       left join notifications.notifications n
         on n.channel = c.channel and (n.status = 'Pending' or (n.status = 'Failed' and not n.terminal))

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideAttempt, endsCycle, idempotencyKeyOf, isRetriable, retryDelayMs, type RetryPolicy } from '../../../src/modules/notifications/delivery/rules.ts';
-import { intentStateOf } from '../../../src/modules/notifications/delivery/intent.ts';
+import { isOutcomeUnknown } from '../../../src/modules/notifications/delivery/intent.ts';
 import { decideMarkRead } from '../../../src/modules/notifications/notifications.ts';
 import { decideReceipt, namesItsCycle, parseReference } from '../../../src/modules/notifications/webhooks/receipt-rules.ts';
 import { classifyHttpFailure, classifySmtpError, parseRetryAfter } from '../../../src/modules/notifications/providers/classify.ts';
@@ -47,6 +47,11 @@ describe('error classification', () => {
     assert.equal(classifySmtpError({ responseCode: 550, code: 'EENVELOPE' }), 'NTF_PROVIDER_INVALID_RECIPIENT');
     assert.equal(classifySmtpError({ responseCode: 553 }), 'NTF_PROVIDER_INVALID_RECIPIENT');
     assert.equal(classifySmtpError({ responseCode: 554 }), 'NTF_PROVIDER_REJECTED');
+  });
+  test('SMTP: a server refusing STARTTLS (5yz on a session that never offered the message) is transient, not a refused message', () => {
+    assert.equal(classifySmtpError({ code: 'ETLS', responseCode: 502 }), 'NTF_PROVIDER_TRANSIENT');
+    assert.equal(classifySmtpError({ code: 'EAUTH', responseCode: 535 }), 'NTF_PROVIDER_AUTH_FAILED');
+    assert.equal(isRetriable(classifySmtpError({ code: 'EAUTH', responseCode: 535 })), true);
   });
   test('Retry-After is read in seconds or as an HTTP date', () => {
     assert.equal(parseRetryAfter('120', now), 120_000);
@@ -95,6 +100,12 @@ describe('decideAttempt (status transitions)', () => {
     assert.deepEqual(decideAttempt(sent, { ok: false, code: 'NTF_PROVIDER_TRANSIENT' }, exp, now), { kind: 'discard' });
     assert.deepEqual(decideAttempt({ ...failed(4), terminal: true }, { ok: true, providerMessageId: 'x' }, exp, now), { kind: 'discard' });
   });
+  test('an unknown outcome (the provider may have accepted) is neither a retry nor terminal, and uses no attempt, even at MaxAttempts', () => {
+    const d = decideAttempt(failed(3), { ok: false, code: 'NTF_PROVIDER_OUTCOME_UNKNOWN' }, exp, now);
+    assert.deepEqual(d, { kind: 'unknown', attempts: 3 });
+    assert.equal(endsCycle(d), false);
+    assert.equal(isRetriable('NTF_PROVIDER_OUTCOME_UNKNOWN'), false);
+  });
 });
 
 describe('delivery receipts and DeliveryCycle / MaxReopens', () => {
@@ -129,6 +140,9 @@ describe('delivery receipts and DeliveryCycle / MaxReopens', () => {
   });
   test('failed on a row that is not Sent changes nothing', () => {
     assert.deepEqual(decideReceipt({ ...sent, status: 'Pending' }, failed(1), 3), { kind: 'ignore', reason: 'not_sent' });
+  });
+  test('failed on an unconfirmed send (outcome unknown) settles it: a new cycle, due at once', () => {
+    assert.deepEqual(decideReceipt({ ...sent, status: 'Failed', unconfirmed: true }, failed(1), 3), { kind: 'reopen', deliveryCycle: 2 });
   });
   test('the idempotency key carries the cycle and reads back from a reference', () => {
     const id = '0190a0b0-0000-7000-8000-000000000001';
@@ -173,16 +187,20 @@ describe('webhook signature', () => {
 });
 
 describe('send intent (unconfirmed email)', () => {
-  const timeoutMs = 900_000;
-  const intentAt = new Date(now.getTime() - 60_000);
-  const row = (intentCycle: number | null, deliveryCycle = 1) => ({ deliveryCycle, intentCycle, intentAt: intentCycle === null ? null : intentAt, intentMessageId: '<m@x>' });
-  test('no intent, or one of an earlier delivery cycle: send', () => {
-    assert.deepEqual(intentStateOf(row(null), now, timeoutMs), { kind: 'none' });
-    assert.deepEqual(intentStateOf(row(1, 2), now, timeoutMs), { kind: 'none' });
+  const row = (sendIntentCycle: number | null, o: { deliveryCycle?: number; status?: string; leaseExpiresAt?: Date | null } = {}) => ({
+    deliveryCycle: o.deliveryCycle ?? 1,
+    status: o.status ?? 'Failed',
+    sendIntentCycle,
+    leaseExpiresAt: o.leaseExpiresAt ?? null,
   });
-  test('an unresolved intent of the current cycle holds the row until intent time + timeout, then lets one resend through', () => {
-    assert.deepEqual(intentStateOf(row(1), now, timeoutMs), { kind: 'wait', until: new Date(intentAt.getTime() + timeoutMs), messageId: '<m@x>', since: intentAt });
-    assert.equal(intentStateOf(row(1), new Date(intentAt.getTime() + timeoutMs - 1), timeoutMs).kind, 'wait');
-    assert.equal(intentStateOf(row(1), new Date(intentAt.getTime() + timeoutMs), timeoutMs).kind, 'expired');
+  test('no intent, or one of an earlier delivery cycle, or a Sent row: the outcome is known', () => {
+    assert.equal(isOutcomeUnknown(row(null), now), false);
+    assert.equal(isOutcomeUnknown(row(1, { deliveryCycle: 2 }), now), false);
+    assert.equal(isOutcomeUnknown(row(1, { status: 'Sent' }), now), false);
+  });
+  test('an intent of the current cycle is unknown once no live lease holds the row (a send in flight is not), and stays so with time', () => {
+    assert.equal(isOutcomeUnknown(row(1, { leaseExpiresAt: new Date(now.getTime() + 1000) }), now), false, 'in flight');
+    assert.equal(isOutcomeUnknown(row(1, { leaseExpiresAt: new Date(now.getTime() - 1000) }), now), true, 'its worker died');
+    assert.equal(isOutcomeUnknown(row(1, { status: 'Pending' }), new Date(now.getTime() + 30 * 86_400_000)), true, 'no timeout resends it');
   });
 });

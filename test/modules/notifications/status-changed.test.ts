@@ -5,7 +5,11 @@ import { connectClient, type TestClient } from '../../support/signalr.ts';
 import { waitFor } from '../../support/wait.ts';
 import { notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored } from './support.ts';
 
-/** Seed 004's domain event NotificationStatusChanged on the hub, and mark-read straight from notification_created. */
+/**
+ * Seed 004's domain event NotificationStatusChanged on the hub, on every transition (stored with the
+ * change, handed to the hub by the notifications-status-events drain), and mark-read straight from
+ * notification_created.
+ */
 
 const w = await notificationsWorld({ NOTIFICATIONS_MAX_REOPENS: '0' });
 const a = w.main;
@@ -40,6 +44,7 @@ describe('notification_status_changed and notification_created on user:{UserId}'
 
     const read = await markRead(userId, id, created.Version);
     assert.equal(read.statusCode, 200, read.body);
+    await a.runStatusEvents();
     for (const device of [phone, laptop]) {
       await waitFor('notification_status_changed', () => framesOf(device, 'notification_status_changed', id).length === 1);
     }
@@ -53,6 +58,7 @@ describe('notification_status_changed and notification_created on user:{UserId}'
 
     const again = await markRead(userId, id, changed.Version);
     assert.equal(again.statusCode, 200, 'already read: answered as is');
+    await a.runStatusEvents();
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(framesOf(phone, 'notification_status_changed', id).length, 1, 'a second read announces nothing');
   });
@@ -72,7 +78,7 @@ describe('notification_status_changed and notification_created on user:{UserId}'
     assert.notEqual(after.read_at, null);
   });
 
-  test('an external delivery that becomes Sent, or terminally Failed, is announced; a retry is not', async () => {
+  test('an external delivery that becomes Sent, Failed to be retried, or terminally Failed, is announced', async () => {
     await setChannel(a, 'Sms', { maxAttempts: 2, retryBackoff: { kind: 'Fixed', delaySeconds: 30 } });
     await setChannel(a, 'Email', { maxAttempts: 3 });
     const userId = newId();
@@ -83,6 +89,7 @@ describe('notification_status_changed and notification_created on user:{UserId}'
     const email = byChannel.get('Email')!.id;
     w.http.failNext(1, { status: 503 });
     await a.runDispatch();
+    await a.runStatusEvents();
 
     await waitFor('the email’s terminal failure', () => framesOf(client, 'notification_status_changed', email).length === 1);
     const failed = framesOf(client, 'notification_status_changed', email)[0]!;
@@ -90,14 +97,19 @@ describe('notification_status_changed and notification_created on user:{UserId}'
       { Channel: failed.Channel, Status: failed.Status, Terminal: failed.Terminal, ErrorCode: failed.ErrorCode, Version: failed.Version },
       { Channel: 'Email', Status: 'Failed', Terminal: true, ErrorCode: 'NTF_PROVIDER_INVALID_RECIPIENT', Version: (await stored(a.pool, email)).version },
     );
-    assert.equal((await stored(a.pool, sms)).status, 'Failed');
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal(framesOf(client, 'notification_status_changed', sms).length, 0, 'a failure that will be retried is not announced');
+    await waitFor('the SMS’s retriable failure', () => framesOf(client, 'notification_status_changed', sms).length === 1);
+    const retried = framesOf(client, 'notification_status_changed', sms)[0]!;
+    assert.deepEqual(
+      { Status: retried.Status, Terminal: retried.Terminal, ErrorCode: retried.ErrorCode, Version: retried.Version },
+      { Status: 'Failed', Terminal: false, ErrorCode: 'NTF_PROVIDER_TRANSIENT', Version: (await stored(a.pool, sms)).version },
+      'a failure that will be retried is announced too',
+    );
 
     a.clock.advance(30_000);
     await a.runRetry();
-    await waitFor('the SMS Sent', () => framesOf(client, 'notification_status_changed', sms).length === 1);
-    const sent = framesOf(client, 'notification_status_changed', sms)[0]!;
+    await a.runStatusEvents();
+    await waitFor('the SMS Sent', () => framesOf(client, 'notification_status_changed', sms).length === 2);
+    const sent = framesOf(client, 'notification_status_changed', sms)[1]!;
     assert.equal(sent.Status, 'Sent');
     assert.equal(sent.Terminal, false);
     assert.equal(sent.DeliveryCycle, 1);
@@ -111,12 +123,14 @@ describe('notification_status_changed and notification_created on user:{UserId}'
     const accepted = await seedFailed(a.pool, { channel: 'Sms', address: '+79990003344', dueAt: a.clock.now(), userId });
     const marked = await postReceipt(a, 'http-sms', { clientReference: `${accepted}:1`, status: 'delivered', providerMessageId: 'gw-7' });
     assert.equal(marked.json().result, 'marked_sent');
+    await a.runStatusEvents();
     await waitFor('Sent by receipt', () => framesOf(client, 'notification_status_changed', accepted).length === 1);
     assert.equal(framesOf(client, 'notification_status_changed', accepted)[0]!.Status, 'Sent');
 
     // NOTIFICATIONS_MAX_REOPENS=0: a failed receipt for a Sent row is final.
     const lost = await postReceipt(a, 'http-sms', { clientReference: `${accepted}:1`, status: 'failed', providerMessageId: 'gw-7' });
     assert.equal(lost.json().result, 'terminal');
+    await a.runStatusEvents();
     await waitFor('terminal by receipt', () => framesOf(client, 'notification_status_changed', accepted).length === 2);
     const terminal = framesOf(client, 'notification_status_changed', accepted)[1]!;
     assert.equal(terminal.Status, 'Failed');

@@ -9,7 +9,7 @@ import { signToken } from '../../../src/platform/http/auth.ts';
 import { ManualClock, newId } from '../../../src/platform/time.ts';
 import type { RunResult } from '../../../src/platform/jobs/run-job.ts';
 import notifications from '../../../src/modules/notifications/index.ts';
-import { DISPATCHER_JOB, RETRY_WORKER_JOB, type Channel } from '../../../src/modules/notifications/model.ts';
+import { DISPATCHER_JOB, RETRY_WORKER_JOB, STATUS_EVENTS_JOB, type Channel } from '../../../src/modules/notifications/model.ts';
 import { signWebhook } from '../../../src/modules/notifications/webhooks/signature.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { startHttpProvider, startSmtpServer, type FakeHttpProvider, type FakeSmtpServer } from './providers-support.ts';
@@ -26,6 +26,8 @@ export interface NtfApp {
   userToken(userId: string): Promise<string>;
   runRetry(): Promise<RunResult>;
   runDispatch(): Promise<RunResult>;
+  /** One run of the drain that hands stored notification_status_changed frames to the hub. */
+  runStatusEvents(): Promise<RunResult>;
 }
 
 export interface NtfWorld {
@@ -62,6 +64,11 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
     NOTIFICATIONS_PUSH_HTTP_URL: http.baseUrl,
     NOTIFICATIONS_SMTP_HOST: '127.0.0.1',
     NOTIFICATIONS_SMTP_PORT: String(smtp.port),
+    // The local SMTP server offers no STARTTLS (test/modules/notifications/delivery/smtp-tls.test.ts covers TLS).
+    NOTIFICATIONS_SMTP_ALLOW_PLAIN: 'true',
+    NOTIFICATIONS_EMAIL_HTTP_URL: http.baseUrl,
+    NOTIFICATIONS_EMAIL_HTTP_SECRET: 'email-api-credential-0123',
+    NOTIFICATIONS_EMAIL_HTTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
     NOTIFICATIONS_SMS_HTTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
     NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
     NOTIFICATIONS_SMTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
@@ -88,6 +95,7 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
       userToken: (userId) => signToken({ userId, admin: false }, config.JWT_SECRET),
       runRetry: () => app.platform.runner.runNow(RETRY_WORKER_JOB),
       runDispatch: () => app.platform.runner.runNow(DISPATCHER_JOB),
+      runStatusEvents: () => app.platform.runner.runNow(STATUS_EVENTS_JOB),
     };
   };
   return { database, env: baseEnv, http, smtp, replica, main: await replica() };

@@ -50,6 +50,12 @@ describe('reprocess terminal notification failures', () => {
     assert.equal(row.attempts, 0);
     assert.equal(row.next_attempt_at?.getTime(), a.clock.now().getTime());
     assert.equal(row.version, 7);
+    const { rows: frames } = await a.pool.query<{ frame: Record<string, unknown> }>(`select frame from notifications.status_events where notification_id = $1`, [id]);
+    assert.deepEqual(
+      frames.map((f) => [f.frame.Status, f.frame.Terminal, f.frame.DeliveryCycle, f.frame.Version]),
+      [['Failed', false, 3, 7]],
+      'the reopen is announced with it (NotificationStatusChanged)',
+    );
 
     await a.runRetry();
     const sent = await stored(a.pool, id);

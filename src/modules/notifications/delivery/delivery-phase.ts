@@ -21,14 +21,14 @@ export function startDeliveryCounts(run: BatchRun): void {
  *   1. claim — the channel configs (a handful of rows, read once per batch), then the job's claim
  *      statement: row locks with SKIP LOCKED and a lease owned by the run (leases also keep this
  *      run's failed rows out of its later claims);
- *   2. process — one provider call per row, outside any transaction (for email, after its send
- *      intent; a row whose last send is unconfirmed waits instead, intent.ts);
+ *   2. process — one provider call per row, outside any transaction (for SMTP, after its send
+ *      intent, intent.ts);
  *   3. record — the batch's outcomes with their events in one transaction (record.ts), row by row
  *      when that fails.
  */
 export function deliveryPhase(
   deps: DeliveryDeps,
-  opts: Pick<DeliveryJobOptions, 'leaseMs' | 'hardTimeoutMs' | 'unconfirmedTimeoutMs'> & { name: string; source: SendSource; claim: ClaimStatement },
+  opts: Pick<DeliveryJobOptions, 'leaseMs' | 'hardTimeoutMs'> & { name: string; source: SendSource; claim: ClaimStatement },
 ): BatchPhase<ClaimedNotification, SendAttempt> {
   return batchPhase<ClaimedNotification, SendAttempt>({
     name: opts.name,

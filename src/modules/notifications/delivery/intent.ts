@@ -1,33 +1,26 @@
-import type { ClaimedRow } from './sql.ts';
-
 /**
- * Send intents (seed 004 A4/AC6 for a provider that cannot dedupe: SMTP). Before the call, the
- * worker records on the row which message of which DeliveryCycle it is about to send, and when;
- * the recorded outcome clears it. A claimed row that still carries an intent of its current cycle
- * lost its outcome (the worker died, or the stop grace cut the send off): the message may or may
- * not have gone out. Resending at once would duplicate it whenever it did, so the row waits for
- * the provider's delivered webhook (which records Sent and clears the intent) or, failing that,
- * for NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS after the intent; then it is resent once — a late
- * delivery instead of a lost one, at the price of a possible duplicate (README "Notifications").
+ * Send intents: at most once for a provider that cannot dedupe a resend (SMTP; seed 004 A4/AC6).
+ * Before the call the worker records on the row which message of which DeliveryCycle it is about
+ * to hand over, and when; a recorded outcome that settles the send (Sent, or a failure the provider
+ * answered before it could have accepted the message) clears it. An intent of the row's current
+ * cycle that stays — the worker died or was cut off mid-send, or the adapter answered
+ * NTF_PROVIDER_OUTCOME_UNKNOWN (the reply to the end of DATA was lost or late) — means the message
+ * may or may not have gone out. Such a row is never claimed again (delivery/sql.ts): it shows
+ * `outcomeUnknown` in its REST view, is counted by `notifications_unconfirmed`, alerts
+ * (NotificationsEmailUnconfirmed) and waits for the provider's delivery webhook (delivered → Sent;
+ * failed → a new cycle) or the admin call that confirms it as sent or resends it
+ * (unconfirmed/routes.ts). A late mail beats a duplicate one, and a person decides the rest.
  */
 
-export type IntentState =
-  /** No unresolved intent: send. */
-  | { kind: 'none' }
-  /** The last send's outcome is unknown and the timeout has not passed: hold the row until `until`. */
-  | { kind: 'wait'; until: Date; messageId: string | null; since: Date }
-  /** The last send's outcome is unknown and no webhook came within the timeout: resend. */
-  | { kind: 'expired'; messageId: string | null; since: Date };
+export interface IntentColumns {
+  deliveryCycle: number;
+  status: string;
+  sendIntentCycle: number | null;
+  leaseExpiresAt: Date | null;
+}
 
-export function intentStateOf(
-  row: Pick<ClaimedRow, 'deliveryCycle' | 'intentCycle' | 'intentAt' | 'intentMessageId'>,
-  now: Date,
-  timeoutMs: number,
-): IntentState {
-  if (row.intentCycle !== row.deliveryCycle || row.intentAt === null) return { kind: 'none' };
-  const since = row.intentAt;
-  const until = new Date(since.getTime() + timeoutMs);
-  return now < until
-    ? { kind: 'wait', until, messageId: row.intentMessageId, since }
-    : { kind: 'expired', messageId: row.intentMessageId, since };
+/** Whether the row's current send may have gone out unrecorded: an intent of its cycle, not Sent, no live lease (not in flight). */
+export function isOutcomeUnknown(row: IntentColumns, now: Date): boolean {
+  if (row.sendIntentCycle !== row.deliveryCycle || row.status === 'Sent') return false;
+  return row.leaseExpiresAt === null || row.leaseExpiresAt <= now;
 }

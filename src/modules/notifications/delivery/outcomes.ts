@@ -6,14 +6,14 @@ import { NTF, type Channel } from '../model.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import { endsCycle, type AttemptDecision, type RetryPolicy } from './rules.ts';
 import type { ClaimedRow, OutcomeWrite } from './sql.ts';
-import type { StatusChange } from '../status-push.ts';
+import type { StatusChange } from '../status-events/changes.ts';
 
 /** What the dispatcher and the retry worker share: handles, not settings. */
 export interface DeliveryDeps {
   db: Db;
   providers: ProviderRegistry;
   metrics: NotificationMetrics;
-  /** For notification_status_changed after an external Sent or terminal Failed is recorded. */
+  /** The hub the in-app adapter pushes to (status frames go through status-events/). */
   hub: Hub;
 }
 
@@ -28,18 +28,27 @@ export const DELIVERY_COUNTS = ['sent', 'retried', 'terminal', 'skipped', 'disca
 export type DeliveryCount = (typeof DELIVERY_COUNTS)[number];
 
 /** The count an applied outcome adds to. */
-export const countOf = (kind: 'sent' | 'retry' | 'terminal'): DeliveryCount => (kind === 'retry' ? 'retried' : kind);
+export const countOf = (kind: WritableDecision['kind']): DeliveryCount =>
+  kind === 'retry' ? 'retried' : kind === 'unknown' ? 'unconfirmed' : kind;
 
-export function writeOf(row: Pick<ClaimedRow, 'id'>, version: number, d: Extract<AttemptDecision, { kind: 'sent' | 'retry' | 'terminal' }>): OutcomeWrite {
+/** The decisions that change the row. */
+export type WritableDecision = Extract<AttemptDecision, { kind: 'sent' | 'retry' | 'terminal' | 'unknown' }>;
+
+const errorCodeOf = (d: WritableDecision): string | null =>
+  d.kind === 'sent' ? null : d.kind === 'unknown' ? NTF.outcomeUnknown : d.code;
+
+export function writeOf(row: Pick<ClaimedRow, 'id'>, version: number, d: WritableDecision): OutcomeWrite {
   return {
     id: row.id,
     version,
     status: d.kind === 'sent' ? 'Sent' : 'Failed',
     attempts: d.attempts,
     terminal: d.kind === 'terminal',
-    lastError: d.kind === 'sent' ? null : d.code,
+    lastError: errorCodeOf(d),
     nextAttemptAt: d.kind === 'retry' ? d.nextAttemptAt.toISOString() : null,
     providerMessageId: d.kind === 'sent' ? d.providerMessageId : null,
+    // An unknown outcome keeps the send intent: the row is not claimed again (intent.ts).
+    keepIntent: d.kind === 'unknown',
   };
 }
 
@@ -58,7 +67,7 @@ export function cycleOutcomeOf(row: Pick<ClaimedRow, 'id' | 'channel' | 'deliver
 /** The NotificationStatusChanged of an applied outcome; `version` is the row's after the write. */
 export function statusChangeOf(
   row: Pick<ClaimedRow, 'id' | 'recipientUserId' | 'channel' | 'deliveryCycle' | 'readAt'>,
-  d: Extract<AttemptDecision, { kind: 'sent' | 'retry' | 'terminal' }>,
+  d: WritableDecision,
   version: number,
 ): StatusChange {
   return {
@@ -68,7 +77,7 @@ export function statusChangeOf(
     status: d.kind === 'sent' ? 'Sent' : 'Failed',
     terminal: d.kind === 'terminal',
     deliveryCycle: row.deliveryCycle,
-    errorCode: d.kind === 'terminal' ? d.code : null,
+    errorCode: errorCodeOf(d),
     readAt: row.readAt,
     version,
   };
@@ -80,8 +89,15 @@ export const deadPushToken = (row: ClaimedRow, d: AttemptDecision): string | nul
 
 /** Metrics and the terminal-failure log line of one recorded outcome. */
 export function observeOutcome(metrics: NotificationMetrics, log: Logger, row: ClaimedRow, d: AttemptDecision, source: SendSource): void {
-  if (d.kind !== 'sent' && d.kind !== 'retry' && d.kind !== 'terminal') return;
+  if (d.kind !== 'sent' && d.kind !== 'retry' && d.kind !== 'terminal' && d.kind !== 'unknown') return;
   metrics.attempts.inc({ channel: row.channel, source, outcome: d.kind });
+  if (d.kind === 'unknown') {
+    metrics.outcomeUnknown.inc({ channel: row.channel });
+    log.warn(
+      { notificationId: row.id, channel: row.channel, deliveryCycle: row.deliveryCycle },
+      'send outcome unknown (the server may have accepted the message); never resent: waits for a delivery webhook or an admin (runbook NotificationsEmailUnconfirmed)',
+    );
+  }
   if (d.kind === 'sent' && source === 'retry') metrics.retrySent.inc({ channel: row.channel });
   if (endsCycle(d)) metrics.dispatchedEvents.inc({ status: d.kind === 'sent' ? 'Sent' : 'Failed' });
   if (d.kind === 'terminal') {

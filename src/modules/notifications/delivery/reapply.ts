@@ -5,12 +5,12 @@ import type { SendSource } from '../metrics.ts';
 import type { SendResult } from '../providers/port.ts';
 import { deletePushTokens } from '../sql.ts';
 import { cycleOutcomeOf, deadPushToken, observeOutcome, statusChangeOf, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
-import { announcesStatus, pushStatusChanges } from '../status-push.ts';
+import { announcesStatus, recordStatusChanges } from '../status-events/changes.ts';
 import { decideAttempt, endsCycle, type AttemptDecision } from './rules.ts';
 import { lockDeliveryState, writeOutcomes } from './sql.ts';
 
 export type ReapplyResult =
-  | { outcome: 'sent' | 'retry' | 'terminal'; raced: boolean }
+  | { outcome: 'sent' | 'retry' | 'terminal' | 'unknown'; raced: boolean }
   | { outcome: 'discarded'; raced: boolean }
   | { outcome: 'gone'; raced: false };
 
@@ -19,7 +19,7 @@ export type ReapplyResult =
  * worker), or its batch's write failed. Re-read it under a row lock and apply the provider's answer
  * to what is there now — unless it became final (a Sent notification is never rolled back,
  * INV-NTF-5) or moved to another delivery cycle, in which case the stale answer is dropped (the
- * first committed mutation wins, A5). The outcome and its event commit together.
+ * first committed mutation wins, A5). The outcome and its events commit together.
  */
 export async function reapplyOutcome(
   deps: DeliveryDeps,
@@ -29,22 +29,21 @@ export async function reapplyOutcome(
   source: SendSource,
   now: Date,
 ): Promise<ReapplyResult> {
-  const { r, decision, change } = await deps.db.transaction(async (tx) => {
+  const { r, decision } = await deps.db.transaction(async (tx) => {
     const state = await lockDeliveryState(tx, row.id);
-    if (!state) return { r: { outcome: 'gone', raced: false } as ReapplyResult, decision: null, change: null };
+    if (!state) return { r: { outcome: 'gone', raced: false } as ReapplyResult, decision: null };
     const raced = state.version !== row.version;
     const sameCycle = state.deliveryCycle === row.deliveryCycle;
     const decision: AttemptDecision = sameCycle ? decideAttempt(state, result, row.policy, now) : { kind: 'discard' };
-    if (decision.kind === 'discard' || decision.kind === 'skip') return { r: { outcome: 'discarded', raced } as ReapplyResult, decision: null, change: null };
+    if (decision.kind === 'discard' || decision.kind === 'skip') return { r: { outcome: 'discarded', raced } as ReapplyResult, decision: null };
     await writeOutcomes(tx, [writeOf(row, state.version, decision)], now);
     if (endsCycle(decision)) await enqueue(tx, dispatchedEvent(cycleOutcomeOf(row, decision), now));
     const token = deadPushToken(row, decision);
     if (token) await deletePushTokens(tx, [token]);
-    const change = announcesStatus(row.channel, decision.kind) ? statusChangeOf({ ...row, readAt: state.readAt }, decision, state.version + 1) : null;
-    return { r: { outcome: decision.kind, raced } as ReapplyResult, decision, change };
+    if (announcesStatus(row.channel, decision.kind)) await recordStatusChanges(tx, [statusChangeOf({ ...row, readAt: state.readAt }, decision, state.version + 1)], now);
+    return { r: { outcome: decision.kind, raced } as ReapplyResult, decision };
   });
   if (decision) observeOutcome(deps.metrics, log, row, decision, source);
-  if (change) await pushStatusChanges(deps.hub, log, [change], now);
   if (r.raced) deps.metrics.versionConflicts.inc({ writer: 'worker', resolution: r.outcome === 'discarded' ? 'discarded' : 'reapplied' });
   return r;
 }

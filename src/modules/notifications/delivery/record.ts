@@ -4,17 +4,16 @@ import { dispatchedEvent } from '../events.ts';
 import type { SendSource } from '../metrics.ts';
 import type { SendResult } from '../providers/port.ts';
 import { deletePushTokens } from '../sql.ts';
-import { countOf, cycleOutcomeOf, deadPushToken, observeOutcome, statusChangeOf, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
-import { announcesStatus, pushStatusChanges } from '../status-push.ts';
+import { countOf, cycleOutcomeOf, deadPushToken, observeOutcome, statusChangeOf, writeOf, type ClaimedNotification, type DeliveryDeps, type WritableDecision } from './outcomes.ts';
+import { announcesStatus, recordStatusChanges } from '../status-events/changes.ts';
 import { reapplyOutcome } from './reapply.ts';
-import { isHeld, type HeldSend, type SendAttempt } from './send.ts';
+import { isHeld, type SendAttempt } from './send.ts';
 import { decideAttempt, endsCycle, type AttemptDecision } from './rules.ts';
-import { deferUnconfirmed, releaseLeases, writeOutcomes } from './sql.ts';
+import { releaseLeases, writeOutcomes } from './sql.ts';
 
 export type SendOutcome = Outcome<ClaimedNotification, SendAttempt>;
 
-type Unconfirmed = { row: ClaimedNotification; held: Extract<HeldSend, { held: 'unconfirmed' }> };
-type Writable = Extract<AttemptDecision, { kind: 'sent' | 'retry' | 'terminal' }>;
+type Writable = WritableDecision;
 interface Decided {
   row: ClaimedNotification;
   result: SendResult;
@@ -23,26 +22,23 @@ interface Decided {
 
 /**
  * Step 3 of both delivery jobs, set-based: one transaction writes every outcome of the batch, with
- * the NotificationDispatchedEvent of each cycle-ending outcome and the deletion of dead push tokens
- * (one notification with its event is the unit). If that transaction fails, it throws and the
+ * the NotificationDispatchedEvent of each cycle-ending outcome, the NotificationStatusChanged frame
+ * of each change and the deletion of dead push tokens (one notification with its events is the unit). If that transaction fails, it throws and the
  * kernel records the batch row by row (recordOneSend). After the commit: rows that lost an
  * optimistic-version race are re-read and re-applied one by one; rows whose channel cannot send
  * (skipped), rows a stop left unsent (released) and sends the stop grace cut off (stopped: no
- * attempt is counted) get their leases back, so the next run takes them at once; rows whose last
- * send is unconfirmed are held until their intent times out (intent.ts). A row whose send threw
- * (failed) keeps its lease and comes back when it runs out.
+ * attempt is counted) get their leases back, so the next run takes them at once (an email among
+ * them keeps its send intent and is not claimed again, intent.ts). A row whose send threw (failed)
+ * keeps its lease and comes back when it runs out.
  */
 export async function recordSends(deps: DeliveryDeps, outcomes: readonly SendOutcome[], source: SendSource, run: BatchRun): Promise<void> {
   const now = run.now();
   const decided: Decided[] = [];
   const stopped: ClaimedNotification[] = [];
-  const unconfirmed: Unconfirmed[] = [];
   for (const o of outcomes) {
     if (o.status !== 'done') continue;
-    if (isHeld(o.result)) {
-      if (o.result.held === 'stopped') stopped.push(o.row);
-      else unconfirmed.push({ row: o.row, held: o.result });
-    } else decided.push({ row: o.row, result: o.result, decision: decideAttempt(o.row, o.result, o.row.policy, now) });
+    if (isHeld(o.result)) stopped.push(o.row);
+    else decided.push({ row: o.row, result: o.result, decision: decideAttempt(o.row, o.result, o.row.policy, now) });
   }
   const writes = decided.filter((d) => d.decision.kind !== 'skip' && d.decision.kind !== 'discard');
 
@@ -51,15 +47,6 @@ export async function recordSends(deps: DeliveryDeps, outcomes: readonly SendOut
     run.count(countOf((w.decision as Writable).kind));
     observeOutcome(deps.metrics, run.log, w.row, w.decision, source);
   }
-  await pushStatusChanges(
-    deps.hub,
-    run.log,
-    applied.flatMap((w) => {
-      const d = w.decision as Writable;
-      return announcesStatus(w.row.channel, d.kind) ? [statusChangeOf(w.row, d, w.row.version + 1)] : [];
-    }),
-    now,
-  );
   const appliedIds = new Set(applied.map((w) => w.row.id));
   for (const lost of writes.filter((w) => !appliedIds.has(w.row.id))) {
     try {
@@ -72,7 +59,6 @@ export async function recordSends(deps: DeliveryDeps, outcomes: readonly SendOut
   const skipped = decided.filter((d) => d.decision.kind === 'skip');
   for (const d of skipped) countSkip(deps, d.row, source, run);
   run.count('discarded', decided.filter((d) => d.decision.kind === 'discard').length);
-  await holdUnconfirmed(deps, unconfirmed, run);
   const released = outcomes.filter((o) => o.status === 'released').map((o) => o.row.id);
   countStopped(stopped, run);
   await giveBack(deps, [...released, ...stopped.map((r) => r.id), ...skipped.map((d) => d.row.id)], run);
@@ -83,7 +69,6 @@ export async function recordOneSend(deps: DeliveryDeps, o: SendOutcome, source: 
   if (o.status === 'released') return giveBack(deps, [o.row.id], run);
   if (o.status === 'failed') return;
   if (isHeld(o.result)) {
-    if (o.result.held === 'unconfirmed') return holdUnconfirmed(deps, [{ row: o.row, held: o.result }], run);
     countStopped([o.row], run);
     return giveBack(deps, [o.row.id], run);
   }
@@ -113,6 +98,14 @@ async function writeBatch(deps: DeliveryDeps, writes: Decided[], now: Date): Pro
       tx,
       won.map((w) => deadPushToken(w.row, w.decision)).filter((t): t is string => t !== null),
     );
+    await recordStatusChanges(
+      tx,
+      won.flatMap((w) => {
+        const d = w.decision as Writable;
+        return announcesStatus(w.row.channel, d.kind) ? [statusChangeOf(w.row, d, w.row.version + 1)] : [];
+      }),
+      now,
+    );
     return won;
   });
 }
@@ -122,31 +115,6 @@ async function reapply(deps: DeliveryDeps, d: Decided, source: SendSource, run: 
   if (r.raced) run.count('conflicts');
   if (r.outcome === 'discarded') run.count('discarded');
   else if (r.outcome !== 'gone') run.count(countOf(r.outcome));
-}
-
-/**
- * Rows whose last send was never confirmed go back unleased and unclaimable until their intent
- * times out; a delivered webhook meanwhile records them Sent. Throws if that fails (the kernel
- * retries row by row; a row that still fails keeps its lease and is held again when it expires).
- */
-async function holdUnconfirmed(deps: DeliveryDeps, rows: readonly Unconfirmed[], run: BatchRun): Promise<void> {
-  if (rows.length === 0) return;
-  await deferUnconfirmed(deps.db, rows.map((r) => ({ id: r.row.id, until: r.held.until })), run.jobRunId);
-  run.count('unconfirmed', rows.length);
-  for (const { row, held } of rows) {
-    deps.metrics.unconfirmedWaits.inc({ channel: row.channel });
-    run.log.warn(
-      {
-        notificationId: row.id,
-        channel: row.channel,
-        deliveryCycle: row.deliveryCycle,
-        messageId: held.messageId,
-        intentAt: held.since.toISOString(),
-        resendAfter: held.until.toISOString(),
-      },
-      'send outcome unknown (the worker died or was stopped during the send); not resent until a delivered webhook confirms it or the unconfirmed timeout passes',
-    );
-  }
 }
 
 /** Sends the stop grace cut off: released, not attempted (a deploy never uses up an attempt). */

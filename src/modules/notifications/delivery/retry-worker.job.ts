@@ -7,7 +7,7 @@ import { batchSettingsOf, deliveryPhase, startDeliveryCounts } from './delivery-
 import type { DeliveryDeps } from './outcomes.ts';
 import { claimDueFailed, countHeldBackDue, exhaustedIds, terminalizeExhausted, type ExhaustedRow } from './sql.ts';
 import { heldBackReason } from '../notifications.ts';
-import { pushStatusChanges } from '../status-push.ts';
+import { recordStatusChanges } from '../status-events/changes.ts';
 
 /**
  * NotificationRetryWorker (seed steps 3–7), every minute on one replica at a time: the runner's
@@ -79,17 +79,14 @@ async function closeExhausted(deps: DeliveryDeps, run: BatchRun, limit: number, 
         ),
       ),
     );
+    await recordStatusChanges(
+      tx,
+      closed.map((r) => ({ notificationId: r.id, recipientUserId: r.recipientUserId, channel: r.channel, status: 'Failed' as const, terminal: true, deliveryCycle: r.deliveryCycle, errorCode: r.lastError, readAt: r.readAt, version: r.version })),
+      now,
+    );
     return closed;
   });
   run.count('terminal', rows.length);
-  await pushStatusChanges(
-    deps.hub,
-    run.log,
-    rows
-      .filter((r) => r.channel !== 'InApp')
-      .map((r) => ({ notificationId: r.id, recipientUserId: r.recipientUserId, channel: r.channel, status: 'Failed', terminal: true, deliveryCycle: r.deliveryCycle, errorCode: r.lastError, readAt: r.readAt, version: r.version })),
-    now,
-  );
   for (const r of rows) {
     const code = (r.lastError ?? NTF.transient) as ProviderErrorCode;
     deps.metrics.terminalFailures.inc({ channel: r.channel, reason: 'max_attempts', code });

@@ -56,6 +56,11 @@ export type AttemptDecision =
   | { kind: 'sent'; attempts: number; providerMessageId: string }
   | { kind: 'retry'; attempts: number; code: ProviderErrorCode; nextAttemptAt: Date }
   | { kind: 'terminal'; attempts: number; code: ProviderErrorCode; reason: 'max_attempts' | 'non_retriable' }
+  /**
+   * The provider may have accepted the message (intent.ts): Failed with NTF_PROVIDER_OUTCOME_UNKNOWN,
+   * no next attempt, the send intent kept. Not an attempt: nobody knows that it failed.
+   */
+  | { kind: 'unknown'; attempts: number }
   /** The channel's adapter is declared but not built: no attempt is counted, the row waits (A3). */
   | { kind: 'skip'; reason: 'provider_not_implemented' }
   /** The row became final meanwhile (A5): a stale outcome never overwrites it. */
@@ -73,6 +78,7 @@ export const endsCycle = (d: AttemptDecision): d is Extract<AttemptDecision, { k
 export function decideAttempt(state: DeliveryState, result: SendResult, policy: RetryPolicy, now: Date): AttemptDecision {
   if (isFinal(state)) return { kind: 'discard' };
   if (!result.ok && result.code === NTF.notImplemented) return { kind: 'skip', reason: 'provider_not_implemented' };
+  if (!result.ok && result.code === NTF.outcomeUnknown) return { kind: 'unknown', attempts: state.attempts };
   const attempts = state.attempts + 1;
   if (result.ok) return { kind: 'sent', attempts, providerMessageId: result.providerMessageId };
   if (!isRetriable(result.code)) return { kind: 'terminal', attempts, code: result.code, reason: 'non_retriable' };

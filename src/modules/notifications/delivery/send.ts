@@ -2,7 +2,6 @@ import type { Logger } from '../../../platform/observability/index.ts';
 import { NTF } from '../model.ts';
 import type { Delivery, SendResult } from '../providers/port.ts';
 import type { ClaimedNotification, DeliveryDeps } from './outcomes.ts';
-import { intentStateOf } from './intent.ts';
 import { idempotencyKeyOf } from './rules.ts';
 import { recordSendIntent, type ClaimedRow } from './sql.ts';
 
@@ -24,11 +23,10 @@ export const deliveryOf = (row: ClaimedRow): Delivery => ({
 });
 
 /**
- * A send with no provider answer to record; the row goes back without using an attempt: `stopped`
- * — cut off by the stop grace; `unconfirmed` — not made, because the previous send's outcome is
- * unknown (intent.ts), so the row is held until `until`.
+ * A send with no provider answer to record, cut off by the stop grace: the row goes back without
+ * using an attempt (an email keeps its send intent, so its outcome is unknown, intent.ts).
  */
-export type HeldSend = { held: 'stopped' } | { held: 'unconfirmed'; until: Date; since: Date; messageId: string | null };
+export type HeldSend = { held: 'stopped' };
 
 /** What the send step of a delivery phase hands to its record step. */
 export type SendAttempt = SendResult | HeldSend;
@@ -45,12 +43,14 @@ const abortOf = (signal: AbortSignal): Promise<void> =>
  * A cut-off send is not the provider's failure, so it is `stopped` — not an attempt (a deploy must
  * never burn a notification's last attempt); its row goes back at once. An SMS or push the provider
  * had accepted is then resent with the same idempotency key and swallowed (A4); an email waits for
- * its send intent to resolve (intent.ts). `hardTimeoutMs` bounds an adapter that ignores its signal.
+ * its send intent to resolve (intent.ts). `hardTimeoutMs` bounds an adapter that ignores its signal;
+ * such a send answers `lost` (transient, or outcome unknown for a provider that cannot dedupe).
  */
 async function sendWithin(
   stop: AbortSignal,
   graceMs: number,
   hardTimeoutMs: number,
+  lost: SendResult,
   send: (signal: AbortSignal) => Promise<SendResult>,
 ): Promise<SendAttempt> {
   const cutOff = new AbortController();
@@ -67,7 +67,7 @@ async function sendWithin(
     const result = await Promise.race([sending, abortOf(signal).then(() => null)]);
     if (result?.ok) return result;
     if (cutOff.signal.aborted) return { held: 'stopped' };
-    return result ?? { ok: false, code: NTF.transient };
+    return result ?? lost;
   } catch (err) {
     if (cutOff.signal.aborted) return { held: 'stopped' };
     throw err;
@@ -78,44 +78,37 @@ async function sendWithin(
 }
 
 /**
- * Step 2 of both delivery jobs: one provider call, outside any transaction. A row whose previous
- * send has an unresolved intent is not sent before its timeout (`unconfirmed`); for a provider
- * that cannot dedupe (SMTP) the intent is recorded first, in its own statement. Throws only when
- * the intent cannot be recorded (nothing was sent; the row keeps its lease). Otherwise: a channel
- * whose adapter cannot send answers NTF_PROVIDER_NOT_IMPLEMENTED (the row waits), an adapter that
- * throws or hangs past `hardTimeoutMs` (a safety net above the adapters' own timeouts) is
- * NTF_PROVIDER_TRANSIENT, and a send the stop grace cut off is `stopped`.
+ * Step 2 of both delivery jobs: one provider call, outside any transaction. For a provider that
+ * cannot dedupe (SMTP) the send intent is recorded first, in its own statement (intent.ts); rows
+ * with an unresolved intent are never claimed, so they never get here. Throws only when the intent
+ * cannot be recorded (nothing was sent; the row keeps its lease). Otherwise: a channel whose
+ * adapter cannot send answers NTF_PROVIDER_NOT_IMPLEMENTED (the row waits), an adapter that throws
+ * or hangs past `hardTimeoutMs` (a safety net above the adapters' own timeouts) is
+ * NTF_PROVIDER_TRANSIENT — or NTF_PROVIDER_OUTCOME_UNKNOWN once an intent was recorded, since the
+ * message may be out — and a send the stop grace cut off is `stopped`.
  */
 export async function sendNotification(
   deps: DeliveryDeps,
   row: ClaimedNotification,
   run: { signal: AbortSignal; log: Logger; jobRunId: string; now(): Date },
-  opts: { hardTimeoutMs: number; unconfirmedTimeoutMs: number },
+  opts: { hardTimeoutMs: number },
 ): Promise<SendAttempt> {
-  const intent = intentStateOf(row, run.now(), opts.unconfirmedTimeoutMs);
-  if (intent.kind === 'wait') return { held: 'unconfirmed', until: intent.until, since: intent.since, messageId: intent.messageId };
   const key = row.providerKey;
   const provider = deps.providers.get(key);
   if (!provider || deps.providers.state(key) !== 'available') return { ok: false, code: NTF.notImplemented };
-  if (intent.kind === 'expired') {
-    deps.metrics.unconfirmedResends.inc({ channel: row.channel });
-    run.log.warn(
-      { notificationId: row.id, channel: row.channel, deliveryCycle: row.deliveryCycle, messageId: intent.messageId, intentAt: intent.since.toISOString() },
-      'resending a notification whose earlier send was never confirmed (no delivered webhook within NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS); the recipient may get it twice',
-    );
-  }
   const delivery = deliveryOf(row);
   const messageId = provider.intentMessageId?.(delivery);
   if (messageId !== undefined) {
     const held = await recordSendIntent(deps.db, { id: row.id, leaseOwner: run.jobRunId, deliveryCycle: row.deliveryCycle, messageId, at: run.now() });
     if (!held) throw new Error('the lease on the notification was lost before its send; nothing was sent');
   }
+  const lost: SendResult = { ok: false, code: messageId === undefined ? NTF.transient : NTF.outcomeUnknown };
   const end = deps.metrics.sendDuration.startTimer({ provider: key });
   try {
-    return await sendWithin(run.signal, STOP_GRACE_MS, opts.hardTimeoutMs, (signal) => provider.send(delivery, signal));
+    return await sendWithin(run.signal, STOP_GRACE_MS, opts.hardTimeoutMs, lost, (signal) => provider.send(delivery, signal));
   } catch (err) {
-    run.log.warn({ err, notificationId: row.id, provider: key }, 'provider adapter threw; counted as transient');
-    return { ok: false, code: NTF.transient };
+    run.log.warn({ err, notificationId: row.id, provider: key }, 'provider adapter threw; counted as transient (outcome unknown once a send intent was recorded)');
+    return lost;
   } finally {
     end();
   }

@@ -36,6 +36,12 @@ const RETURNING = sql`n.id, n.recipient_user_id as "recipientUserId", n.channel,
   n.created_at as "createdAt", n.correlation_id as "correlationId", n.read_at as "readAt",
   n.send_intent_cycle as "intentCycle", n.send_intent_at as "intentAt", n.send_intent_message_id as "intentMessageId"`;
 
+/**
+ * A row whose current send may have gone out unrecorded (intent.ts): never claimed, never made
+ * terminal, never aged as due — it waits for a delivery webhook or the admin call.
+ */
+export const UNRESOLVED_SEND = sql`n.send_intent_cycle is not distinct from n.delivery_cycle`;
+
 export interface ClaimParams {
   now: Date;
   leaseOwner: string;
@@ -55,7 +61,7 @@ export async function claimPending(db: Db, p: ClaimParams): Promise<ClaimedRow[]
     sql`with picked as (
           select n.id from notifications.notifications n
             join notifications.channel_configs c on c.channel = n.channel
-           where n.status = 'Pending' and c.is_enabled and c.provider_key = any(${sql.param(p.availableProviders)}::text[])
+           where n.status = 'Pending' and not (${UNRESOLVED_SEND}) and c.is_enabled and c.provider_key = any(${sql.param(p.availableProviders)}::text[])
              and (n.lease_expires_at is null or n.lease_expires_at <= ${p.now})
            order by n.id
            limit ${p.limit}
@@ -77,7 +83,7 @@ export async function claimDueFailed(db: Db, p: ClaimParams): Promise<ClaimedRow
     sql`with picked as (
           select n.id from notifications.notifications n
             join notifications.channel_configs c on c.channel = n.channel
-           where n.status = 'Failed' and not n.terminal and n.next_attempt_at <= ${p.now}
+           where n.status = 'Failed' and not n.terminal and n.next_attempt_at <= ${p.now} and not (${UNRESOLVED_SEND})
              and n.attempts < c.max_attempts and c.is_enabled and c.provider_key = any(${sql.param(p.availableProviders)}::text[])
              and (n.lease_expires_at is null or n.lease_expires_at <= ${p.now})
            order by n.next_attempt_at
@@ -104,7 +110,7 @@ export type ExhaustedRow = {
 };
 
 const EXHAUSTED = (now: Date) => sql`
-  n.status = 'Failed' and not n.terminal and n.attempts >= c.max_attempts
+  n.status = 'Failed' and not n.terminal and n.attempts >= c.max_attempts and not (${UNRESOLVED_SEND})
   and (n.lease_expires_at is null or n.lease_expires_at <= ${now.toISOString()}::timestamptz)`;
 
 /**
@@ -163,20 +169,6 @@ export async function recordSendIntent(
   return rowCount === 1;
 }
 
-/**
- * Rows whose last send has an unresolved intent go back unleased but invisible to every claim
- * until `until` (intent time + NOTIFICATIONS_UNCONFIRMED_TIMEOUT_SECONDS); attempts unchanged.
- */
-export async function deferUnconfirmed(db: Db, rows: readonly { id: string; until: Date }[], leaseOwner: string): Promise<void> {
-  if (rows.length === 0) return;
-  const ids = sql.param(rows.map((r) => r.id));
-  const untils = sql.param(rows.map((r) => r.until));
-  await query(db, sql`
-    update notifications.notifications n set lease_owner = null, lease_expires_at = v.until
-      from unnest(${ids}::uuid[], ${untils}::timestamptz[]) as v(id, until)
-     where n.id = v.id and n.lease_owner = ${leaseOwner}`);
-}
-
 /** The new delivery state of one row, applied only if the row still has `version` (A5). */
 export interface OutcomeWrite {
   id: string;
@@ -187,6 +179,8 @@ export interface OutcomeWrite {
   lastError: string | null;
   nextAttemptAt: string | null;
   providerMessageId: string | null;
+  /** An unknown outcome keeps the send intent (intent.ts); every other outcome resolves it. */
+  keepIntent: boolean;
 }
 
 /**
@@ -203,10 +197,12 @@ export async function writeOutcomes(tx: Db, writes: readonly OutcomeWrite[], now
       sent_at = case when v.status = 'Sent' then ${now.toISOString()}::timestamptz else n.sent_at end,
       version = n.version + 1, updated_at = ${now.toISOString()}::timestamptz,
       lease_owner = null, lease_expires_at = null,
-      send_intent_cycle = null, send_intent_at = null, send_intent_message_id = null
+      send_intent_cycle = case when v."keepIntent" then n.send_intent_cycle end,
+      send_intent_at = case when v."keepIntent" then n.send_intent_at end,
+      send_intent_message_id = case when v."keepIntent" then n.send_intent_message_id end
     from jsonb_to_recordset(${JSON.stringify(writes)}::jsonb) as v(
       id uuid, version int, status text, attempts int, terminal boolean, "lastError" text,
-      "nextAttemptAt" timestamptz, "providerMessageId" text)
+      "nextAttemptAt" timestamptz, "providerMessageId" text, "keepIntent" boolean)
     where n.id = v.id and n.version = v.version and n.status <> 'Sent' and not n.terminal
     returning n.id`);
   return new Set(rows.map((r) => r.id));
@@ -247,7 +243,7 @@ export async function countHeldBackDue(db: Db, now: Date, availableProviders: re
     sql`select n.channel, c.is_enabled as "isEnabled", c.provider_key as "providerKey", count(*)::int as rows
           from notifications.notifications n
           join notifications.channel_configs c on c.channel = n.channel
-         where n.status = 'Failed' and not n.terminal and n.next_attempt_at <= ${at}::timestamptz
+         where n.status = 'Failed' and not n.terminal and n.next_attempt_at <= ${at}::timestamptz and not (${UNRESOLVED_SEND})
            and n.attempts < c.max_attempts
            and not (c.is_enabled and c.provider_key = any(${sql.param(availableProviders)}::text[]))
            and (n.lease_expires_at is null or n.lease_expires_at <= ${at}::timestamptz)

@@ -52,12 +52,18 @@ export interface SmtpErrorLike {
   responseCode?: number;
 }
 
+/** nodemailer codes of a session that never got to the message: the connection, its greeting or its TLS. */
+const SMTP_SESSION_CODES = new Set(['ECONNECTION', 'ETLS', 'ESOCKET', 'ETIMEDOUT', 'EDNS', 'EPROTOCOL']);
+
 /**
  * SMTP replies: 4yz is temporary by definition (RFC 5321); 550/551/553 and 501 on RCPT name a
  * mailbox that does not exist or an address that is malformed; other 5yz refuse the message.
- * Connection, greeting, TLS and timeout failures are transient.
+ * Connection, greeting, TLS (a server refusing STARTTLS answers 5yz, yet the message was never
+ * offered: an operator fixes the server or the setting) and timeout failures are transient. The
+ * adapter decides first whether the message may already have been accepted (providers/smtp.ts).
  */
 export function classifySmtpError(err: SmtpErrorLike): ProviderErrorCode {
+  if (err.code !== undefined && SMTP_SESSION_CODES.has(err.code)) return NTF.transient;
   const reply = err.responseCode;
   if (reply !== undefined && reply >= 400 && reply < 500) return NTF.transient;
   if (reply === 550 || reply === 551 || reply === 553 || reply === 501) return NTF.invalidRecipient;

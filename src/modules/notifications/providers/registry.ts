@@ -1,6 +1,7 @@
 import type { NotificationsSettings } from '../settings.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { Clock } from '../../../platform/time.ts';
+import { createHttpEmailProvider } from './http-email.ts';
 import { createHttpPushProvider } from './http-push.ts';
 import { createHttpSmsProvider } from './http-sms.ts';
 import { createInAppProvider } from './in-app.ts';
@@ -44,6 +45,7 @@ export function createProviders(config: NotificationsSettings, deps: { hub: Hub;
           host: config.NOTIFICATIONS_SMTP_HOST,
           port: config.NOTIFICATIONS_SMTP_PORT,
           secure: config.NOTIFICATIONS_SMTP_SECURE,
+          allowPlain: config.NOTIFICATIONS_SMTP_ALLOW_PLAIN,
           user: config.NOTIFICATIONS_SMTP_USER,
           password: config.NOTIFICATIONS_SMTP_PASSWORD,
           from: config.NOTIFICATIONS_SMTP_FROM,
@@ -51,6 +53,15 @@ export function createProviders(config: NotificationsSettings, deps: { hub: Hub;
           timeoutMs,
         })
       : declaredProvider('smtp', { implemented: true }),
+    config.NOTIFICATIONS_EMAIL_HTTP_URL
+      ? createHttpEmailProvider({
+          baseUrl: config.NOTIFICATIONS_EMAIL_HTTP_URL,
+          secret: config.NOTIFICATIONS_EMAIL_HTTP_SECRET,
+          from: config.NOTIFICATIONS_SMTP_FROM,
+          timeoutMs,
+          now,
+        })
+      : declaredProvider('http-email', { implemented: true }),
     config.NOTIFICATIONS_SMS_HTTP_URL
       ? createHttpSmsProvider({ baseUrl: config.NOTIFICATIONS_SMS_HTTP_URL, secret: config.NOTIFICATIONS_SMS_HTTP_SECRET, timeoutMs, now })
       : declaredProvider('http-sms', { implemented: true }),

@@ -6,6 +6,7 @@ import { Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { ChannelName, IdParams } from '../api-schemas.ts';
 import type { NotificationsContext } from '../context.ts';
 import { API_ERRORS, type Channel } from '../model.ts';
+import { recordStatusChanges } from '../status-events/changes.ts';
 import { notificationExists, reopenTerminal, type Reprocessed, type TerminalFilter } from './sql.ts';
 
 /**
@@ -37,7 +38,24 @@ const ReprocessReply = Type.Object({
 
 const tags = ['notifications'];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
-const reply = (rows: Reprocessed[]) => ({ reprocessed: rows.length, notifications: rows });
+const reply = (rows: Reprocessed[]) => ({
+  reprocessed: rows.length,
+  notifications: rows.map((r) => ({ id: r.id, channel: r.channel, deliveryCycle: r.deliveryCycle, lastError: r.lastError })),
+});
+
+/** The reopen and its NotificationStatusChanged frames (Failed, to be retried, in the new cycle) in one transaction. */
+function reopen(ctx: NotificationsContext, filter: TerminalFilter, limit: number): Promise<Reprocessed[]> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (tx) => {
+    const rows = await reopenTerminal(tx, filter, limit, now);
+    await recordStatusChanges(
+      tx,
+      rows.map((r) => ({ notificationId: r.id, recipientUserId: r.recipientUserId, channel: r.channel, status: 'Failed' as const, terminal: false, deliveryCycle: r.deliveryCycle, errorCode: r.lastError, readAt: r.readAt, version: r.version })),
+      now,
+    );
+    return rows;
+  });
+}
 
 /** The bulk call's filter, or the 400 that refuses it: at least one narrowing field, a range that is not empty. */
 export function filterOf(body: ReprocessBody): TerminalFilter {
@@ -92,7 +110,7 @@ export function registerTerminalFailureRoutes(app: FastifyInstance, ctx: Notific
       },
     },
     async (req) => {
-      const rows = await reopenTerminal(ctx.db, { id: req.params.id }, 1, ctx.clock.now());
+      const rows = await reopen(ctx, { id: req.params.id }, 1);
       if (rows.length === 0) {
         if (!(await notificationExists(ctx.db, req.params.id))) throw new AppError(API_ERRORS.notFound, 'no such notification', 404);
         throw new AppError(API_ERRORS.notTerminal, 'the notification is not terminal Failed (or a concurrent change holds it); nothing to reprocess', 409);
@@ -121,7 +139,7 @@ export function registerTerminalFailureRoutes(app: FastifyInstance, ctx: Notific
     },
     async (req) => {
       const filter = filterOf(req.body);
-      const rows = await reopenTerminal(ctx.db, filter, req.body.limit, ctx.clock.now());
+      const rows = await reopen(ctx, filter, req.body.limit);
       const { channel, errorCode, failedFrom, failedBefore } = req.body;
       ctx.log.info(
         { actor: req.principal!.userId, filter: { channel, errorCode, failedFrom, failedBefore }, limit: req.body.limit, reprocessed: rows.length },

@@ -22,6 +22,10 @@ export interface Reprocessed {
   /** The new cycle: its Idempotency-Key / Message-ID differ from the failed one's, so providers send again. */
   deliveryCycle: number;
   lastError: string | null;
+  /** For the NotificationStatusChanged frame of the reopen. */
+  recipientUserId: string;
+  version: number;
+  readAt: Date | null;
 }
 
 /**
@@ -49,7 +53,8 @@ export async function reopenTerminal(tx: Db, f: TerminalFilter, limit: number, n
            send_intent_cycle = null, send_intent_at = null, send_intent_message_id = null,
            updated_at = ${now}, version = n.version + 1
       from picked where n.id = picked.id
-    returning n.id, n.channel, n.delivery_cycle as "deliveryCycle", n.last_error as "lastError"`);
+    returning n.id, n.channel, n.delivery_cycle as "deliveryCycle", n.last_error as "lastError",
+              n.recipient_user_id as "recipientUserId", n.version, n.read_at as "readAt"`);
   return rows;
 }
 

@@ -36,6 +36,8 @@ export interface ReceiptState {
   deliveryCycle: number;
   deliveredAt: Date | null;
   providerMessageId: string | null;
+  /** The current send's outcome is unknown (delivery/intent.ts): a receipt is what settles it. */
+  unconfirmed?: boolean;
 }
 
 export type ReceiptDecision =
@@ -43,7 +45,7 @@ export type ReceiptDecision =
   | { kind: 'confirm' }
   /** Accepted by the provider but never recorded (worker died, A4): the receipt records Sent. */
   | { kind: 'mark-sent' }
-  /** Sent, but the provider could not deliver: back to Failed in a new cycle, due at once (AC7). */
+  /** Sent (or unconfirmed), but the provider could not deliver: back to Failed in a new cycle, due at once (AC7). */
   | { kind: 'reopen'; deliveryCycle: number }
   /** Sent, could not be delivered, and MaxReopens cycles have run: terminal Failed for manual review. */
   | { kind: 'terminal' }
@@ -55,7 +57,7 @@ export function decideReceipt(state: ReceiptState, receipt: Receipt, maxReopens:
     if (state.status === 'Sent') return state.deliveredAt ? { kind: 'ignore', reason: 'already_confirmed' } : { kind: 'confirm' };
     return state.terminal ? { kind: 'ignore', reason: 'final' } : { kind: 'mark-sent' };
   }
-  if (state.status !== 'Sent') return { kind: 'ignore', reason: state.terminal ? 'final' : 'not_sent' };
+  if (state.status !== 'Sent' && !state.unconfirmed) return { kind: 'ignore', reason: state.terminal ? 'final' : 'not_sent' };
   const reopensSoFar = state.deliveryCycle - 1;
   return reopensSoFar < maxReopens ? { kind: 'reopen', deliveryCycle: state.deliveryCycle + 1 } : { kind: 'terminal' };
 }

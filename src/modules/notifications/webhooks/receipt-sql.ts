@@ -21,13 +21,15 @@ export type LockedRow = {
   deliveredAt: Date | null;
   providerMessageId: string | null;
   correlationId: string | null;
+  unconfirmed: boolean;
 };
 
 /** The notification under a row lock, so a racing worker's outcome loses the version check (A5). */
 export async function lockForReceipt(tx: Db, id: string): Promise<LockedRow | undefined> {
   const { rows } = await query<LockedRow>(tx, sql`
     select id, recipient_user_id as "recipientUserId", channel, version, read_at as "readAt", status, terminal, delivery_cycle as "deliveryCycle", delivered_at as "deliveredAt",
-           provider_message_id as "providerMessageId", correlation_id as "correlationId"
+           provider_message_id as "providerMessageId", correlation_id as "correlationId",
+           (send_intent_cycle is not distinct from delivery_cycle and status <> 'Sent') as unconfirmed
       from notifications.notifications where id = ${id} for update`);
   return rows[0];
 }
@@ -67,6 +69,6 @@ export async function failByReceipt(tx: Db, id: string, now: Date): Promise<void
   await query(tx, sql`
     update notifications.notifications
        set status = 'Failed', terminal = true, last_error = ${NTF.deliveryFailed}, next_attempt_at = null,
-           delivered_at = null, updated_at = ${now}, version = version + 1
+           delivered_at = null, send_intent_cycle = null, send_intent_at = null, send_intent_message_id = null, updated_at = ${now}, version = version + 1
      where id = ${id}`);
 }

@@ -8,8 +8,7 @@ import { idempotencyKeyOf } from '../delivery/rules.ts';
 import { decideReceipt, type ReceiptDecision } from './receipt-rules.ts';
 import { confirmDelivery, failByReceipt, lockForReceipt, markSentByReceipt, reopenInCycle } from './receipt-sql.ts';
 import { rememberSignature, type ReplayMark } from './replay-sql.ts';
-import { pushStatusChanges, type StatusChange } from '../status-push.ts';
-import type { Hub } from '../../../platform/realtime/index.ts';
+import { recordStatusChanges } from '../status-events/changes.ts';
 
 export interface DeliveryReceipt {
   notificationId: string;
@@ -39,15 +38,13 @@ export type ReceiptResult =
  * and changes nothing, whichever replica applied it first.
  */
 export async function applyReceipt(
-  deps: { db: Db; metrics: NotificationMetrics; log: Logger; hub: Hub; maxReopens: number },
+  deps: { db: Db; metrics: NotificationMetrics; log: Logger; maxReopens: number },
   providerKey: string,
   receipt: DeliveryReceipt,
   mark: ReplayMark,
   now: Date,
 ): Promise<ReceiptResult> {
   let channel: Channel | 'unknown' = 'unknown';
-  /** What a Sent or terminal Failed receipt announces once committed. */
-  let change: StatusChange | null = null;
   const result = await deps.db.transaction(async (tx): Promise<ReceiptResult> => {
     if (!(await rememberSignature(tx, providerKey, mark))) return 'replayed';
     const row = await lockForReceipt(tx, receipt.notificationId);
@@ -55,9 +52,13 @@ export async function applyReceipt(
     channel = row.channel;
     if (!PROVIDERS_OF[row.channel]?.includes(providerKey)) return 'provider_mismatch';
     const decision = decideReceipt(row, receipt, deps.maxReopens);
-    const announce = (status: 'Sent' | 'Failed', errorCode: string | null) => {
-      change = { notificationId: row.id, recipientUserId: row.recipientUserId, channel: row.channel, status, terminal: status === 'Failed', deliveryCycle: row.deliveryCycle, errorCode, readAt: row.readAt, version: row.version + 1 };
-    };
+    // NotificationStatusChanged of the receipt's change, stored with it (status-events/).
+    const announce = (status: 'Sent' | 'Failed', o: { terminal: boolean; deliveryCycle: number; errorCode: string | null }) =>
+      recordStatusChanges(
+        tx,
+        [{ notificationId: row.id, recipientUserId: row.recipientUserId, channel: row.channel, status, ...o, readAt: row.readAt, version: row.version + 1 }],
+        now,
+      );
     switch (decision.kind) {
       case 'ignore':
         return decision.reason;
@@ -67,7 +68,7 @@ export async function applyReceipt(
       case 'mark-sent': {
         const providerMessageId = (receipt.providerMessageId ?? row.providerMessageId ?? idempotencyKeyOf(row.id, row.deliveryCycle)).slice(0, 255);
         await markSentByReceipt(tx, row.id, providerMessageId, now);
-        announce('Sent', null);
+        await announce('Sent', { terminal: false, deliveryCycle: row.deliveryCycle, errorCode: null });
         await enqueue(
           tx,
           dispatchedEvent({ notificationId: row.id, channel: row.channel, deliveryCycle: row.deliveryCycle, status: 'Sent', providerMessageId, correlationId: row.correlationId }, now),
@@ -77,10 +78,11 @@ export async function applyReceipt(
       case 'reopen':
         // Attempts restart for the new cycle; its Idempotency-Key differs, so the provider sends again.
         await reopenInCycle(tx, row.id, decision.deliveryCycle, now);
+        await announce('Failed', { terminal: false, deliveryCycle: decision.deliveryCycle, errorCode: NTF.deliveryFailed });
         return 'reopened';
       case 'terminal':
         await failByReceipt(tx, row.id, now);
-        announce('Failed', NTF.deliveryFailed);
+        await announce('Failed', { terminal: true, deliveryCycle: row.deliveryCycle, errorCode: NTF.deliveryFailed });
         await enqueue(
           tx,
           dispatchedEvent(
@@ -91,7 +93,6 @@ export async function applyReceipt(
         return 'terminal';
     }
   });
-  if (change) await pushStatusChanges(deps.hub, deps.log, [change], now);
   deps.metrics.webhooks.inc({ provider: providerKey, result });
   if (result === 'marked_sent') deps.metrics.dispatchedEvents.inc({ status: 'Sent' });
   if (result === 'terminal') {

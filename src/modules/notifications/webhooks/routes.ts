@@ -23,6 +23,7 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
 export async function registerWebhookRoutes(app: FastifyInstance, ctx: NotificationsContext): Promise<void> {
   const secrets: Record<string, string | undefined> = {
     smtp: ctx.config.NOTIFICATIONS_SMTP_WEBHOOK_SECRET,
+    'http-email': ctx.config.NOTIFICATIONS_EMAIL_HTTP_WEBHOOK_SECRET,
     'http-sms': ctx.config.NOTIFICATIONS_SMS_HTTP_WEBHOOK_SECRET,
     'http-push': ctx.config.NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET,
   };
@@ -89,7 +90,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
         const mark = marks.get(req);
         if (!mark) throw new Error('webhook receipt reached the handler without a checked signature');
         const result = await applyReceipt(
-          { db: ctx.db, metrics: ctx.metrics, log: ctx.log, hub: ctx.hub, maxReopens: ctx.config.NOTIFICATIONS_MAX_REOPENS },
+          { db: ctx.db, metrics: ctx.metrics, log: ctx.log, maxReopens: ctx.config.NOTIFICATIONS_MAX_REOPENS },
           req.params.providerKey,
           {
             notificationId: ref.notificationId,

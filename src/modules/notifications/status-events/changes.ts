@@ -1,0 +1,64 @@
+import type { Db } from '../../../platform/db/index.ts';
+import type { Channel, Status } from '../model.ts';
+import { insertStatusEvents } from './sql.ts';
+
+/**
+ * The domain event NotificationStatusChanged (seed 004), as a hub frame to `user:{UserId}`: an
+ * in-app notification was read, or an external delivery became Sent, Failed (to be retried, or
+ * terminally), unconfirmed, or was reopened by a webhook or an admin — what a client needs to update
+ * a status or a badge (and, with Version, to mark it read without a 409).
+ */
+export interface NotificationStatusChangedFrame {
+  NotificationId: string;
+  Channel: Channel;
+  Status: Status;
+  Terminal: boolean;
+  DeliveryCycle: number;
+  /** LastError of a Failed notification; null otherwise. */
+  ErrorCode: string | null;
+  ReadAt: string | null;
+  /** The notification's version after this change: what POST /api/notifications/{id}/read expects. */
+  Version: number;
+  OccurredAt: string;
+}
+
+export interface StatusChange {
+  notificationId: string;
+  recipientUserId: string;
+  channel: Channel;
+  status: Status;
+  terminal: boolean;
+  deliveryCycle: number;
+  errorCode: string | null;
+  readAt: Date | null;
+  version: number;
+}
+
+export const frameOf = (c: StatusChange, now: Date): NotificationStatusChangedFrame => ({
+  NotificationId: c.notificationId,
+  Channel: c.channel,
+  Status: c.status,
+  Terminal: c.terminal,
+  DeliveryCycle: c.deliveryCycle,
+  ErrorCode: c.errorCode,
+  ReadAt: c.readAt?.toISOString() ?? null,
+  Version: c.version,
+  OccurredAt: now.toISOString(),
+});
+
+/** Every delivery outcome is announced, except an in-app copy's own Sent: its notification_created frame is that. */
+export const announcesStatus = (channel: Channel, kind: 'sent' | 'retry' | 'terminal' | 'unknown'): boolean => !(channel === 'InApp' && kind === 'sent');
+
+/**
+ * Call in the transaction of the status change: the frames are stored with it and the drain job
+ * (drain.job.ts) hands them to the hub after the commit, retrying while the backplane is down, so
+ * a change is never announced before it is committed nor lost after.
+ */
+export async function recordStatusChanges(tx: Db, changes: readonly StatusChange[], now: Date): Promise<void> {
+  if (changes.length === 0) return;
+  await insertStatusEvents(
+    tx,
+    changes.map((c) => ({ recipientUserId: c.recipientUserId, notificationId: c.notificationId, frame: frameOf(c, now) })),
+    now,
+  );
+}
