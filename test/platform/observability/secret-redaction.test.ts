@@ -5,7 +5,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
 import { signToken } from '../../../src/platform/http/auth.ts';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { redactSecrets } from '../../../src/platform/observability/redact.ts';
+import { redactingExporter } from '../../../src/platform/observability/tracing-redact.ts';
 import { RECORD_SEPARATOR } from '../../../src/platform/realtime/protocol.ts';
 import { createTestDatabase } from '../../support/db.ts';
 import { SECURE_SECRETS } from '../../support/secure-env.ts';
@@ -109,4 +111,38 @@ test('redactSecrets: the named parameters and any *token* / *secret* one, by dec
   assert.equal(redactSecrets('{"url":"/a?phone=+7999","msg":"id=1"}'), '{"url":"/a?phone=[REDACTED]","msg":"id=[REDACTED]"}', 'a JSON line keeps its shape');
   assert.equal(redactSecrets('/api/chats?limit=20&before=abc'), '/api/chats?limit=20&before=abc', 'other parameters stay');
   assert.equal(redactSecrets('where c.id=$1 and x = 2'), 'where c.id=$1 and x = 2', 'an SQL comparison is no query pair');
+});
+
+test('the exporter redacts a span\'s name, attributes (strings and string arrays), events, links and status message, and keeps the rest', async () => {
+  const url = '/api/messenger/contacts/search?phone=%2B79991234567&access_token=eyJ.a.b';
+  const spanContext = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 };
+  const span = {
+    name: `GET ${url}`,
+    kind: 1,
+    spanContext: () => spanContext,
+    startTime: [1, 0],
+    endTime: [2, 0],
+    status: { code: 2, message: `Route GET:${url} not found` },
+    attributes: { 'url.path': url, 'http.response.status_code': 404, 'list': [url, 'plain'] },
+    links: [{ context: spanContext, attributes: { 'url.full': `http://x${url}` } }],
+    events: [{ name: 'exception', time: [1, 5], attributes: { 'exception.message': `bad ${url}` } }],
+    duration: [1, 0],
+    ended: true,
+    resource: { attributes: {} },
+    instrumentationScope: { name: 'test' },
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  } as unknown as ReadableSpan;
+  const inner = new InMemorySpanExporter();
+  await new Promise((resolve) => redactingExporter(inner).export([span], resolve));
+  const [out] = inner.getFinishedSpans();
+  const text = JSON.stringify({ ...out, name: out!.name, attributes: out!.attributes, events: out!.events, links: out!.links, status: out!.status });
+  assert.doesNotMatch(text, /79991234567|eyJ\.a\.b/);
+  assert.equal(out!.attributes['url.path'], '/api/messenger/contacts/search?phone=[REDACTED]&access_token=[REDACTED]');
+  assert.deepEqual(out!.attributes.list, ['/api/messenger/contacts/search?phone=[REDACTED]&access_token=[REDACTED]', 'plain']);
+  assert.equal(out!.attributes['http.response.status_code'], 404);
+  assert.equal(out!.spanContext().spanId, '00f067aa0ba902b7', 'ids, times and the rest are the span\'s own');
+  assert.deepEqual(out!.endTime, [2, 0]);
+  assert.equal(span.attributes['url.path'], url, 'the recorded span itself is left alone');
 });
