@@ -13,7 +13,7 @@ export const PART_SCHEMAS: Record<string, string[]> = {
   messenger: [`${M}/schema.ts`],
   // Seed 000: chats, messages, contacts, calls and the realtime outbox, migrating on their own after
   // the replica. These files import the module's pgSchema without re-exporting it.
-  'messenger.realtime': [`${M}/chats/schema.ts`, `${M}/messages/schema.ts`, `${M}/contacts/schema.ts`, `${M}/calls/schema.ts`, `${M}/realtime-dispatch/schema.ts`],
+  'messenger.realtime': [`${M}/chats/schema.ts`, `${M}/messages/schema.ts`, `${M}/contacts/schema.ts`, `${M}/calls/schema.ts`, `${M}/realtime-dispatch/schema.ts`, `${M}/events/schema.ts`],
 };
 
 const part = process.env.DRIZZLE_PART ?? 'platform';

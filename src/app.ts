@@ -8,13 +8,14 @@ import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { fastifyTracingPlugin } from './platform/observability/tracing-sdk.ts';
-import { registerAuth } from './platform/http/auth-plugin.ts';
+import { registerAuth, type AdminCheck } from './platform/http/auth-plugin.ts';
 import { registerRateLimits } from './platform/http/rate-limit.ts';
 import { tokenRulesOf, trustProxyOf } from './platform/http/settings.ts';
 import { createTokenVerifier } from './platform/http/token-verifier.ts';
 import { registerErrorHandling } from './platform/http/errors.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
+import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from './platform/http/openapi.ts';
 import { createHubFromConfig, hubPlugin, type Hub, type HubAccess, type ResolveGroupMembers } from './platform/realtime/index.ts';
 import type { Principal } from './platform/http/auth.ts';
 import { systemClock, type Clock } from './platform/time.ts';
@@ -126,18 +127,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(swagger, {
     openapi: {
       info: { title: 'PIN platform jobs', version: '0.1.0' },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          mediaCallback: { type: 'http', scheme: 'bearer', description: 'MESSENGER_MEDIA_CALLBACK_SECRET (the media server only)' },
-        },
-      },
+      servers: SERVERS,
+      components: { securitySchemes: SECURITY_SCHEMES },
     },
   });
   registerErrorHandling(app);
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
-  registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET });
+  // Filled by the modules below (identity refuses an admin it knows as not Active).
+  const adminChecks: AdminCheck[] = [];
+  registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET, adminChecks });
+  deriveOperationSecurity(app);
   // Before any route: the limiter attaches itself to the routes registered after it.
   await registerRateLimits(app, { redisUrl: config.REDIS_URL, log });
 
@@ -201,6 +201,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     if (parts.hubGroups) groupResolvers.push(parts.hubGroups);
     if (parts.hubGroupMembers) memberResolvers.push(parts.hubGroupMembers);
     if (parts.hubAccess) accessChecks.push(parts.hubAccess);
+    if (parts.adminCheck) adminChecks.push(parts.adminCheck);
     if (parts.routes) await app.register(async (scope) => parts.routes!(scope));
     for (const job of parts.jobs ?? []) runner.register(job);
     consumers.push(...(parts.consumers ?? []));

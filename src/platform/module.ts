@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { Db } from './db/index.ts';
 import type { ConsumerDefinition } from './events/bus.ts';
 import type { Principal } from './http/auth.ts';
+import type { AdminCheck } from './http/auth-plugin.ts';
 import type { HealthCheck } from './http/health-routes.ts';
 import type { JobDefinition } from './jobs/types.ts';
 import type { Logger } from './observability/logger.ts';
@@ -35,6 +36,8 @@ export interface ModuleParts {
   hubGroupMembers?: ResolveGroupMembers;
   /** Which connected users lost access to the hub (asked periodically; their sockets are closed). */
   hubAccess?: HubAccess;
+  /** Asked on every admin route after the token: throws an AppError to refuse this admin. */
+  adminCheck?: AdminCheck;
   /** Dependencies of the module that /health/ready reports (e.g. the messenger's search index). */
   healthChecks?: HealthCheck[];
 }

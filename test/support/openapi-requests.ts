@@ -236,6 +236,11 @@ export function requestFor(
   return fc.boolean().chain((hostile) => requestOf(method, path, op, pool, hostile ? auth.any : auth.valid, hostile));
 }
 
+/** Requests for one operation that are valid throughout (parameters and body from its schemas), with a token from `auth`. */
+export function validRequestFor(method: string, path: string, op: Operation, pool: IdPool, auth: fc.Arbitrary<string>): fc.Arbitrary<GeneratedRequest> {
+  return requestOf(method, path, op, pool, auth, false);
+}
+
 function requestOf(method: string, path: string, op: Operation, pool: IdPool, auth: fc.Arbitrary<string | undefined>, hostile: boolean): fc.Arbitrary<GeneratedRequest> {
   const params = op.parameters ?? [];
   const paramArbs = params.map((p) => {

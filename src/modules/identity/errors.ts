@@ -3,6 +3,8 @@ import { AppError } from '../../platform/http/index.ts';
 
 /** The identity context's stable error codes (REST `{ code, message }`). */
 export const IdentityErrors = {
+  /** The admin's own identity user exists and is not Active (Invited, Blocked, Archived). */
+  adminInactive: () => new AppError('IDENTITY_ADMIN_INACTIVE', 'your user is not active: admin routes are closed to it', 403),
   userNotFound: (id: string) => new AppError('IDENTITY_USER_NOT_FOUND', `no user ${id}`, 404),
   invalidPhone: () =>
     new AppError('IDENTITY_INVALID_PHONE', 'phoneNumber is not a valid phone number (use +<country code><number>)', 400),

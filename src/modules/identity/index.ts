@@ -5,6 +5,8 @@ import { assignmentExpiryJob } from './assignments/assignment-expiry.job.ts';
 import { identitySettingsFrom, type IdentityContext } from './context.ts';
 import { createIdentityMetrics } from './metrics.ts';
 import { registerIdentityRoutes } from './http/routes.ts';
+import { IdentityErrors } from './errors.ts';
+import { findUser } from './users/user-sql.ts';
 
 /**
  * The identity context: the user registry (producer of pin.identity.users.v1), roles, permissions
@@ -24,6 +26,12 @@ export default defineModule<IdentityConfig>((deps) => {
   return {
     name: 'identity',
     routes: (app) => registerIdentityRoutes(app, ctx),
+    // An admin token outlives its user's blocking: an admin identity knows as not Active is refused
+    // on every admin route. One it does not know (an operator account elsewhere) passes.
+    adminCheck: async (principal) => {
+      const user = await findUser(ctx.db, principal.userId);
+      if (user && user.status !== 'Active') throw IdentityErrors.adminInactive();
+    },
     jobs: [
       accessFanOutJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut }),
       assignmentExpiryJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.expiry }),

@@ -30,6 +30,12 @@ export const ChatErrors = {
     new AppError('MSG_MESSAGE_EDIT_WINDOW_EXPIRED', `a message can be edited only within ${seconds} s of sending (UC-MSG-003)`, 409),
   messageDeleted: () => new AppError('MSG_MESSAGE_DELETED', 'the message was deleted', 409),
   notEditable: () => new AppError('MSG_MESSAGE_NOT_EDITABLE', 'only text and card messages can be edited', 409),
+  clientMessageIdReused: () =>
+    new AppError('MSG_CLIENT_MESSAGE_ID_REUSED', 'you already sent another message with this clientMessageId: pick a new one per message', 409),
+  eventsCursorInvalid: () => new AppError('MSG_EVENTS_CURSOR_INVALID', 'after is not a cursor this service handed out', 400),
+  /** Retention trimmed events after this cursor: the client refetches its state, then starts from the head. */
+  eventsCursorExpired: () =>
+    new AppError('MSG_EVENTS_CURSOR_EXPIRED', 'events after this cursor are past retention: refetch your chats, then continue from a new cursor', 410),
   blocked: () => new AppError('MSG_USER_BLOCKED', 'you cannot message or call this user', 403),
   /** MESSENGER_SEND_QUEUE_MAX_WAITING sends already wait on this replica: shed load instead of queueing without end. */
   sendQueueFull: () =>

@@ -83,7 +83,7 @@ export default defineModule<MessengerSettings>((deps) => {
       if (active === false) throw new HubRefusal(USER_INACTIVE_CLOSE_REASON);
       return chats.map(chatGroup);
     },
-    hubAccess: { reason: USER_INACTIVE_CLOSE_REASON, revoked: (userIds) => inactiveAmong(deps.db, userIds) },
+    hubAccess: { reason: USER_INACTIVE_CLOSE_REASON, code: 'MSG_USER_INACTIVE', revoked: (userIds) => inactiveAmong(deps.db, userIds) },
     // Record-level at delivery: each replica checks a chat send's membership version against these.
     hubGroupMembers: async (group: string) => {
       const chatId = chatIdOfGroup(group);
@@ -118,6 +118,7 @@ export default defineModule<MessengerSettings>((deps) => {
       }),
       realtimeRetentionJob(deps.db, {
         retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE_HOURS,
+        eventsRetentionHours: config.MESSENGER_EVENTS_RETENTION_HOURS,
         cron: config.MESSENGER_REALTIME_RETENTION_CRON,
         batchSize: config.MESSENGER_REALTIME_RETENTION_BATCH_SIZE,
         maxRunMs: config.MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES * 60_000,

@@ -1,14 +1,16 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { registerCallRoutes } from './calls/call-routes.ts';
 import { registerConferenceRoutes } from './calls/conference-routes.ts';
 import { registerChatRoutes } from './chats/routes.ts';
 import { registerContactSearchRoutes } from './contact-search/routes.ts';
 import type { ContactSearchDeps } from './contact-search/search.ts';
 import { registerContactRoutes } from './contacts/routes.ts';
+import { registerEventRoutes } from './events/routes.ts';
 import type { MessengerContext } from './context.ts';
 import { registerMessageRoutes } from './messages/routes.ts';
 import { registerRealtimeOutboxRoutes } from './realtime-dispatch/runbook-routes.ts';
 import { registerUserReplicaRoutes } from './user-replica/routes.ts';
+import { refuseInactiveUser } from './user-replica/replica-reads.ts';
 
 /**
  * Every REST route of the messenger, one register function per part: user tokens and record-level
@@ -16,12 +18,32 @@ import { registerUserReplicaRoutes } from './user-replica/routes.ts';
  * runbook and the phone-conflict review.
  */
 export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerContext, search: ContactSearchDeps): void {
+  refuseInactiveUsers(app, ctx);
   registerChatRoutes(app, ctx);
   registerMessageRoutes(app, ctx);
   registerContactRoutes(app, ctx);
   registerCallRoutes(app, ctx);
   registerConferenceRoutes(app, ctx);
+  registerEventRoutes(app, ctx);
   registerRealtimeOutboxRoutes(app, ctx);
   registerContactSearchRoutes(app, search, ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE);
   registerUserReplicaRoutes(app, ctx.db);
+}
+
+/**
+ * Product decision: a user whose replica row is inactive (Blocked, Archived) is refused on every
+ * authenticated messenger route, reads included (403 MSG_USER_INACTIVE). Put right after the
+ * route's token check, so no route can forget it; writes check again inside their transaction.
+ */
+function refuseInactiveUsers(app: FastifyInstance, ctx: MessengerContext): void {
+  const check: preHandlerAsyncHookHandler = async (req: FastifyRequest) => {
+    if (req.principal) await refuseInactiveUser(ctx.db, req.principal.userId);
+  };
+  app.addHook('onRoute', (route) => {
+    const handlers = [route.preHandler ?? []].flat();
+    const auth = handlers.findIndex((h) => h === app.requireUser || h === app.requireAdmin);
+    if (auth < 0) return;
+    handlers.splice(auth + 1, 0, check);
+    route.preHandler = handlers;
+  });
 }

@@ -101,6 +101,12 @@ export const messengerRealtimeSettings = {
     maximum: 100000,
     description: 'Call invites and conference invites per user per minute (each route counted on its own) (429 RATE_LIMITED past it; 0 = no limit)',
   }),
+  MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: Type.Integer({
+    default: 30,
+    minimum: 0,
+    maximum: 100000,
+    description: 'Chat creations (opening a direct chat included) and participant additions per user per minute (each route counted on its own) (429 RATE_LIMITED past it; 0 = no limit)',
+  }),
   MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: Type.Integer({
     default: 300,
     minimum: 0,
@@ -183,6 +189,12 @@ export const messengerRealtimeSettings = {
     minimum: 1,
     maximum: 24 * 90,
     description: 'Done realtime_outbox rows are deleted after this (RetentionDone)',
+  }),
+  MESSENGER_EVENTS_RETENTION_HOURS: Type.Integer({
+    default: 168,
+    minimum: 1,
+    maximum: 24 * 90,
+    description: 'The per-user event stream (GET /api/messenger/events) keeps events this long; an older cursor answers 410 MSG_EVENTS_CURSOR_EXPIRED',
   }),
   MESSENGER_REALTIME_RETENTION_CRON: Type.String({
     default: '23 * * * *',

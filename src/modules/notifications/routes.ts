@@ -54,6 +54,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
     {
       ...admin,
       schema: {
+        operationId: 'createNotification',
         tags,
         summary: 'Notify a user: the in-app copy is always stored and pushed; one row per external channel (Push: per device token)',
         body: CreateNotificationBody,
@@ -73,7 +74,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
 
   r.get(
     '/api/notifications',
-    { ...user, schema: { tags, summary: "The caller's in-app feed, newest first", querystring: FeedQuery, response: { 200: FeedReply, ...Errors } } },
+    { ...user, schema: { operationId: 'listNotifications', tags, summary: "The caller's in-app feed, newest first", querystring: FeedQuery, response: { 200: FeedReply, ...Errors } } },
     async (req) => {
       const rows = await readFeed(ctx.db, req.principal!.userId, req.query);
       return { items: rows.map(notificationView), nextBefore: rows.length === req.query.limit ? rows.at(-1)!.id : null };
@@ -82,7 +83,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
 
   r.get(
     '/api/notifications/:id',
-    { ...user, schema: { tags, summary: 'One of the caller’s notifications (re-read after a 409)', params: IdParams, response: { 200: NotificationView, ...Errors } } },
+    { ...user, schema: { operationId: 'getNotification', tags, summary: 'One of the caller’s notifications (re-read after a 409)', params: IdParams, response: { 200: NotificationView, ...Errors } } },
     async (req) => notificationView(await getOwnNotification(ctx.db, req.principal!.userId, req.params.id)),
   );
 
@@ -91,6 +92,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
     {
       ...user,
       schema: {
+        operationId: 'markNotificationRead',
         tags,
         summary: 'Mark read with the version last seen (or the Version of its notification_created / notification_status_changed frame); 409 NTF_VERSION_CONFLICT when it changed meanwhile (re-read and retry); pushes notification_status_changed',
         params: IdParams,
@@ -113,7 +115,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
 
   r.get(
     '/api/notifications/channels',
-    { ...admin, schema: { tags, summary: 'Every channel config', response: { 200: Type.Object({ channels: Type.Array(ChannelConfigReply) }), ...Errors } } },
+    { ...admin, schema: { operationId: 'listNotificationChannels', tags, summary: 'Every channel config', response: { 200: Type.Object({ channels: Type.Array(ChannelConfigReply) }), ...Errors } } },
     async () => ({ channels: [...(await loadChannelConfigs(ctx.db)).values()].map(configReply) }),
   );
 
@@ -122,6 +124,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
     {
       ...admin,
       schema: {
+        operationId: 'setNotificationChannel',
         tags,
         summary: 'Set a channel config (IsEnabled, ProviderKey, MaxAttempts, RetryBackoff Fixed/Exponential)',
         params: ChannelParams,
@@ -138,6 +141,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
       ...user,
       config: perUserLimit(ctx.config.NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE),
       schema: {
+        operationId: 'registerPushToken',
         tags,
         summary: `Register a device push token for the caller (409 ${API_ERRORS.pushTokenTaken} when another user holds it, ${API_ERRORS.pushTokenLimit} past the per-user cap)`,
         body: PushTokenBody,
@@ -157,7 +161,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
 
   r.delete(
     '/api/notifications/push-tokens',
-    { ...user, schema: { tags, summary: 'Remove one of the caller’s push tokens', body: PushTokenDeleteBody, response: { 204: Type.Null(), ...Errors } } },
+    { ...user, schema: { operationId: 'unregisterPushToken', tags, summary: 'Remove one of the caller’s push tokens', body: PushTokenDeleteBody, response: { 204: Type.Null(), ...Errors } } },
     async (req, reply) => {
       if (!(await unregisterPushToken(ctx.db, req.principal!.userId, req.body.token))) {
         throw new AppError(API_ERRORS.notFound, 'no such push token', 404);

@@ -27,7 +27,14 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-export function registerAuth(app: FastifyInstance, tokens: TokenVerifier, opts: { mediaCallbackSecret?: string } = {}): void {
+/** Asked after an admin token is verified; throws an AppError to refuse the admin (e.g. blocked in identity). */
+export type AdminCheck = (principal: Principal) => Promise<void>;
+
+export function registerAuth(
+  app: FastifyInstance,
+  tokens: TokenVerifier,
+  opts: { mediaCallbackSecret?: string; adminChecks?: readonly AdminCheck[] } = {},
+): void {
   const authenticate = async (req: FastifyRequest): Promise<Principal> => {
     const token = extractToken(req.headers);
     if (!token) throw new AppError('AUTH_REQUIRED', 'a bearer token is required', 401);
@@ -46,6 +53,7 @@ export function registerAuth(app: FastifyInstance, tokens: TokenVerifier, opts: 
   app.decorate('requireAdmin', async (req: FastifyRequest) => {
     const principal = await authenticate(req);
     if (!principal.admin) throw new AppError('AUTH_FORBIDDEN', 'an admin token is required', 403);
+    for (const check of opts.adminChecks ?? []) await check(principal);
   });
   const { mediaCallbackSecret } = opts;
   app.decorate('requireMediaCallback', async (req: FastifyRequest) => {

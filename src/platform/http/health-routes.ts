@@ -86,18 +86,18 @@ export function registerHealthRoutes(app: FastifyInstance, checks: HealthCheck[]
   readinessGauge(registry, readiness);
   app.get(
     '/health/live',
-    { schema: { tags: ['ops'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } }, logLevel: 'warn' },
+    { schema: { operationId: 'getLiveness', tags: ['ops'], summary: 'Liveness: the process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } }, logLevel: 'warn' },
     async () => ({ status: 'ok' as const }),
   );
 
-  app.get('/health/ready', { schema: { tags: ['ops'], response: { 200: Ready, 503: Ready } }, logLevel: 'warn' }, async (_req, reply) => {
+  app.get('/health/ready', { schema: { operationId: 'getReadiness', tags: ['ops'], summary: 'Readiness: each dependency ok / down / disabled; 503 while a required one is down', response: { 200: Ready, 503: Ready } }, logLevel: 'warn' }, async (_req, reply) => {
     const results = await readiness();
     const dependencies = Object.fromEntries(results.map((r) => [r.name, r.status]));
     const ready = results.every((r) => !r.required || r.status === 'ok');
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unready', dependencies });
   });
 
-  app.get('/metrics', { schema: { tags: ['ops'], hide: true }, logLevel: 'warn' }, async (_req, reply) => {
+  app.get('/metrics', { schema: { operationId: 'getMetrics', tags: ['ops'], hide: true }, logLevel: 'warn' }, async (_req, reply) => {
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });

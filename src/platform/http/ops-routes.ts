@@ -25,6 +25,7 @@ export function registerOpsRoutes(app: FastifyInstance, jobs: JobsOps): void {
     {
       preHandler: app.requireAdmin,
       schema: {
+        operationId: 'listJobs',
         tags: ['ops'],
         summary: 'Every job with its schedule, last run, last success, last outcome and counts',
         response: { 200: Type.Object({ jobs: Type.Array(Type.Unknown()) }), 401: ErrorBody, 403: ErrorBody },
@@ -38,6 +39,7 @@ export function registerOpsRoutes(app: FastifyInstance, jobs: JobsOps): void {
     {
       preHandler: app.requireAdmin,
       schema: {
+        operationId: 'runJob',
         tags: ['ops'],
         summary: 'Run a job once now (respects its single-runner lock: a busy lock gives outcome "skipped")',
         params: Type.Object({ name: Text({ minLength: 1, maxLength: 100 }) }),

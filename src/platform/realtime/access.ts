@@ -13,10 +13,15 @@ export class HubRefusal extends Error {
   override readonly name = 'HubRefusal';
 }
 
-/** Which of the connected users lost access, and the close reason they get. */
+/**
+ * Which of the connected users lost access, and the close reason they get. Negotiate and connect
+ * ask it too: a user it names is refused there with 403 `{ code, message: reason }`.
+ */
 export interface HubAccess {
   revoked(userIds: readonly string[]): Promise<Iterable<string>>;
   reason: string;
+  /** The stable code of that 403 (e.g. MSG_USER_INACTIVE); HUB_ACCESS_REVOKED when not given. */
+  code?: string;
 }
 
 export interface Admission {

@@ -50,7 +50,8 @@ export interface HubOptions {
 
 export type AuthResult =
   | { ok: true; principal: Principal }
-  | { ok: false; code: 'AUTH_REQUIRED' | AuthCode; message: string; statusCode: 401 | 503 };
+  | { ok: false; code: 'AUTH_REQUIRED' | AuthCode; message: string; statusCode: 401 | 503 }
+  | { ok: false; code: string; message: string; statusCode: 403 };
 
 export interface Hub {
   readonly replicaId: string;
@@ -75,6 +76,7 @@ export interface Hub {
 
   // ---- used by the transport (plugin.ts) ----
   readonly closing: boolean;
+  /** Verifies the token, then asks the access checks: a user one of them revoked gets its 403. */
   authenticate(token: string | undefined): Promise<AuthResult>;
   negotiate(principal: Principal, requestedVersion: number): NegotiateReply;
   /** The connection id for a WebSocket: from a negotiate token (`?id=`), or fresh when negotiation was skipped. */

@@ -1,4 +1,4 @@
-import { AuthError } from '../http/auth.ts';
+import { AuthError, type Principal } from '../http/auth.ts';
 import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
@@ -229,13 +229,21 @@ export function createHub(opts: HubOptions): Hub {
         metrics.authFailures.inc();
         return { ok: false, code: 'AUTH_REQUIRED', message: 'a bearer token is required', statusCode: 401 };
       }
+      let principal: Principal;
       try {
-        return { ok: true, principal: await tokens.verify(token) };
+        principal = await tokens.verify(token);
       } catch (err) {
         metrics.authFailures.inc();
         if (err instanceof AuthError) return { ok: false, code: err.code, message: err.message, statusCode: err.statusCode };
         throw err;
       }
+      for (const check of access?.checks ?? []) {
+        if ([...(await check.revoked([principal.userId]))].length > 0) {
+          metrics.refused.inc({ reason: 'forbidden' });
+          return { ok: false, code: check.code ?? 'HUB_ACCESS_REVOKED', message: check.reason, statusCode: 403 };
+        }
+      }
+      return { ok: true, principal };
     },
 
     negotiate(principal, requestedVersion) {

@@ -12,9 +12,10 @@ export interface GroupMembers {
 export type ResolveGroupMembers = (group: string) => Promise<GroupMembers | undefined>;
 
 interface Held {
+  group: string;
   event: string;
   payload: unknown;
-  version: number;
+  version: number | undefined;
 }
 
 export interface MembershipSyncDeps<C extends GroupMember> {
@@ -43,6 +44,11 @@ const MAX_TRIES = 3;
  * read's answer replaces the local membership: a removed user's sockets leave, an added user's
  * join. A read that fails drops the held sends (fail closed; clients refill from REST).
  *
+ * While any send is held, every later send on this replica queues behind it, whatever its group:
+ * frames reach each connection in the order they were sent, so a client that keeps the last
+ * event-stream Cursor it received never holds one that skips an earlier frame still on its way.
+ * The reads of the groups held together run at once, so the wait is one read, not one per group.
+ *
  * Chosen over re-resolving every connection after each backplane reconnect and periodically:
  * that leaves a window (until the re-resolve) in which a removed member still receives, and it
  * needs to know the leave was lost; a version on the send closes the window whatever was lost.
@@ -51,8 +57,8 @@ export function createMembershipSync<C extends GroupMember>(deps: MembershipSync
   const { index, metrics } = deps;
   /** The version each group's local membership reflects; only groups with local members are kept. */
   const known = new Map<string, number>();
-  /** Sends waiting for their group's read, in arrival order. */
-  const held = new Map<string, Held[]>();
+  /** Sends waiting behind a group's read, in arrival order (empty: nothing is held). */
+  const queue: Held[] = [];
 
   const versionOf = (group: string) => known.get(group) ?? Number.NEGATIVE_INFINITY;
 
@@ -81,44 +87,44 @@ export function createMembershipSync<C extends GroupMember>(deps: MembershipSync
     return false;
   }
 
-  async function drain(group: string, queue: Held[]): Promise<void> {
-    try {
-      while (queue.length > 0) {
-        let needed = Number.NEGATIVE_INFINITY;
-        for (const h of queue) needed = Math.max(needed, h.version);
-        if (versionOf(group) < needed && !(await readUntil(group, needed))) {
-          metrics.unverifiedSendsDropped.inc(queue.length);
-          deps.log.warn({ group, dropped: queue.length }, 'hub: group sends dropped, their membership could not be confirmed');
-          queue.length = 0;
-          break;
-        }
-        // Everything held so far is at or below the version now known; later arrivals wait for the next round.
-        for (const h of queue.splice(0, queue.length)) deps.deliver(group, h.event, h.payload);
+  const behind = (h: Held) => h.version !== undefined && versionOf(h.group) < h.version && index.inGroup(h.group) !== undefined;
+
+  /** Reads every held group's members (at once), then delivers the queue in order; later arrivals wait for the next round. */
+  async function drain(): Promise<void> {
+    while (queue.length > 0) {
+      const needed = new Map<string, number>();
+      for (const h of queue) if (behind(h)) needed.set(h.group, Math.max(needed.get(h.group) ?? Number.NEGATIVE_INFINITY, h.version!));
+      const read = await Promise.all([...needed].map(async ([group, version]) => [group, await readUntil(group, version)] as const));
+      const failed = new Set(read.filter(([, ok]) => !ok).map(([group]) => group));
+      let dropped = 0;
+      for (const h of queue.splice(0, queue.length)) {
+        if (failed.has(h.group)) dropped++;
+        else deps.deliver(h.group, h.event, h.payload);
       }
-    } finally {
-      held.delete(group);
+      if (dropped > 0) {
+        metrics.unverifiedSendsDropped.inc(dropped);
+        deps.log.warn({ groups: [...failed], dropped }, 'hub: group sends dropped, their membership could not be confirmed');
+      }
     }
   }
 
   return {
     /** Delivers to this replica's members of the group; with a version, only once the local membership is that recent. */
     deliver(group: string, event: string, payload: unknown, version: number | undefined): void {
-      if (version === undefined) return deps.deliver(group, event, payload);
-      const queue = held.get(group);
-      if (queue) {
-        queue.push({ event, payload, version });
+      const send: Held = { group, event, payload, version };
+      if (queue.length > 0) {
+        queue.push(send);
         return;
       }
-      if (!index.inGroup(group)) return; // no local member: nobody to check or to deliver to
-      if (versionOf(group) >= version) return deps.deliver(group, event, payload);
-      const fresh: Held[] = [{ event, payload, version }];
-      held.set(group, fresh);
-      void drain(group, fresh);
+      if (version !== undefined && index.inGroup(group) === undefined) return; // no local member: nobody to check or to deliver to
+      if (!behind(send)) return deps.deliver(group, event, payload);
+      queue.push(send);
+      void drain();
     },
 
     /** Forgets versions of groups that have no local member any more (memory follows the open sockets). */
     prune(): void {
-      for (const group of known.keys()) if (!index.inGroup(group) && !held.has(group)) known.delete(group);
+      for (const group of known.keys()) if (!index.inGroup(group) && !queue.some((h) => h.group === group)) known.delete(group);
     },
   };
 }

@@ -68,10 +68,13 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
       `${path}/negotiate`,
       {
         schema: {
+          operationId: 'negotiateHub',
           tags: ['realtime'],
+          // The token comes as a bearer header, or as ?access_token= from a browser (WebSockets cannot set headers).
+          security: [{ bearer: [] }],
           summary: 'SignalR negotiate: a connection token for the WebSocket (WebSockets transport only)',
           querystring: NegotiateQuery,
-          response: { 200: NegotiateReplySchema, 401: ErrorReply, 503: ErrorReply },
+          response: { 200: NegotiateReplySchema, 401: ErrorReply, 403: ErrorReply, 503: ErrorReply },
         },
       },
       async (req, reply) => {

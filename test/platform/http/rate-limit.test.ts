@@ -38,6 +38,7 @@ test('every route the limits name is limited per user (limit 1: the second call 
     MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE: '1',
     MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE: '1',
     MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: '1',
+    MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '1',
     NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE: '1',
   });
   const user = await token();
@@ -48,6 +49,8 @@ test('every route the limits name is limited per user (limit 1: the second call 
     ['POST', `/api/messenger/chats/${newId()}/conferences`, { media: 'Audio' }],
     ['POST', `/api/messenger/conferences/${newId()}/invite`, { userIds: [newId()] }],
     ['POST', `/api/messenger/chats/${newId()}/messages`, { kind: 'Text', body: 'hello' }],
+    ['POST', '/api/messenger/chats', { kind: 'Group', title: 'G', memberUserIds: [newId()] }],
+    ['POST', `/api/messenger/chats/${newId()}/participants`, { userIds: [newId()] }],
     ['POST', '/api/notifications/push-tokens', { token: `device-${newId()}`, platform: 'android' }],
   ];
   for (const [method, url, payload] of calls) {

@@ -96,13 +96,13 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
 
   r.post(
     '/api/identity/users',
-    { ...admin, schema: { tags, summary: 'Create a user (announced on pin.identity.users.v1)', body: CreateUserBody, response: { 201: UserReply, ...Errors } } },
+    { ...admin, schema: { operationId: 'createIdentityUser', tags, summary: 'Create a user (announced on pin.identity.users.v1)', body: CreateUserBody, response: { 201: UserReply, ...Errors } } },
     async (req, reply) => reply.status(201).send(userBody(await createUser(ctx, req.body, req.id))),
   );
 
   r.get(
     '/api/identity/users/:id',
-    { ...admin, schema: { tags, summary: 'A user', params: IdParams, response: { 200: UserReply, ...Errors } } },
+    { ...admin, schema: { operationId: 'getIdentityUser', tags, summary: 'A user', params: IdParams, response: { 200: UserReply, ...Errors } } },
     async (req) => userBody(await getUser(ctx, req.params.id)),
   );
 
@@ -110,20 +110,20 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
     '/api/identity/users/:id',
     {
       ...admin,
-      schema: { tags, summary: 'Change name, phone or status (bumps Version when anything changes)', params: IdParams, body: PatchUserBody, response: { 200: UserReply, ...Errors } },
+      schema: { operationId: 'updateIdentityUser', tags, summary: 'Change name, phone or status (bumps Version when anything changes)', params: IdParams, body: PatchUserBody, response: { 200: UserReply, ...Errors } },
     },
     async (req) => userBody(await patchUser(ctx, req.params.id, req.body, req.id)),
   );
 
   r.get(
     '/api/identity/users/:id/access',
-    { ...admin, schema: { tags, summary: "The user's current access snapshot (the event's ActiveAssignments)", params: IdParams, response: { 200: AccessReply, ...Errors } } },
+    { ...admin, schema: { operationId: 'getUserAccess', tags, summary: "The user's current access snapshot (the event's ActiveAssignments)", params: IdParams, response: { 200: AccessReply, ...Errors } } },
     async (req) => accessBody(await getUserAccess(ctx, req.params.id)),
   );
 
   r.post(
     '/api/identity/roles',
-    { ...admin, schema: { tags, summary: 'Create a role with its permissions', body: CreateRoleBody, response: { 201: RoleReply, ...Errors } } },
+    { ...admin, schema: { operationId: 'createRole', tags, summary: 'Create a role with its permissions', body: CreateRoleBody, response: { 201: RoleReply, ...Errors } } },
     async (req, reply) => {
       const role: RoleWithPermissions = await createRole(ctx, req.body);
       return reply.status(201).send(roleBody(role, role.permissions));
@@ -132,7 +132,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
 
   r.get(
     '/api/identity/roles/:id',
-    { ...admin, schema: { tags, summary: 'A role with its permissions', params: IdParams, response: { 200: RoleReply, ...Errors } } },
+    { ...admin, schema: { operationId: 'getRole', tags, summary: 'A role with its permissions', params: IdParams, response: { 200: RoleReply, ...Errors } } },
     async (req) => {
       const role = await getRole(ctx, req.params.id);
       return roleBody(role, role.permissions);
@@ -144,6 +144,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
     {
       ...admin,
       schema: {
+        operationId: 'setRolePermissions',
         tags,
         summary: "set-role-permissions: replace the set, bump the role's Version, announce its users inline or queue a fan-out task",
         params: IdParams,
@@ -161,7 +162,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
     '/api/identity/roles/:id/archive',
     {
       ...admin,
-      schema: { tags, summary: 'Archive a role; its active assignments are revoked and announced (INV-R5)', params: IdParams, response: { 200: ArchiveRoleReply, ...Errors } },
+      schema: { operationId: 'archiveRole', tags, summary: 'Archive a role; its active assignments are revoked and announced (INV-R5)', params: IdParams, response: { 200: ArchiveRoleReply, ...Errors } },
     },
     async (req) => {
       const { role, revokedUsers } = await archiveRole(ctx, req.params.id, req.id);
@@ -174,7 +175,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
     '/api/identity/role-assignments',
     {
       ...admin,
-      schema: { tags, summary: 'grant-role-assignment (announces the user at once)', body: GrantBody, response: { 201: AssignmentReply, ...Errors } },
+      schema: { operationId: 'assignRole', tags, summary: 'grant-role-assignment (announces the user at once)', body: GrantBody, response: { 201: AssignmentReply, ...Errors } },
     },
     async (req, reply) => {
       const { expiresAt, ...rest } = req.body;
@@ -185,7 +186,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
 
   r.get(
     '/api/identity/role-assignments/:id',
-    { ...admin, schema: { tags, summary: 'A role assignment', params: IdParams, response: { 200: AssignmentReply, ...Errors } } },
+    { ...admin, schema: { operationId: 'getRoleAssignment', tags, summary: 'A role assignment', params: IdParams, response: { 200: AssignmentReply, ...Errors } } },
     async (req) => assignmentBody(await getRoleAssignment(ctx, req.params.id)),
   );
 
@@ -193,7 +194,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
     '/api/identity/role-assignments/:id',
     {
       ...admin,
-      schema: { tags, summary: 'revoke-role-assignment (announces the user at once; repeating it changes nothing)', params: IdParams, response: { 200: AssignmentReply, ...Errors } },
+      schema: { operationId: 'revokeRoleAssignment', tags, summary: 'revoke-role-assignment (announces the user at once; repeating it changes nothing)', params: IdParams, response: { 200: AssignmentReply, ...Errors } },
     },
     async (req) => assignmentBody((await revokeRoleAssignment(ctx, req.params.id, req.id)).assignment),
   );
@@ -202,7 +203,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
     '/api/identity/access-fanout-tasks',
     {
       ...admin,
-      schema: { tags, summary: 'Runbook: fan-out tasks, newest first', querystring: ListTasksQuery, response: { 200: Type.Object({ tasks: Type.Array(TaskReply) }), ...Errors } },
+      schema: { operationId: 'listAccessFanoutTasks', tags, summary: 'Runbook: fan-out tasks, newest first', querystring: ListTasksQuery, response: { 200: Type.Object({ tasks: Type.Array(TaskReply) }), ...Errors } },
     },
     async (req) => ({ tasks: (await listTasks(ctx.db, req.query)).map(taskBody) }),
   );
@@ -211,7 +212,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
     '/api/identity/access-fanout-tasks/:id/replay',
     {
       ...admin,
-      schema: { tags, summary: 'Runbook "access fan-out replay": Failed → Pending, AttemptCount = 0; resumes from Cursor', params: IdParams, response: { 200: TaskReply, ...Errors } },
+      schema: { operationId: 'replayAccessFanoutTask', tags, summary: 'Runbook "access fan-out replay": Failed → Pending, AttemptCount = 0; resumes from Cursor', params: IdParams, response: { 200: TaskReply, ...Errors } },
     },
     async (req) => {
       const task = await ctx.db.transaction((tx) => replayFailedTask(tx, req.params.id, ctx.clock.now()));

@@ -25,6 +25,7 @@ export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext):
       preHandler: app.requireUser,
       config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE),
       schema: {
+        operationId: 'startCall',
         tags,
         summary: 'Call a user (Direct): rings them with call_invited and returns your MediaJoinModel; unanswered → call_missed after the ring timeout',
         body: InviteCallBody,
@@ -36,14 +37,14 @@ export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext):
 
   r.get(
     '/api/messenger/calls/:callId',
-    { preHandler: app.requireUser, schema: { tags, summary: 'A call of yours (its current state)', params: CallParams, response: { 200: CallView, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'getCall', tags, summary: 'A call of yours (its current state)', params: CallParams, response: { 200: CallView, ...errors } } },
     async (req) => getCall(ctx.db, req.params.callId, req.principal!.userId),
   );
 
   for (const action of Object.keys(CALL_TRANSITIONS) as CallAction[]) {
     r.post(
       `/api/messenger/calls/:callId/${action}`,
-      { preHandler: app.requireUser, schema: { tags, summary: SUMMARIES[action], params: CallParams, response: { 200: CallReply, ...errors } } },
+      { preHandler: app.requireUser, schema: { operationId: `${action}Call`, tags, summary: SUMMARIES[action], params: CallParams, response: { 200: CallReply, ...errors } } },
       async (req) => transitionCall(ctx, req.principal!, req.params.callId, action),
     );
   }

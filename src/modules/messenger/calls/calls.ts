@@ -10,7 +10,7 @@ import { CallErrors, ChatErrors } from '../errors.ts';
 import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
 import type { MediaKind, SessionStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
-import { requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
+import { activeUserTransaction, requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
 
 /**
  * 1:1 calls (call-session.md, UC-MSG-005; SessionKind Direct): Ringing → Active | Declined |
@@ -102,7 +102,7 @@ export async function inviteCall(ctx: MessengerContext, caller: Principal, input
   const now = ctx.clock.now();
   const id = newId();
   const ringExpiresAt = new Date(now.getTime() + ctx.settings.MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS * 1000);
-  const row = await ctx.db.transaction(async (tx) => {
+  const row = await activeUserTransaction(ctx.db, me, async (tx) => {
     const [c] = (await query<CallRow>(
       tx,
       sql`insert into messenger.media_sessions
@@ -140,7 +140,7 @@ export async function transitionCall(ctx: MessengerContext, caller: Principal, c
   const t: Transition = CALL_TRANSITIONS[action];
   const me = caller.userId;
   const now = ctx.clock.now();
-  const row = await ctx.db.transaction(async (tx) => {
+  const row = await activeUserTransaction(ctx.db, me, async (tx) => {
     const c = await lockCallOf(tx, callId, me);
     const role = c.initiatorUserId === me ? 'caller' : 'callee';
     if (t.by !== 'either' && t.by !== role) throw CallErrors.notParty(t.by);

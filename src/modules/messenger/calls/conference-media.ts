@@ -9,6 +9,7 @@ import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
 import type { RecordingStatus } from './kinds.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import { activeUserTransaction } from '../user-replica/replica-reads.ts';
 
 /**
  * Screen sharing (one sharer at a time) and recordings (call-recording.md: Recording → Stopped →
@@ -51,7 +52,7 @@ const screenShareBusy = () => new AppError('MSG_SCREEN_SHARE_BUSY', 'someone els
 
 export async function setScreenShare(ctx: MessengerContext, caller: Principal, conferenceId: string, sharing: boolean): Promise<ConferenceView> {
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'share the screen of');
     const entry = await requireJoined(tx, c.id, caller.userId);
@@ -69,7 +70,7 @@ export async function setScreenShare(ctx: MessengerContext, caller: Principal, c
 export async function startRecording(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<RecordingView> {
   const now = ctx.clock.now();
   const id = newId();
-  return ctx.db.transaction(async (tx) => {
+  return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'record');
     await requireJoined(tx, c.id, caller.userId);
@@ -87,7 +88,7 @@ export async function startRecording(ctx: MessengerContext, caller: Principal, c
 
 export async function stopRecording(ctx: MessengerContext, caller: Principal, conferenceId: string, recordingId: string): Promise<RecordingView> {
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
+  return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     await requireJoined(tx, c.id, caller.userId);
     const { rows: [r] } = await query<RecordingRow>(

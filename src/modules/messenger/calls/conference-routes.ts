@@ -27,9 +27,9 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
   const one = '/api/messenger/conferences/:conferenceId';
   // Starting a conference rings every participant, so it counts as an invite too.
   const invites = perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE);
-  const opts = (summary: string, response: object, extra: object = {}) => ({
+  const opts = (operationId: string, summary: string, response: object, extra: object = {}) => ({
     preHandler: app.requireUser,
-    schema: { tags, summary, params: ConferenceParams, response: { ...response, ...errors }, ...extra },
+    schema: { operationId, tags, summary, params: ConferenceParams, response: { ...response, ...errors }, ...extra },
   });
 
   r.post(
@@ -38,6 +38,7 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
       preHandler: app.requireUser,
       config: invites,
       schema: {
+        operationId: 'startConference',
         tags,
         summary: 'Start the chat’s conference: every participant gets conference_started with a personal MediaJoinModel; returns yours',
         params: ChatParams,
@@ -48,39 +49,39 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
     async (req, reply) => reply.code(201).send(await startConference(ctx, req.principal!, req.params.chatId, req.body.media)),
   );
 
-  r.get(one, opts('A conference of one of your chats, with its roster', { 200: ConferenceView }), async (req) =>
+  r.get(one, opts('getConference', 'A conference of one of your chats, with its roster', { 200: ConferenceView }), async (req) =>
     getConference(ctx.db, (req.params as { conferenceId: string }).conferenceId, req.principal!.userId),
   );
 
   r.post(
     `${one}/invite`,
-    { ...opts('Ring chat participants (conference_invited with a personal MediaJoinModel each)', { 200: ConferenceView, 429: ErrorBody }, { body: InviteConferenceBody }), config: invites },
+    { ...opts('inviteToConference', 'Ring chat participants (conference_invited with a personal MediaJoinModel each)', { 200: ConferenceView, 429: ErrorBody }, { body: InviteConferenceBody }), config: invites },
     async (req) => inviteToConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId, (req.body as { userIds: string[] }).userIds),
   );
 
-  r.post(`${one}/join`, opts('Join: returns your MediaJoinModel; pushes conference_participant_joined', { 200: ConferenceWithJoin }), async (req) =>
+  r.post(`${one}/join`, opts('joinConference', 'Join: returns your MediaJoinModel; pushes conference_participant_joined', { 200: ConferenceWithJoin }), async (req) =>
     joinConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId),
   );
-  r.post(`${one}/leave`, opts('Leave; pushes conference_participant_left', { 200: ConferenceView }), async (req) =>
+  r.post(`${one}/leave`, opts('leaveConference', 'Leave; pushes conference_participant_left', { 200: ConferenceView }), async (req) =>
     leaveConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId),
   );
-  r.post(`${one}/end`, opts('End (the starter, the chat owner or an admin); pushes conference_ended', { 200: ConferenceView }), async (req) =>
+  r.post(`${one}/end`, opts('endConference', 'End (the starter, the chat owner or an admin); pushes conference_ended', { 200: ConferenceView }), async (req) =>
     endConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId),
   );
   for (const [action, sharing] of [['start', true], ['stop', false]] as const) {
-    r.post(`${one}/screen-share/${action}`, opts(`Screen sharing ${action} (one sharer at a time); pushes screen_share_${action === 'start' ? 'started' : 'stopped'}`, { 200: ConferenceView }), async (req) =>
+    r.post(`${one}/screen-share/${action}`, opts(`${action}ScreenShare`, `Screen sharing ${action} (one sharer at a time); pushes screen_share_${action === 'start' ? 'started' : 'stopped'}`, { 200: ConferenceView }), async (req) =>
       setScreenShare(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId, sharing),
     );
   }
 
   r.post(
     `${one}/recordings`,
-    { preHandler: app.requireUser, schema: { tags, summary: 'Start recording; pushes recording_started', params: ConferenceParams, response: { 201: RecordingView, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'startRecording', tags, summary: 'Start recording; pushes recording_started', params: ConferenceParams, response: { 201: RecordingView, ...errors } } },
     async (req, reply) => reply.code(201).send(await startRecording(ctx, req.principal!, req.params.conferenceId)),
   );
   r.post(
     `${one}/recordings/:recordingId/stop`,
-    { preHandler: app.requireUser, schema: { tags, summary: 'Stop recording; pushes recording_stopped', params: RecordingParams, response: { 200: RecordingView, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'stopRecording', tags, summary: 'Stop recording; pushes recording_stopped', params: RecordingParams, response: { 200: RecordingView, ...errors } } },
     async (req) => stopRecording(ctx, req.principal!, req.params.conferenceId, req.params.recordingId),
   );
   r.post(
@@ -90,6 +91,7 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
       // a leaked media-server config must not open the admin API, nor an admin token this callback.
       preHandler: app.requireMediaCallback,
       schema: {
+        operationId: 'reportRecordingOutcome',
         tags: ['messenger-admin'],
         summary: 'The media side reports a recording’s outcome (bearer MESSENGER_MEDIA_CALLBACK_SECRET): recording_available or recording_failed to the chat',
         security: [{ mediaCallback: [] }],

@@ -7,7 +7,7 @@ import { chatForParticipant, participantsOf } from '../chats/chat-sql.ts';
 import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
-import { requireActiveCaller } from '../user-replica/replica-reads.ts';
+import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
 import type { MediaKind, RosterStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
@@ -131,7 +131,7 @@ export async function startConference(ctx: MessengerContext, caller: Principal, 
   const now = ctx.clock.now();
   const id = newId();
   const roomName = `conf-${id}`;
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, me, async (tx) => {
     if (!(await chatForParticipant(tx, chatId, me, { lock: true }))) throw CallErrors.notFound();
     const { rows: inserted } = await query<{ id: string }>(
       tx,
@@ -151,7 +151,7 @@ export async function startConference(ctx: MessengerContext, caller: Principal, 
 export async function inviteToConference(ctx: MessengerContext, caller: Principal, conferenceId: string, userIds: string[]): Promise<ConferenceView> {
   await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'invite to');
     await requireJoined(tx, c.id, caller.userId);
@@ -171,7 +171,7 @@ export async function inviteToConference(ctx: MessengerContext, caller: Principa
 export async function joinConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<{ conference: ConferenceView; join: JoinView }> {
   await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
-  const c = await ctx.db.transaction(async (tx) => {
+  const c = await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const conf = await conferenceFor(tx, conferenceId, caller.userId, true);
     if (conf.status !== 'Active') throw CallErrors.wrongState(conf.status, 'join');
     const already = (await rosterOf(tx, conf.id)).some((r) => r.userId === caller.userId && r.status === 'Joined');
@@ -187,7 +187,7 @@ export async function joinConference(ctx: MessengerContext, caller: Principal, c
 
 export async function leaveConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     const entry = await requireJoined(tx, c.id, caller.userId);
     await setRoster(tx, c.id, caller.userId, 'Left', now);
@@ -202,7 +202,7 @@ export async function leaveConference(ctx: MessengerContext, caller: Principal, 
 export async function endConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
   const now = ctx.clock.now();
   const at = now.toISOString();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     if (c.initiatorUserId !== caller.userId && c.chatRole !== 'Owner' && !caller.admin) throw CallErrors.notParty('starter or the chat owner');
     if (c.status !== 'Active') throw CallErrors.wrongState(c.status, 'end');

@@ -101,6 +101,37 @@ export async function participantsOf(q: Db, chatId: string, opts: { activeOnly?:
   return rows;
 }
 
+/** The Active participants of every chat given, in one statement: a page of chats reads them at once. */
+export async function activeParticipantsOfChats(q: Db, chatIds: readonly string[]): Promise<Map<string, ParticipantRow[]>> {
+  const byChat = new Map<string, ParticipantRow[]>(chatIds.map((id) => [id, []]));
+  if (chatIds.length === 0) return byChat;
+  const { rows } = await query<ParticipantRow & { chatId: string }>(
+    q,
+    sql`select chat_id as "chatId", id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt"
+          from messenger.chat_participants where chat_id = any(${sql.param(chatIds)}::uuid[]) and status = 'Active'
+         order by joined_at, user_id`,
+  );
+  for (const { chatId, ...p } of rows) byChat.get(chatId)?.push(p);
+  return byChat;
+}
+
+/**
+ * Users about to join a chat, as `me` may add them, in one statement: those the replica has as
+ * active, and among them those blocked with `me` either way round (blacklist.md).
+ */
+export async function joinCandidates(q: Db, me: string, userIds: readonly string[]): Promise<{ active: Set<string>; blocked: Set<string> }> {
+  if (userIds.length === 0) return { active: new Set(), blocked: new Set() };
+  const { rows } = await query<{ id: string; blocked: boolean }>(
+    q,
+    sql`select u.id, exists (
+              select 1 from messenger.blacklist_entries b
+               where b.status = 'Blocked' and ((b.owner_user_id = ${me} and b.blocked_user_id = u.id) or (b.owner_user_id = u.id and b.blocked_user_id = ${me}))
+            ) as blocked
+          from messenger.users u where u.id = any(${sql.param(userIds)}::uuid[]) and u.is_active`,
+  );
+  return { active: new Set(rows.map((r) => r.id)), blocked: new Set(rows.filter((r) => r.blocked).map((r) => r.id)) };
+}
+
 /** Adds the user, or makes a Removed participant Active again. Returns the participant id. */
 export async function upsertActiveParticipant(tx: Db, chatId: string, userId: string, role: ParticipantRole, now: Date): Promise<string> {
   const { rows } = await query<{ id: string }>(
@@ -136,14 +167,43 @@ export async function insertChatEvent(
   return id;
 }
 
-/** Marks the chat changed; `membership` for participant changes (sends then re-read their recipients). */
-export async function touchChat(tx: Db, chatId: string, now: Date, change: { title?: string; membership?: boolean } = {}): Promise<void> {
+/**
+ * Marks the chat changed. A membership change (`joined` or `left` users) bumps membership_version —
+ * sends then re-read their recipients — and opens or closes those users' membership spans at the
+ * new version, which is what the event stream judges who may read a chat event by.
+ */
+export async function touchChat(
+  tx: Db,
+  chatId: string,
+  now: Date,
+  change: { title?: string; joined?: readonly string[]; left?: readonly string[] } = {},
+): Promise<void> {
+  const joined = change.joined ?? [];
+  const left = change.left ?? [];
+  const membership = joined.length > 0 || left.length > 0;
   await query(
     tx,
-    sql`update messenger.chats set updated_at = ${now.toISOString()}
-          ${change.title === undefined ? sql`` : sql`, title = ${change.title}`}
-          ${change.membership ? sql`, membership_version = membership_version + 1` : sql``}
-         where id = ${chatId}`,
+    sql`with bumped as (
+          update messenger.chats set updated_at = ${now.toISOString()}
+            ${change.title === undefined ? sql`` : sql`, title = ${change.title}`}
+            ${membership ? sql`, membership_version = membership_version + 1` : sql``}
+           where id = ${chatId} returning membership_version as v),
+        opened as (
+          insert into messenger.chat_membership_spans (chat_id, user_id, from_version)
+          select ${chatId}, u, b.v from bumped b cross join unnest(${sql.param(joined)}::uuid[]) u
+          on conflict do nothing)
+        update messenger.chat_membership_spans s set to_version = (select v from bumped)
+         where s.chat_id = ${chatId} and s.user_id = any(${sql.param(left)}::uuid[]) and s.to_version is null`,
+  );
+}
+
+/** A new chat's members: their spans open at the chat's first membership version. */
+export async function openMembershipSpans(tx: Db, chatId: string, userIds: readonly string[]): Promise<void> {
+  await query(
+    tx,
+    sql`insert into messenger.chat_membership_spans (chat_id, user_id, from_version)
+        select c.id, u, c.membership_version from messenger.chats c cross join unnest(${sql.param(userIds)}::uuid[]) u where c.id = ${chatId}
+        on conflict do nothing`,
   );
 }
 

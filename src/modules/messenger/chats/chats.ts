@@ -2,12 +2,15 @@ import { messageOf } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import { newId } from '../../../platform/time.ts';
 import {
+  activeParticipantsOfChats,
   chatByDirectKey,
   chatForParticipant,
   chatsOfUser,
   insertChat,
   insertChatEvent,
+  joinCandidates,
   markParticipantRemoved,
+  openMembershipSpans,
   participantsOf,
   touchChat,
   upsertActiveParticipant,
@@ -15,12 +18,11 @@ import {
   type ParticipantRow,
 } from './chat-sql.ts';
 import type { Db } from '../../../platform/db/index.ts';
-import { blockedEitherWay } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
-import { ChatErrors } from '../errors.ts';
+import { ChatErrors, MessengerErrors } from '../errors.ts';
 import { chatGroup, type ChatKind } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
-import { requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
+import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 
 /**
  * Chats and their participants (participant.md, chat-event.md): every change writes its chat event
@@ -54,9 +56,23 @@ export async function getChat(q: Db, chatId: string, userId: string): Promise<Ch
   return chatView(chat, await participantsOf(q, chatId, { activeOnly: true }));
 }
 
+/** One statement for the page's chats and one for all their participants, however long the page. */
 export async function listMyChats(q: Db, userId: string, limit: number): Promise<ChatView[]> {
   const chats = await chatsOfUser(q, userId, limit);
-  return Promise.all(chats.map(async (c) => chatView(c, await participantsOf(q, c.id, { activeOnly: true }))));
+  const participants = await activeParticipantsOfChats(q, chats.map((c) => c.id));
+  return chats.map((c) => chatView(c, participants.get(c.id) ?? []));
+}
+
+/**
+ * The users `me` puts into a chat, looked up in one statement: each must be active in the replica
+ * (MSG_CONTACT_USER_NOT_FOUND otherwise), and none may be blocked with `me` either way round
+ * (MSG_USER_BLOCKED) — a blocked user cannot be pulled into a group by the one they blocked or who
+ * blocked them. A third member may still add both of a blocked pair.
+ */
+async function requireJoinable(q: Db, me: string, userIds: string[]): Promise<void> {
+  const { active, blocked } = await joinCandidates(q, me, userIds);
+  if (userIds.some((u) => !active.has(u))) throw MessengerErrors.contactUserNotFound();
+  if (blocked.size > 0) throw ChatErrors.blocked();
 }
 
 /** Best effort: the dispatcher repeats the change when it delivers the chat's ChatUpdated. */
@@ -91,19 +107,19 @@ export async function createChat(ctx: MessengerContext, caller: Principal, input
   if (input.kind === 'Group' && !input.title?.trim()) throw ChatErrors.invalidChat('a group chat needs a title');
   const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
   if (others.length + 1 > max) throw ChatErrors.chatFull(max);
-  for (const u of others) await requireAddressableUser(ctx.db, u);
+  await requireJoinable(ctx.db, me, others);
   const directKey = input.kind === 'Direct' ? [me, others[0]!].sort().join(':') : null;
   if (directKey) {
-    if (await blockedEitherWay(ctx.db, me, others[0]!)) throw ChatErrors.blocked();
     const existing = await chatByDirectKey(ctx.db, directKey);
     if (existing) return { chat: await getChat(ctx.db, existing.id, me), created: false };
   }
   const now = ctx.clock.now();
   const chatId = newId();
-  const created = await ctx.db.transaction(async (tx) => {
+  const created = await activeUserTransaction(ctx.db, me, async (tx) => {
     if (!(await insertChat(tx, { id: chatId, kind: input.kind, title: input.title?.trim() ?? null, directKey, createdByUserId: me, now }))) return false;
     await upsertActiveParticipant(tx, chatId, me, input.kind === 'Group' ? 'Owner' : 'Member', now);
     for (const u of others) await upsertActiveParticipant(tx, chatId, u, 'Member', now);
+    await openMembershipSpans(tx, chatId, [me, ...others]);
     const eventId = await insertChatEvent(tx, { chatId, kind: 'Created', actorUserId: me, subjectUserId: null, now });
     await enqueueRealtime(tx, [chatUpdated(chatId, eventId)], now);
     return true;
@@ -123,7 +139,7 @@ export async function renameChat(ctx: MessengerContext, caller: Principal, chatI
   const clean = title.trim();
   if (!clean) throw ChatErrors.invalidChat('a group chat needs a title');
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
     if (!chat) throw ChatErrors.chatNotFound();
     requireManager(chat, caller);
@@ -138,14 +154,15 @@ export async function renameChat(ctx: MessengerContext, caller: Principal, chatI
 export async function addParticipants(ctx: MessengerContext, caller: Principal, chatId: string, userIds: string[]): Promise<ChatView> {
   await requireActiveCaller(ctx.db, caller.userId);
   const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))];
-  for (const u of wanted) await requireAddressableUser(ctx.db, u);
   const now = ctx.clock.now();
-  const added = await ctx.db.transaction(async (tx) => {
+  const added = await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
     if (!chat) throw ChatErrors.chatNotFound();
     requireManager(chat, caller);
     const active = new Set((await participantsOf(tx, chatId, { activeOnly: true })).map((p) => p.userId));
     const fresh = wanted.filter((u) => !active.has(u));
+    // Only once the caller is known to manage the chat: a stranger cannot make it look anyone up.
+    await requireJoinable(tx, caller.userId, fresh);
     const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
     if (active.size + fresh.length > max) throw ChatErrors.chatFull(max);
     const rows: NewRealtimeRow[] = [];
@@ -154,7 +171,7 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
       rows.push(chatUpdated(chatId, await insertChatEvent(tx, { chatId, kind: 'ParticipantAdded', actorUserId: caller.userId, subjectUserId: u, now })));
     }
     if (fresh.length > 0) {
-      await touchChat(tx, chatId, now, { membership: true });
+      await touchChat(tx, chatId, now, { joined: fresh });
       await enqueueRealtime(tx, rows, now);
     }
     return fresh;
@@ -171,7 +188,7 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
 export async function removeParticipant(ctx: MessengerContext, caller: Principal, chatId: string, userId: string): Promise<void> {
   const subject = userId.toLowerCase();
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
     if (!chat) throw ChatErrors.chatNotFound();
     if (chat.kind === 'Direct') throw ChatErrors.directChatFixed();
@@ -180,7 +197,7 @@ export async function removeParticipant(ctx: MessengerContext, caller: Principal
     if (!target) throw ChatErrors.participantNotFound();
     if (target.role === 'Owner') throw ChatErrors.ownerCannotLeave();
     await markParticipantRemoved(tx, chatId, subject, now);
-    await touchChat(tx, chatId, now, { membership: true });
+    await touchChat(tx, chatId, now, { left: [subject] });
     const eventId = await insertChatEvent(tx, { chatId, kind: 'ParticipantRemoved', actorUserId: caller.userId, subjectUserId: subject, now });
     await enqueueRealtime(tx, [chatUpdated(chatId, eventId), { kind: 'ChatUpdated', targetKind: 'User', targetUserId: subject, chatId, refId: eventId }], now);
   });

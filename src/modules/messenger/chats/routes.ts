@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody } from '../../../platform/http/index.ts';
+import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
 import { addParticipants, createChat, getChat, listMyChats, removeParticipant, renameChat } from './chats.ts';
 import {
   AddParticipantsBody,
@@ -16,20 +16,25 @@ import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-chats'];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+const limited = { 429: ErrorBody };
 
 export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const base = '/api/messenger/chats';
+  // Each opens hub groups and pushes to every member: bounded per user, each route on its own.
+  const changes = perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE);
 
   r.post(
     base,
     {
       preHandler: app.requireUser,
+      config: changes,
       schema: {
+        operationId: 'createChat',
         tags,
         summary: 'Create a group chat, or open the direct chat with a user (200 with the existing one)',
         body: CreateChatBody,
-        response: { 200: ChatView, 201: ChatView, ...errors },
+        response: { 200: ChatView, 201: ChatView, ...errors, ...limited },
       },
     },
     async (req, reply) => {
@@ -40,13 +45,13 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
 
   r.get(
     base,
-    { preHandler: app.requireUser, schema: { tags, summary: 'My chats, most recently active first', querystring: ChatListQuery, response: { 200: ChatList, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'listChats', tags, summary: 'My chats, most recently active first', querystring: ChatListQuery, response: { 200: ChatList, ...errors } } },
     async (req) => ({ items: await listMyChats(ctx.db, req.principal!.userId, req.query.limit ?? 50) }),
   );
 
   r.get(
     `${base}/:chatId`,
-    { preHandler: app.requireUser, schema: { tags, summary: 'A chat I take part in', params: ChatParams, response: { 200: ChatView, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'getChat', tags, summary: 'A chat I take part in', params: ChatParams, response: { 200: ChatView, ...errors } } },
     async (req) => getChat(ctx.db, req.params.chatId, req.principal!.userId),
   );
 
@@ -54,7 +59,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
     `${base}/:chatId`,
     {
       preHandler: app.requireUser,
-      schema: { tags, summary: 'Rename a group chat (owner or admin); pushes ChatUpdated', params: ChatParams, body: RenameChatBody, response: { 200: ChatView, ...errors } },
+      schema: { operationId: 'renameChat', tags, summary: 'Rename a group chat (owner or admin); pushes ChatUpdated', params: ChatParams, body: RenameChatBody, response: { 200: ChatView, ...errors } },
     },
     async (req) => renameChat(ctx, req.principal!, req.params.chatId, req.body.title),
   );
@@ -63,12 +68,14 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
     `${base}/:chatId/participants`,
     {
       preHandler: app.requireUser,
+      config: changes,
       schema: {
+        operationId: 'addParticipants',
         tags,
         summary: "Add participants to a group chat (owner or admin); their open connections join the chat's group at once",
         params: ChatParams,
         body: AddParticipantsBody,
-        response: { 200: ChatView, ...errors },
+        response: { 200: ChatView, ...errors, ...limited },
       },
     },
     async (req) => addParticipants(ctx, req.principal!, req.params.chatId, req.body.userIds),
@@ -79,6 +86,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
     {
       preHandler: app.requireUser,
       schema: {
+        operationId: 'removeParticipant',
         tags,
         summary: "Remove a participant (owner or admin) or leave (yourself); its connections leave the chat's group at once",
         params: ParticipantParams,

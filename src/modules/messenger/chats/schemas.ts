@@ -54,6 +54,14 @@ export const SendMessageBody = Type.Object(
     body: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
     fileMeta: Type.Optional(FileMetaSchema),
     cardText: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
+    clientMessageId: Type.Optional(
+      Text({
+        pattern: Uuid.pattern,
+        maxLength: 36,
+        description:
+          'A UUID the client picks once per message and sends again on every retry of it: a repeat answers the stored message (200) and writes nothing; the same id with other content → 409 MSG_CLIENT_MESSAGE_ID_REUSED',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -74,6 +82,7 @@ export const MessageView = Type.Object({
   sentAt: Timestamp,
   editedAt: Nullable(Timestamp),
   deleted: Type.Boolean(),
+  clientMessageId: Nullable(Uuid),
 });
 export const ListMessagesQuery = Type.Object(
   {

@@ -32,6 +32,7 @@ export function registerContactSearchRoutes(app: FastifyInstance, search: Contac
       preHandler: app.requireUser,
       config: perUserLimit(searchesPerMinute),
       schema: {
+        operationId: 'searchContacts',
         tags,
         summary: 'Find an active user by phone (global contact search); the last name is masked until the contact is Accepted',
         querystring: ContactSearchQuery,

@@ -5,6 +5,7 @@ import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { ContactErrors } from '../errors.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import { activeUserTransaction } from '../user-replica/replica-reads.ts';
 
 /**
  * Blacklist (blacklist.md, UC-MSG-004): a blocked user cannot message you in a direct chat or call
@@ -35,7 +36,7 @@ export async function setBlocked(ctx: MessengerContext, ownerUserId: string, blo
   if (target === ownerUserId) throw ContactErrors.blockSelf();
   const status = blocked ? 'Blocked' : 'Unblocked';
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
+  return activeUserTransaction(ctx.db, ownerUserId, async (tx) => {
     const { rows: [previous] } = await query<{ status: string }>(
       tx,
       sql`select status from messenger.blacklist_entries where owner_user_id = ${ownerUserId} and blocked_user_id = ${target} for update`,

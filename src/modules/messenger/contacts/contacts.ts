@@ -10,7 +10,7 @@ import { ChatErrors, ContactErrors, MessengerErrors } from '../errors.ts';
 import type { ContactStatus } from './kinds.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import { toE164 } from '../user-replica/rules.ts';
-import { requireActiveCaller } from '../user-replica/replica-reads.ts';
+import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 
 /**
  * Contacts (contact.md): a request by phone (the addressee resolved in the user replica), accept,
@@ -64,7 +64,7 @@ export async function requestContact(ctx: MessengerContext, me: string, phoneInp
   if (other === me) throw ContactErrors.self();
   if (await blockedEitherWay(ctx.db, me, other)) throw ChatErrors.blocked();
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
+  return activeUserTransaction(ctx.db, me, async (tx) => {
     // A removed pair is requested again on the same row; a live one is a conflict.
     const { rows: [row] } = await query<ContactRow>(
       tx,
@@ -94,7 +94,7 @@ async function lockContactOf(tx: Db, me: string, contactId: string): Promise<Con
 
 export async function acceptContact(ctx: MessengerContext, me: string, contactId: string): Promise<ContactView> {
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
+  return activeUserTransaction(ctx.db, me, async (tx) => {
     const c = await lockContactOf(tx, me, contactId);
     if (c.addresseeUserId !== me) throw ContactErrors.notAddressee();
     if (c.status !== 'Pending') throw ContactErrors.notPending();
@@ -111,7 +111,7 @@ export async function acceptContact(ctx: MessengerContext, me: string, contactId
 /** Removes a contact, declines an incoming request or withdraws an outgoing one. */
 export async function removeContact(ctx: MessengerContext, me: string, contactId: string): Promise<void> {
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, me, async (tx) => {
     const c = await lockContactOf(tx, me, contactId);
     await query(
       tx,

@@ -34,7 +34,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
 
   r.get(
     '/api/messenger/contacts',
-    { preHandler: app.requireUser, schema: { tags, summary: 'My contacts and pending requests (both directions)', response: { 200: Type.Object({ items: Type.Array(ContactView) }), ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'listContacts', tags, summary: 'My contacts and pending requests (both directions)', response: { 200: Type.Object({ items: Type.Array(ContactView) }), ...errors } } },
     async (req) => ({ items: await listContacts(ctx.db, req.principal!.userId) }),
   );
 
@@ -43,7 +43,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
     {
       preHandler: app.requireUser,
       config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE),
-      schema: { tags, summary: 'Ask the user with this phone to become a contact (pushes contact_request_received)', body: ContactRequestBody, response: { 201: ContactView, 429: ErrorBody, 503: ErrorBody, ...errors } },
+      schema: { operationId: 'requestContact', tags, summary: 'Ask the user with this phone to become a contact (pushes contact_request_received)', body: ContactRequestBody, response: { 201: ContactView, 429: ErrorBody, 503: ErrorBody, ...errors } },
     },
     async (req, reply) => reply.code(201).send(await requestContact(ctx, req.principal!.userId, req.body.phone)),
   );
@@ -52,7 +52,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
     '/api/messenger/contacts/:contactId/accept',
     {
       preHandler: app.requireUser,
-      schema: { tags, summary: 'Accept an incoming request (pushes contact_request_accepted to the requester)', params: Type.Object({ contactId: Uuid }), response: { 200: ContactView, ...errors } },
+      schema: { operationId: 'acceptContact', tags, summary: 'Accept an incoming request (pushes contact_request_accepted to the requester)', params: Type.Object({ contactId: Uuid }), response: { 200: ContactView, ...errors } },
     },
     async (req) => acceptContact(ctx, req.principal!.userId, req.params.contactId),
   );
@@ -61,7 +61,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
     '/api/messenger/contacts/:contactId',
     {
       preHandler: app.requireUser,
-      schema: { tags, summary: 'Remove a contact, decline or withdraw a request (pushes contact_removed to the other party)', params: Type.Object({ contactId: Uuid }), response: { 204: { type: 'null' }, ...errors } },
+      schema: { operationId: 'removeContact', tags, summary: 'Remove a contact, decline or withdraw a request (pushes contact_removed to the other party)', params: Type.Object({ contactId: Uuid }), response: { 204: { type: 'null' }, ...errors } },
     },
     async (req, reply) => {
       await removeContact(ctx, req.principal!.userId, req.params.contactId);
@@ -71,7 +71,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
 
   r.get(
     '/api/messenger/blacklist',
-    { preHandler: app.requireUser, schema: { tags, summary: 'Users I blocked', response: { 200: Type.Object({ items: Type.Array(BlacklistEntry) }), ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'listBlocked', tags, summary: 'Users I blocked', response: { 200: Type.Object({ items: Type.Array(BlacklistEntry) }), ...errors } } },
     async (req) => ({ items: await listBlocked(ctx.db, req.principal!.userId) }),
   );
 
@@ -81,6 +81,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
       url: '/api/messenger/blacklist/:userId',
       preHandler: app.requireUser,
       schema: {
+        operationId: blocked ? 'blockUser' : 'unblockUser',
         tags,
         summary: blocked
           ? 'Block a user: they cannot message you in a direct chat or call you (UC-MSG-004); pushes blacklist_changed to your devices'

@@ -18,13 +18,16 @@ export interface MessageRow {
   sentAt: Date | string;
   editedAt: Date | string | null;
   deletedAt: Date | string | null;
+  /** The id the sender's client picked once for this message (idempotent sends), or null. */
+  clientMessageId: string | null;
 }
 
 /** What clients see: the row with `deleted` instead of the deletion time. */
 export type MessageView = Omit<MessageRow, 'sentAt' | 'editedAt' | 'deletedAt'> & { sentAt: string; editedAt: string | null; deleted: boolean };
 
 export const MESSAGE_COLUMNS = sql.raw(`id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
-  file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt"`);
+  file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt",
+  client_message_id as "clientMessageId"`);
 
 export const messageView = (m: MessageRow): MessageView => ({
   id: m.id,
@@ -38,4 +41,5 @@ export const messageView = (m: MessageRow): MessageView => ({
   sentAt: isoOf(m.sentAt)!,
   editedAt: isoOf(m.editedAt),
   deleted: m.deletedAt !== null,
+  clientMessageId: m.clientMessageId,
 });

@@ -5,7 +5,7 @@ import { chatForParticipant } from '../chats/chat-sql.ts';
 import { contentProblem, isEditable, withinEditWindow } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
-import { requireActiveCaller } from '../user-replica/replica-reads.ts';
+import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
 
@@ -41,7 +41,7 @@ export async function editMessage(
   await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
   const window = ctx.settings.MESSENGER_REALTIME_EDIT_WINDOW_SECONDS;
-  return ctx.db.transaction(async (tx) => {
+  return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const m = await lockMessage(tx, chatId, messageId, caller, false);
     if (m.deletedAt !== null) throw ChatErrors.messageDeleted();
     if (!isEditable(m.kind)) throw ChatErrors.notEditable();
@@ -61,7 +61,7 @@ export async function editMessage(
 /** The sender (or an admin) deletes: the content is erased, the Seq stays as a tombstone. Deleting twice is a no-op. */
 export async function deleteMessage(ctx: MessengerContext, caller: Principal, chatId: string, messageId: string): Promise<void> {
   const now = ctx.clock.now();
-  await ctx.db.transaction(async (tx) => {
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const m = await lockMessage(tx, chatId, messageId, caller, true);
     if (m.deletedAt !== null) return;
     await query(
@@ -91,7 +91,7 @@ export async function listMessages(
 /** Read receipt: LastReadSeq only moves forward, up to the chat's LastSeq; a change is pushed as ReadReceiptUpdated. */
 export async function markRead(ctx: MessengerContext, caller: Principal, chatId: string, seq: number): Promise<{ lastReadSeq: number }> {
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
+  return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await requireChat(tx, chatId, caller.userId);
     const target = Math.min(seq, chat.lastSeq);
     const { rows: [moved] } = await query<{ id: string; lastReadSeq: number }>(

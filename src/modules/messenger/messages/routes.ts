@@ -19,14 +19,19 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
       preHandler: app.requireUser,
       config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE),
       schema: {
+        operationId: 'sendMessage',
         tags,
-        summary: 'Send a message (text body, file meta or card); gets the next Seq of the chat and is pushed as message_received',
+        summary:
+          'Send a message (text body, file meta or card); gets the next Seq of the chat and is pushed as message_received. With clientMessageId a retry is safe: a repeat answers the stored message with 200 and writes nothing',
         params: ChatParams,
         body: SendMessageBody,
-        response: { 201: MessageView, 429: ErrorBody, 503: ErrorBody, ...errors },
+        response: { 200: MessageView, 201: MessageView, 429: ErrorBody, 503: ErrorBody, ...errors },
       },
     },
-    async (req, reply) => reply.code(201).send(await sendMessage(ctx, req.principal!, req.params.chatId, req.body)),
+    async (req, reply) => {
+      const { message, created } = await sendMessage(ctx, req.principal!, req.params.chatId, req.body);
+      return reply.code(created ? 201 : 200).send(message);
+    },
   );
 
   r.get(
@@ -34,6 +39,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     {
       preHandler: app.requireUser,
       schema: {
+        operationId: 'listMessages',
         tags,
         summary: 'list-messages: the source of truth clients refill from (Seq > afterSeq, ascending, deleted ones as tombstones)',
         params: ChatParams,
@@ -49,6 +55,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     {
       preHandler: app.requireUser,
       schema: {
+        operationId: 'editMessage',
         tags,
         summary: 'Edit your text or card message within the edit window (UC-MSG-003; later → MSG_MESSAGE_EDIT_WINDOW_EXPIRED)',
         params: MessageParams,
@@ -63,7 +70,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     `${base}/:messageId`,
     {
       preHandler: app.requireUser,
-      schema: { tags, summary: 'Delete your message (its Seq stays as a tombstone)', params: MessageParams, response: { 204: { type: 'null' }, ...errors } },
+      schema: { operationId: 'deleteMessage', tags, summary: 'Delete your message (its Seq stays as a tombstone)', params: MessageParams, response: { 204: { type: 'null' }, ...errors } },
     },
     async (req, reply) => {
       await deleteMessage(ctx, req.principal!, req.params.chatId, req.params.messageId);
@@ -75,7 +82,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     '/api/messenger/chats/:chatId/read',
     {
       preHandler: app.requireUser,
-      schema: { tags, summary: 'Read receipt: my LastReadSeq moves forward to seq (pushed as read_receipt_updated)', params: ChatParams, body: ReadBody, response: { 200: ReadReply, ...errors } },
+      schema: { operationId: 'markChatRead', tags, summary: 'Read receipt: my LastReadSeq moves forward to seq (pushed as read_receipt_updated)', params: ChatParams, body: ReadBody, response: { 200: ReadReply, ...errors } },
     },
     async (req) => markRead(ctx, req.principal!, req.params.chatId, req.body.seq),
   );

@@ -23,9 +23,13 @@ export const messages = messengerSchema.table(
     sentAt: ts('sent_at').notNull(),
     editedAt: ts('edited_at'),
     deletedAt: ts('deleted_at'),
+    /** The id the sender's client picked for this message once: a repeated send with it answers this row. */
+    clientMessageId: uuid('client_message_id'),
   },
   (t) => [
     uniqueIndex('ux_messages_chat_seq').on(t.chatId, t.seq),
+    // Unique per sender: the key of an idempotent send (a concurrent repeat fails on it and is answered the stored row).
+    uniqueIndex('ux_messages_sender_client_message_id').on(t.senderUserId, t.clientMessageId).where(sql`${t.clientMessageId} is not null`),
     check('ck_messages_kind', oneOf(t.kind, MESSAGE_CONTENT_KINDS)),
     check('ck_messages_seq', sql`${t.seq} >= 1`),
   ],

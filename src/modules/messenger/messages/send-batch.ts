@@ -3,7 +3,7 @@ import { query, type Db } from '../../../platform/db/index.ts';
 import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { messagePostedOutboxInsert } from './message-posted.ts';
-import type { MessageRow } from './message-rows.ts';
+import { MESSAGE_COLUMNS, type MessageRow } from './message-rows.ts';
 import type { MessageContent } from './rules.ts';
 import { REALTIME_OUTBOX_CHANNEL } from '../realtime-dispatch/outbox-sql.ts';
 import type { BatchQueue } from './send-queue.ts';
@@ -13,7 +13,8 @@ import type { BatchQueue } from './send-queue.ts';
  * (send.ts) does for one message, row by row for many. Under load the per-statement cost
  * (protocol, executor start, commit and its WAL flush) dominates a send, so concurrent sends share it.
  *
- * Each message is judged on its own, exactly as a single send judges it: the sender must be an
+ * Each message is judged on its own, exactly as a single send judges it: a send whose sender already
+ * stored a message with its clientMessageId writes nothing and gets that row back (`existing`); the sender must be an
  * Active participant (else `member` is false) and active in the user replica (`senderInactive`), a
  * Direct chat with a block either way (`blocked`) or an inactive other participant
  * (`recipientInactive`) refuses it, and the recipients are read from the statement's snapshot, taken before the chat
@@ -32,6 +33,8 @@ export interface BatchSend {
   senderUserId: string;
   chatId: string;
   content: MessageContent;
+  /** The id the client picked once for this message: a send that finds it stored writes nothing. */
+  clientMessageId?: string | null;
   /** The sending request's W3C traceparent (null or absent: tracing off), stored on its MessagePosted outbox row. */
   traceparent?: string | null;
 }
@@ -44,6 +47,10 @@ export interface BatchSendOutcome {
   /** A Direct chat whose other participant is not active in the replica. */
   recipientInactive: boolean;
   message: MessageRow | null;
+  /** The message this sender already sent with the same clientMessageId (then nothing was written). */
+  existing: MessageRow | null;
+  /** Whether `existing` has this send's chat and content (else the id was reused for another message). */
+  sameContent: boolean;
 }
 
 /** The process's queue of sends (send.ts builds it; the routes' context carries it). */
@@ -65,14 +72,21 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
            (${col((s) => s.content.cardText ?? null, 'text')})[o] as card_text,
            (${col(() => newId(), 'uuid')})[o] as push_id, (${col(() => newId(), 'uuid')})[o] as event_id, o as ord,
            (${col((s) => s.traceparent ?? null, 'varchar')})[o] as traceparent,
+           (${col((s) => s.clientMessageId ?? null, 'uuid')})[o] as client_message_id,
            -- The event's SentAt as text (ISO-8601 UTC), read by the event's FROM clause below.
            ${now.toISOString()}::text as sent_at
       from generate_subscripts(${id}, 1) as o),
   judged as (
     select i.*, s.membership_version, coalesce(s.member, false) as member, coalesce(s.blocked, false) as blocked,
            not coalesce((select u.is_active from messenger.users u where u.id = i.sender_id), false) as sender_inactive,
-           coalesce(s.recipient_inactive, false) as recipient_inactive
+           coalesce(s.recipient_inactive, false) as recipient_inactive, x.existing, x.same
       from input i
+      left join lateral (
+        select to_jsonb(e) - 'same' as existing, e.same from (
+          select ${MESSAGE_COLUMNS},
+                 chat_id = i.chat_id and kind = i.kind and body is not distinct from i.body
+                   and file_meta is not distinct from i.file_meta::jsonb and card_text is not distinct from i.card_text as same
+            from messenger.messages m where m.sender_user_id = i.sender_id and m.client_message_id = i.client_message_id) e) x on true
       left join lateral (
         select c.membership_version,
                exists (select 1 from messenger.chat_participants p
@@ -87,7 +101,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
                     and not exists (select 1 from messenger.users u where u.id = r.user_id and u.is_active)) as recipient_inactive
           from messenger.chats c where c.id = i.chat_id) s on true),
   checked as (
-    select j.*, j.member and not j.blocked and not j.sender_inactive and not j.recipient_inactive as allowed from judged j),
+    select j.*, j.existing is null and j.member and not j.blocked and not j.sender_inactive and not j.recipient_inactive as allowed from judged j),
   wanted as (
     select chat_id, count(*)::bigint as n, min(membership_version) as v from checked where allowed group by chat_id),
   locked as (
@@ -98,13 +112,14 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
      where c.id = w.chat_id and c.id = any(array(select id from locked)) and c.membership_version = w.v
     returning c.id, c.last_seq - w.n as base),
   msg as (
-    insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at)
+    insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id)
     select k.id, k.chat_id, b.base + row_number() over (partition by k.chat_id order by k.ord), k.sender_id, k.kind, k.body,
-           k.file_meta::jsonb, k.card_text, ${at}
+           k.file_meta::jsonb, k.card_text, ${at}, k.client_message_id
       from checked k join bumped b on b.id = k.chat_id
      where k.allowed
     returning id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
-      file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt"),
+      file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt",
+      client_message_id as "clientMessageId"),
   recipients as (
     select b.id as chat_id, r.users from bumped b
       cross join lateral (select array_agg(p.user_id order by p.user_id) as users
@@ -121,7 +136,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
   woke as (
     select pg_notify('${sql.raw(REALTIME_OUTBOX_CHANNEL)}', ''), pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))
   select k.member, k.blocked, k.sender_inactive as "senderInactive", k.recipient_inactive as "recipientInactive",
-         row_to_json(m) as message, (select count(*) from woke) as woke
+         row_to_json(m) as message, k.existing, coalesce(k.same, true) as "sameContent", (select count(*) from woke) as woke
     from checked k left join msg m on m.id = k.id
    order by k.ord`;
 }

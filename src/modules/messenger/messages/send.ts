@@ -1,7 +1,7 @@
 import type { MessengerSettings } from '../settings.ts';
 import { sql } from 'drizzle-orm';
 import { query } from '../../../platform/db/index.ts';
-import { messageOf, rootCause } from '../../../platform/errors/index.ts';
+import { isPgError, messageOf, rootCause } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import type { ModuleDeps } from '../../../platform/module.ts';
 import { currentTraceparent } from '../../../platform/observability/index.ts';
@@ -78,12 +78,37 @@ export function createSendQueue(
   });
 }
 
-export async function sendMessage(ctx: MessengerContext, caller: Principal, chatId: string, content: MessageContent): Promise<MessageView> {
+/** The unique index that makes a send with a clientMessageId idempotent (unique per sender). */
+const CLIENT_MESSAGE_ID_INDEX = 'ux_messages_sender_client_message_id';
+
+/**
+ * Sends a message; `created` is false when the sender already sent one with this clientMessageId
+ * (a retried request): then the stored message is answered and nothing is written. A concurrent
+ * repeat that passed the lookup fails on the unique index (its whole statement rolls back, so no
+ * Seq is spent) and is tried again, which finds the stored row.
+ */
+export async function sendMessage(
+  ctx: MessengerContext,
+  caller: Principal,
+  chatId: string,
+  content: MessageContent & { clientMessageId?: string },
+): Promise<{ message: MessageView; created: boolean }> {
   const problem = contentProblem(content, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
   if (problem) throw ChatErrors.invalidMessage(problem);
+  const { clientMessageId, ...body } = content;
   for (let attempt = 1; ; attempt++) {
-    const out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content, traceparent: currentTraceparent() });
-    if (out.message) return messageView(out.message);
+    let out: SendOutcome;
+    try {
+      out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content: body, clientMessageId, traceparent: currentTraceparent() });
+    } catch (err) {
+      if (attempt < MAX_TRIES && isPgError(err, '23505', CLIENT_MESSAGE_ID_INDEX)) continue;
+      throw err;
+    }
+    if (out.existing) {
+      if (!out.sameContent) throw ChatErrors.clientMessageIdReused();
+      return { message: messageView(out.existing), created: false };
+    }
+    if (out.message) return { message: messageView(out.message), created: true };
     if (!out.member) throw ChatErrors.chatNotFound();
     if (out.senderInactive) throw ChatErrors.callerInactive();
     if (out.blocked) throw ChatErrors.blocked();
@@ -95,10 +120,17 @@ export async function sendMessage(ctx: MessengerContext, caller: Principal, chat
 
 async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, send: BatchSend): Promise<SendOutcome> {
   const { senderUserId: me, chatId, content, traceparent } = send;
+  const clientMessageId = send.clientMessageId ?? null;
+  const fileMeta = content.fileMeta ? JSON.stringify(content.fileMeta) : null;
   const now = ctx.clock.now();
   const at = now.toISOString();
   const id = newId();
-  const statement = sql`with snapshot as (
+  const statement = sql`with existing as (
+          select ${MESSAGE_COLUMNS},
+                 chat_id = ${chatId} and kind = ${content.kind} and body is not distinct from ${content.body ?? null}::text
+                   and file_meta is not distinct from ${fileMeta}::jsonb and card_text is not distinct from ${content.cardText ?? null}::text as same
+            from messenger.messages where sender_user_id = ${me} and client_message_id = ${clientMessageId}::uuid),
+        snapshot as (
           select c.membership_version, c.kind,
                  exists (select 1 from messenger.chat_participants p where p.chat_id = c.id and p.user_id = ${me} and p.status = 'Active') as member
             from messenger.chats c where c.id = ${chatId}),
@@ -118,11 +150,12 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, send: BatchSend): 
            where c.id = ${chatId} and (select member from snapshot) and not (select v from blocked)
              and not (select sender or recipient from inactive)
              and c.membership_version = (select membership_version from snapshot)
+             and not exists (select 1 from existing)
           returning c.last_seq),
         msg as (
-          insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at)
+          insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id)
           select ${id}, ${chatId}, l.last_seq, ${me}, ${content.kind}, ${content.body ?? null},
-                 ${content.fileMeta ? JSON.stringify(content.fileMeta) : null}::jsonb, ${content.cardText ?? null}, ${at}
+                 ${fileMeta}::jsonb, ${content.cardText ?? null}, ${at}, ${clientMessageId}::uuid
             from locked l
           returning ${MESSAGE_COLUMNS}),
         pushed as (
@@ -135,6 +168,7 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, send: BatchSend): 
         select coalesce((select member from snapshot), false) as member, coalesce((select v from blocked), false) as blocked,
                (select sender from inactive) as "senderInactive", coalesce((select recipient from inactive), false) as "recipientInactive",
                (select row_to_json(msg) from msg) as message,
+               (select to_jsonb(e) - 'same' from existing e) as existing, coalesce((select same from existing), true) as "sameContent",
                case when exists (select 1 from msg) then pg_notify(${REALTIME_OUTBOX_CHANNEL}, '') end as woke_dispatcher,
                case when exists (select 1 from msg) then pg_notify(${OUTBOX_CHANNEL}, '') end as woke_publisher`;
   // A named (prepared) statement: its text never changes, so each connection plans it once instead

@@ -11,7 +11,8 @@ import type { RealtimeMetrics } from './metrics.ts';
 import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from './outbox-sql.ts';
 import { buildDelivery, type RealtimeRefs } from './payloads.ts';
 import { loadRefs } from './refs.ts';
-import { lastErrorText, outcomeOf, pushOrder, type PushResult, type RowOutcome } from './rules.ts';
+import { cursorOf } from '../events/cursor.ts';
+import { lastErrorText, outcomeOf, type PushResult, type RowOutcome } from './rules.ts';
 
 /**
  * The RealtimeDispatchJob's steps (seed 000 steps 3–5) as the kernel's batch worker calls them:
@@ -44,6 +45,8 @@ export interface DispatchRow extends ClaimedRow {
   /** The claim quarantined it: it had already used MaxAttempts. Not pushed, not recorded again. */
   exhausted: boolean;
   refs: RealtimeRefs;
+  /** Its event-stream position as the frame's Cursor (absent for kinds that push no frame). */
+  cursor?: string;
 }
 
 /** What the push of a row came to; null for a row the claim quarantined (nothing to push). */
@@ -75,12 +78,14 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
     const claimed = await claimDue(deps.db, { now: run.now(), limit, maxAttempts, delaysMs, jitter: deps.backoff.jitter, exclude });
     if (claimed.length === 0) return [];
     run.log.info({ rows: claimed.length }, 'realtime batch claimed');
-    const live = pushOrder(claimed.filter((r) => !r.exhausted));
+    // In push order: the claim gave each row its event-stream position in that order, so a frame's
+    // Cursor is readable from GET /api/messenger/events before the client gets the frame.
+    const live = claimed.filter((r) => !r.exhausted);
     const refs = await loadRefs(deps.db, live);
     const exhausted = claimed.filter((r) => r.exhausted);
     for (const row of exhausted) alert(row, 'attempts_exhausted', run);
     // Quarantined rows first: a stop between rows then only ever releases rows that were to be pushed.
-    return [...exhausted, ...live].map((r) => Object.assign(r, { refs }));
+    return [...exhausted, ...live].map((r) => Object.assign(r, { refs }, r.position == null ? {} : { cursor: cursorOf(r.position) }));
   }
 
   /** Step 5, one row outside any transaction: build its payload and push it (membership changes first), within the push timeout. */
@@ -90,6 +95,7 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
       const built = buildDelivery(row, row.refs);
       if (!built.ok) return { kind: 'missing', code: built.code };
       const { membership, sends, disconnect } = built.delivery;
+      const cursor = row.cursor;
       // Sends to the row's chat group carry its membership version (record-level access at delivery).
       const chat = row.targetKind === 'ChatGroup' && row.chatId ? chatGroup(row.chatId) : undefined;
       const versioned = row.membershipVersion == null ? undefined : { membershipVersion: row.membershipVersion };
@@ -101,7 +107,8 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
             else await deps.hub.removeUserFromGroup(m.userId, m.group);
           }
           for (const s of sends) {
-            const payload = s.joinFor ? { ...s.payload, Join: await deps.mintJoin(s.joinFor) } : s.payload;
+            const streamed = cursor === undefined ? s.payload : { ...s.payload, Cursor: cursor };
+            const payload = s.joinFor ? { ...streamed, Join: await deps.mintJoin(s.joinFor) } : streamed;
             await deps.hub.send(s.group, s.event, payload, s.group === chat ? versioned : undefined);
           }
         })(),

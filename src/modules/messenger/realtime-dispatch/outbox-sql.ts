@@ -67,6 +67,8 @@ export interface ClaimedRow extends OutboxRowRef {
    * members as of that version, whatever join or leave messages it missed.
    */
   membershipVersion?: number | null;
+  /** Its event-stream position, in push order (null for a row the claim quarantined). */
+  position?: number | null;
 }
 
 const CLAIMED = sql.raw(`o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chatId", o.target_user_id as "targetUserId",
@@ -97,7 +99,8 @@ export interface ClaimParams {
 }
 
 const MESSAGE_OF_ROW = sql.raw(`m.id as "mId", m.chat_id as "mChatId", m.seq::float8 as "mSeq", m.sender_user_id as "mSenderUserId", m.kind as "mKind",
-  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt"`);
+  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt",
+  m.client_message_id as "mClientMessageId"`);
 
 /** A claimed row and, flattened beside it, the message it points at (all null when none). */
 interface ClaimResultRow extends ClaimedRow {
@@ -113,15 +116,16 @@ interface ClaimResultRow extends ClaimedRow {
   mSentAt: Date;
   mEditedAt: Date | null;
   mDeletedAt: Date | null;
+  mClientMessageId: string | null;
 }
 
 function claimedOf(r: ClaimResultRow): ClaimedRow & { exhausted: boolean } {
-  const { mId, mChatId, mSeq, mSenderUserId, mKind, mBody, mFileMeta, mCardText, mSentAt, mEditedAt, mDeletedAt, ...row } = r;
+  const { mId, mChatId, mSeq, mSenderUserId, mKind, mBody, mFileMeta, mCardText, mSentAt, mEditedAt, mDeletedAt, mClientMessageId, ...row } = r;
   if (row.messageId === null) return row;
   const message: MessageRef | null =
     mId === null
       ? null
-      : { id: mId, chatId: mChatId, seq: mSeq, senderUserId: mSenderUserId, kind: mKind, body: mBody, fileMeta: mFileMeta, cardText: mCardText, sentAt: mSentAt, editedAt: mEditedAt, deletedAt: mDeletedAt };
+      : { id: mId, chatId: mChatId, seq: mSeq, senderUserId: mSenderUserId, kind: mKind, body: mBody, fileMeta: mFileMeta, cardText: mCardText, sentAt: mSentAt, editedAt: mEditedAt, deletedAt: mDeletedAt, clientMessageId: mClientMessageId };
   return { ...row, message };
 }
 
@@ -130,8 +134,15 @@ function claimedOf(r: ClaimResultRow): ClaimedRow & { exhausted: boolean } {
  * locked with SKIP LOCKED (a parallel runner's rows are skipped, not waited for); Attempts + 1 and
  * NextAttemptAt = now + backoff (pre-increment: a crash before the outcome retries after the
  * backoff); RowVersion + 1. A row that already used MaxAttempts is quarantined instead
- * (`exhausted`). Returned in id order, each message row with its message as the statement read it
- * (one round trip less before the push; the payload is still built outside any transaction).
+ * (`exhausted`). Each message row comes with its message as the statement read it (one round trip
+ * less before the push; the payload is still built outside any transaction).
+ *
+ * The same statement gives every row to push its event-stream position (messenger.realtime_events),
+ * in push order: id (commit) order, except that each chat's MessageReceived rows take their slots in
+ * Seq order — a send's row id is drawn before its statement waits for the chat lock, so two
+ * concurrent sends can get ids in the opposite order of their Seqs, and pushing them by Seq spares
+ * the client a gap refill. A row pushed before (a retry) moves to a new position. The rows come back
+ * in that order: quarantined ones first, then by position.
  */
 export async function claimDue(db: Db, p: ClaimParams): Promise<(ClaimedRow & { exhausted: boolean })[]> {
   const now = sql`${p.now}::timestamptz`;
@@ -152,14 +163,38 @@ export async function claimDue(db: Db, p: ClaimParams): Promise<(ClaimedRow & { 
                 else ${now} + make_interval(secs => round((${sql.param(p.delaysMs)}::float8[])[o.attempts + 1] * (1 + ${p.jitter} * random())) / 1000.0) end,
               row_version = o.row_version + 1, updated_at = ${now}
          from due where o.id = due.id
-       returning ${CLAIMED}, o.status = 'Quarantined' as exhausted)
-     select c.*, ${MESSAGE_OF_ROW}, ch.membership_version as "membershipVersion"
+       returning ${CLAIMED}, o.status = 'Quarantined' as exhausted),
+     live as (
+       select c.*, ch.membership_version, row_number() over (order by c.id) as slot,
+              c.kind = 'MessageReceived' and c."chatId" is not null and c.seq is not null as by_seq
+         from claimed c left join messenger.chats ch on ch.id = c."chatId" and c."targetKind" = 'ChatGroup'
+        where not c.exhausted),
+     slotted as (
+       -- A chat's new messages: the k-th by Seq takes the slot of the k-th by id.
+       select l.*, case when l.by_seq
+                        then (array_agg(l.slot) over (partition by l."chatId", l.by_seq order by l.id
+                                                      rows between unbounded preceding and unbounded following))
+                             [row_number() over (partition by l."chatId", l.by_seq order by l.seq)]
+                        else l.slot end as push_slot
+         from live l),
+     streamed as (
+       insert into messenger.realtime_events as e
+         (position, outbox_id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, membership_version, created_at, recorded_at)
+       select nextval('messenger.realtime_event_position'), s.id, s.kind, s."targetKind", s."chatId", s."targetUserId", s."messageId", s."refId",
+              s."sessionKind", s.seq, s.membership_version, s."createdAt", ${now}
+         from (select * from slotted order by push_slot) s
+       on conflict (outbox_id) do update
+         set position = excluded.position, membership_version = excluded.membership_version, recorded_at = excluded.recorded_at
+       returning e.outbox_id, e.position)
+     select c.*, ${MESSAGE_OF_ROW}, ch.membership_version as "membershipVersion", s.position::float8 as position
        from claimed c cross join (${ASYNC_COMMIT}) a left join messenger.messages m on m.id = c."messageId"
-       left join messenger.chats ch on ch.id = c."chatId" and c."targetKind" = 'ChatGroup'`,
+       left join messenger.chats ch on ch.id = c."chatId" and c."targetKind" = 'ChatGroup'
+       left join streamed s on s.outbox_id = c.id`,
     // Named: each connection plans it once (the dispatcher runs it many times a second under load).
     { name: 'messenger_realtime_claim' },
   );
-  return rows.map(claimedOf).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const byId = (a: ClaimedRow, b: ClaimedRow) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return rows.map(claimedOf).sort((a, b) => (a.position ?? -1) - (b.position ?? -1) || byId(a, b));
 }
 
 export interface OutcomeUpdate {

@@ -77,6 +77,7 @@ export function messageProjection(m: MessageRef): Payload {
     SentAt: m.sentAt.toISOString(),
     EditedAt: iso(m.editedAt),
     Deleted: m.deletedAt !== null,
+    ClientMessageId: m.clientMessageId,
     ...content,
   };
 }

@@ -15,6 +15,8 @@ export interface MessageRef {
   sentAt: Date;
   editedAt: Date | null;
   deletedAt: Date | null;
+  /** The sender's own id for the message (idempotent sends), so the sender's other devices match their optimistic copy. */
+  clientMessageId: string | null;
 }
 export interface ParticipantRef {
   id: string;

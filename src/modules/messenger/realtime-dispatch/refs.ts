@@ -48,7 +48,7 @@ export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?
     byId(
       db,
       (ids) => sql`select id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body, file_meta as "fileMeta",
-              card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt"
+              card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt", client_message_id as "clientMessageId"
          from messenger.messages where id = any(${ids})`,
       messageIds,
       refs.messages,

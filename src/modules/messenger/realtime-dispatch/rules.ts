@@ -50,26 +50,3 @@ export function lastErrorText(err: unknown): string {
   const head = typeof code === 'string' || typeof code === 'number' ? `${err.name}[${code}]` : err.name;
   return `${head}: ${err.message}`.slice(0, LAST_ERROR_MAX);
 }
-
-/**
- * The order a claimed batch is pushed in: id (commit) order, except that each chat's
- * MessageReceived rows take their slots in Seq order. A send's row id is drawn before its statement
- * waits for the chat lock, so two concurrent sends can get ids in the opposite order of their Seqs;
- * pushing them by Seq spares the client a gap refill.
- */
-export function pushOrder<T extends { kind: string; chatId: string | null; seq: number | null }>(rows: readonly T[]): T[] {
-  const out = [...rows];
-  const slots = new Map<string, number[]>();
-  out.forEach((r, i) => {
-    if (r.kind !== 'MessageReceived' || r.chatId === null || r.seq === null) return;
-    const list = slots.get(r.chatId);
-    if (list) list.push(i);
-    else slots.set(r.chatId, [i]);
-  });
-  for (const indices of slots.values()) {
-    if (indices.length < 2) continue;
-    const sorted = indices.map((i) => rows[i]!).sort((a, b) => a.seq! - b.seq!);
-    indices.forEach((slot, k) => (out[slot] = sorted[k]!));
-  }
-  return out;
-}

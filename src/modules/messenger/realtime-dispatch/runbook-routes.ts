@@ -42,7 +42,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: Messenge
     `${base}/quarantined`,
     {
       preHandler: app.requireAdmin,
-      schema: { tags, summary: 'Quarantined realtime_outbox rows (id order, keyset paging) with their LastError', querystring: ListQuery, response: { 200: QuarantinedList, ...errors } },
+      schema: { operationId: 'listQuarantinedRealtimeRows', tags, summary: 'Quarantined realtime_outbox rows (id order, keyset paging) with their LastError', querystring: ListQuery, response: { 200: QuarantinedList, ...errors } },
     },
     async (req) => {
       const limit = req.query.limit ?? 100;
@@ -56,6 +56,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: Messenge
     {
       preHandler: app.requireAdmin,
       schema: {
+        operationId: 'requeueRealtimeRow',
         tags,
         summary: 'Re-enqueue one Quarantined row: Pending, Attempts = 0, due now',
         params: Type.Object({ id: Uuid }),
@@ -74,7 +75,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: Messenge
     `${base}/requeue-quarantined`,
     {
       preHandler: app.requireAdmin,
-      schema: { tags, summary: 'Re-enqueue every Quarantined row (after the cause is fixed)', response: { 200: Requeued, ...errors } },
+      schema: { operationId: 'requeueQuarantinedRealtimeRows', tags, summary: 'Re-enqueue every Quarantined row (after the cause is fixed)', response: { 200: Requeued, ...errors } },
     },
     async () => {
       const requeued = await requeueQuarantined(ctx.db, null, ctx.clock.now());

@@ -48,6 +48,34 @@ export async function inactiveAmong(db: Db, userIds: readonly string[]): Promise
 }
 
 /**
+ * Every authenticated messenger route, reads too: a user whose replica row exists and is inactive
+ * (Blocked, Archived, an unknown status) is refused with MSG_USER_INACTIVE. A user the replica has
+ * not seen yet passes (seed 002's consistency window); the writes that need an addressable caller
+ * refuse it on their own (requireActiveCaller).
+ */
+export async function refuseInactiveUser(db: Db, userId: string): Promise<void> {
+  if ((await replicaActivity(db, userId)) === false) throw ChatErrors.callerInactive();
+}
+
+/**
+ * The same refusal inside a write's transaction, so a deactivation racing the write cannot slip
+ * through: FOR SHARE conflicts with the replica consumer's UPDATE of the row, so either the
+ * deactivation waits for this write's commit, or this read waits for the deactivation and sees it.
+ */
+export async function lockActiveUser(tx: Db, userId: string): Promise<void> {
+  const { rows } = await query<{ isActive: boolean }>(tx, sql`select is_active as "isActive" from messenger.users where id = ${userId} for share`);
+  if (rows[0]?.isActive === false) throw ChatErrors.callerInactive();
+}
+
+/** A write transaction of `userId`'s request: its first statement is lockActiveUser. */
+export function activeUserTransaction<T>(db: Db, userId: string, write: (tx: Db) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await lockActiveUser(tx, userId);
+    return write(tx);
+  });
+}
+
+/**
  * The caller of a write (send, new chat, contact request, call): fail closed — a Blocked,
  * Archived or unknown-status user (IsActive false) and a user the replica has not seen are refused.
  */

@@ -44,6 +44,7 @@ export function registerUserReplicaRoutes(app: FastifyInstance, db: Db): void {
     {
       preHandler: app.requireAdmin,
       schema: {
+        operationId: 'listUserPhoneConflicts',
         tags,
         summary: 'Phone conflicts of the user replica for support review (MSG_USER_PHONE_CONFLICT, INV-MU-2), Open by default',
         querystring: ConflictsQuery,

@@ -84,6 +84,7 @@ export function registerTerminalFailureRoutes(app: FastifyInstance, ctx: Notific
     {
       ...admin,
       schema: {
+        operationId: 'reprocessTerminalFailure',
         tags,
         summary: 'Runbook terminal-failures: one terminal Failed notification back to the retry worker in a new DeliveryCycle (Attempts 0, due now)',
         params: IdParams,
@@ -111,6 +112,7 @@ export function registerTerminalFailureRoutes(app: FastifyInstance, ctx: Notific
       ...admin,
       preValidation: refuseUnknownFields,
       schema: {
+        operationId: 'reprocessTerminalFailures',
         tags,
         summary: `Runbook terminal-failures: terminal Failed notifications of a channel / error code / failure time range (failedFrom ≤ t < failedBefore), oldest first, at most limit (≤ ${MAX_PER_CALL}) per call, each in a new DeliveryCycle; call again while reprocessed = limit`,
         body: ReprocessBody,

@@ -69,7 +69,9 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
           marks.set(req, replayMarkOf(header(req, SIGNATURE_HEADER)!, Number(header(req, TIMESTAMP_HEADER)), ctx.config.NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS));
         },
         schema: {
+          operationId: 'receiveProviderWebhook',
           tags: ['notifications'],
+          security: [{ providerSignature: [] }],
           summary: 'Delivery receipt from a provider (HMAC-signed): delivered confirms, failed reopens Sent → Failed in a new DeliveryCycle',
           params: WebhookParams,
           body: WebhookBody,

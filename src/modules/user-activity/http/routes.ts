@@ -80,7 +80,9 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     {
       config: tracking,
       schema: {
+        operationId: 'startSession',
         tags,
+        security: [{}, { deviceSecret: [] }],
         summary:
           "Start the caller's session (201, with a fresh device secret), or resume it (200) when X-Device-Secret proves the device's Active session",
         description:
@@ -111,7 +113,9 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     {
       config: tracking,
       schema: {
+        operationId: 'heartbeatSession',
         tags,
+        security: [{ deviceSecret: [] }],
         summary: 'Session activity (X-Device-Secret); a session that is no longer Active is restarted for the same device (restarted: true)',
         headers: DeviceSecretHeaders,
         params: IdParams,
@@ -129,9 +133,10 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     {
       preHandler: app.requireUser,
       schema: {
+        operationId: 'linkSession',
         tags,
         summary: "Link the Active session (X-Device-Secret) to the caller's user; another user's session is switched",
-        security: [{ bearer: [] }],
+        security: [{ bearer: [], deviceSecret: [] }],
         headers: DeviceSecretHeaders,
         params: IdParams,
         response: { 200: LinkReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody },
@@ -148,7 +153,9 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     {
       config: viewOpens,
       schema: {
+        operationId: 'startPropertyObjectView',
         tags,
+        security: [{ deviceSecret: [] }],
         summary: 'Open a property-object view in an Active session (X-Device-Secret of that session)',
         description:
           `A session holds at most ${MAX_VIEWS_PER_SESSION} views (409 USER_ACTIVITY_SESSION_VIEW_LIMIT_REACHED: start a new session); ` +
@@ -178,7 +185,9 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     {
       config: tracking,
       schema: {
+        operationId: 'heartbeatPropertyObjectView',
         tags,
+        security: [{ deviceSecret: [] }],
         summary: 'View activity (also activity of its session; X-Device-Secret of that session); accepted: false when the view is Inactive',
         headers: DeviceSecretHeaders,
         params: IdParams,
@@ -192,6 +201,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
     '/api/user-activity/property-objects/:id/stats',
     {
       schema: {
+        operationId: 'getPropertyObjectStats',
         tags,
         summary: 'Ended views of a property object and their total duration',
         params: IdParams,

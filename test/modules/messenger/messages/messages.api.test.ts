@@ -139,7 +139,7 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
     assert.equal((await m.call<Err>(users[0]!.token, 'PATCH', `${base}/messages/${msg.id}`, { body: 'x' })).body.code, 'MSG_MESSAGE_DELETED');
     await m.dispatch();
     await waitFor('message_deleted', () => ofEvent(client, 'message_deleted').length === 1);
-    assert.deepEqual(Object.keys(ofEvent(client, 'message_deleted')[0]!).sort(), ['ChatId', 'DeletedAt', 'MessageId', 'Seq']);
+    assert.deepEqual(Object.keys(ofEvent(client, 'message_deleted')[0]!).sort(), ['ChatId', 'Cursor', 'DeletedAt', 'MessageId', 'Seq']);
     // The MessageReceived of the deleted message, delivered late, carries no body either.
     const received = ofEvent(client, 'message_received').find((p) => p.MessageId === msg.id);
     assert.equal(received?.Deleted, true);

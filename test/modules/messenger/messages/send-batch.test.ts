@@ -240,7 +240,7 @@ describe('message sends written together (one statement) vs one by one', () => {
       await admin.query(`update messenger.chat_participants set status = 'Removed' where chat_id = $1 and user_id = $2`, [CHAT.G, U.f]);
       // sendMessage is what sends again when the statement reports a membership change.
       const ctx = { settings: loadConfig({}), sends: queue } as unknown as MessengerContext;
-      const send = (userId: string, chatId: string, body: string) => sendMessage(ctx, { userId, admin: false }, chatId, { kind: 'Text', body });
+      const send = (userId: string, chatId: string, body: string) => sendMessage(ctx, { userId, admin: false }, chatId, { kind: 'Text', body }).then((r) => r.message);
       const sending = Promise.all([send(U.a, CHAT.G, 'g1'), send(U.e, CHAT.E, 'e1'), send(U.b, CHAT.G, 'g2')]);
       await waitFor('the batch to wait for G (its snapshot predates the removal)', async () => {
         const { rows } = await database.pool.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`);

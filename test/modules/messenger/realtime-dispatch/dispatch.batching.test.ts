@@ -9,6 +9,7 @@ import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/m
 import { realtimeDispatchJob } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
 import { createRealtimeMetrics } from '../../../../src/modules/messenger/realtime-dispatch/metrics.ts';
 import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
+import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { MEDIA_SECRET, TURN_SECRET, T0, dispatchEnv, insertChat, insertMessage, insertOutbox, outboxRow, seedSettings, uid, type DispatchEnv } from '../support/dispatch.ts';
 
@@ -99,6 +100,27 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     assert.equal((pushed[0] as { SentAt: string }).SentAt, T0.toISOString());
   });
 
+  test('push order (the claim hands out stream positions in it): id order, except each chat’s new messages go out in Seq order', async () => {
+    const env = await dispatchEnv();
+    const [alice, bob] = [uid(), uid()];
+    const a = await insertChat(env.pool, [alice, bob], { lastSeq: 6 });
+    const b = await insertChat(env.pool, [alice, bob], { lastSeq: 2 });
+    const tags = new Map<string, string>();
+    const row = async (tag: string, kind: RealtimeDispatchKind, chatId: string, seq: number | null) =>
+      tags.set(await insertOutbox(env.pool, { kind, chatId, seq, ...(kind === 'ChatUpdated' ? { refId: newId() } : {}) }), tag);
+    await row('a6', 'MessageReceived', a, 6);
+    await row('upd', 'ChatUpdated', a, null);
+    await row('b2', 'MessageReceived', b, 2);
+    await row('a5', 'MessageReceived', a, 5);
+    await row('edit', 'MessageEdited', a, 1);
+    await row('b1', 'MessageReceived', b, 1);
+    const rows = await claimDue(env.db, { now: env.clock.now(), limit: 10, maxAttempts: 8, delaysMs: [1000], jitter: 0 });
+    assert.deepEqual(rows.map((r) => tags.get(r.id)), ['a5', 'upd', 'b1', 'a6', 'edit', 'b2']);
+    const positions = rows.map((r) => r.position!);
+    assert.deepEqual(positions, [...positions].sort((x, y) => x - y), 'positions ascend in push order');
+    assert.equal(new Set(positions).size, 6);
+  });
+
   test('the claim carries the message of a message row, null when it is gone, and nothing for other kinds', async () => {
     const env = await dispatchEnv();
     const [alice, bob] = [uid(), uid()];
@@ -121,6 +143,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
       sentAt: T0,
       editedAt: null,
       deletedAt: null,
+      clientMessageId: null,
     });
     assert.equal(byId.get(gone)!.message, null);
     assert.equal('message' in byId.get(other)!, false);

@@ -1,5 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { cursorOf } from '../../../../src/modules/messenger/events/cursor.ts';
 import { createHmac } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
@@ -36,9 +37,23 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     const counts = await env.run();
     assert.deepEqual(counts, { batches: 1, claimed: 1, failed: 0, dispatched: 1, retried: 0, quarantined: 0, released: 0, overtaken: 0 });
     await waitFor('the member to receive the message', () => member.received.length === 1);
+    // The frame's Cursor is the row's position in the event stream.
+    const { rows: [streamed] } = await env.pool.query<{ position: string }>(`select position from messenger.realtime_events where outbox_id = $1`, [rowId]);
     assert.deepEqual(member.received[0], {
       event: 'message_received',
-      payload: { ChatId: chatId, MessageId: messageId, Seq: 1, SenderUserId: alice, Kind: 'Text', SentAt: T0.toISOString(), EditedAt: null, Deleted: false, Body: 'private words' },
+      payload: {
+        ChatId: chatId,
+        MessageId: messageId,
+        Seq: 1,
+        SenderUserId: alice,
+        Kind: 'Text',
+        SentAt: T0.toISOString(),
+        EditedAt: null,
+        Deleted: false,
+        ClientMessageId: null,
+        Body: 'private words',
+        Cursor: cursorOf(Number(streamed!.position)),
+      },
     });
     const row = await outboxRow(env.pool, rowId);
     assert.equal(row.status, 'Done');

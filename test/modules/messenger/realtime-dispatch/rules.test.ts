@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backoffDelayMs, backoffScheduleMs, type Backoff } from '../../../../src/platform/backoff/index.ts';
 import { dispatchSettingsProblems } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
-import { lastErrorText, pushOrder, outcomeOf } from '../../../../src/modules/messenger/realtime-dispatch/rules.ts';
+import { lastErrorText, outcomeOf } from '../../../../src/modules/messenger/realtime-dispatch/rules.ts';
 
 const seedBackoff: Backoff = { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0.2 };
 
@@ -45,19 +45,6 @@ describe('realtime outbox rules', () => {
     assert.match(dispatchSettingsProblems({ ...ok, backoff: { ...seedBackoff, capMs: 1000 } }).join(), /CAP/);
     assert.deepEqual(dispatchSettingsProblems({ ...ok, lockTtlMs: 7000 }), []);
     assert.match(dispatchSettingsProblems({ ...ok, lockTtlMs: 6999 }).join(), /lockTtlMs must be an integer ≥ maxRunMs \+ 2000 ms \(7000\)/);
-  });
-
-  test('push order: id order, except each chat’s new messages go out in Seq order', () => {
-    const r = (kind: string, chatId: string | null, seq: number | null, tag: string) => ({ kind, chatId, seq, tag });
-    const rows = [
-      r('MessageReceived', 'a', 6, 'a6'),
-      r('ChatUpdated', 'a', null, 'upd'),
-      r('MessageReceived', 'b', 2, 'b2'),
-      r('MessageReceived', 'a', 5, 'a5'),
-      r('MessageEdited', 'a', 1, 'edit'),
-      r('MessageReceived', 'b', 1, 'b1'),
-    ];
-    assert.deepEqual(pushOrder(rows).map((x) => x.tag), ['a5', 'upd', 'b1', 'a6', 'edit', 'b2']);
   });
 
   test('LastError keeps class and code, capped at 512 characters', () => {

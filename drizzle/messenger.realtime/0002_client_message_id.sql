@@ -1,0 +1,2 @@
+ALTER TABLE "messenger"."messages" ADD COLUMN "client_message_id" uuid;--> statement-breakpoint
+CREATE UNIQUE INDEX "ux_messages_sender_client_message_id" ON "messenger"."messages" USING btree ("sender_user_id","client_message_id") WHERE "messenger"."messages"."client_message_id" is not null;

@@ -1,0 +1,49 @@
+import type { Db } from '../../../platform/db/index.ts';
+import { userGroup } from '../../../platform/realtime/index.ts';
+import { chatGroup } from '../chats/kinds.ts';
+import { buildDelivery, type Payload } from '../realtime-dispatch/payloads.ts';
+import { loadRefs } from '../realtime-dispatch/refs.ts';
+import { ChatErrors } from '../errors.ts';
+import { cursorOf, positionOf } from './cursor.ts';
+import { readStream } from './stream-sql.ts';
+
+/**
+ * GET /api/messenger/events: the caller's events after a cursor, rebuilt from their stored
+ * references exactly as the dispatcher builds them at delivery — the same payloads, and never a
+ * media join token (one is minted only for a live invite). An event whose entity is gone since
+ * is left out; the cursor still moves past it.
+ */
+
+export interface StreamEvent {
+  cursor: string;
+  name: string;
+  payload: Payload;
+}
+
+export async function eventsAfter(db: Db, userId: string, after: string | undefined, limit: number): Promise<{ events: StreamEvent[]; next: string }> {
+  if (after === undefined) {
+    // Where a new client starts: nothing yet, and the head to continue from.
+    const { head } = await readStream(db, userId, Number.MAX_SAFE_INTEGER, 1);
+    return { events: [], next: cursorOf(head) };
+  }
+  const position = positionOf(after);
+  if (position === undefined) throw ChatErrors.eventsCursorInvalid();
+  const page = await readStream(db, userId, position, limit);
+  // Positions before the horizon were trimmed: events after this cursor may be gone (refetch state).
+  if (position < page.trimmedBelow - 1) throw ChatErrors.eventsCursorExpired();
+  const refs = await loadRefs(db, page.rows);
+  const events: StreamEvent[] = [];
+  for (const row of page.rows) {
+    const built = buildDelivery(row, refs);
+    if (!built.ok) continue;
+    const cursor = cursorOf(row.position);
+    // A chat event's sends all carry one payload (per-member sends differ only in the join token).
+    const mine = built.delivery.sends.find((s) => s.group === userGroup(userId) || (row.chatId !== null && s.group === chatGroup(row.chatId)));
+    const send = mine ?? (row.targetKind === 'ChatGroup' ? built.delivery.sends[0] : undefined);
+    if (send) events.push({ cursor, name: send.event, payload: { ...send.payload, Cursor: cursor } });
+  }
+  // A full page continues from its last event; a short one from the head read with it.
+  const last = page.rows.at(-1);
+  const next = page.rows.length >= limit && last ? last.position : Math.max(page.head, position);
+  return { events, next: cursorOf(next) };
+}

@@ -1,0 +1,76 @@
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
+import type { OutboxRowRef } from '../realtime-dispatch/payloads.ts';
+
+/**
+ * Reads and retention of the per-user event stream (messenger.realtime_events). Positions are handed
+ * out by the dispatcher's claim (outbox-sql.ts), in push order, right before the push: a row reaches
+ * the stream only once it is committed and claimed, so a position is never handed out ahead of an
+ * earlier commit — the order outbox ids cannot give (an id is drawn before its transaction commits).
+ */
+
+export interface StreamEventRow extends OutboxRowRef {
+  position: number;
+  createdAt: Date;
+}
+
+export interface StreamPage {
+  /** The caller's events after the cursor, in position order (at most `limit`). */
+  rows: StreamEventRow[];
+  /** The newest position in the stream, read in the same snapshot. */
+  head: number;
+  /** Positions below it were trimmed by retention. */
+  trimmedBelow: number;
+}
+
+/**
+ * The user's events after `after`: those addressed to user:{UserId}, and the chat events of every
+ * span of chat membership they had, each read by index from the cursor on (one scan per span), in
+ * one snapshot with the stream's head and horizon.
+ */
+export async function readStream(db: Db, userId: string, after: number, limit: number): Promise<StreamPage> {
+  const { rows } = await query<{ page: StreamEventRow[] | null; head: number; trimmedBelow: number }>(
+    db,
+    sql`with mine as (
+          (select e.* from messenger.realtime_events e
+            where e.target_kind = 'User' and e.target_user_id = ${userId} and e.position > ${after}
+            order by e.position limit ${limit})
+          union all
+          (select e.* from messenger.chat_membership_spans s
+             cross join lateral (
+               select e.* from messenger.realtime_events e
+                where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id and e.position > ${after}
+                  and e.membership_version >= s.from_version and (s.to_version is null or e.membership_version < s.to_version)
+                order by e.position limit ${limit}) e
+            where s.user_id = ${userId})),
+        page as (select * from mine order by position limit ${limit})
+        select (select json_agg(json_build_object(
+                  'position', p.position, 'id', p.outbox_id, 'kind', p.kind, 'targetKind', p.target_kind, 'chatId', p.chat_id,
+                  'targetUserId', p.target_user_id, 'messageId', p.message_id, 'refId', p.ref_id, 'sessionKind', p.session_kind,
+                  'seq', p.seq, 'createdAt', p.created_at) order by p.position) from page p) as page,
+               coalesce((select max(position) from messenger.realtime_events), 0)::float8 as head,
+               coalesce((select trimmed_below from messenger.realtime_event_horizon where id = 1), 0)::float8 as "trimmedBelow"`,
+  );
+  const r = rows[0]!;
+  const page = (r.page ?? []).map((e) => ({ ...e, createdAt: new Date(e.createdAt as unknown as string) }));
+  return { rows: page, head: Math.max(r.head, r.trimmedBelow - 1, 0), trimmedBelow: r.trimmedBelow };
+}
+
+/**
+ * Retention: deletes up to `limit` events recorded before `cutoff`, oldest first, and moves the
+ * horizon past them (a cursor before it then answers 410), in one statement. Returns their positions.
+ */
+export async function trimStream(db: Db, cutoff: Date, limit: number): Promise<number[]> {
+  const { rows } = await query<{ position: number }>(
+    db,
+    sql`with gone as (
+          delete from messenger.realtime_events where position in (
+            select position from messenger.realtime_events where recorded_at < ${cutoff} order by position limit ${limit})
+          returning position),
+        moved as (
+          update messenger.realtime_event_horizon set trimmed_below = greatest(trimmed_below, (select max(position) + 1 from gone))
+           where id = 1 and exists (select 1 from gone))
+        select position::float8 as position from gone`,
+  );
+  return rows.map((r) => r.position);
+}

@@ -1,0 +1,146 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type pg from 'pg';
+import { newId } from '../../../../src/platform/time.ts';
+import { changedTables, storedDigests } from '../../../support/stored.ts';
+import { messengerApp, type MessengerApp } from '../support/app.ts';
+
+type Chat = { id: string; participants: { userId: string }[] };
+type Err = { code: string; message: string };
+
+/** The statements `pool` runs while `during` runs whose text matches `match` (the database still runs them all). */
+async function statementsMatching(pool: pg.Pool, match: RegExp, during: () => Promise<unknown>): Promise<number> {
+  const original = pool.query;
+  let n = 0;
+  pool.query = ((...args: unknown[]) => {
+    const first = args[0] as string | { text?: string };
+    const text = typeof first === 'string' ? first : (first?.text ?? '');
+    if (match.test(text)) n++;
+    return (original as (...a: unknown[]) => unknown).apply(pool, args);
+  }) as typeof pool.query;
+  try {
+    await during();
+  } finally {
+    pool.query = original;
+  }
+  return n;
+}
+
+const group = (m: MessengerApp, token: string, memberUserIds: string[]) =>
+  m.call<Chat & Err>(token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'G', memberUserIds });
+const add = (m: MessengerApp, token: string, chatId: string, userIds: string[]) =>
+  m.call<Chat & Err>(token, 'POST', `/api/messenger/chats/${chatId}/participants`, { userIds });
+const block = (m: MessengerApp, token: string, userId: string) => m.call(token, 'PUT', `/api/messenger/blacklist/${userId}`);
+
+describe('blocked means blocked: a blacklisted pair cannot be put into a group by one of them', () => {
+  test('creating a group with, or adding, a user blocked either way round is 403 MSG_USER_BLOCKED with nothing stored', async () => {
+    const m = await messengerApp();
+    const [alice, bob, carol] = [await m.user(), await m.user(), await m.user()];
+    const before = (await group(m, alice.token, [bob.id, carol.id])).body; // a group from before the blocking
+    const bobsGroup = (await group(m, bob.token, [carol.id])).body;
+    const alicesGroup = (await group(m, alice.token, [carol.id])).body;
+    assert.equal((await block(m, alice.token, bob.id)).status, 200);
+
+    const attempts: [string, () => Promise<{ status: number; body: Err }>][] = [
+      ['bob (blocked) creates a group with alice', () => group(m, bob.token, [alice.id, carol.id])],
+      ['alice (who blocked) creates a group with bob', () => group(m, alice.token, [carol.id, bob.id])],
+      ['bob adds alice to his group', () => add(m, bob.token, bobsGroup.id, [alice.id])],
+      ['alice adds bob to her group', () => add(m, alice.token, alicesGroup.id, [carol.id, bob.id])],
+    ];
+    for (const [what, attempt] of attempts) {
+      const stored = await storedDigests(m.pool);
+      const res = await attempt();
+      assert.deepEqual([res.status, res.body.code], [403, 'MSG_USER_BLOCKED'], what);
+      assert.deepEqual(changedTables(stored, await storedDigests(m.pool)), [], `${what}: stored something`);
+    }
+
+    // Existing groups are left alone: both stay and may still write there.
+    const send = (token: string) => m.call(token, 'POST', `/api/messenger/chats/${before.id}/messages`, { kind: 'Text', body: 'still here' });
+    assert.equal((await send(bob.token)).status, 201);
+    assert.equal((await send(alice.token)).status, 201);
+    // A third member may still put both into a group, at creation or later.
+    assert.equal((await group(m, carol.token, [alice.id, bob.id])).status, 201);
+    const carols = (await group(m, carol.token, [alice.id])).body;
+    const added = await add(m, carol.token, carols.id, [bob.id]);
+    assert.equal(added.status, 200);
+    assert.deepEqual(added.body.participants.map((p) => p.userId).sort(), [alice.id, bob.id, carol.id].sort());
+
+    // Unblocked, the pair may group again.
+    assert.equal((await m.call(alice.token, 'DELETE', `/api/messenger/blacklist/${bob.id}`)).status, 200);
+    assert.equal((await add(m, bob.token, bobsGroup.id, [alice.id])).status, 200);
+  });
+});
+
+describe('chats under hostile load', () => {
+  test('GET /api/messenger/chats reads the page\'s participants in one statement, however many chats it holds', async () => {
+    const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '0' });
+    const [alice, bob] = [await m.user(), await m.user()];
+    const participantReads = async () => {
+      let items: Chat[] = [];
+      const n = await statementsMatching(m.pool, /messenger\.chat_participants/, async () => {
+        const res = await m.call<{ items: Chat[] }>(alice.token, 'GET', '/api/messenger/chats?limit=200');
+        assert.equal(res.status, 200);
+        items = res.body.items;
+      });
+      return { n, items };
+    };
+    for (let i = 0; i < 2; i++) assert.equal((await group(m, alice.token, [bob.id])).status, 201);
+    const few = await participantReads();
+    for (let i = 0; i < 30; i++) assert.equal((await group(m, alice.token, [bob.id])).status, 201);
+    const many = await participantReads();
+    assert.equal(many.items.length, 32);
+    assert.ok(many.items.every((c) => c.participants.length === 2), 'every chat of the page carries its participants');
+    // The page's chats (joined with the caller's participation) and their participants: two statements.
+    assert.deepEqual([few.n, many.n], [2, 2]);
+  });
+
+  test('adding participants: a stranger is refused before any user is looked up; the users are looked up in one statement', async () => {
+    const m = await messengerApp();
+    const [alice, bob, stranger] = [await m.user(), await m.user(), await m.user()];
+    const chat = (await group(m, alice.token, [bob.id])).body;
+    const others = await Promise.all(Array.from({ length: 20 }, () => m.user()));
+    const lookups = /messenger\.blacklist_entries|from messenger\.users u where u\.id = any/;
+
+    const perUser = /from messenger\.users where id = \$1/;
+    let res: { status: number; body: Chat & Err } | undefined;
+    const byStranger = await statementsMatching(m.pool, lookups, async () => (res = await add(m, stranger.token, chat.id, others.map((u) => u.id))));
+    assert.deepEqual([res!.status, res!.body.code], [404, 'MSG_CHAT_NOT_FOUND']);
+    assert.equal(byStranger, 0, 'no lookup of the users for a caller who is not in the chat');
+    const strangerOne = await statementsMatching(m.pool, perUser, async () => add(m, stranger.token, chat.id, [others[0]!.id]));
+    const strangerMany = await statementsMatching(m.pool, perUser, async () => add(m, stranger.token, chat.id, others.map((u) => u.id)));
+    assert.equal(strangerMany, strangerOne, 'a stranger asking for twenty users costs what asking for one does');
+
+    const byOwner = await statementsMatching(m.pool, perUser, async () => (res = await add(m, alice.token, chat.id, others.map((u) => u.id))));
+    assert.equal(res!.status, 200);
+    assert.equal(res!.body.participants.length, 22);
+    // Only the caller's own checks read one user; the twenty added are one statement.
+    const callerChecks = await statementsMatching(m.pool, perUser, async () => add(m, alice.token, chat.id, [bob.id]));
+    assert.ok(callerChecks >= 1, 'the caller\'s own checks are seen');
+    assert.equal(byOwner, callerChecks);
+    const unknown = await add(m, alice.token, chat.id, [newId()]);
+    assert.deepEqual([unknown.status, unknown.body.code], [404, 'MSG_CONTACT_USER_NOT_FOUND']);
+  });
+
+  test('chat creation and participant adds are rate limited per user: 429 RATE_LIMITED with Retry-After, nothing stored', async () => {
+    const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '2' });
+    const [alice, bob, carol] = [await m.user(), await m.user(), await m.user()];
+    const chat = (await group(m, alice.token, [bob.id])).body;
+    assert.equal((await group(m, alice.token, [bob.id])).status, 201);
+    assert.equal((await add(m, alice.token, chat.id, [carol.id])).status, 200);
+    assert.equal((await add(m, alice.token, chat.id, [carol.id])).status, 200);
+    const headers = { authorization: `Bearer ${alice.token}` };
+    for (const [what, req] of [
+      ['create', { method: 'POST', url: '/api/messenger/chats', headers, payload: { kind: 'Group', title: 'G', memberUserIds: [carol.id] } }],
+      ['add', { method: 'POST', url: `/api/messenger/chats/${chat.id}/participants`, headers, payload: { userIds: [carol.id] } }],
+    ] as const) {
+      const stored = await storedDigests(m.pool);
+      const res = await m.app.inject(req);
+      assert.equal(res.statusCode, 429, what);
+      assert.equal((res.json() as Err).code, 'RATE_LIMITED');
+      const retryAfter = Number(res.headers['retry-after']);
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, `${what}: Retry-After ${res.headers['retry-after']}`);
+      assert.deepEqual(changedTables(stored, await storedDigests(m.pool)), [], `${what}: stored something`);
+    }
+    assert.equal((await group(m, bob.token, [carol.id])).status, 201, 'another user has counters of its own');
+  });
+});

@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { buildTestApp } from '../../support/app.ts';
+
+/**
+ * The published OpenAPI document is one clients can be generated from: Redocly's CLI with its
+ * recommended rules (redocly.yaml at the repository root; each rule turned down there says why)
+ * finds no error. Problems are printed, so a failure names every one.
+ */
+
+const run = promisify(execFile);
+const root = new URL('../../../', import.meta.url).pathname;
+
+test('the OpenAPI document passes `redocly lint` (recommended rules) with no error or warning', async () => {
+  const { app } = await buildTestApp();
+  const res = await app.inject({ method: 'GET', url: '/docs/json' });
+  assert.equal(res.statusCode, 200);
+  const dir = await mkdtemp(join(tmpdir(), 'pin-openapi-'));
+  try {
+    const file = join(dir, 'openapi.json');
+    await writeFile(file, res.body);
+    const out = await run(join(root, 'node_modules/.bin/redocly'), ['lint', file, '--config', join(root, 'redocly.yaml'), '--format', 'json'], {
+      cwd: root,
+      maxBuffer: 64 * 1024 * 1024,
+      // Redocly asks its registry for telemetry and updates: there is no network to ask.
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+    }).catch((err: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '', failed: err.code }));
+    const report = JSON.parse(out.stdout) as { problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[] };
+    const errors = report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
+    assert.deepEqual(errors, [], 'redocly lint errors');
+    const warnings = report.problems.filter((p) => p.severity !== 'error').map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
+    assert.deepEqual(warnings, [], 'redocly lint warnings (a rule the document cannot follow is turned off in redocly.yaml, with the reason)');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('every operation has a unique operationId and says how it is authenticated', async () => {
+  const { app } = await buildTestApp();
+  const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json() as {
+    servers?: unknown[];
+    paths: Record<string, Record<string, { operationId?: string; security?: Record<string, string[]>[]; responses?: Record<string, unknown> }>>;
+  };
+  const ops = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ at: `${method} ${path}`, ...op })));
+  assert.ok(ops.length > 60, `every route is documented (${ops.length})`);
+  assert.deepEqual(ops.filter((o) => !o.operationId).map((o) => o.at), [], 'operations without an operationId');
+  const ids = ops.map((o) => o.operationId);
+  assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+  assert.deepEqual(ops.filter((o) => !Array.isArray(o.security)).map((o) => o.at), [], 'operations without a security requirement');
+  const schemes = (at: string) => ops.find((o) => o.at === at)!.security!.flatMap((s) => Object.keys(s));
+  assert.deepEqual(schemes('post /api/messenger/chats/{chatId}/messages'), ['bearer']);
+  assert.deepEqual(schemes('get /api/ops/jobs'), ['bearer']);
+  assert.deepEqual(schemes('get /health/live'), []);
+  assert.ok((doc.servers ?? []).length > 0, 'the document names its servers');
+  // redocly.yaml turns operation-4xx-response off for the health probes' sake; every other operation keeps it.
+  const without4xx = ops.filter((o) => !Object.keys(o.responses ?? {}).some((code) => code.startsWith('4'))).map((o) => o.at);
+  assert.deepEqual(without4xx, ['get /health/live', 'get /health/ready'], 'only the health probes declare no 4XX answer');
+});
