@@ -16,9 +16,10 @@ const NAMED = new Set(['access_token', 'id', 'phone']);
 
 /**
  * `name=value` after the start of the text, `?`, `&`, `;` or `"` (the start of a JSON string in a
- * log line). Names and values stop at URL and JSON delimiters, so a JSON line keeps its shape.
+ * log line). Names and values stop at URL and JSON delimiters, so a JSON line keeps its shape; a
+ * JSON escape (`\"`, `\u0022`) is part of the value, so a hostile value cannot end it early.
  */
-const QUERY_PAIR = /(^|[?&;"])([^=&?#;"\s\\]+)=([^&#;"\s\\]*)/g;
+const QUERY_PAIR = /(^|[?&;"])([^=&?#;"\s\\]+)=((?:[^&#;"\s\\]|\\.)*)/g;
 
 function decodeName(name: string): string {
   try {

@@ -109,6 +109,7 @@ test('redactSecrets: the named parameters and any *token* / *secret* one, by dec
   assert.equal(redactSecrets('phone=%2B79991234567&page=2'), 'phone=[REDACTED]&page=2', 'a url.query value has no leading ?');
   assert.equal(redactSecrets('/x?Access%5FToken=abc&API_SECRET=s&mytokenid=q'), '/x?Access%5FToken=[REDACTED]&API_SECRET=[REDACTED]&mytokenid=[REDACTED]');
   assert.equal(redactSecrets('{"url":"/a?phone=+7999","msg":"id=1"}'), '{"url":"/a?phone=[REDACTED]","msg":"id=[REDACTED]"}', 'a JSON line keeps its shape');
+  assert.equal(redactSecrets(JSON.stringify({ url: '/a?phone=+7"999\\1234' })), '{"url":"/a?phone=[REDACTED]"}', 'JSON escapes inside the value are redacted with it');
   assert.equal(redactSecrets('/api/chats?limit=20&before=abc'), '/api/chats?limit=20&before=abc', 'other parameters stay');
   assert.equal(redactSecrets('where c.id=$1 and x = 2'), 'where c.id=$1 and x = 2', 'an SQL comparison is no query pair');
 });
