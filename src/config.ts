@@ -8,7 +8,7 @@ import { userActivitySettings } from './modules/user-activity/settings.ts';
 import { databaseSettings } from './platform/db/settings.ts';
 import { kafkaSecurityProblems } from './platform/events/kafka-security.ts';
 import { eventBusSettings } from './platform/events/settings.ts';
-import { authSettings, httpServerSettings, invalidTrustProxyEntries } from './platform/http/settings.ts';
+import { authSettings, httpServerSettings, invalidTrustProxyEntries, jwksProblems } from './platform/http/settings.ts';
 import { outboxSettings } from './platform/outbox/settings.ts';
 import { hubSettings } from './platform/realtime/settings.ts';
 import { tracingSettings } from './platform/observability/settings.ts';
@@ -58,7 +58,7 @@ export const ConfigSchema = Type.Object({
   ),
   ALLOW_INSECURE_DEFAULTS: Bool(
     false,
-    'Start on a real database (DATABASE_URL) even with shipped/short secrets or the implicit in-process event bus; each is logged as a warning',
+    'Start on a real database (DATABASE_URL) even with shipped/short secrets or the implicit in-process event bus (each is logged as a warning), and accept an identity provider (AUTH_JWKS_URL) over plain http or without AUTH_ISSUER/AUTH_AUDIENCE; for local use',
   ),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
@@ -106,6 +106,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
     problems.push('METRICS_PORT: must differ from PORT');
   }
+  if (!c.ALLOW_INSECURE_DEFAULTS) problems.push(...jwksProblems(c).map((p) => `${p} (ALLOW_INSECURE_DEFAULTS=true allows it for local use)`));
   const badProxies = c.TRUST_PROXY === undefined ? [] : invalidTrustProxyEntries(c.TRUST_PROXY);
   if (badProxies.length > 0) problems.push(`TRUST_PROXY: not an address, CIDR range or keyword: ${badProxies.join(', ')}`);
   if (problems.length > 0) throw new ConfigError(problems);

@@ -6,6 +6,7 @@
  * operator knows — then each is logged as a warning.
  */
 import { ConfigSchema, type Config } from './config.ts';
+import { jwksProblems } from './platform/http/settings.ts';
 
 /** Secrets that ship with a public default value. */
 export const GUARDED_SECRETS = ['JWT_SECRET', 'MESSENGER_REALTIME_MEDIA_TOKEN_SECRET', 'MESSENGER_REALTIME_TURN_SECRET'] as const;
@@ -25,7 +26,7 @@ export interface InsecureSetting {
 }
 
 type SafetySettings = Pick<Config, (typeof GUARDED_SECRETS)[number] | 'DATABASE_URL' | 'KAFKA_BROKERS' | 'EVENT_BUS' | 'ALLOW_INSECURE_DEFAULTS'> &
-  Partial<Pick<Config, 'KAFKA_SASL_PASSWORD'>>;
+  Partial<Pick<Config, 'KAFKA_SASL_PASSWORD' | 'AUTH_JWKS_URL' | 'AUTH_ISSUER' | 'AUTH_AUDIENCE'>>;
 
 export function shippedDefault(setting: (typeof GUARDED_SECRETS)[number]): string {
   return (ConfigSchema.properties[setting] as { default: string }).default;
@@ -51,6 +52,11 @@ export function insecureSettings(settings: SafetySettings): InsecureSetting[] {
       setting: 'EVENT_BUS',
       problem: 'KAFKA_BROKERS is unset, so integration events would stay in this replica; set KAFKA_BROKERS, or EVENT_BUS=in-process to choose that',
     });
+  }
+  // loadConfig refuses these unless ALLOW_INSECURE_DEFAULTS; allowed, they are warned about here.
+  for (const p of jwksProblems(settings)) {
+    const at = p.indexOf(': ');
+    found.push({ setting: p.slice(0, at), problem: p.slice(at + 2) });
   }
   return found;
 }

@@ -32,6 +32,45 @@ test('the backplane cannot be enabled without a Redis URL', () => {
   assert.throws(() => loadConfig({ REALTIME_BACKPLANE_ENABLED: 'true' }), /REALTIME_BACKPLANE_ENABLED: needs REDIS_URL/);
 });
 
+test('an identity provider (AUTH_JWKS_URL) needs https, AUTH_ISSUER and AUTH_AUDIENCE: each missing one is named', () => {
+  const problemsOf = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (e) {
+      assert.ok(e instanceof ConfigError);
+      return e.problems;
+    }
+  };
+  const bare = problemsOf({ AUTH_JWKS_URL: 'http://idp.example/jwks.json' });
+  assert.deepEqual(
+    bare.map((p) => p.split(':')[0]),
+    ['AUTH_JWKS_URL', 'AUTH_ISSUER', 'AUTH_AUDIENCE'],
+  );
+  assert.match(bare[0]!, /https/);
+  assert.ok(bare.every((p) => /ALLOW_INSECURE_DEFAULTS=true allows it for local use/.test(p)), 'the way out is named');
+  assert.deepEqual(problemsOf({ AUTH_JWKS_URL: 'https://idp.example/jwks.json', AUTH_ISSUER: 'https://idp.example' }).map((p) => p.split(':')[0]), ['AUTH_AUDIENCE']);
+  assert.deepEqual(problemsOf({ AUTH_JWKS_URL: 'https://idp.example/jwks.json', AUTH_AUDIENCE: 'pin' }).map((p) => p.split(':')[0]), ['AUTH_ISSUER']);
+
+  const complete = loadConfig({ AUTH_JWKS_URL: 'https://idp.example/jwks.json', AUTH_ISSUER: 'https://idp.example', AUTH_AUDIENCE: 'pin' });
+  assert.equal(complete.AUTH_JWKS_URL, 'https://idp.example/jwks.json');
+  // Local use: a plain-http provider without iss/aud, said explicitly.
+  assert.equal(loadConfig({ AUTH_JWKS_URL: 'http://localhost:8080/jwks.json', ALLOW_INSECURE_DEFAULTS: 'true' }).AUTH_JWKS_URL, 'http://localhost:8080/jwks.json');
+  assert.deepEqual(problemsOf({}), [], 'no JWKS, nothing required');
+});
+
+test('start-up with a plain-http JWKS URL fails, naming AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE', () => {
+  const res = spawnSync(process.execPath, ['src/main.ts'], {
+    env: { ...process.env, AUTH_JWKS_URL: 'http://idp.example/jwks.json', AUTH_ISSUER: '', AUTH_AUDIENCE: '', ALLOW_INSECURE_DEFAULTS: '' },
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
+  assert.notEqual(res.status, 0);
+  assert.match(res.stderr, /AUTH_JWKS_URL: must be an https URL/);
+  assert.match(res.stderr, /AUTH_ISSUER: required/);
+  assert.match(res.stderr, /AUTH_AUDIENCE: required/);
+});
+
 test('the process exits non-zero naming every problem when a setting is invalid', () => {
   const res = spawnSync(process.execPath, ['src/main.ts'], {
     env: { ...process.env, PORT: '-1', LOG_LEVEL: 'loud' },

@@ -62,6 +62,8 @@ describe('no public secrets on a real database (issue 12, item 1)', () => {
     assert.equal(v.action, 'start');
     assert.deepEqual(named(v), [...GUARDED_SECRETS, 'EVENT_BUS']);
     assert.equal(verdictOf({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'false' }).action, 'refuse');
+    const plainIdp = verdictOf({ ...REAL_DB, ...SECURE_SECRETS, ...KAFKA, ALLOW_INSECURE_DEFAULTS: 'true', AUTH_JWKS_URL: 'http://idp.local/jwks.json' });
+    assert.deepEqual(named(plainIdp), ['AUTH_JWKS_URL', 'AUTH_ISSUER', 'AUTH_AUDIENCE'], 'an allowed plain-http identity provider is warned about');
   });
 
   test('enforceStartupSafety: a refusal writes one line per setting and exits 1; allowed ones are logged as warnings', () => {

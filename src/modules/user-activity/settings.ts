@@ -70,7 +70,7 @@ export const activityHttpSettings = {
     default: 1200,
     minimum: 0,
     maximum: 100000,
-    description: 'Tracking calls (session start, session and view heartbeats, view opens) per client address (IPv6: per /64) per minute, each route counted on its own; many devices can share one address behind a NAT (429 RATE_LIMITED past it; 0 = no limit)',
+    description: 'Tracking calls (session start, session and view heartbeats) per client address (IPv6: per /64) per minute, each route counted on its own, and a tenth of it for view opens; many devices can share one address behind a NAT (429 RATE_LIMITED past it; 0 = no limit)',
   }),
 };
 

@@ -34,11 +34,39 @@ async function evaluate(checks: readonly HealthCheck[]): Promise<{ name: string;
   );
 }
 
+type Evaluation = Awaited<ReturnType<typeof evaluate>>;
+
 /**
- * The readiness checks as a metric, run at each scrape: 1 = ok, 0 = down; a disabled dependency
+ * A readiness answer is reused while it is at most this old (measured from the start of its checks).
+ * Every request running its own checks let a flood of /health/ready exhaust the pool and time the
+ * checks out — on every replica at once, which the load balancer would then take out together.
+ */
+const READY_MAX_AGE_MS = 1000;
+
+/** The checks run once for everyone: concurrent callers share the one in flight, later ones its result for READY_MAX_AGE_MS. */
+function sharedEvaluation(checks: readonly HealthCheck[]): () => Promise<Evaluation> {
+  let last: { startedAt: number; results: Evaluation } | undefined;
+  let inFlight: Promise<Evaluation> | undefined;
+  return () => {
+    if (last && performance.now() - last.startedAt <= READY_MAX_AGE_MS) return Promise.resolve(last.results);
+    if (!inFlight) {
+      const startedAt = performance.now();
+      inFlight = evaluate(checks)
+        .then((results) => {
+          last = { startedAt, results };
+          return results;
+        })
+        .finally(() => (inFlight = undefined));
+    }
+    return inFlight;
+  };
+}
+
+/**
+ * The readiness checks as a metric, read at each scrape (the shared answer): 1 = ok, 0 = down; a disabled dependency
  * has no series. The "dependency down" alert reads it (required="true" is what makes /health/ready 503).
  */
-function readinessGauge(registry: Registry, checks: readonly HealthCheck[]): void {
+function readinessGauge(registry: Registry, readiness: () => Promise<Evaluation>): void {
   new Gauge<'dependency' | 'required'>({
     name: 'health_dependency_up',
     help: 'Each /health/ready dependency at scrape time: 1 ok, 0 down (no series when disabled); required="true" ones make the replica unready',
@@ -46,7 +74,7 @@ function readinessGauge(registry: Registry, checks: readonly HealthCheck[]): voi
     registers: [registry],
     async collect() {
       this.reset();
-      for (const { name, required, status } of await evaluate(checks)) {
+      for (const { name, required, status } of await readiness()) {
         if (status !== 'disabled') this.set({ dependency: name, required: String(required) }, status === 'ok' ? 1 : 0);
       }
     },
@@ -54,7 +82,8 @@ function readinessGauge(registry: Registry, checks: readonly HealthCheck[]): voi
 }
 
 export function registerHealthRoutes(app: FastifyInstance, checks: HealthCheck[], registry: Registry): void {
-  readinessGauge(registry, checks);
+  const readiness = sharedEvaluation(checks);
+  readinessGauge(registry, readiness);
   app.get(
     '/health/live',
     { schema: { operationId: 'getLiveness', tags: ['ops'], summary: 'Liveness: the process is up', response: { 200: Type.Object({ status: Type.Literal('ok') }) } }, logLevel: 'warn' },
@@ -62,7 +91,7 @@ export function registerHealthRoutes(app: FastifyInstance, checks: HealthCheck[]
   );
 
   app.get('/health/ready', { schema: { operationId: 'getReadiness', tags: ['ops'], summary: 'Readiness: each dependency ok / down / disabled; 503 while a required one is down', response: { 200: Ready, 503: Ready } }, logLevel: 'warn' }, async (_req, reply) => {
-    const results = await evaluate(checks);
+    const results = await readiness();
     const dependencies = Object.fromEntries(results.map((r) => [r.name, r.status]));
     const ready = results.every((r) => !r.required || r.status === 'ok');
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unready', dependencies });

@@ -21,7 +21,8 @@ export const authSettings = {
   AUTH_JWKS_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
-      description: "Identity provider's JWKS URL: RS256/ES256 tokens are verified against its keys (unset = only HS256 tokens signed with JWT_SECRET)",
+      description:
+        "Identity provider's JWKS URL (https, with AUTH_ISSUER and AUTH_AUDIENCE set, unless ALLOW_INSECURE_DEFAULTS): RS256/ES256 tokens are verified against its keys (unset = only HS256 tokens signed with JWT_SECRET)",
     }),
   ),
   AUTH_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'Required `iss` of every token when set' })),
@@ -53,6 +54,21 @@ export const authSettings = {
 };
 
 export type AuthSettings = SettingsOf<typeof authSettings>;
+
+/**
+ * An identity provider's keys decide who anyone is, so (unless ALLOW_INSECURE_DEFAULTS allows it for
+ * local use) they come over TLS — keys fetched over plain http can be swapped on the way — and a
+ * token they sign is accepted only when it names that provider and this service: without
+ * AUTH_ISSUER/AUTH_AUDIENCE any token the provider signs for any other application would do.
+ */
+export function jwksProblems(c: Pick<AuthSettings, 'AUTH_JWKS_URL' | 'AUTH_ISSUER' | 'AUTH_AUDIENCE'>): string[] {
+  if (!c.AUTH_JWKS_URL) return [];
+  const problems: string[] = [];
+  if (!c.AUTH_JWKS_URL.startsWith('https://')) problems.push('AUTH_JWKS_URL: must be an https URL');
+  if (!c.AUTH_ISSUER) problems.push("AUTH_ISSUER: required with AUTH_JWKS_URL (the identity provider's iss)");
+  if (!c.AUTH_AUDIENCE) problems.push("AUTH_AUDIENCE: required with AUTH_JWKS_URL (this service's aud at the identity provider)");
+  return problems;
+}
 
 /** The verifier's rules as the settings describe them. */
 export const tokenRulesOf = (c: AuthSettings) => ({

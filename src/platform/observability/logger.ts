@@ -1,14 +1,8 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
 import { NO_TRACE_FIELDS, traceLogFields } from './tracing.ts';
+import { redactSecrets } from './redact.ts';
 
 export type { Logger };
-
-/** Query parameters whose values are credentials (SignalR clients send the JWT as `access_token`). */
-const SECRET_QUERY = /([?&](?:access_token|token)=)[^&#]*/gi;
-
-export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[REDACTED]');
-}
 
 /** "+79991234567" → "+7***4567": enough to tell numbers apart in an incident, not enough to call. */
 export function maskPhone(phone: string | null | undefined): string {
@@ -100,7 +94,8 @@ export function serializeError(err: unknown, depth = 0, seen = new Set<unknown>(
 
 /**
  * pino options shared by the service logger and Fastify's request log: request logs keep method,
- * path and request id only — no client IP, no headers, no credentials in the query string.
+ * URL and request id only — no client IP, no headers; secret query parameters are redacted on
+ * every line (redact.ts).
  */
 export function loggerOptions(level: string): LoggerOptions {
   return {
@@ -116,10 +111,13 @@ export function loggerOptions(level: string): LoggerOptions {
       paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token', '*.accessToken', '*.body'],
       censor: '[REDACTED]',
     },
+    // The last step before a line is written, so no field (a URL in an error message, a child
+    // logger's bindings) can carry a secret query parameter past it.
+    hooks: { streamWrite: redactSecrets },
     serializers: {
       req: (req: { method?: string; url?: string; id?: string }) => ({
         method: req.method,
-        url: req.url === undefined ? undefined : redactUrl(req.url),
+        url: req.url,
         id: req.id,
       }),
       res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),

@@ -4,6 +4,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from './logger.ts';
 import type { TracingSettings } from './settings.ts';
 import { setTracingOn } from './tracing.ts';
+import { redactingExporter } from './tracing-redact.ts';
 
 /**
  * Starts the OpenTelemetry SDK — or nothing. With OTEL_EXPORTER_OTLP_ENDPOINT unset (and no test
@@ -58,8 +59,11 @@ export async function startTracing(settings: TracingSettings, log: Logger, opts:
     import('@opentelemetry/instrumentation-ioredis'),
     import('@fastify/otel'),
   ]);
-  // Spans of a test go out as they end; the OTLP exporter batches (OTEL_BSP_* tune it).
-  const processor = opts.exporter ? new base.SimpleSpanProcessor(opts.exporter) : new base.BatchSpanProcessor(new otlp.OTLPTraceExporter());
+  // Spans of a test go out as they end; the OTLP exporter batches (OTEL_BSP_* tune it). Either way
+  // secret query parameters are redacted on the way out (tracing-redact.ts).
+  const processor = opts.exporter
+    ? new base.SimpleSpanProcessor(redactingExporter(opts.exporter))
+    : new base.BatchSpanProcessor(redactingExporter(new otlp.OTLPTraceExporter()));
   const resource = res
     .defaultResource()
     .merge(res.detectResources({ detectors: [res.envDetector] }))

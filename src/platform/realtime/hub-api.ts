@@ -42,7 +42,7 @@ export interface HubOptions {
   replicaId?: string;
   /** Business clock for connection-token expiry (socket liveness runs on a monotonic clock). */
   clock?: Clock;
-  /** How long a negotiate's connection token opens a WebSocket. Default 5 min. */
+  /** How long a negotiate's connection token opens a WebSocket (once). Default 15 s. */
   connectionTokenTtlMs?: number;
   /** How long close() waits for sockets to finish their close handshake before dropping them. Default 2 s. */
   closeGraceMs?: number;

@@ -18,6 +18,13 @@ export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
 /** How long a refused socket may take to send its handshake before it is dropped. */
 const REFUSAL_WAIT_MS = 5000;
 
+/**
+ * How long a negotiate's connection token opens a WebSocket. A client opens its socket right after
+ * negotiating, so seconds suffice; short, because only this replica remembers that a token was used
+ * (another replica behind the load balancer would take it again until it expires).
+ */
+const CONNECTION_TOKEN_TTL_MS = 15_000;
+
 /** Longest unterminated record kept between WebSocket messages: clients only send handshakes and pings. */
 const MAX_PENDING_CHARS = 64 * 1024;
 
@@ -30,12 +37,18 @@ export function createHub(opts: HubOptions): Hub {
   const clock = opts.clock ?? systemClock;
   const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
   const clientTimeoutMs = opts.clientTimeoutMs ?? 30_000;
-  const tokenTtlMs = opts.connectionTokenTtlMs ?? 5 * 60_000;
+  const tokenTtlMs = opts.connectionTokenTtlMs ?? CONNECTION_TOKEN_TTL_MS;
   const tokens = opts.tokens ?? createTokenVerifier({ secret: opts.secret });
   const limits: ConnectionLimits = { maxBufferedBytes: opts.maxBufferedBytes ?? 1_048_576, maxPendingChars: MAX_PENDING_CHARS };
 
   const index = new GroupIndex<HubConnection>();
   const byId = new Map<string, HubConnection>();
+  /**
+   * Connection ids whose token was admitted, until the token expires. Taken at admission, before the
+   * upgrade completes: two upgrades racing with one token cannot both pass, and a token opens one
+   * socket once (ASP.NET Core's tokens are single-use), not one at a time.
+   */
+  const usedTokens = new Map<string, number>();
   /** Groups removed while a connection's resolveGroups was in flight: its (older) answer must not re-add them. */
   const joining = new Map<HubConnection, Set<string>>();
   /** Resolves when the connection's groups are joined: true, or the reason its handshake is refused. */
@@ -166,6 +179,8 @@ export function createHub(opts: HubOptions): Hub {
       conn.checkLiveness(now, pingIntervalMs, clientTimeoutMs);
     }
     membership.prune();
+    const clockNow = clock.now().getTime();
+    for (const [connectionId, expiresAt] of usedTokens) if (expiresAt <= clockNow) usedTokens.delete(connectionId);
   }, tickMs);
   liveness.unref();
 
@@ -249,8 +264,9 @@ export function createHub(opts: HubOptions): Hub {
     connectionIdFor(principal, connectionToken) {
       if (connectionToken === undefined) return newId();
       const ticket = verifyConnectionToken(connectionToken, opts.secret, principal.userId, clock.now().getTime());
-      // A token opens one connection at a time (ASP.NET Core's tokens are single-use).
-      return ticket && !byId.has(ticket.connectionId) ? ticket.connectionId : undefined;
+      if (!ticket || usedTokens.has(ticket.connectionId) || byId.has(ticket.connectionId)) return undefined;
+      usedTokens.set(ticket.connectionId, ticket.expiresAt);
+      return ticket.connectionId;
     },
 
     attach(socket, principal, connectionId) {

@@ -6,6 +6,7 @@ import { createPool } from '../../../src/platform/db/index.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { defineModule } from '../../../src/platform/module.ts';
 import { buildTestApp } from '../../support/app.ts';
+import { waitFor } from '../../support/wait.ts';
 
 /** A module whose one job counts rows it inserts, so a run's counts can be checked against the table. */
 const probeModule = defineModule(({ pool }) => ({
@@ -53,6 +54,42 @@ test('/health/ready is 503 with the database reported down when PostgreSQL is un
   const text = (await app.inject('/metrics')).body;
   assert.match(text, /^health_dependency_up\{dependency="database",required="true"\} 0$/m);
   assert.doesNotMatch(text, /^health_dependency_up\{dependency="eventBus"/m);
+});
+
+test('/health/ready under a flood: concurrent calls share one run of the checks, and later calls reuse it for about a second', async () => {
+  let probes = 0;
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  // A dependency whose check is a real statement, held open until every request has arrived.
+  const gated = defineModule(({ pool }) => ({
+    name: 'gated',
+    healthChecks: [
+      {
+        name: 'gated',
+        required: true,
+        async check() {
+          probes += 1;
+          await held;
+          await pool.query('select 1');
+          return 'ok' as const;
+        },
+      },
+    ],
+  }));
+  const { app } = await buildTestApp({}, { modules: [gated] });
+  const calls = Array.from({ length: 50 }, () => app.inject('/health/ready'));
+  await new Promise((resolve) => setImmediate(resolve));
+  release();
+  const answers = await Promise.all(calls);
+  assert.deepEqual([...new Set(answers.map((a) => a.statusCode))], [200]);
+  assert.equal(answers[0]!.json().dependencies.gated, 'ok');
+  assert.equal(probes, 1, '50 concurrent calls, one probe');
+  // Within the next second: the same answer, no new probe (a scrape shares it too).
+  assert.equal((await app.inject('/health/ready')).statusCode, 200);
+  assert.match((await app.inject('/metrics')).body, /^health_dependency_up\{dependency="gated",required="true"\} 1$/m);
+  assert.equal(probes, 1);
+  // Not cached for good: once the answer is older than that, a call checks again.
+  await waitFor('a fresh probe', async () => (await app.inject('/health/ready'), probes === 2), 5000);
 });
 
 test('health_dependency_up reports each enabled readiness dependency as 1 while it answers', async () => {

@@ -100,3 +100,54 @@ test('TRUST_PROXY: only the named proxy sets the stored client address, and a fo
   const untrusted = await buildTestApp({});
   assert.equal(await ipOf(untrusted.app, untrusted.database, { 'x-forwarded-for': '203.0.113.7' }), '10.0.0.5');
 });
+
+test('view opens are limited per client address to a tenth of the tracking limit: 429 RATE_LIMITED with Retry-After, nothing stored', async () => {
+  const { app, database } = await buildTestApp({ USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: '20' });
+  const start = async (remoteAddress: string) => {
+    const res = await app.inject({ method: 'POST', url: '/api/user-activity/sessions', remoteAddress, payload: { anonymousId: `device-${newId()}`, device: {} } });
+    assert.equal(res.statusCode, 201, res.body);
+    return res.json() as { id: string; deviceSecret: string };
+  };
+  const open = (remoteAddress: string, session: { id: string; deviceSecret: string }) =>
+    app.inject({
+      method: 'POST',
+      url: '/api/user-activity/property-object-views',
+      remoteAddress,
+      headers: { 'x-device-secret': session.deviceSecret },
+      payload: { sessionId: session.id, propertyObjectId: newId(), viewSource: 'Map', filterSnapshot: { q: 'x'.repeat(8000) } },
+    });
+  const views = async () => Number((await database.pool.query('select count(*) as n from user_activity.property_object_views')).rows[0].n);
+
+  const one = await start('198.51.100.1');
+  const other = await start('198.51.100.1'); // sessions do not multiply the limit: it is the address's
+  assert.equal((await open('198.51.100.1', one)).statusCode, 201);
+  assert.equal((await open('198.51.100.1', other)).statusCode, 201);
+  const third = await open('198.51.100.1', one);
+  assert.equal(third.statusCode, 429);
+  assert.equal(third.json().code, 'RATE_LIMITED');
+  assert.equal(typeof third.json().message, 'string');
+  assert.ok(Number(third.headers['retry-after']) >= 1);
+  assert.equal(await views(), 2, 'the refused open stored nothing');
+  const heartbeat = await app.inject({ method: 'PUT', url: `/api/user-activity/sessions/${one.id}/heartbeat`, remoteAddress: '198.51.100.1', headers: { 'x-device-secret': one.deviceSecret } });
+  assert.equal(heartbeat.statusCode, 200, 'heartbeats keep the full tracking limit');
+  assert.equal((await open('198.51.100.2', await start('198.51.100.2'))).statusCode, 201, 'another address has its own counter');
+});
+
+test('a body ipAddress is ignored: the session stores the connection address, or the trusted proxy\'s X-Forwarded-For', async () => {
+  const stored = async (env: Record<string, string>, headers: Record<string, string>) => {
+    const { app, database } = await buildTestApp(env);
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/user-activity/sessions',
+      remoteAddress: '10.0.0.5',
+      headers,
+      payload: { anonymousId: `device-${newId()}`, device: { ipAddress: '192.0.2.99' } },
+    });
+    assert.equal(res.statusCode, 201, 'the field is still accepted');
+    const { rows } = await database.pool.query('select host(device_ip_address) as ip from user_activity.sessions where id = $1', [res.json().id]);
+    return rows[0].ip as string | null;
+  };
+  assert.equal(await stored({}, {}), '10.0.0.5');
+  assert.equal(await stored({}, { 'x-forwarded-for': '203.0.113.7' }), '10.0.0.5', 'no proxy trusted: the socket address');
+  assert.equal(await stored({ TRUST_PROXY: '10.0.0.0/8' }, { 'x-forwarded-for': '203.0.113.7' }), '203.0.113.7');
+});

@@ -33,7 +33,12 @@ export const StartSessionBody = Type.Object(
       {
         userAgent: Type.Optional(Text({ maxLength: 1024 })),
         ipAddress: Type.Optional(
-          Text({ maxLength: 45, anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], description: 'Client IP; default: the request address' }),
+          Text({
+            maxLength: 45,
+            anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }],
+            description: "Ignored, accepted for compatibility: the stored address is the connection's (the load balancer's X-Forwarded-For when TRUST_PROXY names it)",
+            deprecated: true,
+          }),
         ),
       },
       { additionalProperties: false },

@@ -18,7 +18,7 @@ import { deviceSecretRequired, ERROR } from '../errors.ts';
 import { jsonValueProblem } from '../../../platform/types/index.ts';
 import { heartbeatSession, linkSession, startSession, type ActivityDeps } from '../sessions/sessions.ts';
 import type { SessionRow } from '../sessions/session-sql.ts';
-import { heartbeatView, openView } from '../views/views.ts';
+import { heartbeatView, MAX_VIEWS_PER_SESSION, openView } from '../views/views.ts';
 import type { ViewRow } from '../views/view-sql.ts';
 import { getPropertyObjectStats } from '../stats/stats-sql.ts';
 
@@ -51,6 +51,9 @@ const viewBody = (v: ViewRow) => ({
 
 const tags = ['user-activity'];
 
+/** View opens per client address are limited to the tracking limit divided by this (120 a minute at the default 1200). */
+const TRACKING_CALLS_PER_VIEW_OPEN = 10;
+
 /** The X-Device-Secret header, or 401 before anything is read or written. */
 function deviceSecretOf(req: FastifyRequest): string {
   const secret = (req.headers as DeviceSecretHeaders)['x-device-secret'];
@@ -69,6 +72,8 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   // No token on these routes: the client address is what a flood from one place is counted by.
   const tracking = perClientLimit(limits.trackingPerMinute);
+  // A view open stores a row of up to 8 KiB, heartbeats only move a timestamp: opens get a share of the limit.
+  const viewOpens = perClientLimit(Math.ceil(limits.trackingPerMinute / TRACKING_CALLS_PER_VIEW_OPEN));
 
   r.post(
     '/api/user-activity/sessions',
@@ -93,7 +98,9 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
       const { session, created, deviceSecret } = await startSession(deps, {
         anonymousId: req.body.anonymousId,
         userAgent: req.body.device.userAgent ?? null,
-        ipAddress: req.body.device.ipAddress ?? clientAddress(req),
+        // The connection's address under TRUST_PROXY, never the body's: a client cannot know its public
+        // address behind NAT, and one it chose would be a forged record (the field is accepted, unused).
+        ipAddress: clientAddress(req),
         correlationId: req.id,
         deviceSecret: typeof presented === 'string' && presented.length > 0 ? presented : null,
       });
@@ -144,15 +151,18 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
   r.post(
     '/api/user-activity/property-object-views',
     {
-      config: tracking,
+      config: viewOpens,
       schema: {
         operationId: 'startPropertyObjectView',
         tags,
         security: [{ deviceSecret: [] }],
         summary: 'Open a property-object view in an Active session (X-Device-Secret of that session)',
+        description:
+          `A session holds at most ${MAX_VIEWS_PER_SESSION} views (409 USER_ACTIVITY_SESSION_VIEW_LIMIT_REACHED: start a new session); ` +
+          'view opens per client address are limited to a tenth of the tracking limit (429 RATE_LIMITED).',
         headers: DeviceSecretHeaders,
         body: OpenViewBody,
-        response: { 201: View, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody, 429: ErrorBody },
+        response: { 201: View, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
       },
     },
     async (req, reply) => {

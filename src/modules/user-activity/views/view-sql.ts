@@ -17,6 +17,18 @@ export interface ViewRow {
   durationSeconds: number | null;
 }
 
+/**
+ * Whether the session has at least `max` views (Active or not). Reads at most `max` index entries
+ * (ix_property_object_views_session_id), so the check costs the same for a full session as for any.
+ */
+export async function sessionHasViews(db: Db, sessionId: string, max: number): Promise<boolean> {
+  const { rows } = await query<{ n: number }>(
+    db,
+    sql`select count(*)::int as n from (select 1 from user_activity.property_object_views where session_id = ${sessionId} limit ${max}) v`,
+  );
+  return rows[0]!.n >= max;
+}
+
 /** A view with what its ended-event needs from its session (taken in the same statement: no N+1). */
 export interface OwnedViewRow extends ViewRow {
   ownerAnonymousId: string;

@@ -1,12 +1,19 @@
 import { newId } from '../../../platform/time.ts';
-import { deviceSecretInvalid, ERROR, sessionNotFound } from '../errors.ts';
+import { deviceSecretInvalid, ERROR, sessionNotFound, sessionViewLimitReached } from '../errors.ts';
 import { AppError } from '../../../platform/http/index.ts';
 import type { ActivityDeps } from '../sessions/sessions.ts';
 import { sessionSecretHash, touchActiveSession } from '../sessions/session-sql.ts';
 import { deviceSecretMatches } from '../sessions/device-secret.ts';
-import { insertView, touchActiveView, viewSecretHash, type ViewRow } from './view-sql.ts';
+import { insertView, sessionHasViews, touchActiveView, viewSecretHash, type ViewRow } from './view-sql.ts';
 
 /** Online property-object view operations (UC-ACT-002). Lock order: the session, then the view. */
+
+/**
+ * Most views one tracking session may hold. A person browsing for hours opens a few hundred; a
+ * script replaying one session's secret could otherwise store views (each up to 8 KiB of filter
+ * snapshot) without end, limited only by the per-address rate.
+ */
+export const MAX_VIEWS_PER_SESSION = 1000;
 
 export interface OpenViewInput {
   sessionId: string;
@@ -27,6 +34,8 @@ export async function openView(deps: ActivityDeps, input: OpenViewInput, deviceS
     if (!deviceSecretMatches(stored.deviceSecretHash, deviceSecret)) throw deviceSecretInvalid();
     const session = await touchActiveSession(tx, input.sessionId, now);
     if (!session) throw sessionNotFound('no active session with this id; start a session first');
+    // Counted under the session's row lock (touched above): concurrent opens cannot both slip under the cap.
+    if (await sessionHasViews(tx, input.sessionId, MAX_VIEWS_PER_SESSION)) throw sessionViewLimitReached(MAX_VIEWS_PER_SESSION);
     return insertView(tx, { id: newId(), ...input, now });
   });
 }

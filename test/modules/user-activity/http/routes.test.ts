@@ -5,6 +5,7 @@ import { buildTestApp } from '../../../support/app.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import userActivity from '../../../../src/modules/user-activity/index.ts';
+import { MAX_VIEWS_PER_SESSION } from '../../../../src/modules/user-activity/views/views.ts';
 import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../../src/modules/user-activity/closer/activity-closer.ts';
 import { captureLog, clearActivity, closerContext, countWhere, MIN, outboxEvents, seedSession, sessionRow, T0, viewRow } from '../support.ts';
 
@@ -61,7 +62,7 @@ const viewHeartbeat = (id: string, secret?: string) =>
   app.inject({ method: 'PUT', url: `/api/user-activity/property-object-views/${id}/heartbeat`, headers: withSecret(secret) });
 
 describe('sessions', () => {
-  test('start: 201 with an Active guest session; device data is stored but never echoed', async () => {
+  test('start: 201 with an Active guest session; device data is stored but never echoed, the body ipAddress ignored', async () => {
     const { res, body } = await start(dev('a'));
     assert.equal(res.statusCode, 201);
     assert.equal(body.status, 'Active');
@@ -70,7 +71,8 @@ describe('sessions', () => {
     assert.equal(body.lastActivityAt, T0.toISOString());
     assert.doesNotMatch(res.body, /192\.0\.2\.10|Mozilla/);
     const { rows } = await pool.query(`select device_user_agent, host(device_ip_address) as ip from user_activity.sessions where id = $1`, [body.id]);
-    assert.deepEqual(rows[0], { device_user_agent: 'Mozilla/5.0', ip: '192.0.2.10' });
+    // The body said 192.0.2.10; the stored address is the connection's (inject: 127.0.0.1).
+    assert.deepEqual(rows[0], { device_user_agent: 'Mozilla/5.0', ip: '127.0.0.1' });
   });
 
   test('one Active session per device: a second start resumes it (200), concurrent starts converge on one', async () => {
@@ -225,6 +227,33 @@ describe('property-object views', () => {
     assert.equal(view.propertyObjectId, propertyObjectId);
     assert.deepEqual(view.filterSnapshot, { rooms: [2, 3], priceMax: 9000000 });
     assert.deepEqual((await sessionRow(pool, body.id)).last_activity_at, clock.now());
+  });
+
+  test('a session holds at most MAX_VIEWS_PER_SESSION views: past it 409 USER_ACTIVITY_SESSION_VIEW_LIMIT_REACHED, nothing stored, racing opens included', async () => {
+    const { body } = await start();
+    // Up to two below the cap, written directly (the cap is about the count, not how the rows came).
+    await pool.query(
+      `insert into user_activity.property_object_views (id, session_id, property_object_id, view_source, status, created_at, last_activity_at)
+       select gen_random_uuid(), $1, gen_random_uuid(), 'Catalog', 'Active', $2, $2 from generate_series(1, $3)`,
+      [body.id, clock.now(), MAX_VIEWS_PER_SESSION - 2],
+    );
+    clock.advance(MIN);
+    const racing = await Promise.all(Array.from({ length: 4 }, () => openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map' }, body.deviceSecret)));
+    assert.deepEqual(racing.map((r) => r.statusCode).sort(), [201, 201, 409, 409]);
+    const refused = racing.find((r) => r.statusCode === 409)!.json();
+    assert.equal(refused.code, 'USER_ACTIVITY_SESSION_VIEW_LIMIT_REACHED');
+    assert.equal(typeof refused.message, 'string');
+    assert.equal(await countWhere(pool, `select count(*) as n from user_activity.property_object_views where session_id = $1`, [body.id]), MAX_VIEWS_PER_SESSION);
+
+    clock.advance(MIN);
+    const before = (await sessionRow(pool, body.id)).last_activity_at;
+    const full = await openView({ sessionId: body.id, propertyObjectId: newId(), viewSource: 'Map' }, body.deviceSecret);
+    assert.equal(full.statusCode, 409);
+    assert.deepEqual((await sessionRow(pool, body.id)).last_activity_at, before, 'a refused open is no activity either');
+    assert.equal(await countWhere(pool, `select count(*) as n from user_activity.property_object_views where session_id = $1`, [body.id]), MAX_VIEWS_PER_SESSION);
+    // A new session of the device may open views again.
+    const next = await start();
+    assert.equal((await openView({ sessionId: next.body.id, propertyObjectId: newId(), viewSource: 'Map' }, next.body.deviceSecret)).statusCode, 201);
   });
 
   test('open in an unknown or ended session → 404; bad input → 400 and nothing stored', async () => {
