@@ -65,3 +65,25 @@ export function startAccessRecheck(
   timer.unref();
   return timer;
 }
+
+/**
+ * New connections a replica admits per second (HUB_MAX_CONNECTS_PER_SECOND): a token bucket holding
+ * one second's worth, so a deploy's reconnect storm is spread over seconds instead of taking every
+ * replica's CPU at once. `take` answers undefined when admitted, else the seconds until a place frees.
+ */
+export function createConnectRate(perSecond: number, nowMs: () => number): { take(): number | undefined } {
+  let tokens = perSecond;
+  let at = nowMs();
+  return {
+    take() {
+      const now = nowMs();
+      tokens = Math.min(perSecond, tokens + ((now - at) / 1000) * perSecond);
+      at = now;
+      if (tokens >= 1) {
+        tokens -= 1;
+        return undefined;
+      }
+      return Math.max(1, Math.ceil((1 - tokens) / perSecond));
+    },
+  };
+}

@@ -72,6 +72,30 @@ export function refuseSocket(socket: WebSocket, error: string, waitMs: number): 
   });
 }
 
+/**
+ * Turns away a socket that came past the replica's connect rate: its handshake is answered as
+ * accepted, in the protocol it picked, and followed at once by a close message that allows
+ * reconnecting — so a client with automatic reconnect backs off and comes back, instead of failing
+ * its start() as for a cap. A socket that sends no handshake within `waitMs` is dropped.
+ */
+export function turnAwaySocket(socket: WebSocket, error: string, waitMs: number): void {
+  const timer = setTimeout(() => socket.terminate(), waitMs);
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('message', (data: RawData) => {
+    clearTimeout(timer);
+    const split = splitHandshake(undefined, rawToBuffer(data), 4096);
+    const handshake = split.kind === 'record' ? parseHandshakeRequest(split.record) : undefined;
+    if (!handshake?.ok) {
+      socket.send(encodeHandshakeResponse(handshake?.error ?? error), { binary: false });
+    } else {
+      const format = FORMATS[handshake.protocol];
+      socket.send(encodeHandshakeResponse(), { binary: format.binary });
+      socket.send(format.close(error, true), { binary: format.binary });
+    }
+    socket.close(CLOSE_CODE_NORMAL);
+  });
+}
+
 /** One SignalR connection over one WebSocket. */
 export class HubConnection {
   readonly id: string;

@@ -31,6 +31,8 @@ export interface HubOptions {
   /** HUB_MAX_CONNECTIONS_PER_USER / HUB_MAX_CONNECTIONS: sockets past a cap get a handshake error. */
   maxConnectionsPerUser?: number;
   maxConnections?: number;
+  /** HUB_MAX_CONNECTS_PER_SECOND: new connections admitted per second (negotiate, or an upgrade without one). */
+  maxConnectsPerSecond?: number;
   /** HUB_PING_INTERVAL_MS: a ping (type 6) goes to a socket the server has not written to for this long. */
   pingIntervalMs?: number;
   /** HUB_CLIENT_TIMEOUT_MS: a socket that sent nothing (not even a ping) for this long is closed. */
@@ -79,7 +81,11 @@ export interface Hub {
   /** Verifies the token, then asks the access checks: a user one of them revoked gets its 403. */
   authenticate(token: string | undefined): Promise<AuthResult>;
   negotiate(principal: Principal, version: 0 | 1): NegotiateReply;
+  /** Takes a place in the replica's connect rate: undefined when admitted, else the seconds to wait (counted as refused, reason rate). */
+  admitConnect(): number | undefined;
   /** The connection id for a WebSocket: from a negotiate token (`?id=`), or fresh when negotiation was skipped. */
   connectionIdFor(principal: Principal, connectionToken: string | undefined): string | undefined;
   attach(socket: WebSocket, principal: Principal, connectionId: string): void;
+  /** A socket past the connect rate: answered as a connection, then closed with a close message that allows reconnecting. */
+  turnAway(socket: WebSocket, retryAfterSeconds: number): void;
 }

@@ -2,9 +2,9 @@ import { AuthError, type Principal } from '../http/auth.ts';
 import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
-import { admissionRefusal, HubRefusal, startAccessRecheck } from './access.ts';
+import { admissionRefusal, createConnectRate, HubRefusal, startAccessRecheck } from './access.ts';
 import type { Hub, HubOptions } from './hub-api.ts';
-import { CloseErrors, HubConnection, monotonicMs, refuseSocket, type ConnectionLimits } from './connection.ts';
+import { CloseErrors, HubConnection, monotonicMs, refuseSocket, turnAwaySocket, type ConnectionLimits } from './connection.ts';
 import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
 import { GroupIndex, userGroup } from './groups.ts';
 import { createMembershipSync } from './membership.ts';
@@ -39,6 +39,8 @@ export function createHub(opts: HubOptions): Hub {
   const clientTimeoutMs = opts.clientTimeoutMs ?? 30_000;
   const tokenTtlMs = opts.connectionTokenTtlMs ?? CONNECTION_TOKEN_TTL_MS;
   const tokens = opts.tokens ?? createTokenVerifier({ secret: opts.secret });
+  // Admission is timed on the monotonic clock: it is about real elapsed time, not business time.
+  const connectRate = opts.maxConnectsPerSecond === undefined ? undefined : createConnectRate(opts.maxConnectsPerSecond, monotonicMs);
   const limits: ConnectionLimits = { maxBufferedBytes: opts.maxBufferedBytes ?? 1_048_576, maxPendingChars: MAX_PENDING_CHARS };
 
   const index = new GroupIndex<HubConnection>();
@@ -259,6 +261,16 @@ export function createHub(opts: HubOptions): Hub {
       const expiresAt = clock.now().getTime() + tokenTtlMs;
       const token = signConnectionToken({ connectionId, userId: principal.userId, expiresAt }, opts.secret);
       return negotiateReply(version, connectionId, token);
+    },
+
+    admitConnect() {
+      const retryAfterSeconds = connectRate?.take();
+      if (retryAfterSeconds !== undefined) metrics.refused.inc({ reason: 'rate' });
+      return retryAfterSeconds;
+    },
+
+    turnAway(socket, retryAfterSeconds) {
+      turnAwaySocket(socket, `Server is busy: too many new connections; reconnect in ${retryAfterSeconds} s.`, REFUSAL_WAIT_MS);
     },
 
     connectionIdFor(principal, connectionToken) {

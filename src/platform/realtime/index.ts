@@ -90,6 +90,7 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
     ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: config.HUB_ACCESS_RECHECK_INTERVAL_MS } } : {}),
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,
+    maxConnectsPerSecond: config.HUB_MAX_CONNECTS_PER_SECOND,
     pingIntervalMs: config.HUB_PING_INTERVAL_MS,
     clientTimeoutMs: config.HUB_CLIENT_TIMEOUT_MS,
     maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,

@@ -12,7 +12,7 @@ export type DisconnectReason =
   | 'access_revoked';
 
 /** Why a WebSocket was refused before it became a connection (hub_connections_refused_total). */
-export type RefusalReason = 'user_limit' | 'replica_limit' | 'forbidden';
+export type RefusalReason = 'user_limit' | 'replica_limit' | 'forbidden' | 'rate';
 
 export type FrameKind = 'invocation' | 'ping' | 'close' | 'completion' | 'handshake';
 

@@ -89,12 +89,19 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
         // { code, message } like on every route (with the same text; clients fail to start either way).
         const requested = requestedNegotiateVersion(query.negotiateVersion);
         if (!requested.ok) return reply.code(400).send({ code: 'HUB_NEGOTIATE_VERSION_INVALID', message: requested.error });
+        const retryAfterSeconds = hub.admitConnect();
+        if (retryAfterSeconds !== undefined) {
+          return reply
+            .code(503)
+            .header('retry-after', String(retryAfterSeconds))
+            .send({ code: 'HUB_BUSY', message: `too many new connections on this server; try again in ${retryAfterSeconds} s` });
+        }
         return hub.negotiate(auth.principal, requested.version);
       },
     );
   });
 
-  const admitted = new WeakMap<FastifyRequest, { principal: Principal; connectionId: string }>();
+  const admitted = new WeakMap<FastifyRequest, { principal: Principal; connectionId: string; retryAfterSeconds?: number }>();
 
   // Refusals happen before the upgrade, as plain HTTP answers: the client's WebSocket fails to open
   // and its start() rejects.
@@ -108,7 +115,10 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
         .code(404)
         .send({ code: 'HUB_CONNECTION_NOT_FOUND', message: 'unknown or expired connection id; negotiate again' });
     }
-    admitted.set(req, { principal: auth.principal, connectionId });
+    // A negotiated socket took its place in the connect rate at negotiate; one that skipped it takes it now.
+    const query = req.query as { id?: string };
+    const retryAfterSeconds = query.id === undefined ? hub.admitConnect() : undefined;
+    admitted.set(req, { principal: auth.principal, connectionId, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) });
   };
 
   app.get(
@@ -117,6 +127,7 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
     (socket, req) => {
       const admission = admitted.get(req);
       if (!admission) return socket.terminate(); // cannot happen: preValidation refused it
+      if (admission.retryAfterSeconds !== undefined) return hub.turnAway(socket, admission.retryAfterSeconds);
       hub.attach(socket, admission.principal, admission.connectionId);
     },
   );

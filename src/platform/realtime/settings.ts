@@ -33,6 +33,13 @@ export const hubSettings = {
     maximum: 1_000_000,
     description: 'Open hub sockets a replica accepts; more are refused with a handshake error',
   }),
+  HUB_MAX_CONNECTS_PER_SECOND: Int({
+    default: 1000,
+    minimum: 1,
+    maximum: 1_000_000,
+    description:
+      'New hub connections a replica admits per second (one second of burst): a deploy refills HUB_MAX_CONNECTIONS in ~10 s; past it negotiate answers 503 with Retry-After and a socket is closed with a reconnect-allowed close message',
+  }),
   HUB_ACCESS_RECHECK_INTERVAL_MS: Int({
     default: 60_000,
     minimum: 100,
