@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody } from '../../../platform/http/index.ts';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { refuseUnknownFields } from '../admin-body.ts';
 import type { MessengerContext } from '../context.ts';
 import { REALTIME_DISPATCH_KINDS } from './kinds.ts';
 import { listQuarantined, requeueMatching, requeueQuarantined, type QuarantineFilter, type QuarantinedRow } from './outbox-sql.ts';
@@ -51,22 +52,6 @@ const RequeueReply = Type.Object({
   matched: Type.Integer({ description: 'Quarantined rows matching the filters before the call (not capped by limit)' }),
   requeued: Type.Integer({ description: 'rows moved back to Pending by this call, oldest first (0 on a dry run)' }),
 });
-
-/**
- * An unknown field is refused, not dropped: Fastify's validator strips properties the schema does
- * not name, and a mistyped filter (`kinds`) would then widen the call to every Quarantined row.
- * No body at all is the empty filter.
- */
-async function refuseUnknownFilters(req: FastifyRequest): Promise<void> {
-  if (req.body === undefined || req.body === null) {
-    req.body = {};
-    return;
-  }
-  if (typeof req.body !== 'object' || Array.isArray(req.body)) return; // the schema refuses it
-  if (Object.keys(req.body).some((k) => !Object.hasOwn(RequeueFilter.properties, k))) {
-    throw new AppError('MSG_REALTIME_REQUEUE_INVALID_FILTER', `unknown field; the filters are ${Object.keys(RequeueFilter.properties).join(', ')}`, 400);
-  }
-}
 
 /** The filter of a bulk requeue, or a 400 for dates that are no dates or a range that is empty. */
 function filterOf(body: { kind?: string; lastErrorPrefix?: string; createdFrom?: string; createdTo?: string }): QuarantineFilter {
@@ -132,8 +117,8 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: Messenge
   r.post(
     `${base}/requeue-quarantined`,
     {
-      // Before validation: an admin is asked first, then the filter's own checks (below).
-      preValidation: [app.requireAdmin, refuseUnknownFilters],
+      // Before validation: an admin is asked first; a mistyped filter is refused, not dropped.
+      preValidation: [app.requireAdmin, refuseUnknownFields(RequeueFilter, 'MSG_REALTIME_REQUEUE_INVALID_FILTER')],
       schema: {
         tags,
         summary:
