@@ -6,8 +6,14 @@ import { TOPICS } from '../../../../src/event-topics.ts';
 import { buildTestApp } from '../../../support/app.ts';
 import { createTestKafka } from '../../../support/kafka.ts';
 import { waitFor } from '../../../support/wait.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { createLogger } from '../../../../src/platform/observability/index.ts';
+import { systemClock } from '../../../../src/platform/time.ts';
+import { createDb } from '../../../../src/platform/db/index.ts';
+import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-replica/metrics.ts';
+import { resyncUserReplica } from '../../../../src/modules/messenger/user-replica/resync.ts';
 import { messengerApp } from '../support/app.ts';
-import { nextPhone, replicaRow, searchDocument, userUpserted } from '../support/user-sync.ts';
+import { inboxed, nextPhone, replicaRow, searchDocument, userUpserted } from '../support/user-sync.ts';
 
 /**
  * The replica resync runbook call on a real Kafka topic with the live consumer running: a replica
@@ -126,6 +132,50 @@ describe('user replica resync (admin): re-applies pin.identity.users.v1 past the
     }
     assert.equal((await resync({ userIds: [carol] }, await token())).status, 403);
     assert.deepEqual(await replicaRow(pool, carol), before);
+  });
+});
+
+describe('user replica resync while identity keeps publishing', () => {
+  test('a record published during the resync is applied after the forced pass: the newer change is never rolled back', async () => {
+    const dora = newId();
+    const phone = nextPhone();
+    await k.produce(topic, [userUpserted(dora, { version: 1, firstName: 'Дора', lastName: 'Первая', phone })]);
+    await waitFor('dora applied', async () => (await fields(dora))?.version === 1);
+    await damage(dora);
+    const bus = app.platform.bus;
+    let published = false;
+    const result = await resyncUserReplica(
+      {
+        db: createDb(pool),
+        clock: systemClock,
+        log: createLogger('warn'),
+        metrics: createUserSyncMetrics(new Registry(), 'resync-test'),
+        phoneRegion: 'RU',
+        partitionsConcurrently: 1,
+        // The reader of the app's bus, which publishes version 2 once the first pass has read the
+        // topic, and lets the resync go on only after the live consumer handled it: against the
+        // damaged version (999) it was stale there and is in the inbox for good, so only the
+        // resync's catch-up pass can still apply it over the forced version 1.
+        openTopicReader: async (t, g) => {
+          const reader = await bus.openTopicReader!(k.prefix + t, k.prefix + g);
+          return {
+            async readToEnd(onMessages) {
+              await reader.readToEnd(onMessages);
+              if (!published) {
+                published = true;
+                const messageId = newId();
+                await k.produce(topic, [userUpserted(dora, { version: 2, firstName: 'Дора', lastName: 'Вторая', phone, messageId })]);
+                await waitFor('the live consumer handled version 2', () => inboxed(pool, messageId));
+              }
+            },
+            close: () => reader.close(),
+          };
+        },
+      },
+      [dora],
+    );
+    assert.deepEqual([result.usersApplied, result.laterRecordsApplied], [1, 1]);
+    assert.deepEqual(await fields(dora), { first: 'Дора', last: 'Вторая', phone, active: true, version: 2 });
   });
 });
 
