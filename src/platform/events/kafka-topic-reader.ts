@@ -75,8 +75,12 @@ export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promi
 
   return {
     async readToEnd(onMessages) {
-      const a = await opts.admin();
-      const offsets = await a.fetchTopicOffsets(topic);
+      const offsets = await opts
+        .admin()
+        .then((a) => a.fetchTopicOffsets(topic))
+        .catch((err: unknown) => {
+          throw err instanceof EventBusUnavailableError ? err : new EventBusUnavailableError(`cannot read the end offsets of ${topic}: ${(err as Error).message}`, { cause: err });
+        });
       // An empty partition (end = low) has nothing to wait for; for the others, their end now.
       const ends = new Map(offsets.filter((o) => o.high !== o.low).map((o) => [o.partition, BigInt(o.high)]));
       sink = async (messages) => onMessages(messages);
