@@ -1,6 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { envelopeFromWire, type EventEnvelope } from '../../../platform/events/index.ts';
-import type { IncomingMessage, TopicReader } from '../../../platform/events/bus.ts';
+import { envelopeFromWire, type EventEnvelope, type IncomingMessage, type TopicReader } from '../../../platform/events/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { TOPICS } from '../../../event-topics.ts';
 import { USER_UPSERTED_EVENT } from '../../../contracts/identity-events.ts';
