@@ -22,6 +22,7 @@ import { systemClock, type Clock } from './platform/time.ts';
 import type { ModuleDeps, ModuleFactory } from './platform/module.ts';
 import type { ConsumerDefinition, ConsumerHandle, EventBus } from './platform/events/bus.ts';
 import { createEventBus } from './platform/events/create-bus.ts';
+import { withPrefix } from './platform/events/topics.ts';
 import { outboxPublisherJob } from './platform/outbox/publisher.ts';
 import { outboxCleanupJob } from './platform/outbox/cleanup.ts';
 import { EVENT_TOPICS } from './event-topics.ts';
@@ -195,7 +196,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const consumers: ConsumerDefinition<unknown>[] = [];
   const moduleChecks: HealthCheck[] = [];
 
-  const moduleDeps: ModuleDeps<Config> = { settings: config, pool, db, log, clock, registry, hub };
+  const openTopicReader = bus.openTopicReader?.bind(bus);
+  const moduleDeps: ModuleDeps<Config> = {
+    settings: config,
+    pool,
+    db,
+    log,
+    clock,
+    registry,
+    hub,
+    ...(openTopicReader ? { openTopicReader: (topic: string, groupId: string) => openTopicReader(withPrefix(config.KAFKA_TOPIC_PREFIX, topic), withPrefix(config.KAFKA_TOPIC_PREFIX, groupId)) } : {}),
+  };
   for (const factory of deps.modules ?? allModules) {
     const parts = factory(moduleDeps);
     if (parts.hubGroups) groupResolvers.push(parts.hubGroups);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Db } from './db/index.ts';
-import type { ConsumerDefinition } from './events/bus.ts';
+import type { ConsumerDefinition, TopicReader } from './events/bus.ts';
 import type { Principal } from './http/auth.ts';
 import type { AdminCheck } from './http/auth-plugin.ts';
 import type { HealthCheck } from './http/health-routes.ts';
@@ -20,6 +20,11 @@ export interface ModuleDeps<S = unknown> {
   clock: Clock;
   registry: Registry;
   hub: Hub;
+  /**
+   * Reads a product topic from its earliest retained offset in a throwaway group (runbook
+   * replays); undefined on the in-process event bus, which keeps nothing to read again.
+   */
+  openTopicReader?: (topic: string, groupId: string) => Promise<TopicReader>;
 }
 
 /** A module's whole public surface towards the app: its routes, jobs, consumers and hub groups. */

@@ -2,10 +2,13 @@ import type { MessengerSettings } from './settings.ts';
 import type { ModuleDeps } from '../../platform/module.ts';
 import type { MediaJoinMinter } from './calls/media-join.ts';
 import type { SendQueue } from './messages/send-batch.ts';
+import type { UserSyncDeps } from './user-replica/apply.ts';
 
 /** What the routes and operations of the chats, messages, contacts and calls parts share. */
 export interface MessengerContext extends ModuleDeps<MessengerSettings> {
   mintJoin: MediaJoinMinter;
   /** Concurrent message sends, coalesced into batches. */
   sends: SendQueue;
+  /** The user replica consumer's dependencies, shared with its resync runbook call. */
+  userSync: UserSyncDeps;
 }

@@ -62,7 +62,14 @@ export default defineModule<MessengerSettings>((deps) => {
       whenFull: ChatErrors.sendQueueFull,
     },
   );
-  const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends };
+  const userSync = {
+    clock: deps.clock,
+    log: log.child({ consumer: USER_SYNC_CONSUMER }),
+    metrics: createUserSyncMetrics(deps.registry, USER_SYNC_CONSUMER),
+    phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION,
+    partitionsConcurrently: config.MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY,
+  };
+  const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync };
 
   return {
     name: 'messenger',
@@ -131,13 +138,7 @@ export default defineModule<MessengerSettings>((deps) => {
       }),
     ],
     consumers: [
-      userSyncConsumer({
-        clock: deps.clock,
-        log: log.child({ consumer: USER_SYNC_CONSUMER }),
-        metrics: createUserSyncMetrics(deps.registry, USER_SYNC_CONSUMER),
-        phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION,
-        partitionsConcurrently: config.MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY,
-      }),
+      userSyncConsumer(userSync),
     ],
   };
 });

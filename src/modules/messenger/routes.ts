@@ -27,7 +27,7 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerEventRoutes(app, ctx);
   registerRealtimeOutboxRoutes(app, ctx);
   registerContactSearchRoutes(app, search, ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE);
-  registerUserReplicaRoutes(app, ctx.db);
+  registerUserReplicaRoutes(app, ctx.db, { ...ctx.userSync, db: ctx.db, openTopicReader: ctx.openTopicReader });
 }
 
 /**

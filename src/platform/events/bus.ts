@@ -33,6 +33,21 @@ export interface EventBus {
   credentialsRefused(): string | undefined;
   /** Stops every consumer after its current message, then the producer. */
   stop(): Promise<void>;
+  /**
+   * Opens a whole-topic read for a runbook replay (physical topic; a group id nobody else uses).
+   * Absent on the in-process adapter: it keeps no messages to read again.
+   */
+  openTopicReader?(topic: string, groupId: string): Promise<TopicReader>;
+}
+
+/** A read of a topic from its earliest retained offset, outside every product consumer group. */
+export interface TopicReader {
+  /**
+   * Hands over every record from where the last call stopped (the earliest retained offset, the
+   * first time) up to at least each partition's end as of this call, then returns.
+   */
+  readToEnd(onMessages: (messages: IncomingMessage[]) => void | Promise<void>): Promise<void>;
+  close(): Promise<void>;
 }
 
 export type BusHealth = 'ok' | 'down' | 'disabled';

@@ -9,6 +9,7 @@ export {
   type EventBus,
   type IncomingMessage,
   type OutgoingMessage,
+  type TopicReader,
   type TopicSpec,
 } from './bus.ts';
 export { createEventBus, type EventBusSettings } from './create-bus.ts';

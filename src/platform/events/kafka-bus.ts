@@ -6,6 +6,7 @@ import { consumerMetrics } from './consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from './consumer-runner.ts';
 import { EventBusUnavailableError } from './errors.ts';
 import { startKafkaConsumer } from './kafka-consumer.ts';
+import { openKafkaTopicReader } from './kafka-topic-reader.ts';
 import { createLagPoller } from './kafka-lag.ts';
 import { KAFKA_LOG_LEVEL, kafkaLogCreator } from './kafka-log.ts';
 import { isKafkaCredentialFailure, type KafkaSecurity } from './kafka-security.ts';
@@ -246,6 +247,9 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
     },
 
     credentialsRefused: () => refusal,
+
+    openTopicReader: (topic, groupId) =>
+      openKafkaTopicReader({ kafka, admin: currentAdmin, topic, groupId, log, ...(opts.consumerMaxWaitMs ? { maxWaitTimeInMs: opts.consumerMaxWaitMs } : {}) }),
 
     async health(): Promise<BusHealth> {
       if (closing) return 'down';

@@ -36,7 +36,10 @@ export function deriveOperationSecurity(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { hide?: boolean; security?: unknown } | undefined;
     if (!schema || schema.hide || schema.security !== undefined) return;
-    const bearer = guards(route.preHandler).some((g) => g === app.requireUser || g === app.requireAdmin);
+    // The guard may run at any of these hooks (a route that refuses unknown fields asks for the admin before validation).
+    const bearer = [route.onRequest, route.preValidation, route.preHandler]
+      .flatMap((hook) => guards(hook as Guard))
+      .some((g) => g === app.requireUser || g === app.requireAdmin);
     schema.security = bearer ? [{ bearer: [] }] : [];
   });
 }

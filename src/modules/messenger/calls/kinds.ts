@@ -10,3 +10,9 @@ export const ROSTER_STATUSES = ['Invited', 'Joined', 'Left'] as const;
 export type RosterStatus = (typeof ROSTER_STATUSES)[number];
 export const RECORDING_STATUSES = ['Recording', 'Stopped', 'Available', 'Failed'] as const;
 export type RecordingStatus = (typeof RECORDING_STATUSES)[number];
+
+/**
+ * A session one can still enter: a call ringing or in progress, a conference running. Declined,
+ * Cancelled, Missed and Ended are over for good; no join token is minted for them.
+ */
+export const isSessionOpen = (status: string): boolean => status === 'Ringing' || status === 'Active';

@@ -248,55 +248,6 @@ export async function deleteDoneBefore(db: Db, cutoff: Date, limit: number): Pro
   return rows.map((r) => r.id);
 }
 
-export interface QuarantinedRow {
-  id: string;
-  kind: string;
-  targetKind: string;
-  chatId: string | null;
-  targetUserId: string | null;
-  messageId: string | null;
-  refId: string | null;
-  sessionKind: string | null;
-  seq: number | null;
-  attempts: number;
-  lastError: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** The runbook's list: Quarantined rows in id order, keyset-paged. */
-export async function listQuarantined(db: Db, after: string | null, limit: number): Promise<QuarantinedRow[]> {
-  const { rows } = await query<QuarantinedRow>(
-    db,
-    sql`select id, kind, target_kind as "targetKind", chat_id as "chatId", target_user_id as "targetUserId", message_id as "messageId",
-            ref_id as "refId", session_kind as "sessionKind", seq::float8 as seq, attempts, last_error as "lastError",
-            created_at as "createdAt", updated_at as "updatedAt"
-       from messenger.realtime_outbox
-      where status = 'Quarantined' and (${after}::uuid is null or id > ${after}::uuid)
-      order by id limit ${limit}`,
-  );
-  return rows;
-}
-
-/**
- * Runbook re-enqueue: Quarantined → Pending with Attempts = 0, due now, RowVersion bumped (a late
- * outcome of an old claim cannot land on it), and the dispatcher woken. `ids` null = all.
- */
-export async function requeueQuarantined(db: Db, ids: string[] | null, now: Date): Promise<number> {
-  const list = sql`${sql.param(ids)}::uuid[]`;
-  const at = sql`${now}::timestamptz`;
-  const { rows } = await query<{ n: number }>(
-    db,
-    sql`with requeued as (
-       update messenger.realtime_outbox
-          set status = 'Pending', attempts = 0, next_attempt_at = ${at}, row_version = row_version + 1, updated_at = ${at}
-        where status = 'Quarantined' and (${list} is null or id = any(${list}))
-        returning 1)
-     select count(*)::int as n, pg_notify(${REALTIME_OUTBOX_CHANNEL}, '') from requeued`,
-  );
-  return rows[0]?.n ?? 0;
-}
-
 export interface RealtimeOutboxState {
   quarantined: number;
   /** now − CreatedAt of the oldest Pending row, in seconds (0 when none is Pending). */

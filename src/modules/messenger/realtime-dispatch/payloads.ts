@@ -1,5 +1,5 @@
 import { userGroup } from '../../../platform/realtime/index.ts';
-import type { SessionKind } from '../calls/kinds.ts';
+import { isSessionOpen, type SessionKind } from '../calls/kinds.ts';
 import { chatGroup } from '../chats/kinds.ts';
 import { JOIN_KINDS, eventNameOf, type RealtimeDispatchKind, type RealtimeTargetKind } from './kinds.ts';
 import { REF_NOT_FOUND } from './rules.ts';
@@ -143,14 +143,18 @@ function buildMedia(row: OutboxRowRef, refs: RealtimeRefs, event: string): Build
   const contractKind = row.sessionKind ?? (session.sessionKind as SessionKind);
   const payload = { ...(contractKind === 'Direct' ? directContract(session) : conferenceContract(session)), ...extra };
   if (!JOIN_KINDS.has(row.kind)) return { ok: true, delivery: { sends: [{ group: targetGroupOf(row), event, payload }] } };
-  const joinFor = (userId: string) => ({ userId, sessionId: session.id, roomName: session.roomName });
+  // An invite whose session ended before delivery still goes out (the missed call or conference is
+  // a fact the client shows), with the session's final Status and no MediaJoinModel: a token is
+  // never minted for a session that is over. Judged by the session as loaded for this delivery.
+  const open = isSessionOpen(session.status);
+  const joinFor = (userId: string) => (open ? { joinFor: { userId, sessionId: session.id, roomName: session.roomName } } : {});
   if (row.targetKind === 'User') {
-    return { ok: true, delivery: { sends: [{ group: userGroup(row.targetUserId!), event, payload, joinFor: joinFor(row.targetUserId!) }] } };
+    return { ok: true, delivery: { sends: [{ group: userGroup(row.targetUserId!), event, payload, ...joinFor(row.targetUserId!) }] } };
   }
   // A join model is personal: a chat-wide frame would hand one member's token to everyone, so the
   // conference contract goes to each active participant of chat:{ChatId} through its user group.
   const members = refs.chatMembers.get(row.chatId!) ?? [];
-  return { ok: true, delivery: { sends: members.map((u) => ({ group: userGroup(u), event, payload, joinFor: joinFor(u) })) } };
+  return { ok: true, delivery: { sends: members.map((u) => ({ group: userGroup(u), event, payload, ...joinFor(u) })) } };
 }
 
 /** The group changes a chat event implies, judged by the membership now (a late row never re-adds a removed user). */

@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody } from '../../../platform/http/index.ts';
-import { Nullable, Uuid } from '../../../platform/types/index.ts';
+import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { refuseUnknownFields } from '../admin-body.ts';
 import type { MessengerContext } from '../context.ts';
-import { listQuarantined, requeueQuarantined, type QuarantinedRow } from './outbox-sql.ts';
+import { REALTIME_DISPATCH_KINDS } from './kinds.ts';
+import { listQuarantined, requeueMatching, requeueQuarantined, type QuarantineFilter, type QuarantinedRow } from './quarantine-sql.ts';
 
 /** Runbook endpoints (admin) for `messenger_realtime_quarantined_total > 0`: read LastError, fix the cause, re-enqueue. */
 
@@ -29,6 +31,48 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 const Requeued = Type.Object({ requeued: Type.Integer() });
+
+/** Rows a bulk requeue takes per call by default, and at most: a call that cannot flood the hub. */
+export const REQUEUE_DEFAULT_LIMIT = 100;
+export const REQUEUE_MAX_LIMIT = 1000;
+
+const RequeueFilter = Type.Object(
+  {
+    kind: Type.Optional(Type.Union(REALTIME_DISPATCH_KINDS.map((k) => Type.Literal(k)))),
+    lastErrorPrefix: Type.Optional(Text({ minLength: 1, maxLength: 512, description: 'LastError starts with this text (no wildcards)' })),
+    createdFrom: Type.Optional(Timestamp),
+    createdTo: Type.Optional(Timestamp),
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: REQUEUE_MAX_LIMIT, default: REQUEUE_DEFAULT_LIMIT })),
+    dryRun: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false },
+);
+const RequeueReply = Type.Object({
+  dryRun: Type.Boolean(),
+  matched: Type.Integer({ description: 'Quarantined rows matching the filters before the call (not capped by limit)' }),
+  requeued: Type.Integer({ description: 'rows moved back to Pending by this call, oldest first (0 on a dry run)' }),
+});
+
+/** The filter of a bulk requeue, or a 400 for dates that are no dates or a range that is empty. */
+function filterOf(body: { kind?: string; lastErrorPrefix?: string; createdFrom?: string; createdTo?: string }): QuarantineFilter {
+  const date = (field: string, text: string | undefined): Date | undefined => {
+    if (text === undefined) return undefined;
+    const d = new Date(text);
+    if (Number.isNaN(d.getTime())) throw new AppError('MSG_REALTIME_REQUEUE_INVALID_FILTER', `${field} is not a valid date-time`, 400);
+    return d;
+  };
+  const createdFrom = date('createdFrom', body.createdFrom);
+  const createdTo = date('createdTo', body.createdTo);
+  if (createdFrom && createdTo && createdFrom >= createdTo) {
+    throw new AppError('MSG_REALTIME_REQUEUE_INVALID_FILTER', 'createdFrom must be before createdTo (the range is [createdFrom, createdTo))', 400);
+  }
+  return {
+    ...(body.kind !== undefined ? { kind: body.kind } : {}),
+    ...(body.lastErrorPrefix !== undefined ? { lastErrorPrefix: body.lastErrorPrefix } : {}),
+    ...(createdFrom ? { createdFrom } : {}),
+    ...(createdTo ? { createdTo } : {}),
+  };
+}
 
 const view = (r: QuarantinedRow) => ({ ...r, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() });
 const tags = ['messenger-admin'];
@@ -74,13 +118,25 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: Messenge
   r.post(
     `${base}/requeue-quarantined`,
     {
-      preHandler: app.requireAdmin,
-      schema: { operationId: 'requeueQuarantinedRealtimeRows', tags, summary: 'Re-enqueue every Quarantined row (after the cause is fixed)', response: { 200: Requeued, ...errors } },
+      // Before validation: an admin is asked first; a mistyped filter is refused, not dropped.
+      preValidation: [app.requireAdmin, refuseUnknownFields(RequeueFilter, 'MSG_REALTIME_REQUEUE_INVALID_FILTER')],
+      schema: {
+        operationId: 'requeueQuarantinedRealtimeRows',
+        tags,
+        summary:
+          'Re-enqueue Quarantined rows matching the filters (after the cause is fixed): at most `limit` a call (default 100, up to 1000), oldest first; `dryRun: true` only counts',
+        body: RequeueFilter,
+        response: { 200: RequeueReply, ...errors },
+      },
     },
-    async () => {
-      const requeued = await requeueQuarantined(ctx.db, null, ctx.clock.now());
-      ctx.log.info({ requeued }, 'realtime outbox quarantined rows requeued');
-      return { requeued };
+    async (req) => {
+      const body = req.body;
+      const filter = filterOf(body);
+      const dryRun = body.dryRun ?? false;
+      const limit = body.limit ?? REQUEUE_DEFAULT_LIMIT;
+      const result = await requeueMatching(ctx.db, filter, limit, ctx.clock.now(), dryRun);
+      ctx.log.info({ ...body, limit, dryRun, ...result }, dryRun ? 'realtime outbox requeue dry run' : 'realtime outbox quarantined rows requeued');
+      return { dryRun, ...result };
     },
   );
 }

@@ -94,10 +94,22 @@ export async function applyUserUpserted(event: EventEnvelope<unknown>, tx: Db, d
   return outcome;
 }
 
-export async function applySnapshot(tx: Db, snapshot: UserSnapshot, ids: EventIds, deps: UserSyncDeps, report = immediately): Promise<UserSyncOutcome> {
+/**
+ * `force` (the runbook resync only) writes the snapshot over any replica version, past the version
+ * guard, with the same phone-conflict rules, search queueing and deactivation push as any write.
+ */
+export async function applySnapshot(
+  tx: Db,
+  snapshot: UserSnapshot,
+  ids: EventIds,
+  deps: UserSyncDeps,
+  report = immediately,
+  force = false,
+): Promise<UserSyncOutcome> {
   const now = deps.clock.now();
+  const stale = (existing: ReplicaState | null) => !force && isStale(existing, snapshot.version);
   // Most events cannot collide on the live-phone index: one statement decides and writes them.
-  const fast = await applyIfCannotCollide(tx, snapshot, now);
+  const fast = await applyIfCannotCollide(tx, snapshot, now, force);
   if (fast.operation) {
     const operation = fast.operation;
     report(() => applied(deps, snapshot, ids, operation, { phoneNumber: snapshot.phoneNumber, conflict: null }));
@@ -105,15 +117,15 @@ export async function applySnapshot(tx: Db, snapshot: UserSnapshot, ids: EventId
     await handOverReleased(tx, releasedPhone(fast.existing, snapshot), now, deps, ids, report);
     return operation;
   }
-  if (isStale(fast.existing, snapshot.version)) return skippedStale(deps, snapshot, ids, fast.existing!, report);
+  if (stale(fast.existing)) return skippedStale(deps, snapshot, ids, fast.existing!, report);
 
   // The slow path: a taken phone, or a live row taking a new phone. Read, decide, write.
   for (let attempt = 1; ; attempt++) {
     const { existing, holders } = await readReplicaState(tx, snapshot.userId, snapshot.phoneNumber);
-    if (isStale(existing, snapshot.version)) return skippedStale(deps, snapshot, ids, existing!, report);
+    if (stale(existing)) return skippedStale(deps, snapshot, ids, existing!, report);
     if (attempt > MAX_WRITE_ATTEMPTS + 1) throw new Error('replica write did not settle; retried with backoff');
     const decision = decidePhone(snapshot, existing, holders, attempt >= MAX_WRITE_ATTEMPTS);
-    const write: ReplicaWrite = { snapshot, phoneNumber: decision.phoneNumber, conflict: decision.conflict, messageId: ids.messageId, now };
+    const write: ReplicaWrite = { snapshot, phoneNumber: decision.phoneNumber, conflict: decision.conflict, messageId: ids.messageId, now, force };
     const next = { phoneNumber: decision.phoneNumber, isActive: snapshot.isActive };
     let written: boolean;
     if (existing === null) {

@@ -26,6 +26,12 @@ const queueForIndex = (now: SQL) => sql`
             enqueued_at = excluded.enqueued_at, attempts = 0, next_attempt_at = excluded.next_attempt_at
     )`;
 
+/**
+ * The version guard (INV-MU-1): only a newer snapshot is written. `force` (the runbook resync,
+ * which re-applies the topic's newest record) writes over any version, a damaged one included.
+ */
+const newerOrForced = (force: boolean, version: SQL) => sql`(identity_user_version < ${version} or ${force}::boolean)`;
+
 /** A snapshot's values as typed statement parameters. */
 const valuesOf = (s: UserSnapshot, phoneNumber: string | null, now: Date) => ({
   id: sql`${s.userId}::uuid`,
@@ -65,7 +71,7 @@ export interface SafeApplyResult {
  * user's older open conflicts (the phone is applied) and wakes the indexer on commit. Anything
  * else writes nothing and returns the row as it was, for the stale check and the slow path.
  */
-export async function applyIfCannotCollide(tx: Db, s: UserSnapshot, now: Date): Promise<SafeApplyResult> {
+export async function applyIfCannotCollide(tx: Db, s: UserSnapshot, now: Date, force = false): Promise<SafeApplyResult> {
   const v = valuesOf(s, s.phoneNumber, now);
   const { rows } = await query<StateRow & { created: number; updated: number }>(
     tx,
@@ -84,7 +90,7 @@ export async function applyIfCannotCollide(tx: Db, s: UserSnapshot, now: Date): 
       update messenger.users u
          set first_name = ${v.firstName}, middle_name = ${v.middleName}, last_name = ${v.lastName}, phone_number = ${v.phone}, is_active = ${v.isActive},
              identity_user_version = ${v.version}, revision = u.revision + 1, updated_at = ${v.now}
-       where u.id = ${v.id} and u.identity_user_version < ${v.version} and (not ${v.isActive} or (u.is_active and u.phone_number = ${v.phone}))
+       where u.id = ${v.id} and ${newerOrForced(force, v.version)} and (not ${v.isActive} or (u.is_active and u.phone_number = ${v.phone}))
       returning u.id, u.revision
     ),
     w as (select id, revision from ins union all select id, revision from upd),
@@ -133,9 +139,11 @@ export interface ReplicaWrite {
   conflict: { phoneNumber: string; holderUserId: string | null } | null;
   messageId: string;
   now: Date;
+  /** Written over any version (the runbook resync); otherwise only over an older one. */
+  force?: boolean;
 }
 
-const upsert = (mode: 'insert' | 'update', v: ReturnType<typeof valuesOf>): SQL =>
+const upsert = (mode: 'insert' | 'update', v: ReturnType<typeof valuesOf>, force: boolean): SQL =>
   mode === 'insert'
     ? sql`insert into messenger.users
              (id, first_name, middle_name, last_name, phone_number, is_active, identity_user_version, created_at, updated_at)
@@ -145,7 +153,7 @@ const upsert = (mode: 'insert' | 'update', v: ReturnType<typeof valuesOf>): SQL 
     : sql`update messenger.users
               set first_name = ${v.firstName}, middle_name = ${v.middleName}, last_name = ${v.lastName}, phone_number = ${v.phone},
                   is_active = ${v.isActive}, identity_user_version = ${v.version}, revision = revision + 1, updated_at = ${v.now}
-            where id = ${v.id} and identity_user_version < ${v.version}
+            where id = ${v.id} and ${newerOrForced(force, v.version)}
             returning id, revision`;
 
 /**
@@ -160,7 +168,7 @@ export async function writeReplica(tx: Db, mode: 'insert' | 'update', w: Replica
   const conflictPhone = sql`${w.conflict?.phoneNumber ?? null}::varchar`;
   const { rows } = await query<{ written: number }>(
     tx,
-    sql`with w as (${upsert(mode, v)}),
+    sql`with w as (${upsert(mode, v, w.force ?? false)}),
     ${queueForIndex(v.now)},
     superseded as (
       update messenger.user_phone_conflicts

@@ -130,6 +130,24 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
     assert.deepEqual(buildDelivery(row, emptyRefs()), { ok: true, delivery: { sends: [] } });
   });
 
+  test('an invite whose session is over goes out with its final Status and no join model; one still open gets one per recipient', () => {
+    for (const kind of ['CallInvited', 'ConferenceInvited', 'ConferenceStarted'] as const) {
+      for (const status of ['Ringing', 'Active', 'Declined', 'Cancelled', 'Missed', 'Ended']) {
+        const r = fixtures();
+        const c = cases(r.ids)[kind];
+        r.refs.sessions.get(c.ref)!.status = status;
+        const built = buildDelivery(rowOf(kind, c), r.refs);
+        assert.ok(built.ok, `${kind} ${status}`);
+        assert.deepEqual(built.delivery.sends.map((s) => s.group).sort(), [...c.groups].sort(), `${kind} ${status}: still delivered to every recipient`);
+        const open = status === 'Ringing' || status === 'Active';
+        for (const s of built.delivery.sends) {
+          assert.equal(s.payload.Status, status);
+          assert.equal(s.joinFor !== undefined, open, `${kind} ${status}: a join model only while the session is open`);
+        }
+      }
+    }
+  });
+
   test('names are snake_case of the enum value', () => {
     assert.equal(eventNameOf('MessageReceived'), 'message_received');
     assert.equal(eventNameOf('ConferenceParticipantJoined'), 'conference_participant_joined');

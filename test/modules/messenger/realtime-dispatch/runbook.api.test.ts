@@ -36,7 +36,7 @@ describe('runbook endpoints (admin): quarantined realtime_outbox rows', () => {
     assert.ok(requeued.row_version > before.row_version, 'RowVersion moves, so a late outcome of an old claim cannot land');
     const notQuarantined = await m.call<{ code: string }>(admin, 'POST', `${base}/${pending}/requeue`);
     assert.deepEqual([notQuarantined.status, notQuarantined.body.code], [404, 'MSG_REALTIME_ROW_NOT_QUARANTINED']);
-    assert.deepEqual((await m.call(admin, 'POST', `${base}/requeue-quarantined`)).body, { requeued: 2 });
+    assert.deepEqual((await m.call(admin, 'POST', `${base}/requeue-quarantined`)).body, { dryRun: false, matched: 2, requeued: 2 });
     assert.equal((await m.call<{ items: Quarantined[] }>(admin, 'GET', `${base}/quarantined`)).body.items.length, 0);
     for (const id of [b, c]) assert.equal((await outboxRow(m.pool, id)).status, 'Pending');
   });

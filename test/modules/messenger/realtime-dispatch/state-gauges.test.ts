@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
-import { requeueQuarantined } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
+import { requeueQuarantined } from '../../../../src/modules/messenger/realtime-dispatch/quarantine-sql.ts';
 import { realtimeStateGauges } from '../../../../src/modules/messenger/realtime-dispatch/metrics.ts';
 import { createTestDatabase } from '../../../support/db.ts';
 import { metricValue } from '../../../support/metrics.ts';

@@ -1,0 +1,106 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
+import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
+
+/**
+ * The runbook's statements over Quarantined messenger.realtime_outbox rows: list them, and put
+ * them back to Pending (one by id, or a bounded, filtered batch).
+ */
+
+export interface QuarantinedRow {
+  id: string;
+  kind: string;
+  targetKind: string;
+  chatId: string | null;
+  targetUserId: string | null;
+  messageId: string | null;
+  refId: string | null;
+  sessionKind: string | null;
+  seq: number | null;
+  attempts: number;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The runbook's list: Quarantined rows in id order, keyset-paged. */
+export async function listQuarantined(db: Db, after: string | null, limit: number): Promise<QuarantinedRow[]> {
+  const { rows } = await query<QuarantinedRow>(
+    db,
+    sql`select id, kind, target_kind as "targetKind", chat_id as "chatId", target_user_id as "targetUserId", message_id as "messageId",
+            ref_id as "refId", session_kind as "sessionKind", seq::float8 as seq, attempts, last_error as "lastError",
+            created_at as "createdAt", updated_at as "updatedAt"
+       from messenger.realtime_outbox
+      where status = 'Quarantined' and (${after}::uuid is null or id > ${after}::uuid)
+      order by id limit ${limit}`,
+  );
+  return rows;
+}
+
+/**
+ * Runbook re-enqueue of named rows: Quarantined → Pending with Attempts = 0, due now, RowVersion
+ * bumped (a late outcome of an old claim cannot land on it), and the dispatcher woken. Returns how many moved.
+ */
+export async function requeueQuarantined(db: Db, ids: readonly string[], now: Date): Promise<number> {
+  return (await requeueMatching(db, { ids }, ids.length, now, false)).requeued;
+}
+
+/** Which Quarantined rows a bulk requeue takes; every field narrows, none given = all. */
+export interface QuarantineFilter {
+  ids?: readonly string[];
+  kind?: string;
+  /** LastError starts with this text (compared as text, no pattern characters). */
+  lastErrorPrefix?: string;
+  /** CreatedAt >= createdFrom. */
+  createdFrom?: Date;
+  /** CreatedAt < createdTo (half-open, so consecutive ranges never overlap). */
+  createdTo?: Date;
+}
+
+const quarantinedMatching = (f: QuarantineFilter): SQL =>
+  sql.join(
+    [
+      sql`status = 'Quarantined'`,
+      f.ids ? sql`id = any(${sql.param(f.ids)}::uuid[])` : undefined,
+      f.kind !== undefined ? sql`kind = ${f.kind}::varchar` : undefined,
+      f.lastErrorPrefix !== undefined ? sql`starts_with(last_error, ${f.lastErrorPrefix}::text)` : undefined,
+      f.createdFrom ? sql`created_at >= ${f.createdFrom}::timestamptz` : undefined,
+      f.createdTo ? sql`created_at < ${f.createdTo}::timestamptz` : undefined,
+    ].filter((c): c is SQL => c !== undefined),
+    sql` and `,
+  );
+
+export interface RequeueResult {
+  /** Quarantined rows matching the filter before the call (not capped by the limit). */
+  matched: number;
+  /** Rows moved back to Pending by this call: at most the limit, the oldest first; 0 on a dry run. */
+  requeued: number;
+}
+
+/**
+ * Runbook re-enqueue, bounded: up to `limit` Quarantined rows matching `filter`, oldest id first,
+ * go back to Pending with Attempts = 0, due now, RowVersion bumped (a late outcome of an old claim
+ * cannot land on them), and the dispatcher is woken. `dryRun` only counts. One statement, so the
+ * count and the requeue see the same rows; concurrent calls skip each other's rows.
+ */
+export async function requeueMatching(db: Db, filter: QuarantineFilter, limit: number, now: Date, dryRun: boolean): Promise<RequeueResult> {
+  const where = quarantinedMatching(filter);
+  if (dryRun) {
+    const { rows } = await query<{ n: number }>(db, sql`select count(*)::int as n from messenger.realtime_outbox where ${where}`);
+    return { matched: rows[0]?.n ?? 0, requeued: 0 };
+  }
+  const at = sql`${now}::timestamptz`;
+  const { rows } = await query<RequeueResult>(
+    db,
+    sql`with picked as (
+       select id from messenger.realtime_outbox where ${where} order by id limit ${limit} for update skip locked),
+     requeued as (
+       update messenger.realtime_outbox o
+          set status = 'Pending', attempts = 0, next_attempt_at = ${at}, row_version = o.row_version + 1, updated_at = ${at}
+         from picked where o.id = picked.id
+        returning 1)
+     select (select count(*) from messenger.realtime_outbox where ${where})::int as matched,
+            (select count(*) from requeued)::int as requeued, pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`,
+  );
+  return { matched: rows[0]?.matched ?? 0, requeued: rows[0]?.requeued ?? 0 };
+}

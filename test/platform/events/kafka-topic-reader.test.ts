@@ -1,0 +1,55 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
+import { testLog } from './support.ts';
+import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
+import type { IncomingMessage } from '../../../src/platform/events/bus.ts';
+
+/**
+ * The bus's whole-topic reader (runbook replays) on the real broker: everything from the earliest
+ * offset up to the end as of each call, then only what came after; it commits nothing and leaves
+ * no consumer group behind.
+ */
+
+const k: TestKafka = await createTestKafka();
+const bus = createKafkaBus({ brokers: k.brokers, clientId: 'reader-test', log: testLog });
+after(() => bus.stop());
+
+const text = (ms: IncomingMessage[]) => ms.map((m) => `${m.partition}:${String(m.value)}`).sort();
+
+describe('kafka topic reader', () => {
+  test('reads every partition from the earliest offset to the end as of the call, then what was produced since; no group is left', async () => {
+    const topic = k.topic('reader.source');
+    const empty = k.topic('reader.empty');
+    await k.createTopics([{ name: 'reader.source', partitions: 3 }, { name: 'reader.empty', partitions: 2 }]);
+    const first = Array.from({ length: 9 }, (_, i) => ({ value: `a${i}`, partition: i % 3 }));
+    await k.produce(topic, first);
+
+    const groupId = `${k.prefix}reader.${Date.now()}`;
+    const reader = await bus.openTopicReader!(topic, groupId);
+    const read: IncomingMessage[] = [];
+    await reader.readToEnd((ms) => void read.push(...ms));
+    assert.deepEqual(text(read), first.map((m) => `${m.partition}:${m.value}`).sort());
+    // Per partition in offset order.
+    for (const p of [0, 1, 2]) {
+      const offsets = read.filter((m) => m.partition === p).map((m) => Number(m.offset));
+      assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b));
+    }
+
+    const second = [{ value: 'b0', partition: 0 }, { value: 'b1', partition: 2 }];
+    await k.produce(topic, second);
+    const more: IncomingMessage[] = [];
+    await reader.readToEnd((ms) => void more.push(...ms));
+    assert.deepEqual(text(more), ['0:b0', '2:b1'], 'a later call hands over only what came after');
+    await reader.close();
+
+    const groups = (await k.admin.listGroups()).groups.map((g) => g.groupId);
+    assert.ok(!groups.includes(groupId), 'the throwaway group is deleted on close');
+
+    const emptyReader = await bus.openTopicReader!(empty, `${groupId}.empty`);
+    const none: IncomingMessage[] = [];
+    await emptyReader.readToEnd((ms) => void none.push(...ms));
+    assert.deepEqual(none, [], 'an empty topic is read at once');
+    await emptyReader.close();
+  });
+});
