@@ -1,6 +1,7 @@
 import type { Db } from '../db/index.ts';
 import type { EventBus, OutgoingMessage } from '../events/bus.ts';
 import { EventBusUnavailableError } from '../events/errors.ts';
+import type { Fence } from '../jobs/lease-sql.ts';
 import type { JobContext, JobDefinition } from '../jobs/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
@@ -74,7 +75,7 @@ interface BatchOutcome {
   stopped?: boolean;
 }
 
-type PublishContext = Pick<JobContext, 'signal' | 'now' | 'log' | 'woken' | 'waitForWake'>;
+type PublishContext = Pick<JobContext, 'signal' | 'now' | 'log' | 'woken' | 'waitForWake' | 'fence'>;
 
 interface RunState {
   counts: PublishCounts;
@@ -170,9 +171,9 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     }
   }
 
-  async function markSent(rows: readonly PendingRow[], now: Date): Promise<void> {
+  async function markSent(rows: readonly PendingRow[], now: Date, fence: Fence | undefined): Promise<void> {
     if (rows.length === 0) return;
-    await markPublished(db, rows.map((r) => r.id), now);
+    await markPublished(db, rows.map((r) => r.id), now, fence);
     for (const r of rows) {
       metrics.published.inc({ topic: r.topic });
       metrics.lag.observe(Math.max(0, (now.getTime() - r.createdAtMs) / 1000));
@@ -207,7 +208,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         const outcome = await sendBatch(sendable, blocked, ctx.log, limits);
         const sentAt = ctx.now();
         await marking; // the previous batch's mark, written while this one was sent
-        marking = markSent(outcome.sent, sentAt).catch((err: unknown) => {
+        marking = markSent(outcome.sent, sentAt, ctx.fence).catch((err: unknown) => {
           markError ??= err;
         });
         counts.published += outcome.sent.length;
