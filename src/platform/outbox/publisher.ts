@@ -1,6 +1,6 @@
 import type { Db } from '../db/index.ts';
 import type { EventBus, OutgoingMessage } from '../events/bus.ts';
-import { EventBusUnavailableError } from '../events/errors.ts';
+import { EventBusFencedError, EventBusUnavailableError } from '../events/errors.ts';
 import type { Fence } from '../jobs/lease-sql.ts';
 import type { JobContext, JobDefinition } from '../jobs/types.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -111,10 +111,27 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   validatePublisherOptions(opts);
   const { db, bus } = opts;
   const metrics: OutboxMetrics = outboxMetrics(opts.registry, db);
-  const send = (messages: readonly OutgoingMessage[]) => bus.publish(messages);
+  // Kafka fences the sends themselves (kafka-fenced.ts): one transactional.id per publisher, the
+  // same on every replica (the test prefix keeps test runs apart).
+  const fenced = bus.fencedPublisher?.(`${OUTBOX_PUBLISHER_JOB}${opts.topicPrefix ? `.${opts.topicPrefix}` : ''}`);
+  const send = fenced ? (messages: readonly OutgoingMessage[]) => fenced.publish(messages) : (messages: readonly OutgoingMessage[]) => bus.publish(messages);
+  let lastToken: bigint | undefined;
 
+  /**
+   * At a run's start: when another replica held the lock since this one's last run (the lease token
+   * did not just grow by one), its producer may hold the newest epoch, so this run's first send
+   * starts a new producer, which fences it (and aborts what it left open) before anything is sent.
+   */
+  function claimProducer(fence: Fence | undefined): void {
+    if (!fenced || !fence) return;
+    const token = BigInt(fence.token);
+    if (lastToken === undefined || token !== lastToken + 1n) fenced.reset();
+    lastToken = token;
+  }
+
+  let runFence: Fence | undefined;
   async function recordFailure(rows: readonly PendingRow[], err: unknown): Promise<void> {
-    await recordPublishFailure(db, rows.map((r) => r.id), publishErrorText(err));
+    await recordPublishFailure(db, rows.map((r) => r.id), publishErrorText(err), runFence);
     for (const r of rows) metrics.failures.inc({ topic: r.topic });
   }
 
@@ -136,6 +153,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         await publishTraced(send, [row], [rowToMessage(row, opts.topicPrefix)]);
         outcome.sent.push(row);
       } catch (err) {
+        if (err instanceof EventBusFencedError) throw err; // taken over: not the row's failure, and no more sends
         await recordFailure([row], err);
         blocked.keys.add(orderingKey(row));
         outcome.failed += 1;
@@ -160,6 +178,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
       await publishTraced(send, rows, rows.map((r) => rowToMessage(r, opts.topicPrefix)));
       return { sent: [...rows], failed: 0, heldBack: 0, unavailable: false };
     } catch (err) {
+      if (err instanceof EventBusFencedError) throw err; // taken over: the run ends, nothing counted on the rows
       if (err instanceof EventBusUnavailableError) {
         // Row by row would fail the same way, once per row: count the attempt on all, stop.
         await recordFailure(rows, err);
@@ -235,6 +254,8 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
    */
   async function publishPending(ctx: PublishContext): Promise<PublishCounts> {
     const deadline = performance.now() + opts.maxRunMs;
+    claimProducer(ctx.fence);
+    runFence = ctx.fence;
     const run: RunState = {
       counts: { published: 0, failed: 0, heldBack: 0 },
       blocked: { keys: new Set(), topics: new Set() },

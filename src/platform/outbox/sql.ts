@@ -74,10 +74,14 @@ export async function markPublished(db: Db, ids: readonly string[], at: Date, fe
   return rowCount;
 }
 
-/** Counts a failed send on the rows; `error` must already be free of payload data. */
-export async function recordPublishFailure(db: Db, ids: readonly string[], error: string): Promise<void> {
+/** Counts a failed send on the rows, unless `fence` says the run was taken over; `error` must already be free of payload data. */
+export async function recordPublishFailure(db: Db, ids: readonly string[], error: string, fence?: Fence): Promise<void> {
   if (ids.length === 0) return;
-  await query(db, sql`update platform.outbox set attempts = attempts + 1, last_error = left(${error}, 512) where id = any(${sql.param(ids)}::uuid[])`);
+  await query(
+    db,
+    sql`update platform.outbox set attempts = attempts + 1, last_error = left(${error}, 512)
+         where id = any(${sql.param(ids)}::uuid[]) and ${leaseHolds(fence)}`,
+  );
 }
 
 /** Highest count the pending gauge reports: a scrape never scans more of a huge backlog than this. */
