@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { faultSeed, phaseClock, printSummary } from './support/seed.ts';
-import { createStack, type Replica, type Stack } from './support/stack.ts';
+import { freezeHolding } from './support/freeze.ts';
+import { createStack } from './support/stack.ts';
 import { runScenario, stopAndDrain, type Verdict } from './support/workload.ts';
 import { realtimeWorkload } from './support/workloads/realtime.ts';
 import { createUsers } from './support/workloads/user-sync.ts';
@@ -22,32 +23,6 @@ const REALTIME_JOB = 'messenger-realtime-dispatch';
 /** Short, so the scenario is quick; at least MaxRunDuration (5 s) + the 2 s margin. */
 const LOCK_TTL_MS = 8000;
 const seed = faultSeed();
-
-/**
- * The replica's process holds the dispatcher's advisory lock right now: the lease names its pid
- * (holder = host:pid:runner) and that lease's lock session holds the lock in pg_locks.
- */
-async function holdsDispatchLock(stack: Stack, r: Replica): Promise<boolean> {
-  const { rowCount } = await stack.database.pool.query(
-    `select 1 from platform.job_leases l
-       join pg_locks k on k.pid = l.backend_pid and k.locktype = 'advisory' and k.granted and k.objsubid = 1
-      where l.name = $1 and l.holder like $2
-        and ((k.classid::bigint << 32) | k.objid::bigint) = hashtext(l.name)::bigint`,
-    [`job:scheduled:${REALTIME_JOB}`, `%:${r.service.child.pid}:%`],
-  );
-  return rowCount === 1;
-}
-
-/** SIGSTOP while it holds the lock; a stop that landed between two runs is undone and tried again. */
-async function freezeHolding(stack: Stack, r: Replica): Promise<void> {
-  for (let attempt = 1; attempt <= 20; attempt++) {
-    await waitFor('the holder to hold the realtime dispatcher\'s lock', () => holdsDispatchLock(stack, r), 60_000);
-    r.service.child.kill('SIGSTOP');
-    if (await holdsDispatchLock(stack, r)) return;
-    r.service.child.kill('SIGCONT');
-  }
-  throw new Error('never froze the holder while it held the lock');
-}
 
 interface Outcome {
   probeMs: number;
@@ -79,7 +54,7 @@ async function scenario(): Promise<Outcome> {
   phase('setup');
   try {
     await sleep(2000);
-    await freezeHolding(stack, holder);
+    await freezeHolding(stack, holder, REALTIME_JOB);
     const frozenAt = Date.now();
     const sent = await stack.call<{ id: string }>(front, 'POST', `/api/messenger/chats/${chat.body.id}/messages`, { kind: 'Text', body: 'probe' }, aliceToken);
     if (sent.status !== 201) throw new Error(`probe send: ${sent.status}`);

@@ -116,26 +116,28 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   const fenced = bus.fencedPublisher?.(`${OUTBOX_PUBLISHER_JOB}${opts.topicPrefix ? `.${opts.topicPrefix}` : ''}`);
   const send = fenced ? (messages: readonly OutgoingMessage[]) => fenced.publish(messages) : (messages: readonly OutgoingMessage[]) => bus.publish(messages);
   let lastToken: bigint | undefined;
+  /** Runs of this publisher still going here: more than one only when the runner abandoned a hung run. */
+  let running = 0;
 
   /**
    * At a run's start: when another replica held the lock since this one's last run (the lease token
    * did not just grow by one), its producer may hold the newest epoch, so this run's first send
    * starts a new producer, which fences it (and aborts what it left open) before anything is sent.
+   * The same when a run abandoned here may still be sending on the current producer.
    */
   function claimProducer(fence: Fence | undefined): void {
     if (!fenced || !fence) return;
     const token = BigInt(fence.token);
-    if (lastToken === undefined || token !== lastToken + 1n) fenced.reset();
+    if (lastToken === undefined || token !== lastToken + 1n || running > 1) fenced.reset();
     lastToken = token;
   }
 
-  let runFence: Fence | undefined;
-  async function recordFailure(rows: readonly PendingRow[], err: unknown): Promise<void> {
-    await recordPublishFailure(db, rows.map((r) => r.id), publishErrorText(err), runFence);
+  async function recordFailure(rows: readonly PendingRow[], err: unknown, fence: Fence | undefined): Promise<void> {
+    await recordPublishFailure(db, rows.map((r) => r.id), publishErrorText(err), fence);
     for (const r of rows) metrics.failures.inc({ topic: r.topic });
   }
 
-  async function sendRowByRow(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits): Promise<BatchOutcome> {
+  async function sendRowByRow(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits, fence: Fence | undefined): Promise<BatchOutcome> {
     const outcome: BatchOutcome = { sent: [], failed: 0, heldBack: 0, unavailable: false };
     let tried = 0;
     for (const [i, row] of rows.entries()) {
@@ -154,7 +156,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         outcome.sent.push(row);
       } catch (err) {
         if (err instanceof EventBusFencedError) throw err; // taken over: not the row's failure, and no more sends
-        await recordFailure([row], err);
+        await recordFailure([row], err, fence);
         blocked.keys.add(orderingKey(row));
         outcome.failed += 1;
         const topicLevel = isTopicLevelError(err);
@@ -172,7 +174,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     return outcome;
   }
 
-  async function sendBatch(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits): Promise<BatchOutcome> {
+  async function sendBatch(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits, fence: Fence | undefined): Promise<BatchOutcome> {
     if (rows.length === 0) return { sent: [], failed: 0, heldBack: 0, unavailable: false };
     try {
       await publishTraced(send, rows, rows.map((r) => rowToMessage(r, opts.topicPrefix)));
@@ -181,12 +183,12 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
       if (err instanceof EventBusFencedError) throw err; // taken over: the run ends, nothing counted on the rows
       if (err instanceof EventBusUnavailableError) {
         // Row by row would fail the same way, once per row: count the attempt on all, stop.
-        await recordFailure(rows, err);
+        await recordFailure(rows, err, fence);
         log.warn({ rows: rows.length, err: publishErrorText(err) }, 'event bus unreachable, outbox publishing paused until the next run');
         return { sent: [], failed: rows.length, heldBack: 0, unavailable: true };
       }
       log.warn({ rows: rows.length, err: publishErrorText(err) }, 'bulk send failed, retrying the batch row by row');
-      return sendRowByRow(rows, blocked, log, limits);
+      return sendRowByRow(rows, blocked, log, limits, fence);
     }
   }
 
@@ -224,7 +226,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
           next = selectPendingAfter(db, rows[rows.length - 1]!.id, opts.batchSize);
         }
         const { sendable, heldBack } = splitHeldBack(rows, blocked.keys, blocked.topics);
-        const outcome = await sendBatch(sendable, blocked, ctx.log, limits);
+        const outcome = await sendBatch(sendable, blocked, ctx.log, limits, ctx.fence);
         const sentAt = ctx.now();
         await marking; // the previous batch's mark, written while this one was sent
         marking = markSent(outcome.sent, sentAt, ctx.fence).catch((err: unknown) => {
@@ -254,8 +256,16 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
    */
   async function publishPending(ctx: PublishContext): Promise<PublishCounts> {
     const deadline = performance.now() + opts.maxRunMs;
+    running += 1;
     claimProducer(ctx.fence);
-    runFence = ctx.fence;
+    try {
+      return await passes(ctx, deadline);
+    } finally {
+      running -= 1;
+    }
+  }
+
+  async function passes(ctx: PublishContext, deadline: number): Promise<PublishCounts> {
     const run: RunState = {
       counts: { published: 0, failed: 0, heldBack: 0 },
       blocked: { keys: new Set(), topics: new Set() },
