@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TOPICS } from '../../src/event-topics.ts';
 import { createRng, faultSeed, phaseClock, printSummary } from './support/seed.ts';
-import { freezeHolding } from './support/freeze.ts';
+import { freezeHolding, holdsJobLock } from './support/freeze.ts';
 import { createStack, type Stack } from './support/stack.ts';
 import { runScenario, stopAndDrain, topicEvents, type Verdict } from './support/workload.ts';
 import { outboxWorkload } from './support/workloads/outbox.ts';
@@ -14,7 +14,8 @@ import { waitFor } from '../support/wait.ts';
  * Two replicas; the one holding the outbox publisher's lock is frozen with SIGSTOP while users are
  * renamed through the other (each rename a UserUpserted keyed by the user, on pin.identity.users.v1,
  * whose consumers keep the last snapshot per user). The other replica takes the publisher over once
- * the lease expires (LockTtl 30 s) and publishes; the frozen one is woken with SIGCONT while the
+ * its lease expires (LockTtl 30 s; the first of the frozen replica's leases to expire ends its lock
+ * session, and with it every lock it held) and publishes; the frozen one is woken with SIGCONT while the
  * load goes on. Per-user order must survive the takeover: for every key, the last record on the topic
  * (ignoring repeats of an already-seen message id) is the key's newest outbox row — and, since Kafka
  * fences the old holder's producer, no late record of the woken holder lands after the new holder's.
@@ -80,11 +81,9 @@ async function scenario(): Promise<Outcome> {
   try {
     await sleep(2000);
     await freezeHolding(stack, holder, PUBLISHER);
-    await waitFor(
-      'the front to take the publisher over',
-      () => front.service.lines().some((l) => l.job === PUBLISHER && String(l.msg).startsWith('single-runner lock taken over')),
-      LOCK_TTL_MS + 15_000,
-    );
+    // The frozen lock session holds every lock of that replica: the first of its jobs whose lease
+    // expires has the front end the session, and the publisher's lock is free with it.
+    await waitFor('the front to run the publisher', () => holdsJobLock(stack, front, PUBLISHER), LOCK_TTL_MS + 15_000);
     phase('freeze and takeover');
     await sleep(2000); // renames published by the front alone
     holder.service.child.kill('SIGCONT');
@@ -106,9 +105,9 @@ async function scenario(): Promise<Outcome> {
 const ok = await runScenario(scenario);
 
 describe(`two replicas, the outbox publisher's holder frozen with SIGSTOP (seed ${seed})`, () => {
-  test('the other replica takes the publisher over', () => {
+  test('the other replica ended the frozen lock session (a logged takeover) and runs the publisher', () => {
     const { takeoverLines } = ok();
-    assert.ok(takeoverLines.some((l) => l.job === PUBLISHER), JSON.stringify(takeoverLines));
+    assert.ok(takeoverLines.length >= 1, 'no takeover logged');
   });
 
   test('for every key the last record on the topic (ignoring repeats) is the key\'s newest outbox row, and no late repeat lands after it', () => {
