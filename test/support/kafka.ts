@@ -90,6 +90,51 @@ export async function createTestKafka(opts: { brokers?: string[]; sasl?: SASLOpt
   });
 
   /** Sum of (high watermark − low) over partitions: how many messages the topic holds now. */
+  /**
+   * Every committed message of the topic up to the partitions' current ends, read committed (as the
+   * service's consumers read). A partition is read to its end when a processed batch's last offset,
+   * transaction markers included, reaches its high watermark.
+   */
+  async function readToEnd(topic: string, deadline: number): Promise<ReadMessage[]> {
+    const ends = new Map<number, number>();
+    for (const p of await admin.fetchTopicOffsets(topic)) if (Number(p.high) > Number(p.low)) ends.set(p.partition, Number(p.high) - 1);
+    const out: ReadMessage[] = [];
+    if (ends.size === 0) return out;
+    const consumer = kafka.consumer({ groupId: `${prefix}read-${randomBytes(4).toString('hex')}`, maxWaitTimeInMs: 200 });
+    const done = Promise.withResolvers<void>();
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      const end = ends.get(payload.partition);
+      if (end !== undefined && Number(payload.lastOffset) >= end) ends.delete(payload.partition);
+      if (ends.size === 0) done.resolve();
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    consumer
+      .run({
+        eachMessage: async ({ partition, message }) => {
+          out.push({
+            topic,
+            partition,
+            offset: message.offset,
+            key: message.key?.toString() ?? null,
+            value: message.value,
+            headers: headerText(message.headers),
+          });
+        },
+      })
+      .catch(done.reject);
+    const timeout = new Promise<void>((_, reject) =>
+      setTimeout(() => reject(new Error(`${topic}: read ${out.length} messages, not to the end in time`)), Math.max(1000, deadline - Date.now())).unref(),
+    );
+    try {
+      await Promise.race([done.promise, timeout]);
+    } finally {
+      await consumer.disconnect();
+    }
+    // Kafka orders per partition only; sort for stable assertions.
+    return out.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
+  }
+
   async function messageCount(topic: string): Promise<number> {
     // A topic created moments ago may still answer NOT_LEADER while its leaders settle: ask again.
     for (let attempt = 1; ; attempt++) {
@@ -132,42 +177,21 @@ export async function createTestKafka(opts: { brokers?: string[]; sasl?: SASLOpt
 
     async readTopic(topic, opts = {}) {
       const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+      const want = opts.atLeast ?? 0;
+      // Offsets count transaction markers too (the outbox publisher sends in transactions), so they
+      // only gate the first read; a read that found fewer messages than wanted is tried again.
       let total = await messageCount(topic);
-      while (total < (opts.atLeast ?? 0)) {
-        if (Date.now() > deadline) throw new Error(`${topic}: ${total} messages, expected at least ${opts.atLeast}`);
+      while (total < want) {
+        if (Date.now() > deadline) throw new Error(`${topic}: ${total} messages, expected at least ${want}`);
         await sleep(50);
         total = await messageCount(topic);
       }
-      const out: ReadMessage[] = [];
-      if (total === 0) return out;
-      const consumer = kafka.consumer({ groupId: `${prefix}read-${randomBytes(4).toString('hex')}`, maxWaitTimeInMs: 200 });
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      const done = new Promise<void>((resolve, reject) => {
-        consumer.run({
-          eachMessage: async ({ partition, message }) => {
-            out.push({
-              topic,
-              partition,
-              offset: message.offset,
-              key: message.key?.toString() ?? null,
-              value: message.value,
-              headers: headerText(message.headers),
-            });
-            if (out.length >= total) resolve();
-          },
-        }).catch(reject);
-      });
-      const timeout = new Promise<void>((_, reject) =>
-        setTimeout(() => reject(new Error(`${topic}: read ${out.length} of ${total} messages in time`)), Math.max(1000, deadline - Date.now())).unref(),
-      );
-      try {
-        await Promise.race([done, timeout]);
-      } finally {
-        await consumer.disconnect();
+      for (;;) {
+        const out = await readToEnd(topic, deadline);
+        if (out.length >= want) return out;
+        if (Date.now() > deadline) throw new Error(`${topic}: read ${out.length} of ${want} messages in time`);
+        await sleep(100);
       }
-      // Kafka orders per partition only; sort for stable assertions.
-      return out.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
     },
   };
 }

@@ -21,6 +21,11 @@ export interface EventBus {
    * refused. Some of them may have been written anyway (at-least-once); callers retry.
    */
   publish(messages: readonly OutgoingMessage[]): Promise<void>;
+  /**
+   * The fenced publisher named `name` (Kafka only: one transactional.id, the client id and `name`,
+   * the same on every replica; kafka-fenced.ts). Absent on the in-process bus, which has no replicas.
+   */
+  fencedPublisher?(name: string): FencedPublisher;
   /** Starts a consumer; it runs until its handle or the bus is stopped. */
   subscribe(definition: ConsumerDefinition, runtime: ConsumerRuntime): Promise<ConsumerHandle>;
   /** 'disabled' for the in-process adapter: there is nothing to be down. */
@@ -51,6 +56,19 @@ export interface TopicReader {
 }
 
 export type BusHealth = 'ok' | 'down' | 'disabled';
+
+/** Sends of a single-runner publisher that Kafka refuses once another replica took it over. */
+export interface FencedPublisher {
+  readonly transactionalId: string;
+  /**
+   * Sends the messages in order in one transaction, committed when this returns. Throws
+   * EventBusFencedError when a newer producer of the id exists (nothing of this call is visible to
+   * read-committed consumers), EventBusUnavailableError when Kafka cannot be reached.
+   */
+  publish(messages: readonly OutgoingMessage[]): Promise<void>;
+  /** The next publish starts with a new producer, which fences every older one of the id. */
+  reset(): void;
+}
 
 export interface TopicSpec {
   name: string;

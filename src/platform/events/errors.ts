@@ -32,3 +32,15 @@ export class EventBusUnavailableError extends Error {
     this.name = 'EventBusUnavailableError';
   }
 }
+
+/**
+ * Kafka refused a fenced publisher's send or commit: another replica initialised the same
+ * transactional.id since (it took the publisher's lock over), so this producer's epoch is fenced and
+ * what it had sent in its open transaction is aborted. The publisher stops its run; it must not send again.
+ */
+export class EventBusFencedError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'EventBusFencedError';
+  }
+}

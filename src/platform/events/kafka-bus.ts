@@ -6,6 +6,7 @@ import { consumerMetrics } from './consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from './consumer-runner.ts';
 import { EventBusUnavailableError } from './errors.ts';
 import { startKafkaConsumer } from './kafka-consumer.ts';
+import { createKafkaFencedPublisher } from './kafka-fenced.ts';
 import { openKafkaTopicReader } from './kafka-topic-reader.ts';
 import { createLagPoller } from './kafka-lag.ts';
 import { KAFKA_LOG_LEVEL, kafkaLogCreator } from './kafka-log.ts';
@@ -96,6 +97,7 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
   let producer: Promise<Producer> | undefined;
   let admin: Promise<Admin> | undefined;
   const consumers = new Set<ConsumerHandle>();
+  const fenced = new Map<string, ReturnType<typeof createKafkaFencedPublisher>>();
   /** closing: no new consumers; stopped: no more sends (consumers may dead-letter until then). */
   let closing = false;
   let stopped = false;
@@ -213,6 +215,16 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
       }
     },
 
+    fencedPublisher(name) {
+      const transactionalId = `${opts.clientId}.${name}`;
+      let publisher = fenced.get(transactionalId);
+      if (!publisher) {
+        publisher = createKafkaFencedPublisher({ kafka, transactionalId, requestTimeoutMs: requestTimeout, maxRequestBytes, log, open: () => !stopped });
+        fenced.set(transactionalId, publisher);
+      }
+      return publisher;
+    },
+
     async subscribe(definition, runtime) {
       if (closing) throw new Error('event bus stopped');
       const consumer = resolveConsumer(definition, runtime.topicPrefix, { maxAttempts: opts.consumerMaxAttempts });
@@ -280,7 +292,7 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
       // does not wait for it (the process is about to exit; the half-open socket dies with it).
       const disconnect = (c: Promise<Producer | Admin> | undefined, what: string) =>
         c ? withTimeout(c.then((x) => x.disconnect()), STOP_WAIT_MS, `kafka ${what} disconnect`).catch(() => undefined) : undefined;
-      await Promise.all([disconnect(p, 'producer'), disconnect(a, 'admin')]);
+      await Promise.all([disconnect(p, 'producer'), disconnect(a, 'admin'), ...[...fenced.values()].map((f) => f.stop())]);
       log.info('kafka event bus stopped');
     },
   };

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
+import { ACQUIRE_SQL } from './lease-sql.ts';
 
 /**
  * Single-runner locks live on ONE dedicated connection per runner, never a pooled one: a session
@@ -42,12 +43,25 @@ export const LOCK_RELEASE_TIMEOUT_MS = 5_000;
 export interface HeldLock {
   /** Aborted when the lock's connection is lost (the lock is gone with it). */
   signal: AbortSignal;
+  /** The lease's fencing token, when the lock was taken with a lease (lease.ts). */
+  token?: string;
   release(): Promise<void>;
 }
 
+/** Who takes the lease with the lock, and for how long (lease.ts). */
+export interface LeaseRequest {
+  holder: string;
+  ttlMs: number;
+}
+
 export interface LockConnection {
-  /** The lock when free, null when another session holds it. Throws when the database is unreachable. */
-  tryLock(key: string): Promise<HeldLock | null>;
+  /**
+   * The lock when free, null when another session holds it. Throws when the database is unreachable.
+   * With a lease, the lease row is written in the same statement (lease-sql.ts ACQUIRE_SQL).
+   */
+  tryLock(key: string, lease?: LeaseRequest): Promise<HeldLock | null>;
+  /** One statement on the lock session (the lease's renewal and takeover); opens the connection if needed. */
+  statement<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]>;
   /** Backend pid of the open lock connection (ops and tests), null when none is open. */
   backendPid(): number | null;
   /** A server setting as the lock session sees it (ops and tests); opens the connection if needed. */
@@ -124,22 +138,32 @@ export function createLockConnection(opts: {
     return connecting;
   }
 
-  async function tryLock(key: string): Promise<HeldLock | null> {
+  async function tryLock(key: string, lease?: LeaseRequest): Promise<HeldLock | null> {
     const c = await connect();
     // Registered before the query, so a connection lost right after the lock was granted still
     // aborts this holder.
     const holder = new AbortController();
     holders.add(holder);
     let locked = false;
+    let token: string | undefined;
     try {
-      const res = await query<{ locked: boolean }>(c, 'select pg_try_advisory_lock(hashtext($1)) as locked', [key]);
+      const res = lease
+        ? await query<{ locked: boolean; token: string | null }>(c, ACQUIRE_SQL, [key, lease.holder, lease.ttlMs])
+        : await query<{ locked: boolean; token: null }>(c, 'select pg_try_advisory_lock(hashtext($1)) as locked, null as token', [key]);
       locked = res.rows[0]?.locked === true;
+      token = res.rows[0]?.token ?? undefined;
+    } catch (err) {
+      // A session lock granted by a statement that then failed stays held (advisory locks ignore
+      // rollback): give it back, or drop the session if even that fails.
+      await query(c, 'select pg_advisory_unlock(hashtext($1))', [key]).catch((e: unknown) => lost(c, e));
+      throw err;
     } finally {
       if (!locked) holders.delete(holder);
     }
     if (!locked) return null;
     return {
       signal: holder.signal,
+      ...(token === undefined ? {} : { token }),
       release: async () => {
         holders.delete(holder);
         if (holder.signal.aborted || client !== c) return; // the lock went with its session
@@ -157,6 +181,9 @@ export function createLockConnection(opts: {
 
   return {
     tryLock,
+    async statement<R extends pg.QueryResultRow>(text: string, values: unknown[]) {
+      return (await query<R>(await connect(), text, values)).rows;
+    },
     backendPid: () => (client as (pg.Client & { processID?: number | null }) | null)?.processID ?? null,
     async sessionSetting(name) {
       const res = await query<{ value: string }>(await connect(), 'select current_setting($1) as value', [name]);

@@ -38,7 +38,7 @@ export type Outcome<Row, Result> =
   | { row: Row; status: 'released' };
 
 /** What a phase's steps get: the job's context plus the run's counts and clock. */
-export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now'> {
+export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now' | 'fence'> {
   /** Adds `n` (default 1) to one of the run's counts. */
   count(name: string, n?: number): void;
   readonly counts: Readonly<BatchCounts>;
@@ -112,7 +112,7 @@ export interface BatchWorker extends JobDefinition {
   runOnce(ctx: BatchRunContext): Promise<BatchCounts>;
 }
 
-export type BatchRunContext = Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now'> & Partial<Pick<JobContext, 'woken' | 'waitForWake' | 'observeBatch'>>;
+export type BatchRunContext = Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now'> & Partial<Pick<JobContext, 'woken' | 'waitForWake' | 'observeBatch' | 'fence'>>;
 
 /** Infers a phase's row and result types where it is written. */
 export const batchPhase = <Row, Result = void>(phase: BatchPhase<Row, Result>): BatchPhase<Row, Result> => phase;

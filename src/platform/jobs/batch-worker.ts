@@ -44,6 +44,7 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
       signal: AbortSignal.any([ctx.signal, overtime.signal]),
       log: ctx.log,
       now: () => ctx.now(),
+      ...(ctx.fence ? { fence: ctx.fence } : {}),
       counts,
       count(name, n = 1) {
         counts[name] = (counts[name] ?? 0) + n;

@@ -11,6 +11,8 @@ export interface JobMetrics {
   recordSuccessAt(job: string, at: Date): void;
   /** A single-runner run still going at its LockTtl, whose lock was released from under it. */
   recordAbandoned(job: string): void;
+  /** A single-runner lock taken over from a holder whose lease expired (lease.ts). */
+  recordTakeover(job: string): void;
   /** One batch of a batch worker's phase. */
   recordBatch(job: string, phase: string, rows: BatchRows, durationMs: number): void;
 }
@@ -30,6 +32,11 @@ export function createJobMetrics(registry: Registry): JobMetrics {
   const abandoned = counter(registry, {
     name: 'job_runs_abandoned_total',
     help: 'Single-runner runs still going at their LockTtl: the lock was released and the next schedule runs without them',
+    labelNames: ['job'],
+  });
+  const takeovers = counter(registry, {
+    name: 'job_lock_takeovers_total',
+    help: 'Single-runner locks taken over from a holder that stopped renewing its lease (its lock session was ended)',
     labelNames: ['job'],
   });
   const lastSuccess = gauge(registry, {
@@ -58,6 +65,10 @@ export function createJobMetrics(registry: Registry): JobMetrics {
     declare(job) {
       for (const outcome of RUN_OUTCOMES) runs.inc({ job, outcome }, 0);
       abandoned.inc({ job }, 0);
+      takeovers.inc({ job }, 0);
+    },
+    recordTakeover(job) {
+      takeovers.inc({ job });
     },
     recordAbandoned(job) {
       abandoned.inc({ job });

@@ -1,7 +1,8 @@
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import { newId, type Clock } from '../time.ts';
-import type { HeldLock, LockConnection } from './advisory-lock.ts';
+import type { LockConnection } from './advisory-lock.ts';
+import { acquireLease, type HeldLease } from './lease.ts';
 import type { JobMetrics, RunOutcome } from './job-metrics.ts';
 import { recordJobRun } from './job-state.ts';
 import type { Trigger } from './run-slot.ts';
@@ -31,6 +32,8 @@ export interface RunDeps {
   log: Logger;
   metrics: JobMetrics;
   clock: Clock;
+  /** This runner's name in the single-runner leases (lease.ts leaseHolderId). */
+  holder: string;
 }
 
 interface RunStart {
@@ -74,10 +77,11 @@ export async function runJobOnce(
     t0: performance.now(),
     stop,
   };
-  let lock: HeldLock | null = null;
+  let lock: HeldLease | null = null;
+  const lockTtlMs = lockTtlOf(job);
   if (job.singleRunner) {
     try {
-      lock = await deps.locks.tryLock(lockKeyOf(job));
+      lock = await acquireLease(deps, job.name, lockKeyOf(job), lockTtlMs);
     } catch (err) {
       return conclude(deps, run, 'failure', {}, err, 'job lock could not be acquired');
     }
@@ -87,15 +91,14 @@ export async function runJobOnce(
       return { jobRunId, outcome: 'skipped', counts: {}, durationMs: 0, skipReason: 'lock_busy' };
     }
   }
-  const lockTtlMs = lockTtlOf(job);
   const deadline = lock ? lockDeadline(lockTtlMs) : undefined;
-  const signal = lock ? AbortSignal.any([stop, lock.signal, deadline!.signal]) : stop;
+  const signal = lock ? AbortSignal.any([stop, lock.lock.signal, lock.signal, deadline!.signal]) : stop;
   return traceRun(job.name, jobRunId, trigger, () => runLocked(deps, run, { lock, deadline, lockTtlMs, signal }, trigger, wakes));
 }
 
 /** What a run holds while it goes: its lock (if any), the lock's deadline, the run's signal. */
 interface Held {
-  lock: HeldLock | null;
+  lock: HeldLease | null;
   deadline: LockDeadline | undefined;
   lockTtlMs: number;
   signal: AbortSignal;
@@ -115,6 +118,7 @@ async function runLocked(deps: RunDeps, run: RunStart, held: Held, trigger: Trig
         jobRunId,
         signal,
         log: run.log,
+        ...(lock ? { fence: lock.fence } : {}),
         now: () => deps.clock.now(),
         woken: () => wakes.take(),
         observeBatch: (phase, rows, durationMs) => deps.metrics.recordBatch(job.name, phase, rows, durationMs),

@@ -6,6 +6,7 @@ import type { Registry } from '../observability/metrics.ts';
 import { systemClock, type Clock } from '../time.ts';
 import { createLockConnection } from './advisory-lock.ts';
 import { createJobMetrics } from './job-metrics.ts';
+import { leaseHolderId } from './lease.ts';
 import { readJobStates, type JobStateRow } from './job-state.ts';
 import { runJobOnce, skippedRun, type RunDeps, type RunResult } from './run-job.ts';
 import { admit, shouldRerun, type RunSlot, type Trigger } from './run-slot.ts';
@@ -80,7 +81,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
   const log = opts.log.child({ component: 'job-runner' });
   const metrics = createJobMetrics(opts.registry);
   const locks = createLockConnection({ databaseUrl: opts.databaseUrl, log });
-  const deps: RunDeps = { db: opts.db, locks, log: opts.log, metrics, clock: opts.clock ?? systemClock };
+  const deps: RunDeps = { db: opts.db, locks, log: opts.log, metrics, clock: opts.clock ?? systemClock, holder: leaseHolderId() };
   const slots = new Map<string, Slot>();
   let wake: WakeListener | null = null;
   let started = false;

@@ -1,4 +1,4 @@
-import { integer, jsonb, timestamp, varchar } from 'drizzle-orm/pg-core';
+import { bigint, integer, jsonb, timestamp, varchar } from 'drizzle-orm/pg-core';
 import { platformSchema } from '../db/platform-schema.ts';
 
 /** Last run of each job across all replicas, for the ops endpoints (what on-call looks at first). */
@@ -12,4 +12,20 @@ export const jobState = platformSchema.table('job_state', {
   lastError: varchar('last_error', { length: 512 }),
   runsTotal: integer('runs_total').notNull().default(0),
   failuresTotal: integer('failures_total').notNull().default(0),
+});
+
+/**
+ * The lease over each single-runner lock (lease.ts), one row per lock key. The advisory lock keeps
+ * two runs apart while its session lives; the lease lets another replica end that session when the
+ * holder stopped running (frozen, stuck event loop) but its kernel still answers keepalives. `token`
+ * grows on every acquisition: a write fenced by it (leaseFence) is refused once anyone else has held
+ * the lock since. Times are the database's clock, never a replica's.
+ */
+export const jobLeases = platformSchema.table('job_leases', {
+  name: varchar('name', { length: 200 }).primaryKey(),
+  holder: varchar('holder', { length: 200 }).notNull(),
+  backendPid: integer('backend_pid').notNull(),
+  token: bigint('token', { mode: 'bigint' }).notNull(),
+  acquiredAt: timestamp('acquired_at', { withTimezone: true }).notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
 });

@@ -1,4 +1,5 @@
 import type { Logger } from '../observability/logger.ts';
+import type { Fence } from './lease-sql.ts';
 
 /** What a job run gets: its id (on every log line), a stop signal to check between rows, the time. */
 export interface JobContext {
@@ -6,6 +7,11 @@ export interface JobContext {
   signal: AbortSignal;
   log: Logger;
   now(): Date;
+  /**
+   * A single-runner run's lease token: a write a late run must not make once another replica took
+   * the lock over puts leaseHolds(fence) in its own statement. Absent outside the runner.
+   */
+  fence?: Fence;
   /**
    * True, once per wake, when a wake for this job (NOTIFY on its channel, or connectWake) arrived
    * since the run started or since the last call. A run that finds it true may carry on (claim

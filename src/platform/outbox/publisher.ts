@@ -1,6 +1,7 @@
 import type { Db } from '../db/index.ts';
 import type { EventBus, OutgoingMessage } from '../events/bus.ts';
-import { EventBusUnavailableError } from '../events/errors.ts';
+import { EventBusFencedError, EventBusUnavailableError } from '../events/errors.ts';
+import type { Fence } from '../jobs/lease-sql.ts';
 import type { JobContext, JobDefinition } from '../jobs/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
@@ -74,7 +75,7 @@ interface BatchOutcome {
   stopped?: boolean;
 }
 
-type PublishContext = Pick<JobContext, 'signal' | 'now' | 'log' | 'woken' | 'waitForWake'>;
+type PublishContext = Pick<JobContext, 'signal' | 'now' | 'log' | 'woken' | 'waitForWake' | 'fence'>;
 
 interface RunState {
   counts: PublishCounts;
@@ -110,14 +111,33 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   validatePublisherOptions(opts);
   const { db, bus } = opts;
   const metrics: OutboxMetrics = outboxMetrics(opts.registry, db);
-  const send = (messages: readonly OutgoingMessage[]) => bus.publish(messages);
+  // Kafka fences the sends themselves (kafka-fenced.ts): one transactional.id per publisher, the
+  // same on every replica (the test prefix keeps test runs apart).
+  const fenced = bus.fencedPublisher?.(`${OUTBOX_PUBLISHER_JOB}${opts.topicPrefix ? `.${opts.topicPrefix}` : ''}`);
+  const send = fenced ? (messages: readonly OutgoingMessage[]) => fenced.publish(messages) : (messages: readonly OutgoingMessage[]) => bus.publish(messages);
+  let lastToken: bigint | undefined;
+  /** Runs of this publisher still going here: more than one only when the runner abandoned a hung run. */
+  let running = 0;
 
-  async function recordFailure(rows: readonly PendingRow[], err: unknown): Promise<void> {
-    await recordPublishFailure(db, rows.map((r) => r.id), publishErrorText(err));
+  /**
+   * At a run's start: when another replica held the lock since this one's last run (the lease token
+   * did not just grow by one), its producer may hold the newest epoch, so this run's first send
+   * starts a new producer, which fences it (and aborts what it left open) before anything is sent.
+   * The same when a run abandoned here may still be sending on the current producer.
+   */
+  function claimProducer(fence: Fence | undefined): void {
+    if (!fenced || !fence) return;
+    const token = BigInt(fence.token);
+    if (lastToken === undefined || token !== lastToken + 1n || running > 1) fenced.reset();
+    lastToken = token;
+  }
+
+  async function recordFailure(rows: readonly PendingRow[], err: unknown, fence: Fence | undefined): Promise<void> {
+    await recordPublishFailure(db, rows.map((r) => r.id), publishErrorText(err), fence);
     for (const r of rows) metrics.failures.inc({ topic: r.topic });
   }
 
-  async function sendRowByRow(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits): Promise<BatchOutcome> {
+  async function sendRowByRow(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits, fence: Fence | undefined): Promise<BatchOutcome> {
     const outcome: BatchOutcome = { sent: [], failed: 0, heldBack: 0, unavailable: false };
     let tried = 0;
     for (const [i, row] of rows.entries()) {
@@ -135,7 +155,8 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
         await publishTraced(send, [row], [rowToMessage(row, opts.topicPrefix)]);
         outcome.sent.push(row);
       } catch (err) {
-        await recordFailure([row], err);
+        if (err instanceof EventBusFencedError) throw err; // taken over: not the row's failure, and no more sends
+        await recordFailure([row], err, fence);
         blocked.keys.add(orderingKey(row));
         outcome.failed += 1;
         const topicLevel = isTopicLevelError(err);
@@ -153,26 +174,27 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     return outcome;
   }
 
-  async function sendBatch(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits): Promise<BatchOutcome> {
+  async function sendBatch(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits, fence: Fence | undefined): Promise<BatchOutcome> {
     if (rows.length === 0) return { sent: [], failed: 0, heldBack: 0, unavailable: false };
     try {
       await publishTraced(send, rows, rows.map((r) => rowToMessage(r, opts.topicPrefix)));
       return { sent: [...rows], failed: 0, heldBack: 0, unavailable: false };
     } catch (err) {
+      if (err instanceof EventBusFencedError) throw err; // taken over: the run ends, nothing counted on the rows
       if (err instanceof EventBusUnavailableError) {
         // Row by row would fail the same way, once per row: count the attempt on all, stop.
-        await recordFailure(rows, err);
+        await recordFailure(rows, err, fence);
         log.warn({ rows: rows.length, err: publishErrorText(err) }, 'event bus unreachable, outbox publishing paused until the next run');
         return { sent: [], failed: rows.length, heldBack: 0, unavailable: true };
       }
       log.warn({ rows: rows.length, err: publishErrorText(err) }, 'bulk send failed, retrying the batch row by row');
-      return sendRowByRow(rows, blocked, log, limits);
+      return sendRowByRow(rows, blocked, log, limits, fence);
     }
   }
 
-  async function markSent(rows: readonly PendingRow[], now: Date): Promise<void> {
+  async function markSent(rows: readonly PendingRow[], now: Date, fence: Fence | undefined): Promise<void> {
     if (rows.length === 0) return;
-    await markPublished(db, rows.map((r) => r.id), now);
+    await markPublished(db, rows.map((r) => r.id), now, fence);
     for (const r of rows) {
       metrics.published.inc({ topic: r.topic });
       metrics.lag.observe(Math.max(0, (now.getTime() - r.createdAtMs) / 1000));
@@ -204,10 +226,10 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
           next = selectPendingAfter(db, rows[rows.length - 1]!.id, opts.batchSize);
         }
         const { sendable, heldBack } = splitHeldBack(rows, blocked.keys, blocked.topics);
-        const outcome = await sendBatch(sendable, blocked, ctx.log, limits);
+        const outcome = await sendBatch(sendable, blocked, ctx.log, limits, ctx.fence);
         const sentAt = ctx.now();
         await marking; // the previous batch's mark, written while this one was sent
-        marking = markSent(outcome.sent, sentAt).catch((err: unknown) => {
+        marking = markSent(outcome.sent, sentAt, ctx.fence).catch((err: unknown) => {
           markError ??= err;
         });
         counts.published += outcome.sent.length;
@@ -234,6 +256,16 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
    */
   async function publishPending(ctx: PublishContext): Promise<PublishCounts> {
     const deadline = performance.now() + opts.maxRunMs;
+    running += 1;
+    claimProducer(ctx.fence);
+    try {
+      return await passes(ctx, deadline);
+    } finally {
+      running -= 1;
+    }
+  }
+
+  async function passes(ctx: PublishContext, deadline: number): Promise<PublishCounts> {
     const run: RunState = {
       counts: { published: 0, failed: 0, heldBack: 0 },
       blocked: { keys: new Set(), topics: new Set() },

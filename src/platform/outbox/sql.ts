@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import { leaseHolds, LeaseLostError, type Fence } from '../jobs/lease-sql.ts';
 
 /** The SQL of the outbox publisher and its gauges; each function runs one statement on the `Db` given. */
 
@@ -51,22 +52,36 @@ export async function selectPendingAfter(db: Db, afterId: string, limit: number)
  * for this statement's own transaction only, as set_config's is_local; the pooled connection keeps
  * its setting): losing the last marks in a server crash only means those rows are sent again, which
  * at-least-once delivery allows, and the publisher's next run does not wait behind a disk flush.
+ *
+ * With the run's `fence`, the mark is written only while the publisher's lease still has that token
+ * (checked in this statement): a publisher that froze and was taken over must not mark rows as its
+ * own progress once the new holder publishes. A refused mark throws LeaseLostError.
  */
-export async function markPublished(db: Db, ids: readonly string[], at: Date): Promise<number> {
+export async function markPublished(db: Db, ids: readonly string[], at: Date, fence?: Fence): Promise<number> {
   if (ids.length === 0) return 0;
   const { rowCount } = await query(
     db,
     sql`update platform.outbox set published_at = ${at}
           from (select set_config('synchronous_commit', 'off', true)) as async_commit
-         where id = any(${sql.param(ids)}::uuid[]) and published_at is null`,
+         where id = any(${sql.param(ids)}::uuid[]) and published_at is null and ${leaseHolds(fence)}`,
   );
+  // Nothing marked: the rows were marked already, or the fence refused. Tokens only grow, so a
+  // fence that holds now held during the update too.
+  if (rowCount === 0 && fence) {
+    const { rows } = await query<{ holds: boolean }>(db, sql`select ${leaseHolds(fence)} as holds`);
+    if (rows[0]?.holds !== true) throw new LeaseLostError(fence, 'outbox mark');
+  }
   return rowCount;
 }
 
-/** Counts a failed send on the rows; `error` must already be free of payload data. */
-export async function recordPublishFailure(db: Db, ids: readonly string[], error: string): Promise<void> {
+/** Counts a failed send on the rows, unless `fence` says the run was taken over; `error` must already be free of payload data. */
+export async function recordPublishFailure(db: Db, ids: readonly string[], error: string, fence?: Fence): Promise<void> {
   if (ids.length === 0) return;
-  await query(db, sql`update platform.outbox set attempts = attempts + 1, last_error = left(${error}, 512) where id = any(${sql.param(ids)}::uuid[])`);
+  await query(
+    db,
+    sql`update platform.outbox set attempts = attempts + 1, last_error = left(${error}, 512)
+         where id = any(${sql.param(ids)}::uuid[]) and ${leaseHolds(fence)}`,
+  );
 }
 
 /** Highest count the pending gauge reports: a scrape never scans more of a huge backlog than this. */

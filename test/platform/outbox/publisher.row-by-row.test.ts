@@ -6,7 +6,7 @@ import { jobContext, testLog } from '../events/support.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import type { EventBus } from '../../../src/platform/events/bus.ts';
 import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
-import { orderEvent, publisherFactory } from './support.ts';
+import { aroundSends, orderEvent, publisherFactory } from './support.ts';
 import { metricValue } from '../../support/metrics.ts';
 
 /**
@@ -61,13 +61,10 @@ describe('outbox publisher row by row (real Kafka)', () => {
     await batchWithARefusedRow(topic);
     const stop = new AbortController();
     let singles = 0;
-    const abortingBus: EventBus = {
-      ...bus,
-      publish: async (messages) => {
-        await bus.publish(messages);
-        if (messages.length === 1 && ++singles === 2) stop.abort(); // SIGTERM while row 2 is in flight
-      },
-    };
+    const abortingBus: EventBus = aroundSends(bus, async (messages, send) => {
+      await send();
+      if (messages.length === 1 && ++singles === 2) stop.abort(); // SIGTERM while row 2 is in flight
+    });
 
     const counts = await publisher({ bus: abortingBus }).publishPending(jobContext(stop.signal));
 

@@ -8,7 +8,7 @@ import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import type { EventBus } from '../../../src/platform/events/bus.ts';
 import type { EventEnvelope } from '../../../src/platform/events/envelope.ts';
 import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
-import { orderEvent, publisherFactory } from './support.ts';
+import { aroundSends, orderEvent, publisherFactory } from './support.ts';
 import { createJobRunner } from '../../../src/platform/jobs/index.ts';
 import { outboxPublisherJob } from '../../../src/platform/outbox/publisher.ts';
 import { metricValue } from '../../support/metrics.ts';
@@ -150,14 +150,11 @@ describe('outbox publisher (real Kafka)', () => {
     await t.db.transaction((tx) => enqueue(tx, [1, 2, 3, 4].map((seq) => orderEvent(topic, `k${seq % 2}`, seq))));
     let sent = false;
     // Really sends, then never returns: the process "dies" before marking anything published.
-    const dyingBus: EventBus = {
-      ...bus,
-      publish: async (messages) => {
-        await bus.publish(messages);
-        sent = true;
-        return new Promise<void>(() => {});
-      },
-    };
+    const dyingBus: EventBus = aroundSends(bus, async (_messages, send) => {
+      await send();
+      sent = true;
+      return new Promise<void>(() => {});
+    });
     void publisher({ bus: dyingBus }).publishPending(jobContext());
     await waitFor('the dying publisher to send', () => sent);
     assert.equal((await pendingRows()).length, 4, 'sent but not marked');
@@ -198,13 +195,10 @@ describe('outbox publisher (real Kafka)', () => {
     await k.createTopics([{ name: topic, partitions: 1 }]);
     await t.db.transaction((tx) => enqueue(tx, [1, 2, 3].map((seq) => orderEvent(topic, 'k', seq))));
     const stop = new AbortController();
-    const abortingBus: EventBus = {
-      ...bus,
-      publish: async (messages) => {
-        await bus.publish(messages);
-        stop.abort(); // SIGTERM arrives while the first batch is in flight
-      },
-    };
+    const abortingBus: EventBus = aroundSends(bus, async (_messages, send) => {
+      await send();
+      stop.abort(); // SIGTERM arrives while the first batch is in flight
+    });
     const counts = await publisher({ bus: abortingBus, batchSize: 1 }).publishPending(jobContext(stop.signal));
     assert.deepEqual(counts, { published: 1, failed: 0, heldBack: 0 }, 'the batch in flight is finished and marked, no new one starts');
     assert.deepEqual((await pendingRows()).map((r) => r.seq), [2, 3]);

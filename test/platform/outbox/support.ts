@@ -1,4 +1,4 @@
-import type { EventBus } from '../../../src/platform/events/bus.ts';
+import type { EventBus, FencedPublisher, OutgoingMessage } from '../../../src/platform/events/bus.ts';
 import type { NewEvent } from '../../../src/platform/outbox/enqueue.ts';
 import { createOutboxPublisher, type OutboxPublisherOptions } from '../../../src/platform/outbox/publisher.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
@@ -34,3 +34,24 @@ export const orderEvent = (topic: string, key: string, seq: number, extra: Recor
   correlationId: `corr-${seq}`,
   payload: { OrderId: key, Seq: seq, ...extra },
 });
+
+/**
+ * The bus with every send of the publisher — plain, or through its fenced (transactional)
+ * publisher — going through `around`, which makes the real send by calling `send()`: a test's hook
+ * before or after a send that really reaches Kafka.
+ */
+export function aroundSends(bus: EventBus, around: (messages: readonly OutgoingMessage[], send: () => Promise<void>) => Promise<void>): EventBus {
+  const fenced = bus.fencedPublisher?.bind(bus);
+  return {
+    ...bus,
+    publish: (messages) => around(messages, () => bus.publish(messages)),
+    ...(fenced
+      ? {
+          fencedPublisher: (name: string): FencedPublisher => {
+            const f = fenced(name);
+            return { transactionalId: f.transactionalId, reset: () => f.reset(), publish: (messages) => around(messages, () => f.publish(messages)) };
+          },
+        }
+      : {}),
+  };
+}

@@ -41,6 +41,7 @@ export function deliveryPhase(
         leaseUntil: new Date(now.getTime() + opts.leaseMs),
         availableProviders: deps.providers.availableKeys(),
         limit,
+        ...(run.fence ? { fence: run.fence } : {}),
       });
       return rows.map((row) => ({ ...row, providerKey: configs.get(row.channel)?.providerKey ?? '', policy: channelPolicy(configs, row.channel) }));
     },

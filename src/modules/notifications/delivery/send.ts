@@ -3,7 +3,8 @@ import { NTF } from '../model.ts';
 import type { Delivery, SendResult } from '../providers/port.ts';
 import type { ClaimedNotification, DeliveryDeps } from './outcomes.ts';
 import { idempotencyKeyOf } from './rules.ts';
-import { recordSendIntent, type ClaimedRow } from './sql.ts';
+import { recordSendIntent, sendStillHeld, type ClaimedRow } from './sql.ts';
+import type { Fence } from '../../../platform/jobs/index.ts';
 
 /** How long sends in flight may finish after a stop is asked (the shutdown budget is 10 s). */
 export const STOP_GRACE_MS = 3000;
@@ -90,7 +91,7 @@ async function sendWithin(
 export async function sendNotification(
   deps: DeliveryDeps,
   row: ClaimedNotification,
-  run: { signal: AbortSignal; log: Logger; jobRunId: string; now(): Date },
+  run: { signal: AbortSignal; log: Logger; jobRunId: string; now(): Date; fence?: Fence },
   opts: { hardTimeoutMs: number },
 ): Promise<SendAttempt> {
   const key = row.providerKey;
@@ -99,8 +100,11 @@ export async function sendNotification(
   const delivery = deliveryOf(row);
   const messageId = provider.intentMessageId?.(delivery);
   if (messageId !== undefined) {
-    const held = await recordSendIntent(deps.db, { id: row.id, leaseOwner: run.jobRunId, deliveryCycle: row.deliveryCycle, messageId, at: run.now() });
+    const held = await recordSendIntent(deps.db, { id: row.id, leaseOwner: run.jobRunId, deliveryCycle: row.deliveryCycle, messageId, at: run.now() }, run.fence);
     if (!held) throw new Error('the lease on the notification was lost before its send; nothing was sent');
+  } else if (run.fence && !(await sendStillHeld(deps.db, { id: row.id, leaseOwner: run.jobRunId, deliveryCycle: row.deliveryCycle }, run.fence))) {
+    // A single-runner worker (retry) taken over while it ran: the new holder owns the rows now.
+    throw new Error('the lease on the notification or on its worker was lost before its send; nothing was sent');
   }
   const lost: SendResult = { ok: false, code: messageId === undefined ? NTF.transient : NTF.outcomeUnknown };
   const end = deps.metrics.sendDuration.startTimer({ provider: key });

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
+import { leaseHolds, type Fence } from '../../../platform/jobs/index.ts';
 import type { Channel, Status } from '../model.ts';
 
 /**
@@ -49,6 +50,8 @@ export interface ClaimParams {
   /** Provider keys whose adapters are built and configured. */
   availableProviders: string[];
   limit: number;
+  /** The single-runner run's lease (the retry worker): a run taken over meanwhile claims nothing. */
+  fence?: Fence;
 }
 
 /**
@@ -85,7 +88,7 @@ export async function claimDueFailed(db: Db, p: ClaimParams): Promise<ClaimedRow
             join notifications.channel_configs c on c.channel = n.channel
            where n.status = 'Failed' and not n.terminal and n.next_attempt_at <= ${p.now} and not (${UNRESOLVED_SEND})
              and n.attempts < c.max_attempts and c.is_enabled and c.provider_key = any(${sql.param(p.availableProviders)}::text[])
-             and (n.lease_expires_at is null or n.lease_expires_at <= ${p.now})
+             and (n.lease_expires_at is null or n.lease_expires_at <= ${p.now}) and ${leaseHolds(p.fence)}
            order by n.next_attempt_at
            limit ${p.limit}
            for update of n skip locked)
@@ -155,17 +158,30 @@ export async function releaseLeases(db: Db, ids: readonly string[], leaseOwner: 
 
 /**
  * The send intent, in its own short transaction just before the provider call (not a domain
- * mutation: the version stays). False when the run no longer holds the row's lease: then it must
- * not send.
+ * mutation: the version stays). False when the run no longer holds the row's lease, or its job's
+ * lease was taken over (`fence`): then it must not send.
  */
 export async function recordSendIntent(
   db: Db,
   i: { id: string; leaseOwner: string; deliveryCycle: number; messageId: string; at: Date },
+  fence?: Fence,
 ): Promise<boolean> {
   const { rowCount } = await query(db, sql`
     update notifications.notifications
        set send_intent_cycle = ${i.deliveryCycle}, send_intent_message_id = ${i.messageId}, send_intent_at = ${i.at}
-     where id = ${i.id} and lease_owner = ${i.leaseOwner} and delivery_cycle = ${i.deliveryCycle}`);
+     where id = ${i.id} and lease_owner = ${i.leaseOwner} and delivery_cycle = ${i.deliveryCycle} and ${leaseHolds(fence)}`);
+  return rowCount === 1;
+}
+
+/**
+ * For a send with no intent to record (the provider dedupes by idempotency key): whether the run
+ * still holds the row's lease and its job's lease, checked just before the provider call, so a
+ * retry worker that froze and was taken over does not send rows the new holder now owns.
+ */
+export async function sendStillHeld(db: Db, i: { id: string; leaseOwner: string; deliveryCycle: number }, fence: Fence): Promise<boolean> {
+  const { rowCount } = await query(db, sql`
+    select 1 from notifications.notifications
+     where id = ${i.id} and lease_owner = ${i.leaseOwner} and delivery_cycle = ${i.deliveryCycle} and ${leaseHolds(fence)}`);
   return rowCount === 1;
 }
 
