@@ -1,26 +1,20 @@
 import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection, type IRetryPolicy } from '@microsoft/signalr';
+import { retryDelayMs, type BackoffOptions } from './backoff.ts';
 import { ChatSequencer, RecentKeys } from './chat-sequencer.ts';
+import type { MessengerEventMap, MessengerEventName } from './events.ts';
+import { RetryAfterHttpClient } from './http.ts';
+import { memoryStorage, outcomeOf, SendQueue, type MessageContent, type PendingMessage, type PendingStorage } from './send-queue.ts';
+import { MESSENGER_EVENTS, str, toChatMessage, type ChatMessage, type Wire } from './wire.ts';
 
 /**
  * A small messenger client over the official @microsoft/signalr client, for Node and browsers (only
- * `fetch` and the SignalR client are used). It connects with a token, reconnects with backoff,
- * delivers each chat's messages exactly once and in Seq order, and refills from list-messages (the
- * source of truth) after a reconnect, a server close (e.g. slow consumer) or a Seq gap.
+ * `fetch` and the SignalR client are used). It connects with a token, reconnects with full-jitter
+ * backoff that honours the server's Retry-After, delivers each chat's messages exactly once and in
+ * Seq order, and after a reconnect resumes every kind of event from the last Cursor it got
+ * (GET /api/messenger/events), falling back to the per-chat Seq refill from list-messages (the source
+ * of truth) when the cursor is past retention. Sends go through an offline queue: shown at once as
+ * pending, retried with the same clientMessageId until the server acknowledges them.
  */
-
-export interface ChatMessage {
-  chatId: string;
-  messageId: string;
-  seq: number;
-  senderUserId: string;
-  kind: string;
-  body?: string | null;
-  fileMeta?: unknown;
-  cardText?: string | null;
-  sentAt: string;
-  editedAt: string | null;
-  deleted: boolean;
-}
 
 export interface MessengerClientOptions {
   /** Service origin, e.g. https://api.example.org (the hub is at /hubs/messenger). */
@@ -30,45 +24,24 @@ export interface MessengerClientOptions {
   onMessage?: (message: ChatMessage) => void;
   /** Edits and deletions (message_edited / message_deleted, or a tombstone), once per change. */
   onMessageChanged?: (message: Partial<ChatMessage> & { chatId: string; messageId: string; seq: number }) => void;
-  /** Every other hub event (chat_updated, call_invited, …) with its payload as pushed. */
-  onEvent?: (event: string, payload: unknown) => void;
-  /** Reconnect delays (ms) by attempt; the last repeats forever. Default 0, 1 s, 2 s, 5 s, 10 s, 30 s. */
-  reconnectDelaysMs?: number[];
+  /** Every other hub event (chat_updated, call_invited, …) with its payload as pushed, once each (live or resumed). */
+  onEvent?: <K extends MessengerEventName>(event: K, payload: MessengerEventMap[K]) => void;
+  /** Reconnect and retry delays: full jitter between minMs and a ceiling doubling from baseMs to capMs. */
+  backoff?: BackoffOptions;
+  /** Where sends wait until acknowledged. Default: in memory (lost with the page or process). */
+  pendingStorage?: PendingStorage;
+  /** A send is queued: show it at once as pending (match it later by clientMessageId). */
+  onPending?: (pending: PendingMessage) => void;
+  /** The server stored a queued send (answered 201, or 200 for a repeat): the message as stored. */
+  onSent?: (pending: PendingMessage, message: Record<string, unknown>) => void;
+  /** The server refused a queued send for good (a 4xx such as 403 MSG_USER_BLOCKED): drop or mark it. */
+  onSendFailed?: (pending: PendingMessage, error: { status: number; code: string; message: string }) => void;
   /** list-messages page size for refills. Default 200. */
   pageSize?: number;
   /** Longest list-messages request; a failed refill is retried with the reconnect backoff. Default 15 s. */
   requestTimeoutMs?: number;
   fetch?: typeof fetch;
   logLevel?: LogLevel;
-}
-
-/** Hub events the client forwards to onEvent (the message ones it handles itself). */
-export const MESSENGER_EVENTS = [
-  'read_receipt_updated', 'chat_updated', 'contact_request_received', 'contact_request_accepted', 'contact_removed', 'blacklist_changed',
-  'call_invited', 'call_answered', 'call_declined', 'call_missed', 'call_cancelled', 'call_ended', 'conference_invited', 'conference_started',
-  'conference_ended', 'conference_participant_joined', 'conference_participant_left', 'recording_started', 'recording_stopped',
-  'recording_available', 'recording_failed', 'screen_share_started', 'screen_share_stopped',
-];
-
-type Wire = Record<string, unknown>;
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-
-/** A pushed (PascalCase) or listed (camelCase) message in one shape. */
-export function toChatMessage(w: Wire): ChatMessage {
-  const pick = (pascal: string) => (pascal in w ? w[pascal] : w[pascal[0]!.toLowerCase() + pascal.slice(1)]);
-  return {
-    chatId: String(pick('ChatId')),
-    messageId: String(pick('MessageId') ?? w.id),
-    seq: Number(pick('Seq')),
-    senderUserId: String(pick('SenderUserId')),
-    kind: String(pick('Kind')),
-    body: str(pick('Body')),
-    fileMeta: pick('FileMeta') ?? null,
-    cardText: str(pick('CardText')),
-    sentAt: String(pick('SentAt')),
-    editedAt: str(pick('EditedAt')),
-    deleted: pick('Deleted') === true,
-  };
 }
 
 export class MessengerClient {
@@ -80,25 +53,37 @@ export class MessengerClient {
   private readonly retries = new Map<string, { timer: ReturnType<typeof setTimeout>; attempt: number }>();
   private stopped = true;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly delays: number[];
+  /** A Retry-After the server answered with: the next retry waits at least this long. */
+  private retryAfterMs = 0;
+  /** The last event-stream Cursor received (frames reach a connection in the order they were sent). */
+  private cursor: string | undefined;
+  private readonly seenEvents = new RecentKeys();
+  private readonly sends: SendQueue;
 
   constructor(opts: MessengerClientOptions) {
     this.opts = opts;
-    this.delays = opts.reconnectDelaysMs ?? [0, 1000, 2000, 5000, 10_000, 30_000];
     const policy: IRetryPolicy = { nextRetryDelayInMilliseconds: (ctx) => this.delay(ctx.previousRetryCount) };
+    const httpClient = new RetryAfterHttpClient(opts.fetch ?? fetch, (ms) => (this.retryAfterMs = Math.max(this.retryAfterMs, ms)));
+    this.sends = new SendQueue({
+      storage: opts.pendingStorage ?? memoryStorage(),
+      post: async (p) => outcomeOf(await this.request('POST', `/api/messenger/chats/${p.chatId}/messages`, { ...p.content, clientMessageId: p.clientMessageId })),
+      onSent: (p, m) => opts.onSent?.(p, m),
+      onFailed: (p, e) => opts.onSendFailed?.(p, e),
+    });
     this.connection = new HubConnectionBuilder()
-      .withUrl(`${opts.baseUrl.replace(/\/$/, '')}/hubs/messenger`, { accessTokenFactory: opts.accessTokenFactory, transport: HttpTransportType.WebSockets })
+      .withUrl(`${opts.baseUrl.replace(/\/$/, '')}/hubs/messenger`, {
+        accessTokenFactory: opts.accessTokenFactory,
+        transport: HttpTransportType.WebSockets,
+        httpClient,
+      })
       .withAutomaticReconnect(policy)
       .configureLogging(opts.logLevel ?? LogLevel.None)
       .build();
-    this.connection.on('message_received', (p: Wire) => this.receive(toChatMessage(p)));
-    this.connection.on('message_edited', (p: Wire) => this.changed(toChatMessage(p), `edit:${str(p.MessageId)}:${str(p.EditedAt)}`));
-    this.connection.on('message_deleted', (p: Wire) =>
-      this.changed({ chatId: String(p.ChatId), messageId: String(p.MessageId), seq: Number(p.Seq), deleted: true }, `delete:${str(p.MessageId)}`),
-    );
-    for (const event of MESSENGER_EVENTS) this.connection.on(event, (p: unknown) => opts.onEvent?.(event, p));
-    // After any gap in the connection, the REST history is the truth: refill every known chat.
-    this.connection.onreconnected(() => this.refillAll());
+    for (const event of ['message_received', 'message_edited', 'message_deleted', ...MESSENGER_EVENTS]) {
+      this.connection.on(event, (p: Wire) => this.dispatch(event, p));
+    }
+    // After any gap in the connection: resume every kind of event from the last Cursor.
+    this.connection.onreconnected(() => this.resume());
     this.connection.onclose(() => this.scheduleRestart(0));
   }
 
@@ -108,8 +93,38 @@ export class MessengerClient {
     await this.connect(0);
   }
 
+  /**
+   * Sends a message: picks its clientMessageId, hands it to onPending at once, and keeps it in the
+   * offline queue until the server acknowledges it (onSent) or refuses it for good (onSendFailed).
+   */
+  async send(chatId: string, content: MessageContent): Promise<PendingMessage> {
+    const pending: PendingMessage = { clientMessageId: crypto.randomUUID(), chatId, content, createdAt: new Date().toISOString() };
+    this.opts.onPending?.(pending);
+    await this.sends.add(pending);
+    return pending;
+  }
+
+  /** Sends still waiting for the server, in order (e.g. to show them again after a restart). */
+  pendingSends(): Promise<PendingMessage[]> {
+    return this.sends.list();
+  }
+
+  /** Marks a chat read up to `seq` (read receipts go to the other participants); answers the stored last read Seq. */
+  async markRead(chatId: string, seq: number): Promise<number> {
+    const res = await this.request('POST', `/api/messenger/chats/${chatId}/read`, { seq });
+    if (!res.ok) throw new Error(`mark read ${res.status}`);
+    return ((await res.json()) as { lastReadSeq: number }).lastReadSeq;
+  }
+
+  /** Waits until no refill runs and the send queue is drained or waiting to retry (tests, graceful UIs). */
+  async settled(): Promise<void> {
+    await this.idle();
+    await this.sends.idle();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    await this.sends.stop();
     clearTimeout(this.restartTimer);
     for (const r of this.retries.values()) clearTimeout(r.timer);
     this.retries.clear();
@@ -172,18 +187,80 @@ export class MessengerClient {
   }
 
   private delay(attempt: number): number {
-    const base = this.delays[Math.min(attempt, this.delays.length - 1)] ?? 0;
-    return Math.round(base * (1 + 0.2 * Math.random()));
+    const retryAfter = this.retryAfterMs;
+    this.retryAfterMs = 0;
+    return retryDelayMs(attempt, this.opts.backoff, retryAfter);
   }
 
   private async connect(attempt: number): Promise<void> {
     if (this.stopped || this.connection.state !== HubConnectionState.Disconnected) return;
     try {
       await this.connection.start();
-      await this.refillAll();
+      await this.resume();
     } catch {
       this.scheduleRestart(attempt + 1);
     }
+  }
+
+  private request(method: string, path: string, body?: unknown): Promise<Response> {
+    return (async () =>
+      (this.opts.fetch ?? fetch)(`${this.opts.baseUrl.replace(/\/$/, '')}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${await this.opts.accessTokenFactory()}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(this.opts.requestTimeoutMs ?? 15_000),
+      }))();
+  }
+
+  /** A pushed or resumed frame: messages through the Seq sequencer, every other kind once per Cursor. */
+  private dispatch(event: string, p: Wire): void {
+    const cursor = str(p.Cursor);
+    if (cursor !== null) this.cursor = cursor;
+    if (event === 'message_received') return this.receive(toChatMessage(p));
+    if (event === 'message_edited') return this.changed(toChatMessage(p), `edit:${str(p.MessageId)}:${str(p.EditedAt)}`);
+    if (event === 'message_deleted') {
+      return this.changed({ chatId: String(p.ChatId), messageId: String(p.MessageId), seq: Number(p.Seq), deleted: true }, `delete:${str(p.MessageId)}`);
+    }
+    if (cursor !== null && !this.seenEvents.first(cursor)) return;
+    this.opts.onEvent?.(event as MessengerEventName, p as never);
+  }
+
+  /**
+   * After a (re)connect: every event pushed since the last Cursor, page by page, through the same
+   * handlers as live frames; the first connect starts at the stream's head and refills the tracked
+   * chats. A cursor past retention (410) falls back to the per-chat Seq refill. Then queued sends go.
+   */
+  private async resume(): Promise<void> {
+    try {
+      if (this.cursor === undefined) {
+        this.cursor = await this.streamHead();
+        await this.refillAll();
+        return;
+      }
+      for (;;) {
+        const res = await this.request('GET', `/api/messenger/events?after=${encodeURIComponent(this.cursor)}&limit=500`);
+        if (res.status === 410) {
+          this.cursor = await this.streamHead();
+          await this.refillAll();
+          return;
+        }
+        if (!res.ok) throw new Error(`events ${res.status}`);
+        const page = (await res.json()) as { events: { cursor: string; name: string; payload: Wire }[]; next: string };
+        for (const e of page.events) this.dispatch(e.name, e.payload);
+        this.cursor = page.next;
+        if (page.events.length === 0) return;
+      }
+    } catch {
+      // The stream could not be read: the Seq refill still brings every message back.
+      await this.refillAll();
+    } finally {
+      this.sends.flush();
+    }
+  }
+
+  private async streamHead(): Promise<string | undefined> {
+    const res = await this.request('GET', '/api/messenger/events');
+    return res.ok ? ((await res.json()) as { next: string }).next : undefined;
   }
 
   /** onclose fires when automatic reconnect gave up (or never applied, e.g. a refused start). */

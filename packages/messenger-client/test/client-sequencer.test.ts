@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChatSequencer, RecentKeys } from '../src/index.ts';
-import { toChatMessage } from '../src/messenger-client.ts';
+import { toChatMessage } from '../src/wire.ts';
 
 const msg = (seq: number) => ({ chatId: 'c', messageId: `m${seq}`, seq });
 

@@ -16,7 +16,7 @@ async function startClient(port: number, token: string, chatId: string) {
   const client = new MessengerClient({
     baseUrl: `http://127.0.0.1:${port}`,
     accessTokenFactory: () => token,
-    reconnectDelaysMs: [0, 50, 100, 200],
+    backoff: { minMs: 20, baseMs: 50, capMs: 200 },
     onMessage: (m) => messages.push(m),
     onMessageChanged: (m) => changes.push(m),
   });

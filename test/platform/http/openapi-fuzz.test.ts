@@ -8,6 +8,7 @@ import { newId } from '../../../src/platform/time.ts';
 import { buildTestApp } from '../../support/app.ts';
 import { IdPool, requestFor, type Operation } from '../../support/openapi-requests.ts';
 import { insertReplicaUser } from '../../modules/messenger/support/app.ts';
+import { storedDigests } from '../../support/stored.ts';
 
 /**
  * Hostile input finds no 5xx (issue 12, item 11): requests generated from the published OpenAPI
@@ -19,17 +20,6 @@ import { insertReplicaUser } from '../../modules/messenger/support/app.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
-
-/** Every application table's content as one md5 each: what "stored" means here. */
-async function snapshot(pool: pg.Pool): Promise<Map<string, string>> {
-  const tables = await pool.query<{ name: string }>(
-    `select format('%I.%I', table_schema, table_name) as name from information_schema.tables
-      where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema') order by 1`,
-  );
-  const parts = tables.rows.map((t) => `select '${t.name}' as name, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as digest from ${t.name} x`);
-  const { rows } = await pool.query<{ name: string; digest: string }>(parts.join(' union all '));
-  return new Map(rows.map((r) => [r.name, r.digest]));
-}
 
 /** The next transaction id: unchanged means no transaction wrote anything (read-only ones take none). */
 async function nextXid(pool: pg.Pool): Promise<string> {
@@ -104,7 +94,7 @@ test('requests generated from the OpenAPI document: no 5xx, every 4xx is { code,
   );
   assert.ok(operations.length > 40, `${operations.length} operations in the document`);
 
-  let stored = await snapshot(db);
+  let stored = await storedDigests(db);
   let xid = await nextXid(db);
   const reachedHandler = new Set<string>();
   const accepted = new Map<string, number>();
@@ -132,7 +122,7 @@ test('requests generated from the OpenAPI document: no 5xx, every 4xx is { code,
             const now = await nextXid(db);
             if (now !== xid) {
               // Some transaction ran (it may have rolled back): compare what is stored.
-              const after = await snapshot(db);
+              const after = await storedDigests(db);
               const changed = [...after].filter(([table, digest]) => stored.get(table) !== digest).map(([table]) => table);
               // The new state is the baseline either way: one bad route must not fail the ones after it.
               stored = after;
@@ -144,7 +134,7 @@ test('requests generated from the OpenAPI document: no 5xx, every 4xx is { code,
             accepted.set(name, (accepted.get(name) ?? 0) + 1);
             if (res.headers['content-type']?.toString().startsWith('application/json')) pool.learn(path, res.json());
             await settle(db);
-            stored = await snapshot(db);
+            stored = await storedDigests(db);
             xid = await nextXid(db);
           }
         }),

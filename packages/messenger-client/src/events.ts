@@ -1,0 +1,139 @@
+/**
+ * Every frame the messenger hub pushes, by event name, with its payload as pushed (PascalCase).
+ * Frames pushed through the realtime outbox carry `Cursor`, their place in the caller's event
+ * stream (GET /api/messenger/events); the client resumes from the last one it got.
+ */
+
+interface Streamed {
+  /** Opaque: the event's position in the caller's stream. */
+  Cursor?: string;
+}
+
+export interface MessagePayload extends Streamed {
+  ChatId: string;
+  MessageId: string;
+  Seq: number;
+  SenderUserId: string;
+  Kind: 'Text' | 'File' | 'Card';
+  SentAt: string;
+  EditedAt: string | null;
+  Deleted: boolean;
+  /** The id the sender's client picked for the message (idempotent sends), or null. */
+  ClientMessageId: string | null;
+  Body?: string | null;
+  FileMeta?: { fileId: string; fileName: string; contentType: string; size: number } | null;
+  CardText?: string | null;
+}
+
+export interface MessageDeletedPayload extends Streamed {
+  ChatId: string;
+  MessageId: string;
+  Seq: number;
+  DeletedAt: string | null;
+}
+
+export interface ReadReceiptPayload extends Streamed {
+  ChatId: string;
+  UserId: string;
+  LastReadSeq: number;
+}
+
+export interface ChatUpdatedPayload extends Streamed {
+  ChatId: string;
+  EventId: string;
+  Change: 'Created' | 'Renamed' | 'ParticipantAdded' | 'ParticipantRemoved' | string;
+  ActorUserId: string;
+  SubjectUserId: string | null;
+  OccurredAt: string;
+}
+
+export interface ContactPayload extends Streamed {
+  ContactId: string;
+  UserId: string;
+  Status: string;
+}
+
+export interface BlacklistPayload extends Streamed {
+  EntryId: string;
+  BlockedUserId: string;
+  Status: string;
+}
+
+/** A personal MediaJoinModel: only on a live invite of an open session, never on a replayed one. */
+export interface MediaJoin {
+  RoomName: string;
+  AccessToken: string;
+  ExpiresAt: string;
+  IceServers: { Urls: string[]; Username: string; Credential: string }[];
+}
+
+export interface CallPayload extends Streamed {
+  CallId: string;
+  SessionKind: 'Direct';
+  ChatId: string | null;
+  CallerUserId: string;
+  CalleeUserId: string;
+  Media: 'Audio' | 'Video';
+  Status: string;
+  RoomName: string;
+  EndedByUserId?: string;
+  Join?: MediaJoin;
+}
+
+export interface ConferencePayload extends Streamed {
+  ConferenceId: string;
+  SessionKind: 'Conference';
+  ChatId: string;
+  StartedByUserId: string;
+  Media: 'Audio' | 'Video';
+  Status: string;
+  RoomName: string;
+  EndedByUserId?: string;
+  Join?: MediaJoin;
+}
+
+export interface RosterPayload extends ConferencePayload {
+  UserId: string;
+  ParticipantStatus: string;
+  ScreenSharing: boolean;
+}
+
+export interface RecordingPayload extends ConferencePayload {
+  RecordingId: string;
+  RecordingStatus: string;
+  ErrorCode: string | null;
+}
+
+export interface MessengerEventMap {
+  message_received: MessagePayload;
+  message_edited: MessagePayload;
+  message_deleted: MessageDeletedPayload;
+  read_receipt_updated: ReadReceiptPayload;
+  chat_updated: ChatUpdatedPayload;
+  contact_request_received: ContactPayload;
+  contact_request_accepted: ContactPayload;
+  contact_removed: ContactPayload;
+  blacklist_changed: BlacklistPayload;
+  call_invited: CallPayload;
+  call_answered: CallPayload;
+  call_declined: CallPayload;
+  call_missed: CallPayload;
+  call_cancelled: CallPayload;
+  call_ended: CallPayload;
+  conference_invited: ConferencePayload;
+  conference_started: ConferencePayload;
+  conference_ended: ConferencePayload;
+  conference_participant_joined: RosterPayload;
+  conference_participant_left: RosterPayload;
+  screen_share_started: RosterPayload;
+  screen_share_stopped: RosterPayload;
+  recording_started: RecordingPayload;
+  recording_stopped: RecordingPayload;
+  recording_available: RecordingPayload;
+  recording_failed: RecordingPayload;
+}
+
+export type MessengerEventName = keyof MessengerEventMap;
+
+/** One pushed (or replayed) event, as a union the app can switch on by `name`. */
+export type MessengerEvent = { [K in MessengerEventName]: { name: K; payload: MessengerEventMap[K] } }[MessengerEventName];

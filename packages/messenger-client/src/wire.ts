@@ -1,0 +1,50 @@
+import type { MessengerEventName } from './events.ts';
+
+/** The wire shapes of messages and events, and the conversion of a pushed or listed message. */
+
+export interface ChatMessage {
+  chatId: string;
+  messageId: string;
+  seq: number;
+  senderUserId: string;
+  kind: string;
+  body?: string | null;
+  fileMeta?: unknown;
+  cardText?: string | null;
+  sentAt: string;
+  editedAt: string | null;
+  deleted: boolean;
+  /** The id the sender's client picked (a send of this client: match it to the pending copy), or null. */
+  clientMessageId: string | null;
+}
+
+/** Hub events the client forwards to onEvent (the message ones it handles itself). */
+export const MESSENGER_EVENTS: MessengerEventName[] = [
+  'read_receipt_updated', 'chat_updated', 'contact_request_received', 'contact_request_accepted', 'contact_removed', 'blacklist_changed',
+  'call_invited', 'call_answered', 'call_declined', 'call_missed', 'call_cancelled', 'call_ended', 'conference_invited', 'conference_started',
+  'conference_ended', 'conference_participant_joined', 'conference_participant_left', 'recording_started', 'recording_stopped',
+  'recording_available', 'recording_failed', 'screen_share_started', 'screen_share_stopped',
+];
+
+export type Wire = Record<string, unknown>;
+export const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** A pushed (PascalCase) or listed (camelCase) message in one shape. */
+export function toChatMessage(w: Wire): ChatMessage {
+  const pick = (pascal: string) => (pascal in w ? w[pascal] : w[pascal[0]!.toLowerCase() + pascal.slice(1)]);
+  return {
+    chatId: String(pick('ChatId')),
+    messageId: String(pick('MessageId') ?? w.id),
+    seq: Number(pick('Seq')),
+    senderUserId: String(pick('SenderUserId')),
+    kind: String(pick('Kind')),
+    body: str(pick('Body')),
+    fileMeta: pick('FileMeta') ?? null,
+    cardText: str(pick('CardText')),
+    sentAt: String(pick('SentAt')),
+    editedAt: str(pick('EditedAt')),
+    deleted: pick('Deleted') === true,
+    clientMessageId: str(pick('ClientMessageId')),
+  };
+}
+
