@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ALL_EVENTS, insertReplicaUser, messengerApp } from '../support/app.ts';
+import { cursorOf } from '../../../../src/modules/messenger/events/cursor.ts';
+import { ALL_EVENTS, insertReplicaUser, messengerApp, type MessengerApp } from '../support/app.ts';
 import { T0 } from '../support/dispatch.ts';
 import { waitFor } from '../../../support/wait.ts';
 
@@ -10,6 +11,13 @@ type Payload = Record<string, unknown>;
 
 const ofEvent = (c: { received: { event: string; payload: unknown }[] }, event: string) =>
   c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
+
+/** The event-stream Cursor of the push of `kind` about `refId` (what its frame carries). */
+async function cursorOfRef(m: MessengerApp, refId: string, kind: string): Promise<string> {
+  const { rows } = await m.pool.query<{ position: string }>(`select position from messenger.realtime_events where ref_id = $1 and kind = $2`, [refId, kind]);
+  assert.equal(rows.length, 1);
+  return cursorOf(Number(rows[0]!.position));
+}
 
 describe('contacts (request by phone, accept, remove) and blacklist', () => {
   test('request → contact_request_received to the addressee; accept → contact_request_accepted to the requester; remove → contact_removed to the other', async () => {
@@ -26,14 +34,14 @@ describe('contacts (request by phone, accept, remove) and blacklist', () => {
     assert.equal((await m.call<Err>(alice.token, 'POST', `/api/messenger/contacts/${req.body.id}/accept`)).body.code, 'MSG_CONTACT_NOT_ADDRESSEE');
     await m.dispatch();
     await waitFor('the request', () => ofEvent(cb, 'contact_request_received').length === 1);
-    assert.deepEqual(ofEvent(cb, 'contact_request_received')[0], { ContactId: req.body.id, UserId: alice.id, Status: 'Pending' });
+    assert.deepEqual(ofEvent(cb, 'contact_request_received')[0], { ContactId: req.body.id, UserId: alice.id, Status: 'Pending', Cursor: await cursorOfRef(m, req.body.id, 'ContactRequestReceived') });
 
     const accepted = await m.call<Contact>(bob.token, 'POST', `/api/messenger/contacts/${req.body.id}/accept`);
     assert.equal(accepted.body.status, 'Accepted');
     assert.equal((await m.call<Err>(bob.token, 'POST', `/api/messenger/contacts/${req.body.id}/accept`)).body.code, 'MSG_CONTACT_NOT_PENDING');
     await m.dispatch();
     await waitFor('the acceptance', () => ofEvent(ca, 'contact_request_accepted').length === 1);
-    assert.deepEqual(ofEvent(ca, 'contact_request_accepted')[0], { ContactId: req.body.id, UserId: bob.id, Status: 'Accepted' });
+    assert.deepEqual(ofEvent(ca, 'contact_request_accepted')[0], { ContactId: req.body.id, UserId: bob.id, Status: 'Accepted', Cursor: await cursorOfRef(m, req.body.id, 'ContactRequestAccepted') });
 
     assert.equal((await m.call(bob.token, 'DELETE', `/api/messenger/contacts/${req.body.id}`)).status, 204);
     await m.dispatch();
