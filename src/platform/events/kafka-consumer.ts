@@ -75,7 +75,8 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
     let threw = false;
     try {
       // Chunks of one transaction each; between them: stop requests, heartbeats.
-      for (let index = 0; index < messages.length; ) {
+      let index = 0;
+      for (; index < messages.length; ) {
         if (stopping() || !payload.isRunning() || payload.isStale()) break;
         const chunk = messages.slice(index, index + def.maxMessagesPerTransaction);
         const { done, error, attempt } = await processor.processBatch(chunk);
@@ -91,6 +92,14 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
           break;
         }
         await payload.heartbeat();
+      }
+      // The whole batch handled: move past the transaction markers it ends with too (a transactional
+      // producer's commit marker takes an offset), so the committed offset reaches the end of the log.
+      const end = batch.lastOffset();
+      if (index === messages.length && messages.length > 0 && BigInt(end) >= BigInt(nextOffset ?? '0')) {
+        payload.resolveOffset(end);
+        nextOffset = String(BigInt(end) + 1n);
+        processor.reportLag(partition, highWatermark, Number(nextOffset));
       }
     } catch (err) {
       threw = true; // heartbeat: rebalance in progress; kafkajs rejoins when we rethrow
@@ -128,6 +137,18 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
         if (stopping()) setImmediate(() => void c.disconnect().catch(() => undefined));
       } else if (starting) startCrash ??= error;
       else if (!stopping() && c === current) replacing ??= replace();
+    });
+    // A fetched batch of transaction markers only never reaches eachBatch: kafkajs moves the position
+    // past it and commits only with autoCommit on. Commit it here, else a consumer of a transactional
+    // topic would stay one offset short of the log's end (consumer_lag never back to 0).
+    c.on(c.events.END_BATCH_PROCESS, (e) => {
+      const { topic, partition, batchSize, lastOffset } = e.payload as { topic: string; partition: number; batchSize: number; lastOffset: string | null };
+      if (batchSize !== 0 || lastOffset === null || stopping()) return;
+      const offset = String(BigInt(lastOffset) + 1n);
+      c.commitOffsets([{ topic, partition, offset }]).then(
+        () => processor.reportLag(partition, Number(offset), Number(offset)),
+        (err: Error) => log.debug({ err: { message: err.message }, partition }, 'committing past transaction markers failed; the next batch commits past them'),
+      );
     });
     // When the flow resumes after a crash or rebalance, and how long the join took: a join that
     // waited ~a session timeout means the group still listed a member that never came back.

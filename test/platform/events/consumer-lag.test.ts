@@ -77,6 +77,35 @@ describe('consumer lag from the broker', () => {
     open();
     await waitFor('caught up: lag 0, age 0', async () => handled === 5 && (await lag()) === 0 && (await age()) === 0, 10_000);
   });
+
+  test('a consumer of a topic the transactional publisher writes commits past the transaction markers: consumer_lag comes back to 0', async () => {
+    const topic = 'pin.test.lag.transactional.v1';
+    await bus.ensureTopics(topicsToCreate([{ name: topic, partitions: 1, consumed: true }], { prefix: k.prefix }));
+    const registry = new Registry();
+    let handled = 0;
+    const handle = await bus.subscribe(
+      { name: 'transactional', topic, groupId: 'transactional-group', eventTypes: ['E'], handle: async () => void (handled += 1) },
+      { db: t.db, log: testLog, registry, topicPrefix: k.prefix },
+    );
+    after(() => handle.stop());
+    const publisher = bus.fencedPublisher!(`lag-test.${k.prefix}`);
+    // Three transactions: each ends with a commit marker, which takes an offset of its own.
+    for (const batch of [['a', 'b'], ['c'], ['d', 'e']]) {
+      await publisher.publish(batch.map((label) => ({ topic: k.topic(topic), ...wire(label) })));
+    }
+    await waitFor('every message handled', () => handled === 5, 20_000);
+    const lag = () => metricValue(registry, 'consumer_lag', { consumer: 'transactional', partition: '0' });
+    await waitFor('consumer_lag back to 0 (the markers are committed past too)', async () => (await lag()) === 0, 10_000);
+    const admin = new Kafka({ brokers: k.brokers, logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      const [end] = await admin.fetchTopicOffsets(k.topic(topic));
+      const [committed] = await admin.fetchOffsets({ groupId: k.topic('transactional-group'), topics: [k.topic(topic)] });
+      assert.equal(committed!.partitions[0]!.offset, end!.high, 'the committed offset is the end of the log, markers included');
+    } finally {
+      await admin.disconnect();
+    }
+  });
 });
 
 describe('consumer lag poll: broker errors', () => {
