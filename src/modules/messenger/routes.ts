@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { addAfterBearerGuard } from '../../platform/http/index.ts';
 import { registerCallRoutes } from './calls/call-routes.ts';
 import { registerConferenceRoutes } from './calls/conference-routes.ts';
 import { registerChatRoutes } from './chats/routes.ts';
@@ -39,11 +40,5 @@ function refuseInactiveUsers(app: FastifyInstance, ctx: MessengerContext): void 
   const check: preHandlerAsyncHookHandler = async (req: FastifyRequest) => {
     if (req.principal) await refuseInactiveUser(ctx.db, req.principal.userId);
   };
-  app.addHook('onRoute', (route) => {
-    const handlers = [route.preHandler ?? []].flat();
-    const auth = handlers.findIndex((h) => h === app.requireUser || h === app.requireAdmin);
-    if (auth < 0) return;
-    handlers.splice(auth + 1, 0, check);
-    route.preHandler = handlers;
-  });
+  app.addHook('onRoute', (route) => void addAfterBearerGuard(app, route, check));
 }

@@ -4,3 +4,4 @@ export { signToken, type Principal } from './auth.ts';
 export { authSettings, type AuthSettings } from './settings.ts';
 export { perClientLimit, perUserLimit } from './rate-limit.ts';
 export { clientAddress } from './client-address.ts';
+export { addAfterBearerGuard, bearerGuardOf } from './route-guard.ts';

@@ -1,4 +1,5 @@
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { bearerGuardOf } from './route-guard.ts';
 
 /**
  * What the published OpenAPI document says of authentication, so generated clients and Swagger UI's
@@ -27,19 +28,11 @@ export const SECURITY_SCHEMES = {
 /** Server-relative: the document is served by the service it describes, at whatever address it is reached. */
 export const SERVERS = [{ url: '/', description: 'this service (the address the document was fetched from)' }];
 
-type Guard = RouteOptions['preHandler'];
-
-const guards = (preHandler: Guard): unknown[] => (preHandler === undefined ? [] : Array.isArray(preHandler) ? preHandler : [preHandler]);
-
 /** Fills in each documented route's security requirement from its guard (see above). */
 export function deriveOperationSecurity(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { hide?: boolean; security?: unknown } | undefined;
     if (!schema || schema.hide || schema.security !== undefined) return;
-    // The guard may run at any of these hooks (a route that refuses unknown fields asks for the admin before validation).
-    const bearer = [route.onRequest, route.preValidation, route.preHandler]
-      .flatMap((hook) => guards(hook as Guard))
-      .some((g) => g === app.requireUser || g === app.requireAdmin);
-    schema.security = bearer ? [{ bearer: [] }] : [];
+    schema.security = bearerGuardOf(app, route) ? [{ bearer: [] }] : [];
   });
 }
