@@ -22,6 +22,9 @@ const DB_GAUGES = [
   'notifications_failed_backlog',
   'notifications_failed_oldest_due_age_seconds',
   'notifications_waiting',
+  'notifications_waiting_oldest_age_seconds',
+  'notifications_unconfirmed',
+  'notifications_status_events_oldest_age_seconds',
   'identity_access_fanout_queue_backlog',
   'identity_access_fanout_tasks_failed',
   'identity_access_fanout_tasks_in_progress',
@@ -98,6 +101,8 @@ test('/metrics answers while PostgreSQL is unreachable: gauges keep their last v
       );
     }
   } finally {
+    // A failed check must be reported, not hidden behind a close that waits for hung connections.
+    proxy.restore();
     await app.close();
     await pool.end();
   }
