@@ -1,7 +1,7 @@
 import { CompressionTypes, Kafka, Partitioners, type Admin, type Producer } from 'kafkajs';
 import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
-import type { BusHealth, ConsumerHandle, EventBus, TopicSpec } from './bus.ts';
+import type { BusHealth, ConsumerHandle, EventBus, TopicReader, TopicSpec } from './bus.ts';
 import { consumerMetrics } from './consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from './consumer-runner.ts';
 import { EventBusUnavailableError } from './errors.ts';
@@ -97,6 +97,7 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
   let producer: Promise<Producer> | undefined;
   let admin: Promise<Admin> | undefined;
   const consumers = new Set<ConsumerHandle>();
+  const readers = new Set<TopicReader>();
   const fenced = new Map<string, ReturnType<typeof createKafkaFencedPublisher>>();
   /** closing: no new consumers; stopped: no more sends (consumers may dead-letter until then). */
   let closing = false;
@@ -260,8 +261,20 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
 
     credentialsRefused: () => refusal,
 
-    openTopicReader: (topic, groupId) =>
-      openKafkaTopicReader({ kafka, admin: currentAdmin, topic, groupId, log, ...(opts.consumerMaxWaitMs ? { maxWaitTimeInMs: opts.consumerMaxWaitMs } : {}) }),
+    async openTopicReader(topic, groupId) {
+      if (closing) throw new Error('event bus stopped');
+      const reader = await openKafkaTopicReader({ kafka, admin: currentAdmin, topic, groupId, log, ...(opts.consumerMaxWaitMs ? { maxWaitTimeInMs: opts.consumerMaxWaitMs } : {}) });
+      // Tracked so stop() ends a reader its caller never closed (a failed replay) instead of leaving its consumer running.
+      const tracked: TopicReader = {
+        readToEnd: (onMessages) => reader.readToEnd(onMessages),
+        close: async () => {
+          readers.delete(tracked);
+          await reader.close();
+        },
+      };
+      readers.add(tracked);
+      return tracked;
+    },
 
     async health(): Promise<BusHealth> {
       if (closing) return 'down';
@@ -281,7 +294,7 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
     async stop() {
       if (closing) return;
       closing = true;
-      await Promise.allSettled([...consumers].map((c) => c.stop()));
+      await Promise.allSettled([...[...consumers].map((c) => c.stop()), ...[...readers].map((r) => r.close())]);
       await lagPoller.stop();
       stopped = true;
       const p = producer;

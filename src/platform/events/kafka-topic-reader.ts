@@ -45,7 +45,10 @@ export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promi
     await consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch, heartbeat }) => {
-        const messages: IncomingMessage[] = batch.messages.map((m) => ({
+        // A rebalance of the throwaway group (nothing is committed) starts its partitions over from
+        // the earliest offset: what was already handed over is skipped, so every record arrives once.
+        const from = position.get(batch.partition) ?? 0n;
+        const messages: IncomingMessage[] = batch.messages.filter((m) => BigInt(m.offset) >= from).map((m) => ({
           topic,
           partition: batch.partition,
           offset: m.offset,
@@ -58,7 +61,7 @@ export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promi
           if (sink) await sink(messages);
           else held.push(...messages);
         }
-        // Never backwards: a rebalance of the throwaway group re-reads from the start (nothing is committed).
+        // Never backwards: a re-read batch leaves the position where it was.
         const next = BigInt(batch.lastOffset()) + 1n;
         if (next > (position.get(batch.partition) ?? 0n)) position.set(batch.partition, next);
         await heartbeat();

@@ -27,6 +27,8 @@ describe('kafka topic reader', () => {
 
     const groupId = `${k.prefix}reader.${Date.now()}`;
     const reader = await bus.openTopicReader!(topic, groupId);
+    // A failed check must not leave the reader's consumer running (it kept the file alive for hours).
+    after(() => reader.close());
     const read: IncomingMessage[] = [];
     await reader.readToEnd((ms) => void read.push(...ms));
     assert.deepEqual(text(read), first.map((m) => `${m.partition}:${m.value}`).sort());
@@ -47,9 +49,36 @@ describe('kafka topic reader', () => {
     assert.ok(!groups.includes(groupId), 'the throwaway group is deleted on close');
 
     const emptyReader = await bus.openTopicReader!(empty, `${groupId}.empty`);
+    after(() => emptyReader.close());
     const none: IncomingMessage[] = [];
     await emptyReader.readToEnd((ms) => void none.push(...ms));
     assert.deepEqual(none, [], 'an empty topic is read at once');
     await emptyReader.close();
+  });
+
+  test('a rebalance of the throwaway group (it commits nothing, so its partitions start over) hands no record over twice', async () => {
+    const topic = k.topic('reader.rebalanced');
+    await k.createTopics([{ name: 'reader.rebalanced', partitions: 3 }]);
+    await k.produce(topic, Array.from({ length: 6 }, (_, i) => ({ value: `a${i}`, partition: i % 3 })));
+    const groupId = `${k.prefix}reader.rebalanced.${Date.now()}`;
+    const reader = await bus.openTopicReader!(topic, groupId);
+    after(() => reader.close());
+    const read: IncomingMessage[] = [];
+    await reader.readToEnd((ms) => void read.push(...ms));
+    assert.equal(read.length, 6);
+
+    // A second member joins the group and leaves: every partition is assigned anew, from the earliest offset.
+    const intruder = k.kafka.consumer({ groupId, maxWaitTimeInMs: 100 });
+    await intruder.connect();
+    await intruder.subscribe({ topic, fromBeginning: true });
+    const joined = new Promise<void>((resolve) => intruder.on(intruder.events.GROUP_JOIN, () => resolve()));
+    await intruder.run({ autoCommit: false, eachMessage: async () => {} });
+    await joined;
+    await intruder.disconnect();
+
+    await k.produce(topic, [{ value: 'b0', partition: 0 }, { value: 'b1', partition: 1 }, { value: 'b2', partition: 2 }]);
+    const more: IncomingMessage[] = [];
+    await reader.readToEnd((ms) => void more.push(...ms));
+    assert.deepEqual(text(more), ['0:b0', '1:b1', '2:b2']);
   });
 });
