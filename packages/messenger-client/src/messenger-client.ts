@@ -202,14 +202,13 @@ export class MessengerClient {
     }
   }
 
-  private request(method: string, path: string, body?: unknown): Promise<Response> {
-    return (async () =>
-      (this.opts.fetch ?? fetch)(`${this.opts.baseUrl.replace(/\/$/, '')}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${await this.opts.accessTokenFactory()}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(this.opts.requestTimeoutMs ?? 15_000),
-      }))();
+  private async request(method: string, path: string, body?: unknown): Promise<Response> {
+    return (this.opts.fetch ?? fetch)(`${this.opts.baseUrl.replace(/\/$/, '')}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${await this.opts.accessTokenFactory()}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(this.opts.requestTimeoutMs ?? 15_000),
+    });
   }
 
   /** A pushed or resumed frame: messages through the Seq sequencer, every other kind once per Cursor. */

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { ChatErrors } from '../errors.ts';
 import { cursorOf, positionOf } from '../events/cursor.ts';
-import { streamHead, streamHorizon } from '../events/stream-sql.ts';
+import { readStreamHead, streamHead, streamHorizon } from '../events/stream-sql.ts';
 import { activeParticipantsOfChats, chatsOfUser, chatsOfUserByIds, type ListedChatRow } from './chat-sql.ts';
 import { chatView, type ChatView } from './chats.ts';
 
@@ -64,7 +64,7 @@ async function changedChats(
 export async function chatPage(q: Db, userId: string, opts: { after?: string; limit: number }): Promise<ChatPage> {
   if (opts.after === undefined) {
     // The head first: a change committed while the list is read is after it, so the next sync has it.
-    const head = await streamHeadOf(q);
+    const head = await readStreamHead(q);
     return { items: await listed(q, await chatsOfUser(q, userId, opts.limit)), removed: [], next: cursorOf(head) };
   }
   const after = positionOf(opts.after);
@@ -82,9 +82,4 @@ export async function chatPage(q: Db, userId: string, opts: { after?: string; li
     removed: chats.filter((c) => !current.has(c.chatId)).map((c) => c.chatId),
     next: cursorOf(chats.length >= opts.limit && last ? last.position : Math.max(head, after)),
   };
-}
-
-async function streamHeadOf(q: Db): Promise<number> {
-  const { rows } = await query<{ head: number }>(q, sql`select ${streamHead()} as head`);
-  return rows[0]!.head;
 }

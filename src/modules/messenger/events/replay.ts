@@ -5,7 +5,7 @@ import { buildDelivery, type Payload } from '../realtime-dispatch/payloads.ts';
 import { loadRefs } from '../realtime-dispatch/refs.ts';
 import { ChatErrors } from '../errors.ts';
 import { cursorOf, positionOf } from './cursor.ts';
-import { readStream } from './stream-sql.ts';
+import { readStream, readStreamHead } from './stream-sql.ts';
 
 /**
  * GET /api/messenger/events: the caller's events after a cursor, rebuilt from their stored
@@ -23,8 +23,7 @@ export interface StreamEvent {
 export async function eventsAfter(db: Db, userId: string, after: string | undefined, limit: number): Promise<{ events: StreamEvent[]; next: string }> {
   if (after === undefined) {
     // Where a new client starts: nothing yet, and the head to continue from.
-    const { head } = await readStream(db, userId, Number.MAX_SAFE_INTEGER, 1);
-    return { events: [], next: cursorOf(head) };
+    return { events: [], next: cursorOf(await readStreamHead(db)) };
   }
   const position = positionOf(after);
   if (position === undefined) throw ChatErrors.eventsCursorInvalid();

@@ -16,6 +16,12 @@ export const streamHorizon = (): SQL => sql`coalesce((select trimmed_below from 
 export const streamHead = (): SQL =>
   sql`greatest(coalesce((select max(position) from messenger.realtime_events), 0)::float8, ${streamHorizon()} - 1)`;
 
+/** The stream's head on its own: where a new client (or a fresh chat-list token) starts. */
+export async function readStreamHead(db: Db): Promise<number> {
+  const { rows } = await query<{ head: number }>(db, sql`select ${streamHead()} as head`);
+  return rows[0]!.head;
+}
+
 export interface StreamEventRow extends OutboxRowRef {
   position: number;
   createdAt: Date;

@@ -14,6 +14,7 @@ import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-re
 import { resyncUserReplica } from '../../../../src/modules/messenger/user-replica/resync.ts';
 import { messengerApp } from '../support/app.ts';
 import { inboxed, nextPhone, replicaRow, searchDocument, userUpserted } from '../support/user-sync.ts';
+import type { ResyncResult } from '../../../../src/modules/messenger/user-replica/resync.ts';
 
 /**
  * The replica resync runbook call on a real Kafka topic with the live consumer running: a replica
@@ -34,16 +35,7 @@ const topic = k.topic(TOPICS.identityUsers);
 // The bus creates the topics when it starts, in the background.
 await waitFor('the users topic', async () => (await k.admin.listTopics()).includes(topic), 30_000);
 
-type Reply = {
-  resyncId: string;
-  messagesRead: number;
-  usersOnTopic: number;
-  usersApplied: number;
-  laterRecordsApplied: number;
-  invalidRecords: number;
-  notOnTopic: string[];
-  code?: string;
-};
+type Reply = ResyncResult & { code?: string };
 const resync = async (body?: object, as = admin) => {
   const res = await app.inject({
     method: 'POST',
