@@ -1,7 +1,7 @@
 import type { CatalogueTopic } from './platform/events/topics.ts';
 
 /**
- * The product's Kafka topics (DESIGN "Event contracts (Kafka)"). Names are the real product names;
+ * The product's Kafka topics (docs/architecture.md, "Event contracts"). Names are the real product names;
  * tests add a prefix at runtime. `consumed` means a consumer in this service reads the topic, so
  * it gets a `.dlq` twin. Producers and consumers name topics through TOPICS, never by literal.
  */

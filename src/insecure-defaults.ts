@@ -1,5 +1,5 @@
 /**
- * Local use vs production (DESIGN "Decisions"): the shipped secrets are public (they are the TypeBox
+ * Local use vs production (docs/architecture.md, "Decisions"): the shipped secrets are public (they are the TypeBox
  * defaults and the values in .env.example), and the in-process event bus keeps integration events
  * inside one replica. Both are fine on a laptop's embedded PostgreSQL; pointed at a real database
  * (DATABASE_URL set) the service refuses them at start, unless ALLOW_INSECURE_DEFAULTS=true says the

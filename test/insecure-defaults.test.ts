@@ -17,7 +17,7 @@ const verdictOf = (env: Record<string, string>) => startupVerdict(loadConfig(env
 const { KAFKA_BROKERS: _brokers, ...driverEnv } = process.env;
 const named = (v: ReturnType<typeof verdictOf>) => (v.action === 'refuse' ? v.problems : v.warnings).map((p) => p.setting);
 
-describe('no public secrets on a real database (issue 12, item 1)', () => {
+describe('no public secrets on a real database', () => {
   test('embedded PostgreSQL (DATABASE_URL unset): the shipped defaults and the in-process bus start, silently', () => {
     assert.deepEqual(verdictOf({}), { action: 'start', warnings: [] });
   });

@@ -12,7 +12,7 @@ const PASSWORD = 'pw-never-logged';
 const serviceEnv = (url: string, extra: Record<string, string> = {}) => ({
   DATABASE_URL: url,
   KAFKA_BROKERS: undefined,
-  // On a real database the in-process bus must be chosen explicitly (issue 12's start-up rule).
+  // On a real database the in-process bus must be chosen explicitly (start-up refuses it otherwise).
   EVENT_BUS: 'in-process',
   REDIS_URL: undefined,
   REALTIME_BACKPLANE_ENABLED: undefined,

@@ -1,5 +1,5 @@
 /**
- * Integration-event contracts the identity context produces (DESIGN "Event contracts"), kept
+ * Integration-event contracts the identity context produces (docs/architecture.md, "Event contracts"), kept
  * outside every module so producer and consumers share them without importing each other. Payload
  * field names are PascalCase exactly as the seeds spell them; the messenger's user replica (seed 002)
  * reads UserUpsertedKafkaEvent, external consumers read UserAccessChangedKafkaEvent.

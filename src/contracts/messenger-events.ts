@@ -1,5 +1,5 @@
 /**
- * Integration-event contracts the messenger produces (DESIGN "Event contracts"), kept outside every
+ * Integration-event contracts the messenger produces (docs/architecture.md, "Event contracts"), kept outside every
  * module so producer and consumers share them without importing each other. Payload field names are
  * PascalCase exactly as the seeds spell them; notifications reads MessagePostedKafkaEvent for its
  * offline path.

@@ -13,7 +13,7 @@ import { createUsers, userSyncWorkload } from './support/workloads/user-sync.ts'
 import { waitFor } from '../support/wait.ts';
 
 /**
- * Issue 14, the fault suite: every worker under load while the process running them is SIGKILLed
+ * The fault suite: every worker under load while the process running them is SIGKILLed
  * at random points and restarted — until each worker was killed 20 times in a life in which it was
  * working — then left to drain; each worker's seed invariant is checked.
  * A second replica without jobs (JOBS_ENABLED=false) serves the REST load and Bob's hub socket, so

@@ -13,7 +13,7 @@ import { createUsers, userSyncWorkload } from './support/workloads/user-sync.ts'
 import { waitFor } from '../support/wait.ts';
 
 /**
- * Issue 14, two replicas on one database, broker and Redis, both running every job, under the
+ * Two replicas on one database, broker and Redis, both running every job, under the
  * same loads as the kill suite; one is SIGKILLed while it holds the realtime dispatcher's single-
  * runner lock. Nothing may be lost, and repeats stay within what the one kill allows (a row taken
  * by both replicas at once would show as a repeat beyond it); the survivor must take over every

@@ -11,7 +11,7 @@ import type { NotificationMetrics } from './metrics.ts';
 import { createNotifications } from './notifications.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 
-/** MessagePostedKafkaEvent (DESIGN "Event contracts"): never carries the message body. */
+/** MessagePostedKafkaEvent (docs/architecture.md, "Event contracts"): never carries the message body. */
 export const MessagePostedKafkaEvent = Type.Object({
   ChatId: Uuid,
   MessageId: Uuid,

@@ -8,7 +8,7 @@ import { statusEventBacklog } from './status-events/sql.ts';
 export type SendSource = 'dispatcher' | 'retry';
 
 /**
- * What on-call needs (README "Notifications" lists the alerts):
+ * What on-call needs (this module's README.md lists the alerts):
  * - `retry_sent_total` (seed name): retries that ended Sent;
  * - `notifications_terminal_failures_total`: terminal Failed (attempts used up, A1, or a
  *   non-retriable error, A2) → alert on any increase;

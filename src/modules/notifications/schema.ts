@@ -27,7 +27,7 @@ const tz = { withTimezone: true } as const;
  *
  * Status Pending → Sent | Failed; Failed → Sent | Failed (retry) until Attempts reaches MaxAttempts
  * or a non-retriable error makes it terminal (INV-NTF-7). Sent is final except for an authenticated
- * failed-delivery webhook, which reopens it as Failed in a new DeliveryCycle (DESIGN "Decisions → 004").
+ * failed-delivery webhook, which reopens it as Failed in a new DeliveryCycle (docs/architecture.md, "Decisions", 004).
  * Every domain mutation bumps `version` (optimistic concurrency, A5); the lease columns are not domain
  * state: they keep a claimed row away from other workers while its provider call is in flight.
  */
@@ -139,7 +139,7 @@ export const pushTokens = notificationsSchema.table(
  * Delivery-webhook signatures already applied, kept while their timestamp is inside the signature
  * window (then the signature check refuses them as stale and the row is deleted by
  * `notifications-webhook-replay-cleanup`). Written with ON CONFLICT DO NOTHING in the transaction of
- * the receipt's effect, so a receipt takes effect once across every replica (issue 12, item 7).
+ * the receipt's effect, so a receipt takes effect once across every replica (NTF_WEBHOOK_REPLAYED).
  */
 export const webhookReplays = notificationsSchema.table(
   'webhook_replays',

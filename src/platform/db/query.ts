@@ -77,7 +77,7 @@ export const compile = (statement: SQL): Query => compileOwn(statement) ?? diale
  * array as one parameter with `sql.param(list)`) on the handle given, and returns its rows with pg's
  * usual types. The one way SQL is run in this service; only what must hold one backend or runs
  * before the service (advisory-lock sessions, LISTEN, migrations, the start-up wait, the embedded
- * server's setup) talks to pg directly (README "SQL.").
+ * server's setup) talks to pg directly (docs/architecture.md, "How code is written": SQL).
  */
 export async function query<T extends object = Record<string, unknown>>(db: Db, statement: SQL, opts: QueryOptions = {}): Promise<Rows<T>> {
   // What drizzle's `execute` does, with the statement built by `compile` and, when given, a name: its

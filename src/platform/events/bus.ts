@@ -94,7 +94,7 @@ export interface IncomingMessage {
 /** A consumer's retry backoff for infrastructure errors: the kernel's one backoff. */
 export type BackoffPolicy = Backoff;
 
-/** A Kafka consumer of integration events (DESIGN "Consumers"). */
+/** A Kafka consumer of integration events (docs/architecture.md, "Consumers"). */
 export interface ConsumerDefinition<P = unknown> {
   /** Stable name: metric label, inbox `consumer` column, default idempotency key prefix. */
   name: string;

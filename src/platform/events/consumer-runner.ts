@@ -14,7 +14,7 @@ import { recordInInbox } from './inbox.ts';
 export { resolveConsumer, type ResolvedConsumer } from './consumer-definition.ts';
 
 /**
- * The consumer contract of DESIGN "Consumers", independent of the transport. Both adapters feed
+ * The consumer contract of docs/architecture.md, "Consumers", independent of the transport. Both adapters feed
  * the messages of one partition, in order, to `processBatch`; it reports how many are done
  * (their offsets may be committed) and, if it stopped early, the error of the next one, which
  * the adapter retries after `retryDelay(msg, error, attempt)` (Kafka: pause + seek back).

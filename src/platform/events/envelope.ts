@@ -1,6 +1,6 @@
 import { PoisonMessageError } from './errors.ts';
 
-/** An integration event as producers write it and handlers receive it (DESIGN "Event contracts"). */
+/** An integration event as producers write it and handlers receive it (docs/architecture.md, "Event contracts"). */
 export interface EventEnvelope<P = unknown> {
   /** UUIDv7; the consumers' dedupe key. */
   messageId: string;

@@ -4,7 +4,7 @@ import { traceBatch } from './job-tracing.ts';
 import { batchSettingsProblems, type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
 
 /**
- * The one shape of every background job (DESIGN "One worker shape", after River's maintenance
+ * The one shape of every background job (docs/architecture.md, "One worker shape", after River's maintenance
  * services): a run goes through its phases in order; each phase repeats bounded batches of
  *
  *   1. claim   — up to `batchSize` rows in one statement (row locks, leases or SKIP LOCKED keep

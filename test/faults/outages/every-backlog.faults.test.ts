@@ -16,7 +16,7 @@ import { waitFor } from '../../support/wait.ts';
 import { seeded, startPrivateKafka, startPrivatePostgres } from './support.ts';
 
 /**
- * Issue 14, "after recovery every backlog drains with nothing lost", for every worker at once: the
+ * After an outage every backlog drains with nothing lost, for every worker at once: the
  * kill suite's six loads run against one replica on a broker and a PostgreSQL of the scenario's own;
  * the broker is stopped for 30 s, then PostgreSQL for 10 s, at seeded moments. The replica must
  * stay up through both (same process, /metrics answering, readiness naming the dependency), and

@@ -16,8 +16,8 @@ import { topicsToCreate } from '../../../src/platform/events/topics.ts';
 import { newId } from '../../../src/platform/time.ts';
 
 /**
- * Issue 14, defect 4: consumer_lag moved only when the consumer made progress, so a consumer
- * stuck on one message showed no lag and seed 002's "lag > 5 min" could not fire. The Kafka bus
+ * consumer_lag must rise while a consumer is stuck. It once moved only when the consumer made
+ * progress, so a consumer stuck on one message showed no lag and seed 002's "lag > 5 min" could not fire. The Kafka bus
  * now reads the group's committed offsets and the high watermarks on a timer.
  */
 

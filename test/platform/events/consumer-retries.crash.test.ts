@@ -14,7 +14,7 @@ import { topicsToCreate } from '../../../src/platform/events/topics.ts';
 import { newId } from '../../../src/platform/time.ts';
 
 /**
- * Issue 14, defect 3: a consumer PROCESS SIGKILLed right after it dead-lettered a message whose
+ * A dead letter is written once: a consumer PROCESS SIGKILLed right after it dead-lettered a message whose
  * retries were exhausted, before the offset commit. The next member of the group gets the message
  * again and must see it as a duplicate (the inbox row written with the dead letter), not
  * retry it and dead-letter it a second time.

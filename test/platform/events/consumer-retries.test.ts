@@ -19,7 +19,7 @@ import { topicsToCreate } from '../../../src/platform/events/topics.ts';
 import { newId } from '../../../src/platform/time.ts';
 
 /**
- * Issue 14, defect 3: poison that is not a data error (a TypeError, a unique violation the same
+ * Poison never holds its partition forever: poison that is not a data error (a TypeError, a unique violation the same
  * message hits every time) held its partition forever. After maxAttempts failed attempts in a row
  * the message is dead-lettered as CONSUMER_RETRIES_EXHAUSTED with the last error's class, recorded
  * in the inbox, and the partition moves on. An outage (here: the database unreachable through a

@@ -13,7 +13,7 @@ import { startKafkaConsumer } from '../../../src/platform/events/kafka-consumer.
 
 /**
  * kafkajs restarts a crashed consumer only when the crash's root cause is retriable. After any other
- * (KafkaJSGroupCoordinatorNotFound on a new cluster, kafkajs issues 1445 and 1630; an unexpected
+ * (KafkaJSGroupCoordinatorNotFound on a new cluster, github.com/tulios/kafkajs/issues/1445 and /1630; an unexpected
  * error thrown while processing a batch) it leaves the consumer stopped for good, and the context's
  * event flow with it. The fault injected here is the second kind: the processing path throws once, a
  * TypeError as from a bug; the consumer must be replaced and the message still handled.

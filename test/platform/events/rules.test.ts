@@ -65,7 +65,7 @@ describe('dead-letter message', () => {
 });
 
 describe('topic catalogue', () => {
-  test('every DESIGN topic is in the catalogue with 6 partitions', () => {
+  test('every topic of docs/architecture.md is in the catalogue with 6 partitions', () => {
     assert.deepEqual(EVENT_TOPICS.map((t) => t.name).sort(), Object.values(TOPICS).sort());
     for (const t of EVENT_TOPICS) assert.equal(t.partitions, 6, t.name);
   });

@@ -11,7 +11,7 @@ import { insertReplicaUser } from '../../modules/messenger/support/app.ts';
 import { storedDigests } from '../../support/stored.ts';
 
 /**
- * Hostile input finds no 5xx (issue 12, item 11): requests generated from the published OpenAPI
+ * Hostile input finds no 5xx: requests generated from the published OpenAPI
  * document — every operation, random valid and invalid path, query and header parameters and
  * bodies, with and without tokens — never get a 5xx, every 4xx body is `{ code, message }`, and a
  * refused request changes nothing stored. FUZZ_SEED=<n> replays a run; FUZZ_RUNS sets the requests

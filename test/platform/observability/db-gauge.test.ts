@@ -11,7 +11,7 @@ import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
 import { startTcpProxy } from '../../support/tcp-proxy.ts';
 
-/** Every database-backed gauge of the app (issue 14, defect 2): none of them may fail /metrics. */
+/** Every database-backed gauge of the app: none of them may fail /metrics (it must answer while PostgreSQL is down). */
 const DB_GAUGES = [
   'outbox_pending',
   'outbox_oldest_pending_age_seconds',

@@ -8,7 +8,7 @@ import identity from '../../../src/modules/identity/index.ts';
 import messenger from '../../../src/modules/messenger/index.ts';
 
 /**
- * Context travels with events (issue 13): ONE trace from an HTTP request through the outbox row,
+ * Context travels with events: ONE trace from an HTTP request through the outbox row,
  * the publisher and the real Kafka broker into the consumer's database write. The request goes
  * over a real socket, so the http instrumentation and @fastify/otel take part as in production.
  */

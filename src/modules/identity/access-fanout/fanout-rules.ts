@@ -38,7 +38,7 @@ export const retryBackoff = (s: Pick<AccessFanOutSettings, 'retryBaseMs' | 'retr
 
 /**
  * When a task whose page failed on attempt `attempt` is next taken: after the short backoff, not
- * after the lease (issue 14 defect 6 — a lease of 5 min against a 5-min SLO). The lease is what a
+ * after the lease (a MaxLeaseDuration of 5 min would use up seed 003's 5-min fan-out SLO). The lease is what a
  * crash leaves behind; a failure the worker saw is handed back at once with its retry time.
  */
 export function retryAt(now: Date, attempt: number, s: Pick<AccessFanOutSettings, 'retryBaseMs' | 'retryCapMs'>, random?: () => number): Date {

@@ -134,7 +134,7 @@ export async function checkpointTask(
 }
 
 /**
- * Splits a large role (issue 14 defect 6, seed 003 "large roles scale with several instances"):
+ * Splits a large role so several instances share it (seed 003 SLO: ≤ 50k users within 5 min):
  * sub-task i covers the users after boundaries[i-1] up to boundaries[i] (the last one to the end),
  * each a queue row of its own — leased, checkpointed, retried and poisoned on its own — with the
  * parent's RoleVersion and CreatedAt (so it keeps the parent's place in the queue and its lag is

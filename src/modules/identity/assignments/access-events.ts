@@ -6,7 +6,7 @@ import { enqueue, type NewEvent } from '../../../platform/outbox/index.ts';
 
 /**
  * Writing UserAccessChanged events so that, per user, their outbox order is the order of the
- * commits that decided them (issue 14 defect 5). The publisher sends each key in outbox id order,
+ * commits that decided them (else a stale snapshot can land last). The publisher sends each key in outbox id order,
  * so two things must hold:
  *
  * 1. Every writer of a user's access event holds a lock on the user's row until it commits:

@@ -74,7 +74,7 @@ export async function loadAccessSnapshots(q: Db, userIds: readonly string[], now
  * the page's user rows are locked FOR SHARE, in id order, until the caller commits: a grant,
  * revoke or expiry of one of them (FOR UPDATE on the user) either committed before — and the
  * snapshots read after this statement show it — or waits for the page, so its event is written
- * after the page's (issue 14 defect 5; see access-events.ts). SHARE, so fan-outs of different
+ * after the page's (per-user events in commit order; see access-events.ts). SHARE, so fan-outs of different
  * roles over the same users do not wait for each other.
  */
 export async function pageActiveUsersOfRole(

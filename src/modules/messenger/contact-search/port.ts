@@ -1,5 +1,5 @@
 /**
- * The contact search index port (seed 002 step 6, DESIGN "Dependencies"): Elasticsearch when
+ * The contact search index port (seed 002 step 6, docs/architecture.md, "Dependencies"): Elasticsearch when
  * ELASTICSEARCH_URL is set, PostgreSQL otherwise. Both keep one MessengerContactSearchDocument
  * per replica row, written after the replica commits and never inside its transaction.
  */

@@ -15,9 +15,9 @@ import type { UserAccessChangedKafkaEvent } from '../../../../src/contracts/iden
 import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
 
 /**
- * Issue 14 defect 5 (seed 003 is security-sensitive): a fan-out page and a revoke of one of its users
- * run as real concurrent transactions. Whatever the interleaving, the LAST UserAccessChanged of each
- * user in platform.outbox order (the order the publisher sends per key) must be the user's last
+ * Per-user event order is commit order (seed 003 is security-sensitive): a fan-out page and a revoke
+ * of one of its users run as real concurrent transactions. Whatever the interleaving, the LAST
+ * UserAccessChanged of each user in platform.outbox order (the order the publisher sends per key) must be the user's last
  * committed state — a fan-out snapshot read before a revoke must never be sent after it.
  *
  * The interleavings are forced with row locks the test holds in its own transactions, never sleeps.
@@ -85,7 +85,7 @@ async function assertLastEventIsLastState(userIds: readonly string[]): Promise<v
   }
 }
 
-describe('AccessFanOutJob: per-user event order follows commit order (issue 14 defect 5)', () => {
+describe('AccessFanOutJob: per-user event order follows commit order', () => {
   test('a revoke that commits while a page is between its read and its commit is still the last event of its user', async () => {
     const { roleId, userIds, taskId } = await queuedRole(6);
     const victims = userIds.slice(BATCH, 2 * BATCH); // page 2's users
@@ -152,7 +152,7 @@ describe('AccessFanOutJob: per-user event order follows commit order (issue 14 d
   });
 });
 
-describe('commit-ordered event ids (issue 14 defect 5: one clock for every replica)', () => {
+describe('commit-ordered event ids (one clock for every replica)', () => {
   test('ids of a later database clock reading sort after every id of an earlier one, even within one millisecond; a reading\'s ids ascend and are unique', () => {
     const base = 1_772_355_600_000_000n; // 2026-03-01T09:00:00Z in µs
     const seen = new Set<string>();

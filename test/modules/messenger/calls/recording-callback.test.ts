@@ -25,7 +25,7 @@ async function stored(m: MessengerApp, recordingId: string) {
   return { row, outbox };
 }
 
-describe('the media server recording-outcome callback has its own credential (issue 12, item 10)', () => {
+describe('the media server recording-outcome callback has its own credential', () => {
   test('the admin token, a wrong secret and no credential are refused with 401 { code, message } and change nothing; the right secret is accepted', async () => {
     const m = await messengerApp({ MESSENGER_MEDIA_CALLBACK_SECRET: SECRET });
     const recording = await runningRecording(m);

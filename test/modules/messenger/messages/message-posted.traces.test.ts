@@ -6,7 +6,7 @@ import messenger from '../../../../src/modules/messenger/index.ts';
 import { insertReplicaUser } from '../support/app.ts';
 
 /**
- * A message send's MessagePosted outbox row carries the sending request's traceparent (issue 13),
+ * A message send's MessagePosted outbox row carries the sending request's traceparent,
  * whether the send ran alone or in a batch statement with others: the publisher's send and the
  * consumers continue the request's trace, as for every other outbox event.
  */

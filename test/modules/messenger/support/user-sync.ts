@@ -20,7 +20,7 @@ export interface UpsertOpts {
   correlationId?: string;
 }
 
-/** A UserUpsertedKafkaEvent as identity puts it on pin.identity.users.v1 (DESIGN wire format). */
+/** A UserUpsertedKafkaEvent as identity puts it on pin.identity.users.v1 (docs/architecture.md, wire format). */
 export function userUpserted(userId: string, o: UpsertOpts): Message {
   const payload = {
     UserId: userId,

@@ -4,7 +4,7 @@ import { WEBHOOK_REPLAY_CLEANUP_JOB } from '../../../../src/modules/notification
 import { dispatchedEvents, metric, notificationsWorld, notify, postReceipt, setChannel, signedReceipt, stored, type NtfApp } from '../support.ts';
 
 /**
- * Issue 12, item 7: a signed delivery receipt takes effect once. Its signature is remembered in
+ * A signed delivery receipt takes effect once (NTF_WEBHOOK_REPLAYED). Its signature is remembered in
  * PostgreSQL (so every replica agrees) in the transaction of its effect; a receipt must say which
  * DeliveryCycle it answers; provider keys are own properties only.
  */
