@@ -169,7 +169,9 @@ export async function createTestKafka(opts: { brokers?: string[]; sasl?: SASLOpt
 
     async produce(topic, messages) {
       if (!producer) {
-        producer = kafka.producer({ allowAutoTopicCreation: false });
+        // Idempotent: a send kafkajs retries (the first one to a new topic often is) must not write its
+        // records twice, or a test counting what it produced reads duplicates the code did not make.
+        producer = kafka.producer({ allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 });
         await producer.connect();
       }
       await producer.send({ topic, messages, acks: -1 });

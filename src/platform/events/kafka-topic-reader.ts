@@ -28,6 +28,8 @@ export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promi
   const log = opts.log.child({ topic, groupId, component: 'topic-reader' });
   /** Next offset to read per partition (what the consumer has handed over so far). */
   const position = new Map<number, bigint>();
+  /** Next offset not yet taken per partition (taken records may still be on their way to the sink). */
+  const claimed = new Map<number, bigint>();
   let sink: ((messages: IncomingMessage[]) => Promise<void>) | undefined;
   /** What arrived while no readToEnd was running (the caller applying the last pass): handed to the next. */
   let held: IncomingMessage[] = [];
@@ -45,24 +47,27 @@ export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promi
     await consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch, heartbeat }) => {
-        // A rebalance of the throwaway group (nothing is committed) starts its partitions over from
-        // the earliest offset: what was already handed over is skipped, so every record arrives once.
-        const from = position.get(batch.partition) ?? 0n;
-        const messages: IncomingMessage[] = batch.messages.filter((m) => BigInt(m.offset) >= from).map((m) => ({
-          topic,
-          partition: batch.partition,
-          offset: m.offset,
-          key: m.key ?? null,
-          value: m.value ?? null,
-          headers: m.headers ?? {},
-        }));
+        // A rebalance of the throwaway group starts its partitions over from the earliest offset
+        // (nothing is committed): each record is taken once, by this claim made before any await, so
+        // a re-read batch is skipped even while an earlier one is still with the sink.
+        const from = claimed.get(batch.partition) ?? 0n;
+        const next = BigInt(batch.lastOffset()) + 1n;
+        if (next > from) claimed.set(batch.partition, next);
+        const messages: IncomingMessage[] = batch.messages
+          .filter((m) => BigInt(m.offset) >= from)
+          .map((m) => ({
+            topic,
+            partition: batch.partition,
+            offset: m.offset,
+            key: m.key ?? null,
+            value: m.value ?? null,
+            headers: m.headers ?? {},
+          }));
         // Handed over before the position moves: readToEnd returns only once its sink has them.
         if (messages.length > 0) {
           if (sink) await sink(messages);
           else held.push(...messages);
         }
-        // Never backwards: a re-read batch leaves the position where it was.
-        const next = BigInt(batch.lastOffset()) + 1n;
         if (next > (position.get(batch.partition) ?? 0n)) position.set(batch.partition, next);
         await heartbeat();
         progressed();

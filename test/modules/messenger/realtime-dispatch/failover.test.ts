@@ -92,9 +92,11 @@ test('two instances, one database and Redis: A hangs on Redis mid-dispatch; past
   await waitFor('every message at the client through B', () => sent.every((m) => seqs().has(m.seq)), 20_000);
   await waitFor('every row Done', async () => (await pending()) === 0);
 
+  // A may take the freed lock again before B's next tick (a wake that came in during its hung run
+  // starts a run at once) and hang again: each such run is abandoned in turn, and B still takes over.
   const abandoned = a.logs.lines().filter((l) => l.msg === 'job run abandoned past its lock deadline');
-  assert.equal(abandoned.length, 1, 'A abandoned its hung run once');
-  assert.deepEqual([abandoned[0]!.job, abandoned[0]!.lockTtlMs, abandoned[0]!.level], [REALTIME_DISPATCH_JOB, 2500, 50]);
-  assert.equal(await metricValue(a.app.platform.registry, 'job_runs_abandoned_total', { job: REALTIME_DISPATCH_JOB }), 1);
+  assert.ok(abandoned.length >= 1, 'A abandoned its hung run');
+  for (const line of abandoned) assert.deepEqual([line.job, line.lockTtlMs, line.level], [REALTIME_DISPATCH_JOB, 2500, 50]);
+  assert.equal(await metricValue(a.app.platform.registry, 'job_runs_abandoned_total', { job: REALTIME_DISPATCH_JOB }), abandoned.length);
   assert.ok(b.logs.lines().some((l) => l.msg === 'realtime dispatched'), 'B delivered them');
 });
