@@ -4,7 +4,7 @@ import { ChatSequencer, RecentKeys } from './chat-sequencer.ts';
 import type { MessengerEventMap, MessengerEventName } from './events.ts';
 import { RetryAfterHttpClient } from './http.ts';
 import { memoryStorage, outcomeOf, SendQueue, type MessageContent, type PendingMessage, type PendingStorage } from './send-queue.ts';
-import { MESSENGER_EVENTS, str, toChatMessage, type ChatMessage, type Wire } from './wire.ts';
+import { MESSENGER_EVENTS, newClientMessageId, str, toChatMessage, type ChatMessage, type Wire } from './wire.ts';
 
 /**
  * A small messenger client over the official @microsoft/signalr client, for Node and browsers (only
@@ -98,7 +98,7 @@ export class MessengerClient {
    * offline queue until the server acknowledges it (onSent) or refuses it for good (onSendFailed).
    */
   async send(chatId: string, content: MessageContent): Promise<PendingMessage> {
-    const pending: PendingMessage = { clientMessageId: crypto.randomUUID(), chatId, content, createdAt: new Date().toISOString() };
+    const pending: PendingMessage = { clientMessageId: newClientMessageId(), chatId, content, createdAt: new Date().toISOString() };
     this.opts.onPending?.(pending);
     await this.sends.add(pending);
     return pending;
