@@ -8,6 +8,7 @@ import type { HubAccess } from './access.ts';
 import type { Backplane, BackplaneStatus } from './backplane.ts';
 import type { ResolveGroupMembers } from './membership.ts';
 import type { PresenceStore } from './presence.ts';
+import type { HubMethod } from './hub-methods.ts';
 import type { NegotiateReply } from './protocol.ts';
 
 /** What the hub takes and what it offers (hub.ts builds it). */
@@ -28,6 +29,8 @@ export interface HubOptions {
   resolveGroupMembers?: ResolveGroupMembers;
   /** Each check is asked every `intervalMs` which connected users lost access; their connections are closed. */
   access?: { checks: readonly HubAccess[]; intervalMs: number };
+  /** Methods clients may call, by name (modules add theirs; an unknown name is answered with an error). */
+  methods?: ReadonlyMap<string, HubMethod>;
   /** HUB_MAX_CONNECTIONS_PER_USER / HUB_MAX_CONNECTIONS: sockets past a cap get a handshake error. */
   maxConnectionsPerUser?: number;
   maxConnections?: number;

@@ -10,6 +10,7 @@ import { GroupIndex, userGroup } from './groups.ts';
 import { createMembershipSync } from './membership.ts';
 import { createHubMetrics, FrameTally } from './metrics.ts';
 import { createInProcessPresence } from './presence.ts';
+import { invokeHubMethod } from './hub-methods.ts';
 import { encodeMsgpackInvocation } from './msgpack-protocol.ts';
 import { encodeInvocation, negotiateReply } from './protocol.ts';
 
@@ -172,6 +173,9 @@ export function createHub(opts: HubOptions): Hub {
     });
   };
 
+  const methods = opts.methods ?? new Map();
+  const onInvocation = (conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[] }) => invokeHubMethod(methods, conn, call, log);
+
   const tickMs = Math.max(25, Math.floor(Math.min(pingIntervalMs, clientTimeoutMs) / 4));
   const liveness = setInterval(() => {
     const now = monotonicMs();
@@ -297,7 +301,7 @@ export function createHub(opts: HubOptions): Hub {
         log.debug({ userId: principal.userId, reason: refusal.reason }, 'hub connection refused');
         return refuseSocket(socket, refusal.error, REFUSAL_WAIT_MS);
       }
-      const conn = new HubConnection(connectionId, principal, socket, limits, { onHandshake, onClosed, onQueued }, metrics);
+      const conn = new HubConnection(connectionId, principal, socket, limits, { onHandshake, onClosed, onQueued, onInvocation }, metrics);
       byId.set(conn.id, conn);
       metrics.connectionsActive.inc();
       const first = index.addConnection(conn);

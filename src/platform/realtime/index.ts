@@ -34,6 +34,7 @@ import type { Clock } from '../time.ts';
 import { newId } from '../time.ts';
 import { createRedisBackplane } from './backplane-redis.ts';
 import type { HubAccess } from './access.ts';
+import type { HubMethod } from './hub-methods.ts';
 import { createHub, type Hub } from './hub.ts';
 import type { ResolveGroupMembers } from './membership.ts';
 import { createRedisPresence } from './presence-redis.ts';
@@ -44,6 +45,7 @@ export { hubPlugin, type HubPluginOptions } from './plugin.ts';
 export { hubSettings, type HubSettings } from './settings.ts';
 export { userGroup } from './groups.ts';
 export { HubRefusal, type HubAccess } from './access.ts';
+export type { HubCaller, HubMethod } from './hub-methods.ts';
 export type { GroupMembers, ResolveGroupMembers } from './membership.ts';
 export { createInProcessBackplane, type Backplane, type BackplaneMessage, type BackplaneStatus } from './backplane.ts';
 export { createRedisBackplane } from './backplane-redis.ts';
@@ -57,6 +59,8 @@ export interface HubDeps {
   resolveGroupMembers?: ResolveGroupMembers;
   /** Asked every HUB_ACCESS_RECHECK_INTERVAL_MS (the list may grow after the hub is created). */
   accessChecks?: readonly HubAccess[];
+  /** Client-callable methods (the map may grow after the hub is created). */
+  methods?: ReadonlyMap<string, HubMethod>;
   clock?: Clock;
   /** The verifier REST uses, so both accept the same tokens. */
   tokens?: TokenVerifier;
@@ -87,6 +91,7 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
     logger: deps.logger,
     resolveGroups: deps.resolveGroups,
     resolveGroupMembers: deps.resolveGroupMembers,
+    ...(deps.methods ? { methods: deps.methods } : {}),
     ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: config.HUB_ACCESS_RECHECK_INTERVAL_MS } } : {}),
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,
