@@ -5,6 +5,7 @@ import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
 import { mediaJoinMinterOf } from './calls/media-join.ts';
 import { chatGroup, chatIdOfGroup } from './chats/kinds.ts';
 import { typingMethod } from './presence/typing.ts';
+import { announcePresence } from './presence/presence.ts';
 import { activeChatIdsOf, chatMembership } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
 import { contactSearchIndexerJob, indexerSettingsOf } from './contact-search/indexer.job.ts';
@@ -70,6 +71,7 @@ export default defineModule<MessengerSettings>((deps) => {
     phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION,
     partitionsConcurrently: config.MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY,
   };
+  deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync };
 
   return {

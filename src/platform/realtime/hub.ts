@@ -3,7 +3,7 @@ import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
 import { admissionRefusal, createConnectRate, HubRefusal, startAccessRecheck } from './access.ts';
-import type { Hub, HubOptions } from './hub-api.ts';
+import type { Hub, HubOptions, PresenceChange } from './hub-api.ts';
 import { CloseErrors, HubConnection, monotonicMs, refuseSocket, turnAwaySocket, type ConnectionLimits } from './connection.ts';
 import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
 import { GroupIndex, userGroup } from './groups.ts';
@@ -59,6 +59,11 @@ export function createHub(opts: HubOptions): Hub {
   const presenceWrites = new Set<Promise<void>>();
   const allClosed = new Set<() => void>();
   let closing = false;
+
+  const presenceListeners: ((change: PresenceChange) => void)[] = [];
+  const announce = (change: PresenceChange) => {
+    for (const listener of presenceListeners) listener(change);
+  };
 
   const trackPresence = (what: string, write: Promise<void>) => {
     const p = write.catch((err: Error) => log.warn({ err: { message: err.message } }, `hub presence ${what} failed`));
@@ -144,7 +149,12 @@ export function createHub(opts: HubOptions): Hub {
   const onClosed = (conn: HubConnection) => {
     byId.delete(conn.id);
     joining.delete(conn);
-    if (index.removeConnection(conn)) trackPresence('markOffline', presence.markOffline(conn.userId));
+    if (index.removeConnection(conn)) {
+      const at = clock.now();
+      const gone = presence.markOffline(conn.userId, at.getTime());
+      // Not if the user connected here again meanwhile: that connection's markOnline speaks for it.
+      trackPresence('markOffline', gone.then((offline) => void (offline && !index.ofUser(conn.userId) && announce({ userId: conn.userId, online: false, lastSeenAt: at }))));
+    }
     metrics.connectionsActive.dec();
     metrics.connectionDuration.observe((monotonicMs() - conn.openedAt) / 1000);
     metrics.disconnects.inc({ reason: conn.closeReason ?? 'client_closed' });
@@ -234,6 +244,19 @@ export function createHub(opts: HubOptions): Hub {
       return index.ofUser(userId) !== undefined || (await presence.isOnline(userId));
     },
 
+    async presenceOf(userIds) {
+      const stored = await presence.status(userIds);
+      return userIds.map((userId, i) => {
+        const online = index.ofUser(userId) !== undefined || stored[i]!.online;
+        const seen = stored[i]!.lastSeenAtMs;
+        return { userId, online, lastSeenAt: online || seen === null ? null : new Date(seen) };
+      });
+    },
+
+    onPresenceChange(listener) {
+      presenceListeners.push(listener);
+    },
+
     health: () => backplane.health(),
 
     connectionCount: () => byId.size,
@@ -306,7 +329,9 @@ export function createHub(opts: HubOptions): Hub {
       metrics.connectionsActive.inc();
       const first = index.addConnection(conn);
       index.join(conn, userGroup(conn.userId));
-      const firstOfUser = first ? trackPresence('markOnline', presence.markOnline(conn.userId)) : undefined;
+      const firstOfUser = first
+        ? trackPresence('markOnline', presence.markOnline(conn.userId).then((cameOnline) => void (cameOnline && announce({ userId: conn.userId, online: true, lastSeenAt: null }))))
+        : undefined;
       ready.set(conn, joinGroups(conn, firstOfUser));
       log.debug({ connectionId: conn.id, userId: conn.userId }, 'hub connection opened');
     },

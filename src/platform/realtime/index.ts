@@ -41,6 +41,7 @@ import { createRedisPresence } from './presence-redis.ts';
 import type { HubSettings } from './settings.ts';
 
 export { createHub, type Hub, type HubOptions } from './hub.ts';
+export type { PresenceChange } from './hub-api.ts';
 export { hubPlugin, type HubPluginOptions } from './plugin.ts';
 export { hubSettings, type HubSettings } from './settings.ts';
 export { userGroup } from './groups.ts';

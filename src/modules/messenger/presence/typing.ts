@@ -22,7 +22,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** As REST answers a non-member: the chat's existence is not revealed. */
 export const TYPING_NOT_MEMBER = 'MSG_CHAT_NOT_FOUND: no chat with this id among your chats';
-export const TYPING_BAD_CHAT_ID = 'MSG_VALIDATION_FAILED: Typing takes one argument, the chat id (a UUID).';
+export const TYPING_BAD_CHAT_ID = 'VALIDATION_FAILED: Typing takes one argument, the chat id (a UUID).';
 
 export function typingMethod(db: Db, hub: Hub, nowMs: () => number = () => performance.now()): HubMethod {
   const lastSent = new Map<string, number>();
