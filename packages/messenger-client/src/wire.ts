@@ -23,7 +23,7 @@ export const MESSENGER_EVENTS: MessengerEventName[] = [
   'read_receipt_updated', 'chat_updated', 'contact_request_received', 'contact_request_accepted', 'contact_removed', 'blacklist_changed',
   'call_invited', 'call_answered', 'call_declined', 'call_missed', 'call_cancelled', 'call_ended', 'conference_invited', 'conference_started',
   'conference_ended', 'conference_participant_joined', 'conference_participant_left', 'recording_started', 'recording_stopped',
-  'recording_available', 'recording_failed', 'screen_share_started', 'screen_share_stopped',
+  'recording_available', 'recording_failed', 'screen_share_started', 'screen_share_stopped', 'presence_changed', 'typing',
 ];
 
 export type Wire = Record<string, unknown>;
