@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { ErrorBody } from '../../../platform/http/index.ts';
-import type { Logger } from '../../../platform/observability/logger.ts';
+import type { Logger } from '../../../platform/observability/index.ts';
 import { userGroup, type Hub, type PresenceChange } from '../../../platform/realtime/index.ts';
 import { Nullable, Text } from '../../../platform/types/index.ts';
 
