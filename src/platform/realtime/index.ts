@@ -9,9 +9,12 @@
  * - Every connection joins `user:{UserId}` plus whatever `resolveGroups(principal)` returns; the
  *   handshake response is sent only after that, so once a client's start() resolves it is in all
  *   its groups (and isOnline() is true on every replica).
- * - Client invocations: the hub has no client-callable methods; a call expecting an answer gets a
- *   completion error ("Unknown hub method 'X'"), fire-and-forget calls are ignored. A malformed or
- *   oversized record or frame closes the connection (close message, allowReconnect false).
+ * - Client invocations: modules register the methods clients may call (hub-methods.ts; the
+ *   messenger's Typing); a HubRefusal thrown by one is its completion error. Any other name
+ *   expecting an answer gets "Unknown hub method 'X'", fire-and-forget calls of it are ignored. A
+ *   malformed or oversized record or frame closes the connection (close message, allowReconnect false).
+ * - Presence (hub-presence.ts): online while any replica holds one of the user's connections;
+ *   onPresenceChange listeners hear the flips (first connection anywhere, last one anywhere closed).
  * - Frames pushed before a connection's handshake completes are not queued for it (it refills
  *   from REST like after any gap).
  * - Liveness: a ping (type 6) goes to a socket the server has not written to for
