@@ -26,8 +26,8 @@ const connection = (page: Page) => page.evaluate(() => (globalThis as unknown as
 const GENEROUS = 60_000; // two cores shared by every test: polling limits, never fixed sleeps
 
 // Losing the network is noticed the way a real drop is: the SignalR client's 30 s server timeout
-// (Chromium's offline emulation stops traffic without closing the socket), so the test runs for
-// about a minute alone and longer on a loaded machine.
+// (Chromium's offline emulation stops traffic without closing the socket), so the test takes about
+// 40 s alone and longer on a loaded machine.
 test('in Chromium: sends made offline land exactly once, and the missed read receipt and rename arrive through the cursor', { timeout: 300_000 }, async () => {
   const m = await messengerApp();
   const origin = `http://127.0.0.1:${(m.app.server.address() as { port: number }).port}`;
