@@ -5,8 +5,9 @@
  *      missing), the Python SignalR client the hub's tests drive (a gitignored .venv with the pins of
  *      test/support/python/requirements.txt), then Kafka, Redis and Elasticsearch through
  *      scripts/services.sh (fetched/installed on first use, cached)
- *   3. a throwaway embedded PostgreSQL with a migrated template database
- *   4. node:test over test/ and each packages/<name>/test/ — each test file clones its own database from the template
+ *   3. the client library's browser bundle (packages/messenger-client/dist, for the real-browser test)
+ *   4. a throwaway embedded PostgreSQL with a migrated template database
+ *   5. node:test over test/ and each packages/<name>/test/ — each test file clones its own database from the template
  * Extra arguments are passed to node --test (e.g. a file path to run one file).
  * Settings: TEST_PG_PORT (55432), TEST_CONCURRENCY (2), KEEP_SERVICES=1 (leave Kafka/Redis running),
  * SKIP_CHECKS=1 (skip tsc and dependency-cruiser while iterating on one file).
@@ -106,6 +107,9 @@ function ensurePythonClient(): void {
   }
 }
 ensurePythonClient();
+
+step('building the client library\'s browser bundle');
+run(process.execPath, ['packages/messenger-client/scripts/build.ts']);
 
 step('starting Kafka, Redis and Elasticsearch (scripts/services.sh)');
 const servicesEnv = servicesUp();

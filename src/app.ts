@@ -16,7 +16,7 @@ import { registerErrorHandling } from './platform/http/errors.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from './platform/http/openapi.ts';
-import { createHubFromConfig, hubPlugin, type Hub, type HubAccess, type ResolveGroupMembers } from './platform/realtime/index.ts';
+import { createHubFromConfig, hubPlugin, type Hub, type HubAccess, type HubMethod, type ResolveGroupMembers } from './platform/realtime/index.ts';
 import type { Principal } from './platform/http/auth.ts';
 import { systemClock, type Clock } from './platform/time.ts';
 import type { ModuleDeps, ModuleFactory } from './platform/module.ts';
@@ -147,6 +147,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const groupResolvers: ((p: Principal) => Promise<Iterable<string>>)[] = [];
   const memberResolvers: ResolveGroupMembers[] = [];
   const accessChecks: HubAccess[] = [];
+  const hubMethods = new Map<string, HubMethod>();
   const hub = await createHubFromConfig(config, {
     registry,
     logger: log,
@@ -161,6 +162,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       return undefined;
     },
     accessChecks,
+    methods: hubMethods,
   });
   await app.register(hubPlugin, { hub });
 
@@ -212,6 +214,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     if (parts.hubGroups) groupResolvers.push(parts.hubGroups);
     if (parts.hubGroupMembers) memberResolvers.push(parts.hubGroupMembers);
     if (parts.hubAccess) accessChecks.push(parts.hubAccess);
+    for (const [name, method] of Object.entries(parts.hubMethods ?? {})) hubMethods.set(name, method);
     if (parts.adminCheck) adminChecks.push(parts.adminCheck);
     if (parts.routes) await app.register(async (scope) => parts.routes!(scope));
     for (const job of parts.jobs ?? []) runner.register(job);

@@ -8,7 +8,7 @@ import type { HealthCheck } from './http/health-routes.ts';
 import type { JobDefinition } from './jobs/types.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Registry } from './observability/metrics.ts';
-import type { Hub, HubAccess, ResolveGroupMembers } from './realtime/index.ts';
+import type { Hub, HubAccess, HubMethod, ResolveGroupMembers } from './realtime/index.ts';
 import type { Clock } from './time.ts';
 
 /** What the platform hands each module at start; `settings` are the module's own, as plain values. */
@@ -41,6 +41,8 @@ export interface ModuleParts {
   hubGroupMembers?: ResolveGroupMembers;
   /** Which connected users lost access to the hub (asked periodically; their sockets are closed). */
   hubAccess?: HubAccess;
+  /** Hub methods clients may call, by name (e.g. the messenger's Typing). */
+  hubMethods?: Record<string, HubMethod>;
   /** Asked on every admin route after the token: throws an AppError to refuse this admin. */
   adminCheck?: AdminCheck;
   /** Dependencies of the module that /health/ready reports (e.g. the messenger's search index). */

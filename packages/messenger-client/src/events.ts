@@ -104,6 +104,20 @@ export interface RecordingPayload extends ConferencePayload {
   ErrorCode: string | null;
 }
 
+/** A contact or Direct-chat peer came online or went offline. Live only: no Cursor, not replayed. */
+export interface PresencePayload {
+  UserId: string;
+  Online: boolean;
+  /** When their last connection closed (ISO-8601); null when they came online. */
+  LastSeenAt: string | null;
+}
+
+/** Another member is typing in a chat (the client calls typing() every few seconds while its user types). Live only. */
+export interface TypingPayload {
+  ChatId: string;
+  UserId: string;
+}
+
 export interface MessengerEventMap {
   message_received: MessagePayload;
   message_edited: MessagePayload;
@@ -131,6 +145,8 @@ export interface MessengerEventMap {
   recording_stopped: RecordingPayload;
   recording_available: RecordingPayload;
   recording_failed: RecordingPayload;
+  presence_changed: PresencePayload;
+  typing: TypingPayload;
 }
 
 export type MessengerEventName = keyof MessengerEventMap;

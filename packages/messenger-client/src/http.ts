@@ -11,7 +11,8 @@ export class RetryAfterHttpClient extends HttpClient {
 
   constructor(doFetch: typeof fetch, onRetryAfter: (ms: number) => void) {
     super();
-    this.doFetch = doFetch;
+    // Called as a plain function: browsers refuse fetch called as a method of another object (Illegal invocation).
+    this.doFetch = (input, init) => doFetch(input, init);
     this.onRetryAfter = onRetryAfter;
   }
 

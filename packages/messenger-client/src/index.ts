@@ -8,3 +8,4 @@ export { ChatSequencer, RecentKeys, type Offered, type SequencedMessage } from '
 export { retryDelayMs, retryAfterMsOf, type BackoffOptions } from './backoff.ts';
 export { memoryStorage, type MessageContent, type PendingMessage, type PendingStorage } from './send-queue.ts';
 export type * from './events.ts';
+export { PRESENCE_BATCH, TYPING_INTERVAL_MS, type ChatListPage, type ListedChat, type UserPresence } from './presence.ts';

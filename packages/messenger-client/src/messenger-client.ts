@@ -4,7 +4,8 @@ import { ChatSequencer, RecentKeys } from './chat-sequencer.ts';
 import type { MessengerEventMap, MessengerEventName } from './events.ts';
 import { RetryAfterHttpClient } from './http.ts';
 import { memoryStorage, outcomeOf, SendQueue, type MessageContent, type PendingMessage, type PendingStorage } from './send-queue.ts';
-import { MESSENGER_EVENTS, str, toChatMessage, type ChatMessage, type Wire } from './wire.ts';
+import { PRESENCE_BATCH, TypingGate, type ChatListPage, type UserPresence } from './presence.ts';
+import { MESSENGER_EVENTS, newClientMessageId, str, toChatMessage, type ChatMessage, type Wire } from './wire.ts';
 
 /**
  * A small messenger client over the official @microsoft/signalr client, for Node and browsers (only
@@ -59,6 +60,7 @@ export class MessengerClient {
   private cursor: string | undefined;
   private readonly seenEvents = new RecentKeys();
   private readonly sends: SendQueue;
+  private readonly typingGate = new TypingGate();
 
   constructor(opts: MessengerClientOptions) {
     this.opts = opts;
@@ -83,7 +85,10 @@ export class MessengerClient {
       this.connection.on(event, (p: Wire) => this.dispatch(event, p));
     }
     // After any gap in the connection: resume every kind of event from the last Cursor.
-    this.connection.onreconnected(() => this.resume());
+    this.connection.onreconnected(() => {
+      this.typingGate.reset();
+      return this.resume();
+    });
     this.connection.onclose(() => this.scheduleRestart(0));
   }
 
@@ -98,7 +103,7 @@ export class MessengerClient {
    * offline queue until the server acknowledges it (onSent) or refuses it for good (onSendFailed).
    */
   async send(chatId: string, content: MessageContent): Promise<PendingMessage> {
-    const pending: PendingMessage = { clientMessageId: crypto.randomUUID(), chatId, content, createdAt: new Date().toISOString() };
+    const pending: PendingMessage = { clientMessageId: newClientMessageId(), chatId, content, createdAt: new Date().toISOString() };
     this.opts.onPending?.(pending);
     await this.sends.add(pending);
     return pending;
@@ -114,6 +119,39 @@ export class MessengerClient {
     const res = await this.request('POST', `/api/messenger/chats/${chatId}/read`, { seq });
     if (!res.ok) throw new Error(`mark read ${res.status}`);
     return ((await res.json()) as { lastReadSeq: number }).lastReadSeq;
+  }
+
+  /**
+   * Tells the chat's other members that the user is typing (a `typing` event on their side). Call it
+   * as the user types: calls within a few seconds of the last one for the chat are skipped. Rejects
+   * with the server's refusal (MSG_CHAT_NOT_FOUND for a chat the user is not a member of).
+   */
+  async typing(chatId: string): Promise<void> {
+    if (this.connection.state !== HubConnectionState.Connected || !this.typingGate.due(chatId)) return;
+    await this.connection.invoke('Typing', chatId);
+  }
+
+  /** Online state and last-seen time of users (in order); those the user may not see come back with online null. */
+  async presence(userIds: readonly string[]): Promise<UserPresence[]> {
+    const out: UserPresence[] = [];
+    for (let i = 0; i < userIds.length; i += PRESENCE_BATCH) {
+      const ids = userIds.slice(i, i + PRESENCE_BATCH).join(',');
+      const res = await this.request('GET', `/api/messenger/presence?userIds=${encodeURIComponent(ids)}`);
+      if (!res.ok) throw new Error(`presence ${res.status}`);
+      out.push(...((await res.json()) as { users: UserPresence[] }).users);
+    }
+    return out;
+  }
+
+  /**
+   * The chat list with unread counts: without a token every chat (most recently active first), with
+   * one only the chats changed since and the ids of those left; keep `next` for the following call.
+   */
+  async chatList(after?: string, limit = 50): Promise<ChatListPage> {
+    const query = `limit=${limit}${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`;
+    const res = await this.request('GET', `/api/messenger/chats?${query}`);
+    if (!res.ok) throw new Error(`chat list ${res.status}`);
+    return (await res.json()) as ChatListPage;
   }
 
   /** Waits until no refill runs and the send queue is drained or waiting to retry (tests, graceful UIs). */

@@ -23,7 +23,7 @@ export const MESSENGER_EVENTS: MessengerEventName[] = [
   'read_receipt_updated', 'chat_updated', 'contact_request_received', 'contact_request_accepted', 'contact_removed', 'blacklist_changed',
   'call_invited', 'call_answered', 'call_declined', 'call_missed', 'call_cancelled', 'call_ended', 'conference_invited', 'conference_started',
   'conference_ended', 'conference_participant_joined', 'conference_participant_left', 'recording_started', 'recording_stopped',
-  'recording_available', 'recording_failed', 'screen_share_started', 'screen_share_stopped',
+  'recording_available', 'recording_failed', 'screen_share_started', 'screen_share_stopped', 'presence_changed', 'typing',
 ];
 
 export type Wire = Record<string, unknown>;
@@ -48,3 +48,16 @@ export function toChatMessage(w: Wire): ChatMessage {
   };
 }
 
+
+/**
+ * A UUID v4 for a send. Browsers offer crypto.randomUUID only on secure origins (https, localhost);
+ * getRandomValues is everywhere, so an app served over plain http can still send.
+ */
+export function newClientMessageId(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}

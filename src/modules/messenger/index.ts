@@ -4,6 +4,8 @@ import { defineModule } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
 import { mediaJoinMinterOf } from './calls/media-join.ts';
 import { chatGroup, chatIdOfGroup } from './chats/kinds.ts';
+import { typingMethod } from './presence/typing.ts';
+import { announcePresence } from './presence/presence.ts';
 import { activeChatIdsOf, chatMembership } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
 import { contactSearchIndexerJob, indexerSettingsOf } from './contact-search/indexer.job.ts';
@@ -69,6 +71,7 @@ export default defineModule<MessengerSettings>((deps) => {
     phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION,
     partitionsConcurrently: config.MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY,
   };
+  deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync };
 
   return {
@@ -90,6 +93,8 @@ export default defineModule<MessengerSettings>((deps) => {
       if (active === false) throw new HubRefusal(USER_INACTIVE_CLOSE_REASON);
       return chats.map(chatGroup);
     },
+    // Typing(chatId): live only, to the chat's other members (presence/typing.ts).
+    hubMethods: { Typing: typingMethod(deps.db, deps.hub) },
     hubAccess: { reason: USER_INACTIVE_CLOSE_REASON, code: 'MSG_USER_INACTIVE', revoked: (userIds) => inactiveAmong(deps.db, userIds) },
     // Record-level at delivery: each replica checks a chat send's membership version against these.
     hubGroupMembers: async (group: string) => {

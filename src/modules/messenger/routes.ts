@@ -7,6 +7,7 @@ import { registerContactSearchRoutes } from './contact-search/routes.ts';
 import type { ContactSearchDeps } from './contact-search/search.ts';
 import { registerContactRoutes } from './contacts/routes.ts';
 import { registerEventRoutes } from './events/routes.ts';
+import { registerPresenceRoutes } from './presence/presence.ts';
 import type { MessengerContext } from './context.ts';
 import { registerMessageRoutes } from './messages/routes.ts';
 import { registerRealtimeOutboxRoutes } from './realtime-dispatch/runbook-routes.ts';
@@ -26,6 +27,7 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerCallRoutes(app, ctx);
   registerConferenceRoutes(app, ctx);
   registerEventRoutes(app, ctx);
+  registerPresenceRoutes(app, ctx.db, ctx.hub);
   registerRealtimeOutboxRoutes(app, ctx);
   registerContactSearchRoutes(app, search, ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE);
   registerUserReplicaRoutes(app, ctx.db, { ...ctx.userSync, db: ctx.db, openTopicReader: ctx.openTopicReader });

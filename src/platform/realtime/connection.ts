@@ -28,6 +28,8 @@ export interface ConnectionHooks {
   onClosed(conn: HubConnection): void;
   /** The connection queued its first frame since its last flush: call flush() soon (the hub does, once per tick). */
   onQueued(conn: HubConnection): void;
+  /** A client called a hub method (hub-methods.ts answers it). */
+  onInvocation(conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[] }): void;
 }
 
 /**
@@ -43,7 +45,6 @@ export const monotonicMs = (): number => performance.now();
 const CLOSE_CODE_NORMAL = 1000;
 /** Queued bytes past which send() writes the queue out before taking more. */
 export const FLUSH_AT_BYTES = 64 * 1024;
-const MAX_ECHOED_TARGET = 100;
 
 const FORMATS: Record<HubProtocolName, WireFormat> = { json: jsonFormat, messagepack: messagePackFormat };
 
@@ -322,13 +323,7 @@ export class HubConnection {
       case 'too_large':
         return this.close('protocol_error', CloseErrors.messageTooLarge, false, 'graceful');
       case 'invocation':
-        // The hub exposes no client-callable methods. A call that waits for an answer gets a
-        // completion error (as ASP.NET Core answers an unknown method); fire-and-forget calls are dropped.
-        if (message.invocationId !== undefined) {
-          const target = message.target.slice(0, MAX_ECHOED_TARGET);
-          this.send(this.format.completionError(message.invocationId, `Unknown hub method '${target}'`), 'completion');
-        }
-        return;
+        return this.hooks.onInvocation(this, message);
       default:
         return; // pings only refresh lastReceivedAt; other types carry nothing for this hub
     }

@@ -8,9 +8,17 @@ import type { HubAccess } from './access.ts';
 import type { Backplane, BackplaneStatus } from './backplane.ts';
 import type { ResolveGroupMembers } from './membership.ts';
 import type { PresenceStore } from './presence.ts';
+import type { HubMethod } from './hub-methods.ts';
 import type { NegotiateReply } from './protocol.ts';
 
 /** What the hub takes and what it offers (hub.ts builds it). */
+
+export interface PresenceChange {
+  userId: string;
+  online: boolean;
+  /** When the user went offline; null when they came online. */
+  lastSeenAt: Date | null;
+}
 
 export interface HubOptions {
   /** JWT secret (same as REST); keys the negotiate connection tokens (and verifies bearer tokens when no `tokens` is given). */
@@ -28,6 +36,8 @@ export interface HubOptions {
   resolveGroupMembers?: ResolveGroupMembers;
   /** Each check is asked every `intervalMs` which connected users lost access; their connections are closed. */
   access?: { checks: readonly HubAccess[]; intervalMs: number };
+  /** Methods clients may call, by name (modules add theirs; an unknown name is answered with an error). */
+  methods?: ReadonlyMap<string, HubMethod>;
   /** HUB_MAX_CONNECTIONS_PER_USER / HUB_MAX_CONNECTIONS: sockets past a cap get a handshake error. */
   maxConnectionsPerUser?: number;
   maxConnections?: number;
@@ -69,6 +79,14 @@ export interface Hub {
   addUserToGroup(userId: string, group: string): Promise<void>;
   removeUserFromGroup(userId: string, group: string): Promise<void>;
   isOnline(userId: string): Promise<boolean>;
+  /** Online on any replica, or when last seen (null while online or never recorded), per user in order. */
+  presenceOf(userIds: readonly string[]): Promise<{ userId: string; online: boolean; lastSeenAt: Date | null }[]>;
+  /**
+   * Called when a user comes online (no replica held them) or goes offline (their last connection
+   * anywhere closed). A replica that dies without closing its sockets announces nothing: its users
+   * read as offline once its claims expire (about a minute), with no frame.
+   */
+  onPresenceChange(listener: (change: PresenceChange) => void): void;
   /** Backplane state for /health/ready: 'disabled' for the in-process backplane. */
   health(): Promise<BackplaneStatus>;
   /** Open connections on this replica. */

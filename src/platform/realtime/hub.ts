@@ -4,12 +4,14 @@ import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
 import { admissionRefusal, createConnectRate, HubRefusal, startAccessRecheck } from './access.ts';
 import type { Hub, HubOptions } from './hub-api.ts';
+import { createHubPresence } from './hub-presence.ts';
 import { CloseErrors, HubConnection, monotonicMs, refuseSocket, turnAwaySocket, type ConnectionLimits } from './connection.ts';
 import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
 import { GroupIndex, userGroup } from './groups.ts';
 import { createMembershipSync } from './membership.ts';
 import { createHubMetrics, FrameTally } from './metrics.ts';
 import { createInProcessPresence } from './presence.ts';
+import { invokeHubMethod } from './hub-methods.ts';
 import { encodeMsgpackInvocation } from './msgpack-protocol.ts';
 import { encodeInvocation, negotiateReply } from './protocol.ts';
 
@@ -32,7 +34,6 @@ export function createHub(opts: HubOptions): Hub {
   const log = opts.logger.child({ component: 'hub' });
   const metrics = createHubMetrics(opts.registry);
   const backplane = opts.backplane ?? createInProcessBackplane();
-  const presence = opts.presence ?? createInProcessPresence();
   const replicaId = opts.replicaId ?? newId();
   const clock = opts.clock ?? systemClock;
   const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
@@ -45,6 +46,8 @@ export function createHub(opts: HubOptions): Hub {
 
   const index = new GroupIndex<HubConnection>();
   const byId = new Map<string, HubConnection>();
+  const store = opts.presence ?? createInProcessPresence();
+  const presence = createHubPresence(store, { log, clock, holds: (userId) => index.ofUser(userId) !== undefined });
   /**
    * Connection ids whose token was admitted, until the token expires. Taken at admission, before the
    * upgrade completes: two upgrades racing with one token cannot both pass, and a token opens one
@@ -55,16 +58,8 @@ export function createHub(opts: HubOptions): Hub {
   const joining = new Map<HubConnection, Set<string>>();
   /** Resolves when the connection's groups are joined: true, or the reason its handshake is refused. */
   const ready = new WeakMap<HubConnection, Promise<true | string>>();
-  const presenceWrites = new Set<Promise<void>>();
   const allClosed = new Set<() => void>();
   let closing = false;
-
-  const trackPresence = (what: string, write: Promise<void>) => {
-    const p = write.catch((err: Error) => log.warn({ err: { message: err.message } }, `hub presence ${what} failed`));
-    presenceWrites.add(p);
-    void p.finally(() => presenceWrites.delete(p));
-    return p;
-  };
 
   const deliverNow = (group: string, event: string, payload: unknown) => {
     const members = index.inGroup(group);
@@ -143,7 +138,7 @@ export function createHub(opts: HubOptions): Hub {
   const onClosed = (conn: HubConnection) => {
     byId.delete(conn.id);
     joining.delete(conn);
-    if (index.removeConnection(conn)) trackPresence('markOffline', presence.markOffline(conn.userId));
+    if (index.removeConnection(conn)) presence.lastClosed(conn.userId);
     metrics.connectionsActive.dec();
     metrics.connectionDuration.observe((monotonicMs() - conn.openedAt) / 1000);
     metrics.disconnects.inc({ reason: conn.closeReason ?? 'client_closed' });
@@ -172,6 +167,9 @@ export function createHub(opts: HubOptions): Hub {
     });
   };
 
+  const methods = opts.methods ?? new Map();
+  const onInvocation = (conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[] }) => invokeHubMethod(methods, conn, call, log);
+
   const tickMs = Math.max(25, Math.floor(Math.min(pingIntervalMs, clientTimeoutMs) / 4));
   const liveness = setInterval(() => {
     const now = monotonicMs();
@@ -191,12 +189,12 @@ export function createHub(opts: HubOptions): Hub {
   const recheck = access && startAccessRecheck(access, () => index.users(), disconnectLocal, log);
 
   const refresh =
-    presence.refreshIntervalMs === undefined
+    store.refreshIntervalMs === undefined
       ? undefined
       : setInterval(() => {
           const users = index.users();
-          if (users.length > 0) void trackPresence('refresh', presence.refresh(users));
-        }, presence.refreshIntervalMs);
+          if (users.length > 0) presence.refresh(users);
+        }, store.refreshIntervalMs);
   refresh?.unref();
 
   return {
@@ -226,9 +224,9 @@ export function createHub(opts: HubOptions): Hub {
       await backplane.publish({ kind: 'leave', origin: replicaId, userId, group });
     },
 
-    async isOnline(userId) {
-      return index.ofUser(userId) !== undefined || (await presence.isOnline(userId));
-    },
+    isOnline: (userId) => presence.isOnline(userId),
+    presenceOf: (userIds) => presence.presenceOf(userIds),
+    onPresenceChange: (listener) => presence.onChange(listener),
 
     health: () => backplane.health(),
 
@@ -297,12 +295,12 @@ export function createHub(opts: HubOptions): Hub {
         log.debug({ userId: principal.userId, reason: refusal.reason }, 'hub connection refused');
         return refuseSocket(socket, refusal.error, REFUSAL_WAIT_MS);
       }
-      const conn = new HubConnection(connectionId, principal, socket, limits, { onHandshake, onClosed, onQueued }, metrics);
+      const conn = new HubConnection(connectionId, principal, socket, limits, { onHandshake, onClosed, onQueued, onInvocation }, metrics);
       byId.set(conn.id, conn);
       metrics.connectionsActive.inc();
       const first = index.addConnection(conn);
       index.join(conn, userGroup(conn.userId));
-      const firstOfUser = first ? trackPresence('markOnline', presence.markOnline(conn.userId)) : undefined;
+      const firstOfUser = first ? presence.firstOpened(conn.userId) : undefined;
       ready.set(conn, joinGroups(conn, firstOfUser));
       log.debug({ connectionId: conn.id, userId: conn.userId }, 'hub connection opened');
     },
@@ -323,7 +321,6 @@ export function createHub(opts: HubOptions): Hub {
         await done;
         clearTimeout(grace);
       }
-      await Promise.all(presenceWrites);
       await Promise.all([backplane.close(), presence.close()]);
       log.info({ connections: conns.length }, 'hub closed');
     },

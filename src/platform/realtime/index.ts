@@ -9,9 +9,12 @@
  * - Every connection joins `user:{UserId}` plus whatever `resolveGroups(principal)` returns; the
  *   handshake response is sent only after that, so once a client's start() resolves it is in all
  *   its groups (and isOnline() is true on every replica).
- * - Client invocations: the hub has no client-callable methods; a call expecting an answer gets a
- *   completion error ("Unknown hub method 'X'"), fire-and-forget calls are ignored. A malformed or
- *   oversized record or frame closes the connection (close message, allowReconnect false).
+ * - Client invocations: modules register the methods clients may call (hub-methods.ts; the
+ *   messenger's Typing); a HubRefusal thrown by one is its completion error. Any other name
+ *   expecting an answer gets "Unknown hub method 'X'", fire-and-forget calls of it are ignored. A
+ *   malformed or oversized record or frame closes the connection (close message, allowReconnect false).
+ * - Presence (hub-presence.ts): online while any replica holds one of the user's connections;
+ *   onPresenceChange listeners hear the flips (first connection anywhere, last one anywhere closed).
  * - Frames pushed before a connection's handshake completes are not queued for it (it refills
  *   from REST like after any gap).
  * - Liveness: a ping (type 6) goes to a socket the server has not written to for
@@ -34,16 +37,19 @@ import type { Clock } from '../time.ts';
 import { newId } from '../time.ts';
 import { createRedisBackplane } from './backplane-redis.ts';
 import type { HubAccess } from './access.ts';
+import type { HubMethod } from './hub-methods.ts';
 import { createHub, type Hub } from './hub.ts';
 import type { ResolveGroupMembers } from './membership.ts';
 import { createRedisPresence } from './presence-redis.ts';
 import type { HubSettings } from './settings.ts';
 
 export { createHub, type Hub, type HubOptions } from './hub.ts';
+export type { PresenceChange } from './hub-api.ts';
 export { hubPlugin, type HubPluginOptions } from './plugin.ts';
 export { hubSettings, type HubSettings } from './settings.ts';
 export { userGroup } from './groups.ts';
 export { HubRefusal, type HubAccess } from './access.ts';
+export type { HubCaller, HubMethod } from './hub-methods.ts';
 export type { GroupMembers, ResolveGroupMembers } from './membership.ts';
 export { createInProcessBackplane, type Backplane, type BackplaneMessage, type BackplaneStatus } from './backplane.ts';
 export { createRedisBackplane } from './backplane-redis.ts';
@@ -57,6 +63,8 @@ export interface HubDeps {
   resolveGroupMembers?: ResolveGroupMembers;
   /** Asked every HUB_ACCESS_RECHECK_INTERVAL_MS (the list may grow after the hub is created). */
   accessChecks?: readonly HubAccess[];
+  /** Client-callable methods (the map may grow after the hub is created). */
+  methods?: ReadonlyMap<string, HubMethod>;
   clock?: Clock;
   /** The verifier REST uses, so both accept the same tokens. */
   tokens?: TokenVerifier;
@@ -87,6 +95,7 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
     logger: deps.logger,
     resolveGroups: deps.resolveGroups,
     resolveGroupMembers: deps.resolveGroupMembers,
+    ...(deps.methods ? { methods: deps.methods } : {}),
     ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: config.HUB_ACCESS_RECHECK_INTERVAL_MS } } : {}),
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,

@@ -73,6 +73,9 @@ export const encodeMsgpackClose = (error: string | undefined, allowReconnect: bo
 export const encodeMsgpackCompletionError = (invocationId: string, error: string): Buffer =>
   binaryFrame(encode([MessageType.Completion, NO_HEADERS, invocationId, 1, error]));
 
+/** `[3, Headers, InvocationId, 2 (void result)]` */
+export const encodeMsgpackCompletion = (invocationId: string): Buffer => binaryFrame(encode([MessageType.Completion, NO_HEADERS, invocationId, 2]));
+
 // ---------- messages from the client ----------
 
 /**
@@ -101,9 +104,9 @@ export function parseMsgpackMessage(body: Uint8Array, decoder: Decoder): ClientM
         return { kind: 'invalid', reason: 'invocation has not the [type, headers, id, target, arguments] shape' };
       }
       if (typeof target !== 'string') return { kind: 'invalid', reason: 'invocation has no string target' };
-      if (invocationId === null && type === MessageType.Invocation) return { kind: 'invocation', target };
+      if (invocationId === null && type === MessageType.Invocation) return { kind: 'invocation', target, arguments: args };
       if (typeof invocationId !== 'string') return { kind: 'invalid', reason: 'invocation has a non-string invocation id' };
-      return { kind: 'invocation', target, invocationId };
+      return { kind: 'invocation', target, invocationId, arguments: args };
     }
     default:
       return { kind: 'ignored', type };
@@ -150,5 +153,6 @@ export const messagePackFormat: WireFormat = {
   ping: encodeMsgpackPing,
   close: encodeMsgpackClose,
   completionError: encodeMsgpackCompletionError,
+  completion: encodeMsgpackCompletion,
   reader: createMsgpackReader,
 };

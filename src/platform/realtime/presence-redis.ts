@@ -40,10 +40,38 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
 
+/** Claims this replica and answers how many other replicas held the user before (0: came online). */
+const CLAIM = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREM', KEYS[1], ARGV[1])
+local others = redis.call('ZCARD', KEYS[1])
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return others`;
+
+/**
+ * Drops this replica's claim and answers how many live claims remain; at none, the user went
+ * offline and KEYS[2] records when (ARGV[2], ms) for ARGV[3] ms.
+ */
+const RELEASE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREM', KEYS[1], ARGV[1])
+local live = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+if live == 0 then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
+return live`;
+
 type PresenceCommands = Redis & {
   hubPresenceTouch(numKeys: number, ...keysAndArgs: (string | number)[]): Promise<number>;
   hubPresenceCount(key: string): Promise<number>;
+  hubPresenceClaim(key: string, replicaId: string, ttlMs: number): Promise<number>;
+  hubPresenceRelease(key: string, lastSeenKey: string, replicaId: string, atMs: number, keepMs: number): Promise<number>;
 };
+
+/** How long a last-seen time is kept after the user's last connection closed. */
+const LAST_SEEN_KEEP_MS = 30 * 24 * 3_600_000;
 
 const CHUNK = 500;
 
@@ -57,9 +85,12 @@ export async function createRedisPresence(opts: RedisPresenceOptions): Promise<P
   }) as PresenceCommands;
   client.defineCommand('hubPresenceTouch', { lua: TOUCH });
   client.defineCommand('hubPresenceCount', { numberOfKeys: 1, lua: COUNT_LIVE });
+  client.defineCommand('hubPresenceClaim', { numberOfKeys: 1, lua: CLAIM });
+  client.defineCommand('hubPresenceRelease', { numberOfKeys: 2, lua: RELEASE });
   await waitUntilReady(client, opts.connectTimeoutMs ?? 5000);
 
   const key = (userId: string) => `${prefix}presence:${userId}`;
+  const lastSeenKey = (userId: string) => `${prefix}lastseen:${userId}`;
   const touch = async (userIds: readonly string[]) => {
     for (let i = 0; i < userIds.length; i += CHUNK) {
       const keys = userIds.slice(i, i + CHUNK).map(key);
@@ -68,13 +99,30 @@ export async function createRedisPresence(opts: RedisPresenceOptions): Promise<P
   };
 
   return {
-    markOnline: (userId) => touch([userId]),
-    async markOffline(userId) {
-      await client.zrem(key(userId), opts.replicaId);
+    async markOnline(userId) {
+      return (await client.hubPresenceClaim(key(userId), opts.replicaId, ttlMs)) === 0;
+    },
+    async markOffline(userId, atMs) {
+      return (await client.hubPresenceRelease(key(userId), lastSeenKey(userId), opts.replicaId, atMs, LAST_SEEN_KEEP_MS)) === 0;
     },
     refresh: touch,
     async isOnline(userId) {
       return (await client.hubPresenceCount(key(userId))) > 0;
+    },
+    async status(userIds) {
+      if (userIds.length === 0) return [];
+      const pipeline = client.pipeline() as unknown as PresenceCommands & { exec(): Promise<[Error | null, unknown][] | null> };
+      for (const id of userIds) {
+        pipeline.hubPresenceCount(key(id));
+        pipeline.get(lastSeenKey(id));
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      return userIds.map((_, i) => {
+        const [countErr, count] = replies[2 * i] ?? [new Error('no reply')];
+        const [seenErr, seen] = replies[2 * i + 1] ?? [new Error('no reply')];
+        if (countErr || seenErr) throw countErr ?? seenErr;
+        return { online: Number(count) > 0, lastSeenAtMs: seen === null ? null : Number(seen) };
+      });
     },
     refreshIntervalMs: Math.max(50, Math.floor(ttlMs / 3)),
     close: () => closeRedisClient(client),

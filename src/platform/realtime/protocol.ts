@@ -34,6 +34,8 @@ export interface WireFormat {
   ping(): Buffer | string;
   close(error: string | undefined, allowReconnect: boolean): Buffer | string;
   completionError(invocationId: string, error: string): Buffer | string;
+  /** The answer to a hub method call that returned nothing. */
+  completion(invocationId: string): Buffer | string;
   /** A reader for one connection: its messages from each received chunk, keeping an unfinished tail. */
   reader(maxPending: number): (chunk: Buffer) => ClientMessage[];
 }
@@ -131,7 +133,7 @@ export type ClientMessage =
   | { kind: 'ping' }
   | { kind: 'close' }
   /** An Invocation or StreamInvocation; `invocationId` is absent for fire-and-forget calls. */
-  | { kind: 'invocation'; target: string; invocationId?: string }
+  | { kind: 'invocation'; target: string; invocationId?: string; arguments: unknown[] }
   /** Types the hub has no use for (stream items, completions, cancels, acks, unknown types). */
   | { kind: 'ignored'; type: number }
   | { kind: 'invalid'; reason: string }
@@ -148,7 +150,7 @@ export function parseClientMessage(record: string): ClientMessage {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { kind: 'invalid', reason: 'message is not a JSON object' };
   }
-  const msg = value as { type?: unknown; target?: unknown; invocationId?: unknown };
+  const msg = value as { type?: unknown; target?: unknown; invocationId?: unknown; arguments?: unknown };
   if (typeof msg.type !== 'number' || !Number.isInteger(msg.type)) {
     return { kind: 'invalid', reason: 'message has no integer "type"' };
   }
@@ -163,10 +165,11 @@ export function parseClientMessage(record: string): ClientMessage {
       if (msg.invocationId !== undefined && typeof msg.invocationId !== 'string') {
         return { kind: 'invalid', reason: 'invocation has a non-string "invocationId"' };
       }
+      const args = Array.isArray(msg.arguments) ? (msg.arguments as unknown[]) : [];
       // A stream invocation always expects an answer, so it always carries an id.
       return msg.invocationId === undefined
-        ? { kind: 'invocation', target: msg.target }
-        : { kind: 'invocation', target: msg.target, invocationId: msg.invocationId };
+        ? { kind: 'invocation', target: msg.target, arguments: args }
+        : { kind: 'invocation', target: msg.target, invocationId: msg.invocationId, arguments: args };
     }
     default:
       return { kind: 'ignored', type: msg.type };
@@ -186,6 +189,8 @@ export const encodeClose = (error: string | undefined, allowReconnect: boolean):
 
 export const encodeCompletionError = (invocationId: string, error: string): string =>
   frame({ type: MessageType.Completion, invocationId, error });
+
+export const encodeCompletion = (invocationId: string): string => frame({ type: MessageType.Completion, invocationId });
 
 /**
  * Reads a connection's JSON records. An unterminated tail past `maxPendingChars` is refused at once
@@ -208,6 +213,7 @@ export const jsonFormat: WireFormat = {
   ping: encodePing,
   close: encodeClose,
   completionError: encodeCompletionError,
+  completion: encodeCompletion,
   reader: createJsonReader,
 };
 

@@ -80,9 +80,9 @@ describe('MessagePack frames the hub reads', () => {
       writtenByClient({ type: ClientType.Close }),
     ]);
     assert.deepEqual(read(frames), [
-      { kind: 'invocation', target: 'Send', invocationId: '1' },
-      { kind: 'invocation', target: 'Typing' },
-      { kind: 'invocation', target: 'Stream', invocationId: '2' },
+      { kind: 'invocation', target: 'Send', invocationId: '1', arguments: ['hi'] },
+      { kind: 'invocation', target: 'Typing', arguments: [] },
+      { kind: 'invocation', target: 'Stream', invocationId: '2', arguments: [] },
       { kind: 'ping' },
       { kind: 'ignored', type: ClientType.CancelInvocation },
       { kind: 'close' },
@@ -94,7 +94,7 @@ describe('MessagePack frames the hub reads', () => {
     const frame = writtenByClient({ type: ClientType.Invocation, invocationId: '1', target: 'Send', arguments: ['x'.repeat(300)], streamIds: [] });
     assert.deepEqual(read(frame.subarray(0, 1)), [], 'half a length prefix');
     assert.deepEqual(read(frame.subarray(1, 100)), []);
-    assert.deepEqual(read(Buffer.concat([frame.subarray(100), encodeMsgpackPing()])), [{ kind: 'invocation', target: 'Send', invocationId: '1' }, { kind: 'ping' }]);
+    assert.deepEqual(read(Buffer.concat([frame.subarray(100), encodeMsgpackPing()])), [{ kind: 'invocation', target: 'Send', invocationId: '1', arguments: ['x'.repeat(300)] }, { kind: 'ping' }]);
   });
 
   test('malformed frames are invalid', () => {

@@ -82,17 +82,20 @@ describe('client messages', () => {
   test('pings, closes and invocations are recognised', () => {
     assert.deepEqual(parseClientMessage('{"type":6}'), { kind: 'ping' });
     assert.deepEqual(parseClientMessage('{"type":7}'), { kind: 'close' });
-    assert.deepEqual(parseClientMessage('{"type":1,"target":"Send","arguments":[]}'), { kind: 'invocation', target: 'Send' });
-    assert.deepEqual(parseClientMessage('{"type":1,"invocationId":"3","target":"Send","arguments":[]}'), {
+    assert.deepEqual(parseClientMessage('{"type":1,"target":"Send","arguments":[]}'), { kind: 'invocation', target: 'Send', arguments: [] });
+    assert.deepEqual(parseClientMessage('{"type":1,"invocationId":"3","target":"Send","arguments":["c1"]}'), {
       kind: 'invocation',
       target: 'Send',
       invocationId: '3',
+      arguments: ['c1'],
     });
     assert.deepEqual(parseClientMessage('{"type":4,"invocationId":"4","target":"Stream","arguments":[]}'), {
       kind: 'invocation',
       target: 'Stream',
       invocationId: '4',
+      arguments: [],
     });
+    assert.deepEqual(parseClientMessage('{"type":1,"target":"Send","arguments":"not a list"}'), { kind: 'invocation', target: 'Send', arguments: [] }, 'arguments that are not a list are none');
   });
 
   test('types the hub has no use for are ignored, not errors', () => {

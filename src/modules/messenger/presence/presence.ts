@@ -1,0 +1,107 @@
+import { sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { query, type Db } from '../../../platform/db/index.ts';
+import { ErrorBody } from '../../../platform/http/index.ts';
+import type { Logger } from '../../../platform/observability/index.ts';
+import { userGroup, type Hub, type PresenceChange } from '../../../platform/realtime/index.ts';
+import { Nullable, Text } from '../../../platform/types/index.ts';
+
+/**
+ * Presence: who may see whether a user is online and when they were last seen — their Accepted
+ * contacts and the other members of their Direct chats, never anyone on either side of an active
+ * block. The relation is symmetric, so one query answers both "who hears about U" and "whom may U
+ * ask about". The hub knows who is connected on any replica (Redis claims); this part decides who
+ * hears it: `presence_changed` frames, live only (not in the events stream: a client that reconnects
+ * asks GET /api/messenger/presence for the state now instead of replaying old flips).
+ */
+
+/** The users who may see `userId`'s presence (and whose presence `userId` may see). */
+export async function presencePeers(db: Db, userId: string): Promise<string[]> {
+  const { rows } = await query<{ userId: string }>(
+    db,
+    sql`with related as (
+          select case when c.requester_user_id = ${userId} then c.addressee_user_id else c.requester_user_id end as user_id
+            from messenger.contacts c
+           where c.status = 'Accepted' and (c.requester_user_id = ${userId} or c.addressee_user_id = ${userId})
+          union
+          select other.user_id
+            from messenger.chat_participants me
+            join messenger.chats ch on ch.id = me.chat_id and ch.kind = 'Direct'
+            join messenger.chat_participants other on other.chat_id = me.chat_id and other.user_id <> me.user_id and other.status = 'Active'
+           where me.user_id = ${userId} and me.status = 'Active'
+        )
+        select r.user_id as "userId" from related r
+         where not exists (
+           select 1 from messenger.blacklist_entries b
+            where b.status = 'Blocked'
+              and ((b.owner_user_id = ${userId} and b.blocked_user_id = r.user_id) or (b.owner_user_id = r.user_id and b.blocked_user_id = ${userId})))`,
+  );
+  return rows.map((r) => r.userId);
+}
+
+/** Pushes each online/offline flip the hub announces to the user's peers. */
+export function announcePresence(db: Db, hub: Hub, log: Logger): (change: PresenceChange) => void {
+  return (change) => {
+    const frame = { UserId: change.userId, Online: change.online, LastSeenAt: change.lastSeenAt?.toISOString() ?? null };
+    void presencePeers(db, change.userId)
+      .then((peers) => Promise.all(peers.map((id) => hub.send(userGroup(id), 'presence_changed', frame))))
+      .catch((err: Error) => log.warn({ err: { message: err.message }, userId: change.userId }, 'presence_changed not pushed'));
+  };
+}
+
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+/** Users asked about in one call. */
+export const PRESENCE_MAX_USERS = 100;
+
+const PresenceQuery = Type.Object(
+  {
+    userIds: Text({
+      pattern: `^${UUID}(,${UUID}){0,${PRESENCE_MAX_USERS - 1}}$`,
+      maxLength: PRESENCE_MAX_USERS * 37,
+      description: `Comma-separated user ids, at most ${PRESENCE_MAX_USERS}`,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const PresenceAnswer = Type.Object({
+  users: Type.Array(
+    Type.Object({
+      userId: Type.String(),
+      online: Nullable(Type.Boolean({ description: 'null: unknown (not a user whose presence you may see)' })),
+      lastSeenAt: Nullable(Type.String({ description: 'When their last connection closed; null while online, never seen, or unknown' })),
+    }),
+  ),
+});
+
+export function registerPresenceRoutes(app: FastifyInstance, db: Db, hub: Hub): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  r.get(
+    '/api/messenger/presence',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        operationId: 'getPresence',
+        tags: ['messenger-presence'],
+        summary: 'Online state and last-seen time of users you may see (Accepted contacts, Direct chat members, never across a block); others answered as unknown (online null)',
+        querystring: PresenceQuery,
+        response: { 200: PresenceAnswer, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody },
+      },
+    },
+    async (req) => {
+      const caller = req.principal!.userId;
+      const asked = [...new Set(req.query.userIds.toLowerCase().split(','))];
+      const peers = new Set([...(await presencePeers(db, caller)), caller]);
+      const visible = asked.filter((id) => peers.has(id));
+      const known = new Map((await hub.presenceOf(visible)).map((p) => [p.userId, p]));
+      return {
+        users: asked.map((userId) => {
+          const p = known.get(userId);
+          return p ? { userId, online: p.online, lastSeenAt: p.lastSeenAt?.toISOString() ?? null } : { userId, online: null, lastSeenAt: null };
+        }),
+      };
+    },
+  );
+}

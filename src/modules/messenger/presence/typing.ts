@@ -1,0 +1,46 @@
+import type { Db } from '../../../platform/db/index.ts';
+import { HubRefusal, userGroup, type Hub, type HubMethod } from '../../../platform/realtime/index.ts';
+import { chatMembership } from '../chats/chat-sql.ts';
+
+/**
+ * The hub method `Typing(chatId)`: a `typing` frame `{ ChatId, UserId }` to the chat's other Active
+ * members (not the typist's own devices). Refused (a completion error) for a malformed id or a
+ * caller who is not an Active member. Not part of the events stream: a typing hint is stale in
+ * seconds, so it is pushed live only, never stored or replayed.
+ */
+
+/**
+ * A client calls Typing every few seconds while its user types; calls of one connection for one
+ * chat closer together than this are answered without a new frame, so a client that calls on every
+ * keystroke cannot flood the chat.
+ */
+export const TYPING_THROTTLE_MS = 3000;
+/** Throttle entries kept before stale ones are swept (each entry is one connection and chat). */
+const MAX_THROTTLE_ENTRIES = 50_000;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** As REST answers a non-member: the chat's existence is not revealed. */
+export const TYPING_NOT_MEMBER = 'MSG_CHAT_NOT_FOUND: no chat with this id among your chats';
+export const TYPING_BAD_CHAT_ID = 'VALIDATION_FAILED: Typing takes one argument, the chat id (a UUID).';
+
+export function typingMethod(db: Db, hub: Hub, nowMs: () => number = () => performance.now()): HubMethod {
+  const lastSent = new Map<string, number>();
+  const sweep = (now: number) => {
+    for (const [key, at] of lastSent) if (now - at >= TYPING_THROTTLE_MS) lastSent.delete(key);
+  };
+  return async (caller, args) => {
+    const chatId = args[0];
+    if (args.length !== 1 || typeof chatId !== 'string' || !UUID.test(chatId)) throw new HubRefusal(TYPING_BAD_CHAT_ID);
+    const members = await chatMembership(db, chatId);
+    if (!members?.userIds.includes(caller.userId)) throw new HubRefusal(TYPING_NOT_MEMBER);
+    const key = `${caller.connectionId}:${chatId}`;
+    const now = nowMs();
+    const previous = lastSent.get(key);
+    if (previous !== undefined && now - previous < TYPING_THROTTLE_MS) return;
+    if (lastSent.size >= MAX_THROTTLE_ENTRIES) sweep(now);
+    lastSent.set(key, now);
+    const frame = { ChatId: chatId, UserId: caller.userId };
+    await Promise.all(members.userIds.filter((id) => id !== caller.userId).map((id) => hub.send(userGroup(id), 'typing', frame)));
+  };
+}

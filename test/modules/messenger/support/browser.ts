@@ -1,0 +1,82 @@
+import { readFile } from 'node:fs/promises';
+import { after } from 'node:test';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
+
+/**
+ * Headless Chromium (Debian's chromium, which `npm test` installs when missing; puppeteer-core
+ * downloads nothing) with pages that load the client library's browser bundle, built by `npm test`'s
+ * set-up (or `npm run build -w packages/messenger-client`).
+ *
+ * The page is served at the app's own origin (`<app>/__sdk/…`, answered by request interception
+ * before any request reaches the app), so the SDK calls the service same-origin, as a web app
+ * deployed behind the same host would; the service's CORS stays as configured (closed).
+ */
+
+const BUNDLE = new URL('../../../../packages/messenger-client/dist/messenger-client.js', import.meta.url).pathname;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** The page's harness: window.startClient(token, chatId) starts a MessengerClient recording what it is handed. */
+const PAGE = `<!doctype html><meta charset="utf-8"><title>sdk</title>
+<script type="module">
+import { MessengerClient } from '/__sdk/messenger-client.js';
+window.startClient = async (token, chatId) => {
+  const state = (window.state = { messages: [], events: [], pending: [], sent: [] });
+  const client = (window.client = new MessengerClient({
+    baseUrl: location.origin,
+    accessTokenFactory: () => token,
+    backoff: { minMs: 50, baseMs: 200, capMs: 1000 },
+    onMessage: (m) => state.messages.push(m),
+    onEvent: (name, payload) => state.events.push({ name, payload }),
+    onPending: (p) => state.pending.push(p.clientMessageId),
+    onSent: (p, stored) => state.sent.push({ clientMessageId: p.clientMessageId, id: stored.id }),
+  }));
+  client.trackChat(chatId, 0);
+  await client.start();
+};
+window.sdkReady = true;
+</script>`;
+
+export async function launchChromium(): Promise<Browser> {
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // A page answered by interception has no network address, so Chromium's local-network-access
+    // checks would treat it as public and block its WebSocket to 127.0.0.1; a deployed page is
+    // served from the service's own host and is not subject to them.
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--disable-features=LocalNetworkAccessChecks'],
+    protocolTimeout: 120_000,
+  });
+  after(() => browser.close());
+  return browser;
+}
+
+/** A page in a browser context of its own (its own storage and network state) with the harness loaded from `origin`. */
+export async function sdkPage(browser: Browser, origin: string): Promise<Page> {
+  const bundle = await readFile(BUNDLE, 'utf8').catch(() => {
+    throw new Error(`${BUNDLE} is missing: run \`npm run build -w packages/messenger-client\` (npm test builds it)`);
+  });
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  page.setDefaultTimeout(60_000);
+  // What goes wrong inside the page shows in the test's output, without the tokens in hub URLs.
+  const report = (text: string) => process.stderr.write(`[chromium] ${text.replace(/(access_token|id)=[^&\s']+/g, '$1=…')}\n`);
+  page.on('pageerror', (e) => report(String(e)));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') report(msg.text());
+  });
+  await page.setRequestInterception(true);
+  const serve = (req: HTTPRequest): void => {
+    const path = req.url().startsWith(origin) ? new URL(req.url()).pathname : '';
+    if (path === '/__sdk/index.html') void req.respond({ status: 200, contentType: 'text/html', body: PAGE });
+    else if (path === '/__sdk/messenger-client.js') void req.respond({ status: 200, contentType: 'text/javascript', body: bundle });
+    else if (path === '/favicon.ico') void req.respond({ status: 204, body: '' });
+    else void req.continue();
+  };
+  page.on('request', serve);
+  await page.goto(`${origin}/__sdk/index.html`);
+  await page.waitForFunction(() => (globalThis as unknown as { sdkReady?: boolean }).sdkReady === true);
+  // From here on the page talks to the service directly (offline emulation then applies as on any network).
+  page.off('request', serve);
+  await page.setRequestInterception(false);
+  return page;
+}
