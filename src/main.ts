@@ -50,7 +50,7 @@ async function shutdown(signal: string): Promise<void> {
   const hardStop = setTimeout(() => {
     log.error('graceful shutdown timed out; exiting');
     process.exit(1);
-  }, config.SHUTDOWN_TIMEOUT_MS);
+  }, config.SHUTDOWN_TIMEOUT);
   hardStop.unref();
   try {
     // A signal during start-up: the step in progress finishes and start-up goes no further; then

@@ -10,7 +10,7 @@ export const messengerSettings = {
   ELASTICSEARCH_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
-      description: 'Elasticsearch (8.x) for the contact search index; unset = the PostgreSQL search adapter',
+      examples: ['http://127.0.0.1:19200'], description: 'Elasticsearch (8.x) for the contact search index; unset = the PostgreSQL search adapter',
     }),
   ),
   MESSENGER_CONTACT_SEARCH_INDEX: Type.String({

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { SettingsOf } from '../../platform/types/index.ts';
 
-const optionalUrl = (description: string) => Type.Optional(Type.String({ pattern: '^https?://', description }));
+const optionalUrl = (description: string, example: string) => Type.Optional(Type.String({ pattern: '^https?://', examples: [example], description }));
 const optionalSecret = (description: string) => Type.Optional(Type.String({ minLength: 16, description }));
 
 /**
@@ -102,7 +102,7 @@ export const notificationsSettings = {
     description: 'Webhook signatures older or newer than this (X-Signature-Timestamp) are refused as stale (401); inside it, a signature seen before is refused as a replay (409)',
   }),
 
-  NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
+  NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, examples: ['smtp.example.org'], description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
   NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
   NOTIFICATIONS_SMTP_SECURE: Type.Boolean({ default: false, description: 'Implicit TLS (port 465 style); false = STARTTLS, required unless NOTIFICATIONS_SMTP_ALLOW_PLAIN' }),
   NOTIFICATIONS_SMTP_ALLOW_PLAIN: Type.Boolean({
@@ -119,15 +119,15 @@ export const notificationsSettings = {
   }),
   NOTIFICATIONS_SMTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider smtp (unset = its webhook answers 401)'),
 
-  NOTIFICATIONS_EMAIL_HTTP_URL: optionalUrl('Base URL of an HTTP email API (provider http-email, dedupes by Idempotency-Key); POST {url}/emails'),
+  NOTIFICATIONS_EMAIL_HTTP_URL: optionalUrl('Base URL of an HTTP email API (provider http-email, dedupes by Idempotency-Key); POST {url}/emails', 'https://mail-api.example.org/v1'),
   NOTIFICATIONS_EMAIL_HTTP_SECRET: optionalSecret('Bearer credential for the HTTP email API'),
   NOTIFICATIONS_EMAIL_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-email'),
 
-  NOTIFICATIONS_SMS_HTTP_URL: optionalUrl('Base URL of the SMS gateway (provider http-sms); POST {url}/messages'),
+  NOTIFICATIONS_SMS_HTTP_URL: optionalUrl('Base URL of the SMS gateway (provider http-sms); POST {url}/messages', 'https://sms-gateway.example.org/v1'),
   NOTIFICATIONS_SMS_HTTP_SECRET: optionalSecret('Bearer credential for the SMS gateway'),
   NOTIFICATIONS_SMS_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-sms'),
 
-  NOTIFICATIONS_PUSH_HTTP_URL: optionalUrl('Base URL of the push service (provider http-push, FCM style); POST {url}/send'),
+  NOTIFICATIONS_PUSH_HTTP_URL: optionalUrl('Base URL of the push service (provider http-push, FCM style); POST {url}/send', 'https://push.example.org/v1'),
   NOTIFICATIONS_PUSH_HTTP_SECRET: optionalSecret('Bearer credential for the push service'),
   NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-push'),
 };
@@ -175,3 +175,4 @@ export function deliveryJobOptions(s: NotificationsSettings): { dispatcher: Deli
     },
   };
 }
+

@@ -4,7 +4,7 @@ import { Int, type SettingsOf } from '../types/index.ts';
 /** The database: PostgreSQL URL or the embedded server, pool size and timeouts. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const databaseSettings = {
   DATABASE_URL: Type.Optional(
-    Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL URL; unset = embedded PostgreSQL' }),
+    Type.String({ pattern: '^postgres(ql)?://', examples: ['postgres://user:password@host:5432/pin'], description: 'PostgreSQL URL; unset = embedded PostgreSQL' }),
   ),
   EMBEDDED_PG_DATA_DIR: Type.String({
     default: '/tmp/pin-platform-jobs-pg',

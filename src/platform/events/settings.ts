@@ -6,7 +6,7 @@ export const eventBusSettings = {
   KAFKA_BROKERS: Type.Optional(
     Type.String({
       pattern: '^[^,\\s]+(,[^,\\s]+)*$',
-      description: 'Comma-separated host:port list; unset = in-process event bus (no Kafka)',
+      examples: ['127.0.0.1:19092'], description: 'Comma-separated host:port list; unset = in-process event bus (no Kafka)',
     }),
   ),
   KAFKA_CLIENT_ID: Type.String({ default: 'pin-platform-jobs', minLength: 1, description: 'Kafka client id' }),
@@ -39,7 +39,7 @@ export const eventBusSettings = {
   // only an explicit `in-process` lets a replica on a real database run without Kafka.
   EVENT_BUS: Type.Optional(
     Type.Union([Type.Literal('kafka'), Type.Literal('in-process')], {
-      description:
+      examples: ['in-process'], description:
         'Explicit event bus choice; unset = kafka when KAFKA_BROKERS is set, in-process otherwise (refused at start with DATABASE_URL set)',
     }),
   ),
@@ -47,19 +47,19 @@ export const eventBusSettings = {
   // instance). Cross-field rules are kafkaSecurityProblems() (kafka-security.ts); the files are read at start.
   KAFKA_SSL: Bool(false, 'Connect to the brokers over TLS (the system CAs unless KAFKA_SSL_CA_FILE is set)'),
   KAFKA_SSL_CA_FILE: Type.Optional(
-    Type.String({ minLength: 1, description: 'PEM file of the CA(s) that signed the brokers\' certificates (replaces the system CAs); needs KAFKA_SSL=true' }),
+    Type.String({ minLength: 1, examples: ['/etc/pin/kafka-ca.pem'], description: 'PEM file of the CA(s) that signed the brokers\' certificates (replaces the system CAs); needs KAFKA_SSL=true' }),
   ),
   KAFKA_SSL_CERT_FILE: Type.Optional(
-    Type.String({ minLength: 1, description: 'PEM client certificate for brokers that require one (mutual TLS); needs KAFKA_SSL_KEY_FILE' }),
+    Type.String({ minLength: 1, examples: ['/etc/pin/kafka-client.pem'], description: 'PEM client certificate for brokers that require one (mutual TLS); needs KAFKA_SSL_KEY_FILE' }),
   ),
-  KAFKA_SSL_KEY_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key of KAFKA_SSL_CERT_FILE (unencrypted)' })),
+  KAFKA_SSL_KEY_FILE: Type.Optional(Type.String({ minLength: 1, examples: ['/etc/pin/kafka-client.key'], description: 'PEM private key of KAFKA_SSL_CERT_FILE (unencrypted)' })),
   KAFKA_SASL_MECHANISM: Type.Optional(
     Type.Union([Type.Literal('plain'), Type.Literal('scram-sha-256'), Type.Literal('scram-sha-512')], {
-      description: 'SASL authentication to the brokers; unset = none. plain sends the password as is: only over KAFKA_SSL',
+      examples: ['scram-sha-256'], description: 'SASL authentication to the brokers; unset = none. plain sends the password as is: only over KAFKA_SSL',
     }),
   ),
-  KAFKA_SASL_USERNAME: Type.Optional(Type.String({ minLength: 1, description: 'SASL user; required with KAFKA_SASL_MECHANISM' })),
-  KAFKA_SASL_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: 'SASL password; required with KAFKA_SASL_MECHANISM' })),
+  KAFKA_SASL_USERNAME: Type.Optional(Type.String({ minLength: 1, examples: ['pin'], description: 'SASL user; required with KAFKA_SASL_MECHANISM' })),
+  KAFKA_SASL_PASSWORD: Type.Optional(Type.String({ minLength: 1, examples: ['pin-local-secret'], description: 'SASL password; required with KAFKA_SASL_MECHANISM' })),
 };
 
 export type EventBusSettings = SettingsOf<typeof eventBusSettings>;

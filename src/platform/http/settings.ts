@@ -21,12 +21,12 @@ export const authSettings = {
   AUTH_JWKS_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
-      description:
+      examples: ['https://idp.example.com/.well-known/jwks.json'], description:
         "Identity provider's JWKS URL (https, with AUTH_ISSUER and AUTH_AUDIENCE set, unless ALLOW_INSECURE_DEFAULTS): RS256/ES256 tokens are verified against its keys (unset = only HS256 tokens signed with JWT_SECRET)",
     }),
   ),
-  AUTH_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'Required `iss` of every token when set' })),
-  AUTH_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'Required `aud` of every token when set' })),
+  AUTH_ISSUER: Type.Optional(Type.String({ minLength: 1, examples: ['https://idp.example.com'], description: 'Required `iss` of every token when set' })),
+  AUTH_AUDIENCE: Type.Optional(Type.String({ minLength: 1, examples: ['pin'], description: 'Required `aud` of every token when set' })),
   AUTH_MAX_TOKEN_LIFETIME_SECONDS: Int({
     default: 86_400,
     minimum: 60,
@@ -89,7 +89,7 @@ export const httpServerSettings = {
     Type.String({
       minLength: 1,
       maxLength: 2000,
-      description:
+      examples: ['10.0.0.0/8'], description:
         "Comma-separated addresses/CIDR ranges of the load balancers whose X-Forwarded-For is believed (or loopback, linklocal, uniquelocal); unset = none: the client address is the socket's",
     }),
   ),

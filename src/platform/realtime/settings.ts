@@ -3,7 +3,7 @@ import { Int, Bool, type SettingsOf } from '../types/index.ts';
 
 /** The realtime hub: the Redis backplane and each socket's liveness and buffer limits. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const hubSettings = {
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL for the hub backplane' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', examples: ['redis://127.0.0.1:16379'], description: 'Redis URL for the hub backplane' })),
   REALTIME_BACKPLANE_ENABLED: Bool(false, 'Carry hub group sends between replicas through Redis (needs REDIS_URL)'),
   REDIS_COMMAND_TIMEOUT_MS: Int({
     default: 2000,

@@ -48,7 +48,7 @@ export const FAST_BATCH = { outbox: 20, realtime: 10, fanOut: 7, closer: 5, noti
 /** Small batches and short intervals: many batches, leases and backoffs inside one short run. */
 const FAST_SETTINGS: Record<string, string> = {
   LOG_LEVEL: 'warn',
-  SHUTDOWN_TIMEOUT_MS: '5000',
+  SHUTDOWN_TIMEOUT: '5s',
   DB_POOL_MAX: '6',
   KAFKA_TOPIC_PARTITIONS: '3',
   // A SIGKILLed member holds its partitions (and delays the next join) this long: shorter than a
