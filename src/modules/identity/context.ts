@@ -51,14 +51,14 @@ export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
     inlineFanOutThreshold: config.IDENTITY_INLINE_FANOUT_THRESHOLD,
     phoneRegion: config.IDENTITY_PHONE_DEFAULT_REGION,
     fanOut: {
-      pollingIntervalMs: config.IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL_MS,
+      pollingIntervalMs: config.IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL,
       batchSize: config.IDENTITY_ACCESS_FANOUT_BATCH_SIZE,
-      maxLeaseMs: config.IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS,
+      maxLeaseMs: config.IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION,
       maxAttempts: config.IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS,
       rangeSize: config.IDENTITY_ACCESS_FANOUT_RANGE_SIZE,
-      retryBaseMs: config.IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS,
-      retryCapMs: config.IDENTITY_ACCESS_FANOUT_RETRY_CAP_MS,
+      retryBaseMs: config.IDENTITY_ACCESS_FANOUT_RETRY_BASE,
+      retryCapMs: config.IDENTITY_ACCESS_FANOUT_RETRY_CAP,
     },
-    expiry: { intervalMs: config.IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS, batchSize: config.IDENTITY_ASSIGNMENT_EXPIRY_BATCH_SIZE },
+    expiry: { intervalMs: config.IDENTITY_ASSIGNMENT_EXPIRY_POLLING_INTERVAL, batchSize: config.IDENTITY_ASSIGNMENT_EXPIRY_BATCH_SIZE },
   };
 }

@@ -41,7 +41,7 @@ export default defineModule<MessengerSettings>((deps) => {
     ? createElasticsearchContactSearch({
         url: config.ELASTICSEARCH_URL,
         index: config.MESSENGER_CONTACT_SEARCH_INDEX,
-        requestTimeoutMs: config.MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT_MS,
+        requestTimeoutMs: config.MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT,
       })
     : createPostgresContactSearch(deps.db, deps.clock);
   log.info({ adapter: index.kind }, 'contact search adapter selected');
@@ -56,8 +56,8 @@ export default defineModule<MessengerSettings>((deps) => {
   const sends = createSendQueue(
     { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher() },
     {
-      maxBatch: config.MESSENGER_REALTIME_SEND_BATCH_MAX,
-      maxInFlight: config.MESSENGER_REALTIME_SEND_CONCURRENCY,
+      maxBatch: config.MESSENGER_SEND_BATCH_MAX,
+      maxInFlight: config.MESSENGER_SEND_CONCURRENCY,
       maxWaiting: config.MESSENGER_SEND_QUEUE_MAX_WAITING,
       whenFull: ChatErrors.sendQueueFull,
     },
@@ -111,7 +111,7 @@ export default defineModule<MessengerSettings>((deps) => {
         metrics: searchMetrics,
         batchSize: config.MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE,
         cron: config.MESSENGER_CONTACT_SEARCH_REBUILD_CRON,
-        maxRunMs: config.MESSENGER_CONTACT_SEARCH_REBUILD_MAX_RUN_HOURS * 3_600_000,
+        maxRunMs: config.MESSENGER_CONTACT_SEARCH_REBUILD_MAX_RUN_DURATION,
       }),
       realtimeDispatchJob({
         db: deps.db,
@@ -124,17 +124,17 @@ export default defineModule<MessengerSettings>((deps) => {
         },
       }),
       realtimeRetentionJob(deps.db, {
-        retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE_HOURS,
-        eventsRetentionHours: config.MESSENGER_EVENTS_RETENTION_HOURS,
+        retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE / 3_600_000,
+        eventsRetentionHours: config.MESSENGER_EVENTS_RETENTION / 3_600_000,
         cron: config.MESSENGER_REALTIME_RETENTION_CRON,
         batchSize: config.MESSENGER_REALTIME_RETENTION_BATCH_SIZE,
-        maxRunMs: config.MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES * 60_000,
+        maxRunMs: config.MESSENGER_REALTIME_RETENTION_MAX_RUN_DURATION,
         metrics,
       }),
       callTimeoutReaperJob(deps.db, {
-        intervalMs: config.MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS,
-        batchSize: config.MESSENGER_REALTIME_CALL_REAPER_BATCH_SIZE,
-        maxRunMs: config.MESSENGER_REALTIME_CALL_REAPER_MAX_RUN_MS,
+        intervalMs: config.MESSENGER_CALL_REAPER_POLLING_INTERVAL,
+        batchSize: config.MESSENGER_CALL_REAPER_BATCH_SIZE,
+        maxRunMs: config.MESSENGER_CALL_REAPER_MAX_RUN_DURATION,
       }),
     ],
     consumers: [

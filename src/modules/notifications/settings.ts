@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { SettingsOf } from '../../platform/types/index.ts';
+import { Duration, type SettingsOf } from '../../platform/types/index.ts';
 
 const optionalUrl = (description: string, example: string) => Type.Optional(Type.String({ pattern: '^https?://', examples: [example], description }));
 const optionalSecret = (description: string) => Type.Optional(Type.String({ minLength: 16, description }));
@@ -23,10 +23,10 @@ export const notificationsSettings = {
     maximum: 1000,
     description: 'Devices (push tokens) one user may register; one more is refused 409 NTF_PUSH_TOKEN_LIMIT until one is removed',
   }),
-  NOTIFICATIONS_RETRY_INTERVAL_SECONDS: Type.Integer({
-    default: 60,
-    minimum: 1,
-    maximum: 3600,
+  NOTIFICATIONS_RETRY_POLLING_INTERVAL: Duration({
+    default: '1m',
+    minimum: '1s',
+    maximum: '1h',
     description: 'NotificationRetryWorker cycle (seed: every minute), under the lock notifications:retry-worker',
   }),
   NOTIFICATIONS_RETRY_BATCH_SIZE: Type.Integer({
@@ -35,16 +35,16 @@ export const notificationsSettings = {
     maximum: 5000,
     description: 'Due Failed notifications claimed per batch; a run repeats while batches come back full',
   }),
-  NOTIFICATIONS_RETRY_MAX_RUN_SECONDS: Type.Integer({
-    default: 50,
-    minimum: 1,
-    maximum: 3600,
+  NOTIFICATIONS_RETRY_MAX_RUN_DURATION: Duration({
+    default: '50s',
+    minimum: '1s',
+    maximum: '1h',
     description: 'A retry run stops claiming new batches after this; the next cycle takes the rest',
   }),
-  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_INTERVAL_MINUTES: Type.Integer({
-    default: 10,
-    minimum: 1,
-    maximum: 1440,
+  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_POLLING_INTERVAL: Duration({
+    default: '10m',
+    minimum: '1m',
+    maximum: '1d',
     description: 'How often remembered webhook signatures past their window are deleted (they live minutes)',
   }),
   NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_BATCH_SIZE: Type.Integer({
@@ -53,16 +53,16 @@ export const notificationsSettings = {
     maximum: 50_000,
     description: 'Remembered webhook signatures deleted per statement: short, so a receipt never waits long behind one',
   }),
-  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_SECONDS: Type.Integer({
-    default: 60,
-    minimum: 1,
-    maximum: 3600,
+  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_DURATION: Duration({
+    default: '1m',
+    minimum: '1s',
+    maximum: '1h',
     description: 'A webhook replay cleanup run starts no new delete after this; the next run takes the rest',
   }),
-  NOTIFICATIONS_DISPATCH_INTERVAL_MS: Type.Integer({
-    default: 5000,
-    minimum: 50,
-    maximum: 600_000,
+  NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: Duration({
+    default: '5s',
+    minimum: '50ms',
+    maximum: '10m',
     description: 'Dispatcher timer for Pending notifications (a NOTIFY at commit wakes it at once)',
   }),
   NOTIFICATIONS_DISPATCH_BATCH_SIZE: Type.Integer({
@@ -77,16 +77,16 @@ export const notificationsSettings = {
     maximum: 1000,
     description: 'Provider calls in flight at once within one batch',
   }),
-  NOTIFICATIONS_CLAIM_LEASE_SECONDS: Type.Integer({
-    default: 300,
-    minimum: 10,
-    maximum: 86_400,
+  NOTIFICATIONS_CLAIM_LEASE: Duration({
+    default: '5m',
+    minimum: '10s',
+    maximum: '1d',
     description: 'A claimed notification is skipped by other workers this long; a crashed worker\'s rows come back after it',
   }),
-  NOTIFICATIONS_PROVIDER_TIMEOUT_MS: Type.Integer({
-    default: 10_000,
-    minimum: 100,
-    maximum: 120_000,
+  NOTIFICATIONS_PROVIDER_TIMEOUT: Duration({
+    default: '10s',
+    minimum: '100ms',
+    maximum: '2m',
     description: 'Longest wait for one provider call; a timeout is NTF_PROVIDER_TRANSIENT',
   }),
   NOTIFICATIONS_MAX_REOPENS: Type.Integer({
@@ -95,10 +95,10 @@ export const notificationsSettings = {
     maximum: 20,
     description: 'How many times a failed delivery webhook may reopen a Sent notification (each reopen is a new DeliveryCycle)',
   }),
-  NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS: Type.Integer({
-    default: 300,
-    minimum: 10,
-    maximum: 3600,
+  NOTIFICATIONS_WEBHOOK_MAX_SKEW: Duration({
+    default: '5m',
+    minimum: '10s',
+    maximum: '1h',
     description: 'Webhook signatures older or newer than this (X-Signature-Timestamp) are refused as stale (401); inside it, a signature seen before is refused as a replay (409)',
   }),
 
@@ -154,24 +154,24 @@ export interface DeliveryJobOptions {
 /** The delivery jobs' options from the settings: the one place they are mapped. */
 export function deliveryJobOptions(s: NotificationsSettings): { dispatcher: DeliveryJobOptions; retryWorker: DeliveryJobOptions } {
   const shared = {
-    leaseMs: s.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000,
-    // Above the adapters' own timeout (NOTIFICATIONS_PROVIDER_TIMEOUT_MS), which should fire first.
-    hardTimeoutMs: s.NOTIFICATIONS_PROVIDER_TIMEOUT_MS * 3,
+    leaseMs: s.NOTIFICATIONS_CLAIM_LEASE,
+    // Above the adapters' own timeout (NOTIFICATIONS_PROVIDER_TIMEOUT), which should fire first.
+    hardTimeoutMs: s.NOTIFICATIONS_PROVIDER_TIMEOUT * 3,
     concurrency: s.NOTIFICATIONS_SEND_CONCURRENCY,
   };
   return {
     dispatcher: {
       ...shared,
-      everyMs: s.NOTIFICATIONS_DISPATCH_INTERVAL_MS,
+      everyMs: s.NOTIFICATIONS_DISPATCH_POLLING_INTERVAL,
       batchSize: s.NOTIFICATIONS_DISPATCH_BATCH_SIZE,
       // The dispatcher has no run-length setting: ten of its intervals, at least a second.
-      maxRunMs: Math.max(1000, s.NOTIFICATIONS_DISPATCH_INTERVAL_MS * 10),
+      maxRunMs: Math.max(1000, s.NOTIFICATIONS_DISPATCH_POLLING_INTERVAL * 10),
     },
     retryWorker: {
       ...shared,
-      everyMs: s.NOTIFICATIONS_RETRY_INTERVAL_SECONDS * 1000,
+      everyMs: s.NOTIFICATIONS_RETRY_POLLING_INTERVAL,
       batchSize: s.NOTIFICATIONS_RETRY_BATCH_SIZE,
-      maxRunMs: s.NOTIFICATIONS_RETRY_MAX_RUN_SECONDS * 1000,
+      maxRunMs: s.NOTIFICATIONS_RETRY_MAX_RUN_DURATION,
     },
   };
 }

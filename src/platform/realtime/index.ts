@@ -15,7 +15,7 @@
  * - Frames pushed before a connection's handshake completes are not queued for it (it refills
  *   from REST like after any gap).
  * - Liveness: a ping (type 6) goes to a socket the server has not written to for
- *   HUB_PING_INTERVAL_MS; a socket that sent nothing for HUB_CLIENT_TIMEOUT_MS (the official client
+ *   HUB_PING_INTERVAL; a socket that sent nothing for HUB_CLIENT_TIMEOUT (the official client
  *   pings every 15 s) is closed. WebSocket-level pongs do not count as activity.
  * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
@@ -55,7 +55,7 @@ export interface HubDeps {
   logger: Logger;
   resolveGroups?: (principal: Principal) => Promise<Iterable<string>>;
   resolveGroupMembers?: ResolveGroupMembers;
-  /** Asked every HUB_ACCESS_RECHECK_INTERVAL_MS (the list may grow after the hub is created). */
+  /** Asked every HUB_ACCESS_RECHECK_INTERVAL (the list may grow after the hub is created). */
   accessChecks?: readonly HubAccess[];
   clock?: Clock;
   /** The verifier REST uses, so both accept the same tokens. */
@@ -72,8 +72,8 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
   const redisUrl = config.REALTIME_BACKPLANE_ENABLED ? config.REDIS_URL : undefined;
   const [backplane, presence] = redisUrl
     ? await Promise.all([
-        createRedisBackplane({ redisUrl, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
-        createRedisPresence({ redisUrl, replicaId, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
+        createRedisBackplane({ redisUrl, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT }),
+        createRedisPresence({ redisUrl, replicaId, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT }),
       ])
     : [undefined, undefined];
   deps.logger.info(
@@ -87,12 +87,12 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
     logger: deps.logger,
     resolveGroups: deps.resolveGroups,
     resolveGroupMembers: deps.resolveGroupMembers,
-    ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: config.HUB_ACCESS_RECHECK_INTERVAL_MS } } : {}),
+    ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: config.HUB_ACCESS_RECHECK_INTERVAL } } : {}),
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,
     maxConnectsPerSecond: config.HUB_MAX_CONNECTS_PER_SECOND,
-    pingIntervalMs: config.HUB_PING_INTERVAL_MS,
-    clientTimeoutMs: config.HUB_CLIENT_TIMEOUT_MS,
+    pingIntervalMs: config.HUB_PING_INTERVAL,
+    clientTimeoutMs: config.HUB_CLIENT_TIMEOUT,
     maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,
     backplane,
     presence,

@@ -101,7 +101,7 @@ export async function inviteCall(ctx: MessengerContext, caller: Principal, input
   if (await blockedEitherWay(ctx.db, me, callee)) throw ChatErrors.blocked();
   const now = ctx.clock.now();
   const id = newId();
-  const ringExpiresAt = new Date(now.getTime() + ctx.settings.MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS * 1000);
+  const ringExpiresAt = new Date(now.getTime() + ctx.settings.MESSENGER_CALL_RING_TIMEOUT);
   const row = await activeUserTransaction(ctx.db, me, async (tx) => {
     const [c] = (await query<CallRow>(
       tx,

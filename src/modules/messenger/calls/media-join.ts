@@ -71,11 +71,11 @@ export function mediaJoinMinterOf(deps: Pick<ModuleDeps<MessengerSettings>, 'set
   const c = deps.settings;
   return createMediaJoinMinter(
     {
-      tokenSecret: c.MESSENGER_REALTIME_MEDIA_TOKEN_SECRET,
-      tokenTtlSeconds: c.MESSENGER_REALTIME_MEDIA_TOKEN_TTL_SECONDS,
-      turnUrls: c.MESSENGER_REALTIME_TURN_URLS.split(','),
-      turnSecret: c.MESSENGER_REALTIME_TURN_SECRET,
-      turnTtlSeconds: c.MESSENGER_REALTIME_TURN_TTL_SECONDS,
+      tokenSecret: c.MESSENGER_MEDIA_TOKEN_SECRET,
+      tokenTtlSeconds: Math.floor(c.MESSENGER_MEDIA_TOKEN_TTL / 1000),
+      turnUrls: c.MESSENGER_TURN_URLS.split(','),
+      turnSecret: c.MESSENGER_TURN_SECRET,
+      turnTtlSeconds: Math.floor(c.MESSENGER_TURN_TTL / 1000),
     },
     deps.clock,
   );

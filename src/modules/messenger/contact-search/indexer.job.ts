@@ -17,10 +17,10 @@ export interface IndexerSettings extends BatchSettings {
 
 /** The one mapping from the messenger's settings to the indexer's options. */
 export const indexerSettingsOf = (s: MessengerSettings): IndexerSettings => ({
-  intervalMs: s.MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS,
+  intervalMs: s.MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL,
   batchSize: s.MESSENGER_CONTACT_SEARCH_INDEX_BATCH_SIZE,
-  maxRunMs: s.MESSENGER_CONTACT_SEARCH_INDEX_MAX_RUN_MS,
-  retryMaxMs: s.MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS,
+  maxRunMs: s.MESSENGER_CONTACT_SEARCH_INDEX_MAX_RUN_DURATION,
+  retryMaxMs: s.MESSENGER_CONTACT_SEARCH_RETRY_CAP,
 });
 
 /** A document whose indexing failed waits 1 s, doubling up to RetryMax (no jitter: one indexer runs). */

@@ -40,13 +40,13 @@ export async function editMessage(
 ): Promise<MessageView> {
   await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
-  const window = ctx.settings.MESSENGER_REALTIME_EDIT_WINDOW_SECONDS;
+  const window = ctx.settings.MESSENGER_EDIT_WINDOW / 1000; // seconds, as the rule and its error speak
   return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const m = await lockMessage(tx, chatId, messageId, caller, false);
     if (m.deletedAt !== null) throw ChatErrors.messageDeleted();
     if (!isEditable(m.kind)) throw ChatErrors.notEditable();
     if (!withinEditWindow(new Date(m.sentAt), now, window)) throw ChatErrors.editWindowExpired(window);
-    const problem = contentProblem({ kind: m.kind, ...change }, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
+    const problem = contentProblem({ kind: m.kind, ...change }, ctx.settings.MESSENGER_MESSAGE_MAX_CHARS);
     if (problem) throw ChatErrors.invalidMessage(problem);
     const [row] = (await query<MessageRow>(
       tx,

@@ -12,11 +12,11 @@ import { deleteExpiredMarks } from './replay-sql.ts';
 export function webhookReplayCleanupJob(db: Db, s: NotificationsSettings): BatchWorker {
   return defineBatchWorker({
     name: WEBHOOK_REPLAY_CLEANUP_JOB,
-    every: s.NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_INTERVAL_MINUTES * 60_000,
+    every: s.NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_POLLING_INTERVAL,
     singleRunner: true,
     settings: {
       batchSize: s.NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_BATCH_SIZE,
-      maxRunMs: s.NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_SECONDS * 1000,
+      maxRunMs: s.NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_DURATION,
     },
     counts: ['deleted'],
     phases: () => [

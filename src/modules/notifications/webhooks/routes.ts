@@ -59,7 +59,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
                 signature: header(req, SIGNATURE_HEADER),
                 timestamp: header(req, TIMESTAMP_HEADER),
                 now: ctx.clock.now(),
-                maxSkewSeconds: ctx.config.NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS,
+                maxSkewSeconds: ctx.config.NOTIFICATIONS_WEBHOOK_MAX_SKEW / 1000,
               })
             : 'missing';
           if (check !== 'ok') {
@@ -67,7 +67,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
             throw new AppError(API_ERRORS.badSignature, secret ? `webhook signature ${check}` : 'webhook secret not configured', 401);
           }
           // Both headers are present and well-formed once the check passed.
-          marks.set(req, replayMarkOf(header(req, SIGNATURE_HEADER)!, Number(header(req, TIMESTAMP_HEADER)), ctx.config.NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS));
+          marks.set(req, replayMarkOf(header(req, SIGNATURE_HEADER)!, Number(header(req, TIMESTAMP_HEADER)), ctx.config.NOTIFICATIONS_WEBHOOK_MAX_SKEW / 1000));
         },
         schema: {
           operationId: 'receiveProviderWebhook',

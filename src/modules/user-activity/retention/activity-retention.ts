@@ -1,7 +1,6 @@
 import type { Db } from '../../../platform/db/index.ts';
 import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { counter, type Registry } from '../../../platform/observability/index.ts';
-import { MINUTE_MS } from '../rules.ts';
 import type { ActivityRetentionSettings } from '../settings.ts';
 import { deleteOldCountedViews, deleteOldSessions, deleteOldViews, type Deleted } from './retention-sql.ts';
 
@@ -37,9 +36,9 @@ export function createActivityRetention(deps: { db: Db; registry: Registry; sett
 
   return defineBatchWorker({
     name: ACTIVITY_RETENTION_JOB,
-    every: settings.USER_ACTIVITY_RETENTION_INTERVAL_MINUTES * MINUTE_MS,
+    every: settings.USER_ACTIVITY_RETENTION_POLLING_INTERVAL,
     singleRunner: true,
-    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: settings.USER_ACTIVITY_RETENTION_MAX_RUN_MINUTES * MINUTE_MS },
+    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: settings.USER_ACTIVITY_RETENTION_MAX_RUN_DURATION },
     phases(run) {
       const cutoff = retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS);
       cutoffs.set(run, cutoff);
