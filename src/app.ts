@@ -29,6 +29,13 @@ import { EVENT_TOPICS } from './event-topics.ts';
 import { backoffDelayMs, type Backoff } from './platform/backoff/index.ts';
 import { modules as allModules } from './modules/index.ts';
 
+/**
+ * A publisher run with nothing left waits this long for the next commit's wake before it ends, so a
+ * steady stream of events is served by one run per max run; short enough that an idle replica holds
+ * nothing (a fixed value, no longer the setting OUTBOX_IDLE_WAIT_MS: nobody tuned it).
+ */
+const OUTBOX_IDLE_WAIT_MS = 250;
+
 /** Kafka down at start: try again after 2 s, doubling to 30 s. */
 const BUS_START_BACKOFF: Backoff = { baseMs: 2000, factor: 2, capMs: 30_000, jitter: 0 };
 
@@ -182,7 +189,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registry,
       batchSize: config.OUTBOX_BATCH_SIZE,
       maxRunMs: config.OUTBOX_MAX_RUN_DURATION,
-      idleWaitMs: config.OUTBOX_IDLE_WAIT,
+      idleWaitMs: OUTBOX_IDLE_WAIT_MS,
       pollIntervalMs: config.OUTBOX_POLLING_INTERVAL,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
     }),

@@ -85,6 +85,11 @@ test('a renamed or removed setting fails start-up naming its replacement, or the
   const problems = problemsOf({ SHUTDOWN_TIMEOUT_MS: '15000', SHUTDOWN_TIMEOUT: '15s', PORT: 'x' });
   assert.ok(problems.includes('SHUTDOWN_TIMEOUT_MS: renamed SHUTDOWN_TIMEOUT, a duration string: set SHUTDOWN_TIMEOUT=15s and unset SHUTDOWN_TIMEOUT_MS'), problems.join('\n'));
   assert.ok(problems.some((p) => p.startsWith('PORT:')));
+
+  // A setting that became a constant names it and its value.
+  assert.deepEqual(problemsOf({ MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS: '30' }), [
+    'MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS: removed — it is now a fixed constant (CALL_RING_TIMEOUT_MS = 45s in src/modules/messenger/calls/calls.ts; a product rule); unset it',
+  ]);
 });
 
 test('every retired name is free and every replacement it names is a current setting', () => {

@@ -41,29 +41,6 @@ export const identitySettings = {
     maximum: 10_000_000,
     description: 'A fan-out task of a role with more users splits on its first page into sub-tasks of this many users each (by UserId range), leased on their own, so several instances share one large role',
   }),
-  IDENTITY_ACCESS_FANOUT_RETRY_BASE: Duration({
-    default: '1s',
-    minimum: '1ms',
-    maximum: '5m',
-    description: 'After a failed fan-out page the task is retried from its Cursor after this delay, doubling per attempt (up to 20 % longer at random); the lease is kept for crashes only',
-  }),
-  IDENTITY_ACCESS_FANOUT_RETRY_CAP: Duration({
-    default: '1m',
-    minimum: '1ms',
-    maximum: '5m',
-    description: 'The fan-out retry delay never grows past this (before jitter); must be at least IDENTITY_ACCESS_FANOUT_RETRY_BASE',
-  }),
-  IDENTITY_ASSIGNMENT_EXPIRY_POLLING_INTERVAL: Duration({
-    default: '30s',
-    minimum: '100ms',
-    description: 'How often the expiry worker marks role assignments past ExpiresAt as Expired and announces them',
-  }),
-  IDENTITY_ASSIGNMENT_EXPIRY_BATCH_SIZE: Int({
-    default: 500,
-    minimum: 1,
-    maximum: 10_000,
-    description: 'Users whose due assignments one expiry transaction handles',
-  }),
   IDENTITY_PHONE_DEFAULT_REGION: Type.String({
     default: 'RU',
     pattern: '^[A-Z]{2}$',

@@ -24,6 +24,21 @@ import { HubRefusal } from '../../platform/realtime/index.ts';
 import { createUserSyncMetrics } from './user-replica/metrics.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
 
+// Fixed values of the messenger's maintenance work (once settings; nobody but a developer tunes them).
+/** pin.identity.users.v1 partitions the user replica consumer handles at once (each stays in order): the topic's default partition count. */
+const USER_SYNC_PARTITIONS_CONCURRENTLY = 6;
+/** The nightly index rebuild: replica rows per bulk request, and a run ends long before the next night's. */
+const CONTACT_SEARCH_REBUILD_BATCH_SIZE = 1000;
+const CONTACT_SEARCH_REBUILD_MAX_RUN_MS = 6 * 3_600_000;
+/** Realtime retention: hourly, off the hour; short DELETEs so the dispatcher's claims never wait long behind one. */
+const REALTIME_RETENTION_CRON = '23 * * * *';
+const REALTIME_RETENTION_BATCH_SIZE = 5000;
+const REALTIME_RETENTION_MAX_RUN_MS = 5 * 60_000;
+/** CallTimeoutReaper: a missed call is announced within ~2 s of its ring timeout. */
+const CALL_REAPER_INTERVAL_MS = 2000;
+const CALL_REAPER_BATCH_SIZE = 100;
+const CALL_REAPER_MAX_RUN_MS = 10_000;
+
 /**
  * The messenger context:
  * - chats, messages, contacts and the blacklist, 1:1 calls and conferences, each change announced
@@ -67,7 +82,7 @@ export default defineModule<MessengerSettings>((deps) => {
     log: log.child({ consumer: USER_SYNC_CONSUMER }),
     metrics: createUserSyncMetrics(deps.registry, USER_SYNC_CONSUMER),
     phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION,
-    partitionsConcurrently: config.MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY,
+    partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
   };
   const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync };
 
@@ -109,9 +124,9 @@ export default defineModule<MessengerSettings>((deps) => {
         db: deps.db,
         index,
         metrics: searchMetrics,
-        batchSize: config.MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE,
+        batchSize: CONTACT_SEARCH_REBUILD_BATCH_SIZE,
         cron: config.MESSENGER_CONTACT_SEARCH_REBUILD_CRON,
-        maxRunMs: config.MESSENGER_CONTACT_SEARCH_REBUILD_MAX_RUN_DURATION,
+        maxRunMs: CONTACT_SEARCH_REBUILD_MAX_RUN_MS,
       }),
       realtimeDispatchJob({
         db: deps.db,
@@ -126,15 +141,15 @@ export default defineModule<MessengerSettings>((deps) => {
       realtimeRetentionJob(deps.db, {
         retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE / 3_600_000,
         eventsRetentionHours: config.MESSENGER_EVENTS_RETENTION / 3_600_000,
-        cron: config.MESSENGER_REALTIME_RETENTION_CRON,
-        batchSize: config.MESSENGER_REALTIME_RETENTION_BATCH_SIZE,
-        maxRunMs: config.MESSENGER_REALTIME_RETENTION_MAX_RUN_DURATION,
+        cron: REALTIME_RETENTION_CRON,
+        batchSize: REALTIME_RETENTION_BATCH_SIZE,
+        maxRunMs: REALTIME_RETENTION_MAX_RUN_MS,
         metrics,
       }),
       callTimeoutReaperJob(deps.db, {
-        intervalMs: config.MESSENGER_CALL_REAPER_POLLING_INTERVAL,
-        batchSize: config.MESSENGER_CALL_REAPER_BATCH_SIZE,
-        maxRunMs: config.MESSENGER_CALL_REAPER_MAX_RUN_DURATION,
+        intervalMs: CALL_REAPER_INTERVAL_MS,
+        batchSize: CALL_REAPER_BATCH_SIZE,
+        maxRunMs: CALL_REAPER_MAX_RUN_MS,
       }),
     ],
     consumers: [

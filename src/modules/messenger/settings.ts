@@ -29,18 +29,6 @@ export const messengerSettings = {
     minimum: '100ms',
     description: 'Contact search indexer timer (a committed replica change also wakes it through NOTIFY)',
   }),
-  MESSENGER_CONTACT_SEARCH_INDEX_BATCH_SIZE: Type.Integer({
-    default: 500,
-    minimum: 1,
-    maximum: 10_000,
-    description: 'Replica rows sent to the search index per bulk request',
-  }),
-  MESSENGER_CONTACT_SEARCH_INDEX_MAX_RUN_DURATION: Duration({
-    default: '5s',
-    minimum: '100ms',
-    maximum: '10m',
-    description: 'An indexer run starts no new bulk request after this; the next tick (or wake) goes on',
-  }),
   MESSENGER_CONTACT_SEARCH_RETRY_CAP: Duration({
     default: '1m',
     minimum: '1s',
@@ -50,24 +38,6 @@ export const messengerSettings = {
     default: '30 3 * * *',
     minLength: 9,
     description: 'MessengerContactSearchRebuildJob schedule (cron, UTC): reconciles the whole index with the replica',
-  }),
-  MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE: Type.Integer({
-    default: 1000,
-    minimum: 10,
-    maximum: 10_000,
-    description: 'Replica rows per bulk request of the rebuild job (progress is logged per batch)',
-  }),
-  MESSENGER_CONTACT_SEARCH_REBUILD_MAX_RUN_DURATION: Duration({
-    default: '6h',
-    minimum: '1h',
-    maximum: '23h',
-    description: 'A rebuild pass stops starting batches after this, so a stuck run ends long before the next night\'s',
-  }),
-  MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY: Type.Integer({
-    default: 6,
-    minimum: 1,
-    maximum: 64,
-    description: 'Partitions of pin.identity.users.v1 the user replica consumer handles in parallel (each in order)',
   }),
   MESSENGER_PHONE_DEFAULT_REGION: Type.String({
     default: 'RU',
@@ -150,12 +120,6 @@ export const messengerRealtimeSettings = {
     maximum: '10m',
     description: 'A row whose push to the hub/backplane has not finished by then is a failed attempt (retried by the backoff)',
   }),
-  MESSENGER_REALTIME_IDLE_WAIT: Duration({
-    default: '250ms',
-    minimum: '0s',
-    maximum: '1m',
-    description: 'A dispatch run with nothing left to claim stays this long for the next commit before it ends (0 = end at once)',
-  }),
   MESSENGER_REALTIME_MAX_ATTEMPTS: Type.Integer({
     default: 8,
     minimum: 1,
@@ -196,29 +160,6 @@ export const messengerRealtimeSettings = {
     maximum: '90d',
     description: 'The per-user event stream (GET /api/messenger/events) keeps events this long; an older cursor answers 410 MSG_EVENTS_CURSOR_EXPIRED',
   }),
-  MESSENGER_REALTIME_RETENTION_CRON: Type.String({
-    default: '23 * * * *',
-    minLength: 9,
-    description: 'Realtime retention schedule (cron, UTC): deletes Done rows past RetentionDone',
-  }),
-  MESSENGER_REALTIME_RETENTION_BATCH_SIZE: Type.Integer({
-    default: 5000,
-    minimum: 1,
-    maximum: 50_000,
-    description: 'Done rows per DELETE: short statements, so the dispatcher\'s claims never wait long behind one',
-  }),
-  MESSENGER_REALTIME_RETENTION_MAX_RUN_DURATION: Duration({
-    default: '5m',
-    minimum: '1m',
-    maximum: '1h',
-    description: 'A retention run starts no new delete after this; the rest goes with the next run',
-  }),
-  MESSENGER_EDIT_WINDOW: Duration({
-    default: '1m',
-    minimum: '1s',
-    maximum: '1d',
-    description: 'A sender may edit a message this long after sending it (UC-MSG-003)',
-  }),
   MESSENGER_MESSAGE_MAX_CHARS: Type.Integer({
     default: 4000,
     minimum: 1,
@@ -237,46 +178,10 @@ export const messengerRealtimeSettings = {
     maximum: 50,
     description: 'Send statements running at once per replica; sends arriving meanwhile wait and go together in the next',
   }),
-  MESSENGER_GROUP_MAX_PARTICIPANTS: Type.Integer({
-    default: 500,
-    minimum: 2,
-    maximum: 10_000,
-    description: 'Most active participants a group chat may have',
-  }),
-  MESSENGER_CALL_RING_TIMEOUT: Duration({
-    default: '45s',
-    minimum: '5s',
-    maximum: '10m',
-    description: 'An unanswered 1:1 call invite becomes CallMissed after this (CallTimeoutReaper)',
-  }),
-  MESSENGER_CALL_REAPER_POLLING_INTERVAL: Duration({
-    default: '2s',
-    minimum: '100ms',
-    maximum: '1m',
-    description: 'CallTimeoutReaper timer',
-  }),
-  MESSENGER_CALL_REAPER_BATCH_SIZE: Type.Integer({
-    default: 100,
-    minimum: 1,
-    maximum: 10_000,
-    description: 'Expired invites turned Missed per CallTimeoutReaper transaction',
-  }),
-  MESSENGER_CALL_REAPER_MAX_RUN_DURATION: Duration({
-    default: '10s',
-    minimum: '100ms',
-    maximum: '10m',
-    description: 'A CallTimeoutReaper run starts no new batch after this; the next tick goes on',
-  }),
   MESSENGER_MEDIA_TOKEN_SECRET: Type.String({
     default: 'dev-only-media-secret-change-me-0123456789',
     minLength: 32,
     description: 'HS256 key of the media room AccessToken minted at delivery (shared with the media server)',
-  }),
-  MESSENGER_MEDIA_TOKEN_TTL: Duration({
-    default: '5m',
-    minimum: '10s',
-    maximum: '1h',
-    description: 'Lifetime of a minted media room AccessToken',
   }),
   MESSENGER_TURN_URLS: Type.String({
     default: 'turn:127.0.0.1:3478?transport=udp,turn:127.0.0.1:3478?transport=tcp',
@@ -287,12 +192,6 @@ export const messengerRealtimeSettings = {
     default: 'dev-only-turn-secret-change-me-0123456789',
     minLength: 16,
     description: 'Shared secret of the TURN server (REST API credentials: HMAC-SHA1 over "<expiry>:<userId>")',
-  }),
-  MESSENGER_TURN_TTL: Duration({
-    default: '1h',
-    minimum: '1m',
-    maximum: '1d',
-    description: 'Lifetime of minted TURN credentials',
   }),
 };
 

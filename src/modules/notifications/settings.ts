@@ -35,30 +35,6 @@ export const notificationsSettings = {
     maximum: 5000,
     description: 'Due Failed notifications claimed per batch; a run repeats while batches come back full',
   }),
-  NOTIFICATIONS_RETRY_MAX_RUN_DURATION: Duration({
-    default: '50s',
-    minimum: '1s',
-    maximum: '1h',
-    description: 'A retry run stops claiming new batches after this; the next cycle takes the rest',
-  }),
-  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_POLLING_INTERVAL: Duration({
-    default: '10m',
-    minimum: '1m',
-    maximum: '1d',
-    description: 'How often remembered webhook signatures past their window are deleted (they live minutes)',
-  }),
-  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_BATCH_SIZE: Type.Integer({
-    default: 1000,
-    minimum: 1,
-    maximum: 50_000,
-    description: 'Remembered webhook signatures deleted per statement: short, so a receipt never waits long behind one',
-  }),
-  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_DURATION: Duration({
-    default: '1m',
-    minimum: '1s',
-    maximum: '1h',
-    description: 'A webhook replay cleanup run starts no new delete after this; the next run takes the rest',
-  }),
   NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: Duration({
     default: '5s',
     minimum: '50ms',
@@ -95,12 +71,6 @@ export const notificationsSettings = {
     maximum: 20,
     description: 'How many times a failed delivery webhook may reopen a Sent notification (each reopen is a new DeliveryCycle)',
   }),
-  NOTIFICATIONS_WEBHOOK_MAX_SKEW: Duration({
-    default: '5m',
-    minimum: '10s',
-    maximum: '1h',
-    description: 'Webhook signatures older or newer than this (X-Signature-Timestamp) are refused as stale (401); inside it, a signature seen before is refused as a replay (409)',
-  }),
 
   NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, examples: ['smtp.example.org'], description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
   NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
@@ -131,6 +101,12 @@ export const notificationsSettings = {
   NOTIFICATIONS_PUSH_HTTP_SECRET: optionalSecret('Bearer credential for the push service'),
   NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-push'),
 };
+
+/**
+ * A retry run stops claiming after 50 s, inside the seed's one-minute cycle, so one run never
+ * overlaps the next tick (once NOTIFICATIONS_RETRY_MAX_RUN_SECONDS).
+ */
+const RETRY_MAX_RUN_MS = 50_000;
 
 /** The notifications settings as loadConfig read them. */
 export type NotificationsSettings = SettingsOf<typeof notificationsSettings>;
@@ -171,7 +147,7 @@ export function deliveryJobOptions(s: NotificationsSettings): { dispatcher: Deli
       ...shared,
       everyMs: s.NOTIFICATIONS_RETRY_POLLING_INTERVAL,
       batchSize: s.NOTIFICATIONS_RETRY_BATCH_SIZE,
-      maxRunMs: s.NOTIFICATIONS_RETRY_MAX_RUN_DURATION,
+      maxRunMs: RETRY_MAX_RUN_MS,
     },
   };
 }

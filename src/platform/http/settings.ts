@@ -33,24 +33,6 @@ export const authSettings = {
     maximum: '30d',
     description: 'A token whose exp − iat (exp − now without iat) is longer than this is refused (AUTH_TOKEN_LIFETIME_TOO_LONG)',
   }),
-  AUTH_JWKS_CACHE_MAX_AGE: Duration({
-    default: '10m',
-    minimum: '1s',
-    maximum: '1d',
-    description: 'How long fetched JWKS keys are used before they are fetched again',
-  }),
-  AUTH_JWKS_COOLDOWN: Duration({
-    default: '30s',
-    minimum: '0s',
-    maximum: '1h',
-    description: 'A token with an unknown kid fetches the JWKS again (key rotation) at most once per this long',
-  }),
-  AUTH_JWKS_TIMEOUT: Duration({
-    default: '5s',
-    minimum: '100ms',
-    maximum: '1m',
-    description: 'Longest JWKS fetch; past it the request is answered 503 AUTH_KEYS_UNAVAILABLE',
-  }),
 };
 
 export type AuthSettings = SettingsOf<typeof authSettings>;
@@ -70,6 +52,13 @@ export function jwksProblems(c: Pick<AuthSettings, 'AUTH_JWKS_URL' | 'AUTH_ISSUE
   return problems;
 }
 
+/**
+ * The identity provider's keys: used for 10 min, fetched again at most every 30 s for a token naming
+ * an unknown kid (key rotation without letting forged kids hammer the provider), and a fetch slower
+ * than 5 s answers 503 AUTH_KEYS_UNAVAILABLE. Fixed (once the AUTH_JWKS_*_MS settings).
+ */
+export const JWKS_TIMING = { cacheMaxAgeMs: 10 * 60_000, cooldownMs: 30_000, timeoutMs: 5000 } as const;
+
 /** The verifier's rules as the settings describe them. */
 export const tokenRulesOf = (c: AuthSettings) => ({
   secret: c.JWT_SECRET,
@@ -77,7 +66,7 @@ export const tokenRulesOf = (c: AuthSettings) => ({
   issuer: c.AUTH_ISSUER,
   audience: c.AUTH_AUDIENCE,
   maxLifetimeSeconds: c.AUTH_MAX_TOKEN_LIFETIME / 1000,
-  jwks: { cacheMaxAgeMs: c.AUTH_JWKS_CACHE_MAX_AGE, cooldownMs: c.AUTH_JWKS_COOLDOWN, timeoutMs: c.AUTH_JWKS_TIMEOUT },
+  jwks: JWKS_TIMING,
 });
 
 /**

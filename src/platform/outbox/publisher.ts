@@ -27,7 +27,7 @@ export interface OutboxPublisherOptions {
   pollIntervalMs: number;
   /**
    * After a pass leaves nothing pending, a run under the job runner waits this long for the next
-   * commit's wake before it ends (OUTBOX_IDLE_WAIT; 0 or unset = end at once).
+   * commit's wake before it ends (app.ts OUTBOX_IDLE_WAIT_MS; 0 or unset = end at once).
    */
   idleWaitMs?: number;
   /** Test-only KAFKA_TOPIC_PREFIX, put before each row's topic when sending. */

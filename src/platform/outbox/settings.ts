@@ -6,11 +6,6 @@ export const outboxSettings = {
   OUTBOX_POLLING_INTERVAL: Duration({ default: '1s', minimum: '50ms', description: 'Outbox publisher timer (NOTIFY also wakes it)' }),
   OUTBOX_BATCH_SIZE: Int({ default: 1000, minimum: 1, maximum: 50_000, description: 'Outbox rows sent per batch' }),
   OUTBOX_MAX_RUN_DURATION: Duration({ default: '5s', minimum: '100ms', description: 'Longest single outbox publisher run' }),
-  OUTBOX_IDLE_WAIT: Duration({
-    default: '250ms',
-    minimum: '0s',
-    description: 'A publisher run with nothing left waits this long for the next commit before it ends (0 = end at once)',
-  }),
   OUTBOX_RETENTION: Duration({ default: '1d', minimum: '1h', description: 'Published outbox rows are deleted after this' }),
   INBOX_RETENTION: Duration({ default: '7d', minimum: '1d', description: 'Consumer inbox (dedupe) rows are kept this long' }),
 

@@ -35,7 +35,7 @@ export interface HubOptions {
   maxConnectsPerSecond?: number;
   /** HUB_PING_INTERVAL: a ping (type 6) goes to a socket the server has not written to for this long. */
   pingIntervalMs?: number;
-  /** HUB_CLIENT_TIMEOUT: a socket that sent nothing (not even a ping) for this long is closed. */
+  /** HUB_CLIENT_TIMEOUT_MS (realtime/index.ts): a socket that sent nothing (not even a ping) for this long is closed. */
   clientTimeoutMs?: number;
   /** HUB_MAX_BUFFERED_BYTES: per-socket send buffer cap; past it the socket is closed as a slow consumer. */
   maxBufferedBytes?: number;

@@ -15,7 +15,7 @@
  * - Frames pushed before a connection's handshake completes are not queued for it (it refills
  *   from REST like after any gap).
  * - Liveness: a ping (type 6) goes to a socket the server has not written to for
- *   HUB_PING_INTERVAL; a socket that sent nothing for HUB_CLIENT_TIMEOUT (the official client
+ *   HUB_PING_INTERVAL; a socket that sent nothing for HUB_CLIENT_TIMEOUT_MS (the official client
  *   pings every 15 s) is closed. WebSocket-level pongs do not count as activity.
  * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
@@ -39,6 +39,17 @@ import type { ResolveGroupMembers } from './membership.ts';
 import { createRedisPresence } from './presence-redis.ts';
 import type { HubSettings } from './settings.ts';
 
+/**
+ * A socket that sent nothing, not even a ping, for 30 s is closed as dead: twice the official
+ * SignalR clients' 15 s keep-alive (once HUB_CLIENT_TIMEOUT_MS).
+ */
+export const HUB_CLIENT_TIMEOUT_MS = 30_000;
+/**
+ * Safety net for lost backplane messages: every minute a replica asks whether its connected users are
+ * still allowed and closes the sockets of those who are not (once HUB_ACCESS_RECHECK_INTERVAL_MS).
+ */
+export const HUB_ACCESS_RECHECK_INTERVAL_MS = 60_000;
+
 export { createHub, type Hub, type HubOptions } from './hub.ts';
 export { hubPlugin, type HubPluginOptions } from './plugin.ts';
 export { hubSettings, type HubSettings } from './settings.ts';
@@ -55,7 +66,7 @@ export interface HubDeps {
   logger: Logger;
   resolveGroups?: (principal: Principal) => Promise<Iterable<string>>;
   resolveGroupMembers?: ResolveGroupMembers;
-  /** Asked every HUB_ACCESS_RECHECK_INTERVAL (the list may grow after the hub is created). */
+  /** Asked every HUB_ACCESS_RECHECK_INTERVAL_MS (the list may grow after the hub is created). */
   accessChecks?: readonly HubAccess[];
   clock?: Clock;
   /** The verifier REST uses, so both accept the same tokens. */
@@ -87,12 +98,12 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
     logger: deps.logger,
     resolveGroups: deps.resolveGroups,
     resolveGroupMembers: deps.resolveGroupMembers,
-    ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: config.HUB_ACCESS_RECHECK_INTERVAL } } : {}),
+    ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: HUB_ACCESS_RECHECK_INTERVAL_MS } } : {}),
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,
     maxConnectsPerSecond: config.HUB_MAX_CONNECTS_PER_SECOND,
     pingIntervalMs: config.HUB_PING_INTERVAL,
-    clientTimeoutMs: config.HUB_CLIENT_TIMEOUT,
+    clientTimeoutMs: HUB_CLIENT_TIMEOUT_MS,
     maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,
     backplane,
     presence,

@@ -11,11 +11,6 @@ export const hubSettings = {
     description: 'A backplane or presence command Redis has not answered by then fails (a hung connection must not hang a push)',
   }),
   HUB_PING_INTERVAL: Duration({ default: '15s', minimum: '100ms', description: 'SignalR ping (type 6) interval' }),
-  HUB_CLIENT_TIMEOUT: Duration({
-    default: '30s',
-    minimum: '200ms',
-    description: 'A socket that sends nothing for this long is treated as dead and closed',
-  }),
   HUB_MAX_BUFFERED_BYTES: Int({
     default: 1_048_576,
     minimum: 1024,
@@ -39,12 +34,6 @@ export const hubSettings = {
     maximum: 1_000_000,
     description:
       'New hub connections a replica admits per second (one second of burst): a deploy refills HUB_MAX_CONNECTIONS in ~10 s; past it negotiate answers 503 with Retry-After and a socket is closed with a reconnect-allowed close message',
-  }),
-  HUB_ACCESS_RECHECK_INTERVAL: Duration({
-    default: '1m',
-    minimum: '100ms',
-    maximum: '1h',
-    description: "How often a replica asks the modules whether its connected users lost access (closes theirs if so)",
   }),
 };
 

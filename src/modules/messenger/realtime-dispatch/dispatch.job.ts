@@ -19,6 +19,12 @@ export interface DispatchSettings extends BatchSettings {
   pushTimeoutMs: number;
 }
 
+/**
+ * A run with nothing left to claim stays this long for the next commit's wake, so a steady stream of
+ * sends is served by one run per MaxRunDuration (fixed; once MESSENGER_REALTIME_IDLE_WAIT_MS).
+ */
+const REALTIME_IDLE_WAIT_MS = 250;
+
 /** The one mapping from the messenger's settings to the job's options. */
 export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
   pollingIntervalMs: s.MESSENGER_REALTIME_POLLING_INTERVAL,
@@ -26,7 +32,7 @@ export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
   maxRunMs: s.MESSENGER_REALTIME_MAX_RUN_DURATION,
   lockTtlMs: s.MESSENGER_REALTIME_LOCK_TTL,
   pushTimeoutMs: s.MESSENGER_REALTIME_PUSH_TIMEOUT,
-  idleWaitMs: s.MESSENGER_REALTIME_IDLE_WAIT,
+  idleWaitMs: REALTIME_IDLE_WAIT_MS,
   maxAttempts: s.MESSENGER_REALTIME_MAX_ATTEMPTS,
   backoff: {
     baseMs: s.MESSENGER_REALTIME_BACKOFF_BASE,
