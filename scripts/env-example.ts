@@ -50,7 +50,7 @@ function entry(name: string, field: TSchema): string[] {
   const lines = wrap(field.description ?? name);
   const { minimum, maximum } = field as { minimum?: number; maximum?: number };
   const facts: string[] = [];
-  if (isDuration(field)) facts.push('a duration (500ms, 30s, 5m, 24h, 7d)');
+  if (isDuration(field)) facts.push('duration');
   if (minimum !== undefined && maximum !== undefined) facts.push(`${show(field, minimum)} to ${show(field, maximum)}`);
   else if (minimum !== undefined) facts.push(`at least ${show(field, minimum)}`);
   else if (maximum !== undefined) facts.push(`at most ${show(field, maximum)}`);
@@ -72,6 +72,7 @@ export function renderEnvExample(): string {
     '# Every setting of the service, with its default. Generated from the settings schema by',
     `# \`${REGENERATE_COMMAND}\` (do not edit by hand). Copy to .env (or export) and change what you need.`,
     '# An invalid value, or a setting that was renamed or removed, makes the process exit non-zero naming each.',
+    '# Durations are written 500ms, 30s, 5m, 24h or 7d (or a sum such as 1h30m); a bare number is refused.',
   ];
   for (let i = 0; i <= SECTIONS.length; i++) {
     const names = Object.keys(fields).filter((n) => sectionOf(n) === i);

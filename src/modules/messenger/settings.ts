@@ -112,7 +112,7 @@ export const messengerRealtimeSettings = {
     minimum: '1s',
     maximum: '1h',
     description:
-      'LockTtl: the longest one dispatch run holds the single-runner lock; a run still going then is abandoned and another run (this or another replica) takes over. At least MaxRunDuration + 2000',
+      'LockTtl: the longest one dispatch run holds the single-runner lock; a run still going then is abandoned and another run (this or another replica) takes over. At least MaxRunDuration + 2s',
   }),
   MESSENGER_REALTIME_PUSH_TIMEOUT: Duration({
     default: '5s',
