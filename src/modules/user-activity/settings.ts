@@ -44,23 +44,11 @@ export const activityRetentionSettings = {
     maximum: 120,
     description: 'ActivityRetentionJob: Inactive sessions and views that ended longer ago than this are deleted',
   }),
-  USER_ACTIVITY_RETENTION_POLLING_INTERVAL: Duration({
-    default: '1h',
-    minimum: '1m',
-    maximum: '1d',
-    description: 'ActivityRetentionJob: how often the retention job runs',
-  }),
   USER_ACTIVITY_RETENTION_BATCH_SIZE: Type.Integer({
     default: 1000,
     minimum: 1,
     maximum: 50_000,
     description: 'ActivityRetentionJob: rows deleted per statement',
-  }),
-  USER_ACTIVITY_RETENTION_MAX_RUN_DURATION: Duration({
-    default: '5m',
-    minimum: '1m',
-    maximum: '1d',
-    description: 'ActivityRetentionJob: a run starts no new delete after this; the next run continues',
   }),
 };
 

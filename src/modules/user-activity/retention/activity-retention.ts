@@ -6,6 +6,13 @@ import { deleteOldCountedViews, deleteOldSessions, deleteOldViews, type Deleted 
 
 export const ACTIVITY_RETENTION_JOB = 'activity-retention';
 
+/**
+ * Hourly is plenty for a line measured in months; a run starts no new delete after 5 min so the
+ * next one continues (once USER_ACTIVITY_RETENTION_INTERVAL_MINUTES / _MAX_RUN_MINUTES).
+ */
+const RETENTION_INTERVAL_MS = 3_600_000;
+const RETENTION_MAX_RUN_MS = 5 * 60_000;
+
 /** The retention line: `months` calendar months before now (UTC). */
 export function retentionCutoff(now: Date, months: number): Date {
   const d = new Date(now);
@@ -36,9 +43,9 @@ export function createActivityRetention(deps: { db: Db; registry: Registry; sett
 
   return defineBatchWorker({
     name: ACTIVITY_RETENTION_JOB,
-    every: settings.USER_ACTIVITY_RETENTION_POLLING_INTERVAL,
+    every: RETENTION_INTERVAL_MS,
     singleRunner: true,
-    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: settings.USER_ACTIVITY_RETENTION_MAX_RUN_DURATION },
+    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: RETENTION_MAX_RUN_MS },
     phases(run) {
       const cutoff = retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS);
       cutoffs.set(run, cutoff);
