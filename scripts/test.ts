@@ -1,6 +1,7 @@
 /**
  * `npm test`: provisions everything the tests need on a fresh machine, then runs them all.
- *   1. type check (tsc --noEmit) and module boundaries (dependency-cruiser)
+ *   1. type check (tsc --noEmit), module boundaries (dependency-cruiser), and .env.example generated
+ *      from the settings schema (`npm run env-example` regenerates it)
  *   2. promtool and chromium (Debian's prometheus and chromium packages, installed with apt-get when
  *      missing), the Python SignalR client the hub's tests drive (a gitignored .venv with the pins of
  *      test/support/python/requirements.txt), then Kafka, Redis and Elasticsearch through
@@ -50,6 +51,8 @@ if (process.env.SKIP_CHECKS !== '1') {
   run('npx', ['tsc', '--noEmit']);
   step('module boundaries');
   run('npx', ['depcruise', 'src', '--config', '.dependency-cruiser.cjs']);
+  step('.env.example is what the settings schema generates');
+  run(process.execPath, ['scripts/env-example.ts', '--check']);
 }
 
 /**

@@ -29,6 +29,13 @@ import { EVENT_TOPICS } from './event-topics.ts';
 import { backoffDelayMs, type Backoff } from './platform/backoff/index.ts';
 import { modules as allModules } from './modules/index.ts';
 
+/**
+ * A publisher run with nothing left waits this long for the next commit's wake before it ends, so a
+ * steady stream of events is served by one run per max run; short enough that an idle replica holds
+ * nothing (a fixed value, no longer the setting OUTBOX_IDLE_WAIT_MS: nobody tuned it).
+ */
+const OUTBOX_IDLE_WAIT_MS = 250;
+
 /** Kafka down at start: try again after 2 s, doubling to 30 s. */
 const BUS_START_BACKOFF: Backoff = { baseMs: 2000, factor: 2, capMs: 30_000, jitter: 0 };
 
@@ -109,14 +116,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // Only the load balancers named in TRUST_PROXY may set the client address (X-Forwarded-For);
     // trusting everyone would let any client pick the address its rate limit is counted under.
     trustProxy: trustProxyOf(config),
-    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
-    connectionTimeout: config.HTTP_CONNECTION_TIMEOUT_MS,
-    keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT,
+    connectionTimeout: config.HTTP_CONNECTION_TIMEOUT,
+    keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT,
     http: {
       // Node requires headersTimeout <= requestTimeout, and checks both only every
       // connectionsCheckingInterval (30 s by default, too coarse for short timeouts).
-      headersTimeout: Math.min(60_000, config.HTTP_REQUEST_TIMEOUT_MS),
-      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.HTTP_REQUEST_TIMEOUT_MS / 4)),
+      headersTimeout: Math.min(60_000, config.HTTP_REQUEST_TIMEOUT),
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.HTTP_REQUEST_TIMEOUT / 4)),
     },
     // Long-lived hub sockets must not hold up shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',
@@ -183,16 +190,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       log,
       registry,
       batchSize: config.OUTBOX_BATCH_SIZE,
-      maxRunMs: config.OUTBOX_MAX_RUN_MS,
-      idleWaitMs: config.OUTBOX_IDLE_WAIT_MS,
-      pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+      maxRunMs: config.OUTBOX_MAX_RUN_DURATION,
+      idleWaitMs: OUTBOX_IDLE_WAIT_MS,
+      pollIntervalMs: config.OUTBOX_POLLING_INTERVAL,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
     }),
   );
   runner.register(
     outboxCleanupJob({
       db,
-      settings: { outboxRetentionHours: config.OUTBOX_RETENTION_HOURS, inboxRetentionDays: config.INBOX_RETENTION_DAYS },
+      settings: { outboxRetentionHours: config.OUTBOX_RETENTION / 3_600_000, inboxRetentionDays: config.INBOX_RETENTION / 86_400_000 },
     }),
   );
   const consumers: ConsumerDefinition<unknown>[] = [];

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { identitySettings } from './modules/identity/settings.ts';
 import { messengerSettings } from './modules/messenger/settings.ts';
@@ -12,12 +12,15 @@ import { authSettings, httpServerSettings, invalidTrustProxyEntries, jwksProblem
 import { outboxSettings } from './platform/outbox/settings.ts';
 import { hubSettings } from './platform/realtime/settings.ts';
 import { tracingSettings } from './platform/observability/settings.ts';
-import { Bool, Int } from './platform/types/index.ts';
+import { Bool, Duration, Int, isDuration, parseDuration, settingProblem } from './platform/types/index.ts';
+import { retiredSettingProblems } from './retired-settings.ts';
 
 /**
- * Every setting of the service, read from the environment. `.env.example` lists the same names with
- * their defaults; keep both in step. Names are the environment variable names, so an error message
- * points straight at what to fix.
+ * Every setting of the service, read from the environment. `.env.example` is generated from this
+ * schema (`npm run env-example`; the test command fails while it is stale). Names are the environment
+ * variable names, so an error message points straight at what to fix. A renamed or removed setting
+ * goes into retired-settings.ts, so a deployment still setting it fails at start instead of silently
+ * losing its value.
  */
 
 /**
@@ -49,7 +52,7 @@ export const ConfigSchema = Type.Object({
     Type.Integer({
       minimum: 0,
       maximum: 65535,
-      description: 'Port of a separate listener for /metrics and /health/* (0 = any free port); unset = they are served on PORT',
+      examples: [9464], description: 'Port of a separate listener for /metrics and /health/* (0 = any free port); unset = they are served on PORT',
     }),
   ),
   API_DOCS_ENABLED: Bool(
@@ -64,7 +67,7 @@ export const ConfigSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info', description: 'pino log level' },
   ),
-  SHUTDOWN_TIMEOUT_MS: Int({ default: 10_000, minimum: 1000, description: 'Hard limit for a graceful stop' }),
+  SHUTDOWN_TIMEOUT: Duration({ default: '10s', minimum: '1s', maximum: '10m', description: 'Hard limit for a graceful stop (SIGTERM): stop accepting, let jobs stop between rows, close sockets and the pool within it' }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -82,18 +85,23 @@ const SECRET_SETTINGS = /SECRET|PASSWORD|_URL$/;
 
 /** Reads the settings; throws ConfigError naming every invalid one. Empty strings count as unset. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const known = Object.keys(ConfigSchema.properties);
+  const fields: Record<string, TSchema> = ConfigSchema.properties;
   const raw: Record<string, unknown> = {};
-  for (const key of known) {
-    const value = env[key];
-    if (value !== undefined && value.trim() !== '') raw[key] = value.trim();
+  const problems = retiredSettingProblems(env);
+  for (const [key, field] of Object.entries(fields)) {
+    const value = env[key]?.trim();
+    if (value === undefined || value === '') continue;
+    if (!isDuration(field)) raw[key] = value;
+    else if (parseDuration(value) !== undefined) raw[key] = parseDuration(value);
+    else problems.push(`${key}: not a duration string such as 500ms, 30s, 5m, 24h or 7d (got ${JSON.stringify(value)})`);
   }
   const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw));
-  const problems = [...Value.Errors(ConfigSchema, converted)].map((e) => {
+  for (const e of Value.Errors(ConfigSchema, converted)) {
     const name = e.path.slice(1) || '(root)';
-    const shown = e.value === undefined || SECRET_SETTINGS.test(name) ? '' : ` (got ${JSON.stringify(e.value)})`;
-    return `${name}: ${e.message}${shown}`;
-  });
+    // A duration that did not parse is already named above (its default stands in meanwhile).
+    if (problems.some((p) => p.startsWith(`${name}: not a duration`))) continue;
+    problems.push(settingProblem(name, fields[name], e.message, e.value, SECRET_SETTINGS.test(name)));
+  }
   if (raw.REALTIME_BACKPLANE_ENABLED !== undefined && (converted as Config).REALTIME_BACKPLANE_ENABLED && !raw.REDIS_URL) {
     problems.push('REALTIME_BACKPLANE_ENABLED: needs REDIS_URL');
   }

@@ -9,7 +9,7 @@ import { ConfigSchema, type Config } from './config.ts';
 import { jwksProblems } from './platform/http/settings.ts';
 
 /** Secrets that ship with a public default value. */
-export const GUARDED_SECRETS = ['JWT_SECRET', 'MESSENGER_REALTIME_MEDIA_TOKEN_SECRET', 'MESSENGER_REALTIME_TURN_SECRET'] as const;
+export const GUARDED_SECRETS = ['JWT_SECRET', 'MESSENGER_MEDIA_TOKEN_SECRET', 'MESSENGER_TURN_SECRET'] as const;
 
 /**
  * The password of the local broker's SASL user (scripts/kafka.sh, .env.example): public, so a broker

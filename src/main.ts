@@ -50,7 +50,7 @@ async function shutdown(signal: string): Promise<void> {
   const hardStop = setTimeout(() => {
     log.error('graceful shutdown timed out; exiting');
     process.exit(1);
-  }, config.SHUTDOWN_TIMEOUT_MS);
+  }, config.SHUTDOWN_TIMEOUT);
   hardStop.unref();
   try {
     // A signal during start-up: the step in progress finishes and start-up goes no further; then
@@ -84,9 +84,9 @@ async function prepare(): Promise<void> {
   }
   if (stopping) return;
   const databaseUrl = config.DATABASE_URL ?? embedded!.url;
-  pool = createPool(databaseUrl, config.DB_POOL_MAX, log, undefined, config);
+  pool = createPool(databaseUrl, config.DATABASE_POOL_MAX, log, undefined, config);
   // A database that is not up yet (the whole stack starting at once) is waited for, not crashed on.
-  await waitForDatabase(pool, { url: databaseUrl, waitMs: config.DATABASE_STARTUP_WAIT_MS, log, signal: startup.signal });
+  await waitForDatabase(pool, { url: databaseUrl, waitMs: config.DATABASE_STARTUP_WAIT, log, signal: startup.signal });
   if (stopping) return;
   await migrateDatabase(pool);
   if (stopping) return;

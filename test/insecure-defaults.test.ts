@@ -36,13 +36,13 @@ describe('no public secrets on a real database', () => {
       assert.deepEqual(named(asShipped), [setting]);
     }
     // JWT and media secrets already need 32 characters in the schema; the TURN secret's schema allows 16.
-    const short = verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, MESSENGER_REALTIME_TURN_SECRET: 'x'.repeat(31) });
+    const short = verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, MESSENGER_TURN_SECRET: 'x'.repeat(31) });
     assert.equal(short.action, 'refuse');
     assert.deepEqual(short.action === 'refuse' && short.problems, [
-      { setting: 'MESSENGER_REALTIME_TURN_SECRET', problem: 'is 31 bytes long; at least 32 are needed' },
+      { setting: 'MESSENGER_TURN_SECRET', problem: 'is 31 bytes long; at least 32 are needed' },
     ]);
     // Bytes, not characters: 16 two-byte characters are 32 bytes.
-    assert.equal(verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, MESSENGER_REALTIME_TURN_SECRET: 'é'.repeat(16) }).action, 'start');
+    assert.equal(verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, MESSENGER_TURN_SECRET: 'é'.repeat(16) }).action, 'start');
   });
 
   test('a real database with secure secrets and Kafka: starts without warnings', () => {
@@ -128,7 +128,7 @@ describe('the entry point applies the rule', () => {
     const output = res.stdout + res.stderr;
     assert.notEqual(res.status, 0, output);
     assert.match(res.stderr, /^ {2}- JWT_SECRET: is the shipped default/m);
-    assert.doesNotMatch(output, /MESSENGER_REALTIME_MEDIA_TOKEN_SECRET|MESSENGER_REALTIME_TURN_SECRET|EVENT_BUS:/, 'only the insecure setting is named');
+    assert.doesNotMatch(output, /MESSENGER_MEDIA_TOKEN_SECRET|MESSENGER_TURN_SECRET|EVENT_BUS:/, 'only the insecure setting is named');
     assert.doesNotMatch(output, /^\s+at /m, 'no stack trace');
     assert.doesNotMatch(output, /listening/i);
   });

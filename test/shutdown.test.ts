@@ -31,7 +31,7 @@ test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, commi
     KAFKA_BROKERS: kafka.brokers.join(','),
     KAFKA_TOPIC_PREFIX: kafka.prefix,
     OUTBOX_BATCH_SIZE: '100',
-    OUTBOX_MAX_RUN_MS: '600000',
+    OUTBOX_MAX_RUN_DURATION: '10m',
   });
 
   await waitFor('the publisher to commit its first batch', async () => (await published()) > 0, 60_000);
@@ -39,7 +39,7 @@ test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, commi
   child.kill('SIGTERM');
   const [code] = await exited;
 
-  // Exit code 0 means it finished before SHUTDOWN_TIMEOUT_MS (the hard stop exits 1).
+  // Exit code 0 means it finished before SHUTDOWN_TIMEOUT (the hard stop exits 1).
   assert.equal(code, 0, log.text.slice(-3000));
   assert.match(log.text, /"msg":"stopped"/);
   const after = await published();

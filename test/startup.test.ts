@@ -23,7 +23,7 @@ const serviceEnv = (url: string, extra: Record<string, string> = {}) => ({
 test('database unreachable at start: one warning per try, then exit 1 with one line naming the host, no stack trace', async () => {
   const closedPort = await freePort(); // nobody listens there
   const service = startService(
-    serviceEnv(`postgres://pin:${PASSWORD}@127.0.0.1:${closedPort}/pin`, { DATABASE_STARTUP_WAIT_MS: '2500' }),
+    serviceEnv(`postgres://pin:${PASSWORD}@127.0.0.1:${closedPort}/pin`, { DATABASE_STARTUP_WAIT: '2500ms' }),
   );
   const [code] = await service.exited;
 
@@ -54,7 +54,7 @@ test('the database comes up during the start-up wait: the service starts and ser
   url.port = String(proxyPort);
   const port = await freePort();
   const service = startService(
-    serviceEnv(url.toString(), { DATABASE_STARTUP_WAIT_MS: '60000', PORT: String(port), HOST: '127.0.0.1', JOBS_ENABLED: 'false' }),
+    serviceEnv(url.toString(), { DATABASE_STARTUP_WAIT: '1m', PORT: String(port), HOST: '127.0.0.1', JOBS_ENABLED: 'false' }),
   );
 
   await waitFor('two failed tries', () => service.lines().filter((l) => l.msg === NOT_YET).length >= 2, 30_000);
@@ -86,7 +86,7 @@ test('the database comes up during the start-up wait: the service starts and ser
 
 test('SIGTERM while start-up waits for the database: it stops waiting and exits 0', async () => {
   const closedPort = await freePort();
-  const service = startService(serviceEnv(`postgres://pin:x@127.0.0.1:${closedPort}/pin`, { DATABASE_STARTUP_WAIT_MS: '600000' }));
+  const service = startService(serviceEnv(`postgres://pin:x@127.0.0.1:${closedPort}/pin`, { DATABASE_STARTUP_WAIT: '10m' }));
   await waitFor('a failed try', () => service.lines().some((l) => l.msg === NOT_YET), 30_000);
   service.child.kill('SIGTERM');
   const [code, signal] = await service.exited;

@@ -111,8 +111,8 @@ runner.register(
     log,
     registry,
     batchSize: config.OUTBOX_BATCH_SIZE,
-    maxRunMs: config.OUTBOX_MAX_RUN_MS,
-    pollIntervalMs: config.OUTBOX_POLL_INTERVAL_MS,
+    maxRunMs: config.OUTBOX_MAX_RUN_DURATION,
+    pollIntervalMs: config.OUTBOX_POLLING_INTERVAL,
     topicPrefix: prefix,
   }),
 );

@@ -12,7 +12,7 @@
  * alone saturate one event loop. BENCH_WRITERS=main puts them on the publisher's event loop.
  * Settings: BENCH_EVENTS (100000), BENCH_BATCH_SIZE (2000), BENCH_RATE (1000), BENCH_SECONDS (30),
  * BENCH_PG_FAST=1 (fsync off as in the tests; default keeps PostgreSQL's durable defaults),
- * BENCH_PROFILE_DIR (writes a CPU profile of the drain of (a) there), OUTBOX_IDLE_WAIT_MS (250, the
+ * BENCH_PROFILE_DIR (writes a CPU profile of the drain of (a) there), BENCH_IDLE_WAIT_MS (250, the
  * publisher job's idle wait in (b)).
  */
 import { randomBytes } from 'node:crypto';
@@ -33,8 +33,8 @@ const EVENTS = env('BENCH_EVENTS', 100_000);
 const BATCH = env('BENCH_BATCH_SIZE', 2000);
 const RATE = env('BENCH_RATE', 1000);
 const SECONDS = env('BENCH_SECONDS', 30);
-/** The publisher job's OUTBOX_IDLE_WAIT_MS (the app's default). */
-const IDLE_WAIT = env('OUTBOX_IDLE_WAIT_MS', 250);
+/** The publisher job's idle wait in milliseconds (the app's default). */
+const IDLE_WAIT = env('BENCH_IDLE_WAIT_MS', 250);
 const WRITERS = process.env.BENCH_WRITERS === 'main' ? 'main' : 'thread';
 const TOPIC = 'pin.bench.outbox.v1';
 const LATENCY_TOPIC = 'pin.bench.latency.v1';

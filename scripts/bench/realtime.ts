@@ -19,7 +19,7 @@
  * BENCH_PG_FAST=1 (fsync off), BENCH_LOG_LEVEL (error), BENCH_CONNECT=0 (no clients: REST and dispatch alone),
  * BENCH_CONNECTIONS (64 keep-alive HTTP connections for the senders),
  * BENCH_CPU_PROFILE=<file> (a CPU profile of the server's thread over the send window and the drain only);
- * MESSENGER_* and HUB_* settings are taken from the environment (e.g. MESSENGER_REALTIME_SEND_CONCURRENCY).
+ * MESSENGER_* and HUB_* settings are taken from the environment (e.g. MESSENGER_SEND_CONCURRENCY).
  */
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -203,7 +203,7 @@ async function main(): Promise<void> {
   await migrateDatabase(pool);
   // MESSENGER_* and HUB_* settings pass through from the environment, to try other values.
   const tuning = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(MESSENGER_|HUB_)/.test(k)));
-  const config = loadConfig({ ...tuning, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error', PORT: '0', JOBS_ENABLED: 'true', DB_POOL_MAX: '20', KAFKA_BROKERS: '' });
+  const config = loadConfig({ ...tuning, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error', PORT: '0', JOBS_ENABLED: 'true', DATABASE_POOL_MAX: '20', KAFKA_BROKERS: '' });
 
   say(`${CLIENTS} users in ${CLIENTS / CHAT_SIZE} chats of ${CHAT_SIZE}`);
   const now = new Date();

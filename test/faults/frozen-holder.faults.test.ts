@@ -36,7 +36,7 @@ interface Outcome {
 async function scenario(): Promise<Outcome> {
   const stack = await createStack();
   const phase = phaseClock();
-  const env = { MESSENGER_REALTIME_LOCK_TTL_MS: String(LOCK_TTL_MS) };
+  const env = { MESSENGER_REALTIME_LOCK_TTL: `${LOCK_TTL_MS}ms` };
   // `front` serves REST and Bob's hub sockets; `holder` is frozen while it dispatches.
   const [front, holder] = await Promise.all([stack.start('front', { env }), stack.start('holder', { env })]);
   const [alice, bob] = await createUsers(stack, front, 2);

@@ -10,7 +10,7 @@ import { waitFor } from '../support/wait.ts';
 
 /**
  * A replica restarted after a SIGKILL: its consumers cannot join their groups until the dead
- * member's session expires (KAFKA_CONSUMER_SESSION_TIMEOUT_MS, 30 s here as in production). Its
+ * member's session expires (KAFKA_CONSUMER_SESSION_TIMEOUT, 30 s here as in production). Its
  * jobs must not wait for that: the outbox publisher (and realtime dispatch, and every other job)
  * start as soon as the producer is connected. Before the fix the job runner started only after
  * every consumer had joined, so each crash stopped event publishing for up to 30 s. The kill comes
@@ -23,7 +23,7 @@ const GROUP = 'messenger-identity-user-sync';
 test('after a SIGKILL the restarted replica publishes outbox rows while its consumers still wait to join', { timeout: 120_000 }, async () => {
   const rng = createRng(faultSeed());
   const stack = await createStack();
-  const env = { KAFKA_CONSUMER_SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS) };
+  const env = { KAFKA_CONSUMER_SESSION_TIMEOUT: `${SESSION_TIMEOUT_MS}ms` };
   const members = async () => (await stack.kafka.admin.describeGroups([stack.kafka.topic(GROUP)])).groups[0]?.members.map((m) => m.memberId) ?? [];
 
   const first = await stack.start('first', { env });

@@ -6,6 +6,6 @@ import { randomBytes } from 'node:crypto';
  */
 export const SECURE_SECRETS = {
   JWT_SECRET: randomBytes(32).toString('hex'),
-  MESSENGER_REALTIME_MEDIA_TOKEN_SECRET: randomBytes(32).toString('hex'),
-  MESSENGER_REALTIME_TURN_SECRET: randomBytes(32).toString('hex'),
+  MESSENGER_MEDIA_TOKEN_SECRET: randomBytes(32).toString('hex'),
+  MESSENGER_TURN_SECRET: randomBytes(32).toString('hex'),
 } as const;

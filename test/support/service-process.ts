@@ -30,7 +30,7 @@ export interface ServiceProcess {
 export function startService(env: Record<string, string | undefined>, command = [process.execPath, 'src/main.ts']): ServiceProcess {
   const child = spawn(command[0]!, command.slice(1), {
     // On a real database (DATABASE_URL) the service refuses the shipped secrets.
-    env: { ...process.env, PORT: '0', SHUTDOWN_TIMEOUT_MS: '10000', LOG_LEVEL: 'info', ...SECURE_SECRETS, ...env },
+    env: { ...process.env, PORT: '0', SHUTDOWN_TIMEOUT: '10s', LOG_LEVEL: 'info', ...SECURE_SECRETS, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const log = { text: '', stderr: '' };

@@ -42,6 +42,20 @@ export interface IdentitySettings {
   expiry: AssignmentExpirySettings;
 }
 
+/**
+ * A failed fan-out page hands its task back after 1 s, doubling per attempt up to 1 min (AttemptCount
+ * still counts toward MaxAttempts): quick enough for a blip, slow enough not to hammer a database
+ * that is down. Fixed values (once IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS/_CAP_MS).
+ */
+export const FANOUT_RETRY_BASE_MS = 1000;
+export const FANOUT_RETRY_CAP_MS = 60_000;
+/**
+ * The expiry worker's cycle and users per transaction: an assignment outlives its ExpiresAt by at
+ * most ~30 s, and a batch stays a short transaction (once IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS/_BATCH_SIZE).
+ */
+export const ASSIGNMENT_EXPIRY_INTERVAL_MS = 30_000;
+export const ASSIGNMENT_EXPIRY_BATCH_SIZE = 500;
+
 /** The identity settings as loadConfig read them. */
 export type IdentityConfig = SettingsOf<typeof identitySettings>;
 
@@ -51,14 +65,14 @@ export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
     inlineFanOutThreshold: config.IDENTITY_INLINE_FANOUT_THRESHOLD,
     phoneRegion: config.IDENTITY_PHONE_DEFAULT_REGION,
     fanOut: {
-      pollingIntervalMs: config.IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL_MS,
+      pollingIntervalMs: config.IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL,
       batchSize: config.IDENTITY_ACCESS_FANOUT_BATCH_SIZE,
-      maxLeaseMs: config.IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS,
+      maxLeaseMs: config.IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION,
       maxAttempts: config.IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS,
       rangeSize: config.IDENTITY_ACCESS_FANOUT_RANGE_SIZE,
-      retryBaseMs: config.IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS,
-      retryCapMs: config.IDENTITY_ACCESS_FANOUT_RETRY_CAP_MS,
+      retryBaseMs: FANOUT_RETRY_BASE_MS,
+      retryCapMs: FANOUT_RETRY_CAP_MS,
     },
-    expiry: { intervalMs: config.IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS, batchSize: config.IDENTITY_ASSIGNMENT_EXPIRY_BATCH_SIZE },
+    expiry: { intervalMs: ASSIGNMENT_EXPIRY_INTERVAL_MS, batchSize: ASSIGNMENT_EXPIRY_BATCH_SIZE },
   };
 }

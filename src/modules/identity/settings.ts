@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Int } from '../../platform/types/index.ts';
+import { Duration, Int } from '../../platform/types/index.ts';
 
 /**
  * Settings of the identity context (the AccessFanOutJob config of seed 003, the expiry worker, phone
@@ -13,9 +13,9 @@ export const identitySettings = {
     maximum: 100_000,
     description: 'A role with at most this many unique active users gets its UserAccessChanged events inline; above it a fan-out task is queued',
   }),
-  IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL_MS: Int({
-    default: 5000,
-    minimum: 100,
+  IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL: Duration({
+    default: '5s',
+    minimum: '100ms',
     description: 'AccessFanOutJob queue polling interval (a new task also wakes it through NOTIFY)',
   }),
   IDENTITY_ACCESS_FANOUT_BATCH_SIZE: Int({
@@ -24,9 +24,9 @@ export const identitySettings = {
     maximum: 10_000,
     description: 'Users per fan-out page: their events and the task checkpoint commit together',
   }),
-  IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS: Int({
-    default: 300_000,
-    minimum: 1000,
+  IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION: Duration({
+    default: '5m',
+    minimum: '1s',
     description: 'Lease of a taken fan-out task, renewed by every checkpoint; once past, another worker resumes it from its Cursor',
   }),
   IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: Int({
@@ -40,29 +40,6 @@ export const identitySettings = {
     minimum: 1,
     maximum: 10_000_000,
     description: 'A fan-out task of a role with more users splits on its first page into sub-tasks of this many users each (by UserId range), leased on their own, so several instances share one large role',
-  }),
-  IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS: Int({
-    default: 1000,
-    minimum: 1,
-    maximum: 300_000,
-    description: 'After a failed fan-out page the task is retried from its Cursor after this delay, doubling per attempt (up to 20 % longer at random); the lease is kept for crashes only',
-  }),
-  IDENTITY_ACCESS_FANOUT_RETRY_CAP_MS: Int({
-    default: 60_000,
-    minimum: 1,
-    maximum: 300_000,
-    description: 'The fan-out retry delay never grows past this (before jitter); must be at least IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS',
-  }),
-  IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS: Int({
-    default: 30_000,
-    minimum: 100,
-    description: 'How often the expiry worker marks role assignments past ExpiresAt as Expired and announces them',
-  }),
-  IDENTITY_ASSIGNMENT_EXPIRY_BATCH_SIZE: Int({
-    default: 500,
-    minimum: 1,
-    maximum: 10_000,
-    description: 'Users whose due assignments one expiry transaction handles',
   }),
   IDENTITY_PHONE_DEFAULT_REGION: Type.String({
     default: 'RU',

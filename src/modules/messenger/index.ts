@@ -26,6 +26,21 @@ import { HubRefusal } from '../../platform/realtime/index.ts';
 import { createUserSyncMetrics } from './user-replica/metrics.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
 
+// Fixed values of the messenger's maintenance work (once settings; nobody but a developer tunes them).
+/** pin.identity.users.v1 partitions the user replica consumer handles at once (each stays in order): the topic's default partition count. */
+const USER_SYNC_PARTITIONS_CONCURRENTLY = 6;
+/** The nightly index rebuild: replica rows per bulk request, and a run ends long before the next night's. */
+const CONTACT_SEARCH_REBUILD_BATCH_SIZE = 1000;
+const CONTACT_SEARCH_REBUILD_MAX_RUN_MS = 6 * 3_600_000;
+/** Realtime retention: hourly, off the hour; short DELETEs so the dispatcher's claims never wait long behind one. */
+const REALTIME_RETENTION_CRON = '23 * * * *';
+const REALTIME_RETENTION_BATCH_SIZE = 5000;
+const REALTIME_RETENTION_MAX_RUN_MS = 5 * 60_000;
+/** CallTimeoutReaper: a missed call is announced within ~2 s of its ring timeout. */
+const CALL_REAPER_INTERVAL_MS = 2000;
+const CALL_REAPER_BATCH_SIZE = 100;
+const CALL_REAPER_MAX_RUN_MS = 10_000;
+
 /**
  * The messenger context:
  * - chats, messages, contacts and the blacklist, 1:1 calls and conferences, each change announced
@@ -43,7 +58,7 @@ export default defineModule<MessengerSettings>((deps) => {
     ? createElasticsearchContactSearch({
         url: config.ELASTICSEARCH_URL,
         index: config.MESSENGER_CONTACT_SEARCH_INDEX,
-        requestTimeoutMs: config.MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT_MS,
+        requestTimeoutMs: config.MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT,
       })
     : createPostgresContactSearch(deps.db, deps.clock);
   log.info({ adapter: index.kind }, 'contact search adapter selected');
@@ -58,8 +73,8 @@ export default defineModule<MessengerSettings>((deps) => {
   const sends = createSendQueue(
     { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher() },
     {
-      maxBatch: config.MESSENGER_REALTIME_SEND_BATCH_MAX,
-      maxInFlight: config.MESSENGER_REALTIME_SEND_CONCURRENCY,
+      maxBatch: config.MESSENGER_SEND_BATCH_MAX,
+      maxInFlight: config.MESSENGER_SEND_CONCURRENCY,
       maxWaiting: config.MESSENGER_SEND_QUEUE_MAX_WAITING,
       whenFull: ChatErrors.sendQueueFull,
     },
@@ -69,7 +84,7 @@ export default defineModule<MessengerSettings>((deps) => {
     log: log.child({ consumer: USER_SYNC_CONSUMER }),
     metrics: createUserSyncMetrics(deps.registry, USER_SYNC_CONSUMER),
     phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION,
-    partitionsConcurrently: config.MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY,
+    partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
   };
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync };
@@ -114,9 +129,9 @@ export default defineModule<MessengerSettings>((deps) => {
         db: deps.db,
         index,
         metrics: searchMetrics,
-        batchSize: config.MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE,
+        batchSize: CONTACT_SEARCH_REBUILD_BATCH_SIZE,
         cron: config.MESSENGER_CONTACT_SEARCH_REBUILD_CRON,
-        maxRunMs: config.MESSENGER_CONTACT_SEARCH_REBUILD_MAX_RUN_HOURS * 3_600_000,
+        maxRunMs: CONTACT_SEARCH_REBUILD_MAX_RUN_MS,
       }),
       realtimeDispatchJob({
         db: deps.db,
@@ -129,17 +144,17 @@ export default defineModule<MessengerSettings>((deps) => {
         },
       }),
       realtimeRetentionJob(deps.db, {
-        retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE_HOURS,
-        eventsRetentionHours: config.MESSENGER_EVENTS_RETENTION_HOURS,
-        cron: config.MESSENGER_REALTIME_RETENTION_CRON,
-        batchSize: config.MESSENGER_REALTIME_RETENTION_BATCH_SIZE,
-        maxRunMs: config.MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES * 60_000,
+        retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE / 3_600_000,
+        eventsRetentionHours: config.MESSENGER_EVENTS_RETENTION / 3_600_000,
+        cron: REALTIME_RETENTION_CRON,
+        batchSize: REALTIME_RETENTION_BATCH_SIZE,
+        maxRunMs: REALTIME_RETENTION_MAX_RUN_MS,
         metrics,
       }),
       callTimeoutReaperJob(deps.db, {
-        intervalMs: config.MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS,
-        batchSize: config.MESSENGER_REALTIME_CALL_REAPER_BATCH_SIZE,
-        maxRunMs: config.MESSENGER_REALTIME_CALL_REAPER_MAX_RUN_MS,
+        intervalMs: CALL_REAPER_INTERVAL_MS,
+        batchSize: CALL_REAPER_BATCH_SIZE,
+        maxRunMs: CALL_REAPER_MAX_RUN_MS,
       }),
     ],
     consumers: [

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { SettingsOf } from '../../platform/types/index.ts';
+import { Duration, type SettingsOf } from '../../platform/types/index.ts';
 
 /**
  * Settings of the messenger context's user replica and contact search (seed 002), spread into the
@@ -10,7 +10,7 @@ export const messengerSettings = {
   ELASTICSEARCH_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
-      description: 'Elasticsearch (8.x) for the contact search index; unset = the PostgreSQL search adapter',
+      examples: ['http://127.0.0.1:19200'], description: 'Elasticsearch (8.x) for the contact search index; unset = the PostgreSQL search adapter',
     }),
   ),
   MESSENGER_CONTACT_SEARCH_INDEX: Type.String({
@@ -18,56 +18,26 @@ export const messengerSettings = {
     pattern: '^[a-z0-9][a-z0-9._-]{0,199}$',
     description: 'Elasticsearch index holding MessengerContactSearchDocument (created at start when missing)',
   }),
-  MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT_MS: Type.Integer({
-    default: 5000,
-    minimum: 100,
-    maximum: 120_000,
+  MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT: Duration({
+    default: '5s',
+    minimum: '100ms',
+    maximum: '2m',
     description: 'Longest Elasticsearch request; a timeout counts as an indexing failure and is retried',
   }),
-  MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS: Type.Integer({
-    default: 1000,
-    minimum: 100,
+  MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL: Duration({
+    default: '1s',
+    minimum: '100ms',
     description: 'Contact search indexer timer (a committed replica change also wakes it through NOTIFY)',
   }),
-  MESSENGER_CONTACT_SEARCH_INDEX_BATCH_SIZE: Type.Integer({
-    default: 500,
-    minimum: 1,
-    maximum: 10_000,
-    description: 'Replica rows sent to the search index per bulk request',
-  }),
-  MESSENGER_CONTACT_SEARCH_INDEX_MAX_RUN_MS: Type.Integer({
-    default: 5000,
-    minimum: 100,
-    maximum: 600_000,
-    description: 'An indexer run starts no new bulk request after this; the next tick (or wake) goes on',
-  }),
-  MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS: Type.Integer({
-    default: 60_000,
-    minimum: 1000,
+  MESSENGER_CONTACT_SEARCH_RETRY_CAP: Duration({
+    default: '1m',
+    minimum: '1s',
     description: 'A document whose indexing failed is retried after 1 s, doubling up to this',
   }),
   MESSENGER_CONTACT_SEARCH_REBUILD_CRON: Type.String({
     default: '30 3 * * *',
     minLength: 9,
     description: 'MessengerContactSearchRebuildJob schedule (cron, UTC): reconciles the whole index with the replica',
-  }),
-  MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE: Type.Integer({
-    default: 1000,
-    minimum: 10,
-    maximum: 10_000,
-    description: 'Replica rows per bulk request of the rebuild job (progress is logged per batch)',
-  }),
-  MESSENGER_CONTACT_SEARCH_REBUILD_MAX_RUN_HOURS: Type.Integer({
-    default: 6,
-    minimum: 1,
-    maximum: 23,
-    description: 'A rebuild pass stops starting batches after this, so a stuck run ends long before the next night\'s',
-  }),
-  MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY: Type.Integer({
-    default: 6,
-    minimum: 1,
-    maximum: 64,
-    description: 'Partitions of pin.identity.users.v1 the user replica consumer handles in parallel (each in order)',
   }),
   MESSENGER_PHONE_DEFAULT_REGION: Type.String({
     default: 'RU',
@@ -119,10 +89,10 @@ export const messengerRealtimeSettings = {
     maximum: 1_000_000,
     description: 'Sends waiting for a statement slot per replica; past it a send is refused 503 MSG_SEND_QUEUE_FULL with Retry-After',
   }),
-  MESSENGER_REALTIME_POLLING_INTERVAL_MS: Type.Integer({
-    default: 1000,
-    minimum: 50,
-    maximum: 60_000,
+  MESSENGER_REALTIME_POLLING_INTERVAL: Duration({
+    default: '1s',
+    minimum: '50ms',
+    maximum: '1m',
     description: 'RealtimeDispatchJob timer (PollingInterval); a committed realtime_outbox row also wakes it through NOTIFY',
   }),
   MESSENGER_REALTIME_BATCH_SIZE: Type.Integer({
@@ -131,30 +101,24 @@ export const messengerRealtimeSettings = {
     maximum: 10_000,
     description: 'realtime_outbox rows claimed per batch (BatchSize); a run repeats while batches come back full',
   }),
-  MESSENGER_REALTIME_MAX_RUN_DURATION_MS: Type.Integer({
-    default: 5000,
-    minimum: 100,
-    maximum: 600_000,
+  MESSENGER_REALTIME_MAX_RUN_DURATION: Duration({
+    default: '5s',
+    minimum: '100ms',
+    maximum: '10m',
     description: 'Longest dispatch run (MaxRunDuration); the rest waits for the next tick or wake',
   }),
-  MESSENGER_REALTIME_LOCK_TTL_MS: Type.Integer({
-    default: 30_000,
-    minimum: 1000,
-    maximum: 3_600_000,
+  MESSENGER_REALTIME_LOCK_TTL: Duration({
+    default: '30s',
+    minimum: '1s',
+    maximum: '1h',
     description:
-      'LockTtl: the longest one dispatch run holds the single-runner lock; a run still going then is abandoned and another run (this or another replica) takes over. At least MaxRunDuration + 2000',
+      'LockTtl: the longest one dispatch run holds the single-runner lock; a run still going then is abandoned and another run (this or another replica) takes over. At least MaxRunDuration + 2s',
   }),
-  MESSENGER_REALTIME_PUSH_TIMEOUT_MS: Type.Integer({
-    default: 5000,
-    minimum: 10,
-    maximum: 600_000,
+  MESSENGER_REALTIME_PUSH_TIMEOUT: Duration({
+    default: '5s',
+    minimum: '10ms',
+    maximum: '10m',
     description: 'A row whose push to the hub/backplane has not finished by then is a failed attempt (retried by the backoff)',
-  }),
-  MESSENGER_REALTIME_IDLE_WAIT_MS: Type.Integer({
-    default: 250,
-    minimum: 0,
-    maximum: 60_000,
-    description: 'A dispatch run with nothing left to claim stays this long for the next commit before it ends (0 = end at once)',
   }),
   MESSENGER_REALTIME_MAX_ATTEMPTS: Type.Integer({
     default: 8,
@@ -162,9 +126,9 @@ export const messengerRealtimeSettings = {
     maximum: 100,
     description: 'Delivery attempts before a row is Quarantined (MaxAttempts)',
   }),
-  MESSENGER_REALTIME_BACKOFF_BASE_MS: Type.Integer({
-    default: 2000,
-    minimum: 1,
+  MESSENGER_REALTIME_BACKOFF_BASE: Duration({
+    default: '2s',
+    minimum: '1ms',
     description: 'Delay before the second attempt (BackoffBase); claimed rows wait this before a retry',
   }),
   MESSENGER_REALTIME_BACKOFF_FACTOR: Type.Number({
@@ -173,10 +137,10 @@ export const messengerRealtimeSettings = {
     maximum: 10,
     description: 'Growth of the retry delay per attempt (BackoffFactor)',
   }),
-  MESSENGER_REALTIME_BACKOFF_CAP_MS: Type.Integer({
-    default: 120_000,
-    minimum: 1,
-    description: 'Longest retry delay before jitter (BackoffCap); at least MESSENGER_REALTIME_BACKOFF_BASE_MS',
+  MESSENGER_REALTIME_BACKOFF_CAP: Duration({
+    default: '2m',
+    minimum: '1ms',
+    description: 'Longest retry delay before jitter (BackoffCap); at least MESSENGER_REALTIME_BACKOFF_BASE',
   }),
   MESSENGER_REALTIME_BACKOFF_JITTER: Type.Number({
     default: 0.2,
@@ -184,115 +148,50 @@ export const messengerRealtimeSettings = {
     maximum: 1,
     description: 'Random extra share of the retry delay (0.2 = up to +20%), so a hub outage does not retry in lockstep',
   }),
-  MESSENGER_REALTIME_RETENTION_DONE_HOURS: Type.Integer({
-    default: 24,
-    minimum: 1,
-    maximum: 24 * 90,
+  MESSENGER_REALTIME_RETENTION_DONE: Duration({
+    default: '1d',
+    minimum: '1h',
+    maximum: '90d',
     description: 'Done realtime_outbox rows are deleted after this (RetentionDone)',
   }),
-  MESSENGER_EVENTS_RETENTION_HOURS: Type.Integer({
-    default: 168,
-    minimum: 1,
-    maximum: 24 * 90,
+  MESSENGER_EVENTS_RETENTION: Duration({
+    default: '7d',
+    minimum: '1h',
+    maximum: '90d',
     description: 'The per-user event stream (GET /api/messenger/events) keeps events this long; an older cursor answers 410 MSG_EVENTS_CURSOR_EXPIRED',
   }),
-  MESSENGER_REALTIME_RETENTION_CRON: Type.String({
-    default: '23 * * * *',
-    minLength: 9,
-    description: 'Realtime retention schedule (cron, UTC): deletes Done rows past RetentionDone',
-  }),
-  MESSENGER_REALTIME_RETENTION_BATCH_SIZE: Type.Integer({
-    default: 5000,
-    minimum: 1,
-    maximum: 50_000,
-    description: 'Done rows per DELETE: short statements, so the dispatcher\'s claims never wait long behind one',
-  }),
-  MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES: Type.Integer({
-    default: 5,
-    minimum: 1,
-    maximum: 60,
-    description: 'A retention run starts no new delete after this; the rest goes with the next run',
-  }),
-  MESSENGER_REALTIME_EDIT_WINDOW_SECONDS: Type.Integer({
-    default: 60,
-    minimum: 1,
-    maximum: 86_400,
-    description: 'A sender may edit a message this long after sending it (UC-MSG-003)',
-  }),
-  MESSENGER_REALTIME_MESSAGE_MAX_CHARS: Type.Integer({
+  MESSENGER_MESSAGE_MAX_CHARS: Type.Integer({
     default: 4000,
     minimum: 1,
     maximum: 100_000,
     description: 'Longest message body or card text',
   }),
-  MESSENGER_REALTIME_SEND_BATCH_MAX: Type.Integer({
+  MESSENGER_SEND_BATCH_MAX: Type.Integer({
     default: 64,
     minimum: 1,
     maximum: 1000,
     description: 'Most concurrent message sends written in one statement (1 = every send alone)',
   }),
-  MESSENGER_REALTIME_SEND_CONCURRENCY: Type.Integer({
+  MESSENGER_SEND_CONCURRENCY: Type.Integer({
     default: 2,
     minimum: 1,
     maximum: 50,
     description: 'Send statements running at once per replica; sends arriving meanwhile wait and go together in the next',
   }),
-  MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS: Type.Integer({
-    default: 500,
-    minimum: 2,
-    maximum: 10_000,
-    description: 'Most active participants a group chat may have',
-  }),
-  MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS: Type.Integer({
-    default: 45,
-    minimum: 5,
-    maximum: 600,
-    description: 'An unanswered 1:1 call invite becomes CallMissed after this (CallTimeoutReaper)',
-  }),
-  MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS: Type.Integer({
-    default: 2000,
-    minimum: 100,
-    maximum: 60_000,
-    description: 'CallTimeoutReaper timer',
-  }),
-  MESSENGER_REALTIME_CALL_REAPER_BATCH_SIZE: Type.Integer({
-    default: 100,
-    minimum: 1,
-    maximum: 10_000,
-    description: 'Expired invites turned Missed per CallTimeoutReaper transaction',
-  }),
-  MESSENGER_REALTIME_CALL_REAPER_MAX_RUN_MS: Type.Integer({
-    default: 10_000,
-    minimum: 100,
-    maximum: 600_000,
-    description: 'A CallTimeoutReaper run starts no new batch after this; the next tick goes on',
-  }),
-  MESSENGER_REALTIME_MEDIA_TOKEN_SECRET: Type.String({
+  MESSENGER_MEDIA_TOKEN_SECRET: Type.String({
     default: 'dev-only-media-secret-change-me-0123456789',
     minLength: 32,
     description: 'HS256 key of the media room AccessToken minted at delivery (shared with the media server)',
   }),
-  MESSENGER_REALTIME_MEDIA_TOKEN_TTL_SECONDS: Type.Integer({
-    default: 300,
-    minimum: 10,
-    maximum: 3600,
-    description: 'Lifetime of a minted media room AccessToken',
-  }),
-  MESSENGER_REALTIME_TURN_URLS: Type.String({
+  MESSENGER_TURN_URLS: Type.String({
     default: 'turn:127.0.0.1:3478?transport=udp,turn:127.0.0.1:3478?transport=tcp',
     pattern: '^(stuns?|turns?):[^,\\s]+(,(stuns?|turns?):[^,\\s]+)*$',
     description: 'Comma-separated TURN/STUN URLs handed to clients with their time-limited credentials',
   }),
-  MESSENGER_REALTIME_TURN_SECRET: Type.String({
+  MESSENGER_TURN_SECRET: Type.String({
     default: 'dev-only-turn-secret-change-me-0123456789',
     minLength: 16,
     description: 'Shared secret of the TURN server (REST API credentials: HMAC-SHA1 over "<expiry>:<userId>")',
-  }),
-  MESSENGER_REALTIME_TURN_TTL_SECONDS: Type.Integer({
-    default: 3600,
-    minimum: 60,
-    maximum: 86_400,
-    description: 'Lifetime of minted TURN credentials',
   }),
 };
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { SettingsOf } from '../../platform/types/index.ts';
+import { Duration, type SettingsOf } from '../../platform/types/index.ts';
 
-const optionalUrl = (description: string) => Type.Optional(Type.String({ pattern: '^https?://', description }));
+const optionalUrl = (description: string, example: string) => Type.Optional(Type.String({ pattern: '^https?://', examples: [example], description }));
 const optionalSecret = (description: string) => Type.Optional(Type.String({ minLength: 16, description }));
 
 /**
@@ -23,10 +23,10 @@ export const notificationsSettings = {
     maximum: 1000,
     description: 'Devices (push tokens) one user may register; one more is refused 409 NTF_PUSH_TOKEN_LIMIT until one is removed',
   }),
-  NOTIFICATIONS_RETRY_INTERVAL_SECONDS: Type.Integer({
-    default: 60,
-    minimum: 1,
-    maximum: 3600,
+  NOTIFICATIONS_RETRY_POLLING_INTERVAL: Duration({
+    default: '1m',
+    minimum: '1s',
+    maximum: '1h',
     description: 'NotificationRetryWorker cycle (seed: every minute), under the lock notifications:retry-worker',
   }),
   NOTIFICATIONS_RETRY_BATCH_SIZE: Type.Integer({
@@ -35,34 +35,10 @@ export const notificationsSettings = {
     maximum: 5000,
     description: 'Due Failed notifications claimed per batch; a run repeats while batches come back full',
   }),
-  NOTIFICATIONS_RETRY_MAX_RUN_SECONDS: Type.Integer({
-    default: 50,
-    minimum: 1,
-    maximum: 3600,
-    description: 'A retry run stops claiming new batches after this; the next cycle takes the rest',
-  }),
-  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_INTERVAL_MINUTES: Type.Integer({
-    default: 10,
-    minimum: 1,
-    maximum: 1440,
-    description: 'How often remembered webhook signatures past their window are deleted (they live minutes)',
-  }),
-  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_BATCH_SIZE: Type.Integer({
-    default: 1000,
-    minimum: 1,
-    maximum: 50_000,
-    description: 'Remembered webhook signatures deleted per statement: short, so a receipt never waits long behind one',
-  }),
-  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_SECONDS: Type.Integer({
-    default: 60,
-    minimum: 1,
-    maximum: 3600,
-    description: 'A webhook replay cleanup run starts no new delete after this; the next run takes the rest',
-  }),
-  NOTIFICATIONS_DISPATCH_INTERVAL_MS: Type.Integer({
-    default: 5000,
-    minimum: 50,
-    maximum: 600_000,
+  NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: Duration({
+    default: '5s',
+    minimum: '50ms',
+    maximum: '10m',
     description: 'Dispatcher timer for Pending notifications (a NOTIFY at commit wakes it at once)',
   }),
   NOTIFICATIONS_DISPATCH_BATCH_SIZE: Type.Integer({
@@ -77,16 +53,16 @@ export const notificationsSettings = {
     maximum: 1000,
     description: 'Provider calls in flight at once within one batch',
   }),
-  NOTIFICATIONS_CLAIM_LEASE_SECONDS: Type.Integer({
-    default: 300,
-    minimum: 10,
-    maximum: 86_400,
+  NOTIFICATIONS_CLAIM_LEASE: Duration({
+    default: '5m',
+    minimum: '10s',
+    maximum: '1d',
     description: 'A claimed notification is skipped by other workers this long; a crashed worker\'s rows come back after it',
   }),
-  NOTIFICATIONS_PROVIDER_TIMEOUT_MS: Type.Integer({
-    default: 10_000,
-    minimum: 100,
-    maximum: 120_000,
+  NOTIFICATIONS_PROVIDER_TIMEOUT: Duration({
+    default: '10s',
+    minimum: '100ms',
+    maximum: '2m',
     description: 'Longest wait for one provider call; a timeout is NTF_PROVIDER_TRANSIENT',
   }),
   NOTIFICATIONS_MAX_REOPENS: Type.Integer({
@@ -95,14 +71,8 @@ export const notificationsSettings = {
     maximum: 20,
     description: 'How many times a failed delivery webhook may reopen a Sent notification (each reopen is a new DeliveryCycle)',
   }),
-  NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS: Type.Integer({
-    default: 300,
-    minimum: 10,
-    maximum: 3600,
-    description: 'Webhook signatures older or newer than this (X-Signature-Timestamp) are refused as stale (401); inside it, a signature seen before is refused as a replay (409)',
-  }),
 
-  NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
+  NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, examples: ['smtp.example.org'], description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
   NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
   NOTIFICATIONS_SMTP_SECURE: Type.Boolean({ default: false, description: 'Implicit TLS (port 465 style); false = STARTTLS, required unless NOTIFICATIONS_SMTP_ALLOW_PLAIN' }),
   NOTIFICATIONS_SMTP_ALLOW_PLAIN: Type.Boolean({
@@ -119,18 +89,24 @@ export const notificationsSettings = {
   }),
   NOTIFICATIONS_SMTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider smtp (unset = its webhook answers 401)'),
 
-  NOTIFICATIONS_EMAIL_HTTP_URL: optionalUrl('Base URL of an HTTP email API (provider http-email, dedupes by Idempotency-Key); POST {url}/emails'),
+  NOTIFICATIONS_EMAIL_HTTP_URL: optionalUrl('Base URL of an HTTP email API (provider http-email, dedupes by Idempotency-Key); POST {url}/emails', 'https://mail-api.example.org/v1'),
   NOTIFICATIONS_EMAIL_HTTP_SECRET: optionalSecret('Bearer credential for the HTTP email API'),
   NOTIFICATIONS_EMAIL_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-email'),
 
-  NOTIFICATIONS_SMS_HTTP_URL: optionalUrl('Base URL of the SMS gateway (provider http-sms); POST {url}/messages'),
+  NOTIFICATIONS_SMS_HTTP_URL: optionalUrl('Base URL of the SMS gateway (provider http-sms); POST {url}/messages', 'https://sms-gateway.example.org/v1'),
   NOTIFICATIONS_SMS_HTTP_SECRET: optionalSecret('Bearer credential for the SMS gateway'),
   NOTIFICATIONS_SMS_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-sms'),
 
-  NOTIFICATIONS_PUSH_HTTP_URL: optionalUrl('Base URL of the push service (provider http-push, FCM style); POST {url}/send'),
+  NOTIFICATIONS_PUSH_HTTP_URL: optionalUrl('Base URL of the push service (provider http-push, FCM style); POST {url}/send', 'https://push.example.org/v1'),
   NOTIFICATIONS_PUSH_HTTP_SECRET: optionalSecret('Bearer credential for the push service'),
   NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-push'),
 };
+
+/**
+ * A retry run stops claiming after 50 s, inside the seed's one-minute cycle, so one run never
+ * overlaps the next tick (once NOTIFICATIONS_RETRY_MAX_RUN_SECONDS).
+ */
+const RETRY_MAX_RUN_MS = 50_000;
 
 /** The notifications settings as loadConfig read them. */
 export type NotificationsSettings = SettingsOf<typeof notificationsSettings>;
@@ -154,24 +130,25 @@ export interface DeliveryJobOptions {
 /** The delivery jobs' options from the settings: the one place they are mapped. */
 export function deliveryJobOptions(s: NotificationsSettings): { dispatcher: DeliveryJobOptions; retryWorker: DeliveryJobOptions } {
   const shared = {
-    leaseMs: s.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000,
-    // Above the adapters' own timeout (NOTIFICATIONS_PROVIDER_TIMEOUT_MS), which should fire first.
-    hardTimeoutMs: s.NOTIFICATIONS_PROVIDER_TIMEOUT_MS * 3,
+    leaseMs: s.NOTIFICATIONS_CLAIM_LEASE,
+    // Above the adapters' own timeout (NOTIFICATIONS_PROVIDER_TIMEOUT), which should fire first.
+    hardTimeoutMs: s.NOTIFICATIONS_PROVIDER_TIMEOUT * 3,
     concurrency: s.NOTIFICATIONS_SEND_CONCURRENCY,
   };
   return {
     dispatcher: {
       ...shared,
-      everyMs: s.NOTIFICATIONS_DISPATCH_INTERVAL_MS,
+      everyMs: s.NOTIFICATIONS_DISPATCH_POLLING_INTERVAL,
       batchSize: s.NOTIFICATIONS_DISPATCH_BATCH_SIZE,
       // The dispatcher has no run-length setting: ten of its intervals, at least a second.
-      maxRunMs: Math.max(1000, s.NOTIFICATIONS_DISPATCH_INTERVAL_MS * 10),
+      maxRunMs: Math.max(1000, s.NOTIFICATIONS_DISPATCH_POLLING_INTERVAL * 10),
     },
     retryWorker: {
       ...shared,
-      everyMs: s.NOTIFICATIONS_RETRY_INTERVAL_SECONDS * 1000,
+      everyMs: s.NOTIFICATIONS_RETRY_POLLING_INTERVAL,
       batchSize: s.NOTIFICATIONS_RETRY_BATCH_SIZE,
-      maxRunMs: s.NOTIFICATIONS_RETRY_MAX_RUN_SECONDS * 1000,
+      maxRunMs: RETRY_MAX_RUN_MS,
     },
   };
 }
+

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { SettingsOf } from '../../platform/types/index.ts';
+import { Duration, type SettingsOf } from '../../platform/types/index.ts';
 
 /**
  * Settings of the user-activity context (spread into ConfigSchema), one group per job. Each TypeBox
@@ -10,16 +10,16 @@ import type { SettingsOf } from '../../platform/types/index.ts';
 
 /** ActivityCloserJob (seed 001, "ActivityCloserOptions"). */
 export const activityCloserSettings = {
-  USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: Type.Integer({
-    default: 12,
-    minimum: 10,
-    maximum: 15,
+  USER_ACTIVITY_INACTIVITY_THRESHOLD: Duration({
+    default: '12m',
+    minimum: '10m',
+    maximum: '15m',
     description: 'ActivityCloserJob InactivityThreshold: sessions and views idle longer than this are closed (10..15 min, ADR-0056)',
   }),
-  USER_ACTIVITY_CLOSER_POLLING_INTERVAL_SECONDS: Type.Integer({
-    default: 60,
-    minimum: 1,
-    maximum: 3600,
+  USER_ACTIVITY_CLOSER_POLLING_INTERVAL: Duration({
+    default: '1m',
+    minimum: '1s',
+    maximum: '1h',
     description: 'ActivityCloserJob PollingInterval: how often the closer runs',
   }),
   USER_ACTIVITY_CLOSER_BATCH_SIZE: Type.Integer({
@@ -28,10 +28,10 @@ export const activityCloserSettings = {
     maximum: 10_000,
     description: 'ActivityCloserJob BatchSize: rows claimed per batch; a run repeats while batches come back full',
   }),
-  USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS: Type.Integer({
-    default: 300,
-    minimum: 1,
-    maximum: 3600,
+  USER_ACTIVITY_CLOSER_MAX_RUN_DURATION: Duration({
+    default: '5m',
+    minimum: '1s',
+    maximum: '1h',
     description: 'ActivityCloserJob MaxRunDuration: a run stops starting new batches after this; the next tick takes the rest',
   }),
 };
@@ -44,23 +44,11 @@ export const activityRetentionSettings = {
     maximum: 120,
     description: 'ActivityRetentionJob: Inactive sessions and views that ended longer ago than this are deleted',
   }),
-  USER_ACTIVITY_RETENTION_INTERVAL_MINUTES: Type.Integer({
-    default: 60,
-    minimum: 1,
-    maximum: 1440,
-    description: 'ActivityRetentionJob: how often the retention job runs',
-  }),
   USER_ACTIVITY_RETENTION_BATCH_SIZE: Type.Integer({
     default: 1000,
     minimum: 1,
     maximum: 50_000,
     description: 'ActivityRetentionJob: rows deleted per statement',
-  }),
-  USER_ACTIVITY_RETENTION_MAX_RUN_MINUTES: Type.Integer({
-    default: 5,
-    minimum: 1,
-    maximum: 1440,
-    description: 'ActivityRetentionJob: a run starts no new delete after this; the next run continues',
   }),
 };
 

@@ -20,18 +20,18 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.m
  */
 export interface DbTimeouts {
   /** Establishing one connection; a silent host otherwise hangs connect() for the OS TCP timeout (~2 min). */
-  DATABASE_CONNECT_TIMEOUT_MS?: number;
+  DATABASE_CONNECT_TIMEOUT?: number;
   /** Server-side statement_timeout: a query stuck on a lock fails with 57014 instead of holding its connection. */
-  DATABASE_STATEMENT_TIMEOUT_MS?: number;
+  DATABASE_STATEMENT_TIMEOUT?: number;
   /** Server-side idle_in_transaction_session_timeout: a transaction its caller forgot is ended, its locks freed. */
-  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS?: number;
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT?: number;
 }
 
 /** The config schema's defaults; callers that pass nothing (benches, tests) get the same limits. */
 export const DEFAULT_DB_TIMEOUTS: Required<DbTimeouts> = {
-  DATABASE_CONNECT_TIMEOUT_MS: 5000,
-  DATABASE_STATEMENT_TIMEOUT_MS: 30_000,
-  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 60_000,
+  DATABASE_CONNECT_TIMEOUT: 5000,
+  DATABASE_STATEMENT_TIMEOUT: 30_000,
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: 60_000,
 };
 
 export function createPool(
@@ -42,7 +42,7 @@ export function createPool(
   timeouts: DbTimeouts = {},
 ): pg.Pool {
   const t = { ...DEFAULT_DB_TIMEOUTS, ...timeouts };
-  const connectTimeoutMs = t.DATABASE_CONNECT_TIMEOUT_MS;
+  const connectTimeoutMs = t.DATABASE_CONNECT_TIMEOUT;
   // The connect timeout goes on the client, not the pool: pg-pool would also apply it to waiting
   // for a free client, failing a burst of requests that merely queue behind a busy pool.
   class TimedClient extends pg.Client {
@@ -56,8 +56,8 @@ export function createPool(
     application_name: applicationName,
     Client: TimedClient,
     // Sent as startup parameters: they hold from the first statement, on every connection.
-    statement_timeout: t.DATABASE_STATEMENT_TIMEOUT_MS,
-    idle_in_transaction_session_timeout: t.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    statement_timeout: t.DATABASE_STATEMENT_TIMEOUT,
+    idle_in_transaction_session_timeout: t.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT,
   });
   // An idle client dying (server restart, terminated backend) must not crash the process.
   pool.on('error', (err) => log?.warn({ err }, 'idle database connection failed'));

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { Int, type SettingsOf } from '../types/index.ts';
+import { Duration, Int, type SettingsOf } from '../types/index.ts';
 
 /** The database: PostgreSQL URL or the embedded server, pool size and timeouts. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const databaseSettings = {
   DATABASE_URL: Type.Optional(
-    Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL URL; unset = embedded PostgreSQL' }),
+    Type.String({ pattern: '^postgres(ql)?://', examples: ['postgres://user:password@host:5432/pin'], description: 'PostgreSQL URL; unset = embedded PostgreSQL' }),
   ),
   EMBEDDED_PG_DATA_DIR: Type.String({
     default: '/tmp/pin-platform-jobs-pg',
@@ -12,26 +12,26 @@ export const databaseSettings = {
     description: 'Data directory of the embedded PostgreSQL (as root it must sit directly under /tmp)',
   }),
   EMBEDDED_PG_PORT: Int({ default: 54329, minimum: 1, maximum: 65535, description: 'Port of the embedded PostgreSQL' }),
-  DB_POOL_MAX: Int({ default: 10, minimum: 2, maximum: 200, description: 'Connections in the pg pool' }),
-  DATABASE_CONNECT_TIMEOUT_MS: Int({
-    default: 5000,
-    minimum: 100,
+  DATABASE_POOL_MAX: Int({ default: 10, minimum: 2, maximum: 200, description: 'Connections in the pg pool' }),
+  DATABASE_CONNECT_TIMEOUT: Duration({
+    default: '5s',
+    minimum: '100ms',
     description: 'Longest wait for one new PostgreSQL connection (a silent host fails instead of hanging)',
   }),
-  DATABASE_STATEMENT_TIMEOUT_MS: Int({
-    default: 30_000,
-    minimum: 0,
+  DATABASE_STATEMENT_TIMEOUT: Duration({
+    default: '30s',
+    minimum: '0s',
     description: 'statement_timeout of pooled connections (0 = server default); migrations run without it',
   }),
-  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: Int({
-    default: 60_000,
-    minimum: 0,
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: Duration({
+    default: '1m',
+    minimum: '0s',
     description: 'A transaction idle this long is ended by the server, freeing its locks (0 = server default)',
   }),
-  DATABASE_STARTUP_WAIT_MS: Int({
-    default: 30_000,
-    minimum: 0,
-    maximum: 600_000,
+  DATABASE_STARTUP_WAIT: Duration({
+    default: '30s',
+    minimum: '0s',
+    maximum: '10m',
     description: 'At start, how long to keep trying the first database connection (with backoff) before exiting non-zero (0 = one try)',
   }),
 };

@@ -25,7 +25,7 @@ export interface ResolvedConsumer {
   logFields(event: EventEnvelope): Record<string, unknown>;
 }
 
-/** Kernel-wide consumer defaults from the settings (CONSUMER_MAX_ATTEMPTS). */
+/** Kernel-wide consumer defaults from the settings (KAFKA_CONSUMER_MAX_ATTEMPTS). */
 export interface ConsumerDefaults {
   maxAttempts?: number;
 }
@@ -45,7 +45,7 @@ export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''
   };
   const partitionsConcurrently = positive(definition.partitionsConcurrently, 1, 'partitionsConcurrently');
   const maxMessagesPerTransaction = positive(definition.maxMessagesPerTransaction, 100, 'maxMessagesPerTransaction');
-  const maxAttempts = positive(definition.maxAttempts ?? defaults.maxAttempts, eventBusSettings.CONSUMER_MAX_ATTEMPTS.default as number, 'maxAttempts');
+  const maxAttempts = positive(definition.maxAttempts ?? defaults.maxAttempts, eventBusSettings.KAFKA_CONSUMER_MAX_ATTEMPTS.default as number, 'maxAttempts');
   if (problems.length > 0) throw new Error(`consumer ${definition.name}: ${problems.join('; ')}`);
   return {
     definition,

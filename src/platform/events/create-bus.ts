@@ -18,16 +18,16 @@ export function createEventBus(
   deps: { log: Logger; catalogue: readonly CatalogueTopic[] },
 ): EventBus {
   if (!settings.KAFKA_BROKERS) {
-    return createInProcessBus({ log: deps.log, partitions: settings.KAFKA_TOPIC_PARTITIONS, consumerMaxAttempts: settings.CONSUMER_MAX_ATTEMPTS });
+    return createInProcessBus({ log: deps.log, partitions: settings.KAFKA_TOPIC_PARTITIONS, consumerMaxAttempts: settings.KAFKA_CONSUMER_MAX_ATTEMPTS });
   }
   return createKafkaBus({
     brokers: settings.KAFKA_BROKERS.split(','),
     clientId: settings.KAFKA_CLIENT_ID,
     security: kafkaSecurity(settings),
     log: deps.log,
-    consumerMaxAttempts: settings.CONSUMER_MAX_ATTEMPTS,
-    lagPollIntervalMs: settings.KAFKA_LAG_POLL_INTERVAL_MS,
-    consumerSessionTimeoutMs: settings.KAFKA_CONSUMER_SESSION_TIMEOUT_MS,
+    consumerMaxAttempts: settings.KAFKA_CONSUMER_MAX_ATTEMPTS,
+    lagPollIntervalMs: settings.KAFKA_LAG_POLLING_INTERVAL,
+    consumerSessionTimeoutMs: settings.KAFKA_CONSUMER_SESSION_TIMEOUT,
     topics: topicsToCreate(deps.catalogue, {
       prefix: settings.KAFKA_TOPIC_PREFIX,
       partitions: settings.KAFKA_TOPIC_PARTITIONS,

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
-import { Int, type SettingsOf } from '../types/index.ts';
+import { Duration, Int, type SettingsOf } from '../types/index.ts';
 
 /** Token verification for REST and the hub. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const authSettings = {
@@ -21,35 +21,17 @@ export const authSettings = {
   AUTH_JWKS_URL: Type.Optional(
     Type.String({
       pattern: '^https?://',
-      description:
+      examples: ['https://idp.example.com/.well-known/jwks.json'], description:
         "Identity provider's JWKS URL (https, with AUTH_ISSUER and AUTH_AUDIENCE set, unless ALLOW_INSECURE_DEFAULTS): RS256/ES256 tokens are verified against its keys (unset = only HS256 tokens signed with JWT_SECRET)",
     }),
   ),
-  AUTH_ISSUER: Type.Optional(Type.String({ minLength: 1, description: 'Required `iss` of every token when set' })),
-  AUTH_AUDIENCE: Type.Optional(Type.String({ minLength: 1, description: 'Required `aud` of every token when set' })),
-  AUTH_MAX_TOKEN_LIFETIME_SECONDS: Int({
-    default: 86_400,
-    minimum: 60,
-    maximum: 30 * 86_400,
+  AUTH_ISSUER: Type.Optional(Type.String({ minLength: 1, examples: ['https://idp.example.com'], description: 'Required `iss` of every token when set' })),
+  AUTH_AUDIENCE: Type.Optional(Type.String({ minLength: 1, examples: ['pin'], description: 'Required `aud` of every token when set' })),
+  AUTH_MAX_TOKEN_LIFETIME: Duration({
+    default: '1d',
+    minimum: '1m',
+    maximum: '30d',
     description: 'A token whose exp − iat (exp − now without iat) is longer than this is refused (AUTH_TOKEN_LIFETIME_TOO_LONG)',
-  }),
-  AUTH_JWKS_CACHE_MAX_AGE_MS: Int({
-    default: 600_000,
-    minimum: 1000,
-    maximum: 86_400_000,
-    description: 'How long fetched JWKS keys are used before they are fetched again',
-  }),
-  AUTH_JWKS_COOLDOWN_MS: Int({
-    default: 30_000,
-    minimum: 0,
-    maximum: 3_600_000,
-    description: 'A token with an unknown kid fetches the JWKS again (key rotation) at most once per this long',
-  }),
-  AUTH_JWKS_TIMEOUT_MS: Int({
-    default: 5000,
-    minimum: 100,
-    maximum: 60_000,
-    description: 'Longest JWKS fetch; past it the request is answered 503 AUTH_KEYS_UNAVAILABLE',
   }),
 };
 
@@ -70,14 +52,21 @@ export function jwksProblems(c: Pick<AuthSettings, 'AUTH_JWKS_URL' | 'AUTH_ISSUE
   return problems;
 }
 
+/**
+ * The identity provider's keys: used for 10 min, fetched again at most every 30 s for a token naming
+ * an unknown kid (key rotation without letting forged kids hammer the provider), and a fetch slower
+ * than 5 s answers 503 AUTH_KEYS_UNAVAILABLE. Fixed (once the AUTH_JWKS_*_MS settings).
+ */
+export const JWKS_TIMING = { cacheMaxAgeMs: 10 * 60_000, cooldownMs: 30_000, timeoutMs: 5000 } as const;
+
 /** The verifier's rules as the settings describe them. */
 export const tokenRulesOf = (c: AuthSettings) => ({
   secret: c.JWT_SECRET,
   jwksUrl: c.AUTH_JWKS_URL,
   issuer: c.AUTH_ISSUER,
   audience: c.AUTH_AUDIENCE,
-  maxLifetimeSeconds: c.AUTH_MAX_TOKEN_LIFETIME_SECONDS,
-  jwks: { cacheMaxAgeMs: c.AUTH_JWKS_CACHE_MAX_AGE_MS, cooldownMs: c.AUTH_JWKS_COOLDOWN_MS, timeoutMs: c.AUTH_JWKS_TIMEOUT_MS },
+  maxLifetimeSeconds: c.AUTH_MAX_TOKEN_LIFETIME / 1000,
+  jwks: JWKS_TIMING,
 });
 
 /**
@@ -89,26 +78,26 @@ export const httpServerSettings = {
     Type.String({
       minLength: 1,
       maxLength: 2000,
-      description:
+      examples: ['10.0.0.0/8'], description:
         "Comma-separated addresses/CIDR ranges of the load balancers whose X-Forwarded-For is believed (or loopback, linklocal, uniquelocal); unset = none: the client address is the socket's",
     }),
   ),
-  HTTP_REQUEST_TIMEOUT_MS: Int({
-    default: 30_000,
-    minimum: 1000,
-    maximum: 600_000,
+  HTTP_REQUEST_TIMEOUT: Duration({
+    default: '30s',
+    minimum: '1s',
+    maximum: '10m',
     description: 'A client must have sent its whole request (headers and body) within this; otherwise 408 and the connection closes',
   }),
-  HTTP_CONNECTION_TIMEOUT_MS: Int({
-    default: 120_000,
-    minimum: 1000,
-    maximum: 3_600_000,
+  HTTP_CONNECTION_TIMEOUT: Duration({
+    default: '2m',
+    minimum: '1s',
+    maximum: '1h',
     description: 'A connection on which nothing is read or written for this long is closed (hub sockets ping well within it)',
   }),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: Int({
-    default: 72_000,
-    minimum: 1000,
-    maximum: 600_000,
+  HTTP_KEEP_ALIVE_TIMEOUT: Duration({
+    default: '72s',
+    minimum: '1s',
+    maximum: '10m',
     description: "An idle keep-alive connection is closed after this; keep it above the load balancer's idle timeout (often 60 s)",
   }),
 };

@@ -10,7 +10,7 @@ export const tracingSettings = {
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(
     Type.String({
       pattern: '^https?://',
-      description: 'OTLP/HTTP collector base URL (spans go to <url>/v1/traces); unset = tracing off, the SDK is not even loaded',
+      examples: ['http://127.0.0.1:4318'], description: 'OTLP/HTTP collector base URL (spans go to <url>/v1/traces); unset = tracing off, the SDK is not even loaded',
     }),
   ),
   OTEL_SERVICE_NAME: Type.String({ default: 'pin-platform-jobs', minLength: 1, description: 'service.name of the spans' }),

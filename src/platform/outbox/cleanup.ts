@@ -11,9 +11,9 @@ import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '
 export const OUTBOX_CLEANUP_JOB = 'outbox-cleanup';
 
 export interface OutboxCleanupSettings {
-  /** Published outbox rows are kept this long (OUTBOX_RETENTION_HOURS). */
+  /** Published outbox rows are kept this long (OUTBOX_RETENTION). */
   outboxRetentionHours: number;
-  /** Inbox (dedupe) rows are kept this long (INBOX_RETENTION_DAYS); redeliveries older than this are not caught. */
+  /** Inbox (dedupe) rows are kept this long (INBOX_RETENTION); redeliveries older than this are not caught. */
   inboxRetentionDays: number;
   /** Rows per DELETE statement. Default 1000. */
   batchSize?: number;
@@ -59,7 +59,7 @@ export function outboxCleanupJob(opts: OutboxCleanupOptions): BatchWorker {
   // The job can be built without loadConfig (tests, scripts): a zero retention would delete the
   // inbox's dedupe rows at once and published rows before a replay could read them.
   if (!(settings.outboxRetentionHours > 0) || !(settings.inboxRetentionDays > 0)) {
-    throw new Error('outbox cleanup: retention must be positive (OUTBOX_RETENTION_HOURS, INBOX_RETENTION_DAYS)');
+    throw new Error('outbox cleanup: retention must be positive (OUTBOX_RETENTION, INBOX_RETENTION)');
   }
   return defineBatchWorker({
     name: OUTBOX_CLEANUP_JOB,

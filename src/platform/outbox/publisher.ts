@@ -21,13 +21,13 @@ export interface OutboxPublisherOptions {
   registry: Registry;
   /** Rows read and sent per batch (OUTBOX_BATCH_SIZE). */
   batchSize: number;
-  /** A run stops starting new batches after this long (OUTBOX_MAX_RUN_MS). */
+  /** A run stops starting new batches after this long (OUTBOX_MAX_RUN_DURATION). */
   maxRunMs: number;
-  /** Timer of the job; NOTIFY on commit wakes it sooner (OUTBOX_POLL_INTERVAL_MS). */
+  /** Timer of the job; NOTIFY on commit wakes it sooner (OUTBOX_POLLING_INTERVAL). */
   pollIntervalMs: number;
   /**
    * After a pass leaves nothing pending, a run under the job runner waits this long for the next
-   * commit's wake before it ends (OUTBOX_IDLE_WAIT_MS; 0 or unset = end at once).
+   * commit's wake before it ends (app.ts OUTBOX_IDLE_WAIT_MS; 0 or unset = end at once).
    */
   idleWaitMs?: number;
   /** Test-only KAFKA_TOPIC_PREFIX, put before each row's topic when sending. */

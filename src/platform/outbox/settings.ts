@@ -1,18 +1,13 @@
-import { Int, Bool, type SettingsOf } from '../types/index.ts';
+import { Duration, Int, Bool, type SettingsOf } from '../types/index.ts';
 
 /** Background work and the integration outbox: publisher batches and runs, retention of outbox and inbox rows. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const outboxSettings = {
   JOBS_ENABLED: Bool(true, 'Run background jobs and consumers in this process'),
-  OUTBOX_POLL_INTERVAL_MS: Int({ default: 1000, minimum: 50, description: 'Outbox publisher timer (NOTIFY also wakes it)' }),
+  OUTBOX_POLLING_INTERVAL: Duration({ default: '1s', minimum: '50ms', description: 'Outbox publisher timer (NOTIFY also wakes it)' }),
   OUTBOX_BATCH_SIZE: Int({ default: 1000, minimum: 1, maximum: 50_000, description: 'Outbox rows sent per batch' }),
-  OUTBOX_MAX_RUN_MS: Int({ default: 5000, minimum: 100, description: 'Longest single outbox publisher run' }),
-  OUTBOX_IDLE_WAIT_MS: Int({
-    default: 250,
-    minimum: 0,
-    description: 'A publisher run with nothing left waits this long for the next commit before it ends (0 = end at once)',
-  }),
-  OUTBOX_RETENTION_HOURS: Int({ default: 24, minimum: 1, description: 'Published outbox rows are deleted after this' }),
-  INBOX_RETENTION_DAYS: Int({ default: 7, minimum: 1, description: 'Consumer inbox (dedupe) rows are kept this long' }),
+  OUTBOX_MAX_RUN_DURATION: Duration({ default: '5s', minimum: '100ms', description: 'Longest single outbox publisher run' }),
+  OUTBOX_RETENTION: Duration({ default: '1d', minimum: '1h', description: 'Published outbox rows are deleted after this' }),
+  INBOX_RETENTION: Duration({ default: '7d', minimum: '1d', description: 'Consumer inbox (dedupe) rows are kept this long' }),
 
 };
 

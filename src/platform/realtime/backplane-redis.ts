@@ -17,7 +17,7 @@ export interface RedisBackplaneOptions {
   logger: Logger;
   /** How long start-up waits for Redis before going on without it (it keeps reconnecting). Default 5 s. */
   connectTimeoutMs?: number;
-  /** REDIS_COMMAND_TIMEOUT_MS: a PUBLISH unanswered by then rejects (the dispatcher retries the row). */
+  /** REDIS_COMMAND_TIMEOUT: a PUBLISH unanswered by then rejects (the dispatcher retries the row). */
   commandTimeoutMs?: number;
 }
 

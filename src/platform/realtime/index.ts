@@ -18,7 +18,7 @@
  * - Frames pushed before a connection's handshake completes are not queued for it (it refills
  *   from REST like after any gap).
  * - Liveness: a ping (type 6) goes to a socket the server has not written to for
- *   HUB_PING_INTERVAL_MS; a socket that sent nothing for HUB_CLIENT_TIMEOUT_MS (the official client
+ *   HUB_PING_INTERVAL; a socket that sent nothing for HUB_CLIENT_TIMEOUT_MS (the official client
  *   pings every 15 s) is closed. WebSocket-level pongs do not count as activity.
  * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
@@ -42,6 +42,17 @@ import { createHub, type Hub } from './hub.ts';
 import type { ResolveGroupMembers } from './membership.ts';
 import { createRedisPresence } from './presence-redis.ts';
 import type { HubSettings } from './settings.ts';
+
+/**
+ * A socket that sent nothing, not even a ping, for 30 s is closed as dead: twice the official
+ * SignalR clients' 15 s keep-alive (once HUB_CLIENT_TIMEOUT_MS).
+ */
+export const HUB_CLIENT_TIMEOUT_MS = 30_000;
+/**
+ * Safety net for lost backplane messages: every minute a replica asks whether its connected users are
+ * still allowed and closes the sockets of those who are not (once HUB_ACCESS_RECHECK_INTERVAL_MS).
+ */
+export const HUB_ACCESS_RECHECK_INTERVAL_MS = 60_000;
 
 export { createHub, type Hub, type HubOptions } from './hub.ts';
 export type { PresenceChange } from './hub-api.ts';
@@ -80,8 +91,8 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
   const redisUrl = config.REALTIME_BACKPLANE_ENABLED ? config.REDIS_URL : undefined;
   const [backplane, presence] = redisUrl
     ? await Promise.all([
-        createRedisBackplane({ redisUrl, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
-        createRedisPresence({ redisUrl, replicaId, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }),
+        createRedisBackplane({ redisUrl, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT }),
+        createRedisPresence({ redisUrl, replicaId, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT }),
       ])
     : [undefined, undefined];
   deps.logger.info(
@@ -96,12 +107,12 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
     resolveGroups: deps.resolveGroups,
     resolveGroupMembers: deps.resolveGroupMembers,
     ...(deps.methods ? { methods: deps.methods } : {}),
-    ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: config.HUB_ACCESS_RECHECK_INTERVAL_MS } } : {}),
+    ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: HUB_ACCESS_RECHECK_INTERVAL_MS } } : {}),
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,
     maxConnectsPerSecond: config.HUB_MAX_CONNECTS_PER_SECOND,
-    pingIntervalMs: config.HUB_PING_INTERVAL_MS,
-    clientTimeoutMs: config.HUB_CLIENT_TIMEOUT_MS,
+    pingIntervalMs: config.HUB_PING_INTERVAL,
+    clientTimeoutMs: HUB_CLIENT_TIMEOUT_MS,
     maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,
     backplane,
     presence,

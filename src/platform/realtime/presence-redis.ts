@@ -13,7 +13,7 @@ export interface RedisPresenceOptions {
   /** How long a replica's claim on a user lives without a refresh. Default 60 s; refreshed every third. */
   ttlMs?: number;
   connectTimeoutMs?: number;
-  /** REDIS_COMMAND_TIMEOUT_MS: a presence command unanswered by then rejects. */
+  /** REDIS_COMMAND_TIMEOUT: a presence command unanswered by then rejects. */
   commandTimeoutMs?: number;
 }
 

@@ -1,21 +1,16 @@
 import { Type } from '@sinclair/typebox';
-import { Int, Bool, type SettingsOf } from '../types/index.ts';
+import { Duration, Int, Bool, type SettingsOf } from '../types/index.ts';
 
 /** The realtime hub: the Redis backplane and each socket's liveness and buffer limits. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const hubSettings = {
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'Redis URL for the hub backplane' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', examples: ['redis://127.0.0.1:16379'], description: 'Redis URL for the hub backplane' })),
   REALTIME_BACKPLANE_ENABLED: Bool(false, 'Carry hub group sends between replicas through Redis (needs REDIS_URL)'),
-  REDIS_COMMAND_TIMEOUT_MS: Int({
-    default: 2000,
-    minimum: 10,
+  REDIS_COMMAND_TIMEOUT: Duration({
+    default: '2s',
+    minimum: '10ms',
     description: 'A backplane or presence command Redis has not answered by then fails (a hung connection must not hang a push)',
   }),
-  HUB_PING_INTERVAL_MS: Int({ default: 15_000, minimum: 100, description: 'SignalR ping (type 6) interval' }),
-  HUB_CLIENT_TIMEOUT_MS: Int({
-    default: 30_000,
-    minimum: 200,
-    description: 'A socket that sends nothing for this long is treated as dead and closed',
-  }),
+  HUB_PING_INTERVAL: Duration({ default: '15s', minimum: '100ms', description: 'SignalR ping (type 6) interval' }),
   HUB_MAX_BUFFERED_BYTES: Int({
     default: 1_048_576,
     minimum: 1024,
@@ -40,15 +35,9 @@ export const hubSettings = {
     description:
       'New hub connections a replica admits per second (one second of burst): a deploy refills HUB_MAX_CONNECTIONS in ~10 s; past it negotiate answers 503 with Retry-After and a socket is closed with a reconnect-allowed close message',
   }),
-  HUB_ACCESS_RECHECK_INTERVAL_MS: Int({
-    default: 60_000,
-    minimum: 100,
-    maximum: 3_600_000,
-    description: "How often a replica asks the modules whether its connected users lost access (closes theirs if so)",
-  }),
 };
 
 export type HubSettings = SettingsOf<typeof hubSettings>;
 
 /** For the Redis clients built outside loadConfig (tests, tools): the setting's own default. */
-export const REDIS_COMMAND_TIMEOUT_DEFAULT_MS: number = hubSettings.REDIS_COMMAND_TIMEOUT_MS.default;
+export const REDIS_COMMAND_TIMEOUT_DEFAULT_MS: number = hubSettings.REDIS_COMMAND_TIMEOUT.default;

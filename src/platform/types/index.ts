@@ -1,4 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
+import { formatDuration, parseDuration } from './duration.ts';
+export { formatDuration, parseDuration } from './duration.ts';
 import { Type, type NumberOptions, type Static, type StringOptions, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 
 /**
@@ -56,10 +58,55 @@ export const Timestamp = Text({
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /**
- * Settings. Each is one TypeBox field — the one source of its default, bounds and unit (say the
- * unit in the name: `_MS`, `_SECONDS`, `_HOURS`) — read from the environment by config.ts.
+ * Settings. Each is one TypeBox field — the one source of its default, bounds, unit and description —
+ * read from the environment by config.ts; `.env.example` is generated from these fields
+ * (`npm run env-example`). A duration is a `Duration` field: no unit in its name.
  */
 export const Int = (opts: { default: number; minimum?: number; maximum?: number; description: string }) => Type.Integer(opts);
+
+/** Marks a Duration field: loadConfig parses its string, messages show its bounds as durations. */
+export const DURATION = 'x-duration';
+
+/**
+ * A duration setting, written as a duration string (`30s`, `5m`, `24h`; see duration.ts) in the
+ * environment and in its default and bounds; the code receives milliseconds (an integer field, so
+ * options built in code — tests, benches — give milliseconds and are bounds-checked the same way).
+ */
+export const Duration = (opts: { default: string; minimum?: string; maximum?: string; description: string }) =>
+  Type.Integer({
+    default: durationMs(opts.default),
+    ...(opts.minimum === undefined ? {} : { minimum: durationMs(opts.minimum) }),
+    ...(opts.maximum === undefined ? {} : { maximum: durationMs(opts.maximum) }),
+    description: opts.description,
+    [DURATION]: true,
+  });
+
+function durationMs(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new Error(`not a duration: ${text}`);
+  return ms;
+}
+
+export const isDuration = (field: TSchema | undefined): boolean => field?.[DURATION] === true;
+
+/**
+ * One setting's problem as every message names it: `NAME: what is wrong (got value)`. A duration's
+ * bounds and value are shown as durations, so the message reads in the unit the operator writes.
+ */
+export function settingProblem(name: string, field: TSchema | undefined, message: string, value: unknown, secret = false): string {
+  if (isDuration(field) && Number.isInteger(value)) {
+    const { minimum, maximum } = field as { minimum?: number; maximum?: number };
+    const range =
+      minimum !== undefined && maximum !== undefined
+        ? `must be between ${formatDuration(minimum)} and ${formatDuration(maximum)}`
+        : minimum !== undefined
+          ? `must be at least ${formatDuration(minimum)}`
+          : `must be at most ${formatDuration(maximum ?? 0)}`;
+    return `${name}: ${range} (got ${formatDuration(value as number)})`;
+  }
+  const shown = value === undefined || secret ? '' : ` (got ${JSON.stringify(value)})`;
+  return `${name}: ${message}${shown}`;
+}
 
 export const Bool = (def: boolean, description: string) => Type.Boolean({ default: def, description });
 
@@ -81,6 +128,6 @@ export function settingsProblems<P extends TProperties>(fields: P, values: Parti
   const given = Object.fromEntries(Object.keys(values).filter((k) => Object.hasOwn(fields, k)).map((k) => [k, fields[k]!]));
   return [...Value.Errors(Type.Object(given), values)].map((e) => {
     const name = e.path.slice(1) || '(settings)';
-    return `${name}: ${e.message} (got ${JSON.stringify(e.value)}) — ${fields[name]?.description ?? ''}`;
+    return `${settingProblem(name, fields[name], e.message, e.value)} — ${fields[name]?.description ?? ''}`;
   });
 }

@@ -21,8 +21,8 @@ test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the
     DATABASE_URL: database.url,
     KAFKA_BROKERS: kafka.brokers,
     KAFKA_TOPIC_PARTITIONS: '2',
-    OUTBOX_POLL_INTERVAL_MS: '200',
-    KAFKA_LAG_POLL_INTERVAL_MS: '1000',
+    OUTBOX_POLLING_INTERVAL: '200ms',
+    KAFKA_LAG_POLLING_INTERVAL: '1s',
     LOG_LEVEL: 'info', // the consumers' group joins are info lines
   });
   const count = async (q: string) => (await database.pool.query<{ n: number }>(q)).rows[0]!.n;

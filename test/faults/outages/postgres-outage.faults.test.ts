@@ -17,9 +17,9 @@ test('PostgreSQL stopped for 10 s mid-run: the service stays up, is unready and 
     KAFKA_BROKERS: kafka.brokers.join(','),
     KAFKA_TOPIC_PREFIX: kafka.prefix,
     KAFKA_TOPIC_PARTITIONS: '2',
-    OUTBOX_POLL_INTERVAL_MS: '200',
+    OUTBOX_POLLING_INTERVAL: '200ms',
     // Short enough that a pool connection to the stopped server fails well within the outage.
-    DATABASE_CONNECT_TIMEOUT_MS: '1000',
+    DATABASE_CONNECT_TIMEOUT: '1s',
   });
   // The test's own reads; an idle client cut by the server's stop must not crash the file.
   const openPool = () => new pg.Pool({ connectionString: postgres.url, max: 2 }).on('error', () => undefined);

@@ -20,8 +20,8 @@ test('Redis stopped mid-run: readiness reports the backplane, pushes wait in the
     REALTIME_BACKPLANE_ENABLED: 'true',
     // Retries close together, so the backlog goes out soon after Redis is back; 8 attempts
     // (the default) still span longer than the outage, so nothing is quarantined by it.
-    MESSENGER_REALTIME_BACKOFF_BASE_MS: '200',
-    MESSENGER_REALTIME_BACKOFF_CAP_MS: '2000',
+    MESSENGER_REALTIME_BACKOFF_BASE: '200ms',
+    MESSENGER_REALTIME_BACKOFF_CAP: '2s',
   });
   const [alice, bob] = [randomUUID(), randomUUID()];
   for (const [i, id] of [alice, bob].entries()) {

@@ -18,7 +18,7 @@ const { app, token } = await buildTestApp(
     KAFKA_BROKERS: k.brokers.join(','),
     KAFKA_TOPIC_PREFIX: k.prefix,
     JOBS_ENABLED: 'true',
-    OUTBOX_POLL_INTERVAL_MS: '200',
+    OUTBOX_POLLING_INTERVAL: '200ms',
     IDENTITY_INLINE_FANOUT_THRESHOLD: '3',
     IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '2',
   },

@@ -14,7 +14,7 @@ const w = await notificationsWorld({
   KAFKA_TOPIC_PREFIX: k.prefix,
   KAFKA_TOPIC_PARTITIONS: '2',
   JOBS_ENABLED: 'true',
-  OUTBOX_POLL_INTERVAL_MS: '200',
+  OUTBOX_POLLING_INTERVAL: '200ms',
 });
 const a = w.main;
 await a.app.listen({ host: '127.0.0.1', port: 0 });

@@ -14,12 +14,12 @@ import { MINUTE, notificationsWorld, notify, postReceipt, seedFailed, setChannel
  * loses none: they arrive after recovery, in order.
  */
 const redis = await startPrivateRedis();
-const w = await notificationsWorld({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '500' });
+const w = await notificationsWorld({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT: '500ms' });
 const a = w.main;
 await a.app.listen({ host: '127.0.0.1', port: 0 });
 const hubUrl = `http://127.0.0.1:${(a.app.server.address() as { port: number }).port}/hubs/messenger`;
 await setChannel(a, 'Sms', { maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
-const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000;
+const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE;
 
 type Frame = Record<string, unknown>;
 const framesOf = (c: TestClient, id: string): Frame[] =>

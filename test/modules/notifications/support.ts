@@ -72,7 +72,7 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
     NOTIFICATIONS_SMS_HTTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
     NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
     NOTIFICATIONS_SMTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
-    NOTIFICATIONS_PROVIDER_TIMEOUT_MS: '5000',
+    NOTIFICATIONS_PROVIDER_TIMEOUT: '5s',
     ...env,
   };
   const replica = async (more: Record<string, string> = {}): Promise<NtfApp> => {

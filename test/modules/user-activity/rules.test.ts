@@ -89,20 +89,22 @@ describe('closer options (validated at start)', () => {
   });
 
   test('InactivityThreshold must lie within [10 min, 15 min], bounds included', () => {
-    // The setting is in whole minutes: 9 and 16 are the nearest values outside.
-    const withThreshold = (minutes: number) => closerSettingsProblems({ ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: minutes });
-    assert.deepEqual(withThreshold(10), []);
-    assert.deepEqual(withThreshold(15), []);
-    assert.equal(withThreshold(9).length, 1);
-    assert.equal(withThreshold(16).length, 1);
+    // The setting reaches code in milliseconds: one millisecond outside either bound is refused.
+    const withThreshold = (ms: number) => closerSettingsProblems({ ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_INACTIVITY_THRESHOLD: ms });
+    assert.deepEqual(withThreshold(10 * 60_000), []);
+    assert.deepEqual(withThreshold(15 * 60_000), []);
+    assert.equal(withThreshold(10 * 60_000 - 1).length, 1);
+    assert.equal(withThreshold(15 * 60_000 + 1).length, 1);
+    assert.equal(withThreshold(9 * 60_000).length, 1);
+    assert.equal(withThreshold(16 * 60_000).length, 1);
   });
 
   test('BatchSize must be > 0; every problem is reported at once and start fails', () => {
     const bad = {
       ...DEFAULT_CLOSER_SETTINGS,
       USER_ACTIVITY_CLOSER_BATCH_SIZE: 0,
-      USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: 1,
-      USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS: 0,
+      USER_ACTIVITY_INACTIVITY_THRESHOLD: 60_000,
+      USER_ACTIVITY_CLOSER_MAX_RUN_DURATION: 0,
     };
     assert.equal(closerSettingsProblems(bad).length, 3);
     assert.throws(() => validateCloserSettings(bad), /BatchSize.*|InactivityThreshold/);

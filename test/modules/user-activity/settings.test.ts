@@ -6,19 +6,19 @@ import { CloserConfigError, createActivityCloser, DEFAULT_CLOSER_SETTINGS } from
 
 test('closer settings default to the seed: threshold 12 min, polling 60 s, batch 500, max run 300 s', () => {
   const config = loadConfig({});
-  assert.equal(config.USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES, 12);
-  assert.equal(config.USER_ACTIVITY_CLOSER_POLLING_INTERVAL_SECONDS, 60);
+  assert.equal(config.USER_ACTIVITY_INACTIVITY_THRESHOLD, 12 * 60_000);
+  assert.equal(config.USER_ACTIVITY_CLOSER_POLLING_INTERVAL, 60_000);
   assert.equal(config.USER_ACTIVITY_CLOSER_BATCH_SIZE, 500);
-  assert.equal(config.USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS, 300);
+  assert.equal(config.USER_ACTIVITY_CLOSER_MAX_RUN_DURATION, 300_000);
   assert.equal(config.USER_ACTIVITY_RETENTION_MONTHS, 12);
 });
 
 test('start fails fast naming every bad closer setting: threshold outside [10, 15] min, BatchSize ≤ 0', () => {
   for (const [name, value] of [
-    ['USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES', '9'],
-    ['USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES', '16'],
+    ['USER_ACTIVITY_INACTIVITY_THRESHOLD', '9m'],
+    ['USER_ACTIVITY_INACTIVITY_THRESHOLD', '16m'],
     ['USER_ACTIVITY_CLOSER_BATCH_SIZE', '0'],
-    ['USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS', '0'],
+    ['USER_ACTIVITY_CLOSER_MAX_RUN_DURATION', '0s'],
   ] as const) {
     assert.throws(
       () => loadConfig({ [name]: value }),
@@ -26,8 +26,8 @@ test('start fails fast naming every bad closer setting: threshold outside [10, 1
       `${name}=${value}`,
     );
   }
-  assert.equal(loadConfig({ USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: '10' }).USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES, 10);
-  assert.equal(loadConfig({ USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: '15' }).USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES, 15);
+  assert.equal(loadConfig({ USER_ACTIVITY_INACTIVITY_THRESHOLD: '10m' }).USER_ACTIVITY_INACTIVITY_THRESHOLD, 10 * 60_000);
+  assert.equal(loadConfig({ USER_ACTIVITY_INACTIVITY_THRESHOLD: '15m' }).USER_ACTIVITY_INACTIVITY_THRESHOLD, 15 * 60_000);
 });
 
 test('the closer itself refuses invalid options, whoever builds it', () => {
@@ -36,7 +36,7 @@ test('the closer itself refuses invalid options, whoever builds it', () => {
       createActivityCloser({
         db: null as never, // never reached: validation comes first
         registry: new Registry(),
-        settings: { ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: 5 },
+        settings: { ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_INACTIVITY_THRESHOLD: 5 * 60_000 },
       }),
     CloserConfigError,
   );

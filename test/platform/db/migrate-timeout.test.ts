@@ -43,7 +43,7 @@ function slowMigrations(seconds: number): string {
 
 test('migrations are not cut by the pool statement timeout, and the client goes back with it', async (t) => {
   const url = await emptyDatabase();
-  const pool = createPool(url, 1, undefined, 'migrate-timeout-test', { DATABASE_STATEMENT_TIMEOUT_MS: 200 });
+  const pool = createPool(url, 1, undefined, 'migrate-timeout-test', { DATABASE_STATEMENT_TIMEOUT: 200 });
   t.after(() => pool.end());
   // The same pool cuts the same statement outside the migration path.
   await assert.rejects(pool.query('select pg_sleep(1)'), (err: { code?: string }) => err.code === '57014');

@@ -27,9 +27,9 @@ async function until(what: string, check: () => Promise<boolean>, deadlineMs = 1
 
 test('pooled connections get the configured defaults: statement 30 s, idle in transaction 60 s', async () => {
   const config = loadConfig({});
-  assert.equal(config.DATABASE_CONNECT_TIMEOUT_MS, 5000);
-  assert.equal(config.DATABASE_STATEMENT_TIMEOUT_MS, 30_000);
-  assert.equal(config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, 60_000);
+  assert.equal(config.DATABASE_CONNECT_TIMEOUT, 5000);
+  assert.equal(config.DATABASE_STATEMENT_TIMEOUT, 30_000);
+  assert.equal(config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT, 60_000);
   // test/support/db.ts calls createPool(url, max) with no options: the same defaults apply.
   const { rows } = await tdb.pool.query<{ st: string; iit: string }>(
     `select current_setting('statement_timeout') as st, current_setting('idle_in_transaction_session_timeout') as iit`,
@@ -38,14 +38,14 @@ test('pooled connections get the configured defaults: statement 30 s, idle in tr
 });
 
 test('a statement longer than the statement timeout fails with 57014 and the pool stays usable', { timeout: 10_000 }, async (t) => {
-  const pool = onePool(t, { DATABASE_STATEMENT_TIMEOUT_MS: 200 });
+  const pool = onePool(t, { DATABASE_STATEMENT_TIMEOUT: 200 });
   await assert.rejects(pool.query('select pg_sleep(2)'), (err: { code?: string }) => err.code === '57014');
   const { rows } = await pool.query<{ one: number }>('select 1 as one');
   assert.equal(rows[0]?.one, 1);
 });
 
 test('a statement stuck on a row lock is cut by the statement timeout', { timeout: 10_000 }, async (t) => {
-  const pool = onePool(t, { DATABASE_STATEMENT_TIMEOUT_MS: 200 });
+  const pool = onePool(t, { DATABASE_STATEMENT_TIMEOUT: 200 });
   await tdb.pool.query('create table if not exists timeouts_locked (id int primary key)');
   await tdb.pool.query('insert into timeouts_locked values (1) on conflict do nothing');
   const holder = await tdb.pool.connect();
@@ -63,7 +63,7 @@ test('a statement stuck on a row lock is cut by the statement timeout', { timeou
 });
 
 test('a transaction left idle past the idle-in-transaction timeout is ended by the server', { timeout: 10_000 }, async (t) => {
-  const pool = onePool(t, { DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 200 });
+  const pool = onePool(t, { DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: 200 });
   const client = await pool.connect();
   const errors: { code?: string }[] = [];
   client.on('error', (err) => errors.push(err as { code?: string }));
@@ -93,14 +93,14 @@ test('connecting to a host that never answers fails after the connect timeout', 
   });
   const port = (silent.address() as { port: number }).port;
   const pool = createPool(`postgres://nobody:nothing@127.0.0.1:${port}/none`, 1, undefined, 'silent', {
-    DATABASE_CONNECT_TIMEOUT_MS: 200,
+    DATABASE_CONNECT_TIMEOUT: 200,
   });
   t.after(() => pool.end());
   await assert.rejects(pool.query('select 1'), /timeout/i);
 });
 
 test('waiting for a free pooled client is not cut by the connect timeout', async (t) => {
-  const pool = onePool(t, { DATABASE_CONNECT_TIMEOUT_MS: 100 });
+  const pool = onePool(t, { DATABASE_CONNECT_TIMEOUT: 100 });
   const busy = await pool.connect();
   const queued = pool.query<{ one: number }>('select 1 as one');
   // Hold the only client well past the connect timeout (a pool-level timeout would reject by then).

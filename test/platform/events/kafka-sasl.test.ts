@@ -34,7 +34,7 @@ const saslEnv = (password: string) => ({
   KAFKA_SASL_USERNAME: sasl.username,
   KAFKA_SASL_PASSWORD: password,
   JOBS_ENABLED: 'true',
-  OUTBOX_POLL_INTERVAL_MS: '200',
+  OUTBOX_POLLING_INTERVAL: '200ms',
 });
 
 /** Records each order's Seq in its transaction; `Poison: true` can never succeed (→ DLQ). */

@@ -114,7 +114,7 @@ test('REST answers each refusal with its code: 401 for the token, 503 AUTH_KEYS_
   const idp = await startJwksServer([key]);
   idp.down = true;
   // The test's key server speaks plain http and its tokens carry no iss/aud: local use, said explicitly.
-  const { app } = await buildTestApp({ JWT_SECRET: SECRET, AUTH_JWKS_URL: idp.url, AUTH_MAX_TOKEN_LIFETIME_SECONDS: '600', ALLOW_INSECURE_DEFAULTS: 'true' });
+  const { app } = await buildTestApp({ JWT_SECRET: SECRET, AUTH_JWKS_URL: idp.url, AUTH_MAX_TOKEN_LIFETIME: '10m', ALLOW_INSECURE_DEFAULTS: 'true' });
   const call = async (token: string) => {
     const res = await app.inject({ url: '/api/messenger/contacts', headers: { authorization: `Bearer ${token}` } });
     return { status: res.statusCode, code: res.json().code as string | undefined };

@@ -8,7 +8,7 @@ import { connectClient } from '../../support/signalr.ts';
 import { waitFor } from '../../support/wait.ts';
 
 const { app, token } = await buildTestApp(
-  { HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_CONNECTION_TIMEOUT_MS: '1500', HTTP_KEEP_ALIVE_TIMEOUT_MS: '5000', HUB_PING_INTERVAL_MS: '200' },
+  { HTTP_REQUEST_TIMEOUT: '1s', HTTP_CONNECTION_TIMEOUT: '1500ms', HTTP_KEEP_ALIVE_TIMEOUT: '5s', HUB_PING_INTERVAL: '200ms' },
   { modules: [] },
 );
 await app.listen({ host: '127.0.0.1', port: 0 });
@@ -25,7 +25,7 @@ function trickle(bytes: string): Promise<string> {
   });
 }
 
-test('a client that never finishes its request is answered 408 and disconnected (HTTP_REQUEST_TIMEOUT_MS)', async () => {
+test('a client that never finishes its request is answered 408 and disconnected (HTTP_REQUEST_TIMEOUT)', async () => {
   const unfinishedHeaders = trickle('GET /health/live HTTP/1.1\r\nHost: x\r\n');
   const unfinishedBody = trickle('POST /health/live HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
   for (const got of await Promise.all([unfinishedHeaders, unfinishedBody])) assert.match(got, /^HTTP\/1\.1 408/);

@@ -16,7 +16,7 @@ import messenger from '../../../src/modules/messenger/index.ts';
 const tracing = await startTestTracing();
 const k = await createTestKafka();
 const { app, token, database } = await buildTestApp(
-  { KAFKA_BROKERS: k.brokers.join(','), KAFKA_TOPIC_PREFIX: k.prefix, JOBS_ENABLED: 'true', OUTBOX_POLL_INTERVAL_MS: '200' },
+  { KAFKA_BROKERS: k.brokers.join(','), KAFKA_TOPIC_PREFIX: k.prefix, JOBS_ENABLED: 'true', OUTBOX_POLLING_INTERVAL: '200ms' },
   { modules: [identity, messenger] },
 );
 await app.platform.startBackground();

@@ -17,7 +17,7 @@ export function isLastPage(rows: number, batchSize: number): boolean {
  * task at its first claim. The retry cap must be at least its base, which no one field can say.
  */
 export function validateFanOutSettings(s: Pick<AccessFanOutSettings, 'batchSize' | 'maxAttempts' | 'rangeSize' | 'retryBaseMs' | 'retryCapMs'>): void {
-  const problems: string[] = backoffProblems(retryBackoff(s), 'retry backoff (IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS/_CAP_MS)');
+  const problems: string[] = backoffProblems(retryBackoff(s), 'retry backoff (retryBaseMs/retryCapMs)');
   problems.push(
     ...settingsProblems(identitySettings, {
       IDENTITY_ACCESS_FANOUT_BATCH_SIZE: s.batchSize,

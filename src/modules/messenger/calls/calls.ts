@@ -12,6 +12,9 @@ import type { MediaKind, SessionStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
 import { activeUserTransaction, requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
 
+/** An unanswered 1:1 call becomes CallMissed after 45 s, as phones ring (once MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS). */
+export const CALL_RING_TIMEOUT_MS = 45_000;
+
 /**
  * 1:1 calls (call-session.md, UC-MSG-005; SessionKind Direct): Ringing → Active | Declined |
  * Cancelled | Missed (CallTimeoutReaper), Active → Ended. Signals go to both parties' user:{UserId}
@@ -101,7 +104,7 @@ export async function inviteCall(ctx: MessengerContext, caller: Principal, input
   if (await blockedEitherWay(ctx.db, me, callee)) throw ChatErrors.blocked();
   const now = ctx.clock.now();
   const id = newId();
-  const ringExpiresAt = new Date(now.getTime() + ctx.settings.MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS * 1000);
+  const ringExpiresAt = new Date(now.getTime() + CALL_RING_TIMEOUT_MS);
   const row = await activeUserTransaction(ctx.db, me, async (tx) => {
     const [c] = (await query<CallRow>(
       tx,

@@ -66,16 +66,24 @@ export function createMediaJoinMinter(settings: MediaJoinSettings, clock: Clock)
   };
 }
 
+/**
+ * Lifetimes of what is minted per recipient at delivery: the room token only has to outlive the
+ * client's join (5 min); TURN credentials last the call (1 h, the TURN REST convention). Fixed
+ * (once MESSENGER_REALTIME_MEDIA_TOKEN_TTL_SECONDS / _TURN_TTL_SECONDS).
+ */
+export const MEDIA_TOKEN_TTL_SECONDS = 300;
+export const TURN_TTL_SECONDS = 3600;
+
 /** The minter the service's settings describe (media server key, TURN servers and their secret). */
 export function mediaJoinMinterOf(deps: Pick<ModuleDeps<MessengerSettings>, 'settings' | 'clock'>): MediaJoinMinter {
   const c = deps.settings;
   return createMediaJoinMinter(
     {
-      tokenSecret: c.MESSENGER_REALTIME_MEDIA_TOKEN_SECRET,
-      tokenTtlSeconds: c.MESSENGER_REALTIME_MEDIA_TOKEN_TTL_SECONDS,
-      turnUrls: c.MESSENGER_REALTIME_TURN_URLS.split(','),
-      turnSecret: c.MESSENGER_REALTIME_TURN_SECRET,
-      turnTtlSeconds: c.MESSENGER_REALTIME_TURN_TTL_SECONDS,
+      tokenSecret: c.MESSENGER_MEDIA_TOKEN_SECRET,
+      tokenTtlSeconds: MEDIA_TOKEN_TTL_SECONDS,
+      turnUrls: c.MESSENGER_TURN_URLS.split(','),
+      turnSecret: c.MESSENGER_TURN_SECRET,
+      turnTtlSeconds: TURN_TTL_SECONDS,
     },
     deps.clock,
   );

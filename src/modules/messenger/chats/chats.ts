@@ -22,6 +22,9 @@ import { chatGroup, type ChatKind } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 
+/** Most active participants of a group chat: a product limit clients are built for (once MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS). */
+export const GROUP_MAX_PARTICIPANTS = 500;
+
 /**
  * Chats and their participants (participant.md, chat-event.md): every change writes its chat event
  * and the ChatUpdated push intent in one transaction. Group membership of open hub connections is
@@ -97,7 +100,7 @@ export async function createChat(ctx: MessengerContext, caller: Principal, input
   const others = [...new Set(input.memberUserIds.map((u) => u.toLowerCase()))].filter((u) => u !== me);
   if (input.kind === 'Direct' && others.length !== 1) throw ChatErrors.invalidChat('a direct chat needs exactly one other user');
   if (input.kind === 'Group' && !input.title?.trim()) throw ChatErrors.invalidChat('a group chat needs a title');
-  const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
+  const max = GROUP_MAX_PARTICIPANTS;
   if (others.length + 1 > max) throw ChatErrors.chatFull(max);
   await requireJoinable(ctx.db, me, others);
   const directKey = input.kind === 'Direct' ? [me, others[0]!].sort().join(':') : null;
@@ -155,7 +158,7 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
     const fresh = wanted.filter((u) => !active.has(u));
     // Only once the caller is known to manage the chat: a stranger cannot make it look anyone up.
     await requireJoinable(tx, caller.userId, fresh);
-    const max = ctx.settings.MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS;
+    const max = GROUP_MAX_PARTICIPANTS;
     if (active.size + fresh.length > max) throw ChatErrors.chatFull(max);
     const rows: NewRealtimeRow[] = [];
     for (const u of fresh) {

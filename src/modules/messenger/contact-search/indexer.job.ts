@@ -15,12 +15,16 @@ export interface IndexerSettings extends BatchSettings {
   retryMaxMs: number;
 }
 
+/** Documents per bulk request, and a run starts none after 5 s (the next tick or wake goes on). Fixed (once settings). */
+const INDEX_BATCH_SIZE = 500;
+const INDEX_MAX_RUN_MS = 5000;
+
 /** The one mapping from the messenger's settings to the indexer's options. */
 export const indexerSettingsOf = (s: MessengerSettings): IndexerSettings => ({
-  intervalMs: s.MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS,
-  batchSize: s.MESSENGER_CONTACT_SEARCH_INDEX_BATCH_SIZE,
-  maxRunMs: s.MESSENGER_CONTACT_SEARCH_INDEX_MAX_RUN_MS,
-  retryMaxMs: s.MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS,
+  intervalMs: s.MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL,
+  batchSize: INDEX_BATCH_SIZE,
+  maxRunMs: INDEX_MAX_RUN_MS,
+  retryMaxMs: s.MESSENGER_CONTACT_SEARCH_RETRY_CAP,
 });
 
 /** A document whose indexing failed waits 1 s, doubling up to RetryMax (no jitter: one indexer runs). */

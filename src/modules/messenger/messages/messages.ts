@@ -9,6 +9,9 @@ import { activeUserTransaction, requireActiveCaller } from '../user-replica/repl
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
 
+/** A sender may edit a message this many seconds after sending it (UC-MSG-003; once MESSENGER_REALTIME_EDIT_WINDOW_SECONDS). */
+export const EDIT_WINDOW_SECONDS = 60;
+
 /**
  * Messages (message.md): edit, delete, list-messages and read receipts (sending is in
  * send.ts). Each change writes its realtime push intent in the same transaction. A deleted
@@ -40,13 +43,13 @@ export async function editMessage(
 ): Promise<MessageView> {
   await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
-  const window = ctx.settings.MESSENGER_REALTIME_EDIT_WINDOW_SECONDS;
+  const window = EDIT_WINDOW_SECONDS;
   return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const m = await lockMessage(tx, chatId, messageId, caller, false);
     if (m.deletedAt !== null) throw ChatErrors.messageDeleted();
     if (!isEditable(m.kind)) throw ChatErrors.notEditable();
     if (!withinEditWindow(new Date(m.sentAt), now, window)) throw ChatErrors.editWindowExpired(window);
-    const problem = contentProblem({ kind: m.kind, ...change }, ctx.settings.MESSENGER_REALTIME_MESSAGE_MAX_CHARS);
+    const problem = contentProblem({ kind: m.kind, ...change }, ctx.settings.MESSENGER_MESSAGE_MAX_CHARS);
     if (problem) throw ChatErrors.invalidMessage(problem);
     const [row] = (await query<MessageRow>(
       tx,

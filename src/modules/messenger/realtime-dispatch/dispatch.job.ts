@@ -19,19 +19,25 @@ export interface DispatchSettings extends BatchSettings {
   pushTimeoutMs: number;
 }
 
+/**
+ * A run with nothing left to claim stays this long for the next commit's wake, so a steady stream of
+ * sends is served by one run per MaxRunDuration (fixed; once MESSENGER_REALTIME_IDLE_WAIT_MS).
+ */
+const REALTIME_IDLE_WAIT_MS = 250;
+
 /** The one mapping from the messenger's settings to the job's options. */
 export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
-  pollingIntervalMs: s.MESSENGER_REALTIME_POLLING_INTERVAL_MS,
+  pollingIntervalMs: s.MESSENGER_REALTIME_POLLING_INTERVAL,
   batchSize: s.MESSENGER_REALTIME_BATCH_SIZE,
-  maxRunMs: s.MESSENGER_REALTIME_MAX_RUN_DURATION_MS,
-  lockTtlMs: s.MESSENGER_REALTIME_LOCK_TTL_MS,
-  pushTimeoutMs: s.MESSENGER_REALTIME_PUSH_TIMEOUT_MS,
-  idleWaitMs: s.MESSENGER_REALTIME_IDLE_WAIT_MS,
+  maxRunMs: s.MESSENGER_REALTIME_MAX_RUN_DURATION,
+  lockTtlMs: s.MESSENGER_REALTIME_LOCK_TTL,
+  pushTimeoutMs: s.MESSENGER_REALTIME_PUSH_TIMEOUT,
+  idleWaitMs: REALTIME_IDLE_WAIT_MS,
   maxAttempts: s.MESSENGER_REALTIME_MAX_ATTEMPTS,
   backoff: {
-    baseMs: s.MESSENGER_REALTIME_BACKOFF_BASE_MS,
+    baseMs: s.MESSENGER_REALTIME_BACKOFF_BASE,
     factor: s.MESSENGER_REALTIME_BACKOFF_FACTOR,
-    capMs: s.MESSENGER_REALTIME_BACKOFF_CAP_MS,
+    capMs: s.MESSENGER_REALTIME_BACKOFF_CAP,
     jitter: s.MESSENGER_REALTIME_BACKOFF_JITTER,
   },
 });
@@ -44,7 +50,7 @@ export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
 export function dispatchSettingsProblems(s: DispatchSettings): string[] {
   const problems = batchSettingsProblems(s);
   problems.push(...settingsProblems(messengerRealtimeSettings, { MESSENGER_REALTIME_MAX_ATTEMPTS: s.maxAttempts }));
-  if (s.backoff.capMs < s.backoff.baseMs) problems.push('MESSENGER_REALTIME_BACKOFF_CAP_MS must be ≥ MESSENGER_REALTIME_BACKOFF_BASE_MS');
+  if (s.backoff.capMs < s.backoff.baseMs) problems.push('MESSENGER_REALTIME_BACKOFF_CAP must be ≥ MESSENGER_REALTIME_BACKOFF_BASE');
   return problems;
 }
 

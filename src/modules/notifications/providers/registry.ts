@@ -36,7 +36,7 @@ export function registryOf(providers: NotificationProvider[]): ProviderRegistry 
 
 /** Every adapter the settings describe; those without settings answer NTF_PROVIDER_NOT_IMPLEMENTED. */
 export function createProviders(config: NotificationsSettings, deps: { hub: Hub; clock: Clock }): ProviderRegistry {
-  const timeoutMs = config.NOTIFICATIONS_PROVIDER_TIMEOUT_MS;
+  const timeoutMs = config.NOTIFICATIONS_PROVIDER_TIMEOUT;
   const now = () => deps.clock.now();
   return registryOf([
     createInAppProvider(deps.hub),

@@ -5,18 +5,27 @@ import type { NotificationsSettings } from '../settings.ts';
 import { deleteExpiredMarks } from './replay-sql.ts';
 
 /**
+ * Remembered signatures live minutes (the skew window), so a sweep every 10 min keeps the table
+ * small; short DELETEs so a webhook receipt never waits long behind one. Fixed values (once the
+ * NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_* settings).
+ */
+const CLEANUP_INTERVAL_MS = 10 * 60_000;
+const CLEANUP_BATCH_SIZE = 1000;
+const CLEANUP_MAX_RUN_MS = 60_000;
+
+/**
  * Forgets delivery-webhook signatures whose window is over (the signature check refuses them as
  * stale by then): a bounded DELETE … RETURNING is the claim and the work, repeated while it comes
  * back full. One replica at a time.
  */
-export function webhookReplayCleanupJob(db: Db, s: NotificationsSettings): BatchWorker {
+export function webhookReplayCleanupJob(db: Db, _s: NotificationsSettings): BatchWorker {
   return defineBatchWorker({
     name: WEBHOOK_REPLAY_CLEANUP_JOB,
-    every: s.NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_INTERVAL_MINUTES * 60_000,
+    every: CLEANUP_INTERVAL_MS,
     singleRunner: true,
     settings: {
-      batchSize: s.NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_BATCH_SIZE,
-      maxRunMs: s.NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_SECONDS * 1000,
+      batchSize: CLEANUP_BATCH_SIZE,
+      maxRunMs: CLEANUP_MAX_RUN_MS,
     },
     counts: ['deleted'],
     phases: () => [

@@ -9,6 +9,13 @@ import { applyReceipt } from './receipts.ts';
 import { replayMarkOf, type ReplayMark } from './replay-sql.ts';
 import { checkWebhookSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.ts';
 
+/**
+ * A webhook signature whose X-Signature-Timestamp is further than this from now is refused as stale
+ * (401); inside it a signature seen before is a replay (409). Five minutes, the providers' usual
+ * window. Fixed (once NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS).
+ */
+export const WEBHOOK_MAX_SKEW_SECONDS = 300;
+
 const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -59,7 +66,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
                 signature: header(req, SIGNATURE_HEADER),
                 timestamp: header(req, TIMESTAMP_HEADER),
                 now: ctx.clock.now(),
-                maxSkewSeconds: ctx.config.NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS,
+                maxSkewSeconds: WEBHOOK_MAX_SKEW_SECONDS,
               })
             : 'missing';
           if (check !== 'ok') {
@@ -67,7 +74,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
             throw new AppError(API_ERRORS.badSignature, secret ? `webhook signature ${check}` : 'webhook secret not configured', 401);
           }
           // Both headers are present and well-formed once the check passed.
-          marks.set(req, replayMarkOf(header(req, SIGNATURE_HEADER)!, Number(header(req, TIMESTAMP_HEADER)), ctx.config.NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS));
+          marks.set(req, replayMarkOf(header(req, SIGNATURE_HEADER)!, Number(header(req, TIMESTAMP_HEADER)), WEBHOOK_MAX_SKEW_SECONDS));
         },
         schema: {
           operationId: 'receiveProviderWebhook',

@@ -4,7 +4,7 @@ import { spanAttributes, type Registry } from '../../../platform/observability/i
 import { closeLockedSessions, closeLockedViews } from './close.ts';
 import { closerMetrics, type CloserMetrics } from './closer-metrics.ts';
 import type { ClosedSession, ClosedView } from '../events.ts';
-import { inactivityCutoff, MINUTE_MS } from '../rules.ts';
+import { inactivityCutoff } from '../rules.ts';
 import { defaultsOf, settingsProblems } from '../../../platform/types/index.ts';
 import { activityCloserSettings, type ActivityCloserSettings } from '../settings.ts';
 import { claimStaleSession, claimStaleSessions, countIdleActiveSessions, staleSessionIds, type SessionRow } from '../sessions/session-sql.ts';
@@ -22,10 +22,10 @@ export interface ActivityCloserOptions {
 
 /** The one mapping from the closer's settings to its options. */
 export const closerOptions = (s: ActivityCloserSettings): ActivityCloserOptions => ({
-  inactivityThresholdMs: s.USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES * MINUTE_MS,
-  pollingIntervalMs: s.USER_ACTIVITY_CLOSER_POLLING_INTERVAL_SECONDS * 1000,
+  inactivityThresholdMs: s.USER_ACTIVITY_INACTIVITY_THRESHOLD,
+  pollingIntervalMs: s.USER_ACTIVITY_CLOSER_POLLING_INTERVAL,
   batchSize: s.USER_ACTIVITY_CLOSER_BATCH_SIZE,
-  maxRunDurationMs: s.USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS * 1000,
+  maxRunDurationMs: s.USER_ACTIVITY_CLOSER_MAX_RUN_DURATION,
 });
 
 export const DEFAULT_CLOSER_SETTINGS: ActivityCloserSettings = defaultsOf(activityCloserSettings);

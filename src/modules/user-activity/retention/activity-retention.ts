@@ -1,11 +1,17 @@
 import type { Db } from '../../../platform/db/index.ts';
 import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { counter, type Registry } from '../../../platform/observability/index.ts';
-import { MINUTE_MS } from '../rules.ts';
 import type { ActivityRetentionSettings } from '../settings.ts';
 import { deleteOldCountedViews, deleteOldSessions, deleteOldViews, type Deleted } from './retention-sql.ts';
 
 export const ACTIVITY_RETENTION_JOB = 'activity-retention';
+
+/**
+ * Hourly is plenty for a line measured in months; a run starts no new delete after 5 min so the
+ * next one continues (once USER_ACTIVITY_RETENTION_INTERVAL_MINUTES / _MAX_RUN_MINUTES).
+ */
+const RETENTION_INTERVAL_MS = 3_600_000;
+const RETENTION_MAX_RUN_MS = 5 * 60_000;
 
 /** The retention line: `months` calendar months before now (UTC). */
 export function retentionCutoff(now: Date, months: number): Date {
@@ -37,9 +43,9 @@ export function createActivityRetention(deps: { db: Db; registry: Registry; sett
 
   return defineBatchWorker({
     name: ACTIVITY_RETENTION_JOB,
-    every: settings.USER_ACTIVITY_RETENTION_INTERVAL_MINUTES * MINUTE_MS,
+    every: RETENTION_INTERVAL_MS,
     singleRunner: true,
-    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: settings.USER_ACTIVITY_RETENTION_MAX_RUN_MINUTES * MINUTE_MS },
+    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: RETENTION_MAX_RUN_MS },
     phases(run) {
       const cutoff = retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS);
       cutoffs.set(run, cutoff);

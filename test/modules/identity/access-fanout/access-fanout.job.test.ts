@@ -331,7 +331,7 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     assert.equal(await metricValue(ctx.registry, 'identity_access_fanout_tasks_failed'), 0);
   });
 
-  test('A page that fails is retried after the short retry backoff (IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS), not after the whole lease; AttemptCount still counts', async () => {
+  test('A page that fails is retried after the short retry backoff (retryBaseMs), not after the whole lease; AttemptCount still counts', async () => {
     const { roleId, userIds } = await roleWithUsers(15);
     const taskId = await queueTask(roleId);
     let failures = 0;

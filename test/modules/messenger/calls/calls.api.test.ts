@@ -12,7 +12,7 @@ type Err = { code: string };
 type Payload = Record<string, unknown> & { Join?: { AccessToken: string; IceServers: { Credential: string }[] } };
 
 const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
-const mediaKey = (m: MessengerApp) => new TextEncoder().encode(m.config.MESSENGER_REALTIME_MEDIA_TOKEN_SECRET);
+const mediaKey = (m: MessengerApp) => new TextEncoder().encode(m.config.MESSENGER_MEDIA_TOKEN_SECRET);
 
 /** Every token and TURN credential a client saw must be absent from every realtime_outbox row. */
 async function assertNoSecretsStored(m: MessengerApp, secrets: string[]): Promise<void> {

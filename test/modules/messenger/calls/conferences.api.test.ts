@@ -34,7 +34,7 @@ describe('conferences in a chat (SessionKind Conference)', () => {
     assert.equal((await m.call<Err>(eve.token, 'POST', `/api/messenger/chats/${chat.id}/conferences`, { media: 'Audio' })).status, 404);
     assert.equal((await m.call<Err>(eve.token, 'GET', `/api/messenger/conferences/${started.body.conference.id}`)).status, 404);
     await m.dispatch();
-    const key = new TextEncoder().encode(m.config.MESSENGER_REALTIME_MEDIA_TOKEN_SECRET);
+    const key = new TextEncoder().encode(m.config.MESSENGER_MEDIA_TOKEN_SECRET);
     for (const [i, user] of [alice, bob, carol].entries()) {
       await waitFor(`conference_started to member ${i}`, () => ofEvent(clients[i]!, 'conference_started').length === 1);
       const p = ofEvent(clients[i]!, 'conference_started')[0]!;

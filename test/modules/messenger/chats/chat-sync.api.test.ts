@@ -109,7 +109,7 @@ describe('chat-list sync (GET /api/messenger/chats?after=)', () => {
     const token = (await page(m, bob.token)).next;
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat}/messages`, { kind: 'Text', body: 'x' });
     await m.dispatch();
-    m.clock.advance((m.config.MESSENGER_EVENTS_RETENTION_HOURS + 1) * 3_600_000);
+    m.clock.advance(m.config.MESSENGER_EVENTS_RETENTION + 3_600_000);
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat}/messages`, { kind: 'Text', body: 'y' });
     await m.dispatch();
     assert.equal((await m.app.platform.runner.runNow(REALTIME_RETENTION_JOB)).outcome, 'success');

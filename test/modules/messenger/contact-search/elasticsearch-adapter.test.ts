@@ -84,9 +84,9 @@ const { app, database, token } = await buildTestApp(
     JOBS_ENABLED: 'true',
     ELASTICSEARCH_URL: relay.url,
     MESSENGER_CONTACT_SEARCH_INDEX: index,
-    MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS: '200',
-    MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS: '1000',
-    MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT_MS: '1000',
+    MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL: '200ms',
+    MESSENGER_CONTACT_SEARCH_RETRY_CAP: '1s',
+    MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT: '1s',
     // The waits below poll the search route; its per-user limit is rate-limit.test.ts's subject, not this file's.
     MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: '0',
   },

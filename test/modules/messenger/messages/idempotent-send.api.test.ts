@@ -78,7 +78,7 @@ describe('idempotent sends (clientMessageId)', () => {
 
   for (const [name, env] of [
     ['sent together in one batch statement', {}],
-    ['sent as two concurrent single statements (the second fails on the unique index and finds the stored row)', { MESSENGER_REALTIME_SEND_BATCH_MAX: '1' }],
+    ['sent as two concurrent single statements (the second fails on the unique index and finds the stored row)', { MESSENGER_SEND_BATCH_MAX: '1' }],
   ] as const) {
     test(`of concurrent repeats, one answers 201 and the others 200 with the same message — ${name}`, async () => {
       const m = await messengerApp(env);

@@ -29,9 +29,9 @@ after(async () => {
 
 /** Small settings, so the LockTtl passes within the test: MaxRunDuration 300 ms, LockTtl 2.5 s, backoff 200 ms. */
 const SMALL = {
-  MESSENGER_REALTIME_MAX_RUN_DURATION_MS: '300',
-  MESSENGER_REALTIME_LOCK_TTL_MS: '2500',
-  MESSENGER_REALTIME_BACKOFF_BASE_MS: '200',
+  MESSENGER_REALTIME_MAX_RUN_DURATION: '300ms',
+  MESSENGER_REALTIME_LOCK_TTL: '2500ms',
+  MESSENGER_REALTIME_BACKOFF_BASE: '200ms',
   MESSENGER_REALTIME_BACKOFF_JITTER: '0',
 };
 
@@ -59,11 +59,11 @@ test('two instances, one database and Redis: A hangs on Redis mid-dispatch; past
   // timer is slow, so once its run is abandoned the next run is B's (its ticks come every 100 ms).
   const a = await instance({
     REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
-    REDIS_COMMAND_TIMEOUT_MS: '600000',
-    MESSENGER_REALTIME_PUSH_TIMEOUT_MS: '600000',
-    MESSENGER_REALTIME_POLLING_INTERVAL_MS: '60000',
+    REDIS_COMMAND_TIMEOUT: '10m',
+    MESSENGER_REALTIME_PUSH_TIMEOUT: '10m',
+    MESSENGER_REALTIME_POLLING_INTERVAL: '1m',
   });
-  const b = await instance({ REDIS_URL: sharedRedis, MESSENGER_REALTIME_POLLING_INTERVAL_MS: '100' });
+  const b = await instance({ REDIS_URL: sharedRedis, MESSENGER_REALTIME_POLLING_INTERVAL: '100ms' });
   t.after(() => proxy.restore());
 
   const [alice, bob] = [await insertReplicaUser(database.pool), await insertReplicaUser(database.pool)];

@@ -24,7 +24,7 @@ const { app, database, token } = await buildTestApp(
     KAFKA_BROKERS: k.brokers.join(','),
     KAFKA_TOPIC_PREFIX: k.prefix,
     JOBS_ENABLED: 'true',
-    MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS: '200',
+    MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL: '200ms',
   },
   { modules: [messenger], logDestination: logs.stream, logLevel: 'info' },
 );

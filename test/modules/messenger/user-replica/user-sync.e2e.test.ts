@@ -18,8 +18,8 @@ const { app, token } = await buildTestApp(
     KAFKA_BROKERS: k.brokers.join(','),
     KAFKA_TOPIC_PREFIX: k.prefix,
     JOBS_ENABLED: 'true',
-    OUTBOX_POLL_INTERVAL_MS: '200',
-    MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS: '200',
+    OUTBOX_POLLING_INTERVAL: '200ms',
+    MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL: '200ms',
     // The waits poll the search route every 10 ms: the per-user limit (30/min) would answer 429
     // after 300 ms, failing any wait the replica needs longer for (it did, on a loaded CI run).
     MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: '0',

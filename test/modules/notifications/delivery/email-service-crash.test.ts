@@ -17,7 +17,7 @@ import { dispatchedEvents, metric, notificationsWorld, notify, setChannel, store
  */
 const w = await notificationsWorld();
 const a = w.main;
-const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000;
+const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE;
 const kafka = await createTestKafka();
 
 async function startWorkingService(): Promise<ServiceProcess> {

@@ -17,7 +17,7 @@ import { dispatchedEvents, metric, MINUTE, notificationsWorld, notify, postRecei
 const w = await notificationsWorld();
 const a = w.main;
 await setChannel(a, 'Email', { maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
-const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000;
+const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE;
 const DAY = 24 * 60 * MINUTE;
 const email = () => `buyer-${newId()}@example.org`;
 
@@ -114,7 +114,7 @@ describe('email whose send outcome is unknown', () => {
 
   test('the reply to the end of DATA arrives after the timeout: outcome unknown (not a retriable failure), no resend until an admin chooses to resend', async () => {
     a.clock.set(new Date());
-    const impatient = await w.replica({ NOTIFICATIONS_PROVIDER_TIMEOUT_MS: '1000' });
+    const impatient = await w.replica({ NOTIFICATIONS_PROVIDER_TIMEOUT: '1s' });
     impatient.clock.set(a.clock.now());
     const { userId, byChannel } = await notify(a, { channels: ['Email'], email: email() });
     const id = byChannel.get('Email')!.id;

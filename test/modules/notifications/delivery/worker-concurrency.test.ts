@@ -64,7 +64,7 @@ describe('concurrency and crashes', () => {
     assert.notEqual(afterCrash.lease_owner, null, 'the dead worker still holds the lease');
 
     // Once the lease runs out the next cycle resends with the same key; the provider swallows it.
-    a.clock.set(new Date(Date.now() + a.config.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000 + 1000));
+    a.clock.set(new Date(Date.now() + a.config.NOTIFICATIONS_CLAIM_LEASE + 1000));
     assert.equal((await a.runRetry()).counts.sent, 1);
     const requests = w.http.requestsFor(id);
     assert.equal(requests.length, 2);
@@ -92,7 +92,7 @@ describe('concurrency and crashes', () => {
     assert.equal(row.provider_message_id, providerMessageId);
     assert.notEqual(row.delivered_at, null);
 
-    a.clock.advance(a.config.NOTIFICATIONS_CLAIM_LEASE_SECONDS * 1000 + 60 * MINUTE);
+    a.clock.advance(a.config.NOTIFICATIONS_CLAIM_LEASE + 60 * MINUTE);
     await a.runDispatch();
     await a.runRetry();
     assert.equal(w.http.requestsFor(id).length, 1, 'nothing is sent again');

@@ -23,7 +23,7 @@ const env = {
   KAFKA_BROKERS: k.brokers.join(','),
   KAFKA_TOPIC_PREFIX: k.prefix,
   JOBS_ENABLED: 'true',
-  OUTBOX_POLL_INTERVAL_MS: '200',
+  OUTBOX_POLLING_INTERVAL: '200ms',
   USER_ACTIVITY_CLOSER_BATCH_SIZE: '100',
 };
 const first = await buildTestApp(env, { modules: [userActivity], clock });

@@ -18,7 +18,7 @@ import { waitFor } from '../../../support/wait.ts';
 const k = await createTestKafka();
 const clock = new ManualClock(T0);
 const { app, database } = await buildTestApp(
-  { KAFKA_BROKERS: k.brokers.join(','), KAFKA_TOPIC_PREFIX: k.prefix, JOBS_ENABLED: 'true', OUTBOX_POLL_INTERVAL_MS: '200' },
+  { KAFKA_BROKERS: k.brokers.join(','), KAFKA_TOPIC_PREFIX: k.prefix, JOBS_ENABLED: 'true', OUTBOX_POLLING_INTERVAL: '200ms' },
   { modules: [userActivity], clock },
 );
 await app.platform.startBackground();

@@ -1,0 +1,122 @@
+import { formatDuration } from './platform/types/index.ts';
+
+/**
+ * Settings that were renamed or removed. Setting one fails start-up with a message naming what to do
+ * instead: silently ignoring an old name would reset a value an operator tuned to its default.
+ * Keep an entry for as long as a deployment might still carry the old name.
+ */
+export type RetiredSetting =
+  /** Renamed; `unit` when the old one was a number in that unit and the new one is a duration string. */
+  | { renamed: string; unit?: keyof typeof UNIT_MS }
+  /** Removed: now a fixed constant beside the code that uses it (`value` as it is fixed, `why`). */
+  | { constant: string; why: string };
+
+const UNIT_MS = { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
+  // Prefixes say what a setting is about; durations are duration strings with unit-free names.
+  SHUTDOWN_TIMEOUT_MS: { renamed: 'SHUTDOWN_TIMEOUT', unit: 'ms' },
+  HTTP_REQUEST_TIMEOUT_MS: { renamed: 'HTTP_REQUEST_TIMEOUT', unit: 'ms' },
+  HTTP_CONNECTION_TIMEOUT_MS: { renamed: 'HTTP_CONNECTION_TIMEOUT', unit: 'ms' },
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: { renamed: 'HTTP_KEEP_ALIVE_TIMEOUT', unit: 'ms' },
+  DB_POOL_MAX: { renamed: 'DATABASE_POOL_MAX' },
+  DATABASE_CONNECT_TIMEOUT_MS: { renamed: 'DATABASE_CONNECT_TIMEOUT', unit: 'ms' },
+  DATABASE_STATEMENT_TIMEOUT_MS: { renamed: 'DATABASE_STATEMENT_TIMEOUT', unit: 'ms' },
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: { renamed: 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT', unit: 'ms' },
+  DATABASE_STARTUP_WAIT_MS: { renamed: 'DATABASE_STARTUP_WAIT', unit: 'ms' },
+  CONSUMER_MAX_ATTEMPTS: { renamed: 'KAFKA_CONSUMER_MAX_ATTEMPTS' },
+  KAFKA_LAG_POLL_INTERVAL_MS: { renamed: 'KAFKA_LAG_POLLING_INTERVAL', unit: 'ms' },
+  KAFKA_CONSUMER_SESSION_TIMEOUT_MS: { renamed: 'KAFKA_CONSUMER_SESSION_TIMEOUT', unit: 'ms' },
+  REDIS_COMMAND_TIMEOUT_MS: { renamed: 'REDIS_COMMAND_TIMEOUT', unit: 'ms' },
+  HUB_PING_INTERVAL_MS: { renamed: 'HUB_PING_INTERVAL', unit: 'ms' },
+  HUB_CLIENT_TIMEOUT_MS: { constant: "HUB_CLIENT_TIMEOUT_MS = 30s in src/platform/realtime/index.ts", why: "twice the SignalR clients' keep-alive" },
+  HUB_ACCESS_RECHECK_INTERVAL_MS: { constant: 'HUB_ACCESS_RECHECK_INTERVAL_MS = 1m in src/platform/realtime/index.ts', why: 'a safety net for lost backplane messages' },
+  AUTH_MAX_TOKEN_LIFETIME_SECONDS: { renamed: 'AUTH_MAX_TOKEN_LIFETIME', unit: 's' },
+  AUTH_JWKS_CACHE_MAX_AGE_MS: { constant: 'JWKS_TIMING.cacheMaxAgeMs = 10m in src/platform/http/settings.ts', why: 'how long fetched keys are used' },
+  AUTH_JWKS_COOLDOWN_MS: { constant: 'JWKS_TIMING.cooldownMs = 30s in src/platform/http/settings.ts', why: 'refetches for an unknown kid' },
+  AUTH_JWKS_TIMEOUT_MS: { constant: 'JWKS_TIMING.timeoutMs = 5s in src/platform/http/settings.ts', why: 'longest JWKS fetch' },
+  OUTBOX_POLL_INTERVAL_MS: { renamed: 'OUTBOX_POLLING_INTERVAL', unit: 'ms' },
+  OUTBOX_MAX_RUN_MS: { renamed: 'OUTBOX_MAX_RUN_DURATION', unit: 'ms' },
+  OUTBOX_IDLE_WAIT_MS: { constant: "OUTBOX_IDLE_WAIT_MS = 250ms in src/app.ts", why: "the publisher's wait for the next commit" },
+  OUTBOX_RETENTION_HOURS: { renamed: 'OUTBOX_RETENTION', unit: 'h' },
+  INBOX_RETENTION_DAYS: { renamed: 'INBOX_RETENTION', unit: 'd' },
+  IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL_MS: { renamed: 'IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL', unit: 'ms' },
+  IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS: { renamed: 'IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION', unit: 'ms' },
+  IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS: { constant: 'FANOUT_RETRY_BASE_MS = 1s in src/modules/identity/context.ts', why: 'first retry delay of a failed page' },
+  IDENTITY_ACCESS_FANOUT_RETRY_CAP_MS: { constant: 'FANOUT_RETRY_CAP_MS = 1m in src/modules/identity/context.ts', why: 'longest retry delay of a failed page' },
+  IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS: { constant: "ASSIGNMENT_EXPIRY_INTERVAL_MS = 30s in src/modules/identity/context.ts", why: "the expiry worker's cycle" },
+  USER_ACTIVITY_INACTIVITY_THRESHOLD_MINUTES: { renamed: 'USER_ACTIVITY_INACTIVITY_THRESHOLD', unit: 'min' },
+  USER_ACTIVITY_CLOSER_POLLING_INTERVAL_SECONDS: { renamed: 'USER_ACTIVITY_CLOSER_POLLING_INTERVAL', unit: 's' },
+  USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS: { renamed: 'USER_ACTIVITY_CLOSER_MAX_RUN_DURATION', unit: 's' },
+  USER_ACTIVITY_RETENTION_INTERVAL_MINUTES: { constant: 'RETENTION_INTERVAL_MS = 1h in src/modules/user-activity/retention/activity-retention.ts', why: 'hourly is plenty for a line in months' },
+  USER_ACTIVITY_RETENTION_MAX_RUN_MINUTES: { constant: 'RETENTION_MAX_RUN_MS = 5m in src/modules/user-activity/retention/activity-retention.ts', why: "a retention run's limit" },
+  NOTIFICATIONS_RETRY_INTERVAL_SECONDS: { renamed: 'NOTIFICATIONS_RETRY_POLLING_INTERVAL', unit: 's' },
+  NOTIFICATIONS_RETRY_MAX_RUN_SECONDS: { constant: 'RETRY_MAX_RUN_MS = 50s in src/modules/notifications/settings.ts', why: 'a retry run ends inside its one-minute cycle' },
+  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_INTERVAL_MINUTES: { constant: 'CLEANUP_INTERVAL_MS = 10m in src/modules/notifications/webhooks/replay-cleanup.job.ts', why: 'remembered signatures live minutes' },
+  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_SECONDS: { constant: "CLEANUP_MAX_RUN_MS = 1m in src/modules/notifications/webhooks/replay-cleanup.job.ts", why: "a cleanup run's limit" },
+  NOTIFICATIONS_DISPATCH_INTERVAL_MS: { renamed: 'NOTIFICATIONS_DISPATCH_POLLING_INTERVAL', unit: 'ms' },
+  NOTIFICATIONS_PROVIDER_TIMEOUT_MS: { renamed: 'NOTIFICATIONS_PROVIDER_TIMEOUT', unit: 'ms' },
+  NOTIFICATIONS_CLAIM_LEASE_SECONDS: { renamed: 'NOTIFICATIONS_CLAIM_LEASE', unit: 's' },
+  NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS: { constant: "WEBHOOK_MAX_SKEW_SECONDS = 300 in src/modules/notifications/webhooks/routes.ts", why: "the providers' usual signature window" },
+  MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT_MS: { renamed: 'MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT', unit: 'ms' },
+  MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS: { renamed: 'MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL', unit: 'ms' },
+  MESSENGER_CONTACT_SEARCH_INDEX_MAX_RUN_MS: { constant: "INDEX_MAX_RUN_MS = 5s in src/modules/messenger/contact-search/indexer.job.ts", why: "an indexer run's limit" },
+  MESSENGER_CONTACT_SEARCH_RETRY_MAX_MS: { renamed: 'MESSENGER_CONTACT_SEARCH_RETRY_CAP', unit: 'ms' },
+  MESSENGER_CONTACT_SEARCH_REBUILD_MAX_RUN_HOURS: { constant: "CONTACT_SEARCH_REBUILD_MAX_RUN_MS = 6h in src/modules/messenger/index.ts", why: "a rebuild ends before the next night's" },
+  MESSENGER_REALTIME_POLLING_INTERVAL_MS: { renamed: 'MESSENGER_REALTIME_POLLING_INTERVAL', unit: 'ms' },
+  MESSENGER_REALTIME_MAX_RUN_DURATION_MS: { renamed: 'MESSENGER_REALTIME_MAX_RUN_DURATION', unit: 'ms' },
+  MESSENGER_REALTIME_LOCK_TTL_MS: { renamed: 'MESSENGER_REALTIME_LOCK_TTL', unit: 'ms' },
+  MESSENGER_REALTIME_PUSH_TIMEOUT_MS: { renamed: 'MESSENGER_REALTIME_PUSH_TIMEOUT', unit: 'ms' },
+  MESSENGER_REALTIME_IDLE_WAIT_MS: { constant: "REALTIME_IDLE_WAIT_MS = 250ms in src/modules/messenger/realtime-dispatch/dispatch.job.ts", why: "the dispatcher's wait for the next commit" },
+  MESSENGER_REALTIME_BACKOFF_BASE_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_BASE', unit: 'ms' },
+  MESSENGER_REALTIME_BACKOFF_CAP_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_CAP', unit: 'ms' },
+  MESSENGER_REALTIME_RETENTION_DONE_HOURS: { renamed: 'MESSENGER_REALTIME_RETENTION_DONE', unit: 'h' },
+  MESSENGER_EVENTS_RETENTION_HOURS: { renamed: 'MESSENGER_EVENTS_RETENTION', unit: 'h' },
+  MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES: { constant: "REALTIME_RETENTION_MAX_RUN_MS = 5m in src/modules/messenger/index.ts", why: "a retention run's limit" },
+  MESSENGER_REALTIME_EDIT_WINDOW_SECONDS: { constant: 'EDIT_WINDOW_SECONDS = 60 in src/modules/messenger/messages/messages.ts', why: 'UC-MSG-003' },
+  MESSENGER_REALTIME_MESSAGE_MAX_CHARS: { renamed: 'MESSENGER_MESSAGE_MAX_CHARS' },
+  MESSENGER_REALTIME_SEND_BATCH_MAX: { renamed: 'MESSENGER_SEND_BATCH_MAX' },
+  MESSENGER_REALTIME_SEND_CONCURRENCY: { renamed: 'MESSENGER_SEND_CONCURRENCY' },
+  MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS: { constant: 'GROUP_MAX_PARTICIPANTS = 500 in src/modules/messenger/chats/chats.ts', why: 'a product limit' },
+  MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS: { constant: 'CALL_RING_TIMEOUT_MS = 45s in src/modules/messenger/calls/calls.ts', why: 'a product rule' },
+  MESSENGER_REALTIME_CALL_REAPER_INTERVAL_MS: { constant: "CALL_REAPER_INTERVAL_MS = 2s in src/modules/messenger/index.ts", why: "the CallTimeoutReaper's cycle" },
+  MESSENGER_REALTIME_CALL_REAPER_BATCH_SIZE: { constant: 'CALL_REAPER_BATCH_SIZE = 100 in src/modules/messenger/index.ts', why: 'invites per reaper transaction' },
+  MESSENGER_REALTIME_CALL_REAPER_MAX_RUN_MS: { constant: "CALL_REAPER_MAX_RUN_MS = 10s in src/modules/messenger/index.ts", why: "a reaper run's limit" },
+  MESSENGER_REALTIME_MEDIA_TOKEN_SECRET: { renamed: 'MESSENGER_MEDIA_TOKEN_SECRET' },
+  MESSENGER_REALTIME_MEDIA_TOKEN_TTL_SECONDS: { constant: 'MEDIA_TOKEN_TTL_SECONDS = 300 in src/modules/messenger/calls/media-join.ts', why: 'the room token only outlives the join' },
+  MESSENGER_REALTIME_TURN_URLS: { renamed: 'MESSENGER_TURN_URLS' },
+  MESSENGER_REALTIME_TURN_SECRET: { renamed: 'MESSENGER_TURN_SECRET' },
+  MESSENGER_REALTIME_TURN_TTL_SECONDS: { constant: 'TURN_TTL_SECONDS = 3600 in src/modules/messenger/calls/media-join.ts', why: 'the TURN REST convention' },
+  // Removed: fixed constants beside the code that uses them (nobody but a developer tuned them).
+  IDENTITY_ASSIGNMENT_EXPIRY_BATCH_SIZE: { constant: 'ASSIGNMENT_EXPIRY_BATCH_SIZE = 500 in src/modules/identity/context.ts', why: 'users per expiry transaction' },
+  NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_BATCH_SIZE: { constant: 'CLEANUP_BATCH_SIZE = 1000 in src/modules/notifications/webhooks/replay-cleanup.job.ts', why: 'short DELETEs' },
+  MESSENGER_CONTACT_SEARCH_INDEX_BATCH_SIZE: { constant: 'INDEX_BATCH_SIZE = 500 in src/modules/messenger/contact-search/indexer.job.ts', why: 'documents per bulk request' },
+  MESSENGER_CONTACT_SEARCH_REBUILD_BATCH_SIZE: { constant: 'CONTACT_SEARCH_REBUILD_BATCH_SIZE = 1000 in src/modules/messenger/index.ts', why: 'rows per bulk request of the rebuild' },
+  MESSENGER_USER_SYNC_PARTITIONS_CONCURRENTLY: { constant: "USER_SYNC_PARTITIONS_CONCURRENTLY = 6 in src/modules/messenger/index.ts", why: "the topic's partition count" },
+  MESSENGER_REALTIME_RETENTION_CRON: { constant: 'REALTIME_RETENTION_CRON = 23 * * * * in src/modules/messenger/index.ts', why: 'hourly retention' },
+  MESSENGER_REALTIME_RETENTION_BATCH_SIZE: { constant: 'REALTIME_RETENTION_BATCH_SIZE = 5000 in src/modules/messenger/index.ts', why: 'short DELETEs' },
+};
+
+/** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */
+export function retiredSettingProblems(
+  env: Record<string, string | undefined>,
+  retired: Record<string, RetiredSetting> = RETIRED_SETTINGS,
+): string[] {
+  const problems: string[] = [];
+  for (const [name, entry] of Object.entries(retired)) {
+    const value = env[name]?.trim();
+    if (value === undefined || value === '') continue;
+    if ('constant' in entry) {
+      problems.push(`${name}: removed — it is now a fixed constant (${entry.constant}; ${entry.why}); unset it`);
+    } else if (entry.unit === undefined) {
+      problems.push(`${name}: renamed ${entry.renamed}; set that instead and unset ${name}`);
+    } else {
+      const n = Number(value);
+      const suggestion = /^\d+$/.test(value) && Number.isSafeInteger(n * UNIT_MS[entry.unit])
+        ? `${entry.renamed}=${formatDuration(n * UNIT_MS[entry.unit])}`
+        : `${entry.renamed} as a duration such as 30s, 5m or 24h`;
+      problems.push(`${name}: renamed ${entry.renamed}, a duration string: set ${suggestion} and unset ${name}`);
+    }
+  }
+  return problems;
+}

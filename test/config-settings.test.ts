@@ -1,0 +1,125 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { ConfigError, ConfigSchema, loadConfig } from '../src/config.ts';
+import { Duration, defaultsOf, formatDuration, parseDuration, settingsProblems } from '../src/platform/types/index.ts';
+import { RETIRED_SETTINGS, retiredSettingProblems, type RetiredSetting } from '../src/retired-settings.ts';
+import { envExampleStaleness, ENV_EXAMPLE_PATH, renderEnvExample } from '../scripts/env-example.ts';
+
+const problemsOf = (env: Record<string, string>): string[] => {
+  try {
+    loadConfig(env);
+    return [];
+  } catch (e) {
+    assert.ok(e instanceof ConfigError);
+    return e.problems;
+  }
+};
+
+test('duration strings parse to milliseconds in every unit, sums included; anything else is refused', () => {
+  assert.equal(parseDuration('500ms'), 500);
+  assert.equal(parseDuration('30s'), 30_000);
+  assert.equal(parseDuration('5m'), 300_000);
+  assert.equal(parseDuration('24h'), 86_400_000);
+  assert.equal(parseDuration('7d'), 604_800_000);
+  assert.equal(parseDuration('1h30m'), 5_400_000);
+  assert.equal(parseDuration(' 2s '), 2000);
+  assert.equal(parseDuration('0'), 0);
+  // A bare number is refused: an old millisecond value must not be read as some other unit.
+  for (const bad of ['', '30', '30000', '1.5s', '-1s', '5 m', '5min', 's', '5ms5', 'ten seconds']) {
+    assert.equal(parseDuration(bad), undefined, bad);
+  }
+});
+
+test('durations are shown in the largest unit that keeps them exact', () => {
+  assert.deepEqual([0, 500, 1500, 30_000, 90_000, 300_000, 86_400_000, 5_400_000].map(formatDuration), [
+    '0s', '500ms', '1500ms', '30s', '90s', '5m', '1d', '90m',
+  ]);
+  for (const ms of [1, 999, 61_000, 7_200_000]) assert.equal(parseDuration(formatDuration(ms)), ms);
+});
+
+const fields = {
+  A_INTERVAL: Duration({ default: '30s', minimum: '1s', maximum: '1h', description: 'how often' }),
+  A_RETENTION: Duration({ default: '7d', minimum: '1h', description: 'kept this long' }),
+};
+
+test('a Duration field reaches code as milliseconds, defaults included, and its bounds read as durations', () => {
+  assert.deepEqual(defaultsOf(fields), { A_INTERVAL: 30_000, A_RETENTION: 604_800_000 });
+  assert.deepEqual(settingsProblems(fields, { A_INTERVAL: 1000, A_RETENTION: 3_600_000 }), []);
+  assert.deepEqual(settingsProblems(fields, { A_INTERVAL: 500, A_RETENTION: 60_000 }), [
+    'A_INTERVAL: must be between 1s and 1h (got 500ms) — how often',
+    'A_RETENTION: must be at least 1h (got 1m) — kept this long',
+  ]);
+  assert.equal(settingsProblems(fields, { A_INTERVAL: 7_200_000 }).length, 1);
+});
+
+test('loadConfig reads duration settings as duration strings and names every bad one at once', () => {
+  assert.equal(loadConfig({}).SHUTDOWN_TIMEOUT, 10_000);
+  assert.equal(loadConfig({ SHUTDOWN_TIMEOUT: '1m' }).SHUTDOWN_TIMEOUT, 60_000);
+  const problems = problemsOf({ SHUTDOWN_TIMEOUT: '500ms', PORT: 'eighty', OUTBOX_BATCH_SIZE: '0' });
+  assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), ['OUTBOX_BATCH_SIZE', 'PORT', 'SHUTDOWN_TIMEOUT']);
+  assert.ok(problems.includes('SHUTDOWN_TIMEOUT: must be between 1s and 10m (got 500ms)'), problems.join('\n'));
+  for (const bad of ['10000', '10 s', 'soon']) {
+    assert.deepEqual(problemsOf({ SHUTDOWN_TIMEOUT: bad }), [
+      `SHUTDOWN_TIMEOUT: not a duration string such as 500ms, 30s, 5m, 24h or 7d (got ${JSON.stringify(bad)})`,
+    ]);
+  }
+});
+
+test('a renamed or removed setting fails start-up naming its replacement, or the constant it became', () => {
+  const retired: Record<string, RetiredSetting> = {
+    OLD_PLAIN: { renamed: 'NEW_PLAIN' },
+    OLD_WAIT_SECONDS: { renamed: 'NEW_WAIT', unit: 's' },
+    OLD_KNOB: { constant: 'OLD_KNOB_VALUE = 5s in src/x.ts', why: 'nobody tunes it' },
+  };
+  assert.deepEqual(retiredSettingProblems({ OLD_PLAIN: '', OTHER: '1' }, retired), [], 'unset (or empty) old names pass');
+  assert.deepEqual(retiredSettingProblems({ OLD_PLAIN: 'x', OLD_WAIT_SECONDS: '90', OLD_KNOB: '7' }, retired), [
+    'OLD_PLAIN: renamed NEW_PLAIN; set that instead and unset OLD_PLAIN',
+    'OLD_WAIT_SECONDS: renamed NEW_WAIT, a duration string: set NEW_WAIT=90s and unset OLD_WAIT_SECONDS',
+    'OLD_KNOB: removed — it is now a fixed constant (OLD_KNOB_VALUE = 5s in src/x.ts; nobody tunes it); unset it',
+  ]);
+  assert.match(retiredSettingProblems({ OLD_WAIT_SECONDS: 'lots' }, retired)[0]!, /NEW_WAIT as a duration such as 30s/);
+
+  // Through loadConfig, with every other problem, even when the new name is set as well.
+  const problems = problemsOf({ SHUTDOWN_TIMEOUT_MS: '15000', SHUTDOWN_TIMEOUT: '15s', PORT: 'x' });
+  assert.ok(problems.includes('SHUTDOWN_TIMEOUT_MS: renamed SHUTDOWN_TIMEOUT, a duration string: set SHUTDOWN_TIMEOUT=15s and unset SHUTDOWN_TIMEOUT_MS'), problems.join('\n'));
+  assert.ok(problems.some((p) => p.startsWith('PORT:')));
+
+  // A setting that became a constant names it and its value.
+  assert.deepEqual(problemsOf({ MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS: '30' }), [
+    'MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS: removed — it is now a fixed constant (CALL_RING_TIMEOUT_MS = 45s in src/modules/messenger/calls/calls.ts; a product rule); unset it',
+  ]);
+});
+
+test('every retired name is free and every replacement it names is a current setting', () => {
+  const schema = new Set(Object.keys(ConfigSchema.properties));
+  for (const [old, entry] of Object.entries(RETIRED_SETTINGS)) {
+    assert.ok(!schema.has(old), `${old} is retired but still a setting`);
+    if ('renamed' in entry) assert.ok(schema.has(entry.renamed), `${old} → ${entry.renamed}, which is no setting`);
+  }
+});
+
+test('the start-up of the service fails naming a retired setting and its replacement', () => {
+  const res = spawnSync(process.execPath, ['src/main.ts'], {
+    env: { ...process.env, SHUTDOWN_TIMEOUT_MS: '10000' },
+    encoding: 'utf8',
+    timeout: 90_000, // a bound on a hung start only: importing the app is slow on a loaded machine
+  });
+  assert.notEqual(res.status, 0);
+  assert.match(res.stderr, /SHUTDOWN_TIMEOUT_MS: renamed SHUTDOWN_TIMEOUT, a duration string: set SHUTDOWN_TIMEOUT=10s/);
+});
+
+test('.env.example is what the settings schema generates; a stale one is refused naming the command', () => {
+  const file = readFileSync(ENV_EXAMPLE_PATH, 'utf8');
+  assert.equal(envExampleStaleness(file), undefined, 'run `npm run env-example`');
+  assert.equal(envExampleStaleness(renderEnvExample()), undefined);
+  const stale = file.replace('PORT=3000', 'PORT=3001');
+  assert.notEqual(stale, file);
+  assert.match(envExampleStaleness(stale) ?? '', /\.env\.example is stale.*npm run env-example/);
+  assert.match(file, /^SHUTDOWN_TIMEOUT=10s$/m, 'durations are written as duration strings');
+  assert.match(file, /^# \(duration; 1s to 10m\)\nSHUTDOWN_TIMEOUT=10s$/m, 'with their bounds');
+
+  const check = spawnSync(process.execPath, ['scripts/env-example.ts', '--check'], { encoding: 'utf8' });
+  assert.equal(check.status, 0, check.stderr);
+});
