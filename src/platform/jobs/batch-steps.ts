@@ -4,6 +4,12 @@ import { traceRedo, traceRow } from './job-tracing.ts';
 
 /** The three steps of one batch — claim (with the one-at-a-time redo), process, record (with the row-by-row fallback) — that batch-worker.ts repeats. */
 
+/** What the steps tell the run about failures: its start line at info, the job's error counter. */
+export interface FailureHooks {
+  announce(): void;
+  onError(phase: string, n?: number): void;
+}
+
 /** The reason a phase ends when every row of a redone batch failed on its own. */
 export const ALL_FAILED = 'every row of the batch failed on its own';
 
@@ -18,13 +24,25 @@ export async function claimBatch(
   run: BatchRun,
   exclude: readonly string[],
   failedKeys: Set<string>,
+  hooks: FailureHooks,
 ): Promise<{ rows: readonly unknown[]; claimed: number }> {
   try {
     const rows = await phase.claim(limit, run, exclude);
     return { rows, claimed: rows.length };
   } catch (err) {
     if (!phase.oneByOne) throw err;
-    const keys = await phase.oneByOne.candidates(limit, run, exclude);
+    // The run found work (the batch failed at it): its start line goes out at info before the failures'.
+    hooks.announce();
+    let keys: readonly string[];
+    try {
+      keys = await phase.oneByOne.candidates(limit, run, exclude);
+    } catch (readErr) {
+      // The batch failed and its rows cannot even be read: the database is down or the schema
+      // broke, and the run fails. Counted, or the job's error counter would stay flat through the
+      // outage its alert is for.
+      hooks.onError(phase.name);
+      throw readErr;
+    }
     run.log.warn({ phase: phase.name, rows: keys.length, err: { message: messageOf(err) } }, 'batch failed, redoing its rows one by one');
     const rows: unknown[] = [];
     let failed = 0;
@@ -36,6 +54,7 @@ export async function claimBatch(
         failed++;
         failedKeys.add(key);
         run.count('failed');
+        hooks.onError(phase.name);
         run.log.error({ phase: phase.name, id: key, ...phase.logFields, err: rowErr }, 'item failed');
       }
     }
@@ -74,7 +93,14 @@ export async function processRows(phase: AnyPhase, rows: readonly unknown[], run
 }
 
 /** Step 3: set-based; if that statement fails, row by row, so one bad row never undoes the others. */
-export async function recordBatch(phase: AnyPhase, outcomes: AnyOutcome[], run: BatchRun, failedKeys: Set<string>, keyOf: (row: unknown) => string): Promise<void> {
+export async function recordBatch(
+  phase: AnyPhase,
+  outcomes: AnyOutcome[],
+  run: BatchRun,
+  failedKeys: Set<string>,
+  keyOf: (row: unknown) => string,
+  onError: FailureHooks['onError'],
+): Promise<void> {
   if (outcomes.length === 0) return;
   try {
     await phase.record!(outcomes, run);
@@ -89,6 +115,7 @@ export async function recordBatch(phase: AnyPhase, outcomes: AnyOutcome[], run: 
     } catch (err) {
       failedKeys.add(keyOf(o.row));
       run.count('failed');
+      onError(phase.name);
       run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: { message: messageOf(err) } }, 'outcome could not be recorded; the row is retried later');
     }
   }
