@@ -1,4 +1,4 @@
-import { messageOf } from '../errors/index.ts';
+import { errorText } from '../errors/index.ts';
 import type { AnyOutcome, AnyPhase, BatchRun } from './batch-types.ts';
 import { traceRedo, traceRow } from './job-tracing.ts';
 
@@ -43,7 +43,7 @@ export async function claimBatch(
       hooks.onError(phase.name);
       throw readErr;
     }
-    run.log.warn({ phase: phase.name, rows: keys.length, err: { message: messageOf(err) } }, 'batch failed, redoing its rows one by one');
+    run.log.warn({ phase: phase.name, rows: keys.length, err: { message: errorText(err, { root: false, name: false }) } }, 'batch failed, redoing its rows one by one');
     const rows: unknown[] = [];
     let failed = 0;
     for (const key of keys) {
@@ -106,7 +106,7 @@ export async function recordBatch(
     await phase.record!(outcomes, run);
     return;
   } catch (err) {
-    run.log.warn({ phase: phase.name, rows: outcomes.length, err: { message: messageOf(err) } }, 'batch record failed; recording row by row');
+    run.log.warn({ phase: phase.name, rows: outcomes.length, err: { message: errorText(err, { root: false, name: false }) } }, 'batch record failed; recording row by row');
   }
   const recordOne = phase.recordOne ?? ((o: AnyOutcome, r: BatchRun) => phase.record!([o], r));
   for (const o of outcomes) {
@@ -116,7 +116,7 @@ export async function recordBatch(
       failedKeys.add(keyOf(o.row));
       run.count('failed');
       onError(phase.name);
-      run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: { message: messageOf(err) } }, 'outcome could not be recorded; the row is retried later');
+      run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: { message: errorText(err, { root: false, name: false }) } }, 'outcome could not be recorded; the row is retried later');
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { messageOf } from '../../../platform/errors/index.ts';
+import { errorText } from '../../../platform/errors/index.ts';
 import { batchPhase, defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
 import type { ContactSearchMetrics } from './metrics.ts';
 import type { ContactSearchIndex, MessengerContactSearchDocument } from './port.ts';
@@ -119,7 +119,7 @@ export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
     async finish(run, state) {
       if (state.total === null) return;
       // Best effort: the index makes the writes searchable on its own shortly anyway.
-      await index.refresh().catch((err: unknown) => run.log.warn({ err: { message: messageOf(err) } }, 'contact search refresh after the rebuild failed'));
+      await index.refresh().catch((err: unknown) => run.log.warn({ err: { message: errorText(err, { root: false, name: false }) } }, 'contact search refresh after the rebuild failed'));
     },
   });
 }
