@@ -1,4 +1,5 @@
 import { errorText } from '../errors/index.ts';
+import { LeaseLostError } from './lease-sql.ts';
 import type { AnyOutcome, AnyPhase, BatchRun } from './batch-types.ts';
 import { traceRedo, traceRow } from './job-tracing.ts';
 
@@ -67,7 +68,9 @@ export async function claimBatch(
 
 export async function processRows(phase: AnyPhase, rows: readonly unknown[], run: BatchRun, concurrency: number): Promise<AnyOutcome[]> {
   if (phase.processBatch) {
-    if (run.signal.aborted) return rows.map((row) => ({ row, status: 'released' }));
+    // A claimed batch goes to its bulk step unless the run was stopped: maxRunMs passing during the
+    // claim does not hand it back unsent (the step sees run.signal and decides per row itself).
+    if (run.stop.aborted) return rows.map((row) => ({ row, status: 'released' }));
     return phase.processBatch(rows, run);
   }
   if (!phase.process) return rows.map((row) => ({ row, status: 'done', result: undefined }));
@@ -106,6 +109,8 @@ export async function recordBatch(
     await phase.record!(outcomes, run);
     return;
   } catch (err) {
+    // A fenced write refused: another replica holds the lock now, so this run records nothing more.
+    if (err instanceof LeaseLostError) throw err;
     run.log.warn({ phase: phase.name, rows: outcomes.length, err: { message: errorText(err, { root: false, name: false }) } }, 'batch record failed; recording row by row');
   }
   const recordOne = phase.recordOne ?? ((o: AnyOutcome, r: BatchRun) => phase.record!([o], r));
@@ -113,6 +118,7 @@ export async function recordBatch(
     try {
       await recordOne(o, run);
     } catch (err) {
+      if (err instanceof LeaseLostError) throw err;
       failedKeys.add(keyOf(o.row));
       run.count('failed');
       onError(phase.name);

@@ -39,6 +39,8 @@ export type Outcome<Row, Result> =
 
 /** What a phase's steps get: the job's context plus the run's counts and clock. */
 export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now' | 'fence'> {
+  /** The runner's stop (or a lost lock) alone; `signal` also aborts when maxRunMs passes. */
+  stop: AbortSignal;
   /** Adds `n` (default 1) to one of the run's counts. */
   count(name: string, n?: number): void;
   readonly counts: Readonly<BatchCounts>;

@@ -58,6 +58,7 @@ export function defineBatchWorker<State = undefined>(def: BatchWorkerDefinition<
     const run: BatchRun = {
       jobRunId: ctx.jobRunId,
       signal: AbortSignal.any([ctx.signal, overtime.signal]),
+      stop: ctx.signal,
       log: ctx.log,
       now: () => ctx.now(),
       ...(ctx.fence ? { fence: ctx.fence } : {}),
@@ -151,6 +152,8 @@ async function runPhase(loop: RunLoop, phase: AnyPhase): Promise<void> {
           await recording;
           inFlight = phase.overlapRecord ? rows.map(keyOf) : [];
           recording = recordBatch(phase, outcomes, run, failedKeys, keyOf, loop.onError);
+          // Awaited before the next record or at the phase's end; a rejection is not unhandled meanwhile.
+          recording.catch(() => undefined);
           if (!phase.overlapRecord) await recording;
         }
         observe(ctx, phase, outcomes, run, before, loop.monotonicMs() - t0);
