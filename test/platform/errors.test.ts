@@ -37,7 +37,7 @@ test('the cause chain ends on cycles and after eight links', () => {
 test('errorText names the innermost cause and is cut to its limit', () => {
   const root = new TypeError('x'.repeat(1000));
   assert.equal(rootCause(new Error('outer', { cause: root })), root);
-  const text = errorText(new Error('outer', { cause: root }), 50);
+  const text = errorText(new Error('outer', { cause: root }), { max: 50 });
   assert.equal(text.length, 50);
   assert.match(text, /^TypeError: x+…$/);
 });

@@ -1,5 +1,5 @@
 import { defineModule } from '../../platform/module.ts';
-import { closerOptions, createActivityCloser } from './closer/activity-closer.ts';
+import { createActivityCloser, inactivityThresholdMs as thresholdOf } from './closer/activity-closer.ts';
 import { createActivityRetention } from './retention/activity-retention.ts';
 import { stuckRowsGauge } from './closer/closer-metrics.ts';
 import { registerUserActivityRoutes } from './http/routes.ts';
@@ -15,9 +15,9 @@ export { PROPERTY_OBJECT_VIEW_ENDED_EVENT, SESSION_ENDED_EVENT } from './events.
  * with their ended-events, ActivityRetentionJob, and the view-stats consumer.
  */
 export default defineModule<UserActivitySettings>(({ settings, db, clock, registry }) => {
-  // Checks the closer's settings again (fail-fast at start), as it does whoever builds it.
+  // `settings` passed loadConfig's bounds at start (InactivityThreshold within 10..15 min, …).
   const closer = createActivityCloser({ db, registry, settings });
-  const { inactivityThresholdMs } = closerOptions(settings);
+  const inactivityThresholdMs = thresholdOf(settings);
   stuckRowsGauge(registry, db, clock, inactivityThresholdMs);
   const deps = { db, clock, inactivityThresholdMs };
 

@@ -47,13 +47,30 @@ export function rootCause(err: unknown): unknown {
   return last;
 }
 
-/** An error's message, or the value as text. */
-export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+export interface ErrorTextOptions {
+  /** The longest text; a cut ends in "…". Default 500. */
+  max?: number;
+  /** Describe the innermost cause (the driver's or the network's own error) rather than the error itself. Default true. */
+  root?: boolean;
+  /** Keep the error's own code: "Name[code]: message". */
+  code?: boolean;
+  /** Start with the error's name. Default true; false gives the bare message. */
+  name?: boolean;
+}
 
-/** "Name: message" of the innermost cause, cut to `max` characters: safe for logs and last_error columns. */
-export function errorText(err: unknown, max = 500): string {
-  const root = rootCause(err);
-  const text = root instanceof Error ? `${root.name}: ${root.message}` : String(root);
+/**
+ * The one error-to-text helper: "Name: message" of the innermost cause (or of the error itself),
+ * cut to `max` characters; for log fields, last_error columns and error messages built from another.
+ */
+export function errorText(err: unknown, opts: ErrorTextOptions = {}): string {
+  const { max = 500, root = true, code = false, name = true } = opts;
+  const e = root ? rootCause(err) : err;
+  let text = String(e);
+  if (e instanceof Error) {
+    const c = (e as { code?: unknown }).code;
+    const head = code && (typeof c === 'string' || typeof c === 'number') ? `${e.name}[${c}]` : e.name;
+    text = name ? `${head}: ${e.message}` : e.message;
+  }
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 

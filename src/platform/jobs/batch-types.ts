@@ -39,6 +39,8 @@ export type Outcome<Row, Result> =
 
 /** What a phase's steps get: the job's context plus the run's counts and clock. */
 export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now' | 'fence'> {
+  /** The runner's stop (or a lost lock) alone; `signal` also aborts when maxRunMs passes. */
+  stop: AbortSignal;
   /** Adds `n` (default 1) to one of the run's counts. */
   count(name: string, n?: number): void;
   readonly counts: Readonly<BatchCounts>;
@@ -46,6 +48,19 @@ export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log'
   timeLeftMs(): number;
   /** Ends the current phase after this batch (e.g. the downstream refuses every row). */
   endPhase(reason: string): void;
+}
+
+/**
+ * A job's own metrics, named as its seed spells them (alerts and dashboards read them), that the
+ * kernel feeds, so no job measures its run or counts its failures itself.
+ */
+export interface RunMetrics {
+  /** Observed with each run's duration in milliseconds (monotonic clock). */
+  durationMs?: { observe(ms: number): void };
+  /** One per row that failed (processing, the one-by-one redo, recording) and per redo that could not even read its rows. */
+  errors?: { inc(labels: { phase: string }, n?: number): void };
+  /** Set to what `backlog` returns after each run. */
+  backlog?: { set(n: number): void };
 }
 
 /** What a phase names its row spans: `name` (default the phase's) and the row's attributes (seed 000: Kind, ChatId). */
@@ -68,6 +83,12 @@ export interface BatchPhase<Row, Result = void> {
   traceRow?: RowTrace<Row>;
   /** Fields added to the phase's per-row log lines (e.g. `{ type: 'Session' }`, as a seed names them). */
   logFields?: Record<string, unknown>;
+  /**
+   * Makes the kernel log each batch that claimed rows at info as `batch processed` (phase, rows,
+   * failed, durationMs) with these fields, where a seed asks for that line; otherwise the batch's
+   * line is `batch done` at debug.
+   */
+  batchLine?(outcomes: readonly Outcome<Row, Result>[]): Record<string, unknown>;
   /**
    * Step 1. `exclude`: keys of rows whose outcome is still being recorded (overlapRecord) or that
    * failed earlier in this run; a claim leaves them alone.
@@ -94,17 +115,29 @@ export interface BatchPhase<Row, Result = void> {
   };
 }
 
-/** maxRunMs and lockTtlMs come from `settings`. */
-export interface BatchWorkerDefinition extends Omit<JobDefinition, 'run' | 'maxRunMs' | 'lockTtlMs'> {
+/**
+ * maxRunMs and lockTtlMs come from `settings`. `State` is what one run keeps beside the kernel's
+ * counts (a cutoff, cursors): `start` makes it when the run starts, and `phases`, `backlog` and
+ * `finish` get it.
+ */
+export interface BatchWorkerDefinition<State = undefined> extends Omit<JobDefinition, 'run' | 'maxRunMs' | 'lockTtlMs'> {
   settings: BatchSettings;
   /** The job's own counts, reported (at 0 when nothing happened) by every run. */
   counts?: readonly string[];
-  /** Called at the start of each run, so phases can keep per-run state (a cursor, blocked keys). */
+  /** Called when a run starts: the run's state. */
+  start?(run: BatchRun): State;
+  /** The run's phases, in order. */
   // Each phase declares its own row type; the kernel treats rows as opaque.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  phases(run: BatchRun): readonly BatchPhase<any, any>[];
-  /** After the phases, also after a stop (e.g. the backlog gauge). */
-  finish?(run: BatchRun): Promise<void>;
+  phases(run: BatchRun, state: State): readonly BatchPhase<any, any>[];
+  /** Fields on the run's `job started` and `job completed` lines (a seed's cutoff). */
+  runFields?(state: State): Record<string, unknown>;
+  /** Rows still waiting after the run, read after the phases: counted as `backlogRemaining` and set on metrics.backlog. */
+  backlog?(run: BatchRun, state: State): Promise<number>;
+  /** The job's seed-named metrics the kernel feeds. */
+  metrics?: RunMetrics;
+  /** After the phases, also after a stop. */
+  finish?(run: BatchRun, state: State): Promise<void>;
 }
 
 export interface BatchWorker extends JobDefinition {
@@ -112,7 +145,8 @@ export interface BatchWorker extends JobDefinition {
   runOnce(ctx: BatchRunContext): Promise<BatchCounts>;
 }
 
-export type BatchRunContext = Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now'> & Partial<Pick<JobContext, 'woken' | 'waitForWake' | 'observeBatch' | 'fence'>>;
+export type BatchRunContext = Pick<JobContext, 'jobRunId' | 'signal' | 'log' | 'now'> &
+  Partial<Pick<JobContext, 'woken' | 'waitForWake' | 'observeBatch' | 'fence' | 'monotonicMs'>>;
 
 /** Infers a phase's row and result types where it is written. */
 export const batchPhase = <Row, Result = void>(phase: BatchPhase<Row, Result>): BatchPhase<Row, Result> => phase;

@@ -19,21 +19,37 @@ import { batchSettingsProblems, type AnyOutcome, type AnyPhase, type BatchCounts
  * while the batch came back full and the run is within `maxRunMs`; a phase that drained takes a
  * wake that arrived meanwhile, or waits up to `idleWaitMs` for the next one, before it ends. A claim
  * that does the work and fails is redone one row at a time (`candidates` + `claimOne`). Counts,
- * per-batch metrics and the run's log lines are the kernel's; the job keeps only its domain steps.
+ * per-batch metrics, the run's `job started` / `job completed` lines, its duration, error counter
+ * and backlog gauge are the kernel's; the job keeps only its domain steps (docs/writing-a-job.md).
  */
 
 const defaultKey = (row: unknown): string => String((row as { id?: unknown }).id);
 
-export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
+/** What one run's loop keeps beside the job's state: the run, its clock, its lines and metrics. */
+interface RunLoop {
+  job: string;
+  run: BatchRun;
+  ctx: BatchRunContext;
+  settings: BatchSettings;
+  monotonicMs: () => number;
+  /** Logs `job started` at info once, when the run first finds work (an idle run stays at debug). */
+  announce(): void;
+  onError(phase: string, n?: number): void;
+  ended(): string | null;
+}
+
+export function defineBatchWorker<State = undefined>(def: BatchWorkerDefinition<State>): BatchWorker {
   const problems = batchSettingsProblems(def.settings);
   if (problems.length > 0) throw new Error(`job '${def.name}': ${problems.join('; ')}`);
-  const { phases, finish, settings, counts: ownCounts = [], ...job } = def;
+  const { phases, finish, start, runFields, backlog, metrics, settings, counts: ownCounts = [], ...job } = def;
 
   async function runOnce(ctx: BatchRunContext): Promise<BatchCounts> {
     const counts: BatchCounts = { batches: 0, claimed: 0, failed: 0, released: 0 };
     for (const name of ownCounts) counts[name] = 0;
-    // On the monotonic clock: a run's length is real time, whatever the injected clock says.
-    const deadline = performance.now() + settings.maxRunMs;
+    const monotonicMs = ctx.monotonicMs ?? (() => performance.now());
+    // On the monotonic clock: a run's length is real time, whatever the injected wall clock says.
+    const t0 = monotonicMs();
+    const deadline = t0 + settings.maxRunMs;
     // MaxRunDuration holds mid-batch too: the run's signal aborts when it passes, so the rows not
     // started yet are released (the next run takes them at once) and a phase's own waits end.
     const overtime = new AbortController();
@@ -42,6 +58,7 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
     const run: BatchRun = {
       jobRunId: ctx.jobRunId,
       signal: AbortSignal.any([ctx.signal, overtime.signal]),
+      stop: ctx.signal,
       log: ctx.log,
       now: () => ctx.now(),
       ...(ctx.fence ? { fence: ctx.fence } : {}),
@@ -49,20 +66,52 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
       count(name, n = 1) {
         counts[name] = (counts[name] ?? 0) + n;
       },
-      timeLeftMs: () => deadline - performance.now(),
+      timeLeftMs: () => deadline - monotonicMs(),
       endPhase(reason) {
         phaseEnd = reason;
       },
     };
+    const state = start ? start(run) : (undefined as State);
+    const fields = () => runFields?.(state) ?? {};
+    let announced = false;
+    const loop: RunLoop = {
+      job: job.name,
+      run,
+      ctx,
+      settings,
+      monotonicMs,
+      announce() {
+        if (announced) return;
+        announced = true;
+        run.log.info(fields(), 'job started');
+      },
+      onError: (phase, n = 1) => metrics?.errors?.inc({ phase }, n),
+      ended: () => phaseEnd,
+    };
+    run.log.debug(fields(), 'job started');
     try {
-      for (const phase of phases(run)) {
+      for (const phase of phases(run, state)) {
         if (ctx.signal.aborted || run.timeLeftMs() <= 0) break;
         phaseEnd = null;
-        await runPhase(job.name, phase, run, ctx, settings, () => phaseEnd);
+        await runPhase(loop, phase);
       }
     } finally {
       clearTimeout(overtimeTimer);
-      await finish?.(run);
+      try {
+        // Also after a stop or a failed phase: what is left is what the gauge is for.
+        if (backlog) {
+          const left = await backlog(run, state);
+          run.count('backlogRemaining', left);
+          metrics?.backlog?.set(left);
+        }
+        await finish?.(run, state);
+      } finally {
+        const durationMs = monotonicMs() - t0;
+        metrics?.durationMs?.observe(durationMs);
+        const line = { ...counts, ...fields(), durationMs: Math.round(durationMs), aborted: run.signal.aborted };
+        if (counts.claimed + counts.failed === 0) run.log.debug(line, 'job completed');
+        else run.log.info(line, 'job completed');
+      }
     }
     return counts;
   }
@@ -71,7 +120,8 @@ export function defineBatchWorker(def: BatchWorkerDefinition): BatchWorker {
   return { ...job, ...limits, run: (ctx) => runOnce(ctx), runOnce };
 }
 
-async function runPhase(job: string, phase: AnyPhase, run: BatchRun, ctx: BatchRunContext, settings: BatchSettings, ended: () => string | null): Promise<void> {
+async function runPhase(loop: RunLoop, phase: AnyPhase): Promise<void> {
+  const { run, ctx, settings } = loop;
   const limit = phase.batchSize ?? settings.batchSize;
   const keyOf = phase.keyOf ?? defaultKey;
   const failedKeys = new Set<string>();
@@ -80,13 +130,14 @@ async function runPhase(job: string, phase: AnyPhase, run: BatchRun, ctx: BatchR
   try {
     while (!run.signal.aborted) {
       let claimed = 0;
-      await traceBatch(job, phase.name, limit, run, async () => {
-        const t0 = performance.now();
+      await traceBatch(loop.job, phase.name, limit, run, async () => {
+        const t0 = loop.monotonicMs();
         const before = { claimed: run.counts.claimed, failed: run.counts.failed, released: run.counts.released };
         const exclude = inFlight.length > 0 || failedKeys.size > 0 ? [...inFlight, ...failedKeys] : [];
-        const batch = await claimBatch(phase, limit, run, exclude, failedKeys);
+        const batch = await claimBatch(phase, limit, run, exclude, failedKeys, loop);
         claimed = batch.claimed;
         if (claimed === 0) return;
+        loop.announce();
         const { rows } = batch;
         run.count('batches');
         run.count('claimed', claimed);
@@ -95,18 +146,22 @@ async function runPhase(job: string, phase: AnyPhase, run: BatchRun, ctx: BatchR
         for (const o of outcomes) if (o.status === 'released') run.count('released');
         for (const o of failed) failedKeys.add(keyOf(o.row));
         run.count('failed', failed.length);
+        if (failed.length > 0) loop.onError(phase.name, failed.length);
         logFailures(run, phase, failed, keyOf);
         if (phase.record) {
           await recording;
           inFlight = phase.overlapRecord ? rows.map(keyOf) : [];
-          recording = recordBatch(phase, outcomes, run, failedKeys, keyOf);
+          recording = recordBatch(phase, outcomes, run, failedKeys, keyOf, loop.onError);
+          // Awaited before the next record or at the phase's end; a rejection is not unhandled meanwhile.
+          recording.catch(() => undefined);
           if (!phase.overlapRecord) await recording;
         }
-        observe(ctx, phase.name, run, before, performance.now() - t0);
+        observe(ctx, phase, outcomes, run, before, loop.monotonicMs() - t0);
       });
-      if (ended() !== null) {
-        if (ended() === ALL_FAILED) run.log.warn({ phase: phase.name, failed: claimed }, 'every row of the batch failed; phase stopped until the next tick');
-        else run.log.warn({ phase: phase.name, reason: ended() }, 'phase ended early; the next run goes on');
+      const ended = loop.ended();
+      if (ended !== null) {
+        if (ended === ALL_FAILED) run.log.warn({ phase: phase.name, failed: claimed }, 'every row of the batch failed; phase stopped until the next tick');
+        else run.log.warn({ phase: phase.name, reason: ended }, 'phase ended early; the next run goes on');
         break;
       }
       const left = run.timeLeftMs();
@@ -136,13 +191,25 @@ function logFailures(run: BatchRun, phase: AnyPhase, all: readonly AnyOutcome[],
   );
 }
 
-function observe(ctx: BatchRunContext, phase: string, run: BatchRun, before: { claimed: number; failed: number; released: number }, durationMs: number): void {
+/** The batch's metrics and its line: `batch processed` at info where the phase asks for it (a seed's line), else `batch done` at debug. */
+function observe(
+  ctx: BatchRunContext,
+  phase: AnyPhase,
+  outcomes: readonly AnyOutcome[],
+  run: BatchRun,
+  before: { claimed: number; failed: number; released: number },
+  durationMs: number,
+): void {
   const rows = {
     claimed: run.counts.claimed - before.claimed,
     failed: run.counts.failed - before.failed,
     released: run.counts.released - before.released,
   };
-  ctx.observeBatch?.(phase, rows, durationMs);
-  run.log.debug({ phase, ...rows, durationMs: Math.round(durationMs) }, 'batch done');
+  ctx.observeBatch?.(phase.name, rows, durationMs);
+  if (phase.batchLine) {
+    run.log.info({ phase: phase.name, rows: rows.claimed, failed: rows.failed, ...phase.batchLine(outcomes), durationMs: Math.round(durationMs) }, 'batch processed');
+  } else {
+    run.log.debug({ phase: phase.name, ...rows, durationMs: Math.round(durationMs) }, 'batch done');
+  }
 }
 

@@ -4,7 +4,8 @@ import { newId, type Clock } from '../time.ts';
 import type { LockConnection } from './advisory-lock.ts';
 import { acquireLease, type HeldLease } from './lease.ts';
 import type { JobMetrics, RunOutcome } from './job-metrics.ts';
-import { recordJobRun } from './job-state.ts';
+import { LAST_ERROR_MAX_LENGTH, recordJobRun } from './job-state.ts';
+import { errorText } from '../errors/index.ts';
 import type { Trigger } from './run-slot.ts';
 import { noWakes, waitForWake, type RunWakes } from './run-wakes.ts';
 import { ABANDONED, lockDeadline, lockTtlOf, type LockDeadline } from './lock-deadline.ts';
@@ -52,8 +53,6 @@ export const skippedRun = (reason: NonNullable<RunResult['skipReason']>): RunRes
   durationMs: 0,
   skipReason: reason,
 });
-
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
  * One run of a job: take its lock when it is single-runner (busy → skipped, nothing recorded
@@ -175,7 +174,7 @@ async function conclude(
 ): Promise<RunResult> {
   const name = run.job.name;
   const durationMs = Math.round(performance.now() - run.t0);
-  const message = outcome === 'success' || error === undefined ? undefined : messageOf(error);
+  const message = outcome === 'success' || error === undefined ? undefined : errorText(error, { root: false, name: false, max: LAST_ERROR_MAX_LENGTH });
   deps.metrics.recordRun(name, outcome, durationMs);
   if (outcome === 'success') deps.metrics.recordSuccessAt(name, run.startedAt);
   try {

@@ -1,3 +1,4 @@
+import { errorText } from '../errors/index.ts';
 import { Cron } from 'croner';
 import { lockTtlProblems } from './lock-deadline.ts';
 import type { JobCounts, JobDefinition } from './types.ts';
@@ -43,7 +44,7 @@ export function jobDefinitionProblems(job: JobDefinition): string[] {
     try {
       parseCron(job.cron);
     } catch (err) {
-      problems.push(`cron: ${err instanceof Error ? err.message : String(err)}`);
+      problems.push(`cron: ${errorText(err, { root: false, name: false })}`);
     }
   }
   if (job.wakeChannel !== undefined && (job.wakeChannel.length === 0 || job.wakeChannel.length > 63)) {

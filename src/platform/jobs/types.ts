@@ -6,7 +6,13 @@ export interface JobContext {
   jobRunId: string;
   signal: AbortSignal;
   log: Logger;
+  /** Wall-clock time, for the job's own rules (a cutoff): tests inject it. */
   now(): Date;
+  /**
+   * Monotonic milliseconds, for the kernel's deadlines (maxRunMs) and durations: tests inject it
+   * to move a run past its deadline. Default performance.now().
+   */
+  monotonicMs?(): number;
   /**
    * A single-runner run's lease token: a write a late run must not make once another replica took
    * the lock over puts leaseHolds(fence) in its own statement. Absent outside the runner.

@@ -2,7 +2,7 @@ import type { OutgoingMessage } from '../events/bus.ts';
 import { envelopeHeaders } from '../events/envelope.ts';
 import { withPrefix } from '../events/topics.ts';
 import type { PendingRow } from './sql.ts';
-import { causeChain } from '../errors/index.ts';
+import { causeChain, errorText } from '../errors/index.ts';
 
 /** Pure rules of the publisher, tested without a database or a broker. */
 
@@ -55,8 +55,5 @@ export function isTopicLevelError(err: unknown): boolean {
   return false;
 }
 
-/** The error text stored in last_error: name and message only (no payload), truncated. */
-export function publishErrorText(err: unknown, max = 500): string {
-  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
+/** The error text stored in last_error and logged: name and message of the send's own error only (no payload), truncated. */
+export const publishErrorText = (err: unknown): string => errorText(err, { root: false });

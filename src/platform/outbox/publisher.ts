@@ -1,9 +1,11 @@
 import type { Db } from '../db/index.ts';
 import type { EventBus, OutgoingMessage } from '../events/bus.ts';
 import { EventBusFencedError, EventBusUnavailableError } from '../events/errors.ts';
+import { ReportedError } from '../errors/index.ts';
+import { batchPhase, defineBatchWorker, type BatchRun, type BatchRunContext, type BatchWorker, type Outcome } from '../jobs/index.ts';
 import type { Fence } from '../jobs/lease-sql.ts';
-import type { JobContext, JobDefinition } from '../jobs/types.ts';
 import type { Logger } from '../observability/logger.ts';
+import { newId } from '../time.ts';
 import type { Registry } from '../observability/metrics.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
 import { isTopicLevelError, orderingKey, publishErrorText, rowToMessage, splitHeldBack } from './messages.ts';
@@ -45,70 +47,45 @@ export interface PublishCounts {
 }
 
 /**
- * What failed in this run and holds rows back until the next one: keys (a row of that key was
- * refused: nothing later of the key may overtake it) and whole topics (the broker refused the
- * topic itself, so each of its rows would fail the same way).
+ * What one run keeps: the keys and topics that failed in it (every later row of a failed key — or
+ * of a topic the broker refused as a whole — waits for the next run), the read cursor with the read
+ * of the next batch already under way, and the last mark, which a new pass waits for so it never
+ * re-reads a row it sent.
  */
-interface Blocked {
-  keys: Set<string>;
-  topics: Set<string>;
+interface PublishRun {
+  blockedKeys: Set<string>;
+  blockedTopics: Set<string>;
+  cursor: string;
+  next: Promise<PendingRow[]> | undefined;
+  marking: Promise<unknown>;
 }
 
-/** The run's limits, checked between row-by-row sends. */
-interface RunLimits {
-  /** The job's signal aborted (graceful stop). */
-  aborted(): boolean;
-  /** Aborted, or maxRunMs has passed. */
-  over(): boolean;
-}
+type PublishContext = Omit<BatchRunContext, 'jobRunId'> & { jobRunId?: string };
 
-interface BatchOutcome {
-  sent: PendingRow[];
-  failed: number;
-  heldBack: number;
-  /** The bus is unreachable: the run ends. */
-  unavailable: boolean;
-  /**
-   * Row by row stopped early (abort or deadline): the run ends, or a later batch could overtake
-   * the untried rows of a key.
-   */
-  stopped?: boolean;
-}
-
-type PublishContext = Pick<JobContext, 'signal' | 'now' | 'log' | 'woken' | 'waitForWake' | 'fence'>;
-
-interface RunState {
-  counts: PublishCounts;
-  blocked: Blocked;
-  limits: RunLimits;
-}
-
-export function validatePublisherOptions(o: OutboxPublisherOptions): void {
-  const problems: string[] = [];
-  if (!Number.isInteger(o.batchSize) || o.batchSize < 1) problems.push('batchSize must be a positive integer');
-  if (!(o.maxRunMs > 0)) problems.push('maxRunMs must be positive');
-  if (!(o.pollIntervalMs > 0)) problems.push('pollIntervalMs must be positive');
-  if (o.idleWaitMs !== undefined && !(o.idleWaitMs >= 0)) problems.push('idleWaitMs must not be negative');
-  if (problems.length > 0) throw new Error(`outbox publisher: ${problems.join('; ')}`);
-}
+/** A row's failed send: logged and counted by the publisher in its own words, so the kernel adds no line. */
+class SendFailed extends ReportedError {}
 
 /**
- * Sends committed outbox rows to the bus in id order, in batches: read (no lock, no open
- * transaction), send in bulk, mark the sent ones published in one statement. If the bulk send
- * fails, the batch is re-sent row by row; a row that fails blocks every later row with its key
- * for the rest of the run (with a topic-level Kafka error: every later row of its topic), other
- * keys go on. Delivery is at-least-once: a crash between send and mark re-sends, consumers dedupe
- * by message id.
+ * Sends committed outbox rows to the bus in id order, as the kernel's batch worker (one phase):
  *
- * Row by row can be slow (each failing row goes through the client's retries and a producer
- * reconnect), so it stops between rows once the run's signal aborts or its maxRunMs passes. The
- * rows it did not try stay unpublished for the next run and are counted nowhere (not failed: no
- * attempt was made; not held back: nothing blocks them). At least one row is tried after a failed
- * bulk send unless the signal aborted, so a batch whose bulk send alone outlasts maxRunMs still
- * moves on.
+ *   1. claim   — read the next batch after the cursor (no lock, no open transaction; the publisher
+ *                is a single runner); a full batch starts the read of the one after at once;
+ *   2. process — send the batch in bulk; if that fails, row by row: a row that fails blocks every
+ *                later row of its key for the rest of the run (a topic-level Kafka error: every
+ *                later row of its topic), other keys go on;
+ *   3. record  — mark the sent rows published in one statement, while the next batch is read and
+ *                sent (overlapRecord). A mark starts only once the previous one is written, so at
+ *                most two batches are ever sent and unmarked: a crash repeats at most those two
+ *                (at-least-once; consumers dedupe by message id).
+ *
+ * A drained pass (short batch) waits for the next commit's wake (idleWaitMs) and starts over from
+ * the first pending row. Row by row can be slow (each failing row goes through the client's
+ * retries and a producer reconnect), so it stops between rows once the run is stopped or its
+ * maxRunMs passes; the rows it did not try stay for the next run, counted nowhere. At least one row
+ * is tried after a failed bulk send unless the run was stopped, so a batch whose bulk send alone
+ * outlasts maxRunMs still moves on. An unreachable bus ends the run.
  */
 export function createOutboxPublisher(opts: OutboxPublisherOptions) {
-  validatePublisherOptions(opts);
   const { db, bus } = opts;
   const metrics: OutboxMetrics = outboxMetrics(opts.registry, db);
   // Kafka fences the sends themselves (kafka-fenced.ts): one transactional.id per publisher, the
@@ -137,165 +114,151 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     for (const r of rows) metrics.failures.inc({ topic: r.topic });
   }
 
-  async function sendRowByRow(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits, fence: Fence | undefined): Promise<BatchOutcome> {
-    const outcome: BatchOutcome = { sent: [], failed: 0, heldBack: 0, unavailable: false };
+  const sent = (row: PendingRow, at: Date): Outcome<PendingRow, Date> => ({ row, status: 'done', result: at });
+  const released = (row: PendingRow): Outcome<PendingRow, Date> => ({ row, status: 'released' });
+
+  async function sendRowByRow(rows: readonly PendingRow[], state: PublishRun, run: BatchRun): Promise<Outcome<PendingRow, Date>[]> {
+    const outcomes: Outcome<PendingRow, Date>[] = [];
     let tried = 0;
     for (const [i, row] of rows.entries()) {
-      if (blocked.topics.has(row.topic) || blocked.keys.has(orderingKey(row))) {
-        outcome.heldBack += 1;
+      if (state.blockedTopics.has(row.topic) || state.blockedKeys.has(orderingKey(row))) {
+        run.count('heldBack');
+        outcomes.push(released(row));
         continue;
       }
-      if (tried > 0 ? limits.over() : limits.aborted()) {
-        log.info({ untried: rows.length - i, sent: outcome.sent.length }, 'outbox run stopping: rows not tried stay for the next run');
-        outcome.stopped = true;
+      if (tried > 0 ? run.signal.aborted || run.timeLeftMs() <= 0 : run.stop.aborted) {
+        run.log.info({ untried: rows.length - i, sent: outcomes.filter((o) => o.status === 'done').length }, 'outbox run stopping: rows not tried stay for the next run');
+        outcomes.push(...rows.slice(i).map(released));
+        run.endPhase('rows not tried stay for the next run');
         break;
       }
       tried += 1;
       try {
         await publishTraced(send, [row], [rowToMessage(row, opts.topicPrefix)]);
-        outcome.sent.push(row);
+        outcomes.push(sent(row, run.now()));
       } catch (err) {
         if (err instanceof EventBusFencedError) throw err; // taken over: not the row's failure, and no more sends
-        await recordFailure([row], err, fence);
-        blocked.keys.add(orderingKey(row));
-        outcome.failed += 1;
+        await recordFailure([row], err, run.fence);
+        state.blockedKeys.add(orderingKey(row));
+        outcomes.push({ row, status: 'failed', error: new SendFailed(publishErrorText(err)) });
         const topicLevel = isTopicLevelError(err);
-        if (topicLevel) blocked.topics.add(row.topic);
-        log.warn(
+        if (topicLevel) state.blockedTopics.add(row.topic);
+        run.log.warn(
           { outboxId: row.id, topic: row.topic, eventType: row.eventType, err: publishErrorText(err) },
           topicLevel ? 'outbox topic refused by the broker; its rows wait for the next run' : 'outbox row not published; its key waits',
         );
         if (err instanceof EventBusUnavailableError) {
-          outcome.unavailable = true;
+          outcomes.push(...rows.slice(i + 1).map(released));
+          run.endPhase('event bus unreachable');
           break;
         }
       }
     }
-    return outcome;
+    return outcomes;
   }
 
-  async function sendBatch(rows: readonly PendingRow[], blocked: Blocked, log: Logger, limits: RunLimits, fence: Fence | undefined): Promise<BatchOutcome> {
-    if (rows.length === 0) return { sent: [], failed: 0, heldBack: 0, unavailable: false };
+  async function sendBatch(rows: readonly PendingRow[], state: PublishRun, run: BatchRun): Promise<Outcome<PendingRow, Date>[]> {
+    const { sendable, heldBack } = splitHeldBack(rows, state.blockedKeys, state.blockedTopics);
+    run.count('heldBack', heldBack.length);
+    const outcomes = heldBack.map(released);
+    if (sendable.length === 0) return outcomes;
     try {
-      await publishTraced(send, rows, rows.map((r) => rowToMessage(r, opts.topicPrefix)));
-      return { sent: [...rows], failed: 0, heldBack: 0, unavailable: false };
+      await publishTraced(send, sendable, sendable.map((r) => rowToMessage(r, opts.topicPrefix)));
+      const at = run.now();
+      return [...outcomes, ...sendable.map((row) => sent(row, at))];
     } catch (err) {
       if (err instanceof EventBusFencedError) throw err; // taken over: the run ends, nothing counted on the rows
       if (err instanceof EventBusUnavailableError) {
         // Row by row would fail the same way, once per row: count the attempt on all, stop.
-        await recordFailure(rows, err, fence);
-        log.warn({ rows: rows.length, err: publishErrorText(err) }, 'event bus unreachable, outbox publishing paused until the next run');
-        return { sent: [], failed: rows.length, heldBack: 0, unavailable: true };
+        await recordFailure(sendable, err, run.fence);
+        run.log.warn({ rows: sendable.length, err: publishErrorText(err) }, 'event bus unreachable, outbox publishing paused until the next run');
+        run.endPhase('event bus unreachable');
+        const error = new SendFailed(publishErrorText(err));
+        return [...outcomes, ...sendable.map((row) => ({ row, status: 'failed' as const, error }))];
       }
-      log.warn({ rows: rows.length, err: publishErrorText(err) }, 'bulk send failed, retrying the batch row by row');
-      return sendRowByRow(rows, blocked, log, limits, fence);
+      run.log.warn({ rows: sendable.length, err: publishErrorText(err) }, 'bulk send failed, retrying the batch row by row');
+      return [...outcomes, ...(await sendRowByRow(sendable, state, run))];
     }
   }
 
-  async function markSent(rows: readonly PendingRow[], now: Date, fence: Fence | undefined): Promise<void> {
-    if (rows.length === 0) return;
-    await markPublished(db, rows.map((r) => r.id), now, fence);
-    for (const r of rows) {
-      metrics.published.inc({ topic: r.topic });
-      metrics.lag.observe(Math.max(0, (now.getTime() - r.createdAtMs) / 1000));
+  async function markSent(outcomes: readonly Outcome<PendingRow, Date>[], fence: Fence | undefined): Promise<void> {
+    const done = outcomes.flatMap((o) => (o.status === 'done' ? [o] : []));
+    if (done.length === 0) return;
+    const sentAt = done[0]!.result;
+    await markPublished(db, done.map((o) => o.row.id), sentAt, fence);
+    for (const { row, result } of done) {
+      metrics.published.inc({ topic: row.topic });
+      metrics.lag.observe(Math.max(0, (result.getTime() - row.createdAtMs) / 1000));
     }
   }
 
-  /**
-   * One pass over the pending rows from the start: batches until one comes back short (true), or
-   * until the run must end (false: maxRunMs, abort, bus unreachable). Sends stay strictly one after
-   * another (per-key order); the read of the next batch (the cursor moves on, not the mark) and the
-   * mark of the previous one overlap with the send in flight. A batch's mark starts only once the
-   * previous mark is written, so at most two batches are ever sent and unmarked: a crash repeats at
-   * most those two (at-least-once). Every mark is written before it returns, so a next pass never
-   * re-reads a row it sent.
-   */
-  async function drain(ctx: PublishContext, run: RunState): Promise<boolean> {
-    const { counts, blocked, limits } = run;
-    let next: Promise<PendingRow[]> | undefined = selectPendingAfter(db, FIRST_ID, opts.batchSize);
-    let marking: Promise<void> = Promise.resolve();
-    let markError: unknown;
-    let drained = false;
-    try {
-      while (next) {
-        const rows = await next;
-        next = undefined;
-        if (rows.length < opts.batchSize) drained = true;
-        if (rows.length === 0) break;
-        if (rows.length === opts.batchSize && !limits.over()) {
-          next = selectPendingAfter(db, rows[rows.length - 1]!.id, opts.batchSize);
+  /** Reads `limit` rows after `after`; a rejection is taken where the read is awaited, never left unhandled. */
+  function readAfter(after: string, limit: number): Promise<PendingRow[]> {
+    const read = selectPendingAfter(db, after, limit);
+    read.catch(() => undefined);
+    return read;
+  }
+
+  const publishPhase = (state: PublishRun) =>
+    batchPhase<PendingRow, Date>({
+      name: 'publish',
+      overlapRecord: true,
+      async claim(limit, run) {
+        let rows: PendingRow[];
+        if (state.next) {
+          rows = await state.next;
+          state.next = undefined;
+        } else {
+          // A new pass re-reads from the first pending row: the last mark must be written first.
+          if (state.cursor === FIRST_ID) await state.marking;
+          rows = await readAfter(state.cursor, limit);
         }
-        const { sendable, heldBack } = splitHeldBack(rows, blocked.keys, blocked.topics);
-        const outcome = await sendBatch(sendable, blocked, ctx.log, limits, ctx.fence);
-        const sentAt = ctx.now();
-        await marking; // the previous batch's mark, written while this one was sent
-        marking = markSent(outcome.sent, sentAt, ctx.fence).catch((err: unknown) => {
-          markError ??= err;
-        });
-        counts.published += outcome.sent.length;
-        counts.failed += outcome.failed;
-        counts.heldBack += heldBack.length + outcome.heldBack;
-        if (outcome.unavailable || outcome.stopped || ctx.signal.aborted || markError !== undefined) {
-          drained = false;
-          break;
+        if (rows.length === limit && run.timeLeftMs() > 0) {
+          state.cursor = rows[rows.length - 1]!.id;
+          state.next = readAfter(state.cursor, limit);
+        } else {
+          state.cursor = FIRST_ID;
         }
-      }
-    } finally {
-      await next?.catch(() => undefined);
-      await marking;
-    }
-    if (markError !== undefined) throw markError;
-    return drained && !limits.over();
-  }
-
-  /**
-   * One run: passes over the pending rows until nothing is left, then — under the job runner — it
-   * stays up to idleWaitMs for the next commit's wake and goes again, so a steady stream of events
-   * is served by one run (one lock, one job_state write) per maxRunMs instead of one per commit.
-   * A key that failed stays blocked for the whole run.
-   */
-  async function publishPending(ctx: PublishContext): Promise<PublishCounts> {
-    const deadline = performance.now() + opts.maxRunMs;
-    running += 1;
-    claimProducer(ctx.fence);
-    try {
-      return await passes(ctx, deadline);
-    } finally {
-      running -= 1;
-    }
-  }
-
-  async function passes(ctx: PublishContext, deadline: number): Promise<PublishCounts> {
-    const run: RunState = {
-      counts: { published: 0, failed: 0, heldBack: 0 },
-      blocked: { keys: new Set(), topics: new Set() },
-      limits: {
-        aborted: () => ctx.signal.aborted,
-        over: () => ctx.signal.aborted || performance.now() >= deadline,
+        return rows;
       },
-    };
-    while (await drain(ctx, run)) {
-      if (ctx.woken?.()) continue;
-      const left = deadline - performance.now();
-      if (!(opts.idleWaitMs && ctx.waitForWake && (await ctx.waitForWake(Math.min(opts.idleWaitMs, left))))) break;
-    }
-    const { counts } = run;
-    if (counts.published > 0 || counts.failed > 0) ctx.log.debug(counts, 'outbox publisher run');
-    return counts;
-  }
+      processBatch: (rows, run) => sendBatch(rows, state, run),
+      record(outcomes, run) {
+        const marking = markSent(outcomes, run.fence);
+        state.marking = marking.catch(() => undefined);
+        run.count('published', outcomes.filter((o) => o.status === 'done').length);
+        return marking;
+      },
+    });
 
-  return { publishPending, metrics };
-}
-
-/** The publisher as a job: one replica at a time, woken by NOTIFY on enqueue commit. */
-export function outboxPublisherJob(opts: OutboxPublisherOptions): JobDefinition {
-  const publisher = createOutboxPublisher(opts);
-  return {
+  const worker = defineBatchWorker<PublishRun>({
     name: OUTBOX_PUBLISHER_JOB,
     every: opts.pollIntervalMs,
     singleRunner: true,
-    maxRunMs: opts.maxRunMs,
     wakeChannel: OUTBOX_CHANNEL,
-    run: (ctx) => publisher.publishPending(ctx),
-  };
+    settings: { batchSize: opts.batchSize, maxRunMs: opts.maxRunMs, ...(opts.idleWaitMs === undefined ? {} : { idleWaitMs: opts.idleWaitMs }) },
+    counts: ['published', 'heldBack'],
+    start(run) {
+      running += 1;
+      claimProducer(run.fence);
+      return { blockedKeys: new Set(), blockedTopics: new Set(), cursor: FIRST_ID, next: undefined, marking: Promise.resolve() };
+    },
+    phases: (_run, state) => [publishPhase(state)],
+    async finish(_run, state) {
+      running -= 1;
+      await state.next?.catch(() => undefined);
+    },
+  });
+
+  /** One run outside the runner (tests, benchmarks): the publisher's three counts. */
+  async function publishPending(ctx: PublishContext): Promise<PublishCounts> {
+    const { published = 0, failed, heldBack = 0 } = await worker.runOnce({ jobRunId: newId(), ...ctx });
+    return { published, failed, heldBack };
+  }
+
+  return { worker, publishPending, metrics };
+}
+
+/** The publisher as a job: one replica at a time, woken by NOTIFY on enqueue commit. */
+export function outboxPublisherJob(opts: OutboxPublisherOptions): BatchWorker {
+  return createOutboxPublisher(opts).worker;
 }

@@ -11,12 +11,6 @@ import {
   stuckCutoff,
 } from '../../../src/modules/user-activity/rules.ts';
 import {
-  closerOptions,
-  closerSettingsProblems,
-  DEFAULT_CLOSER_SETTINGS,
-  validateCloserSettings,
-} from '../../../src/modules/user-activity/closer/activity-closer.ts';
-import {
   propertyObjectViewEndedEvent,
   sessionEndedEvent,
   type ClosedSession,
@@ -74,40 +68,6 @@ describe('link decision', () => {
     assert.equal(linkDecision(null, 'u1'), 'link');
     assert.equal(linkDecision('u1', 'u1'), 'already-linked');
     assert.equal(linkDecision('u2', 'u1'), 'switch');
-  });
-});
-
-describe('closer options (validated at start)', () => {
-  test('defaults are the seed\'s: threshold 12 min, polling 1 min, batch 500, max run 5 min — and valid', () => {
-    assert.deepEqual(closerOptions(DEFAULT_CLOSER_SETTINGS), {
-      inactivityThresholdMs: 12 * MINUTE_MS,
-      pollingIntervalMs: MINUTE_MS,
-      batchSize: 500,
-      maxRunDurationMs: 5 * MINUTE_MS,
-    });
-    assert.deepEqual(closerSettingsProblems(DEFAULT_CLOSER_SETTINGS), []);
-  });
-
-  test('InactivityThreshold must lie within [10 min, 15 min], bounds included', () => {
-    // The setting reaches code in milliseconds: one millisecond outside either bound is refused.
-    const withThreshold = (ms: number) => closerSettingsProblems({ ...DEFAULT_CLOSER_SETTINGS, USER_ACTIVITY_INACTIVITY_THRESHOLD: ms });
-    assert.deepEqual(withThreshold(10 * 60_000), []);
-    assert.deepEqual(withThreshold(15 * 60_000), []);
-    assert.equal(withThreshold(10 * 60_000 - 1).length, 1);
-    assert.equal(withThreshold(15 * 60_000 + 1).length, 1);
-    assert.equal(withThreshold(9 * 60_000).length, 1);
-    assert.equal(withThreshold(16 * 60_000).length, 1);
-  });
-
-  test('BatchSize must be > 0; every problem is reported at once and start fails', () => {
-    const bad = {
-      ...DEFAULT_CLOSER_SETTINGS,
-      USER_ACTIVITY_CLOSER_BATCH_SIZE: 0,
-      USER_ACTIVITY_INACTIVITY_THRESHOLD: 60_000,
-      USER_ACTIVITY_CLOSER_MAX_RUN_DURATION: 0,
-    };
-    assert.equal(closerSettingsProblems(bad).length, 3);
-    assert.throws(() => validateCloserSettings(bad), /BatchSize.*|InactivityThreshold/);
   });
 });
 

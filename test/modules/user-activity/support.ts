@@ -33,8 +33,9 @@ export function captureLog() {
   return { log, lines, raw, onLine: (h: (line: LogLine) => void) => hooks.push(h) };
 }
 
+/** A run on the test's clock: its wall-clock rules and the kernel's MaxRunDuration both read it, so advancing it moves both. */
 export function closerContext(clock: Clock, log: Logger, signal = new AbortController().signal): BatchRunContext {
-  return { jobRunId: newId(), signal, log, now: () => clock.now() };
+  return { jobRunId: newId(), signal, log, now: () => clock.now(), monotonicMs: () => clock.now().getTime() };
 }
 
 export interface SeedSession {

@@ -260,9 +260,8 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
     // A task is what a worker leases, so a claim takes one; its pages are the batches of users.
     // A run takes no new task once a lease's length has passed; the next poll goes on.
     settings: { batchSize: 1, maxRunMs: settings.maxLeaseMs },
-    phases(run) {
-      for (const name of COUNTS) run.count(name, 0);
-      let announced = false;
+    counts: COUNTS,
+    phases() {
       return [
         batchPhase<FanOutTask, TaskResult>({
           name: 'tasks',
@@ -273,11 +272,8 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
               metrics.errors.inc({ kind: 'claim_failed' });
               throw err;
             });
+            // The kernel logs the seed's 'job started' (with jobRunId) once the run has a task.
             if (!task) return [];
-            if (!announced) {
-              run.log.info({ jobRunId: run.jobRunId }, 'job started');
-              announced = true;
-            }
             if (task.status !== 'Failed') {
               run.count('tasks');
               run.log.info({ taskId: task.id, roleId: task.roleId, attempt: task.attemptCount, cursor: task.cursor }, 'task dequeued');
@@ -292,6 +288,6 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
       ];
     },
   });
-  // The phases start every count of COUNTS at zero, so a run's counts have them all.
+  // The kernel starts every count of COUNTS at zero, so a run's counts have them all.
   return worker as AccessFanOutWorker;
 }

@@ -1,4 +1,4 @@
-import { messageOf } from '../../../platform/errors/index.ts';
+import { errorText } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import { newId } from '../../../platform/time.ts';
 import {
@@ -78,7 +78,7 @@ async function applyGroups(ctx: MessengerContext, op: 'join' | 'leave', userIds:
       else await ctx.hub.removeUserFromGroup(u, chatGroup(chatId));
     }
   } catch (err) {
-    ctx.log.warn({ err: { message: messageOf(err) }, chatId, op }, 'hub group change failed; the realtime dispatcher applies it on delivery');
+    ctx.log.warn({ err: { message: errorText(err, { root: false, name: false }) }, chatId, op }, 'hub group change failed; the realtime dispatcher applies it on delivery');
   }
 }
 

@@ -1,5 +1,5 @@
 import { Client, errors } from '@elastic/elasticsearch';
-import { messageOf } from '../../../platform/errors/index.ts';
+import { errorText } from '../../../platform/errors/index.ts';
 import type { ContactSearchIndex, IndexOutcome, MessengerContactSearchDocument } from './port.ts';
 import { SearchUnavailableError } from './port.ts';
 
@@ -37,7 +37,7 @@ export function createElasticsearchContactSearch(opts: ElasticsearchContactSearc
   const index = opts.index;
 
   const unavailable = (what: string) => (err: unknown): never => {
-    throw new SearchUnavailableError(`elasticsearch ${what} failed: ${messageOf(err).slice(0, 200)}`, {
+    throw new SearchUnavailableError(`elasticsearch ${what} failed: ${errorText(err, { root: false, name: false, max: 200 })}`, {
       cause: err,
     });
   };

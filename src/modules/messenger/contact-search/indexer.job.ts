@@ -1,6 +1,6 @@
 import { backoffDelayMs, type Backoff } from '../../../platform/backoff/index.ts';
 import type { Db } from '../../../platform/db/index.ts';
-import { messageOf } from '../../../platform/errors/index.ts';
+import { errorText } from '../../../platform/errors/index.ts';
 import { batchPhase, defineBatchWorker, type BatchRun, type BatchSettings, type BatchWorker, type Outcome } from '../../../platform/jobs/index.ts';
 import type { MessengerSettings } from '../settings.ts';
 import { CONTACT_SEARCH_WAKE_CHANNEL } from '../user-replica/replica-sql.ts';
@@ -63,7 +63,7 @@ export function contactSearchIndexerJob(deps: IndexerDeps): BatchWorker {
       await index.prepare();
       failed = (await index.index(docs)).failed;
     } catch (err) {
-      failed = docs.map((d) => ({ userId: d.userId, reason: messageOf(err) }));
+      failed = docs.map((d) => ({ userId: d.userId, reason: errorText(err, { root: false, name: false }) }));
     }
     if (failed.length > 0 && failed.length === docs.length) run.endPhase('the search index refused every document');
     const reasons = new Map(failed.map((f) => [f.userId, f.reason]));

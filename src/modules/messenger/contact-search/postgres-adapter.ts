@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
-import { messageOf, rootCause } from '../../../platform/errors/index.ts';
+import { errorText } from '../../../platform/errors/index.ts';
 import type { ContactSearchIndex, IndexOutcome, MessengerContactSearchDocument } from './port.ts';
 import { SearchUnavailableError } from './port.ts';
 
@@ -18,7 +18,7 @@ const toDocument = (r: Row): MessengerContactSearchDocument => ({ ...r, revision
 export function createPostgresContactSearch(db: Db, clock: { now(): Date }): ContactSearchIndex {
   // The driver's own message only: drizzle's error would carry the statement and its parameters (names, phones).
   const unavailable = (err: unknown): never => {
-    throw new SearchUnavailableError(`contact search (PostgreSQL) failed: ${messageOf(rootCause(err)).slice(0, 200)}`, { cause: err });
+    throw new SearchUnavailableError(`contact search (PostgreSQL) failed: ${errorText(err, { name: false, max: 200 })}`, { cause: err });
   };
   return {
     kind: 'postgres',

@@ -1,6 +1,6 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { messageOf } from '../../../platform/errors/index.ts';
-import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
+import { errorText } from '../../../platform/errors/index.ts';
+import { batchPhase, defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
 import type { ContactSearchMetrics } from './metrics.ts';
 import type { ContactSearchIndex, MessengerContactSearchDocument } from './port.ts';
 import { countReplica, enqueuePending, existingReplicaIds, selectReplicaPage } from './sql.ts';
@@ -40,11 +40,10 @@ interface RebuildRun {
  */
 export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
   const { db, index, metrics } = deps;
-  const runs = new WeakMap<BatchRun, RebuildRun>();
 
-  async function start(state: RebuildRun, run: BatchRun): Promise<number> {
+  /** Counted when the first batch is claimed (the kernel's start hook is synchronous), then the index is prepared. */
+  async function begin(state: RebuildRun): Promise<number> {
     state.total = await countReplica(db);
-    run.log.info({ adapter: index.kind, total: state.total }, 'contact search rebuild started');
     await index.prepare();
     return state.total;
   }
@@ -53,8 +52,8 @@ export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
     batchPhase<MessengerContactSearchDocument>({
       name: 'replica',
       keyOf: (d) => d.userId,
-      async claim(limit, run) {
-        if (state.total === null) await start(state, run);
+      async claim(limit) {
+        if (state.total === null) await begin(state);
         const docs = await selectReplicaPage(db, state.replicaAfter, limit);
         state.replicaAfter = docs.at(-1)?.userId ?? state.replicaAfter;
         return docs;
@@ -107,23 +106,20 @@ export function contactSearchRebuildJob(deps: RebuildDeps): BatchWorker {
       },
     });
 
-  return defineBatchWorker({
+  return defineBatchWorker<RebuildRun>({
     name: CONTACT_SEARCH_REBUILD_JOB,
     cron: deps.cron,
     singleRunner: true,
     settings: { batchSize: deps.batchSize, maxRunMs: deps.maxRunMs },
-    phases(run) {
-      for (const name of ['indexed', 'removed', 'replicaBatches']) run.count(name, 0);
-      const state: RebuildRun = { total: null, replicaAfter: null, documentsAfter: null, orphanScanStarted: false };
-      runs.set(run, state);
-      return [replicaPhase(state), orphanPhase(state)];
-    },
-    async finish(run) {
-      const state = runs.get(run);
-      if (state?.total == null) return;
+    counts: ['indexed', 'removed', 'replicaBatches'],
+    start: () => ({ total: null, replicaAfter: null, documentsAfter: null, orphanScanStarted: false }),
+    // On the kernel's `job started` / `job completed` lines.
+    runFields: ({ total }) => ({ adapter: index.kind, ...(total === null ? {} : { total }) }),
+    phases: (_run, state) => [replicaPhase(state), orphanPhase(state)],
+    async finish(run, state) {
+      if (state.total === null) return;
       // Best effort: the index makes the writes searchable on its own shortly anyway.
-      await index.refresh().catch((err: unknown) => run.log.warn({ err: { message: messageOf(err) } }, 'contact search refresh after the rebuild failed'));
-      run.log.info({ ...run.counts, total: state.total, stopped: run.signal.aborted }, 'contact search rebuild finished');
+      await index.refresh().catch((err: unknown) => run.log.warn({ err: { message: errorText(err, { root: false, name: false }) } }, 'contact search refresh after the rebuild failed'));
     },
   });
 }

@@ -1,7 +1,7 @@
 import type { MessengerSettings } from '../settings.ts';
 import { sql } from 'drizzle-orm';
 import { query } from '../../../platform/db/index.ts';
-import { isPgError, messageOf, rootCause } from '../../../platform/errors/index.ts';
+import { errorText, isPgError, rootCause } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import type { ModuleDeps } from '../../../platform/module.ts';
 import { currentTraceparent } from '../../../platform/observability/index.ts';
@@ -62,7 +62,7 @@ export function createSendQueue(
       return (await trySendBatch(deps.db, sends, deps.clock.now())).map((value) => ({ ok: true, value }));
     } catch (err) {
       // The driver's message: drizzle's own would carry the statement and every message body.
-      deps.log.warn({ err: { message: messageOf(rootCause(err)) }, sends: sends.length }, 'message send batch failed; sending one by one');
+      deps.log.warn({ err: { message: errorText(err, { name: false }) }, sends: sends.length }, 'message send batch failed; sending one by one');
       const results: ItemResult<SendOutcome>[] = [];
       for (const s of sends) results.push(await one(s));
       return results;

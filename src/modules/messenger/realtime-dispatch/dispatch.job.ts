@@ -91,8 +91,9 @@ export function realtimeDispatchJob(deps: RealtimeDispatchDeps): BatchWorker {
     wakeChannel: REALTIME_OUTBOX_CHANNEL,
     ...(deps.connectWake ? { connectWake: deps.connectWake } : {}),
     settings,
-    phases(run) {
-      for (const name of DISPATCH_COUNTS) run.count(name, 0);
+    // The seed's "job completed (dispatched, retried, quarantined, DurationMs)" is the kernel's line.
+    counts: DISPATCH_COUNTS,
+    phases() {
       return [
         batchPhase<DispatchRow, DispatchResult>({
           name: 'outbox',
@@ -107,11 +108,6 @@ export function realtimeDispatchJob(deps: RealtimeDispatchDeps): BatchWorker {
           record: steps.record,
         }),
       ];
-    },
-    async finish(run) {
-      if (run.counts.claimed === 0) return;
-      const { dispatched, retried, quarantined } = run.counts;
-      run.log.info({ dispatched, retried, quarantined, durationMs: Math.round(settings.maxRunMs - run.timeLeftMs()) }, 'realtime dispatch completed');
     },
   });
 }

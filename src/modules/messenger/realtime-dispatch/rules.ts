@@ -1,3 +1,4 @@
+import { errorText } from '../../../platform/errors/index.ts';
 /**
  * The RealtimeDispatchJob's decisions as plain functions (seed 000, step 5): what a claimed row
  * becomes after its push, the error text stored on it, and the order a batch is pushed in. The
@@ -42,11 +43,6 @@ const LAST_ERROR_MAX = 512;
 
 /**
  * LastError of a failed push: class and code of the error plus its message (hub and backplane
- * errors carry no PII), ≤ 512 chars. Unlike the kernel's errorText it keeps the error's own code.
+ * errors carry no PII), ≤ 512 chars: the kernel's errorText of the error itself, with its code.
  */
-export function lastErrorText(err: unknown): string {
-  if (!(err instanceof Error)) return 'UnknownError'.slice(0, LAST_ERROR_MAX);
-  const code = (err as { code?: unknown }).code;
-  const head = typeof code === 'string' || typeof code === 'number' ? `${err.name}[${code}]` : err.name;
-  return `${head}: ${err.message}`.slice(0, LAST_ERROR_MAX);
-}
+export const lastErrorText = (err: unknown): string => (err instanceof Error ? errorText(err, { root: false, code: true, max: LAST_ERROR_MAX }) : 'UnknownError');

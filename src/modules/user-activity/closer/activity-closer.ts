@@ -5,49 +5,18 @@ import { closeLockedSessions, closeLockedViews } from './close.ts';
 import { closerMetrics, type CloserMetrics } from './closer-metrics.ts';
 import type { ClosedSession, ClosedView } from '../events.ts';
 import { inactivityCutoff } from '../rules.ts';
-import { defaultsOf, settingsProblems } from '../../../platform/types/index.ts';
+import { defaultsOf } from '../../../platform/types/index.ts';
 import { activityCloserSettings, type ActivityCloserSettings } from '../settings.ts';
-import { claimStaleSession, claimStaleSessions, countIdleActiveSessions, staleSessionIds, type SessionRow } from '../sessions/session-sql.ts';
-import { claimHangingView, claimHangingViews, countIdleActiveViews, hangingViewIds, type OwnedViewRow } from '../views/view-sql.ts';
+import { claimStaleSessions, countIdleActiveSessions, type SessionRow, type StaleScope } from '../sessions/session-sql.ts';
+import { claimHangingViews, countIdleActiveViews, type OwnedViewRow } from '../views/view-sql.ts';
 
 export const ACTIVITY_CLOSER_JOB = 'activity-closer';
 
-/** ActivityCloserOptions (seed 001 "Входная модель"), durations in milliseconds. */
-export interface ActivityCloserOptions {
-  inactivityThresholdMs: number;
-  pollingIntervalMs: number;
-  batchSize: number;
-  maxRunDurationMs: number;
-}
-
-/** The one mapping from the closer's settings to its options. */
-export const closerOptions = (s: ActivityCloserSettings): ActivityCloserOptions => ({
-  inactivityThresholdMs: s.USER_ACTIVITY_INACTIVITY_THRESHOLD,
-  pollingIntervalMs: s.USER_ACTIVITY_CLOSER_POLLING_INTERVAL,
-  batchSize: s.USER_ACTIVITY_CLOSER_BATCH_SIZE,
-  maxRunDurationMs: s.USER_ACTIVITY_CLOSER_MAX_RUN_DURATION,
-});
-
+/** The closer's defaults, as its settings declare them (tests and benchmarks start from these). */
 export const DEFAULT_CLOSER_SETTINGS: ActivityCloserSettings = defaultsOf(activityCloserSettings);
 
-/** Every closer setting outside its bounds (InactivityThreshold within [10 min, 15 min], BatchSize > 0, …). */
-export const closerSettingsProblems = (s: ActivityCloserSettings): string[] => settingsProblems(activityCloserSettings, s);
-
-export class CloserConfigError extends Error {
-  readonly problems: string[];
-  constructor(problems: string[]) {
-    super(`ActivityCloserJob: invalid settings: ${problems.join('; ')}`);
-    this.name = 'CloserConfigError';
-    this.problems = problems;
-  }
-}
-
-/** The host refuses to start on any bad setting (seed 001 step 2), whoever builds the closer. */
-export function validateCloserSettings(s: ActivityCloserSettings): ActivityCloserSettings {
-  const problems = closerSettingsProblems(s);
-  if (problems.length > 0) throw new CloserConfigError(problems);
-  return s;
-}
+/** The seed's InactivityThreshold in milliseconds. */
+export const inactivityThresholdMs = (s: ActivityCloserSettings): number => s.USER_ACTIVITY_INACTIVITY_THRESHOLD;
 
 type PhaseName = 'hanging_views' | 'stale_sessions';
 
@@ -63,10 +32,8 @@ interface PhaseSteps<R> {
   name: PhaseName;
   /** The seed's Type of the phase's rows, on their log lines. */
   type: 'PropertyObjectView' | 'Session';
-  claimBatch(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<R[]>;
-  claimOne(db: Db, id: string, cutoff: Date): Promise<R | undefined>;
-  /** Ids a batch would take, read without locks, for the one-by-one redo of a failed batch. */
-  candidateIds(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]>;
+  /** The phase's one claim: a batch, the one row of the redo, or (lock: false) the ids a failed batch would take. */
+  claim(db: Db, scope: StaleScope): Promise<(R & { id: string })[]>;
   close(tx: Db, rows: readonly R[], now: Date, correlationId: string): Promise<Closed[]>;
 }
 
@@ -74,9 +41,7 @@ interface PhaseSteps<R> {
 const HANGING_VIEWS: PhaseSteps<OwnedViewRow> = {
   name: 'hanging_views',
   type: 'PropertyObjectView',
-  claimBatch: claimHangingViews,
-  claimOne: claimHangingView,
-  candidateIds: hangingViewIds,
+  claim: claimHangingViews,
   close: async (tx, rows, now, correlationId) =>
     (await closeLockedViews(tx, rows, now, correlationId)).map((v) => ({ id: v.id, sessions: [], views: [v] })),
 };
@@ -89,9 +54,7 @@ const HANGING_VIEWS: PhaseSteps<OwnedViewRow> = {
 const STALE_SESSIONS: PhaseSteps<SessionRow> = {
   name: 'stale_sessions',
   type: 'Session',
-  claimBatch: claimStaleSessions,
-  claimOne: claimStaleSession,
-  candidateIds: staleSessionIds,
+  claim: claimStaleSessions,
   async close(tx, rows, now, correlationId) {
     const closed = await closeLockedSessions(tx, rows, now, 'Inactivity', correlationId);
     const viewsOf = Map.groupBy(closed.views, (v) => v.sessionId);
@@ -99,17 +62,9 @@ const STALE_SESSIONS: PhaseSteps<SessionRow> = {
   },
 };
 
-/** What one run keeps beside the kernel's counts. */
+/** What one run keeps: step 1's cutoff. */
 interface CloserRun {
-  t0: number;
   cutoff: Date;
-  /**
-   * MaxRunDuration on the injected clock as well (the kernel's maxRunMs is real time): the seed's
-   * tests move the clock past it.
-   */
-  deadline: number;
-  /** "job started" went out at info: the run did work (an idle run stays at debug). */
-  announced: boolean;
 }
 
 /**
@@ -121,117 +76,56 @@ interface CloserRun {
  *      claims its rows FOR UPDATE SKIP LOCKED and closes them with their ended-events in one
  *      transaction; a failed batch is redone one row per transaction, so a failing row is logged,
  *      stays Active for the next tick and undoes no other;
- *   3. the run's counts, close lag and batch lines are recorded per batch; the backlog gauge, the
- *      run duration and "job completed" at the end.
+ *   3. the run's counts and close lag per batch; the kernel logs the seed's lines (job started,
+ *      batch processed, job completed), feeds the run duration, the error counter and the backlog
+ *      gauge, and ends the run at MaxRunDuration.
+ *
+ * `settings` are loadConfig's, validated at start.
  */
 export function createActivityCloser(deps: { db: Db; registry: Registry; settings: ActivityCloserSettings }): BatchWorker {
-  const { db } = deps;
-  const options = closerOptions(validateCloserSettings(deps.settings));
+  const { db, settings } = deps;
   const metrics = closerMetrics(deps.registry);
-  const runs = new WeakMap<BatchRun, CloserRun>();
 
-  function announce(run: BatchRun, state: CloserRun): void {
-    if (state.announced) return;
-    state.announced = true;
-    run.log.info({ cutoff: state.cutoff.toISOString() }, 'job started');
-  }
-
-  function closingPhase<R>(steps: PhaseSteps<R>, state: CloserRun): BatchPhase<Closed> {
+  function closingPhase<R>(steps: PhaseSteps<R>, { cutoff }: CloserRun): BatchPhase<Closed> {
     const inOneTransaction = (run: BatchRun, claim: (tx: Db) => Promise<readonly R[]>) =>
       db.transaction(async (tx) => {
         const now = run.now();
         const rows = await claim(tx);
         return rows.length === 0 ? [] : steps.close(tx, rows, now, run.jobRunId);
       });
-    // What the kernel had counted when the current batch started, for its "batch processed" line.
-    let before = { claimed: 0, failed: 0 };
     return batchPhase<Closed>({
       name: steps.name,
       logFields: { type: steps.type },
-      claim(limit, run, exclude) {
-        before = { claimed: run.counts.claimed, failed: run.counts.failed };
-        if (run.now().getTime() >= state.deadline) return Promise.resolve([]);
-        return inOneTransaction(run, (tx) => steps.claimBatch(tx, state.cutoff, limit, exclude));
-      },
+      claim: (limit, run, exclude) => inOneTransaction(run, (tx) => steps.claim(tx, { cutoff, limit, exclude })),
       oneByOne: {
-        async candidates(limit, run, exclude) {
-          try {
-            return await steps.candidateIds(db, state.cutoff, limit, exclude);
-          } catch (err) {
-            // The batch failed and its rows cannot even be read: the database is down or the
-            // schema broke, and the run fails. Counted here, or errors_total would stay flat
-            // through the outage the seed's "errors growing" alert is for.
-            announce(run, state);
-            metrics.errors.inc({ phase: steps.name });
-            throw err;
-          }
-        },
-        async claimOne(id, run) {
-          try {
-            return await inOneTransaction(run, async (tx) => {
-              const row = await steps.claimOne(tx, id, state.cutoff);
-              return row === undefined ? [] : [row];
-            });
-          } catch (err) {
-            // The kernel logs it ("item failed") and leaves the row out of the rest of the run.
-            announce(run, state);
-            metrics.errors.inc({ phase: steps.name });
-            throw err;
-          }
-        },
+        candidates: async (limit, _run, exclude) => (await steps.claim(db, { cutoff, limit, exclude, lock: false })).map((r) => r.id),
+        // The kernel logs a failure ("item failed"), counts it and leaves the row out of the rest of the run.
+        claimOne: (id, run) => inOneTransaction(run, (tx) => steps.claim(tx, { cutoff, limit: 1, id })),
       },
       async record(outcomes, run) {
         const closed = outcomes.map((o) => o.row);
-        const sessions = closed.flatMap((c) => c.sessions);
-        const views = closed.flatMap((c) => c.views);
-        recordClosed(metrics, run, sessions, views);
-        spanAttributes({ closedCount: sessions.length + views.length }); // seed 001 "Traces", on the batch's span
-        announce(run, state);
-        run.log.info(
-          {
-            phase: steps.name,
-            rows: run.counts.claimed - before.claimed,
-            closed: sessions.length + views.length,
-            closedSessions: sessions.length,
-            closedViews: views.length,
-            failed: run.counts.failed - before.failed,
-          },
-          'batch processed',
-        );
+        recordClosed(metrics, run, closed.flatMap((c) => c.sessions), closed.flatMap((c) => c.views));
+      },
+      batchLine(outcomes) {
+        const sessions = outcomes.reduce((n, o) => n + o.row.sessions.length, 0);
+        const views = outcomes.reduce((n, o) => n + o.row.views.length, 0);
+        spanAttributes({ closedCount: sessions + views }); // seed 001 "Traces", on the batch's span
+        return { closed: sessions + views, closedSessions: sessions, closedViews: views };
       },
     });
   }
 
-  return defineBatchWorker({
+  return defineBatchWorker<CloserRun>({
     name: ACTIVITY_CLOSER_JOB,
-    every: options.pollingIntervalMs,
-    settings: { batchSize: options.batchSize, maxRunMs: options.maxRunDurationMs },
-    phases(run) {
-      const startedAt = run.now();
-      const state: CloserRun = {
-        t0: performance.now(),
-        cutoff: inactivityCutoff(startedAt, options.inactivityThresholdMs),
-        deadline: startedAt.getTime() + options.maxRunDurationMs,
-        announced: false,
-      };
-      runs.set(run, state);
-      run.count('closedSessions', 0);
-      run.count('closedViews', 0);
-      run.log.debug({ cutoff: state.cutoff.toISOString() }, 'job started');
-      return [closingPhase(HANGING_VIEWS, state), closingPhase(STALE_SESSIONS, state)];
-    },
-    async finish(run) {
-      const state = runs.get(run)!;
-      metrics.runDuration.observe(performance.now() - state.t0);
-      // Active rows still idle past this run's cutoff: locked elsewhere, failed, or left by MaxRunDuration.
-      const backlog = (await countIdleActiveSessions(db, state.cutoff)) + (await countIdleActiveViews(db, state.cutoff));
-      run.count('backlogRemaining', backlog);
-      metrics.backlog.set(backlog);
-      const { closedSessions, closedViews, failed } = run.counts;
-      const line = { ...run.counts, durationMs: Math.round(performance.now() - state.t0), cutoff: state.cutoff.toISOString(), aborted: run.signal.aborted };
-      if (closedSessions! + closedViews! + failed === 0) run.log.debug(line, 'job completed');
-      else run.log.info(line, 'job completed');
-    },
+    every: settings.USER_ACTIVITY_CLOSER_POLLING_INTERVAL,
+    settings: { batchSize: settings.USER_ACTIVITY_CLOSER_BATCH_SIZE, maxRunMs: settings.USER_ACTIVITY_CLOSER_MAX_RUN_DURATION },
+    counts: ['closedSessions', 'closedViews'],
+    metrics: { durationMs: metrics.runDuration, errors: metrics.errors, backlog: metrics.backlog },
+    start: (run) => ({ cutoff: inactivityCutoff(run.now(), inactivityThresholdMs(settings)) }),
+    runFields: ({ cutoff }) => ({ cutoff: cutoff.toISOString() }),
+    phases: (_run, state) => [closingPhase(HANGING_VIEWS, state), closingPhase(STALE_SESSIONS, state)],
+    // Active rows still idle past this run's cutoff: locked elsewhere, failed, or left by MaxRunDuration.
+    backlog: async (_run, { cutoff }) => (await countIdleActiveSessions(db, cutoff)) + (await countIdleActiveViews(db, cutoff)),
   });
 }
 

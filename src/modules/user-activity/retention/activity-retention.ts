@@ -1,5 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
+import { batchPhase, defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { counter, type Registry } from '../../../platform/observability/index.ts';
 import type { ActivityRetentionSettings } from '../settings.ts';
 import { deleteOldCountedViews, deleteOldSessions, deleteOldViews, type Deleted } from './retention-sql.ts';
@@ -39,19 +39,19 @@ export function createActivityRetention(deps: { db: Db; registry: Registry; sett
     help: 'Rows deleted by ActivityRetentionJob',
     labelNames: ['entity'] as const,
   });
-  const cutoffs = new WeakMap<BatchRun, Date>();
 
-  return defineBatchWorker({
+  return defineBatchWorker<{ cutoff: Date }>({
     name: ACTIVITY_RETENTION_JOB,
     every: RETENTION_INTERVAL_MS,
     singleRunner: true,
     settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: RETENTION_MAX_RUN_MS },
-    phases(run) {
-      const cutoff = retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS);
-      cutoffs.set(run, cutoff);
-      return STEPS.map((step) => {
-        run.count(step.count, 0);
-        return batchPhase<Deleted>({
+    counts: STEPS.map((step) => step.count),
+    start: (run) => ({ cutoff: retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS) }),
+    // On the kernel's `job completed` line, at info when rows were deleted.
+    runFields: ({ cutoff }) => ({ cutoff: cutoff.toISOString() }),
+    phases: (run, { cutoff }) =>
+      STEPS.map((step) =>
+        batchPhase<Deleted>({
           name: step.entity,
           async claim(limit) {
             const rows = await step.remove(db, cutoff, limit);
@@ -59,14 +59,7 @@ export function createActivityRetention(deps: { db: Db; registry: Registry; sett
             deleted.inc({ entity: step.entity }, rows.length);
             return rows;
           },
-        });
-      });
-    },
-    async finish(run) {
-      const { deletedViews, deletedSessions, deletedCountedViews } = run.counts;
-      if (deletedViews! + deletedSessions! + deletedCountedViews! > 0) {
-        run.log.info({ ...run.counts, cutoff: cutoffs.get(run)!.toISOString() }, 'activity retention deleted old rows');
-      }
-    },
+        }),
+      ),
   });
 }

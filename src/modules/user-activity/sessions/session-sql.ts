@@ -19,43 +19,34 @@ export interface SessionRow {
 const COLUMNS = sql.raw(`id, anonymous_id as "anonymousId", user_id as "userId", status, end_reason as "endReason",
   created_at as "createdAt", last_activity_at as "lastActivityAt", ended_at as "endedAt", duration_seconds as "durationSeconds"`);
 
+/** Which rows a closer claim reads: up to `limit` idle since before `cutoff`, or only the row `id`; `exclude` is left alone. */
+export interface StaleScope {
+  cutoff: Date;
+  limit: number;
+  exclude?: readonly string[];
+  /** The one row of the one-by-one redo. */
+  id?: string;
+  /** FOR UPDATE SKIP LOCKED (the claim); false reads the ids a failed batch would have taken. Default true. */
+  lock?: boolean;
+}
+
 /**
  * Phase B claim: Active sessions idle since before `cutoff`, oldest first, locked FOR UPDATE SKIP
  * LOCKED so parallel closers (and a heartbeat holding a row) never meet. A heartbeat that committed
  * meanwhile moved LastActivityAt past the cutoff, and the re-check on lock drops the row.
  */
-export async function claimStaleSessions(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<SessionRow[]> {
+export async function claimStaleSessions(db: Db, scope: StaleScope): Promise<SessionRow[]> {
+  const { cutoff, limit, exclude = [], id, lock = true } = scope;
   const { rows } = await query<SessionRow>(
     db,
     sql`select ${COLUMNS} from user_activity.sessions
       where status = 'Active' and last_activity_at < ${cutoff} and not (id = any(${sql.param(exclude)}::uuid[]))
+        ${id === undefined ? sql`` : sql`and id = ${id}`}
       order by last_activity_at
       limit ${limit}
-      for update skip locked`,
+      ${lock ? sql`for update skip locked` : sql``}`,
   );
   return rows;
-}
-
-/** The one-session variant of claimStaleSessions, for the row-by-row fallback. */
-export async function claimStaleSession(db: Db, id: string, cutoff: Date): Promise<SessionRow | undefined> {
-  const { rows } = await query<SessionRow>(
-    db,
-    sql`select ${COLUMNS} from user_activity.sessions
-      where id = ${id} and status = 'Active' and last_activity_at < ${cutoff}
-      for update skip locked`,
-  );
-  return rows[0];
-}
-
-/** Ids of stale sessions without taking locks (fallback when the batch claim itself failed). */
-export async function staleSessionIds(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
-  const { rows } = await query<{ id: string }>(
-    db,
-    sql`select id from user_activity.sessions
-      where status = 'Active' and last_activity_at < ${cutoff} and not (id = any(${sql.param(exclude)}::uuid[]))
-      order by last_activity_at limit ${limit}`,
-  );
-  return rows.map((r) => r.id);
 }
 
 export async function getSession(db: Db, id: string): Promise<SessionRow | undefined> {

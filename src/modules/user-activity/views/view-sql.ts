@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import type { CloseTransition } from '../rules.ts';
+import type { StaleScope } from '../sessions/session-sql.ts';
 
 /** Raw SQL over user_activity.property_object_views; each function is one statement on the handle given. */
 
@@ -45,9 +46,10 @@ const COLUMNS = (t: string) =>
  * (Active and not idle itself; views of stale sessions close with their session in phase B).
  * The view is locked FOR UPDATE and its session FOR SHARE, both SKIP LOCKED: the claim never waits,
  * so it cannot deadlock with writers that lock session then view, and the session's UserId cannot
- * change (link) until the payload carrying it is committed.
+ * change (link) until the payload carrying it is committed. `scope` as for claimStaleSessions.
  */
-export async function claimHangingViews(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<OwnedViewRow[]> {
+export async function claimHangingViews(db: Db, scope: StaleScope): Promise<OwnedViewRow[]> {
+  const { cutoff, limit, exclude = [], id, lock = true } = scope;
   const { rows } = await query<OwnedViewRow>(
     db,
     sql`select ${COLUMNS('v')}, s.anonymous_id as "ownerAnonymousId", s.user_id as "ownerUserId"
@@ -56,41 +58,12 @@ export async function claimHangingViews(db: Db, cutoff: Date, limit: number, exc
       where v.status = 'Active' and v.last_activity_at < ${cutoff}
         and s.status = 'Active' and s.last_activity_at >= ${cutoff}
         and not (v.id = any(${sql.param(exclude)}::uuid[]))
+        ${id === undefined ? sql`` : sql`and v.id = ${id}`}
       order by v.last_activity_at
       limit ${limit}
-      for update of v skip locked
-      for share of s skip locked`,
+      ${lock ? sql`for update of v skip locked for share of s skip locked` : sql``}`,
   );
   return rows;
-}
-
-/** The one-view variant of claimHangingViews, for the row-by-row fallback. */
-export async function claimHangingView(db: Db, id: string, cutoff: Date): Promise<OwnedViewRow | undefined> {
-  const { rows } = await query<OwnedViewRow>(
-    db,
-    sql`select ${COLUMNS('v')}, s.anonymous_id as "ownerAnonymousId", s.user_id as "ownerUserId"
-       from user_activity.property_object_views v
-       join user_activity.sessions s on s.id = v.session_id
-      where v.id = ${id} and v.status = 'Active' and v.last_activity_at < ${cutoff}
-        and s.status = 'Active' and s.last_activity_at >= ${cutoff}
-      for update of v skip locked
-      for share of s skip locked`,
-  );
-  return rows[0];
-}
-
-/** Ids of hanging views without taking locks (fallback when the batch claim itself failed). */
-export async function hangingViewIds(db: Db, cutoff: Date, limit: number, exclude: readonly string[]): Promise<string[]> {
-  const { rows } = await query<{ id: string }>(
-    db,
-    sql`select v.id from user_activity.property_object_views v
-       join user_activity.sessions s on s.id = v.session_id
-      where v.status = 'Active' and v.last_activity_at < ${cutoff}
-        and s.status = 'Active' and s.last_activity_at >= ${cutoff}
-        and not (v.id = any(${sql.param(exclude)}::uuid[]))
-      order by v.last_activity_at limit ${limit}`,
-  );
-  return rows.map((r) => r.id);
 }
 
 /**

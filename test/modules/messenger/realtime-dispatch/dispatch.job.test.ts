@@ -66,7 +66,10 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     assert.equal(lagSum?.value, 0.25, 'lag = now − CreatedAt');
     // The seed's log lines, without the body.
     const msgs = env.logs.lines().map((l) => l.msg);
-    for (const m of ['realtime batch claimed', 'realtime dispatched', 'realtime dispatch completed']) assert.ok(msgs.includes(m), m);
+    for (const m of ['realtime batch claimed', 'realtime dispatched', 'job completed']) assert.ok(msgs.includes(m), m);
+    const completed = env.logs.lines().find((l) => l.msg === 'job completed')!;
+    for (const key of ['dispatched', 'retried', 'quarantined', 'durationMs']) assert.ok(key in completed, `job completed has ${key}`);
+    assert.equal(completed.dispatched, 1);
     assert.doesNotMatch(env.logs.text(), /private words/);
     // A client never sees a chat it is not in.
     await new Promise((r) => setTimeout(r, 50));
