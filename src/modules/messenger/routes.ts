@@ -42,5 +42,16 @@ function refuseInactiveUsers(app: FastifyInstance, ctx: MessengerContext): void 
   const check: preHandlerAsyncHookHandler = async (req: FastifyRequest) => {
     if (req.principal) await refuseInactiveUser(ctx.db, req.principal.userId);
   };
-  app.addHook('onRoute', (route) => void addAfterBearerGuard(app, route, check));
+  app.addHook('onRoute', (route) => {
+    const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
+    if (operationId && CHECKED_BY_THEIR_STATEMENT.has(operationId)) return;
+    addAfterBearerGuard(app, route, check);
+  });
 }
+
+/**
+ * Routes whose one statement judges the caller's replica activity itself and refuses first with
+ * MSG_USER_INACTIVE (send.ts): the early read would be a second round trip to PostgreSQL on the
+ * hottest route, for an answer the statement gives anyway.
+ */
+const CHECKED_BY_THEIR_STATEMENT = new Set(['sendMessage']);

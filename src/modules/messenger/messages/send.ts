@@ -13,6 +13,7 @@ import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendQueue } f
 import { contentProblem, type MessageContent } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
+import { refuseInactiveUser } from '../user-replica/replica-reads.ts';
 import { REALTIME_OUTBOX_CHANNEL } from '../realtime-dispatch/outbox-sql.ts';
 import { createBatchQueue, type ItemResult } from './send-queue.ts';
 
@@ -94,7 +95,12 @@ export async function sendMessage(
   content: MessageContent & { clientMessageId?: string },
 ): Promise<{ message: MessageView; created: boolean }> {
   const problem = contentProblem(content, ctx.settings.MESSENGER_MESSAGE_MAX_CHARS);
-  if (problem) throw ChatErrors.invalidMessage(problem);
+  if (problem) {
+    // The route skips the early activity read (the send statement judges it): an inactive caller
+    // is still refused as inactive before anything about its request.
+    await refuseInactiveUser(ctx.db, caller.userId);
+    throw ChatErrors.invalidMessage(problem);
+  }
   const { clientMessageId, ...body } = content;
   for (let attempt = 1; ; attempt++) {
     let out: SendOutcome;
@@ -104,13 +110,14 @@ export async function sendMessage(
       if (attempt < MAX_TRIES && isPgError(err, '23505', CLIENT_MESSAGE_ID_INDEX)) continue;
       throw err;
     }
+    // The caller's activity first, as every messenger route refuses an inactive caller before anything else.
+    if (out.senderInactive) throw ChatErrors.callerInactive();
     if (out.existing) {
       if (!out.sameContent) throw ChatErrors.clientMessageIdReused();
       return { message: messageView(out.existing), created: false };
     }
     if (out.message) return { message: messageView(out.message), created: true };
     if (!out.member) throw ChatErrors.chatNotFound();
-    if (out.senderInactive) throw ChatErrors.callerInactive();
     if (out.blocked) throw ChatErrors.blocked();
     if (out.recipientInactive) throw ChatErrors.recipientInactive();
     // The membership changed while this send waited for the chat: read it again.

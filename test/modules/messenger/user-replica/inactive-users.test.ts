@@ -47,12 +47,24 @@ describe('blocked and archived users lose access (seed 002: IsActive false)', ()
     const [alice, bob, carol] = [await m.user(), await m.user(), await m.user()];
     const direct = (await m.call<{ id: string }>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [bob.id] })).body;
     const group = (await m.call<{ id: string }>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'G', memberUserIds: [bob.id, carol.id] })).body;
-    const send = (token: string, chatId: string) => m.call<Err>(token, 'POST', `/api/messenger/chats/${chatId}/messages`, { kind: 'Text', body: 'hi' });
+    const send = (token: string, chatId: string, extra: object = {}) =>
+      m.call<Err>(token, 'POST', `/api/messenger/chats/${chatId}/messages`, { kind: 'Text', body: 'hi', ...extra });
     assert.equal((await send(bob.token, group.id)).status, 201);
+    const retried = { clientMessageId: newId() };
+    assert.equal((await send(bob.token, group.id, retried)).status, 201);
 
     await upsert(m, bob, 'Blocked', 2);
     const own = await send(bob.token, group.id);
     assert.deepEqual([own.status, own.body.code], [403, 'MSG_USER_INACTIVE'], 'the blocked user cannot send');
+    // The send statement judges the sender's activity before anything else about the send.
+    for (const [what, chatId, extra] of [
+      ['a retry of a stored send', group.id, retried],
+      ['a send to a chat that does not exist', newId(), {}],
+      ['a send with an invalid body', group.id, { body: ' ' }],
+    ] as const) {
+      const r = await send(bob.token, chatId, extra);
+      assert.deepEqual([r.status, r.body.code], [403, 'MSG_USER_INACTIVE'], what);
+    }
     const toBlocked = await send(alice.token, direct.id);
     assert.deepEqual([toBlocked.status, toBlocked.body.code], [409, 'MSG_RECIPIENT_INACTIVE'], 'nobody can message the blocked user directly');
     assert.equal((await send(alice.token, group.id)).status, 201, 'the group goes on for the others');
