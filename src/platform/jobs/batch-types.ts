@@ -1,10 +1,12 @@
-import { lockTtlProblems } from './lock-deadline.ts';
 import type { Attributes } from '../observability/tracing.ts';
 import type { JobContext, JobDefinition } from './types.ts';
 
 /** The batch worker's types: its settings, counts, outcomes, phases and the run its steps get (batch-worker.ts). */
 
-/** The settings every batch worker has; each job's TypeBox settings are their one source. */
+/**
+ * The settings every batch worker has; each job's TypeBox settings are their one source, validated
+ * once by loadConfig (cross-field rules too), so the kernel takes them as they are.
+ */
 export interface BatchSettings {
   /** Rows claimed per batch. */
   batchSize: number;
@@ -150,16 +152,6 @@ export type BatchRunContext = Pick<JobContext, 'jobRunId' | 'signal' | 'log' | '
 
 /** Infers a phase's row and result types where it is written. */
 export const batchPhase = <Row, Result = void>(phase: BatchPhase<Row, Result>): BatchPhase<Row, Result> => phase;
-
-export function batchSettingsProblems(s: BatchSettings): string[] {
-  const problems: string[] = [];
-  if (!Number.isInteger(s.batchSize) || s.batchSize < 1) problems.push('batchSize must be a positive integer');
-  if (!(s.maxRunMs > 0)) problems.push('maxRunMs must be positive');
-  if (s.lockTtlMs !== undefined && s.maxRunMs > 0) problems.push(...lockTtlProblems({ singleRunner: true, maxRunMs: s.maxRunMs, lockTtlMs: s.lockTtlMs }));
-  if (s.idleWaitMs !== undefined && !(s.idleWaitMs >= 0)) problems.push('idleWaitMs must not be negative');
-  if (s.concurrency !== undefined && (!Number.isInteger(s.concurrency) || s.concurrency < 1)) problems.push('concurrency must be a positive integer');
-  return problems;
-}
 
 // Each phase declares its own row type; the kernel's loop treats rows as opaque.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,7 +1,7 @@
 import { ReportedError } from '../errors/index.ts';
 import { ALL_FAILED, claimBatch, processRows, recordBatch } from './batch-steps.ts';
 import { traceBatch } from './job-tracing.ts';
-import { batchSettingsProblems, type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
+import { type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
 
 /**
  * The one shape of every background job (docs/architecture.md, "One worker shape", after River's maintenance
@@ -39,8 +39,6 @@ interface RunLoop {
 }
 
 export function defineBatchWorker<State = undefined>(def: BatchWorkerDefinition<State>): BatchWorker {
-  const problems = batchSettingsProblems(def.settings);
-  if (problems.length > 0) throw new Error(`job '${def.name}': ${problems.join('; ')}`);
   const { phases, finish, start, runFields, backlog, metrics, settings, counts: ownCounts = [], ...job } = def;
 
   async function runOnce(ctx: BatchRunContext): Promise<BatchCounts> {

@@ -9,7 +9,7 @@ import { accessChangedEvent } from '../assignments/assignments.ts';
 import type { AccessFanOutSettings } from '../context.ts';
 import type { IdentityMetrics } from '../metrics.ts';
 import { ACCESS_FANOUT_CHANNEL, checkpointTask, claimNextTask, familyCompletion, insertSubTasks, recordPageFailure, releaseLease, type FanOutTask } from './fanout-sql.ts';
-import { isLastPage, MAX_SUB_TASKS, retryAt, shouldSplit, subTaskRanges, validateFanOutSettings } from './fanout-rules.ts';
+import { isLastPage, MAX_SUB_TASKS, retryAt, shouldSplit, subTaskRanges } from './fanout-rules.ts';
 
 /**
  * AccessFanOutJob (seed 003) on the kernel's batch worker, one task per claim:
@@ -76,7 +76,6 @@ class TaskFailedError extends ReportedError {
 
 /** The worker as a job: every instance polls (tasks are leased, not the job), NOTIFY wakes it on a new task. */
 export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWorker {
-  validateFanOutSettings(opts.settings);
   const { db, metrics, settings } = opts;
 
   /**
