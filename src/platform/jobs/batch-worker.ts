@@ -115,7 +115,7 @@ export function defineBatchWorker<State = undefined>(def: BatchWorkerDefinition<
   }
 
   const limits = { maxRunMs: settings.maxRunMs, ...(settings.lockTtlMs === undefined ? {} : { lockTtlMs: settings.lockTtlMs }) };
-  return { ...job, ...limits, run: (ctx) => runOnce(ctx), runOnce };
+  return { ...job, ...limits, logsCompletion: true, run: (ctx) => runOnce(ctx), runOnce };
 }
 
 async function runPhase(loop: RunLoop, phase: AnyPhase): Promise<void> {

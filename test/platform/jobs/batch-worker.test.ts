@@ -424,8 +424,10 @@ test('under the runner, each batch is counted in job_batches_total and job_batch
   );
   const rows = Object.fromEntries((await series('job_batch_rows_total')).map((v) => [v.labels.outcome, v.value]));
   assert.deepEqual(rows, { claimed: 7, failed: 1 });
-  const runLine = r.logs.find((l) => l.job === 'bw-metrics' && l.msg === 'job run completed');
-  assert.equal(runLine?.level, LEVEL.info, 'a run that did work logs at info');
+  const runLines = r.logs.filter((l) => l.job === 'bw-metrics' && (l.msg === 'job completed' || l.msg === 'job run completed'));
+  assert.deepEqual(runLines.map((l) => l.msg), ['job completed'], 'one line per run: the kernel\'s, not a second one from the runner');
+  assert.equal(runLines[0]?.level, LEVEL.info, 'a run that did work logs at info');
+  assert.equal(runLines[0]?.jobRunId, result.jobRunId);
 });
 
 test('a few failed rows get a line each; a batch where many failed (an outage downstream) gets one line', async () => {
