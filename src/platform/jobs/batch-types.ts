@@ -1,5 +1,5 @@
 import type { Attributes } from '../observability/tracing.ts';
-import type { JobContext, JobDefinition } from './types.ts';
+import type { BatchRows, JobContext, JobDefinition } from './types.ts';
 
 /** The batch worker's types: its settings, counts, outcomes, phases and the run its steps get (batch-worker.ts). */
 
@@ -50,6 +50,12 @@ export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log'
   timeLeftMs(): number;
   /** Ends the current phase after this batch (e.g. the downstream refuses every row). */
   endPhase(reason: string): void;
+  /**
+   * For a phase with `ownBatches`: times `work` on the kernel's monotonic clock and records it as one
+   * of the kernel's batches (job_batch_*) under `phase`, with the rows `rowsOf` reads from its result.
+   * Like a kernel batch, one that found no rows is not recorded, nor one that threw (the job counts its failure).
+   */
+  batch<T>(phase: string, work: () => Promise<T>, rowsOf: (result: T) => BatchRows): Promise<T>;
 }
 
 /**
@@ -104,6 +110,12 @@ export interface BatchPhase<Row, Result = void> {
   record?(outcomes: readonly Outcome<Row, Result>[], run: BatchRun): Promise<void>;
   /** Step 3 for one row, when `record` failed. Default: `record([outcome])`. */
   recordOne?(outcome: Outcome<Row, Result>, run: BatchRun): Promise<void>;
+  /**
+   * The phase's real batches are inside `process` (the fan-out's pages within one claimed task,
+   * whose spans nest under the task's span): it reports each with `run.batch`, and the kernel
+   * records none for the claim itself, so job_batch_* counts those batches.
+   */
+  ownBatches?: boolean;
   /** The record of a batch overlaps the claim and processing of the next (its rows are excluded). */
   overlapRecord?: boolean;
   /**

@@ -68,6 +68,13 @@ export function defineBatchWorker<State = undefined>(def: BatchWorkerDefinition<
       endPhase(reason) {
         phaseEnd = reason;
       },
+      async batch(phase, work, rowsOf) {
+        const started = monotonicMs();
+        const result = await work();
+        const rows = rowsOf(result);
+        if (rows.claimed + rows.failed + rows.released > 0) ctx.observeBatch?.(phase, rows, monotonicMs() - started);
+        return result;
+      },
     };
     const state = start ? start(run) : (undefined as State);
     const fields = () => runFields?.(state) ?? {};
@@ -203,7 +210,7 @@ function observe(
     failed: run.counts.failed - before.failed,
     released: run.counts.released - before.released,
   };
-  ctx.observeBatch?.(phase.name, rows, durationMs);
+  if (!phase.ownBatches) ctx.observeBatch?.(phase.name, rows, durationMs);
   if (phase.batchLine) {
     run.log.info({ phase: phase.name, rows: rows.claimed, failed: rows.failed, ...phase.batchLine(outcomes), durationMs: Math.round(durationMs) }, 'batch processed');
   } else {
