@@ -59,7 +59,7 @@ export const ASSIGNMENT_EXPIRY_BATCH_SIZE = 500;
 /** The identity settings as loadConfig read them. */
 export type IdentityConfig = SettingsOf<typeof identitySettings>;
 
-/** The one place the settings (settings.ts: defaults, bounds, units) become the operations' and jobs' options. */
+/** The one place the settings (settings.ts: defaults, bounds, units; validated once by loadConfig) become the operations' and jobs' options, taken as they are. */
 export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
   return {
     inlineFanOutThreshold: config.IDENTITY_INLINE_FANOUT_THRESHOLD,

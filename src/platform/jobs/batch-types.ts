@@ -1,10 +1,12 @@
-import { lockTtlProblems } from './lock-deadline.ts';
 import type { Attributes } from '../observability/tracing.ts';
-import type { JobContext, JobDefinition } from './types.ts';
+import type { BatchRows, JobContext, JobDefinition } from './types.ts';
 
 /** The batch worker's types: its settings, counts, outcomes, phases and the run its steps get (batch-worker.ts). */
 
-/** The settings every batch worker has; each job's TypeBox settings are their one source. */
+/**
+ * The settings every batch worker has; each job's TypeBox settings are their one source, validated
+ * once by loadConfig (cross-field rules too), so the kernel takes them as they are.
+ */
 export interface BatchSettings {
   /** Rows claimed per batch. */
   batchSize: number;
@@ -48,6 +50,12 @@ export interface BatchRun extends Pick<JobContext, 'jobRunId' | 'signal' | 'log'
   timeLeftMs(): number;
   /** Ends the current phase after this batch (e.g. the downstream refuses every row). */
   endPhase(reason: string): void;
+  /**
+   * For a phase with `ownBatches`: times `work` on the kernel's monotonic clock and records it as one
+   * of the kernel's batches (job_batch_*) under `phase`, with the rows `rowsOf` reads from its result.
+   * Like a kernel batch, one that found no rows is not recorded, nor one that threw (the job counts its failure).
+   */
+  batch<T>(phase: string, work: () => Promise<T>, rowsOf: (result: T) => BatchRows): Promise<T>;
 }
 
 /**
@@ -102,6 +110,12 @@ export interface BatchPhase<Row, Result = void> {
   record?(outcomes: readonly Outcome<Row, Result>[], run: BatchRun): Promise<void>;
   /** Step 3 for one row, when `record` failed. Default: `record([outcome])`. */
   recordOne?(outcome: Outcome<Row, Result>, run: BatchRun): Promise<void>;
+  /**
+   * The phase's real batches are inside `process` (the fan-out's pages within one claimed task,
+   * whose spans nest under the task's span): it reports each with `run.batch`, and the kernel
+   * records none for the claim itself, so job_batch_* counts those batches.
+   */
+  ownBatches?: boolean;
   /** The record of a batch overlaps the claim and processing of the next (its rows are excluded). */
   overlapRecord?: boolean;
   /**
@@ -150,16 +164,6 @@ export type BatchRunContext = Pick<JobContext, 'jobRunId' | 'signal' | 'log' | '
 
 /** Infers a phase's row and result types where it is written. */
 export const batchPhase = <Row, Result = void>(phase: BatchPhase<Row, Result>): BatchPhase<Row, Result> => phase;
-
-export function batchSettingsProblems(s: BatchSettings): string[] {
-  const problems: string[] = [];
-  if (!Number.isInteger(s.batchSize) || s.batchSize < 1) problems.push('batchSize must be a positive integer');
-  if (!(s.maxRunMs > 0)) problems.push('maxRunMs must be positive');
-  if (s.lockTtlMs !== undefined && s.maxRunMs > 0) problems.push(...lockTtlProblems({ singleRunner: true, maxRunMs: s.maxRunMs, lockTtlMs: s.lockTtlMs }));
-  if (s.idleWaitMs !== undefined && !(s.idleWaitMs >= 0)) problems.push('idleWaitMs must not be negative');
-  if (s.concurrency !== undefined && (!Number.isInteger(s.concurrency) || s.concurrency < 1)) problems.push('concurrency must be a positive integer');
-  return problems;
-}
 
 // Each phase declares its own row type; the kernel's loop treats rows as opaque.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

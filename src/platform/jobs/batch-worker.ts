@@ -1,7 +1,7 @@
 import { ReportedError } from '../errors/index.ts';
 import { ALL_FAILED, claimBatch, processRows, recordBatch } from './batch-steps.ts';
 import { traceBatch } from './job-tracing.ts';
-import { batchSettingsProblems, type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
+import { type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
 
 /**
  * The one shape of every background job (docs/architecture.md, "One worker shape", after River's maintenance
@@ -39,8 +39,6 @@ interface RunLoop {
 }
 
 export function defineBatchWorker<State = undefined>(def: BatchWorkerDefinition<State>): BatchWorker {
-  const problems = batchSettingsProblems(def.settings);
-  if (problems.length > 0) throw new Error(`job '${def.name}': ${problems.join('; ')}`);
   const { phases, finish, start, runFields, backlog, metrics, settings, counts: ownCounts = [], ...job } = def;
 
   async function runOnce(ctx: BatchRunContext): Promise<BatchCounts> {
@@ -69,6 +67,13 @@ export function defineBatchWorker<State = undefined>(def: BatchWorkerDefinition<
       timeLeftMs: () => deadline - monotonicMs(),
       endPhase(reason) {
         phaseEnd = reason;
+      },
+      async batch(phase, work, rowsOf) {
+        const started = monotonicMs();
+        const result = await work();
+        const rows = rowsOf(result);
+        if (rows.claimed + rows.failed + rows.released > 0) ctx.observeBatch?.(phase, rows, monotonicMs() - started);
+        return result;
       },
     };
     const state = start ? start(run) : (undefined as State);
@@ -117,7 +122,7 @@ export function defineBatchWorker<State = undefined>(def: BatchWorkerDefinition<
   }
 
   const limits = { maxRunMs: settings.maxRunMs, ...(settings.lockTtlMs === undefined ? {} : { lockTtlMs: settings.lockTtlMs }) };
-  return { ...job, ...limits, run: (ctx) => runOnce(ctx), runOnce };
+  return { ...job, ...limits, logsCompletion: true, run: (ctx) => runOnce(ctx), runOnce };
 }
 
 async function runPhase(loop: RunLoop, phase: AnyPhase): Promise<void> {
@@ -205,7 +210,7 @@ function observe(
     failed: run.counts.failed - before.failed,
     released: run.counts.released - before.released,
   };
-  ctx.observeBatch?.(phase.name, rows, durationMs);
+  if (!phase.ownBatches) ctx.observeBatch?.(phase.name, rows, durationMs);
   if (phase.batchLine) {
     run.log.info({ phase: phase.name, rows: rows.claimed, failed: rows.failed, ...phase.batchLine(outcomes), durationMs: Math.round(durationMs) }, 'batch processed');
   } else {

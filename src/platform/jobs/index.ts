@@ -3,7 +3,6 @@ export { defineJob, type BatchRows, type JobContext, type JobCounts, type JobDef
 export { defineBatchWorker } from './batch-worker.ts';
 export {
   batchPhase,
-  batchSettingsProblems,
   type BatchCounts,
   type BatchPhase,
   type BatchRun,

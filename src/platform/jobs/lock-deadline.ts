@@ -21,18 +21,6 @@ export type LockTtlFields = Pick<JobDefinition, 'singleRunner' | 'maxRunMs' | 'l
 export const lockTtlOf = (job: LockTtlFields): number =>
   job.lockTtlMs ?? Math.max(DEFAULT_LOCK_TTL_MS, 2 * (job.maxRunMs ?? 0) + LOCK_TTL_MARGIN_MS);
 
-export function lockTtlProblems(job: LockTtlFields): string[] {
-  const problems: string[] = [];
-  if (job.maxRunMs !== undefined && !(job.maxRunMs > 0)) problems.push('maxRunMs must be positive');
-  if (job.lockTtlMs === undefined) return problems;
-  if (!job.singleRunner) problems.push('lockTtlMs is for single-runner jobs');
-  const least = (job.maxRunMs ?? 0) + LOCK_TTL_MARGIN_MS;
-  if (!Number.isInteger(job.lockTtlMs) || job.lockTtlMs < least) {
-    problems.push(`lockTtlMs must be an integer ≥ maxRunMs + ${LOCK_TTL_MARGIN_MS} ms (${least})`);
-  }
-  return problems;
-}
-
 export class RunDeadlineError extends Error {
   constructor(lockTtlMs: number) {
     super(`job run aborted at its deadline, ${LOCK_TTL_MARGIN_MS} ms before its lock TTL (${lockTtlMs} ms)`);

@@ -183,8 +183,11 @@ async function conclude(
     run.log.warn({ err }, 'job state could not be recorded');
   }
   if (outcome === 'success') {
-    if (isIdleRun(counts)) run.log.debug({ counts, durationMs }, 'job run completed');
-    else run.log.info({ counts, durationMs }, 'job run completed');
+    // One line per run: a job that logs its own `job completed` (every batch worker) gets no second one.
+    if (!run.job.logsCompletion) {
+      if (isIdleRun(counts)) run.log.debug({ ...counts, durationMs }, 'job completed');
+      else run.log.info({ ...counts, durationMs }, 'job completed');
+    }
   } else if (outcome === 'failure') {
     run.log.error({ err: error, counts, durationMs, ...fields }, failureMessage);
   } else if (run.stop.aborted) {

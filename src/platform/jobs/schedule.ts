@@ -1,6 +1,5 @@
 import { errorText } from '../errors/index.ts';
 import { Cron } from 'croner';
-import { lockTtlProblems } from './lock-deadline.ts';
 import type { JobCounts, JobDefinition } from './types.ts';
 
 /** job_state.name is varchar(100). */
@@ -50,7 +49,8 @@ export function jobDefinitionProblems(job: JobDefinition): string[] {
   if (job.wakeChannel !== undefined && (job.wakeChannel.length === 0 || job.wakeChannel.length > 63)) {
     problems.push('wakeChannel must be 1..63 characters (a PostgreSQL identifier)');
   }
-  problems.push(...lockTtlProblems(job));
+  // How long (maxRunMs, lockTtlMs) is a setting loadConfig checked; whether a lock applies is the definition's.
+  if (job.lockTtlMs !== undefined && !job.singleRunner) problems.push('lockTtlMs is for single-runner jobs');
   if (typeof job.run !== 'function') problems.push('run must be a function');
   return problems;
 }

@@ -78,6 +78,11 @@ export interface JobDefinition {
    * PostgreSQL (which still wakes every other replica).
    */
   connectWake?(wake: () => void): void;
+  /**
+   * The job logs its run's `job completed` line itself (a batch worker does, with its counts and the
+   * seed's fields), so the runner adds no second line for a successful run; it still logs failures.
+   */
+  logsCompletion?: boolean;
   run(ctx: JobContext): Promise<JobCounts | void>;
 }
 

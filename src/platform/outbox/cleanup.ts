@@ -56,11 +56,8 @@ async function deleteInbox(db: Db, before: Date, limit: number): Promise<{ id: s
 
 export function outboxCleanupJob(opts: OutboxCleanupOptions): BatchWorker {
   const { db, settings } = opts;
-  // The job can be built without loadConfig (tests, scripts): a zero retention would delete the
-  // inbox's dedupe rows at once and published rows before a replay could read them.
-  if (!(settings.outboxRetentionHours > 0) || !(settings.inboxRetentionDays > 0)) {
-    throw new Error('outbox cleanup: retention must be positive (OUTBOX_RETENTION, INBOX_RETENTION)');
-  }
+  // The retentions come as loadConfig validated them (at least 1 h and 1 d: a zero retention would
+  // delete the inbox's dedupe rows at once, and published rows before a replay could read them).
   return defineBatchWorker({
     name: OUTBOX_CLEANUP_JOB,
     every: settings.intervalMs ?? 10 * 60_000,

@@ -11,7 +11,10 @@ import {
   nextAssignmentVersion,
   normalizeScope,
 } from '../../../src/modules/identity/assignments/assignments.ts';
-import { isLastPage, retryAt, shouldSplit, subTaskRanges, validateFanOutSettings } from '../../../src/modules/identity/access-fanout/fanout-rules.ts';
+import { isLastPage, retryAt, retryBackoff, shouldSplit, subTaskRanges } from '../../../src/modules/identity/access-fanout/fanout-rules.ts';
+import { FANOUT_RETRY_BASE_MS, FANOUT_RETRY_CAP_MS } from '../../../src/modules/identity/context.ts';
+import { backoffProblems } from '../../../src/platform/backoff/index.ts';
+import { ConfigError, loadConfig } from '../../../src/config.ts';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const code = (fn: () => unknown) => {
@@ -208,13 +211,23 @@ describe('fan-out rules', () => {
     assert.equal(isLastPage(500, 500), false);
   });
 
-  test('settings the worker cannot run with are refused', () => {
-    const ok = { batchSize: 500, maxAttempts: 5, maxLeaseMs: 300_000, pollingIntervalMs: 5000, rangeSize: 5000, retryBaseMs: 1000, retryCapMs: 60_000 };
-    assert.doesNotThrow(() => validateFanOutSettings(ok));
-    assert.throws(() => validateFanOutSettings({ ...ok, batchSize: 0 }), /IDENTITY_ACCESS_FANOUT_BATCH_SIZE/);
-    assert.throws(() => validateFanOutSettings({ ...ok, maxAttempts: 0 }), /IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS/);
-    assert.throws(() => validateFanOutSettings({ ...ok, retryBaseMs: 5000, retryCapMs: 1000 }), /RETRY_BASE_MS/);
-    assert.throws(() => validateFanOutSettings({ ...ok, rangeSize: 0 }), /RANGE_SIZE/);
+  test('settings the worker cannot run with are refused (by loadConfig; the retry backoff is fixed and sound)', () => {
+    const refused = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return '';
+      } catch (err) {
+        if (err instanceof ConfigError) return err.problems.join('; ');
+        throw err;
+      }
+    };
+    const ok = { IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '500', IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '5', IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION: '5m', IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL: '5s', IDENTITY_ACCESS_FANOUT_RANGE_SIZE: '5000' };
+    assert.equal(refused(ok), '');
+    assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '0' }), /IDENTITY_ACCESS_FANOUT_BATCH_SIZE/);
+    assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '0' }), /IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS/);
+    assert.deepEqual(backoffProblems(retryBackoff({ retryBaseMs: FANOUT_RETRY_BASE_MS, retryCapMs: FANOUT_RETRY_CAP_MS })), []);
+    assert.match(backoffProblems(retryBackoff({ retryBaseMs: 5000, retryCapMs: 1000 })).join(), /cap must be ≥ base/);
+    assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_RANGE_SIZE: '0' }), /RANGE_SIZE/);
   });
 
   test('a large role splits once, on its queued task\'s first page, into ranges between the boundaries, the last one open-ended', () => {

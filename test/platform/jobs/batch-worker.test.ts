@@ -6,6 +6,7 @@ import { batchPhase, defineBatchWorker, type BatchRunContext, type Outcome } fro
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { newId } from '../../../src/platform/time.ts';
 import { ReportedError } from '../../../src/platform/errors/index.ts';
+import { ConfigError, loadConfig } from '../../../src/config.ts';
 import { LEVEL, startReplica, type LogLine } from './support.ts';
 
 const tdb: TestDatabase = await createTestDatabase();
@@ -378,10 +379,18 @@ test('concurrency bounds the rows processed at the same time', async () => {
   assert.deepEqual(await q.statuses(), { done: 12 });
 });
 
-test('invalid settings fail at definition, naming the job and each problem', () => {
+test('invalid batch settings fail at start, once, in loadConfig, naming each (the worker takes them as they are)', () => {
+  const bad = {
+    USER_ACTIVITY_CLOSER_BATCH_SIZE: '0',
+    MESSENGER_REALTIME_BATCH_SIZE: '0',
+    OUTBOX_BATCH_SIZE: '0',
+    USER_ACTIVITY_CLOSER_MAX_RUN_DURATION: '0s',
+    OUTBOX_MAX_RUN_DURATION: '0s',
+    NOTIFICATIONS_SEND_CONCURRENCY: '0',
+  };
   assert.throws(
-    () => defineBatchWorker({ name: 'bw-bad', ...schedule, settings: { batchSize: 0, maxRunMs: -1, idleWaitMs: -5, concurrency: 1.5 }, phases: () => [] }),
-    /job 'bw-bad': batchSize must be a positive integer; maxRunMs must be positive; idleWaitMs must not be negative; concurrency must be a positive integer/,
+    () => loadConfig(bad),
+    (err: unknown) => err instanceof ConfigError && Object.keys(bad).every((name) => err.problems.some((p) => p.startsWith(`${name}:`))),
   );
 });
 
@@ -415,8 +424,10 @@ test('under the runner, each batch is counted in job_batches_total and job_batch
   );
   const rows = Object.fromEntries((await series('job_batch_rows_total')).map((v) => [v.labels.outcome, v.value]));
   assert.deepEqual(rows, { claimed: 7, failed: 1 });
-  const runLine = r.logs.find((l) => l.job === 'bw-metrics' && l.msg === 'job run completed');
-  assert.equal(runLine?.level, LEVEL.info, 'a run that did work logs at info');
+  const runLines = r.logs.filter((l) => l.job === 'bw-metrics' && (l.msg === 'job completed' || l.msg === 'job run completed'));
+  assert.deepEqual(runLines.map((l) => l.msg), ['job completed'], 'one line per run: the kernel\'s, not a second one from the runner');
+  assert.equal(runLines[0]?.level, LEVEL.info, 'a run that did work logs at info');
+  assert.equal(runLines[0]?.jobRunId, result.jobRunId);
 });
 
 test('a few failed rows get a line each; a batch where many failed (an outage downstream) gets one line', async () => {

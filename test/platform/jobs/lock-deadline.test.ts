@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
+import { ConfigError, loadConfig } from '../../../src/config.ts';
 import { defineJob, InvalidJobError, LOCK_TTL_MARGIN_MS, lockTtlOf, RunDeadlineError, type JobDefinition } from '../../../src/platform/jobs/index.ts';
 import { LEVEL, startReplica } from './support.ts';
 
@@ -79,7 +80,7 @@ test('the replica whose run was abandoned runs the job again at its next tick', 
   await waitFor('its lock released after the second run', async () => (await advisoryLocks()) === 0);
 });
 
-test('LockTtl: the default is 30 s or twice maxRunMs plus the margin; a shorter one than maxRunMs + margin, or one on a job that is not single-runner, fails at register', (t) => {
+test('LockTtl: the default is 30 s or twice maxRunMs plus the margin; a shorter one than MaxRunDuration + margin fails at start (loadConfig), one on a job that is not single-runner fails at register', (t) => {
   assert.equal(lockTtlOf({ singleRunner: true }), 30_000);
   assert.equal(lockTtlOf({ singleRunner: true, maxRunMs: 5000 }), 30_000);
   assert.equal(lockTtlOf({ singleRunner: true, maxRunMs: 60_000 }), 120_000 + LOCK_TTL_MARGIN_MS);
@@ -87,9 +88,10 @@ test('LockTtl: the default is 30 s or twice maxRunMs plus the margin; a shorter 
   const a = startReplica(t, tdb);
   const base = { every: 1000, run: async () => {} };
   assert.throws(
-    () => a.runner.register({ ...base, name: 'short-ttl', singleRunner: true, maxRunMs: 5000, lockTtlMs: 5000 + LOCK_TTL_MARGIN_MS - 1 }),
-    (err: unknown) => err instanceof InvalidJobError && /lockTtlMs must be an integer ≥ maxRunMs \+ 2000 ms \(7000\)/.test(err.message),
+    () => loadConfig({ MESSENGER_REALTIME_MAX_RUN_DURATION: '5s', MESSENGER_REALTIME_LOCK_TTL: `${5000 + LOCK_TTL_MARGIN_MS - 1}ms` }),
+    (err: unknown) => err instanceof ConfigError && /MESSENGER_REALTIME_LOCK_TTL: must be ≥ MESSENGER_REALTIME_MAX_RUN_DURATION \+ 2000 ms \(7000 ms\)/.test(err.message),
   );
-  assert.throws(() => a.runner.register({ ...base, name: 'not-single', lockTtlMs: 30_000 }), /lockTtlMs is for single-runner jobs/);
+  assert.throws(() => a.runner.register({ ...base, name: 'not-single', lockTtlMs: 30_000 }), (err: unknown) => err instanceof InvalidJobError && /lockTtlMs is for single-runner jobs/.test(err.message));
+  loadConfig({ MESSENGER_REALTIME_MAX_RUN_DURATION: '5s', MESSENGER_REALTIME_LOCK_TTL: `${5000 + LOCK_TTL_MARGIN_MS}ms` });
   a.runner.register({ ...base, name: 'fine', singleRunner: true, maxRunMs: 5000, lockTtlMs: 5000 + LOCK_TTL_MARGIN_MS });
 });

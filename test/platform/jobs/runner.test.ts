@@ -155,10 +155,10 @@ test('a run that found nothing logs at debug; a run that did work logs its count
   r.runner.register(defineJob({ name: 'busy', every: 60_000, run: async () => ({ claimed: 3, sent: 3 }) }));
   await r.runner.runNow('idle');
   await r.runner.runNow('busy');
-  const completed = (job: string) => r.logs.find((l) => l.msg === 'job run completed' && l.job === job);
+  const completed = (job: string) => r.logs.find((l) => l.msg === 'job completed' && l.job === job);
   assert.equal(completed('idle')?.level, LEVEL.debug);
   assert.equal(completed('busy')?.level, LEVEL.info);
-  assert.deepEqual(completed('busy')?.counts, { claimed: 3, sent: 3 });
+  assert.deepEqual({ claimed: completed('busy')?.claimed, sent: completed('busy')?.sent }, { claimed: 3, sent: 3 });
   assert.equal(typeof completed('busy')?.durationMs, 'number');
 });
 

@@ -69,7 +69,7 @@ test('a run span, a child per batch with its counts, a child per row with the at
   }
   for (const s of [run, ...batches, ...rows]) assert.equal(s.spanContext().traceId, run.spanContext().traceId);
 
-  const done = replica.logs.find((l) => l.msg === 'job run completed' && l.jobRunId === result.jobRunId);
+  const done = replica.logs.find((l) => l.msg === 'job completed' && l.jobRunId === result.jobRunId);
   assert.equal(done?.trace_id, run.spanContext().traceId, 'the run log line carries its trace id');
   assert.equal(done?.span_id, run.spanContext().spanId);
 });

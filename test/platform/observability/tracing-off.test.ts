@@ -47,6 +47,6 @@ test('no endpoint: startTracing starts nothing, loads no SDK and patches neither
     assert.equal(currentTraceparent(), null);
     await enqueue(tx, { topic: 'pin.test.v1', eventType: 'E', aggregateType: 'A', aggregateId: 'a', occurredAt: new Date(), payload: {} });
   });
-  assert.ok(capture.lines().some((l) => l.msg === 'job run completed'));
+  assert.ok(capture.lines().some((l) => l.msg === 'job completed'));
   assert.deepEqual(capture.lines().filter((l) => 'trace_id' in l), []);
 });

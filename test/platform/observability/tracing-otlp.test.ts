@@ -80,7 +80,7 @@ test('OTEL_EXPORTER_OTLP_ENDPOINT unset: tracing stays off, no trace ids on the 
   const service = startService(env({ DATABASE_URL: database.url, PORT: String(port), LOG_LEVEL: 'debug' }));
   await listening(service);
   await fetch(`http://127.0.0.1:${port}/api/ops/jobs`);
-  await waitFor('a job run logged', () => /"msg":"job run completed"/.test(service.log.text), 30_000);
+  await waitFor('a job run logged', () => /"msg":"job completed"/.test(service.log.text), 30_000);
   service.child.kill('SIGTERM');
   await service.exited;
   assert.doesNotMatch(service.log.text, /tracing on/);

@@ -5,6 +5,7 @@ import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
 import { outboxCleanupJob } from '../../../src/platform/outbox/cleanup.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { ManualClock, newId } from '../../../src/platform/time.ts';
+import { ConfigError, loadConfig } from '../../../src/config.ts';
 
 // At the top level: the drop hook createTestDatabase registers then runs when the file ends.
 const t: TestDatabase = await createTestDatabase();
@@ -50,10 +51,12 @@ describe('outbox cleanup', () => {
     assert.deepEqual(rows.map((r) => r.idempotency_key), ['c:new']);
   });
 
-  test('the job is a single runner and refuses a non-positive retention', () => {
+  test('the job is a single runner; a non-positive retention is refused at start (loadConfig)', () => {
     const job = outboxCleanupJob({ db: t.db, settings: { outboxRetentionHours: 24, inboxRetentionDays: 7 } });
     assert.equal(job.singleRunner, true);
     assert.ok(job.every && job.every > 0);
-    assert.throws(() => outboxCleanupJob({ db: t.db, settings: { outboxRetentionHours: 0, inboxRetentionDays: 7 } }), /retention/);
+    for (const name of ['OUTBOX_RETENTION', 'INBOX_RETENTION']) {
+      assert.throws(() => loadConfig({ [name]: '0s' }), (err: unknown) => err instanceof ConfigError && err.problems.some((p) => p.startsWith(`${name}:`)), name);
+    }
   });
 });

@@ -13,6 +13,7 @@ import { createJobRunner } from '../../../src/platform/jobs/index.ts';
 import { outboxPublisherJob } from '../../../src/platform/outbox/publisher.ts';
 import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
+import { ConfigError, loadConfig } from '../../../src/config.ts';
 
 // At the top level: the cleanup hooks these register run when the file ends.
 const t: TestDatabase = await createTestDatabase();
@@ -250,7 +251,7 @@ describe('outbox publisher (real Kafka)', () => {
     }
   });
 
-  test('the job is a single runner woken by the outbox channel on its poll interval', () => {
+  test('the job is a single runner woken by the outbox channel on its poll interval; a batch size below 1 is refused at start', () => {
     const job = outboxPublisherJob({
       db: t.db,
       bus,
@@ -264,6 +265,7 @@ describe('outbox publisher (real Kafka)', () => {
     assert.equal(job.singleRunner, true);
     assert.equal(job.wakeChannel, 'platform_outbox');
     assert.equal(job.every, 750);
-    assert.throws(() => outboxPublisherJob({ db: t.db, bus, log: testLog, registry: new Registry(), batchSize: 0, maxRunMs: 1, pollIntervalMs: 1 }), /batchSize/);
+    // Its settings are validated once, at start: a batch size below 1 never reaches the job.
+    assert.throws(() => loadConfig({ OUTBOX_BATCH_SIZE: '0' }), (err: unknown) => err instanceof ConfigError && err.problems.some((p) => p.startsWith('OUTBOX_BATCH_SIZE:')));
   });
 });

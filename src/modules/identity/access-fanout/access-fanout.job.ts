@@ -9,10 +9,11 @@ import { accessChangedEvent } from '../assignments/assignments.ts';
 import type { AccessFanOutSettings } from '../context.ts';
 import type { IdentityMetrics } from '../metrics.ts';
 import { ACCESS_FANOUT_CHANNEL, checkpointTask, claimNextTask, familyCompletion, insertSubTasks, recordPageFailure, releaseLease, type FanOutTask } from './fanout-sql.ts';
-import { isLastPage, MAX_SUB_TASKS, retryAt, shouldSplit, subTaskRanges, validateFanOutSettings } from './fanout-rules.ts';
+import { isLastPage, MAX_SUB_TASKS, retryAt, shouldSplit, subTaskRanges } from './fanout-rules.ts';
 
 /**
- * AccessFanOutJob (seed 003) on the kernel's batch worker, one task per claim:
+ * AccessFanOutJob (seed 003) on the kernel's batch worker, one task per claim, its pages the
+ * kernel's batches (job_batch_*{phase="pages"}):
  *
  *   claim   — take the oldest queued task no other instance holds, under a lease (seed step 2);
  *   process — its pages of users, each page's events and the task's checkpoint in one
@@ -28,6 +29,8 @@ import { isLastPage, MAX_SUB_TASKS, retryAt, shouldSplit, subTaskRanges, validat
  */
 
 export const ACCESS_FANOUT_JOB = 'identity-access-fanout';
+/** The job_batch_* phase label of the fan-out's batches: pages of users, not the tasks they belong to. */
+export const PAGES_PHASE = 'pages';
 
 export interface PageInfo {
   taskId: string;
@@ -76,7 +79,6 @@ class TaskFailedError extends ReportedError {
 
 /** The worker as a job: every instance polls (tasks are leased, not the job), NOTIFY wakes it on a new task. */
 export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWorker {
-  validateFanOutSettings(opts.settings);
   const { db, metrics, settings } = opts;
 
   /**
@@ -146,11 +148,17 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
       if (run.signal.aborted) return { status: 'stopped', cursor };
       let page: Awaited<ReturnType<typeof writePage>>;
       try {
-        page = await inSpan('page', { taskId: task.id, ...(cursor ? { cursor } : {}) }, async (span) => {
-          const written = await writePage(task, { cursor, rangeEnd }, run);
-          span.setAttributes({ rows: written.rows, processedCount: written.checkpoint.processedCount });
-          return written;
-        });
+        // Each page is one of the kernel's batches (job_batch_*, phase 'pages'); its span stays the task's child.
+        page = await run.batch(
+          PAGES_PHASE,
+          () =>
+            inSpan('page', { taskId: task.id, ...(cursor ? { cursor } : {}) }, async (span) => {
+              const written = await writePage(task, { cursor, rangeEnd }, run);
+              span.setAttributes({ rows: written.rows, processedCount: written.checkpoint.processedCount });
+              return written;
+            }),
+          (written) => ({ claimed: written.rows, failed: 0, released: 0 }),
+        );
       } catch (err) {
         if (err instanceof LeaseLostError) {
           run.count('leasesLost');
@@ -265,6 +273,8 @@ export function accessFanOutJob(opts: AccessFanOutWorkerOptions): AccessFanOutWo
       return [
         batchPhase<FanOutTask, TaskResult>({
           name: 'tasks',
+          // The batches are the task's pages (run.batch in fanOutTask), not the one-task claim.
+          ownBatches: true,
           async claim(_limit, run, exclude) {
             const task = await claimNextTask(db, { now: run.now(), leaseMs: settings.maxLeaseMs, maxAttempts: settings.maxAttempts, exclude }).catch((err: unknown) => {
               // The queue cannot be read (database down): the run fails, and the seed's

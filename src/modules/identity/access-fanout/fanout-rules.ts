@@ -1,31 +1,11 @@
-import { backoffDelayMs, backoffProblems, type Backoff } from '../../../platform/backoff/index.ts';
-import { settingsProblems } from '../../../platform/types/index.ts';
+import { backoffDelayMs, type Backoff } from '../../../platform/backoff/index.ts';
 import type { AccessFanOutSettings } from '../context.ts';
-import { identitySettings } from '../settings.ts';
 
 /** Pure rules of the fan-out worker. */
 
 /** A short page is the last one: the role has no users after it (seed: "repeat while the page is full"). */
 export function isLastPage(rows: number, batchSize: number): boolean {
   return rows < batchSize;
-}
-
-/**
- * The numbers the kernel's batch settings do not see, checked against their settings' own bounds
- * where the worker is built (tests and benchmarks build it without loadConfig): a page size below 1
- * would never reach a short page, so a task would never end; MaxAttempts below 1 would poison every
- * task at its first claim. The retry cap must be at least its base, which no one field can say.
- */
-export function validateFanOutSettings(s: Pick<AccessFanOutSettings, 'batchSize' | 'maxAttempts' | 'rangeSize' | 'retryBaseMs' | 'retryCapMs'>): void {
-  const problems: string[] = backoffProblems(retryBackoff(s), 'retry backoff (retryBaseMs/retryCapMs)');
-  problems.push(
-    ...settingsProblems(identitySettings, {
-      IDENTITY_ACCESS_FANOUT_BATCH_SIZE: s.batchSize,
-      IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: s.maxAttempts,
-      IDENTITY_ACCESS_FANOUT_RANGE_SIZE: s.rangeSize,
-    }),
-  );
-  if (problems.length > 0) throw new Error(`access fan-out worker: ${problems.join('; ')}`);
 }
 
 /** The retry backoff of a task whose page failed: the kernel's, doubling from the base up to the cap, +0–20 % jitter. */

@@ -1,7 +1,6 @@
 import type { Backoff } from '../../../platform/backoff/index.ts';
-import { batchPhase, batchSettingsProblems, defineBatchWorker, type BatchSettings, type BatchWorker } from '../../../platform/jobs/index.ts';
-import { settingsProblems } from '../../../platform/types/index.ts';
-import { messengerRealtimeSettings, type MessengerSettings } from '../settings.ts';
+import { batchPhase, defineBatchWorker, type BatchSettings, type BatchWorker } from '../../../platform/jobs/index.ts';
+import type { MessengerSettings } from '../settings.ts';
 import { createDispatchSteps, DISPATCH_COUNTS, type DispatchResult, type DispatchRow, type DispatchStepsDeps } from './dispatcher.ts';
 import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
 
@@ -25,7 +24,11 @@ export interface DispatchSettings extends BatchSettings {
  */
 const REALTIME_IDLE_WAIT_MS = 250;
 
-/** The one mapping from the messenger's settings to the job's options. */
+/**
+ * The one mapping from the messenger's settings to the job's options; loadConfig validated them
+ * (bounds, and the cap ≥ base and LockTtl ≥ MaxRunDuration + margin across fields), so the job
+ * takes them as they are.
+ */
 export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
   pollingIntervalMs: s.MESSENGER_REALTIME_POLLING_INTERVAL,
   batchSize: s.MESSENGER_REALTIME_BATCH_SIZE,
@@ -41,18 +44,6 @@ export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
     jitter: s.MESSENGER_REALTIME_BACKOFF_JITTER,
   },
 });
-
-/**
- * What the options' own bounds cannot say (seed 000 step 2: the host fails fast): the kernel's
- * batch checks, MaxAttempts (the claim's backoff schedule has one delay per attempt) and the cap
- * at least the base.
- */
-export function dispatchSettingsProblems(s: DispatchSettings): string[] {
-  const problems = batchSettingsProblems(s);
-  problems.push(...settingsProblems(messengerRealtimeSettings, { MESSENGER_REALTIME_MAX_ATTEMPTS: s.maxAttempts }));
-  if (s.backoff.capMs < s.backoff.baseMs) problems.push('MESSENGER_REALTIME_BACKOFF_CAP must be ≥ MESSENGER_REALTIME_BACKOFF_BASE');
-  return problems;
-}
 
 export interface RealtimeDispatchDeps extends Omit<DispatchStepsDeps, 'maxAttempts' | 'backoff' | 'pushTimeoutMs'> {
   settings: DispatchSettings;
@@ -80,8 +71,6 @@ export interface RealtimeDispatchDeps extends Omit<DispatchStepsDeps, 'maxAttemp
  */
 export function realtimeDispatchJob(deps: RealtimeDispatchDeps): BatchWorker {
   const { settings } = deps;
-  const problems = dispatchSettingsProblems(settings);
-  if (problems.length > 0) throw new Error(`invalid messenger realtime settings: ${problems.join('; ')}`);
   const steps = createDispatchSteps({ ...deps, maxAttempts: settings.maxAttempts, backoff: settings.backoff, pushTimeoutMs: settings.pushTimeoutMs });
 
   return defineBatchWorker({

@@ -4,13 +4,14 @@ import { Writable } from 'node:stream';
 import { createTestDatabase } from '../../../support/db.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
-import { accessFanOutJob, type AccessFanOutWorkerOptions } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
+import { ACCESS_FANOUT_JOB, accessFanOutJob, type AccessFanOutWorkerOptions } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
 import { insertFanOutTask, getTask, replayFailedTask } from '../../../../src/modules/identity/access-fanout/fanout-sql.ts';
 import { setRolePermissions } from '../../../../src/modules/identity/roles/role-operations.ts';
 import type { UserAccessChangedKafkaEvent } from '../../../../src/contracts/identity-events.ts';
 import type { Logger } from '../../../../src/platform/observability/logger.ts';
 import { ACCESS_TOPIC, defaultSettings, identityContext, outboxEvents, seedAssignments, seedRole, seedUsers } from '../support.ts';
 import { metricValue } from '../../../support/metrics.ts';
+import { startReplica } from '../../../platform/jobs/support.ts';
 
 const db = await createTestDatabase();
 const pool = db.pool;
@@ -105,6 +106,21 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     assert.equal(completed.processedCount, 25);
     assert.equal(typeof completed.durationMs, 'number');
     assert.ok(lines.every((l) => !JSON.stringify(l).includes('+7998')), 'no phone numbers in logs');
+  });
+
+  test('Under the runner, the kernel\'s batches are the pages: job_batches_total counts pages and job_batch_rows_total their users, not tasks', async (t) => {
+    const { roleId } = await roleWithUsers(25);
+    await queueTask(roleId);
+    const replica = startReplica(t, db);
+    replica.runner.register(worker());
+    const result = await replica.runner.runNow(ACCESS_FANOUT_JOB);
+    assert.equal(result.outcome, 'success');
+    assert.equal(result.counts.pages, 3);
+    const job = { job: ACCESS_FANOUT_JOB };
+    assert.equal(await metricValue(replica.registry, 'job_batches_total', { ...job, phase: 'pages' }), 3);
+    assert.equal(await metricValue(replica.registry, 'job_batches_total', { ...job, phase: 'tasks' }), 0, 'the one-task claim is not a batch');
+    assert.equal(await metricValue(replica.registry, 'job_batch_rows_total', { ...job, phase: 'pages', outcome: 'claimed' }), 25);
+    assert.equal(await metricValue(replica.registry, 'job_batch_duration_seconds', { ...job, phase: 'pages' }, 'job_batch_duration_seconds_count'), 3);
   });
 
   test('Full snapshot: the payload carries all active assignments of the user with RoleCode, not only the changed role; CompanyId is the user\'s', async () => {

@@ -1,10 +1,21 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backoffDelayMs, backoffScheduleMs, type Backoff } from '../../../../src/platform/backoff/index.ts';
-import { dispatchSettingsProblems } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import { ConfigError, loadConfig } from '../../../../src/config.ts';
 import { lastErrorText, outcomeOf } from '../../../../src/modules/messenger/realtime-dispatch/rules.ts';
 
 const seedBackoff: Backoff = { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0.2 };
+
+/** What loadConfig refuses in these settings (the job takes them as loadConfig validated them). */
+function settingsProblems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+    return [];
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+}
 
 describe('realtime outbox rules', () => {
   test('backoff: 2 s base doubling per attempt, capped at 2 min, before jitter', () => {
@@ -37,14 +48,26 @@ describe('realtime outbox rules', () => {
     assert.deepEqual(backoffScheduleMs(seedBackoff, 8), [2000, 4000, 8000, 16_000, 32_000, 64_000, 120_000, 120_000]);
   });
 
-  test('settings: BatchSize, MaxAttempts and backoff must be positive, the cap at least the base, LockTtl past MaxRunDuration + margin', () => {
-    const ok = { pollingIntervalMs: 1000, batchSize: 200, maxRunMs: 5000, lockTtlMs: 30_000, pushTimeoutMs: 5000, maxAttempts: 8, backoff: seedBackoff };
-    assert.deepEqual(dispatchSettingsProblems(ok), []);
-    assert.equal(dispatchSettingsProblems({ ...ok, batchSize: 0 }).length, 1);
-    assert.equal(dispatchSettingsProblems({ ...ok, maxAttempts: 0 }).length, 1);
-    assert.match(dispatchSettingsProblems({ ...ok, backoff: { ...seedBackoff, capMs: 1000 } }).join(), /CAP/);
-    assert.deepEqual(dispatchSettingsProblems({ ...ok, lockTtlMs: 7000 }), []);
-    assert.match(dispatchSettingsProblems({ ...ok, lockTtlMs: 6999 }).join(), /lockTtlMs must be an integer ≥ maxRunMs \+ 2000 ms \(7000\)/);
+  test('settings: BatchSize, MaxAttempts and backoff must be positive, the cap at least the base, LockTtl past MaxRunDuration + margin (refused by loadConfig)', () => {
+    const ok = {
+      MESSENGER_REALTIME_POLLING_INTERVAL: '1s',
+      MESSENGER_REALTIME_BATCH_SIZE: '200',
+      MESSENGER_REALTIME_MAX_RUN_DURATION: '5s',
+      MESSENGER_REALTIME_LOCK_TTL: '30s',
+      MESSENGER_REALTIME_PUSH_TIMEOUT: '5s',
+      MESSENGER_REALTIME_MAX_ATTEMPTS: '8',
+      MESSENGER_REALTIME_BACKOFF_BASE: '2s',
+      MESSENGER_REALTIME_BACKOFF_CAP: '2m',
+    };
+    assert.deepEqual(settingsProblems(ok), []);
+    assert.equal(settingsProblems({ ...ok, MESSENGER_REALTIME_BATCH_SIZE: '0' }).length, 1);
+    assert.equal(settingsProblems({ ...ok, MESSENGER_REALTIME_MAX_ATTEMPTS: '0' }).length, 1);
+    assert.match(settingsProblems({ ...ok, MESSENGER_REALTIME_BACKOFF_CAP: '1s' }).join(), /CAP/);
+    assert.deepEqual(settingsProblems({ ...ok, MESSENGER_REALTIME_LOCK_TTL: '7000ms' }), []);
+    assert.match(
+      settingsProblems({ ...ok, MESSENGER_REALTIME_LOCK_TTL: '6999ms' }).join(),
+      /MESSENGER_REALTIME_LOCK_TTL: must be ≥ MESSENGER_REALTIME_MAX_RUN_DURATION \+ 2000 ms \(7000 ms\)/,
+    );
   });
 
   test('LastError keeps class and code, capped at 512 characters', () => {
