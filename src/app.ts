@@ -28,6 +28,7 @@ import { outboxCleanupJob } from './platform/outbox/cleanup.ts';
 import { EVENT_TOPICS } from './event-topics.ts';
 import { backoffDelayMs, type Backoff } from './platform/backoff/index.ts';
 import { modules as allModules } from './modules/index.ts';
+import { enqueueUserFrames } from './modules/messenger/index.ts';
 
 /**
  * A publisher run with nothing left waits this long for the next commit's wake before it ends, so a
@@ -214,6 +215,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     clock,
     registry,
     hub,
+    // The messenger's realtime outbox carries other modules' user frames (one dispatcher, one stream).
+    userFrames: enqueueUserFrames,
     ...(openTopicReader ? { openTopicReader: (topic: string, groupId: string) => openTopicReader(withPrefix(config.KAFKA_TOPIC_PREFIX, topic), withPrefix(config.KAFKA_TOPIC_PREFIX, groupId)) } : {}),
   };
   for (const factory of deps.modules ?? allModules) {

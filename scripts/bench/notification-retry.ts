@@ -16,6 +16,7 @@ import { createHub } from '../../src/platform/realtime/index.ts';
 import { newId, systemClock } from '../../src/platform/time.ts';
 import { createNotificationMetrics } from '../../src/modules/notifications/metrics.ts';
 import { createProviders } from '../../src/modules/notifications/providers/registry.ts';
+import { enqueueUserFrames } from '../../src/modules/messenger/index.ts';
 import { retryWorkerJob } from '../../src/modules/notifications/delivery/retry-worker.job.ts';
 import { deliveryJobOptions } from '../../src/modules/notifications/settings.ts';
 import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
@@ -52,7 +53,7 @@ const providers = createProviders(config, { hub, clock: systemClock });
 const db = createDb(pool);
 const metrics = createNotificationMetrics(registry, { db, providers, clock: systemClock });
 const worker = retryWorkerJob(
-  { db, providers, metrics, hub },
+  { db, providers, metrics, hub, userFrames: enqueueUserFrames },
   // The service's mapping, with the bench's batch and concurrency, and one run for the whole backlog.
   { ...deliveryJobOptions(config).retryWorker, batchSize: BATCH, concurrency: CONCURRENCY, maxRunMs: 3_600_000 },
 );

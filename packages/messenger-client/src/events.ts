@@ -118,6 +118,24 @@ export interface TypingPayload {
   UserId: string;
 }
 
+/**
+ * A notification of this user changed status or was read (the notifications service's
+ * NotificationStatusChanged). In the event stream: resumed after a reconnect. Delivered at least
+ * once: keep the highest Version per NotificationId.
+ */
+export interface NotificationStatusPayload {
+  NotificationId: string;
+  Channel: string;
+  Status: string;
+  Terminal: boolean;
+  DeliveryCycle: number;
+  ErrorCode: string | null;
+  ReadAt: string | null;
+  /** What POST /api/notifications/{id}/read expects next. */
+  Version: number;
+  OccurredAt: string;
+}
+
 export interface MessengerEventMap {
   message_received: MessagePayload;
   message_edited: MessagePayload;
@@ -147,6 +165,7 @@ export interface MessengerEventMap {
   recording_failed: RecordingPayload;
   presence_changed: PresencePayload;
   typing: TypingPayload;
+  notification_status_changed: NotificationStatusPayload;
 }
 
 export type MessengerEventName = keyof MessengerEventMap;

@@ -41,6 +41,9 @@ const CALL_REAPER_INTERVAL_MS = 2000;
 const CALL_REAPER_BATCH_SIZE = 100;
 const CALL_REAPER_MAX_RUN_MS = 10_000;
 
+/** The user-frame port's implementation (platform/module.ts UserFrames), wired by the app. */
+export { enqueueUserFrames } from './realtime-dispatch/carried.ts';
+
 /**
  * The messenger context:
  * - chats, messages, contacts and the blacklist, 1:1 calls and conferences, each change announced

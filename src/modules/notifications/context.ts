@@ -1,6 +1,7 @@
 import type { NotificationsSettings } from './settings.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Logger } from '../../platform/observability/index.ts';
+import type { UserFrames } from '../../platform/module.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { NotificationMetrics } from './metrics.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
@@ -13,4 +14,6 @@ export interface NotificationsContext {
   log: Logger;
   metrics: NotificationMetrics;
   providers: ProviderRegistry;
+  /** NotificationStatusChanged frames go through the realtime outbox (status-frames.ts). */
+  userFrames: UserFrames;
 }

@@ -7,7 +7,6 @@ import { messagePostedConsumer } from './message-posted.consumer.ts';
 import { createNotificationMetrics } from './metrics.ts';
 import { createProviders } from './providers/registry.ts';
 import { registerNotificationRoutes } from './routes.ts';
-import { statusEventsJob } from './status-events/drain.job.ts';
 import { registerTerminalFailureRoutes } from './terminal-failures/routes.ts';
 import { registerUnconfirmedRoutes } from './unconfirmed/routes.ts';
 import { deliveryJobOptions, type NotificationsSettings } from './settings.ts';
@@ -21,15 +20,16 @@ export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
  * notifications (seed 004, UC-NTF-003): in-app, email, SMS and push delivery with a dispatcher for
  * Pending rows, NotificationRetryWorker for Failed ones, delivery webhooks, mark-read, the
  * final-outcome event NotificationDispatchedEvent on pin.notifications.dispatched.v1, and the
- * NotificationStatusChanged hub frames drained from their own outbox (status-events/).
+ * NotificationStatusChanged hub frames written through the messenger's realtime outbox (the kernel's
+ * userFrames port, status-frames.ts), so they carry Cursor and join the user's event stream.
  */
 export default defineModule<NotificationsSettings>((deps) => {
   const { settings: config } = deps;
   const log = deps.log.child({ module: 'notifications' });
   const providers = createProviders(config, { hub: deps.hub, clock: deps.clock });
   const metrics = createNotificationMetrics(deps.registry, { db: deps.db, providers, clock: deps.clock });
-  const ctx: NotificationsContext = { config, db: deps.db, clock: deps.clock, log, metrics, providers };
-  const delivery: DeliveryDeps = { db: deps.db, providers, metrics, hub: deps.hub };
+  const ctx: NotificationsContext = { config, db: deps.db, clock: deps.clock, log, metrics, providers, userFrames: deps.userFrames };
+  const delivery: DeliveryDeps = { db: deps.db, providers, metrics, hub: deps.hub, userFrames: deps.userFrames };
   const jobs = deliveryJobOptions(config);
 
   return {
@@ -45,7 +45,6 @@ export default defineModule<NotificationsSettings>((deps) => {
       dispatcherJob(delivery, jobs.dispatcher),
       retryWorkerJob(delivery, jobs.retryWorker),
       webhookReplayCleanupJob(deps.db, config),
-      statusEventsJob({ db: deps.db, hub: deps.hub }),
     ],
     consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log })],
   };

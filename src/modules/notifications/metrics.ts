@@ -3,7 +3,6 @@ import { counter, dbGauge, histogram, type Registry } from '../../platform/obser
 import type { Clock } from '../../platform/time.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 import { backlogByChannel, type ChannelBacklog } from './sql.ts';
-import { statusEventBacklog } from './status-events/sql.ts';
 
 export type SendSource = 'dispatcher' | 'retry';
 
@@ -20,8 +19,8 @@ export type SendSource = 'dispatcher' | 'retry';
  *   a channel stays off for long;
  * - `notifications_unconfirmed` / `notifications_outcome_unknown_total`: emails whose send may have
  *   gone out unrecorded (delivery/intent.ts), never resent → alert until a webhook or an admin resolves them;
- * - `notifications_status_events_oldest_age_seconds`: how late the oldest stored NotificationStatusChanged
- *   frame is (grows while the hub backplane refuses them);
+ * - (NotificationStatusChanged frames wait in the messenger's realtime outbox: its
+ *   `messenger_realtime_oldest_pending_age_seconds` shows them late);
  * - attempts by outcome, provider latency, webhooks, version races, published outcome events.
  * The gauges are read from the database at scrape time, so every replica reports the same truth.
  */
@@ -71,13 +70,6 @@ export function createNotificationMetrics(registry: Registry, deps: { db: Db; pr
     help: 'Notifications whose send may have reached the provider unrecorded (email over SMTP): never resent, they wait for a delivery webhook or the admin resolve call',
     labelNames: ['channel'] as const,
     read: async () => (await rows()).map((r) => ({ labels: { channel: r.channel }, value: r.unconfirmed })),
-  });
-
-  dbGauge(registry, {
-    name: 'notifications_status_events_oldest_age_seconds',
-    help: 'Age of the oldest notification_status_changed frame not yet handed to the hub (0 = none); grows while the backplane is down or the drain does not run',
-    labelNames: [] as const,
-    read: async () => [{ labels: {}, value: Math.max(0, (await statusEventBacklog(deps.db, deps.clock.now())).oldestAgeSeconds) }],
   });
 
   return {

@@ -79,17 +79,14 @@ export const API_ERRORS = {
 /** The hub event of a new in-app notification, sent to `user:{UserId}`. */
 export const NOTIFICATION_CREATED_EVENT = 'notification_created';
 
-/** The hub event of NotificationStatusChanged (every status transition and read), sent to `user:{UserId}` (status-events/). */
+/** The hub event of NotificationStatusChanged (every status transition and read), sent to `user:{UserId}` through the realtime outbox (status-frames.ts). */
 export const NOTIFICATION_STATUS_CHANGED_EVENT = 'notification_status_changed';
 
 /** NOTIFY channel that wakes the dispatcher; delivered when the creating transaction commits. */
 export const DISPATCH_WAKE_CHANNEL = 'notifications_dispatch';
 
-/** NOTIFY channel that wakes the status-event drain; delivered when the change's transaction commits. */
-export const STATUS_EVENTS_WAKE_CHANNEL = 'notifications_status_events';
 
 export const DISPATCHER_JOB = 'notifications-dispatcher';
-export const STATUS_EVENTS_JOB = 'notifications-status-events';
 export const RETRY_WORKER_JOB = 'notifications-retry-worker';
 export const WEBHOOK_REPLAY_CLEANUP_JOB = 'notifications-webhook-replay-cleanup';
 /** The seed's distributed lock name; the job runner's advisory lock for the retry worker is keyed by it. */

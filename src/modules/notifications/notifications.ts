@@ -1,10 +1,11 @@
 import type { Db } from '../../platform/db/index.ts';
+import type { UserFrames } from '../../platform/module.ts';
 import { AppError } from '../../platform/http/index.ts';
 import { newId } from '../../platform/time.ts';
 import { API_ERRORS, type Channel, type Status } from './model.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 import type { NotificationRow } from './schema.ts';
-import { recordStatusChanges } from './status-events/changes.ts';
+import { recordStatusChanges } from './status-frames.ts';
 import { insertNotifications, markReadAt, pushTokensOf, selectChannelConfigs, selectOwnNotification, wakeDispatcher, type NewCopy } from './sql.ts';
 
 export interface NewNotification {
@@ -110,11 +111,12 @@ export function decideMarkRead(state: { version: number; readAt: Date | null; st
  * `changed` is false when it was read already (then nothing is announced). The read is announced
  * (NotificationStatusChanged) through a frame stored in the same transaction.
  */
-export async function markRead(db: Db, userId: string, id: string, expectedVersion: number, now: Date): Promise<{ row: NotificationRow; changed: boolean }> {
+export async function markRead(db: Db, frames: UserFrames, userId: string, id: string, expectedVersion: number, now: Date): Promise<{ row: NotificationRow; changed: boolean }> {
   const updated = await db.transaction(async (tx) => {
     const row = await markReadAt(tx, userId, id, expectedVersion, now);
     if (row) {
       await recordStatusChanges(
+        frames,
         tx,
         [{ notificationId: row.id, recipientUserId: row.recipientUserId, channel: row.channel as Channel, status: row.status as Status, terminal: row.terminal, deliveryCycle: row.deliveryCycle, errorCode: row.status === 'Failed' ? row.lastError : null, readAt: row.readAt, version: row.version }],
         now,

@@ -92,7 +92,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
     async (req) => {
       try {
         const now = ctx.clock.now();
-        const { row } = await markRead(ctx.db, req.principal!.userId, req.params.id, req.body.version, now);
+        const { row } = await markRead(ctx.db, ctx.userFrames, req.principal!.userId, req.params.id, req.body.version, now);
         return notificationView(row, now);
       } catch (err) {
         if (err instanceof AppError && err.code === API_ERRORS.versionConflict) ctx.metrics.versionConflicts.inc({ writer: 'mark_read', resolution: 'rejected' });

@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
 import {
-  bigint,
   boolean,
   check,
   char,
@@ -151,20 +150,6 @@ export const webhookReplays = notificationsSchema.table(
   },
   (t) => [primaryKey({ columns: [t.provider, t.signatureHash] }), index('ix_webhook_replays_expires').on(t.expiresAt)],
 );
-
-/**
- * NotificationStatusChanged frames waiting for the hub (status-events/): written in the transaction
- * of the status change they announce, deleted once the hub took them, so a backplane outage or a
- * crash delays a frame instead of dropping it.
- */
-export const statusEvents = notificationsSchema.table('status_events', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  recipientUserId: uuid('recipient_user_id').notNull(),
-  notificationId: uuid('notification_id').notNull(),
-  /** The hub frame as sent (NotificationStatusChangedFrame). */
-  frame: jsonb('frame').notNull(),
-  createdAt: timestamp('created_at', tz).notNull(),
-});
 
 export type NotificationRow = typeof notifications.$inferSelect;
 export type ChannelConfigRow = typeof channelConfigs.$inferSelect;

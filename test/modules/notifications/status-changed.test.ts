@@ -7,7 +7,7 @@ import { notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored
 
 /**
  * Seed 004's domain event NotificationStatusChanged on the hub, on every transition (stored with the
- * change, handed to the hub by the notifications-status-events drain), and mark-read straight from
+ * change in the realtime outbox, pushed by the messenger's realtime dispatcher), and mark-read straight from
  * notification_created.
  */
 

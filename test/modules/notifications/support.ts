@@ -9,7 +9,9 @@ import { signToken } from '../../../src/platform/http/auth.ts';
 import { ManualClock, newId } from '../../../src/platform/time.ts';
 import type { RunResult } from '../../../src/platform/jobs/run-job.ts';
 import notifications from '../../../src/modules/notifications/index.ts';
-import { DISPATCHER_JOB, RETRY_WORKER_JOB, STATUS_EVENTS_JOB, type Channel } from '../../../src/modules/notifications/model.ts';
+import messenger from '../../../src/modules/messenger/index.ts';
+import { REALTIME_DISPATCH_JOB } from '../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import { DISPATCHER_JOB, RETRY_WORKER_JOB, type Channel } from '../../../src/modules/notifications/model.ts';
 import { signWebhook } from '../../../src/modules/notifications/webhooks/signature.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { startHttpProvider, startSmtpServer, type FakeHttpProvider, type FakeSmtpServer } from './providers-support.ts';
@@ -26,7 +28,7 @@ export interface NtfApp {
   userToken(userId: string): Promise<string>;
   runRetry(): Promise<RunResult>;
   runDispatch(): Promise<RunResult>;
-  /** One run of the drain that hands stored notification_status_changed frames to the hub. */
+  /** One run of the messenger's realtime dispatcher, which pushes the stored notification_status_changed frames. */
   runStatusEvents(): Promise<RunResult>;
 }
 
@@ -42,7 +44,7 @@ export interface NtfWorld {
 }
 
 /**
- * The app with only the notifications module, on a fresh database, with a real local HTTP provider
+ * The app with the notifications module (and the messenger's, whose realtime outbox pushes the status frames), on a fresh database, with a real local HTTP provider
  * (SMS gateway + push service) and a real SMTP server; time is a ManualClock starting now. Logs go
  * to `opts.logDestination` when given (e.g. test/support/logs.ts), at LOG_LEVEL (silent by default).
  */
@@ -82,7 +84,8 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
       pool: database.pool,
       databaseUrl: database.url,
       log: createLogger(config.LOG_LEVEL, opts.logDestination),
-      modules: [notifications],
+      // The messenger's realtime outbox carries the status frames (its dispatcher pushes them).
+      modules: [notifications, messenger],
       clock,
     });
     apps.push(app);
@@ -95,7 +98,7 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
       userToken: (userId) => signToken({ userId, admin: false }, config.JWT_SECRET),
       runRetry: () => app.platform.runner.runNow(RETRY_WORKER_JOB),
       runDispatch: () => app.platform.runner.runNow(DISPATCHER_JOB),
-      runStatusEvents: () => app.platform.runner.runNow(STATUS_EVENTS_JOB),
+      runStatusEvents: () => app.platform.runner.runNow(REALTIME_DISPATCH_JOB),
     };
   };
   return { database, env: baseEnv, http, smtp, replica, main: await replica() };

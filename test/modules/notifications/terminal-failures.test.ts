@@ -50,7 +50,10 @@ describe('reprocess terminal notification failures', () => {
     assert.equal(row.attempts, 0);
     assert.equal(row.next_attempt_at?.getTime(), a.clock.now().getTime());
     assert.equal(row.version, 7);
-    const { rows: frames } = await a.pool.query<{ frame: Record<string, unknown> }>(`select frame from notifications.status_events where notification_id = $1`, [id]);
+    const { rows: frames } = await a.pool.query<{ frame: Record<string, unknown> }>(
+      `select payload as frame from messenger.realtime_outbox where kind = 'NotificationStatusChanged' and payload->>'NotificationId' = $1`,
+      [id],
+    );
     assert.deepEqual(
       frames.map((f) => [f.frame.Status, f.frame.Terminal, f.frame.DeliveryCycle, f.frame.Version]),
       [['Failed', false, 3, 7]],

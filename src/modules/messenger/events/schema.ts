@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, primaryKey, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, primaryKey, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import { messengerSchema, timestamptz as ts } from '../schema.ts';
 
 /**
@@ -29,6 +29,8 @@ export const realtimeEvents = messengerSchema.table(
     refId: uuid('ref_id'),
     sessionKind: varchar('session_kind', { length: 12 }),
     seq: bigint('seq', { mode: 'number' }),
+    /** A carried kind's frame payload, as pushed (realtime-dispatch/kinds.ts); null for the others. */
+    payload: jsonb('payload'),
     /** A chat event's membership version when it was pushed: who may read it is judged as at delivery. */
     membershipVersion: integer('membership_version'),
     createdAt: ts('created_at').notNull(),

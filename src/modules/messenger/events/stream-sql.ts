@@ -60,7 +60,7 @@ export async function readStream(db: Db, userId: string, after: number, limit: n
         select (select json_agg(json_build_object(
                   'position', p.position, 'id', p.outbox_id, 'kind', p.kind, 'targetKind', p.target_kind, 'chatId', p.chat_id,
                   'targetUserId', p.target_user_id, 'messageId', p.message_id, 'refId', p.ref_id, 'sessionKind', p.session_kind,
-                  'seq', p.seq, 'createdAt', p.created_at) order by p.position) from page p) as page,
+                  'seq', p.seq, 'payload', p.payload, 'createdAt', p.created_at) order by p.position) from page p) as page,
                ${streamHead()} as head, ${streamHorizon()} as "trimmedBelow"`,
   );
   const r = rows[0]!;

@@ -25,6 +25,8 @@ export interface NewRealtimeRow {
   refId?: string | null;
   sessionKind?: SessionKind | null;
   seq?: number | null;
+  /** A carried kind's frame payload (kinds.ts CARRIED_KINDS); nothing else sets it. */
+  payload?: Record<string, unknown> | null;
 }
 
 /**
@@ -37,11 +39,12 @@ export function realtimeInsert(rows: readonly NewRealtimeRow[], now: Date, where
   const col = <T>(f: (r: NewRealtimeRow) => T | null | undefined) => sql.param(rows.map((r) => f(r) ?? null));
   const at = now.toISOString();
   return sql`insert into messenger.realtime_outbox
-        (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, next_attempt_at, created_at, updated_at)
+        (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, next_attempt_at, created_at, updated_at)
       select v.*, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
         from unnest(${sql.param(ids)}::uuid[], ${col((r) => r.kind)}::varchar[], ${col((r) => r.targetKind)}::varchar[],
                     ${col((r) => r.chatId)}::uuid[], ${col((r) => r.targetUserId)}::uuid[], ${col((r) => r.messageId)}::uuid[],
-                    ${col((r) => r.refId)}::uuid[], ${col((r) => r.sessionKind)}::varchar[], ${col((r) => r.seq)}::bigint[]) v
+                    ${col((r) => r.refId)}::uuid[], ${col((r) => r.sessionKind)}::varchar[], ${col((r) => r.seq)}::bigint[],
+                    ${col((r) => (r.payload ? JSON.stringify(r.payload) : null))}::jsonb[]) v
       ${where}`;
 }
 
@@ -72,7 +75,7 @@ export interface ClaimedRow extends OutboxRowRef {
 }
 
 const CLAIMED = sql.raw(`o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chatId", o.target_user_id as "targetUserId",
-  o.message_id as "messageId", o.ref_id as "refId", o.session_kind as "sessionKind", o.seq::float8 as seq, o.attempts,
+  o.message_id as "messageId", o.ref_id as "refId", o.session_kind as "sessionKind", o.seq::float8 as seq, o.payload, o.attempts,
   o.row_version as "rowVersion", o.created_at as "createdAt"`);
 
 /**
@@ -179,9 +182,9 @@ export async function claimDue(db: Db, p: ClaimParams): Promise<(ClaimedRow & { 
          from live l),
      streamed as (
        insert into messenger.realtime_events as e
-         (position, outbox_id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, membership_version, created_at, recorded_at)
+         (position, outbox_id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, membership_version, created_at, recorded_at)
        select nextval('messenger.realtime_event_position'), s.id, s.kind, s."targetKind", s."chatId", s."targetUserId", s."messageId", s."refId",
-              s."sessionKind", s.seq, s.membership_version, s."createdAt", ${now}
+              s."sessionKind", s.seq, s.payload, s.membership_version, s."createdAt", ${now}
          from (select * from slotted order by push_slot) s
        on conflict (outbox_id) do update
          set position = excluded.position, membership_version = excluded.membership_version, recorded_at = excluded.recorded_at

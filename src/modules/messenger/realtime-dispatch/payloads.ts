@@ -25,6 +25,8 @@ export interface OutboxRowRef {
   refId: string | null;
   sessionKind: SessionKind | null;
   seq: number | null;
+  /** A carried kind's frame payload as written by its owner (kinds.ts CARRIED_KINDS); absent or null otherwise. */
+  payload?: Payload | null;
 }
 
 export type Payload = Record<string, unknown>;
@@ -217,6 +219,9 @@ export function buildDelivery(row: OutboxRowRef, refs: RealtimeRefs): BuildResul
       const b = refs.blacklist.get(ref);
       return b ? one({ EntryId: b.id, BlockedUserId: b.blockedUserId, Status: b.status }) : missing;
     }
+    case 'NotificationStatusChanged':
+      // Carried: the frame as its owner committed it, only ever to its one user.
+      return row.targetKind === 'User' && row.payload ? one(row.payload) : missing;
     default:
       return buildMedia(row, refs, event);
   }

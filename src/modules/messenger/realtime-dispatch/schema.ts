@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, uuid, varchar } from 'drizzle-orm/pg-core';
 import { SESSION_KINDS } from '../calls/kinds.ts';
 import { REALTIME_DISPATCH_KINDS, REALTIME_OUTBOX_STATUSES, REALTIME_TARGET_KINDS } from './kinds.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
@@ -28,6 +28,8 @@ export const realtimeOutbox = messengerSchema.table(
     refId: uuid('ref_id'),
     sessionKind: varchar('session_kind', { length: 12 }),
     seq: bigint('seq', { mode: 'number' }),
+    /** The frame's payload of a carried kind (kinds.ts CARRIED_KINDS); null for every other kind. */
+    payload: jsonb('payload'),
     status: varchar('status', { length: 16 }).notNull().default('Pending'),
     attempts: integer('attempts').notNull().default(0),
     nextAttemptAt: ts('next_attempt_at').notNull(),

@@ -1,20 +1,23 @@
 import type { Db } from '../../../platform/db/index.ts';
 import type { Logger } from '../../../platform/observability/index.ts';
+import type { UserFrames } from '../../../platform/module.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { NotificationMetrics, SendSource } from '../metrics.ts';
 import { NTF, type Channel } from '../model.ts';
 import type { ProviderRegistry } from '../providers/registry.ts';
 import { endsCycle, type AttemptDecision, type RetryPolicy } from './rules.ts';
 import type { ClaimedRow, OutcomeWrite } from './sql.ts';
-import type { StatusChange } from '../status-events/changes.ts';
+import type { StatusChange } from '../status-frames.ts';
 
 /** What the dispatcher and the retry worker share: handles, not settings. */
 export interface DeliveryDeps {
   db: Db;
   providers: ProviderRegistry;
   metrics: NotificationMetrics;
-  /** The hub the in-app adapter pushes to (status frames go through status-events/). */
+  /** The hub the in-app adapter pushes to. */
   hub: Hub;
+  /** Where status frames go, in the outcome's transaction (status-frames.ts). */
+  userFrames: UserFrames;
 }
 
 /** A claimed row with its channel's config as the batch read it (configs are loaded once per batch). */

@@ -5,7 +5,7 @@ import type { SendSource } from '../metrics.ts';
 import type { SendResult } from '../providers/port.ts';
 import { deletePushTokens } from '../sql.ts';
 import { cycleOutcomeOf, deadPushToken, observeOutcome, statusChangeOf, writeOf, type ClaimedNotification, type DeliveryDeps } from './outcomes.ts';
-import { announcesStatus, recordStatusChanges } from '../status-events/changes.ts';
+import { announcesStatus, recordStatusChanges } from '../status-frames.ts';
 import { decideAttempt, endsCycle, type AttemptDecision } from './rules.ts';
 import { lockDeliveryState, writeOutcomes } from './sql.ts';
 
@@ -40,7 +40,7 @@ export async function reapplyOutcome(
     if (endsCycle(decision)) await enqueue(tx, dispatchedEvent(cycleOutcomeOf(row, decision), now));
     const token = deadPushToken(row, decision);
     if (token) await deletePushTokens(tx, [token]);
-    if (announcesStatus(row.channel, decision.kind)) await recordStatusChanges(tx, [statusChangeOf({ ...row, readAt: state.readAt }, decision, state.version + 1)], now);
+    if (announcesStatus(row.channel, decision.kind)) await recordStatusChanges(deps.userFrames, tx, [statusChangeOf({ ...row, readAt: state.readAt }, decision, state.version + 1)], now);
     return { r: { outcome: decision.kind, raced } as ReapplyResult, decision };
   });
   if (decision) observeOutcome(deps.metrics, log, row, decision, source);

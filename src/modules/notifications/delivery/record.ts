@@ -5,7 +5,7 @@ import type { SendSource } from '../metrics.ts';
 import type { SendResult } from '../providers/port.ts';
 import { deletePushTokens } from '../sql.ts';
 import { countOf, cycleOutcomeOf, deadPushToken, observeOutcome, statusChangeOf, writeOf, type ClaimedNotification, type DeliveryDeps, type WritableDecision } from './outcomes.ts';
-import { announcesStatus, recordStatusChanges } from '../status-events/changes.ts';
+import { announcesStatus, recordStatusChanges } from '../status-frames.ts';
 import { reapplyOutcome } from './reapply.ts';
 import { isHeld, type SendAttempt } from './send.ts';
 import { decideAttempt, endsCycle, type AttemptDecision } from './rules.ts';
@@ -99,6 +99,7 @@ async function writeBatch(deps: DeliveryDeps, writes: Decided[], now: Date): Pro
       won.map((w) => deadPushToken(w.row, w.decision)).filter((t): t is string => t !== null),
     );
     await recordStatusChanges(
+      deps.userFrames,
       tx,
       won.flatMap((w) => {
         const d = w.decision as Writable;

@@ -7,7 +7,7 @@ import { batchSettingsOf, deliveryPhase, startDeliveryCounts } from './delivery-
 import type { DeliveryDeps } from './outcomes.ts';
 import { claimDueFailed, countHeldBackDue, exhaustedIds, terminalizeExhausted, type ExhaustedRow } from './sql.ts';
 import { heldBackReason } from '../notifications.ts';
-import { recordStatusChanges } from '../status-events/changes.ts';
+import { recordStatusChanges } from '../status-frames.ts';
 
 /**
  * NotificationRetryWorker (seed steps 3–7), every minute on one replica at a time: the runner's
@@ -80,6 +80,7 @@ async function closeExhausted(deps: DeliveryDeps, run: BatchRun, limit: number, 
       ),
     );
     await recordStatusChanges(
+      deps.userFrames,
       tx,
       closed.map((r) => ({ notificationId: r.id, recipientUserId: r.recipientUserId, channel: r.channel, status: 'Failed' as const, terminal: true, deliveryCycle: r.deliveryCycle, errorCode: r.lastError, readAt: r.readAt, version: r.version })),
       now,

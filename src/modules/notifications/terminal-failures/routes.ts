@@ -6,7 +6,7 @@ import { Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { ChannelName, IdParams } from '../api-schemas.ts';
 import type { NotificationsContext } from '../context.ts';
 import { API_ERRORS, type Channel } from '../model.ts';
-import { recordStatusChanges } from '../status-events/changes.ts';
+import { recordStatusChanges } from '../status-frames.ts';
 import { notificationExists, reopenTerminal, type Reprocessed, type TerminalFilter } from './sql.ts';
 
 /**
@@ -49,6 +49,7 @@ function reopen(ctx: NotificationsContext, filter: TerminalFilter, limit: number
   return ctx.db.transaction(async (tx) => {
     const rows = await reopenTerminal(tx, filter, limit, now);
     await recordStatusChanges(
+      ctx.userFrames,
       tx,
       rows.map((r) => ({ notificationId: r.id, recipientUserId: r.recipientUserId, channel: r.channel, status: 'Failed' as const, terminal: false, deliveryCycle: r.deliveryCycle, errorCode: r.lastError, readAt: r.readAt, version: r.version })),
       now,

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { UserFrames } from '../../../platform/module.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { AppError, ErrorBody } from '../../../platform/http/index.ts';
@@ -8,7 +10,7 @@ import { ChannelName, IdParams } from '../api-schemas.ts';
 import type { NotificationsContext } from '../context.ts';
 import { dispatchedEvent } from '../events.ts';
 import { API_ERRORS } from '../model.ts';
-import { recordStatusChanges } from '../status-events/changes.ts';
+import { recordStatusChanges } from '../status-frames.ts';
 import { notificationExists } from '../terminal-failures/sql.ts';
 import { confirmUnconfirmedAsSent, listUnconfirmed, resendUnconfirmed, type ResolvedRow } from './sql.ts';
 
@@ -78,7 +80,7 @@ export function registerUnconfirmedRoutes(app: FastifyInstance, ctx: Notificatio
       const { outcome } = req.body;
       const row = await ctx.db.transaction(async (tx) => {
         const resolved = outcome === 'sent' ? await confirmUnconfirmedAsSent(tx, req.params.id, now) : await resendUnconfirmed(tx, req.params.id, now);
-        if (resolved) await recordEvents(tx, resolved, outcome, now);
+        if (resolved) await recordEvents(ctx.userFrames, tx, resolved, outcome, now);
         return resolved;
       });
       if (!row) {
@@ -93,7 +95,7 @@ export function registerUnconfirmedRoutes(app: FastifyInstance, ctx: Notificatio
 }
 
 /** The resolution's events, in its transaction: the cycle's outcome event for `sent`, the status frame for both. */
-async function recordEvents(tx: Parameters<typeof recordStatusChanges>[0], row: ResolvedRow, outcome: 'sent' | 'resend', now: Date): Promise<void> {
+async function recordEvents(frames: UserFrames, tx: Db, row: ResolvedRow, outcome: 'sent' | 'resend', now: Date): Promise<void> {
   if (outcome === 'sent') {
     await enqueue(
       tx,
@@ -101,6 +103,7 @@ async function recordEvents(tx: Parameters<typeof recordStatusChanges>[0], row: 
     );
   }
   await recordStatusChanges(
+    frames,
     tx,
     [{ notificationId: row.id, recipientUserId: row.recipientUserId, channel: row.channel, status: row.status, terminal: false, deliveryCycle: row.deliveryCycle, errorCode: row.status === 'Failed' ? row.lastError : null, readAt: row.readAt, version: row.version }],
     now,

@@ -1,4 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
+import type { UserFrames } from '../../../platform/module.ts';
 import type { Logger } from '../../../platform/observability/index.ts';
 import { enqueue } from '../../../platform/outbox/index.ts';
 import { dispatchedEvent } from '../events.ts';
@@ -8,7 +9,7 @@ import { idempotencyKeyOf } from '../delivery/rules.ts';
 import { decideReceipt, type ReceiptDecision } from './receipt-rules.ts';
 import { confirmDelivery, failByReceipt, lockForReceipt, markSentByReceipt, reopenInCycle } from './receipt-sql.ts';
 import { rememberSignature, type ReplayMark } from './replay-sql.ts';
-import { recordStatusChanges } from '../status-events/changes.ts';
+import { recordStatusChanges } from '../status-frames.ts';
 
 export interface DeliveryReceipt {
   notificationId: string;
@@ -38,7 +39,7 @@ export type ReceiptResult =
  * and changes nothing, whichever replica applied it first.
  */
 export async function applyReceipt(
-  deps: { db: Db; metrics: NotificationMetrics; log: Logger; maxReopens: number },
+  deps: { db: Db; metrics: NotificationMetrics; log: Logger; maxReopens: number; userFrames: UserFrames },
   providerKey: string,
   receipt: DeliveryReceipt,
   mark: ReplayMark,
@@ -52,9 +53,10 @@ export async function applyReceipt(
     channel = row.channel;
     if (!PROVIDERS_OF[row.channel]?.includes(providerKey)) return 'provider_mismatch';
     const decision = decideReceipt(row, receipt, deps.maxReopens);
-    // NotificationStatusChanged of the receipt's change, stored with it (status-events/).
+    // NotificationStatusChanged of the receipt's change, stored with it (the realtime outbox, status-frames.ts).
     const announce = (status: 'Sent' | 'Failed', o: { terminal: boolean; deliveryCycle: number; errorCode: string | null }) =>
       recordStatusChanges(
+        deps.userFrames,
         tx,
         [{ notificationId: row.id, recipientUserId: row.recipientUserId, channel: row.channel, status, ...o, readAt: row.readAt, version: row.version + 1 }],
         now,

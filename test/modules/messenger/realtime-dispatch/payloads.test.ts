@@ -32,6 +32,9 @@ const CONF_KEYS = ['ConferenceId', 'SessionKind', 'ChatId', 'StartedByUserId', '
 const ROSTER_KEYS = [...CONF_KEYS, 'UserId', 'ParticipantStatus', 'ScreenSharing'];
 const RECORDING_KEYS = [...CONF_KEYS, 'RecordingId', 'RecordingStatus', 'ErrorCode'];
 
+/** A notification_status_changed frame as the notifications module writes it. */
+const STATUS_FRAME = { NotificationId: id(), Channel: 'Sms', Status: 'Failed', Terminal: false, DeliveryCycle: 1, ErrorCode: 'NTF_PROVIDER_TRANSIENT', ReadAt: null, Version: 3, OccurredAt: at.toISOString() };
+
 type Case = { row: Partial<OutboxRowRef>; ref: string; groups: string[]; keys: string[]; join?: boolean };
 
 /** Every kind as its owner operation writes it: where it goes and the shape of what it carries. */
@@ -71,6 +74,8 @@ function cases(ids: Record<string, string>): Record<RealtimeDispatchKind, Case> 
     BlacklistChanged: { row: { targetKind: 'User', targetUserId: alice }, ref: ids.blacklist!, groups: user(alice), keys: ['EntryId', 'BlockedUserId', 'Status'] },
     // Sends nothing: it closes the user's connections (see the test below).
     UserDeactivated: { row: { targetKind: 'User', targetUserId: carol }, ref: '', groups: [], keys: [] },
+    // Carried: the row holds the frame its owner (notifications) committed; pushed as is.
+    NotificationStatusChanged: { row: { targetKind: 'User', targetUserId: bob, payload: STATUS_FRAME }, ref: '', groups: user(bob), keys: Object.keys(STATUS_FRAME) },
   };
 }
 
@@ -94,8 +99,8 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
   const { refs, ids } = fixtures();
   const table = cases(ids);
 
-  test('the table covers all 27 kinds', () => {
-    assert.equal(REALTIME_DISPATCH_KINDS.length, 27);
+  test('the table covers all 28 kinds', () => {
+    assert.equal(REALTIME_DISPATCH_KINDS.length, 28);
     assert.deepEqual(Object.keys(table).sort(), [...REALTIME_DISPATCH_KINDS].sort());
   });
 
@@ -121,6 +126,16 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
       }
     });
   }
+
+  test('a carried frame is pushed exactly as stored, and a carried row without its frame or not addressed to one user is quarantined', () => {
+    const c = table.NotificationStatusChanged;
+    const built = buildDelivery(rowOf('NotificationStatusChanged', c), refs);
+    assert.ok(built.ok);
+    assert.deepEqual(built.delivery.sends, [{ group: `user:${bob}`, event: 'notification_status_changed', payload: STATUS_FRAME }]);
+    assert.deepEqual(buildDelivery(rowOf('NotificationStatusChanged', { ...c, row: { targetKind: 'User', targetUserId: bob } }), refs), { ok: false, code: 'RTO_REF_NOT_FOUND' });
+    const toChat = { ...c, row: { targetKind: 'ChatGroup', chatId, payload: STATUS_FRAME } } as Case;
+    assert.equal(buildDelivery(rowOf('NotificationStatusChanged', toChat), refs).ok, false);
+  });
 
   test('UserDeactivated closes the connections of a user still inactive, and of nobody once the user is active again', () => {
     const row = rowOf('UserDeactivated', { row: { targetKind: 'User', targetUserId: carol }, ref: '', groups: [], keys: [] });
@@ -192,7 +207,8 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
 
   test('a row whose entity no longer exists is not deliverable (RTO_REF_NOT_FOUND), for every kind that points at one', () => {
     // UserDeactivated points at no entity: a user not inactive any more is simply not disconnected.
-    for (const kind of REALTIME_DISPATCH_KINDS.filter((k) => k !== 'UserDeactivated')) {
+    // A carried kind points at none either: its row holds its frame (tested above without one).
+    for (const kind of REALTIME_DISPATCH_KINDS.filter((k) => k !== 'UserDeactivated' && k !== 'NotificationStatusChanged')) {
       const built = buildDelivery(rowOf(kind, table[kind]), emptyRefs());
       assert.deepEqual(built, { ok: false, code: 'RTO_REF_NOT_FOUND' }, kind);
     }

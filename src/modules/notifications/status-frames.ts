@@ -1,6 +1,6 @@
-import type { Db } from '../../../platform/db/index.ts';
-import type { Channel, Status } from '../model.ts';
-import { insertStatusEvents } from './sql.ts';
+import type { Db } from '../../platform/db/index.ts';
+import type { UserFrames } from '../../platform/module.ts';
+import { NOTIFICATION_STATUS_CHANGED_EVENT, type Channel, type Status } from './model.ts';
 
 /**
  * The domain event NotificationStatusChanged (seed 004), as a hub frame to `user:{UserId}`: an
@@ -50,15 +50,17 @@ export const frameOf = (c: StatusChange, now: Date): NotificationStatusChangedFr
 export const announcesStatus = (channel: Channel, kind: 'sent' | 'retry' | 'terminal' | 'unknown'): boolean => !(channel === 'InApp' && kind === 'sent');
 
 /**
- * Call in the transaction of the status change: the frames are stored with it and the drain job
- * (drain.job.ts) hands them to the hub after the commit, retrying while the backplane is down, so
- * a change is never announced before it is committed nor lost after.
+ * Call in the transaction of the status change: the frames are written with it into the realtime
+ * outbox (the kernel's userFrames port), whose one dispatcher pushes them after the commit —
+ * retrying while the backplane is down, each with its `Cursor` — and keeps them in the user's
+ * event stream, so a change is never announced before it is committed, nor lost after, nor
+ * missed by a client that reconnects (GET /api/messenger/events).
  */
-export async function recordStatusChanges(tx: Db, changes: readonly StatusChange[], now: Date): Promise<void> {
+export async function recordStatusChanges(frames: UserFrames, tx: Db, changes: readonly StatusChange[], now: Date): Promise<void> {
   if (changes.length === 0) return;
-  await insertStatusEvents(
+  await frames(
     tx,
-    changes.map((c) => ({ recipientUserId: c.recipientUserId, notificationId: c.notificationId, frame: frameOf(c, now) })),
+    changes.map((c) => ({ userId: c.recipientUserId, event: NOTIFICATION_STATUS_CHANGED_EVENT, payload: { ...frameOf(c, now) } })),
     now,
   );
 }

@@ -1,0 +1,4 @@
+ALTER TABLE "messenger"."realtime_outbox" DROP CONSTRAINT "ck_rto_kind";--> statement-breakpoint
+ALTER TABLE "messenger"."realtime_outbox" ADD COLUMN "payload" jsonb;--> statement-breakpoint
+ALTER TABLE "messenger"."realtime_events" ADD COLUMN "payload" jsonb;--> statement-breakpoint
+ALTER TABLE "messenger"."realtime_outbox" ADD CONSTRAINT "ck_rto_kind" CHECK ("messenger"."realtime_outbox"."kind" in ('MessageReceived', 'MessageEdited', 'MessageDeleted', 'ReadReceiptUpdated', 'ChatUpdated', 'ContactRequestReceived', 'ContactRequestAccepted', 'ContactRemoved', 'CallInvited', 'CallAnswered', 'CallDeclined', 'CallMissed', 'CallCancelled', 'CallEnded', 'ConferenceInvited', 'ConferenceStarted', 'ConferenceEnded', 'ConferenceParticipantJoined', 'ConferenceParticipantLeft', 'RecordingStarted', 'RecordingStopped', 'RecordingAvailable', 'RecordingFailed', 'ScreenShareStarted', 'ScreenShareStopped', 'BlacklistChanged', 'UserDeactivated', 'NotificationStatusChanged'));
