@@ -63,7 +63,7 @@ export type IdentityConfig = SettingsOf<typeof identitySettings>;
 export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
   return {
     inlineFanOutThreshold: config.IDENTITY_INLINE_FANOUT_THRESHOLD,
-    phoneRegion: config.IDENTITY_PHONE_DEFAULT_REGION,
+    phoneRegion: config.PHONE_DEFAULT_REGION,
     fanOut: {
       pollingIntervalMs: config.IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL,
       batchSize: config.IDENTITY_ACCESS_FANOUT_BATCH_SIZE,

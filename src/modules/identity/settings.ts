@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { phoneRegionSettings } from '../../platform/types/phone-region.ts';
 import { Duration, Int } from '../../platform/types/index.ts';
 
 /**
@@ -41,9 +42,5 @@ export const identitySettings = {
     maximum: 10_000_000,
     description: 'A fan-out task of a role with more users splits on its first page into sub-tasks of this many users each (by UserId range), leased on their own, so several instances share one large role',
   }),
-  IDENTITY_PHONE_DEFAULT_REGION: Type.String({
-    default: 'RU',
-    pattern: '^[A-Z]{2}$',
-    description: 'Country (ISO 3166 alpha-2) assumed for phone numbers given without a +country code',
-  }),
+  ...phoneRegionSettings,
 };

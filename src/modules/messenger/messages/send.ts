@@ -93,7 +93,7 @@ export async function sendMessage(
   chatId: string,
   content: MessageContent & { clientMessageId?: string },
 ): Promise<{ message: MessageView; created: boolean }> {
-  const problem = contentProblem(content, ctx.settings.MESSENGER_MESSAGE_MAX_CHARS);
+  const problem = contentProblem(content, ctx.messageMaxChars);
   if (problem) throw ChatErrors.invalidMessage(problem);
   const { clientMessageId, ...body } = content;
   for (let attempt = 1; ; attempt++) {
