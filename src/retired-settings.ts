@@ -16,8 +16,8 @@ const UNIT_MS = { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 } as 
 export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   // Prefixes say what a setting is about; durations are duration strings with unit-free names.
   SHUTDOWN_TIMEOUT_MS: { renamed: 'SHUTDOWN_TIMEOUT', unit: 'ms' },
-  HTTP_REQUEST_TIMEOUT_MS: { renamed: 'HTTP_REQUEST_TIMEOUT', unit: 'ms' },
-  HTTP_CONNECTION_TIMEOUT_MS: { renamed: 'HTTP_CONNECTION_TIMEOUT', unit: 'ms' },
+  HTTP_REQUEST_TIMEOUT_MS: { constant: 'KERNEL_TUNING.httpRequestTimeoutMs = 30s in src/platform/tuning.ts', why: 'a whole request arrives within it' },
+  HTTP_CONNECTION_TIMEOUT_MS: { constant: 'KERNEL_TUNING.httpConnectionTimeoutMs = 2m in src/platform/tuning.ts', why: 'a silent connection is closed' },
   HTTP_KEEP_ALIVE_TIMEOUT_MS: { renamed: 'HTTP_KEEP_ALIVE_TIMEOUT', unit: 'ms' },
   DB_POOL_MAX: { renamed: 'DATABASE_POOL_MAX' },
   DATABASE_CONNECT_TIMEOUT_MS: { renamed: 'DATABASE_CONNECT_TIMEOUT', unit: 'ms' },
@@ -27,8 +27,8 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   CONSUMER_MAX_ATTEMPTS: { renamed: 'KAFKA_CONSUMER_MAX_ATTEMPTS' },
   KAFKA_LAG_POLL_INTERVAL_MS: { renamed: 'KAFKA_LAG_POLLING_INTERVAL', unit: 'ms' },
   KAFKA_CONSUMER_SESSION_TIMEOUT_MS: { renamed: 'KAFKA_CONSUMER_SESSION_TIMEOUT', unit: 'ms' },
-  REDIS_COMMAND_TIMEOUT_MS: { renamed: 'REDIS_COMMAND_TIMEOUT', unit: 'ms' },
-  HUB_PING_INTERVAL_MS: { renamed: 'HUB_PING_INTERVAL', unit: 'ms' },
+  REDIS_COMMAND_TIMEOUT_MS: { constant: 'KERNEL_TUNING.redisCommandTimeoutMs = 2s in src/platform/tuning.ts', why: 'a hung Redis must not hang a push' },
+  HUB_PING_INTERVAL_MS: { constant: 'KERNEL_TUNING.hubPingIntervalMs = 15s in src/platform/tuning.ts', why: 'the SignalR default' },
   HUB_CLIENT_TIMEOUT_MS: { constant: "HUB_CLIENT_TIMEOUT_MS = 30s in src/platform/realtime/index.ts", why: "twice the SignalR clients' keep-alive" },
   HUB_ACCESS_RECHECK_INTERVAL_MS: { constant: 'HUB_ACCESS_RECHECK_INTERVAL_MS = 1m in src/platform/realtime/index.ts', why: 'a safety net for lost backplane messages' },
   AUTH_MAX_TOKEN_LIFETIME_SECONDS: { renamed: 'AUTH_MAX_TOKEN_LIFETIME', unit: 's' },
@@ -66,7 +66,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   MESSENGER_REALTIME_POLLING_INTERVAL_MS: { renamed: 'MESSENGER_REALTIME_POLLING_INTERVAL', unit: 'ms' },
   MESSENGER_REALTIME_MAX_RUN_DURATION_MS: { renamed: 'MESSENGER_REALTIME_MAX_RUN_DURATION', unit: 'ms' },
   MESSENGER_REALTIME_LOCK_TTL_MS: { renamed: 'MESSENGER_REALTIME_LOCK_TTL', unit: 'ms' },
-  MESSENGER_REALTIME_PUSH_TIMEOUT_MS: { renamed: 'MESSENGER_REALTIME_PUSH_TIMEOUT', unit: 'ms' },
+  MESSENGER_REALTIME_PUSH_TIMEOUT_MS: { constant: 'MESSENGER_TUNING.realtimePushTimeoutMs = 5s in src/modules/messenger/settings.ts', why: 'a hung push is a failed attempt' },
   MESSENGER_REALTIME_IDLE_WAIT_MS: { constant: "REALTIME_IDLE_WAIT_MS = 250ms in src/modules/messenger/realtime-dispatch/dispatch.job.ts", why: "the dispatcher's wait for the next commit" },
   MESSENGER_REALTIME_BACKOFF_BASE_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_BASE', unit: 'ms' },
   MESSENGER_REALTIME_BACKOFF_CAP_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_CAP', unit: 'ms' },
@@ -106,6 +106,11 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL: { constant: 'MESSENGER_TUNING.contactSearchIndexIntervalMs = 1s in src/modules/messenger/settings.ts', why: 'a commit wakes the indexer anyway' },
   MESSENGER_CONTACT_SEARCH_RETRY_CAP: { constant: 'MESSENGER_TUNING.contactSearchRetryCapMs = 1m in src/modules/messenger/settings.ts', why: 'longest retry delay of a failed document' },
   MESSENGER_CONTACT_SEARCH_REBUILD_CRON: { constant: 'MESSENGER_TUNING.contactSearchRebuildCron = 30 3 * * * in src/modules/messenger/settings.ts', why: 'a nightly reconciliation' },
+  HTTP_REQUEST_TIMEOUT: { constant: 'KERNEL_TUNING.httpRequestTimeoutMs = 30s in src/platform/tuning.ts', why: 'a whole request arrives within it' },
+  HTTP_CONNECTION_TIMEOUT: { constant: 'KERNEL_TUNING.httpConnectionTimeoutMs = 2m in src/platform/tuning.ts', why: 'a silent connection is closed' },
+  HUB_PING_INTERVAL: { constant: 'KERNEL_TUNING.hubPingIntervalMs = 15s in src/platform/tuning.ts', why: 'the SignalR default' },
+  REDIS_COMMAND_TIMEOUT: { constant: 'KERNEL_TUNING.redisCommandTimeoutMs = 2s in src/platform/tuning.ts', why: 'a hung Redis must not hang a push' },
+  MESSENGER_REALTIME_PUSH_TIMEOUT: { constant: 'MESSENGER_TUNING.realtimePushTimeoutMs = 5s in src/modules/messenger/settings.ts', why: 'a hung push is a failed attempt' },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */

@@ -145,7 +145,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         hub: deps.hub,
         metrics,
         mintJoin,
-        settings: dispatchSettingsOf(config),
+        settings: dispatchSettingsOf(config, tuning),
         connectWake: (wake) => {
           wakeDispatcher = wake;
         },

@@ -84,12 +84,6 @@ export const messengerRealtimeSettings = {
     description:
       'LockTtl: the longest one dispatch run holds the single-runner lock; a run still going then is abandoned and another run (this or another replica) takes over. At least MaxRunDuration + 2s',
   }),
-  MESSENGER_REALTIME_PUSH_TIMEOUT: Duration({
-    default: '5s',
-    minimum: '10ms',
-    maximum: '10m',
-    description: 'A row whose push to the hub/backplane has not finished by then is a failed attempt (retried by the backoff)',
-  }),
   MESSENGER_REALTIME_MAX_ATTEMPTS: Type.Integer({
     default: 8,
     minimum: 1,
@@ -160,6 +154,8 @@ export const MESSENGER_TUNING = {
   sendConcurrency: 2,
   /** Sends waiting for a statement slot per replica; past it 503 MSG_SEND_QUEUE_FULL with Retry-After. */
   sendQueueMaxWaiting: 5000,
+  /** A row whose push to the hub/backplane has not finished by then is a failed attempt (retried by the backoff). */
+  realtimePushTimeoutMs: 5000,
   /** Longest Elasticsearch request; a timeout counts as an indexing failure and is retried. */
   contactSearchRequestTimeoutMs: 5000,
   /** Contact search indexer timer (a committed replica change also wakes it through NOTIFY). */

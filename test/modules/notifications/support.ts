@@ -1,4 +1,5 @@
 import { after } from 'node:test';
+import type { KernelTuning } from '../../../src/platform/tuning.ts';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { DestinationStream } from 'pino';
@@ -46,7 +47,7 @@ export interface NtfWorld {
  * (SMS gateway + push service) and a real SMTP server; time is a ManualClock starting now. Logs go
  * to `opts.logDestination` when given (e.g. test/support/logs.ts), at LOG_LEVEL (silent by default).
  */
-export async function notificationsWorld(env: Record<string, string> = {}, opts: { logDestination?: DestinationStream } = {}): Promise<NtfWorld> {
+export async function notificationsWorld(env: Record<string, string> = {}, opts: { logDestination?: DestinationStream; tuning?: Partial<KernelTuning> } = {}): Promise<NtfWorld> {
   // File-end hooks run in registration order: the apps (job runner, LISTEN and lock connections)
   // must close before the database is dropped under them.
   const apps: FastifyInstance[] = [];
@@ -84,6 +85,7 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
       log: createLogger(config.LOG_LEVEL, opts.logDestination),
       modules: [notifications],
       clock,
+      tuning: opts.tuning,
     });
     apps.push(app);
     return {

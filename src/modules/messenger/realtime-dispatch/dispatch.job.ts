@@ -1,7 +1,7 @@
 import type { Backoff } from '../../../platform/backoff/index.ts';
 import { batchPhase, batchSettingsProblems, defineBatchWorker, type BatchSettings, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { settingsProblems } from '../../../platform/types/index.ts';
-import { messengerRealtimeSettings, type MessengerSettings } from '../settings.ts';
+import { messengerRealtimeSettings, type MessengerSettings, type MessengerTuning } from '../settings.ts';
 import { createDispatchSteps, DISPATCH_COUNTS, type DispatchResult, type DispatchRow, type DispatchStepsDeps } from './dispatcher.ts';
 import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
 
@@ -26,12 +26,12 @@ export interface DispatchSettings extends BatchSettings {
 const REALTIME_IDLE_WAIT_MS = 250;
 
 /** The one mapping from the messenger's settings to the job's options. */
-export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
+export const dispatchSettingsOf = (s: MessengerSettings, t: Pick<MessengerTuning, 'realtimePushTimeoutMs'>): DispatchSettings => ({
   pollingIntervalMs: s.MESSENGER_REALTIME_POLLING_INTERVAL,
   batchSize: s.MESSENGER_REALTIME_BATCH_SIZE,
   maxRunMs: s.MESSENGER_REALTIME_MAX_RUN_DURATION,
   lockTtlMs: s.MESSENGER_REALTIME_LOCK_TTL,
-  pushTimeoutMs: s.MESSENGER_REALTIME_PUSH_TIMEOUT,
+  pushTimeoutMs: t.realtimePushTimeoutMs,
   idleWaitMs: REALTIME_IDLE_WAIT_MS,
   maxAttempts: s.MESSENGER_REALTIME_MAX_ATTEMPTS,
   backoff: {
