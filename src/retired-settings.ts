@@ -111,6 +111,9 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   HUB_PING_INTERVAL: { constant: 'KERNEL_TUNING.hubPingIntervalMs = 15s in src/platform/tuning.ts', why: 'the SignalR default' },
   REDIS_COMMAND_TIMEOUT: { constant: 'KERNEL_TUNING.redisCommandTimeoutMs = 2s in src/platform/tuning.ts', why: 'a hung Redis must not hang a push' },
   MESSENGER_REALTIME_PUSH_TIMEOUT: { constant: 'MESSENGER_TUNING.realtimePushTimeoutMs = 5s in src/modules/messenger/settings.ts', why: 'a hung push is a failed attempt' },
+  EMBEDDED_PG_PORT: { constant: 'a free port picked at each start in src/main.ts', why: 'local use only; the port is logged' },
+  NOTIFICATIONS_MAX_REOPENS: { constant: 'NOTIFICATIONS_TUNING.maxReopens = 3 in src/modules/notifications/settings.ts', why: 'a product rule, not a knob' },
+  NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER: { constant: 'NOTIFICATIONS_TUNING.pushTokensMaxPerUser = 20 in src/modules/notifications/settings.ts', why: 'a product rule, not a knob' },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */
