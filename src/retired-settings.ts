@@ -22,7 +22,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   DB_POOL_MAX: { renamed: 'DATABASE_POOL_MAX' },
   DATABASE_CONNECT_TIMEOUT_MS: { renamed: 'DATABASE_CONNECT_TIMEOUT', unit: 'ms' },
   DATABASE_STATEMENT_TIMEOUT_MS: { renamed: 'DATABASE_STATEMENT_TIMEOUT', unit: 'ms' },
-  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: { renamed: 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT', unit: 'ms' },
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: { constant: 'DEFAULT_DB_TIMEOUTS.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT = 1m in src/platform/db/index.ts', why: 'no transaction here waits on anything but the database' },
   DATABASE_STARTUP_WAIT_MS: { renamed: 'DATABASE_STARTUP_WAIT', unit: 'ms' },
   CONSUMER_MAX_ATTEMPTS: { renamed: 'KAFKA_CONSUMER_MAX_ATTEMPTS' },
   KAFKA_LAG_POLL_INTERVAL_MS: { renamed: 'KAFKA_LAG_POLLING_INTERVAL', unit: 'ms' },
@@ -114,6 +114,8 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   EMBEDDED_PG_PORT: { constant: 'a free port picked at each start in src/main.ts', why: 'local use only; the port is logged' },
   NOTIFICATIONS_MAX_REOPENS: { constant: 'NOTIFICATIONS_TUNING.maxReopens = 3 in src/modules/notifications/settings.ts', why: 'a product rule, not a knob' },
   NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER: { constant: 'NOTIFICATIONS_TUNING.pushTokensMaxPerUser = 20 in src/modules/notifications/settings.ts', why: 'a product rule, not a knob' },
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: { constant: 'DEFAULT_DB_TIMEOUTS.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT = 1m in src/platform/db/index.ts', why: 'no transaction here waits on anything but the database' },
+  USER_ACTIVITY_RETENTION_BATCH_SIZE: { constant: 'RETENTION_BATCH_SIZE = 1000 in src/modules/user-activity/retention/activity-retention.ts', why: 'short DELETEs' },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */

@@ -22,11 +22,6 @@ export const databaseSettings = {
     minimum: '0s',
     description: 'statement_timeout of pooled connections (0 = server default); migrations run without it',
   }),
-  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: Duration({
-    default: '1m',
-    minimum: '0s',
-    description: 'A transaction idle this long is ended by the server, freeing its locks (0 = server default)',
-  }),
   DATABASE_STARTUP_WAIT: Duration({
     default: '30s',
     minimum: '0s',
