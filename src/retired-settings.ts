@@ -116,6 +116,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER: { constant: 'NOTIFICATIONS_TUNING.pushTokensMaxPerUser = 20 in src/modules/notifications/settings.ts', why: 'a product rule, not a knob' },
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: { constant: 'DEFAULT_DB_TIMEOUTS.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT = 1m in src/platform/db/index.ts', why: 'no transaction here waits on anything but the database' },
   USER_ACTIVITY_RETENTION_BATCH_SIZE: { constant: 'RETENTION_BATCH_SIZE = 1000 in src/modules/user-activity/retention/activity-retention.ts', why: 'short DELETEs' },
+  IDENTITY_ACCESS_FANOUT_RANGE_SIZE: { constant: 'FANOUT_RANGE_SIZE = 5000 in src/modules/identity/context.ts', why: 'users per sub-task of a large role' },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */

@@ -36,11 +36,5 @@ export const identitySettings = {
     maximum: 100,
     description: 'Leases a fan-out task may take; when AttemptCount reaches it, a failing task becomes Failed (poison, replay by runbook)',
   }),
-  IDENTITY_ACCESS_FANOUT_RANGE_SIZE: Int({
-    default: 5000,
-    minimum: 1,
-    maximum: 10_000_000,
-    description: 'A fan-out task of a role with more users splits on its first page into sub-tasks of this many users each (by UserId range), leased on their own, so several instances share one large role',
-  }),
   ...phoneRegionSettings,
 };

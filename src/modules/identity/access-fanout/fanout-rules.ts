@@ -22,9 +22,10 @@ export function validateFanOutSettings(s: Pick<AccessFanOutSettings, 'batchSize'
     ...settingsProblems(identitySettings, {
       IDENTITY_ACCESS_FANOUT_BATCH_SIZE: s.batchSize,
       IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: s.maxAttempts,
-      IDENTITY_ACCESS_FANOUT_RANGE_SIZE: s.rangeSize,
     }),
   );
+  // FANOUT_RANGE_SIZE below 1 would split a role into sub-tasks of no users.
+  if (!Number.isInteger(s.rangeSize) || s.rangeSize < 1) problems.push(`rangeSize (FANOUT_RANGE_SIZE): must be an integer of at least 1 (got ${s.rangeSize})`);
   if (problems.length > 0) throw new Error(`access fan-out worker: ${problems.join('; ')}`);
 }
 
