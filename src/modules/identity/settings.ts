@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { phoneRegionSettings } from '../../platform/types/phone-region.ts';
-import { Duration, Int } from '../../platform/types/index.ts';
+import { Duration, Int, phoneRegionSettings } from '../../platform/types/index.ts';
 
 /**
  * Settings of the identity context (the AccessFanOutJob config of seed 003, the expiry worker, phone

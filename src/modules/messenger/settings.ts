@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { phoneRegionSettings } from '../../platform/types/phone-region.ts';
-import { Duration, type SettingsOf } from '../../platform/types/index.ts';
+import { Duration, phoneRegionSettings, type SettingsOf } from '../../platform/types/index.ts';
 
 /**
  * Settings of the messenger context's user replica and contact search (seed 002), spread into the
