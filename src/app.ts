@@ -19,6 +19,7 @@ import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from './platform/h
 import { createHubFromConfig, hubPlugin, type Hub, type HubAccess, type HubMethod, type ResolveGroupMembers } from './platform/realtime/index.ts';
 import type { Principal } from './platform/http/auth.ts';
 import { systemClock, type Clock } from './platform/time.ts';
+import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
 import type { ModuleDeps, ModuleFactory } from './platform/module.ts';
 import type { ConsumerDefinition, ConsumerHandle, EventBus } from './platform/events/bus.ts';
 import { createEventBus } from './platform/events/create-bus.ts';
@@ -47,6 +48,8 @@ export interface AppDeps {
   log: Logger;
   clock?: Clock;
   modules?: ModuleFactory[];
+  /** The kernel's fixed values (KERNEL_TUNING); a test shortens one here. */
+  tuning?: Partial<KernelTuning>;
 }
 
 /** The platform parts the entry point and tests reach for. */
@@ -109,6 +112,7 @@ async function registerApiDocs(app: FastifyInstance): Promise<void> {
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const { pool, log } = deps;
   const clock = deps.clock ?? systemClock;
+  const tuning: KernelTuning = { ...KERNEL_TUNING, ...deps.tuning };
   const registry = createRegistry(log);
   const db = createDb(pool);
 
@@ -117,14 +121,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // Only the load balancers named in TRUST_PROXY may set the client address (X-Forwarded-For);
     // trusting everyone would let any client pick the address its rate limit is counted under.
     trustProxy: trustProxyOf(config),
-    requestTimeout: config.HTTP_REQUEST_TIMEOUT,
-    connectionTimeout: config.HTTP_CONNECTION_TIMEOUT,
+    requestTimeout: tuning.httpRequestTimeoutMs,
+    connectionTimeout: tuning.httpConnectionTimeoutMs,
     keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT,
     http: {
       // Node requires headersTimeout <= requestTimeout, and checks both only every
       // connectionsCheckingInterval (30 s by default, too coarse for short timeouts).
-      headersTimeout: Math.min(60_000, config.HTTP_REQUEST_TIMEOUT),
-      connectionsCheckingInterval: Math.min(30_000, Math.ceil(config.HTTP_REQUEST_TIMEOUT / 4)),
+      headersTimeout: Math.min(60_000, tuning.httpRequestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(tuning.httpRequestTimeoutMs / 4)),
     },
     // Long-lived hub sockets must not hold up shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',
@@ -171,7 +175,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     accessChecks,
     methods: hubMethods,
-  });
+  }, tuning);
   await app.register(hubPlugin, { hub });
 
   const bus = createEventBus(config, { log, catalogue: EVENT_TOPICS });

@@ -5,7 +5,7 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { buildApp } from './app.ts';
 import { enforceStartupSafety } from './insecure-defaults.ts';
-import { startEmbeddedPostgres, type EmbeddedPg } from './platform/db/embedded.ts';
+import { freeLocalPort, startEmbeddedPostgres, type EmbeddedPg } from './platform/db/embedded.ts';
 import { createPool, DatabaseUnreachableError, migrateDatabase, waitForDatabase } from './platform/db/index.ts';
 import { createLogger } from './platform/observability/logger.ts';
 import { startTracing } from './platform/observability/tracing-sdk.ts';
@@ -74,10 +74,12 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 
 async function prepare(): Promise<void> {
   if (!config.DATABASE_URL) {
-    log.info({ dataDir: config.EMBEDDED_PG_DATA_DIR, port: config.EMBEDDED_PG_PORT }, 'DATABASE_URL unset: starting embedded PostgreSQL');
+    // Any free port: the service reaches it through embedded.url, and two local runs never collide.
+    const port = await freeLocalPort();
+    log.info({ dataDir: config.EMBEDDED_PG_DATA_DIR, port }, 'DATABASE_URL unset: starting embedded PostgreSQL');
     embedded = await startEmbeddedPostgres({
       dataDir: config.EMBEDDED_PG_DATA_DIR,
-      port: config.EMBEDDED_PG_PORT,
+      port,
       database: 'pin',
       log,
     });

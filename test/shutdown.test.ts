@@ -117,7 +117,6 @@ test('npm start, then SIGTERM to npm: the service stops cleanly, npm exits 0, no
         HOST: '127.0.0.1',
         PORT: String(port),
         EMBEDDED_PG_DATA_DIR: dataDir,
-        EMBEDDED_PG_PORT: String(await freePort()),
         DATABASE_URL: undefined,
         KAFKA_BROKERS: undefined,
         REDIS_URL: undefined,

@@ -9,7 +9,7 @@
  *   - until every user's UserAccessChanged is in Kafka (target ≤ 30 s),
  * once with ONE worker instance, then again (a second role change) with TWO instances sharing the
  * role: the task splits on its first page into UserId-range sub-tasks of RangeSize users
- * (IDENTITY_ACCESS_FANOUT_RANGE_SIZE), each leased on its own. The second
+ * (FANOUT_RANGE_SIZE), each leased on its own. The second
  * instance is a second job runner with its own pool in this process, so the two share one event
  * loop and the machine's cores with PostgreSQL and the broker: on separate hosts they scale better.
  * Prints ONE JSON line. Settings: BENCH_USERS (50000), BENCH_BATCH_SIZE (500, the default BatchSize),
@@ -43,7 +43,6 @@ if (!brokers) {
 const config = loadConfig({
   ...process.env,
   IDENTITY_ACCESS_FANOUT_BATCH_SIZE: process.env.BENCH_BATCH_SIZE,
-  IDENTITY_ACCESS_FANOUT_RANGE_SIZE: process.env.BENCH_RANGE_SIZE,
 });
 const log = benchLogger('warn');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -100,7 +99,11 @@ async function inKafka(): Promise<number> {
 }
 
 const registry = new Registry();
-const settings = identitySettingsFrom(config);
+const fromConfig = identitySettingsFrom(config);
+// BENCH_RANGE_SIZE tries another range size than the fixed FANOUT_RANGE_SIZE.
+const settings = process.env.BENCH_RANGE_SIZE
+  ? { ...fromConfig, fanOut: { ...fromConfig.fanOut, rangeSize: Number(process.env.BENCH_RANGE_SIZE) } }
+  : fromConfig;
 const ctx: IdentityContext = { db, clock: systemClock, log, metrics: createIdentityMetrics(registry, db, systemClock), settings };
 const runner = createJobRunner({ db, databaseUrl: pgServer.url, log, registry });
 runner.register(accessFanOutJob({ db, metrics: ctx.metrics, settings: settings.fanOut }));

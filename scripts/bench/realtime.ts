@@ -19,7 +19,7 @@
  * BENCH_PG_FAST=1 (fsync off), BENCH_LOG_LEVEL (error), BENCH_CONNECT=0 (no clients: REST and dispatch alone),
  * BENCH_CONNECTIONS (64 keep-alive HTTP connections for the senders),
  * BENCH_CPU_PROFILE=<file> (a CPU profile of the server's thread over the send window and the drain only);
- * MESSENGER_* and HUB_* settings are taken from the environment (e.g. MESSENGER_SEND_CONCURRENCY).
+ * MESSENGER_* and HUB_* settings are taken from the environment (e.g. MESSENGER_REALTIME_BATCH_SIZE).
  */
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';

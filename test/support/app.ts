@@ -7,6 +7,7 @@ import { createLogger } from '../../src/platform/observability/logger.ts';
 import { signToken } from '../../src/platform/http/auth.ts';
 import { newId, type Clock } from '../../src/platform/time.ts';
 import type { ModuleFactory } from '../../src/platform/module.ts';
+import type { KernelTuning } from '../../src/platform/tuning.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export interface TestApp {
@@ -22,12 +23,12 @@ export interface TestApp {
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
-  opts: { logDestination?: DestinationStream; logLevel?: string; modules?: ModuleFactory[]; clock?: Clock } = {},
+  opts: { logDestination?: DestinationStream; logLevel?: string; modules?: ModuleFactory[]; clock?: Clock; tuning?: Partial<KernelTuning> } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase({ dropAtEnd: false });
   const config = loadConfig({ LOG_LEVEL: opts.logLevel ?? 'warn', JOBS_ENABLED: 'false', PORT: '0', ...env });
   const log = createLogger(config.LOG_LEVEL, opts.logDestination);
-  const app = await buildApp(config, { pool: database.pool, databaseUrl: database.url, log, modules: opts.modules, clock: opts.clock });
+  const app = await buildApp(config, { pool: database.pool, databaseUrl: database.url, log, modules: opts.modules, clock: opts.clock, tuning: opts.tuning });
   // The app (its job runner holds connections) closes before its database is dropped.
   after(async () => {
     await app.close();

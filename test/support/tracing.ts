@@ -21,7 +21,7 @@ export interface TestTracing {
  */
 export async function startTestTracing(): Promise<TestTracing> {
   const exporter = new InMemorySpanExporter();
-  const tracing = await startTracing({ OTEL_SERVICE_NAME: 'pin-test', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, createLogger('warn'), { exporter });
+  const tracing = await startTracing({}, createLogger('warn'), { exporter });
   after(() => tracing?.shutdown());
   const spans = () => exporter.getFinishedSpans();
   return {

@@ -50,6 +50,12 @@ export interface IdentitySettings {
 export const FANOUT_RETRY_BASE_MS = 1000;
 export const FANOUT_RETRY_CAP_MS = 60_000;
 /**
+ * A fan-out task of a role with more users splits on its first page into sub-tasks of this many users
+ * each (by UserId range), leased on their own, so several instances share one large role. Fixed (once
+ * IDENTITY_ACCESS_FANOUT_RANGE_SIZE): it only trades tasks per role against parallelism.
+ */
+export const FANOUT_RANGE_SIZE = 5000;
+/**
  * The expiry worker's cycle and users per transaction: an assignment outlives its ExpiresAt by at
  * most ~30 s, and a batch stays a short transaction (once IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS/_BATCH_SIZE).
  */
@@ -63,13 +69,13 @@ export type IdentityConfig = SettingsOf<typeof identitySettings>;
 export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
   return {
     inlineFanOutThreshold: config.IDENTITY_INLINE_FANOUT_THRESHOLD,
-    phoneRegion: config.IDENTITY_PHONE_DEFAULT_REGION,
+    phoneRegion: config.PHONE_DEFAULT_REGION,
     fanOut: {
       pollingIntervalMs: config.IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL,
       batchSize: config.IDENTITY_ACCESS_FANOUT_BATCH_SIZE,
       maxLeaseMs: config.IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION,
       maxAttempts: config.IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS,
-      rangeSize: config.IDENTITY_ACCESS_FANOUT_RANGE_SIZE,
+      rangeSize: FANOUT_RANGE_SIZE,
       retryBaseMs: FANOUT_RETRY_BASE_MS,
       retryCapMs: FANOUT_RETRY_CAP_MS,
     },

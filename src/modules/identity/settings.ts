@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Duration, Int } from '../../platform/types/index.ts';
+import { Duration, Int, phoneRegionSettings } from '../../platform/types/index.ts';
 
 /**
  * Settings of the identity context (the AccessFanOutJob config of seed 003, the expiry worker, phone
@@ -35,15 +35,5 @@ export const identitySettings = {
     maximum: 100,
     description: 'Leases a fan-out task may take; when AttemptCount reaches it, a failing task becomes Failed (poison, replay by runbook)',
   }),
-  IDENTITY_ACCESS_FANOUT_RANGE_SIZE: Int({
-    default: 5000,
-    minimum: 1,
-    maximum: 10_000_000,
-    description: 'A fan-out task of a role with more users splits on its first page into sub-tasks of this many users each (by UserId range), leased on their own, so several instances share one large role',
-  }),
-  IDENTITY_PHONE_DEFAULT_REGION: Type.String({
-    default: 'RU',
-    pattern: '^[A-Z]{2}$',
-    description: 'Country (ISO 3166 alpha-2) assumed for phone numbers given without a +country code',
-  }),
+  ...phoneRegionSettings,
 };

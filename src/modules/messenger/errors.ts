@@ -37,7 +37,7 @@ export const ChatErrors = {
   eventsCursorExpired: () =>
     new AppError('MSG_EVENTS_CURSOR_EXPIRED', 'events after this cursor are past retention: refetch your chats, then continue from a new cursor', 410),
   blocked: () => new AppError('MSG_USER_BLOCKED', 'you cannot message or call this user', 403),
-  /** MESSENGER_SEND_QUEUE_MAX_WAITING sends already wait on this replica: shed load instead of queueing without end. */
+  /** MESSENGER_TUNING.sendQueueMaxWaiting sends already wait on this replica: shed load instead of queueing without end. */
   sendQueueFull: () =>
     new AppError('MSG_SEND_QUEUE_FULL', 'too many messages are being sent right now; try again shortly', 503, { retryAfterSeconds: 1 }),
   /** The caller's replica row is not active (seed 002: Blocked, Archived or an unknown status; or not replicated yet). */

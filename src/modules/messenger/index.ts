@@ -1,6 +1,6 @@
-import type { MessengerSettings } from './settings.ts';
+import { MESSENGER_TUNING, type MessengerSettings, type MessengerTuning } from './settings.ts';
 import type { Principal } from '../../platform/http/index.ts';
-import { defineModule } from '../../platform/module.ts';
+import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
 import { mediaJoinMinterOf } from './calls/media-join.ts';
 import { chatGroup, chatIdOfGroup } from './chats/kinds.ts';
@@ -53,7 +53,14 @@ export { enqueueUserFrames } from './realtime-dispatch/carried.ts';
  *   phone-conflict review, and contact search by phone through a search index (Elasticsearch when
  *   ELASTICSEARCH_URL is set, else PostgreSQL) kept by an indexer and MessengerContactSearchRebuildJob.
  */
-export default defineModule<MessengerSettings>((deps) => {
+export function messengerModule(overrides: Partial<MessengerTuning> = {}) {
+  const tuning: MessengerTuning = { ...MESSENGER_TUNING, ...overrides };
+  return defineModule<MessengerSettings>((deps) => messengerParts(deps, tuning));
+}
+
+export default messengerModule();
+
+function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTuning): ModuleParts {
   const { settings: config } = deps;
   const log = deps.log.child({ module: 'messenger' });
 
@@ -61,7 +68,7 @@ export default defineModule<MessengerSettings>((deps) => {
     ? createElasticsearchContactSearch({
         url: config.ELASTICSEARCH_URL,
         index: config.MESSENGER_CONTACT_SEARCH_INDEX,
-        requestTimeoutMs: config.MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT,
+        requestTimeoutMs: tuning.contactSearchRequestTimeoutMs,
       })
     : createPostgresContactSearch(deps.db, deps.clock);
   log.info({ adapter: index.kind }, 'contact search adapter selected');
@@ -76,9 +83,9 @@ export default defineModule<MessengerSettings>((deps) => {
   const sends = createSendQueue(
     { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher() },
     {
-      maxBatch: config.MESSENGER_SEND_BATCH_MAX,
-      maxInFlight: config.MESSENGER_SEND_CONCURRENCY,
-      maxWaiting: config.MESSENGER_SEND_QUEUE_MAX_WAITING,
+      maxBatch: tuning.sendBatchMax,
+      maxInFlight: tuning.sendConcurrency,
+      maxWaiting: tuning.sendQueueMaxWaiting,
       whenFull: ChatErrors.sendQueueFull,
     },
   );
@@ -86,11 +93,11 @@ export default defineModule<MessengerSettings>((deps) => {
     clock: deps.clock,
     log: log.child({ consumer: USER_SYNC_CONSUMER }),
     metrics: createUserSyncMetrics(deps.registry, USER_SYNC_CONSUMER),
-    phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION,
+    phoneRegion: config.PHONE_DEFAULT_REGION,
     partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
   };
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
-  const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync };
+  const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync, messageMaxChars: tuning.messageMaxChars };
 
   return {
     name: 'messenger',
@@ -98,7 +105,7 @@ export default defineModule<MessengerSettings>((deps) => {
       app.addHook('onClose', () => index.close());
       registerMessengerRoutes(app, ctx, {
         index,
-        phoneRegion: config.MESSENGER_PHONE_DEFAULT_REGION,
+        phoneRegion: config.PHONE_DEFAULT_REGION,
         // Contact search shows the last name of a user only to their Accepted contacts.
         contactStatus: contactStatusLookup(deps.db),
       });
@@ -126,14 +133,14 @@ export default defineModule<MessengerSettings>((deps) => {
         db: deps.db,
         index,
         metrics: searchMetrics,
-        settings: indexerSettingsOf(config),
+        settings: indexerSettingsOf(tuning),
       }),
       contactSearchRebuildJob({
         db: deps.db,
         index,
         metrics: searchMetrics,
         batchSize: CONTACT_SEARCH_REBUILD_BATCH_SIZE,
-        cron: config.MESSENGER_CONTACT_SEARCH_REBUILD_CRON,
+        cron: tuning.contactSearchRebuildCron,
         maxRunMs: CONTACT_SEARCH_REBUILD_MAX_RUN_MS,
       }),
       realtimeDispatchJob({
@@ -141,7 +148,7 @@ export default defineModule<MessengerSettings>((deps) => {
         hub: deps.hub,
         metrics,
         mintJoin,
-        settings: dispatchSettingsOf(config),
+        settings: dispatchSettingsOf(config, tuning),
         connectWake: (wake) => {
           wakeDispatcher = wake;
         },
@@ -164,4 +171,4 @@ export default defineModule<MessengerSettings>((deps) => {
       userSyncConsumer(userSync),
     ],
   };
-});
+}

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Duration, type SettingsOf } from '../../platform/types/index.ts';
+import { Duration, phoneRegionSettings, type SettingsOf } from '../../platform/types/index.ts';
 
 /**
  * Settings of the messenger context's user replica and contact search (seed 002), spread into the
@@ -18,32 +18,7 @@ export const messengerSettings = {
     pattern: '^[a-z0-9][a-z0-9._-]{0,199}$',
     description: 'Elasticsearch index holding MessengerContactSearchDocument (created at start when missing)',
   }),
-  MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT: Duration({
-    default: '5s',
-    minimum: '100ms',
-    maximum: '2m',
-    description: 'Longest Elasticsearch request; a timeout counts as an indexing failure and is retried',
-  }),
-  MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL: Duration({
-    default: '1s',
-    minimum: '100ms',
-    description: 'Contact search indexer timer (a committed replica change also wakes it through NOTIFY)',
-  }),
-  MESSENGER_CONTACT_SEARCH_RETRY_CAP: Duration({
-    default: '1m',
-    minimum: '1s',
-    description: 'A document whose indexing failed is retried after 1 s, doubling up to this',
-  }),
-  MESSENGER_CONTACT_SEARCH_REBUILD_CRON: Type.String({
-    default: '30 3 * * *',
-    minLength: 9,
-    description: 'MessengerContactSearchRebuildJob schedule (cron, UTC): reconciles the whole index with the replica',
-  }),
-  MESSENGER_PHONE_DEFAULT_REGION: Type.String({
-    default: 'RU',
-    pattern: '^[A-Z]{2}$',
-    description: 'Country (ISO 3166 alpha-2) assumed for a phone number typed without +country code',
-  }),
+  ...phoneRegionSettings,
 };
 
 /**
@@ -83,12 +58,6 @@ export const messengerRealtimeSettings = {
     maximum: 100000,
     description: 'Message sends per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
   }),
-  MESSENGER_SEND_QUEUE_MAX_WAITING: Type.Integer({
-    default: 5000,
-    minimum: 1,
-    maximum: 1_000_000,
-    description: 'Sends waiting for a statement slot per replica; past it a send is refused 503 MSG_SEND_QUEUE_FULL with Retry-After',
-  }),
   MESSENGER_REALTIME_POLLING_INTERVAL: Duration({
     default: '1s',
     minimum: '50ms',
@@ -113,12 +82,6 @@ export const messengerRealtimeSettings = {
     maximum: '1h',
     description:
       'LockTtl: the longest one dispatch run holds the single-runner lock; a run still going then is abandoned and another run (this or another replica) takes over. At least MaxRunDuration + 2s',
-  }),
-  MESSENGER_REALTIME_PUSH_TIMEOUT: Duration({
-    default: '5s',
-    minimum: '10ms',
-    maximum: '10m',
-    description: 'A row whose push to the hub/backplane has not finished by then is a failed attempt (retried by the backoff)',
   }),
   MESSENGER_REALTIME_MAX_ATTEMPTS: Type.Integer({
     default: 8,
@@ -160,24 +123,6 @@ export const messengerRealtimeSettings = {
     maximum: '90d',
     description: 'The per-user event stream (GET /api/messenger/events) keeps events this long; an older cursor answers 410 MSG_EVENTS_CURSOR_EXPIRED',
   }),
-  MESSENGER_MESSAGE_MAX_CHARS: Type.Integer({
-    default: 4000,
-    minimum: 1,
-    maximum: 100_000,
-    description: 'Longest message body or card text',
-  }),
-  MESSENGER_SEND_BATCH_MAX: Type.Integer({
-    default: 64,
-    minimum: 1,
-    maximum: 1000,
-    description: 'Most concurrent message sends written in one statement (1 = every send alone)',
-  }),
-  MESSENGER_SEND_CONCURRENCY: Type.Integer({
-    default: 2,
-    minimum: 1,
-    maximum: 50,
-    description: 'Send statements running at once per replica; sends arriving meanwhile wait and go together in the next',
-  }),
   MESSENGER_MEDIA_TOKEN_SECRET: Type.String({
     default: 'dev-only-media-secret-change-me-0123456789',
     minLength: 32,
@@ -194,6 +139,33 @@ export const messengerRealtimeSettings = {
     description: 'Shared secret of the TURN server (REST API credentials: HMAC-SHA1 over "<expiry>:<userId>")',
   }),
 };
+
+/**
+ * Fixed values of the messenger that only a developer tunes (once settings). The service always runs
+ * these; a test shortens one by building the module in code, `messengerModule({ … })`.
+ */
+export const MESSENGER_TUNING = {
+  /** Longest message body or card text: a product rule. */
+  messageMaxChars: 4000,
+  /** Most concurrent sends written in one statement (1 = every send alone). */
+  sendBatchMax: 64,
+  /** Send statements running at once per replica; sends arriving meanwhile go together in the next. */
+  sendConcurrency: 2,
+  /** Sends waiting for a statement slot per replica; past it 503 MSG_SEND_QUEUE_FULL with Retry-After. */
+  sendQueueMaxWaiting: 5000,
+  /** A row whose push to the hub/backplane has not finished by then is a failed attempt (retried by the backoff). */
+  realtimePushTimeoutMs: 5000,
+  /** Longest Elasticsearch request; a timeout counts as an indexing failure and is retried. */
+  contactSearchRequestTimeoutMs: 5000,
+  /** Contact search indexer timer (a committed replica change also wakes it through NOTIFY). */
+  contactSearchIndexIntervalMs: 1000,
+  /** A document whose indexing failed is retried after 1 s, doubling up to this. */
+  contactSearchRetryCapMs: 60_000,
+  /** MessengerContactSearchRebuildJob schedule (cron, UTC): nightly, reconciling the index with the replica. */
+  contactSearchRebuildCron: '30 3 * * *',
+};
+
+export type MessengerTuning = typeof MESSENGER_TUNING;
 
 /** Every messenger setting (user replica, contact search, realtime), as the module receives them. */
 export type MessengerSettings = SettingsOf<typeof messengerSettings & typeof messengerRealtimeSettings>;

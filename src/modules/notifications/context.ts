@@ -1,4 +1,4 @@
-import type { NotificationsSettings } from './settings.ts';
+import type { NotificationsSettings, NotificationsTuning } from './settings.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Logger } from '../../platform/observability/index.ts';
 import type { UserFrames } from '../../platform/module.ts';
@@ -9,6 +9,7 @@ import type { ProviderRegistry } from './providers/registry.ts';
 /** What the REST and webhook routes share. */
 export interface NotificationsContext {
   config: NotificationsSettings;
+  tuning: NotificationsTuning;
   db: Db;
   clock: Clock;
   log: Logger;

@@ -1,4 +1,4 @@
-import { defineModule } from '../../platform/module.ts';
+import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import type { NotificationsContext } from './context.ts';
 import { dispatcherJob } from './delivery/dispatcher.job.ts';
 import type { DeliveryDeps } from './delivery/outcomes.ts';
@@ -9,7 +9,7 @@ import { createProviders } from './providers/registry.ts';
 import { registerNotificationRoutes } from './routes.ts';
 import { registerTerminalFailureRoutes } from './terminal-failures/routes.ts';
 import { registerUnconfirmedRoutes } from './unconfirmed/routes.ts';
-import { deliveryJobOptions, type NotificationsSettings } from './settings.ts';
+import { deliveryJobOptions, NOTIFICATIONS_TUNING, type NotificationsSettings, type NotificationsTuning } from './settings.ts';
 import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
 
@@ -23,12 +23,19 @@ export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
  * NotificationStatusChanged hub frames written through the messenger's realtime outbox (the kernel's
  * userFrames port, status-frames.ts), so they carry Cursor and join the user's event stream.
  */
-export default defineModule<NotificationsSettings>((deps) => {
+export function notificationsModule(overrides: Partial<NotificationsTuning> = {}) {
+  const tuning: NotificationsTuning = { ...NOTIFICATIONS_TUNING, ...overrides };
+  return defineModule<NotificationsSettings>((deps) => notificationsParts(deps, tuning));
+}
+
+export default notificationsModule();
+
+function notificationsParts(deps: ModuleDeps<NotificationsSettings>, tuning: NotificationsTuning): ModuleParts {
   const { settings: config } = deps;
   const log = deps.log.child({ module: 'notifications' });
   const providers = createProviders(config, { hub: deps.hub, clock: deps.clock });
   const metrics = createNotificationMetrics(deps.registry, { db: deps.db, providers, clock: deps.clock });
-  const ctx: NotificationsContext = { config, db: deps.db, clock: deps.clock, log, metrics, providers, userFrames: deps.userFrames };
+  const ctx: NotificationsContext = { config, tuning, db: deps.db, clock: deps.clock, log, metrics, providers, userFrames: deps.userFrames };
   const delivery: DeliveryDeps = { db: deps.db, providers, metrics, hub: deps.hub, userFrames: deps.userFrames };
   const jobs = deliveryJobOptions(config);
 
@@ -48,4 +55,4 @@ export default defineModule<NotificationsSettings>((deps) => {
     ],
     consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log })],
   };
-});
+}

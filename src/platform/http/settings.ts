@@ -82,18 +82,6 @@ export const httpServerSettings = {
         "Comma-separated addresses/CIDR ranges of the load balancers whose X-Forwarded-For is believed (or loopback, linklocal, uniquelocal); unset = none: the client address is the socket's",
     }),
   ),
-  HTTP_REQUEST_TIMEOUT: Duration({
-    default: '30s',
-    minimum: '1s',
-    maximum: '10m',
-    description: 'A client must have sent its whole request (headers and body) within this; otherwise 408 and the connection closes',
-  }),
-  HTTP_CONNECTION_TIMEOUT: Duration({
-    default: '2m',
-    minimum: '1s',
-    maximum: '1h',
-    description: 'A connection on which nothing is read or written for this long is closed (hub sockets ping well within it)',
-  }),
   HTTP_KEEP_ALIVE_TIMEOUT: Duration({
     default: '72s',
     minimum: '1s',

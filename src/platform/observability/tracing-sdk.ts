@@ -38,6 +38,9 @@ let fastifyPlugin: FastifyPluginCallback | undefined;
 /** @fastify/otel's plugin when tracing is on, for app.ts to register before its routes. */
 export const fastifyTracingPlugin = (): FastifyPluginCallback | undefined => fastifyPlugin;
 
+/** service.name of the spans when OTEL_SERVICE_NAME is unset. */
+const SERVICE_NAME = 'pin-platform-jobs';
+
 /** Monitoring and health probes would open a trace per scrape. */
 const UNTRACED_PATHS = /^\/(metrics|health\/)/;
 
@@ -64,10 +67,11 @@ export async function startTracing(settings: TracingSettings, log: Logger, opts:
   const processor = opts.exporter
     ? new base.SimpleSpanProcessor(redactingExporter(opts.exporter))
     : new base.BatchSpanProcessor(redactingExporter(new otlp.OTLPTraceExporter()));
+  // The service's own name unless the standard OTEL_SERVICE_NAME (read by the SDK's envDetector) says otherwise.
   const resource = res
     .defaultResource()
-    .merge(res.detectResources({ detectors: [res.envDetector] }))
-    .merge(res.resourceFromAttributes({ 'service.name': settings.OTEL_SERVICE_NAME }));
+    .merge(res.resourceFromAttributes({ 'service.name': SERVICE_NAME }))
+    .merge(res.detectResources({ detectors: [res.envDetector] }));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register(); // AsyncLocalStorage context, W3C trace-context + baggage propagation
   const fastify = new fastifyOtel.FastifyOtelInstrumentation({
@@ -88,7 +92,7 @@ export async function startTracing(settings: TracingSettings, log: Logger, opts:
   for (const name of ['pg', 'ioredis', 'node:http', 'node:https']) require(name);
   fastifyPlugin = fastify.plugin() as FastifyPluginCallback;
   setTracingOn(true);
-  log.info({ endpoint: settings.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: settings.OTEL_SERVICE_NAME }, 'tracing on (OpenTelemetry, OTLP/HTTP json)');
+  log.info({ endpoint: settings.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: resource.attributes['service.name'] }, 'tracing on (OpenTelemetry, OTLP/HTTP json)');
   return {
     forceFlush: () => provider.forceFlush(),
     async shutdown() {

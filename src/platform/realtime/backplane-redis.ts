@@ -8,7 +8,7 @@ import {
 } from './backplane.ts';
 import { withTimeout } from '../time.ts';
 import { closeRedisClient, createRedisClient, waitUntilReady } from './redis-client.ts';
-import { REDIS_COMMAND_TIMEOUT_DEFAULT_MS } from './settings.ts';
+import { KERNEL_TUNING } from '../tuning.ts';
 
 export interface RedisBackplaneOptions {
   redisUrl: string;
@@ -17,7 +17,7 @@ export interface RedisBackplaneOptions {
   logger: Logger;
   /** How long start-up waits for Redis before going on without it (it keeps reconnecting). Default 5 s. */
   connectTimeoutMs?: number;
-  /** REDIS_COMMAND_TIMEOUT: a PUBLISH unanswered by then rejects (the dispatcher retries the row). */
+  /** Default KERNEL_TUNING.redisCommandTimeoutMs: a PUBLISH unanswered by then rejects (the dispatcher retries the row). */
   commandTimeoutMs?: number;
 }
 
@@ -35,7 +35,7 @@ export async function createRedisBackplane(opts: RedisBackplaneOptions): Promise
   const publisher = createRedisClient(opts.redisUrl, 'publisher', log, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: opts.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_DEFAULT_MS,
+    commandTimeout: opts.commandTimeoutMs ?? KERNEL_TUNING.redisCommandTimeoutMs,
   });
   // The subscriber keeps its offline queue so the SUBSCRIBE below waits for the first connection;
   // ioredis re-subscribes by itself after every reconnect. No command timeout: a SUBSCRIBE waiting

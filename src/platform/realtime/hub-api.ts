@@ -43,7 +43,7 @@ export interface HubOptions {
   maxConnections?: number;
   /** HUB_MAX_CONNECTS_PER_SECOND: new connections admitted per second (negotiate, or an upgrade without one). */
   maxConnectsPerSecond?: number;
-  /** HUB_PING_INTERVAL: a ping (type 6) goes to a socket the server has not written to for this long. */
+  /** A ping (type 6) goes to a socket the server has not written to for this long. */
   pingIntervalMs?: number;
   /** HUB_CLIENT_TIMEOUT_MS (realtime/index.ts): a socket that sent nothing (not even a ping) for this long is closed. */
   clientTimeoutMs?: number;

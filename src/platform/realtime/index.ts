@@ -18,7 +18,7 @@
  * - Frames pushed before a connection's handshake completes are not queued for it (it refills
  *   from REST like after any gap).
  * - Liveness: a ping (type 6) goes to a socket the server has not written to for
- *   HUB_PING_INTERVAL; a socket that sent nothing for HUB_CLIENT_TIMEOUT_MS (the official client
+ *   KERNEL_TUNING.hubPingIntervalMs (15 s); a socket that sent nothing for HUB_CLIENT_TIMEOUT_MS (the official client
  *   pings every 15 s) is closed. WebSocket-level pongs do not count as activity.
  * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
@@ -42,6 +42,7 @@ import { createHub, type Hub } from './hub.ts';
 import type { ResolveGroupMembers } from './membership.ts';
 import { createRedisPresence } from './presence-redis.ts';
 import type { HubSettings } from './settings.ts';
+import { KERNEL_TUNING, type KernelTuning } from '../tuning.ts';
 
 /**
  * A socket that sent nothing, not even a ping, for 30 s is closed as dead: twice the official
@@ -86,13 +87,17 @@ export interface HubDeps {
  * (loadConfig guarantees REDIS_URL then), in-process otherwise. Register it with
  * `app.register(hubPlugin, { hub })`.
  */
-export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: string }, deps: HubDeps): Promise<Hub> {
+export async function createHubFromConfig(
+  config: HubSettings & { JWT_SECRET: string },
+  deps: HubDeps,
+  tuning: Pick<KernelTuning, 'hubPingIntervalMs' | 'redisCommandTimeoutMs'> = KERNEL_TUNING,
+): Promise<Hub> {
   const replicaId = newId();
   const redisUrl = config.REALTIME_BACKPLANE_ENABLED ? config.REDIS_URL : undefined;
   const [backplane, presence] = redisUrl
     ? await Promise.all([
-        createRedisBackplane({ redisUrl, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT }),
-        createRedisPresence({ redisUrl, replicaId, logger: deps.logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT }),
+        createRedisBackplane({ redisUrl, logger: deps.logger, commandTimeoutMs: tuning.redisCommandTimeoutMs }),
+        createRedisPresence({ redisUrl, replicaId, logger: deps.logger, commandTimeoutMs: tuning.redisCommandTimeoutMs }),
       ])
     : [undefined, undefined];
   deps.logger.info(
@@ -111,7 +116,7 @@ export async function createHubFromConfig(config: HubSettings & { JWT_SECRET: st
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,
     maxConnectsPerSecond: config.HUB_MAX_CONNECTS_PER_SECOND,
-    pingIntervalMs: config.HUB_PING_INTERVAL,
+    pingIntervalMs: tuning.hubPingIntervalMs,
     clientTimeoutMs: HUB_CLIENT_TIMEOUT_MS,
     maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,
     backplane,

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.ts';
 import type { PresenceStore } from './presence.ts';
 import { closeRedisClient, createRedisClient, waitUntilReady } from './redis-client.ts';
-import { REDIS_COMMAND_TIMEOUT_DEFAULT_MS } from './settings.ts';
+import { KERNEL_TUNING } from '../tuning.ts';
 
 export interface RedisPresenceOptions {
   redisUrl: string;
@@ -13,7 +13,7 @@ export interface RedisPresenceOptions {
   /** How long a replica's claim on a user lives without a refresh. Default 60 s; refreshed every third. */
   ttlMs?: number;
   connectTimeoutMs?: number;
-  /** REDIS_COMMAND_TIMEOUT: a presence command unanswered by then rejects. */
+  /** Default KERNEL_TUNING.redisCommandTimeoutMs: a presence command unanswered by then rejects. */
   commandTimeoutMs?: number;
 }
 
@@ -81,7 +81,7 @@ export async function createRedisPresence(opts: RedisPresenceOptions): Promise<P
   const client = createRedisClient(opts.redisUrl, 'presence', opts.logger, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: opts.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_DEFAULT_MS,
+    commandTimeout: opts.commandTimeoutMs ?? KERNEL_TUNING.redisCommandTimeoutMs,
   }) as PresenceCommands;
   client.defineCommand('hubPresenceTouch', { lua: TOUCH });
   client.defineCommand('hubPresenceCount', { numberOfKeys: 1, lua: COUNT_LIVE });

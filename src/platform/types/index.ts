@@ -1,6 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { formatDuration, parseDuration } from './duration.ts';
 export { formatDuration, parseDuration } from './duration.ts';
+export { phoneRegionSettings } from './phone-region.ts';
 import { Type, type NumberOptions, type Static, type StringOptions, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 
 /**

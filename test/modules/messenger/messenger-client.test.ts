@@ -93,7 +93,7 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
   });
 
   test('slow consumer: a client that stops reading is closed once its buffer passes the cap; it reconnects and refills from REST', async () => {
-    const m = await messengerApp({ HUB_MAX_BUFFERED_BYTES: '65536', MESSENGER_MESSAGE_MAX_CHARS: '100000' });
+    const m = await messengerApp({ HUB_MAX_BUFFERED_BYTES: '65536' }, { messageMaxChars: 100_000 });
     const { bob, chat, send } = await chatOfTwo(m);
     const proxy = await startTcpProxy(port(m));
     const c = await startClient(proxy.port, bob.token, chat.id);

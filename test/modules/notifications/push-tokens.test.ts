@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import notifications from '../../../src/modules/notifications/index.ts';
+import { notificationsModule } from '../../../src/modules/notifications/index.ts';
 import { newId } from '../../../src/platform/time.ts';
 import { buildTestApp } from '../../support/app.ts';
 
-const { app, database, token } = await buildTestApp({ NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER: '2' }, { modules: [notifications] });
+const { app, database, token } = await buildTestApp({}, { modules: [notificationsModule({ pushTokensMaxPerUser: 2 })] });
 
 const register = async (userId: string, pushToken: string) => {
   const res = await app.inject({
@@ -27,7 +27,7 @@ test('a token bound to another user is refused 409 NTF_PUSH_TOKEN_TAKEN and stay
   assert.equal((await register(alice, device)).status, 204, 'its own user registers it again');
 });
 
-test('a user holds at most NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER tokens: one more is 409 NTF_PUSH_TOKEN_LIMIT, even when sent concurrently', async () => {
+test('a user holds at most its limit of push tokens: one more is 409 NTF_PUSH_TOKEN_LIMIT, even when sent concurrently', async () => {
   const user = newId();
   const results = await Promise.all(Array.from({ length: 5 }, () => register(user, `fcm-${newId()}`)));
   assert.deepEqual(results.map((r) => r.status).sort(), [204, 204, 409, 409, 409]);

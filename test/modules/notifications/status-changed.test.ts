@@ -11,7 +11,7 @@ import { notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored
  * notification_created.
  */
 
-const w = await notificationsWorld({ NOTIFICATIONS_MAX_REOPENS: '0' });
+const w = await notificationsWorld({}, { notifications: { maxReopens: 0 } });
 const a = w.main;
 await a.app.listen({ host: '127.0.0.1', port: 0 });
 const hubUrl = `http://127.0.0.1:${(a.app.server.address() as { port: number }).port}/hubs/messenger`;
@@ -127,7 +127,7 @@ describe('notification_status_changed and notification_created on user:{UserId}'
     await waitFor('Sent by receipt', () => framesOf(client, 'notification_status_changed', accepted).length === 1);
     assert.equal(framesOf(client, 'notification_status_changed', accepted)[0]!.Status, 'Sent');
 
-    // NOTIFICATIONS_MAX_REOPENS=0: a failed receipt for a Sent row is final.
+    // maxReopens 0: a failed receipt for a Sent row is final.
     const lost = await postReceipt(a, 'http-sms', { clientReference: `${accepted}:1`, status: 'failed', providerMessageId: 'gw-7' });
     assert.equal(lost.json().result, 'terminal');
     await a.runStatusEvents();

@@ -14,7 +14,7 @@ import { MINUTE, notificationsWorld, notify, postReceipt, seedFailed, setChannel
  * loses none: they arrive after recovery, in order.
  */
 const redis = await startPrivateRedis();
-const w = await notificationsWorld({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT: '500ms' });
+const w = await notificationsWorld({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: redis.url }, { tuning: { redisCommandTimeoutMs: 500 } });
 const a = w.main;
 await a.app.listen({ host: '127.0.0.1', port: 0 });
 const hubUrl = `http://127.0.0.1:${(a.app.server.address() as { port: number }).port}/hubs/messenger`;

@@ -1,4 +1,5 @@
 import { after } from 'node:test';
+import type { KernelTuning } from '../../../src/platform/tuning.ts';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { DestinationStream } from 'pino';
@@ -8,7 +9,8 @@ import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { signToken } from '../../../src/platform/http/auth.ts';
 import { ManualClock, newId } from '../../../src/platform/time.ts';
 import type { RunResult } from '../../../src/platform/jobs/run-job.ts';
-import notifications from '../../../src/modules/notifications/index.ts';
+import { notificationsModule } from '../../../src/modules/notifications/index.ts';
+import type { NotificationsTuning } from '../../../src/modules/notifications/settings.ts';
 import messenger from '../../../src/modules/messenger/index.ts';
 import { REALTIME_DISPATCH_JOB } from '../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
 import { DISPATCHER_JOB, RETRY_WORKER_JOB, type Channel } from '../../../src/modules/notifications/model.ts';
@@ -39,7 +41,7 @@ export interface NtfWorld {
   http: FakeHttpProvider;
   smtp: FakeSmtpServer;
   /** Another app (a replica) on the same database and providers. */
-  replica(env?: Record<string, string>): Promise<NtfApp>;
+  replica(env?: Record<string, string>, tuning?: Partial<NotificationsTuning>): Promise<NtfApp>;
   main: NtfApp;
 }
 
@@ -48,7 +50,7 @@ export interface NtfWorld {
  * (SMS gateway + push service) and a real SMTP server; time is a ManualClock starting now. Logs go
  * to `opts.logDestination` when given (e.g. test/support/logs.ts), at LOG_LEVEL (silent by default).
  */
-export async function notificationsWorld(env: Record<string, string> = {}, opts: { logDestination?: DestinationStream } = {}): Promise<NtfWorld> {
+export async function notificationsWorld(env: Record<string, string> = {}, opts: { logDestination?: DestinationStream; tuning?: Partial<KernelTuning>; notifications?: Partial<NotificationsTuning> } = {}): Promise<NtfWorld> {
   // File-end hooks run in registration order: the apps (job runner, LISTEN and lock connections)
   // must close before the database is dropped under them.
   const apps: FastifyInstance[] = [];
@@ -77,7 +79,7 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
     NOTIFICATIONS_PROVIDER_TIMEOUT: '5s',
     ...env,
   };
-  const replica = async (more: Record<string, string> = {}): Promise<NtfApp> => {
+  const replica = async (more: Record<string, string> = {}, tuning = opts.notifications): Promise<NtfApp> => {
     const config = loadConfig({ ...baseEnv, ...more });
     const clock = new ManualClock(new Date());
     const app = await buildApp(config, {
@@ -85,8 +87,9 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
       databaseUrl: database.url,
       log: createLogger(config.LOG_LEVEL, opts.logDestination),
       // The messenger's realtime outbox carries the status frames (its dispatcher pushes them).
-      modules: [notifications, messenger],
+      modules: [notificationsModule(tuning), messenger],
       clock,
+      tuning: opts.tuning,
     });
     apps.push(app);
     return {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { createPool } from '../../../src/platform/db/index.ts';
+import { createPool, DEFAULT_DB_TIMEOUTS } from '../../../src/platform/db/index.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { createTestDatabase } from '../../support/db.ts';
 
@@ -29,7 +29,7 @@ test('pooled connections get the configured defaults: statement 30 s, idle in tr
   const config = loadConfig({});
   assert.equal(config.DATABASE_CONNECT_TIMEOUT, 5000);
   assert.equal(config.DATABASE_STATEMENT_TIMEOUT, 30_000);
-  assert.equal(config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT, 60_000);
+  assert.equal(DEFAULT_DB_TIMEOUTS.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT, 60_000);
   // test/support/db.ts calls createPool(url, max) with no options: the same defaults apply.
   const { rows } = await tdb.pool.query<{ st: string; iit: string }>(
     `select current_setting('statement_timeout') as st, current_setting('idle_in_transaction_session_timeout') as iit`,

@@ -8,8 +8,8 @@ import { connectClient } from '../../support/signalr.ts';
 import { waitFor } from '../../support/wait.ts';
 
 const { app, token } = await buildTestApp(
-  { HTTP_REQUEST_TIMEOUT: '1s', HTTP_CONNECTION_TIMEOUT: '1500ms', HTTP_KEEP_ALIVE_TIMEOUT: '5s', HUB_PING_INTERVAL: '200ms' },
-  { modules: [] },
+  { HTTP_KEEP_ALIVE_TIMEOUT: '5s' },
+  { modules: [], tuning: { httpRequestTimeoutMs: 1000, httpConnectionTimeoutMs: 1500, hubPingIntervalMs: 200 } },
 );
 await app.listen({ host: '127.0.0.1', port: 0 });
 const { port } = app.server.address() as net.AddressInfo;
@@ -25,13 +25,13 @@ function trickle(bytes: string): Promise<string> {
   });
 }
 
-test('a client that never finishes its request is answered 408 and disconnected (HTTP_REQUEST_TIMEOUT)', async () => {
+test('a client that never finishes its request is answered 408 and disconnected (the request timeout)', async () => {
   const unfinishedHeaders = trickle('GET /health/live HTTP/1.1\r\nHost: x\r\n');
   const unfinishedBody = trickle('POST /health/live HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":');
   for (const got of await Promise.all([unfinishedHeaders, unfinishedBody])) assert.match(got, /^HTTP\/1\.1 408/);
 });
 
-test('the connection and keep-alive timeouts are the settings', () => {
+test('the connection, request and keep-alive timeouts are the ones the app was built with', () => {
   assert.equal(app.server.timeout, 1500);
   assert.equal(app.server.keepAliveTimeout, 5000);
   assert.equal(app.server.requestTimeout, 1000);

@@ -22,7 +22,7 @@ const settledWithin = (p: Promise<unknown>, ms: number): Promise<'resolved' | 'r
     new Promise<'pending'>((resolve) => setTimeout(resolve, ms, 'pending')),
   ]);
 
-test('REDIS_COMMAND_TIMEOUT: with the Redis connection hung (open, silent), a backplane PUBLISH and a presence command reject instead of hanging, and work again once it flows', async (t) => {
+test('the Redis command timeout: with the Redis connection hung (open, silent), a backplane PUBLISH and a presence command reject instead of hanging, and work again once it flows', async (t) => {
   const { port } = new URL(redisUrl);
   const proxy = await startTcpProxy(Number(port));
   const url = `redis://127.0.0.1:${proxy.port}`;

@@ -2,7 +2,7 @@ import { backoffDelayMs, type Backoff } from '../../../platform/backoff/index.ts
 import type { Db } from '../../../platform/db/index.ts';
 import { errorText } from '../../../platform/errors/index.ts';
 import { batchPhase, defineBatchWorker, type BatchRun, type BatchSettings, type BatchWorker, type Outcome } from '../../../platform/jobs/index.ts';
-import type { MessengerSettings } from '../settings.ts';
+import type { MessengerTuning } from '../settings.ts';
 import { CONTACT_SEARCH_WAKE_CHANNEL } from '../user-replica/replica-sql.ts';
 import type { ContactSearchMetrics } from './metrics.ts';
 import type { ContactSearchIndex } from './port.ts';
@@ -19,12 +19,12 @@ export interface IndexerSettings extends BatchSettings {
 const INDEX_BATCH_SIZE = 500;
 const INDEX_MAX_RUN_MS = 5000;
 
-/** The one mapping from the messenger's settings to the indexer's options. */
-export const indexerSettingsOf = (s: MessengerSettings): IndexerSettings => ({
-  intervalMs: s.MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL,
+/** The one mapping from the messenger's fixed values to the indexer's options. */
+export const indexerSettingsOf = (t: MessengerTuning): IndexerSettings => ({
+  intervalMs: t.contactSearchIndexIntervalMs,
   batchSize: INDEX_BATCH_SIZE,
   maxRunMs: INDEX_MAX_RUN_MS,
-  retryMaxMs: s.MESSENGER_CONTACT_SEARCH_RETRY_CAP,
+  retryMaxMs: t.contactSearchRetryCapMs,
 });
 
 /** A document whose indexing failed waits 1 s, doubling up to RetryMax (no jitter: one indexer runs). */

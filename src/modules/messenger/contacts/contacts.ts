@@ -57,7 +57,7 @@ async function activeUserByPhone(q: Db, phone: string): Promise<string | undefin
 
 export async function requestContact(ctx: MessengerContext, me: string, phoneInput: string): Promise<ContactView> {
   await requireActiveCaller(ctx.db, me);
-  const phone = toE164(phoneInput.trim(), ctx.settings.MESSENGER_PHONE_DEFAULT_REGION);
+  const phone = toE164(phoneInput.trim(), ctx.settings.PHONE_DEFAULT_REGION);
   if (!phone) throw MessengerErrors.invalidPhone();
   const other = await activeUserByPhone(ctx.db, phone);
   if (!other) throw MessengerErrors.contactUserNotFound();

@@ -94,7 +94,7 @@ export async function sendMessage(
   chatId: string,
   content: MessageContent & { clientMessageId?: string },
 ): Promise<{ message: MessageView; created: boolean }> {
-  const problem = contentProblem(content, ctx.settings.MESSENGER_MESSAGE_MAX_CHARS);
+  const problem = contentProblem(content, ctx.messageMaxChars);
   if (problem) {
     // The route skips the early activity read (the send statement judges it): an inactive caller
     // is still refused as inactive before anything about its request.

@@ -1,6 +1,6 @@
 import type { Backoff } from '../../../platform/backoff/index.ts';
 import { batchPhase, defineBatchWorker, type BatchSettings, type BatchWorker } from '../../../platform/jobs/index.ts';
-import type { MessengerSettings } from '../settings.ts';
+import type { MessengerSettings, MessengerTuning } from '../settings.ts';
 import { createDispatchSteps, DISPATCH_COUNTS, type DispatchResult, type DispatchRow, type DispatchStepsDeps } from './dispatcher.ts';
 import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
 
@@ -29,12 +29,12 @@ const REALTIME_IDLE_WAIT_MS = 250;
  * (bounds, and the cap ≥ base and LockTtl ≥ MaxRunDuration + margin across fields), so the job
  * takes them as they are.
  */
-export const dispatchSettingsOf = (s: MessengerSettings): DispatchSettings => ({
+export const dispatchSettingsOf = (s: MessengerSettings, t: Pick<MessengerTuning, 'realtimePushTimeoutMs'>): DispatchSettings => ({
   pollingIntervalMs: s.MESSENGER_REALTIME_POLLING_INTERVAL,
   batchSize: s.MESSENGER_REALTIME_BATCH_SIZE,
   maxRunMs: s.MESSENGER_REALTIME_MAX_RUN_DURATION,
   lockTtlMs: s.MESSENGER_REALTIME_LOCK_TTL,
-  pushTimeoutMs: s.MESSENGER_REALTIME_PUSH_TIMEOUT,
+  pushTimeoutMs: t.realtimePushTimeoutMs,
   idleWaitMs: REALTIME_IDLE_WAIT_MS,
   maxAttempts: s.MESSENGER_REALTIME_MAX_ATTEMPTS,
   backoff: {

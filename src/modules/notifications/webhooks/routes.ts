@@ -97,7 +97,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
         const mark = marks.get(req);
         if (!mark) throw new Error('webhook receipt reached the handler without a checked signature');
         const result = await applyReceipt(
-          { db: ctx.db, metrics: ctx.metrics, log: ctx.log, maxReopens: ctx.config.NOTIFICATIONS_MAX_REOPENS, userFrames: ctx.userFrames },
+          { db: ctx.db, metrics: ctx.metrics, log: ctx.log, maxReopens: ctx.tuning.maxReopens, userFrames: ctx.userFrames },
           req.params.providerKey,
           {
             notificationId: ref.notificationId,

@@ -12,6 +12,8 @@ export const ACTIVITY_RETENTION_JOB = 'activity-retention';
  */
 const RETENTION_INTERVAL_MS = 3_600_000;
 const RETENTION_MAX_RUN_MS = 5 * 60_000;
+/** Rows deleted per statement: short DELETEs, so the closer never waits long behind one (once USER_ACTIVITY_RETENTION_BATCH_SIZE). */
+const RETENTION_BATCH_SIZE = 1000;
 
 /** The retention line: `months` calendar months before now (UTC). */
 export function retentionCutoff(now: Date, months: number): Date {
@@ -32,7 +34,13 @@ const STEPS = [
  * USER_ACTIVITY_RETENTION_MONTHS ago (device data included), then the stats' dedupe markers as old;
  * each phase is a bounded DELETE repeated while it comes back full. Single-runner.
  */
-export function createActivityRetention(deps: { db: Db; registry: Registry; settings: ActivityRetentionSettings }): BatchWorker {
+export function createActivityRetention(deps: {
+  db: Db;
+  registry: Registry;
+  settings: ActivityRetentionSettings;
+  /** Tests: a smaller batch than RETENTION_BATCH_SIZE. */
+  batchSize?: number;
+}): BatchWorker {
   const { db, settings } = deps;
   const deleted = counter(deps.registry, {
     name: 'user_activity_retention_deleted_total',
@@ -44,7 +52,7 @@ export function createActivityRetention(deps: { db: Db; registry: Registry; sett
     name: ACTIVITY_RETENTION_JOB,
     every: RETENTION_INTERVAL_MS,
     singleRunner: true,
-    settings: { batchSize: settings.USER_ACTIVITY_RETENTION_BATCH_SIZE, maxRunMs: RETENTION_MAX_RUN_MS },
+    settings: { batchSize: deps.batchSize ?? RETENTION_BATCH_SIZE, maxRunMs: RETENTION_MAX_RUN_MS },
     counts: STEPS.map((step) => step.count),
     start: (run) => ({ cutoff: retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS) }),
     // On the kernel's `job completed` line, at info when rows were deleted.

@@ -7,7 +7,7 @@ import { buildTestApp } from '../../../support/app.ts';
 import { createTestKafka } from '../../../support/kafka.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { TOPICS } from '../../../../src/event-topics.ts';
-import messenger from '../../../../src/modules/messenger/index.ts';
+import { messengerModule } from '../../../../src/modules/messenger/index.ts';
 import { createElasticsearchContactSearch } from '../../../../src/modules/messenger/contact-search/elasticsearch-adapter.ts';
 import { contactSearchContract } from './contract.ts';
 import { inboxed, nextPhone, replicaRow, userUpserted } from '../support/user-sync.ts';
@@ -84,13 +84,10 @@ const { app, database, token } = await buildTestApp(
     JOBS_ENABLED: 'true',
     ELASTICSEARCH_URL: relay.url,
     MESSENGER_CONTACT_SEARCH_INDEX: index,
-    MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL: '200ms',
-    MESSENGER_CONTACT_SEARCH_RETRY_CAP: '1s',
-    MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT: '1s',
     // The waits below poll the search route; its per-user limit is rate-limit.test.ts's subject, not this file's.
     MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: '0',
   },
-  { modules: [messenger] },
+  { modules: [messengerModule({ contactSearchIndexIntervalMs: 200, contactSearchRetryCapMs: 1000, contactSearchRequestTimeoutMs: 1000 })] },
 );
 await app.platform.startBackground();
 const pool = database.pool;

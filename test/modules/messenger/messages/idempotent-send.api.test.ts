@@ -76,12 +76,12 @@ describe('idempotent sends (clientMessageId)', () => {
     assert.notEqual(a.body.id, b.body.id);
   });
 
-  for (const [name, env] of [
+  for (const [name, tuning] of [
     ['sent together in one batch statement', {}],
-    ['sent as two concurrent single statements (the second fails on the unique index and finds the stored row)', { MESSENGER_SEND_BATCH_MAX: '1' }],
+    ['sent as two concurrent single statements (the second fails on the unique index and finds the stored row)', { sendBatchMax: 1 }],
   ] as const) {
     test(`of concurrent repeats, one answers 201 and the others 200 with the same message — ${name}`, async () => {
-      const m = await messengerApp(env);
+      const m = await messengerApp({}, tuning);
       const { users, base } = await groupOf(m);
       for (let round = 0; round < 5; round++) {
         const clientMessageId = randomUUID();

@@ -174,8 +174,8 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
     ]);
   });
 
-  test('the send queue is bounded: past MESSENGER_SEND_QUEUE_MAX_WAITING a send is 503 MSG_SEND_QUEUE_FULL with Retry-After', async () => {
-    const m = await messengerApp({ MESSENGER_SEND_QUEUE_MAX_WAITING: '1', MESSENGER_SEND_CONCURRENCY: '1' });
+  test('the send queue is bounded: past its bound of waiting sends a send is 503 MSG_SEND_QUEUE_FULL with Retry-After', async () => {
+    const m = await messengerApp({}, { sendQueueMaxWaiting: 1, sendConcurrency: 1 });
     const { users, chat, base } = await groupOf(m, 2);
     // Holding the chat row keeps the one send statement waiting, so the next send has to queue.
     const holder = await m.pool.connect();

@@ -6,7 +6,7 @@ import { buildApp } from '../../../../src/app.ts';
 import { loadConfig } from '../../../../src/config.ts';
 import { createPool } from '../../../../src/platform/db/index.ts';
 import { signToken } from '../../../../src/platform/http/auth.ts';
-import messenger from '../../../../src/modules/messenger/index.ts';
+import { messengerModule } from '../../../../src/modules/messenger/index.ts';
 import { REALTIME_DISPATCH_JOB } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
 import { createTestDatabase } from '../../../support/db.ts';
 import { logCapture, type LogCapture } from '../../../support/logs.ts';
@@ -36,10 +36,15 @@ const SMALL = {
 };
 
 /** One replica of the service: its own pool, hub (Redis backplane), job runner and log, on the shared database and Redis. */
-async function instance(env: Record<string, string>, logs: LogCapture = logCapture('info')) {
+async function instance(env: Record<string, string>, opts: { redisWaitsForever?: boolean } = {}, logs: LogCapture = logCapture('info')) {
+  // The Redis command and push timeouts far out, so a hung Redis path hangs past every timeout.
+  const forever = 600_000;
   const config = loadConfig({ LOG_LEVEL: 'info', PORT: '0', JOBS_ENABLED: 'true', REALTIME_BACKPLANE_ENABLED: 'true', ...SMALL, ...env });
   const pool = createPool(database.url, 5);
-  const app = await buildApp(config, { pool, databaseUrl: database.url, log: logs.log, modules: [messenger] });
+  const app = await buildApp(config, { pool, databaseUrl: database.url, log: logs.log,
+    modules: [messengerModule(opts.redisWaitsForever ? { realtimePushTimeoutMs: forever } : {})],
+    ...(opts.redisWaitsForever ? { tuning: { redisCommandTimeoutMs: forever } } : {}),
+  });
   instances.push({ app, end: () => pool.end() });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}/hubs/messenger`;
@@ -59,10 +64,8 @@ test('two instances, one database and Redis: A hangs on Redis mid-dispatch; past
   // timer is slow, so once its run is abandoned the next run is B's (its ticks come every 100 ms).
   const a = await instance({
     REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
-    REDIS_COMMAND_TIMEOUT: '10m',
-    MESSENGER_REALTIME_PUSH_TIMEOUT: '10m',
     MESSENGER_REALTIME_POLLING_INTERVAL: '1m',
-  });
+  }, { redisWaitsForever: true });
   const b = await instance({ REDIS_URL: sharedRedis, MESSENGER_REALTIME_POLLING_INTERVAL: '100ms' });
   t.after(() => proxy.restore());
 

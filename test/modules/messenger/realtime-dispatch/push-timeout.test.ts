@@ -9,9 +9,9 @@ const sharedRedis = process.env.REDIS_URL;
 if (!sharedRedis) throw new Error('REDIS_URL is unset: run the tests with `npm test` (scripts/services.sh starts Redis)');
 
 /** The messenger with its backplane reaching Redis through a proxy the test can hang; bob connected, in a chat with alice. */
-async function setup(t: TestContext, env: Record<string, string>) {
+async function setup(t: TestContext, env: Record<string, string>, timeouts: { realtimePushTimeoutMs: number; redisCommandTimeoutMs: number }) {
   const proxy = await startTcpProxy(Number(new URL(sharedRedis!).port));
-  const m = await messengerApp({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: `redis://127.0.0.1:${proxy.port}`, MESSENGER_REALTIME_BACKOFF_JITTER: '0', ...env });
+  const m = await messengerApp({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: `redis://127.0.0.1:${proxy.port}`, MESSENGER_REALTIME_BACKOFF_JITTER: '0', ...env }, { realtimePushTimeoutMs: timeouts.realtimePushTimeoutMs }, { redisCommandTimeoutMs: timeouts.redisCommandTimeoutMs });
   // Before the app's own close: its presence writes must reach Redis.
   t.after(() => proxy.restore());
   const [alice, bob] = [await m.user(), await m.user()];
@@ -31,12 +31,13 @@ async function setup(t: TestContext, env: Record<string, string>) {
 }
 
 describe('realtime pushes over a hung Redis connection', () => {
-  test('a push past MESSENGER_REALTIME_PUSH_TIMEOUT is a failed attempt of its row; MaxRunDuration passing meanwhile releases the rows not pushed yet', async (t) => {
-    const { m, proxy, send, seqsSeen } = await setup(t, {
-      REDIS_COMMAND_TIMEOUT: '10m', // only the push timeout can end the hung PUBLISH
-      MESSENGER_REALTIME_PUSH_TIMEOUT: '300ms',
-      MESSENGER_REALTIME_MAX_RUN_DURATION: '100ms',
-    });
+  test('a push past the push timeout is a failed attempt of its row; MaxRunDuration passing meanwhile releases the rows not pushed yet', async (t) => {
+    const { m, proxy, send, seqsSeen } = await setup(
+      t,
+      { MESSENGER_REALTIME_MAX_RUN_DURATION: '100ms' },
+      // Only the push timeout can end the hung PUBLISH.
+      { redisCommandTimeoutMs: 600_000, realtimePushTimeoutMs: 300 },
+    );
     proxy.hang();
     const sent = [await send('one'), await send('two'), await send('three')];
 
@@ -59,8 +60,8 @@ describe('realtime pushes over a hung Redis connection', () => {
     await waitFor('every message at the client', () => sent.every((s) => seqsSeen().has(s.seq)));
   });
 
-  test('REDIS_COMMAND_TIMEOUT ends a hung PUBLISH: the row is retried, the run returns', async (t) => {
-    const { m, proxy, send, seqsSeen } = await setup(t, { REDIS_COMMAND_TIMEOUT: '200ms', MESSENGER_REALTIME_PUSH_TIMEOUT: '10m' });
+  test('the Redis command timeout ends a hung PUBLISH: the row is retried, the run returns', async (t) => {
+    const { m, proxy, send, seqsSeen } = await setup(t, {}, { redisCommandTimeoutMs: 200, realtimePushTimeoutMs: 600_000 });
     proxy.hang();
     const sent = await send('hung');
     const counts = await m.dispatch();

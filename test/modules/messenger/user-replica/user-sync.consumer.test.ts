@@ -4,7 +4,7 @@ import { buildTestApp } from '../../../support/app.ts';
 import { createTestKafka } from '../../../support/kafka.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { TOPICS } from '../../../../src/event-topics.ts';
-import messenger from '../../../../src/modules/messenger/index.ts';
+import { messengerModule } from '../../../../src/modules/messenger/index.ts';
 import { USER_SYNC_CONSUMER } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 import { requireAddressableUser } from '../../../../src/modules/messenger/user-replica/replica-reads.ts';
 import { inboxed, nextPhone, openConflicts, rawMessage, replicaRow, searchDocument, userUpserted } from '../support/user-sync.ts';
@@ -24,9 +24,8 @@ const { app, database, token } = await buildTestApp(
     KAFKA_BROKERS: k.brokers.join(','),
     KAFKA_TOPIC_PREFIX: k.prefix,
     JOBS_ENABLED: 'true',
-    MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL: '200ms',
   },
-  { modules: [messenger], logDestination: logs.stream, logLevel: 'info' },
+  { modules: [messengerModule({ contactSearchIndexIntervalMs: 200 })], logDestination: logs.stream, logLevel: 'info' },
 );
 await app.platform.startBackground();
 const pool = database.pool;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { buildTestApp } from '../../../support/app.ts';
 import { createTestKafka } from '../../../support/kafka.ts';
 import identity from '../../../../src/modules/identity/index.ts';
-import messenger from '../../../../src/modules/messenger/index.ts';
+import { messengerModule } from '../../../../src/modules/messenger/index.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 /**
@@ -19,12 +19,11 @@ const { app, token } = await buildTestApp(
     KAFKA_TOPIC_PREFIX: k.prefix,
     JOBS_ENABLED: 'true',
     OUTBOX_POLLING_INTERVAL: '200ms',
-    MESSENGER_CONTACT_SEARCH_INDEX_POLLING_INTERVAL: '200ms',
     // The waits poll the search route every 10 ms: the per-user limit (30/min) would answer 429
     // after 300 ms, failing any wait the replica needs longer for (it did, on a loaded CI run).
     MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: '0',
   },
-  { modules: [identity, messenger] },
+  { modules: [identity, messengerModule({ contactSearchIndexIntervalMs: 200 })] },
 );
 await app.platform.startBackground();
 const admin = await token({ admin: true });

@@ -87,7 +87,7 @@ describe('delivery webhook', () => {
   });
 
   test('after MaxReopens cycles a failed-delivery webhook makes the notification terminal Failed with its event', async () => {
-    const strict = await w.replica({ NOTIFICATIONS_MAX_REOPENS: '1' });
+    const strict = await w.replica({}, { maxReopens: 1 });
     const id = await sentSms(strict);
     assert.equal((await postReceipt(strict, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'failed' })).json().result, 'reopened');
     await strict.runRetry();

@@ -44,7 +44,8 @@ test('deletes Inactive views, then their sessions, that ended more than 12 month
   const retention = createActivityRetention({
     db: t.db,
     registry,
-    settings: { USER_ACTIVITY_RETENTION_MONTHS: 12, USER_ACTIVITY_RETENTION_BATCH_SIZE: 1 },
+    settings: { USER_ACTIVITY_RETENTION_MONTHS: 12 },
+    batchSize: 1,
   });
 
   const counts = await retention.runOnce(closerContext(clock, captureLog().log));
@@ -67,7 +68,8 @@ test('a stop request ends the purge between batches', async () => {
   const retention = createActivityRetention({
     db: t.db,
     registry: new Registry(),
-    settings: { USER_ACTIVITY_RETENTION_MONTHS: 12, USER_ACTIVITY_RETENTION_BATCH_SIZE: 1 },
+    settings: { USER_ACTIVITY_RETENTION_MONTHS: 12 },
+    batchSize: 1,
   });
   const counts = await retention.runOnce(closerContext(clock, captureLog().log, stop.signal));
   assert.deepEqual(counts, { batches: 0, claimed: 0, failed: 0, released: 0, deletedViews: 0, deletedSessions: 0, deletedCountedViews: 0 });
