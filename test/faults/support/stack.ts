@@ -75,6 +75,10 @@ const FAST_SETTINGS: Record<string, string> = {
   NOTIFICATIONS_RETRY_BATCH_SIZE: String(FAST_BATCH.notifications),
   NOTIFICATIONS_CLAIM_LEASE: '10s',
   NOTIFICATIONS_PROVIDER_TIMEOUT: '3s',
+  // Rate limits count in the shared Redis per route and client address, and every test process
+  // calls from 127.0.0.1: a test file running beside the fault suite would eat the workloads' budget
+  // (view opens got 429 under a loaded run). Limits are tested on their own, not here.
+  USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: '0',
   // Compiled TypeScript and dependencies are reused across the twenty restarts.
   NODE_COMPILE_CACHE: '/tmp/pin-faults-compile-cache',
 };
