@@ -221,13 +221,14 @@ describe('fan-out rules', () => {
         throw err;
       }
     };
-    const ok = { IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '500', IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '5', IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION: '5m', IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL: '5s', IDENTITY_ACCESS_FANOUT_RANGE_SIZE: '5000' };
+    const ok = { IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '500', IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '5', IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION: '5m', IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL: '5s' };
     assert.equal(refused(ok), '');
     assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '0' }), /IDENTITY_ACCESS_FANOUT_BATCH_SIZE/);
     assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '0' }), /IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS/);
     assert.deepEqual(backoffProblems(retryBackoff({ retryBaseMs: FANOUT_RETRY_BASE_MS, retryCapMs: FANOUT_RETRY_CAP_MS })), []);
     assert.match(backoffProblems(retryBackoff({ retryBaseMs: 5000, retryCapMs: 1000 })).join(), /cap must be ≥ base/);
-    assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_RANGE_SIZE: '0' }), /RANGE_SIZE/);
+    // The range size is a fixed constant now: the old setting, whatever its value, stops start-up naming it.
+    assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_RANGE_SIZE: '0' }), /IDENTITY_ACCESS_FANOUT_RANGE_SIZE: removed .*FANOUT_RANGE_SIZE = 5000/);
   });
 
   test('a large role splits once, on its queued task\'s first page, into ranges between the boundaries, the last one open-ended', () => {
