@@ -2,20 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { ConfigError, ConfigSchema, loadConfig } from '../src/config.ts';
+import { ConfigSchema, loadConfig } from '../src/config.ts';
 import { Duration, defaultsOf, formatDuration, parseDuration, settingsProblems } from '../src/platform/types/index.ts';
 import { RETIRED_SETTINGS, retiredSettingProblems, type RetiredSetting } from '../src/retired-settings.ts';
 import { envExampleStaleness, ENV_EXAMPLE_PATH, renderEnvExample } from '../scripts/env-example.ts';
+import { configProblems } from './support/config.ts';
 
-const problemsOf = (env: Record<string, string>): string[] => {
-  try {
-    loadConfig(env);
-    return [];
-  } catch (e) {
-    assert.ok(e instanceof ConfigError);
-    return e.problems;
-  }
-};
+const problemsOf = configProblems;
 
 test('duration strings parse to milliseconds in every unit, sums included; anything else is refused', () => {
   assert.equal(parseDuration('500ms'), 500);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { ConfigError, ConfigSchema, loadConfig } from '../src/config.ts';
+import { configProblems } from './support/config.ts';
 
 test('defaults apply when nothing is set, and values are converted from strings', () => {
   const config = loadConfig({ PORT: '8080', JOBS_ENABLED: 'false' });
@@ -33,15 +34,7 @@ test('the backplane cannot be enabled without a Redis URL', () => {
 });
 
 test('an identity provider (AUTH_JWKS_URL) needs https, AUTH_ISSUER and AUTH_AUDIENCE: each missing one is named', () => {
-  const problemsOf = (env: Record<string, string>) => {
-    try {
-      loadConfig(env);
-      return [];
-    } catch (e) {
-      assert.ok(e instanceof ConfigError);
-      return e.problems;
-    }
-  };
+  const problemsOf = configProblems;
   const bare = problemsOf({ AUTH_JWKS_URL: 'http://idp.example/jwks.json' });
   assert.deepEqual(
     bare.map((p) => p.split(':')[0]),

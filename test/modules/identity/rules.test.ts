@@ -14,7 +14,7 @@ import {
 import { isLastPage, retryAt, retryBackoff, shouldSplit, subTaskRanges } from '../../../src/modules/identity/access-fanout/fanout-rules.ts';
 import { FANOUT_RETRY_BASE_MS, FANOUT_RETRY_CAP_MS } from '../../../src/modules/identity/context.ts';
 import { backoffProblems } from '../../../src/platform/backoff/index.ts';
-import { ConfigError, loadConfig } from '../../../src/config.ts';
+import { configProblems } from '../../support/config.ts';
 
 const now = new Date('2026-03-01T12:00:00Z');
 const code = (fn: () => unknown) => {
@@ -212,15 +212,7 @@ describe('fan-out rules', () => {
   });
 
   test('settings the worker cannot run with are refused (by loadConfig; the retry backoff is fixed and sound)', () => {
-    const refused = (env: Record<string, string>) => {
-      try {
-        loadConfig(env);
-        return '';
-      } catch (err) {
-        if (err instanceof ConfigError) return err.problems.join('; ');
-        throw err;
-      }
-    };
+    const refused = (env: Record<string, string>) => configProblems(env).join('; ');
     const ok = { IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '500', IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '5', IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION: '5m', IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL: '5s' };
     assert.equal(refused(ok), '');
     assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '0' }), /IDENTITY_ACCESS_FANOUT_BATCH_SIZE/);

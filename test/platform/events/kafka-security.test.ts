@@ -5,23 +5,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import { kafkaSecurity } from '../../../src/platform/events/kafka-security.ts';
 import { waitFor } from '../../support/wait.ts';
 import { testLog } from './support.ts';
+import { configProblems } from '../../support/config.ts';
 
 /** The KAFKA_SSL_* / KAFKA_SASL_* settings: what start-up refuses, and TLS reaching a real TLS peer. */
 
-const problemsOf = (env: Record<string, string>): string[] => {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-};
+const problemsOf = configProblems;
 
 describe('kafka security settings', () => {
   test('a SASL mechanism without username or password is refused naming each missing setting; the password is never echoed', () => {

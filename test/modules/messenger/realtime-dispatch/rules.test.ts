@@ -1,21 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backoffDelayMs, backoffScheduleMs, type Backoff } from '../../../../src/platform/backoff/index.ts';
-import { ConfigError, loadConfig } from '../../../../src/config.ts';
+import { loadConfig } from '../../../../src/config.ts';
 import { lastErrorText, outcomeOf } from '../../../../src/modules/messenger/realtime-dispatch/rules.ts';
+import { configProblems } from '../../../support/config.ts';
 
 const seedBackoff: Backoff = { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0.2 };
 
-/** What loadConfig refuses in these settings (the job takes them as loadConfig validated them). */
-function settingsProblems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-    return [];
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-}
+// The job takes its settings as loadConfig validated them.
+const settingsProblems = configProblems;
 
 describe('realtime outbox rules', () => {
   test('backoff: 2 s base doubling per attempt, capped at 2 min, before jitter', () => {
