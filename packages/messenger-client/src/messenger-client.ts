@@ -1,6 +1,7 @@
 import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection, type IRetryPolicy } from '@microsoft/signalr';
 import { retryDelayMs, type BackoffOptions } from './backoff.ts';
-import { ChatSequencer, RecentKeys } from './chat-sequencer.ts';
+import { RecentKeys } from './chat-sequencer.ts';
+import { ChatTracker } from './chat-tracker.ts';
 import type { MessengerEventMap, MessengerEventName } from './events.ts';
 import { RetryAfterHttpClient } from './http.ts';
 import { memoryStorage, outcomeOf, SendQueue, type MessageContent, type PendingMessage, type PendingStorage } from './send-queue.ts';
@@ -48,10 +49,8 @@ export interface MessengerClientOptions {
 export class MessengerClient {
   readonly connection: HubConnection;
   private readonly opts: MessengerClientOptions;
-  private readonly chats = new Map<string, ChatSequencer<ChatMessage>>();
+  private readonly chats: ChatTracker;
   private readonly changes = new RecentKeys();
-  private readonly fills = new Map<string, { running: Promise<void>; again: boolean }>();
-  private readonly retries = new Map<string, { timer: ReturnType<typeof setTimeout>; attempt: number }>();
   private stopped = true;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   /** A Retry-After the server answered with: the next retry waits at least this long. */
@@ -71,6 +70,14 @@ export class MessengerClient {
       post: async (p) => outcomeOf(await this.request('POST', `/api/messenger/chats/${p.chatId}/messages`, { ...p.content, clientMessageId: p.clientMessageId })),
       onSent: (p, m) => opts.onSent?.(p, m),
       onFailed: (p, e) => opts.onSendFailed?.(p, e),
+    });
+    this.chats = new ChatTracker({
+      request: (method, path) => this.request(method, path),
+      delay: (attempt) => this.delay(attempt),
+      stopped: () => this.stopped,
+      deliver: (m) => opts.onMessage?.(m),
+      deleted: (m, key) => this.changed(m, key),
+      pageSize: opts.pageSize ?? 200,
     });
     this.connection = new HubConnectionBuilder()
       .withUrl(`${opts.baseUrl.replace(/\/$/, '')}/hubs/messenger`, {
@@ -164,10 +171,8 @@ export class MessengerClient {
     this.stopped = true;
     await this.sends.stop();
     clearTimeout(this.restartTimer);
-    for (const r of this.retries.values()) clearTimeout(r.timer);
-    this.retries.clear();
     await this.connection.stop();
-    await Promise.allSettled([...this.fills.values()].map((f) => f.running));
+    await this.chats.stop();
   }
 
   get state(): HubConnectionState {
@@ -176,52 +181,22 @@ export class MessengerClient {
 
   /** Follows a chat from `afterSeq` (what the app already shows); older pushes are ignored, a gap is refilled. */
   trackChat(chatId: string, afterSeq = 0): void {
-    if (!this.chats.has(chatId)) this.chats.set(chatId, new ChatSequencer(afterSeq));
+    this.chats.track(chatId, afterSeq);
   }
 
   /** The last Seq delivered for a chat (undefined if not tracked). */
   lastSeq(chatId: string): number | undefined {
-    return this.chats.get(chatId)?.delivered;
+    return this.chats.lastSeq(chatId);
   }
 
   /** Fetches what is missing after the last delivered Seq (also called by the client itself). */
   refill(chatId: string): Promise<void> {
-    const current = this.fills.get(chatId);
-    if (current) {
-      current.again = true;
-      return current.running;
-    }
-    const entry = { running: Promise.resolve(), again: false };
-    entry.running = (async () => {
-      try {
-        do {
-          entry.again = false;
-          await this.fillOnce(chatId);
-        } while (entry.again && !this.stopped);
-        this.retries.delete(chatId);
-      } catch {
-        this.retryRefill(chatId);
-      } finally {
-        this.fills.delete(chatId);
-      }
-    })();
-    this.fills.set(chatId, entry);
-    return entry.running;
+    return this.chats.refill(chatId);
   }
 
   /** Waits until no refill is running (tests, graceful UIs). */
-  async idle(): Promise<void> {
-    while (this.fills.size > 0) await Promise.allSettled([...this.fills.values()].map((f) => f.running));
-  }
-
-  /** A refill that failed (network, timeout, 5xx) is tried again with the backoff until it succeeds. */
-  private retryRefill(chatId: string): void {
-    if (this.stopped) return;
-    const previous = this.retries.get(chatId);
-    const attempt = (previous?.attempt ?? 0) + 1;
-    clearTimeout(previous?.timer);
-    const timer = setTimeout(() => void this.refill(chatId), this.delay(attempt));
-    this.retries.set(chatId, { timer, attempt });
+  idle(): Promise<void> {
+    return this.chats.idle();
   }
 
   private delay(attempt: number): number {
@@ -253,7 +228,7 @@ export class MessengerClient {
   private dispatch(event: string, p: Wire): void {
     const cursor = str(p.Cursor);
     if (cursor !== null) this.cursor = cursor;
-    if (event === 'message_received') return this.receive(toChatMessage(p));
+    if (event === 'message_received') return this.chats.receive(toChatMessage(p));
     if (event === 'message_edited') return this.changed(toChatMessage(p), `edit:${str(p.MessageId)}:${str(p.EditedAt)}`);
     if (event === 'message_deleted') {
       return this.changed({ chatId: String(p.ChatId), messageId: String(p.MessageId), seq: Number(p.Seq), deleted: true }, `delete:${str(p.MessageId)}`);
@@ -271,14 +246,14 @@ export class MessengerClient {
     try {
       if (this.cursor === undefined) {
         this.cursor = await this.streamHead();
-        await this.refillAll();
+        await this.chats.refillAll();
         return;
       }
       for (;;) {
         const res = await this.request('GET', `/api/messenger/events?after=${encodeURIComponent(this.cursor)}&limit=500`);
         if (res.status === 410) {
           this.cursor = await this.streamHead();
-          await this.refillAll();
+          await this.chats.refillAll();
           return;
         }
         if (!res.ok) throw new Error(`events ${res.status}`);
@@ -289,7 +264,7 @@ export class MessengerClient {
       }
     } catch {
       // The stream could not be read: the Seq refill still brings every message back.
-      await this.refillAll();
+      await this.chats.refillAll();
     } finally {
       this.sends.flush();
     }
@@ -307,51 +282,7 @@ export class MessengerClient {
     this.restartTimer = setTimeout(() => void this.connect(attempt), this.delay(attempt));
   }
 
-  private sequencer(chatId: string, seq: number): ChatSequencer<ChatMessage> {
-    let s = this.chats.get(chatId);
-    if (!s) {
-      // A chat first seen through a push starts at that message; older history is the app's to load.
-      s = new ChatSequencer(seq - 1);
-      this.chats.set(chatId, s);
-    }
-    return s;
-  }
-
-  private receive(m: ChatMessage): void {
-    const { deliver, gap } = this.sequencer(m.chatId, m.seq).offer(m);
-    for (const d of deliver) this.opts.onMessage?.(d);
-    if (gap) void this.refill(m.chatId).catch(() => undefined);
-  }
-
   private changed(m: Partial<ChatMessage> & { chatId: string; messageId: string; seq: number }, key: string): void {
     if (this.changes.first(key)) this.opts.onMessageChanged?.(m);
-  }
-
-  private async refillAll(): Promise<void> {
-    await Promise.allSettled([...this.chats.keys()].map((chatId) => this.refill(chatId)));
-  }
-
-  private async fillOnce(chatId: string): Promise<void> {
-    const doFetch = this.opts.fetch ?? fetch;
-    const pageSize = this.opts.pageSize ?? 200;
-    for (;;) {
-      const s = this.chats.get(chatId);
-      if (!s || this.stopped) return;
-      const url = `${this.opts.baseUrl.replace(/\/$/, '')}/api/messenger/chats/${chatId}/messages?afterSeq=${s.delivered}&limit=${pageSize}`;
-      const res = await doFetch(url, {
-        headers: { authorization: `Bearer ${await this.opts.accessTokenFactory()}` },
-        signal: AbortSignal.timeout(this.opts.requestTimeoutMs ?? 15_000),
-      });
-      // Not a participant any more: nothing to refill, and nothing to retry.
-      if (res.status === 404) return;
-      if (!res.ok) throw new Error(`list-messages ${res.status}`);
-      const { items } = (await res.json()) as { items: Wire[] };
-      for (const item of items) {
-        const m = toChatMessage(item);
-        if (m.deleted) this.changed(m, `delete:${m.messageId}`);
-        this.receive(m);
-      }
-      if (items.length < pageSize) return;
-    }
   }
 }
