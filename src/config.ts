@@ -92,7 +92,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [key, field] of Object.entries(fields)) {
     const value = env[key]?.trim();
     if (value === undefined || value === '') continue;
-    if (!isDuration(field)) raw[key] = value;
+    // TypeBox's conversion truncates "1.5" and "1e3" to 1 for an integer: refused here instead.
+    if (field.type === 'integer' && !isDuration(field) && !/^[+-]?\d+$/.test(value)) {
+      problems.push(`${key}: not a whole number (got ${JSON.stringify(value)})`);
+    } else if (!isDuration(field)) raw[key] = value;
     else if (parseDuration(value) !== undefined) raw[key] = parseDuration(value);
     else problems.push(`${key}: not a duration string such as 500ms, 30s, 5m, 24h or 7d (got ${JSON.stringify(value)})`);
   }

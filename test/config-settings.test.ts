@@ -60,6 +60,13 @@ test('loadConfig reads duration settings as duration strings and names every bad
   }
 });
 
+test('an integer setting takes only a whole number: a fraction or an exponent is refused, not truncated', () => {
+  assert.equal(loadConfig({ OUTBOX_BATCH_SIZE: ' 250 ' }).OUTBOX_BATCH_SIZE, 250);
+  for (const bad of ['1.5', '1e3', '0x10', 'ten']) {
+    assert.deepEqual(problemsOf({ OUTBOX_BATCH_SIZE: bad }), [`OUTBOX_BATCH_SIZE: not a whole number (got ${JSON.stringify(bad)})`]);
+  }
+});
+
 test('a renamed or removed setting fails start-up naming its replacement, or the constant it became', () => {
   const retired: Record<string, RetiredSetting> = {
     OLD_PLAIN: { renamed: 'NEW_PLAIN' },
