@@ -44,6 +44,8 @@ const CALL_REAPER_MAX_RUN_MS = 10_000;
 /** The user-frame port's implementation (platform/module.ts UserFrames), wired by the app. */
 export { enqueueUserFrames } from './realtime-dispatch/carried.ts';
 
+export type { MessengerTuning } from './settings.ts';
+
 /**
  * The messenger context:
  * - chats, messages, contacts and the blacklist, 1:1 calls and conferences, each change announced

@@ -1,4 +1,4 @@
-import type { NotificationsSettings } from '../settings.ts';
+import { NOTIFICATIONS_TUNING, type NotificationsSettings } from '../settings.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { Clock } from '../../../platform/time.ts';
 import { createHttpEmailProvider } from './http-email.ts';
@@ -35,8 +35,12 @@ export function registryOf(providers: NotificationProvider[]): ProviderRegistry 
 }
 
 /** Every adapter the settings describe; those without settings answer NTF_PROVIDER_NOT_IMPLEMENTED. */
-export function createProviders(config: NotificationsSettings, deps: { hub: Hub; clock: Clock }): ProviderRegistry {
-  const timeoutMs = config.NOTIFICATIONS_PROVIDER_TIMEOUT;
+export function createProviders(
+  config: NotificationsSettings,
+  deps: { hub: Hub; clock: Clock; timeoutMs?: number },
+): ProviderRegistry {
+  // Longest wait for one provider call (NOTIFICATIONS_TUNING.providerTimeoutMs).
+  const timeoutMs = deps.timeoutMs ?? NOTIFICATIONS_TUNING.providerTimeoutMs;
   const now = () => deps.clock.now();
   return registryOf([
     createInAppProvider(deps.hub),
