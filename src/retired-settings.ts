@@ -9,7 +9,9 @@ export type RetiredSetting =
   /** Renamed; `unit` when the old one was a number in that unit and the new one is a duration string. */
   | { renamed: string; unit?: keyof typeof UNIT_MS }
   /** Removed: now a fixed constant beside the code that uses it (`value` as it is fixed, `why`). */
-  | { constant: string; why: string };
+  | { constant: string; why: string }
+  /** Folded into another setting (`replacedBy`); `how` says which of its values to set, or what it now decides. */
+  | { replacedBy: string; how: string };
 
 const UNIT_MS = { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -132,6 +134,10 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   NOTIFICATIONS_SEND_CONCURRENCY: { constant: 'NOTIFICATIONS_TUNING.sendConcurrency = 32 in src/modules/notifications/settings.ts', why: 'provider calls in flight per batch' },
   NOTIFICATIONS_CLAIM_LEASE: { constant: "NOTIFICATIONS_TUNING.claimLeaseMs = 5m in src/modules/notifications/settings.ts", why: "a crashed worker's rows come back after it" },
   NOTIFICATIONS_PROVIDER_TIMEOUT: { constant: 'NOTIFICATIONS_TUNING.providerTimeoutMs = 10s in src/modules/notifications/settings.ts', why: 'a timeout is NTF_PROVIDER_TRANSIENT' },
+  // One choice of SMTP transport security instead of two flags; the Message-ID domain follows the From address.
+  NOTIFICATIONS_SMTP_SECURE: { replacedBy: 'NOTIFICATIONS_SMTP_TLS', how: 'true = implicit, false = starttls' },
+  NOTIFICATIONS_SMTP_ALLOW_PLAIN: { replacedBy: 'NOTIFICATIONS_SMTP_TLS', how: 'true = none, for a local server only' },
+  NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: { replacedBy: 'NOTIFICATIONS_SMTP_FROM', how: 'the Message-ID domain is the domain of its address' },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */
@@ -145,6 +151,8 @@ export function retiredSettingProblems(
     if (value === undefined || value === '') continue;
     if ('constant' in entry) {
       problems.push(`${name}: removed — it is now a fixed constant (${entry.constant}; ${entry.why}); unset it`);
+    } else if ('replacedBy' in entry) {
+      problems.push(`${name}: replaced by ${entry.replacedBy} (${entry.how}); unset ${name}`);
     } else if (entry.unit === undefined) {
       problems.push(`${name}: renamed ${entry.renamed}; set that instead and unset ${name}`);
     } else {

@@ -65,6 +65,7 @@ test('a renamed or removed setting fails start-up naming its replacement, or the
     OLD_PLAIN: { renamed: 'NEW_PLAIN' },
     OLD_WAIT_SECONDS: { renamed: 'NEW_WAIT', unit: 's' },
     OLD_KNOB: { constant: 'OLD_KNOB_VALUE = 5s in src/x.ts', why: 'nobody tunes it' },
+    OLD_FLAG: { replacedBy: 'NEW_CHOICE', how: 'true = a, false = b' },
   };
   assert.deepEqual(retiredSettingProblems({ OLD_PLAIN: '', OTHER: '1' }, retired), [], 'unset (or empty) old names pass');
   assert.deepEqual(retiredSettingProblems({ OLD_PLAIN: 'x', OLD_WAIT_SECONDS: '90', OLD_KNOB: '7' }, retired), [
@@ -72,6 +73,7 @@ test('a renamed or removed setting fails start-up naming its replacement, or the
     'OLD_WAIT_SECONDS: renamed NEW_WAIT, a duration string: set NEW_WAIT=90s and unset OLD_WAIT_SECONDS',
     'OLD_KNOB: removed — it is now a fixed constant (OLD_KNOB_VALUE = 5s in src/x.ts; nobody tunes it); unset it',
   ]);
+  assert.deepEqual(retiredSettingProblems({ OLD_FLAG: 'true' }, retired), ['OLD_FLAG: replaced by NEW_CHOICE (true = a, false = b); unset OLD_FLAG']);
   assert.match(retiredSettingProblems({ OLD_WAIT_SECONDS: 'lots' }, retired)[0]!, /NEW_WAIT as a duration such as 30s/);
 
   // Through loadConfig, with every other problem, even when the new name is set as well.
@@ -90,6 +92,7 @@ test('every retired name is free and every replacement it names is a current set
   for (const [old, entry] of Object.entries(RETIRED_SETTINGS)) {
     assert.ok(!schema.has(old), `${old} is retired but still a setting`);
     if ('renamed' in entry) assert.ok(schema.has(entry.renamed), `${old} → ${entry.renamed}, which is no setting`);
+    if ('replacedBy' in entry) assert.ok(schema.has(entry.replacedBy), `${old} → ${entry.replacedBy}, which is no setting`);
   }
 });
 

@@ -20,18 +20,18 @@ export const notificationsSettings = {
 
   NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, examples: ['smtp.example.org'], description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
   NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
-  NOTIFICATIONS_SMTP_SECURE: Type.Boolean({ default: false, description: 'Implicit TLS (port 465 style); false = STARTTLS, required unless NOTIFICATIONS_SMTP_ALLOW_PLAIN' }),
-  NOTIFICATIONS_SMTP_ALLOW_PLAIN: Type.Boolean({
-    default: false,
-    description: 'Local use only: without implicit TLS, send over a server that offers no STARTTLS (credentials and mail in clear); false = such a session is refused and the email retried',
+  NOTIFICATIONS_SMTP_TLS: Type.Union([Type.Literal('implicit'), Type.Literal('starttls'), Type.Literal('none')], {
+    default: 'starttls',
+    description:
+      'How the SMTP session is protected: implicit (TLS from the first byte, port 465 style); starttls (the session must upgrade: a server that offers no STARTTLS gets nothing and the email is retried); none (credentials and mail in clear: a local development server only, refused at start on a real database unless ALLOW_INSECURE_DEFAULTS)',
   }),
   NOTIFICATIONS_SMTP_USER: Type.Optional(Type.String({ minLength: 1, description: 'SMTP auth user' })),
   NOTIFICATIONS_SMTP_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: 'SMTP auth password' })),
-  NOTIFICATIONS_SMTP_FROM: Type.String({ default: 'PIN <no-reply@pin.local>', minLength: 3, description: 'From address of notification emails (providers smtp and http-email)' }),
-  NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: Type.String({
-    default: 'notifications.pin.local',
-    minLength: 1,
-    description: 'Right-hand side of Message-ID <NotificationId.DeliveryCycle@domain>',
+  NOTIFICATIONS_SMTP_FROM: Type.String({
+    default: 'PIN <no-reply@notifications.pin.local>',
+    // An address ending in @domain (bare or in angle brackets): its domain is the Message-ID's.
+    pattern: '@[^@\\s<>]+>?\\s*$',
+    description: 'From address of notification emails (providers smtp and http-email); its domain is the right-hand side of Message-ID <NotificationId.DeliveryCycle@domain>',
   }),
   NOTIFICATIONS_SMTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider smtp (unset = its webhook answers 401)'),
 
@@ -47,6 +47,11 @@ export const notificationsSettings = {
   NOTIFICATIONS_PUSH_HTTP_SECRET: optionalSecret('Bearer credential for the push service'),
   NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-push'),
 };
+
+/** The domain of a From address ('PIN <no-reply@example.org>' → 'example.org'), which its Message-IDs carry. */
+export function fromDomain(from: string): string {
+  return /@([^@\s<>]+)>?\s*$/.exec(from)![1]!;
+}
 
 /**
  * A retry run stops claiming after 50 s, inside the seed's one-minute cycle, so one run never

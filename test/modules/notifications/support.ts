@@ -73,7 +73,7 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
     NOTIFICATIONS_SMTP_HOST: '127.0.0.1',
     NOTIFICATIONS_SMTP_PORT: String(smtp.port),
     // The local SMTP server offers no STARTTLS (test/modules/notifications/delivery/smtp-tls.test.ts covers TLS).
-    NOTIFICATIONS_SMTP_ALLOW_PLAIN: 'true',
+    NOTIFICATIONS_SMTP_TLS: 'none',
     NOTIFICATIONS_EMAIL_HTTP_URL: http.baseUrl,
     NOTIFICATIONS_EMAIL_HTTP_SECRET: 'email-api-credential-0123',
     NOTIFICATIONS_EMAIL_HTTP_WEBHOOK_SECRET: WEBHOOK_SECRET,

@@ -21,9 +21,10 @@ const a = w.main;
 const leaseMs = a.tuning.claimLeaseMs;
 const kafka = await createTestKafka();
 
+// The world's local SMTP server offers no STARTTLS: plain SMTP on a real database needs ALLOW_INSECURE_DEFAULTS.
 async function startWorkingService(): Promise<ServiceProcess> {
   const port = await freePort();
-  const service = startService({ ...w.env, DATABASE_URL: w.database.url, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_TOPIC_PREFIX: kafka.prefix, JOBS_ENABLED: 'true', PORT: String(port), LOG_LEVEL: 'warn' }, tunedService({ notifications: w.tuning }));
+  const service = startService({ ...w.env, DATABASE_URL: w.database.url, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_TOPIC_PREFIX: kafka.prefix, JOBS_ENABLED: 'true', PORT: String(port), LOG_LEVEL: 'warn', ALLOW_INSECURE_DEFAULTS: 'true' }, tunedService({ notifications: w.tuning }));
   const alive = () => service.child.exitCode === null && service.child.signalCode === null;
   await waitFor('the service to answer /health/live', async () => !alive() || (await fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.ok, () => false)), 90_000);
   if (!alive()) throw new Error(`the service exited at start: ${service.log.text.slice(-3000)}`);
