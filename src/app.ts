@@ -25,7 +25,7 @@ import type { ConsumerDefinition, ConsumerHandle, EventBus } from './platform/ev
 import { createEventBus } from './platform/events/create-bus.ts';
 import { withPrefix } from './platform/events/topics.ts';
 import { outboxPublisherJob } from './platform/outbox/publisher.ts';
-import { outboxCleanupJob } from './platform/outbox/cleanup.ts';
+import { CLEANUP_RETENTION, outboxCleanupJob } from './platform/outbox/cleanup.ts';
 import { EVENT_TOPICS } from './event-topics.ts';
 import { backoffDelayMs, type Backoff } from './platform/backoff/index.ts';
 import { modules as allModules } from './modules/index.ts';
@@ -205,7 +205,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   runner.register(
     outboxCleanupJob({
       db,
-      settings: { outboxRetentionHours: config.OUTBOX_RETENTION / 3_600_000, inboxRetentionDays: config.INBOX_RETENTION / 86_400_000 },
+      settings: CLEANUP_RETENTION,
     }),
   );
   const consumers: ConsumerDefinition<unknown>[] = [];

@@ -40,8 +40,8 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   OUTBOX_POLL_INTERVAL_MS: { renamed: 'OUTBOX_POLLING_INTERVAL', unit: 'ms' },
   OUTBOX_MAX_RUN_MS: { renamed: 'OUTBOX_MAX_RUN_DURATION', unit: 'ms' },
   OUTBOX_IDLE_WAIT_MS: { constant: "OUTBOX_IDLE_WAIT_MS = 250ms in src/app.ts", why: "the publisher's wait for the next commit" },
-  OUTBOX_RETENTION_HOURS: { renamed: 'OUTBOX_RETENTION', unit: 'h' },
-  INBOX_RETENTION_DAYS: { renamed: 'INBOX_RETENTION', unit: 'd' },
+  OUTBOX_RETENTION_HOURS: { constant: 'CLEANUP_RETENTION.outboxRetentionHours = 24 in src/platform/outbox/cleanup.ts', why: 'a day for a replay or a look after an incident' },
+  INBOX_RETENTION_DAYS: { constant: 'CLEANUP_RETENTION.inboxRetentionDays = 7 in src/platform/outbox/cleanup.ts', why: "Kafka's default retention: a redelivery the broker can still make is caught" },
   IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL_MS: { renamed: 'IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL', unit: 'ms' },
   IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS: { renamed: 'IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION', unit: 'ms' },
   IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS: { constant: 'FANOUT_RETRY_BASE_MS = 1s in src/modules/identity/context.ts', why: 'first retry delay of a failed page' },
@@ -73,7 +73,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   MESSENGER_REALTIME_BACKOFF_BASE_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_BASE', unit: 'ms' },
   MESSENGER_REALTIME_BACKOFF_CAP_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_CAP', unit: 'ms' },
   MESSENGER_REALTIME_RETENTION_DONE_HOURS: { renamed: 'MESSENGER_REALTIME_RETENTION_DONE', unit: 'h' },
-  MESSENGER_EVENTS_RETENTION_HOURS: { renamed: 'MESSENGER_EVENTS_RETENTION', unit: 'h' },
+  MESSENGER_EVENTS_RETENTION_HOURS: { constant: 'MESSENGER_TUNING.eventsRetentionMs = 7d in src/modules/messenger/settings.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
   MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES: { constant: "REALTIME_RETENTION_MAX_RUN_MS = 5m in src/modules/messenger/index.ts", why: "a retention run's limit" },
   MESSENGER_REALTIME_EDIT_WINDOW_SECONDS: { constant: 'EDIT_WINDOW_SECONDS = 60 in src/modules/messenger/messages/messages.ts', why: 'UC-MSG-003' },
   MESSENGER_REALTIME_MESSAGE_MAX_CHARS: { constant: 'MESSENGER_TUNING.messageMaxChars = 4000 in src/modules/messenger/settings.ts', why: 'a product rule, not a knob' },
@@ -138,6 +138,10 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   NOTIFICATIONS_SMTP_SECURE: { replacedBy: 'NOTIFICATIONS_SMTP_TLS', how: 'true = implicit, false = starttls' },
   NOTIFICATIONS_SMTP_ALLOW_PLAIN: { replacedBy: 'NOTIFICATIONS_SMTP_TLS', how: 'true = none, for a local server only' },
   NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: { replacedBy: 'NOTIFICATIONS_SMTP_FROM', how: 'the Message-ID domain is the domain of its address' },
+  // Retentions nobody tuned: fixed beside the jobs that apply them.
+  OUTBOX_RETENTION: { constant: 'CLEANUP_RETENTION.outboxRetentionHours = 24 in src/platform/outbox/cleanup.ts', why: 'a day for a replay or a look after an incident' },
+  INBOX_RETENTION: { constant: 'CLEANUP_RETENTION.inboxRetentionDays = 7 in src/platform/outbox/cleanup.ts', why: "Kafka's default retention: a redelivery the broker can still make is caught" },
+  MESSENGER_EVENTS_RETENTION: { constant: 'MESSENGER_TUNING.eventsRetentionMs = 7d in src/modules/messenger/settings.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */

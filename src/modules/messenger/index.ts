@@ -157,7 +157,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
       }),
       realtimeRetentionJob(deps.db, {
         retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE / 3_600_000,
-        eventsRetentionHours: config.MESSENGER_EVENTS_RETENTION / 3_600_000,
+        eventsRetentionHours: tuning.eventsRetentionMs / 3_600_000,
         cron: REALTIME_RETENTION_CRON,
         batchSize: REALTIME_RETENTION_BATCH_SIZE,
         maxRunMs: REALTIME_RETENTION_MAX_RUN_MS,
