@@ -11,7 +11,7 @@ import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '
 export const OUTBOX_CLEANUP_JOB = 'outbox-cleanup';
 
 /**
- * How long rows are kept (once the settings OUTBOX_RETENTION and INBOX_RETENTION; nobody tuned them).
+ * How long rows are kept (once settings; nobody tuned them).
  * A published outbox row is kept a day for a replay or a look after an incident; an inbox (dedupe)
  * row a week, Kafka's default retention, so a redelivery the broker can still make is caught.
  */
