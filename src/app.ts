@@ -25,7 +25,7 @@ import type { ConsumerDefinition, ConsumerHandle, EventBus } from './platform/ev
 import { createEventBus } from './platform/events/create-bus.ts';
 import { withPrefix } from './platform/events/topics.ts';
 import { outboxPublisherJob } from './platform/outbox/publisher.ts';
-import { outboxCleanupJob } from './platform/outbox/cleanup.ts';
+import { CLEANUP_RETENTION, outboxCleanupJob } from './platform/outbox/cleanup.ts';
 import { EVENT_TOPICS } from './event-topics.ts';
 import { backoffDelayMs, type Backoff } from './platform/backoff/index.ts';
 import { modules as allModules } from './modules/index.ts';
@@ -178,15 +178,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   }, tuning);
   await app.register(hubPlugin, { hub });
 
-  const bus = createEventBus(config, { log, catalogue: EVENT_TOPICS });
+  const bus = createEventBus(config, { log, catalogue: EVENT_TOPICS, tuning });
   if (bus.kind === 'in-process') {
     log.warn('KAFKA_BROKERS is unset: integration events stay in this process (in-process event bus); nothing reaches Kafka');
   }
 
   // The outbox publisher and the consumers get small pools of their own: measured under load, a
   // burst of request transactions on the shared pool otherwise queues the publisher's reads and marks.
-  const publisherPool = createPool(deps.databaseUrl, 3, log, 'pin-outbox-publisher', config);
-  const consumerPool = createPool(deps.databaseUrl, 6, log, 'pin-consumers', config);
+  const timeouts = { DATABASE_STATEMENT_TIMEOUT: config.DATABASE_STATEMENT_TIMEOUT, DATABASE_CONNECT_TIMEOUT: tuning.databaseConnectTimeoutMs };
+  const publisherPool = createPool(deps.databaseUrl, 3, log, 'pin-outbox-publisher', timeouts);
+  const consumerPool = createPool(deps.databaseUrl, 6, log, 'pin-consumers', timeouts);
   const runner = createJobRunner({ db, databaseUrl: deps.databaseUrl, log, registry, clock });
   runner.register(
     outboxPublisherJob({
@@ -204,7 +205,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   runner.register(
     outboxCleanupJob({
       db,
-      settings: { outboxRetentionHours: config.OUTBOX_RETENTION / 3_600_000, inboxRetentionDays: config.INBOX_RETENTION / 86_400_000 },
+      settings: CLEANUP_RETENTION,
     }),
   );
   const consumers: ConsumerDefinition<unknown>[] = [];

@@ -1,7 +1,8 @@
 /**
  * Local use vs production (docs/architecture.md, "Decisions"): the shipped secrets are public (they are the TypeBox
  * defaults and the values in .env.example), and the in-process event bus keeps integration events
- * inside one replica. Both are fine on a laptop's embedded PostgreSQL; pointed at a real database
+ * inside one replica; plain SMTP (NOTIFICATIONS_SMTP_TLS=none) sends credentials and mail in clear.
+ * All are fine on a laptop's embedded PostgreSQL; pointed at a real database
  * (DATABASE_URL set) the service refuses them at start, unless ALLOW_INSECURE_DEFAULTS=true says the
  * operator knows — then each is logged as a warning.
  */
@@ -26,7 +27,7 @@ export interface InsecureSetting {
 }
 
 type SafetySettings = Pick<Config, (typeof GUARDED_SECRETS)[number] | 'DATABASE_URL' | 'KAFKA_BROKERS' | 'EVENT_BUS' | 'ALLOW_INSECURE_DEFAULTS'> &
-  Partial<Pick<Config, 'KAFKA_SASL_PASSWORD' | 'AUTH_JWKS_URL' | 'AUTH_ISSUER' | 'AUTH_AUDIENCE'>>;
+  Partial<Pick<Config, 'KAFKA_SASL_PASSWORD' | 'AUTH_JWKS_URL' | 'AUTH_ISSUER' | 'AUTH_AUDIENCE' | 'NOTIFICATIONS_SMTP_HOST' | 'NOTIFICATIONS_SMTP_TLS'>>;
 
 export function shippedDefault(setting: (typeof GUARDED_SECRETS)[number]): string {
   return (ConfigSchema.properties[setting] as { default: string }).default;
@@ -51,6 +52,13 @@ export function insecureSettings(settings: SafetySettings): InsecureSetting[] {
     found.push({
       setting: 'EVENT_BUS',
       problem: 'KAFKA_BROKERS is unset, so integration events would stay in this replica; set KAFKA_BROKERS, or EVENT_BUS=in-process to choose that',
+    });
+  }
+  // Plain SMTP is an explicit choice already; on a shared deployment it also needs ALLOW_INSECURE_DEFAULTS.
+  if (settings.NOTIFICATIONS_SMTP_HOST && settings.NOTIFICATIONS_SMTP_TLS === 'none') {
+    found.push({
+      setting: 'NOTIFICATIONS_SMTP_TLS',
+      problem: 'is none: SMTP credentials and every email would cross the network in clear; use starttls or implicit',
     });
   }
   // loadConfig refuses these unless ALLOW_INSECURE_DEFAULTS; allowed, they are warned about here.

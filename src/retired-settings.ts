@@ -9,7 +9,9 @@ export type RetiredSetting =
   /** Renamed; `unit` when the old one was a number in that unit and the new one is a duration string. */
   | { renamed: string; unit?: keyof typeof UNIT_MS }
   /** Removed: now a fixed constant beside the code that uses it (`value` as it is fixed, `why`). */
-  | { constant: string; why: string };
+  | { constant: string; why: string }
+  /** Folded into another setting (`replacedBy`); `how` says which of its values to set, or what it now decides. */
+  | { replacedBy: string; how: string };
 
 const UNIT_MS = { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -20,13 +22,13 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   HTTP_CONNECTION_TIMEOUT_MS: { constant: 'KERNEL_TUNING.httpConnectionTimeoutMs = 2m in src/platform/tuning.ts', why: 'a silent connection is closed' },
   HTTP_KEEP_ALIVE_TIMEOUT_MS: { renamed: 'HTTP_KEEP_ALIVE_TIMEOUT', unit: 'ms' },
   DB_POOL_MAX: { renamed: 'DATABASE_POOL_MAX' },
-  DATABASE_CONNECT_TIMEOUT_MS: { renamed: 'DATABASE_CONNECT_TIMEOUT', unit: 'ms' },
+  DATABASE_CONNECT_TIMEOUT_MS: { constant: 'KERNEL_TUNING.databaseConnectTimeoutMs = 5s in src/platform/tuning.ts', why: 'a silent database host fails instead of hanging' },
   DATABASE_STATEMENT_TIMEOUT_MS: { renamed: 'DATABASE_STATEMENT_TIMEOUT', unit: 'ms' },
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: { constant: 'DEFAULT_DB_TIMEOUTS.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT = 1m in src/platform/db/index.ts', why: 'no transaction here waits on anything but the database' },
-  DATABASE_STARTUP_WAIT_MS: { renamed: 'DATABASE_STARTUP_WAIT', unit: 'ms' },
-  CONSUMER_MAX_ATTEMPTS: { renamed: 'KAFKA_CONSUMER_MAX_ATTEMPTS' },
-  KAFKA_LAG_POLL_INTERVAL_MS: { renamed: 'KAFKA_LAG_POLLING_INTERVAL', unit: 'ms' },
-  KAFKA_CONSUMER_SESSION_TIMEOUT_MS: { renamed: 'KAFKA_CONSUMER_SESSION_TIMEOUT', unit: 'ms' },
+  DATABASE_STARTUP_WAIT_MS: { constant: 'KERNEL_TUNING.databaseStartupWaitMs = 30s in src/platform/tuning.ts', why: 'a database starting with the stack is waited for; past it the orchestrator restarts the replica' },
+  CONSUMER_MAX_ATTEMPTS: { constant: 'KERNEL_TUNING.kafkaConsumerMaxAttempts = 10 in src/platform/tuning.ts', why: "a consumer's poison threshold; a consumer may set its own" },
+  KAFKA_LAG_POLL_INTERVAL_MS: { constant: 'KERNEL_TUNING.kafkaLagPollingIntervalMs = 15s in src/platform/tuning.ts', why: 'how often consumer lag is read' },
+  KAFKA_CONSUMER_SESSION_TIMEOUT_MS: { constant: 'KERNEL_TUNING.kafkaConsumerSessionTimeoutMs = 30s in src/platform/tuning.ts', why: "kafkajs's default; a dead member's partitions move on after it" },
   REDIS_COMMAND_TIMEOUT_MS: { constant: 'KERNEL_TUNING.redisCommandTimeoutMs = 2s in src/platform/tuning.ts', why: 'a hung Redis must not hang a push' },
   HUB_PING_INTERVAL_MS: { constant: 'KERNEL_TUNING.hubPingIntervalMs = 15s in src/platform/tuning.ts', why: 'the SignalR default' },
   HUB_CLIENT_TIMEOUT_MS: { constant: "HUB_CLIENT_TIMEOUT_MS = 30s in src/platform/realtime/index.ts", why: "twice the SignalR clients' keep-alive" },
@@ -38,8 +40,8 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   OUTBOX_POLL_INTERVAL_MS: { renamed: 'OUTBOX_POLLING_INTERVAL', unit: 'ms' },
   OUTBOX_MAX_RUN_MS: { renamed: 'OUTBOX_MAX_RUN_DURATION', unit: 'ms' },
   OUTBOX_IDLE_WAIT_MS: { constant: "OUTBOX_IDLE_WAIT_MS = 250ms in src/app.ts", why: "the publisher's wait for the next commit" },
-  OUTBOX_RETENTION_HOURS: { renamed: 'OUTBOX_RETENTION', unit: 'h' },
-  INBOX_RETENTION_DAYS: { renamed: 'INBOX_RETENTION', unit: 'd' },
+  OUTBOX_RETENTION_HOURS: { constant: 'CLEANUP_RETENTION.outboxRetentionHours = 24 in src/platform/outbox/cleanup.ts', why: 'a day for a replay or a look after an incident' },
+  INBOX_RETENTION_DAYS: { constant: 'CLEANUP_RETENTION.inboxRetentionDays = 7 in src/platform/outbox/cleanup.ts', why: "Kafka's default retention: a redelivery the broker can still make is caught" },
   IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL_MS: { renamed: 'IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL', unit: 'ms' },
   IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION_MS: { renamed: 'IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION', unit: 'ms' },
   IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS: { constant: 'FANOUT_RETRY_BASE_MS = 1s in src/modules/identity/context.ts', why: 'first retry delay of a failed page' },
@@ -50,13 +52,13 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   USER_ACTIVITY_CLOSER_MAX_RUN_DURATION_SECONDS: { renamed: 'USER_ACTIVITY_CLOSER_MAX_RUN_DURATION', unit: 's' },
   USER_ACTIVITY_RETENTION_INTERVAL_MINUTES: { constant: 'RETENTION_INTERVAL_MS = 1h in src/modules/user-activity/retention/activity-retention.ts', why: 'hourly is plenty for a line in months' },
   USER_ACTIVITY_RETENTION_MAX_RUN_MINUTES: { constant: 'RETENTION_MAX_RUN_MS = 5m in src/modules/user-activity/retention/activity-retention.ts', why: "a retention run's limit" },
-  NOTIFICATIONS_RETRY_INTERVAL_SECONDS: { renamed: 'NOTIFICATIONS_RETRY_POLLING_INTERVAL', unit: 's' },
+  NOTIFICATIONS_RETRY_INTERVAL_SECONDS: { constant: "NOTIFICATIONS_TUNING.retryPollingIntervalMs = 1m in src/modules/notifications/settings.ts", why: "seed 004's one-minute cycle" },
   NOTIFICATIONS_RETRY_MAX_RUN_SECONDS: { constant: 'RETRY_MAX_RUN_MS = 50s in src/modules/notifications/settings.ts', why: 'a retry run ends inside its one-minute cycle' },
   NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_INTERVAL_MINUTES: { constant: 'CLEANUP_INTERVAL_MS = 10m in src/modules/notifications/webhooks/replay-cleanup.job.ts', why: 'remembered signatures live minutes' },
   NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_MAX_RUN_SECONDS: { constant: "CLEANUP_MAX_RUN_MS = 1m in src/modules/notifications/webhooks/replay-cleanup.job.ts", why: "a cleanup run's limit" },
-  NOTIFICATIONS_DISPATCH_INTERVAL_MS: { renamed: 'NOTIFICATIONS_DISPATCH_POLLING_INTERVAL', unit: 'ms' },
-  NOTIFICATIONS_PROVIDER_TIMEOUT_MS: { renamed: 'NOTIFICATIONS_PROVIDER_TIMEOUT', unit: 'ms' },
-  NOTIFICATIONS_CLAIM_LEASE_SECONDS: { renamed: 'NOTIFICATIONS_CLAIM_LEASE', unit: 's' },
+  NOTIFICATIONS_DISPATCH_INTERVAL_MS: { constant: 'NOTIFICATIONS_TUNING.dispatchPollingIntervalMs = 5s in src/modules/notifications/settings.ts', why: 'a commit wakes the dispatcher anyway' },
+  NOTIFICATIONS_PROVIDER_TIMEOUT_MS: { constant: 'NOTIFICATIONS_TUNING.providerTimeoutMs = 10s in src/modules/notifications/settings.ts', why: 'a timeout is NTF_PROVIDER_TRANSIENT' },
+  NOTIFICATIONS_CLAIM_LEASE_SECONDS: { constant: "NOTIFICATIONS_TUNING.claimLeaseMs = 5m in src/modules/notifications/settings.ts", why: "a crashed worker's rows come back after it" },
   NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS: { constant: "WEBHOOK_MAX_SKEW_SECONDS = 300 in src/modules/notifications/webhooks/routes.ts", why: "the providers' usual signature window" },
   MESSENGER_CONTACT_SEARCH_REQUEST_TIMEOUT_MS: { constant: 'MESSENGER_TUNING.contactSearchRequestTimeoutMs = 5s in src/modules/messenger/settings.ts', why: 'longest Elasticsearch request' },
   MESSENGER_CONTACT_SEARCH_INDEX_INTERVAL_MS: { constant: 'MESSENGER_TUNING.contactSearchIndexIntervalMs = 1s in src/modules/messenger/settings.ts', why: 'a commit wakes the indexer anyway' },
@@ -71,7 +73,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   MESSENGER_REALTIME_BACKOFF_BASE_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_BASE', unit: 'ms' },
   MESSENGER_REALTIME_BACKOFF_CAP_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_CAP', unit: 'ms' },
   MESSENGER_REALTIME_RETENTION_DONE_HOURS: { renamed: 'MESSENGER_REALTIME_RETENTION_DONE', unit: 'h' },
-  MESSENGER_EVENTS_RETENTION_HOURS: { renamed: 'MESSENGER_EVENTS_RETENTION', unit: 'h' },
+  MESSENGER_EVENTS_RETENTION_HOURS: { constant: 'MESSENGER_TUNING.eventsRetentionMs = 7d in src/modules/messenger/settings.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
   MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES: { constant: "REALTIME_RETENTION_MAX_RUN_MS = 5m in src/modules/messenger/index.ts", why: "a retention run's limit" },
   MESSENGER_REALTIME_EDIT_WINDOW_SECONDS: { constant: 'EDIT_WINDOW_SECONDS = 60 in src/modules/messenger/messages/messages.ts', why: 'UC-MSG-003' },
   MESSENGER_REALTIME_MESSAGE_MAX_CHARS: { constant: 'MESSENGER_TUNING.messageMaxChars = 4000 in src/modules/messenger/settings.ts', why: 'a product rule, not a knob' },
@@ -117,6 +119,29 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: { constant: 'DEFAULT_DB_TIMEOUTS.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT = 1m in src/platform/db/index.ts', why: 'no transaction here waits on anything but the database' },
   USER_ACTIVITY_RETENTION_BATCH_SIZE: { constant: 'RETENTION_BATCH_SIZE = 1000 in src/modules/user-activity/retention/activity-retention.ts', why: 'short DELETEs' },
   IDENTITY_ACCESS_FANOUT_RANGE_SIZE: { constant: 'FANOUT_RANGE_SIZE = 5000 in src/modules/identity/context.ts', why: 'users per sub-task of a large role' },
+  // Third cut: developer-only timings of the kernel; fault tests shorten them in code (test/support/service-entry.ts).
+  DATABASE_CONNECT_TIMEOUT: { constant: 'KERNEL_TUNING.databaseConnectTimeoutMs = 5s in src/platform/tuning.ts', why: 'a silent database host fails instead of hanging' },
+  DATABASE_STARTUP_WAIT: { constant: 'KERNEL_TUNING.databaseStartupWaitMs = 30s in src/platform/tuning.ts', why: 'a database starting with the stack is waited for; past it the orchestrator restarts the replica' },
+  KAFKA_TOPIC_PARTITIONS: { constant: 'KERNEL_TUNING.kafkaTopicPartitions = 6 in src/platform/tuning.ts', why: "the user replica's consumer runs as many partitions at once" },
+  KAFKA_LAG_POLLING_INTERVAL: { constant: 'KERNEL_TUNING.kafkaLagPollingIntervalMs = 15s in src/platform/tuning.ts', why: 'how often consumer lag is read' },
+  KAFKA_CONSUMER_SESSION_TIMEOUT: { constant: 'KERNEL_TUNING.kafkaConsumerSessionTimeoutMs = 30s in src/platform/tuning.ts', why: "kafkajs's default; a dead member's partitions move on after it" },
+  KAFKA_CONSUMER_MAX_ATTEMPTS: { constant: 'KERNEL_TUNING.kafkaConsumerMaxAttempts = 10 in src/platform/tuning.ts', why: "a consumer's poison threshold; a consumer may set its own" },
+  // Delivery timings of notifications: seed 004 names none of them as an option.
+  NOTIFICATIONS_RETRY_POLLING_INTERVAL: { constant: "NOTIFICATIONS_TUNING.retryPollingIntervalMs = 1m in src/modules/notifications/settings.ts", why: "seed 004's one-minute cycle" },
+  NOTIFICATIONS_RETRY_BATCH_SIZE: { constant: 'NOTIFICATIONS_TUNING.retryBatchSize = 200 in src/modules/notifications/settings.ts', why: 'due Failed notifications per batch' },
+  NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: { constant: 'NOTIFICATIONS_TUNING.dispatchPollingIntervalMs = 5s in src/modules/notifications/settings.ts', why: 'a commit wakes the dispatcher anyway' },
+  NOTIFICATIONS_DISPATCH_BATCH_SIZE: { constant: 'NOTIFICATIONS_TUNING.dispatchBatchSize = 200 in src/modules/notifications/settings.ts', why: 'Pending notifications per batch' },
+  NOTIFICATIONS_SEND_CONCURRENCY: { constant: 'NOTIFICATIONS_TUNING.sendConcurrency = 32 in src/modules/notifications/settings.ts', why: 'provider calls in flight per batch' },
+  NOTIFICATIONS_CLAIM_LEASE: { constant: "NOTIFICATIONS_TUNING.claimLeaseMs = 5m in src/modules/notifications/settings.ts", why: "a crashed worker's rows come back after it" },
+  NOTIFICATIONS_PROVIDER_TIMEOUT: { constant: 'NOTIFICATIONS_TUNING.providerTimeoutMs = 10s in src/modules/notifications/settings.ts', why: 'a timeout is NTF_PROVIDER_TRANSIENT' },
+  // One choice of SMTP transport security instead of two flags; the Message-ID domain follows the From address.
+  NOTIFICATIONS_SMTP_SECURE: { replacedBy: 'NOTIFICATIONS_SMTP_TLS', how: 'true = implicit, false = starttls' },
+  NOTIFICATIONS_SMTP_ALLOW_PLAIN: { replacedBy: 'NOTIFICATIONS_SMTP_TLS', how: 'true = none, for a local server only' },
+  NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: { replacedBy: 'NOTIFICATIONS_SMTP_FROM', how: 'the Message-ID domain is the domain of its address' },
+  // Retentions nobody tuned: fixed beside the jobs that apply them.
+  OUTBOX_RETENTION: { constant: 'CLEANUP_RETENTION.outboxRetentionHours = 24 in src/platform/outbox/cleanup.ts', why: 'a day for a replay or a look after an incident' },
+  INBOX_RETENTION: { constant: 'CLEANUP_RETENTION.inboxRetentionDays = 7 in src/platform/outbox/cleanup.ts', why: "Kafka's default retention: a redelivery the broker can still make is caught" },
+  MESSENGER_EVENTS_RETENTION: { constant: 'MESSENGER_TUNING.eventsRetentionMs = 7d in src/modules/messenger/settings.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */
@@ -130,6 +155,8 @@ export function retiredSettingProblems(
     if (value === undefined || value === '') continue;
     if ('constant' in entry) {
       problems.push(`${name}: removed — it is now a fixed constant (${entry.constant}; ${entry.why}); unset it`);
+    } else if ('replacedBy' in entry) {
+      problems.push(`${name}: replaced by ${entry.replacedBy} (${entry.how}); unset ${name}`);
     } else if (entry.unit === undefined) {
       problems.push(`${name}: renamed ${entry.renamed}; set that instead and unset ${name}`);
     } else {

@@ -72,6 +72,7 @@ test('a renamed or removed setting fails start-up naming its replacement, or the
     OLD_PLAIN: { renamed: 'NEW_PLAIN' },
     OLD_WAIT_SECONDS: { renamed: 'NEW_WAIT', unit: 's' },
     OLD_KNOB: { constant: 'OLD_KNOB_VALUE = 5s in src/x.ts', why: 'nobody tunes it' },
+    OLD_FLAG: { replacedBy: 'NEW_CHOICE', how: 'true = a, false = b' },
   };
   assert.deepEqual(retiredSettingProblems({ OLD_PLAIN: '', OTHER: '1' }, retired), [], 'unset (or empty) old names pass');
   assert.deepEqual(retiredSettingProblems({ OLD_PLAIN: 'x', OLD_WAIT_SECONDS: '90', OLD_KNOB: '7' }, retired), [
@@ -79,6 +80,7 @@ test('a renamed or removed setting fails start-up naming its replacement, or the
     'OLD_WAIT_SECONDS: renamed NEW_WAIT, a duration string: set NEW_WAIT=90s and unset OLD_WAIT_SECONDS',
     'OLD_KNOB: removed — it is now a fixed constant (OLD_KNOB_VALUE = 5s in src/x.ts; nobody tunes it); unset it',
   ]);
+  assert.deepEqual(retiredSettingProblems({ OLD_FLAG: 'true' }, retired), ['OLD_FLAG: replaced by NEW_CHOICE (true = a, false = b); unset OLD_FLAG']);
   assert.match(retiredSettingProblems({ OLD_WAIT_SECONDS: 'lots' }, retired)[0]!, /NEW_WAIT as a duration such as 30s/);
 
   // Through loadConfig, with every other problem, even when the new name is set as well.
@@ -97,7 +99,40 @@ test('every retired name is free and every replacement it names is a current set
   for (const [old, entry] of Object.entries(RETIRED_SETTINGS)) {
     assert.ok(!schema.has(old), `${old} is retired but still a setting`);
     if ('renamed' in entry) assert.ok(schema.has(entry.renamed), `${old} → ${entry.renamed}, which is no setting`);
+    if ('replacedBy' in entry) assert.ok(schema.has(entry.replacedBy), `${old} → ${entry.replacedBy}, which is no setting`);
   }
+});
+
+test('the settings that became fixed values or were folded into another fail start-up naming what replaced them', () => {
+  const replaced: Record<string, RegExp> = {
+    KAFKA_CONSUMER_SESSION_TIMEOUT: /KERNEL_TUNING\.kafkaConsumerSessionTimeoutMs = 30s/,
+    KAFKA_TOPIC_PARTITIONS: /KERNEL_TUNING\.kafkaTopicPartitions = 6/,
+    KAFKA_LAG_POLLING_INTERVAL: /KERNEL_TUNING\.kafkaLagPollingIntervalMs = 15s/,
+    KAFKA_CONSUMER_MAX_ATTEMPTS: /KERNEL_TUNING\.kafkaConsumerMaxAttempts = 10/,
+    DATABASE_CONNECT_TIMEOUT: /KERNEL_TUNING\.databaseConnectTimeoutMs = 5s/,
+    DATABASE_STARTUP_WAIT: /KERNEL_TUNING\.databaseStartupWaitMs = 30s/,
+    NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: /NOTIFICATIONS_TUNING\.dispatchPollingIntervalMs = 5s/,
+    NOTIFICATIONS_DISPATCH_BATCH_SIZE: /NOTIFICATIONS_TUNING\.dispatchBatchSize = 200/,
+    NOTIFICATIONS_RETRY_POLLING_INTERVAL: /NOTIFICATIONS_TUNING\.retryPollingIntervalMs = 1m/,
+    NOTIFICATIONS_RETRY_BATCH_SIZE: /NOTIFICATIONS_TUNING\.retryBatchSize = 200/,
+    NOTIFICATIONS_SEND_CONCURRENCY: /NOTIFICATIONS_TUNING\.sendConcurrency = 32/,
+    NOTIFICATIONS_CLAIM_LEASE: /NOTIFICATIONS_TUNING\.claimLeaseMs = 5m/,
+    NOTIFICATIONS_PROVIDER_TIMEOUT: /NOTIFICATIONS_TUNING\.providerTimeoutMs = 10s/,
+    NOTIFICATIONS_SMTP_SECURE: /replaced by NOTIFICATIONS_SMTP_TLS \(true = implicit, false = starttls\)/,
+    NOTIFICATIONS_SMTP_ALLOW_PLAIN: /replaced by NOTIFICATIONS_SMTP_TLS \(true = none/,
+    NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: /replaced by NOTIFICATIONS_SMTP_FROM/,
+    OUTBOX_RETENTION: /CLEANUP_RETENTION\.outboxRetentionHours = 24/,
+    INBOX_RETENTION: /CLEANUP_RETENTION\.inboxRetentionDays = 7/,
+    MESSENGER_EVENTS_RETENTION: /MESSENGER_TUNING\.eventsRetentionMs = 7d/,
+  };
+  for (const [name, what] of Object.entries(replaced)) {
+    const problems = problemsOf({ [name]: '1' });
+    assert.equal(problems.length, 1, `${name}: ${problems.join('; ')}`);
+    assert.ok(problems[0]!.startsWith(`${name}: `), problems[0]);
+    assert.match(problems[0]!, what, name);
+  }
+  // A name that pointed at one of them (an older rename) now names the constant too.
+  assert.match(problemsOf({ KAFKA_CONSUMER_SESSION_TIMEOUT_MS: '30000' })[0]!, /KERNEL_TUNING\.kafkaConsumerSessionTimeoutMs/);
 });
 
 test('the start-up of the service fails naming a retired setting and its replacement', () => {

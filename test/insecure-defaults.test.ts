@@ -115,6 +115,22 @@ describe('no public secrets on a real database', () => {
     // Local use (embedded PostgreSQL) against the local broker is what the password is for.
     assert.equal(verdictOf({ ...KAFKA, KAFKA_SASL_MECHANISM: 'scram-sha-256', KAFKA_SASL_USERNAME: 'pin', KAFKA_SASL_PASSWORD: LOCAL_KAFKA_SASL_PASSWORD }).action, 'start');
   });
+
+  test('plain SMTP (NOTIFICATIONS_SMTP_TLS=none) on a real database: refused, named, unless ALLOW_INSECURE_DEFAULTS; STARTTLS and implicit TLS start', () => {
+    const secure = { ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, NOTIFICATIONS_SMTP_HOST: 'smtp.internal' };
+    assert.equal(loadConfig({}).NOTIFICATIONS_SMTP_TLS, 'starttls', 'plain text is never the default');
+    const plain = verdictOf({ ...secure, NOTIFICATIONS_SMTP_TLS: 'none' });
+    assert.equal(plain.action, 'refuse');
+    assert.deepEqual(named(plain), ['NOTIFICATIONS_SMTP_TLS']);
+    const allowed = verdictOf({ ...secure, NOTIFICATIONS_SMTP_TLS: 'none', ALLOW_INSECURE_DEFAULTS: 'true' });
+    assert.equal(allowed.action, 'start');
+    assert.deepEqual(named(allowed), ['NOTIFICATIONS_SMTP_TLS'], 'allowed, it is warned about');
+    for (const tls of ['starttls', 'implicit']) assert.deepEqual(verdictOf({ ...secure, NOTIFICATIONS_SMTP_TLS: tls }), { action: 'start', warnings: [] }, tls);
+    // No SMTP server configured: nothing is sent, so the choice endangers nothing.
+    assert.equal(verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS, NOTIFICATIONS_SMTP_TLS: 'none' }).action, 'start');
+    // Local use (embedded PostgreSQL) against a local mail catcher is what it is for.
+    assert.equal(verdictOf({ NOTIFICATIONS_SMTP_HOST: '127.0.0.1', NOTIFICATIONS_SMTP_TLS: 'none' }).action, 'start');
+  });
 });
 
 describe('the entry point applies the rule', () => {

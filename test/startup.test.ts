@@ -2,7 +2,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { createTestDatabase } from './support/db.ts';
-import { freePort, startService } from './support/service-process.ts';
+import { freePort, startService, tunedService } from './support/service-process.ts';
 import { waitFor } from './support/wait.ts';
 
 const NOT_YET = 'database not reachable yet; retrying';
@@ -23,7 +23,8 @@ const serviceEnv = (url: string, extra: Record<string, string> = {}) => ({
 test('database unreachable at start: one warning per try, then exit 1 with one line naming the host, no stack trace', async () => {
   const closedPort = await freePort(); // nobody listens there
   const service = startService(
-    serviceEnv(`postgres://pin:${PASSWORD}@127.0.0.1:${closedPort}/pin`, { DATABASE_STARTUP_WAIT: '2500ms' }),
+    serviceEnv(`postgres://pin:${PASSWORD}@127.0.0.1:${closedPort}/pin`),
+    tunedService({ kernel: { databaseStartupWaitMs: 2500 } }),
   );
   const [code] = await service.exited;
 
@@ -39,6 +40,8 @@ test('database unreachable at start: one warning per try, then exit 1 with one l
   const last = lines.at(-1)!;
   assert.equal(last.level, 60, 'the last line is the fatal one');
   assert.match(String(last.msg), new RegExp(`database at 127\\.0\\.0\\.1:${closedPort} unreachable`));
+  // The wait handed in code through the test entry is the one the service kept to.
+  assert.match(String(last.msg), /within the start-up wait of 2500 ms/);
   assert.equal(lines.filter((l) => Number(l.level) >= 50).length, 1, 'one error line, the last');
   assert.doesNotMatch(service.log.text, /\n\s+at /, 'no stack trace');
   assert.equal(service.log.stderr, '', 'nothing on stderr (no uncaught exception)');
@@ -54,7 +57,8 @@ test('the database comes up during the start-up wait: the service starts and ser
   url.port = String(proxyPort);
   const port = await freePort();
   const service = startService(
-    serviceEnv(url.toString(), { DATABASE_STARTUP_WAIT: '1m', PORT: String(port), HOST: '127.0.0.1', JOBS_ENABLED: 'false' }),
+    serviceEnv(url.toString(), { PORT: String(port), HOST: '127.0.0.1', JOBS_ENABLED: 'false' }),
+    tunedService({ kernel: { databaseStartupWaitMs: 60_000 } }),
   );
 
   await waitFor('two failed tries', () => service.lines().filter((l) => l.msg === NOT_YET).length >= 2, 30_000);
@@ -86,7 +90,10 @@ test('the database comes up during the start-up wait: the service starts and ser
 
 test('SIGTERM while start-up waits for the database: it stops waiting and exits 0', async () => {
   const closedPort = await freePort();
-  const service = startService(serviceEnv(`postgres://pin:x@127.0.0.1:${closedPort}/pin`, { DATABASE_STARTUP_WAIT: '10m' }));
+  const service = startService(
+    serviceEnv(`postgres://pin:x@127.0.0.1:${closedPort}/pin`),
+    tunedService({ kernel: { databaseStartupWaitMs: 600_000 } }),
+  );
   await waitFor('a failed try', () => service.lines().some((l) => l.msg === NOT_YET), 30_000);
   service.child.kill('SIGTERM');
   const [code, signal] = await service.exited;

@@ -23,8 +23,8 @@ import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './suppo
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const COUNT = env('BENCH_NOTIFICATIONS', 20_000);
-const BATCH = env('BENCH_BATCH_SIZE', 200); // NOTIFICATIONS_RETRY_BATCH_SIZE default
-const CONCURRENCY = env('BENCH_CONCURRENCY', 32); // NOTIFICATIONS_SEND_CONCURRENCY default
+const BATCH = env('BENCH_BATCH_SIZE', 200); // NOTIFICATIONS_TUNING.retryBatchSize
+const CONCURRENCY = env('BENCH_CONCURRENCY', 32); // NOTIFICATIONS_TUNING.sendConcurrency
 const log = benchLogger('warn');
 
 
@@ -55,7 +55,7 @@ const metrics = createNotificationMetrics(registry, { db, providers, clock: syst
 const worker = retryWorkerJob(
   { db, providers, metrics, hub, userFrames: enqueueUserFrames },
   // The service's mapping, with the bench's batch and concurrency, and one run for the whole backlog.
-  { ...deliveryJobOptions(config).retryWorker, batchSize: BATCH, concurrency: CONCURRENCY, maxRunMs: 3_600_000 },
+  { ...deliveryJobOptions().retryWorker, batchSize: BATCH, concurrency: CONCURRENCY, maxRunMs: 3_600_000 },
 );
 
 say(`seeding ${COUNT} due Failed notifications`);

@@ -1,12 +1,21 @@
 import type { ModuleFactory } from '../platform/module.ts';
 import userActivity from './user-activity/index.ts';
 import identity from './identity/index.ts';
-import notifications from './notifications/index.ts';
-import messenger from './messenger/index.ts';
+import { notificationsModule, type NotificationsTuning } from './notifications/index.ts';
+import { messengerModule, type MessengerTuning } from './messenger/index.ts';
+
+/** Fixed values of the modules that have them; a test shortens one (the service runs the defaults). */
+export interface ModuleTuning {
+  notifications?: Partial<NotificationsTuning>;
+  messenger?: Partial<MessengerTuning>;
+}
 
 /**
- * Every bounded context the app hosts. Each entry is the default export of
- * `src/modules/<context>/index.ts` — the module's only public surface.
- * (user-activity, identity, messenger and notifications arrive with their issues.)
+ * Every bounded context the app hosts, built with `tuning` over each module's fixed values. Each
+ * entry comes from `src/modules/<context>/index.ts` — the module's only public surface.
  */
-export const modules: ModuleFactory[] = [userActivity, identity, notifications, messenger];
+export function tunedModules(tuning: ModuleTuning = {}): ModuleFactory[] {
+  return [userActivity, identity, notificationsModule(tuning.notifications), messengerModule(tuning.messenger)];
+}
+
+export const modules: ModuleFactory[] = tunedModules();

@@ -10,7 +10,7 @@ import { waitFor } from '../support/wait.ts';
 
 /**
  * A replica restarted after a SIGKILL: its consumers cannot join their groups until the dead
- * member's session expires (KAFKA_CONSUMER_SESSION_TIMEOUT, 30 s in production, 60 s here). Its
+ * member's session expires (KERNEL_TUNING.kafkaConsumerSessionTimeoutMs, 30 s in production, 60 s here). Its
  * jobs must not wait for that: the outbox publisher (and realtime dispatch, and every other job)
  * start as soon as the producer is connected. Before the fix the job runner started only after
  * every consumer had joined, so each crash stopped event publishing for up to 30 s. The kill comes
@@ -25,16 +25,16 @@ const GROUP = 'messenger-identity-user-sync';
 test('after a SIGKILL the restarted replica publishes outbox rows while its consumers still wait to join', { timeout: 180_000 }, async () => {
   const rng = createRng(faultSeed());
   const stack = await createStack();
-  const env = { KAFKA_CONSUMER_SESSION_TIMEOUT: `${SESSION_TIMEOUT_MS}ms` };
+  const tuning = { kernel: { kafkaConsumerSessionTimeoutMs: SESSION_TIMEOUT_MS } };
   const members = async () => (await stack.kafka.admin.describeGroups([stack.kafka.topic(GROUP)])).groups[0]?.members.map((m) => m.memberId) ?? [];
 
-  const first = await stack.start('first', { env });
+  const first = await stack.start('first', { tuning });
   await waitFor('the first replica to join the user-sync group', async () => (await members()).length === 1, 60_000);
   const [deadMember] = await members();
   await sleep(rng.int(0, 3000));
   await first.kill();
 
-  const restarted = await stack.start('restarted', { env });
+  const restarted = await stack.start('restarted', { tuning });
   const killedAt = Date.now();
   const [userId] = await createUsers(stack, restarted, 1);
   const { rows } = await stack.database.pool.query<{ id: string }>(`select id::text from platform.outbox where aggregate_id = $1`, [userId]);

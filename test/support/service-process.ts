@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import type { ServiceTuning } from '../../src/service.ts';
 import { SECURE_SECRETS } from './secure-env.ts';
 
 /** A port nobody listens on right now (the kernel's pick, released at once). */
@@ -24,8 +25,16 @@ export interface ServiceProcess {
 }
 
 /**
+ * The command of the service with some fixed values shortened (test/support/service-entry.ts: the
+ * same start-up as src/main.ts, the values handed in code), for `startService(env, tunedService(…))`.
+ */
+export function tunedService(tuning: ServiceTuning): string[] {
+  return [process.execPath, 'test/support/service-entry.ts', JSON.stringify(tuning)];
+}
+
+/**
  * The service as a child process, as an orchestrator would run it: `node src/main.ts` by default, or
- * any command (e.g. `npm start`). Killed with SIGKILL at file end if it is still running.
+ * any command (e.g. `npm start`, or `tunedService(…)`). Killed with SIGKILL at file end if it is still running.
  */
 export function startService(env: Record<string, string | undefined>, command = [process.execPath, 'src/main.ts']): ServiceProcess {
   const child = spawn(command[0]!, command.slice(1), {

@@ -44,6 +44,8 @@ const CALL_REAPER_MAX_RUN_MS = 10_000;
 /** The user-frame port's implementation (platform/module.ts UserFrames), wired by the app. */
 export { enqueueUserFrames } from './realtime-dispatch/carried.ts';
 
+export type { MessengerTuning } from './settings.ts';
+
 /**
  * The messenger context:
  * - chats, messages, contacts and the blacklist, 1:1 calls and conferences, each change announced
@@ -155,7 +157,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
       }),
       realtimeRetentionJob(deps.db, {
         retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE / 3_600_000,
-        eventsRetentionHours: config.MESSENGER_EVENTS_RETENTION / 3_600_000,
+        eventsRetentionHours: tuning.eventsRetentionMs / 3_600_000,
         cron: REALTIME_RETENTION_CRON,
         batchSize: REALTIME_RETENTION_BATCH_SIZE,
         maxRunMs: REALTIME_RETENTION_MAX_RUN_MS,

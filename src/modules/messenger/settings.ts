@@ -117,12 +117,6 @@ export const messengerRealtimeSettings = {
     maximum: '90d',
     description: 'Done realtime_outbox rows are deleted after this (RetentionDone)',
   }),
-  MESSENGER_EVENTS_RETENTION: Duration({
-    default: '7d',
-    minimum: '1h',
-    maximum: '90d',
-    description: 'The per-user event stream (GET /api/messenger/events) keeps events this long; an older cursor answers 410 MSG_EVENTS_CURSOR_EXPIRED',
-  }),
   MESSENGER_MEDIA_TOKEN_SECRET: Type.String({
     default: 'dev-only-media-secret-change-me-0123456789',
     minLength: 32,
@@ -163,6 +157,12 @@ export const MESSENGER_TUNING = {
   contactSearchRetryCapMs: 60_000,
   /** MessengerContactSearchRebuildJob schedule (cron, UTC): nightly, reconciling the index with the replica. */
   contactSearchRebuildCron: '30 3 * * *',
+  /**
+   * The per-user event stream (GET /api/messenger/events) keeps events this long; an older cursor
+   * answers 410 MSG_EVENTS_CURSOR_EXPIRED and the client resyncs over REST: a week covers a device
+   * offline over a holiday weekend (a product rule, not a knob).
+   */
+  eventsRetentionMs: 7 * 86_400_000,
 };
 
 export type MessengerTuning = typeof MESSENGER_TUNING;

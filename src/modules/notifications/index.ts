@@ -14,6 +14,7 @@ import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
 
 export type { NotificationDispatchedEvent } from './events.ts';
+export type { NotificationsTuning } from './settings.ts';
 export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
 
 /**
@@ -33,11 +34,11 @@ export default notificationsModule();
 function notificationsParts(deps: ModuleDeps<NotificationsSettings>, tuning: NotificationsTuning): ModuleParts {
   const { settings: config } = deps;
   const log = deps.log.child({ module: 'notifications' });
-  const providers = createProviders(config, { hub: deps.hub, clock: deps.clock });
+  const providers = createProviders(config, { hub: deps.hub, clock: deps.clock, timeoutMs: tuning.providerTimeoutMs });
   const metrics = createNotificationMetrics(deps.registry, { db: deps.db, providers, clock: deps.clock });
   const ctx: NotificationsContext = { config, tuning, db: deps.db, clock: deps.clock, log, metrics, providers, userFrames: deps.userFrames };
   const delivery: DeliveryDeps = { db: deps.db, providers, metrics, hub: deps.hub, userFrames: deps.userFrames };
-  const jobs = deliveryJobOptions(config);
+  const jobs = deliveryJobOptions(tuning);
 
   return {
     name: 'notifications',

@@ -17,63 +17,21 @@ export const notificationsSettings = {
     maximum: 100000,
     description: 'Push-token registrations per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
   }),
-  NOTIFICATIONS_RETRY_POLLING_INTERVAL: Duration({
-    default: '1m',
-    minimum: '1s',
-    maximum: '1h',
-    description: 'NotificationRetryWorker cycle (seed: every minute), under the lock notifications:retry-worker',
-  }),
-  NOTIFICATIONS_RETRY_BATCH_SIZE: Type.Integer({
-    default: 200,
-    minimum: 1,
-    maximum: 5000,
-    description: 'Due Failed notifications claimed per batch; a run repeats while batches come back full',
-  }),
-  NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: Duration({
-    default: '5s',
-    minimum: '50ms',
-    maximum: '10m',
-    description: 'Dispatcher timer for Pending notifications (a NOTIFY at commit wakes it at once)',
-  }),
-  NOTIFICATIONS_DISPATCH_BATCH_SIZE: Type.Integer({
-    default: 200,
-    minimum: 1,
-    maximum: 5000,
-    description: 'Pending notifications claimed per dispatcher batch',
-  }),
-  NOTIFICATIONS_SEND_CONCURRENCY: Type.Integer({
-    default: 32,
-    minimum: 1,
-    maximum: 1000,
-    description: 'Provider calls in flight at once within one batch',
-  }),
-  NOTIFICATIONS_CLAIM_LEASE: Duration({
-    default: '5m',
-    minimum: '10s',
-    maximum: '1d',
-    description: 'A claimed notification is skipped by other workers this long; a crashed worker\'s rows come back after it',
-  }),
-  NOTIFICATIONS_PROVIDER_TIMEOUT: Duration({
-    default: '10s',
-    minimum: '100ms',
-    maximum: '2m',
-    description: 'Longest wait for one provider call; a timeout is NTF_PROVIDER_TRANSIENT',
-  }),
 
   NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, examples: ['smtp.example.org'], description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
   NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
-  NOTIFICATIONS_SMTP_SECURE: Type.Boolean({ default: false, description: 'Implicit TLS (port 465 style); false = STARTTLS, required unless NOTIFICATIONS_SMTP_ALLOW_PLAIN' }),
-  NOTIFICATIONS_SMTP_ALLOW_PLAIN: Type.Boolean({
-    default: false,
-    description: 'Local use only: without implicit TLS, send over a server that offers no STARTTLS (credentials and mail in clear); false = such a session is refused and the email retried',
+  NOTIFICATIONS_SMTP_TLS: Type.Union([Type.Literal('implicit'), Type.Literal('starttls'), Type.Literal('none')], {
+    default: 'starttls',
+    description:
+      'How the SMTP session is protected: implicit (TLS from the first byte, port 465 style); starttls (the session must upgrade: a server that offers no STARTTLS gets nothing and the email is retried); none (credentials and mail in clear: a local development server only, refused at start on a real database unless ALLOW_INSECURE_DEFAULTS)',
   }),
   NOTIFICATIONS_SMTP_USER: Type.Optional(Type.String({ minLength: 1, description: 'SMTP auth user' })),
   NOTIFICATIONS_SMTP_PASSWORD: Type.Optional(Type.String({ minLength: 1, description: 'SMTP auth password' })),
-  NOTIFICATIONS_SMTP_FROM: Type.String({ default: 'PIN <no-reply@pin.local>', minLength: 3, description: 'From address of notification emails (providers smtp and http-email)' }),
-  NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: Type.String({
-    default: 'notifications.pin.local',
-    minLength: 1,
-    description: 'Right-hand side of Message-ID <NotificationId.DeliveryCycle@domain>',
+  NOTIFICATIONS_SMTP_FROM: Type.String({
+    default: 'PIN <no-reply@notifications.pin.local>',
+    // An address ending in @domain (bare or in angle brackets): its domain is the Message-ID's.
+    pattern: '@[^@\\s<>]+>?\\s*$',
+    description: 'From address of notification emails (providers smtp and http-email); its domain is the right-hand side of Message-ID <NotificationId.DeliveryCycle@domain>',
   }),
   NOTIFICATIONS_SMTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider smtp (unset = its webhook answers 401)'),
 
@@ -90,6 +48,11 @@ export const notificationsSettings = {
   NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: optionalSecret('HMAC key of delivery webhooks for provider http-push'),
 };
 
+/** The domain of a From address ('PIN <no-reply@example.org>' → 'example.org'), which its Message-IDs carry. */
+export function fromDomain(from: string): string {
+  return /@([^@\s<>]+)>?\s*$/.exec(from)![1]!;
+}
+
 /**
  * A retry run stops claiming after 50 s, inside the seed's one-minute cycle, so one run never
  * overlaps the next tick (once NOTIFICATIONS_RETRY_MAX_RUN_SECONDS).
@@ -97,10 +60,26 @@ export const notificationsSettings = {
 const RETRY_MAX_RUN_MS = 50_000;
 
 /**
- * Product rules of notifications that are not knobs (once settings). The service always runs these; a
- * test picks a small one by building the module in code, `notificationsModule({ … })`.
+ * Product rules and delivery timings of notifications that are not knobs (once settings: seed 004
+ * names no option for them, and the per-channel MaxAttempts and RetryBackoff live in channel_configs).
+ * The service always runs these; a test picks a small one by building the module in code,
+ * `notificationsModule({ … })`, or through test/support/service-entry.ts for a child process.
  */
 export const NOTIFICATIONS_TUNING = {
+  /** NotificationRetryWorker cycle (seed 004: every minute), under the lock notifications:retry-worker. */
+  retryPollingIntervalMs: 60_000,
+  /** Due Failed notifications claimed per retry batch; a run repeats while batches come back full. */
+  retryBatchSize: 200,
+  /** Dispatcher timer for Pending notifications (a NOTIFY at commit wakes it at once). */
+  dispatchPollingIntervalMs: 5000,
+  /** Pending notifications claimed per dispatcher batch. */
+  dispatchBatchSize: 200,
+  /** Provider calls in flight at once within one batch. */
+  sendConcurrency: 32,
+  /** A claimed notification is skipped by other workers this long; a crashed worker's rows come back after it. */
+  claimLeaseMs: 300_000,
+  /** Longest wait for one provider call; a timeout is NTF_PROVIDER_TRANSIENT. */
+  providerTimeoutMs: 10_000,
   /** Devices (push tokens) one user may register; one more is refused 409 NTF_PUSH_TOKEN_LIMIT until one is removed. */
   pushTokensMaxPerUser: 20,
   /** Times a failed-delivery webhook may reopen a Sent notification (each reopen is a new DeliveryCycle); then it is terminal Failed. */
@@ -128,26 +107,26 @@ export interface DeliveryJobOptions {
   hardTimeoutMs: number;
 }
 
-/** The delivery jobs' options from the settings: the one place they are mapped. */
-export function deliveryJobOptions(s: NotificationsSettings): { dispatcher: DeliveryJobOptions; retryWorker: DeliveryJobOptions } {
+/** The delivery jobs' options from the fixed values: the one place they are mapped. */
+export function deliveryJobOptions(t: NotificationsTuning = NOTIFICATIONS_TUNING): { dispatcher: DeliveryJobOptions; retryWorker: DeliveryJobOptions } {
   const shared = {
-    leaseMs: s.NOTIFICATIONS_CLAIM_LEASE,
-    // Above the adapters' own timeout (NOTIFICATIONS_PROVIDER_TIMEOUT), which should fire first.
-    hardTimeoutMs: s.NOTIFICATIONS_PROVIDER_TIMEOUT * 3,
-    concurrency: s.NOTIFICATIONS_SEND_CONCURRENCY,
+    leaseMs: t.claimLeaseMs,
+    // Above the adapters' own timeout (providerTimeoutMs), which should fire first.
+    hardTimeoutMs: t.providerTimeoutMs * 3,
+    concurrency: t.sendConcurrency,
   };
   return {
     dispatcher: {
       ...shared,
-      everyMs: s.NOTIFICATIONS_DISPATCH_POLLING_INTERVAL,
-      batchSize: s.NOTIFICATIONS_DISPATCH_BATCH_SIZE,
-      // The dispatcher has no run-length setting: ten of its intervals, at least a second.
-      maxRunMs: Math.max(1000, s.NOTIFICATIONS_DISPATCH_POLLING_INTERVAL * 10),
+      everyMs: t.dispatchPollingIntervalMs,
+      batchSize: t.dispatchBatchSize,
+      // The dispatcher has no run length of its own: ten of its intervals, at least a second.
+      maxRunMs: Math.max(1000, t.dispatchPollingIntervalMs * 10),
     },
     retryWorker: {
       ...shared,
-      everyMs: s.NOTIFICATIONS_RETRY_POLLING_INTERVAL,
-      batchSize: s.NOTIFICATIONS_RETRY_BATCH_SIZE,
+      everyMs: t.retryPollingIntervalMs,
+      batchSize: t.retryBatchSize,
       maxRunMs: RETRY_MAX_RUN_MS,
     },
   };

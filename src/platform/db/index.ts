@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../observability/logger.ts';
 
+import { KERNEL_TUNING } from '../tuning.ts';
 import { query, type Db } from './query.ts';
 
 export { DatabaseUnreachableError, databaseTarget, waitForDatabase } from './startup.ts';
@@ -19,7 +20,10 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.m
  * 0 leaves a server-side limit at the server's own default (off unless the database sets one).
  */
 export interface DbTimeouts {
-  /** Establishing one connection; a silent host otherwise hangs connect() for the OS TCP timeout (~2 min). */
+  /**
+   * Establishing one connection; a silent host otherwise hangs connect() for the OS TCP timeout (~2 min).
+   * Not a setting (KERNEL_TUNING.databaseConnectTimeoutMs, 5 s); tests shorten it here.
+   */
   DATABASE_CONNECT_TIMEOUT?: number;
   /** Server-side statement_timeout: a query stuck on a lock fails with 57014 instead of holding its connection. */
   DATABASE_STATEMENT_TIMEOUT?: number;
@@ -30,9 +34,9 @@ export interface DbTimeouts {
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT?: number;
 }
 
-/** The config schema's defaults (and the fixed idle-in-transaction limit); callers that pass nothing (benches, tests) get the same limits. */
+/** The fixed limits and the statement timeout's default; callers that pass nothing (benches, tests) get the same limits. */
 export const DEFAULT_DB_TIMEOUTS: Required<DbTimeouts> = {
-  DATABASE_CONNECT_TIMEOUT: 5000,
+  DATABASE_CONNECT_TIMEOUT: KERNEL_TUNING.databaseConnectTimeoutMs,
   DATABASE_STATEMENT_TIMEOUT: 30_000,
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: 60_000,
 };

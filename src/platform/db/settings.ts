@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Duration, Int, type SettingsOf } from '../types/index.ts';
 
-/** The database: PostgreSQL URL or the embedded server, pool size and timeouts. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
+/** The database: PostgreSQL URL or the embedded server, pool size and statement timeout. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const databaseSettings = {
   DATABASE_URL: Type.Optional(
     Type.String({ pattern: '^postgres(ql)?://', examples: ['postgres://user:password@host:5432/pin'], description: 'PostgreSQL URL; unset = embedded PostgreSQL' }),
@@ -12,21 +12,10 @@ export const databaseSettings = {
     description: 'Data directory of the embedded PostgreSQL (as root it must sit directly under /tmp)',
   }),
   DATABASE_POOL_MAX: Int({ default: 10, minimum: 2, maximum: 200, description: 'Connections in the pg pool' }),
-  DATABASE_CONNECT_TIMEOUT: Duration({
-    default: '5s',
-    minimum: '100ms',
-    description: 'Longest wait for one new PostgreSQL connection (a silent host fails instead of hanging)',
-  }),
   DATABASE_STATEMENT_TIMEOUT: Duration({
     default: '30s',
     minimum: '0s',
     description: 'statement_timeout of pooled connections (0 = server default); migrations run without it',
-  }),
-  DATABASE_STARTUP_WAIT: Duration({
-    default: '30s',
-    minimum: '0s',
-    maximum: '10m',
-    description: 'At start, how long to keep trying the first database connection (with backoff) before exiting non-zero (0 = one try)',
   }),
 };
 

@@ -75,7 +75,7 @@ export async function waitForDatabase(
       if (remainingMs <= 0) {
         const waited = Math.round((Date.now() - started) / 1000);
         throw new DatabaseUnreachableError(
-          `database at ${where} unreachable after ${waited} s (${attempt} tries, DATABASE_STARTUP_WAIT=${opts.waitMs}): ${error}`,
+          `database at ${where} unreachable after ${waited} s (${attempt} tries within the start-up wait of ${opts.waitMs} ms): ${error}`,
           target,
           attempt,
           err,

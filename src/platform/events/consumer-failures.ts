@@ -2,7 +2,7 @@ import { causeChain, pgErrorOf } from '../errors/index.ts';
 import { PoisonMessageError } from './errors.ts';
 import { isKafkaUnreachable } from './kafka-util.ts';
 
-/** Dead-letter code of a message that failed KAFKA_CONSUMER_MAX_ATTEMPTS times in a row with an error of its own. */
+/** Dead-letter code of a message that failed its consumer's maxAttempts (10 unless it sets its own) times in a row with an error of its own. */
 export const CONSUMER_RETRIES_EXHAUSTED = 'CONSUMER_RETRIES_EXHAUSTED';
 
 /**

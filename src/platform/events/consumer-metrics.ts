@@ -26,7 +26,7 @@ export function consumerMetrics(registry: Registry) {
     }),
     lag: gauge(registry, {
       name: 'consumer_lag',
-      help: 'Messages waiting per partition: high watermark minus the group\'s committed offset, read from the broker every KAFKA_LAG_POLLING_INTERVAL (and on progress); rises while the consumer is stuck. Every replica reports the whole group: use max by (consumer, partition)',
+      help: 'Messages waiting per partition: high watermark minus the group\'s committed offset, read from the broker every 15 s (and on progress); rises while the consumer is stuck. Every replica reports the whole group: use max by (consumer, partition)',
       labelNames: ['consumer', 'topic', 'partition'] as const,
     }),
     oldestUnconsumedAge: gauge(registry, {

@@ -4,9 +4,13 @@ import { createInProcessBus } from './in-process-bus.ts';
 import { createKafkaBus } from './kafka-bus.ts';
 import { kafkaSecurity, type KafkaSecuritySettings } from './kafka-security.ts';
 import type { EventBusSettings } from './settings.ts';
+import { KERNEL_TUNING, type KernelTuning } from '../tuning.ts';
 import { topicsToCreate, type CatalogueTopic } from './topics.ts';
 
 export type { EventBusSettings };
+
+/** The bus's fixed values (KERNEL_TUNING); a test shortens one. */
+export type KafkaTuning = Pick<KernelTuning, 'kafkaTopicPartitions' | 'kafkaLagPollingIntervalMs' | 'kafkaConsumerSessionTimeoutMs' | 'kafkaConsumerMaxAttempts'>;
 
 /**
  * Kafka when KAFKA_BROKERS is set (creating every catalogue topic and its DLQ twin at start),
@@ -15,22 +19,23 @@ export type { EventBusSettings };
  */
 export function createEventBus(
   settings: Omit<EventBusSettings, keyof KafkaSecuritySettings> & KafkaSecuritySettings,
-  deps: { log: Logger; catalogue: readonly CatalogueTopic[] },
+  deps: { log: Logger; catalogue: readonly CatalogueTopic[]; tuning?: KafkaTuning },
 ): EventBus {
+  const tuning = deps.tuning ?? KERNEL_TUNING;
   if (!settings.KAFKA_BROKERS) {
-    return createInProcessBus({ log: deps.log, partitions: settings.KAFKA_TOPIC_PARTITIONS, consumerMaxAttempts: settings.KAFKA_CONSUMER_MAX_ATTEMPTS });
+    return createInProcessBus({ log: deps.log, partitions: tuning.kafkaTopicPartitions, consumerMaxAttempts: tuning.kafkaConsumerMaxAttempts });
   }
   return createKafkaBus({
     brokers: settings.KAFKA_BROKERS.split(','),
     clientId: settings.KAFKA_CLIENT_ID,
     security: kafkaSecurity(settings),
     log: deps.log,
-    consumerMaxAttempts: settings.KAFKA_CONSUMER_MAX_ATTEMPTS,
-    lagPollIntervalMs: settings.KAFKA_LAG_POLLING_INTERVAL,
-    consumerSessionTimeoutMs: settings.KAFKA_CONSUMER_SESSION_TIMEOUT,
+    consumerMaxAttempts: tuning.kafkaConsumerMaxAttempts,
+    lagPollIntervalMs: tuning.kafkaLagPollingIntervalMs,
+    consumerSessionTimeoutMs: tuning.kafkaConsumerSessionTimeoutMs,
     topics: topicsToCreate(deps.catalogue, {
       prefix: settings.KAFKA_TOPIC_PREFIX,
-      partitions: settings.KAFKA_TOPIC_PARTITIONS,
+      partitions: tuning.kafkaTopicPartitions,
     }),
   });
 }

@@ -14,7 +14,7 @@ import { EventBusUnavailableError } from './errors.ts';
  */
 export interface InProcessBusOptions {
   log: Logger;
-  /** KAFKA_CONSUMER_MAX_ATTEMPTS: a consumer's maxAttempts unless it sets its own. */
+  /** A consumer's maxAttempts unless it sets its own (KERNEL_TUNING.kafkaConsumerMaxAttempts). */
   consumerMaxAttempts?: number;
   /** Partitions per topic: keys hash onto them, so one key's failure holds back only its partition. */
   partitions?: number;

@@ -43,9 +43,9 @@ export interface KafkaBusOptions {
    * partitions. Default kafkajs's 30,000; the broker's group.min.session.timeout.ms (6,000) bounds it below.
    */
   consumerSessionTimeoutMs?: number;
-  /** KAFKA_CONSUMER_MAX_ATTEMPTS: a consumer's maxAttempts unless it sets its own. */
+  /** A consumer's maxAttempts unless it sets its own (KERNEL_TUNING.kafkaConsumerMaxAttempts). */
   consumerMaxAttempts?: number;
-  /** KAFKA_LAG_POLLING_INTERVAL: how often consumer lag is read from the broker. Default 15,000. */
+  /** How often consumer lag is read from the broker (KERNEL_TUNING.kafkaLagPollingIntervalMs). */
   lagPollIntervalMs?: number;
 }
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { Bool, Duration, Int, type SettingsOf } from '../types/index.ts';
+import { Bool, type SettingsOf } from '../types/index.ts';
 
-/** The event bus: Kafka brokers, client id, topic prefix (tests) and partitions of created topics. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
+/** The event bus: Kafka brokers, client id, topic prefix (tests), the bus choice and transport security. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const eventBusSettings = {
   KAFKA_BROKERS: Type.Optional(
     Type.String({
@@ -13,27 +13,6 @@ export const eventBusSettings = {
   KAFKA_TOPIC_PREFIX: Type.String({
     default: '',
     description: 'Test-only: prefix put before every topic and consumer group name',
-  }),
-  KAFKA_TOPIC_PARTITIONS: Int({ default: 6, minimum: 1, maximum: 1000, description: 'Partitions of created topics' }),
-  KAFKA_CONSUMER_MAX_ATTEMPTS: Int({
-    default: 10,
-    minimum: 1,
-    maximum: 10_000,
-    description:
-      'Failed attempts in a row on one message (errors that may be its own: not an outage) after which a consumer dead-letters it as CONSUMER_RETRIES_EXHAUSTED; a consumer may set its own maxAttempts',
-  }),
-  KAFKA_LAG_POLLING_INTERVAL: Duration({
-    default: '15s',
-    minimum: '1s',
-    maximum: '1h',
-    description: 'How often consumer_lag and consumer_oldest_unconsumed_age_seconds are read from the broker (committed offsets vs high watermarks)',
-  }),
-  KAFKA_CONSUMER_SESSION_TIMEOUT: Duration({
-    default: '30s',
-    minimum: '1s',
-    maximum: '5m',
-    description:
-      "How long a consumer that died without leaving (SIGKILL, a lost node) keeps its partitions before the group hands them on, which is also how long a replica restarted after a crash waits to join; the broker's group.min.session.timeout.ms bounds it below (6,000 by default; the local broker of scripts/kafka.sh allows 1,000). Heartbeats go every third of it, at most every 3 s",
   }),
   // No default on purpose: unset means "whatever KAFKA_BROKERS says" (local use keeps working), and
   // only an explicit `in-process` lets a replica on a real database run without Kafka.

@@ -17,7 +17,7 @@ export const withPrefix = (prefix: string | undefined, name: string): string => 
 
 /**
  * Every physical topic the service creates at start: each catalogue topic, plus DLQ twins.
- * `partitions` (KAFKA_TOPIC_PARTITIONS) overrides the catalogue's count when given.
+ * `partitions` (KERNEL_TUNING.kafkaTopicPartitions) overrides the catalogue's count when given.
  */
 export function topicsToCreate(
   catalogue: readonly CatalogueTopic[],

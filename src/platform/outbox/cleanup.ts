@@ -10,10 +10,17 @@ import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '
 
 export const OUTBOX_CLEANUP_JOB = 'outbox-cleanup';
 
+/**
+ * How long rows are kept (once settings; nobody tuned them).
+ * A published outbox row is kept a day for a replay or a look after an incident; an inbox (dedupe)
+ * row a week, Kafka's default retention, so a redelivery the broker can still make is caught.
+ */
+export const CLEANUP_RETENTION = { outboxRetentionHours: 24, inboxRetentionDays: 7 } as const;
+
 export interface OutboxCleanupSettings {
-  /** Published outbox rows are kept this long (OUTBOX_RETENTION). */
+  /** Published outbox rows are kept this long (CLEANUP_RETENTION.outboxRetentionHours). */
   outboxRetentionHours: number;
-  /** Inbox (dedupe) rows are kept this long (INBOX_RETENTION); redeliveries older than this are not caught. */
+  /** Inbox (dedupe) rows are kept this long (CLEANUP_RETENTION.inboxRetentionDays); redeliveries older than this are not caught. */
   inboxRetentionDays: number;
   /** Rows per DELETE statement. Default 1000. */
   batchSize?: number;
@@ -56,8 +63,6 @@ async function deleteInbox(db: Db, before: Date, limit: number): Promise<{ id: s
 
 export function outboxCleanupJob(opts: OutboxCleanupOptions): BatchWorker {
   const { db, settings } = opts;
-  // The retentions come as loadConfig validated them (at least 1 h and 1 d: a zero retention would
-  // delete the inbox's dedupe rows at once, and published rows before a replay could read them).
   return defineBatchWorker({
     name: OUTBOX_CLEANUP_JOB,
     every: settings.intervalMs ?? 10 * 60_000,

@@ -8,4 +8,4 @@ export {
   type OutboxPublisherOptions,
   type PublishCounts,
 } from './publisher.ts';
-export { OUTBOX_CLEANUP_JOB, outboxCleanupJob, type OutboxCleanupOptions, type OutboxCleanupSettings } from './cleanup.ts';
+export { CLEANUP_RETENTION, OUTBOX_CLEANUP_JOB, outboxCleanupJob, type OutboxCleanupOptions, type OutboxCleanupSettings } from './cleanup.ts';

@@ -69,8 +69,8 @@ async function scenario(): Promise<Outcome> {
   const pool = createPool(postgres.url, 4, createLogger('fatal'));
   const database = { url: postgres.url, pool, db: createDb(pool), drop: () => pool.end() };
   const stack: Stack = await createStack({ database, brokers: [kafka.brokers] });
-  // DATABASE_CONNECT_TIMEOUT: a connection to the stopped server fails well within the outage.
-  const replica = await stack.start('replica', { env: { KAFKA_TOPIC_PARTITIONS: '2', DATABASE_CONNECT_TIMEOUT: '1s' } });
+  // A 1 s connect timeout: a connection to the stopped server fails well within the outage.
+  const replica = await stack.start('replica', { tuning: { kernel: { kafkaTopicPartitions: 2, databaseConnectTimeoutMs: 1000 } } });
   const pid = replica.service.child.pid;
   const users = await createUsers(stack, replica, USERS);
   await waitFor('the user replica of every user', async () => (await pool.query(`select 1 from messenger.users where id = any($1)`, [users])).rowCount === USERS, 60_000);

@@ -96,8 +96,7 @@ test('garbage on every consumed topic: each message dead-lettered with its code,
     DATABASE_URL: database.url,
     KAFKA_BROKERS: kafka.brokers.join(','),
     KAFKA_TOPIC_PREFIX: kafka.prefix,
-    KAFKA_TOPIC_PARTITIONS: '1', // one partition: every message of a topic queues behind the garbage
-  });
+  }, { kernel: { kafkaTopicPartitions: 1 } }); // one partition: every message of a topic queues behind the garbage
   await waitFor('the event bus up', async () => (await service.ready()).dependencies.eventBus === 'ok', 30_000);
 
   let expected = 0;

@@ -20,11 +20,9 @@ test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the
   const service = await startFaultService({
     DATABASE_URL: database.url,
     KAFKA_BROKERS: kafka.brokers,
-    KAFKA_TOPIC_PARTITIONS: '2',
     OUTBOX_POLLING_INTERVAL: '200ms',
-    KAFKA_LAG_POLLING_INTERVAL: '1s',
     LOG_LEVEL: 'info', // the consumers' group joins are info lines
-  });
+  }, { kernel: { kafkaTopicPartitions: 2, kafkaLagPollingIntervalMs: 1000 } });
   const count = async (q: string) => (await database.pool.query<{ n: number }>(q)).rows[0]!.n;
   const unpublished = () => count('select count(*)::int as n from platform.outbox where published_at is null');
   const replicated = () => count('select count(*)::int as n from messenger.users m join identity.users i using (id)');

@@ -16,10 +16,10 @@ test('PostgreSQL stopped for 10 s mid-run: the service stays up, is unready and 
     DATABASE_URL: postgres.url,
     KAFKA_BROKERS: kafka.brokers.join(','),
     KAFKA_TOPIC_PREFIX: kafka.prefix,
-    KAFKA_TOPIC_PARTITIONS: '2',
     OUTBOX_POLLING_INTERVAL: '200ms',
-    // Short enough that a pool connection to the stopped server fails well within the outage.
-    DATABASE_CONNECT_TIMEOUT: '1s',
+  }, {
+    // A connect timeout short enough that a pool connection to the stopped server fails well within the outage.
+    kernel: { kafkaTopicPartitions: 2, databaseConnectTimeoutMs: 1000 },
   });
   // The test's own reads; an idle client cut by the server's stop must not crash the file.
   const openPool = () => new pg.Pool({ connectionString: postgres.url, max: 2 }).on('error', () => undefined);

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../../../src/platform/db/embedded.ts';
 import { signToken } from '../../../src/platform/http/auth.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
-import { freePort, startService, type ServiceProcess } from '../../support/service-process.ts';
+import type { ServiceTuning } from '../../../src/service.ts';
+import { freePort, startService, tunedService, type ServiceProcess } from '../../support/service-process.ts';
 import { SECURE_SECRETS } from '../../support/secure-env.ts';
 import { kafkaSh, processGone } from '../../support/kafka-script.ts';
 import { waitFor } from '../../support/wait.ts';
@@ -48,7 +49,7 @@ export function seeded(
   };
 }
 
-/** The service (`node src/main.ts`) on its own port, with a client for its HTTP surface. */
+/** The service (its start-up as `node src/main.ts`) on its own port, with a client for its HTTP surface. */
 export interface Service {
   process: ServiceProcess;
   base: string;
@@ -66,9 +67,10 @@ export interface Service {
   waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void>;
 }
 
-export async function startFaultService(env: Record<string, string | undefined>): Promise<Service> {
+/** `tuning`: fixed values shortened in code (test/support/service-entry.ts), e.g. the partitions of created topics. */
+export async function startFaultService(env: Record<string, string | undefined>, tuning: ServiceTuning = {}): Promise<Service> {
   const port = await freePort();
-  const proc = startService({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
+  const proc = startService({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, tunedService(tuning));
   const base = `http://127.0.0.1:${port}`;
   // FAULT_SERVICE_LOG=<file>: the service's own log, kept for a failure's post-mortem.
   if (process.env.FAULT_SERVICE_LOG) after(() => writeFileSync(process.env.FAULT_SERVICE_LOG!, proc.log.text));

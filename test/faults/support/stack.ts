@@ -4,15 +4,17 @@ import { newId } from '../../../src/platform/time.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
 import { SECURE_SECRETS } from '../../support/secure-env.ts';
-import { freePort, startService, type ServiceProcess } from '../../support/service-process.ts';
+import type { ServiceTuning } from '../../../src/service.ts';
+import { freePort, startService, tunedService, type ServiceProcess } from '../../support/service-process.ts';
 import { waitFor } from '../../support/wait.ts';
 import { startHttpProvider, type FakeHttpProvider } from '../../modules/notifications/providers-support.ts';
 
 /**
  * The real stack for a fault scenario: a fresh database, the shared Kafka broker under a topic prefix
  * of its own, the shared Redis as the hub backplane, a local SMS/push provider, and replicas of the
- * service (`node src/main.ts`) as child processes on all of them. Settings are small so that a
- * 2-core machine gets through twenty restarts quickly.
+ * service as child processes on all of them (its start-up as `node src/main.ts`, with short fixed
+ * values handed in code: test/support/service-entry.ts). Settings are small so that a 2-core machine
+ * gets through twenty restarts quickly.
  */
 
 export interface Replica {
@@ -36,8 +38,8 @@ export interface Stack {
   provider: FakeHttpProvider;
   adminToken: string;
   userToken(userId: string): Promise<string>;
-  /** A replica; `jobs: false` serves HTTP and the hub only (no jobs, no consumers). */
-  start(name: string, opts?: { jobs?: boolean; env?: Record<string, string> }): Promise<Replica>;
+  /** A replica; `jobs: false` serves HTTP and the hub only (no jobs, no consumers); `tuning` over FAST_TUNING. */
+  start(name: string, opts?: { jobs?: boolean; env?: Record<string, string>; tuning?: ServiceTuning }): Promise<Replica>;
   /** One JSON request (the admin token unless another is given). */
   call<T = unknown>(r: Replica, method: string, path: string, body?: unknown, token?: string): Promise<Reply<T>>;
 }
@@ -50,10 +52,6 @@ const FAST_SETTINGS: Record<string, string> = {
   LOG_LEVEL: 'warn',
   SHUTDOWN_TIMEOUT: '5s',
   DATABASE_POOL_MAX: '6',
-  KAFKA_TOPIC_PARTITIONS: '3',
-  // A SIGKILLed member holds its partitions (and delays the next join) this long: shorter than a
-  // restart, so each new life of the consumer gets its partitions at once (scripts/kafka.sh allows it).
-  KAFKA_CONSUMER_SESSION_TIMEOUT: '3s',
   OUTBOX_BATCH_SIZE: String(FAST_BATCH.outbox),
   OUTBOX_POLLING_INTERVAL: '200ms',
   MESSENGER_REALTIME_BATCH_SIZE: String(FAST_BATCH.realtime),
@@ -68,13 +66,6 @@ const FAST_SETTINGS: Record<string, string> = {
   IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL: '500ms',
   IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION: '5s',
   IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '100',
-  NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: '500ms',
-  NOTIFICATIONS_DISPATCH_BATCH_SIZE: String(FAST_BATCH.notifications),
-  NOTIFICATIONS_SEND_CONCURRENCY: '4',
-  NOTIFICATIONS_RETRY_POLLING_INTERVAL: '1s',
-  NOTIFICATIONS_RETRY_BATCH_SIZE: String(FAST_BATCH.notifications),
-  NOTIFICATIONS_CLAIM_LEASE: '10s',
-  NOTIFICATIONS_PROVIDER_TIMEOUT: '3s',
   // Rate limits count in the shared Redis per route and client address, and every test process
   // calls from 127.0.0.1: a test file running beside the fault suite would eat the workloads' budget
   // (view opens got 429 under a loaded run). Limits are tested on their own, not here.
@@ -82,6 +73,25 @@ const FAST_SETTINGS: Record<string, string> = {
   // Compiled TypeScript and dependencies are reused across the twenty restarts.
   NODE_COMPILE_CACHE: '/tmp/pin-faults-compile-cache',
 };
+
+/** The same for the fixed values (not settings), handed to each replica in code. */
+const FAST_TUNING = {
+  kernel: {
+    kafkaTopicPartitions: 3,
+    // A SIGKILLed member holds its partitions (and delays the next join) this long: shorter than a
+    // restart, so each new life of the consumer gets its partitions at once (scripts/kafka.sh allows it).
+    kafkaConsumerSessionTimeoutMs: 3000,
+  },
+  notifications: {
+    dispatchPollingIntervalMs: 500,
+    dispatchBatchSize: FAST_BATCH.notifications,
+    sendConcurrency: 4,
+    retryPollingIntervalMs: 1000,
+    retryBatchSize: FAST_BATCH.notifications,
+    claimLeaseMs: 10_000,
+    providerTimeoutMs: 3000,
+  },
+} satisfies ServiceTuning;
 
 /**
  * `database`/`brokers`: a scenario's own PostgreSQL and broker (which it may stop) instead of a fresh
@@ -107,10 +117,15 @@ export async function createStack(opts: { database?: TestDatabase; brokers?: str
     NOTIFICATIONS_PUSH_HTTP_URL: provider.baseUrl,
   };
 
-  async function start(name: string, opts: { jobs?: boolean; env?: Record<string, string> } = {}): Promise<Replica> {
+  async function start(name: string, opts: { jobs?: boolean; env?: Record<string, string>; tuning?: ServiceTuning } = {}): Promise<Replica> {
+    const tuning: ServiceTuning = {
+      kernel: { ...FAST_TUNING.kernel, ...opts.tuning?.kernel },
+      notifications: { ...FAST_TUNING.notifications, ...opts.tuning?.notifications },
+      messenger: opts.tuning?.messenger,
+    };
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
-      const service = startService({ ...baseEnv, PORT: String(port), JOBS_ENABLED: String(opts.jobs ?? true), ...opts.env });
+      const service = startService({ ...baseEnv, PORT: String(port), JOBS_ENABLED: String(opts.jobs ?? true), ...opts.env }, tunedService(tuning));
       const url = `http://127.0.0.1:${port}`;
       const alive = () => service.child.exitCode === null && service.child.signalCode === null;
       const up = await waitFor(

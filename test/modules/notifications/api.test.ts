@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../../src/config.ts';
 import { newId } from '../../../src/platform/time.ts';
 import { connectClient } from '../../support/signalr.ts';
 import { dispatchedEvents, notificationsWorld, notify, setChannel, stored } from './support.ts';
@@ -51,6 +52,21 @@ describe('notifications REST and in-app delivery', () => {
     assert.deepEqual(mails[0]!.to, ['buyer@example.org']);
     assert.equal(mails[0]!.messageId, `<${id}.1@notifications.pin.local>`);
     assert.equal(row.provider_message_id, `<${id}.1@notifications.pin.local>`);
+  });
+
+  test("the Message-ID's domain is the domain of the From address (NOTIFICATIONS_SMTP_FROM); a From without one is refused at start", async () => {
+    const shop = await w.replica({ NOTIFICATIONS_SMTP_FROM: 'Shop <no-reply@mail.shop.example>' });
+    await setChannel(a, 'Email', { maxAttempts: 3 });
+    const { byChannel } = await notify(a, { channels: ['Email'], email: 'buyer@example.org' });
+    const id = byChannel.get('Email')!.id;
+    await shop.runDispatch();
+    const mails = w.smtp.messages.filter((m) => m.notificationId === id);
+    assert.equal(mails.length, 1);
+    assert.equal(mails[0]!.messageId, `<${id}.1@mail.shop.example>`);
+    assert.equal((await stored(a.pool, id)).provider_message_id, `<${id}.1@mail.shop.example>`);
+    for (const from of ['PIN', 'PIN <no-reply>', 'no-reply@']) {
+      assert.throws(() => loadConfig({ NOTIFICATIONS_SMTP_FROM: from }), (e: unknown) => e instanceof ConfigError && e.problems.some((p) => p.startsWith('NOTIFICATIONS_SMTP_FROM:')), from);
+    }
   });
 
   test('creating notifications needs an admin (system) token and the address of each external channel', async () => {

@@ -12,10 +12,9 @@ const k = await createTestKafka();
 const w = await notificationsWorld({
   KAFKA_BROKERS: k.brokers.join(','),
   KAFKA_TOPIC_PREFIX: k.prefix,
-  KAFKA_TOPIC_PARTITIONS: '2',
   JOBS_ENABLED: 'true',
   OUTBOX_POLLING_INTERVAL: '200ms',
-});
+}, { tuning: { kafkaTopicPartitions: 2 } });
 const a = w.main;
 await a.app.listen({ host: '127.0.0.1', port: 0 });
 const hubUrl = `http://127.0.0.1:${(a.app.server.address() as { port: number }).port}/hubs/messenger`;

@@ -14,11 +14,10 @@ const redis = await startPrivateRedis();
 const w = await notificationsWorld({
   KAFKA_BROKERS: k.brokers.join(','),
   KAFKA_TOPIC_PREFIX: k.prefix,
-  KAFKA_TOPIC_PARTITIONS: '1',
   JOBS_ENABLED: 'true', // consumers start with the background work
   REALTIME_BACKPLANE_ENABLED: 'true',
   REDIS_URL: redis.url,
-});
+}, { tuning: { kafkaTopicPartitions: 1 } });
 const a = w.main;
 await a.app.platform.startBackground();
 

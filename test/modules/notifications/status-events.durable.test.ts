@@ -19,7 +19,7 @@ const a = w.main;
 await a.app.listen({ host: '127.0.0.1', port: 0 });
 const hubUrl = `http://127.0.0.1:${(a.app.server.address() as { port: number }).port}/hubs/messenger`;
 await setChannel(a, 'Sms', { maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
-const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE;
+const leaseMs = a.tuning.claimLeaseMs;
 
 type Frame = Record<string, unknown>;
 const framesOf = (c: TestClient, id: string): Frame[] =>

@@ -10,7 +10,7 @@ import { signToken } from '../../../src/platform/http/auth.ts';
 import { ManualClock, newId } from '../../../src/platform/time.ts';
 import type { RunResult } from '../../../src/platform/jobs/run-job.ts';
 import { notificationsModule } from '../../../src/modules/notifications/index.ts';
-import type { NotificationsTuning } from '../../../src/modules/notifications/settings.ts';
+import { NOTIFICATIONS_TUNING, type NotificationsTuning } from '../../../src/modules/notifications/settings.ts';
 import messenger from '../../../src/modules/messenger/index.ts';
 import { REALTIME_DISPATCH_JOB } from '../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
 import { DISPATCHER_JOB, RETRY_WORKER_JOB, type Channel } from '../../../src/modules/notifications/model.ts';
@@ -24,6 +24,8 @@ export const WEBHOOK_SECRET = 'notifications-webhook-secret-0123456789';
 export interface NtfApp {
   app: FastifyInstance;
   config: Config;
+  /** The notifications module's fixed values this app runs with. */
+  tuning: NotificationsTuning;
   clock: ManualClock;
   pool: pg.Pool;
   adminToken: string;
@@ -38,6 +40,8 @@ export interface NtfWorld {
   database: TestDatabase;
   /** The settings every app of the world gets (provider URLs, secrets). */
   env: Record<string, string>;
+  /** The notifications module's fixed values every app of the world gets unless a replica picks others. */
+  tuning: Partial<NotificationsTuning>;
   http: FakeHttpProvider;
   smtp: FakeSmtpServer;
   /** Another app (a replica) on the same database and providers. */
@@ -69,17 +73,17 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
     NOTIFICATIONS_SMTP_HOST: '127.0.0.1',
     NOTIFICATIONS_SMTP_PORT: String(smtp.port),
     // The local SMTP server offers no STARTTLS (test/modules/notifications/delivery/smtp-tls.test.ts covers TLS).
-    NOTIFICATIONS_SMTP_ALLOW_PLAIN: 'true',
+    NOTIFICATIONS_SMTP_TLS: 'none',
     NOTIFICATIONS_EMAIL_HTTP_URL: http.baseUrl,
     NOTIFICATIONS_EMAIL_HTTP_SECRET: 'email-api-credential-0123',
     NOTIFICATIONS_EMAIL_HTTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
     NOTIFICATIONS_SMS_HTTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
     NOTIFICATIONS_PUSH_HTTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
     NOTIFICATIONS_SMTP_WEBHOOK_SECRET: WEBHOOK_SECRET,
-    NOTIFICATIONS_PROVIDER_TIMEOUT: '5s',
     ...env,
   };
-  const replica = async (more: Record<string, string> = {}, tuning = opts.notifications): Promise<NtfApp> => {
+  const worldTuning: Partial<NotificationsTuning> = { providerTimeoutMs: 5000, ...opts.notifications };
+  const replica = async (more: Record<string, string> = {}, tuning = worldTuning): Promise<NtfApp> => {
     const config = loadConfig({ ...baseEnv, ...more });
     const clock = new ManualClock(new Date());
     const app = await buildApp(config, {
@@ -95,6 +99,7 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
     return {
       app,
       config,
+      tuning: { ...NOTIFICATIONS_TUNING, ...tuning },
       clock,
       pool: database.pool,
       adminToken: await signToken({ userId: newId(), admin: true }, config.JWT_SECRET),
@@ -104,7 +109,7 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
       runStatusEvents: () => app.platform.runner.runNow(REALTIME_DISPATCH_JOB),
     };
   };
-  return { database, env: baseEnv, http, smtp, replica, main: await replica() };
+  return { database, env: baseEnv, tuning: worldTuning, http, smtp, replica, main: await replica() };
 }
 
 export interface ChannelSetup {

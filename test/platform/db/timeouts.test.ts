@@ -27,7 +27,7 @@ async function until(what: string, check: () => Promise<boolean>, deadlineMs = 1
 
 test('pooled connections get the configured defaults: statement 30 s, idle in transaction 60 s', async () => {
   const config = loadConfig({});
-  assert.equal(config.DATABASE_CONNECT_TIMEOUT, 5000);
+  assert.equal(DEFAULT_DB_TIMEOUTS.DATABASE_CONNECT_TIMEOUT, 5000);
   assert.equal(config.DATABASE_STATEMENT_TIMEOUT, 30_000);
   assert.equal(DEFAULT_DB_TIMEOUTS.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT, 60_000);
   // test/support/db.ts calls createPool(url, max) with no options: the same defaults apply.

@@ -137,7 +137,7 @@ describe('consumer runner: retries exhausted', () => {
 });
 
 describe('consumer runner on Kafka: retries exhausted', () => {
-  test('a message whose handler always throws TypeError reaches <topic>.dlq after KAFKA_CONSUMER_MAX_ATTEMPTS with code and class; the next message of the partition is handled', async () => {
+  test('a message whose handler always throws TypeError reaches <topic>.dlq after the bus default maxAttempts with code and class; the next message of the partition is handled', async () => {
     const topic = 'pin.test.retries.v1';
     await bus.ensureTopics(topicsToCreate([{ name: topic, partitions: 2, consumed: true }], { prefix: k.prefix }));
     const registry = new Registry();
@@ -168,7 +168,7 @@ describe('consumer runner on Kafka: retries exhausted', () => {
 
     await waitFor('the message after the poison one handled', async () => (await effects(t.pool, 'always-type-error')).length === 2, 20_000);
     assert.deepEqual(await effects(t.pool, 'always-type-error'), ['before', 'after']);
-    assert.equal(badAttempts, 4, 'the default of the bus (KAFKA_CONSUMER_MAX_ATTEMPTS) applies');
+    assert.equal(badAttempts, 4, 'the default of the bus (consumerMaxAttempts) applies');
     const [letter, ...more] = await k.readTopic(`${k.topic(topic)}.dlq`, { atLeast: 1 });
     assert.equal(more.length, 0);
     assert.deepEqual(

@@ -16,7 +16,7 @@ import { waitFor } from '../../support/wait.ts';
 const t: TestDatabase = await createTestDatabase();
 await createEffectsTable(t.pool);
 
-const settings = { KAFKA_BROKERS: undefined, KAFKA_CLIENT_ID: 'x', KAFKA_TOPIC_PREFIX: '', KAFKA_TOPIC_PARTITIONS: 6, KAFKA_CONSUMER_MAX_ATTEMPTS: 10, KAFKA_LAG_POLLING_INTERVAL: 15_000, KAFKA_CONSUMER_SESSION_TIMEOUT: 30_000 };
+const settings = { KAFKA_BROKERS: undefined, KAFKA_CLIENT_ID: 'x', KAFKA_TOPIC_PREFIX: '' };
 const lines: { level: number; msg: string }[] = [];
 const capturing = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
 const bus = createEventBus(settings, { log: capturing, catalogue: [] });

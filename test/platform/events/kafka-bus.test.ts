@@ -23,9 +23,6 @@ describe('kafka event bus', () => {
       KAFKA_BROKERS: k.brokers.join(','),
       KAFKA_CLIENT_ID: 'bus-test',
       KAFKA_TOPIC_PREFIX: k.prefix,
-      KAFKA_TOPIC_PARTITIONS: 6,
-      KAFKA_CONSUMER_MAX_ATTEMPTS: 10,
-      KAFKA_LAG_POLLING_INTERVAL: 15_000, KAFKA_CONSUMER_SESSION_TIMEOUT: 30_000,
     };
     const bus = createEventBus(settings, { log: testLog, catalogue: EVENT_TOPICS });
     assert.equal(bus.kind, 'kafka');

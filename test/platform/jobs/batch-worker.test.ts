@@ -386,7 +386,7 @@ test('invalid batch settings fail at start, once, in loadConfig, naming each (th
     OUTBOX_BATCH_SIZE: '0',
     USER_ACTIVITY_CLOSER_MAX_RUN_DURATION: '0s',
     OUTBOX_MAX_RUN_DURATION: '0s',
-    NOTIFICATIONS_SEND_CONCURRENCY: '0',
+    IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '0',
   };
   assert.throws(
     () => loadConfig(bad),

@@ -51,7 +51,7 @@ describe('outbox cleanup', () => {
     assert.deepEqual(rows.map((r) => r.idempotency_key), ['c:new']);
   });
 
-  test('the job is a single runner; a non-positive retention is refused at start (loadConfig)', () => {
+  test('the job is a single runner; its retentions are fixed: setting the old names (any value) fails start-up (loadConfig)', () => {
     const job = outboxCleanupJob({ db: t.db, settings: { outboxRetentionHours: 24, inboxRetentionDays: 7 } });
     assert.equal(job.singleRunner, true);
     assert.ok(job.every && job.every > 0);

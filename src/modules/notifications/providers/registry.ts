@@ -1,4 +1,4 @@
-import type { NotificationsSettings } from '../settings.ts';
+import { fromDomain, NOTIFICATIONS_TUNING, type NotificationsSettings } from '../settings.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { Clock } from '../../../platform/time.ts';
 import { createHttpEmailProvider } from './http-email.ts';
@@ -35,8 +35,12 @@ export function registryOf(providers: NotificationProvider[]): ProviderRegistry 
 }
 
 /** Every adapter the settings describe; those without settings answer NTF_PROVIDER_NOT_IMPLEMENTED. */
-export function createProviders(config: NotificationsSettings, deps: { hub: Hub; clock: Clock }): ProviderRegistry {
-  const timeoutMs = config.NOTIFICATIONS_PROVIDER_TIMEOUT;
+export function createProviders(
+  config: NotificationsSettings,
+  deps: { hub: Hub; clock: Clock; timeoutMs?: number },
+): ProviderRegistry {
+  // Longest wait for one provider call (NOTIFICATIONS_TUNING.providerTimeoutMs).
+  const timeoutMs = deps.timeoutMs ?? NOTIFICATIONS_TUNING.providerTimeoutMs;
   const now = () => deps.clock.now();
   return registryOf([
     createInAppProvider(deps.hub),
@@ -44,12 +48,12 @@ export function createProviders(config: NotificationsSettings, deps: { hub: Hub;
       ? createSmtpProvider({
           host: config.NOTIFICATIONS_SMTP_HOST,
           port: config.NOTIFICATIONS_SMTP_PORT,
-          secure: config.NOTIFICATIONS_SMTP_SECURE,
-          allowPlain: config.NOTIFICATIONS_SMTP_ALLOW_PLAIN,
+          secure: config.NOTIFICATIONS_SMTP_TLS === 'implicit',
+          allowPlain: config.NOTIFICATIONS_SMTP_TLS === 'none',
           user: config.NOTIFICATIONS_SMTP_USER,
           password: config.NOTIFICATIONS_SMTP_PASSWORD,
           from: config.NOTIFICATIONS_SMTP_FROM,
-          messageIdDomain: config.NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN,
+          messageIdDomain: fromDomain(config.NOTIFICATIONS_SMTP_FROM),
           timeoutMs,
         })
       : declaredProvider('smtp', { implemented: true }),

@@ -5,7 +5,7 @@ import { waitFor } from '../../../support/wait.ts';
 
 // Background jobs on, with a dispatcher timer far longer than the test: only the NOTIFY sent when
 // the creating transaction commits can start the send.
-const w = await notificationsWorld({ JOBS_ENABLED: 'true', NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: '10m' });
+const w = await notificationsWorld({ JOBS_ENABLED: 'true' }, { notifications: { dispatchPollingIntervalMs: 600_000 } });
 const a = w.main;
 await a.app.platform.startBackground();
 

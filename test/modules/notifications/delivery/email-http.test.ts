@@ -13,7 +13,7 @@ import { dispatchedEvents, MINUTE, notificationsWorld, notify, postReceipt, setC
 const w = await notificationsWorld();
 const a = w.main;
 await setChannel(a, 'Email', { providerKey: 'http-email', maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
-const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE;
+const leaseMs = a.tuning.claimLeaseMs;
 
 describe('email through the HTTP email provider', () => {
   test('A4/AC6: killed after the provider accepted, the resend after the lease is deduped by the provider and the row ends Sent', async () => {

@@ -3,26 +3,28 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { newId } from '../../../../src/platform/time.ts';
 import { createTestKafka } from '../../../support/kafka.ts';
-import { freePort, startService, type ServiceProcess } from '../../../support/service-process.ts';
+import { freePort, startService, tunedService, type ServiceProcess } from '../../../support/service-process.ts';
 import { waitFor } from '../../../support/wait.ts';
 import type { Gate } from '../providers-support.ts';
 import { within } from './fixtures/crash.ts';
 import { dispatchedEvents, metric, notificationsWorld, notify, setChannel, stored } from '../support.ts';
 
 /**
- * Seed 004 AC6 with the real service: `node src/main.ts` with its background jobs sends an email,
+ * Seed 004 AC6 with the real service (its start-up as `node src/main.ts`, with the world's provider
+ * timeout: test/support/service-entry.ts) with its background jobs sends an email,
  * the provider accepts it, and the process is SIGKILLed while its outcome waits to commit (the test
  * holds the row's lock). Through the HTTP email provider the resend after the lease is deduped and
  * the row ends Sent; through SMTP the mail is never sent again and the row is unconfirmed.
  */
 const w = await notificationsWorld();
 const a = w.main;
-const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE;
+const leaseMs = a.tuning.claimLeaseMs;
 const kafka = await createTestKafka();
 
+// The world's local SMTP server offers no STARTTLS: plain SMTP on a real database needs ALLOW_INSECURE_DEFAULTS.
 async function startWorkingService(): Promise<ServiceProcess> {
   const port = await freePort();
-  const service = startService({ ...w.env, DATABASE_URL: w.database.url, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_TOPIC_PREFIX: kafka.prefix, JOBS_ENABLED: 'true', PORT: String(port), LOG_LEVEL: 'warn' });
+  const service = startService({ ...w.env, DATABASE_URL: w.database.url, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_TOPIC_PREFIX: kafka.prefix, JOBS_ENABLED: 'true', PORT: String(port), LOG_LEVEL: 'warn', ALLOW_INSECURE_DEFAULTS: 'true' }, tunedService({ notifications: w.tuning }));
   const alive = () => service.child.exitCode === null && service.child.signalCode === null;
   await waitFor('the service to answer /health/live', async () => !alive() || (await fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.ok, () => false)), 90_000);
   if (!alive()) throw new Error(`the service exited at start: ${service.log.text.slice(-3000)}`);

@@ -17,7 +17,7 @@ import { dispatchedEvents, metric, MINUTE, notificationsWorld, notify, postRecei
 const w = await notificationsWorld();
 const a = w.main;
 await setChannel(a, 'Email', { maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
-const leaseMs = a.config.NOTIFICATIONS_CLAIM_LEASE;
+const leaseMs = a.tuning.claimLeaseMs;
 const DAY = 24 * 60 * MINUTE;
 const email = () => `buyer-${newId()}@example.org`;
 
@@ -43,7 +43,7 @@ describe('email whose send outcome is unknown', () => {
 
     // Recovery: the lease ran out; runs now, and days later, never claim it again.
     const capture = logCapture('info');
-    const solo = standaloneWorkers(a.pool, w.env, a.clock);
+    const solo = standaloneWorkers(a.pool, w.env, a.clock, w.tuning);
     const runRetry = () => within(solo.retry.runOnce({ jobRunId: newId(), signal: new AbortController().signal, log: capture.log, now: () => a.clock.now() }), 'a retry run');
     try {
       for (const later of [leaseMs + 1000, DAY, 30 * DAY]) {
@@ -114,7 +114,7 @@ describe('email whose send outcome is unknown', () => {
 
   test('the reply to the end of DATA arrives after the timeout: outcome unknown (not a retriable failure), no resend until an admin chooses to resend', async () => {
     a.clock.set(new Date());
-    const impatient = await w.replica({ NOTIFICATIONS_PROVIDER_TIMEOUT: '1s' });
+    const impatient = await w.replica({}, { ...w.tuning, providerTimeoutMs: 1000 });
     impatient.clock.set(a.clock.now());
     const { userId, byChannel } = await notify(a, { channels: ['Email'], email: email() });
     const id = byChannel.get('Email')!.id;
@@ -181,7 +181,7 @@ describe('email whose send outcome is unknown', () => {
   test('an email send cut off by a stop keeps its intent: it is not claimed again', async () => {
     a.clock.set(new Date());
     const id = await seedFailed(a.pool, { channel: 'Email', address: email(), dueAt: new Date(a.clock.now().getTime() - 120 * MINUTE) });
-    const solo = standaloneWorkers(a.pool, { ...w.env, NOTIFICATIONS_RETRY_BATCH_SIZE: '1' }, a.clock);
+    const solo = standaloneWorkers(a.pool, w.env, a.clock, { ...w.tuning, retryBatchSize: 1 });
     const gate = w.smtp.hold();
     const stop = new AbortController();
     try {

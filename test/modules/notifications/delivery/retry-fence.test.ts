@@ -4,7 +4,7 @@ import { RETRY_WORKER_LOCK } from '../../../../src/modules/notifications/model.t
 import { MINUTE, notificationsWorld, seedFailed, setChannel, stored } from '../support.ts';
 
 // One row at a time, so the second send starts only after the first has been answered.
-const w = await notificationsWorld({ NOTIFICATIONS_SEND_CONCURRENCY: '1', NOTIFICATIONS_RETRY_BATCH_SIZE: '50' });
+const w = await notificationsWorld({}, { notifications: { sendConcurrency: 1, retryBatchSize: 50 } });
 const a = w.main;
 const phone = () => `+7999${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
 

@@ -4,7 +4,7 @@ import { newId } from '../../../../src/platform/time.ts';
 import { dispatchedEvents, metric, MINUTE, notificationsWorld, notify, seedFailed, setChannel, stored } from '../support.ts';
 
 // One app and providers for the file; each test uses its own recipients and notifications.
-const w = await notificationsWorld({ NOTIFICATIONS_RETRY_BATCH_SIZE: '50' });
+const w = await notificationsWorld({}, { notifications: { retryBatchSize: 50 } });
 const a = w.main;
 const phone = () => `+7999${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
 

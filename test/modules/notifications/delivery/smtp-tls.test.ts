@@ -5,8 +5,9 @@ import { newId } from '../../../../src/platform/time.ts';
 import { notificationsWorld, notify, setChannel, stored } from '../support.ts';
 
 /**
- * SMTP without implicit TLS requires STARTTLS unless NOTIFICATIONS_SMTP_ALLOW_PLAIN allows plain
- * text (local use): against real smtp-servers, one that offers no STARTTLS and one that does.
+ * SMTP without implicit TLS requires STARTTLS (NOTIFICATIONS_SMTP_TLS=starttls, the default) unless
+ * NOTIFICATIONS_SMTP_TLS=none allows plain text (local use): against real smtp-servers, one that
+ * offers no STARTTLS and one that does.
  */
 
 // The STARTTLS server below uses smtp-server's built-in self-signed certificate.
@@ -42,7 +43,7 @@ const email = () => `buyer-${newId()}@example.org`;
 
 describe('SMTP transport security', () => {
   test('by default a server that offers no STARTTLS gets nothing: the email fails retriably and nothing reaches the server', async () => {
-    const strict = await w.replica({ NOTIFICATIONS_SMTP_ALLOW_PLAIN: 'false' });
+    const strict = await w.replica({ NOTIFICATIONS_SMTP_TLS: 'starttls' });
     const { byChannel } = await notify(a, { channels: ['Email'], email: email() });
     const id = byChannel.get('Email')!.id;
     await strict.runDispatch();
@@ -60,7 +61,7 @@ describe('SMTP transport security', () => {
   });
 
   test('by default a server that offers STARTTLS gets the message over an encrypted session', async () => {
-    const strict = await w.replica({ NOTIFICATIONS_SMTP_ALLOW_PLAIN: 'false', NOTIFICATIONS_SMTP_PORT: String(tls.port) });
+    const strict = await w.replica({ NOTIFICATIONS_SMTP_TLS: 'starttls', NOTIFICATIONS_SMTP_PORT: String(tls.port) });
     const { byChannel } = await notify(a, { channels: ['Email'], email: email() });
     const id = byChannel.get('Email')!.id;
     await strict.runDispatch();

@@ -6,7 +6,7 @@ import { standaloneWorkers } from './fixtures/standalone-worker.ts';
 import { dispatchedEvents, MINUTE, notificationsWorld, notify, postReceipt, seedFailed, setChannel, stored } from '../support.ts';
 import { crashBetweenAcceptanceAndCommit, within } from './fixtures/crash.ts';
 
-const w = await notificationsWorld({ NOTIFICATIONS_RETRY_BATCH_SIZE: '10', NOTIFICATIONS_SEND_CONCURRENCY: '4' });
+const w = await notificationsWorld({}, { notifications: { retryBatchSize: 10, sendConcurrency: 4 } });
 const a = w.main;
 await setChannel(a, 'Sms', { maxAttempts: 5, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
 const phone = () => `+7988${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
@@ -16,8 +16,8 @@ describe('concurrency and crashes', () => {
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) ids.push(await seedFailed(a.pool, { channel: 'Sms', address: phone(), dueAt: a.clock.now() }));
     const secondPool = createPool(w.database.url, 4);
-    const one = standaloneWorkers(a.pool, w.env, a.clock);
-    const two = standaloneWorkers(secondPool, w.env, a.clock);
+    const one = standaloneWorkers(a.pool, w.env, a.clock, w.tuning);
+    const two = standaloneWorkers(secondPool, w.env, a.clock, w.tuning);
     w.http.setLatency(15);
     const ctx = () => ({ jobRunId: newId(), signal: new AbortController().signal, log: one.log, now: () => a.clock.now() });
     try {
@@ -64,7 +64,7 @@ describe('concurrency and crashes', () => {
     assert.notEqual(afterCrash.lease_owner, null, 'the dead worker still holds the lease');
 
     // Once the lease runs out the next cycle resends with the same key; the provider swallows it.
-    a.clock.set(new Date(Date.now() + a.config.NOTIFICATIONS_CLAIM_LEASE + 1000));
+    a.clock.set(new Date(Date.now() + a.tuning.claimLeaseMs + 1000));
     assert.equal((await a.runRetry()).counts.sent, 1);
     const requests = w.http.requestsFor(id);
     assert.equal(requests.length, 2);
@@ -92,7 +92,7 @@ describe('concurrency and crashes', () => {
     assert.equal(row.provider_message_id, providerMessageId);
     assert.notEqual(row.delivered_at, null);
 
-    a.clock.advance(a.config.NOTIFICATIONS_CLAIM_LEASE + 60 * MINUTE);
+    a.clock.advance(a.tuning.claimLeaseMs + 60 * MINUTE);
     await a.runDispatch();
     await a.runRetry();
     assert.equal(w.http.requestsFor(id).length, 1, 'nothing is sent again');
@@ -104,7 +104,7 @@ describe('concurrency and crashes', () => {
     a.clock.set(new Date());
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await seedFailed(a.pool, { channel: 'Sms', address: phone(), dueAt: a.clock.now() }));
-    const solo = standaloneWorkers(a.pool, { ...w.env, NOTIFICATIONS_SEND_CONCURRENCY: '1', NOTIFICATIONS_RETRY_BATCH_SIZE: '5' }, a.clock);
+    const solo = standaloneWorkers(a.pool, w.env, a.clock, { ...w.tuning, sendConcurrency: 1, retryBatchSize: 5 });
     const stop = new AbortController();
     const gate = w.http.hold();
     const run = solo.retry.runOnce({ jobRunId: newId(), signal: stop.signal, log: solo.log, now: () => a.clock.now() });
@@ -127,7 +127,7 @@ describe('a deploy (stop) during a send', () => {
     await setChannel(a, 'Sms', { maxAttempts: 3, retryBackoff: { kind: 'Fixed', delaySeconds: 60 } });
     // Due before anything earlier tests left, so a batch of one takes it.
     const id = await seedFailed(a.pool, { channel: 'Sms', address: phone(), attempts: 2, dueAt: new Date(a.clock.now().getTime() - 60 * MINUTE) });
-    const solo = standaloneWorkers(a.pool, { ...w.env, NOTIFICATIONS_RETRY_BATCH_SIZE: '1' }, a.clock);
+    const solo = standaloneWorkers(a.pool, w.env, a.clock, { ...w.tuning, retryBatchSize: 1 });
     const stop = new AbortController();
     // The provider hangs: the send is still in flight when the stop grace runs out and cuts it off.
     const gate = w.http.hold();
