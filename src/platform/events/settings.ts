@@ -12,7 +12,7 @@ export const eventBusSettings = {
   KAFKA_CLIENT_ID: Type.String({ default: 'pin-platform-jobs', minLength: 1, description: 'Kafka client id' }),
   KAFKA_TOPIC_PREFIX: Type.String({
     default: '',
-    description: 'Test-only: prefix put before every topic and consumer group name',
+    description: 'Prefix put before every topic and consumer group name (environments sharing one Kafka cluster; each test file uses its own)',
   }),
   // No default on purpose: unset means "whatever KAFKA_BROKERS says" (local use keeps working), and
   // only an explicit `in-process` lets a replica on a real database run without Kafka.
