@@ -14,6 +14,7 @@
  *     work such as presence announcements) per connect: the server's thread, its kernel time, the
  *     server process's other threads (V8, libuv), PostgreSQL, Redis when the backplane is on (the
  *     shared redis-server: other users' load counts too), and the client process for reference;
+ *   - PostgreSQL transactions per connect (pg_stat_database; each statement outside a transaction is one);
  *   - RSS of the server process per idle connection after SETTLE ms (no forced GC, as the peer);
  *   - the machine.
  * Settings: BENCH_CLIENTS (5000), BENCH_SPREAD_MS (1000), BENCH_GROUPS_PER_USER (5; group chats of
@@ -181,6 +182,13 @@ async function seed(pool: import('pg').Pool, userIds: string[]): Promise<number>
   return chatIds.length;
 }
 
+/** Committed and rolled-back transactions of the bench database so far (pg_stat_database): statements outside a transaction count one each. */
+async function transactionsSoFar(pool: import('pg').Pool): Promise<number> {
+  await pool.query('select pg_stat_force_next_flush()');
+  const { rows } = await pool.query<{ n: string }>(`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`);
+  return Number(rows[0]!.n);
+}
+
 async function startProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
   if (!file) return null;
   const session = new Session();
@@ -240,6 +248,7 @@ async function main(): Promise<void> {
   const pgMarker = `pin-storm-pg-${new URL(pg.url).port}`;
   const redis = BACKPLANE ? redisPid(new URL(REDIS_URL).port || '6379') : undefined;
   const rssBefore = rssBytes();
+  const xactsBefore = await transactionsSoFar(pool);
   const profiler = await startProfile(process.env.BENCH_CPU_PROFILE);
   const cpuBefore = cpuSnapshot(pgMarker);
   const redisBefore = cpuSecondsOfPid(redis);
@@ -252,6 +261,7 @@ async function main(): Promise<void> {
   const redisSeconds = cpuSecondsOfPid(redis) - redisBefore;
   const clientSeconds = cpuSecondsOfPid(clients.pid) - clientsBefore;
   await profiler?.stop();
+  const transactions = (await transactionsSoFar(pool)) - xactsBefore - 1;
   say(`${done.connected} connected in ${Math.round(done.allMs)} ms; settling ${SETTLE_MS} ms`);
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   const rssAfter = rssBytes();
@@ -284,6 +294,8 @@ async function main(): Promise<void> {
       ...(BACKPLANE ? { redisShared: perConnect(redisSeconds, false) } : {}),
       clientProcess: perConnect(clientSeconds, false),
     },
+    // Round trips to PostgreSQL per connect (each statement outside a transaction block counts one).
+    pgTransactionsPerConnect: done.connected ? Math.round((transactions / done.connected) * 100) / 100 : null,
     rssBeforeMiB: Math.round(rssBefore / 1048576),
     rssAfterMiB: Math.round(rssAfter / 1048576),
     rssPerConnKiB: done.connected ? Math.round((rssAfter - rssBefore) / done.connected / 102.4) / 10 : null,

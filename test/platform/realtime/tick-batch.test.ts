@@ -38,6 +38,30 @@ describe('tickBatcher', () => {
     assert.equal(loads, 2);
   });
 
+  test('lookups made while a load runs wait for it and share the next load, which starts after they were asked', async () => {
+    const loads: string[][] = [];
+    let release!: () => void;
+    const lookup = tickBatcher(
+      async (keys: string[]) => {
+        loads.push(keys);
+        if (loads.length === 1) await new Promise<void>((r) => (release = r));
+        return new Map(keys.map((k) => [k, loads.length]));
+      },
+      { missing: 0 },
+    );
+    const first = lookup('a');
+    await turn();
+    await turn();
+    const later = [lookup('b'), lookup('c'), lookup('a')];
+    await turn();
+    await turn();
+    assert.deepEqual(loads, [['a']], 'nothing new starts while the first load runs');
+    release();
+    assert.equal(await first, 1);
+    assert.deepEqual(await Promise.all(later), [2, 2, 2], 'answered by the load that started after they were asked');
+    assert.deepEqual(loads, [['a'], ['b', 'c', 'a']]);
+  });
+
   test('a failed load rejects the lookups of its batch only', async () => {
     let fail = true;
     const lookup = tickBatcher(
