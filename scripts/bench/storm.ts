@@ -10,6 +10,7 @@
  * Reports (ONE JSON line on stdout, progress on stderr):
  *   - accepted/s (connected ÷ time from the first offer until the last start() settled, as the
  *     peer's storm.mjs counts it), connect latency p50/p95/p99/max, failures by reason;
+ *   - how busy the server's event loop was over the window (below 1: it waited for the clients);
  *   - CPU over the storm window (first offer until every start() settled, plus DRAIN ms of deferred
  *     work such as presence announcements) per connect: the server's thread, its kernel time, the
  *     server process's other threads (V8, libuv), PostgreSQL, Redis when the backplane is on (the
@@ -251,6 +252,7 @@ async function main(): Promise<void> {
   const xactsBefore = await transactionsSoFar(pool);
   const profiler = await startProfile(process.env.BENCH_CPU_PROFILE);
   const cpuBefore = cpuSnapshot(pgMarker);
+  const elu = performance.eventLoopUtilization();
   const redisBefore = cpuSecondsOfPid(redis);
   const clientsBefore = cpuSecondsOfPid(clients.pid);
   say(`offering ${CLIENTS} connects within ${SPREAD_MS} ms (${skipNegotiation ? 'skipping negotiate' : 'negotiate, then WebSocket'})`);
@@ -258,6 +260,7 @@ async function main(): Promise<void> {
   const done = await outcome;
   await new Promise((r) => setTimeout(r, DRAIN_MS));
   const cpu = cpuShares(cpuBefore, cpuSnapshot(pgMarker), { server: String(process.pid) });
+  const loopUtilization = performance.eventLoopUtilization(elu).utilization;
   const redisSeconds = cpuSecondsOfPid(redis) - redisBefore;
   const clientSeconds = cpuSecondsOfPid(clients.pid) - clientsBefore;
   await profiler?.stop();
@@ -284,6 +287,8 @@ async function main(): Promise<void> {
     allConnectedMs: Math.round(done.allMs),
     acceptPerSec: Math.round((done.connected / done.allMs) * 1000),
     connectMs: { p50: percentile(done.latencies, 0.5), p95: percentile(done.latencies, 0.95), p99: percentile(done.latencies, 0.99), max: percentile(done.latencies, 1) },
+    // Share of the window the server's event loop was busy: well below 1, the server waited for the clients.
+    serverLoopUtilization: Math.round(loopUtilization * 100) / 100,
     // CPU of the storm window plus the drain, per connect (ms); server = the server's thread (kernel included).
     cpuWindowSeconds: cpu.windowSeconds,
     cpuMsPerConnect: {
