@@ -9,6 +9,8 @@
  * Nothing is cached: every lookup is answered by a load that started after it was asked, so an
  * answer is never older than its question (no invalidation to get wrong). A failing load rejects
  * the lookups of its batch; past `maxBatch` keys a batch is cut into several calls, run together.
+ * A load that hangs holds the lookups queued behind it until it fails (a database read ends at
+ * the pool's statement timeout), as each of them would have waited on its own query before.
  */
 export function tickBatcher<K, V>(load: (keys: K[]) => Promise<Map<K, V>>, opts: { maxBatch?: number; missing: V }): (key: K) => Promise<V> {
   type Waiter = { resolve(v: V): void; reject(err: unknown): void };
