@@ -6,7 +6,7 @@ import { mediaJoinMinterOf } from './calls/media-join.ts';
 import { chatGroup, chatIdOfGroup } from './chats/kinds.ts';
 import { typingMethod } from './presence/typing.ts';
 import { announcePresence } from './presence/presence.ts';
-import { activeChatIdsOf, chatMembership } from './chats/chat-sql.ts';
+import { chatMembership, connectStateOf } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
 import { contactSearchIndexerJob, indexerSettingsOf } from './contact-search/indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search/metrics.ts';
@@ -21,8 +21,8 @@ import { createRealtimeMetrics, realtimeStateGauges } from './realtime-dispatch/
 import { realtimeRetentionJob } from './realtime-dispatch/retention.job.ts';
 import { registerMessengerRoutes } from './routes.ts';
 import { USER_INACTIVE_CLOSE_REASON } from './errors.ts';
-import { inactiveAmong, replicaActivity } from './user-replica/replica-reads.ts';
-import { HubRefusal } from '../../platform/realtime/index.ts';
+import { inactiveAmong } from './user-replica/replica-reads.ts';
+import { HubRefusal, tickBatcher } from '../../platform/realtime/index.ts';
 import { createUserSyncMetrics } from './user-replica/metrics.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
 
@@ -99,6 +99,8 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
     partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
   };
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
+  // The connects of one event-loop turn read their users' state in one query (a reconnect storm).
+  const connectState = tickBatcher((userIds: string[]) => connectStateOf(deps.db, userIds), { missing: { active: undefined, chatIds: [] } });
   const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync, messageMaxChars: tuning.messageMaxChars };
 
   return {
@@ -116,9 +118,9 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
     // A user whose replica row is inactive (blocked, archived) is refused; one the replica has not
     // seen yet joins only user:{UserId} (it is in no chat), so notifications still reach it.
     hubGroups: async (principal: Principal) => {
-      const [active, chats] = await Promise.all([replicaActivity(deps.db, principal.userId), activeChatIdsOf(deps.db, principal.userId)]);
+      const { active, chatIds } = await connectState(principal.userId);
       if (active === false) throw new HubRefusal(USER_INACTIVE_CLOSE_REASON);
-      return chats.map(chatGroup);
+      return chatIds.map(chatGroup);
     },
     // Typing(chatId): live only, to the chat's other members (presence/typing.ts).
     hubMethods: { Typing: typingMethod(deps.db, deps.hub) },

@@ -1,5 +1,5 @@
-import { webcrypto } from 'node:crypto';
-import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createHmac, timingSafeEqual, webcrypto } from 'node:crypto';
+import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, UnsecuredJWT, type JWTVerifyGetKey } from 'jose';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AuthError, type Principal } from './auth.ts';
@@ -78,6 +78,35 @@ function refusal(err: unknown, viaKeySet: boolean): AuthError {
   return new AuthError('AUTH_INVALID_TOKEN', why);
 }
 
+/** The header of a token judged by hs256Payload; anything else (crit, b64, …) goes through jwtVerify. */
+const PLAIN_HEADER = new Set(['alg', 'typ', 'kid']);
+const NONE_HEADER = Buffer.from('{"alg":"none"}').toString('base64url');
+
+/**
+ * An HS256 token's payload, its signature checked with node:crypto on the event loop (a few µs)
+ * instead of WebCrypto, whose every call is an async job costing ~100 µs between the event loop and
+ * the thread pool (a reconnect storm verifies thousands of new tokens a second). The claims are then
+ * judged by jose's own rules: UnsecuredJWT.decode runs the claim checks jwtVerify runs, with the same
+ * options and errors. Undefined when the header carries more than alg/typ/kid: jwtVerify judges those.
+ */
+function hs256Payload(token: string, secret: string, options: { requiredClaims: string[]; currentDate: Date; issuer?: string; audience?: string }): unknown {
+  const parts = token.split('.');
+  if (parts.length !== 3) return undefined;
+  const [header, payload, signature] = parts as [string, string, string];
+  let fields: unknown;
+  try {
+    fields = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof fields !== 'object' || fields === null || !Object.keys(fields).every((k) => PLAIN_HEADER.has(k))) return undefined;
+  // Compared as text: only the one canonical encoding of the right signature passes.
+  const given = Buffer.from(signature);
+  const expected = Buffer.from(createHmac('sha256', secret).update(`${header}.${payload}`).digest('base64url'));
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new errors.JWSSignatureVerificationFailed();
+  return UnsecuredJWT.decode(`${NONE_HEADER}.${payload}.`, options).payload;
+}
+
 interface Verified {
   principal: Principal;
   exp: number;
@@ -114,7 +143,9 @@ function verifierOf(rules: TokenRules) {
     };
     let payload: unknown;
     try {
-      ({ payload } = asymmetric ? await jwtVerify(token, keySet!.getKey, options) : await jwtVerify(token, await hmacKey(), options));
+      const plain = asymmetric ? undefined : hs256Payload(token, rules.secret, options);
+      if (plain !== undefined) payload = plain;
+      else ({ payload } = asymmetric ? await jwtVerify(token, keySet!.getKey, options) : await jwtVerify(token, await hmacKey(), options));
     } catch (err) {
       throw refusal(err, asymmetric);
     }

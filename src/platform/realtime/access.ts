@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger.ts';
 import type { RefusalReason } from './metrics.ts';
+import { tickBatcher } from './tick-batch.ts';
 
 /**
  * Who may hold hub connections. resolveGroups throws a HubRefusal to refuse a connection (the
@@ -41,6 +42,29 @@ export function admissionRefusal(a: Admission): { reason: RefusalReason; error: 
     return { reason: 'user_limit', error: `Too many connections: a user may hold at most ${a.maxPerUser} on this server; close another one first.` };
   }
   return undefined;
+}
+
+/**
+ * `(check, userId) => revoked?` for negotiate and connect: each check is asked once per event-loop
+ * turn for every connect of that turn (a reconnect storm's connects share one query), and never
+ * answered from an earlier read (tick-batch.ts).
+ */
+export function revokedLookup(): (check: HubAccess, userId: string) => Promise<boolean> {
+  const byCheck = new WeakMap<HubAccess, (userId: string) => Promise<boolean>>();
+  return (check, userId) => {
+    let ask = byCheck.get(check);
+    if (!ask) {
+      ask = tickBatcher(
+        async (userIds: string[]) => {
+          const revoked = new Set(await check.revoked(userIds));
+          return new Map(userIds.map((id) => [id, revoked.has(id)]));
+        },
+        { missing: false },
+      );
+      byCheck.set(check, ask);
+    }
+    return ask(userId);
+  };
 }
 
 /** Every `intervalMs`, asks each check about the connected users and closes the revoked ones with its reason. Returns the timer. */

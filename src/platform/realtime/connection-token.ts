@@ -14,7 +14,13 @@ export interface ConnectionTicket {
   expiresAt: number;
 }
 
-const keyFor = (secret: string): Buffer => createHmac('sha256', secret).update('pin-hub-connection-token').digest();
+/** Derived once per secret: every negotiate signs and every connect verifies with it. */
+const keys = new Map<string, Buffer>();
+const keyFor = (secret: string): Buffer => {
+  let key = keys.get(secret);
+  if (!key) keys.set(secret, (key = createHmac('sha256', secret).update('pin-hub-connection-token').digest()));
+  return key;
+};
 
 const mac = (secret: string, body: string): Buffer => createHmac('sha256', keyFor(secret)).update(body).digest();
 

@@ -2,7 +2,7 @@ import { AuthError, type Principal } from '../http/auth.ts';
 import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
-import { admissionRefusal, createConnectRate, HubRefusal, startAccessRecheck } from './access.ts';
+import { admissionRefusal, createConnectRate, HubRefusal, revokedLookup, startAccessRecheck } from './access.ts';
 import type { Hub, HubOptions } from './hub-api.ts';
 import { createHubPresence } from './hub-presence.ts';
 import { CloseErrors, HubConnection, monotonicMs, refuseSocket, turnAwaySocket, type ConnectionLimits } from './connection.ts';
@@ -167,6 +167,8 @@ export function createHub(opts: HubOptions): Hub {
     });
   };
 
+  const isRevoked = revokedLookup();
+
   const methods = opts.methods ?? new Map();
   const onInvocation = (conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[] }) => invokeHubMethod(methods, conn, call, log);
 
@@ -246,7 +248,7 @@ export function createHub(opts: HubOptions): Hub {
         throw err;
       }
       for (const check of access?.checks ?? []) {
-        if ([...(await check.revoked([principal.userId]))].length > 0) {
+        if (await isRevoked(check, principal.userId)) {
           metrics.refused.inc({ reason: 'forbidden' });
           return { ok: false, code: check.code ?? 'HUB_ACCESS_REVOKED', message: check.reason, statusCode: 403 };
         }

@@ -61,6 +61,7 @@ export { hubPlugin, type HubPluginOptions } from './plugin.ts';
 export { hubSettings, type HubSettings } from './settings.ts';
 export { userGroup } from './groups.ts';
 export { HubRefusal, type HubAccess } from './access.ts';
+export { tickBatcher } from './tick-batch.ts';
 export type { HubCaller, HubMethod } from './hub-methods.ts';
 export type { GroupMembers, ResolveGroupMembers } from './membership.ts';
 export { createInProcessBackplane, type Backplane, type BackplaneMessage, type BackplaneStatus } from './backplane.ts';

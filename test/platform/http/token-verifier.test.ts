@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { AuthError, signToken } from '../../../src/platform/http/auth.ts';
 import { createTokenVerifier, verifyToken } from '../../../src/platform/http/token-verifier.ts';
@@ -79,4 +80,26 @@ test('the principal handed out cannot be changed by one request for the next', a
     (first as { admin: boolean }).admin = true;
   }, TypeError);
   assert.equal((await tokens.verify(token)).admin, false);
+});
+
+/** An HS256 token built by hand, so its header and signature text can be anything. */
+const handMade = (header: object, claims: object, sign: (body: string) => string = (body) => createHmac('sha256', SECRET).update(body).digest('base64url')) => {
+  const body = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return `${body}.${sign(body)}`;
+};
+
+test('HS256 checked on the event loop judges as jose does: a critical header it does not know, or any other encoding of the signature, is refused', async () => {
+  const claims = { sub: newId(), exp: Math.floor(Date.now() / 1000) + 600 };
+  assert.equal((await verifyToken(handMade({ alg: 'HS256', typ: 'JWT' }, claims), RULES)).userId, claims.sub, 'a plain header passes');
+  await assert.rejects(verifyToken(handMade({ alg: 'HS256', crit: ['x'], x: 1 }, claims), RULES), (err: unknown) => err instanceof AuthError && err.code === 'AUTH_INVALID_TOKEN');
+  const good = handMade({ alg: 'HS256' }, claims);
+  for (const bent of [`${good}=`, `${good}A`, good.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))]) {
+    await assert.rejects(verifyToken(bent, RULES), (err: unknown) => err instanceof AuthError && err.code === 'AUTH_INVALID_TOKEN', bent);
+  }
+  const other = handMade({ alg: 'HS256' }, claims, (body) => createHmac('sha256', 'another-secret-0123456789-0123456789').update(body).digest('base64url'));
+  await assert.rejects(verifyToken(other, RULES), (err: unknown) => err instanceof AuthError && /signature/.test(err.message));
+  const expired = handMade({ alg: 'HS256' }, { sub: claims.sub, exp: Math.floor(Date.now() / 1000) - 1 });
+  await assert.rejects(verifyToken(expired, RULES), (err: unknown) => err instanceof AuthError && err.code === 'AUTH_TOKEN_EXPIRED');
+  const early = handMade({ alg: 'HS256' }, { ...claims, nbf: Math.floor(Date.now() / 1000) + 300 });
+  await assert.rejects(verifyToken(early, RULES), (err: unknown) => err instanceof AuthError && err.code === 'AUTH_TOKEN_CLAIMS_INVALID');
 });

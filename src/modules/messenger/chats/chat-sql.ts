@@ -17,6 +17,24 @@ export async function activeChatIdsOf(db: Db, userId: string): Promise<string[]>
   return rows.map((r) => r.chatId);
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * What the hub needs at connect, for many users in one read (the connects of one event-loop turn):
+ * the replica's IsActive (undefined: no replica row yet) and the chats each is an Active participant of.
+ */
+export async function connectStateOf(db: Db, userIds: readonly string[]): Promise<Map<string, { active: boolean | undefined; chatIds: string[] }>> {
+  const ids = userIds.filter((u) => UUID.test(u));
+  if (ids.length === 0) return new Map();
+  const { rows } = await query<{ id: string; active: boolean | null; chatIds: string[] }>(
+    db,
+    sql`select x.id::text as id, u.is_active as active,
+               array(select p.chat_id from messenger.chat_participants p where p.user_id = x.id and p.status = 'Active') as "chatIds"
+          from unnest(${sql.param(ids)}::uuid[]) as x(id) left join messenger.users u on u.id = x.id`,
+  );
+  return new Map(rows.map((r) => [r.id, { active: r.active ?? undefined, chatIds: r.chatIds }]));
+}
+
 /**
  * The Active participants of a chat and its membership version, read in one snapshot (membership
  * changes bump the version in the transaction that makes them): what a replica's hub checks a

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { ErrorBody } from '../../../platform/http/index.ts';
 import type { Logger } from '../../../platform/observability/index.ts';
-import { userGroup, type Hub, type PresenceChange } from '../../../platform/realtime/index.ts';
+import { tickBatcher, userGroup, type Hub, type PresenceChange } from '../../../platform/realtime/index.ts';
 import { Nullable, Text } from '../../../platform/types/index.ts';
 
 /**
@@ -19,33 +19,49 @@ import { Nullable, Text } from '../../../platform/types/index.ts';
 
 /** The users who may see `userId`'s presence (and whose presence `userId` may see). */
 export async function presencePeers(db: Db, userId: string): Promise<string[]> {
-  const { rows } = await query<{ userId: string }>(
+  return (await presencePeersOf(db, [userId])).get(userId) ?? [];
+}
+
+/** presencePeers of many users in one read (the flips of one event-loop turn); a user without peers is absent. */
+export async function presencePeersOf(db: Db, userIds: readonly string[]): Promise<Map<string, string[]>> {
+  const { rows } = await query<{ of: string; userId: string }>(
     db,
-    sql`with related as (
-          select case when c.requester_user_id = ${userId} then c.addressee_user_id else c.requester_user_id end as user_id
-            from messenger.contacts c
-           where c.status = 'Accepted' and (c.requester_user_id = ${userId} or c.addressee_user_id = ${userId})
+    sql`with me as (select distinct unnest(${sql.param([...userIds])}::uuid[]) as id),
+        related as (
+          select me.id as of, c.addressee_user_id as user_id
+            from me join messenger.contacts c on c.requester_user_id = me.id and c.status = 'Accepted'
           union
-          select other.user_id
-            from messenger.chat_participants me
-            join messenger.chats ch on ch.id = me.chat_id and ch.kind = 'Direct'
-            join messenger.chat_participants other on other.chat_id = me.chat_id and other.user_id <> me.user_id and other.status = 'Active'
-           where me.user_id = ${userId} and me.status = 'Active'
+          select me.id, c.requester_user_id
+            from me join messenger.contacts c on c.addressee_user_id = me.id and c.status = 'Accepted'
+          union
+          select me.id, other.user_id
+            from me
+            join messenger.chat_participants mine on mine.user_id = me.id and mine.status = 'Active'
+            join messenger.chats ch on ch.id = mine.chat_id and ch.kind = 'Direct'
+            join messenger.chat_participants other on other.chat_id = mine.chat_id and other.user_id <> me.id and other.status = 'Active'
         )
-        select r.user_id as "userId" from related r
+        select r.of::text as "of", r.user_id::text as "userId" from related r
          where not exists (
            select 1 from messenger.blacklist_entries b
             where b.status = 'Blocked'
-              and ((b.owner_user_id = ${userId} and b.blocked_user_id = r.user_id) or (b.owner_user_id = r.user_id and b.blocked_user_id = ${userId})))`,
+              and ((b.owner_user_id = r.of and b.blocked_user_id = r.user_id) or (b.owner_user_id = r.user_id and b.blocked_user_id = r.of)))`,
   );
-  return rows.map((r) => r.userId);
+  const peers = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = peers.get(r.of);
+    if (list) list.push(r.userId);
+    else peers.set(r.of, [r.userId]);
+  }
+  return peers;
 }
 
 /** Pushes each online/offline flip the hub announces to the user's peers. */
 export function announcePresence(db: Db, hub: Hub, log: Logger): (change: PresenceChange) => void {
+  // The flips of one event-loop turn (a reconnect storm's first connections) read their peers in one query.
+  const peersOf = tickBatcher((userIds: string[]) => presencePeersOf(db, userIds), { missing: [] as string[] });
   return (change) => {
     const frame = { UserId: change.userId, Online: change.online, LastSeenAt: change.lastSeenAt?.toISOString() ?? null };
-    void presencePeers(db, change.userId)
+    void peersOf(change.userId)
       .then((peers) => Promise.all(peers.map((id) => hub.send(userGroup(id), 'presence_changed', frame))))
       .catch((err: Error) => log.warn({ err: { message: err.message }, userId: change.userId }, 'presence_changed not pushed'));
   };
