@@ -102,4 +102,8 @@ test('HS256 checked on the event loop judges as jose does: a critical header it 
   await assert.rejects(verifyToken(expired, RULES), (err: unknown) => err instanceof AuthError && err.code === 'AUTH_TOKEN_EXPIRED');
   const early = handMade({ alg: 'HS256' }, { ...claims, nbf: Math.floor(Date.now() / 1000) + 300 });
   await assert.rejects(verifyToken(early, RULES), (err: unknown) => err instanceof AuthError && err.code === 'AUTH_TOKEN_CLAIMS_INVALID');
+  // A header naming another algorithm is refused even with a valid HS256 signature of the secret.
+  for (const alg of ['none', 'HS512', 'RS256', 'hs256']) {
+    await assert.rejects(verifyToken(handMade({ alg }, claims), RULES), (err: unknown) => err instanceof AuthError && err.code === 'AUTH_INVALID_TOKEN', alg);
+  }
 });
