@@ -4,6 +4,10 @@
  * PostgreSQL on a free port under /tmp and a local HTTP provider (SMS-gateway style) answering 200,
  * seeds BENCH_NOTIFICATIONS due Failed notifications, then runs the worker until the backlog is empty.
  * Prints ONE JSON line: sends/s (target ≥ 1,000).
+ * No realtime dispatcher runs: each send writes its notification_status_changed frame into the
+ * realtime outbox in its outcome's transaction, as the service does, and the frames stay there
+ * unpushed (as the notifications' own status_events rows did before the frames moved to that
+ * outbox), so CPU per 1,000 sends compares the same work across that change.
  * Settings: BENCH_NOTIFICATIONS (20000), BENCH_BATCH_SIZE (200), BENCH_CONCURRENCY (32) — the service defaults,
  * BENCH_PG_FAST=1 (fsync off, as the tests run; default keeps durability on).
  */

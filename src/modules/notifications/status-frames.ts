@@ -6,9 +6,10 @@ import { NOTIFICATION_STATUS_CHANGED_EVENT, type Channel, type Status } from './
  * The domain event NotificationStatusChanged (seed 004), as a hub frame to `user:{UserId}`: an
  * in-app notification was read, or an external delivery became Sent, Failed (to be retried, or
  * terminally), unconfirmed, or was reopened by a webhook or an admin — what a client needs to update
- * a status or a badge (and, with Version, to mark it read without a 409).
+ * a status or a badge (and, with Version, to mark it read without a 409). A type, not an interface,
+ * so it is a plain record the userFrames port takes as is (no copy per frame).
  */
-export interface NotificationStatusChangedFrame {
+export type NotificationStatusChangedFrame = {
   NotificationId: string;
   Channel: Channel;
   Status: Status;
@@ -20,7 +21,7 @@ export interface NotificationStatusChangedFrame {
   /** The notification's version after this change: what POST /api/notifications/{id}/read expects. */
   Version: number;
   OccurredAt: string;
-}
+};
 
 export interface StatusChange {
   notificationId: string;
@@ -60,7 +61,7 @@ export async function recordStatusChanges(frames: UserFrames, tx: Db, changes: r
   if (changes.length === 0) return;
   await frames(
     tx,
-    changes.map((c) => ({ userId: c.recipientUserId, event: NOTIFICATION_STATUS_CHANGED_EVENT, payload: { ...frameOf(c, now) } })),
+    changes.map((c) => ({ userId: c.recipientUserId, event: NOTIFICATION_STATUS_CHANGED_EVENT, payload: frameOf(c, now) })),
     now,
   );
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../../../platform/db/index.ts';
 import type { UserFrame } from '../../../platform/module.ts';
 import { CARRIED_KINDS, eventNameOf, type CarriedKind } from './kinds.ts';
-import { enqueueRealtime } from './outbox-sql.ts';
+import { enqueueCarried } from './outbox-sql.ts';
 
 /**
  * The messenger's side of the kernel's user-frame port (ModuleDeps.userFrames): another module's
@@ -18,7 +18,7 @@ export async function enqueueUserFrames(tx: Db, frames: readonly UserFrame[], no
     const kind = KIND_OF_EVENT.get(f.event);
     // A programming error, not input: only the kinds the dispatcher knows to carry may go this way.
     if (!kind) throw new Error(`the realtime outbox carries no frame named ${f.event}`);
-    return { kind, targetKind: 'User' as const, targetUserId: f.userId, payload: f.payload };
+    return { kind, targetUserId: f.userId, payload: f.payload };
   });
-  await enqueueRealtime(tx, rows, now);
+  await enqueueCarried(tx, rows, now);
 }

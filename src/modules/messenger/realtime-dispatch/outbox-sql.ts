@@ -58,6 +58,35 @@ export async function enqueueRealtime(tx: Db, rows: readonly NewRealtimeRow[], n
   await query(tx, sql`with inserted as (${realtimeInsert(rows, now)}) select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`);
 }
 
+/** A carried frame (kinds.ts CARRIED_KINDS) for one user: its row holds the payload, no references. */
+export interface NewCarriedRow {
+  kind: RealtimeDispatchKind;
+  targetUserId: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * enqueueRealtime for carried frames, which fill only their kind, user and payload: one named
+ * statement (planned once per connection; the owners write these with every status change) whose
+ * payloads travel as one JSON array, parsed once, instead of an array of JSON texts PostgreSQL
+ * parses one by one after pg escaped each; the columns they leave null are not sent at all.
+ */
+export async function enqueueCarried(tx: Db, rows: readonly NewCarriedRow[], now: Date): Promise<void> {
+  if (rows.length === 0) return;
+  const at = now.toISOString();
+  await query(
+    tx,
+    sql`with inserted as (
+          insert into messenger.realtime_outbox (id, kind, target_kind, target_user_id, payload, next_attempt_at, created_at, updated_at)
+          select v.id, v.kind, 'User', v.user_id, v.payload, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+            from rows from (unnest(${sql.param(rows.map(() => newId()))}::uuid[]), unnest(${sql.param(rows.map((r) => r.kind))}::varchar[]),
+                            unnest(${sql.param(rows.map((r) => r.targetUserId))}::uuid[]),
+                            jsonb_array_elements(${JSON.stringify(rows.map((r) => r.payload))}::jsonb)) as v(id, kind, user_id, payload))
+        select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`,
+    { name: 'messenger_realtime_carried' },
+  );
+}
+
 export interface ClaimedRow extends OutboxRowRef {
   attempts: number;
   rowVersion: number;

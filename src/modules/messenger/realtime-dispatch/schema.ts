@@ -42,7 +42,9 @@ export const realtimeOutbox = messengerSchema.table(
   },
   (t) => [
     index('ix_rto_due').on(t.status, t.nextAttemptAt),
-    index('ix_rto_chat').on(t.chatId),
+    // Rows to one user (UserDeactivated, carried frames) have no chat: left out, so each of their
+    // inserts maintains one index less.
+    index('ix_rto_chat').on(t.chatId).where(sql`${t.chatId} is not null`),
     check('ck_rto_kind', oneOf(t.kind, REALTIME_DISPATCH_KINDS)),
     check('ck_rto_target_kind', oneOf(t.targetKind, REALTIME_TARGET_KINDS)),
     check('ck_rto_status', oneOf(t.status, REALTIME_OUTBOX_STATUSES)),

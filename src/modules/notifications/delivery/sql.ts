@@ -201,7 +201,8 @@ export interface OutcomeWrite {
 
 /**
  * Records many outcomes in one statement. A row whose version moved on (mark-read, webhook, another
- * worker) or that became final is left alone and not returned: the caller re-reads it.
+ * worker) or that became final is left alone and not returned: the caller re-reads it. Named: its
+ * text never changes and every batch of both delivery jobs runs it, so each connection plans it once.
  */
 export async function writeOutcomes(tx: Db, writes: readonly OutcomeWrite[], now: Date): Promise<Set<string>> {
   if (writes.length === 0) return new Set();
@@ -220,7 +221,7 @@ export async function writeOutcomes(tx: Db, writes: readonly OutcomeWrite[], now
       id uuid, version int, status text, attempts int, terminal boolean, "lastError" text,
       "nextAttemptAt" timestamptz, "providerMessageId" text, "keepIntent" boolean)
     where n.id = v.id and n.version = v.version and n.status <> 'Sent' and not n.terminal
-    returning n.id`);
+    returning n.id`, { name: 'notifications_write_outcomes' });
   return new Set(rows.map((r) => r.id));
 }
 
