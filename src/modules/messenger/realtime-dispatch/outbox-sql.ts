@@ -186,9 +186,11 @@ export async function claimDue(db: Db, p: ClaimParams): Promise<(ClaimedRow & { 
               exists (select 1 from messenger.realtime_events e where e.outbox_id = s.id) as streamed_before
          from (select * from slotted order by push_slot) s),
      moved as (
+       -- The ids as an array: a join here got a generic plan that hashed the whole stream per claim.
        update messenger.realtime_events e
           set position = n.position, membership_version = n.membership_version, recorded_at = ${now}
-         from numbered n where n.streamed_before and e.outbox_id = n.id
+         from numbered n
+        where e.outbox_id = any(array(select id from numbered where streamed_before)) and n.id = e.outbox_id
        returning e.outbox_id, e.position),
      added as (
        -- A plain insert, not ON CONFLICT: this runner holds the outbox row's lock, so no one else
