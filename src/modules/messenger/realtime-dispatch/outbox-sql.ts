@@ -180,17 +180,21 @@ export async function claimDue(db: Db, p: ClaimParams): Promise<(ClaimedRow & { 
                              [row_number() over (partition by l."chatId", l.by_seq order by l.seq)]
                         else l.slot end as push_slot
          from live l),
+     -- The batch's rows streamed before (a retry, a released row), probed through the unique index
+     -- with the ids as an array: an EXISTS or a join here may get a generic plan that reads the
+     -- whole stream on every claim.
+     prior as (
+       select outbox_id from messenger.realtime_events where outbox_id = any(array(select id from live))),
      numbered as (
-       -- Positions in push order, then whether the row was streamed before (a retry, a released row).
+       -- Positions in push order.
        select s.*, nextval('messenger.realtime_event_position') as position,
-              exists (select 1 from messenger.realtime_events e where e.outbox_id = s.id) as streamed_before
+              s.id = any(array(select outbox_id from prior)) as streamed_before
          from (select * from slotted order by push_slot) s),
      moved as (
-       -- The ids as an array: a join here got a generic plan that hashed the whole stream per claim.
        update messenger.realtime_events e
           set position = n.position, membership_version = n.membership_version, recorded_at = ${now}
          from numbered n
-        where e.outbox_id = any(array(select id from numbered where streamed_before)) and n.id = e.outbox_id
+        where e.outbox_id = any(array(select outbox_id from prior)) and n.id = e.outbox_id
        returning e.outbox_id, e.position),
      added as (
        -- A plain insert, not ON CONFLICT: this runner holds the outbox row's lock, so no one else
