@@ -180,32 +180,15 @@ export async function claimDue(db: Db, p: ClaimParams): Promise<(ClaimedRow & { 
                              [row_number() over (partition by l."chatId", l.by_seq order by l.seq)]
                         else l.slot end as push_slot
          from live l),
-     -- The batch's rows streamed before (a retry, a released row), probed through the unique index
-     -- with the ids as an array: an EXISTS or a join here may get a generic plan that reads the
-     -- whole stream on every claim.
-     prior as (
-       select outbox_id from messenger.realtime_events where outbox_id = any(array(select id from live))),
-     numbered as (
-       -- Positions in push order.
-       select s.*, nextval('messenger.realtime_event_position') as position,
-              s.id = any(array(select outbox_id from prior)) as streamed_before
-         from (select * from slotted order by push_slot) s),
-     moved as (
-       update messenger.realtime_events e
-          set position = n.position, membership_version = n.membership_version, recorded_at = ${now}
-         from numbered n
-        where e.outbox_id = any(array(select outbox_id from prior)) and n.id = e.outbox_id
-       returning e.outbox_id, e.position),
-     added as (
-       -- A plain insert, not ON CONFLICT: this runner holds the outbox row's lock, so no one else
-       -- streams it meanwhile, and a speculative insertion would cost an extra WAL record per frame.
-       insert into messenger.realtime_events
+     streamed as (
+       insert into messenger.realtime_events as e
          (position, outbox_id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, membership_version, created_at, recorded_at)
-       select n.position, n.id, n.kind, n."targetKind", n."chatId", n."targetUserId", n."messageId", n."refId",
-              n."sessionKind", n.seq, n.payload, n.membership_version, n."createdAt", ${now}
-         from numbered n where not n.streamed_before
-       returning outbox_id, position),
-     streamed as (select * from moved union all select * from added)
+       select nextval('messenger.realtime_event_position'), s.id, s.kind, s."targetKind", s."chatId", s."targetUserId", s."messageId", s."refId",
+              s."sessionKind", s.seq, s.payload, s.membership_version, s."createdAt", ${now}
+         from (select * from slotted order by push_slot) s
+       on conflict (outbox_id) do update
+         set position = excluded.position, membership_version = excluded.membership_version, recorded_at = excluded.recorded_at
+       returning e.outbox_id, e.position)
      select c.*, ${MESSAGE_OF_ROW}, ch.membership_version as "membershipVersion", s.position::float8 as position
        from claimed c cross join (${ASYNC_COMMIT}) a left join messenger.messages m on m.id = c."messageId"
        left join messenger.chats ch on ch.id = c."chatId" and c."targetKind" = 'ChatGroup'
