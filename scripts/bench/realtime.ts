@@ -13,7 +13,11 @@
  *     the server's thread, its kernel time, the other threads of the process — V8 and libuv helpers —,
  *     the clients and senders workers, PostgreSQL), statements per message (pgTransactionsPerMessage)
  *     and how late the server's event loop ran (serverLoopDelayMs): the clients, the senders and
- *     PostgreSQL share the machine's cores with the server.
+ *     PostgreSQL share the machine's cores with the server;
+ *   - what PostgreSQL did per message over the same window (`pg`, pg-stats.ts): statements by total
+ *     time, WAL bytes, rows written and dead tuples per table, the rows retention will delete later;
+ *   - the sustained rate at the offered one (`sustained`): sends accepted per second until the last
+ *     answer, messages delivered per second from the first frame to the last.
  * Prints ONE JSON line on stdout (progress on stderr). The seed's SLO is p95 < 1 s; target p95 < 50 ms.
  * Settings: BENCH_CLIENTS (1000), BENCH_CHAT_SIZE (10), BENCH_RATE (1000), BENCH_SECONDS (30),
  * BENCH_PG_FAST=1 (fsync off), BENCH_LOG_LEVEL (error), BENCH_CONNECT=0 (no clients: REST and dispatch alone),
@@ -35,6 +39,7 @@ import { signToken } from '../../src/platform/http/auth.ts';
 import { newId } from '../../src/platform/time.ts';
 import messenger from '../../src/modules/messenger/index.ts';
 import { cpuShares, cpuSnapshot, currentThreadId, threadCpuSeconds } from './cpu-shares.ts';
+import { pgSnapshot, pgWindowReport } from './pg-stats.ts';
 import { benchLogger, machine, say, startBenchPostgres } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
@@ -198,9 +203,10 @@ async function startWindowProfile(file: string | undefined): Promise<{ stop(): P
 
 async function main(): Promise<void> {
   const log = benchLogger('error');
-  const pg = await startBenchPostgres(log, 'realtime');
+  const pg = await startBenchPostgres(log, 'realtime', { statements: true });
   const pool = createPool(pg.url, 20, log);
   await migrateDatabase(pool);
+  await pool.query('create extension if not exists pg_stat_statements');
   // MESSENGER_* and HUB_* settings pass through from the environment, to try other values.
   const tuning = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(MESSENGER_|HUB_)/.test(k)));
   const config = loadConfig({ ...tuning, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error', PORT: '0', JOBS_ENABLED: 'true', DATABASE_POOL_MAX: '20', KAFKA_BROKERS: '' });
@@ -247,6 +253,7 @@ async function main(): Promise<void> {
   const pgMarker = `pin-realtime-pg-${new URL(pg.url).port}`;
   const cpuBefore = cpuSnapshot(pgMarker);
   const xactsBefore = await transactionsSoFar(pool);
+  const pgBefore = await pgSnapshot(pool);
   const elu = performance.eventLoopUtilization();
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
@@ -265,6 +272,9 @@ async function main(): Promise<void> {
   await profiler?.stop();
   const cpu = cpuShares(cpuBefore, cpuSnapshot(pgMarker), { server: String(process.pid), clients: connected.threadId }, { senders: sent.cpu });
   const transactions = (await transactionsSoFar(pool)) - xactsBefore - 1;
+  // Other backends flush their table counters at most once a second.
+  await new Promise((r) => setTimeout(r, 1100));
+  const pgAfter = await pgSnapshot(pool);
   clients.postMessage('report');
   const stats = await next<{ delivered: number; frames: number; duplicates: number; firstAt: number; lastAt: number; lags: Float64Array }>(clients, 'stats');
   const { rows: outbox } = await pool.query<{ status: string; n: number }>(`select status, count(*)::int as n from messenger.realtime_outbox group by status`);
@@ -287,6 +297,12 @@ async function main(): Promise<void> {
     sent: sent.ok,
     sendFailures: sent.failed,
     sendSeconds: Math.round(sent.seconds * 100) / 100,
+    // What the service kept up with at the offered rate: answers queue and frames fall behind past it.
+    sustained: {
+      offeredPerSecond: RATE,
+      acceptedPerSecond: Math.round(sent.ok / sent.seconds),
+      deliveredPerSecond: Math.round(stats.delivered / CHAT_SIZE / windowSeconds),
+    },
     restLatencyMs: { p50: sent.restP50, p95: sent.restP95 },
     deliveriesExpected: expected,
     delivered: stats.delivered,
@@ -304,6 +320,7 @@ async function main(): Promise<void> {
     cpuUsPerMessage: Object.fromEntries(
       (['server', 'serverKernel', 'otherThreads', 'postgres'] as const).map((k) => [k, sent.ok ? Math.round(((cpu[k] ?? 0) * cpu.windowSeconds! * 1e6) / sent.ok) : null]),
     ),
+    pg: await pgWindowReport(pool, pgBefore, pgAfter, sent.ok),
     dispatcher: { runs, rowsPerRun: runs ? Math.round((sent.ok / runs) * 10) / 10 : null, msPerRun: runs ? Math.round((runSeconds / runs) * 10000) / 10 : null },
     outbox: Object.fromEntries(outbox.map((r) => [r.status, r.n])),
     postgres: pg.durability,

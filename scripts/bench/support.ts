@@ -24,11 +24,12 @@ export async function freePort(): Promise<number> {
 
 /**
  * A throwaway PostgreSQL on a free port with durable defaults (BENCH_PG_FAST=1 turns fsync off, as
- * in the tests); `stop()` also removes its data directory.
+ * in the tests); `statements` preloads pg_stat_statements; `stop()` also removes its data directory.
  */
 export async function startBenchPostgres(
   log: Logger,
   name = 'bench',
+  opts: { statements?: boolean } = {},
 ): Promise<{ url: string; dataDir: string; durability: string; stop(): Promise<void> }> {
   const port = await freePort();
   const dataDir = `/tmp/pin-${name}-pg-${port}`;
@@ -39,7 +40,11 @@ export async function startBenchPostgres(
     port,
     log,
     database: 'bench',
-    flags: fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : [],
+    flags: [
+      ...(fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : []),
+      // pg_stat_statements (a bench that reads statements per unit creates the extension).
+      ...(opts.statements ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
+    ],
   });
   return {
     url: server.url,

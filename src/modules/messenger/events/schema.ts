@@ -34,14 +34,17 @@ export const realtimeEvents = messengerSchema.table(
     /** A chat event's membership version when it was pushed: who may read it is judged as at delivery. */
     membershipVersion: integer('membership_version'),
     createdAt: ts('created_at').notNull(),
-    /** When it took its position: what retention counts from. */
+    /**
+     * When it took its position: what retention counts from. Not indexed: positions are handed out
+     * in recording order, so retention walks the primary key from the oldest (stream-sql.ts
+     * trimStream), and every pushed frame writes one index entry less.
+     */
     recordedAt: ts('recorded_at').notNull(),
   },
   (t) => [
     uniqueIndex('ux_realtime_events_outbox').on(t.outboxId),
     index('ix_realtime_events_chat').on(t.chatId, t.position).where(sql`${t.targetKind} = 'ChatGroup'`),
     index('ix_realtime_events_user').on(t.targetUserId, t.position).where(sql`${t.targetKind} = 'User'`),
-    index('ix_realtime_events_recorded').on(t.recordedAt),
   ],
 );
 

@@ -71,13 +71,21 @@ export async function readStream(db: Db, userId: string, after: number, limit: n
 /**
  * Retention: deletes up to `limit` events recorded before `cutoff`, oldest first, and moves the
  * horizon past them (a cursor before it then answers 410), in one statement. Returns their positions.
+ *
+ * recorded_at has no index (the stream would pay an entry per pushed frame for an hourly job): the
+ * `limit` oldest positions are read through the primary key and those before the first one recorded
+ * at or after `cutoff` go. Positions are taken in recording order, so that is every old one among
+ * them; one out of order (two runners in a failover) waits until the younger row before it is old too.
  */
 export async function trimStream(db: Db, cutoff: Date, limit: number): Promise<number[]> {
   const { rows } = await query<{ position: number }>(
     db,
-    sql`with gone as (
+    sql`with head as (
+          select position, recorded_at from messenger.realtime_events order by position limit ${limit}),
+        gone as (
           delete from messenger.realtime_events where position in (
-            select position from messenger.realtime_events where recorded_at < ${cutoff} order by position limit ${limit})
+            select position from head
+             where position < coalesce((select min(position) from head where recorded_at >= ${cutoff}), (select max(position) + 1 from head)))
           returning position),
         moved as (
           update messenger.realtime_event_horizon set trimmed_below = greatest(trimmed_below, (select max(position) + 1 from gone))

@@ -120,6 +120,34 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     await waitFor('the retried delivery', () => client.received.length === 1);
   });
 
+  test('a retried row takes a new stream position, after the rows streamed meanwhile; its event stays one row and its frame carries the new Cursor', async () => {
+    const env = await dispatchEnv();
+    const alice = uid();
+    const chatId = await insertChat(env.pool, [alice], { lastSeq: 2 });
+    const [first, second] = [await insertMessage(env.pool, chatId, 1, alice), await insertMessage(env.pool, chatId, 2, alice)];
+    const client = await connectClient(env.hubApp.url, await tokenFor(alice), { events: ['message_received'] });
+    const events = async (rowId: string) =>
+      (await env.pool.query<{ position: string }>(`select position from messenger.realtime_events where outbox_id = $1`, [rowId])).rows.map((r) => Number(r.position));
+    const retried = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: first, seq: 1 });
+    const working = env.hubRef.current;
+    env.hubRef.current = await unreachableHub();
+    assert.equal((await env.run()).retried, 1);
+    const [failedAt] = await events(retried);
+
+    env.hubRef.current = working;
+    const meanwhile = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: second, seq: 2 });
+    assert.equal((await env.run()).dispatched, 1, 'the newer row goes while the first waits for its backoff');
+    const [meanwhileAt] = await events(meanwhile);
+    env.clock.advance(2000);
+    assert.equal((await env.run()).dispatched, 1);
+    const retriedAt = await events(retried);
+    assert.equal(retriedAt.length, 1, 'one event row per outbox row');
+    assert.ok(failedAt! < meanwhileAt! && meanwhileAt! < retriedAt[0]!, `positions ${failedAt} < ${meanwhileAt} < ${retriedAt[0]}`);
+    await waitFor('both deliveries', () => client.received.length === 2);
+    const cursors = client.received.map((r) => (r.payload as { Seq: number; Cursor: string })).map((p) => [p.Seq, p.Cursor]);
+    assert.deepEqual(cursors, [[2, cursorOf(meanwhileAt!)], [1, cursorOf(retriedAt[0]!)]]);
+  });
+
   test('poison → quarantine: the failed attempt that reaches MaxAttempts quarantines the row and raises RealtimeDispatchQuarantinedEvent', async () => {
     const env = await dispatchEnv({ settings: { maxAttempts: 2 } });
     const chatId = await insertChat(env.pool, [uid()], { lastSeq: 1 });
