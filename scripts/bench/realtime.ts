@@ -25,10 +25,8 @@
  * BENCH_CPU_PROFILE=<file> (a CPU profile of the server's thread over the send window and the drain only);
  * MESSENGER_* and HUB_* settings are taken from the environment (e.g. MESSENGER_REALTIME_BATCH_SIZE).
  */
-import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type pg from 'pg';
-import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
@@ -40,7 +38,7 @@ import { newId } from '../../src/platform/time.ts';
 import messenger from '../../src/modules/messenger/index.ts';
 import { cpuShares, cpuSnapshot, currentThreadId, threadCpuSeconds } from './cpu-shares.ts';
 import { pgSnapshot, pgWindowReport } from './pg-stats.ts';
-import { benchLogger, machine, say, startBenchPostgres } from './support.ts';
+import { benchLogger, machine, say, startBenchPostgres, transactionsSoFar, windowProfile } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const CLIENTS = env('BENCH_CLIENTS', 1000);
@@ -177,30 +175,6 @@ const next = <T>(w: Worker, type: string) =>
     w.on('message', on);
   });
 
-/** Committed and rolled-back transactions of the bench database so far (pg_stat_database; ~0.5 s stale). */
-async function transactionsSoFar(pool: pg.Pool): Promise<number> {
-  await pool.query('select pg_stat_force_next_flush()');
-  const { rows } = await pool.query<{ n: string }>(`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`);
-  return Number(rows[0]!.n);
-}
-
-/** Profiles this (the server's) thread from now until stop(): setup and connects stay out of the figures. */
-async function startWindowProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
-  if (!file) return null;
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    async stop() {
-      const { profile } = await session.post('Profiler.stop');
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-      say(`CPU profile of the send window: ${file}`);
-    },
-  };
-}
-
 async function main(): Promise<void> {
   const log = benchLogger('error');
   const pg = await startBenchPostgres(log, 'realtime', { statements: true });
@@ -249,7 +223,7 @@ async function main(): Promise<void> {
   const clients = worker('clients', plan);
   const connected = await next<{ count: number; threadId?: string }>(clients, 'connected');
   say(`${connected.count} clients connected; sending ${RATE}/s for ${SECONDS} s`);
-  const profiler = await startWindowProfile(process.env.BENCH_CPU_PROFILE);
+  const profiler = await windowProfile(process.env.BENCH_CPU_PROFILE, 'send window');
   const pgMarker = `pin-realtime-pg-${new URL(pg.url).port}`;
   const cpuBefore = cpuSnapshot(pgMarker);
   const xactsBefore = await transactionsSoFar(pool);

@@ -26,9 +26,8 @@
  * MESSENGER_* and HUB_* settings are taken from the environment.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Session } from 'node:inspector/promises';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createPool, migrateDatabase } from '../../src/platform/db/index.ts';
@@ -36,7 +35,7 @@ import { signToken } from '../../src/platform/http/auth.ts';
 import { newId } from '../../src/platform/time.ts';
 import messenger from '../../src/modules/messenger/index.ts';
 import { cpuShares, cpuSnapshot } from './cpu-shares.ts';
-import { benchLogger, machine, say, startBenchPostgres } from './support.ts';
+import { benchLogger, machine, say, startBenchPostgres, transactionsSoFar, windowProfile } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const CLIENTS = env('BENCH_CLIENTS', 5000);
@@ -183,29 +182,6 @@ async function seed(pool: import('pg').Pool, userIds: string[]): Promise<number>
   return chatIds.length;
 }
 
-/** Committed and rolled-back transactions of the bench database so far (pg_stat_database): statements outside a transaction count one each. */
-async function transactionsSoFar(pool: import('pg').Pool): Promise<number> {
-  await pool.query('select pg_stat_force_next_flush()');
-  const { rows } = await pool.query<{ n: string }>(`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`);
-  return Number(rows[0]!.n);
-}
-
-async function startProfile(file: string | undefined): Promise<{ stop(): Promise<void> } | null> {
-  if (!file) return null;
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    async stop() {
-      const { profile } = await session.post('Profiler.stop');
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-      say(`CPU profile of the storm window: ${file}`);
-    },
-  };
-}
-
 async function main(): Promise<void> {
   const log = benchLogger('error');
   const pg = await startBenchPostgres(log, 'storm');
@@ -250,7 +226,7 @@ async function main(): Promise<void> {
   const redis = BACKPLANE ? redisPid(new URL(REDIS_URL).port || '6379') : undefined;
   const rssBefore = rssBytes();
   const xactsBefore = await transactionsSoFar(pool);
-  const profiler = await startProfile(process.env.BENCH_CPU_PROFILE);
+  const profiler = await windowProfile(process.env.BENCH_CPU_PROFILE, 'storm window');
   const cpuBefore = cpuSnapshot(pgMarker);
   const elu = performance.eventLoopUtilization();
   const redisBefore = cpuSecondsOfPid(redis);

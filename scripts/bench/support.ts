@@ -87,6 +87,33 @@ export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T
 }
 
 /**
+ * Profiles this thread from now until stop() (a window the caller picks: set-up stays out), written
+ * to `file`; null when no file is asked for (BENCH_CPU_PROFILE unset).
+ */
+export async function windowProfile(file: string | undefined, what: string): Promise<{ stop(): Promise<void> } | null> {
+  if (!file) return null;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      say(`CPU profile of the ${what}: ${file}`);
+    },
+  };
+}
+
+/** Committed and rolled-back transactions of the bench database so far (pg_stat_database; statements outside a transaction count one each). */
+export async function transactionsSoFar(pool: import('pg').Pool): Promise<number> {
+  await pool.query('select pg_stat_force_next_flush()');
+  const { rows } = await pool.query<{ n: string }>(`select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()`);
+  return Number(rows[0]!.n);
+}
+
+/**
  * CPU spent from now on by this process (every thread) and by the bench's PostgreSQL (the server
  * and its backends), per 1,000 units of work. On a shared 2-core VM wall time moves ±30 % run to run
  * with steal and neighbours; CPU per unit moves far less, so a before/after comparison reads this.
