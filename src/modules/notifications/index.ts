@@ -52,7 +52,7 @@ function notificationsParts(deps: ModuleDeps<NotificationsSettings>, tuning: Not
     jobs: [
       dispatcherJob(delivery, jobs.dispatcher),
       retryWorkerJob(delivery, jobs.retryWorker),
-      webhookReplayCleanupJob(deps.db, config),
+      webhookReplayCleanupJob(deps.db),
     ],
     consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log })],
   };

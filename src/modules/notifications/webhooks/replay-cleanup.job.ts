@@ -1,13 +1,12 @@
 import type { Db } from '../../../platform/db/index.ts';
 import { defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { WEBHOOK_REPLAY_CLEANUP_JOB } from '../model.ts';
-import type { NotificationsSettings } from '../settings.ts';
 import { deleteExpiredMarks } from './replay-sql.ts';
 
 /**
  * Remembered signatures live minutes (the skew window), so a sweep every 10 min keeps the table
- * small; short DELETEs so a webhook receipt never waits long behind one. Fixed values (once the
- * NOTIFICATIONS_WEBHOOK_REPLAY_CLEANUP_* settings).
+ * small; short DELETEs so a webhook receipt never waits long behind one. Fixed values: no operator
+ * has a reason to tune them.
  */
 const CLEANUP_INTERVAL_MS = 10 * 60_000;
 const CLEANUP_BATCH_SIZE = 1000;
@@ -18,7 +17,7 @@ const CLEANUP_MAX_RUN_MS = 60_000;
  * stale by then): a bounded DELETE … RETURNING is the claim and the work, repeated while it comes
  * back full. One replica at a time.
  */
-export function webhookReplayCleanupJob(db: Db, _s: NotificationsSettings): BatchWorker {
+export function webhookReplayCleanupJob(db: Db): BatchWorker {
   return defineBatchWorker({
     name: WEBHOOK_REPLAY_CLEANUP_JOB,
     every: CLEANUP_INTERVAL_MS,
