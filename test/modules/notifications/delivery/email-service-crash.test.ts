@@ -49,11 +49,20 @@ async function killServiceAfterAcceptance<T>(gate: Gate<T>): Promise<{ id: strin
     const { rows } = await locker.query<{ pid: number }>('select pg_backend_pid() as pid');
     gate.release();
     let blocked: number[] = [];
-    await waitFor('the service to block on committing the outcome', async () => {
-      const r = await locker.query<{ pid: number }>('select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [rows[0]!.pid]);
-      blocked = r.rows.map((x) => x.pid);
-      return blocked.length > 0;
-    }, 30_000);
+    const alive = () => service.child.exitCode === null && service.child.signalCode === null;
+    try {
+      await waitFor('the service to block on committing the outcome', async () => {
+        if (!alive()) return true; // reported below, with its log
+        const r = await locker.query<{ pid: number }>('select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [rows[0]!.pid]);
+        blocked = r.rows.map((x) => x.pid);
+        return blocked.length > 0;
+      }, 30_000);
+      if (!alive()) throw new Error(`the service exited (${service.child.exitCode ?? service.child.signalCode}) before committing the outcome`);
+    } catch (err) {
+      // What the service and the database were doing, so a failure here says why, not only where.
+      const activity = await locker.query('select pid, state, wait_event_type, wait_event, left(query, 120) as query from pg_stat_activity where datname = current_database()');
+      throw new Error(`${(err as Error).message}\nservice log:\n${service.log.text.slice(-4000)}\nsessions:\n${JSON.stringify(activity.rows)}`, { cause: err });
+    }
     service.child.kill('SIGKILL');
     await service.exited;
     // The server notices the dead client on its next read; end its sessions now so nothing lingers.
