@@ -1,10 +1,9 @@
 /** What every benchmark shares: a stderr logger, its own embedded PostgreSQL, the machine it ran on. */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { pino } from 'pino';
-import { startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
+import { freeLocalPort, startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
 import { createLogger, type Logger } from '../../src/platform/observability/logger.ts';
 import { cpuSnapshot } from './cpu-shares.ts';
 
@@ -14,13 +13,7 @@ export const benchLogger = (defaultLevel = 'warn'): Logger =>
 
 export const say = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`);
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+export const freePort = freeLocalPort;
 
 /**
  * A throwaway PostgreSQL on a free port with durable defaults (BENCH_PG_FAST=1 turns fsync off, as

