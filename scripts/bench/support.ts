@@ -37,6 +37,8 @@ export async function startBenchPostgres(
       ...(fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off'] : []),
       // pg_stat_statements (a bench that reads statements per unit creates the extension).
       ...(opts.statements ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
+      // Extra server flags for a profiling run, e.g. auto_explain (see README.md).
+      ...(process.env.BENCH_PG_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
     ],
   });
   return {

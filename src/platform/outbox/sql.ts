@@ -29,21 +29,14 @@ export const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 /**
  * The next unpublished rows after `afterId`, in id order. No lock is taken and no transaction
  * stays open: the send happens after this returns. The publisher is a single runner, so no one
- * else sends these rows concurrently.
+ * else sends these rows concurrently. The read is the database function outbox_pending_after
+ * (platform migration 0003), which pins a plain index scan: the one plan that leaves the entries
+ * of published rows marked dead for the next pass to skip.
  */
 export async function selectPendingAfter(db: Db, afterId: string, limit: number): Promise<PendingRow[]> {
-  const { rows } = await query<PendingRow>(
-    db,
-    sql`select id, topic, key, event_type as "eventType", contract_version as "contractVersion",
-               aggregate_type as "aggregateType", aggregate_id as "aggregateId",
-               to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "occurredAt",
-               correlation_id as "correlationId", payload::text as payload, traceparent,
-               (extract(epoch from created_at) * 1000)::float8 as "createdAtMs"
-          from platform.outbox
-         where published_at is null and id > ${afterId}
-         order by id
-         limit ${limit}`,
-  );
+  const { rows } = await query<PendingRow>(db, sql`select * from platform.outbox_pending_after(${afterId}::uuid, ${limit}::int)`, {
+    name: 'platform_outbox_pending_after',
+  });
   return rows;
 }
 

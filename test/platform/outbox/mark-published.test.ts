@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { enqueue } from '../../../src/platform/outbox/enqueue.ts';
-import { markPublished } from '../../../src/platform/outbox/sql.ts';
+import { FIRST_ID, markPublished, selectPendingAfter } from '../../../src/platform/outbox/sql.ts';
 
 // At the top level: the drop hook createTestDatabase registers then runs when the file ends.
 const t: TestDatabase = await createTestDatabase();
@@ -24,6 +24,31 @@ test('the mark commits without waiting for a WAL flush, for its own transaction 
     await client.query('commit');
     assert.equal(await setting(), 'on', 'the connection keeps its own setting');
     assert.equal(await markPublished(db, ids, new Date()), 0);
+  } finally {
+    client.release();
+  }
+});
+
+test("a pass from the first pending row skips published rows' index entries without reading their heap pages", async () => {
+  // 2,000 published rows of ~1 KB (the heap spans hundreds of pages), then 3 pending ones.
+  const body = { pad: 'x'.repeat(1000) };
+  const published = await t.db.transaction((tx) => enqueue(tx, Array.from({ length: 2000 }, (_, i) => ({ ...event(i), payload: body }))));
+  const pending = await t.db.transaction((tx) => enqueue(tx, [event(-1), event(-2), event(-3)]));
+  await markPublished(t.db, published, new Date());
+  const client = await t.pool.connect();
+  try {
+    const db = drizzle(client);
+    // The first pass after the marks meets the dead entries and marks them so.
+    assert.deepEqual((await selectPendingAfter(db, FIRST_ID, 100)).map((r) => r.id), pending);
+    // Counters not yet reported (this connection's earlier statements) go out when this one ends.
+    await client.query('select pg_stat_force_next_flush()');
+    await client.query('begin');
+    assert.deepEqual((await selectPendingAfter(db, FIRST_ID, 100)).map((r) => r.id), pending);
+    // This transaction's own heap block reads of platform.outbox: the pending rows' page or two,
+    // not the published rows' (a bitmap scan reads every one of them again on each pass).
+    const { rows } = await client.query<{ hit: number }>(`select pg_stat_get_xact_blocks_hit('platform.outbox'::regclass)::int as hit`);
+    await client.query('commit');
+    assert.ok(rows[0]!.hit <= 5, `heap blocks read in the second pass: ${rows[0]!.hit}`);
   } finally {
     client.release();
   }

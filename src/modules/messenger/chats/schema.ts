@@ -51,6 +51,9 @@ export const chatParticipants = messengerSchema.table(
   (t) => [
     uniqueIndex('ux_chat_participants_chat_user').on(t.chatId, t.userId),
     index('ix_chat_participants_user_active').on(t.userId).where(sql`${t.status} = 'Active'`),
+    // A chat's Active members, read with every send and every group push: an index-only scan here,
+    // where the unique index would need a heap visit per member to test the status.
+    index('ix_chat_participants_chat_active').on(t.chatId, t.userId).where(sql`${t.status} = 'Active'`),
     check('ck_chat_participants_role', oneOf(t.role, PARTICIPANT_ROLES)),
     check('ck_chat_participants_status', oneOf(t.status, PARTICIPANT_STATUSES)),
   ],

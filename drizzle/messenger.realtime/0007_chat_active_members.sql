@@ -1,0 +1,1 @@
+CREATE INDEX "ix_chat_participants_chat_active" ON "messenger"."chat_participants" USING btree ("chat_id","user_id") WHERE "messenger"."chat_participants"."status" = 'Active';
