@@ -87,6 +87,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
     {
       maxBatch: tuning.sendBatchMax,
       maxInFlight: tuning.sendConcurrency,
+      minIntervalMs: tuning.sendMinIntervalMs,
       maxWaiting: tuning.sendQueueMaxWaiting,
       whenFull: ChatErrors.sendQueueFull,
     },

@@ -145,6 +145,12 @@ export const MESSENGER_TUNING = {
   sendBatchMax: 64,
   /** Send statements running at once per replica; sends arriving meanwhile go together in the next. */
   sendConcurrency: 2,
+  /**
+   * Send statements start at most this often while sends keep coming, so a steady stream goes in
+   * fewer, larger statements (each costs ~0.6 ms of PostgreSQL plus the driver's work here, whatever
+   * its size); a send after a quiet spell goes at once.
+   */
+  sendMinIntervalMs: 10,
   /** Sends waiting for a statement slot per replica; past it 503 MSG_SEND_QUEUE_FULL with Retry-After. */
   sendQueueMaxWaiting: 5000,
   /** A row whose push to the hub/backplane has not finished by then is a failed attempt (retried by the backoff). */

@@ -2,7 +2,8 @@
  * Coalesces concurrent calls into batches. At most `maxInFlight` batches run at once; calls that
  * arrive while they run wait, and go together (up to `maxBatch`) in the next one. A call that
  * finds a free slot goes at the end of the current turn of the event loop, with whatever arrived
- * in that turn, so light load adds no wait and heavy load builds bigger batches by itself.
+ * in that turn, so light load adds no wait and heavy load builds bigger batches by itself;
+ * `minIntervalMs` spaces the starts of a steady stream's batches.
  */
 
 export type ItemResult<O> = { ok: true; value: O } | { ok: false; error: unknown };
@@ -10,6 +11,12 @@ export type ItemResult<O> = { ok: true; value: O } | { ok: false; error: unknown
 export interface BatchQueueOptions<I, O> {
   maxBatch: number;
   maxInFlight: number;
+  /**
+   * Batches start at most this often while calls keep coming (sooner only once maxBatch calls
+   * wait), so a steady stream goes in fewer, larger batches; a call after a quiet spell goes at
+   * the end of the turn. 0: every free slot starts a batch at once.
+   */
+  minIntervalMs?: number;
   /** Most calls waiting for a slot; a call past it is refused at once with `whenFull()`, so a burst cannot queue without end. */
   maxWaiting?: number;
   whenFull?: () => Error;
@@ -36,9 +43,28 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
   let queue: Waiter<I, O>[] = [];
   let inFlight = 0;
   let scheduled = false;
+  let held: NodeJS.Timeout | undefined;
+  let lastStart = -Infinity;
+  const minIntervalMs = opts.minIntervalMs ?? 0;
+
+  /** Starts batches now (`now`) or at the end of this turn, or once minIntervalMs has passed since the last start. */
+  function schedule(now = false): void {
+    if (scheduled || held || inFlight >= opts.maxInFlight || queue.length === 0) return;
+    const wait = queue.length >= opts.maxBatch ? 0 : lastStart + minIntervalMs - performance.now();
+    if (wait > 0) {
+      held = setTimeout(startBatches, wait);
+      return;
+    }
+    if (now) return startBatches();
+    scheduled = true;
+    setImmediate(startBatches);
+  }
 
   function startBatches(): void {
     scheduled = false;
+    clearTimeout(held);
+    held = undefined;
+    if (queue.length > 0) lastStart = performance.now();
     while (inFlight < opts.maxInFlight && queue.length > 0) {
       const batch = queue.length <= opts.maxBatch ? queue : queue.slice(0, opts.maxBatch);
       queue = batch === queue ? [] : queue.slice(opts.maxBatch);
@@ -60,8 +86,8 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
       for (const w of batch) w.reject(err);
     } finally {
       inFlight--;
-      // Whatever queued up meanwhile goes now, together.
-      startBatches();
+      // Whatever queued up meanwhile goes together, as soon as the interval allows.
+      schedule(true);
     }
   }
 
@@ -72,10 +98,8 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
       }
       return new Promise<O>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        if (!scheduled && inFlight < opts.maxInFlight) {
-          scheduled = true;
-          setImmediate(startBatches);
-        }
+        if (queue.length === opts.maxBatch && held) startBatches(); // full: no reason to wait
+        else schedule();
       });
     },
     get waiting() {

@@ -48,7 +48,7 @@ export function createSendQueue(
     /** Called once a statement has committed messages (their push intents are visible now). */
     onCommitted?: () => void;
   },
-  opts: { maxBatch: number; maxInFlight: number; maxWaiting?: number; whenFull?: () => Error },
+  opts: { maxBatch: number; maxInFlight: number; minIntervalMs?: number; maxWaiting?: number; whenFull?: () => Error },
 ): SendQueue {
   const one = async (s: BatchSend): Promise<ItemResult<SendOutcome>> => {
     try {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createBatchQueue, type ItemResult } from '../../../../src/modules/messenger/messages/send-queue.ts';
 
 /** A queue whose batches finish when the test says so, recording what each batch held. */
-function controlledQueue(opts: { maxBatch: number; maxInFlight: number; fail?: (item: number) => boolean }) {
+function controlledQueue(opts: { maxBatch: number; maxInFlight: number; minIntervalMs?: number; fail?: (item: number) => boolean }) {
   const batches: number[][] = [];
   const finish: (() => void)[] = [];
   const queue = createBatchQueue<number, number>({
@@ -104,6 +104,33 @@ describe('send queue (coalescing concurrent sends)', () => {
     finish[1]!();
     assert.deepEqual(await Promise.all(waiting), [2, 3]);
     assert.equal(await Promise.all([queue.submit(5), turn().then(() => finish[2]!())]).then(([v]) => v), 5);
+  });
+
+  test('with minIntervalMs, a steady stream waits out the interval for a free slot, a full batch and a call after a quiet spell do not', async () => {
+    const { queue, batches, finish } = controlledQueue({ maxBatch: 4, maxInFlight: 2, minIntervalMs: 80 });
+    const first = queue.submit(1);
+    await turn();
+    assert.deepEqual(batches, [[1]], 'the first call after a quiet spell goes at once');
+    const stream = [2, 3].map((i) => queue.submit(i));
+    await turn();
+    assert.equal(batches.length, 1, 'a slot is free, but the interval since the last start has not passed');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(batches[1], [2, 3], 'they went together once it passed');
+    const full = [4, 5, 6, 7].map((i) => queue.submit(i));
+    assert.equal(batches.length, 2, 'both slots are busy');
+    finish[0]!();
+    await first;
+    await turn();
+    assert.deepEqual(batches[2], [4, 5, 6, 7], 'a full batch goes as soon as a slot frees, inside the interval');
+    finish[1]!();
+    finish[2]!();
+    assert.deepEqual(await Promise.all([...stream, ...full]), [20, 30, 40, 50, 60, 70]);
+    await new Promise((r) => setTimeout(r, 100));
+    const late = queue.submit(8);
+    await turn();
+    assert.deepEqual(batches[3], [8], 'after a quiet spell, at once again');
+    finish[3]!();
+    assert.equal(await late, 80);
   });
 
   test('maxBatch and maxInFlight below 1 are refused', () => {
