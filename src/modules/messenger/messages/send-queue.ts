@@ -47,12 +47,15 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
   let lastStart = -Infinity;
   const minIntervalMs = opts.minIntervalMs ?? 0;
 
-  /** Starts batches now (`now`) or at the end of this turn, or once minIntervalMs has passed since the last start. */
+  /**
+   * Starts batches now (`now`) or at the end of this turn, or once minIntervalMs has passed since
+   * the last start; a full batch does not wait for the interval.
+   */
   function schedule(now = false): void {
-    if (scheduled || held || inFlight >= opts.maxInFlight || queue.length === 0) return;
+    if (scheduled || inFlight >= opts.maxInFlight || queue.length === 0) return;
     const wait = queue.length >= opts.maxBatch ? 0 : lastStart + minIntervalMs - performance.now();
     if (wait > 0) {
-      held = setTimeout(startBatches, wait);
+      held ??= setTimeout(startBatches, wait);
       return;
     }
     if (now) return startBatches();
@@ -64,8 +67,8 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
     scheduled = false;
     clearTimeout(held);
     held = undefined;
-    if (queue.length > 0) lastStart = performance.now();
     while (inFlight < opts.maxInFlight && queue.length > 0) {
+      lastStart = performance.now();
       const batch = queue.length <= opts.maxBatch ? queue : queue.slice(0, opts.maxBatch);
       queue = batch === queue ? [] : queue.slice(opts.maxBatch);
       inFlight++;
@@ -98,8 +101,7 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
       }
       return new Promise<O>((resolve, reject) => {
         queue.push({ item, resolve, reject });
-        if (queue.length === opts.maxBatch && held) startBatches(); // full: no reason to wait
-        else schedule();
+        schedule();
       });
     },
     get waiting() {

@@ -15,7 +15,7 @@ import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
 import { refuseInactiveUser } from '../user-replica/replica-reads.ts';
 import { REALTIME_OUTBOX_CHANNEL } from '../realtime-dispatch/outbox-sql.ts';
-import { createBatchQueue, type ItemResult } from './send-queue.ts';
+import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './send-queue.ts';
 
 /**
  * Sending a message (message.md). Concurrent sends are coalesced (send-queue.ts): a send alone
@@ -48,7 +48,7 @@ export function createSendQueue(
     /** Called once a statement has committed messages (their push intents are visible now). */
     onCommitted?: () => void;
   },
-  opts: { maxBatch: number; maxInFlight: number; minIntervalMs?: number; maxWaiting?: number; whenFull?: () => Error },
+  opts: Omit<BatchQueueOptions<BatchSend, SendOutcome>, 'run'>,
 ): SendQueue {
   const one = async (s: BatchSend): Promise<ItemResult<SendOutcome>> => {
     try {

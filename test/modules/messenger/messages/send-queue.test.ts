@@ -133,6 +133,21 @@ describe('send queue (coalescing concurrent sends)', () => {
     assert.equal(await late, 80);
   });
 
+  test('with minIntervalMs, calls held for the interval go at the end of the turn once they fill a batch', async () => {
+    const { queue, batches, finish } = controlledQueue({ maxBatch: 3, maxInFlight: 2, minIntervalMs: 10_000 });
+    const first = queue.submit(1);
+    await turn();
+    const held = [2, 3].map((i) => queue.submit(i));
+    await turn();
+    assert.equal(batches.length, 1, 'held: a slot is free, the interval has not passed');
+    const filling = queue.submit(4);
+    await turn();
+    assert.deepEqual(batches[1], [2, 3, 4], 'the third call filled the batch: it went without waiting out the interval');
+    finish[0]!();
+    finish[1]!();
+    assert.deepEqual(await Promise.all([first, ...held, filling]), [10, 20, 30, 40]);
+  });
+
   test('maxBatch and maxInFlight below 1 are refused', () => {
     const run = async () => [];
     assert.throws(() => createBatchQueue({ maxBatch: 0, maxInFlight: 1, run }));
