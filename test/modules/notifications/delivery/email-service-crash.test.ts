@@ -24,7 +24,7 @@ const kafka = await createTestKafka();
 // The world's local SMTP server offers no STARTTLS: plain SMTP on a real database needs ALLOW_INSECURE_DEFAULTS.
 async function startWorkingService(): Promise<ServiceProcess> {
   const port = await freePort();
-  const service = startService({ ...w.env, DATABASE_URL: w.database.url, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_TOPIC_PREFIX: kafka.prefix, JOBS_ENABLED: 'true', PORT: String(port), LOG_LEVEL: 'warn', ALLOW_INSECURE_DEFAULTS: 'true' }, tunedService({ notifications: w.tuning }));
+  const service = startService({ ...w.env, DATABASE_URL: w.database.url, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_TOPIC_PREFIX: kafka.prefix, JOBS_ENABLED: 'true', PORT: String(port), LOG_LEVEL: 'info', ALLOW_INSECURE_DEFAULTS: 'true' }, tunedService({ notifications: w.tuning }));
   const alive = () => service.child.exitCode === null && service.child.signalCode === null;
   await waitFor('the service to answer /health/live', async () => !alive() || (await fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.ok, () => false)), 90_000);
   if (!alive()) throw new Error(`the service exited at start: ${service.log.text.slice(-3000)}`);
@@ -44,29 +44,36 @@ async function killServiceAfterAcceptance<T>(gate: Gate<T>): Promise<{ id: strin
     const { userId, byChannel } = await notify(a, { channels: ['Email'], email: `buyer-${newId()}@example.org` });
     const id = byChannel.get('Email')!.id;
     const accepted = await within(gate.arrived, 'the service to send the email');
+    const arrivedAt = Date.now();
     await locker.query('begin');
     await locker.query('select id from notifications.notifications where id = $1 for update', [id]);
     const { rows } = await locker.query<{ pid: number }>('select pg_backend_pid() as pid');
+    const lockedAt = Date.now();
     gate.release();
     let blocked: number[] = [];
     const alive = () => service.child.exitCode === null && service.child.signalCode === null;
     try {
+      // Sessions are read through the pool, outside the locker's transaction: within a transaction
+      // PostgreSQL keeps the list of pg_stat_activity's sessions from its first read, so a connection
+      // the service opens later (its pool growing under load) would never show as blocked.
       await waitFor('the service to block on committing the outcome', async () => {
         if (!alive()) return true; // reported below, with its log
-        const r = await locker.query<{ pid: number }>('select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [rows[0]!.pid]);
+        const r = await a.pool.query<{ pid: number }>('select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [rows[0]!.pid]);
         blocked = r.rows.map((x) => x.pid);
         return blocked.length > 0;
       }, 30_000);
       if (!alive()) throw new Error(`the service exited (${service.child.exitCode ?? service.child.signalCode}) before committing the outcome`);
     } catch (err) {
       // What the service and the database were doing, so a failure here says why, not only where.
-      const activity = await locker.query('select pid, state, wait_event_type, wait_event, left(query, 120) as query from pg_stat_activity where datname = current_database()');
-      throw new Error(`${(err as Error).message}\nservice log:\n${service.log.text.slice(-4000)}\nsessions:\n${JSON.stringify(activity.rows)}`, { cause: err });
+      const activity = await a.pool.query('select pid, application_name, state, wait_event_type, wait_event, left(query, 120) as query from pg_stat_activity where datname = current_database()');
+      const row = await stored(a.pool, id);
+      const facts = { lockedAfterArrivalMs: lockedAt - arrivedAt, accepted, row, requests: w.http.requests.map((r) => r.idempotencyKey) };
+      throw new Error(`${(err as Error).message}\n${JSON.stringify(facts)}\nservice log (kafkajs lines left out):\n${service.log.text.split('\n').filter((l) => !l.includes('kafkajs')).join('\n').slice(-4000)}\nsessions:\n${JSON.stringify(activity.rows)}`, { cause: err });
     }
     service.child.kill('SIGKILL');
     await service.exited;
     // The server notices the dead client on its next read; end its sessions now so nothing lingers.
-    for (const pid of blocked) await locker.query('select pg_terminate_backend($1)', [pid]);
+    for (const pid of blocked) await a.pool.query('select pg_terminate_backend($1)', [pid]);
     await locker.query('rollback');
     return { id, userId, accepted };
   } finally {
