@@ -80,10 +80,12 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
   const metrics = createRealtimeMetrics(deps.registry, deps.db);
   realtimeStateGauges(deps.registry, deps.db, deps.clock);
   const mintJoin = mediaJoinMinterOf(deps);
-  // Sends committed here wake this replica's dispatcher at once; NOTIFY still wakes the others.
+  // Sends committed here wake this replica's dispatcher at once; their NOTIFY, with the runner's
+  // payload, wakes only the others.
   let wakeDispatcher = () => {};
+  let wakePayload = '';
   const sends = createSendQueue(
-    { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher() },
+    { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher(), wakePayload: () => wakePayload },
     {
       maxBatch: tuning.sendBatchMax,
       maxInFlight: tuning.sendConcurrency,
@@ -154,8 +156,9 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         metrics,
         mintJoin,
         settings: dispatchSettingsOf(config, tuning),
-        connectWake: (wake) => {
+        connectWake: (wake, payload) => {
           wakeDispatcher = wake;
+          wakePayload = payload;
         },
       }),
       realtimeRetentionJob(deps.db, {

@@ -3,7 +3,7 @@ import type { Db } from '../db/index.ts';
 import { AppError } from '../http/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
-import { systemClock, type Clock } from '../time.ts';
+import { newId, systemClock, type Clock } from '../time.ts';
 import { createLockConnection } from './advisory-lock.ts';
 import { createJobMetrics } from './job-metrics.ts';
 import { leaseHolderId } from './lease.ts';
@@ -83,6 +83,8 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
   const locks = createLockConnection({ databaseUrl: opts.databaseUrl, log });
   const deps: RunDeps = { db: opts.db, locks, log: opts.log, metrics, clock: opts.clock ?? systemClock, holder: leaseHolderId() };
   const slots = new Map<string, Slot>();
+  // The NOTIFY payload of owners that also wake their job in this process (JobDefinition.connectWake).
+  const ownWakePayload = `runner:${newId()}`;
   let wake: WakeListener | null = null;
   let started = false;
   let stopping = false;
@@ -149,7 +151,8 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     wake ??= createWakeListener({
       databaseUrl: opts.databaseUrl,
       log,
-      onWake: (channel) => {
+      onWake: (channel, payload) => {
+        if (payload === ownWakePayload) return; // its owner woke the job in this process already
         for (const slot of slots.values()) if (slot.job.wakeChannel === channel) fire(slot, 'wake');
       },
       onReconnected: () => {
@@ -185,7 +188,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       slots.set(job.name, slot);
       job.connectWake?.(() => {
         if (started) fire(slot, 'wake');
-      });
+      }, ownWakePayload);
       metrics.declare(job.name);
       if (started && !stopping) {
         schedule(slot);

@@ -75,9 +75,12 @@ export interface JobDefinition {
    * Called once when the job is registered, with a function that wakes the job in this process as
    * a notification on its channel would. For an owner that has just committed rows the job picks
    * up: the replica that committed them need not wait for the notification's round trip through
-   * PostgreSQL (which still wakes every other replica).
+   * PostgreSQL (which still wakes every other replica). `notifyPayload` is this runner's own
+   * payload: an owner that calls `wake` after each commit sends it with that commit's NOTIFY, and
+   * this replica's listener then skips the notification (the job was woken already; a second wake
+   * would only cost an empty claim), while every other replica wakes on it as before.
    */
-  connectWake?(wake: () => void): void;
+  connectWake?(wake: () => void, notifyPayload: string): void;
   /**
    * The job logs its run's `job completed` line itself (a batch worker does, with its counts and the
    * seed's fields), so the runner adds no second line for a successful run; it still logs failures.

@@ -24,7 +24,8 @@ export interface WakeListener {
 export function createWakeListener(opts: {
   databaseUrl: string;
   log: Logger;
-  onWake(channel: string): void;
+  /** `payload` as the NOTIFY sent it ('' when it had none). */
+  onWake(channel: string, payload: string): void;
   onReconnected(): void;
 }): WakeListener {
   const channels = new Set<string>();
@@ -45,7 +46,7 @@ export function createWakeListener(opts: {
     );
     subscriber = sub;
     let connectedBefore = false;
-    sub.events.on('notification', (n) => opts.onWake(n.channel));
+    sub.events.on('notification', (n) => opts.onWake(n.channel, typeof n.payload === 'string' ? n.payload : ''));
     sub.events.on('reconnect', (attempt) => opts.log.warn({ attempt }, 'job wake listener reconnecting'));
     sub.events.on('connected', () => {
       if (connectedBefore) {

@@ -214,3 +214,46 @@ test('a stop ends a wait for a wake at once; a run started by hand gets no waitF
   await within('stop() while a run waits for a wake', r.runner.stop(), 5000);
   assert.equal(waited, false);
 });
+
+test("a NOTIFY carrying the runner's own payload (connectWake's) starts no run in that runner; any other payload does", async (t) => {
+  const r = startReplica(t, tdb);
+  let runs = 0;
+  let ownPayload = '';
+  r.runner.register(
+    defineJob({
+      name: 'woken-once',
+      every: HOUR,
+      singleRunner: true,
+      wakeChannel: 'jobs_test_own_wake',
+      connectWake: (_wake, payload) => {
+        ownPayload = payload;
+      },
+      async run() {
+        runs++;
+        await sleep(20);
+      },
+    }),
+  );
+  await r.runner.start();
+  await waitFor('the catch-up run', async () => runs === 1 && (await isIdle(r, 'woken-once')));
+  assert.notEqual(ownPayload, '');
+
+  // The owner woke the job in this process already; then another replica's commit.
+  await tdb.pool.query(`select pg_notify('jobs_test_own_wake', $1)`, [ownPayload]);
+  await tdb.pool.query(`select pg_notify('jobs_test_own_wake', 'another replica')`);
+  await waitFor('the run started by the other payload', () => runs === 2);
+  await waitFor('that run to finish', () => isIdle(r, 'woken-once'));
+  await sleep(200); // room for the rerun the first notification would have asked for
+  assert.equal(runs, 2);
+
+  // Another runner (another replica) wakes on this one's payload.
+  const other = startReplica(t, tdb);
+  let otherRuns = 0;
+  other.runner.register(
+    defineJob({ name: 'woken-elsewhere', every: HOUR, singleRunner: true, wakeChannel: 'jobs_test_own_wake', run: async () => void otherRuns++ }),
+  );
+  await other.runner.start();
+  await waitFor('its catch-up run', async () => otherRuns === 1 && (await isIdle(other, 'woken-elsewhere')));
+  await tdb.pool.query(`select pg_notify('jobs_test_own_wake', $1)`, [ownPayload]);
+  await waitFor("the other runner's run on the first one's payload", () => otherRuns === 2);
+});

@@ -61,7 +61,7 @@ export type SendQueue = BatchQueue<BatchSend, BatchSendOutcome>;
 // more than running it); generate_subscripts' fixed estimate lets the prepared statement settle on
 // one generic plan per connection. Every lookup below is by key (LATERAL), whatever the estimates.
 // Its text is the same for every batch (the lists are one parameter each), as a named statement needs.
-function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
+function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload: string): SQL {
   const col = <T>(f: (s: BatchSend) => T, type: string) => sql`${sql.param(sends.map(f))}::${sql.raw(type)}[]`;
   const id = sql`${sql.param(sends.map(() => newId()))}::uuid[]`;
   const at = sql`${now}::timestamptz`;
@@ -134,7 +134,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
                                  coalesce(to_jsonb(array_remove(r.users, m."senderUserId")), '[]'::jsonb) as recipient_user_ids) e`),
   )}),
   woke as (
-    select pg_notify('${sql.raw(REALTIME_OUTBOX_CHANNEL)}', ''), pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))
+    select pg_notify('${sql.raw(REALTIME_OUTBOX_CHANNEL)}', ${wakePayload}::text), pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))
   select k.member, k.blocked, k.sender_inactive as "senderInactive", k.recipient_inactive as "recipientInactive",
          row_to_json(m) as message, k.existing, coalesce(k.same, true) as "sameContent", (select count(*) from woke) as woke
     from checked k left join msg m on m.id = k.id
@@ -142,8 +142,8 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date): SQL {
 }
 
 /** One outcome per send, in input order. Throws when the statement fails (the caller sends row by row then). */
-export async function trySendBatch(db: Db, sends: readonly BatchSend[], now: Date): Promise<BatchSendOutcome[]> {
-  const { rows } = await query<BatchSendOutcome>(db, sendBatchStatement(sends, now), { name: 'messenger_send_messages' });
+export async function trySendBatch(db: Db, sends: readonly BatchSend[], now: Date, wakePayload = ''): Promise<BatchSendOutcome[]> {
+  const { rows } = await query<BatchSendOutcome>(db, sendBatchStatement(sends, now, wakePayload), { name: 'messenger_send_messages' });
   if (rows.length !== sends.length) throw new Error(`send batch: ${rows.length} outcomes for ${sends.length} sends`);
   return rows;
 }

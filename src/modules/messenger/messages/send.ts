@@ -47,6 +47,11 @@ export function createSendQueue(
   deps: Pick<ModuleDeps, 'db' | 'clock' | 'log'> & {
     /** Called once a statement has committed messages (their push intents are visible now). */
     onCommitted?: () => void;
+    /**
+     * The payload of the NOTIFY that wakes the dispatcher: the runner's own (JobDefinition.connectWake)
+     * once onCommitted wakes it in this process, so this replica does not wake twice per commit.
+     */
+    wakePayload?: () => string;
   },
   opts: Omit<BatchQueueOptions<BatchSend, SendOutcome>, 'run'>,
 ): SendQueue {
@@ -60,7 +65,7 @@ export function createSendQueue(
   async function run(sends: BatchSend[]): Promise<ItemResult<SendOutcome>[]> {
     if (sends.length === 1) return [await one(sends[0]!)];
     try {
-      return (await trySendBatch(deps.db, sends, deps.clock.now())).map((value) => ({ ok: true, value }));
+      return (await trySendBatch(deps.db, sends, deps.clock.now(), deps.wakePayload?.())).map((value) => ({ ok: true, value }));
     } catch (err) {
       // The driver's message: drizzle's own would carry the statement and every message body.
       deps.log.warn({ err: { message: errorText(err, { name: false }) }, sends: sends.length }, 'message send batch failed; sending one by one');
@@ -125,7 +130,7 @@ export async function sendMessage(
   }
 }
 
-async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, send: BatchSend): Promise<SendOutcome> {
+async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: () => string }, send: BatchSend): Promise<SendOutcome> {
   const { senderUserId: me, chatId, content, traceparent } = send;
   const clientMessageId = send.clientMessageId ?? null;
   const fileMeta = content.fileMeta ? JSON.stringify(content.fileMeta) : null;
@@ -176,7 +181,7 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'>, send: BatchSend): 
                (select sender from inactive) as "senderInactive", coalesce((select recipient from inactive), false) as "recipientInactive",
                (select row_to_json(msg) from msg) as message,
                (select to_jsonb(e) - 'same' from existing e) as existing, coalesce((select same from existing), true) as "sameContent",
-               case when exists (select 1 from msg) then pg_notify(${REALTIME_OUTBOX_CHANNEL}, '') end as woke_dispatcher,
+               case when exists (select 1 from msg) then pg_notify(${REALTIME_OUTBOX_CHANNEL}, ${ctx.wakePayload?.() ?? ''}::text) end as woke_dispatcher,
                case when exists (select 1 from msg) then pg_notify(${OUTBOX_CHANNEL}, '') end as woke_publisher`;
   // A named (prepared) statement: its text never changes, so each connection plans it once instead
   // of on every send (planning this statement costs as much as running it).

@@ -47,8 +47,8 @@ export const dispatchSettingsOf = (s: MessengerSettings, t: Pick<MessengerTuning
 
 export interface RealtimeDispatchDeps extends Omit<DispatchStepsDeps, 'maxAttempts' | 'backoff' | 'pushTimeoutMs'> {
   settings: DispatchSettings;
-  /** Hands the runner's in-process wake to the owner that commits rows (the send queue). */
-  connectWake?: (wake: () => void) => void;
+  /** Hands the runner's in-process wake and its own NOTIFY payload to the owner that commits rows (the send queue). */
+  connectWake?: (wake: () => void, notifyPayload: string) => void;
 }
 
 /**

@@ -302,4 +302,28 @@ describe('message sends written together (one statement) vs one by one', () => {
     ]);
     assert.equal(wakes, 2, 'one statement, one wake');
   });
+
+  test("a send's NOTIFY to the dispatcher carries the runner's payload, alone and in a batch, so this replica does not wake twice", async () => {
+    const database = await seededDatabase();
+    const observer = new pg.Client({ connectionString: database.url });
+    await observer.connect();
+    const payloads: string[] = [];
+    observer.on('notification', (n) => payloads.push(n.payload ?? ''));
+    await observer.query('listen realtime_outbox');
+    try {
+      const queue = createSendQueue(
+        { db: database.db, clock: new ManualClock(T0), log: createLogger('silent'), wakePayload: () => 'runner:own' },
+        { maxBatch: 64, maxInFlight: 1 },
+      );
+      await queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'alone' } });
+      await Promise.all([
+        queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'together 1' } }),
+        queue.submit({ senderUserId: U.e, chatId: CHAT.E, content: { kind: 'Text', body: 'together 2' } }),
+      ]);
+      await waitFor('both statements to notify', () => payloads.length === 2);
+      assert.deepEqual(payloads, ['runner:own', 'runner:own']);
+    } finally {
+      await observer.end();
+    }
+  });
 });
