@@ -8,7 +8,8 @@
  *   - lag = received (client wall clock) − SentAt (= the realtime_outbox row's CreatedAt, same
  *     transaction), p50/p95/p99 over every delivery; frames delivered per second; lost deliveries
  *     (expected − distinct received) and duplicates. A send's wait before its statement starts
- *     (coalescing, pool) is in restLatencyMs, not in the lag: the row does not exist yet.
+ *     (coalescing, pool) is in restLatencyMs, not in the lag: the row does not exist yet;
+ *     restInServerMs times the same sends inside the server (headers parsed → answer written).
  *   - where the machine's CPU went over the send window and the drain (cpuCores, cpuUsPerMessage:
  *     the server's thread, its kernel time, the other threads of the process — V8 and libuv helpers —,
  *     the clients and senders workers, PostgreSQL), statements per message (pgTransactionsPerMessage)
@@ -215,6 +216,14 @@ async function main(): Promise<void> {
   }
 
   const app = await buildApp(config, { pool, databaseUrl: pg.url, log, modules: [messenger] });
+  // The sends timed inside the server too, from the request's headers parsed to the answer's last
+  // byte handed to the kernel: what restLatencyMs adds on top of this is the senders' side and the sockets.
+  const serverSendMs: number[] = [];
+  app.server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.method !== 'POST' || !req.url?.endsWith('/messages')) return;
+    const t0 = performance.now();
+    res.once('finish', () => serverSendMs.push(performance.now() - t0));
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   await app.platform.startBackground();
   const plan: Plan = { baseUrl: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, users, chats };
@@ -249,6 +258,7 @@ async function main(): Promise<void> {
   // Other backends flush their table counters at most once a second.
   await new Promise((r) => setTimeout(r, 1100));
   const pgAfter = await pgSnapshot(pool);
+  serverSendMs.sort((a, b) => a - b);
   clients.postMessage('report');
   const stats = await next<{ delivered: number; frames: number; duplicates: number; firstAt: number; lastAt: number; lags: Float64Array }>(clients, 'stats');
   const { rows: outbox } = await pool.query<{ status: string; n: number }>(`select status, count(*)::int as n from messenger.realtime_outbox group by status`);
@@ -278,6 +288,7 @@ async function main(): Promise<void> {
       deliveredPerSecond: Math.round(stats.delivered / CHAT_SIZE / windowSeconds),
     },
     restLatencyMs: { p50: sent.restP50, p95: sent.restP95 },
+    restInServerMs: { p50: percentile(serverSendMs, 0.5), p95: percentile(serverSendMs, 0.95) },
     deliveriesExpected: expected,
     delivered: stats.delivered,
     lost: expected - stats.delivered,
