@@ -251,9 +251,11 @@ export interface OutcomeUpdate {
  * status — claim, outcome, requeue — bumps it, so an unchanged RowVersion is a row still Pending as
  * claimed). Returns the ids that landed. The rows are found by id through the primary key whatever
  * the planner believes of the Pending count: with `status = 'Pending'` in the statement, a plan
- * cached while nothing was Pending (estimate: one row) read every Pending row through ix_rto_due
+ * made while nothing was Pending (estimate: one row) read every Pending row through ix_rto_due
  * for each outcome — 200 ms a batch behind a backlog of 70,000 rows, the dispatcher falling further
- * behind the longer the backlog.
+ * behind the longer the backlog. Planned at every call, not a named statement: a connection's
+ * generic plan, settled while the table was small, scanned the whole table for each outcome once
+ * it had grown (90 ms a batch at 18,000 rows), and nothing re-plans it until the next ANALYZE.
  */
 export async function recordOutcomes(db: Db, updates: readonly OutcomeUpdate[], now: Date): Promise<Set<string>> {
   if (updates.length === 0) return new Set();
@@ -268,7 +270,6 @@ export async function recordOutcomes(db: Db, updates: readonly OutcomeUpdate[], 
             cross join (${ASYNC_COMMIT}) a
       where o.id = any(${col((u) => u.id)}::uuid[]) and o.id = v.id and o.row_version = v.ver
       returning o.id`,
-    { name: 'messenger_realtime_outcomes' },
   );
   return new Set(rows.map((r) => r.id));
 }
