@@ -249,27 +249,23 @@ export interface OutcomeUpdate {
 /**
  * Records outcomes set-based, each only on the RowVersion its claim left (every change of a row's
  * status — claim, outcome, requeue — bumps it, so an unchanged RowVersion is a row still Pending as
- * claimed). Returns the ids that landed. The rows are found by id through the primary key whatever
- * the planner believes of the Pending count: with `status = 'Pending'` in the statement, a plan
- * made while nothing was Pending (estimate: one row) read every Pending row through ix_rto_due
- * for each outcome — 200 ms a batch behind a backlog of 70,000 rows, the dispatcher falling further
- * behind the longer the backlog. Planned at every call, not a named statement: a connection's
- * generic plan, settled while the table was small, scanned the whole table for each outcome once
- * it had grown (90 ms a batch at 18,000 rows), and nothing re-plans it until the next ANALYZE.
+ * claimed). Returns the ids that landed. Through the function `messenger.realtime_record_outcomes`
+ * (messenger.realtime migration 0008), which finds the rows by id through the primary key whatever
+ * the planner believes: as a statement, a plan made while nothing was Pending read every Pending
+ * row through ix_rto_due for each outcome (200 ms a batch behind a backlog of 70,000 rows), and a
+ * named statement's generic plan, settled while the table was small, scanned the whole table once
+ * it had grown (90 ms a batch at 18,000 rows) — the dispatcher falling further behind the longer
+ * the backlog. Its own transaction commits without waiting for the WAL flush, as the claim's does.
  */
 export async function recordOutcomes(db: Db, updates: readonly OutcomeUpdate[], now: Date): Promise<Set<string>> {
   if (updates.length === 0) return new Set();
   const col = <T>(f: (u: OutcomeUpdate) => T) => sql.param(updates.map(f));
   const { rows } = await query<{ id: string }>(
     db,
-    sql`update messenger.realtime_outbox o
-        set status = v.status, last_error = case when v.status = 'Done' then null else coalesce(v.err, o.last_error) end, attempts = greatest(0, o.attempts + v.delta),
-            next_attempt_at = coalesce(v.next, o.next_attempt_at), row_version = o.row_version + 1, updated_at = ${now}::timestamptz
-       from unnest(${col((u) => u.id)}::uuid[], ${col((u) => u.rowVersion)}::int[], ${col((u) => u.status)}::varchar[], ${col((u) => u.lastError)}::varchar[],
-                   ${col((u) => u.attemptsDelta)}::int[], ${col((u) => u.nextAttemptAt)}::timestamptz[]) as v(id, ver, status, err, delta, next)
-            cross join (${ASYNC_COMMIT}) a
-      where o.id = any(${col((u) => u.id)}::uuid[]) and o.id = v.id and o.row_version = v.ver
-      returning o.id`,
+    sql`select id from messenger.realtime_record_outcomes(${col((u) => u.id)}::uuid[], ${col((u) => u.rowVersion)}::int[],
+          ${col((u) => u.status)}::varchar[], ${col((u) => u.lastError)}::varchar[], ${col((u) => u.attemptsDelta)}::int[],
+          ${col((u) => u.nextAttemptAt)}::timestamptz[], ${now}::timestamptz) as id`,
+    { name: 'messenger_realtime_outcomes' },
   );
   return new Set(rows.map((r) => r.id));
 }

@@ -163,7 +163,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
         key === 'query'
           ? async (...args: Parameters<pg.Pool['query']>) => {
               const text = String(typeof args[0] === 'string' ? args[0] : (args[0] as { text: string }).text);
-              const what = text.includes('set status = v.status') ? 'outcome' : text.includes('for update skip locked') ? 'claim' : 'other';
+              const what = text.includes('realtime_record_outcomes') ? 'outcome' : text.includes('for update skip locked') ? 'claim' : 'other';
               order.push(`${what}:start`);
               if (what === 'outcome') await new Promise((r) => setTimeout(r, 150));
               try {
