@@ -152,8 +152,12 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       databaseUrl: opts.databaseUrl,
       log,
       onWake: (channel, payload) => {
-        if (payload === ownWakePayload) return; // its owner woke the job in this process already
-        for (const slot of slots.values()) if (slot.job.wakeChannel === channel) fire(slot, 'wake');
+        for (const slot of slots.values()) {
+          if (slot.job.wakeChannel !== channel) continue;
+          // Its owner woke a job with connectWake in this process already; other jobs on the channel wake.
+          if (payload === ownWakePayload && slot.job.connectWake) continue;
+          fire(slot, 'wake');
+        }
       },
       onReconnected: () => {
         for (const slot of slots.values()) if (slot.job.wakeChannel) fire(slot, 'wake');

@@ -77,7 +77,7 @@ export interface JobDefinition {
    * up: the replica that committed them need not wait for the notification's round trip through
    * PostgreSQL (which still wakes every other replica). `notifyPayload` is this runner's own
    * payload: an owner that calls `wake` after each commit sends it with that commit's NOTIFY, and
-   * this replica's listener then skips the notification (the job was woken already; a second wake
+   * this replica's listener then skips the notification for this job (it was woken already; a second wake
    * would only cost an empty claim), while every other replica wakes on it as before.
    */
   connectWake?(wake: () => void, notifyPayload: string): void;

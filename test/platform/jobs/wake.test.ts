@@ -215,7 +215,7 @@ test('a stop ends a wait for a wake at once; a run started by hand gets no waitF
   assert.equal(waited, false);
 });
 
-test("a NOTIFY carrying the runner's own payload (connectWake's) starts no run in that runner; any other payload does", async (t) => {
+test("a NOTIFY carrying the runner's own payload (connectWake's) starts no run of that job in that runner; other jobs and other payloads wake", async (t) => {
   const r = startReplica(t, tdb);
   let runs = 0;
   let ownPayload = '';
@@ -234,12 +234,16 @@ test("a NOTIFY carrying the runner's own payload (connectWake's) starts no run i
       },
     }),
   );
+  // A job on the same channel whose owner does not wake it in process.
+  let plainRuns = 0;
+  r.runner.register(defineJob({ name: 'woken-plain', every: HOUR, singleRunner: true, wakeChannel: 'jobs_test_own_wake', run: async () => void plainRuns++ }));
   await r.runner.start();
-  await waitFor('the catch-up run', async () => runs === 1 && (await isIdle(r, 'woken-once')));
+  await waitFor('the catch-up runs', async () => runs === 1 && plainRuns === 1 && (await isIdle(r, 'woken-once')) && (await isIdle(r, 'woken-plain')));
   assert.notEqual(ownPayload, '');
 
   // The owner woke the job in this process already; then another replica's commit.
   await tdb.pool.query(`select pg_notify('jobs_test_own_wake', $1)`, [ownPayload]);
+  await waitFor('the job without connectWake to wake on it', () => plainRuns === 2);
   await tdb.pool.query(`select pg_notify('jobs_test_own_wake', 'another replica')`);
   await waitFor('the run started by the other payload', () => runs === 2);
   await waitFor('that run to finish', () => isIdle(r, 'woken-once'));
