@@ -24,6 +24,7 @@ const blocksRead = async (client: pg.PoolClient): Promise<number> =>
            or c.oid in (select indexrelid from pg_index where indrelid = 'messenger.realtime_outbox'::regclass)`,
     )
   ).rows[0]!.hit;
+
 test('a claim reads as much with 100,000 Done rows before the Pending ones as with 10,000, and takes rows in insertion order', async () => {
   const database = await createTestDatabase();
   const { pool } = database;
