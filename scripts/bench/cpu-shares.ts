@@ -3,6 +3,10 @@
  * (the server's main thread, named worker threads, the rest: libuv pool, GC helpers, …) and the
  * bench's PostgreSQL server with its backends. A bench on a 2-core machine shares the cores with its
  * own load generators and database, so "the server is CPU-bound" needs these figures beside it.
+ *
+ * A load generator belongs in its own process (cpuSecondsOfPid), not in a worker thread of the
+ * server's: V8's helper threads (parallel scavenges, concurrent marking, compilation) serve every
+ * isolate of a process, so a worker's garbage would be counted among the server's other threads.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -42,10 +46,13 @@ function postgresPids(marker: string): string[] {
   return master ? [master, ...pids.filter((pid) => ppidOf(pid) === master)] : [];
 }
 
+/** utime + stime of every thread of a process so far, in seconds (0 when it is gone or unnamed). */
+export const cpuSecondsOfPid = (pid: string | number | undefined): number => (pid === undefined ? 0 : cpuSecondsOf(`/proc/${pid}/stat`));
+
 export interface CpuSnapshot {
   at: number;
   threads: Map<string, number>;
-  /** Kernel-mode seconds of this process's main thread (syscalls: socket writes and reads). */
+  /** Kernel-mode seconds of this process's main thread (syscalls: socket writes and reads), a part of its total. */
   mainSystem: number;
   postgres: Map<string, number>;
 }
@@ -76,7 +83,9 @@ export const threadCpuSeconds = (): number => {
 /**
  * CPU seconds per role between two snapshots, and as cores busy on average over the window.
  * `roles` names thread ids (the main thread's id is the pid); unnamed threads are `otherThreads`.
- * `reported` adds roles whose threads measured themselves (and may be gone by now).
+ * `reported` adds roles that measured themselves (other processes, or threads that may be gone by now).
+ * Every role counts user and kernel time; `kernelOfMainThread` is the kernel part of the main
+ * thread's figure, already in it (never add the two), and stays out of `total`.
  */
 export function cpuShares(
   before: CpuSnapshot,
@@ -98,9 +107,9 @@ export function cpuShares(
     out[role] = r.seconds;
   }
   out.otherThreads = [...after.threads.keys()].filter((t) => !named.has(t)).reduce((s, t) => s + delta(after.threads, before.threads, t), 0);
-  out.serverKernel = after.mainSystem - before.mainSystem;
+  out.kernelOfMainThread = after.mainSystem - before.mainSystem;
   out.postgres = [...after.postgres.keys()].reduce((s, p) => s + delta(after.postgres, before.postgres, p), 0);
-  const total = Object.entries(out).reduce((s, [k, v]) => (k === 'serverKernel' ? s : s + v), 0);
+  const total = Object.entries(out).reduce((s, [k, v]) => (k === 'kernelOfMainThread' ? s : s + v), 0);
   const round = (v: number) => Math.round(v * 100) / 100;
   return { windowSeconds: round(seconds), ...Object.fromEntries(Object.entries(out).map(([k, v]) => [k, round(v / seconds)])), total: round(total / seconds) };
 }

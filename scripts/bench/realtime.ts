@@ -2,8 +2,8 @@
  * Realtime benchmark (seed 000, persist → push). `node scripts/bench/realtime.ts`. Starts its own
  * embedded PostgreSQL and the service (messenger module, jobs on: RealtimeDispatchJob woken by
  * NOTIFY, in-process hub and event bus), then:
- *   - 1,000 official @microsoft/signalr clients (a worker thread) in 100 group chats of 10;
- *   - 1,000 messages/s sent through REST for 30 s (another worker thread), each to a random chat
+ *   - 1,000 official @microsoft/signalr clients (a child process) in 100 group chats of 10;
+ *   - 1,000 messages/s sent through REST for 30 s (another child process), each to a random chat
  *     from one of its members, so every message is 10 deliveries (the sender's own sockets too);
  *   - lag = received (client wall clock) − SentAt (= the realtime_outbox row's CreatedAt, same
  *     transaction), p50/p95/p99 over every delivery; frames delivered per second; lost deliveries
@@ -11,8 +11,9 @@
  *     (coalescing, pool) is in restLatencyMs, not in the lag: the row does not exist yet;
  *     restInServerMs times the same sends inside the server (headers parsed → answer written).
  *   - where the machine's CPU went over the send window and the drain (cpuCores, cpuUsPerMessage:
- *     the server's thread, its kernel time, the other threads of the process — V8 and libuv helpers —,
- *     the clients and senders workers, PostgreSQL), statements per message (pgTransactionsPerMessage)
+ *     the server's thread — user and kernel time, ofWhichKernel its kernel part —, the other threads
+ *     of the server's process — V8 and libuv helpers —, PostgreSQL, and their total; cpuCores also
+ *     the clients' and senders' processes), statements per message (pgTransactionsPerMessage)
  *     and how late the server's event loop ran (serverLoopDelayMs): the clients, the senders and
  *     PostgreSQL share the machine's cores with the server;
  *   - what PostgreSQL did per message over the same window (`pg`, pg-stats.ts): statements by total
@@ -29,7 +30,7 @@
 import http from 'node:http';
 import type pg from 'pg';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
 import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -37,7 +38,7 @@ import { createPool, migrateDatabase } from '../../src/platform/db/index.ts';
 import { signToken } from '../../src/platform/http/auth.ts';
 import { newId } from '../../src/platform/time.ts';
 import messenger from '../../src/modules/messenger/index.ts';
-import { cpuShares, cpuSnapshot, currentThreadId, threadCpuSeconds } from './cpu-shares.ts';
+import { cpuSecondsOfPid, cpuShares, cpuSnapshot } from './cpu-shares.ts';
 import { pgSnapshot, pgWindowReport } from './pg-stats.ts';
 import { benchLogger, machine, say, startBenchPostgres, transactionsSoFar, windowProfile } from './support.ts';
 
@@ -56,7 +57,7 @@ interface Plan {
 
 const percentile = (sorted: Float64Array | number[], p: number) => (sorted.length === 0 ? null : Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! * 10) / 10);
 
-/** Worker: every client connected, recording (message, lag) for each message_received. */
+/** Child process: every client connected, recording (message, lag) for each message_received. */
 async function runClients(plan: Plan): Promise<void> {
   const lags: number[] = [];
   const seen = new Set<string>();
@@ -88,15 +89,16 @@ async function runClients(plan: Plan): Promise<void> {
   for (let i = 0; i < connecting; i += 50) {
     await Promise.all(Array.from({ length: Math.min(50, connecting - i) }, (_, j) => connect(i + j)));
   }
-  parentPort!.postMessage({ type: 'connected', count: connections.length, threadId: currentThreadId() });
-  await new Promise<void>((resolve) => parentPort!.once('message', () => resolve()));
+  process.send!({ type: 'connected', count: connections.length });
+  await nextMessage('report');
   const sorted = Float64Array.from(lags).sort();
-  parentPort!.postMessage({ type: 'stats', delivered: seen.size, frames, duplicates, firstAt, lastAt, lags: sorted }, [sorted.buffer]);
+  // Written out before this process exits (the lags are megabytes: more than the pipe holds).
+  await new Promise((resolve) => process.send!({ type: 'stats', delivered: seen.size, frames, duplicates, firstAt, lastAt, lags: sorted }, undefined, {}, resolve));
   await Promise.all(connections.map((c) => c.stop()));
 }
 
 /**
- * Worker: RATE messages/s for SECONDS through REST, each from a random member of a random chat, over
+ * Child process: RATE messages/s for SECONDS through REST (once told to go), each from a random member of a random chat, over
  * a bounded set of keep-alive connections (as a load balancer holds them); a request waiting for a
  * free connection counts in its latency.
  */
@@ -115,7 +117,8 @@ async function runSenders(plan: Plan): Promise<void> {
       req.on('error', reject);
       req.end(body);
     });
-  const cpuAtStart = threadCpuSeconds();
+  process.send!({ type: 'ready' });
+  await nextMessage('go');
   const total = RATE * SECONDS;
   const requestMs: number[] = [];
   let ok = 0;
@@ -145,35 +148,52 @@ async function runSenders(plan: Plan): Promise<void> {
   }
   await Promise.all(inflight);
   requestMs.sort((a, b) => a - b);
-  parentPort!.postMessage({
+  process.send!({
     type: 'sent',
     ok,
     failed,
     seconds: (performance.now() - started) / 1000,
     restP50: percentile(requestMs, 0.5),
     restP95: percentile(requestMs, 0.95),
-    // This worker ends before the window closes, so it measures its own CPU.
-    cpu: { threadId: currentThreadId(), seconds: threadCpuSeconds() - cpuAtStart },
   });
+  await nextMessage('stop');
 }
 
-function worker(role: 'clients' | 'senders', plan: Plan): Worker {
-  const w = new Worker(new URL(import.meta.url), { workerData: { role, plan } });
-  w.on('error', (err) => {
-    say(`${role} worker failed: ${err.message}`);
-    process.exit(1);
-  });
-  return w;
-}
-
-const next = <T>(w: Worker, type: string) =>
+/** In a child process: the parent's next message of `type`. */
+const nextMessage = <T>(type: string) =>
   new Promise<T>((resolve) => {
     const on = (m: { type: string }) => {
       if (m.type !== type) return;
-      w.off('message', on);
+      process.off('message', on);
       resolve(m as T);
     };
-    w.on('message', on);
+    process.on('message', on);
+  });
+
+/**
+ * A load generator in its own process (this file, `role` as its argument), given the plan. Not a
+ * worker thread: the server's process would then count the generator's garbage collection among
+ * its own other threads (V8's helper threads serve every isolate of a process).
+ */
+function loadGenerator(role: 'clients' | 'senders', plan: Plan): ChildProcess {
+  const child = fork(new URL(import.meta.url).pathname, [role], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced' });
+  child.on('exit', (code, signal) => {
+    if (code === 0 || signal === 'SIGTERM') return;
+    say(`${role} process failed (${code ?? signal})`);
+    process.exit(1);
+  });
+  child.send({ type: 'plan', plan });
+  return child;
+}
+
+const next = <T>(child: ChildProcess, type: string) =>
+  new Promise<T>((resolve) => {
+    const on = (m: { type: string }) => {
+      if (m.type !== type) return;
+      child.off('message', on);
+      resolve(m as T);
+    };
+    child.on('message', on);
   });
 
 async function main(): Promise<void> {
@@ -229,19 +249,23 @@ async function main(): Promise<void> {
   const plan: Plan = { baseUrl: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, users, chats };
 
   say('connecting clients');
-  const clients = worker('clients', plan);
-  const connected = await next<{ count: number; threadId?: string }>(clients, 'connected');
+  const clients = loadGenerator('clients', plan);
+  const senders = loadGenerator('senders', plan);
+  // Listening before either can answer: a child's message nobody listens for is gone.
+  const [connected] = await Promise.all([next<{ count: number }>(clients, 'connected'), next(senders, 'ready')]);
   say(`${connected.count} clients connected; sending ${RATE}/s for ${SECONDS} s`);
   const profiler = await windowProfile(process.env.BENCH_CPU_PROFILE, 'send window');
   const pgMarker = `pin-realtime-pg-${new URL(pg.url).port}`;
   const cpuBefore = cpuSnapshot(pgMarker);
+  const generatorsBefore = { clients: cpuSecondsOfPid(clients.pid), senders: cpuSecondsOfPid(senders.pid) };
   const xactsBefore = await transactionsSoFar(pool);
   const pgBefore = await pgSnapshot(pool);
   const elu = performance.eventLoopUtilization();
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
-  const senders = worker('senders', plan);
-  const sent = await next<{ ok: number; failed: number; seconds: number; restP50: number; restP95: number; cpu: { threadId?: string; seconds: number } }>(senders, 'sent');
+  const sending = next<{ ok: number; failed: number; seconds: number; restP50: number; restP95: number }>(senders, 'sent');
+  senders.send({ type: 'go' });
+  const sent = await sending;
   const loopUtilization = performance.eventLoopUtilization(elu).utilization;
   loopDelay.disable();
   // Let the last pushes land: wait until nothing is Pending (or 15 s).
@@ -253,13 +277,21 @@ async function main(): Promise<void> {
   }
   await new Promise((r) => setTimeout(r, 500));
   await profiler?.stop();
-  const cpu = cpuShares(cpuBefore, cpuSnapshot(pgMarker), { server: String(process.pid), clients: connected.threadId }, { senders: sent.cpu });
+  const cpu = cpuShares(
+    cpuBefore,
+    cpuSnapshot(pgMarker),
+    { server: String(process.pid) },
+    {
+      clients: { seconds: cpuSecondsOfPid(clients.pid) - generatorsBefore.clients },
+      senders: { seconds: cpuSecondsOfPid(senders.pid) - generatorsBefore.senders },
+    },
+  );
   const transactions = (await transactionsSoFar(pool)) - xactsBefore - 1;
   // Other backends flush their table counters at most once a second.
   await new Promise((r) => setTimeout(r, 1100));
   const pgAfter = await pgSnapshot(pool);
   serverSendMs.sort((a, b) => a - b);
-  clients.postMessage('report');
+  clients.send({ type: 'report' });
   const stats = await next<{ delivered: number; frames: number; duplicates: number; firstAt: number; lastAt: number; lags: Float64Array }>(clients, 'stats');
   const { rows: outbox } = await pool.query<{ status: string; n: number }>(`select status, count(*)::int as n from messenger.realtime_outbox group by status`);
   const metric = async (name: string, labels: Record<string, string> = {}) => {
@@ -302,8 +334,16 @@ async function main(): Promise<void> {
     cpuCores: cpu,
     // Every statement outside a transaction block counts as one: round trips to PostgreSQL per message.
     pgTransactionsPerMessage: sent.ok ? Math.round((transactions / sent.ok) * 100) / 100 : null,
+    // The server's thread counts its kernel time (ofWhichKernel is that part: never add it again);
+    // total = the server's process (what the peer's figure counts) + PostgreSQL.
     cpuUsPerMessage: Object.fromEntries(
-      (['server', 'serverKernel', 'otherThreads', 'postgres'] as const).map((k) => [k, sent.ok ? Math.round(((cpu[k] ?? 0) * cpu.windowSeconds! * 1e6) / sent.ok) : null]),
+      Object.entries({
+        serverThread: cpu.server ?? 0,
+        ofWhichKernel: cpu.kernelOfMainThread ?? 0,
+        otherThreads: cpu.otherThreads ?? 0,
+        postgres: cpu.postgres ?? 0,
+        total: (cpu.server ?? 0) + (cpu.otherThreads ?? 0) + (cpu.postgres ?? 0),
+      }).map(([k, cores]) => [k, sent.ok ? Math.round((cores * cpu.windowSeconds! * 1e6) / sent.ok) : null]),
     ),
     pg: await pgWindowReport(pool, pgBefore, pgAfter, sent.ok),
     dispatcher: { runs, rowsPerRun: runs ? Math.round((sent.ok / runs) * 10) / 10 : null, msPerRun: runs ? Math.round((runSeconds / runs) * 10000) / 10 : null },
@@ -312,17 +352,19 @@ async function main(): Promise<void> {
     machine: machine(),
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
-  await senders.terminate();
-  await clients.terminate();
+  senders.kill();
+  clients.kill();
   await app.close();
   await pool.end();
   await pg.stop();
   process.exit(0);
 }
 
-if (!isMainThread) {
-  const { role, plan } = workerData as { role: 'clients' | 'senders'; plan: Plan };
+const role = process.argv[2];
+if (role === 'clients' || role === 'senders') {
+  const { plan } = await nextMessage<{ plan: Plan }>('plan');
   await (role === 'clients' ? runClients(plan) : runSenders(plan));
+  process.exit(0);
 } else {
   await main();
 }

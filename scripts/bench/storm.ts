@@ -12,8 +12,9 @@
  *     peer's storm.mjs counts it), connect latency p50/p95/p99/max, failures by reason;
  *   - how busy the server's event loop was over the window (below 1: it waited for the clients);
  *   - CPU over the storm window (first offer until every start() settled, plus DRAIN ms of deferred
- *     work such as presence announcements) per connect: the server's thread, its kernel time, the
- *     server process's other threads (V8, libuv), PostgreSQL, Redis when the backplane is on (the
+ *     work such as presence announcements) per connect: the server's thread (user and kernel time;
+ *     ofWhichKernel is the kernel part of it), the server process's other threads (V8, libuv), the
+ *     two together (serverProcess: what the peer's figure counts), PostgreSQL, Redis when the backplane is on (the
  *     shared redis-server: other users' load counts too), and the client process for reference;
  *   - PostgreSQL transactions per connect (pg_stat_database; each statement outside a transaction is one);
  *   - RSS of the server process per idle connection after SETTLE ms (no forced GC, as the peer);
@@ -34,7 +35,7 @@ import { createPool, migrateDatabase } from '../../src/platform/db/index.ts';
 import { signToken } from '../../src/platform/http/auth.ts';
 import { newId } from '../../src/platform/time.ts';
 import messenger from '../../src/modules/messenger/index.ts';
-import { cpuShares, cpuSnapshot } from './cpu-shares.ts';
+import { cpuSecondsOfPid, cpuShares, cpuSnapshot } from './cpu-shares.ts';
 import { benchLogger, machine, say, startBenchPostgres, transactionsSoFar, windowProfile } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
@@ -113,16 +114,6 @@ async function runClients(): Promise<void> {
 }
 
 const rssBytes = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) * 1024;
-const cpuSecondsOfPid = (pid: string | number | undefined): number => {
-  if (pid === undefined) return 0;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return 0;
-  }
-};
 /** The redis-server listening on the backplane's port (the shared one the tests use). */
 function redisPid(port: string): string | undefined {
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
@@ -268,9 +259,11 @@ async function main(): Promise<void> {
     // CPU of the storm window plus the drain, per connect (ms); server = the server's thread (kernel included).
     cpuWindowSeconds: cpu.windowSeconds,
     cpuMsPerConnect: {
-      server,
-      serverKernel: perConnect(cpu.serverKernel ?? 0),
+      serverThread: server,
+      ofWhichKernel: perConnect(cpu.kernelOfMainThread ?? 0),
       otherThreads: perConnect(cpu.otherThreads ?? 0),
+      // What the peer's storm script reads for Centrifugo: every thread of the server process.
+      serverProcess: perConnect((cpu.server ?? 0) + (cpu.otherThreads ?? 0)),
       postgres: perConnect(cpu.postgres ?? 0),
       ...(BACKPLANE ? { redisShared: perConnect(redisSeconds, false) } : {}),
       clientProcess: perConnect(clientSeconds, false),
