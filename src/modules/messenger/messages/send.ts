@@ -1,7 +1,7 @@
 import type { MessengerSettings } from '../settings.ts';
 import { sql } from 'drizzle-orm';
 import { query } from '../../../platform/db/index.ts';
-import { errorText, isPgError, rootCause } from '../../../platform/errors/index.ts';
+import { errorText, isPgError, pgErrorOf, rootCause } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import type { ModuleDeps } from '../../../platform/module.ts';
 import { currentTraceparent } from '../../../platform/observability/index.ts';
@@ -20,8 +20,8 @@ import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './sen
 /**
  * Sending a message (message.md). Concurrent sends are coalesced (send-queue.ts): a send alone
  * runs the statement below, several run send-batch.ts's, which judges each message the
- * same way in one statement; if that statement fails, its sends run here one by one, so one bad
- * send never fails the others. Under load the per-statement cost (protocol, executor start, commit)
+ * same way in one statement; if PostgreSQL refuses that statement, its sends run here one by one,
+ * so one bad send never fails the others (a lost connection fails them all: it may have committed). Under load the per-statement cost (protocol, executor start, commit)
  * dominates a send, so sharing it is what lets a replica take ~1,000 sends/s on two cores.
  *
  * The single send is ONE statement — its own transaction, one round trip: the chat row lock hands
@@ -45,7 +45,7 @@ const MAX_TRIES = 5;
  */
 export function createSendQueue(
   deps: Pick<ModuleDeps, 'db' | 'clock' | 'log'> & {
-    /** Called once a statement has committed messages (their push intents are visible now). */
+    /** Called once a statement has committed messages (their push intents are visible now), or may have. */
     onCommitted?: () => void;
     /**
      * The payload of the NOTIFY that wakes the dispatcher: the runner's own (JobDefinition.connectWake)
@@ -67,6 +67,10 @@ export function createSendQueue(
     try {
       return (await trySendBatch(deps.db, sends, deps.clock.now(), deps.wakePayload?.())).map((value) => ({ ok: true, value }));
     } catch (err) {
+      // One by one only after an error PostgreSQL answered: its statement rolled back. Any other
+      // failure (the connection lost) may have come after the commit, and sending again would write
+      // every message twice; those sends fail, and a client retries with its clientMessageId.
+      if (pgErrorOf(err)?.severity !== 'ERROR') throw err;
       // The driver's message: drizzle's own would carry the statement and every message body.
       deps.log.warn({ err: { message: errorText(err, { name: false }) }, sends: sends.length }, 'message send batch failed; sending one by one');
       const results: ItemResult<SendOutcome>[] = [];
@@ -77,7 +81,15 @@ export function createSendQueue(
   return createBatchQueue<BatchSend, SendOutcome>({
     ...opts,
     async run(sends) {
-      const results = await run(sends);
+      let results: ItemResult<SendOutcome>[];
+      try {
+        results = await run(sends);
+      } catch (err) {
+        // Whether it committed is unknown, and its own NOTIFY skips this replica: wake the dispatcher
+        // anyway (a claim that finds nothing costs little; otherwise the rows wait for its timer).
+        deps.onCommitted?.();
+        throw err;
+      }
       if (results.some((r) => r.ok && r.value.message)) deps.onCommitted?.();
       return results;
     },

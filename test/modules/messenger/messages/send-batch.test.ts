@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import pg from 'pg';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
@@ -222,6 +223,72 @@ describe('message sends written together (one statement) vs one by one', () => {
     assert.doesNotMatch(logs.text(), /Failed query|insert into|before|elsewhere/, "the driver's reason is logged, not drizzle's text with every body");
     const { rows } = await database.pool.query(`select count(*)::int as n from messenger.realtime_outbox`);
     assert.equal(rows[0].n, 2, 'one push intent per landed message, none for the failed one');
+  });
+
+  test('a batch whose connection is lost after its commit fails its sends instead of writing them again', async () => {
+    const database = await seededDatabase();
+    // A TCP proxy to the test's PostgreSQL that, once armed, drops the connection in place of the
+    // next ReadyForQuery: the statement has committed and its rows were answered, the answer never completes.
+    let armed = false;
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((client) => {
+      const server = net.connect(Number(new URL(database.url).port), '127.0.0.1');
+      sockets.add(client).add(server);
+      client.on('error', () => {}).pipe(server);
+      let pending = Buffer.alloc(0);
+      server.on('error', () => {}).on('data', (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk]);
+        while (pending.length >= 5 && pending.length >= 1 + pending.readUInt32BE(1)) {
+          const message = pending.subarray(0, 1 + pending.readUInt32BE(1));
+          pending = pending.subarray(message.length);
+          if (armed && message[0] === 0x5a) {
+            armed = false;
+            client.destroy();
+            server.destroy();
+            return;
+          }
+          client.write(message);
+        }
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = new URL(database.url);
+    url.port = String((proxy.address() as net.AddressInfo).port);
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
+    pool.on('error', () => {});
+    let woken = 0;
+    try {
+      await pool.query('select 1'); // the connection's start-up passes before the proxy is armed
+      const queue = createSendQueue(
+        { db: createDb(pool), clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => woken++ },
+        { maxBatch: 64, maxInFlight: 1 },
+      );
+      armed = true;
+      const results = await Promise.allSettled([
+        queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'lost answer 1' } }),
+        queue.submit({ senderUserId: U.b, chatId: CHAT.G, content: { kind: 'Text', body: 'lost answer 2' } }),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['rejected', 'rejected'],
+        'the commit is unknown to the sender: its sends fail rather than run again',
+      );
+      assert.equal(armed, false, 'the proxy cut the connection at the ReadyForQuery after the batch');
+      const { rows } = await database.pool.query(`select body, count(*)::int as n from messenger.messages group by body order by body`);
+      assert.deepEqual(
+        rows,
+        [
+          { body: 'lost answer 1', n: 1 },
+          { body: 'lost answer 2', n: 1 },
+        ],
+        'the committed batch, and nothing written twice',
+      );
+      assert.equal(woken, 1, 'the dispatcher is woken: the rows may be committed');
+    } finally {
+      await pool.end();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   test('sends that waited for a membership change are sent again on a fresh snapshot; the others of the batch land at once', async () => {
