@@ -159,15 +159,18 @@ async function runSenders(plan: Plan): Promise<void> {
   await nextMessage('stop');
 }
 
-/** In a child process: the parent's next message of `type`. */
-const nextMessage = <T>(type: string) =>
+/** Either end of the IPC channel: the child's `process`, or the parent's handle of the child. */
+type MessagePeer = Pick<ChildProcess, 'on' | 'off'>;
+
+/** The next message of `type` from the other end (the parent's, by default: in a child process). */
+const nextMessage = <T>(type: string, from: MessagePeer = process as unknown as MessagePeer) =>
   new Promise<T>((resolve) => {
     const on = (m: { type: string }) => {
       if (m.type !== type) return;
-      process.off('message', on);
+      from.off('message', on);
       resolve(m as T);
     };
-    process.on('message', on);
+    from.on('message', on);
   });
 
 /**
@@ -186,15 +189,7 @@ function loadGenerator(role: 'clients' | 'senders', plan: Plan): ChildProcess {
   return child;
 }
 
-const next = <T>(child: ChildProcess, type: string) =>
-  new Promise<T>((resolve) => {
-    const on = (m: { type: string }) => {
-      if (m.type !== type) return;
-      child.off('message', on);
-      resolve(m as T);
-    };
-    child.on('message', on);
-  });
+const next = <T>(child: ChildProcess, type: string) => nextMessage<T>(type, child);
 
 async function main(): Promise<void> {
   const log = benchLogger('error');
