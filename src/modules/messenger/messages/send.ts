@@ -90,7 +90,8 @@ export function createSendQueue(
         deps.onCommitted?.();
         throw err;
       }
-      if (results.some((r) => r.ok && r.value.message)) deps.onCommitted?.();
+      // A send that failed without PostgreSQL's answer (the connection lost) may have committed too.
+      if (results.some((r) => (r.ok ? r.value.message : pgErrorOf(r.error)?.severity !== 'ERROR'))) deps.onCommitted?.();
       return results;
     },
   });

@@ -152,6 +152,58 @@ async function seededDatabase() {
   return database;
 }
 
+/**
+ * A one-connection pool to the test's PostgreSQL through a TCP proxy that, once armed, drops the
+ * connection in place of the next ReadyForQuery: the statement has committed and its rows were
+ * answered, but the answer never completes (the connection's start-up passes before arming).
+ */
+async function answerCuttingProxy(databaseUrl: string) {
+  let armed = false;
+  let cut = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(new URL(databaseUrl).port), '127.0.0.1');
+    sockets.add(client).add(upstream);
+    client.on('error', () => {}).pipe(upstream);
+    let pending = Buffer.alloc(0);
+    upstream.on('error', () => {}).on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      // Backend messages: a type byte, then a length that counts itself.
+      while (pending.length >= 5 && pending.length >= 1 + pending.readUInt32BE(1)) {
+        const message = pending.subarray(0, 1 + pending.readUInt32BE(1));
+        pending = pending.subarray(message.length);
+        if (armed && message[0] === 0x5a) {
+          armed = false;
+          cut = true;
+          client.destroy();
+          upstream.destroy();
+          return;
+        }
+        client.write(message);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(databaseUrl);
+  url.port = String((server.address() as net.AddressInfo).port);
+  const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
+  pool.on('error', () => {});
+  await pool.query('select 1');
+  return {
+    pool,
+    arm: () => void (armed = true),
+    cut: () => cut,
+    async close() {
+      await pool.end();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+const bodyCounts = async (pool: pg.Pool) =>
+  (await pool.query<{ body: string; n: number }>(`select body, count(*)::int as n from messenger.messages group by body order by body`)).rows;
+
 describe('message sends written together (one statement) vs one by one', () => {
   test('one statement for many sends gives the same outcomes and writes exactly the rows that one-by-one sends write', async () => {
     const clock = new ManualClock(T0);
@@ -227,43 +279,14 @@ describe('message sends written together (one statement) vs one by one', () => {
 
   test('a batch whose connection is lost after its commit fails its sends instead of writing them again', async () => {
     const database = await seededDatabase();
-    // A TCP proxy to the test's PostgreSQL that, once armed, drops the connection in place of the
-    // next ReadyForQuery: the statement has committed and its rows were answered, the answer never completes.
-    let armed = false;
-    const sockets = new Set<net.Socket>();
-    const proxy = net.createServer((client) => {
-      const server = net.connect(Number(new URL(database.url).port), '127.0.0.1');
-      sockets.add(client).add(server);
-      client.on('error', () => {}).pipe(server);
-      let pending = Buffer.alloc(0);
-      server.on('error', () => {}).on('data', (chunk: Buffer) => {
-        pending = Buffer.concat([pending, chunk]);
-        while (pending.length >= 5 && pending.length >= 1 + pending.readUInt32BE(1)) {
-          const message = pending.subarray(0, 1 + pending.readUInt32BE(1));
-          pending = pending.subarray(message.length);
-          if (armed && message[0] === 0x5a) {
-            armed = false;
-            client.destroy();
-            server.destroy();
-            return;
-          }
-          client.write(message);
-        }
-      });
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const url = new URL(database.url);
-    url.port = String((proxy.address() as net.AddressInfo).port);
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
-    pool.on('error', () => {});
+    const proxy = await answerCuttingProxy(database.url);
     let woken = 0;
     try {
-      await pool.query('select 1'); // the connection's start-up passes before the proxy is armed
       const queue = createSendQueue(
-        { db: createDb(pool), clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => woken++ },
+        { db: createDb(proxy.pool), clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => woken++ },
         { maxBatch: 64, maxInFlight: 1 },
       );
-      armed = true;
+      proxy.arm();
       const results = await Promise.allSettled([
         queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'lost answer 1' } }),
         queue.submit({ senderUserId: U.b, chatId: CHAT.G, content: { kind: 'Text', body: 'lost answer 2' } }),
@@ -273,21 +296,33 @@ describe('message sends written together (one statement) vs one by one', () => {
         ['rejected', 'rejected'],
         'the commit is unknown to the sender: its sends fail rather than run again',
       );
-      assert.equal(armed, false, 'the proxy cut the connection at the ReadyForQuery after the batch');
-      const { rows } = await database.pool.query(`select body, count(*)::int as n from messenger.messages group by body order by body`);
-      assert.deepEqual(
-        rows,
-        [
-          { body: 'lost answer 1', n: 1 },
-          { body: 'lost answer 2', n: 1 },
-        ],
-        'the committed batch, and nothing written twice',
-      );
+      assert.equal(proxy.cut(), true, 'the proxy cut the connection at the ReadyForQuery after the batch');
+      assert.deepEqual(await bodyCounts(database.pool), [
+        { body: 'lost answer 1', n: 1 },
+        { body: 'lost answer 2', n: 1 },
+      ]);
       assert.equal(woken, 1, 'the dispatcher is woken: the rows may be committed');
     } finally {
-      await pool.end();
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => proxy.close(resolve));
+      await proxy.close();
+    }
+  });
+
+  test('a single send whose connection is lost after its commit fails, is stored once and wakes the dispatcher', async () => {
+    const database = await seededDatabase();
+    const proxy = await answerCuttingProxy(database.url);
+    let woken = 0;
+    try {
+      const queue = createSendQueue(
+        { db: createDb(proxy.pool), clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => woken++ },
+        { maxBatch: 64, maxInFlight: 1 },
+      );
+      proxy.arm();
+      await assert.rejects(queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'lost answer' } }));
+      assert.equal(proxy.cut(), true);
+      assert.deepEqual(await bodyCounts(database.pool), [{ body: 'lost answer', n: 1 }]);
+      assert.equal(woken, 1, 'the dispatcher is woken: the row may be committed');
+    } finally {
+      await proxy.close();
     }
   });
 
