@@ -201,6 +201,17 @@ async function answerCuttingProxy(databaseUrl: string) {
   };
 }
 
+/** The process's send queue over that pool, counting the dispatcher wakes it asks for. */
+async function queueThroughCuttingProxy(databaseUrl: string) {
+  const proxy = await answerCuttingProxy(databaseUrl);
+  let wakes = 0;
+  const queue = createSendQueue(
+    { db: createDb(proxy.pool), clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => wakes++ },
+    { maxBatch: 64, maxInFlight: 1 },
+  );
+  return { queue, proxy, woken: () => wakes };
+}
+
 const bodyCounts = async (pool: pg.Pool) =>
   (await pool.query<{ body: string; n: number }>(`select body, count(*)::int as n from messenger.messages group by body order by body`)).rows;
 
@@ -279,13 +290,8 @@ describe('message sends written together (one statement) vs one by one', () => {
 
   test('a batch whose connection is lost after its commit fails its sends instead of writing them again', async () => {
     const database = await seededDatabase();
-    const proxy = await answerCuttingProxy(database.url);
-    let woken = 0;
+    const { queue, proxy, woken } = await queueThroughCuttingProxy(database.url);
     try {
-      const queue = createSendQueue(
-        { db: createDb(proxy.pool), clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => woken++ },
-        { maxBatch: 64, maxInFlight: 1 },
-      );
       proxy.arm();
       const results = await Promise.allSettled([
         queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'lost answer 1' } }),
@@ -301,7 +307,7 @@ describe('message sends written together (one statement) vs one by one', () => {
         { body: 'lost answer 1', n: 1 },
         { body: 'lost answer 2', n: 1 },
       ]);
-      assert.equal(woken, 1, 'the dispatcher is woken: the rows may be committed');
+      assert.equal(woken(), 1, 'the dispatcher is woken: the rows may be committed');
     } finally {
       await proxy.close();
     }
@@ -309,18 +315,13 @@ describe('message sends written together (one statement) vs one by one', () => {
 
   test('a single send whose connection is lost after its commit fails, is stored once and wakes the dispatcher', async () => {
     const database = await seededDatabase();
-    const proxy = await answerCuttingProxy(database.url);
-    let woken = 0;
+    const { queue, proxy, woken } = await queueThroughCuttingProxy(database.url);
     try {
-      const queue = createSendQueue(
-        { db: createDb(proxy.pool), clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => woken++ },
-        { maxBatch: 64, maxInFlight: 1 },
-      );
       proxy.arm();
       await assert.rejects(queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'lost answer' } }));
       assert.equal(proxy.cut(), true);
       assert.deepEqual(await bodyCounts(database.pool), [{ body: 'lost answer', n: 1 }]);
-      assert.equal(woken, 1, 'the dispatcher is woken: the row may be committed');
+      assert.equal(woken(), 1, 'the dispatcher is woken: the row may be committed');
     } finally {
       await proxy.close();
     }
