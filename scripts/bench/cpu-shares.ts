@@ -65,25 +65,10 @@ export function cpuSnapshot(postgresMarker: string): CpuSnapshot {
   return { at: performance.now(), threads, mainSystem: cpuSecondsOf(`/proc/self/task/${process.pid}/stat`, 'system'), postgres };
 }
 
-/** The thread id of the calling thread (a worker posts it to the main thread). */
-export function currentThreadId(): string | undefined {
-  try {
-    return readFileSync('/proc/thread-self/stat', 'utf8').split(' ')[0];
-  } catch {
-    return undefined;
-  }
-}
-
-/** This thread's CPU seconds so far (a worker that exits before the window closes reports its own). */
-export const threadCpuSeconds = (): number => {
-  const { user, system } = process.threadCpuUsage();
-  return (user + system) / 1e6;
-};
-
 /**
  * CPU seconds per role between two snapshots, and as cores busy on average over the window.
  * `roles` names thread ids (the main thread's id is the pid); unnamed threads are `otherThreads`.
- * `reported` adds roles that measured themselves (other processes, or threads that may be gone by now).
+ * `reported` adds roles measured elsewhere, in seconds (other processes).
  * Every role counts user and kernel time; `kernelOfMainThread` is the kernel part of the main
  * thread's figure, already in it (never add the two), and stays out of `total`.
  */
@@ -91,7 +76,7 @@ export function cpuShares(
   before: CpuSnapshot,
   after: CpuSnapshot,
   roles: Record<string, string | undefined>,
-  reported: Record<string, { threadId?: string; seconds: number }> = {},
+  reported: Record<string, number> = {},
 ): Record<string, number> {
   const seconds = Math.max(0.001, (after.at - before.at) / 1000);
   const delta = (a: Map<string, number>, b: Map<string, number>, id: string) => (a.get(id) ?? 0) - (b.get(id) ?? 0);
@@ -102,10 +87,7 @@ export function cpuShares(
     named.add(tid);
     out[role] = delta(after.threads, before.threads, tid);
   }
-  for (const [role, r] of Object.entries(reported)) {
-    if (r.threadId) named.add(r.threadId);
-    out[role] = r.seconds;
-  }
+  for (const [role, seconds] of Object.entries(reported)) out[role] = seconds;
   out.otherThreads = [...after.threads.keys()].filter((t) => !named.has(t)).reduce((s, t) => s + delta(after.threads, before.threads, t), 0);
   out.kernelOfMainThread = after.mainSystem - before.mainSystem;
   out.postgres = [...after.postgres.keys()].reduce((s, p) => s + delta(after.postgres, before.postgres, p), 0);

@@ -156,7 +156,9 @@ async function runSenders(plan: Plan): Promise<void> {
     restP50: percentile(requestMs, 0.5),
     restP95: percentile(requestMs, 0.95),
   });
-  await nextMessage('stop');
+  // Alive until killed (listening for the parent keeps it so; nothing is ever sent), so the parent
+  // reads this process's CPU over the whole window from /proc.
+  await nextMessage('never');
 }
 
 /** Either end of the IPC channel: the child's `process`, or the parent's handle of the child. */
@@ -188,8 +190,6 @@ function loadGenerator(role: 'clients' | 'senders', plan: Plan): ChildProcess {
   child.send({ type: 'plan', plan });
   return child;
 }
-
-const next = <T>(child: ChildProcess, type: string) => nextMessage<T>(type, child);
 
 async function main(): Promise<void> {
   const log = benchLogger('error');
@@ -247,7 +247,7 @@ async function main(): Promise<void> {
   const clients = loadGenerator('clients', plan);
   const senders = loadGenerator('senders', plan);
   // Listening before either can answer: a child's message nobody listens for is gone.
-  const [connected] = await Promise.all([next<{ count: number }>(clients, 'connected'), next(senders, 'ready')]);
+  const [connected] = await Promise.all([nextMessage<{ count: number }>('connected', clients), nextMessage('ready', senders)]);
   say(`${connected.count} clients connected; sending ${RATE}/s for ${SECONDS} s`);
   const profiler = await windowProfile(process.env.BENCH_CPU_PROFILE, 'send window');
   const pgMarker = `pin-realtime-pg-${new URL(pg.url).port}`;
@@ -258,7 +258,7 @@ async function main(): Promise<void> {
   const elu = performance.eventLoopUtilization();
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
-  const sending = next<{ ok: number; failed: number; seconds: number; restP50: number; restP95: number }>(senders, 'sent');
+  const sending = nextMessage<{ ok: number; failed: number; seconds: number; restP50: number; restP95: number }>('sent', senders);
   senders.send({ type: 'go' });
   const sent = await sending;
   const loopUtilization = performance.eventLoopUtilization(elu).utilization;
@@ -276,10 +276,7 @@ async function main(): Promise<void> {
     cpuBefore,
     cpuSnapshot(pgMarker),
     { server: String(process.pid) },
-    {
-      clients: { seconds: cpuSecondsOfPid(clients.pid) - generatorsBefore.clients },
-      senders: { seconds: cpuSecondsOfPid(senders.pid) - generatorsBefore.senders },
-    },
+    { clients: cpuSecondsOfPid(clients.pid) - generatorsBefore.clients, senders: cpuSecondsOfPid(senders.pid) - generatorsBefore.senders },
   );
   const transactions = (await transactionsSoFar(pool)) - xactsBefore - 1;
   // Other backends flush their table counters at most once a second.
@@ -287,7 +284,7 @@ async function main(): Promise<void> {
   const pgAfter = await pgSnapshot(pool);
   serverSendMs.sort((a, b) => a - b);
   clients.send({ type: 'report' });
-  const stats = await next<{ delivered: number; frames: number; duplicates: number; firstAt: number; lastAt: number; lags: Float64Array }>(clients, 'stats');
+  const stats = await nextMessage<{ delivered: number; frames: number; duplicates: number; firstAt: number; lastAt: number; lags: Float64Array }>('stats', clients);
   const { rows: outbox } = await pool.query<{ status: string; n: number }>(`select status, count(*)::int as n from messenger.realtime_outbox group by status`);
   const metric = async (name: string, labels: Record<string, string> = {}) => {
     const values = ((await app.platform.registry.getSingleMetric(name)?.get())?.values ?? []) as { labels: Record<string, string>; value: number; metricName?: string }[];

@@ -66,13 +66,13 @@ export function createSendQueue(
     if (sends.length === 1) return [await one(sends[0]!)];
     try {
       return (await trySendBatch(deps.db, sends, deps.clock.now(), deps.wakePayload?.())).map((value) => ({ ok: true, value }));
-    } catch (err) {
-      // One by one only after an error PostgreSQL answered: its statement rolled back. Any other
-      // failure (the connection lost) may have come after the commit, and sending again would write
-      // every message twice; those sends fail, and a client retries with its clientMessageId.
-      if (pgErrorOf(err)?.severity !== 'ERROR') throw err;
+    } catch (error) {
+      // One by one only after PostgreSQL refused the statement: it rolled back. A failure without
+      // its answer (the connection lost) may have come after the commit, and sending again would
+      // write every message twice; those sends fail, and a client retries with its clientMessageId.
+      if (mayHaveCommitted(error)) return sends.map(() => ({ ok: false, error }));
       // The driver's message: drizzle's own would carry the statement and every message body.
-      deps.log.warn({ err: { message: errorText(err, { name: false }) }, sends: sends.length }, 'message send batch failed; sending one by one');
+      deps.log.warn({ err: { message: errorText(error, { name: false }) }, sends: sends.length }, 'message send batch failed; sending one by one');
       const results: ItemResult<SendOutcome>[] = [];
       for (const s of sends) results.push(await one(s));
       return results;
@@ -81,21 +81,17 @@ export function createSendQueue(
   return createBatchQueue<BatchSend, SendOutcome>({
     ...opts,
     async run(sends) {
-      let results: ItemResult<SendOutcome>[];
-      try {
-        results = await run(sends);
-      } catch (err) {
-        // Whether it committed is unknown, and its own NOTIFY skips this replica: wake the dispatcher
-        // anyway (a claim that finds nothing costs little; otherwise the rows wait for its timer).
-        deps.onCommitted?.();
-        throw err;
-      }
-      // A send that failed without PostgreSQL's answer (the connection lost) may have committed too.
-      if (results.some((r) => (r.ok ? r.value.message : pgErrorOf(r.error)?.severity !== 'ERROR'))) deps.onCommitted?.();
+      const results = await run(sends);
+      // A send that may have committed wakes the dispatcher too: its statement's own NOTIFY skips
+      // this replica (a claim that finds nothing costs little; otherwise its row waits for the timer).
+      if (results.some((r) => (r.ok ? r.value.message : mayHaveCommitted(r.error)))) deps.onCommitted?.();
       return results;
     },
   });
 }
+
+/** A send statement that failed without PostgreSQL's own error (severity ERROR: rolled back), e.g. a lost connection. */
+const mayHaveCommitted = (err: unknown): boolean => pgErrorOf(err)?.severity !== 'ERROR';
 
 /** The unique index that makes a send with a clientMessageId idempotent (unique per sender). */
 const CLIENT_MESSAGE_ID_INDEX = 'ux_messages_sender_client_message_id';
