@@ -13,7 +13,8 @@
  *   - where the machine's CPU went over the send window and the drain (cpuCores, cpuUsPerMessage:
  *     the server's thread — user and kernel time, ofWhichKernel its kernel part —, the other threads
  *     of the server's process — V8 and libuv helpers —, PostgreSQL, and their total; cpuCores also
- *     the clients' and senders' processes), statements per message (pgTransactionsPerMessage)
+ *     the clients' and senders' processes; loadGeneratorUsPerMessage the same two per message),
+ *     statements per message (pgTransactionsPerMessage)
  *     and how late the server's event loop ran (serverLoopDelayMs): the clients, the senders and
  *     PostgreSQL share the machine's cores with the server;
  *   - what PostgreSQL did per message over the same window (`pg`, pg-stats.ts): statements by total
@@ -337,6 +338,12 @@ async function main(): Promise<void> {
         total: (cpu.server ?? 0) + (cpu.otherThreads ?? 0) + (cpu.postgres ?? 0),
       }).map(([k, cores]) => [k, sent.ok ? Math.round((cores * cpu.windowSeconds! * 1e6) / sent.ok) : null]),
     ),
+    // The load generators' own CPU per message, on the same cores: at R messages a second they alone
+    // keep R × (clients + senders) µs of the machine busy each second, whatever the server costs.
+    loadGeneratorUsPerMessage: {
+      clients: sent.ok ? Math.round(((cpu.clients ?? 0) * cpu.windowSeconds! * 1e6) / sent.ok) : null,
+      senders: sent.ok ? Math.round(((cpu.senders ?? 0) * cpu.windowSeconds! * 1e6) / sent.ok) : null,
+    },
     pg: await pgWindowReport(pool, pgBefore, pgAfter, sent.ok),
     dispatcher: { runs, rowsPerRun: runs ? Math.round((sent.ok / runs) * 10) / 10 : null, msPerRun: runs ? Math.round((runSeconds / runs) * 10000) / 10 : null },
     outbox: Object.fromEntries(outbox.map((r) => [r.status, r.n])),
