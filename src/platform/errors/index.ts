@@ -40,6 +40,42 @@ export function isPgError(err: unknown, code: string, constraint?: string): bool
   return pgErr !== undefined && pgErr.code === code && (constraint === undefined || pgErr.constraint === constraint);
 }
 
+/** Network errors of a driver or client (they carry no SQLSTATE). */
+const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** pg and pg-pool say "the connection is gone" only in words. */
+const PG_CONNECTION_LOST_TEXT = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/;
+
+/**
+ * The error in the chain that says a connection could not be made or was lost (a network error, or
+ * pg's and pg-pool's words for it), if any: the dependency went away, the request itself was fine.
+ */
+export function connectionLostIn(err: unknown): Error | undefined {
+  for (const e of causeChain(err)) {
+    if (!(e instanceof Error)) continue;
+    const code = (e as { code?: unknown }).code;
+    if ((typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) || PG_CONNECTION_LOST_TEXT.test(e.message)) return e;
+  }
+  return undefined;
+}
+
+/**
+ * SQLSTATEs that say the server cannot take the statement now rather than refusing it: class 08
+ * (connection exception), 57P01–57P03 (shutting down, crashed, not yet accepting connections),
+ * 53300 (too many connections).
+ */
+const isUnavailableState = (state: string) => state.startsWith('08') || /^57P0[123]$/.test(state) || state === '53300';
+
+/**
+ * The error in the chain that says PostgreSQL (or another dependency whose connection was refused
+ * or lost) is unreachable or going away, if any: what a caller should retry after a pause, never
+ * the request's own fault. ioredis's own "offline" errors carry no code and are not read here.
+ */
+export function unavailableDependencyIn(err: unknown): Error | undefined {
+  const pgErr = pgErrorOf(err);
+  if (pgErr && isUnavailableState(pgErr.code)) return pgErr as unknown as Error;
+  return connectionLostIn(err);
+}
+
 /** The innermost cause: the driver's or the network's own error. */
 export function rootCause(err: unknown): unknown {
   let last: unknown = err;

@@ -1,4 +1,4 @@
-import { causeChain, pgErrorOf } from '../errors/index.ts';
+import { causeChain, connectionLostIn, pgErrorOf } from '../errors/index.ts';
 import { PoisonMessageError } from './errors.ts';
 import { isKafkaUnreachable } from './kafka-util.ts';
 
@@ -13,11 +13,6 @@ export const CONSUMER_RETRIES_EXHAUSTED = 'CONSUMER_RETRIES_EXHAUSTED';
  */
 const TRANSIENT_SQLSTATE_CLASSES = new Set(['08', '40', '53', '57', '58']);
 
-/** Network errors of the driver (they carry no SQLSTATE). */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-/** pg and pg-pool say "the connection is gone" only in words. */
-const DRIVER_CONNECTION_TEXT = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/;
-
 /**
  * Whether a failed attempt may be the message's own fault, so that it counts towards the
  * consumer's maxAttempts. An outage (database or broker unreachable, shutdown, timeouts, a
@@ -28,14 +23,8 @@ const DRIVER_CONNECTION_TEXT = /^(Connection terminated|timeout exceeded when tr
 export function countsAsAttempt(err: unknown): boolean {
   const state = pgErrorOf(err)?.code;
   if (state !== undefined) return !(TRANSIENT_SQLSTATE_CLASSES.has(state.slice(0, 2)) || state === '55P03');
-  if (isKafkaUnreachable(err)) return false;
-  for (const e of causeChain(err)) {
-    if (!(e instanceof Error)) continue;
-    if (e.name === 'EventBusUnavailableError') return false;
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && NETWORK_CODES.has(code)) return false;
-    if (DRIVER_CONNECTION_TEXT.test(e.message)) return false;
-  }
+  if (isKafkaUnreachable(err) || connectionLostIn(err)) return false;
+  for (const e of causeChain(err)) if (e instanceof Error && e.name === 'EventBusUnavailableError') return false;
   return true;
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { unavailableDependencyIn } from '../errors/index.ts';
 
 /**
  * An error a caller can act on: a stable code (the seeds' codes, e.g. USER_ACTIVITY_SESSION_NOT_FOUND),
@@ -23,6 +24,9 @@ export const ErrorBody = {
   properties: { code: { type: 'string' }, message: { type: 'string' } },
 } as const;
 
+/** Retry-After of a 503 for an unreachable dependency: a restart or failover takes seconds, not milliseconds. */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 /** One error format for every route: `{ code, message }`; 5xx details stay in the log. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
@@ -38,6 +42,16 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (status < 500) {
       // Fastify's own client errors (bad JSON, body too large, unsupported media type).
       return reply.status(status).send({ code: fe.code ?? 'BAD_REQUEST', message: fe.message });
+    }
+    // PostgreSQL unreachable or going away (an outage, a failover, a restart): the request
+    // was fine and may be sent again after a pause, so a 503 with Retry-After, not an opaque 500. A
+    // write cut off this way may have committed: clients retry with the same idempotency key
+    // (a message's clientMessageId).
+    const unavailable = unavailableDependencyIn(err);
+    if (unavailable) {
+      req.log.warn({ err: { message: unavailable.message, code: (unavailable as { code?: unknown }).code } }, 'request failed: a dependency is unavailable');
+      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+      return reply.status(503).send({ code: 'SERVICE_UNAVAILABLE', message: 'a service this request needs is unavailable; try again shortly' });
     }
     req.log.error({ err }, 'request failed');
     return reply.status(500).send({ code: 'INTERNAL_ERROR', message: 'internal error' });

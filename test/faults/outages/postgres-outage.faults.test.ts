@@ -8,7 +8,7 @@ import { sampleOf, seeded, startFaultService, startPrivatePostgres, startUserLoa
 
 const OUTAGE_MS = 10_000;
 
-test('PostgreSQL stopped for 10 s mid-run: the service stays up, is unready and still scrapable, then its jobs resume and nothing is lost', async (t) => {
+test('PostgreSQL stopped for 10 s mid-run: the service stays up, is unready and still scrapable, answers writes 503 with Retry-After, then its jobs resume and nothing is lost', async (t) => {
   const rng = seeded('postgres-outage', t);
   const postgres = await startPrivatePostgres();
   const kafka = await createTestKafka();
@@ -53,6 +53,11 @@ test('PostgreSQL stopped for 10 s mid-run: the service stays up, is unready and 
   }
   assert.ok(staleSeen > 0, 'metrics_db_gauge_stale_seconds rose during the outage');
   assert.ok(load.failed() > 0, 'writes failed while the database was down');
+  // A write the service answered while its database was down was told to come back later, never a 500.
+  const answered = [...load.answers.keys()];
+  rng.step(`failed writes answered: ${JSON.stringify(Object.fromEntries(load.answers))}`);
+  assert.ok(answered.length > 0, 'the service answered the failed writes');
+  assert.deepEqual(answered, ['503 SERVICE_UNAVAILABLE 5'], `answers while the database was down: ${answered.join(', ')}`);
 
   await postgres.start();
   await sleep(rng.int(500, 3000)); // load goes on across the recovery

@@ -200,9 +200,14 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
  * Identity users created through REST, one every `everyMs`, until stop(): each makes an outbox
  * row (UserUpserted) that the messenger's replica consumer must apply. A request failing during an
  * outage is counted and not retried; the scenario reads what committed from the database.
+ * `answers` tallies the failed requests the service answered, by "status code retry-after".
  */
-export function startUserLoad(service: Service, everyMs: number): { created: string[]; failed: () => number; stop(): Promise<void> } {
+export function startUserLoad(
+  service: Service,
+  everyMs: number,
+): { created: string[]; failed: () => number; answers: Map<string, number>; stop(): Promise<void> } {
   const created: string[] = [];
+  const answers = new Map<string, number>();
   let failed = 0;
   let running = true;
   let n = 0;
@@ -218,7 +223,12 @@ export function startUserLoad(service: Service, everyMs: number): { created: str
       try {
         const res = await fetch(`${service.base}/api/identity/users`, { method: 'POST', headers, body, signal: AbortSignal.timeout(5000) });
         if (res.status === 201) created.push(((await res.json()) as { id: string }).id);
-        else failed += 1;
+        else {
+          failed += 1;
+          const { code } = (await res.json().catch(() => ({}))) as { code?: string };
+          const answer = `${res.status} ${code} ${res.headers.get('retry-after')}`;
+          answers.set(answer, (answers.get(answer) ?? 0) + 1);
+        }
       } catch {
         failed += 1;
       }
@@ -228,6 +238,7 @@ export function startUserLoad(service: Service, everyMs: number): { created: str
   return {
     created,
     failed: () => failed,
+    answers,
     async stop() {
       running = false;
       await loop;

@@ -1,0 +1,66 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { buildTestApp } from '../../support/app.ts';
+import { freePort } from '../../support/service-process.ts';
+import type { ModuleFactory } from '../../../src/platform/module.ts';
+
+type LogLine = { level: number; msg?: string; err?: { code?: unknown; message?: string } };
+
+/**
+ * The whole app with routes whose database goes away under them, as a module's would: a server
+ * that refuses the connection (stopped, failing over), a backend the server terminates (a
+ * restart's shutdown), and, for contrast, a plain bug.
+ */
+async function setUp() {
+  const closedPort = await freePort(); // nothing listens here
+  const unreachable = new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${closedPort}/none`, connectionTimeoutMillis: 2000 });
+  after(() => unreachable.end());
+  const outage: ModuleFactory = ({ pool }) => ({
+    name: 'outage',
+    routes: (app) => {
+      app.get('/test/unreachable', async () => (await unreachable.query('select 1')).rows);
+      app.get('/test/terminated', async () => {
+        const client = await pool.connect();
+        try {
+          return (await client.query('select pg_terminate_backend(pg_backend_pid())')).rows;
+        } finally {
+          client.release(true); // the connection is gone: never back into the pool
+        }
+      });
+      app.get('/test/bug', async () => {
+        throw new Error('a plain bug');
+      });
+    },
+  });
+  const lines: LogLine[] = [];
+  const { app } = await buildTestApp({}, { logDestination: { write: (l: string) => void lines.push(JSON.parse(l) as LogLine) }, logLevel: 'info', modules: [outage] });
+  return { app, lines };
+}
+
+const { app, lines } = await setUp();
+
+for (const [route, cause] of [
+  ['/test/unreachable', 'ECONNREFUSED'],
+  ['/test/terminated', '57P01'],
+] as const) {
+  test(`a database that ${cause === 'ECONNREFUSED' ? 'refuses the connection' : 'terminates the backend'} answers 503 SERVICE_UNAVAILABLE with Retry-After, logged as a warning`, async () => {
+    const before = lines.length;
+    const res = await app.inject({ method: 'GET', url: route });
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.json().code, 'SERVICE_UNAVAILABLE');
+    assert.equal(res.headers['retry-after'], '5');
+    const logged = lines.slice(before);
+    const warning = logged.find((l) => l.msg === 'request failed: a dependency is unavailable');
+    assert.equal(warning?.level, 40, `no warning in ${JSON.stringify(logged)}`);
+    assert.equal(warning?.err?.code, cause);
+    assert.equal(logged.some((l) => l.msg === 'request failed'), false, 'not logged as a server fault');
+  });
+}
+
+test('a plain bug still answers 500 INTERNAL_ERROR without Retry-After', async () => {
+  const res = await app.inject({ method: 'GET', url: '/test/bug' });
+  assert.equal(res.statusCode, 500);
+  assert.deepEqual(res.json(), { code: 'INTERNAL_ERROR', message: 'internal error' });
+  assert.equal(res.headers['retry-after'], undefined);
+});
