@@ -60,10 +60,11 @@ export function connectionLostIn(err: unknown): Error | undefined {
 
 /**
  * SQLSTATEs that say the server cannot take the statement now rather than refusing it: class 08
- * (connection exception), 57P01–57P03 (shutting down, crashed, not yet accepting connections),
+ * (connection exception) except 08P01 (a protocol violation: the client's bug, e.g. a bind with the
+ * wrong number of parameters), 57P01–57P03 (shutting down, crashed, not yet accepting connections),
  * 53300 (too many connections).
  */
-const isUnavailableState = (state: string) => state.startsWith('08') || /^57P0[123]$/.test(state) || state === '53300';
+const isUnavailableState = (state: string) => (state.startsWith('08') && state !== '08P01') || /^57P0[123]$/.test(state) || state === '53300';
 
 /**
  * The error in the chain that says PostgreSQL (or another dependency whose connection was refused

@@ -10,7 +10,7 @@ type LogLine = { level: number; msg?: string; err?: { code?: unknown; message?: 
 /**
  * The whole app with routes whose database goes away under them, as a module's would: a server
  * that refuses the connection (stopped, failing over), a backend the server terminates (a
- * restart's shutdown), and, for contrast, a plain bug.
+ * restart's shutdown), and, for contrast, a plain bug and a protocol violation (the client's bug).
  */
 async function setUp() {
   const closedPort = await freePort(); // nothing listens here
@@ -31,6 +31,8 @@ async function setUp() {
       app.get('/test/bug', async () => {
         throw new Error('a plain bug');
       });
+      // A bind with more parameters than the statement takes: PostgreSQL answers 08P01 (protocol violation).
+      app.get('/test/protocol-bug', async () => (await pool.query('select $1::int as n', [1, 2])).rows);
     },
   });
   const lines: LogLine[] = [];
@@ -63,4 +65,13 @@ test('a plain bug still answers 500 INTERNAL_ERROR without Retry-After', async (
   assert.equal(res.statusCode, 500);
   assert.deepEqual(res.json(), { code: 'INTERNAL_ERROR', message: 'internal error' });
   assert.equal(res.headers['retry-after'], undefined);
+});
+
+test("a protocol violation (08P01, the client's own bug) still answers 500, not 503", async () => {
+  const before = lines.length;
+  const res = await app.inject({ method: 'GET', url: '/test/protocol-bug' });
+  assert.equal(res.statusCode, 500);
+  assert.equal(res.json().code, 'INTERNAL_ERROR');
+  const failed = lines.slice(before).find((l) => l.msg === 'request failed');
+  assert.equal(failed?.err?.code, '08P01', 'logged as a server fault, with its SQLSTATE');
 });
