@@ -42,18 +42,25 @@ export function isPgError(err: unknown, code: string, constraint?: string): bool
 
 /** Network errors of a driver or client (they carry no SQLSTATE). */
 const NETWORK_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-/** pg and pg-pool say "the connection is gone" only in words. */
-const PG_CONNECTION_LOST_TEXT = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/;
+/**
+ * pg, pg-pool and ioredis say "the connection is gone" only in words (ioredis: a command on a
+ * client that is not connected, with the offline queue off as the service's clients have it; a
+ * command on a closed client; a command past its timeout).
+ */
+const CONNECTION_LOST_TEXT =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|Stream isn't writeable and enableOfflineQueue options is false|Connection is closed\.|Command timed out)/;
+/** ioredis's error for a command that used up its reconnect attempts. */
+const REDIS_RETRIES_EXHAUSTED = 'MaxRetriesPerRequestError';
 
 /**
  * The error in the chain that says a connection could not be made or was lost (a network error, or
- * pg's and pg-pool's words for it), if any: the dependency went away, the request itself was fine.
+ * the drivers' words for it), if any: the dependency went away, the request itself was fine.
  */
 export function connectionLostIn(err: unknown): Error | undefined {
   for (const e of causeChain(err)) {
     if (!(e instanceof Error)) continue;
     const code = (e as { code?: unknown }).code;
-    if ((typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) || PG_CONNECTION_LOST_TEXT.test(e.message)) return e;
+    if ((typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) || CONNECTION_LOST_TEXT.test(e.message) || e.name === REDIS_RETRIES_EXHAUSTED) return e;
   }
   return undefined;
 }
@@ -67,9 +74,9 @@ export function connectionLostIn(err: unknown): Error | undefined {
 const isUnavailableState = (state: string) => (state.startsWith('08') && state !== '08P01') || /^57P0[123]$/.test(state) || state === '53300';
 
 /**
- * The error in the chain that says PostgreSQL (or another dependency whose connection was refused
- * or lost) is unreachable or going away, if any: what a caller should retry after a pause, never
- * the request's own fault. ioredis's own "offline" errors carry no code and are not read here.
+ * The error in the chain that says PostgreSQL or Redis (or another dependency whose connection was
+ * refused or lost) is unreachable or going away, if any: what a caller should retry after a pause,
+ * never the request's own fault.
  */
 export function unavailableDependencyIn(err: unknown): Error | undefined {
   const pgErr = pgErrorOf(err);

@@ -43,7 +43,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // Fastify's own client errors (bad JSON, body too large, unsupported media type).
       return reply.status(status).send({ code: fe.code ?? 'BAD_REQUEST', message: fe.message });
     }
-    // PostgreSQL unreachable or going away (an outage, a failover, a restart): the request
+    // PostgreSQL or Redis unreachable or going away (an outage, a failover, a restart): the request
     // was fine and may be sent again after a pause, so a 503 with Retry-After, not an opaque 500. A
     // write cut off this way may have committed: clients retry with the same idempotency key
     // (a message's clientMessageId).

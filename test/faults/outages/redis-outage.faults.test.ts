@@ -8,7 +8,7 @@ import { connectClient } from '../../support/signalr.ts';
 import { waitFor } from '../../support/wait.ts';
 import { sampleOf, seeded, startFaultService } from './support.ts';
 
-test('Redis stopped mid-run: readiness reports the backplane, pushes wait in the realtime outbox and all reach the client after the restart', async (t) => {
+test('Redis stopped mid-run: readiness reports the backplane, presence answers 503 with Retry-After, pushes wait in the realtime outbox and all reach the client after the restart', async (t) => {
   const rng = seeded('redis-outage', t);
   const redis = await startPrivateRedis();
   const database = await createTestDatabase();
@@ -62,6 +62,14 @@ test('Redis stopped mid-run: readiness reports the backplane, pushes wait in the
     const ready = await service.ready();
     return ready.status === 503 && ready.dependencies.backplane === 'down';
   });
+  // Presence lives in Redis: asked while it is away, the route tells the client to come back later.
+  const presence = await fetch(`${service.base}/api/messenger/presence?userIds=${alice}`, {
+    headers: { authorization: `Bearer ${await service.token({ userId: alice })}` },
+    signal: AbortSignal.timeout(5000),
+  });
+  assert.equal(presence.status, 503, 'presence while Redis is away');
+  assert.equal(((await presence.json()) as { code: string }).code, 'SERVICE_UNAVAILABLE');
+  assert.equal(presence.headers.get('retry-after'), '5');
   const outageEnds = Date.now() + rng.int(3000, 6000);
   while (Date.now() < outageEnds) {
     service.assertAlive();
