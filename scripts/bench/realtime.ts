@@ -295,6 +295,8 @@ async function main(): Promise<void> {
   const runSeconds = (await metric('job_run_duration_seconds', { job: 'messenger-realtime-dispatch' })).find((v) => v.metricName?.endsWith('_sum'))?.value ?? 0;
 
   const expected = sent.ok * CHAT_SIZE;
+  /** Cores busy over the window, as µs of CPU per message sent. */
+  const usPerMessage = (cores = 0) => (sent.ok ? Math.round((cores * cpu.windowSeconds! * 1e6) / sent.ok) : null);
   const windowSeconds = Math.max(0.001, (stats.lastAt - stats.firstAt) / 1000);
   const result = {
     bench: 'realtime',
@@ -329,21 +331,16 @@ async function main(): Promise<void> {
     pgTransactionsPerMessage: sent.ok ? Math.round((transactions / sent.ok) * 100) / 100 : null,
     // The server's thread counts its kernel time (ofWhichKernel is that part: never add it again);
     // total = the server's process (what the peer's figure counts) + PostgreSQL.
-    cpuUsPerMessage: Object.fromEntries(
-      Object.entries({
-        serverThread: cpu.server ?? 0,
-        ofWhichKernel: cpu.kernelOfMainThread ?? 0,
-        otherThreads: cpu.otherThreads ?? 0,
-        postgres: cpu.postgres ?? 0,
-        total: (cpu.server ?? 0) + (cpu.otherThreads ?? 0) + (cpu.postgres ?? 0),
-      }).map(([k, cores]) => [k, sent.ok ? Math.round((cores * cpu.windowSeconds! * 1e6) / sent.ok) : null]),
-    ),
+    cpuUsPerMessage: {
+      serverThread: usPerMessage(cpu.server),
+      ofWhichKernel: usPerMessage(cpu.kernelOfMainThread),
+      otherThreads: usPerMessage(cpu.otherThreads),
+      postgres: usPerMessage(cpu.postgres),
+      total: usPerMessage((cpu.server ?? 0) + (cpu.otherThreads ?? 0) + (cpu.postgres ?? 0)),
+    },
     // The load generators' own CPU per message, on the same cores: at R messages a second they alone
     // keep R × (clients + senders) µs of the machine busy each second, whatever the server costs.
-    loadGeneratorUsPerMessage: {
-      clients: sent.ok ? Math.round(((cpu.clients ?? 0) * cpu.windowSeconds! * 1e6) / sent.ok) : null,
-      senders: sent.ok ? Math.round(((cpu.senders ?? 0) * cpu.windowSeconds! * 1e6) / sent.ok) : null,
-    },
+    loadGeneratorUsPerMessage: { clients: usPerMessage(cpu.clients), senders: usPerMessage(cpu.senders) },
     pg: await pgWindowReport(pool, pgBefore, pgAfter, sent.ok),
     dispatcher: { runs, rowsPerRun: runs ? Math.round((sent.ok / runs) * 10) / 10 : null, msPerRun: runs ? Math.round((runSeconds / runs) * 10000) / 10 : null },
     outbox: Object.fromEntries(outbox.map((r) => [r.status, r.n])),

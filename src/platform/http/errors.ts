@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { unavailableDependencyIn } from '../errors/index.ts';
 
 /**
@@ -29,11 +29,12 @@ const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** One error format for every route: `{ code, message }`; 5xx details stay in the log. */
 export function registerErrorHandling(app: FastifyInstance): void {
+  const answer = (reply: FastifyReply, err: AppError) => {
+    if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
+    return reply.status(err.statusCode).send({ code: err.code, message: err.message });
+  };
   app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
-    if (err instanceof AppError) {
-      if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
-      return reply.status(err.statusCode).send({ code: err.code, message: err.message });
-    }
+    if (err instanceof AppError) return answer(reply, err);
     const fe = err as FastifyError;
     if (fe.validation) {
       return reply.status(400).send({ code: 'VALIDATION_FAILED', message: fe.message });
@@ -50,8 +51,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const unavailable = unavailableDependencyIn(err);
     if (unavailable) {
       req.log.warn({ err: { message: unavailable.message, code: (unavailable as { code?: unknown }).code } }, 'request failed: a dependency is unavailable');
-      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-      return reply.status(503).send({ code: 'SERVICE_UNAVAILABLE', message: 'a service this request needs is unavailable; try again shortly' });
+      const message = 'a service this request needs is unavailable; try again shortly';
+      return answer(reply, new AppError('SERVICE_UNAVAILABLE', message, 503, { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS }));
     }
     req.log.error({ err }, 'request failed');
     return reply.status(500).send({ code: 'INTERNAL_ERROR', message: 'internal error' });
