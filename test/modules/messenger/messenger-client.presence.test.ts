@@ -27,6 +27,7 @@ function startClient(m: MessengerApp, token: string) {
 async function directPair(m: MessengerApp) {
   const [alice, bob] = [await m.user(), await m.user()];
   const chat = (await m.call<{ id: string }>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [bob.id] })).body;
+  await m.accept(bob.token, chat.id); // consent: presence and typing flow only in an accepted chat
   return { alice, bob, chat };
 }
 

@@ -40,6 +40,7 @@ function startClient(port: number, token: string, extra: Partial<MessengerClient
 async function chatOfTwo(m: MessengerApp) {
   const [alice, bob] = [await m.user(), await m.user()];
   const chat = (await m.call<Chat>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [bob.id] })).body;
+  await m.accept(bob.token, chat.id); // consent: bob's read receipts reach the chat only once accepted
   return { alice, bob, chat };
 }
 

@@ -107,12 +107,15 @@ export interface ParticipantRow {
   status: 'Active' | 'Removed';
   lastReadSeq: number;
   joinedAt: Date;
+  /** Null while the participation is a message request (chats/schema.ts, acceptedAt). */
+  acceptedAt: Date | null;
 }
 
 export async function participantsOf(q: Db, chatId: string, opts: { activeOnly?: boolean } = {}): Promise<ParticipantRow[]> {
   const { rows } = await query<ParticipantRow>(
     q,
-    sql`select id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt"
+    sql`select id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt",
+               accepted_at as "acceptedAt"
           from messenger.chat_participants where chat_id = ${chatId} ${opts.activeOnly ? sql`and status = 'Active'` : sql``}
          order by joined_at, user_id`,
   );
@@ -125,7 +128,8 @@ export async function activeParticipantsOfChats(q: Db, chatIds: readonly string[
   if (chatIds.length === 0) return byChat;
   const { rows } = await query<ParticipantRow & { chatId: string }>(
     q,
-    sql`select chat_id as "chatId", id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt"
+    sql`select chat_id as "chatId", id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt",
+               accepted_at as "acceptedAt"
           from messenger.chat_participants where chat_id = any(${sql.param(chatIds)}::uuid[]) and status = 'Active'
          order by joined_at, user_id`,
   );
@@ -135,32 +139,64 @@ export async function activeParticipantsOfChats(q: Db, chatIds: readonly string[
 
 /**
  * Users about to join a chat, as `me` may add them, in one statement: those the replica has as
- * active, and among them those blocked with `me` either way round (blacklist.md).
+ * active, among them those blocked with `me` either way round (blacklist.md), and those who are
+ * `me`'s Accepted contacts (their participation needs no request: docs/security.md, "Consent").
  */
-export async function joinCandidates(q: Db, me: string, userIds: readonly string[]): Promise<{ active: Set<string>; blocked: Set<string> }> {
-  if (userIds.length === 0) return { active: new Set(), blocked: new Set() };
-  const { rows } = await query<{ id: string; blocked: boolean }>(
+export async function joinCandidates(
+  q: Db,
+  me: string,
+  userIds: readonly string[],
+): Promise<{ active: Set<string>; blocked: Set<string>; contacts: Set<string> }> {
+  if (userIds.length === 0) return { active: new Set(), blocked: new Set(), contacts: new Set() };
+  const { rows } = await query<{ id: string; blocked: boolean; contact: boolean }>(
     q,
     sql`select u.id, exists (
               select 1 from messenger.blacklist_entries b
                where b.status = 'Blocked' and ((b.owner_user_id = ${me} and b.blocked_user_id = u.id) or (b.owner_user_id = u.id and b.blocked_user_id = ${me}))
-            ) as blocked
+            ) as blocked,
+            exists (
+              select 1 from messenger.contacts k
+               where k.status = 'Accepted' and least(k.requester_user_id, k.addressee_user_id) = least(${me}::uuid, u.id)
+                 and greatest(k.requester_user_id, k.addressee_user_id) = greatest(${me}::uuid, u.id)
+            ) as contact
           from messenger.users u where u.id = any(${sql.param(userIds)}::uuid[]) and u.is_active`,
   );
-  return { active: new Set(rows.map((r) => r.id)), blocked: new Set(rows.filter((r) => r.blocked).map((r) => r.id)) };
+  const ids = (f: (r: (typeof rows)[number]) => boolean) => new Set(rows.filter(f).map((r) => r.id));
+  return { active: ids(() => true), blocked: ids((r) => r.blocked), contacts: ids((r) => r.contact) };
 }
 
-/** Adds the user, or makes a Removed participant Active again. Returns the participant id. */
-export async function upsertActiveParticipant(tx: Db, chatId: string, userId: string, role: ParticipantRole, now: Date): Promise<string> {
+/**
+ * Adds the user, or makes a Removed participant Active again, accepted (consented) or as a message
+ * request (`accepted` false). Returns the participant id.
+ */
+export async function upsertActiveParticipant(
+  tx: Db,
+  p: { chatId: string; userId: string; role: ParticipantRole; now: Date; accepted: boolean },
+): Promise<string> {
+  const at = p.now.toISOString();
   const { rows } = await query<{ id: string }>(
     tx,
-    sql`insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at)
-        values (${newId()}, ${chatId}, ${userId}, ${role}, 'Active', ${now.toISOString()}, ${now.toISOString()})
+    sql`insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, accepted_at, updated_at)
+        values (${newId()}, ${p.chatId}, ${p.userId}, ${p.role}, 'Active', ${at}, ${p.accepted ? at : null}, ${at})
         on conflict (chat_id, user_id) do update
-          set status = 'Active', role = excluded.role, removed_at = null, joined_at = excluded.joined_at, updated_at = excluded.updated_at
+          set status = 'Active', role = excluded.role, removed_at = null, joined_at = excluded.joined_at,
+              accepted_at = excluded.accepted_at, updated_at = excluded.updated_at
         returning id`,
   );
   return rows[0]!.id;
+}
+
+/**
+ * The user accepts the chat (answers its request): true when this changed it, false when it was
+ * already accepted or the user is no Active participant.
+ */
+export async function acceptParticipation(tx: Db, chatId: string, userId: string, now: Date): Promise<boolean> {
+  const { rows } = await query<{ id: string }>(
+    tx,
+    sql`update messenger.chat_participants set accepted_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
+         where chat_id = ${chatId} and user_id = ${userId} and status = 'Active' and accepted_at is null returning id`,
+  );
+  return rows.length === 1;
 }
 
 export async function markParticipantRemoved(tx: Db, chatId: string, userId: string, now: Date): Promise<boolean> {

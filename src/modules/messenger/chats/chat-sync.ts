@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
+import { blockedWith } from '../contacts/blacklist.ts';
 import { ChatErrors } from '../errors.ts';
 import { cursorOf, positionOf } from '../events/cursor.ts';
 import { readStreamHead, streamHead, streamHorizon } from '../events/stream-sql.ts';
@@ -23,9 +24,9 @@ export interface ChatPage {
   next: string;
 }
 
-async function listed(q: Db, chats: ListedChatRow[]): Promise<ListedChat[]> {
-  const participants = await activeParticipantsOfChats(q, chats.map((c) => c.id));
-  return chats.map((c) => ({ ...chatView(c, participants.get(c.id) ?? []), unreadCount: c.unreadCount }));
+async function listed(q: Db, userId: string, chats: ListedChatRow[]): Promise<ListedChat[]> {
+  const [participants, blocked] = await Promise.all([activeParticipantsOfChats(q, chats.map((c) => c.id)), blockedWith(q, userId)]);
+  return chats.map((c) => ({ ...chatView(c, participants.get(c.id) ?? [], { userId, blocked }), unreadCount: c.unreadCount }));
 }
 
 /**
@@ -65,7 +66,7 @@ export async function chatPage(q: Db, userId: string, opts: { after?: string; li
   if (opts.after === undefined) {
     // The head first: a change committed while the list is read is after it, so the next sync has it.
     const head = await readStreamHead(q);
-    return { items: await listed(q, await chatsOfUser(q, userId, opts.limit)), removed: [], next: cursorOf(head) };
+    return { items: await listed(q, userId, await chatsOfUser(q, userId, opts.limit)), removed: [], next: cursorOf(head) };
   }
   const after = positionOf(opts.after);
   if (after === undefined) throw ChatErrors.eventsCursorInvalid();
@@ -78,7 +79,7 @@ export async function chatPage(q: Db, userId: string, opts: { after?: string; li
   rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
   const last = chats.at(-1);
   return {
-    items: await listed(q, rows),
+    items: await listed(q, userId, rows),
     removed: chats.filter((c) => !current.has(c.chatId)).map((c) => c.chatId),
     next: cursorOf(chats.length >= opts.limit && last ? last.position : Math.max(head, after)),
   };

@@ -2,6 +2,7 @@ import { errorText } from '../../../platform/errors/index.ts';
 import type { Principal } from '../../../platform/http/index.ts';
 import { newId } from '../../../platform/time.ts';
 import {
+  acceptParticipation,
   chatByDirectKey,
   chatForParticipant,
   insertChat,
@@ -16,6 +17,7 @@ import {
   type ParticipantRow,
 } from './chat-sql.ts';
 import type { Db } from '../../../platform/db/index.ts';
+import { blockedWith } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors, MessengerErrors } from '../errors.ts';
 import { chatGroup, type ChatKind } from './kinds.ts';
@@ -34,10 +36,16 @@ export const GROUP_MAX_PARTICIPANTS = 500;
 export interface ChatView extends Omit<ChatRow, 'createdAt' | 'updatedAt'> {
   createdAt: string;
   updatedAt: string;
-  participants: { userId: string; role: string; lastReadSeq: number; joinedAt: string }[];
+  participants: { userId: string; role: string; lastReadSeq: number; joinedAt: string; accepted: boolean }[];
 }
 
-export function chatView(c: ChatRow, participants: ParticipantRow[]): ChatView {
+/**
+ * The chat as `viewer` sees it. Another participant's read position is shown only while they
+ * consent to the viewer (docs/security.md, "Consent"): 0 while their participation is a request
+ * or either of the two blocks the other.
+ */
+export function chatView(c: ChatRow, participants: ParticipantRow[], viewer: { userId: string; blocked: ReadonlySet<string> }): ChatView {
+  const shares = (p: ParticipantRow) => p.userId === viewer.userId || (p.acceptedAt !== null && !viewer.blocked.has(p.userId));
   return {
     id: c.id,
     kind: c.kind,
@@ -46,7 +54,13 @@ export function chatView(c: ChatRow, participants: ParticipantRow[]): ChatView {
     lastSeq: c.lastSeq,
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
-    participants: participants.map((p) => ({ userId: p.userId, role: p.role, lastReadSeq: p.lastReadSeq, joinedAt: p.joinedAt.toISOString() })),
+    participants: participants.map((p) => ({
+      userId: p.userId,
+      role: p.role,
+      lastReadSeq: shares(p) ? p.lastReadSeq : 0,
+      joinedAt: p.joinedAt.toISOString(),
+      accepted: p.acceptedAt !== null,
+    })),
   };
 }
 
@@ -54,7 +68,8 @@ export function chatView(c: ChatRow, participants: ParticipantRow[]): ChatView {
 export async function getChat(q: Db, chatId: string, userId: string): Promise<ChatView> {
   const chat = await chatForParticipant(q, chatId, userId);
   if (!chat) throw ChatErrors.chatNotFound();
-  return chatView(chat, await participantsOf(q, chatId, { activeOnly: true }));
+  const [participants, blocked] = await Promise.all([participantsOf(q, chatId, { activeOnly: true }), blockedWith(q, userId)]);
+  return chatView(chat, participants, { userId, blocked });
 }
 
 /** One statement for the page's chats and one for all their participants, however long the page. */
@@ -64,10 +79,11 @@ export async function getChat(q: Db, chatId: string, userId: string): Promise<Ch
  * (MSG_USER_BLOCKED) — a blocked user cannot be pulled into a group by the one they blocked or who
  * blocked them. A third member may still add both of a blocked pair.
  */
-async function requireJoinable(q: Db, me: string, userIds: string[]): Promise<void> {
-  const { active, blocked } = await joinCandidates(q, me, userIds);
+async function requireJoinable(q: Db, me: string, userIds: string[]): Promise<{ contacts: Set<string> }> {
+  const { active, blocked, contacts } = await joinCandidates(q, me, userIds);
   if (userIds.some((u) => !active.has(u))) throw MessengerErrors.contactUserNotFound();
   if (blocked.size > 0) throw ChatErrors.blocked();
+  return { contacts };
 }
 
 /** Best effort: the dispatcher repeats the change when it delivers the chat's ChatUpdated. */
@@ -92,7 +108,9 @@ export interface CreateChatInput {
 
 /**
  * Direct: the caller and one other active user, one chat per pair (opening it again returns the
- * existing one: `created` false). Group: a title and up to the participant cap; the caller is Owner.
+ * existing one: `created` false, and answers its request if it was one to the caller). Group: a
+ * title and up to the participant cap; the caller is Owner. Members who are not the caller's
+ * Accepted contacts join as a message request (docs/security.md, "Consent").
  */
 export async function createChat(ctx: MessengerContext, caller: Principal, input: CreateChatInput): Promise<{ chat: ChatView; created: boolean }> {
   await requireActiveCaller(ctx.db, caller.userId);
@@ -102,26 +120,44 @@ export async function createChat(ctx: MessengerContext, caller: Principal, input
   if (input.kind === 'Group' && !input.title?.trim()) throw ChatErrors.invalidChat('a group chat needs a title');
   const max = GROUP_MAX_PARTICIPANTS;
   if (others.length + 1 > max) throw ChatErrors.chatFull(max);
-  await requireJoinable(ctx.db, me, others);
+  const { contacts } = await requireJoinable(ctx.db, me, others);
   const directKey = input.kind === 'Direct' ? [me, others[0]!].sort().join(':') : null;
   if (directKey) {
     const existing = await chatByDirectKey(ctx.db, directKey);
-    if (existing) return { chat: await getChat(ctx.db, existing.id, me), created: false };
+    if (existing) return { chat: await acceptChat(ctx, caller, existing.id), created: false };
   }
   const now = ctx.clock.now();
   const chatId = newId();
   const created = await activeUserTransaction(ctx.db, me, async (tx) => {
     if (!(await insertChat(tx, { id: chatId, kind: input.kind, title: input.title?.trim() ?? null, directKey, createdByUserId: me, now }))) return false;
-    await upsertActiveParticipant(tx, chatId, me, input.kind === 'Group' ? 'Owner' : 'Member', now);
-    for (const u of others) await upsertActiveParticipant(tx, chatId, u, 'Member', now);
+    await upsertActiveParticipant(tx, { chatId, userId: me, role: input.kind === 'Group' ? 'Owner' : 'Member', now, accepted: true });
+    for (const u of others) await upsertActiveParticipant(tx, { chatId, userId: u, role: 'Member', now, accepted: contacts.has(u) });
     await openMembershipSpans(tx, chatId, [me, ...others]);
     const eventId = await insertChatEvent(tx, { chatId, kind: 'Created', actorUserId: me, subjectUserId: null, now });
     await enqueueRealtime(tx, [chatUpdated(chatId, eventId)], now);
     return true;
   });
-  if (!created) return { chat: await getChat(ctx.db, (await chatByDirectKey(ctx.db, directKey!))!.id, me), created: false };
+  if (!created) return { chat: await acceptChat(ctx, caller, (await chatByDirectKey(ctx.db, directKey!))!.id), created: false };
   await applyGroups(ctx, 'join', [me, ...others], chatId);
   return { chat: await getChat(ctx.db, chatId, me), created: true };
+}
+
+/**
+ * The caller answers the chat's request (or opens a Direct chat again): from now on the chat's
+ * other members get the caller's presence, typing and read position. Announced to the chat as a
+ * ChatUpdated (RequestAccepted); accepting an accepted chat changes and announces nothing.
+ */
+export async function acceptChat(ctx: MessengerContext, caller: Principal, chatId: string): Promise<ChatView> {
+  const now = ctx.clock.now();
+  await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
+    const chat = await chatForParticipant(tx, chatId, caller.userId, { lock: true });
+    if (!chat) throw ChatErrors.chatNotFound();
+    if (!(await acceptParticipation(tx, chatId, caller.userId, now))) return;
+    await touchChat(tx, chatId, now);
+    const eventId = await insertChatEvent(tx, { chatId, kind: 'RequestAccepted', actorUserId: caller.userId, subjectUserId: caller.userId, now });
+    await enqueueRealtime(tx, [chatUpdated(chatId, eventId)], now);
+  });
+  return getChat(ctx.db, chatId, caller.userId);
 }
 
 /** Owner or admin; group chats only. */
@@ -157,12 +193,12 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
     const active = new Set((await participantsOf(tx, chatId, { activeOnly: true })).map((p) => p.userId));
     const fresh = wanted.filter((u) => !active.has(u));
     // Only once the caller is known to manage the chat: a stranger cannot make it look anyone up.
-    await requireJoinable(tx, caller.userId, fresh);
+    const { contacts } = await requireJoinable(tx, caller.userId, fresh);
     const max = GROUP_MAX_PARTICIPANTS;
     if (active.size + fresh.length > max) throw ChatErrors.chatFull(max);
     const rows: NewRealtimeRow[] = [];
     for (const u of fresh) {
-      await upsertActiveParticipant(tx, chatId, u, 'Member', now);
+      await upsertActiveParticipant(tx, { chatId, userId: u, role: 'Member', now, accepted: contacts.has(u) });
       rows.push(chatUpdated(chatId, await insertChatEvent(tx, { chatId, kind: 'ParticipantAdded', actorUserId: caller.userId, subjectUserId: u, now })));
     }
     if (fresh.length > 0) {

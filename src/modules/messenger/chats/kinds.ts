@@ -15,5 +15,5 @@ export type ParticipantRole = (typeof PARTICIPANT_ROLES)[number];
 export const PARTICIPANT_STATUSES = ['Active', 'Removed'] as const;
 export type ParticipantStatus = (typeof PARTICIPANT_STATUSES)[number];
 /** The chat's system feed (chat-event.md): announced to the chat as ChatUpdated. */
-export const CHAT_EVENT_KINDS = ['Created', 'Renamed', 'ParticipantAdded', 'ParticipantRemoved'] as const;
+export const CHAT_EVENT_KINDS = ['Created', 'Renamed', 'ParticipantAdded', 'ParticipantRemoved', 'RequestAccepted'] as const;
 export type ChatEventKind = (typeof CHAT_EVENT_KINDS)[number];

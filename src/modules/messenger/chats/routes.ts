@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
-import { addParticipants, createChat, getChat, removeParticipant, renameChat } from './chats.ts';
+import { acceptChat, addParticipants, createChat, getChat, removeParticipant, renameChat } from './chats.ts';
 import { chatPage } from './chat-sync.ts';
 import {
   AddParticipantsBody,
@@ -64,6 +64,23 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
     `${base}/:chatId`,
     { preHandler: app.requireUser, schema: { operationId: 'getChat', tags, summary: 'A chat I take part in', params: ChatParams, response: { 200: ChatView, ...errors } } },
     async (req) => getChat(ctx.db, req.params.chatId, req.principal!.userId),
+  );
+
+  r.post(
+    `${base}/:chatId/accept`,
+    {
+      preHandler: app.requireUser,
+      config: changes,
+      schema: {
+        operationId: 'acceptChat',
+        tags,
+        summary:
+          "Accept a chat that is a message request to me: its members then get my presence, typing and read position (docs/security.md, Consent); accepting an accepted chat changes nothing",
+        params: ChatParams,
+        response: { 200: ChatView, ...errors, ...limited },
+      },
+    },
+    async (req) => acceptChat(ctx, req.principal!, req.params.chatId),
   );
 
   r.patch(

@@ -45,6 +45,13 @@ export const chatParticipants = messengerSchema.table(
     status: varchar('status', { length: 8 }).notNull(),
     lastReadSeq: bigint('last_read_seq', { mode: 'number' }).notNull().default(0),
     joinedAt: ts('joined_at').notNull(),
+    /**
+     * When the user consented to this chat's other members (docs/security.md, "Consent"): at once for
+     * the creator and for those added by an Accepted contact; otherwise null — a message request —
+     * until they accept it or write in the chat. Only then do their presence, typing and read
+     * position reach the chat's other members.
+     */
+    acceptedAt: ts('accepted_at'),
     removedAt: ts('removed_at'),
     updatedAt: ts('updated_at').notNull(),
   },

@@ -30,7 +30,15 @@ export const ChatView = Type.Object({
   lastSeq: Type.Integer(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  participants: Type.Array(Type.Object({ userId: Uuid, role: Type.String(), lastReadSeq: Type.Integer(), joinedAt: Timestamp })),
+  participants: Type.Array(
+    Type.Object({
+      userId: Uuid,
+      role: Type.String(),
+      lastReadSeq: Type.Integer({ description: "Another participant's read position: 0 while they have not accepted the chat or either of you blocks the other" }),
+      joinedAt: Timestamp,
+      accepted: Type.Boolean({ description: 'false: the chat is a message request to this participant until they accept it or write in it' }),
+    }),
+  ),
 });
 export const ChatList = Type.Object({
   items: Type.Array(Type.Composite([ChatView, Type.Object({ unreadCount: Type.Integer({ minimum: 0, description: "Others' messages after my last read Seq, deleted ones excluded" }) })])),

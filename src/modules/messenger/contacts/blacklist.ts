@@ -30,6 +30,16 @@ export async function blockedEitherWay(q: Db, a: string, b: string): Promise<boo
   return (rows[0]?.n ?? 0) > 0;
 }
 
+/** The users `me` blocks or is blocked by: one read for a whole page of chats. */
+export async function blockedWith(q: Db, me: string): Promise<Set<string>> {
+  const { rows } = await query<{ id: string }>(
+    q,
+    sql`select blocked_user_id as id from messenger.blacklist_entries where owner_user_id = ${me} and status = 'Blocked'
+        union select owner_user_id from messenger.blacklist_entries where blocked_user_id = ${me} and status = 'Blocked'`,
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 /** Blocks or unblocks; a call that changes nothing writes nothing and pushes nothing. */
 export async function setBlocked(ctx: MessengerContext, ownerUserId: string, blockedUserId: string, blocked: boolean): Promise<BlacklistEntryView> {
   const target = blockedUserId.toLowerCase();

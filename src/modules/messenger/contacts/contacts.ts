@@ -104,6 +104,14 @@ export async function acceptContact(ctx: MessengerContext, me: string, contactId
            where id = ${contactId} returning ${COLUMNS}`,
     )).rows as [ContactRow];
     await enqueueRealtime(tx, [{ kind: 'ContactRequestAccepted', targetKind: 'User', targetUserId: c.requesterUserId, refId: c.id }], now);
+    // Accepting the person answers their Direct chat's request too (docs/security.md, "Consent").
+    await query(
+      tx,
+      sql`update messenger.chat_participants p set accepted_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
+            from messenger.chats ch
+           where ch.direct_key = ${[c.requesterUserId, me].sort().join(':')} and p.chat_id = ch.id and p.user_id = ${me}
+             and p.status = 'Active' and p.accepted_at is null`,
+    );
     return viewFor(me, row);
   });
 }

@@ -40,6 +40,8 @@ export const blacklistEntries = messengerSchema.table(
   },
   (t) => [
     uniqueIndex('ux_blacklist_owner_blocked').on(t.ownerUserId, t.blockedUserId),
+    // Who blocks a user (chat views hide a blocker's read position: docs/security.md, "Consent").
+    index('ix_blacklist_blocked').on(t.blockedUserId),
     check('ck_blacklist_status', oneOf(t.status, BLACKLIST_STATUSES)),
     check('ck_blacklist_not_self', sql`${t.ownerUserId} <> ${t.blockedUserId}`),
   ],

@@ -91,17 +91,27 @@ export async function listMessages(
   return { items: rows.map(messageView), lastSeq: chat.lastSeq };
 }
 
-/** Read receipt: LastReadSeq only moves forward, up to the chat's LastSeq; a change is pushed as ReadReceiptUpdated. */
+/**
+ * Read receipt: LastReadSeq only moves forward, up to the chat's LastSeq; a change is pushed as
+ * ReadReceiptUpdated — to the chat, or only to the reader's own devices while the chat is a
+ * message request to them or, in a Direct chat, either side blocks the other (docs/security.md, "Consent").
+ */
 export async function markRead(ctx: MessengerContext, caller: Principal, chatId: string, seq: number): Promise<{ lastReadSeq: number }> {
   const now = ctx.clock.now();
   return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await requireChat(tx, chatId, caller.userId);
     const target = Math.min(seq, chat.lastSeq);
-    const { rows: [moved] } = await query<{ id: string; lastReadSeq: number }>(
+    const me = caller.userId;
+    const { rows: [moved] } = await query<{ id: string; lastReadSeq: number; private: boolean }>(
       tx,
       sql`update messenger.chat_participants set last_read_seq = ${target}, updated_at = ${now.toISOString()}
-           where chat_id = ${chatId} and user_id = ${caller.userId} and status = 'Active' and last_read_seq < ${target}
-           returning id, last_read_seq::float8 as "lastReadSeq"`,
+           where chat_id = ${chatId} and user_id = ${me} and status = 'Active' and last_read_seq < ${target}
+           returning id, last_read_seq::float8 as "lastReadSeq", accepted_at is null or exists (
+             select 1 from messenger.chats c
+               join messenger.chat_participants o on o.chat_id = c.id and o.user_id <> ${me} and o.status = 'Active'
+               join messenger.blacklist_entries b on b.status = 'Blocked'
+                 and ((b.owner_user_id = ${me} and b.blocked_user_id = o.user_id) or (b.owner_user_id = o.user_id and b.blocked_user_id = ${me}))
+              where c.id = ${chatId} and c.kind = 'Direct') as private`,
     );
     if (!moved) {
       const { rows: [p] } = await query<{ lastReadSeq: number }>(
@@ -110,7 +120,8 @@ export async function markRead(ctx: MessengerContext, caller: Principal, chatId:
       );
       return { lastReadSeq: p?.lastReadSeq ?? 0 };
     }
-    await enqueueRealtime(tx, [{ kind: 'ReadReceiptUpdated', targetKind: 'ChatGroup', chatId, refId: moved.id, seq: moved.lastReadSeq }], now);
+    const to = moved.private ? { targetKind: 'User' as const, targetUserId: me } : { targetKind: 'ChatGroup' as const };
+    await enqueueRealtime(tx, [{ kind: 'ReadReceiptUpdated', ...to, chatId, refId: moved.id, seq: moved.lastReadSeq }], now);
     return { lastReadSeq: moved.lastReadSeq };
   });
 }

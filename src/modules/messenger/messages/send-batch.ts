@@ -23,7 +23,8 @@ import type { BatchQueue } from './send-queue.ts';
  * the snapshot's; the messages of a chat whose membership changed meanwhile get no row (`message`
  * null with `member` true and `blocked` false: send them again on a fresh snapshot). Seq follows
  * the order of the input within a chat, gapless. One MessageReceived push intent and one
- * MessagePostedKafkaEvent per message; the NOTIFYs once per statement.
+ * MessagePostedKafkaEvent per message; a sender's acceptance of a chat that was a message request
+ * to them, as the single send writes it; the NOTIFYs once per statement.
  *
  * The events are built by messagePostedOutboxInsert, as for the single send. The test of this file
  * compares every column with what the single send writes.
@@ -79,7 +80,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
   judged as (
     select i.*, s.membership_version, coalesce(s.member, false) as member, coalesce(s.blocked, false) as blocked,
            not coalesce((select u.is_active from messenger.users u where u.id = i.sender_id), false) as sender_inactive,
-           coalesce(s.recipient_inactive, false) as recipient_inactive, x.existing, x.same
+           coalesce(s.recipient_inactive, false) as recipient_inactive, coalesce(s.pending, false) as pending, x.existing, x.same
       from input i
       left join lateral (
         select to_jsonb(e) - 'same' as existing, e.same from (
@@ -91,6 +92,8 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
         select c.membership_version,
                exists (select 1 from messenger.chat_participants p
                         where p.chat_id = c.id and p.user_id = i.sender_id and p.status = 'Active') as member,
+               exists (select 1 from messenger.chat_participants p
+                        where p.chat_id = c.id and p.user_id = i.sender_id and p.status = 'Active' and p.accepted_at is null) as pending,
                c.kind = 'Direct' and exists (
                  select 1 from messenger.chat_participants r join messenger.blacklist_entries b
                    on (b.owner_user_id = r.user_id and b.blocked_user_id = i.sender_id) or (b.owner_user_id = i.sender_id and b.blocked_user_id = r.user_id)
@@ -124,6 +127,10 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
     select b.id as chat_id, r.users from bumped b
       cross join lateral (select array_agg(p.user_id order by p.user_id) as users
                             from messenger.chat_participants p where p.chat_id = b.id and p.status = 'Active') r),
+  consented as (
+    update messenger.chat_participants p set accepted_at = ${at}, updated_at = ${at}
+      from (select distinct k.chat_id, k.sender_id from checked k join msg m on m.id = k.id where k.pending) w
+     where p.chat_id = w.chat_id and p.user_id = w.sender_id and p.status = 'Active' and p.accepted_at is null),
   pushed as (
     insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
     select i.push_id, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at}

@@ -27,7 +27,8 @@ import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './sen
  * The single send is ONE statement — its own transaction, one round trip: the chat row lock hands
  * out the next Seq (gapless: the statement either writes everything or nothing), the message, its
  * MessageReceived push intent and MessagePostedKafkaEvent (recipients = the other Active
- * participants; never the body), and the NOTIFYs that wake the dispatcher and the outbox publisher
+ * participants; never the body), the sender's acceptance of the chat if it was a message request to
+ * them (writing back answers it: docs/security.md, "Consent"), and the NOTIFYs that wake the dispatcher and the outbox publisher
  * at commit.
  *
  * The recipients are read from the statement's snapshot, taken before the chat lock was granted.
@@ -153,7 +154,9 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
             from messenger.messages where sender_user_id = ${me} and client_message_id = ${clientMessageId}::uuid),
         snapshot as (
           select c.membership_version, c.kind,
-                 exists (select 1 from messenger.chat_participants p where p.chat_id = c.id and p.user_id = ${me} and p.status = 'Active') as member
+                 exists (select 1 from messenger.chat_participants p where p.chat_id = c.id and p.user_id = ${me} and p.status = 'Active') as member,
+                 exists (select 1 from messenger.chat_participants p
+                          where p.chat_id = c.id and p.user_id = ${me} and p.status = 'Active' and p.accepted_at is null) as pending
             from messenger.chats c where c.id = ${chatId}),
         recipients as (
           select user_id from messenger.chat_participants where chat_id = ${chatId} and status = 'Active' and user_id <> ${me}),
@@ -179,6 +182,10 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
                  ${fileMeta}::jsonb, ${content.cardText ?? null}, ${at}, ${clientMessageId}::uuid
             from locked l
           returning ${MESSAGE_COLUMNS}),
+        consented as (
+          update messenger.chat_participants set accepted_at = ${at}, updated_at = ${at}
+           where (select pending from snapshot) and exists (select 1 from locked)
+             and chat_id = ${chatId} and user_id = ${me} and status = 'Active' and accepted_at is null),
         pushed as (
           insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
           select ${newId()}, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at} from msg m),

@@ -10,8 +10,9 @@ import { Nullable, Text } from '../../../platform/types/index.ts';
 
 /**
  * Presence: who may see whether a user is online and when they were last seen — their Accepted
- * contacts and the other members of their Direct chats, never anyone on either side of an active
- * block. The relation is symmetric, so one query answers both "who hears about U" and "whom may U
+ * contacts and the other member of a Direct chat both of them have accepted (a chat opened by a
+ * stranger is a message request until answered: docs/security.md, "Consent"), never anyone on
+ * either side of an active block. The relation is symmetric, so one query answers both "who hears about U" and "whom may U
  * ask about". The hub knows who is connected on any replica (Redis claims); this part decides who
  * hears it: `presence_changed` frames, live only (not in the events stream: a client that reconnects
  * asks GET /api/messenger/presence for the state now instead of replaying old flips).
@@ -36,9 +37,10 @@ export async function presencePeersOf(db: Db, userIds: readonly string[]): Promi
           union
           select me.id, other.user_id
             from me
-            join messenger.chat_participants mine on mine.user_id = me.id and mine.status = 'Active'
+            join messenger.chat_participants mine on mine.user_id = me.id and mine.status = 'Active' and mine.accepted_at is not null
             join messenger.chats ch on ch.id = mine.chat_id and ch.kind = 'Direct'
             join messenger.chat_participants other on other.chat_id = mine.chat_id and other.user_id <> me.id and other.status = 'Active'
+                                                    and other.accepted_at is not null
         )
         select r.of::text as "of", r.user_id::text as "userId" from related r
          where not exists (
@@ -101,7 +103,8 @@ export function registerPresenceRoutes(app: FastifyInstance, db: Db, hub: Hub): 
       schema: {
         operationId: 'getPresence',
         tags: ['messenger-presence'],
-        summary: 'Online state and last-seen time of users you may see (Accepted contacts, Direct chat members, never across a block); others answered as unknown (online null)',
+        summary:
+          'Online state and last-seen time of users you may see (Accepted contacts, the other member of a Direct chat you both accepted, never across a block); others answered as unknown (online null)',
         querystring: PresenceQuery,
         response: { 200: PresenceAnswer, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody },
       },

@@ -1,10 +1,11 @@
-import type { Db } from '../../../platform/db/index.ts';
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../../../platform/db/index.ts';
 import { HubRefusal, userGroup, type Hub, type HubMethod } from '../../../platform/realtime/index.ts';
-import { chatMembership } from '../chats/chat-sql.ts';
 
 /**
  * The hub method `Typing(chatId)`: a `typing` frame `{ ChatId, UserId }` to the chat's other Active
- * members (not the typist's own devices). Refused (a completion error) for a malformed id or a
+ * members (not the typist's own devices) — none while the chat is a message request to the typist,
+ * and never to a member either side blocks (docs/security.md, "Consent"). Refused (a completion error) for a malformed id or a
  * caller who is not an Active member. Not part of the events stream: a typing hint is stale in
  * seconds, so it is pushed live only, never stored or replayed.
  */
@@ -32,8 +33,8 @@ export function typingMethod(db: Db, hub: Hub, nowMs: () => number = () => perfo
   return async (caller, args) => {
     const chatId = args[0];
     if (args.length !== 1 || typeof chatId !== 'string' || !UUID.test(chatId)) throw new HubRefusal(TYPING_BAD_CHAT_ID);
-    const members = await chatMembership(db, chatId);
-    if (!members?.userIds.includes(caller.userId)) throw new HubRefusal(TYPING_NOT_MEMBER);
+    const audience = await typingAudience(db, chatId, caller.userId);
+    if (!audience) throw new HubRefusal(TYPING_NOT_MEMBER);
     const key = `${caller.connectionId}:${chatId}`;
     const now = nowMs();
     const previous = lastSent.get(key);
@@ -41,6 +42,26 @@ export function typingMethod(db: Db, hub: Hub, nowMs: () => number = () => perfo
     if (lastSent.size >= MAX_THROTTLE_ENTRIES) sweep(now);
     lastSent.set(key, now);
     const frame = { ChatId: chatId, UserId: caller.userId };
-    await Promise.all(members.userIds.filter((id) => id !== caller.userId).map((id) => hub.send(userGroup(id), 'typing', frame)));
+    await Promise.all(audience.map((id) => hub.send(userGroup(id), 'typing', frame)));
   };
+}
+
+/**
+ * Who hears `me` type in the chat, in one read: undefined when `me` is no Active member; empty
+ * while the chat is a message request to `me`; else the other Active members but those blocked
+ * either way round.
+ */
+async function typingAudience(db: Db, chatId: string, me: string): Promise<string[] | undefined> {
+  const { rows } = await query<{ accepted: boolean | null; audience: string[] | null }>(
+    db,
+    sql`select (select p.accepted_at is not null from messenger.chat_participants p
+                 where p.chat_id = ${chatId} and p.user_id = ${me} and p.status = 'Active') as accepted,
+               (select array_agg(o.user_id::text) from messenger.chat_participants o
+                 where o.chat_id = ${chatId} and o.status = 'Active' and o.user_id <> ${me}
+                   and not exists (select 1 from messenger.blacklist_entries b where b.status = 'Blocked'
+                     and ((b.owner_user_id = ${me} and b.blocked_user_id = o.user_id) or (b.owner_user_id = o.user_id and b.blocked_user_id = ${me})))) as audience`,
+  );
+  const r = rows[0]!;
+  if (r.accepted === null) return undefined;
+  return r.accepted ? (r.audience ?? []) : [];
 }

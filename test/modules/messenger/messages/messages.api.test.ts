@@ -16,6 +16,8 @@ async function groupOf(m: MessengerApp, n: number) {
   const users = [];
   for (let i = 0; i < n; i++) users.push(await m.user());
   const chat = (await m.call<Chat>(users[0]!.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: users.slice(1).map((u) => u.id) })).body;
+  // Strangers join as a message request; each accepts, so receipts reach the chat (docs/security.md, "Consent").
+  for (const u of users.slice(1)) await m.accept(u.token, chat.id);
   return { users, chat, base: `/api/messenger/chats/${chat.id}` };
 }
 

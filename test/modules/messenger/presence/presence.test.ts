@@ -6,7 +6,7 @@ import { waitFor } from '../../../support/wait.ts';
 
 /**
  * Presence through the whole app with the official SignalR client: presence_changed frames
- * { UserId, Online, LastSeenAt } reach Accepted contacts and Direct-chat members, never anyone on
+ * { UserId, Online, LastSeenAt } reach Accepted contacts and the members of Direct chats both accepted, never anyone on
  * either side of a block nor strangers; GET /api/messenger/presence answers those same peers and
  * leaves everyone else unknown.
  */
@@ -19,8 +19,11 @@ async function contacts(m: MessengerApp, a: User, b: User) {
   assert.equal(req.status, 201);
   assert.equal((await m.call(b.token, 'POST', `/api/messenger/contacts/${req.body.id}/accept`)).status, 200);
 }
+/** A Direct chat both accepted: a opens it, b answers its request (docs/security.md, "Consent"). */
 async function direct(m: MessengerApp, a: User, b: User) {
-  assert.equal((await m.call(a.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [b.id] })).status, 201);
+  const chat = await m.call<{ id: string }>(a.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [b.id] });
+  assert.equal(chat.status, 201);
+  await m.accept(b.token, chat.body.id);
 }
 async function block(m: MessengerApp, owner: User, blocked: User) {
   assert.equal((await m.call(owner.token, 'PUT', `/api/messenger/blacklist/${blocked.id}`)).status, 200);

@@ -16,6 +16,8 @@ async function groupOf(m: MessengerApp, size: number) {
   const users = await Promise.all(Array.from({ length: size }, () => m.user()));
   const [owner, ...rest] = users;
   const chat = (await m.call<{ id: string }>(owner!.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: rest.map((u) => u.id) })).body;
+  // Strangers join as a message request; each accepts, so its typing reaches the chat (docs/security.md, "Consent").
+  for (const u of rest) await m.accept(u.token, chat.id);
   return { users, chat };
 }
 

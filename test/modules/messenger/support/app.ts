@@ -33,6 +33,8 @@ export interface MessengerApp extends TestApp {
   /** A user in the replica, with a token. */
   user(): Promise<{ id: string; phone: string; token: string }>;
   call<T = unknown>(token: string, method: InjectOptions['method'], url: string, payload?: unknown): Promise<{ status: number; body: T }>;
+  /** The user accepts the chat, a message request to them (docs/security.md, "Consent"); throws unless 200. */
+  accept(token: string, chatId: string): Promise<void>;
   /** One RealtimeDispatchJob run, as the timer or a NOTIFY would start it. */
   dispatch(): Promise<Record<string, number>>;
   connect(token: string, events: string[]): Promise<TestClient>;
@@ -56,6 +58,10 @@ export async function messengerApp(env: Record<string, string> = {}, tuning: Par
     async call(token, method, url, payload) {
       const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
       return { status: res.statusCode, body: (res.body ? res.json() : undefined) as never };
+    },
+    async accept(token, chatId) {
+      const res = await t.app.inject({ method: 'POST', url: `/api/messenger/chats/${chatId}/accept`, headers: { authorization: `Bearer ${token}` } });
+      if (res.statusCode !== 200) throw new Error(`accept chat ${chatId}: ${res.statusCode} ${res.body}`);
     },
     async dispatch() {
       const result = await t.app.platform.runner.runNow(REALTIME_DISPATCH_JOB);
