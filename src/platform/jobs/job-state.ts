@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { JobMetrics } from './job-metrics.ts';
 import type { JobCounts } from './types.ts';
 
 /** Outcomes that reach job_state; a skipped run (another replica held the lock) writes nothing. */
@@ -62,4 +64,14 @@ export async function readJobStates(db: Db, names: string[]): Promise<Map<string
          where name = any(${sql.param(names)}::text[])`,
   );
   return new Map(rows.map((row) => [row.name, row]));
+}
+
+/** After a restart the last-success gauge would read 0 until the next success; job_state knows better. */
+export async function seedLastSuccess(db: Db, names: string[], metrics: Pick<JobMetrics, 'recordSuccessAt'>, log: Logger): Promise<void> {
+  try {
+    const states = await readJobStates(db, names);
+    for (const s of states.values()) if (s.lastSuccessAt) metrics.recordSuccessAt(s.name, s.lastSuccessAt);
+  } catch (err) {
+    log.warn({ err }, 'job state could not be read at start');
+  }
 }

@@ -1,17 +1,15 @@
-import { Cron } from 'croner';
 import type { Db } from '../db/index.ts';
-import { AppError } from '../http/errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
 import { newId, systemClock, type Clock } from '../time.ts';
 import { createLockConnection } from './advisory-lock.ts';
 import { createJobMetrics } from './job-metrics.ts';
 import { leaseHolderId } from './lease.ts';
-import { readJobStates, type JobStateRow } from './job-state.ts';
+import { readJobStates, seedLastSuccess } from './job-state.ts';
+import { jobInfoOf, newJobSlot, scheduleSlot, settleRuns, slotsWokenBy, slotWakes, unscheduleSlot, type JobInfo, type JobSlot as Slot } from './job-slot.ts';
 import { runJobOnce, skippedRun, type RunDeps, type RunResult } from './run-job.ts';
-import { admit, shouldRerun, type RunSlot, type Trigger } from './run-slot.ts';
-import type { RunWakes } from './run-wakes.ts';
-import { describeSchedule, jobDefinitionProblems } from './schedule.ts';
+import { admit, shouldRerun, type Trigger } from './run-slot.ts';
+import { jobDefinitionProblems } from './schedule.ts';
 import type { JobDefinition } from './types.ts';
 import { createWakeListener, type WakeListener } from './wake.ts';
 
@@ -27,16 +25,7 @@ export interface JobRunnerOptions {
   stopTimeoutMs?: number;
 }
 
-export interface JobInfo extends Omit<JobStateRow, 'name'> {
-  name: string;
-  schedule: { every?: number; cron?: string; description: string };
-  singleRunner: boolean;
-  wakeChannel: string | null;
-  /** A run of this job is going in this process (this replica). */
-  running: boolean;
-  /** Next timer tick in this process; null before start() and after stop(). */
-  nextRunAt: Date | null;
-}
+export type { JobInfo };
 
 export interface JobRunner {
   register(job: JobDefinition): void;
@@ -52,9 +41,11 @@ export interface JobRunner {
   lockConnectionPid(): number | null;
 }
 
-export class UnknownJobError extends AppError {
+/** runNow of a name nobody registered. The ops route answers it as 404 JOB_NOT_FOUND (the runner knows no HTTP). */
+export class UnknownJobError extends Error {
+  readonly code = 'JOB_NOT_FOUND';
   constructor(name: string) {
-    super('JOB_NOT_FOUND', `no job named '${name}'`, 404);
+    super(`no job named '${name}'`);
     this.name = 'UnknownJobError';
   }
 }
@@ -64,17 +55,6 @@ export class InvalidJobError extends Error {
     super(`job '${name}' is invalid: ${problems.join('; ')}`);
     this.name = 'InvalidJobError';
   }
-}
-
-interface Slot extends RunSlot {
-  job: JobDefinition;
-  /** Runs waiting for the next wake (ctx.waitForWake). */
-  wakeListeners: Set<() => void>;
-  current: Promise<RunResult> | null;
-  stopCurrent: AbortController | null;
-  timer?: NodeJS.Timeout;
-  cron?: Cron;
-  nextTickAt: Date | null;
 }
 
 export function createJobRunner(opts: JobRunnerOptions): JobRunner {
@@ -95,21 +75,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     slot.rerunRequested = false;
     const stop = new AbortController();
     slot.stopCurrent = stop;
-    // A wake that arrives during the run is handed to the run when it asks (ctx.woken(),
-    // ctx.waitForWake()), instead of a rerun after it: the run goes on without another lock,
-    // job_state write and start.
-    const wakes: RunWakes = {
-      take() {
-        if (!slot.rerunRequested || stopping) return false;
-        slot.rerunRequested = false;
-        return true;
-      },
-      listen(onWake) {
-        slot.wakeListeners.add(onWake);
-        return () => slot.wakeListeners.delete(onWake);
-      },
-    };
-    const run = runJobOnce(deps, slot.job, stop.signal, trigger, wakes).finally(() => {
+    const run = runJobOnce(deps, slot.job, stop.signal, trigger, slotWakes(slot, () => stopping)).finally(() => {
       slot.running = false;
       slot.current = null;
       slot.stopCurrent = null;
@@ -130,34 +96,12 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     launch(slot, trigger).catch((err: unknown) => log.error({ err, job: slot.job.name }, 'job run crashed'));
   }
 
-  function schedule(slot: Slot): void {
-    const { job } = slot;
-    if (job.every !== undefined) {
-      // Our own interval rather than croner's: croner counts whole seconds, and jobs like the
-      // realtime dispatcher tick faster than that.
-      const every = job.every;
-      slot.nextTickAt = new Date(Date.now() + every);
-      slot.timer = setInterval(() => {
-        slot.nextTickAt = new Date(Date.now() + every);
-        fire(slot, 'tick');
-      }, every);
-      slot.timer.unref();
-    } else {
-      slot.cron = new Cron(job.cron!, { timezone: 'UTC', unref: true }, () => fire(slot, 'tick'));
-    }
-  }
-
   function wakeListener(): WakeListener {
     wake ??= createWakeListener({
       databaseUrl: opts.databaseUrl,
       log,
       onWake: (channel, payload) => {
-        for (const slot of slots.values()) {
-          if (slot.job.wakeChannel !== channel) continue;
-          // Its owner woke a job with connectWake in this process already; other jobs on the channel wake.
-          if (payload === ownWakePayload && slot.job.connectWake) continue;
-          fire(slot, 'wake');
-        }
+        for (const slot of slotsWokenBy(slots.values(), channel, payload === ownWakePayload)) fire(slot, 'wake');
       },
       onReconnected: () => {
         for (const slot of slots.values()) if (slot.job.wakeChannel) fire(slot, 'wake');
@@ -173,29 +117,19 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     fire(slot, 'wake');
   }
 
-  /** After a restart the gauge would read 0 until the next success; job_state knows better. */
-  async function seedLastSuccess(): Promise<void> {
-    try {
-      const states = await readJobStates(opts.db, [...slots.keys()]);
-      for (const s of states.values()) if (s.lastSuccessAt) metrics.recordSuccessAt(s.name, s.lastSuccessAt);
-    } catch (err) {
-      log.warn({ err }, 'job state could not be read at start');
-    }
-  }
-
   return {
     register(job) {
       const problems = jobDefinitionProblems(job);
       if (slots.has(job.name)) problems.push('a job with this name is already registered');
       if (problems.length > 0) throw new InvalidJobError(job.name, problems);
-      const slot: Slot = { job, running: false, rerunRequested: false, wakeListeners: new Set(), current: null, stopCurrent: null, nextTickAt: null };
+      const slot = newJobSlot(job);
       slots.set(job.name, slot);
       job.connectWake?.(() => {
         if (started) fire(slot, 'wake');
       }, ownWakePayload);
       metrics.declare(job.name);
       if (started && !stopping) {
-        schedule(slot);
+        scheduleSlot(slot, (trigger) => fire(slot, trigger));
         void listenAndCatchUp(slot);
       }
     },
@@ -205,8 +139,8 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     async start() {
       if (started || stopping) return;
       started = true;
-      for (const slot of slots.values()) schedule(slot);
-      await seedLastSuccess();
+      for (const slot of slots.values()) scheduleSlot(slot, (trigger) => fire(slot, trigger));
+      await seedLastSuccess(opts.db, [...slots.keys()], metrics, log);
       await Promise.all([...slots.values()].map(listenAndCatchUp));
       log.info({ jobs: [...slots.keys()] }, 'job runner started');
     },
@@ -214,23 +148,11 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     stop() {
       stopped ??= (async () => {
         stopping = true;
-        for (const slot of slots.values()) {
-          clearInterval(slot.timer);
-          slot.cron?.stop();
-          slot.nextTickAt = null;
-        }
+        for (const slot of slots.values()) unscheduleSlot(slot);
         const running = [...slots.values()].filter((s) => s.current);
         for (const slot of running) slot.stopCurrent?.abort(new Error('job runner stopping'));
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = await Promise.race([
-          Promise.allSettled(running.map((s) => s.current)).then(() => false),
-          new Promise<boolean>((resolve) => (timer = setTimeout(resolve, opts.stopTimeoutMs ?? 5000, true))),
-        ]);
-        clearTimeout(timer);
-        if (timedOut) {
-          const still = running.filter((s) => s.current).map((s) => s.job.name);
-          log.warn({ jobs: still }, 'job runs ignored the stop signal; closing their connections anyway');
-        }
+        const still = await settleRuns(running, opts.stopTimeoutMs ?? 5000);
+        if (still.length > 0) log.warn({ jobs: still }, 'job runs ignored the stop signal; closing their connections anyway');
         await Promise.all([wake?.close(), locks.close()]);
         log.info('job runner stopped');
       })();
@@ -247,29 +169,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
 
     async list() {
       const states = await readJobStates(opts.db, [...slots.keys()]);
-      return [...slots.values()].map(({ job, running, cron, nextTickAt }) => {
-        const state = states.get(job.name);
-        return {
-          name: job.name,
-          schedule: {
-            ...(job.every === undefined ? {} : { every: job.every }),
-            ...(job.cron === undefined ? {} : { cron: job.cron }),
-            description: describeSchedule(job),
-          },
-          singleRunner: job.singleRunner === true,
-          wakeChannel: job.wakeChannel ?? null,
-          running,
-          nextRunAt: cron ? (stopping ? null : cron.nextRun()) : nextTickAt,
-          lastRunAt: state?.lastRunAt ?? null,
-          lastSuccessAt: state?.lastSuccessAt ?? null,
-          lastOutcome: state?.lastOutcome ?? null,
-          lastCounts: state?.lastCounts ?? null,
-          lastDurationMs: state?.lastDurationMs ?? null,
-          lastError: state?.lastError ?? null,
-          runsTotal: state?.runsTotal ?? 0,
-          failuresTotal: state?.failuresTotal ?? 0,
-        };
-      });
+      return [...slots.values()].map((slot) => jobInfoOf(slot, states.get(slot.job.name), stopping));
     },
 
     lockConnectionPid: () => locks.backendPid(),
