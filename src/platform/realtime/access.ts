@@ -25,19 +25,36 @@ export interface HubAccess {
   code?: string;
 }
 
-export interface Admission {
-  /** Sockets the user already holds on this replica (handshaking ones included). */
-  ofUser: number;
-  /** Sockets this replica holds. */
+/** Judged at the upgrade, before the socket's handshake request: what the replica and the user hold waiting. */
+export interface UpgradeAdmission {
+  /** The user's sockets on this replica still waiting for their handshake request (handshake.ts). */
+  waitingOfUser: number;
+  /** Sockets this replica holds: connections and sockets waiting for their handshake request. */
   onReplica: number;
   maxPerUser: number | undefined;
   maxOnReplica: number | undefined;
 }
 
-export function admissionRefusal(a: Admission): { reason: RefusalReason; error: string } | undefined {
+/**
+ * The replica's cap counts every socket it holds. A socket still waiting for its handshake holds no
+ * place in its user's connection cap (a stuck one must not lock its user out), so those are bounded
+ * per user on their own, by the same number: one user cannot fill a replica with silent sockets.
+ */
+export function upgradeRefusal(a: UpgradeAdmission): { reason: RefusalReason; error: string } | undefined {
   if (a.maxOnReplica !== undefined && a.onReplica >= a.maxOnReplica) {
     return { reason: 'replica_limit', error: `Too many connections: this server holds its maximum of ${a.maxOnReplica}; try again later.` };
   }
+  if (a.maxPerUser !== undefined && a.waitingOfUser >= a.maxPerUser) {
+    return {
+      reason: 'handshake_limit',
+      error: `Too many connections: a user may have at most ${a.maxPerUser} handshakes in progress on this server; try again later.`,
+    };
+  }
+  return undefined;
+}
+
+/** Judged at the socket's valid handshake request: `ofUser` counts the user's connections past that point. */
+export function connectionRefusal(a: { ofUser: number; maxPerUser: number | undefined }): { reason: RefusalReason; error: string } | undefined {
   if (a.maxPerUser !== undefined && a.ofUser >= a.maxPerUser) {
     return { reason: 'user_limit', error: `Too many connections: a user may hold at most ${a.maxPerUser} on this server; close another one first.` };
   }

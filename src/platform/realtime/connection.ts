@@ -1,29 +1,20 @@
 import type { RawData, WebSocket } from 'ws';
 import type { Principal } from '../http/auth.ts';
+import { rawToBuffer } from './handshake.ts';
 import { FrameTally, type DisconnectReason, type FrameKind, type HubMetrics } from './metrics.ts';
-import { messagePackFormat } from './msgpack-protocol.ts';
-import {
-  encodeHandshakeResponse,
-  jsonFormat,
-  parseHandshakeRequest,
-  splitHandshake,
-  type ClientMessage,
-  type HubProtocolName,
-  type WireFormat,
-} from './protocol.ts';
+import { encodeHandshakeResponse, type ClientMessage, type WireFormat } from './protocol.ts';
 
 export interface ConnectionLimits {
   maxBufferedBytes: number;
   /**
    * Longest unterminated record kept between WebSocket messages (characters of a JSON record,
-   * bytes of a handshake or of a MessagePack frame, whose length prefix is checked against it).
+   * bytes of a MessagePack frame, whose length prefix is checked against it; handshake.ts applies
+   * it to the handshake request).
    */
   maxPendingChars: number;
 }
 
 export interface ConnectionHooks {
-  /** A valid handshake request arrived; the hub joins groups, then calls accept() or refuse(). */
-  onHandshake(conn: HubConnection): void;
   /** The socket is gone (whoever closed it); called exactly once. */
   onClosed(conn: HubConnection): void;
   /** The connection queued its first frame since its last flush: call flush() soon (the hub does, once per tick). */
@@ -33,11 +24,12 @@ export interface ConnectionHooks {
 }
 
 /**
- * `handshaking` until the client's handshake record, `joining` while the hub resolves its groups,
- * `open` once the handshake response is sent, `closed` from the moment the server or the peer
- * starts closing (nothing is sent after that).
+ * A connection exists from its valid handshake request on (the front door, handshake.ts, holds
+ * the socket before): `joining` while the hub resolves its groups, `open` once the handshake
+ * response is sent, `closed` from the moment the server or the peer starts closing (nothing is
+ * sent after that).
  */
-export type ConnectionState = 'handshaking' | 'joining' | 'open' | 'closed';
+export type ConnectionState = 'joining' | 'open' | 'closed';
 
 /** Liveness uses a monotonic clock: socket timeouts are about elapsed real time, not business time. */
 export const monotonicMs = (): number => performance.now();
@@ -45,8 +37,6 @@ export const monotonicMs = (): number => performance.now();
 const CLOSE_CODE_NORMAL = 1000;
 /** Queued bytes past which send() writes the queue out before taking more. */
 export const FLUSH_AT_BYTES = 64 * 1024;
-
-const FORMATS: Record<HubProtocolName, WireFormat> = { json: jsonFormat, messagepack: messagePackFormat };
 
 export const CloseErrors = {
   slowConsumer: 'slow consumer',
@@ -57,46 +47,6 @@ export const CloseErrors = {
   tokenExpired: 'Unauthorized: the access token expired.',
 } as const;
 
-/**
- * Refuses a WebSocket before it becomes a connection (a cap is reached): the answer to the
- * client's handshake carries the reason, so its start() rejects with it, then the socket closes.
- * The answer waits for the handshake (the official client fails oddly on an answer that comes
- * first); a socket that sends none within `waitMs` is dropped.
- */
-export function refuseSocket(socket: WebSocket, error: string, waitMs: number): void {
-  const timer = setTimeout(() => socket.terminate(), waitMs);
-  socket.once('close', () => clearTimeout(timer));
-  socket.once('message', () => {
-    clearTimeout(timer);
-    socket.send(encodeHandshakeResponse(error), { binary: false });
-    socket.close(CLOSE_CODE_NORMAL);
-  });
-}
-
-/**
- * Turns away a socket that came past the replica's connect rate: its handshake is answered as
- * accepted, in the protocol it picked, and followed at once by a close message that allows
- * reconnecting — so a client with automatic reconnect backs off and comes back, instead of failing
- * its start() as for a cap. A socket that sends no handshake within `waitMs` is dropped.
- */
-export function turnAwaySocket(socket: WebSocket, error: string, waitMs: number): void {
-  const timer = setTimeout(() => socket.terminate(), waitMs);
-  socket.once('close', () => clearTimeout(timer));
-  socket.once('message', (data: RawData) => {
-    clearTimeout(timer);
-    const split = splitHandshake(undefined, rawToBuffer(data), 4096);
-    const handshake = split.kind === 'record' ? parseHandshakeRequest(split.record) : undefined;
-    if (!handshake?.ok) {
-      socket.send(encodeHandshakeResponse(handshake?.error ?? error), { binary: false });
-    } else {
-      const format = FORMATS[handshake.protocol];
-      socket.send(encodeHandshakeResponse(), { binary: format.binary });
-      socket.send(format.close(error, true), { binary: format.binary });
-    }
-    socket.close(CLOSE_CODE_NORMAL);
-  });
-}
-
 /** One SignalR connection over one WebSocket. */
 export class HubConnection {
   readonly id: string;
@@ -104,16 +54,14 @@ export class HubConnection {
   readonly socket: WebSocket;
   readonly groups = new Set<string>();
   readonly openedAt = monotonicMs();
-  state: ConnectionState = 'handshaking';
+  state: ConnectionState = 'joining';
   lastReceivedAt = this.openedAt;
   lastSentAt = this.openedAt;
   closeReason: DisconnectReason | undefined;
-  /** The hub protocol the handshake picked; JSON until then (handshake answers are JSON text). */
-  format: WireFormat = jsonFormat;
-  /** Reads the picked protocol's messages; undefined until the handshake record is read. */
-  private read: ((chunk: Buffer) => ClientMessage[]) | undefined;
-  /** Bytes of a handshake record still missing its separator. */
-  private handshakeTail: Buffer | undefined;
+  /** The hub protocol the handshake request picked. */
+  readonly format: WireFormat;
+  /** Reads the picked protocol's messages. */
+  private readonly read: (chunk: Buffer) => ClientMessage[];
   /** What arrived after the handshake record while the groups were joined: read once the connection opens. */
   private early: Buffer[] | undefined;
   private earlyBytes = 0;
@@ -125,13 +73,28 @@ export class HubConnection {
   private readonly hooks: ConnectionHooks;
   private readonly metrics: HubMetrics;
 
-  constructor(id: string, principal: Principal, socket: WebSocket, limits: ConnectionLimits, hooks: ConnectionHooks, metrics: HubMetrics) {
+  /**
+   * Made when the socket's handshake request was read (handshake.ts); `afterHandshake` is what came
+   * behind it, in the protocol it picked, held like anything else before the answer.
+   */
+  constructor(
+    id: string,
+    principal: Principal,
+    socket: WebSocket,
+    handshake: { format: WireFormat; afterHandshake: Buffer },
+    limits: ConnectionLimits,
+    hooks: ConnectionHooks,
+    metrics: HubMetrics,
+  ) {
     this.id = id;
     this.principal = principal;
     this.socket = socket;
+    this.format = handshake.format;
+    this.read = handshake.format.reader(limits.maxPendingChars);
     this.limits = limits;
     this.hooks = hooks;
     this.metrics = metrics;
+    if (handshake.afterHandshake.length > 0) this.holdEarly(handshake.afterHandshake);
     socket.on('message', (data) => this.receive(data));
     socket.once('close', () => {
       this.state = 'closed';
@@ -267,17 +230,13 @@ export class HubConnection {
   private receive(data: RawData): void {
     this.lastReceivedAt = monotonicMs();
     if (this.state === 'closed') return;
-    let chunk: Buffer | undefined = rawToBuffer(data);
-    if (this.read === undefined) {
-      chunk = this.readHandshake(chunk); // what follows the handshake record, in the picked protocol
-      if (chunk === undefined || chunk.length === 0) return;
-    }
+    const chunk = rawToBuffer(data);
     if (this.state === 'joining') return this.holdEarly(chunk);
     this.readMessages(chunk);
   }
 
   private readMessages(chunk: Buffer): void {
-    for (const message of this.read!(chunk)) {
+    for (const message of this.read(chunk)) {
       this.handleMessage(message);
       if (this.isClosed()) return;
     }
@@ -291,27 +250,6 @@ export class HubConnection {
     this.earlyBytes += chunk.length;
     if (this.earlyBytes > this.limits.maxPendingChars) return this.end('protocol_error', 'graceful');
     (this.early ??= []).push(chunk);
-  }
-
-  /** Reads the handshake record; returns the bytes after it, which are in the protocol it picked. */
-  private readHandshake(chunk: Buffer): Buffer | undefined {
-    const split = splitHandshake(this.handshakeTail, chunk, this.limits.maxPendingChars);
-    this.handshakeTail = split.kind === 'incomplete' ? split.tail : undefined;
-    if (split.kind === 'incomplete') return undefined;
-    if (split.kind === 'too_long') {
-      this.refuse('An unexpected error occurred during connection handshake. InvalidDataException: The handshake request is too long.');
-      return undefined;
-    }
-    const handshake = parseHandshakeRequest(split.record);
-    if (!handshake.ok) {
-      this.refuse(handshake.error);
-      return undefined;
-    }
-    this.format = FORMATS[handshake.protocol];
-    this.read = this.format.reader(this.limits.maxPendingChars);
-    this.state = 'joining';
-    this.hooks.onHandshake(this);
-    return split.rest;
   }
 
   private handleMessage(message: ClientMessage): void {
@@ -331,9 +269,3 @@ export class HubConnection {
 }
 
 const asBuffer = (frame: Buffer | string): Buffer => (typeof frame === 'string' ? Buffer.from(frame) : frame);
-
-function rawToBuffer(data: RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
-}

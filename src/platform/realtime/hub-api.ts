@@ -45,6 +45,8 @@ export interface HubOptions {
   maxConnectsPerSecond?: number;
   /** A ping (type 6) goes to a socket the server has not written to for this long. */
   pingIntervalMs?: number;
+  /** HUB_HANDSHAKE_TIMEOUT: a socket whose handshake request has not arrived this long after its upgrade gets a handshake error and is closed. Default 15 s. */
+  handshakeTimeoutMs?: number;
   /** HUB_CLIENT_TIMEOUT_MS (realtime/index.ts): a socket that sent nothing (not even a ping) for this long is closed. */
   clientTimeoutMs?: number;
   /** HUB_MAX_BUFFERED_BYTES: per-socket send buffer cap; past it the socket is closed as a slow consumer. */
@@ -103,7 +105,8 @@ export interface Hub {
   admitConnect(): number | undefined;
   /** The connection id for a WebSocket: from a negotiate token (`?id=`), or fresh when negotiation was skipped. */
   connectionIdFor(principal: Principal, connectionToken: string | undefined): string | undefined;
+  /** Takes an upgraded socket: it becomes a connection once its handshake request is read (handshake.ts). */
   attach(socket: WebSocket, principal: Principal, connectionId: string): void;
   /** A socket past the connect rate: answered as a connection, then closed with a close message that allows reconnecting. */
-  turnAway(socket: WebSocket, retryAfterSeconds: number): void;
+  turnAway(socket: WebSocket, principal: Principal, retryAfterSeconds: number): void;
 }

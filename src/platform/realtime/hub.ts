@@ -1,11 +1,13 @@
+import type { WebSocket } from 'ws';
 import { AuthError, type Principal } from '../http/auth.ts';
 import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
-import { admissionRefusal, createConnectRate, HubRefusal, revokedLookup, startAccessRecheck } from './access.ts';
+import { connectionRefusal, createConnectRate, HubRefusal, revokedLookup, startAccessRecheck, upgradeRefusal } from './access.ts';
 import type { Hub, HubOptions } from './hub-api.ts';
 import { createHubPresence } from './hub-presence.ts';
-import { CloseErrors, HubConnection, monotonicMs, refuseSocket, turnAwaySocket, type ConnectionLimits } from './connection.ts';
+import { CloseErrors, HubConnection, monotonicMs, type ConnectionLimits } from './connection.ts';
+import { answerHandshakeError, FORMATS, FrontDoor, HANDSHAKE_CANCELED, type HandshakeOutcome } from './handshake.ts';
 import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
 import { GroupIndex, userGroup } from './groups.ts';
 import { createMembershipSync } from './membership.ts';
@@ -17,8 +19,11 @@ import { encodeInvocation, negotiateReply } from './protocol.ts';
 
 export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
 
-/** How long a refused socket may take to send its handshake before it is dropped. */
+/** How long a refused socket may take to send its handshake before it gets its refusal anyway (at most the handshake timeout). */
 const REFUSAL_WAIT_MS = 5000;
+
+/** ASP.NET Core's HubOptions.HandshakeTimeout default (HUB_HANDSHAKE_TIMEOUT). */
+const HANDSHAKE_TIMEOUT_MS = 15_000;
 
 /**
  * How long a negotiate's connection token opens a WebSocket. A client opens its socket right after
@@ -38,6 +43,8 @@ export function createHub(opts: HubOptions): Hub {
   const clock = opts.clock ?? systemClock;
   const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
   const clientTimeoutMs = opts.clientTimeoutMs ?? 30_000;
+  const handshakeTimeoutMs = opts.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
+  const refusalWaitMs = Math.min(REFUSAL_WAIT_MS, handshakeTimeoutMs);
   const tokenTtlMs = opts.connectionTokenTtlMs ?? CONNECTION_TOKEN_TTL_MS;
   const tokens = opts.tokens ?? createTokenVerifier({ secret: opts.secret });
   // Admission is timed on the monotonic clock: it is about real elapsed time, not business time.
@@ -46,6 +53,7 @@ export function createHub(opts: HubOptions): Hub {
 
   const index = new GroupIndex<HubConnection>();
   const byId = new Map<string, HubConnection>();
+  const door = new FrontDoor({ maxBytes: MAX_PENDING_CHARS, gauge: metrics.handshakesPending });
   const store = opts.presence ?? createInProcessPresence();
   const presence = createHubPresence(store, { log, clock, holds: (userId) => index.ofUser(userId) !== undefined });
   /**
@@ -56,8 +64,6 @@ export function createHub(opts: HubOptions): Hub {
   const usedTokens = new Map<string, number>();
   /** Groups removed while a connection's resolveGroups was in flight: its (older) answer must not re-add them. */
   const joining = new Map<HubConnection, Set<string>>();
-  /** Resolves when the connection's groups are joined: true, or the reason its handshake is refused. */
-  const ready = new WeakMap<HubConnection, Promise<true | string>>();
   const allClosed = new Set<() => void>();
   let closing = false;
 
@@ -160,17 +166,38 @@ export function createHub(opts: HubOptions): Hub {
     if (toFlush.push(conn) === 1) process.nextTick(flushQueued);
   };
 
-  const onHandshake = (conn: HubConnection) => {
-    void (ready.get(conn) ?? Promise.resolve('closed')).then((verdict) => {
-      if (verdict === true) conn.accept();
-      else conn.refuse(verdict);
-    });
-  };
-
   const isRevoked = revokedLookup();
 
   const methods = opts.methods ?? new Map();
   const onInvocation = (conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[] }) => invokeHubMethod(methods, conn, call, log);
+
+  /** A valid handshake request: the per-user cap is applied here, so sockets that never get this far hold no slot. */
+  const open = (socket: WebSocket, principal: Principal, connectionId: string, request: Extract<HandshakeOutcome, { kind: 'request' }>) => {
+    const format = FORMATS[request.protocol];
+    const refusal = connectionRefusal({ ofUser: index.ofUser(principal.userId)?.size ?? 0, maxPerUser: opts.maxConnectionsPerUser });
+    if (refusal) {
+      metrics.refused.inc({ reason: refusal.reason });
+      log.debug({ userId: principal.userId, reason: refusal.reason }, 'hub connection refused');
+      return answerHandshakeError(socket, refusal.error, format.binary);
+    }
+    const hooks = { onClosed, onQueued, onInvocation };
+    const conn = new HubConnection(connectionId, principal, socket, { format, afterHandshake: request.rest }, limits, hooks, metrics);
+    byId.set(conn.id, conn);
+    metrics.connectionsActive.inc();
+    const first = index.addConnection(conn);
+    index.join(conn, userGroup(conn.userId));
+    const firstOfUser = first ? presence.firstOpened(conn.userId) : undefined;
+    void joinGroups(conn, firstOfUser).then((verdict) => (verdict === true ? conn.accept() : conn.refuse(verdict)));
+    log.debug({ connectionId: conn.id, userId: conn.userId }, 'hub connection opened');
+  };
+
+  /** A socket the front door turned away before it became a connection, counted as a disconnect of its kind. */
+  const notOpened = (outcome: Exclude<HandshakeOutcome, { kind: 'request' }>, userId: string) => {
+    if (outcome.kind === 'gone') return;
+    const reason = outcome.kind === 'timeout' ? 'handshake_timeout' : 'handshake_failed';
+    metrics.disconnects.inc({ reason });
+    log.debug({ userId, reason }, 'hub socket closed before its handshake');
+  };
 
   const tickMs = Math.max(25, Math.floor(Math.min(pingIntervalMs, clientTimeoutMs) / 4));
   const liveness = setInterval(() => {
@@ -269,8 +296,8 @@ export function createHub(opts: HubOptions): Hub {
       return retryAfterSeconds;
     },
 
-    turnAway(socket, retryAfterSeconds) {
-      turnAwaySocket(socket, `Server is busy: too many new connections; reconnect in ${retryAfterSeconds} s.`, REFUSAL_WAIT_MS);
+    turnAway(socket, principal, retryAfterSeconds) {
+      door.turnAway(socket, principal.userId, `Server is busy: too many new connections; reconnect in ${retryAfterSeconds} s.`, refusalWaitMs);
     },
 
     connectionIdFor(principal, connectionToken) {
@@ -286,25 +313,22 @@ export function createHub(opts: HubOptions): Hub {
         socket.terminate();
         return;
       }
-      const refusal = admissionRefusal({
-        ofUser: index.ofUser(principal.userId)?.size ?? 0,
-        onReplica: byId.size,
+      const { userId } = principal;
+      const refusal = upgradeRefusal({
+        waitingOfUser: door.waitingOf(userId),
+        onReplica: byId.size + door.size,
         maxPerUser: opts.maxConnectionsPerUser,
         maxOnReplica: opts.maxConnections,
       });
       if (refusal) {
         metrics.refused.inc({ reason: refusal.reason });
-        log.debug({ userId: principal.userId, reason: refusal.reason }, 'hub connection refused');
-        return refuseSocket(socket, refusal.error, REFUSAL_WAIT_MS);
+        log.debug({ userId, reason: refusal.reason }, 'hub connection refused');
+        return door.refuse(socket, userId, refusal.error, refusalWaitMs);
       }
-      const conn = new HubConnection(connectionId, principal, socket, limits, { onHandshake, onClosed, onQueued, onInvocation }, metrics);
-      byId.set(conn.id, conn);
-      metrics.connectionsActive.inc();
-      const first = index.addConnection(conn);
-      index.join(conn, userGroup(conn.userId));
-      const firstOfUser = first ? presence.firstOpened(conn.userId) : undefined;
-      ready.set(conn, joinGroups(conn, firstOfUser));
-      log.debug({ connectionId: conn.id, userId: conn.userId }, 'hub connection opened');
+      door.wait(socket, userId, { timeoutMs: handshakeTimeoutMs, timeoutError: HANDSHAKE_CANCELED }, (outcome) => {
+        if (outcome.kind !== 'request') return notOpened(outcome, userId);
+        open(socket, principal, connectionId, outcome);
+      });
     },
 
     async close() {
@@ -313,6 +337,7 @@ export function createHub(opts: HubOptions): Hub {
       clearInterval(liveness);
       if (refresh) clearInterval(refresh);
       if (recheck) clearInterval(recheck);
+      door.shut(CloseErrors.shutdown);
       const conns = [...byId.values()];
       if (conns.length > 0) {
         const done = new Promise<void>((resolve) => allClosed.add(resolve));

@@ -22,8 +22,14 @@
  *   pings every 15 s) is closed. WebSocket-level pongs do not count as activity.
  * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
- * - Caps: a socket past HUB_MAX_CONNECTIONS_PER_USER (this replica) or HUB_MAX_CONNECTIONS gets a
- *   handshake error naming the cap and is closed (hub_connections_refused_total{reason}).
+ * - The front door (handshake.ts): an upgraded socket is a connection only once its handshake
+ *   request is read and valid. A malformed request (a lone record separator too) gets a handshake
+ *   error, and one not sent within HUB_HANDSHAKE_TIMEOUT gets "Handshake was canceled.", both
+ *   closed (hub_disconnects_total{reason="handshake_failed"|"handshake_timeout"}).
+ * - Caps: a socket past HUB_MAX_CONNECTIONS (every socket: connections and waiting handshakes) or
+ *   HUB_MAX_CONNECTIONS_PER_USER (this replica, connections from a valid handshake request on; as
+ *   many more may be waiting for theirs) gets a handshake error naming the cap and is closed
+ *   (hub_connections_refused_total{reason}). A refused socket that sends no handshake gets it anyway.
  * - Record-level access: sends to versioned groups are checked against the group's membership at
  *   delivery on every replica (membership.ts); a module can refuse a connection (HubRefusal),
  *   close a user's connections everywhere (disconnectUser) and is asked periodically which
@@ -119,6 +125,7 @@ export async function createHubFromConfig(
     maxConnectsPerSecond: config.HUB_MAX_CONNECTS_PER_SECOND,
     pingIntervalMs: tuning.hubPingIntervalMs,
     clientTimeoutMs: HUB_CLIENT_TIMEOUT_MS,
+    handshakeTimeoutMs: config.HUB_HANDSHAKE_TIMEOUT,
     maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,
     backplane,
     presence,

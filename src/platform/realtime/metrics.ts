@@ -7,12 +7,13 @@ export type DisconnectReason =
   | 'slow_consumer'
   | 'protocol_error'
   | 'handshake_failed'
+  | 'handshake_timeout'
   | 'server_shutdown'
   | 'token_expired'
   | 'access_revoked';
 
 /** Why a WebSocket was refused before it became a connection (hub_connections_refused_total). */
-export type RefusalReason = 'user_limit' | 'replica_limit' | 'forbidden' | 'rate';
+export type RefusalReason = 'user_limit' | 'replica_limit' | 'handshake_limit' | 'forbidden' | 'rate';
 
 export type FrameKind = 'invocation' | 'ping' | 'close' | 'completion' | 'handshake';
 
@@ -20,7 +21,11 @@ export function createHubMetrics(registry: Registry) {
   return {
     connectionsActive: gauge(registry, {
       name: 'hub_connections_active',
-      help: 'Open hub WebSocket connections on this replica (upgraded, not yet closed)',
+      help: 'Open hub connections on this replica (from a valid handshake request until the socket closes)',
+    }),
+    handshakesPending: gauge(registry, {
+      name: 'hub_handshakes_pending',
+      help: 'Upgraded hub WebSockets waiting for their handshake request (refused and turned-away ones included)',
     }),
     connectionDuration: histogram(registry, {
       name: 'hub_connection_duration_seconds',
@@ -42,7 +47,7 @@ export function createHubMetrics(registry: Registry) {
     }),
     refused: counter<'reason'>(registry, {
       name: 'hub_connections_refused_total',
-      help: 'WebSockets refused with a handshake error: a connection cap (user_limit, replica_limit) or no access (forbidden)',
+      help: 'WebSockets refused: a connection cap (user_limit, replica_limit), too many handshakes of one user in progress (handshake_limit), no access (forbidden), the connect rate (rate)',
       labelNames: ['reason'],
     }),
     groupResyncs: counter<'result'>(registry, {
@@ -56,7 +61,7 @@ export function createHubMetrics(registry: Registry) {
     }),
     disconnects: counter<'reason'>(registry, {
       name: 'hub_disconnects_total',
-      help: 'Hub connections that ended, by reason',
+      help: 'Hub connections that ended, by reason; handshake_failed and handshake_timeout also count sockets closed before a valid handshake request',
       labelNames: ['reason'],
     }),
   };

@@ -127,7 +127,7 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
     (socket, req) => {
       const admission = admitted.get(req);
       if (!admission) return socket.terminate(); // cannot happen: preValidation refused it
-      if (admission.retryAfterSeconds !== undefined) return hub.turnAway(socket, admission.retryAfterSeconds);
+      if (admission.retryAfterSeconds !== undefined) return hub.turnAway(socket, admission.principal, admission.retryAfterSeconds);
       hub.attach(socket, admission.principal, admission.connectionId);
     },
   );

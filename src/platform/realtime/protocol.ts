@@ -80,6 +80,7 @@ const malformed = (reason: string): HandshakeResult => ({
  * refusals are ASP.NET Core's, so clients written against it report the same reasons.
  */
 export function parseHandshakeRequest(record: string): HandshakeResult {
+  if (record.trim() === '') return malformed('The handshake request is empty.');
   let value: unknown;
   try {
     value = JSON.parse(record);
@@ -106,19 +107,16 @@ export function parseHandshakeRequest(record: string): HandshakeResult {
 /**
  * Finds the handshake record: JSON ending with the record separator whatever the protocol (over a
  * text or a binary frame). `tail` is what came before without a separator; the bytes after the
- * record (`rest`) belong to the protocol it picks. Empty records before it are skipped.
+ * record (`rest`) belong to the protocol it picks. A lone separator is an empty record, which
+ * parseHandshakeRequest refuses, as ASP.NET Core does (skipping it left the socket unanswered).
  */
 export function splitHandshake(
   tail: Buffer | undefined,
   chunk: Buffer,
   maxBytes: number,
 ): { kind: 'record'; record: string; rest: Buffer } | { kind: 'incomplete'; tail: Buffer | undefined } | { kind: 'too_long' } {
-  let buf = tail ? Buffer.concat([tail, chunk]) : chunk;
-  let end = buf.indexOf(RECORD_SEPARATOR_BYTE);
-  while (end === 0) {
-    buf = buf.subarray(1);
-    end = buf.indexOf(RECORD_SEPARATOR_BYTE);
-  }
+  const buf = tail ? Buffer.concat([tail, chunk]) : chunk;
+  const end = buf.indexOf(RECORD_SEPARATOR_BYTE);
   if (end >= 0) return { kind: 'record', record: buf.subarray(0, end).toString('utf8'), rest: buf.subarray(end + 1) };
   if (buf.length > maxBytes) return { kind: 'too_long' };
   return { kind: 'incomplete', tail: buf.length > 0 ? Buffer.from(buf) : undefined };

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Int, Bool, type SettingsOf } from '../types/index.ts';
+import { Int, Bool, Duration, type SettingsOf } from '../types/index.ts';
 
 /** The realtime hub: the Redis backplane and each socket's liveness and buffer limits. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const hubSettings = {
@@ -15,13 +15,22 @@ export const hubSettings = {
     default: 20,
     minimum: 1,
     maximum: 10_000,
-    description: "Open hub sockets one user may hold on a replica; more are refused with a handshake error",
+    description:
+      'Hub connections one user may hold on a replica, counted from a valid handshake request (more are refused with a handshake error); as many more may be waiting for theirs',
   }),
   HUB_MAX_CONNECTIONS: Int({
     default: 10_000,
     minimum: 1,
     maximum: 1_000_000,
-    description: 'Open hub sockets a replica accepts; more are refused with a handshake error',
+    description: 'Hub sockets a replica holds, connections and sockets waiting for their handshake request; more are refused with a handshake error',
+  }),
+  // A setting, as ASP.NET Core's HubOptions.HandshakeTimeout: clients on slow networks may need longer.
+  HUB_HANDSHAKE_TIMEOUT: Duration({
+    default: '15s',
+    minimum: '1s',
+    maximum: '1m',
+    description:
+      "How long an upgraded hub socket may take to send its handshake request; past it the socket gets a handshake error and is closed. Until then it holds no place in its user's HUB_MAX_CONNECTIONS_PER_USER",
   }),
   HUB_MAX_CONNECTS_PER_SECOND: Int({
     default: 1000,
