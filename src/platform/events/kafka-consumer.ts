@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
 import { backoffDelayMs, type Backoff } from '../backoff/index.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { ConsumerHandle, IncomingMessage } from './bus.ts';
+import type { ConsumerHandle } from './bus.ts';
+import { createBatchHandler } from './kafka-batch.ts';
 import type { MessageProcessor } from './consumer-runner.ts';
 
 /**
@@ -33,87 +34,13 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
   const { processor } = opts;
   const { consumer: def } = processor;
   const log = opts.log.child({ consumer: def.name, topic: def.topic });
-  const resumeTimers = new Set<NodeJS.Timeout>();
   /** Aborted by stop(): ends a replacement's backoff wait, and tells every callback the handle is stopping. */
   const halt = new AbortController();
   const stopping = (): boolean => halt.signal.aborted;
+  const batches = createBatchHandler({ processor, log, stopping });
   /** The running consumer (another after a replace). */
   let current: Consumer;
   let replacing: Promise<void> | undefined;
-
-  /** `consumer`: the one whose batch failed (a replaced consumer's batches never touch its successor). */
-  function retryLater(consumer: Consumer, topic: string, partition: number, msg: IncomingMessage, err: unknown, attempt: number): void {
-    const delay = processor.retryDelay(msg, err, attempt);
-    consumer.pause([{ topic, partitions: [partition] }]);
-    consumer.seek({ topic, partition, offset: msg.offset });
-    const timer = setTimeout(() => {
-      resumeTimers.delete(timer);
-      if (stopping()) return;
-      try {
-        consumer.resume([{ topic, partitions: [partition] }]);
-      } catch (resumeErr) {
-        // The consumer is restarting; its fresh group state is not paused anyway.
-        log.debug({ partition, err: resumeErr }, 'resume after backoff skipped');
-      }
-    }, delay);
-    resumeTimers.add(timer);
-  }
-
-  async function eachBatch(consumer: Consumer, payload: EachBatchPayload): Promise<void> {
-    const { batch } = payload;
-    const { topic, partition } = batch;
-    const highWatermark = Number(batch.highWatermark);
-    const messages: IncomingMessage[] = batch.messages.map((m) => ({
-      topic,
-      partition,
-      offset: m.offset,
-      key: m.key ?? null,
-      value: m.value ?? null,
-      headers: m.headers ?? {},
-    }));
-    let nextOffset: string | undefined;
-    let threw = false;
-    try {
-      // Chunks of one transaction each; between them: stop requests, heartbeats.
-      let index = 0;
-      for (; index < messages.length; ) {
-        if (stopping() || !payload.isRunning() || payload.isStale()) break;
-        const chunk = messages.slice(index, index + def.maxMessagesPerTransaction);
-        const { done, error, attempt } = await processor.processBatch(chunk);
-        if (done > 0) {
-          const last = chunk[done - 1]!.offset;
-          payload.resolveOffset(last);
-          nextOffset = String(BigInt(last) + 1n);
-          processor.reportLag(partition, highWatermark, Number(nextOffset));
-        }
-        index += done;
-        if (error !== undefined) {
-          retryLater(consumer, topic, partition, messages[index]!, error, attempt ?? 1);
-          break;
-        }
-        await payload.heartbeat();
-      }
-      // The whole batch handled: move past the transaction markers it ends with too (a transactional
-      // producer's commit marker takes an offset), so the committed offset reaches the end of the log.
-      const end = batch.lastOffset();
-      if (index === messages.length && messages.length > 0 && BigInt(end) >= BigInt(nextOffset ?? '0')) {
-        payload.resolveOffset(end);
-        nextOffset = String(BigInt(end) + 1n);
-        processor.reportLag(partition, highWatermark, Number(nextOffset));
-      }
-    } catch (err) {
-      threw = true; // heartbeat: rebalance in progress; kafkajs rejoins when we rethrow
-      throw err;
-    } finally {
-      if (nextOffset !== undefined) {
-        // Only offsets whose transactions committed; after a failure the commit is best effort
-        // (the inbox turns a redelivery into a skip).
-        const commit = payload.commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: nextOffset }] }] });
-        if (threw) await commit.catch(() => undefined);
-        else await commit;
-      }
-    }
-  }
 
   /** A connected, running kafkajs consumer of the group; on failure it leaves nothing connected. */
   async function open(): Promise<Consumer> {
@@ -163,7 +90,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: def.partitionsConcurrently,
-        eachBatch: (payload) => eachBatch(c, payload),
+        eachBatch: (payload) => batches.handle(c, payload),
       });
       starting = false;
       if (startCrash) throw startCrash;
@@ -203,8 +130,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
     stop() {
       stopped ??= (async () => {
         halt.abort();
-        for (const t of resumeTimers) clearTimeout(t);
-        resumeTimers.clear();
+        batches.stop();
         await replacing;
         await current.disconnect();
         log.info('kafka consumer stopped');

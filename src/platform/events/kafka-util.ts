@@ -1,6 +1,6 @@
 import type { Admin, Message } from 'kafkajs';
 import { causeChain } from '../errors/index.ts';
-import type { OutgoingMessage } from './bus.ts';
+import type { OutgoingMessage, TopicSpec } from './bus.ts';
 
 /** Pure helpers of the Kafka adapter, and the topic-leader wait shared with the test support. */
 
@@ -75,4 +75,21 @@ export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs: 
     if (Date.now() > deadline) throw new Error(`topics have no leader after ${timeoutMs} ms: ${topics.join(', ')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Creates the topics the cluster lacks and waits for their leaders; the names created ([] when none
+ * was missing). Another replica creating them first is fine. kafkajs's own waitForLeaders gives up
+ * on UNKNOWN_TOPIC_OR_PARTITION, which a KRaft broker answers until its metadata catches up.
+ */
+export async function createMissingTopics(admin: Admin, topics: readonly TopicSpec[], timeoutMs: number): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  const missing = topics.filter((t) => !existing.has(t.name));
+  if (missing.length === 0) return [];
+  await admin.createTopics({
+    waitForLeaders: false,
+    topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, ...(t.configEntries ? { configEntries: t.configEntries } : {}) })),
+  });
+  await waitForLeaders(admin, missing.map((t) => t.name), timeoutMs);
+  return missing.map((t) => t.name);
 }
