@@ -66,10 +66,16 @@ export function leaseHolds(fence: Fence | undefined): SQL {
   return sql`exists (select 1 from platform.job_leases where name = ${fence.key} and token = ${fence.token}::bigint for share)`;
 }
 
-/** A write refused by its fence: another replica has taken the lock over since this run acquired it. */
+/**
+ * A write refused because its lease was taken over: a single-runner job's lock (`fenceLost`), or
+ * a queue row a worker leased (the identity fan-out's tasks). The one lease-loss error of every job.
+ */
 export class LeaseLostError extends Error {
-  constructor(fence: Fence, what: string) {
-    super(`${what} refused: the lease on ${fence.key} (token ${fence.token}) was taken over by another replica`);
+  constructor(what: string, lease: string) {
+    super(`${what} refused: ${lease} was taken over by another worker`);
     this.name = 'LeaseLostError';
   }
 }
+
+/** The error of a write refused by its job lock's fence: another replica has taken the lock over since this run acquired it. */
+export const fenceLost = (fence: Fence, what: string): LeaseLostError => new LeaseLostError(what, `the lease on ${fence.key} (token ${fence.token})`);

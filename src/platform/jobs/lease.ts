@@ -3,7 +3,7 @@ import type { Logger } from '../observability/logger.ts';
 import { newId } from '../time.ts';
 import type { HeldLock, LockConnection } from './advisory-lock.ts';
 import type { JobMetrics } from './job-metrics.ts';
-import { LeaseLostError, RENEW_SQL, TAKE_OVER_SQL, type Fence } from './lease-sql.ts';
+import { fenceLost, RENEW_SQL, TAKE_OVER_SQL, type Fence } from './lease-sql.ts';
 
 /**
  * The lease on top of a single-runner job's advisory lock. The advisory lock alone outlives a holder
@@ -87,7 +87,7 @@ function keep(deps: LeaseDeps, lock: HeldLock, fence: Fence, ttlMs: number): Hel
       if (stopped) return;
       if (rows.length === 0) {
         deps.log.warn({ lockKey: fence.key, token: fence.token }, 'single-runner lease renewal refused: another replica took the lock over');
-        lost.abort(new LeaseLostError(fence, 'lease renewal'));
+        lost.abort(fenceLost(fence, 'lease renewal'));
         return;
       }
     } catch (err) {

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
-import { leaseHolds, LeaseLostError, type Fence } from '../jobs/lease-sql.ts';
+import { fenceLost, leaseHolds, type Fence } from '../jobs/lease-sql.ts';
 
 /** The SQL of the outbox publisher and its gauges; each function runs one statement on the `Db` given. */
 
@@ -62,7 +62,7 @@ export async function markPublished(db: Db, ids: readonly string[], at: Date, fe
   // fence that holds now held during the update too.
   if (rowCount === 0 && fence) {
     const { rows } = await query<{ holds: boolean }>(db, sql`select ${leaseHolds(fence)} as holds`);
-    if (rows[0]?.holds !== true) throw new LeaseLostError(fence, 'outbox mark');
+    if (rows[0]?.holds !== true) throw fenceLost(fence, 'outbox mark');
   }
   return rowCount;
 }
