@@ -246,7 +246,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...moduleChecks,
   ];
   const ops = config.METRICS_PORT === undefined ? undefined : createOpsListener(app, config, log);
-  registerHealthRoutes(ops ?? app, checks, registry);
+  registerHealthRoutes(ops ?? app, checks, registry, { scrapeSecret: config.METRICS_SCRAPE_SECRET });
   registerOpsRoutes(app, runner);
   if (config.API_DOCS_ENABLED) await registerApiDocs(app);
 

@@ -53,7 +53,7 @@ export const ConfigSchema = Type.Object({
     Type.Integer({
       minimum: 0,
       maximum: 65535,
-      examples: [9464], description: 'Port of a separate listener for /metrics and /health/* (0 = any free port); unset = they are served on PORT',
+      examples: [9464], description: 'Port of a separate listener for /metrics and /health/* (0 = any free port; keep it off the load balancer); unset = they are served on PORT, where /metrics then needs METRICS_SCRAPE_SECRET on a real database',
     }),
   ),
   API_DOCS_ENABLED: Bool(

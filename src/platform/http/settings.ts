@@ -82,6 +82,13 @@ export const httpServerSettings = {
         "Comma-separated addresses/CIDR ranges of the load balancers whose X-Forwarded-For is believed (or loopback, linklocal, uniquelocal); unset = none: the client address is the socket's",
     }),
   ),
+  METRICS_SCRAPE_SECRET: Type.Optional(
+    Type.String({
+      minLength: 32,
+      description:
+        'Bearer secret Prometheus presents on /metrics (Authorization: Bearer …, compared in constant time; 401 without it); required on a real database while /metrics shares PORT (METRICS_PORT unset); unset = /metrics answers without credentials',
+    }),
+  ),
   HTTP_KEEP_ALIVE_TIMEOUT: Duration({
     default: '72s',
     minimum: '1s',
