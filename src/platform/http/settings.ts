@@ -70,8 +70,9 @@ export const tokenRulesOf = (c: AuthSettings) => ({
 });
 
 /**
- * The HTTP server itself: which proxies are trusted for the client address, and how long a client may
- * take. One TypeBox field per setting (config.ts reads them from the environment).
+ * The HTTP server itself: which proxies are trusted for the client address, who may read /metrics,
+ * which browser origins may call it (CORS), and how long a client may take. One TypeBox field per
+ * setting (config.ts reads them from the environment).
  */
 export const httpServerSettings = {
   TRUST_PROXY: Type.Optional(
