@@ -24,7 +24,10 @@ RUN npm ci --omit=dev --omit=optional && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY drizzle ./drizzle
 USER node
-EXPOSE 3000
+# 3000: the API (PORT). 9464: /metrics and /health/* when METRICS_PORT=9464 is set, as recommended
+# (publish it to Prometheus only); without it /metrics needs METRICS_SCRAPE_SECRET (docs/operations.md).
+EXPOSE 3000 9464
+# /health/* moves to METRICS_PORT when it is set (PORT then answers 404 for it).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.METRICS_PORT||process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 CMD ["node", "dist/main.js"]

@@ -13,7 +13,7 @@ export const REGENERATE_COMMAND = 'npm run env-example';
 
 /** Sections of the file, in order: a setting goes to the first whose prefix (or exact name) it has. */
 const SECTIONS: [title: string, prefixes: string[]][] = [
-  ['HTTP server', ['HOST', 'PORT', 'METRICS_PORT', 'TRUST_PROXY', 'HTTP_', 'API_DOCS_', 'LOG_LEVEL', 'SHUTDOWN_']],
+  ['HTTP server', ['HOST', 'PORT', 'METRICS_', 'TRUST_PROXY', 'CORS_', 'HTTP_', 'API_DOCS_', 'LOG_LEVEL', 'SHUTDOWN_']],
   ['Tracing (OpenTelemetry; the SDK reads the other standard OTEL_* variables itself)', ['OTEL_']],
   ['PostgreSQL', ['DATABASE_', 'EMBEDDED_PG_', 'DB_']],
   ['Kafka and the event bus', ['KAFKA_', 'CONSUMER_', 'EVENT_BUS']],

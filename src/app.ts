@@ -10,7 +10,8 @@ import { createRegistry, type Registry } from './platform/observability/metrics.
 import { fastifyTracingPlugin } from './platform/observability/tracing-sdk.ts';
 import { registerAuth, type AdminCheck } from './platform/http/auth-plugin.ts';
 import { registerRateLimits } from './platform/http/rate-limit.ts';
-import { tokenRulesOf, trustProxyOf } from './platform/http/settings.ts';
+import { corsOriginsOf, tokenRulesOf, trustProxyOf } from './platform/http/settings.ts';
+import { registerCors } from './platform/http/cors.ts';
 import { createTokenVerifier } from './platform/http/token-verifier.ts';
 import { registerErrorHandling } from './platform/http/errors.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
@@ -145,6 +146,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
   });
   registerErrorHandling(app);
+  // Before auth and any route: a preflight carries no token and is answered in onRequest.
+  await registerCors(app, corsOriginsOf(config));
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
   // Filled by the modules below (identity refuses an admin it knows as not Active).
@@ -246,7 +249,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...moduleChecks,
   ];
   const ops = config.METRICS_PORT === undefined ? undefined : createOpsListener(app, config, log);
-  registerHealthRoutes(ops ?? app, checks, registry);
+  registerHealthRoutes(ops ?? app, checks, registry, { scrapeSecret: config.METRICS_SCRAPE_SECRET });
   registerOpsRoutes(app, runner);
   if (config.API_DOCS_ENABLED) await registerApiDocs(app);
 

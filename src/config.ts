@@ -9,7 +9,7 @@ import { databaseSettings } from './platform/db/settings.ts';
 import { kafkaSecurityProblems } from './platform/events/kafka-security.ts';
 import { LOCK_TTL_MARGIN_MS } from './platform/jobs/lock-deadline.ts';
 import { eventBusSettings } from './platform/events/settings.ts';
-import { authSettings, httpServerSettings, invalidTrustProxyEntries, jwksProblems } from './platform/http/settings.ts';
+import { authSettings, httpServerSettings, invalidCorsOrigins, invalidTrustProxyEntries, jwksProblems } from './platform/http/settings.ts';
 import { outboxSettings } from './platform/outbox/settings.ts';
 import { hubSettings } from './platform/realtime/settings.ts';
 import { tracingSettings } from './platform/observability/settings.ts';
@@ -53,7 +53,7 @@ export const ConfigSchema = Type.Object({
     Type.Integer({
       minimum: 0,
       maximum: 65535,
-      examples: [9464], description: 'Port of a separate listener for /metrics and /health/* (0 = any free port); unset = they are served on PORT',
+      examples: [9464], description: 'Port of a separate listener for /metrics and /health/* (0 = any free port; keep it off the load balancer); unset = they are served on PORT, where /metrics then needs METRICS_SCRAPE_SECRET on a real database',
     }),
   ),
   API_DOCS_ENABLED: Bool(
@@ -129,6 +129,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!c.ALLOW_INSECURE_DEFAULTS) problems.push(...jwksProblems(c).map((p) => `${p} (ALLOW_INSECURE_DEFAULTS=true allows it for local use)`));
   const badProxies = c.TRUST_PROXY === undefined ? [] : invalidTrustProxyEntries(c.TRUST_PROXY);
   if (badProxies.length > 0) problems.push(`TRUST_PROXY: not an address, CIDR range or keyword: ${badProxies.join(', ')}`);
+  const badOrigins = c.CORS_ALLOWED_ORIGINS === undefined ? [] : invalidCorsOrigins(c.CORS_ALLOWED_ORIGINS);
+  if (badOrigins.length > 0) problems.push(`CORS_ALLOWED_ORIGINS: not an exact origin such as https://app.example.com (scheme, host, port only; no path, slash or wildcard): ${badOrigins.join(', ')}`);
   if (problems.length > 0) throw new ConfigError(problems);
   return converted as Config;
 }

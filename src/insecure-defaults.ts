@@ -1,7 +1,8 @@
 /**
  * Local use vs production (docs/architecture.md, "Decisions"): the shipped secrets are public (they are the TypeBox
  * defaults and the values in .env.example), and the in-process event bus keeps integration events
- * inside one replica; plain SMTP (NOTIFICATIONS_SMTP_TLS=none) sends credentials and mail in clear.
+ * inside one replica; plain SMTP (NOTIFICATIONS_SMTP_TLS=none) sends credentials and mail in clear;
+ * /metrics on the API port without a scrape secret tells anyone the service's internals.
  * All are fine on a laptop's embedded PostgreSQL; pointed at a real database
  * (DATABASE_URL set) the service refuses them at start, unless ALLOW_INSECURE_DEFAULTS=true says the
  * operator knows — then each is logged as a warning.
@@ -27,7 +28,7 @@ export interface InsecureSetting {
 }
 
 type SafetySettings = Pick<Config, (typeof GUARDED_SECRETS)[number] | 'DATABASE_URL' | 'KAFKA_BROKERS' | 'EVENT_BUS' | 'ALLOW_INSECURE_DEFAULTS'> &
-  Partial<Pick<Config, 'KAFKA_SASL_PASSWORD' | 'AUTH_JWKS_URL' | 'AUTH_ISSUER' | 'AUTH_AUDIENCE' | 'NOTIFICATIONS_SMTP_HOST' | 'NOTIFICATIONS_SMTP_TLS'>>;
+  Partial<Pick<Config, 'KAFKA_SASL_PASSWORD' | 'AUTH_JWKS_URL' | 'AUTH_ISSUER' | 'AUTH_AUDIENCE' | 'NOTIFICATIONS_SMTP_HOST' | 'NOTIFICATIONS_SMTP_TLS' | 'METRICS_PORT' | 'METRICS_SCRAPE_SECRET'>>;
 
 export function shippedDefault(setting: (typeof GUARDED_SECRETS)[number]): string {
   return (ConfigSchema.properties[setting] as { default: string }).default;
@@ -52,6 +53,14 @@ export function insecureSettings(settings: SafetySettings): InsecureSetting[] {
     found.push({
       setting: 'EVENT_BUS',
       problem: 'KAFKA_BROKERS is unset, so integration events would stay in this replica; set KAFKA_BROKERS, or EVENT_BUS=in-process to choose that',
+    });
+  }
+  // On PORT, /metrics answers whoever reaches the API (topic names, refusal counts): either a
+  // listener of its own, which the load balancer does not expose, or a secret the scraper presents.
+  if (settings.METRICS_PORT === undefined && !settings.METRICS_SCRAPE_SECRET) {
+    found.push({
+      setting: 'METRICS_SCRAPE_SECRET',
+      problem: 'is unset while /metrics is served on PORT (METRICS_PORT unset), so anyone who reaches the API reads it; set METRICS_PORT (a listener kept off the load balancer) or METRICS_SCRAPE_SECRET (at least 32 random bytes, sent by Prometheus as a bearer token)',
     });
   }
   // Plain SMTP is an explicit choice already; on a shared deployment it also needs ALLOW_INSECURE_DEFAULTS.

@@ -22,10 +22,10 @@ describe('no public secrets on a real database', () => {
     assert.deepEqual(verdictOf({}), { action: 'start', warnings: [] });
   });
 
-  test('a real database with every shipped default: refused, naming each secret and the event bus', () => {
+  test('a real database with every shipped default: refused, naming each secret, the event bus and the open /metrics', () => {
     const v = verdictOf(REAL_DB);
     assert.equal(v.action, 'refuse');
-    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'EVENT_BUS']);
+    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'EVENT_BUS', 'METRICS_SCRAPE_SECRET']);
     for (const p of v.action === 'refuse' ? v.problems.slice(0, 3) : []) assert.match(p.problem, /shipped default/);
   });
 
@@ -57,10 +57,22 @@ describe('no public secrets on a real database', () => {
     assert.deepEqual(verdictOf({ ...REAL_DB, ...SECURE_SECRETS, ...KAFKA, EVENT_BUS: 'kafka' }), { action: 'start', warnings: [] });
   });
 
+  test('a real database serving /metrics on PORT: refused without METRICS_SCRAPE_SECRET; a scrape secret or METRICS_PORT starts', () => {
+    const { METRICS_SCRAPE_SECRET: _secret, ...otherSecrets } = SECURE_SECRETS;
+    const open = verdictOf({ ...REAL_DB, ...KAFKA, ...otherSecrets });
+    assert.equal(open.action, 'refuse');
+    assert.deepEqual(named(open), ['METRICS_SCRAPE_SECRET']);
+    assert.match(open.action === 'refuse' ? open.problems[0]!.problem : '', /METRICS_PORT/, 'names both ways out');
+    assert.deepEqual(verdictOf({ ...REAL_DB, ...KAFKA, ...otherSecrets, METRICS_SCRAPE_SECRET: 'x'.repeat(32) }), { action: 'start', warnings: [] });
+    for (const port of ['9464', '0']) assert.deepEqual(verdictOf({ ...REAL_DB, ...KAFKA, ...otherSecrets, METRICS_PORT: port }), { action: 'start', warnings: [] }, port);
+    // Local use (embedded PostgreSQL): /metrics stays open on PORT, as npm start has always served it.
+    assert.deepEqual(verdictOf({ ...KAFKA }), { action: 'start', warnings: [] });
+  });
+
   test('ALLOW_INSECURE_DEFAULTS=true: starts, with a warning for each insecure setting', () => {
     const v = verdictOf({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'true' });
     assert.equal(v.action, 'start');
-    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'EVENT_BUS']);
+    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'EVENT_BUS', 'METRICS_SCRAPE_SECRET']);
     assert.equal(verdictOf({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'false' }).action, 'refuse');
     const plainIdp = verdictOf({ ...REAL_DB, ...SECURE_SECRETS, ...KAFKA, ALLOW_INSECURE_DEFAULTS: 'true', AUTH_JWKS_URL: 'http://idp.local/jwks.json' });
     assert.deepEqual(named(plainIdp), ['AUTH_JWKS_URL', 'AUTH_ISSUER', 'AUTH_AUDIENCE'], 'an allowed plain-http identity provider is warned about');
@@ -85,7 +97,7 @@ describe('no public secrets on a real database', () => {
     enforceStartupSafety(loadConfig({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'true' }), logs.log, io);
     assert.equal(exitCode, undefined);
     const warned = logs.lines().filter((l) => l.level === 40).map((l) => l.setting);
-    assert.deepEqual(warned, [...GUARDED_SECRETS, 'EVENT_BUS']);
+    assert.deepEqual(warned, [...GUARDED_SECRETS, 'EVENT_BUS', 'METRICS_SCRAPE_SECRET']);
   });
 
   test('EVENT_BUS must agree with KAFKA_BROKERS', () => {
@@ -166,7 +178,7 @@ describe('the entry point applies the rule', () => {
         .filter((l) => l.includes('ALLOW_INSECURE_DEFAULTS=true'))
         .map((l) => (JSON.parse(l) as { setting: string; level: number }))
         .map((l) => [l.setting, l.level]);
-      assert.deepEqual(warned, [...GUARDED_SECRETS, 'EVENT_BUS'].map((s) => [s, 40]));
+      assert.deepEqual(warned, [...GUARDED_SECRETS, 'EVENT_BUS', 'METRICS_SCRAPE_SECRET'].map((s) => [s, 40]));
     } finally {
       child.kill('SIGTERM');
       await exited;

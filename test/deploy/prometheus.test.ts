@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { parse } from 'yaml';
+import { ConfigSchema } from '../../src/config.ts';
 import { alertRules, exportedMetricNames, metricNames, PROMETHEUS_DIR, promtool, ROOT, ruleFiles } from './promql.ts';
 
 /** deploy/prometheus as on-call deploys it: valid rules, each alert unit-tested, documented and built on exported metrics. */
@@ -51,6 +53,19 @@ describe('deploy/prometheus alert rules', () => {
       alertRules(file).flatMap((r) => metricNames(r.expr).filter((m) => !exported.has(m)).map((m) => `${file} ${r.alert}: ${m}`)),
     );
     assert.deepEqual(missing, []);
+  });
+
+  test('the example scrape config is valid and scrapes /metrics either on METRICS_PORT or with the scrape secret', () => {
+    const file = 'scrape.example.yml';
+    const res = promtool(['check', 'config', '--syntax-only', file], PROMETHEUS_DIR);
+    assert.equal(res.status, 0, res.output);
+    type Job = { job_name: string; authorization?: { type: string; credentials_file?: string }; static_configs: { targets: string[] }[] };
+    const jobs = (parse(readFileSync(join(PROMETHEUS_DIR, file), 'utf8')) as { scrape_configs: Job[] }).scrape_configs;
+    const portOf = (job: Job) => Number(job.static_configs[0]!.targets[0]!.split(':').pop());
+    const metricsPort = (ConfigSchema.properties.METRICS_PORT as { examples: number[] }).examples[0];
+    const apiPort = (ConfigSchema.properties.PORT as { default: number }).default;
+    assert.deepEqual(jobs.map((j) => [portOf(j), j.authorization?.type ?? 'none']), [[metricsPort, 'none'], [apiPort, 'Bearer']], 'the API port is scraped only with the secret');
+    assert.ok(jobs[1]!.authorization!.credentials_file, 'the secret is read from a file, never written into prometheus.yml');
   });
 
   test('the metric-name reader sees through matchers, ranges, grouping, offsets and functions', () => {

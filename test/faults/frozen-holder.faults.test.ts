@@ -7,6 +7,7 @@ import { createStack } from './support/stack.ts';
 import { runScenario, stopAndDrain, type Verdict } from './support/workload.ts';
 import { realtimeWorkload } from './support/workloads/realtime.ts';
 import { createUsers } from './support/workloads/user-sync.ts';
+import { SCRAPE_HEADERS } from '../support/secure-env.ts';
 import { connectClient } from '../support/signalr.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -70,7 +71,7 @@ async function scenario(): Promise<Outcome> {
     await sleep(3000); // the woken holder runs again beside the front
     const drainError = await stopAndDrain([load]);
     phase('drain');
-    const metrics = await fetch(`${front.url}/metrics`).then((r) => r.text());
+    const metrics = await fetch(`${front.url}/metrics`, { headers: SCRAPE_HEADERS }).then((r) => r.text());
     return {
       probeMs,
       takeoverLines: front.service.lines().filter((l) => String(l.msg).startsWith('single-runner lock taken over')),

@@ -8,4 +8,9 @@ export const SECURE_SECRETS = {
   JWT_SECRET: randomBytes(32).toString('hex'),
   MESSENGER_MEDIA_TOKEN_SECRET: randomBytes(32).toString('hex'),
   MESSENGER_TURN_SECRET: randomBytes(32).toString('hex'),
+  // /metrics shares PORT in these services: a real database requires it to take a scrape secret.
+  METRICS_SCRAPE_SECRET: randomBytes(32).toString('hex'),
 } as const;
+
+/** The header a scrape of such a service's /metrics presents. */
+export const SCRAPE_HEADERS = { authorization: `Bearer ${SECURE_SECRETS.METRICS_SCRAPE_SECRET}` } as const;

@@ -22,7 +22,7 @@ declare module 'fastify' {
 }
 
 /** Equal in time independent of where they differ; hashing first also hides the expected length. */
-function sameSecret(given: string, expected: string): boolean {
+export function sameSecret(given: string, expected: string): boolean {
   const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
   return timingSafeEqual(digest(given), digest(expected));
 }

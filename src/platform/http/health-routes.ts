@@ -1,7 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { Gauge, type Registry } from 'prom-client';
 import { withTimeout } from '../time.ts';
+import { sameSecret } from './auth-plugin.ts';
+import { extractToken } from './auth.ts';
+import { AppError } from './errors.ts';
 
 export type DependencyStatus = 'ok' | 'down' | 'disabled';
 
@@ -81,7 +84,26 @@ function readinessGauge(registry: Registry, readiness: () => Promise<Evaluation>
   });
 }
 
-export function registerHealthRoutes(app: FastifyInstance, checks: HealthCheck[], registry: Registry): void {
+/**
+ * /metrics names every topic, job and refusal count: with a scrape secret set, only a caller presenting
+ * it reads them (wherever /metrics is served). /health/* stays open: load balancers and orchestrators
+ * probe it without credentials, and it tells no more than up or down.
+ */
+function checkScrapeSecret(secret: string | undefined): ((req: FastifyRequest) => Promise<void>) | undefined {
+  if (secret === undefined) return undefined;
+  return async (req) => {
+    const given = extractToken(req.headers);
+    if (!given) throw new AppError('AUTH_REQUIRED', 'the metrics scrape secret is required as a bearer token', 401);
+    if (!sameSecret(given, secret)) throw new AppError('AUTH_INVALID_CREDENTIAL', 'the metrics scrape secret does not match', 401);
+  };
+}
+
+export function registerHealthRoutes(
+  app: FastifyInstance,
+  checks: HealthCheck[],
+  registry: Registry,
+  opts: { scrapeSecret?: string } = {},
+): void {
   const readiness = sharedEvaluation(checks);
   readinessGauge(registry, readiness);
   app.get(
@@ -97,7 +119,8 @@ export function registerHealthRoutes(app: FastifyInstance, checks: HealthCheck[]
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unready', dependencies });
   });
 
-  app.get('/metrics', { schema: { operationId: 'getMetrics', tags: ['ops'], hide: true }, logLevel: 'warn' }, async (_req, reply) => {
+  const scrapeCheck = checkScrapeSecret(opts.scrapeSecret);
+  app.get('/metrics', { schema: { operationId: 'getMetrics', tags: ['ops'], hide: true }, logLevel: 'warn', ...(scrapeCheck ? { onRequest: scrapeCheck } : {}) }, async (_req, reply) => {
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });

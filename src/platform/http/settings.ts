@@ -70,8 +70,9 @@ export const tokenRulesOf = (c: AuthSettings) => ({
 });
 
 /**
- * The HTTP server itself: which proxies are trusted for the client address, and how long a client may
- * take. One TypeBox field per setting (config.ts reads them from the environment).
+ * The HTTP server itself: which proxies are trusted for the client address, who may read /metrics,
+ * which browser origins may call it (CORS), and how long a client may take. One TypeBox field per
+ * setting (config.ts reads them from the environment).
  */
 export const httpServerSettings = {
   TRUST_PROXY: Type.Optional(
@@ -80,6 +81,22 @@ export const httpServerSettings = {
       maxLength: 2000,
       examples: ['10.0.0.0/8'], description:
         "Comma-separated addresses/CIDR ranges of the load balancers whose X-Forwarded-For is believed (or loopback, linklocal, uniquelocal); unset = none: the client address is the socket's",
+    }),
+  ),
+  METRICS_SCRAPE_SECRET: Type.Optional(
+    Type.String({
+      minLength: 32,
+      description:
+        'Bearer secret Prometheus presents on /metrics (Authorization: Bearer …, compared in constant time; 401 without it); required on a real database while /metrics shares PORT (METRICS_PORT unset); unset = /metrics answers without credentials',
+    }),
+  ),
+  CORS_ALLOWED_ORIGINS: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 4000,
+      examples: ['https://app.example.com,https://admin.example.com'],
+      description:
+        'Comma-separated exact origins (scheme://host[:port]) of the web apps that may call the API and the hub from a browser (CORS, preflights answered); unset = none: same-origin only, no CORS headers',
     }),
   ),
   HTTP_KEEP_ALIVE_TIMEOUT: Duration({
@@ -111,3 +128,24 @@ export function invalidTrustProxyEntries(value: string): string[] {
 /** Fastify's trustProxy: the listed proxies only, or none. */
 export const trustProxyOf = (c: HttpServerSettings): string[] | false =>
   c.TRUST_PROXY ? c.TRUST_PROXY.split(',').map((e) => e.trim()) : false;
+
+/**
+ * CORS_ALLOWED_ORIGINS' entries that are not an exact origin (config.ts reports them): an origin is
+ * what a browser sends in `Origin`, so anything else (a path, a trailing slash, a wildcard, upper
+ * case, a default port spelled out) could never match and would only hide a typo.
+ */
+export function invalidCorsOrigins(value: string): string[] {
+  return corsOriginsOf({ CORS_ALLOWED_ORIGINS: value }).filter((entry) => {
+    try {
+      const url = new URL(entry);
+      // The URL parser takes `*` as a host character: a wildcard would be kept as a literal host.
+      return !(url.protocol === 'https:' || url.protocol === 'http:') || url.origin !== entry || entry.includes('*');
+    } catch {
+      return true;
+    }
+  });
+}
+
+/** The allowed origins, exact (empty: no CORS at all). */
+export const corsOriginsOf = (c: Pick<HttpServerSettings, 'CORS_ALLOWED_ORIGINS'>): string[] =>
+  (c.CORS_ALLOWED_ORIGINS ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');

@@ -12,6 +12,7 @@ import { notificationsWorkload } from '../support/workloads/notifications.ts';
 import { outboxWorkload } from '../support/workloads/outbox.ts';
 import { realtimeWorkload } from '../support/workloads/realtime.ts';
 import { createUsers, userSyncWorkload } from '../support/workloads/user-sync.ts';
+import { SCRAPE_HEADERS } from '../../support/secure-env.ts';
 import { waitFor } from '../../support/wait.ts';
 import { seeded, startPrivateKafka, startPrivatePostgres } from './support.ts';
 
@@ -42,7 +43,7 @@ interface Outcome {
 }
 
 async function get(r: Replica, path: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${r.url}${path}`, { signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${r.url}${path}`, { signal: AbortSignal.timeout(10_000), headers: SCRAPE_HEADERS });
   return { status: res.status, text: await res.text() };
 }
 

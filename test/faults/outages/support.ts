@@ -7,7 +7,7 @@ import { signToken } from '../../../src/platform/http/auth.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import type { ServiceTuning } from '../../../src/service.ts';
 import { freePort, startService, tunedService, type ServiceProcess } from '../../support/service-process.ts';
-import { SECURE_SECRETS } from '../../support/secure-env.ts';
+import { SCRAPE_HEADERS, SECURE_SECRETS } from '../../support/secure-env.ts';
 import { kafkaSh, processGone } from '../../support/kafka-script.ts';
 import { waitFor } from '../../support/wait.ts';
 import { createRng, faultSeed } from '../support/seed.ts';
@@ -74,7 +74,7 @@ export async function startFaultService(env: Record<string, string | undefined>,
   const base = `http://127.0.0.1:${port}`;
   // FAULT_SERVICE_LOG=<file>: the service's own log, kept for a failure's post-mortem.
   if (process.env.FAULT_SERVICE_LOG) after(() => writeFileSync(process.env.FAULT_SERVICE_LOG!, proc.log.text));
-  const get = (path: string) => fetch(`${base}${path}`, { signal: AbortSignal.timeout(10_000) });
+  const get = (path: string) => fetch(`${base}${path}`, { signal: AbortSignal.timeout(10_000), headers: SCRAPE_HEADERS });
   const service: Service = {
     process: proc,
     base,

@@ -63,3 +63,43 @@ test('METRICS_PORT must differ from PORT', () => {
   assert.throws(() => loadConfig({ METRICS_PORT: '3000', PORT: '3000' }), /METRICS_PORT: must differ from PORT/);
   assert.equal(loadConfig({ METRICS_PORT: '9464' }).METRICS_PORT, 9464);
 });
+
+const SCRAPE_SECRET = 'scrape-secret-for-tests-0123456789abcdef';
+
+test('METRICS_SCRAPE_SECRET set with /metrics on PORT: 401 { code, message } without it or with another, 200 with it; /health/* stays open', async () => {
+  const { app } = await buildTestApp({ METRICS_SCRAPE_SECRET: SCRAPE_SECRET });
+  const refusals = [
+    [{}, 'AUTH_REQUIRED'],
+    [{ authorization: `Bearer ${SCRAPE_SECRET}x` }, 'AUTH_INVALID_CREDENTIAL'],
+    [{ authorization: `Bearer ${SCRAPE_SECRET.slice(0, -1)}` }, 'AUTH_INVALID_CREDENTIAL'],
+    [{ authorization: SCRAPE_SECRET }, 'AUTH_REQUIRED'],
+  ] as const;
+  for (const [headers, code] of refusals) {
+    const res = await app.inject({ url: '/metrics', headers });
+    assert.equal(res.statusCode, 401, JSON.stringify(headers));
+    assert.equal(res.json().code, code);
+    assert.equal(typeof res.json().message, 'string');
+    assert.doesNotMatch(res.body, /job_runs_total|# TYPE/, 'no metric leaks in a refusal');
+  }
+  const scrape = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${SCRAPE_SECRET}` } });
+  assert.equal(scrape.statusCode, 200);
+  assert.match(scrape.body, /^# TYPE health_dependency_up gauge$/m);
+  // Probes from load balancers and orchestrators carry no credentials.
+  assert.equal((await app.inject('/health/live')).statusCode, 200);
+  assert.equal((await app.inject('/health/ready')).statusCode, 200);
+});
+
+test('METRICS_SCRAPE_SECRET set with METRICS_PORT: the separate listener asks for it too', async () => {
+  const { app } = await buildTestApp({ METRICS_PORT: '0', HOST: '127.0.0.1', METRICS_SCRAPE_SECRET: SCRAPE_SECRET });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const ops = `http://127.0.0.1:${portOf(app.platform.ops!.server)}`;
+  const refused = await fetch(`${ops}/metrics`);
+  assert.equal(refused.status, 401);
+  assert.equal(((await refused.json()) as { code: string }).code, 'AUTH_REQUIRED');
+  assert.equal((await fetch(`${ops}/metrics`, { headers: { authorization: `Bearer ${SCRAPE_SECRET}` } })).status, 200);
+  assert.equal((await fetch(`${ops}/health/live`)).status, 200);
+});
+
+test('METRICS_SCRAPE_SECRET is a secret: shorter than 32 characters is refused, and its value is never echoed', () => {
+  assert.throws(() => loadConfig({ METRICS_SCRAPE_SECRET: 'too-short-secret' }), (e: Error) => /METRICS_SCRAPE_SECRET/.test(e.message) && !e.message.includes('too-short-secret'));
+});
