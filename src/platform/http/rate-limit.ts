@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.ts';
-import { closeRedisClient, createRedisClient, waitUntilReady } from '../realtime/redis-client.ts';
+import { closeRedisClient, createRedisClient, waitUntilReady } from '../redis/index.ts';
 import { AppError } from './errors.ts';
 
 /**

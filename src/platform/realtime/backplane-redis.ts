@@ -7,7 +7,7 @@ import {
   type BackplaneStatus,
 } from './backplane.ts';
 import { withTimeout } from '../time.ts';
-import { closeRedisClient, createRedisClient, waitUntilReady } from './redis-client.ts';
+import { closeRedisClient, createRedisClient, waitUntilReady } from '../redis/index.ts';
 import { KERNEL_TUNING } from '../tuning.ts';
 
 export interface RedisBackplaneOptions {

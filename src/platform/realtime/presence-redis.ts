@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.ts';
 import type { PresenceStore } from './presence.ts';
-import { closeRedisClient, createRedisClient, waitUntilReady } from './redis-client.ts';
+import { closeRedisClient, createRedisClient, waitUntilReady } from '../redis/index.ts';
 import { KERNEL_TUNING } from '../tuning.ts';
 
 export interface RedisPresenceOptions {
