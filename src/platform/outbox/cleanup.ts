@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
-import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../jobs/index.ts';
+import { defineSweep, type BatchRun, type BatchWorker } from '../jobs/index.ts';
 
 /**
  * Retention of the integration outbox and the consumers' inbox, on the kernel's batch worker: two
@@ -22,11 +22,11 @@ export interface OutboxCleanupSettings {
   outboxRetentionHours: number;
   /** Inbox (dedupe) rows are kept this long (CLEANUP_RETENTION.inboxRetentionDays); redeliveries older than this are not caught. */
   inboxRetentionDays: number;
-  /** Rows per DELETE statement. Default 1000. */
+  /** Rows per DELETE statement (OUTBOX_CLEANUP_DEFAULTS when unset). */
   batchSize?: number;
-  /** A run starts no new DELETE after this long; the next run goes on. Default 5 minutes. */
+  /** A run starts no new DELETE after this long; the next run goes on. */
   maxRunMs?: number;
-  /** Job interval. Default 10 minutes. */
+  /** Job interval. */
   intervalMs?: number;
 }
 
@@ -61,34 +61,20 @@ async function deleteInbox(db: Db, before: Date, limit: number): Promise<{ id: s
   return rows;
 }
 
+/** The cleanup's options when unset (OutboxCleanupSettings). */
+export const OUTBOX_CLEANUP_DEFAULTS = { batchSize: 1000, maxRunMs: 5 * 60_000, intervalMs: 10 * 60_000 } as const;
+
 export function outboxCleanupJob(opts: OutboxCleanupOptions): BatchWorker {
-  const { db, settings } = opts;
-  return defineBatchWorker({
+  const { db } = opts;
+  const settings = { ...OUTBOX_CLEANUP_DEFAULTS, ...opts.settings };
+  return defineSweep({
     name: OUTBOX_CLEANUP_JOB,
-    every: settings.intervalMs ?? 10 * 60_000,
-    singleRunner: true,
-    settings: { batchSize: settings.batchSize ?? 1000, maxRunMs: settings.maxRunMs ?? 5 * 60_000 },
-    phases(run) {
-      run.count('outboxDeleted', 0);
-      run.count('inboxDeleted', 0);
-      return [
-        batchPhase<{ id: string }>({
-          name: 'outbox',
-          async claim(limit, run) {
-            const rows = await deletePublished(db, cutoff(run, settings.outboxRetentionHours * HOUR), limit);
-            run.count('outboxDeleted', rows.length);
-            return rows;
-          },
-        }),
-        batchPhase<{ id: string }>({
-          name: 'inbox',
-          async claim(limit, run) {
-            const rows = await deleteInbox(db, cutoff(run, settings.inboxRetentionDays * 24 * HOUR), limit);
-            run.count('inboxDeleted', rows.length);
-            return rows;
-          },
-        }),
-      ];
-    },
+    every: settings.intervalMs,
+    batchSize: settings.batchSize,
+    maxRunMs: settings.maxRunMs,
+    steps: [
+      { name: 'outbox', count: 'outboxDeleted', sweep: (limit, run) => deletePublished(db, cutoff(run, settings.outboxRetentionHours * HOUR), limit) },
+      { name: 'inbox', count: 'inboxDeleted', sweep: (limit, run) => deleteInbox(db, cutoff(run, settings.inboxRetentionDays * 24 * HOUR), limit) },
+    ],
   });
 }

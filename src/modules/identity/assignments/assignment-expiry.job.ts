@@ -1,5 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { batchPhase, defineBatchWorker, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
+import { defineSweep, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
 import type { AssignmentExpirySettings } from '../context.ts';
 import type { IdentityMetrics } from '../metrics.ts';
 import { enqueueAccessEvents } from './access-events.ts';
@@ -51,23 +51,24 @@ export function assignmentExpiryJob(opts: AssignmentExpiryOptions): BatchWorker 
     return users;
   }
 
-  return defineBatchWorker({
+  return defineSweep({
     name: ASSIGNMENT_EXPIRY_JOB,
     every: settings.intervalMs,
-    singleRunner: true,
+    batchSize: settings.batchSize,
     // A run starts no new batch once its interval has passed; the next run goes on.
-    settings: { batchSize: settings.batchSize, maxRunMs: settings.intervalMs },
-    phases: () => [
-      batchPhase<UserVersion>({
+    maxRunMs: settings.intervalMs,
+    steps: [
+      {
         name: 'expire',
-        keyOf: (u) => u.userId,
+        count: 'expired',
+        keyOf: (u: UserVersion) => u.userId,
         // Users another transaction holds were skipped: a short batch ends the run, the next takes them.
-        claim: (limit, run, exclude) => expireAndAnnounce(run, { limit, exclude }),
+        sweep: (limit, run, _state, exclude) => expireAndAnnounce(run, { limit, exclude }),
         oneByOne: {
-          candidates: (limit, run, exclude) => usersWithDueAssignments(db, run.now(), limit, exclude),
-          claimOne: (userId, run) => expireAndAnnounce(run, { limit: 1, userId }),
+          candidates: (limit, run, _state, exclude) => usersWithDueAssignments(db, run.now(), limit, exclude),
+          sweepOne: (userId, run) => expireAndAnnounce(run, { limit: 1, userId }),
         },
-      }),
+      },
     ],
   });
 }

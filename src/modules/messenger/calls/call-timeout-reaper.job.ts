@@ -1,5 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
+import { defineSweep, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { expiredCallIds, missExpiredCalls } from './calls.ts';
 
 export const CALL_TIMEOUT_REAPER_JOB = 'messenger-call-timeout-reaper';
@@ -12,31 +12,21 @@ export const CALL_TIMEOUT_REAPER_JOB = 'messenger-call-timeout-reaper';
  */
 export function callTimeoutReaperJob(db: Db, opts: { intervalMs: number; batchSize: number; maxRunMs: number }): BatchWorker {
   const missed = (ids: string[]) => ids.map((id) => ({ id }));
-  return defineBatchWorker({
+  return defineSweep({
     name: CALL_TIMEOUT_REAPER_JOB,
     every: opts.intervalMs,
-    singleRunner: true,
-    settings: { batchSize: opts.batchSize, maxRunMs: opts.maxRunMs },
-    phases: (run) => {
-      run.count('missed', 0);
-      return [
-        {
-          name: 'ringing',
-          async claim(limit, run, exclude) {
-            const ids = await db.transaction((tx) => missExpiredCalls(tx, run.now(), limit, exclude));
-            run.count('missed', ids.length);
-            return missed(ids);
-          },
-          oneByOne: {
-            candidates: (limit, run, exclude) => expiredCallIds(db, run.now(), limit, exclude),
-            async claimOne(id, run) {
-              const ids = await db.transaction((tx) => missExpiredCalls(tx, run.now(), 1, [], id));
-              run.count('missed', ids.length);
-              return missed(ids);
-            },
-          },
+    batchSize: opts.batchSize,
+    maxRunMs: opts.maxRunMs,
+    steps: [
+      {
+        name: 'ringing',
+        count: 'missed',
+        sweep: async (limit, run, _state, exclude) => missed(await db.transaction((tx) => missExpiredCalls(tx, run.now(), limit, exclude))),
+        oneByOne: {
+          candidates: (limit, run, _state, exclude) => expiredCallIds(db, run.now(), limit, exclude),
+          sweepOne: async (id, run) => missed(await db.transaction((tx) => missExpiredCalls(tx, run.now(), 1, [], id))),
         },
-      ];
-    },
+      },
+    ],
   });
 }

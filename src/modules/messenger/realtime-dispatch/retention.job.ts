@@ -1,5 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
+import { defineSweep, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
 import type { RealtimeMetrics } from './metrics.ts';
 import { deleteDoneBefore } from './outbox-sql.ts';
 import { trimStream } from '../events/stream-sql.ts';
@@ -15,35 +15,28 @@ export function realtimeRetentionJob(
   db: Db,
   opts: { retentionHours: number; eventsRetentionHours: number; cron: string; batchSize: number; maxRunMs: number; metrics?: Pick<RealtimeMetrics, 'retentionDeleted'> },
 ): BatchWorker {
-  return defineBatchWorker({
+  const before = (run: BatchRun, hours: number) => new Date(run.now().getTime() - hours * 3_600_000);
+  return defineSweep({
     name: REALTIME_RETENTION_JOB,
     cron: opts.cron,
-    singleRunner: true,
-    settings: { batchSize: opts.batchSize, maxRunMs: opts.maxRunMs },
-    phases: (run) => {
-      run.count('deleted', 0);
-      run.count('eventsDeleted', 0);
-      const cutoff = new Date(run.now().getTime() - opts.retentionHours * 3_600_000);
-      const eventsCutoff = new Date(run.now().getTime() - opts.eventsRetentionHours * 3_600_000);
-      return [
-        {
-          name: 'done',
-          async claim(limit, run) {
-            const ids = await deleteDoneBefore(db, cutoff, limit);
-            run.count('deleted', ids.length);
-            opts.metrics?.retentionDeleted.inc(ids.length);
-            return ids.map((id) => ({ id }));
-          },
+    batchSize: opts.batchSize,
+    maxRunMs: opts.maxRunMs,
+    start: (run) => ({ cutoff: before(run, opts.retentionHours), eventsCutoff: before(run, opts.eventsRetentionHours) }),
+    steps: [
+      {
+        name: 'done',
+        count: 'deleted',
+        async sweep(limit, _run, { cutoff }) {
+          const ids = await deleteDoneBefore(db, cutoff, limit);
+          opts.metrics?.retentionDeleted.inc(ids.length);
+          return ids.map((id) => ({ id }));
         },
-        {
-          name: 'events',
-          async claim(limit, run) {
-            const positions = await trimStream(db, eventsCutoff, limit);
-            run.count('eventsDeleted', positions.length);
-            return positions.map((p) => ({ id: String(p) }));
-          },
-        },
-      ];
-    },
+      },
+      {
+        name: 'events',
+        count: 'eventsDeleted',
+        sweep: async (limit, _run, { eventsCutoff }) => (await trimStream(db, eventsCutoff, limit)).map((p) => ({ id: String(p) })),
+      },
+    ],
   });
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
+import { defineSweep, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { WEBHOOK_REPLAY_CLEANUP_JOB } from '../model.ts';
 import { deleteExpiredMarks } from './replay-sql.ts';
 
@@ -18,24 +18,11 @@ const CLEANUP_MAX_RUN_MS = 60_000;
  * back full. One replica at a time.
  */
 export function webhookReplayCleanupJob(db: Db): BatchWorker {
-  return defineBatchWorker({
+  return defineSweep({
     name: WEBHOOK_REPLAY_CLEANUP_JOB,
     every: CLEANUP_INTERVAL_MS,
-    singleRunner: true,
-    settings: {
-      batchSize: CLEANUP_BATCH_SIZE,
-      maxRunMs: CLEANUP_MAX_RUN_MS,
-    },
-    counts: ['deleted'],
-    phases: () => [
-      {
-        name: 'expired',
-        async claim(limit, run) {
-          const rows = await deleteExpiredMarks(db, run.now(), limit);
-          run.count('deleted', rows.length);
-          return rows;
-        },
-      },
-    ],
+    batchSize: CLEANUP_BATCH_SIZE,
+    maxRunMs: CLEANUP_MAX_RUN_MS,
+    steps: [{ name: 'expired', count: 'deleted', sweep: (limit, run) => deleteExpiredMarks(db, run.now(), limit) }],
   });
 }

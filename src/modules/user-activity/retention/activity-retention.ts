@@ -1,8 +1,8 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { batchPhase, defineBatchWorker, type BatchWorker } from '../../../platform/jobs/index.ts';
+import { defineSweep, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { counter, type Registry } from '../../../platform/observability/index.ts';
 import type { ActivityRetentionSettings } from '../settings.ts';
-import { deleteOldCountedViews, deleteOldSessions, deleteOldViews, type Deleted } from './retention-sql.ts';
+import { deleteOldCountedViews, deleteOldSessions, deleteOldViews } from './retention-sql.ts';
 
 export const ACTIVITY_RETENTION_JOB = 'activity-retention';
 
@@ -48,26 +48,22 @@ export function createActivityRetention(deps: {
     labelNames: ['entity'] as const,
   });
 
-  return defineBatchWorker<{ cutoff: Date }>({
+  return defineSweep<{ cutoff: Date }>({
     name: ACTIVITY_RETENTION_JOB,
     every: RETENTION_INTERVAL_MS,
-    singleRunner: true,
-    settings: { batchSize: deps.batchSize ?? RETENTION_BATCH_SIZE, maxRunMs: RETENTION_MAX_RUN_MS },
-    counts: STEPS.map((step) => step.count),
+    batchSize: deps.batchSize ?? RETENTION_BATCH_SIZE,
+    maxRunMs: RETENTION_MAX_RUN_MS,
     start: (run) => ({ cutoff: retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS) }),
     // On the kernel's `job completed` line, at info when rows were deleted.
     runFields: ({ cutoff }) => ({ cutoff: cutoff.toISOString() }),
-    phases: (run, { cutoff }) =>
-      STEPS.map((step) =>
-        batchPhase<Deleted>({
-          name: step.entity,
-          async claim(limit) {
-            const rows = await step.remove(db, cutoff, limit);
-            run.count(step.count, rows.length);
-            deleted.inc({ entity: step.entity }, rows.length);
-            return rows;
-          },
-        }),
-      ),
+    steps: STEPS.map((step) => ({
+      name: step.entity,
+      count: step.count,
+      async sweep(limit: number, _run: BatchRun, { cutoff }: { cutoff: Date }) {
+        const rows = await step.remove(db, cutoff, limit);
+        deleted.inc({ entity: step.entity }, rows.length);
+        return rows;
+      },
+    })),
   });
 }
