@@ -8,9 +8,9 @@ import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
-import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
 import type { MediaKind, RosterStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+import { conferenceSignal } from './signals.ts';
 
 /**
  * Conferences in a chat (conference-session.md, call-participant.md, UC-MSG-006; SessionKind
@@ -51,14 +51,6 @@ export interface ConferenceView {
 
 const COLUMNS = sql.raw(`id, chat_id as "chatId", initiator_user_id as "initiatorUserId", media, status, room_name as "roomName",
   created_at as "createdAt", ended_at as "endedAt"`);
-
-export const conferenceSignal = (kind: RealtimeDispatchKind, chatId: string, refId: string): NewRealtimeRow => ({
-  kind,
-  targetKind: 'ChatGroup',
-  chatId,
-  refId,
-  sessionKind: 'Conference',
-});
 
 export async function rosterOf(q: Db, sessionId: string): Promise<RosterEntry[]> {
   return (await query<RosterEntry>(
