@@ -1,15 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createDb } from '../../../../src/platform/db/index.ts';
-import { createLogger } from '../../../../src/platform/observability/logger.ts';
-import { Registry } from '../../../../src/platform/observability/metrics.ts';
-import { newId } from '../../../../src/platform/time.ts';
-import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-replica/metrics.ts';
-import { userSyncConsumer } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 import { type TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
+import { applyUserStatus } from '../support/user-sync.ts';
 import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
-import { T0 } from '../support/dispatch.ts';
 
 /**
  * Deactivation ends what is under way (seed 002: Blocked or Archived → IsActive false): the
@@ -24,31 +18,6 @@ type Payload = Record<string, unknown>;
 
 const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
-/** Identity's UserUpserted for the user, applied by the replica consumer: its single path, or its batch path (`batch`). */
-async function upsert(m: MessengerApp, user: { id: string; phone: string }, status: string, version: number, batch = false) {
-  const consumer = userSyncConsumer({
-    clock: m.clock,
-    log: createLogger('silent'),
-    metrics: createUserSyncMetrics(new Registry(), 'test'),
-    phoneRegion: 'RU',
-    partitionsConcurrently: 1,
-  });
-  const event = (v: number) => ({
-    messageId: newId(),
-    topic: 'pin.identity.users.v1',
-    key: user.id,
-    eventType: 'UserUpsertedKafkaEvent',
-    contractVersion: 1,
-    aggregateType: 'User',
-    aggregateId: user.id,
-    occurredAt: T0.toISOString(),
-    payload: { UserId: user.id, Name: { FirstName: 'Иван', MiddleName: null, LastName: 'Петров' }, PhoneNumber: user.phone, Status: status, Version: v },
-  });
-  await createDb(m.pool).transaction(async (tx) => {
-    if (batch) await consumer.handleBatch!([event(version), event(version + 1)], tx);
-    else await consumer.handle(event(version), tx);
-  });
-}
 
 const startCall = async (m: MessengerApp, from: string, to: string) =>
   (await m.call<{ call: Call }>(from, 'POST', '/api/messenger/calls', { calleeUserId: to, media: 'Audio' })).body.call.id;
@@ -61,7 +30,7 @@ describe('a user blocked or archived is taken out of what is under way', () => {
     const callId = await startCall(m, alice.token, bob.id);
     assert.equal((await m.call<{ call: Call }>(bob.token, 'POST', `/api/messenger/calls/${callId}/answer`)).body.call.status, 'Active');
 
-    await upsert(m, bob, 'Blocked', 2);
+    await applyUserStatus(m, bob, 'Blocked', 2);
     const call = (await m.call<Call>(alice.token, 'GET', `/api/messenger/calls/${callId}`)).body;
     assert.deepEqual([call.status, call.endedByUserId], ['Ended', bob.id]);
     const { rows } = await m.pool.query<{ kind: string; target: string }>(
@@ -81,7 +50,7 @@ describe('a user blocked or archived is taken out of what is under way', () => {
     const fromAlice = await startCall(m, alice.token, bob.id);
     const toAlice = await startCall(m, carol.token, alice.id);
 
-    await upsert(m, alice, 'Archived', 2, true);
+    await applyUserStatus(m, alice, 'Archived', 2, true);
     const answer = await m.call<Err>(bob.token, 'POST', `/api/messenger/calls/${fromAlice}/answer`);
     assert.deepEqual([answer.status, answer.body.code], [409, 'MSG_CALL_INVALID_STATE'], 'the ringing call of an archived caller cannot be answered');
     const cancelled = (await m.call<Call>(bob.token, 'GET', `/api/messenger/calls/${fromAlice}`)).body;
@@ -107,7 +76,7 @@ describe('a user blocked or archived is taken out of what is under way', () => {
     assert.equal((await m.call(bob.token, 'POST', `${base}/screen-share/start`)).status, 200);
     await m.dispatch();
 
-    await upsert(m, bob, 'Blocked', 2);
+    await applyUserStatus(m, bob, 'Blocked', 2);
     const after = (await m.call<Conference>(alice.token, 'GET', base)).body;
     assert.equal(after.status, 'Active', 'the conference goes on for the others');
     assert.deepEqual(after.participants.find((p) => p.userId === bob.id), { userId: bob.id, status: 'Left', screenSharing: false });
@@ -134,7 +103,7 @@ describe('a user blocked or archived is taken out of what is under way', () => {
     const [alice, bob, carol] = [await m.user(), await m.user(), await m.user()];
     const chat = (await m.call<{ id: string }>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'Deal', memberUserIds: [bob.id, carol.id] })).body;
     const conf = (await m.call<{ conference: Conference }>(alice.token, 'POST', `/api/messenger/chats/${chat.id}/conferences`, { media: 'Audio' })).body.conference;
-    await upsert(m, bob, 'Blocked', 2);
+    await applyUserStatus(m, bob, 'Blocked', 2);
     const invited = await m.call<Conference>(alice.token, 'POST', `/api/messenger/conferences/${conf.id}/invite`, { userIds: [bob.id, carol.id] });
     assert.equal(invited.status, 200);
     assert.deepEqual(invited.body.participants.map((p) => [p.userId, p.status]).sort(), [[alice.id, 'Joined'], [carol.id, 'Invited']].sort());
