@@ -9,7 +9,8 @@ import type { MessengerContext } from '../context.ts';
 import { CallErrors, ChatErrors } from '../errors.ts';
 import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
 import type { MediaKind, SessionStatus } from './kinds.ts';
-import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import { callSignal } from './signals.ts';
 import { activeUserTransaction, requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
 
 /** An unanswered 1:1 call becomes CallMissed after 45 s, as phones ring (once MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS). */
@@ -71,10 +72,6 @@ export const joinView = (j: MediaJoinModel): JoinView => ({
   expiresAt: j.ExpiresAt,
   iceServers: j.IceServers.map((s) => ({ urls: s.Urls, username: s.Username, credential: s.Credential })),
 });
-
-/** Push intents of a call signal to each listed party. */
-export const callSignal = (kind: RealtimeDispatchKind, callId: string, to: string[]): NewRealtimeRow[] =>
-  to.map((userId) => ({ kind, targetKind: 'User', targetUserId: userId, refId: callId, sessionKind: 'Direct' }));
 
 async function lockCallOf(tx: Db, callId: string, userId: string): Promise<CallRow> {
   const { rows: [c] } = await query<CallRow>(

@@ -7,10 +7,10 @@ import { chatForParticipant, participantsOf } from '../chats/chat-sql.ts';
 import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
-import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
-import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
+import { activeUserTransaction, inactiveAmong, requireActiveCaller } from '../user-replica/replica-reads.ts';
 import type { MediaKind, RosterStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+import { conferenceSignal } from './signals.ts';
 
 /**
  * Conferences in a chat (conference-session.md, call-participant.md, UC-MSG-006; SessionKind
@@ -51,14 +51,6 @@ export interface ConferenceView {
 
 const COLUMNS = sql.raw(`id, chat_id as "chatId", initiator_user_id as "initiatorUserId", media, status, room_name as "roomName",
   created_at as "createdAt", ended_at as "endedAt"`);
-
-export const conferenceSignal = (kind: RealtimeDispatchKind, chatId: string, refId: string): NewRealtimeRow => ({
-  kind,
-  targetKind: 'ChatGroup',
-  chatId,
-  refId,
-  sessionKind: 'Conference',
-});
 
 export async function rosterOf(q: Db, sessionId: string): Promise<RosterEntry[]> {
   return (await query<RosterEntry>(
@@ -157,7 +149,10 @@ export async function inviteToConference(ctx: MessengerContext, caller: Principa
     await requireJoined(tx, c.id, caller.userId);
     const members = new Set((await participantsOf(tx, c.chatId, { activeOnly: true })).map((p) => p.userId));
     const roster = new Map((await rosterOf(tx, c.id)).map((r) => [r.userId, r.status]));
-    const invitees = [...new Set(userIds.map((u) => u.toLowerCase()))].filter((u) => members.has(u) && roster.get(u) !== 'Joined');
+    const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))].filter((u) => members.has(u) && roster.get(u) !== 'Joined');
+    // A blocked or archived member could neither join nor get a join token: they are not rung.
+    const inactive = new Set(await inactiveAmong(tx, wanted));
+    const invitees = wanted.filter((u) => !inactive.has(u));
     const rows: NewRealtimeRow[] = [];
     for (const u of invitees) {
       await setRoster(tx, c.id, u, 'Invited', now);

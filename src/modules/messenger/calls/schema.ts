@@ -30,6 +30,9 @@ export const mediaSessions = messengerSchema.table(
   (t) => [
     index('ix_media_sessions_ringing').on(t.ringExpiresAt).where(sql`${t.status} = 'Ringing'`),
     uniqueIndex('ux_media_sessions_live_conference').on(t.chatId).where(sql`${t.sessionKind} = 'Conference' and ${t.status} = 'Active'`),
+    // A deactivated user's running calls (calls/deactivation.ts), without reading every call ever made.
+    index('ix_media_sessions_live_initiator').on(t.initiatorUserId).where(sql`${t.status} in ('Ringing', 'Active')`),
+    index('ix_media_sessions_live_callee').on(t.calleeUserId).where(sql`${t.status} in ('Ringing', 'Active')`),
     check('ck_media_sessions_kind', oneOf(t.sessionKind, SESSION_KINDS)),
     check('ck_media_sessions_media', oneOf(t.media, MEDIA_KINDS_AV)),
     check('ck_media_sessions_status', oneOf(t.status, SESSION_STATUSES)),
@@ -58,6 +61,8 @@ export const mediaSessionParticipants = messengerSchema.table(
   },
   (t) => [
     uniqueIndex('ux_media_session_participants_user').on(t.sessionId, t.userId),
+    // A deactivated user's conference seats (calls/deactivation.ts).
+    index('ix_media_session_participants_joined_user').on(t.userId).where(sql`${t.status} = 'Joined'`),
     check('ck_media_session_participants_status', oneOf(t.status, ROSTER_STATUSES)),
   ],
 );

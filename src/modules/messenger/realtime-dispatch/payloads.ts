@@ -151,10 +151,13 @@ function buildMedia(row: OutboxRowRef, refs: RealtimeRefs, event: string): Build
   const open = isSessionOpen(session.status);
   const joinFor = (userId: string) => (open ? { joinFor: { userId, sessionId: session.id, roomName: session.roomName } } : {});
   if (row.targetKind === 'User') {
+    // A blocked or archived invitee is refused everything in the messenger: no invite, no token.
+    if (refs.inactiveUsers.has(row.targetUserId!)) return { ok: true, delivery: { sends: [] } };
     return { ok: true, delivery: { sends: [{ group: userGroup(row.targetUserId!), event, payload, ...joinFor(row.targetUserId!) }] } };
   }
   // A join model is personal: a chat-wide frame would hand one member's token to everyone, so the
-  // conference contract goes to each active participant of chat:{ChatId} through its user group.
+  // conference contract goes to each active participant of chat:{ChatId} through its user group
+  // (inactive users are not among chatMembers: nothing is sent or minted for them).
   const members = refs.chatMembers.get(row.chatId!) ?? [];
   return { ok: true, delivery: { sends: members.map((u) => ({ group: userGroup(u), event, payload, ...joinFor(u) })) } };
 }

@@ -83,9 +83,15 @@ export interface RealtimeRefs {
   sessions: Map<string, SessionRef>;
   roster: Map<string, RosterRef>;
   recordings: Map<string, RecordingRef>;
-  /** Active participants per chat: join kinds addressed to a chat (one MediaJoinModel each), chat creation. */
+  /**
+   * Active participants per chat who are not inactive in the replica: join kinds addressed to a
+   * chat (one MediaJoinModel each), chat creation.
+   */
   chatMembers: Map<string, string[]>;
-  /** Users of UserDeactivated rows who are still inactive in the replica (a reactivated one is left alone). */
+  /**
+   * Users of UserDeactivated rows and recipients of personal invites (join kinds to a user) who are
+   * inactive in the replica now (a reactivated one is left alone; an invite is not sent to an inactive one).
+   */
   inactiveUsers: Set<string>;
 }
 

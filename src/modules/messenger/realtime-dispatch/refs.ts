@@ -41,7 +41,9 @@ export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?
   const rosterIds = ids(rows, (r) => ROSTER_KINDS.has(r.kind), 'refId');
   const recordingIds = ids(rows, (r) => RECORDING_KINDS.has(r.kind), 'refId');
   const sessionIds = ids(rows, (r) => /^(Call|Conference(Invited|Started|Ended))/.test(r.kind), 'refId');
-  const deactivated = [...new Set(rows.filter((r) => r.kind === 'UserDeactivated' && r.targetUserId).map((r) => r.targetUserId!))];
+  // Whose replica activity the build judges: deactivated users, and the recipients of personal invites (no token for an inactive one).
+  const judged = (r: OutboxRowRef) => r.kind === 'UserDeactivated' || (JOIN_KINDS.has(r.kind) && r.targetKind === 'User');
+  const deactivated = [...new Set(rows.filter((r) => judged(r) && r.targetUserId).map((r) => r.targetUserId!))];
   const memberChats = ids(rows, (r) => (JOIN_KINDS.has(r.kind) || r.kind === 'ChatUpdated') && r.targetKind === 'ChatGroup', 'chatId');
 
   await Promise.all([
@@ -101,8 +103,12 @@ export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?
       ? Promise.resolve()
       : query<{ chatId: string; users: string[] }>(
           db,
-          sql`select chat_id as "chatId", array_agg(user_id order by user_id) as users
-                from messenger.chat_participants where chat_id = any(${sql.param(memberChats)}::uuid[]) and status = 'Active' group by chat_id`,
+          // A blocked or archived participant is no recipient: no frame and no join token for them.
+          sql`select p.chat_id as "chatId", array_agg(p.user_id order by p.user_id) as users
+                from messenger.chat_participants p
+               where p.chat_id = any(${sql.param(memberChats)}::uuid[]) and p.status = 'Active'
+                 and not exists (select 1 from messenger.users u where u.id = p.user_id and not u.is_active)
+               group by p.chat_id`,
         ).then(({ rows: r }) => r.forEach((m) => refs.chatMembers.set(m.chatId, m.users))),
     deactivated.length === 0
       ? Promise.resolve()

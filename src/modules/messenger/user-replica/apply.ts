@@ -12,6 +12,7 @@ import {
 } from './replica-sql.ts';
 import type { UserSyncMetrics } from './metrics.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import { removeFromMediaSessions } from '../calls/deactivation.ts';
 import {
   USER_SYNC_ERRORS,
   UserSyncRejection,
@@ -197,12 +198,16 @@ export const deactivated = (writes: Iterable<[ReplicaState | null | undefined, U
   [...writes].filter(([before, after]) => before?.isActive === true && !after.isActive).map(([, after]) => after.userId);
 
 /**
- * A user turned inactive loses the hub at once: a UserDeactivated push intent in this transaction
- * (persist-then-push: the dispatcher closes the user's connections on every replica and retries
- * while the backplane is down). The hub's periodic access recheck catches the rest, e.g. a user
- * whose first replica row is already inactive.
+ * A user turned inactive loses what is under way and the hub at once, in this transaction: their
+ * calls end and their conference seats are left, with the frames the normal paths write
+ * (calls/deactivation.ts), then a UserDeactivated push intent (persist-then-push: the dispatcher
+ * closes the user's connections on every replica and retries while the backplane is down). The
+ * hub's periodic access recheck catches the rest, e.g. a user whose first replica row is already
+ * inactive (such a user never held a call: every call and conference path needs an active caller).
  */
 export async function enqueueDeactivations(tx: Db, userIds: readonly string[], now: Date): Promise<void> {
+  if (userIds.length === 0) return;
+  await removeFromMediaSessions(tx, userIds, now);
   await enqueueRealtime(tx, userIds.map((userId) => ({ kind: 'UserDeactivated', targetKind: 'User', targetUserId: userId })), now);
 }
 

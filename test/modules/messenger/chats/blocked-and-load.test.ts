@@ -71,6 +71,32 @@ describe('blocked means blocked: a blacklisted pair cannot be put into a group b
   });
 });
 
+describe('an inactive user cannot be put into a group (seed 002: IsActive false is not addressable)', () => {
+  test('creating a group with, or adding, a blocked or archived user is 404 MSG_CONTACT_USER_NOT_FOUND with nothing stored', async () => {
+    const m = await messengerApp();
+    const [alice, bob, carol, dave] = [await m.user(), await m.user(), await m.user(), await m.user()];
+    const chat = (await group(m, alice.token, [carol.id])).body;
+    await m.pool.query('update messenger.users set is_active = false where id = $1', [bob.id]);
+    const attempts: [string, () => Promise<{ status: number; body: Err }>][] = [
+      ['a new group with the inactive user among its members', () => group(m, alice.token, [carol.id, bob.id])],
+      ['adding the inactive user to a group', () => add(m, alice.token, chat.id, [bob.id])],
+      ['adding them together with an active user', () => add(m, alice.token, chat.id, [dave.id, bob.id])],
+    ];
+    for (const [what, attempt] of attempts) {
+      const stored = await storedDigests(m.pool);
+      const res = await attempt();
+      assert.deepEqual([res.status, res.body.code], [404, 'MSG_CONTACT_USER_NOT_FOUND'], what);
+      assert.deepEqual(changedTables(stored, await storedDigests(m.pool)), [], `${what}: stored something`);
+    }
+    const members = (await m.call<Chat>(alice.token, 'GET', `/api/messenger/chats/${chat.id}`)).body.participants.map((p) => p.userId);
+    assert.deepEqual(members.sort(), [alice.id, carol.id].sort());
+
+    // Active again (identity unblocked them): they may be added.
+    await m.pool.query('update messenger.users set is_active = true where id = $1', [bob.id]);
+    assert.equal((await add(m, alice.token, chat.id, [bob.id])).status, 200);
+  });
+});
+
 describe('chats under hostile load', () => {
   test('GET /api/messenger/chats reads the page\'s participants in one statement, however many chats it holds', async () => {
     const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '0' });

@@ -7,6 +7,7 @@ import { realtimeStateGauges } from '../../../../src/modules/messenger/realtime-
 import { createTestDatabase } from '../../../support/db.ts';
 import { metricValue } from '../../../support/metrics.ts';
 import { insertOutbox, T0 } from '../support/dispatch.ts';
+import { messengerApp } from '../support/app.ts';
 
 /** The realtime outbox's current state as on-call's alerts read it: read from the table, not counted by a process. */
 describe('realtime outbox state gauges', () => {
@@ -24,6 +25,26 @@ describe('realtime outbox state gauges', () => {
     // The runbook's requeue brings it back to 0: what "see it worked" looks at.
     assert.equal(await requeueQuarantined(db, rows.slice(0, 2), T0), 2);
     assert.equal(await metricValue(registry, 'messenger_realtime_quarantined'), 1);
+  });
+
+  test('messenger_realtime_pending on /metrics is the number of Pending rows, those waiting for a retry included; Done and Quarantined rows are not', async () => {
+    const m = await messengerApp();
+    const scrape = async () => {
+      const res = await m.app.inject({ method: 'GET', url: '/metrics' });
+      assert.equal(res.statusCode, 200);
+      const line = res.body.split('\n').find((l) => l.startsWith('messenger_realtime_pending '));
+      assert.ok(line, 'messenger_realtime_pending is exported');
+      return Number(line.split(' ')[1]);
+    };
+    assert.equal(await scrape(), 0);
+    const pending = [];
+    for (let i = 0; i < 3; i++) pending.push(await insertOutbox(m.pool, { kind: 'MessageReceived', chatId: newId(), messageId: newId() }));
+    pending.push(await insertOutbox(m.pool, { kind: 'MessageReceived', chatId: newId(), messageId: newId(), attempts: 2, nextAttemptAt: new Date(T0.getTime() + 60_000) }));
+    await insertOutbox(m.pool, { kind: 'MessageReceived', chatId: newId(), messageId: newId(), status: 'Done' });
+    await insertOutbox(m.pool, { kind: 'MessageReceived', chatId: newId(), messageId: newId(), status: 'Quarantined' });
+    assert.equal(await scrape(), 4);
+    await m.pool.query(`update messenger.realtime_outbox set status = 'Done' where id = any($1::uuid[])`, [pending.slice(0, 3)]);
+    assert.equal(await scrape(), 1);
   });
 
   test('messenger_realtime_oldest_pending_age_seconds is now − CreatedAt of the oldest Pending row, 0 when none is Pending', async () => {

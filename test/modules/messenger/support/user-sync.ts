@@ -1,6 +1,11 @@
 import type pg from 'pg';
 import type { Message } from 'kafkajs';
-import { newId } from '../../../../src/platform/time.ts';
+import { createDb } from '../../../../src/platform/db/index.ts';
+import { createLogger } from '../../../../src/platform/observability/logger.ts';
+import { Registry } from '../../../../src/platform/observability/metrics.ts';
+import { newId, type Clock } from '../../../../src/platform/time.ts';
+import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-replica/metrics.ts';
+import { userSyncConsumer } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 
 /** Helpers of the messenger user-replica tests: UserUpserted messages on the wire, replica reads, logs. */
 
@@ -113,4 +118,40 @@ export async function simulateReplicaWriteOutage(pool: pg.Pool, name: string, wh
     await pool.query(`drop trigger ${name} on messenger.users`);
     await pool.query(`drop function messenger.${name}()`);
   };
+}
+
+/**
+ * Identity's UserUpserted for the user with `status`, applied by the replica consumer in one
+ * transaction as the runner would: its single path, or its batch path (`batch`: Versions `version`
+ * and `version + 1`).
+ */
+export async function applyUserStatus(
+  m: { pool: pg.Pool; clock: Clock },
+  user: { id: string; phone: string },
+  status: string,
+  version: number,
+  batch = false,
+): Promise<void> {
+  const consumer = userSyncConsumer({
+    clock: m.clock,
+    log: createLogger('silent'),
+    metrics: createUserSyncMetrics(new Registry(), 'test'),
+    phoneRegion: 'RU',
+    partitionsConcurrently: 1,
+  });
+  const event = (v: number) => ({
+    messageId: newId(),
+    topic: 'pin.identity.users.v1',
+    key: user.id,
+    eventType: 'UserUpsertedKafkaEvent',
+    contractVersion: 1,
+    aggregateType: 'User',
+    aggregateId: user.id,
+    occurredAt: T0.toISOString(),
+    payload: { UserId: user.id, Name: { FirstName: 'Иван', MiddleName: null, LastName: 'Петров' }, PhoneNumber: user.phone, Status: status, Version: v },
+  });
+  await createDb(m.pool).transaction(async (tx) => {
+    if (batch) await consumer.handleBatch!([event(version), event(version + 1)], tx);
+    else await consumer.handle(event(version), tx);
+  });
 }

@@ -1,45 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createDb } from '../../../../src/platform/db/index.ts';
-import { Registry } from '../../../../src/platform/observability/metrics.ts';
-import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { newId } from '../../../../src/platform/time.ts';
-import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-replica/metrics.ts';
-import { userSyncConsumer } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 import { connectClient } from '../../../support/signalr.ts';
 import { startPrivateRedis } from '../../../support/redis.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { messengerApp, type MessengerApp } from '../support/app.ts';
+import { messengerApp } from '../support/app.ts';
 import { secondReplica } from '../support/replica.ts';
-import { T0 } from '../support/dispatch.ts';
+import { applyUserStatus } from '../support/user-sync.ts';
 
 type Err = { code: string };
-
-/** Identity's UserUpserted for the user, applied by the replica's consumer (single path, or `batch`). */
-async function upsert(m: MessengerApp, user: { id: string; phone: string }, status: string, version: number, batch = false) {
-  const consumer = userSyncConsumer({
-    clock: m.clock,
-    log: createLogger('silent'),
-    metrics: createUserSyncMetrics(new Registry(), 'test'),
-    phoneRegion: 'RU',
-    partitionsConcurrently: 1,
-  });
-  const event = (v: number) => ({
-    messageId: newId(),
-    topic: 'pin.identity.users.v1',
-    key: user.id,
-    eventType: 'UserUpsertedKafkaEvent',
-    contractVersion: 1,
-    aggregateType: 'User',
-    aggregateId: user.id,
-    occurredAt: T0.toISOString(),
-    payload: { UserId: user.id, Name: { FirstName: 'Иван', MiddleName: null, LastName: 'Петров' }, PhoneNumber: user.phone, Status: status, Version: v },
-  });
-  await createDb(m.pool).transaction(async (tx) => {
-    if (batch) await consumer.handleBatch!([event(version), event(version + 1)], tx);
-    else await consumer.handle(event(version), tx);
-  });
-}
 
 describe('blocked and archived users lose access (seed 002: IsActive false)', () => {
   test('an inactive user can neither send into its chats nor be messaged in a direct chat, called or requested as a contact', async () => {
@@ -53,7 +22,7 @@ describe('blocked and archived users lose access (seed 002: IsActive false)', ()
     const retried = { clientMessageId: newId() };
     assert.equal((await send(bob.token, group.id, retried)).status, 201);
 
-    await upsert(m, bob, 'Blocked', 2);
+    await applyUserStatus(m, bob, 'Blocked', 2);
     const own = await send(bob.token, group.id);
     assert.deepEqual([own.status, own.body.code], [403, 'MSG_USER_INACTIVE'], 'the blocked user cannot send');
     // The send statement judges the sender's activity before anything else about the send.
@@ -82,7 +51,7 @@ describe('blocked and archived users lose access (seed 002: IsActive false)', ()
     }
 
     // The batch path of the consumer turns the user active again; everything works again.
-    await upsert(m, bob, 'Active', 3, true);
+    await applyUserStatus(m, bob, 'Active', 3, true);
     assert.equal((await send(bob.token, group.id)).status, 201);
     assert.equal((await send(alice.token, direct.id)).status, 201);
   });
@@ -96,7 +65,7 @@ describe('blocked and archived users lose access (seed 002: IsActive false)', ()
     const onB = await connectClient(b.url, bob.token);
     const bystander = await connectClient(b.url, alice.token);
 
-    await upsert(a, bob, 'Archived', 2, true);
+    await applyUserStatus(a, bob, 'Archived', 2, true);
     await a.dispatch();
     await waitFor('both of bob\'s connections closed', () => onA.closed && onB.closed);
     assert.match(String(onB.closedWith), /Forbidden: the user is blocked or archived/);

@@ -4,6 +4,7 @@ import { buildTestApp } from '../../../support/app.ts';
 import { createTestKafka } from '../../../support/kafka.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { TOPICS } from '../../../../src/event-topics.ts';
+import { OUTBOX_PUBLISHER_JOB } from '../../../../src/platform/outbox/index.ts';
 import { messengerModule } from '../../../../src/modules/messenger/index.ts';
 import { USER_SYNC_CONSUMER } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 import { requireAddressableUser } from '../../../../src/modules/messenger/user-replica/replica-reads.ts';
@@ -244,6 +245,27 @@ describe('MessengerUserUpsertedConsumer (real Kafka)', () => {
       [msg.headers!['message-id'], correlationId, 1, `+7***${phone.slice(-4)}`, 'З***'],
     );
     assert.ok(!logs.text().includes(phone) && !logs.text().includes('Зинаида') && !logs.text().includes('Заречная'));
+  });
+
+  test('INV-MU-4: the consumer publishes nothing to Kafka — no outbox row, no record on any topic but the one it reads (and its DLQ)', async () => {
+    const userId = newId();
+    const phone = nextPhone();
+    await k.produce(topic, [
+      userUpserted(userId, { version: 1, phone }),
+      userUpserted(userId, { version: 2, phone: nextPhone(), firstName: 'Пётр' }),
+      userUpserted(userId, { version: 3, phone, status: 'Blocked' }),
+    ]);
+    await untilVersion(userId, 3);
+    assert.equal((await pool.query('select 1 from platform.outbox')).rowCount, 0, 'no integration event was enqueued');
+    // Whatever the handler had put in the outbox would be on its topic after a whole publisher run
+    // (a run may be skipped while the timer's own run holds the lock: then ask again).
+    await waitFor('a whole outbox publisher run', async () => (await app.platform.runner.runNow(OUTBOX_PUBLISHER_JOB)).outcome === 'success');
+    const others = (await k.admin.listTopics()).filter((t) => t.startsWith(k.prefix) && t !== topic && t !== `${topic}.dlq`);
+    for (const name of Object.values(TOPICS).filter((n) => n !== TOPICS.identityUsers)) assert.ok(others.includes(k.topic(name)), `${name} exists`);
+    for (const t of others) {
+      const held = (await k.admin.fetchTopicOffsets(t)).reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+      assert.equal(held, 0, `${t} holds ${held} records`);
+    }
   });
 
   test('every metric of the seed is exported', async () => {

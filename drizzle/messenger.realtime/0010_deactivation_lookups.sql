@@ -1,0 +1,3 @@
+CREATE INDEX "ix_media_session_participants_joined_user" ON "messenger"."media_session_participants" USING btree ("user_id") WHERE "messenger"."media_session_participants"."status" = 'Joined';--> statement-breakpoint
+CREATE INDEX "ix_media_sessions_live_initiator" ON "messenger"."media_sessions" USING btree ("initiator_user_id") WHERE "messenger"."media_sessions"."status" in ('Ringing', 'Active');--> statement-breakpoint
+CREATE INDEX "ix_media_sessions_live_callee" ON "messenger"."media_sessions" USING btree ("callee_user_id") WHERE "messenger"."media_sessions"."status" in ('Ringing', 'Active');
