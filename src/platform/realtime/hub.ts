@@ -4,7 +4,7 @@ import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
 import { connectionRefusal, createConnectRate, HubRefusal, revokedLookup, startAccessRecheck, upgradeRefusal } from './access.ts';
-import type { Hub, HubOptions } from './hub-api.ts';
+import { hubDefaults, type Hub, type HubOptions } from './hub-api.ts';
 import { createHubPresence } from './hub-presence.ts';
 import { CloseErrors, HubConnection, monotonicMs, type ConnectionLimits } from './connection.ts';
 import { answerHandshakeError, FORMATS, FrontDoor, HANDSHAKE_CANCELED, type HandshakeOutcome } from './handshake.ts';
@@ -22,16 +22,6 @@ export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
 /** How long a refused socket may take to send its handshake before it gets its refusal anyway (at most the handshake timeout). */
 const REFUSAL_WAIT_MS = 5000;
 
-/** ASP.NET Core's HubOptions.HandshakeTimeout default (HUB_HANDSHAKE_TIMEOUT). */
-const HANDSHAKE_TIMEOUT_MS = 15_000;
-
-/**
- * How long a negotiate's connection token opens a WebSocket. A client opens its socket right after
- * negotiating, so seconds suffice; short, because only this replica remembers that a token was used
- * (another replica behind the load balancer would take it again until it expires).
- */
-const CONNECTION_TOKEN_TTL_MS = 15_000;
-
 /** Longest unterminated record kept between WebSocket messages: clients only send handshakes and pings. */
 const MAX_PENDING_CHARS = 64 * 1024;
 
@@ -41,15 +31,15 @@ export function createHub(opts: HubOptions): Hub {
   const backplane = opts.backplane ?? createInProcessBackplane();
   const replicaId = opts.replicaId ?? newId();
   const clock = opts.clock ?? systemClock;
-  const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
-  const clientTimeoutMs = opts.clientTimeoutMs ?? 30_000;
-  const handshakeTimeoutMs = opts.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
+  const pingIntervalMs = opts.pingIntervalMs ?? hubDefaults.pingIntervalMs;
+  const clientTimeoutMs = opts.clientTimeoutMs ?? hubDefaults.clientTimeoutMs;
+  const handshakeTimeoutMs = opts.handshakeTimeoutMs ?? hubDefaults.handshakeTimeoutMs;
   const refusalWaitMs = Math.min(REFUSAL_WAIT_MS, handshakeTimeoutMs);
-  const tokenTtlMs = opts.connectionTokenTtlMs ?? CONNECTION_TOKEN_TTL_MS;
+  const tokenTtlMs = opts.connectionTokenTtlMs ?? hubDefaults.connectionTokenTtlMs;
   const tokens = opts.tokens ?? createTokenVerifier({ secret: opts.secret });
   // Admission is timed on the monotonic clock: it is about real elapsed time, not business time.
   const connectRate = opts.maxConnectsPerSecond === undefined ? undefined : createConnectRate(opts.maxConnectsPerSecond, monotonicMs);
-  const limits: ConnectionLimits = { maxBufferedBytes: opts.maxBufferedBytes ?? 1_048_576, maxPendingChars: MAX_PENDING_CHARS };
+  const limits: ConnectionLimits = { maxBufferedBytes: opts.maxBufferedBytes ?? hubDefaults.maxBufferedBytes, maxPendingChars: MAX_PENDING_CHARS };
 
   const index = new GroupIndex<HubConnection>();
   const byId = new Map<string, HubConnection>();
@@ -344,7 +334,7 @@ export function createHub(opts: HubOptions): Hub {
         for (const conn of conns) conn.close('server_shutdown', CloseErrors.shutdown, true, 'graceful');
         const grace = setTimeout(() => {
           for (const conn of byId.values()) conn.socket.terminate();
-        }, opts.closeGraceMs ?? 2000);
+        }, opts.closeGraceMs ?? hubDefaults.closeGraceMs);
         await done;
         clearTimeout(grace);
       }
