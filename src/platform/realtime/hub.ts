@@ -1,21 +1,21 @@
 import type { WebSocket } from 'ws';
-import { AuthError, type Principal } from '../http/auth.ts';
+import type { Principal } from '../http/auth.ts';
 import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
-import { connectionRefusal, createConnectRate, HubRefusal, revokedLookup, startAccessRecheck, upgradeRefusal } from './access.ts';
+import { connectionRefusal, HubRefusal, startAccessRecheck, upgradeRefusal } from './access.ts';
+import { createAdmission } from './hub-admission.ts';
 import { hubDefaults, type Hub, type HubOptions } from './hub-api.ts';
 import { createHubPresence } from './hub-presence.ts';
 import { CloseErrors, HubConnection, monotonicMs, type ConnectionLimits } from './connection.ts';
 import { answerHandshakeError, FORMATS, FrontDoor, HANDSHAKE_CANCELED, type HandshakeOutcome } from './handshake.ts';
-import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
 import { GroupIndex, userGroup } from './groups.ts';
 import { createMembershipSync } from './membership.ts';
 import { createHubMetrics, FrameTally } from './metrics.ts';
 import { createInProcessPresence } from './presence.ts';
 import { invokeHubMethod } from './hub-methods.ts';
 import { encodeMsgpackInvocation } from './msgpack-protocol.ts';
-import { encodeInvocation, negotiateReply } from './protocol.ts';
+import { encodeInvocation } from './protocol.ts';
 
 export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
 
@@ -35,10 +35,6 @@ export function createHub(opts: HubOptions): Hub {
   const clientTimeoutMs = opts.clientTimeoutMs ?? hubDefaults.clientTimeoutMs;
   const handshakeTimeoutMs = opts.handshakeTimeoutMs ?? hubDefaults.handshakeTimeoutMs;
   const refusalWaitMs = Math.min(REFUSAL_WAIT_MS, handshakeTimeoutMs);
-  const tokenTtlMs = opts.connectionTokenTtlMs ?? hubDefaults.connectionTokenTtlMs;
-  const tokens = opts.tokens ?? createTokenVerifier({ secret: opts.secret });
-  // Admission is timed on the monotonic clock: it is about real elapsed time, not business time.
-  const connectRate = opts.maxConnectsPerSecond === undefined ? undefined : createConnectRate(opts.maxConnectsPerSecond, monotonicMs);
   const limits: ConnectionLimits = { maxBufferedBytes: opts.maxBufferedBytes ?? hubDefaults.maxBufferedBytes, maxPendingChars: MAX_PENDING_CHARS };
 
   const index = new GroupIndex<HubConnection>();
@@ -46,16 +42,20 @@ export function createHub(opts: HubOptions): Hub {
   const door = new FrontDoor({ maxBytes: MAX_PENDING_CHARS, gauge: metrics.handshakesPending });
   const store = opts.presence ?? createInProcessPresence();
   const presence = createHubPresence(store, { log, clock, holds: (userId) => index.ofUser(userId) !== undefined });
-  /**
-   * Connection ids whose token was admitted, until the token expires. Taken at admission, before the
-   * upgrade completes: two upgrades racing with one token cannot both pass, and a token opens one
-   * socket once (ASP.NET Core's tokens are single-use), not one at a time.
-   */
-  const usedTokens = new Map<string, number>();
   /** Groups removed while a connection's resolveGroups was in flight: its (older) answer must not re-add them. */
   const joining = new Map<HubConnection, Set<string>>();
   const allClosed = new Set<() => void>();
   let closing = false;
+  const admission = createAdmission({
+    secret: opts.secret,
+    tokens: opts.tokens ?? createTokenVerifier({ secret: opts.secret }),
+    clock,
+    connectionTokenTtlMs: opts.connectionTokenTtlMs ?? hubDefaults.connectionTokenTtlMs,
+    maxConnectsPerSecond: opts.maxConnectsPerSecond,
+    access: opts.access,
+    metrics,
+    isOpen: (connectionId) => byId.has(connectionId),
+  });
 
   const deliverNow = (group: string, event: string, payload: unknown) => {
     const members = index.inGroup(group);
@@ -156,8 +156,6 @@ export function createHub(opts: HubOptions): Hub {
     if (toFlush.push(conn) === 1) process.nextTick(flushQueued);
   };
 
-  const isRevoked = revokedLookup();
-
   const methods = opts.methods ?? new Map();
   const onInvocation = (conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[] }) => invokeHubMethod(methods, conn, call, log);
 
@@ -198,8 +196,7 @@ export function createHub(opts: HubOptions): Hub {
       conn.checkLiveness(now, pingIntervalMs, clientTimeoutMs);
     }
     membership.prune();
-    const clockNow = clock.now().getTime();
-    for (const [connectionId, expiresAt] of usedTokens) if (expiresAt <= clockNow) usedTokens.delete(connectionId);
+    admission.forgetExpiredTokens();
   }, tickMs);
   liveness.unref();
 
@@ -251,51 +248,13 @@ export function createHub(opts: HubOptions): Hub {
 
     connectionCount: () => byId.size,
 
-    async authenticate(token) {
-      if (!token) {
-        metrics.authFailures.inc();
-        return { ok: false, code: 'AUTH_REQUIRED', message: 'a bearer token is required', statusCode: 401 };
-      }
-      let principal: Principal;
-      try {
-        principal = await tokens.verify(token);
-      } catch (err) {
-        metrics.authFailures.inc();
-        if (err instanceof AuthError) return { ok: false, code: err.code, message: err.message, statusCode: err.statusCode };
-        throw err;
-      }
-      for (const check of access?.checks ?? []) {
-        if (await isRevoked(check, principal.userId)) {
-          metrics.refused.inc({ reason: 'forbidden' });
-          return { ok: false, code: check.code ?? 'HUB_ACCESS_REVOKED', message: check.reason, statusCode: 403 };
-        }
-      }
-      return { ok: true, principal };
-    },
-
-    negotiate(principal, version) {
-      const connectionId = newId();
-      const expiresAt = clock.now().getTime() + tokenTtlMs;
-      const token = signConnectionToken({ connectionId, userId: principal.userId, expiresAt }, opts.secret);
-      return negotiateReply(version, connectionId, token);
-    },
-
-    admitConnect() {
-      const retryAfterSeconds = connectRate?.take();
-      if (retryAfterSeconds !== undefined) metrics.refused.inc({ reason: 'rate' });
-      return retryAfterSeconds;
-    },
+    authenticate: admission.authenticate,
+    negotiate: admission.negotiate,
+    admitConnect: admission.admitConnect,
+    connectionIdFor: admission.connectionIdFor,
 
     turnAway(socket, principal, retryAfterSeconds) {
       door.turnAway(socket, principal.userId, `Server is busy: too many new connections; reconnect in ${retryAfterSeconds} s.`, refusalWaitMs);
-    },
-
-    connectionIdFor(principal, connectionToken) {
-      if (connectionToken === undefined) return newId();
-      const ticket = verifyConnectionToken(connectionToken, opts.secret, principal.userId, clock.now().getTime());
-      if (!ticket || usedTokens.has(ticket.connectionId) || byId.has(ticket.connectionId)) return undefined;
-      usedTokens.set(ticket.connectionId, ticket.expiresAt);
-      return ticket.connectionId;
     },
 
     attach(socket, principal, connectionId) {
