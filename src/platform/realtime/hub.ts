@@ -2,20 +2,18 @@ import type { WebSocket } from 'ws';
 import type { Principal } from '../http/auth.ts';
 import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
-import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
+import { createInProcessBackplane } from './backplane.ts';
 import { connectionRefusal, HubRefusal, startAccessRecheck, upgradeRefusal } from './access.ts';
 import { createAdmission } from './hub-admission.ts';
+import { createGroupDelivery } from './hub-delivery.ts';
 import { hubDefaults, type Hub, type HubOptions } from './hub-api.ts';
 import { createHubPresence } from './hub-presence.ts';
 import { CloseErrors, HubConnection, monotonicMs, type ConnectionLimits } from './connection.ts';
 import { answerHandshakeError, FORMATS, FrontDoor, HANDSHAKE_CANCELED, type HandshakeOutcome } from './handshake.ts';
 import { GroupIndex, userGroup } from './groups.ts';
-import { createMembershipSync } from './membership.ts';
-import { createHubMetrics, FrameTally } from './metrics.ts';
+import { createHubMetrics } from './metrics.ts';
 import { createInProcessPresence } from './presence.ts';
 import { invokeHubMethod } from './hub-methods.ts';
-import { encodeMsgpackInvocation } from './msgpack-protocol.ts';
-import { encodeInvocation } from './protocol.ts';
 
 export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
 
@@ -57,57 +55,7 @@ export function createHub(opts: HubOptions): Hub {
     isOpen: (connectionId) => byId.has(connectionId),
   });
 
-  const deliverNow = (group: string, event: string, payload: unknown) => {
-    const members = index.inGroup(group);
-    if (!members) return;
-    // Encoded once per protocol its members speak, not once per connection.
-    let json: Buffer | undefined;
-    let msgpack: Buffer | undefined;
-    // A send may close a slow consumer; deleting from a Set while iterating it is safe.
-    for (const conn of members) {
-      const frame = conn.format.binary
-        ? (msgpack ??= encodeMsgpackInvocation(event, payload))
-        : (json ??= Buffer.from(encodeInvocation(event, payload)));
-      conn.send(frame, 'invocation');
-    }
-  };
-
-  const joinLocal = (userId: string, group: string) => {
-    for (const conn of index.ofUser(userId) ?? []) {
-      index.join(conn, group);
-      joining.get(conn)?.delete(group);
-    }
-  };
-
-  const leaveLocal = (userId: string, group: string) => {
-    for (const conn of index.ofUser(userId) ?? []) {
-      index.leave(conn, group);
-      joining.get(conn)?.add(group);
-    }
-  };
-
-  const membership = createMembershipSync({
-    index,
-    resolve: opts.resolveGroupMembers,
-    joinLocal,
-    leaveLocal,
-    joiningUsers: () => [...joining.keys()].map((c) => c.userId),
-    deliver: deliverNow,
-    log,
-    metrics,
-  });
-
-  const disconnectLocal = (userId: string, reason: string) => {
-    for (const conn of [...(index.ofUser(userId) ?? [])]) conn.close('access_revoked', reason, false, 'graceful');
-  };
-
-  backplane.onMessage((message: BackplaneMessage) => {
-    if (message.origin === replicaId) return; // already applied when it was published
-    if (message.kind === 'send') membership.deliver(message.group, message.event, message.payload, message.version);
-    else if (message.kind === 'disconnect') disconnectLocal(message.userId, message.reason);
-    else if (message.kind === 'join') joinLocal(message.userId, message.group);
-    else leaveLocal(message.userId, message.group);
-  });
+  const delivery = createGroupDelivery({ index, joining, backplane, replicaId, resolveGroupMembers: opts.resolveGroupMembers, log, metrics });
 
   /** Resolves the connection's groups and joins them: true, or the reason the handshake is refused. */
   async function joinGroups(conn: HubConnection, firstOfUser: Promise<void> | undefined): Promise<true | string> {
@@ -142,20 +90,6 @@ export function createHub(opts: HubOptions): Hub {
     if (byId.size === 0) for (const resolve of allClosed) resolve();
   };
 
-  // Connections with queued frames, flushed together once the current burst of sends (e.g. a
-  // dispatcher batch, which pushes without yielding to I/O) is done: one socket write each.
-  let toFlush: HubConnection[] = [];
-  const flushQueued = () => {
-    const conns = toFlush;
-    toFlush = [];
-    const sent = new FrameTally();
-    for (const conn of conns) conn.flush(sent);
-    sent.countInto(metrics);
-  };
-  const onQueued = (conn: HubConnection) => {
-    if (toFlush.push(conn) === 1) process.nextTick(flushQueued);
-  };
-
   const methods = opts.methods ?? new Map();
   const onInvocation = (conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[] }) => invokeHubMethod(methods, conn, call, log);
 
@@ -168,7 +102,7 @@ export function createHub(opts: HubOptions): Hub {
       log.debug({ userId: principal.userId, reason: refusal.reason }, 'hub connection refused');
       return answerHandshakeError(socket, refusal.error, format.binary);
     }
-    const hooks = { onClosed, onQueued, onInvocation };
+    const hooks = { onClosed, onQueued: delivery.onQueued, onInvocation };
     const conn = new HubConnection(connectionId, principal, socket, { format, afterHandshake: request.rest }, limits, hooks, metrics);
     byId.set(conn.id, conn);
     metrics.connectionsActive.inc();
@@ -195,14 +129,14 @@ export function createHub(opts: HubOptions): Hub {
       conn.closeIfTokenExpired(wallNow);
       conn.checkLiveness(now, pingIntervalMs, clientTimeoutMs);
     }
-    membership.prune();
+    delivery.prune();
     admission.forgetExpiredTokens();
   }, tickMs);
   liveness.unref();
 
   // The safety net under the backplane's disconnect messages: a lost one is caught here.
   const { access } = opts;
-  const recheck = access && startAccessRecheck(access, () => index.users(), disconnectLocal, log);
+  const recheck = access && startAccessRecheck(access, () => index.users(), delivery.disconnectLocal, log);
 
   const refresh =
     store.refreshIntervalMs === undefined
@@ -219,26 +153,10 @@ export function createHub(opts: HubOptions): Hub {
       return closing;
     },
 
-    async send(group, eventName, payload, sendOpts) {
-      const version = sendOpts?.membershipVersion;
-      await backplane.publish({ kind: 'send', origin: replicaId, group, event: eventName, payload, ...(version === undefined ? {} : { version }) });
-      membership.deliver(group, eventName, payload, version);
-    },
-
-    async disconnectUser(userId, reason) {
-      disconnectLocal(userId, reason);
-      await backplane.publish({ kind: 'disconnect', origin: replicaId, userId, reason });
-    },
-
-    async addUserToGroup(userId, group) {
-      joinLocal(userId, group);
-      await backplane.publish({ kind: 'join', origin: replicaId, userId, group });
-    },
-
-    async removeUserFromGroup(userId, group) {
-      leaveLocal(userId, group);
-      await backplane.publish({ kind: 'leave', origin: replicaId, userId, group });
-    },
+    send: delivery.send,
+    disconnectUser: delivery.disconnectUser,
+    addUserToGroup: delivery.addUserToGroup,
+    removeUserFromGroup: delivery.removeUserFromGroup,
 
     isOnline: (userId) => presence.isOnline(userId),
     presenceOf: (userIds) => presence.presenceOf(userIds),
