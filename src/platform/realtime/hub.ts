@@ -1,14 +1,14 @@
 import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
 import { createInProcessBackplane } from './backplane.ts';
+import type { HubConnection } from './connection.ts';
 import { GroupIndex } from './groups.ts';
-import { startAccessRecheck } from './access.ts';
-import { monotonicMs, type HubConnection } from './connection.ts';
 import { createAdmission } from './hub-admission.ts';
 import { hubDefaults, type Hub, type HubOptions } from './hub-api.ts';
 import { createHubConnections } from './hub-connections.ts';
 import { createGroupDelivery } from './hub-delivery.ts';
 import { createHubPresence } from './hub-presence.ts';
+import { startHubTimers } from './hub-timers.ts';
 import { createHubMetrics } from './metrics.ts';
 import { createInProcessPresence } from './presence.ts';
 
@@ -16,9 +16,9 @@ export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
 
 /**
  * The hub, assembled from its parts: token admission (hub-admission.ts), a socket's way from its
- * upgrade to its close (hub-connections.ts), group delivery and the backplane (hub-delivery.ts)
- * and presence (hub-presence.ts). They share this replica's group index and the connections still
- * resolving their groups.
+ * upgrade to its close (hub-connections.ts), group delivery and the backplane (hub-delivery.ts),
+ * presence (hub-presence.ts) and the timers (hub-timers.ts). They share this replica's group
+ * index and the connections still resolving their groups.
  */
 export function createHub(opts: HubOptions): Hub {
   const log = opts.logger.child({ component: 'hub' });
@@ -57,34 +57,19 @@ export function createHub(opts: HubOptions): Hub {
     metrics,
     isOpen: (connectionId) => connections.byId.has(connectionId),
   });
-  const pingIntervalMs = opts.pingIntervalMs ?? hubDefaults.pingIntervalMs;
-  const clientTimeoutMs = opts.clientTimeoutMs ?? hubDefaults.clientTimeoutMs;
-  const tickMs = Math.max(25, Math.floor(Math.min(pingIntervalMs, clientTimeoutMs) / 4));
-  const liveness = setInterval(() => {
-    const now = monotonicMs();
-    const wallNow = Date.now(); // token expiry is wall-clock time, as the token verifier judges it
-    for (const conn of [...connections.byId.values()]) {
-      conn.closeIfTokenExpired(wallNow);
-      conn.checkLiveness(now, pingIntervalMs, clientTimeoutMs);
-    }
-    delivery.prune();
-    admission.forgetExpiredTokens();
-  }, tickMs);
-  liveness.unref();
-
-  // The safety net under the backplane's disconnect messages: a lost one is caught here.
-  const { access } = opts;
-  const recheck = access && startAccessRecheck(access, () => index.users(), delivery.disconnectLocal, log);
-
-  const refresh =
-    store.refreshIntervalMs === undefined
-      ? undefined
-      : setInterval(() => {
-          const users = index.users();
-          if (users.length > 0) presence.refresh(users);
-        }, store.refreshIntervalMs);
-  refresh?.unref();
-
+  const timers = startHubTimers({
+    pingIntervalMs: opts.pingIntervalMs ?? hubDefaults.pingIntervalMs,
+    clientTimeoutMs: opts.clientTimeoutMs ?? hubDefaults.clientTimeoutMs,
+    connections: connections.byId,
+    pruneGroups: delivery.prune,
+    forgetExpiredTokens: admission.forgetExpiredTokens,
+    users: () => index.users(),
+    access: opts.access,
+    disconnectLocal: delivery.disconnectLocal,
+    presence,
+    presenceRefreshMs: store.refreshIntervalMs,
+    log,
+  });
   let closing = false;
 
   return {
@@ -124,9 +109,7 @@ export function createHub(opts: HubOptions): Hub {
     async close() {
       if (closing) return;
       closing = true;
-      clearInterval(liveness);
-      if (refresh) clearInterval(refresh);
-      if (recheck) clearInterval(recheck);
+      timers.stop();
       const { connections: count, allClosed } = connections.shutdown(opts.closeGraceMs ?? hubDefaults.closeGraceMs);
       if (allClosed) await allClosed;
       await Promise.all([backplane.close(), presence.close()]);
