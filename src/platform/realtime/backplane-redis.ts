@@ -21,6 +21,12 @@ export interface RedisBackplaneOptions {
   commandTimeoutMs?: number;
 }
 
+/** What each RedisBackplaneOptions field left out means (commandTimeoutMs: KERNEL_TUNING's, read at creation). */
+const defaults = {
+  channel: 'pin:hub:messenger',
+  connectTimeoutMs: 5000,
+} as const;
+
 /**
  * Redis pub/sub backplane: one channel, two connections (a subscribed connection cannot publish).
  * Publishing never queues while Redis is away (offline queue off): a send fails fast, so the caller
@@ -29,8 +35,8 @@ export interface RedisBackplaneOptions {
  * acceptable because realtime is not the source of truth (clients refill from REST after a gap).
  */
 export async function createRedisBackplane(opts: RedisBackplaneOptions): Promise<Backplane> {
-  const channel = opts.channel ?? 'pin:hub:messenger';
-  const connectTimeoutMs = opts.connectTimeoutMs ?? 5000;
+  const channel = opts.channel ?? defaults.channel;
+  const connectTimeoutMs = opts.connectTimeoutMs ?? defaults.connectTimeoutMs;
   const log = opts.logger;
   const publisher = createRedisClient(opts.redisUrl, 'publisher', log, {
     enableOfflineQueue: false,

@@ -43,13 +43,13 @@ export interface HubOptions {
   maxConnections?: number;
   /** HUB_MAX_CONNECTS_PER_SECOND: new connections admitted per second (negotiate, or an upgrade without one). */
   maxConnectsPerSecond?: number;
-  /** A ping (type 6) goes to a socket the server has not written to for this long. */
+  /** A ping (type 6) goes to a socket the server has not written to for this long. Default 15 s. */
   pingIntervalMs?: number;
   /** HUB_HANDSHAKE_TIMEOUT: a socket whose handshake request has not arrived this long after its upgrade gets a handshake error and is closed. Default 15 s. */
   handshakeTimeoutMs?: number;
-  /** HUB_CLIENT_TIMEOUT_MS (realtime/index.ts): a socket that sent nothing (not even a ping) for this long is closed. */
+  /** HUB_CLIENT_TIMEOUT_MS (realtime/index.ts): a socket that sent nothing (not even a ping) for this long is closed. Default 30 s. */
   clientTimeoutMs?: number;
-  /** HUB_MAX_BUFFERED_BYTES: per-socket send buffer cap; past it the socket is closed as a slow consumer. */
+  /** HUB_MAX_BUFFERED_BYTES: per-socket send buffer cap; past it the socket is closed as a slow consumer. Default 1 MiB. */
   maxBufferedBytes?: number;
   backplane?: Backplane;
   presence?: PresenceStore;
@@ -61,6 +61,24 @@ export interface HubOptions {
   /** How long close() waits for sockets to finish their close handshake before dropping them. Default 2 s. */
   closeGraceMs?: number;
 }
+
+/** What createHub takes for each HubOptions duration or limit left out (undefined included). */
+export const hubDefaults = {
+  pingIntervalMs: 15_000,
+  clientTimeoutMs: 30_000,
+  /** ASP.NET Core's HubOptions.HandshakeTimeout default (HUB_HANDSHAKE_TIMEOUT). */
+  handshakeTimeoutMs: 15_000,
+  maxBufferedBytes: 1_048_576,
+  /**
+   * A client opens its socket right after negotiating, so seconds suffice; short, because only this
+   * replica remembers that a token was used (another replica behind the load balancer would take it
+   * again until it expires).
+   */
+  connectionTokenTtlMs: 15_000,
+  closeGraceMs: 2000,
+} as const satisfies Required<
+  Pick<HubOptions, 'pingIntervalMs' | 'clientTimeoutMs' | 'handshakeTimeoutMs' | 'maxBufferedBytes' | 'connectionTokenTtlMs' | 'closeGraceMs'>
+>;
 
 export type AuthResult =
   | { ok: true; principal: Principal }

@@ -9,6 +9,8 @@ import type { PresenceStore } from './presence.ts';
  * and answers presence with this replica's own sockets first. Store writes are tracked so close()
  * can wait for them; a failed one is logged, never thrown (presence must not break a connection).
  */
+export type HubPresence = ReturnType<typeof createHubPresence>;
+
 export function createHubPresence(store: PresenceStore, opts: { log: Logger; clock: Clock; holds: (userId: string) => boolean }) {
   const writes = new Set<Promise<void>>();
   const listeners: ((change: PresenceChange) => void)[] = [];

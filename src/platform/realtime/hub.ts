@@ -1,230 +1,76 @@
-import type { WebSocket } from 'ws';
-import { AuthError, type Principal } from '../http/auth.ts';
 import { createTokenVerifier } from '../http/token-verifier.ts';
 import { newId, systemClock } from '../time.ts';
-import { createInProcessBackplane, type BackplaneMessage } from './backplane.ts';
-import { connectionRefusal, createConnectRate, HubRefusal, revokedLookup, startAccessRecheck, upgradeRefusal } from './access.ts';
-import type { Hub, HubOptions } from './hub-api.ts';
+import { createInProcessBackplane } from './backplane.ts';
+import type { HubConnection } from './connection.ts';
+import { GroupIndex } from './groups.ts';
+import { createAdmission } from './hub-admission.ts';
+import { hubDefaults, type Hub, type HubOptions } from './hub-api.ts';
+import { createHubConnections } from './hub-connections.ts';
+import { createGroupDelivery } from './hub-delivery.ts';
 import { createHubPresence } from './hub-presence.ts';
-import { CloseErrors, HubConnection, monotonicMs, type ConnectionLimits } from './connection.ts';
-import { answerHandshakeError, FORMATS, FrontDoor, HANDSHAKE_CANCELED, type HandshakeOutcome } from './handshake.ts';
-import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
-import { GroupIndex, userGroup } from './groups.ts';
-import { createMembershipSync } from './membership.ts';
-import { createHubMetrics, FrameTally } from './metrics.ts';
+import { startHubTimers } from './hub-timers.ts';
+import { createHubMetrics } from './metrics.ts';
 import { createInProcessPresence } from './presence.ts';
-import { invokeHubMethod } from './hub-methods.ts';
-import { encodeMsgpackInvocation } from './msgpack-protocol.ts';
-import { encodeInvocation, negotiateReply } from './protocol.ts';
 
 export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
 
-/** How long a refused socket may take to send its handshake before it gets its refusal anyway (at most the handshake timeout). */
-const REFUSAL_WAIT_MS = 5000;
-
-/** ASP.NET Core's HubOptions.HandshakeTimeout default (HUB_HANDSHAKE_TIMEOUT). */
-const HANDSHAKE_TIMEOUT_MS = 15_000;
-
 /**
- * How long a negotiate's connection token opens a WebSocket. A client opens its socket right after
- * negotiating, so seconds suffice; short, because only this replica remembers that a token was used
- * (another replica behind the load balancer would take it again until it expires).
+ * The hub, assembled from its parts: token admission (hub-admission.ts), a socket's way from its
+ * upgrade to its close (hub-connections.ts), group delivery and the backplane (hub-delivery.ts),
+ * presence (hub-presence.ts) and the timers (hub-timers.ts). They share this replica's group
+ * index and the connections still resolving their groups.
  */
-const CONNECTION_TOKEN_TTL_MS = 15_000;
-
-/** Longest unterminated record kept between WebSocket messages: clients only send handshakes and pings. */
-const MAX_PENDING_CHARS = 64 * 1024;
-
 export function createHub(opts: HubOptions): Hub {
   const log = opts.logger.child({ component: 'hub' });
   const metrics = createHubMetrics(opts.registry);
   const backplane = opts.backplane ?? createInProcessBackplane();
   const replicaId = opts.replicaId ?? newId();
   const clock = opts.clock ?? systemClock;
-  const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
-  const clientTimeoutMs = opts.clientTimeoutMs ?? 30_000;
-  const handshakeTimeoutMs = opts.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
-  const refusalWaitMs = Math.min(REFUSAL_WAIT_MS, handshakeTimeoutMs);
-  const tokenTtlMs = opts.connectionTokenTtlMs ?? CONNECTION_TOKEN_TTL_MS;
-  const tokens = opts.tokens ?? createTokenVerifier({ secret: opts.secret });
-  // Admission is timed on the monotonic clock: it is about real elapsed time, not business time.
-  const connectRate = opts.maxConnectsPerSecond === undefined ? undefined : createConnectRate(opts.maxConnectsPerSecond, monotonicMs);
-  const limits: ConnectionLimits = { maxBufferedBytes: opts.maxBufferedBytes ?? 1_048_576, maxPendingChars: MAX_PENDING_CHARS };
 
   const index = new GroupIndex<HubConnection>();
-  const byId = new Map<string, HubConnection>();
-  const door = new FrontDoor({ maxBytes: MAX_PENDING_CHARS, gauge: metrics.handshakesPending });
-  const store = opts.presence ?? createInProcessPresence();
-  const presence = createHubPresence(store, { log, clock, holds: (userId) => index.ofUser(userId) !== undefined });
-  /**
-   * Connection ids whose token was admitted, until the token expires. Taken at admission, before the
-   * upgrade completes: two upgrades racing with one token cannot both pass, and a token opens one
-   * socket once (ASP.NET Core's tokens are single-use), not one at a time.
-   */
-  const usedTokens = new Map<string, number>();
   /** Groups removed while a connection's resolveGroups was in flight: its (older) answer must not re-add them. */
   const joining = new Map<HubConnection, Set<string>>();
-  const allClosed = new Set<() => void>();
-  let closing = false;
-
-  const deliverNow = (group: string, event: string, payload: unknown) => {
-    const members = index.inGroup(group);
-    if (!members) return;
-    // Encoded once per protocol its members speak, not once per connection.
-    let json: Buffer | undefined;
-    let msgpack: Buffer | undefined;
-    // A send may close a slow consumer; deleting from a Set while iterating it is safe.
-    for (const conn of members) {
-      const frame = conn.format.binary
-        ? (msgpack ??= encodeMsgpackInvocation(event, payload))
-        : (json ??= Buffer.from(encodeInvocation(event, payload)));
-      conn.send(frame, 'invocation');
-    }
-  };
-
-  const joinLocal = (userId: string, group: string) => {
-    for (const conn of index.ofUser(userId) ?? []) {
-      index.join(conn, group);
-      joining.get(conn)?.delete(group);
-    }
-  };
-
-  const leaveLocal = (userId: string, group: string) => {
-    for (const conn of index.ofUser(userId) ?? []) {
-      index.leave(conn, group);
-      joining.get(conn)?.add(group);
-    }
-  };
-
-  const membership = createMembershipSync({
+  const store = opts.presence ?? createInProcessPresence();
+  const presence = createHubPresence(store, { log, clock, holds: (userId) => index.ofUser(userId) !== undefined });
+  const delivery = createGroupDelivery({ index, joining, backplane, replicaId, resolveGroupMembers: opts.resolveGroupMembers, log, metrics });
+  const connections = createHubConnections({
     index,
-    resolve: opts.resolveGroupMembers,
-    joinLocal,
-    leaveLocal,
-    joiningUsers: () => [...joining.keys()].map((c) => c.userId),
-    deliver: deliverNow,
+    joining,
+    presence,
+    resolveGroups: opts.resolveGroups,
+    methods: opts.methods,
+    maxConnectionsPerUser: opts.maxConnectionsPerUser,
+    maxConnections: opts.maxConnections,
+    handshakeTimeoutMs: opts.handshakeTimeoutMs ?? hubDefaults.handshakeTimeoutMs,
+    maxBufferedBytes: opts.maxBufferedBytes ?? hubDefaults.maxBufferedBytes,
+    onQueued: delivery.onQueued,
     log,
     metrics,
   });
-
-  const disconnectLocal = (userId: string, reason: string) => {
-    for (const conn of [...(index.ofUser(userId) ?? [])]) conn.close('access_revoked', reason, false, 'graceful');
-  };
-
-  backplane.onMessage((message: BackplaneMessage) => {
-    if (message.origin === replicaId) return; // already applied when it was published
-    if (message.kind === 'send') membership.deliver(message.group, message.event, message.payload, message.version);
-    else if (message.kind === 'disconnect') disconnectLocal(message.userId, message.reason);
-    else if (message.kind === 'join') joinLocal(message.userId, message.group);
-    else leaveLocal(message.userId, message.group);
+  const admission = createAdmission({
+    secret: opts.secret,
+    tokens: opts.tokens ?? createTokenVerifier({ secret: opts.secret }),
+    clock,
+    connectionTokenTtlMs: opts.connectionTokenTtlMs ?? hubDefaults.connectionTokenTtlMs,
+    maxConnectsPerSecond: opts.maxConnectsPerSecond,
+    access: opts.access,
+    metrics,
+    isOpen: (connectionId) => connections.byId.has(connectionId),
   });
-
-  /** Resolves the connection's groups and joins them: true, or the reason the handshake is refused. */
-  async function joinGroups(conn: HubConnection, firstOfUser: Promise<void> | undefined): Promise<true | string> {
-    const removedMeanwhile = new Set<string>();
-    joining.set(conn, removedMeanwhile);
-    try {
-      const groups = opts.resolveGroups ? await opts.resolveGroups(conn.principal) : [];
-      if (conn.state === 'closed') return 'closed';
-      for (const group of groups) if (!removedMeanwhile.has(group)) index.join(conn, group);
-      await firstOfUser; // so isOnline() is true on every replica once the client's start() resolves
-      return true;
-    } catch (err) {
-      if (err instanceof HubRefusal) {
-        metrics.refused.inc({ reason: 'forbidden' });
-        return err.message;
-      }
-      log.error({ err, connectionId: conn.id }, 'hub: resolving groups failed; connection refused');
-      return 'The server could not load the groups of this connection.';
-    } finally {
-      joining.delete(conn);
-    }
-  }
-
-  const onClosed = (conn: HubConnection) => {
-    byId.delete(conn.id);
-    joining.delete(conn);
-    if (index.removeConnection(conn)) presence.lastClosed(conn.userId);
-    metrics.connectionsActive.dec();
-    metrics.connectionDuration.observe((monotonicMs() - conn.openedAt) / 1000);
-    metrics.disconnects.inc({ reason: conn.closeReason ?? 'client_closed' });
-    log.debug({ connectionId: conn.id, reason: conn.closeReason }, 'hub connection closed');
-    if (byId.size === 0) for (const resolve of allClosed) resolve();
-  };
-
-  // Connections with queued frames, flushed together once the current burst of sends (e.g. a
-  // dispatcher batch, which pushes without yielding to I/O) is done: one socket write each.
-  let toFlush: HubConnection[] = [];
-  const flushQueued = () => {
-    const conns = toFlush;
-    toFlush = [];
-    const sent = new FrameTally();
-    for (const conn of conns) conn.flush(sent);
-    sent.countInto(metrics);
-  };
-  const onQueued = (conn: HubConnection) => {
-    if (toFlush.push(conn) === 1) process.nextTick(flushQueued);
-  };
-
-  const isRevoked = revokedLookup();
-
-  const methods = opts.methods ?? new Map();
-  const onInvocation = (conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[] }) => invokeHubMethod(methods, conn, call, log);
-
-  /** A valid handshake request: the per-user cap is applied here, so sockets that never get this far hold no slot. */
-  const open = (socket: WebSocket, principal: Principal, connectionId: string, request: Extract<HandshakeOutcome, { kind: 'request' }>) => {
-    const format = FORMATS[request.protocol];
-    const refusal = connectionRefusal({ ofUser: index.ofUser(principal.userId)?.size ?? 0, maxPerUser: opts.maxConnectionsPerUser });
-    if (refusal) {
-      metrics.refused.inc({ reason: refusal.reason });
-      log.debug({ userId: principal.userId, reason: refusal.reason }, 'hub connection refused');
-      return answerHandshakeError(socket, refusal.error, format.binary);
-    }
-    const hooks = { onClosed, onQueued, onInvocation };
-    const conn = new HubConnection(connectionId, principal, socket, { format, afterHandshake: request.rest }, limits, hooks, metrics);
-    byId.set(conn.id, conn);
-    metrics.connectionsActive.inc();
-    const first = index.addConnection(conn);
-    index.join(conn, userGroup(conn.userId));
-    const firstOfUser = first ? presence.firstOpened(conn.userId) : undefined;
-    void joinGroups(conn, firstOfUser).then((verdict) => (verdict === true ? conn.accept() : conn.refuse(verdict)));
-    log.debug({ connectionId: conn.id, userId: conn.userId }, 'hub connection opened');
-  };
-
-  /** A socket the front door turned away before it became a connection, counted as a disconnect of its kind. */
-  const notOpened = (outcome: Exclude<HandshakeOutcome, { kind: 'request' }>, userId: string) => {
-    if (outcome.kind === 'gone') return;
-    const reason = outcome.kind === 'timeout' ? 'handshake_timeout' : 'handshake_failed';
-    metrics.disconnects.inc({ reason });
-    log.debug({ userId, reason }, 'hub socket closed before its handshake');
-  };
-
-  const tickMs = Math.max(25, Math.floor(Math.min(pingIntervalMs, clientTimeoutMs) / 4));
-  const liveness = setInterval(() => {
-    const now = monotonicMs();
-    const wallNow = Date.now(); // token expiry is wall-clock time, as the token verifier judges it
-    for (const conn of [...byId.values()]) {
-      conn.closeIfTokenExpired(wallNow);
-      conn.checkLiveness(now, pingIntervalMs, clientTimeoutMs);
-    }
-    membership.prune();
-    const clockNow = clock.now().getTime();
-    for (const [connectionId, expiresAt] of usedTokens) if (expiresAt <= clockNow) usedTokens.delete(connectionId);
-  }, tickMs);
-  liveness.unref();
-
-  // The safety net under the backplane's disconnect messages: a lost one is caught here.
-  const { access } = opts;
-  const recheck = access && startAccessRecheck(access, () => index.users(), disconnectLocal, log);
-
-  const refresh =
-    store.refreshIntervalMs === undefined
-      ? undefined
-      : setInterval(() => {
-          const users = index.users();
-          if (users.length > 0) presence.refresh(users);
-        }, store.refreshIntervalMs);
-  refresh?.unref();
+  const timers = startHubTimers({
+    pingIntervalMs: opts.pingIntervalMs ?? hubDefaults.pingIntervalMs,
+    clientTimeoutMs: opts.clientTimeoutMs ?? hubDefaults.clientTimeoutMs,
+    connections: connections.byId,
+    pruneGroups: delivery.prune,
+    forgetExpiredTokens: admission.forgetExpiredTokens,
+    users: () => index.users(),
+    access: opts.access,
+    disconnectLocal: delivery.disconnectLocal,
+    presence,
+    presenceRefreshMs: store.refreshIntervalMs,
+    log,
+  });
+  let closing = false;
 
   return {
     replicaId,
@@ -232,26 +78,10 @@ export function createHub(opts: HubOptions): Hub {
       return closing;
     },
 
-    async send(group, eventName, payload, sendOpts) {
-      const version = sendOpts?.membershipVersion;
-      await backplane.publish({ kind: 'send', origin: replicaId, group, event: eventName, payload, ...(version === undefined ? {} : { version }) });
-      membership.deliver(group, eventName, payload, version);
-    },
-
-    async disconnectUser(userId, reason) {
-      disconnectLocal(userId, reason);
-      await backplane.publish({ kind: 'disconnect', origin: replicaId, userId, reason });
-    },
-
-    async addUserToGroup(userId, group) {
-      joinLocal(userId, group);
-      await backplane.publish({ kind: 'join', origin: replicaId, userId, group });
-    },
-
-    async removeUserFromGroup(userId, group) {
-      leaveLocal(userId, group);
-      await backplane.publish({ kind: 'leave', origin: replicaId, userId, group });
-    },
+    send: delivery.send,
+    disconnectUser: delivery.disconnectUser,
+    addUserToGroup: delivery.addUserToGroup,
+    removeUserFromGroup: delivery.removeUserFromGroup,
 
     isOnline: (userId) => presence.isOnline(userId),
     presenceOf: (userIds) => presence.presenceOf(userIds),
@@ -259,97 +89,31 @@ export function createHub(opts: HubOptions): Hub {
 
     health: () => backplane.health(),
 
-    connectionCount: () => byId.size,
+    connectionCount: () => connections.byId.size,
 
-    async authenticate(token) {
-      if (!token) {
-        metrics.authFailures.inc();
-        return { ok: false, code: 'AUTH_REQUIRED', message: 'a bearer token is required', statusCode: 401 };
-      }
-      let principal: Principal;
-      try {
-        principal = await tokens.verify(token);
-      } catch (err) {
-        metrics.authFailures.inc();
-        if (err instanceof AuthError) return { ok: false, code: err.code, message: err.message, statusCode: err.statusCode };
-        throw err;
-      }
-      for (const check of access?.checks ?? []) {
-        if (await isRevoked(check, principal.userId)) {
-          metrics.refused.inc({ reason: 'forbidden' });
-          return { ok: false, code: check.code ?? 'HUB_ACCESS_REVOKED', message: check.reason, statusCode: 403 };
-        }
-      }
-      return { ok: true, principal };
-    },
-
-    negotiate(principal, version) {
-      const connectionId = newId();
-      const expiresAt = clock.now().getTime() + tokenTtlMs;
-      const token = signConnectionToken({ connectionId, userId: principal.userId, expiresAt }, opts.secret);
-      return negotiateReply(version, connectionId, token);
-    },
-
-    admitConnect() {
-      const retryAfterSeconds = connectRate?.take();
-      if (retryAfterSeconds !== undefined) metrics.refused.inc({ reason: 'rate' });
-      return retryAfterSeconds;
-    },
-
-    turnAway(socket, principal, retryAfterSeconds) {
-      door.turnAway(socket, principal.userId, `Server is busy: too many new connections; reconnect in ${retryAfterSeconds} s.`, refusalWaitMs);
-    },
-
-    connectionIdFor(principal, connectionToken) {
-      if (connectionToken === undefined) return newId();
-      const ticket = verifyConnectionToken(connectionToken, opts.secret, principal.userId, clock.now().getTime());
-      if (!ticket || usedTokens.has(ticket.connectionId) || byId.has(ticket.connectionId)) return undefined;
-      usedTokens.set(ticket.connectionId, ticket.expiresAt);
-      return ticket.connectionId;
-    },
+    authenticate: admission.authenticate,
+    negotiate: admission.negotiate,
+    admitConnect: admission.admitConnect,
+    connectionIdFor: admission.connectionIdFor,
 
     attach(socket, principal, connectionId) {
       if (closing) {
         socket.terminate();
         return;
       }
-      const { userId } = principal;
-      const refusal = upgradeRefusal({
-        waitingOfUser: door.waitingOf(userId),
-        onReplica: byId.size + door.size,
-        maxPerUser: opts.maxConnectionsPerUser,
-        maxOnReplica: opts.maxConnections,
-      });
-      if (refusal) {
-        metrics.refused.inc({ reason: refusal.reason });
-        log.debug({ userId, reason: refusal.reason }, 'hub connection refused');
-        return door.refuse(socket, userId, refusal.error, refusalWaitMs);
-      }
-      door.wait(socket, userId, { timeoutMs: handshakeTimeoutMs, timeoutError: HANDSHAKE_CANCELED }, (outcome) => {
-        if (outcome.kind !== 'request') return notOpened(outcome, userId);
-        open(socket, principal, connectionId, outcome);
-      });
+      connections.attach(socket, principal, connectionId);
     },
+
+    turnAway: connections.turnAway,
 
     async close() {
       if (closing) return;
       closing = true;
-      clearInterval(liveness);
-      if (refresh) clearInterval(refresh);
-      if (recheck) clearInterval(recheck);
-      door.shut(CloseErrors.shutdown);
-      const conns = [...byId.values()];
-      if (conns.length > 0) {
-        const done = new Promise<void>((resolve) => allClosed.add(resolve));
-        for (const conn of conns) conn.close('server_shutdown', CloseErrors.shutdown, true, 'graceful');
-        const grace = setTimeout(() => {
-          for (const conn of byId.values()) conn.socket.terminate();
-        }, opts.closeGraceMs ?? 2000);
-        await done;
-        clearTimeout(grace);
-      }
+      timers.stop();
+      const { connections: count, allClosed } = connections.shutdown(opts.closeGraceMs ?? hubDefaults.closeGraceMs);
+      if (allClosed) await allClosed;
       await Promise.all([backplane.close(), presence.close()]);
-      log.info({ connections: conns.length }, 'hub closed');
+      log.info({ connections: count }, 'hub closed');
     },
   };
 }

@@ -15,6 +15,12 @@ export interface HubPluginOptions {
   maxClientMessageBytes?: number;
 }
 
+/** What each HubPluginOptions field left out means. */
+const defaults = {
+  path: '/hubs/messenger',
+  maxClientMessageBytes: 64 * 1024,
+} as const;
+
 const ErrorReply = Type.Object({ code: Type.String(), message: Type.String() });
 // A JWT from an identity provider stays well below 16 KiB (headers cap it near there anyway).
 const AccessToken = Text({ maxLength: 16_384 });
@@ -44,11 +50,11 @@ const shuttingDown = { code: 'HUB_SHUTTING_DOWN', message: 'this replica is shut
  */
 async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<void> {
   const { hub } = opts;
-  const path = opts.path ?? '/hubs/messenger';
+  const path = opts.path ?? defaults.path;
 
   if (!app.hasDecorator('websocketServer')) {
     await app.register(fastifyWebsocket, {
-      options: { maxPayload: opts.maxClientMessageBytes ?? 64 * 1024 },
+      options: { maxPayload: opts.maxClientMessageBytes ?? defaults.maxClientMessageBytes },
       preClose: async () => {
         await hub.close();
         app.websocketServer.close();

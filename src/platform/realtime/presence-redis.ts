@@ -17,6 +17,14 @@ export interface RedisPresenceOptions {
   commandTimeoutMs?: number;
 }
 
+/** What each RedisPresenceOptions field left out means (commandTimeoutMs: KERNEL_TUNING's, read at creation). */
+const defaults = {
+  keyPrefix: 'pin:hub:',
+  ttlMs: 60_000,
+  /** How long start-up waits for Redis before going on without it (it keeps reconnecting). */
+  connectTimeoutMs: 5000,
+} as const;
+
 /**
  * One sorted set per user, `<prefix>presence:<userId>`: member = replica id, score = when that
  * replica's claim expires (Redis server time, so replica clocks do not matter). A user is online
@@ -76,8 +84,8 @@ const LAST_SEEN_KEEP_MS = 30 * 24 * 3_600_000;
 const CHUNK = 500;
 
 export async function createRedisPresence(opts: RedisPresenceOptions): Promise<PresenceStore> {
-  const prefix = opts.keyPrefix ?? 'pin:hub:';
-  const ttlMs = opts.ttlMs ?? 60_000;
+  const prefix = opts.keyPrefix ?? defaults.keyPrefix;
+  const ttlMs = opts.ttlMs ?? defaults.ttlMs;
   const client = createRedisClient(opts.redisUrl, 'presence', opts.logger, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -87,7 +95,7 @@ export async function createRedisPresence(opts: RedisPresenceOptions): Promise<P
   client.defineCommand('hubPresenceCount', { numberOfKeys: 1, lua: COUNT_LIVE });
   client.defineCommand('hubPresenceClaim', { numberOfKeys: 1, lua: CLAIM });
   client.defineCommand('hubPresenceRelease', { numberOfKeys: 2, lua: RELEASE });
-  await waitUntilReady(client, opts.connectTimeoutMs ?? 5000);
+  await waitUntilReady(client, opts.connectTimeoutMs ?? defaults.connectTimeoutMs);
 
   const key = (userId: string) => `${prefix}presence:${userId}`;
   const lastSeenKey = (userId: string) => `${prefix}lastseen:${userId}`;

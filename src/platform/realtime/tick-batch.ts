@@ -1,3 +1,13 @@
+export interface TickBatcherOptions<V> {
+  /** Keys per call of `load`; a bigger batch is cut into several calls, run together. Default 500. */
+  maxBatch?: number;
+  /** The answer for a key `load` left out of its map. */
+  missing: V;
+}
+
+/** What each TickBatcherOptions field left out means. */
+const defaults = { maxBatch: 500 } as const;
+
 /**
  * Coalesces lookups into few calls of `load`: a reconnect storm brings thousands of connects a
  * second, and one query for many connects costs the server and PostgreSQL a fraction of one query
@@ -12,9 +22,9 @@
  * A load that hangs holds the lookups queued behind it until it fails (a database read ends at
  * the pool's statement timeout), as each of them would have waited on its own query before.
  */
-export function tickBatcher<K, V>(load: (keys: K[]) => Promise<Map<K, V>>, opts: { maxBatch?: number; missing: V }): (key: K) => Promise<V> {
+export function tickBatcher<K, V>(load: (keys: K[]) => Promise<Map<K, V>>, opts: TickBatcherOptions<V>): (key: K) => Promise<V> {
   type Waiter = { resolve(v: V): void; reject(err: unknown): void };
-  const maxBatch = opts.maxBatch ?? 500;
+  const maxBatch = opts.maxBatch ?? defaults.maxBatch;
   let pending = new Map<K, Waiter[]>();
   let scheduled = false;
   let running = false;
