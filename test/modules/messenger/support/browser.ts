@@ -12,7 +12,7 @@ import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-
  * deployed behind the same host would; the service's CORS stays as configured (closed).
  */
 
-const BUNDLE = new URL('../../../../packages/messenger-client/dist/messenger-client.js', import.meta.url).pathname;
+const BUNDLE = new URL('../../../../packages/messenger-client/dist/browser/messenger-client.js', import.meta.url).pathname;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** The page's harness: window.startClient(token, chatId) starts a MessengerClient recording what it is handed. */
@@ -28,7 +28,7 @@ window.startClient = async (token, chatId) => {
     onMessage: (m) => state.messages.push(m),
     onEvent: (name, payload) => state.events.push({ name, payload }),
     onPending: (p) => state.pending.push(p.clientMessageId),
-    onSent: (p, stored) => state.sent.push({ clientMessageId: p.clientMessageId, id: stored.id }),
+    onSent: (p, stored) => state.sent.push({ clientMessageId: p.clientMessageId, id: stored.messageId }),
   }));
   client.trackChat(chatId, 0);
   await client.start();
