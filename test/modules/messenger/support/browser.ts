@@ -50,10 +50,13 @@ export async function launchChromium(): Promise<Browser> {
   return browser;
 }
 
-/** A page in a browser context of its own (its own storage and network state) with the harness loaded from `origin`. */
-export async function sdkPage(browser: Browser, origin: string): Promise<Page> {
-  const bundle = await readFile(BUNDLE, 'utf8').catch(() => {
-    throw new Error(`${BUNDLE} is missing: run \`npm run build -w packages/messenger-client\` (npm test builds it)`);
+/**
+ * A page in a browser context of its own (its own storage and network state) with the harness loaded
+ * from `origin`; `bundlePath` another build of the browser bundle (the one a packed package installed).
+ */
+export async function sdkPage(browser: Browser, origin: string, bundlePath = BUNDLE): Promise<Page> {
+  const bundle = await readFile(bundlePath, 'utf8').catch(() => {
+    throw new Error(`${bundlePath} is missing: run \`npm run build -w packages/messenger-client\` (npm test builds it)`);
   });
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
