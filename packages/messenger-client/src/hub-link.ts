@@ -1,6 +1,6 @@
 import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { retryDelayMs, type BackoffOptions } from './backoff.ts';
-import { errorOfThrown, MessengerError, NETWORK_ERROR } from './errors.ts';
+import { CONNECTION_LOST, errorOfThrown, MessengerError, NETWORK_ERROR } from './errors.ts';
 import { ReportingHttpClient, runtimeWebSocket } from './http.ts';
 import type { TokenKeeper } from './token.ts';
 
@@ -69,7 +69,7 @@ export class HubLink {
     // judged the same way: refresh the token, wait, or stop.
     this.connection.onclose((err) => {
       if (this.stopped) return;
-      this.setState('reconnecting', err ? new MessengerError(NETWORK_ERROR, err.message, 0) : undefined);
+      this.setState('reconnecting', new MessengerError(CONNECTION_LOST, err?.message ?? 'the connection closed', 0));
       this.schedule(undefined);
     });
   }

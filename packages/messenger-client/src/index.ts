@@ -4,7 +4,7 @@
  */
 export { MessengerClient, type MessengerClientOptions } from './messenger-client.ts';
 export type { ConnectionState, StateChange } from './hub-link.ts';
-export { MessengerError, UnauthorizedError, NETWORK_ERROR, TOKEN_REFRESH_FAILED, TOKEN_UNAVAILABLE } from './errors.ts';
+export { MessengerError, UnauthorizedError, CONNECTION_LOST, NETWORK_ERROR, TOKEN_REFRESH_FAILED, TOKEN_UNAVAILABLE } from './errors.ts';
 export type { TokenContext, TokenOptions } from './token.ts';
 export type { Chat, ChatParticipant, HistoryPage, HistoryQuery, MessageEdit, NewChat } from './api.ts';
 export { MESSENGER_EVENTS, toChatMessage, type ChatMessage, type SentMessage } from './wire.ts';

@@ -71,6 +71,21 @@ describe('client library: honest connection state', () => {
     assert.deepEqual([a.c.state, a.negotiations], ['disconnected', [403]]);
   });
 
+  test('deactivated while connected: after the connection drops, the reconnect meets 403 MSG_USER_INACTIVE and stops', async () => {
+    const m = await messengerApp();
+    const u = await m.user();
+    const proxy = await startTcpProxy(port(m));
+    const a = client(proxy.port, { token: u.token });
+    await a.c.start();
+    await m.pool.query(`update messenger.users set is_active = false where id = $1`, [u.id]);
+    proxy.cut();
+    await waitFor('stopped', () => a.c.state === 'disconnected', 15_000);
+    assert.deepEqual(a.path(), ['connecting', 'connected', 'reconnecting', 'disconnected']);
+    assert.equal(a.states.at(-1)!.error?.code, 'MSG_USER_INACTIVE');
+    await severalRetries();
+    assert.deepEqual(a.negotiations, [200, 403], 'no attempt after the refusal');
+  });
+
   test('an unreachable server: start() rejects with NETWORK_ERROR, the client keeps trying and connects once it is back', async () => {
     const m = await messengerApp();
     const u = await m.user();
