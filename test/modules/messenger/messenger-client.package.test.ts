@@ -154,7 +154,7 @@ test('the packed package installs outside the repository and works from Node 20+
   const resolved = run(process.execPath, ['--conditions=browser', '--input-type=module', '-e', "console.log(import.meta.resolve('@pin/messenger-client'))"], dir).trim();
   assert.match(resolved, /\/node_modules\/@pin\/messenger-client\/dist\/browser\/messenger-client\.js$/);
   const browser = await launchChromium();
-  const page = await sdkPage(browser, origin, fileURLToPath(resolved));
+  const page = await sdkPage(browser, origin, { bundlePath: fileURLToPath(resolved) });
   await page.evaluate((t, c) => (globalThis as unknown as { startClient(t: string, c: string): Promise<void> }).startClient(t, c), bob.token, chat.id);
   await waitFor('the page refilled the chat', async () => (await page.evaluate(() => (globalThis as unknown as { state: { messages: unknown[] } }).state.messages.length)) >= 1, 60_000);
   assert.equal(await page.evaluate(() => (globalThis as unknown as { client: { state: string } }).client.state), 'connected');
