@@ -6,7 +6,8 @@
  *      missing), the Python SignalR client the hub's tests drive (a gitignored .venv with the pins of
  *      test/support/python/requirements.txt), then Kafka, Redis and Elasticsearch through
  *      scripts/services.sh (fetched/installed on first use, cached)
- *   3. the client library's browser bundle (packages/messenger-client/dist, for the real-browser test)
+ *   3. the client library's package (packages/messenger-client/dist: ES module, CommonJS, browser bundle
+ *      and types; the real-browser and packed-package tests use it)
  *   4. a throwaway embedded PostgreSQL with a migrated template database
  *   5. node:test over test/ and each packages/<name>/test/ — each test file clones its own database from the template
  * Extra arguments are passed to node --test (e.g. a file path to run one file).
@@ -111,7 +112,7 @@ function ensurePythonClient(): void {
 }
 ensurePythonClient();
 
-step('building the client library\'s browser bundle');
+step('building the client library (packages/messenger-client/dist: its ES module, CommonJS, browser bundle and types)');
 run(process.execPath, ['packages/messenger-client/scripts/build.ts']);
 
 step('starting Kafka, Redis and Elasticsearch (scripts/services.sh)');

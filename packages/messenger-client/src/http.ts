@@ -1,19 +1,21 @@
 import { HttpClient, HttpError, HttpResponse, type HttpRequest } from '@microsoft/signalr';
-import { retryAfterMsOf } from './backoff.ts';
+import { errorOfResponse, type MessengerError } from './errors.ts';
 
 /**
- * The SignalR client's HTTP (negotiate) over fetch, reporting a Retry-After the server answered
- * with (a replica past its connect rate answers 503 with one), so the reconnect waits at least that.
+ * The SignalR client's HTTP (negotiate) over fetch. The SignalR client turns a refused negotiate
+ * into a bare "Failed to complete negotiation" error, so every refusal is reported here first with
+ * the server's code, status and Retry-After: the connection loop decides from it whether to refresh
+ * the token, wait, or stop.
  */
-export class RetryAfterHttpClient extends HttpClient {
+export class ReportingHttpClient extends HttpClient {
   private readonly doFetch: typeof fetch;
-  private readonly onRetryAfter: (ms: number) => void;
+  private readonly onRefused: (error: MessengerError) => void;
 
-  constructor(doFetch: typeof fetch, onRetryAfter: (ms: number) => void) {
+  constructor(doFetch: typeof fetch, onRefused: (error: MessengerError) => void) {
     super();
     // Called as a plain function: browsers refuse fetch called as a method of another object (Illegal invocation).
     this.doFetch = (input, init) => doFetch(input, init);
-    this.onRetryAfter = onRetryAfter;
+    this.onRefused = onRefused;
   }
 
   override async send(request: HttpRequest): Promise<HttpResponse> {
@@ -25,10 +27,30 @@ export class RetryAfterHttpClient extends HttpClient {
       credentials: request.withCredentials ? 'include' : 'same-origin',
       ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
     });
-    const retryAfter = retryAfterMsOf(res.headers.get('retry-after'));
-    if (retryAfter > 0) this.onRetryAfter(retryAfter);
-    if (!res.ok) throw new HttpError((await res.text().catch(() => '')) || res.statusText, res.status);
+    if (!res.ok) {
+      const error = await errorOfResponse(res);
+      this.onRefused(error);
+      throw new HttpError(`${error.code}: ${error.message}`, res.status);
+    }
     const content = request.responseType === 'arraybuffer' ? await res.arrayBuffer() : await res.text();
     return new HttpResponse(res.status, res.statusText, content);
   }
+}
+
+/**
+ * The WebSocket the SignalR client should use: the runtime's own where it has one (browsers, Node
+ * 22+), else undefined and the SignalR client loads its `ws` dependency itself (Node 20). Under Node
+ * the SignalR client passes the Authorization header as a third constructor argument, which the
+ * ws package reads but Node's built-in WebSocket does not: it takes headers in its second argument.
+ */
+export function runtimeWebSocket(): unknown {
+  const Native = (globalThis as { WebSocket?: new (url: string | URL, protocols?: unknown) => object }).WebSocket;
+  if (Native === undefined) return undefined;
+  const g = globalThis as { process?: { release?: { name?: string } } };
+  if (g.process?.release?.name !== 'node') return Native;
+  return class NodeWebSocket extends Native {
+    constructor(url: string | URL, protocols?: string | string[], init?: { headers?: Record<string, string> }) {
+      super(url, init?.headers ? { protocols: protocols ?? [], headers: init.headers } : protocols);
+    }
+  };
 }

@@ -1,11 +1,15 @@
 /**
- * The messenger's client library (browser and Node): depends on @microsoft/signalr and `fetch`
+ * The messenger's client library (browser and Node 20+): depends on @microsoft/signalr and `fetch`
  * only, never on server code, so it can be bundled for web apps as is.
  */
 export { MessengerClient, type MessengerClientOptions } from './messenger-client.ts';
-export { MESSENGER_EVENTS, toChatMessage, type ChatMessage } from './wire.ts';
+export type { ConnectionState, StateChange } from './hub-link.ts';
+export { MessengerError, UnauthorizedError, CONNECTION_LOST, NETWORK_ERROR, TOKEN_REFRESH_FAILED, TOKEN_UNAVAILABLE } from './errors.ts';
+export type { TokenContext, TokenOptions } from './token.ts';
+export type { Chat, ChatParticipant, HistoryPage, HistoryQuery, MessageEdit, NewChat } from './api.ts';
+export { MESSENGER_EVENTS, toChatMessage, type ChatMessage, type SentMessage } from './wire.ts';
 export { ChatSequencer, RecentKeys, type Offered, type SequencedMessage } from './chat-sequencer.ts';
 export { retryDelayMs, retryAfterMsOf, type BackoffOptions } from './backoff.ts';
 export { memoryStorage, type MessageContent, type PendingMessage, type PendingStorage } from './send-queue.ts';
 export type * from './events.ts';
-export { PRESENCE_BATCH, TYPING_INTERVAL_MS, type ChatListPage, type ListedChat, type UserPresence } from './presence.ts';
+export { PRESENCE_BATCH, TYPING_INTERVAL_MS, type ChatListPage, type LastMessagePreview, type ListedChat, type UserPresence } from './presence.ts';

@@ -1,108 +1,164 @@
-import { HttpTransportType, HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection, type IRetryPolicy } from '@microsoft/signalr';
+import { LogLevel, type HubConnection } from '@microsoft/signalr';
 import { retryDelayMs, type BackoffOptions } from './backoff.ts';
+import { MessengerApi, type Chat, type HistoryPage, type HistoryQuery, type MessageEdit, type NewChat } from './api.ts';
 import { RecentKeys } from './chat-sequencer.ts';
 import { ChatTracker } from './chat-tracker.ts';
+import { errorOfResponse, errorOfThrown, type MessengerError } from './errors.ts';
 import type { MessengerEventMap, MessengerEventName } from './events.ts';
-import { RetryAfterHttpClient } from './http.ts';
+import { HubLink, type ConnectionState, type StateChange } from './hub-link.ts';
+import { TypingGate, type ChatListPage, type UserPresence } from './presence.ts';
+import { Rest } from './rest.ts';
 import { memoryStorage, outcomeOf, SendQueue, type MessageContent, type PendingMessage, type PendingStorage } from './send-queue.ts';
-import { PRESENCE_BATCH, TypingGate, type ChatListPage, type UserPresence } from './presence.ts';
-import { MESSENGER_EVENTS, newClientMessageId, str, toChatMessage, type ChatMessage, type Wire } from './wire.ts';
+import { TokenKeeper, type TokenOptions } from './token.ts';
+import { MESSENGER_EVENTS, newClientMessageId, str, toChatMessage, type ChatMessage, type SentMessage, type Wire } from './wire.ts';
 
 /**
- * A small messenger client over the official @microsoft/signalr client, for Node and browsers (only
- * `fetch` and the SignalR client are used). It connects with a token, reconnects with full-jitter
- * backoff that honours the server's Retry-After, delivers each chat's messages exactly once and in
- * Seq order, and after a reconnect resumes every kind of event from the last Cursor it got
- * (GET /api/messenger/events), falling back to the per-chat Seq refill from list-messages (the source
- * of truth) when the cursor is past retention. Sends go through an offline queue: shown at once as
- * pending, retried with the same clientMessageId until the server acknowledges them.
+ * The messenger client for browsers and Node 20+: one SignalR connection with an honest state
+ * machine (hub-link.ts), each chat's messages exactly once and in Seq order (refilled from
+ * list-messages, the source of truth), every other event resumed from the last Cursor after a
+ * reconnect — or after a page reload, from a cursor the app stored (`resumeFrom`) — and sends through
+ * an offline queue retried with the same clientMessageId until the server acknowledges them.
  */
 
-export interface MessengerClientOptions {
+export interface MessengerClientOptions extends TokenOptions {
   /** Service origin, e.g. https://api.example.org (the hub is at /hubs/messenger). */
   baseUrl: string;
-  accessTokenFactory: () => string | Promise<string>;
+  /** A cursor from a previous client (`client.cursor`, e.g. kept in localStorage): start() resumes every event after it. */
+  resumeFrom?: string;
+  /** The cursor moved (after the event was handed to the app): store it to resume after a reload. */
+  onCursor?: (cursor: string) => void;
   /** New messages, once each, in Seq order per chat. */
   onMessage?: (message: ChatMessage) => void;
   /** Edits and deletions (message_edited / message_deleted, or a tombstone), once per change. */
   onMessageChanged?: (message: Partial<ChatMessage> & { chatId: string; messageId: string; seq: number }) => void;
   /** Every other hub event (chat_updated, call_invited, …) with its payload as pushed, once each (live or resumed). */
   onEvent?: <K extends MessengerEventName>(event: K, payload: MessengerEventMap[K]) => void;
+  /** The connection's state changed (with the error that caused a loss or a final refusal). */
+  onStateChanged?: (change: StateChange) => void;
+  /** A connect attempt failed (`retryable`: the client keeps trying; otherwise it stopped). */
+  onError?: (error: MessengerError) => void;
   /** Reconnect and retry delays: full jitter between minMs and a ceiling doubling from baseMs to capMs. */
   backoff?: BackoffOptions;
   /** Where sends wait until acknowledged. Default: in memory (lost with the page or process). */
   pendingStorage?: PendingStorage;
   /** A send is queued: show it at once as pending (match it later by clientMessageId). */
   onPending?: (pending: PendingMessage) => void;
-  /** The server stored a queued send (answered 201, or 200 for a repeat): the message as stored. */
-  onSent?: (pending: PendingMessage, message: Record<string, unknown>) => void;
+  /** The server stored a queued send (201, or 200 for a repeat): the message, shaped as onMessage's. */
+  onSent?: (pending: PendingMessage, message: SentMessage) => void;
   /** The server refused a queued send for good (a 4xx such as 403 MSG_USER_BLOCKED): drop or mark it. */
-  onSendFailed?: (pending: PendingMessage, error: { status: number; code: string; message: string }) => void;
+  onSendFailed?: (pending: PendingMessage, error: MessengerError) => void;
   /** list-messages page size for refills. Default 200. */
   pageSize?: number;
-  /** Longest list-messages request; a failed refill is retried with the reconnect backoff. Default 15 s. */
+  /** Longest REST request; a failed refill is retried with the reconnect backoff. Default 15 s. */
   requestTimeoutMs?: number;
   fetch?: typeof fetch;
   logLevel?: LogLevel;
 }
 
+type Listeners = { state: (change: StateChange) => void; error: (error: MessengerError) => void };
+
 export class MessengerClient {
-  readonly connection: HubConnection;
   private readonly opts: MessengerClientOptions;
+  private readonly link: HubLink;
+  private readonly rest: Rest;
+  private readonly api: MessengerApi;
   private readonly chats: ChatTracker;
-  private readonly changes = new RecentKeys();
-  private stopped = true;
-  private restartTimer: ReturnType<typeof setTimeout> | undefined;
-  /** A Retry-After the server answered with: the next retry waits at least this long. */
-  private retryAfterMs = 0;
-  /** The last event-stream Cursor received (frames reach a connection in the order they were sent). */
-  private cursor: string | undefined;
-  private readonly seenEvents = new RecentKeys();
   private readonly sends: SendQueue;
+  private readonly changes = new RecentKeys();
+  private readonly seenEvents = new RecentKeys();
   private readonly typingGate = new TypingGate();
+  private readonly listeners: { [K in keyof Listeners]: Set<Listeners[K]> } = { state: new Set(), error: new Set() };
+  /** The last event-stream Cursor handed on (frames reach a connection in the order they were sent). */
+  private last: string | undefined;
 
   constructor(opts: MessengerClientOptions) {
     this.opts = opts;
-    const policy: IRetryPolicy = { nextRetryDelayInMilliseconds: (ctx) => this.delay(ctx.previousRetryCount) };
-    const httpClient = new RetryAfterHttpClient(opts.fetch ?? fetch, (ms) => (this.retryAfterMs = Math.max(this.retryAfterMs, ms)));
+    this.last = opts.resumeFrom;
+    const tokens = new TokenKeeper(opts);
+    const doFetch = opts.fetch ?? ((input, init) => fetch(input, init));
+    this.rest = new Rest(opts.baseUrl, doFetch, tokens, opts.requestTimeoutMs ?? 15_000);
+    this.api = new MessengerApi(this.rest);
     this.sends = new SendQueue({
       storage: opts.pendingStorage ?? memoryStorage(),
-      post: async (p) => outcomeOf(await this.request('POST', `/api/messenger/chats/${p.chatId}/messages`, { ...p.content, clientMessageId: p.clientMessageId })),
-      onSent: (p, m) => opts.onSent?.(p, m),
+      post: async (p) => {
+        try {
+          return await outcomeOf(await this.rest.request('POST', `/api/messenger/chats/${p.chatId}/messages`, { ...p.content, clientMessageId: p.clientMessageId }));
+        } catch (err) {
+          const error = errorOfThrown(err); // no answer, or a token nobody can refresh
+          return error.retryable ? { kind: 'retry', retryAfterMs: error.retryAfterMs ?? 0 } : { kind: 'refused', error };
+        }
+      },
+      onSent: (p, m) => opts.onSent?.(p, { ...toChatMessage(m), id: String(m.id) }),
       onFailed: (p, e) => opts.onSendFailed?.(p, e),
     });
     this.chats = new ChatTracker({
-      request: (method, path) => this.request(method, path),
-      delay: (attempt) => this.delay(attempt),
-      stopped: () => this.stopped,
+      request: (method, path) => this.rest.request(method, path),
+      delay: (attempt) => retryDelayMs(attempt, opts.backoff),
+      stopped: () => !this.link.active,
       deliver: (m) => opts.onMessage?.(m),
       deleted: (m, key) => this.changed(m, key),
       pageSize: opts.pageSize ?? 200,
     });
-    this.connection = new HubConnectionBuilder()
-      .withUrl(`${opts.baseUrl.replace(/\/$/, '')}/hubs/messenger`, {
-        accessTokenFactory: opts.accessTokenFactory,
-        transport: HttpTransportType.WebSockets,
-        httpClient,
-      })
-      .withAutomaticReconnect(policy)
-      .configureLogging(opts.logLevel ?? LogLevel.None)
-      .build();
-    for (const event of ['message_received', 'message_edited', 'message_deleted', ...MESSENGER_EVENTS]) {
-      this.connection.on(event, (p: Wire) => this.dispatch(event, p));
-    }
-    // After any gap in the connection: resume every kind of event from the last Cursor.
-    this.connection.onreconnected(() => {
-      this.typingGate.reset();
-      return this.resume();
+    this.link = new HubLink({
+      baseUrl: opts.baseUrl,
+      fetch: doFetch,
+      tokens,
+      backoff: opts.backoff,
+      logLevel: opts.logLevel,
+      connected: () => {
+        this.typingGate.reset(); // a new connection: the server's typing throttle starts over
+        return this.resume();
+      },
+      stateChanged: (change) => {
+        opts.onStateChanged?.(change);
+        for (const l of this.listeners.state) l(change);
+      },
+      error: (error) => {
+        opts.onError?.(error);
+        for (const l of this.listeners.error) l(error);
+      },
     });
-    this.connection.onclose(() => this.scheduleRestart(0));
+    for (const event of ['message_received', 'message_edited', 'message_deleted', ...MESSENGER_EVENTS]) {
+      this.link.connection.on(event, (p: Wire) => this.dispatch(event, p));
+    }
   }
 
-  /** Connects (retrying with the backoff until it succeeds or stop() is called). */
-  async start(): Promise<void> {
-    this.stopped = false;
-    await this.connect(0);
+  /**
+   * Connects and resumes what was missed. Resolves once connected; rejects with a MessengerError
+   * carrying the server's code when the first attempt fails. A refusal retrying cannot fix (a token
+   * getToken cannot replace, 403 MSG_USER_INACTIVE) leaves the client `disconnected`; after any other
+   * failure (unreachable, 503 HUB_BUSY) it keeps trying in the background (`connecting`) until
+   * connected or stop().
+   */
+  start(): Promise<void> {
+    return this.link.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.sends.stop();
+    await this.link.stop();
+    await this.chats.stop();
+  }
+
+  get state(): ConnectionState {
+    return this.link.state;
+  }
+
+  /** The position in the event stream after the last event handed to the app: give it to a new client as `resumeFrom`. */
+  get cursor(): string | undefined {
+    return this.last;
+  }
+
+  /** The underlying SignalR connection (advanced use: calling hub methods this client does not wrap). */
+  get connection(): HubConnection {
+    return this.link.connection;
+  }
+
+  /** Listens to state changes or connect errors; returns the function that stops listening. */
+  on<K extends keyof Listeners>(event: K, listener: Listeners[K]): () => void {
+    const set = this.listeners[event] as Set<Listeners[K]>;
+    set.add(listener);
+    return () => set.delete(listener);
   }
 
   /**
@@ -121,62 +177,48 @@ export class MessengerClient {
     return this.sends.list();
   }
 
-  /** Marks a chat read up to `seq` (read receipts go to the other participants); answers the stored last read Seq. */
-  async markRead(chatId: string, seq: number): Promise<number> {
-    const res = await this.request('POST', `/api/messenger/chats/${chatId}/read`, { seq });
-    if (!res.ok) throw new Error(`mark read ${res.status}`);
-    return ((await res.json()) as { lastReadSeq: number }).lastReadSeq;
-  }
-
   /**
-   * Tells the chat's other members that the user is typing (a `typing` event on their side). Call it
-   * as the user types: calls within a few seconds of the last one for the chat are skipped. Rejects
-   * with the server's refusal (MSG_CHAT_NOT_FOUND for a chat the user is not a member of).
+   * Tells the chat's other members that the user is typing. Call it as the user types: calls within
+   * a few seconds of the last one for the chat are skipped. Rejects with the server's refusal.
    */
   async typing(chatId: string): Promise<void> {
-    if (this.connection.state !== HubConnectionState.Connected || !this.typingGate.due(chatId)) return;
-    await this.connection.invoke('Typing', chatId);
+    if (this.link.state !== 'connected' || !this.typingGate.due(chatId)) return;
+    await this.link.connection.invoke('Typing', chatId);
   }
 
-  /** Online state and last-seen time of users (in order); those the user may not see come back with online null. */
-  async presence(userIds: readonly string[]): Promise<UserPresence[]> {
-    const out: UserPresence[] = [];
-    for (let i = 0; i < userIds.length; i += PRESENCE_BATCH) {
-      const ids = userIds.slice(i, i + PRESENCE_BATCH).join(',');
-      const res = await this.request('GET', `/api/messenger/presence?userIds=${encodeURIComponent(ids)}`);
-      if (!res.ok) throw new Error(`presence ${res.status}`);
-      out.push(...((await res.json()) as { users: UserPresence[] }).users);
-    }
-    return out;
+  createChat(chat: NewChat): Promise<Chat> {
+    return this.api.createChat(chat);
   }
-
-  /**
-   * The chat list with unread counts: without a token every chat (most recently active first), with
-   * one only the chats changed since and the ids of those left; keep `next` for the following call.
-   */
-  async chatList(after?: string, limit = 50): Promise<ChatListPage> {
-    const query = `limit=${limit}${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`;
-    const res = await this.request('GET', `/api/messenger/chats?${query}`);
-    if (!res.ok) throw new Error(`chat list ${res.status}`);
-    return (await res.json()) as ChatListPage;
+  acceptChat(chatId: string): Promise<Chat> {
+    return this.api.acceptChat(chatId);
+  }
+  getChat(chatId: string): Promise<Chat> {
+    return this.api.getChat(chatId);
+  }
+  /** A page of history in ascending Seq order: `{ beforeSeq }` pages back from the oldest shown, `{ afterSeq }` forward. */
+  history(chatId: string, query?: HistoryQuery): Promise<HistoryPage> {
+    return this.api.history(chatId, query);
+  }
+  editMessage(chatId: string, messageId: string, edit: MessageEdit): Promise<ChatMessage> {
+    return this.api.editMessage(chatId, messageId, edit);
+  }
+  deleteMessage(chatId: string, messageId: string): Promise<void> {
+    return this.api.deleteMessage(chatId, messageId);
+  }
+  markRead(chatId: string, seq: number): Promise<number> {
+    return this.api.markRead(chatId, seq);
+  }
+  presence(userIds: readonly string[]): Promise<UserPresence[]> {
+    return this.api.presence(userIds);
+  }
+  chatList(after?: string, limit?: number): Promise<ChatListPage> {
+    return this.api.chatList(after, limit);
   }
 
   /** Waits until no refill runs and the send queue is drained or waiting to retry (tests, graceful UIs). */
   async settled(): Promise<void> {
-    await this.idle();
+    await this.chats.idle();
     await this.sends.idle();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.sends.stop();
-    clearTimeout(this.restartTimer);
-    await this.connection.stop();
-    await this.chats.stop();
-  }
-
-  get state(): HubConnectionState {
-    return this.connection.state;
   }
 
   /** Follows a chat from `afterSeq` (what the app already shows); older pushes are ignored, a gap is refilled. */
@@ -199,67 +241,39 @@ export class MessengerClient {
     return this.chats.idle();
   }
 
-  private delay(attempt: number): number {
-    const retryAfter = this.retryAfterMs;
-    this.retryAfterMs = 0;
-    return retryDelayMs(attempt, this.opts.backoff, retryAfter);
-  }
-
-  private async connect(attempt: number): Promise<void> {
-    if (this.stopped || this.connection.state !== HubConnectionState.Disconnected) return;
-    try {
-      await this.connection.start();
-      await this.resume();
-    } catch {
-      this.scheduleRestart(attempt + 1);
-    }
-  }
-
-  private async request(method: string, path: string, body?: unknown): Promise<Response> {
-    return (this.opts.fetch ?? fetch)(`${this.opts.baseUrl.replace(/\/$/, '')}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${await this.opts.accessTokenFactory()}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(this.opts.requestTimeoutMs ?? 15_000),
-    });
-  }
-
   /** A pushed or resumed frame: messages through the Seq sequencer, every other kind once per Cursor. */
   private dispatch(event: string, p: Wire): void {
     const cursor = str(p.Cursor);
-    if (cursor !== null) this.cursor = cursor;
-    if (event === 'message_received') return this.chats.receive(toChatMessage(p));
-    if (event === 'message_edited') return this.changed(toChatMessage(p), `edit:${str(p.MessageId)}:${str(p.EditedAt)}`);
-    if (event === 'message_deleted') {
-      return this.changed({ chatId: String(p.ChatId), messageId: String(p.MessageId), seq: Number(p.Seq), deleted: true }, `delete:${str(p.MessageId)}`);
-    }
-    if (cursor !== null && !this.seenEvents.first(cursor)) return;
-    this.opts.onEvent?.(event as MessengerEventName, p as never);
+    if (event === 'message_received') this.chats.receive(toChatMessage(p));
+    else if (event === 'message_edited') this.changed(toChatMessage(p), `edit:${str(p.MessageId)}:${str(p.EditedAt)}`);
+    else if (event === 'message_deleted') {
+      this.changed({ chatId: String(p.ChatId), messageId: String(p.MessageId), seq: Number(p.Seq), deleted: true }, `delete:${str(p.MessageId)}`);
+    } else if (cursor === null || this.seenEvents.first(cursor)) this.opts.onEvent?.(event as MessengerEventName, p as never);
+    if (cursor !== null) this.moveCursor(cursor);
+  }
+
+  private moveCursor(cursor: string | undefined): void {
+    if (cursor === undefined || cursor === this.last) return;
+    this.last = cursor;
+    this.opts.onCursor?.(cursor);
   }
 
   /**
    * After a (re)connect: every event pushed since the last Cursor, page by page, through the same
-   * handlers as live frames; the first connect starts at the stream's head and refills the tracked
-   * chats. A cursor past retention (410) falls back to the per-chat Seq refill. Then queued sends go.
+   * handlers as live frames; without a cursor the client starts at the stream's head and refills
+   * the tracked chats. A cursor past retention (410) or not this service's (400) falls back to the
+   * per-chat Seq refill. Then queued sends go.
    */
   private async resume(): Promise<void> {
     try {
-      if (this.cursor === undefined) {
-        this.cursor = await this.streamHead();
-        await this.chats.refillAll();
-        return;
-      }
       for (;;) {
-        const res = await this.request('GET', `/api/messenger/events?after=${encodeURIComponent(this.cursor)}&limit=500`);
-        if (res.status === 410) {
-          this.cursor = await this.streamHead();
-          await this.chats.refillAll();
-          return;
-        }
-        if (!res.ok) throw new Error(`events ${res.status}`);
+        if (this.last === undefined) return await this.restartFromHead();
+        const res = await this.rest.request('GET', `/api/messenger/events?after=${encodeURIComponent(this.last)}&limit=500`);
+        if (res.status === 410 || res.status === 400) return await this.restartFromHead();
+        if (!res.ok) throw await errorOfResponse(res);
         const page = (await res.json()) as { events: { cursor: string; name: string; payload: Wire }[]; next: string };
         for (const e of page.events) this.dispatch(e.name, e.payload);
-        this.cursor = page.next;
+        this.moveCursor(page.next);
         if (page.events.length === 0) return;
       }
     } catch {
@@ -270,16 +284,10 @@ export class MessengerClient {
     }
   }
 
-  private async streamHead(): Promise<string | undefined> {
-    const res = await this.request('GET', '/api/messenger/events');
-    return res.ok ? ((await res.json()) as { next: string }).next : undefined;
-  }
-
-  /** onclose fires when automatic reconnect gave up (or never applied, e.g. a refused start). */
-  private scheduleRestart(attempt: number): void {
-    if (this.stopped) return;
-    clearTimeout(this.restartTimer);
-    this.restartTimer = setTimeout(() => void this.connect(attempt), this.delay(attempt));
+  private async restartFromHead(): Promise<void> {
+    const res = await this.rest.request('GET', '/api/messenger/events');
+    if (res.ok) this.moveCursor(((await res.json()) as { next: string }).next);
+    await this.chats.refillAll();
   }
 
   private changed(m: Partial<ChatMessage> & { chatId: string; messageId: string; seq: number }, key: string): void {

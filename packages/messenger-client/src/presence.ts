@@ -26,7 +26,22 @@ export interface ListedChat {
   title: string | null;
   /** Others' messages after your last read Seq, deleted ones excluded. */
   unreadCount: number;
+  /** The chat's last message, null for a chat without messages. */
+  lastMessage: LastMessagePreview | null;
   [field: string]: unknown;
+}
+
+/** What the chat list shows of a chat's last message. */
+export interface LastMessagePreview {
+  id: string;
+  seq: number;
+  senderUserId: string;
+  kind: 'Text' | 'File' | 'Card';
+  /** At most 100 characters of a Text body; null for a file, a card, or a deleted message. */
+  preview: string | null;
+  /** Deleted: show it as deleted (it has no preview). */
+  deleted: boolean;
+  sentAt: string;
 }
 
 export interface ChatListPage {

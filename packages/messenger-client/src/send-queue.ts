@@ -1,4 +1,5 @@
-import { retryDelayMs, retryAfterMsOf } from './backoff.ts';
+import { retryDelayMs } from './backoff.ts';
+import { errorOfResponse, type MessengerError } from './errors.ts';
 
 /**
  * Messages the app sent and the server has not acknowledged yet: kept in order in a storage the app
@@ -41,22 +42,21 @@ export function memoryStorage(): PendingStorage {
 /** What one POST came to: acknowledged (with the stored message), refused for good, or to be retried. */
 export type SendOutcome =
   | { kind: 'sent'; message: Record<string, unknown> }
-  | { kind: 'refused'; status: number; code: string; message: string }
+  | { kind: 'refused'; error: MessengerError }
   | { kind: 'retry'; retryAfterMs: number };
 
 export interface SendQueueOptions {
   storage: PendingStorage;
   post(p: PendingMessage): Promise<SendOutcome>;
   onSent?: (p: PendingMessage, message: Record<string, unknown>) => void;
-  onFailed?: (p: PendingMessage, error: { status: number; code: string; message: string }) => void;
+  onFailed?: (p: PendingMessage, error: MessengerError) => void;
 }
 
 /** A refusal that will not change on a retry; anything else (network, 408, 429, 5xx) is retried. */
 export async function outcomeOf(res: Response): Promise<SendOutcome> {
   if (res.ok) return { kind: 'sent', message: (await res.json()) as Record<string, unknown> };
-  if (res.status === 408 || res.status === 429 || res.status >= 500) return { kind: 'retry', retryAfterMs: retryAfterMsOf(res.headers.get('retry-after')) };
-  const body = (await res.json().catch(() => ({}))) as { code?: string; message?: string };
-  return { kind: 'refused', status: res.status, code: body.code ?? `HTTP_${res.status}`, message: body.message ?? res.statusText };
+  const error = await errorOfResponse(res);
+  return error.retryable ? { kind: 'retry', retryAfterMs: error.retryAfterMs ?? 0 } : { kind: 'refused', error };
 }
 
 export class SendQueue {
@@ -126,7 +126,7 @@ export class SendQueue {
       pending.shift();
       await this.opts.storage.save(pending);
       if (outcome.kind === 'sent') this.opts.onSent?.(p, outcome.message);
-      else this.opts.onFailed?.(p, outcome);
+      else this.opts.onFailed?.(p, outcome.error);
     }
   }
 }

@@ -18,6 +18,15 @@ export interface ChatMessage {
   clientMessageId: string | null;
 }
 
+/**
+ * The message as onSent hands it over: the same ChatMessage as onMessage, plus `id`, the name the
+ * stored message had in onSent before 0.2.0.
+ */
+export type SentMessage = ChatMessage & {
+  /** @deprecated Use `messageId` (the same value); `id` goes away in the next release. */
+  id: string;
+};
+
 /** Hub events the client forwards to onEvent (the message ones it handles itself). */
 export const MESSENGER_EVENTS: MessengerEventName[] = [
   'read_receipt_updated', 'chat_updated', 'contact_request_received', 'contact_request_accepted', 'contact_removed', 'blacklist_changed',

@@ -50,7 +50,7 @@ test('in Chromium: sends made offline land exactly once, and the missed read rec
   });
 
   await a.setOfflineMode(true);
-  await waitFor('alice offline', async () => (await connection(a)) !== 'Connected', GENEROUS);
+  await waitFor('alice offline', async () => (await connection(a)) !== 'connected', GENEROUS);
   const queued = await a.evaluate(async (c) => {
     const { client } = globalThis as unknown as HarnessWindow;
     return [(await client.send(c, { kind: 'Text', body: 'one' })).clientMessageId, (await client.send(c, { kind: 'Text', body: 'two' })).clientMessageId];

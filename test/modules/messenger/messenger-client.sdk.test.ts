@@ -1,7 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HubConnectionState } from '@microsoft/signalr';
-import { MessengerClient, retryAfterMsOf, retryDelayMs, type ChatMessage, type MessengerClientOptions, type PendingMessage } from '@pin/messenger-client';
+import { MessengerClient, MessengerError, retryAfterMsOf, retryDelayMs, type ChatMessage, type MessengerClientOptions, type PendingMessage, type SentMessage } from '../../../packages/messenger-client/src/index.ts';
 import { REALTIME_RETENTION_JOB } from '../../../src/modules/messenger/realtime-dispatch/retention.job.ts';
 import { messengerApp, type MessengerApp } from './support/app.ts';
 import { startTcpProxy } from '../../support/tcp-proxy.ts';
@@ -22,7 +21,7 @@ function startClient(port: number, token: string, extra: Partial<MessengerClient
   const messages: ChatMessage[] = [];
   const events: { event: string; payload: Record<string, unknown> }[] = [];
   const pending: PendingMessage[] = [];
-  const sent: { pending: PendingMessage; message: Record<string, unknown> }[] = [];
+  const sent: { pending: PendingMessage; message: SentMessage }[] = [];
   const client = new MessengerClient({
     baseUrl: `http://127.0.0.1:${port}`,
     accessTokenFactory: () => token,
@@ -58,7 +57,7 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
     await Promise.all([a.client.start(), b.client.start()]);
     proxy.block();
     proxy.cut();
-    await waitFor('alice offline', () => a.client.state !== HubConnectionState.Connected);
+    await waitFor('alice offline', () => a.client.state !== 'connected');
     const first = await a.client.send(chat.id, { kind: 'Text', body: 'one' });
     const second = await a.client.send(chat.id, { kind: 'Text', body: 'two' });
     assert.deepEqual(a.pending.map((p) => p.content.body), ['one', 'two'], 'shown as pending at once');
@@ -134,7 +133,7 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
     await b.client.start();
     proxy.block();
     proxy.cut();
-    await waitFor('bob offline', () => b.client.state !== HubConnectionState.Connected);
+    await waitFor('bob offline', () => b.client.state !== 'connected');
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/read`, { seq: 1 });
     await m.call(alice.token, 'PATCH', `/api/messenger/chats/${chat.id}`, { title: 'Renamed' });
     await m.dispatch(); // pushed to nobody: bob is offline
@@ -161,7 +160,7 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
     await m.dispatch();
     proxy.block();
     proxy.cut();
-    await waitFor('bob offline', () => b.client.state !== HubConnectionState.Connected);
+    await waitFor('bob offline', () => b.client.state !== 'connected');
     m.clock.advance(MESSENGER_TUNING.eventsRetentionMs + 3_600_000);
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'while away' });
     await m.dispatch();
@@ -199,8 +198,10 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
     const b = startClient(port(m), bob.token, { fetch: recording });
     // Another client's negotiate takes this second's place right before bob's.
     await fetch(`http://127.0.0.1:${port(m)}/hubs/messenger/negotiate?negotiateVersion=1`, { method: 'POST', headers: { authorization: `Bearer ${alice.token}` } });
-    await b.client.start();
-    await waitFor('bob connected', () => b.client.state === HubConnectionState.Connected, 15_000);
+    // start() reports the refusal with the server's code and Retry-After, and the client keeps trying.
+    const busy = await b.client.start().then(() => undefined, (e: MessengerError) => e);
+    assert.deepEqual([busy?.code, busy?.status, busy?.retryAfterMs], ['HUB_BUSY', 503, 1000]);
+    await waitFor('bob connected', () => b.client.state === 'connected', 15_000);
     const refused = negotiations.findIndex((n) => n.status === 503);
     assert.ok(refused >= 0, 'bob was turned away first');
     const next = negotiations[refused + 1]!;

@@ -60,7 +60,7 @@ export interface ChatRow {
   updatedAt: Date;
 }
 
-const CHAT_COLUMNS = sql.raw(`c.id, c.kind, c.title, c.created_by_user_id as "createdByUserId", c.last_seq::float8 as "lastSeq",
+export const CHAT_COLUMNS = sql.raw(`c.id, c.kind, c.title, c.created_by_user_id as "createdByUserId", c.last_seq::float8 as "lastSeq",
   c.created_at as "createdAt", c.updated_at as "updatedAt"`);
 
 /**
@@ -259,35 +259,4 @@ export async function openMembershipSpans(tx: Db, chatId: string, userIds: reado
         select c.id, u, c.membership_version from messenger.chats c cross join unnest(${sql.param(userIds)}::uuid[]) u where c.id = ${chatId}
         on conflict do nothing`,
   );
-}
-
-/** A listed chat: with the caller's unread count (others' messages after their last read Seq, deleted ones excluded). */
-export type ListedChatRow = ChatRow & { unreadCount: number };
-
-/** The unread count of the caller's participation `p` in chat `c`, as a column. */
-const UNREAD = sql.raw(`(select count(*) from messenger.messages m
-    where m.chat_id = c.id and m.seq > p.last_read_seq and m.sender_user_id <> p.user_id and m.deleted_at is null)::int as "unreadCount"`);
-
-/** Those of the chats that the user is an Active participant of, with the user's unread counts. */
-export async function chatsOfUserByIds(q: Db, userId: string, chatIds: readonly string[]): Promise<ListedChatRow[]> {
-  if (chatIds.length === 0) return [];
-  const { rows } = await query<ListedChatRow>(
-    q,
-    sql`select ${CHAT_COLUMNS}, ${UNREAD} from messenger.chats c
-          join messenger.chat_participants p on p.chat_id = c.id and p.user_id = ${userId} and p.status = 'Active'
-         where c.id = any(${sql.param(chatIds)}::uuid[])`,
-  );
-  return rows;
-}
-
-/** The chats a user is an Active participant of, most recently active first (keyset on updatedAt, id). */
-export async function chatsOfUser(q: Db, userId: string, limit: number, before?: { updatedAt: string; id: string }): Promise<ListedChatRow[]> {
-  const { rows } = await query<ListedChatRow>(
-    q,
-    sql`select ${CHAT_COLUMNS}, ${UNREAD} from messenger.chats c
-          join messenger.chat_participants p on p.chat_id = c.id and p.user_id = ${userId} and p.status = 'Active'
-         ${before ? sql`where (c.updated_at, c.id) < (${before.updatedAt}::timestamptz, ${before.id}::uuid)` : sql``}
-         order by c.updated_at desc, c.id desc limit ${limit}`,
-  );
-  return rows;
 }

@@ -4,7 +4,8 @@ import { blockedWith } from '../contacts/blacklist.ts';
 import { ChatErrors } from '../errors.ts';
 import { cursorOf, positionOf } from '../events/cursor.ts';
 import { readStreamHead, streamHead, streamHorizon } from '../events/stream-sql.ts';
-import { activeParticipantsOfChats, chatsOfUser, chatsOfUserByIds, type ListedChatRow } from './chat-sql.ts';
+import { activeParticipantsOfChats } from './chat-sql.ts';
+import { chatsOfUser, chatsOfUserByIds, type ListedChatRow } from './chat-list-sql.ts';
 import { chatView, type ChatView } from './chats.ts';
 
 /**
@@ -15,7 +16,10 @@ import { chatView, type ChatView } from './chats.ts';
  * commit order as the stream does.
  */
 
-export type ListedChat = ChatView & { unreadCount: number };
+export type ListedChat = ChatView & {
+  unreadCount: number;
+  lastMessage: { id: string; seq: number; senderUserId: string; kind: string; preview: string | null; deleted: boolean; sentAt: string } | null;
+};
 
 export interface ChatPage {
   items: ListedChat[];
@@ -26,7 +30,11 @@ export interface ChatPage {
 
 async function listed(q: Db, userId: string, chats: ListedChatRow[]): Promise<ListedChat[]> {
   const [participants, blocked] = await Promise.all([activeParticipantsOfChats(q, chats.map((c) => c.id)), blockedWith(q, userId)]);
-  return chats.map((c) => ({ ...chatView(c, participants.get(c.id) ?? [], { userId, blocked }), unreadCount: c.unreadCount }));
+  return chats.map((c) => ({
+    ...chatView(c, participants.get(c.id) ?? [], { userId, blocked }),
+    unreadCount: c.unreadCount,
+    lastMessage: c.lastMessage && { ...c.lastMessage, sentAt: c.lastMessage.sentAt.toISOString() },
+  }));
 }
 
 /**

@@ -40,8 +40,28 @@ export const ChatView = Type.Object({
     }),
   ),
 });
+export const LastMessage = Type.Object(
+  {
+    id: Uuid,
+    seq: Type.Integer({ minimum: 1 }),
+    senderUserId: Uuid,
+    kind: literals(MESSAGE_CONTENT_KINDS),
+    preview: Nullable(Type.String({ maxLength: 100, description: 'The first 100 characters of a Text body; null for a file or card, and for a deleted message' })),
+    deleted: Type.Boolean({ description: 'Deleted: shown as deleted, without its body' }),
+    sentAt: Timestamp,
+  },
+  { description: "The chat's last message (null for a chat without messages)" },
+);
 export const ChatList = Type.Object({
-  items: Type.Array(Type.Composite([ChatView, Type.Object({ unreadCount: Type.Integer({ minimum: 0, description: "Others' messages after my last read Seq, deleted ones excluded" }) })])),
+  items: Type.Array(
+    Type.Composite([
+      ChatView,
+      Type.Object({
+        unreadCount: Type.Integer({ minimum: 0, description: "Others' messages after my last read Seq, deleted ones excluded" }),
+        lastMessage: Nullable(LastMessage),
+      }),
+    ]),
+  ),
   removed: Type.Array(Uuid, { description: 'With after: chats I left or was removed from since the token (drop them)' }),
   next: Type.String({ description: 'The sync token: pass it as after to get what changed since this answer' }),
 });
@@ -99,9 +119,21 @@ export const MessageView = Type.Object({
   deleted: Type.Boolean(),
   clientMessageId: Nullable(Uuid),
 });
+// No `default` on afterSeq: a filled-in default could not be told apart from a caller's afterSeq,
+// and the two directions are mutually exclusive (the handler answers 400 naming both).
 export const ListMessagesQuery = Type.Object(
   {
-    afterSeq: Type.Optional(BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Messages with Seq greater than this' })),
+    afterSeq: Type.Optional(
+      BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Messages with Seq greater than this, oldest first (0 when neither afterSeq nor beforeSeq is given)' }),
+    ),
+    beforeSeq: Type.Optional(
+      BoundedInt({
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description:
+          'Older history: the newest `limit` messages with Seq less than this, returned in ascending Seq order (pass the first Seq of a page to get the page before it); not with afterSeq',
+      }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
   },
   { additionalProperties: false },

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Principal } from '../../../platform/http/index.ts';
+import { AppError, type Principal } from '../../../platform/http/index.ts';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { chatForParticipant } from '../chats/chat-sql.ts';
 import { contentProblem, isEditable, withinEditWindow } from './rules.ts';
@@ -75,19 +75,30 @@ export async function deleteMessage(ctx: MessengerContext, caller: Principal, ch
   });
 }
 
-/** list-messages, the source of truth clients refill from: Seq > afterSeq, ascending, tombstones included. */
+/**
+ * list-messages, the source of truth clients refill from: Seq > afterSeq ascending, or — paging
+ * back through history — the newest `limit` below beforeSeq, still handed back in ascending order so
+ * both directions read the same way. Tombstones included.
+ */
 export async function listMessages(
   q: Db,
   caller: Principal,
   chatId: string,
-  afterSeq: number,
+  page: { afterSeq?: number; beforeSeq?: number },
   limit: number,
 ): Promise<{ items: MessageView[]; lastSeq: number }> {
+  if (page.afterSeq !== undefined && page.beforeSeq !== undefined) {
+    throw new AppError('VALIDATION_FAILED', 'afterSeq and beforeSeq are mutually exclusive: pass one of them', 400);
+  }
   const chat = await requireChat(q, chatId, caller.userId);
-  const { rows } = await query<MessageRow>(
-    q,
-    sql`select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq > ${afterSeq} order by seq limit ${limit}`,
-  );
+  const { rows } =
+    page.beforeSeq === undefined
+      ? await query<MessageRow>(q, sql`select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq > ${page.afterSeq ?? 0} order by seq limit ${limit}`)
+      : await query<MessageRow>(
+          q,
+          sql`select * from (select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq < ${page.beforeSeq} order by seq desc limit ${limit}) older
+               order by seq`,
+        );
   return { items: rows.map(messageView), lastSeq: chat.lastSeq };
 }
 

@@ -41,13 +41,14 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
       schema: {
         operationId: 'listMessages',
         tags,
-        summary: 'list-messages: the source of truth clients refill from (Seq > afterSeq, ascending, deleted ones as tombstones)',
+        summary:
+          'list-messages: the source of truth clients refill from (Seq > afterSeq, ascending; or with beforeSeq the newest page below it, also ascending; deleted ones as tombstones). afterSeq with beforeSeq → 400 VALIDATION_FAILED',
         params: ChatParams,
         querystring: ListMessagesQuery,
         response: { 200: MessageList, ...errors },
       },
     },
-    async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query.afterSeq ?? 0, req.query.limit ?? 100),
+    async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query, req.query.limit ?? 100),
   );
 
   r.patch(

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { after } from 'node:test';
-import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type BrowserContext, type HTTPRequest, type Page } from 'puppeteer-core';
 
 /**
  * Headless Chromium (Debian's chromium, which `npm test` installs when missing; puppeteer-core
@@ -12,25 +12,32 @@ import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-
  * deployed behind the same host would; the service's CORS stays as configured (closed).
  */
 
-const BUNDLE = new URL('../../../../packages/messenger-client/dist/messenger-client.js', import.meta.url).pathname;
+const BUNDLE = new URL('../../../../packages/messenger-client/dist/browser/messenger-client.js', import.meta.url).pathname;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-/** The page's harness: window.startClient(token, chatId) starts a MessengerClient recording what it is handed. */
+/**
+ * The page's harness: window.startClient(token, chatId, { afterSeq, persistCursor }) starts a
+ * MessengerClient recording what it is handed; with persistCursor it resumes from, and keeps, its
+ * cursor in localStorage as the package README shows.
+ */
 const PAGE = `<!doctype html><meta charset="utf-8"><title>sdk</title>
 <script type="module">
 import { MessengerClient } from '/__sdk/messenger-client.js';
-window.startClient = async (token, chatId) => {
+window.startClient = async (token, chatId, { afterSeq = 0, persistCursor = false } = {}) => {
   const state = (window.state = { messages: [], events: [], pending: [], sent: [] });
+  const stored = persistCursor ? localStorage.getItem('pin.messenger.cursor') : null;
   const client = (window.client = new MessengerClient({
     baseUrl: location.origin,
     accessTokenFactory: () => token,
+    ...(stored === null ? {} : { resumeFrom: stored }),
+    ...(persistCursor ? { onCursor: (cursor) => localStorage.setItem('pin.messenger.cursor', cursor) } : {}),
     backoff: { minMs: 50, baseMs: 200, capMs: 1000 },
     onMessage: (m) => state.messages.push(m),
     onEvent: (name, payload) => state.events.push({ name, payload }),
     onPending: (p) => state.pending.push(p.clientMessageId),
-    onSent: (p, stored) => state.sent.push({ clientMessageId: p.clientMessageId, id: stored.id }),
+    onSent: (p, stored) => state.sent.push({ clientMessageId: p.clientMessageId, id: stored.messageId }),
   }));
-  client.trackChat(chatId, 0);
+  client.trackChat(chatId, afterSeq);
   await client.start();
 };
 window.sdkReady = true;
@@ -50,12 +57,17 @@ export async function launchChromium(): Promise<Browser> {
   return browser;
 }
 
-/** A page in a browser context of its own (its own storage and network state) with the harness loaded from `origin`. */
-export async function sdkPage(browser: Browser, origin: string): Promise<Page> {
-  const bundle = await readFile(BUNDLE, 'utf8').catch(() => {
-    throw new Error(`${BUNDLE} is missing: run \`npm run build -w packages/messenger-client\` (npm test builds it)`);
+/**
+ * A page in a browser context of its own (its own storage and network state), or in `context` (a
+ * page opened again after another was closed: a reload keeping localStorage), with the harness loaded
+ * from `origin`; `bundlePath` another build of the browser bundle (the one a packed package installed).
+ */
+export async function sdkPage(browser: Browser, origin: string, opts: { bundlePath?: string; context?: BrowserContext } = {}): Promise<Page> {
+  const bundlePath = opts.bundlePath ?? BUNDLE;
+  const bundle = await readFile(bundlePath, 'utf8').catch(() => {
+    throw new Error(`${bundlePath} is missing: run \`npm run build -w packages/messenger-client\` (npm test builds it)`);
   });
-  const context = await browser.createBrowserContext();
+  const context = opts.context ?? (await browser.createBrowserContext());
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   // What goes wrong inside the page shows in the test's output, without the tokens in hub URLs.

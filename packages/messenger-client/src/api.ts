@@ -1,0 +1,121 @@
+import type { ChatListPage, UserPresence } from './presence.ts';
+import { PRESENCE_BATCH } from './presence.ts';
+import type { Rest } from './rest.ts';
+import { toChatMessage, type ChatMessage, type Wire } from './wire.ts';
+
+/**
+ * The REST calls a chat app makes besides sending (send() goes through the offline queue): chats,
+ * history both ways, edits, deletions, read marks, presence, the chat list. Each resolves with the
+ * service's answer in the client's shapes or rejects with a MessengerError.
+ */
+
+export interface ChatParticipant {
+  userId: string;
+  role: string;
+  /** Their read position (0 while they have not accepted the chat, or either of you blocks the other). */
+  lastReadSeq: number;
+  joinedAt: string;
+  /** false: the chat is a message request to them until they accept it or write in it. */
+  accepted: boolean;
+}
+
+export interface Chat {
+  id: string;
+  kind: 'Direct' | 'Group';
+  title: string | null;
+  createdByUserId: string;
+  lastSeq: number;
+  createdAt: string;
+  updatedAt: string;
+  participants: ChatParticipant[];
+}
+
+export interface NewChat {
+  kind: 'Direct' | 'Group';
+  /** Groups: 1–200 characters. */
+  title?: string;
+  /** The other participants (Direct: exactly one). */
+  memberUserIds: string[];
+}
+
+/** One page of history, in ascending Seq order, and the chat's current last Seq. */
+export interface HistoryPage {
+  items: ChatMessage[];
+  lastSeq: number;
+}
+
+/** Which page: `afterSeq` pages forward (newer), `beforeSeq` back (the newest page below it). Not both. */
+export type HistoryQuery = { afterSeq?: number; beforeSeq?: never; limit?: number } | { beforeSeq: number; afterSeq?: never; limit?: number };
+
+export interface MessageEdit {
+  body?: string;
+  cardText?: string;
+}
+
+const chatPath = (chatId: string) => `/api/messenger/chats/${encodeURIComponent(chatId)}`;
+
+export class MessengerApi {
+  private readonly rest: Rest;
+
+  constructor(rest: Rest) {
+    this.rest = rest;
+  }
+
+  /** Creates a group chat, or opens the Direct chat with one user (the existing one when the pair has one). */
+  async createChat(chat: NewChat): Promise<Chat> {
+    return this.rest.json<Chat>('POST', '/api/messenger/chats', chat);
+  }
+
+  /** Accepts a chat that is a message request to the user (a chat from a non-contact): then its members see their presence, typing and read position. */
+  async acceptChat(chatId: string): Promise<Chat> {
+    return this.rest.json<Chat>('POST', `${chatPath(chatId)}/accept`);
+  }
+
+  async getChat(chatId: string): Promise<Chat> {
+    return this.rest.json<Chat>('GET', chatPath(chatId));
+  }
+
+  /** A page of a chat's messages, ascending; deleted ones as tombstones (`deleted`, no content). */
+  async history(chatId: string, query: HistoryQuery = {}): Promise<HistoryPage> {
+    const params = new URLSearchParams();
+    if (query.afterSeq !== undefined) params.set('afterSeq', String(query.afterSeq));
+    if (query.beforeSeq !== undefined) params.set('beforeSeq', String(query.beforeSeq));
+    params.set('limit', String(query.limit ?? 50));
+    const page = await this.rest.json<{ items: Wire[]; lastSeq: number }>('GET', `${chatPath(chatId)}/messages?${params}`);
+    return { items: page.items.map(toChatMessage), lastSeq: page.lastSeq };
+  }
+
+  /** Edits your Text body or Card text (within the server's edit window, else MSG_MESSAGE_EDIT_WINDOW_EXPIRED). */
+  async editMessage(chatId: string, messageId: string, edit: MessageEdit): Promise<ChatMessage> {
+    return toChatMessage(await this.rest.json<Wire>('PATCH', `${chatPath(chatId)}/messages/${encodeURIComponent(messageId)}`, edit));
+  }
+
+  /** Deletes your message: its Seq stays as a tombstone. Deleting twice changes nothing. */
+  async deleteMessage(chatId: string, messageId: string): Promise<void> {
+    await this.rest.json<void>('DELETE', `${chatPath(chatId)}/messages/${encodeURIComponent(messageId)}`);
+  }
+
+  /** Marks a chat read up to `seq` (read receipts go to the other participants); answers the stored last read Seq. */
+  async markRead(chatId: string, seq: number): Promise<number> {
+    return (await this.rest.json<{ lastReadSeq: number }>('POST', `${chatPath(chatId)}/read`, { seq })).lastReadSeq;
+  }
+
+  /** Online and last seen of contacts and Direct-chat peers (anyone else: online null), any number of ids. */
+  async presence(userIds: readonly string[]): Promise<UserPresence[]> {
+    const out: UserPresence[] = [];
+    for (let i = 0; i < userIds.length; i += PRESENCE_BATCH) {
+      const ids = userIds.slice(i, i + PRESENCE_BATCH).join(',');
+      out.push(...(await this.rest.json<{ users: UserPresence[] }>('GET', `/api/messenger/presence?userIds=${encodeURIComponent(ids)}`)).users);
+    }
+    return out;
+  }
+
+  /**
+   * The chat list with unread counts and last messages: without a token every chat (most recently
+   * active first), with one only the chats changed since and the ids of those left; keep `next`.
+   */
+  async chatList(after?: string, limit = 50): Promise<ChatListPage> {
+    const query = `limit=${limit}${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`;
+    return this.rest.json<ChatListPage>('GET', `/api/messenger/chats?${query}`);
+  }
+}
