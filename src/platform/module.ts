@@ -10,6 +10,8 @@ import type { Logger } from './observability/logger.ts';
 import type { Registry } from './observability/metrics.ts';
 import type { Hub, HubAccess, HubMethod, ResolveGroupMembers } from './realtime/index.ts';
 import type { Clock } from './time.ts';
+import type { TProperties } from '@sinclair/typebox';
+import type { SettingsOf } from './types/index.ts';
 
 /** A frame for `user:{UserId}` another module hands to the durable realtime outbox (userFrames). */
 export interface UserFrame {
@@ -67,9 +69,23 @@ export interface ModuleParts {
   healthChecks?: HealthCheck[];
 }
 
-// The app hands every module the whole loaded config, which holds each module's settings.
+/**
+ * Builds a module. `settingNames` are the settings it reads (its settings.ts fields): the app hands
+ * it those values only, so a module cannot come to depend on another part's settings unnoticed.
+ */
+// Each module declares its own settings type; the app treats them as opaque.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type ModuleFactory<S = any> = (deps: ModuleDeps<S>) => ModuleParts;
+export interface ModuleFactory<S = any> {
+  (deps: ModuleDeps<S>): ModuleParts;
+  readonly settingNames: readonly string[];
+}
 
-/** `S`: the module's settings type, `SettingsOf<typeof itsSettings>`. */
-export const defineModule = <S>(factory: ModuleFactory<S>): ModuleFactory<S> => factory;
+/** A module over its settings' TypeBox fields (`settings.ts`): its factory gets `SettingsOf<typeof fields>`, and only those. */
+export const defineModule = <P extends TProperties>(fields: P, factory: (deps: ModuleDeps<SettingsOf<P>>) => ModuleParts): ModuleFactory<SettingsOf<P>> =>
+  Object.assign(factory, { settingNames: Object.keys(fields) });
+
+/** The values of `names` in the loaded config: what the app hands one module. */
+export function settingsPart(config: object, names: readonly string[]): Record<string, unknown> {
+  const all = config as Record<string, unknown>;
+  return Object.fromEntries(names.filter((n) => n in all).map((n) => [n, all[n]]));
+}

@@ -5,7 +5,7 @@ import type { AdminCheck } from '../platform/http/auth-plugin.ts';
 import type { Principal } from '../platform/http/auth.ts';
 import type { HealthCheck } from '../platform/http/health-routes.ts';
 import type { JobRunner } from '../platform/jobs/index.ts';
-import type { ModuleDeps, ModuleFactory } from '../platform/module.ts';
+import { settingsPart, type ModuleDeps, type ModuleFactory } from '../platform/module.ts';
 import type { HubAccess, HubDeps, HubMethod, ResolveGroupMembers } from '../platform/realtime/index.ts';
 
 /**
@@ -59,7 +59,7 @@ export async function wireModules(
   hooks: ModuleHooks,
 ): Promise<void> {
   for (const factory of factories) {
-    const parts = factory(deps);
+    const parts = factory({ ...deps, settings: settingsPart(deps.settings, factory.settingNames) });
     if (parts.hubGroups) hooks.groupResolvers.push(parts.hubGroups);
     if (parts.hubGroupMembers) hooks.memberResolvers.push(parts.hubGroupMembers);
     if (parts.hubAccess) hooks.accessChecks.push(parts.hubAccess);

@@ -1,4 +1,4 @@
-import type { IdentityConfig } from './context.ts';
+import { identitySettings } from './settings.ts';
 import { defineModule } from '../../platform/module.ts';
 import { accessFanOutJob } from './access-fanout/access-fanout.job.ts';
 import { assignmentExpiryJob } from './assignments/assignment-expiry.job.ts';
@@ -14,7 +14,7 @@ import { findUser } from './users/user-sql.ts';
  * assignment expiry worker. Its integration-event contracts live in src/contracts/identity-events.ts,
  * where producer and consumers both read them.
  */
-export default defineModule<IdentityConfig>((deps) => {
+export default defineModule(identitySettings, (deps) => {
   const settings = identitySettingsFrom(deps.settings);
   const ctx: IdentityContext = {
     db: deps.db,

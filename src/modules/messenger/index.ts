@@ -1,4 +1,4 @@
-import { MESSENGER_TUNING, type MessengerSettings, type MessengerTuning } from './settings.ts';
+import { MESSENGER_TUNING, messengerRealtimeSettings, messengerSettings, type MessengerSettings, type MessengerTuning } from './settings.ts';
 import type { Principal } from '../../platform/http/index.ts';
 import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
@@ -57,7 +57,7 @@ export type { MessengerTuning } from './settings.ts';
  */
 export function messengerModule(overrides: Partial<MessengerTuning> = {}) {
   const tuning: MessengerTuning = { ...MESSENGER_TUNING, ...overrides };
-  return defineModule<MessengerSettings>((deps) => messengerParts(deps, tuning));
+  return defineModule({ ...messengerSettings, ...messengerRealtimeSettings }, (deps) => messengerParts(deps, tuning));
 }
 
 export default messengerModule();

@@ -9,7 +9,7 @@ import { createProviders } from './providers/registry.ts';
 import { registerNotificationRoutes } from './routes.ts';
 import { registerTerminalFailureRoutes } from './terminal-failures/routes.ts';
 import { registerUnconfirmedRoutes } from './unconfirmed/routes.ts';
-import { deliveryJobOptions, NOTIFICATIONS_TUNING, type NotificationsSettings, type NotificationsTuning } from './settings.ts';
+import { deliveryJobOptions, NOTIFICATIONS_TUNING, notificationsSettings, type NotificationsSettings, type NotificationsTuning } from './settings.ts';
 import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
 
@@ -26,7 +26,7 @@ export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
  */
 export function notificationsModule(overrides: Partial<NotificationsTuning> = {}) {
   const tuning: NotificationsTuning = { ...NOTIFICATIONS_TUNING, ...overrides };
-  return defineModule<NotificationsSettings>((deps) => notificationsParts(deps, tuning));
+  return defineModule(notificationsSettings, (deps) => notificationsParts(deps, tuning));
 }
 
 export default notificationsModule();

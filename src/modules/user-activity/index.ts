@@ -3,7 +3,7 @@ import { createActivityCloser, inactivityThresholdMs as thresholdOf } from './cl
 import { createActivityRetention } from './retention/activity-retention.ts';
 import { stuckRowsGauge } from './closer/closer-metrics.ts';
 import { registerUserActivityRoutes } from './http/routes.ts';
-import type { UserActivitySettings } from './settings.ts';
+import { userActivitySettings } from './settings.ts';
 import { viewStatsConsumer } from './stats/view-stats.ts';
 
 /** Integration-event contracts other contexts may read. */
@@ -14,7 +14,7 @@ export { PROPERTY_OBJECT_VIEW_ENDED_EVENT, SESSION_ENDED_EVENT } from './events.
  * user-activity: sessions and property-object views (REST), ActivityCloserJob closing idle ones
  * with their ended-events, ActivityRetentionJob, and the view-stats consumer.
  */
-export default defineModule<UserActivitySettings>(({ settings, db, clock, registry }) => {
+export default defineModule(userActivitySettings, ({ settings, db, clock, registry }) => {
   // `settings` passed loadConfig's bounds at start (InactivityThreshold within 10..15 min, …).
   const closer = createActivityCloser({ db, registry, settings });
   const inactivityThresholdMs = thresholdOf(settings);

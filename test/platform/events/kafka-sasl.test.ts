@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../support/app.ts';
+import { defineModule } from '../../../src/platform/module.ts';
 import { createTestKafka, kafkaSaslBroker } from '../../support/kafka.ts';
 import { logCapture } from '../../support/logs.ts';
 import { waitFor } from '../../support/wait.ts';
@@ -64,7 +65,7 @@ describe('kafka over SASL (SCRAM)', () => {
   });
 
   test('outbox publisher → consumer, and a poison message to the DLQ, all through the SASL listener', async () => {
-    const { app, database } = await buildTestApp(saslEnv(sasl.password), { modules: [() => ({ name: 'sasl-test', consumers: [consumer] })] });
+    const { app, database } = await buildTestApp(saslEnv(sasl.password), { modules: [defineModule({}, () => ({ name: 'sasl-test', consumers: [consumer] }))] });
     await createEffectsTable(database.pool);
     await app.platform.startBackground();
 

@@ -9,7 +9,7 @@ import { buildTestApp } from '../../support/app.ts';
 import { waitFor } from '../../support/wait.ts';
 
 /** A module whose one job counts rows it inserts, so a run's counts can be checked against the table. */
-const probeModule = defineModule(({ pool }) => ({
+const probeModule = defineModule({}, ({ pool }) => ({
   name: 'probe',
   jobs: [
     {
@@ -61,7 +61,7 @@ test('/health/ready under a flood: concurrent calls share one run of the checks,
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
   // A dependency whose check is a real statement, held open until every request has arrived.
-  const gated = defineModule(({ pool }) => ({
+  const gated = defineModule({}, ({ pool }) => ({
     name: 'gated',
     healthChecks: [
       {

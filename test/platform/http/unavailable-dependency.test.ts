@@ -4,7 +4,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { buildTestApp } from '../../support/app.ts';
 import { freePort } from '../../support/service-process.ts';
-import type { ModuleFactory } from '../../../src/platform/module.ts';
+import { defineModule } from '../../../src/platform/module.ts';
 
 type LogLine = { level: number; msg?: string; err?: { code?: unknown; message?: string } };
 
@@ -20,7 +20,7 @@ async function setUp() {
   // Redis as the service's own clients use it: no offline queue, so a command fails at once while it is away.
   const redisAway = new Redis(`redis://127.0.0.1:${closedPort}`, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }).on('error', () => undefined);
   after(() => redisAway.disconnect());
-  const outage: ModuleFactory = ({ pool }) => ({
+  const outage = defineModule({}, ({ pool }) => ({
     name: 'outage',
     routes: (app) => {
       app.get('/test/unreachable', async () => (await unreachable.query('select 1')).rows);
@@ -39,7 +39,7 @@ async function setUp() {
       // A bind with more parameters than the statement takes: PostgreSQL answers 08P01 (protocol violation).
       app.get('/test/protocol-bug', async () => (await pool.query('select $1::int as n', [1, 2])).rows);
     },
-  });
+  }));
   const lines: LogLine[] = [];
   const { app } = await buildTestApp({}, { logDestination: { write: (l: string) => void lines.push(JSON.parse(l) as LogLine) }, logLevel: 'info', modules: [outage] });
   return { app, lines };

@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'drizzle-orm';
 import { buildTestApp } from '../../support/app.ts';
-import type { ModuleFactory } from '../../../src/platform/module.ts';
+import { defineModule } from '../../../src/platform/module.ts';
 
 const PHONE = '+79997654321';
 
 /** A route whose handler fails on a unique violation carrying a phone, as a module's would. */
-const failingModule: ModuleFactory = ({ db }) => ({
+const failingModule = defineModule({}, ({ db }) => ({
   name: 'failing',
   routes: (app) => {
     app.post('/test/people', async () => {
@@ -17,7 +17,7 @@ const failingModule: ModuleFactory = ({ db }) => ({
       return { ok: true };
     });
   },
-});
+}));
 
 test('a 500 caused by a failed query is logged by the request path without the row values', async () => {
   const lines: string[] = [];
