@@ -13,6 +13,7 @@ import { registerRateLimits } from './platform/http/rate-limit.ts';
 import { tokenRulesOf, trustProxyOf } from './platform/http/settings.ts';
 import { createTokenVerifier } from './platform/http/token-verifier.ts';
 import { registerErrorHandling } from './platform/http/errors.ts';
+import { AJV_OPTIONS, registerStrictInputs } from './platform/http/strict-inputs.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from './platform/http/openapi.ts';
@@ -132,6 +133,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     // Long-lived hub sockets must not hold up shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',
+    // Unknown fields are refused, not silently removed (strict-inputs.ts).
+    ajv: AJV_OPTIONS,
   }) as unknown as FastifyInstance;
   // Before any route: @fastify/otel wraps each route as it is added (absent when tracing is off).
   const tracingPlugin = fastifyTracingPlugin();
@@ -145,6 +148,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
   });
   registerErrorHandling(app);
+  registerStrictInputs(app);
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
   // Filled by the modules below (identity refuses an admin it knows as not Active).
