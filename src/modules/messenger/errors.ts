@@ -39,6 +39,16 @@ export const ChatErrors = {
   /** Retention trimmed events after this cursor: the client refetches its state, then starts from the head. */
   eventsCursorExpired: () =>
     new AppError('MSG_EVENTS_CURSOR_EXPIRED', 'events after this cursor are past retention: refetch your chats, then continue from a new cursor', 410),
+  /**
+   * A cursor past the stream's head was never handed out by this stream (a corrupted stored cursor,
+   * a database restored to an earlier point): answering "nothing new" would skip every event until
+   * the stream caught up, so the client is told to resync instead.
+   */
+  eventsCursorAhead: () =>
+    new AppError('MSG_EVENTS_CURSOR_AHEAD', 'after is beyond the newest event: refetch your chats, then continue from a new cursor (ask without after)', 400),
+  /** The chat list's sync token past the stream's head (as eventsCursorAhead). */
+  chatSyncTokenAhead: () =>
+    new AppError('MSG_CHAT_SYNC_TOKEN_AHEAD', 'after is beyond the newest change: list your chats again without after and keep its next', 400),
   blocked: () => new AppError('MSG_USER_BLOCKED', 'you cannot message or call this user', 403),
   /** MESSENGER_TUNING.sendQueueMaxWaiting sends already wait on this replica: shed load instead of queueing without end. */
   sendQueueFull: () =>
