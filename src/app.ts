@@ -14,6 +14,7 @@ import { tokenRulesOf, trustProxyOf } from './platform/http/settings.ts';
 import { createTokenVerifier } from './platform/http/token-verifier.ts';
 import { registerErrorHandling } from './platform/http/errors.ts';
 import { AJV_OPTIONS, registerStrictInputs } from './platform/http/strict-inputs.ts';
+import { registerJsonBodyParser } from './platform/http/json-body.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from './platform/http/openapi.ts';
@@ -149,6 +150,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   registerErrorHandling(app);
   registerStrictInputs(app);
+  registerJsonBodyParser(app);
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
   // Filled by the modules below (identity refuses an admin it knows as not Active).
