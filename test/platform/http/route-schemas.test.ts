@@ -106,6 +106,16 @@ test('every object in a request body refuses fields it does not list (additional
   assert.deepEqual(problems, []);
 });
 
+test('every /api operation documents a 400: each refuses unknown query parameters (strict-inputs.ts)', async () => {
+  const { app } = await buildTestApp();
+  await app.ready();
+  const doc = app.swagger() as { paths: Record<string, Record<string, { responses?: Record<string, unknown> }>> };
+  const missing = Object.entries(doc.paths)
+    .filter(([path]) => path.startsWith('/api/'))
+    .flatMap(([path, methods]) => Object.entries(methods).filter(([, op]) => !op.responses?.['400']).map(([method]) => `${method.toUpperCase()} ${path}`));
+  assert.deepEqual(missing, []);
+});
+
 test('U+0000 and oversized integers in route inputs are 400 VALIDATION_FAILED, not 500s', async () => {
   const { app, token, database } = await buildTestApp();
   // An active user in the messenger's replica: only such a user may create a chat (MSG_USER_INACTIVE otherwise).
