@@ -240,7 +240,8 @@ export class MessengerClient {
   /**
    * After a (re)connect: every event pushed since the last Cursor, page by page, through the same
    * handlers as live frames; the first connect starts at the stream's head and refills the tracked
-   * chats. A cursor past retention (410) falls back to the per-chat Seq refill. Then queued sends go.
+   * chats. A cursor past retention (410) or past the head (400 MSG_EVENTS_CURSOR_AHEAD) falls back
+   * to the per-chat Seq refill from the head. Then queued sends go.
    */
   private async resume(): Promise<void> {
     try {
@@ -251,7 +252,7 @@ export class MessengerClient {
       }
       for (;;) {
         const res = await this.request('GET', `/api/messenger/events?after=${encodeURIComponent(this.cursor)}&limit=500`);
-        if (res.status === 410) {
+        if (await this.cursorLost(res)) {
           this.cursor = await this.streamHead();
           await this.chats.refillAll();
           return;
@@ -268,6 +269,18 @@ export class MessengerClient {
     } finally {
       this.sends.flush();
     }
+  }
+
+  /**
+   * The stream cannot resume from this cursor: past retention (410), or past the stream's head (400
+   * MSG_EVENTS_CURSOR_AHEAD: a cursor it never handed out, e.g. after the server's database was
+   * restored). Either way the client starts again from the head; kept, the cursor would fail again.
+   */
+  private async cursorLost(res: Response): Promise<boolean> {
+    if (res.status === 410) return true;
+    if (res.status !== 400) return false;
+    const body = (await res.json().catch(() => ({}))) as { code?: unknown };
+    return body.code === 'MSG_EVENTS_CURSOR_AHEAD';
   }
 
   private async streamHead(): Promise<string | undefined> {
