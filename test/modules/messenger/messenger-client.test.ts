@@ -1,7 +1,8 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HubConnectionState } from '@microsoft/signalr';
-import { MessengerClient, type ChatMessage } from '@pin/messenger-client';
+// The package's source in this checkout: @pin/messenger-client resolves through node_modules, which may be another checkout's.
+import { MessengerClient, type ChatMessage } from '../../../packages/messenger-client/src/index.ts';
 import { messengerApp, type MessengerApp } from './support/app.ts';
 import { startTcpProxy } from '../../support/tcp-proxy.ts';
 import { metricValue } from '../../support/metrics.ts';
