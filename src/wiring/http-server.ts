@@ -5,6 +5,8 @@ import type { Config } from '../config.ts';
 import { registerAuth, type AdminCheck } from '../platform/http/auth-plugin.ts';
 import { registerCors } from '../platform/http/cors.ts';
 import { registerErrorHandling } from '../platform/http/errors.ts';
+import { registerJsonBodyParser } from '../platform/http/json-body.ts';
+import { AJV_OPTIONS, registerStrictInputs } from '../platform/http/strict-inputs.ts';
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from '../platform/http/openapi.ts';
 import { registerRateLimits } from '../platform/http/rate-limit.ts';
 import { corsOriginsOf, tokenRulesOf, trustProxyOf } from '../platform/http/settings.ts';
@@ -15,7 +17,8 @@ import type { KernelTuning } from '../platform/tuning.ts';
 
 /**
  * The HTTP server every route is registered on, in the order its plugins need: tracing (it wraps
- * each route as it is added), the OpenAPI collector, the error format, CORS (a preflight carries no
+ * each route as it is added), the OpenAPI collector, the error format, strict inputs (unknown fields
+ * refused) and the JSON body parser (forbidden keys refused), CORS (a preflight carries no
  * token and is answered before auth), auth, then rate limits (the limiter attaches itself to the
  * routes registered after it). No route yet.
  */
@@ -40,6 +43,8 @@ export async function createHttpServer(
     },
     // Long-lived hub sockets must not hold up shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',
+    // Unknown fields are refused, not silently removed (strict-inputs.ts).
+    ajv: AJV_OPTIONS,
   }) as unknown as FastifyInstance;
   const tracingPlugin = fastifyTracingPlugin();
   if (tracingPlugin) await app.register(tracingPlugin);
@@ -47,6 +52,8 @@ export async function createHttpServer(
     openapi: { info: { title: 'PIN platform jobs', version: '0.1.0' }, servers: SERVERS, components: { securitySchemes: SECURITY_SCHEMES } },
   });
   registerErrorHandling(app);
+  registerStrictInputs(app);
+  registerJsonBodyParser(app);
   await registerCors(app, corsOriginsOf(config));
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));

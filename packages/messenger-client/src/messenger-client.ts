@@ -262,7 +262,7 @@ export class MessengerClient {
    * After a (re)connect: every event pushed since the last Cursor, page by page, through the same
    * handlers as live frames; without a cursor the client starts at the stream's head and refills
    * the tracked chats. A cursor past retention (410) or not this service's (400) falls back to the
-   * per-chat Seq refill. Then queued sends go.
+   * per-chat Seq refill (400 covers MSG_EVENTS_CURSOR_AHEAD: a cursor past the head). Then queued sends go.
    */
   private async resume(): Promise<void> {
     try {

@@ -9,6 +9,7 @@ export const IdentityErrors = {
   invalidPhone: () =>
     new AppError('IDENTITY_INVALID_PHONE', 'phoneNumber is not a valid phone number (use +<country code><number>)', 400),
   phoneTaken: () => new AppError('IDENTITY_PHONE_TAKEN', 'another user already has this phone number', 409),
+  userIdTaken: (id: string) => new AppError('IDENTITY_USER_ID_TAKEN', `a user with id ${id} already exists`, 409),
   invalidName: (why: string) => new AppError('IDENTITY_INVALID_NAME', why, 400),
   roleNotFound: (id: string) => new AppError('IDENTITY_ROLE_NOT_FOUND', `no role ${id}`, 404),
   roleCodeTaken: (code: string) =>

@@ -2,7 +2,10 @@ import { AppError } from '../../platform/http/index.ts';
 
 /** Stable error codes of the messenger's user replica and contact search (REST `{ code, message }`). */
 export const MessengerErrors = {
-  /** Unknown or inactive user (contact.md INV-CT-6): the replica may not have it yet — a tolerated race. */
+  /**
+   * No active user with the phone a contact search or request names (contact.md INV-CT-6): the
+   * replica may not have it yet — a tolerated race. Users named by id: ChatErrors.userNotFound.
+   */
   contactUserNotFound: () => new AppError('MSG_CONTACT_USER_NOT_FOUND', 'no active user with this phone number', 404),
   invalidPhone: () =>
     new AppError('MSG_CONTACT_SEARCH_INVALID_PHONE', 'phone is not a valid phone number (use +<country code><number>)', 400),
@@ -36,12 +39,35 @@ export const ChatErrors = {
   /** Retention trimmed events after this cursor: the client refetches its state, then starts from the head. */
   eventsCursorExpired: () =>
     new AppError('MSG_EVENTS_CURSOR_EXPIRED', 'events after this cursor are past retention: refetch your chats, then continue from a new cursor', 410),
+  /**
+   * A cursor past the stream's head was never handed out by this stream (a corrupted stored cursor,
+   * a database restored to an earlier point): answering "nothing new" would skip every event until
+   * the stream caught up, so the client is told to resync instead.
+   */
+  eventsCursorAhead: () =>
+    new AppError('MSG_EVENTS_CURSOR_AHEAD', 'after is beyond the newest event: refetch your chats, then continue from a new cursor (ask without after)', 400),
+  /** The chat list's sync token past the stream's head (as eventsCursorAhead). */
+  chatSyncTokenAhead: () =>
+    new AppError('MSG_CHAT_SYNC_TOKEN_AHEAD', 'after is beyond the newest change: list your chats again without after and keep its next', 400),
   blocked: () => new AppError('MSG_USER_BLOCKED', 'you cannot message or call this user', 403),
   /** MESSENGER_TUNING.sendQueueMaxWaiting sends already wait on this replica: shed load instead of queueing without end. */
   sendQueueFull: () =>
     new AppError('MSG_SEND_QUEUE_FULL', 'too many messages are being sent right now; try again shortly', 503, { retryAfterSeconds: 1 }),
-  /** The caller's replica row is not active (seed 002: Blocked, Archived or an unknown status; or not replicated yet). */
+  /** The caller's replica row is not active (seed 002: Blocked, Archived or an unknown status). */
   callerInactive: () => new AppError('MSG_USER_INACTIVE', 'your account is blocked or archived: it cannot send, call or add contacts', 403),
+  /**
+   * The replica has no row for the token's user: a user just registered (seed 002's consistency
+   * window, usually seconds) or one identity never announced. Not "blocked": nothing is wrong with
+   * the account the messenger knows of, it knows of none yet.
+   */
+  callerUnknown: () =>
+    new AppError(
+      'MSG_USER_NOT_REPLICATED',
+      'the messenger does not know your account yet (a newly registered user is known within minutes): try again later',
+      403,
+    ),
+  /** A user named by id (a chat member, a callee) that the replica does not have as active. */
+  userNotFound: (userId: string) => new AppError('MSG_USER_NOT_FOUND', `no active messenger user with id ${userId}`, 404),
   /** The other party of a direct chat is not active any more: it cannot be messaged. */
   recipientInactive: () => new AppError('MSG_RECIPIENT_INACTIVE', 'the other participant is no longer active and cannot be messaged', 409),
 };

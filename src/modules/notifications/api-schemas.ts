@@ -142,14 +142,22 @@ export const ChannelConfigReply = Type.Object({
 export const ChannelParams = Type.Object({ channel: ChannelName });
 
 export const WebhookParams = Type.Object({ providerKey: Text({ minLength: 1, maxLength: 50 }) });
-export const WebhookBody = Type.Object({
-  /** Our client reference: the NotificationId, or `NotificationId:DeliveryCycle` (the Idempotency-Key). */
-  clientReference: Text({ minLength: 36, maxLength: 50 }),
-  deliveryCycle: Type.Optional(BoundedInt({ minimum: 1, maximum: PG_INT_MAX })),
-  status: Type.Union([Type.Literal('delivered'), Type.Literal('failed')]),
-  providerMessageId: Type.Optional(Text({ maxLength: 255 })),
-  errorCode: Type.Optional(Text({ maxLength: 100 })),
-});
+/**
+ * Open on purpose (the one body that is): a provider's receipt carries fields of its own (timestamps,
+ * carrier details, versions added without notice), and refusing one would lose a signed receipt. The
+ * fields read are the listed ones; the rest are signed, checked by nothing and stored nowhere.
+ */
+export const WebhookBody = Type.Object(
+  {
+    /** Our client reference: the NotificationId, or `NotificationId:DeliveryCycle` (the Idempotency-Key). */
+    clientReference: Text({ minLength: 36, maxLength: 50 }),
+    deliveryCycle: Type.Optional(BoundedInt({ minimum: 1, maximum: PG_INT_MAX })),
+    status: Type.Union([Type.Literal('delivered'), Type.Literal('failed')]),
+    providerMessageId: Type.Optional(Text({ maxLength: 255 })),
+    errorCode: Type.Optional(Text({ maxLength: 100 })),
+  },
+  { additionalProperties: true, description: "A provider's delivery receipt: fields beyond these are accepted and ignored (providers add their own)" },
+);
 export type WebhookBody = Static<typeof WebhookBody>;
 export const WebhookReply = Type.Object({ result: Type.String() });
 

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { unavailableDependencyIn } from '../errors/index.ts';
+import { validationMessage } from './strict-inputs.ts';
 
 /**
  * An error a caller can act on: a stable code (the seeds' codes, e.g. USER_ACTIVITY_SESSION_NOT_FOUND),
@@ -37,7 +38,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err instanceof AppError) return answer(reply, err);
     const fe = err as FastifyError;
     if (fe.validation) {
-      return reply.status(400).send({ code: 'VALIDATION_FAILED', message: fe.message });
+      return reply.status(400).send({ code: 'VALIDATION_FAILED', message: validationMessage(fe) });
     }
     const status = fe.statusCode ?? 500;
     if (status < 500) {

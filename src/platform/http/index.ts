@@ -5,3 +5,4 @@ export { authSettings, type AuthSettings } from './settings.ts';
 export { perClientLimit, perUserLimit } from './rate-limit.ts';
 export { clientAddress } from './client-address.ts';
 export { addAfterBearerGuard, bearerGuardOf } from './route-guard.ts';
+export { forbiddenKeyError, parseJsonBody } from './json-body.ts';

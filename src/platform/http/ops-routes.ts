@@ -28,7 +28,7 @@ export function registerOpsRoutes(app: FastifyInstance, jobs: JobsOps): void {
         operationId: 'listJobs',
         tags: ['ops'],
         summary: 'Every job with its schedule, last run, last success, last outcome and counts',
-        response: { 200: Type.Object({ jobs: Type.Array(Type.Unknown()) }), 401: ErrorBody, 403: ErrorBody },
+        response: { 200: Type.Object({ jobs: Type.Array(Type.Unknown()) }), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody },
       },
     },
     async () => ({ jobs: await jobs.list() }),
@@ -43,7 +43,7 @@ export function registerOpsRoutes(app: FastifyInstance, jobs: JobsOps): void {
         tags: ['ops'],
         summary: 'Run a job once now (respects its single-runner lock: a busy lock gives outcome "skipped")',
         params: Type.Object({ name: Text({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: RunResult, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
+        response: { 200: RunResult, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       },
     },
     async (req) => {

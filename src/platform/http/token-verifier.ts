@@ -19,7 +19,7 @@ export interface TokenRules {
   jwksUrl?: string;
   issuer?: string;
   audience?: string;
-  /** Longest accepted lifetime: exp − iat (iat taken as now when absent or in the future). */
+  /** Longest accepted lifetime: exp − iat (iat taken as now when absent or up to IAT_CLOCK_SKEW_SECONDS ahead). */
   maxLifetimeSeconds?: number;
   jwks?: { cacheMaxAgeMs?: number; cooldownMs?: number; timeoutMs?: number };
 }
@@ -33,6 +33,14 @@ const Claims = Type.Object({
 type Claims = Static<typeof Claims>;
 
 const DEFAULT_MAX_LIFETIME_SECONDS = 86_400;
+
+/**
+ * How far ahead of this replica's clock a token's `iat` may be: the issuer's clock (an identity
+ * provider, another replica) may run a little ahead, and a token used right after it was issued
+ * must not be refused for that. Further ahead, the token was not issued yet by any honest clock:
+ * 401 AUTH_TOKEN_ISSUED_IN_FUTURE. exp and nbf keep jose's default, no tolerance.
+ */
+export const IAT_CLOCK_SKEW_SECONDS = 60;
 const ASYMMETRIC = ['RS256', 'ES256'];
 
 /** A remote key set plus how many key sets it has fetched, so a remembered token can tell it was checked against an older one. */
@@ -152,7 +160,10 @@ function verifierOf(rules: TokenRules) {
     if (!Value.Check(Claims, payload)) throw new AuthError('AUTH_TOKEN_CLAIMS_INVALID', 'token has no valid user id (sub) or exp');
     const claims = payload as Claims;
     const nowSeconds = Math.floor(at.getTime() / 1000);
-    // A future iat must not shorten the lifetime: judged from now then.
+    if (claims.iat !== undefined && claims.iat > nowSeconds + IAT_CLOCK_SKEW_SECONDS) {
+      throw new AuthError('AUTH_TOKEN_ISSUED_IN_FUTURE', `token rejected: issued (iat) ${claims.iat - nowSeconds} s in the future; more than ${IAT_CLOCK_SKEW_SECONDS} s of clock difference`);
+    }
+    // An iat within the skew must not shorten the lifetime: judged from now then.
     const lifetime = claims.exp - Math.min(claims.iat ?? nowSeconds, nowSeconds);
     if (lifetime > maxLifetime) {
       throw new AuthError('AUTH_TOKEN_LIFETIME_TOO_LONG', `token rejected: lifetime ${lifetime} s exceeds ${maxLifetime} s`);

@@ -172,6 +172,39 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
     assert.deepEqual(b.messages.map((x) => x.body), ['while away']);
   });
 
+  test('a cursor past the stream head (the server database restored) starts again from the head once, not on every reconnect', async () => {
+    const m = await messengerApp();
+    const { alice, bob, chat } = await chatOfTwo(m);
+    const resumes: number[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (String(input).includes('/api/messenger/events?after=')) resumes.push(res.status);
+      return res;
+    };
+    const proxy = await startTcpProxy(port(m));
+    const b = startClient(proxy.port, bob.token, { fetch: recording });
+    b.client.trackChat(chat.id, 0);
+    await b.client.start();
+    await m.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'before' });
+    await m.dispatch();
+    await waitFor('the message and its cursor', () => b.messages.length === 1);
+    const reconnect = async () => {
+      proxy.block();
+      proxy.cut();
+      await waitFor('bob offline', () => b.client.state !== 'connected');
+      const seen = resumes.length;
+      proxy.unblock();
+      await waitFor('a resume', () => resumes.length > seen && b.client.state === 'connected', 15_000);
+      await b.client.settled();
+    };
+    // The stream loses every position the client saw, as a restore to an earlier point would.
+    await m.pool.query('delete from messenger.realtime_events');
+    await reconnect();
+    await reconnect();
+    assert.deepEqual(resumes, [400, 200], 'refused once as ahead, then resumed from the head');
+    assert.deepEqual(b.messages.map((x) => x.body), ['before']);
+  });
+
   test('reconnect delays: full jitter, never immediate, at least a Retry-After the server named', () => {
     const opts = { minMs: 250, baseMs: 1000, capMs: 30_000 };
     assert.equal(retryDelayMs(0, opts, 0, () => 0), 250, 'the first retry is not immediate');

@@ -92,9 +92,11 @@ test('issuer, audience, exp and lifetime are enforced with stable codes', async 
   await assert.rejects(tokens.verify(await idpToken(key, { ...good, exp: undefined })), refusedWith('AUTH_TOKEN_CLAIMS_INVALID'));
   await assert.rejects(tokens.verify(await idpToken(key, { ...good, exp: now - 10 })), refusedWith('AUTH_TOKEN_EXPIRED'));
   await assert.rejects(tokens.verify(await idpToken(key, good, 3601)), refusedWith('AUTH_TOKEN_LIFETIME_TOO_LONG'));
-  // Without iat the lifetime is judged from now; a future iat cannot hide a long exp.
+  // Without iat the lifetime is judged from now; an iat ahead within the clock skew cannot hide a long exp.
   await assert.rejects(tokens.verify(await idpToken(key, { ...good, iat: undefined }, 7200)), refusedWith('AUTH_TOKEN_LIFETIME_TOO_LONG'));
-  await assert.rejects(tokens.verify(await idpToken(key, { ...good, iat: now + 7190 }, 7200)), refusedWith('AUTH_TOKEN_LIFETIME_TOO_LONG'));
+  await assert.rejects(tokens.verify(await idpToken(key, { ...good, iat: now + 30 }, 7200)), refusedWith('AUTH_TOKEN_LIFETIME_TOO_LONG'));
+  // Further ahead the token was not issued yet: said so, not "lifetime too long".
+  await assert.rejects(tokens.verify(await idpToken(key, { ...good, iat: now + 7190 }, 7200)), refusedWith('AUTH_TOKEN_ISSUED_IN_FUTURE'));
   // The same rules hold for HS256 tokens: one without the issuer is refused.
   await assert.rejects(tokens.verify(await signToken({ userId: newId(), admin: false }, SECRET)), refusedWith('AUTH_TOKEN_CLAIMS_INVALID'));
   assert.ok(await tokens.verify(await signToken({ userId: newId(), admin: false }, SECRET, { issuer: 'https://idp.example', audience: 'pin', expiresIn: '10m' })));

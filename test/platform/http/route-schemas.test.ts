@@ -75,6 +75,47 @@ test("every integer in the routes' inputs has a maximum and every string is boun
   assert.deepEqual(problems, []);
 });
 
+/** Every object in a body says whether it takes fields it does not list; `true` only for these (a provider's payload). */
+const OPEN_OBJECTS = ['POST /api/notifications/providers/{providerKey}/webhook body (application/json)'];
+
+function undeclaredObjectsOf(schema: Schema | undefined, at: string, out: string[]): void {
+  if (schema === undefined || FREE_FORM_JSON.includes(at)) return;
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    for (const [i, s] of ((schema[key] as Schema[] | undefined) ?? []).entries()) undeclaredObjectsOf(s, `${at}.${key}[${i}]`, out);
+  }
+  if (schema.type === 'array') undeclaredObjectsOf(schema.items as Schema | undefined, `${at}[]`, out);
+  if (schema.type !== 'object') return;
+  for (const [name, s] of Object.entries((schema.properties as Record<string, Schema> | undefined) ?? {})) undeclaredObjectsOf(s, `${at}.${name}`, out);
+  const extra = schema.additionalProperties;
+  if (extra === true && OPEN_OBJECTS.includes(at)) return;
+  if (extra !== false && !(typeof extra === 'object' && extra !== null)) out.push(`${at}: additionalProperties is ${String(extra)}`);
+}
+
+test('every object in a request body refuses fields it does not list (additionalProperties: false), unless it is a provider payload', async () => {
+  const { app } = await buildTestApp();
+  await app.ready();
+  const doc = app.swagger() as { paths: Record<string, Record<string, Operation>> };
+  const problems: string[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      for (const [type, c] of Object.entries(op.requestBody?.content ?? {})) {
+        undeclaredObjectsOf(c.schema, `${method.toUpperCase()} ${path} body (${type})`, problems);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('every /api operation documents a 400: each refuses unknown query parameters (strict-inputs.ts)', async () => {
+  const { app } = await buildTestApp();
+  await app.ready();
+  const doc = app.swagger() as { paths: Record<string, Record<string, { responses?: Record<string, unknown> }>> };
+  const missing = Object.entries(doc.paths)
+    .filter(([path]) => path.startsWith('/api/'))
+    .flatMap(([path, methods]) => Object.entries(methods).filter(([, op]) => !op.responses?.['400']).map(([method]) => `${method.toUpperCase()} ${path}`));
+  assert.deepEqual(missing, []);
+});
+
 test('U+0000 and oversized integers in route inputs are 400 VALIDATION_FAILED, not 500s', async () => {
   const { app, token, database } = await buildTestApp();
   // An active user in the messenger's replica: only such a user may create a chat (MSG_USER_INACTIVE otherwise).

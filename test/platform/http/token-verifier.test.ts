@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { AuthError, signToken } from '../../../src/platform/http/auth.ts';
-import { createTokenVerifier, verifyToken } from '../../../src/platform/http/token-verifier.ts';
+import { createTokenVerifier, IAT_CLOCK_SKEW_SECONDS, verifyToken } from '../../../src/platform/http/token-verifier.ts';
 import { newId } from '../../../src/platform/time.ts';
+import { buildTestApp } from '../../support/app.ts';
 
 const SECRET = 'token-verifier-test-secret-0123456789';
 const RULES = { secret: SECRET };
@@ -106,4 +107,28 @@ test('HS256 checked on the event loop judges as jose does: a critical header it 
   for (const alg of ['none', 'HS512', 'RS256', 'hs256']) {
     await assert.rejects(verifyToken(handMade({ alg }, claims), RULES), (err: unknown) => err instanceof AuthError && err.code === 'AUTH_INVALID_TOKEN', alg);
   }
+});
+
+const issuedAt = (iat: number, exp: number, secret = SECRET) =>
+  new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(newId()).setIssuedAt(iat).setExpirationTime(exp).sign(new TextEncoder().encode(secret));
+
+test('an iat further ahead than the allowed clock skew is 401 AUTH_TOKEN_ISSUED_IN_FUTURE; within the skew the token passes', async () => {
+  const now = T0 / 1000;
+  const at = { currentDate: new Date(T0) };
+  assert.ok(await verifyToken(await issuedAt(now + IAT_CLOCK_SKEW_SECONDS, now + 600), RULES, at), 'an issuer clock ahead by the skew is tolerated');
+  await assert.rejects(
+    verifyToken(await issuedAt(now + IAT_CLOCK_SKEW_SECONDS + 1, now + 600), RULES, at),
+    (err: unknown) => err instanceof AuthError && err.code === 'AUTH_TOKEN_ISSUED_IN_FUTURE',
+  );
+});
+
+test('REST and the hub answer a token issued in the future with 401 AUTH_TOKEN_ISSUED_IN_FUTURE', async () => {
+  const { app, config } = await buildTestApp();
+  // A day ahead of any clock this test could run on; the verifier reads the wall clock in the app.
+  const now = Math.floor(Date.now() / 1000);
+  const token = await issuedAt(now + 86_400, now + 86_400 + 600, config.JWT_SECRET);
+  const rest = await app.inject({ url: '/api/messenger/chats', headers: { authorization: `Bearer ${token}` } });
+  assert.deepEqual([rest.statusCode, rest.json().code], [401, 'AUTH_TOKEN_ISSUED_IN_FUTURE']);
+  const hub = await app.inject({ method: 'POST', url: '/hubs/messenger/negotiate', headers: { authorization: `Bearer ${token}` } });
+  assert.deepEqual([hub.statusCode, hub.json().code], [401, 'AUTH_TOKEN_ISSUED_IN_FUTURE']);
 });

@@ -96,7 +96,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
 
   r.post(
     '/api/identity/users',
-    { ...admin, schema: { operationId: 'createIdentityUser', tags, summary: 'Create a user (announced on pin.identity.users.v1)', body: CreateUserBody, response: { 201: UserReply, ...Errors } } },
+    { ...admin, schema: { operationId: 'createIdentityUser', tags, summary: "Create a user (announced on pin.identity.users.v1), under a given id (an identity provider's sub) or a new one", body: CreateUserBody, response: { 201: UserReply, ...Errors } } },
     async (req, reply) => reply.status(201).send(userBody(await createUser(ctx, req.body, req.id))),
   );
 

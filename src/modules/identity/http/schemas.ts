@@ -25,6 +25,14 @@ const UserStatus = oneOf(USER_STATUSES);
 
 export const CreateUserBody = Type.Object(
   {
+    id: Type.Optional(
+      Text({
+        pattern: Uuid.pattern,
+        maxLength: 36,
+        description:
+          "The user's id, e.g. the identity provider's `sub` (tokens then name this user); stored lower-case. Omitted: a new UUIDv7. An id already taken → 409 IDENTITY_USER_ID_TAKEN",
+      }),
+    ),
     name: Name,
     phoneNumber: Text({ minLength: 1, maxLength: 40, description: 'Any common notation; stored as E.164' }),
     status: Type.Optional(UserStatus),

@@ -10,6 +10,7 @@ import { applyUserPatch, newUser, userChangeEvents, type NewUserInput, type User
 /** The user registry's operations: each change and its pin.identity.users.v1 events in one transaction. */
 
 const PHONE_UNIQUE = 'ux_users_phone_number';
+const ID_UNIQUE = 'users_pkey';
 
 export async function getUser(ctx: IdentityContext, id: string): Promise<User> {
   const user = await findUser(ctx.db, id);
@@ -18,7 +19,8 @@ export async function getUser(ctx: IdentityContext, id: string): Promise<User> {
 }
 
 export async function createUser(ctx: IdentityContext, input: NewUserInput, correlationId?: string): Promise<User> {
-  const user = newUser(input, { id: newId(), now: ctx.clock.now(), phoneRegion: ctx.settings.phoneRegion });
+  // Lower-case, as the token verifier lower-cases `sub`: the id must match the tokens that name it.
+  const user = newUser(input, { id: input.id?.toLowerCase() ?? newId(), now: ctx.clock.now(), phoneRegion: ctx.settings.phoneRegion });
   let eventTypes: string[];
   try {
     eventTypes = await ctx.db.transaction(async (tx) => {
@@ -27,6 +29,7 @@ export async function createUser(ctx: IdentityContext, input: NewUserInput, corr
     });
   } catch (err) {
     if (isUniqueViolation(err, PHONE_UNIQUE)) throw IdentityErrors.phoneTaken();
+    if (isUniqueViolation(err, ID_UNIQUE)) throw IdentityErrors.userIdTaken(user.id);
     throw err;
   }
   countEvents(ctx, eventTypes);

@@ -40,6 +40,8 @@ export interface NameInput {
 }
 
 export interface NewUserInput {
+  /** Given by the client (an identity provider's `sub`); a new UUIDv7 otherwise. */
+  id?: string;
   name: NameInput;
   phoneNumber: string;
   status?: UserStatus;

@@ -81,6 +81,8 @@ export async function chatPage(q: Db, userId: string, opts: { after?: string; li
   const { chats, head, trimmedBelow } = await changedChats(q, userId, after, opts.limit);
   // Changes after the token were trimmed by retention: the client lists its chats again.
   if (after < trimmedBelow - 1) throw ChatErrors.eventsCursorExpired();
+  // Past the head (read in the same snapshot): not a token this list handed out; changes would be skipped silently.
+  if (after > head) throw ChatErrors.chatSyncTokenAhead();
   const rows = await chatsOfUserByIds(q, userId, chats.map((c) => c.chatId));
   const current = new Set(rows.map((r) => r.id));
   const order = new Map(chats.map((c, i) => [c.chatId, i]));
@@ -89,6 +91,6 @@ export async function chatPage(q: Db, userId: string, opts: { after?: string; li
   return {
     items: await listed(q, userId, rows),
     removed: chats.filter((c) => !current.has(c.chatId)).map((c) => c.chatId),
-    next: cursorOf(chats.length >= opts.limit && last ? last.position : Math.max(head, after)),
+    next: cursorOf(chats.length >= opts.limit && last ? last.position : head),
   };
 }

@@ -19,7 +19,7 @@ import {
 import type { Db } from '../../../platform/db/index.ts';
 import { blockedWith } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
-import { ChatErrors, MessengerErrors } from '../errors.ts';
+import { ChatErrors } from '../errors.ts';
 import { chatGroup, type ChatKind } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
@@ -75,13 +75,14 @@ export async function getChat(q: Db, chatId: string, userId: string): Promise<Ch
 /** One statement for the page's chats and one for all their participants, however long the page. */
 /**
  * The users `me` puts into a chat, looked up in one statement: each must be active in the replica
- * (MSG_CONTACT_USER_NOT_FOUND otherwise), and none may be blocked with `me` either way round
+ * (MSG_USER_NOT_FOUND naming the first that is not), and none may be blocked with `me` either way round
  * (MSG_USER_BLOCKED) — a blocked user cannot be pulled into a group by the one they blocked or who
  * blocked them. A third member may still add both of a blocked pair.
  */
 async function requireJoinable(q: Db, me: string, userIds: string[]): Promise<{ contacts: Set<string> }> {
   const { active, blocked, contacts } = await joinCandidates(q, me, userIds);
-  if (userIds.some((u) => !active.has(u))) throw MessengerErrors.contactUserNotFound();
+  const missing = userIds.find((u) => !active.has(u));
+  if (missing) throw ChatErrors.userNotFound(missing);
   if (blocked.size > 0) throw ChatErrors.blocked();
   return { contacts };
 }

@@ -52,7 +52,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
         operationId: 'listChats',
         tags,
         summary:
-          'My chats, most recently active first, each with its unreadCount, and a sync token (next); with after=<token>: only the chats changed since (new messages, renames, membership, read marks) and the ids of chats I left or was removed from',
+          'My chats, most recently active first, each with its unreadCount, and a sync token (next); with after=<token>: only the chats changed since (new messages, renames, membership, read marks) and the ids of chats I left or was removed from. 410 MSG_EVENTS_CURSOR_EXPIRED past retention; 400 MSG_CHAT_SYNC_TOKEN_AHEAD for a token past the head (list again)',
         querystring: ChatListQuery,
         response: { 200: ChatList, 410: ErrorBody, ...errors },
       },

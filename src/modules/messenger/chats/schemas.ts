@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
-import { MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
+import { CONTENT_TYPE_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
 import { CHAT_KINDS } from './kinds.ts';
 
 /** TypeBox schemas of the chats and messages REST surface (camelCase bodies), shared by routes and tests. */
@@ -83,11 +83,33 @@ export const FileMetaSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A File message's metadata as sent: the limits of messages/rules.ts (fileMetaProblem checks them again, with the active-content rule). */
+export const FileMetaBody = Type.Object(
+  {
+    fileId: Text({ minLength: 1, maxLength: 200 }),
+    fileName: Text({
+      minLength: 1,
+      maxLength: FILE_NAME_MAX_CHARS,
+      pattern: FILE_NAME_PATTERN,
+      description: 'One file name: no / or \\, no control or bidi-override characters, not . or ..',
+    }),
+    contentType: Text({
+      minLength: 3,
+      maxLength: 255,
+      pattern: CONTENT_TYPE_PATTERN,
+      description:
+        'A MIME type, type/subtype without parameters. Active content (text/html, text/xml, application/xml, any +xml such as image/svg+xml, JavaScript, Flash) → 400 MSG_MESSAGE_INVALID; send such a file as application/octet-stream',
+    }),
+    size: BoundedInt({ minimum: 0, maximum: FILE_MAX_BYTES, description: 'Bytes, at most 2 GiB' }),
+  },
+  { additionalProperties: false },
+);
+
 export const SendMessageBody = Type.Object(
   {
     kind: literals(MESSAGE_CONTENT_KINDS),
     body: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
-    fileMeta: Type.Optional(FileMetaSchema),
+    fileMeta: Type.Optional(FileMetaBody),
     cardText: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
     clientMessageId: Type.Optional(
       Text({

@@ -30,6 +30,8 @@ export async function eventsAfter(db: Db, userId: string, after: string | undefi
   const page = await readStream(db, userId, position, limit);
   // Positions before the horizon were trimmed: events after this cursor may be gone (refetch state).
   if (position < page.trimmedBelow - 1) throw ChatErrors.eventsCursorExpired();
+  // Past the head (read in the same snapshot): not a cursor this stream handed out; its events would be skipped silently.
+  if (position > page.head) throw ChatErrors.eventsCursorAhead();
   const refs = await loadRefs(db, page.rows);
   const events: StreamEvent[] = [];
   for (const row of page.rows) {
@@ -43,6 +45,6 @@ export async function eventsAfter(db: Db, userId: string, after: string | undefi
   }
   // A full page continues from its last event; a short one from the head read with it.
   const last = page.rows.at(-1);
-  const next = page.rows.length >= limit && last ? last.position : Math.max(page.head, position);
+  const next = page.rows.length >= limit && last ? last.position : page.head;
   return { events, next: cursorOf(next) };
 }

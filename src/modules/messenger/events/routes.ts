@@ -36,7 +36,7 @@ export function registerEventRoutes(app: FastifyInstance, ctx: MessengerContext)
         operationId: 'listEvents',
         tags: ['messenger-events'],
         summary:
-          'Every event pushed to you after a cursor, of every kind, in order (resume after a reconnect); without after: no events and the head to start from. 410 MSG_EVENTS_CURSOR_EXPIRED past retention',
+          'Every event pushed to you after a cursor, of every kind, in order (resume after a reconnect); without after: no events and the head to start from. 410 MSG_EVENTS_CURSOR_EXPIRED past retention; 400 MSG_EVENTS_CURSOR_AHEAD for a cursor past the head (resync)',
         querystring: EventsQuery,
         response: { 200: EventsPage, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 410: ErrorBody },
       },

@@ -13,7 +13,7 @@ import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendQueue } f
 import { contentProblem, type MessageContent } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
-import { refuseInactiveUser } from '../user-replica/replica-reads.ts';
+import { callerRefusal, refuseInactiveUser, replicaActivity } from '../user-replica/replica-reads.ts';
 import { REALTIME_OUTBOX_CHANNEL } from '../realtime-dispatch/outbox-sql.ts';
 import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './send-queue.ts';
 
@@ -126,7 +126,8 @@ export async function sendMessage(
       throw err;
     }
     // The caller's activity first, as every messenger route refuses an inactive caller before anything else.
-    if (out.senderInactive) throw ChatErrors.callerInactive();
+    // A refusal is rare: one more read tells a user the replica has not seen from a blocked one.
+    if (out.senderInactive) throw callerRefusal(await replicaActivity(ctx.db, caller.userId));
     if (out.existing) {
       if (!out.sameContent) throw ChatErrors.clientMessageIdReused();
       return { message: messageView(out.existing), created: false };

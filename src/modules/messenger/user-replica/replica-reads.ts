@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
-import { ChatErrors, MessengerErrors } from '../errors.ts';
+import { ChatErrors } from '../errors.ts';
 
 /**
  * Reads of the user replica for the rest of the messenger (contact requests, chat participants,
@@ -77,19 +77,24 @@ export function activeUserTransaction<T>(db: Db, userId: string, write: (tx: Db)
 
 /**
  * The caller of a write (send, new chat, contact request, call): fail closed — a Blocked,
- * Archived or unknown-status user (IsActive false) and a user the replica has not seen are refused.
+ * Archived or unknown-status user (IsActive false) is refused with MSG_USER_INACTIVE, a user the
+ * replica has not seen with MSG_USER_NOT_REPLICATED (it is not blocked: it may try again later).
  */
 export async function requireActiveCaller(db: Db, userId: string): Promise<void> {
-  if ((await replicaActivity(db, userId)) !== true) throw ChatErrors.callerInactive();
+  const active = await replicaActivity(db, userId);
+  if (active !== true) throw callerRefusal(active);
 }
 
+/** Why a caller that is not active is refused: unseen (undefined) or inactive (false). */
+export const callerRefusal = (active: boolean | undefined) => (active === undefined ? ChatErrors.callerUnknown() : ChatErrors.callerInactive());
+
 /**
- * The addressee of a contact request or message: it must be in the replica and active (IsActive,
- * fail-closed for Blocked/Archived/unknown). Until the replica has a just-registered user, it is
- * not found either (MSG_CONTACT_USER_NOT_FOUND): an accepted race that converges on delivery.
+ * A user named by id (a callee): it must be in the replica and active (IsActive, fail-closed for
+ * Blocked/Archived/unknown). Until the replica has a just-registered user, it is not found either
+ * (MSG_USER_NOT_FOUND): an accepted race that converges on delivery.
  */
 export async function requireAddressableUser(db: Db, userId: string): Promise<MessengerUser> {
   const user = await findMessengerUser(db, userId);
-  if (!user || !user.isActive) throw MessengerErrors.contactUserNotFound();
+  if (!user || !user.isActive) throw ChatErrors.userNotFound(userId);
   return user;
 }

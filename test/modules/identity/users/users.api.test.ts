@@ -106,6 +106,35 @@ describe('identity users REST', () => {
     assert.notEqual(after.json().phoneNumber, first.phoneNumber);
   });
 
+  test("a client-given id (an identity provider's sub) is the user's id, lower-cased, and the UserUpserted event carries it", async () => {
+    const sub = '0190A000-0000-7000-8000-0000000005AB';
+    const res = await createUser({ id: sub, name: { firstName: 'Ида', lastName: 'Ли' }, phoneNumber: uniquePhone() });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().id, sub.toLowerCase());
+    const events = (await outboxEvents<{ UserId: string }>(t.database.pool, USERS_TOPIC)).filter((e) => e.key === sub.toLowerCase());
+    assert.deepEqual(events.map((e) => [e.eventType, e.payload.UserId]), [['UserUpsertedKafkaEvent', sub.toLowerCase()]]);
+  });
+
+  test('an id another user has is 409 IDENTITY_USER_ID_TAKEN and creates nothing', async () => {
+    const id = '0190a000-0000-7000-8000-0000000005ac';
+    assert.equal((await createUser({ id, name: { firstName: 'A', lastName: 'B' }, phoneNumber: uniquePhone() })).statusCode, 201);
+    const before = await userCount();
+    const outboxBefore = (await outboxEvents(t.database.pool, USERS_TOPIC)).length;
+    const dup = await createUser({ id: id.toUpperCase(), name: { firstName: 'C', lastName: 'D' }, phoneNumber: uniquePhone() });
+    assert.deepEqual([dup.statusCode, dup.json().code], [409, 'IDENTITY_USER_ID_TAKEN']);
+    assert.equal(await userCount(), before);
+    assert.equal((await outboxEvents(t.database.pool, USERS_TOPIC)).length, outboxBefore);
+    const stored = await t.app.inject({ method: 'GET', url: `/api/identity/users/${id}`, headers: auth() });
+    assert.equal(stored.json().name.firstName, 'A');
+  });
+
+  test('an id that is not a UUID is 400 VALIDATION_FAILED, not dropped', async () => {
+    const before = await userCount();
+    const res = await createUser({ id: 'auth0|12345', name: { firstName: 'A', lastName: 'B' }, phoneNumber: uniquePhone() });
+    assert.deepEqual([res.statusCode, res.json().code], [400, 'VALIDATION_FAILED']);
+    assert.equal(await userCount(), before);
+  });
+
   test('a non-admin token gets 403, no token 401, and nothing is created', async () => {
     const before = await userCount();
     const userToken = await t.token({ admin: false });

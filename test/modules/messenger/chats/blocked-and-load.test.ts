@@ -144,7 +144,7 @@ describe('chats under hostile load', () => {
     assert.ok(callerChecks >= 1, 'the caller\'s own checks are seen');
     assert.equal(byOwner, callerChecks);
     const unknown = await add(m, alice.token, chat.id, [newId()]);
-    assert.deepEqual([unknown.status, unknown.body.code], [404, 'MSG_CONTACT_USER_NOT_FOUND']);
+    assert.deepEqual([unknown.status, unknown.body.code], [404, 'MSG_USER_NOT_FOUND']);
   });
 
   test('chat creation and participant adds are rate limited per user: 429 RATE_LIMITED with Retry-After, nothing stored', async () => {

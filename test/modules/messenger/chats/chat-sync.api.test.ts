@@ -119,4 +119,18 @@ describe('chat-list sync (GET /api/messenger/chats?after=)', () => {
     const bad = await m.call<Err>(bob.token, 'GET', '/api/messenger/chats?after=nope');
     assert.deepEqual([bad.status, bad.body.code], [400, 'MSG_EVENTS_CURSOR_INVALID']);
   });
+
+  test('a token past the stream’s head (never handed out) answers 400 MSG_CHAT_SYNC_TOKEN_AHEAD, not an empty page; the head itself answers 200', async () => {
+    const m = await messengerApp();
+    const [alice, bob] = [await m.user(), await m.user()];
+    await groupOf(m, alice, [bob], 'T');
+    await m.dispatch();
+    const token = (await page(m, bob.token)).next;
+    const atHead = await page(m, bob.token, token);
+    assert.deepEqual([atHead.items, atHead.removed, atHead.next], [[], [], token]);
+    for (const ahead of ['ezz', `e${(Number.parseInt(token.slice(1), 36) + 1).toString(36)}`]) {
+      const res = await m.call<Err>(bob.token, 'GET', `/api/messenger/chats?after=${ahead}`);
+      assert.deepEqual([res.status, res.body.code], [400, 'MSG_CHAT_SYNC_TOKEN_AHEAD'], ahead);
+    }
+  });
 });

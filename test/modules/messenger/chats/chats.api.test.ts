@@ -43,7 +43,7 @@ describe('chats: create, get, rename, participants (record-level rules, member e
     const self = await m.call<Err>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [alice.id] });
     assert.deepEqual([self.status, self.body.code], [400, 'MSG_CHAT_INVALID']);
     const unknown = await m.call<Err>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: ['0190a000-0000-7000-8000-000000000001'] });
-    assert.deepEqual([unknown.status, unknown.body.code], [404, 'MSG_CONTACT_USER_NOT_FOUND']);
+    assert.deepEqual([unknown.status, unknown.body.code], [404, 'MSG_USER_NOT_FOUND']);
     const untitled = await m.call<Err>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Group', memberUserIds: [bob.id] });
     assert.deepEqual([untitled.status, untitled.body.code], [400, 'MSG_CHAT_INVALID']);
   });

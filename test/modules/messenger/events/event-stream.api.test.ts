@@ -217,4 +217,20 @@ describe('the per-user event stream (GET /api/messenger/events)', () => {
       assert.equal(typeof res.body.code, 'string');
     }
   });
+
+  test('a cursor past the stream’s head (never handed out) answers 400 MSG_EVENTS_CURSOR_AHEAD, not an empty page; the head itself answers 200', async () => {
+    const m = await messengerApp();
+    const { users, base } = await groupOf(m, 2);
+    const bob = users[1]!;
+    await m.call(users[0]!.token, 'POST', `${base}/messages`, { kind: 'Text', body: 'hi' });
+    await m.dispatch();
+    const head = (await eventsAfter(m, bob.token, undefined)).next;
+    const atHead = await eventsAfter(m, bob.token, head);
+    assert.deepEqual([atHead.events, atHead.next], [[], head]);
+    for (const ahead of ['ezz', `e${(Number.parseInt(head.slice(1), 36) + 1).toString(36)}`]) {
+      const res = await m.call<Err & { message: string }>(bob.token, 'GET', `/api/messenger/events?after=${ahead}`);
+      assert.deepEqual([res.status, res.body.code], [400, 'MSG_EVENTS_CURSOR_AHEAD'], ahead);
+      assert.match(res.body.message, /refetch/);
+    }
+  });
 });

@@ -38,7 +38,7 @@ describe('blocked and archived users lose access (seed 002: IsActive false)', ()
     assert.deepEqual([toBlocked.status, toBlocked.body.code], [409, 'MSG_RECIPIENT_INACTIVE'], 'nobody can message the blocked user directly');
     assert.equal((await send(alice.token, group.id)).status, 201, 'the group goes on for the others');
     const call = await m.call<Err>(alice.token, 'POST', '/api/messenger/calls', { calleeUserId: bob.id, media: 'Audio' });
-    assert.deepEqual([call.status, call.body.code], [404, 'MSG_CONTACT_USER_NOT_FOUND']);
+    assert.deepEqual([call.status, call.body.code], [404, 'MSG_USER_NOT_FOUND']);
     const contact = await m.call<Err>(carol.token, 'POST', '/api/messenger/contacts/requests', { phone: bob.phone });
     assert.deepEqual([contact.status, contact.body.code], [404, 'MSG_CONTACT_USER_NOT_FOUND']);
     for (const [url, body] of [

@@ -128,7 +128,7 @@ describe('MessengerUserUpsertedConsumer (real Kafka)', () => {
       // Not visible answers exactly as no such user: the search tells nobody the number is registered.
       const nobody = await search(nextPhone());
       assert.deepEqual([res.statusCode, res.json()], [nobody.statusCode, nobody.json()]);
-      await assert.rejects(requireAddressableUser(database.db, userId), { code: 'MSG_CONTACT_USER_NOT_FOUND' });
+      await assert.rejects(requireAddressableUser(database.db, userId), { code: 'MSG_USER_NOT_FOUND' });
     }
   });
 

@@ -144,4 +144,16 @@ describe('webhook replay', () => {
     assert.equal(replay.statusCode, 401, 'past the window the signature check refuses it');
     assert.equal(replay.json().code, 'NTF_WEBHOOK_SIGNATURE_INVALID');
   });
+
+  test('a signed receipt holding a __proto__ key is 400 BODY_FORBIDDEN_KEY and changes nothing; fields a provider adds are accepted', async () => {
+    const id = await sentSms();
+    const before = await stored(a.pool, id);
+    const outboxBefore = await outboxCount();
+    const poisoned = await a.app.inject(signedReceipt(a, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'failed', ...JSON.parse('{"__proto__":{"x":1}}') }));
+    assert.deepEqual([poisoned.statusCode, poisoned.json().code], [400, 'BODY_FORBIDDEN_KEY']);
+    assert.deepEqual(await stored(a.pool, id), before);
+    assert.equal(await outboxCount(), outboxBefore);
+    const extended = await a.app.inject(signedReceipt(a, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'delivered', carrier: 'MTS', receivedAt: 1 }));
+    assert.equal(extended.statusCode, 200, extended.body);
+  });
 });

@@ -1,0 +1,48 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+/**
+ * Unknown input is refused, never dropped. Fastify's Ajv removes properties a schema does not list
+ * (`removeAdditional: true`) and ignores them everywhere else, so `?beforeSeq=5` (a misspelt
+ * `afterSeq`) answered the first page as if nothing had been asked. The app turns removal off
+ * (`AJV_OPTIONS`), and this hook makes the path and query of every API route closed: a parameter
+ * the route does not name is 400 `VALIDATION_FAILED` naming it. Bodies declare it in their own
+ * schemas (`additionalProperties: false`, or `true` where a provider's payload legitimately carries
+ * more, said on the schema), which route-schemas.test.ts holds for every body.
+ */
+export const AJV_OPTIONS = { customOptions: { removeAdditional: false } } as const;
+
+/** The routes this applies to: the documented API. The hub's SignalR routes take what SignalR clients add. */
+const API_PREFIX = '/api/';
+
+type ObjectSchema = { type?: unknown; properties?: unknown; additionalProperties?: unknown };
+
+const closed = (schema: ObjectSchema | undefined): ObjectSchema => {
+  if (!schema) return { type: 'object', properties: {}, additionalProperties: false };
+  if (schema.additionalProperties === undefined) schema.additionalProperties = false;
+  return schema;
+};
+
+export function registerStrictInputs(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith(API_PREFIX) || !route.schema) return;
+    const schema = route.schema as { querystring?: ObjectSchema; params?: ObjectSchema };
+    schema.querystring = closed(schema.querystring);
+    if (schema.params) closed(schema.params);
+  });
+}
+
+const WHERE: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+/**
+ * The 400's message for a schema refusal: an unknown field is named (Ajv's own text says only "must
+ * NOT have additional properties"); anything else keeps Ajv's message, which names the field.
+ */
+export function validationMessage(err: Pick<FastifyError, 'message' | 'validation' | 'validationContext'>): string {
+  const first = err.validation?.[0];
+  const extra = (first?.params as { additionalProperty?: unknown } | undefined)?.additionalProperty;
+  if (first?.keyword !== 'additionalProperties' || typeof extra !== 'string') return err.message;
+  const where = WHERE[err.validationContext ?? 'body'] ?? 'body';
+  const parent = first.instancePath ? ` in ${first.instancePath.slice(1).replaceAll('/', '.')}` : '';
+  const kind = where === 'body' ? 'body field' : `${where} parameter`;
+  return `unknown ${kind} '${extra}'${parent}: this route does not take it`;
+}
