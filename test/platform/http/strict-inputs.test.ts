@@ -5,7 +5,7 @@ import { changedTables, storedDigests } from '../../support/stored.ts';
 
 /**
  * Unknown input is refused with 400 VALIDATION_FAILED naming it, never dropped: a misspelt query
- * parameter (`beforeSeq` for `afterSeq`) answered as if unasked, and an unknown body field was
+ * parameter (`beforeSequence` for `beforeSeq`) was answered as if unasked, and an unknown body field was
  * stripped without a word.
  */
 
@@ -14,10 +14,10 @@ test('an unknown query parameter is 400 VALIDATION_FAILED naming it, not the fir
   const me = await m.user();
   const chat = await m.call<{ id: string }>(me.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [] });
   assert.equal(chat.status, 201);
-  const res = await m.call<{ code: string; message: string }>(me.token, 'GET', `/api/messenger/chats/${chat.body.id}/messages?beforeSeq=5`);
+  const res = await m.call<{ code: string; message: string }>(me.token, 'GET', `/api/messenger/chats/${chat.body.id}/messages?beforeSequence=5`);
   assert.equal(res.status, 400);
   assert.equal(res.body.code, 'VALIDATION_FAILED');
-  assert.match(res.body.message, /unknown query parameter 'beforeSeq'/);
+  assert.match(res.body.message, /unknown query parameter 'beforeSequence'/);
 });
 
 test('an unknown query parameter on a route without query parameters is refused too', async () => {

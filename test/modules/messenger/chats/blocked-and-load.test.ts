@@ -72,7 +72,7 @@ describe('blocked means blocked: a blacklisted pair cannot be put into a group b
 });
 
 describe('an inactive user cannot be put into a group (seed 002: IsActive false is not addressable)', () => {
-  test('creating a group with, or adding, a blocked or archived user is 404 MSG_CONTACT_USER_NOT_FOUND with nothing stored', async () => {
+  test('creating a group with, or adding, a blocked or archived user is 404 MSG_USER_NOT_FOUND (named by id) with nothing stored', async () => {
     const m = await messengerApp();
     const [alice, bob, carol, dave] = [await m.user(), await m.user(), await m.user(), await m.user()];
     const chat = (await group(m, alice.token, [carol.id])).body;
@@ -85,7 +85,7 @@ describe('an inactive user cannot be put into a group (seed 002: IsActive false 
     for (const [what, attempt] of attempts) {
       const stored = await storedDigests(m.pool);
       const res = await attempt();
-      assert.deepEqual([res.status, res.body.code], [404, 'MSG_CONTACT_USER_NOT_FOUND'], what);
+      assert.deepEqual([res.status, res.body.code], [404, 'MSG_USER_NOT_FOUND'], what);
       assert.deepEqual(changedTables(stored, await storedDigests(m.pool)), [], `${what}: stored something`);
     }
     const members = (await m.call<Chat>(alice.token, 'GET', `/api/messenger/chats/${chat.id}`)).body.participants.map((p) => p.userId);
