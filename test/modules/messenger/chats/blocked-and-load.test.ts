@@ -1,30 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type pg from 'pg';
 import { newId } from '../../../../src/platform/time.ts';
+import { statementsMatching } from '../../../support/statements.ts';
 import { changedTables, storedDigests } from '../../../support/stored.ts';
 import { messengerApp, type MessengerApp } from '../support/app.ts';
 
 type Chat = { id: string; participants: { userId: string }[] };
 type Err = { code: string; message: string };
-
-/** The statements `pool` runs while `during` runs whose text matches `match` (the database still runs them all). */
-async function statementsMatching(pool: pg.Pool, match: RegExp, during: () => Promise<unknown>): Promise<number> {
-  const original = pool.query;
-  let n = 0;
-  pool.query = ((...args: unknown[]) => {
-    const first = args[0] as string | { text?: string };
-    const text = typeof first === 'string' ? first : (first?.text ?? '');
-    if (match.test(text)) n++;
-    return (original as (...a: unknown[]) => unknown).apply(pool, args);
-  }) as typeof pool.query;
-  try {
-    await during();
-  } finally {
-    pool.query = original;
-  }
-  return n;
-}
 
 const group = (m: MessengerApp, token: string, memberUserIds: string[]) =>
   m.call<Chat & Err>(token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'G', memberUserIds });

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type pg from 'pg';
+import { statementsMatching } from '../../../support/statements.ts';
 import { messengerApp, type MessengerApp } from '../support/app.ts';
 
 /**
@@ -22,20 +23,7 @@ const listOf = async (m: MessengerApp, token: string, query = '') => (await m.ca
 const lastOf = (list: List, chatId: string) => list.items.find((c) => c.id === chatId)!.lastMessage;
 
 /** How many statements `pool` runs while `during` runs (each still goes to the database). */
-async function statementCount(pool: pg.Pool, during: () => Promise<unknown>): Promise<number> {
-  const original = pool.query;
-  let n = 0;
-  pool.query = ((...args: unknown[]) => {
-    n++;
-    return (original as (...a: unknown[]) => unknown).apply(pool, args);
-  }) as typeof pool.query;
-  try {
-    await during();
-  } finally {
-    pool.query = original;
-  }
-  return n;
-}
+const statementCount = (pool: pg.Pool, during: () => Promise<unknown>) => statementsMatching(pool, /./, during);
 
 describe('chat list: each chat with its last message', () => {
   test('the last message with a preview of at most 100 characters of its Text body; null for a chat without messages', async () => {
