@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 
 /**
- * No function in src/ passes 150 lines (issue 31): a closure that long holds several concerns a
+ * No function in src/ passes 150 lines: a closure that long holds several concerns a
  * newcomer has to untangle, and each change makes it longer. Split it where a reader would look
  * (lifecycle, admission, timers, wiring) into plain functions or small factories of their own.
  */

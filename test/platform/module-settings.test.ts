@@ -5,7 +5,7 @@ import { buildTestApp } from '../support/app.ts';
 import { defineModule } from '../../src/platform/module.ts';
 import { userActivitySettings } from '../../src/modules/user-activity/settings.ts';
 
-/** Each module gets only its part of the settings (issue 31): the fields its settings.ts declares, with the loaded values. */
+/** Each module gets only its part of the settings: the fields its settings.ts declares, with the loaded values. */
 test('a module is handed the values of the settings it declares, and no other', async () => {
   let seen: Record<string, unknown> | undefined;
   const probe = defineModule({ USER_ACTIVITY_RETENTION_MONTHS: userActivitySettings.USER_ACTIVITY_RETENTION_MONTHS, NOT_A_SETTING: Type.String() }, ({ settings }) => {
