@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
-import { CONTENT_TYPE_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
+import { CONTENT_TYPE_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_CONTENT_KINDS, MESSAGE_MAX_CHARS } from '../messages/rules.ts';
 import { CHAT_KINDS } from './kinds.ts';
 
 /** TypeBox schemas of the chats and messages REST surface (camelCase bodies), shared by routes and tests. */
@@ -108,9 +108,9 @@ export const FileMetaBody = Type.Object(
 export const SendMessageBody = Type.Object(
   {
     kind: literals(MESSAGE_CONTENT_KINDS),
-    body: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
+    body: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })),
     fileMeta: Type.Optional(FileMetaBody),
-    cardText: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
+    cardText: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })),
     clientMessageId: Type.Optional(
       Text({
         pattern: Uuid.pattern,
@@ -123,7 +123,7 @@ export const SendMessageBody = Type.Object(
   { additionalProperties: false },
 );
 export const EditMessageBody = Type.Object(
-  { body: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })), cardText: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })) },
+  { body: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })), cardText: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })) },
   { additionalProperties: false, minProperties: 1 },
 );
 
