@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
+import { answer, ErrorBody, errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { ChatParams, EditMessageBody, ListMessagesQuery, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from '../chats/schemas.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
@@ -25,7 +25,16 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
           'Send a message (text body, file meta or card); gets the next Seq of the chat and is pushed as message_received. With clientMessageId a retry is safe: a repeat answers the stored message with 200 and writes nothing',
         params: ChatParams,
         body: SendMessageBody,
-        response: { 200: MessageView, 201: MessageView, 429: ErrorBody, 503: ErrorBody, ...errors },
+        response: {
+          201: answer('The message, stored with its Seq; pushed as message_received', MessageView),
+          200: answer('A repeat of a clientMessageId already sent with the same content: the stored message; nothing written', MessageView),
+          400: errorCodes('VALIDATION_FAILED', 'MSG_MESSAGE_INVALID', 'BODY_FORBIDDEN_KEY', 'FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_JSON_BODY'),
+          403: errorCodes('MSG_USER_INACTIVE', 'MSG_USER_NOT_REPLICATED', 'MSG_USER_BLOCKED'),
+          404: errorCodes('MSG_CHAT_NOT_FOUND'),
+          409: errorCodes('MSG_CLIENT_MESSAGE_ID_REUSED', 'MSG_RECIPIENT_INACTIVE'),
+          // The kernel adds SERVICE_UNAVAILABLE and AUTH_KEYS_UNAVAILABLE, the 401 and the 429 (openapi-components.ts).
+          503: errorCodes('MSG_SEND_QUEUE_FULL'),
+        },
       },
     },
     async (req, reply) => {
