@@ -54,6 +54,9 @@ const DEPENDENT_PREFIXES = ['/api/', '/hubs/'];
 /** A bearer token's refusals (auth-plugin.ts): AUTH_KEYS_UNAVAILABLE is a 503, the identity provider's fault. */
 const BEARER_401 = ['AUTH_REQUIRED', ...AUTH_CODES.filter((c) => c !== 'AUTH_KEYS_UNAVAILABLE')] as [string, ...string[]];
 
+/** A JSON body the parser refuses (json-body.ts), and any input the schema refuses. */
+const BODY_400 = ['VALIDATION_FAILED', 'BODY_FORBIDDEN_KEY', 'FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_INVALID_CONTENT_LENGTH'];
+
 type ErrorSchema = { properties?: { code?: { enum?: readonly string[] } } };
 
 /** `declared` with `codes` added when it lists its codes; unchanged when it does not (a plain ErrorBody: codes not listed). */
@@ -66,7 +69,8 @@ const withCodes = (declared: unknown, codes: string[], name: string): unknown =>
 
 /**
  * Adds what the kernel answers on a route's behalf to its documented responses, with the codes: on
- * every API route a 503 SERVICE_UNAVAILABLE for an unreachable database or Redis; on a bearer-token
+ * every API route a 503 SERVICE_UNAVAILABLE for an unreachable database or Redis, and to a 400 that
+ * lists its codes VALIDATION_FAILED and the JSON parser's refusals; on a bearer-token
  * route the token's 401 codes and 503 AUTH_KEYS_UNAVAILABLE; on a rate-limited route a 429
  * RATE_LIMITED. A route's own codes for a status (`errorCodes`) are kept and these added; a route
  * that declares a status as a plain ErrorBody says nothing of its codes, and keeps it.
@@ -75,13 +79,15 @@ export function documentKernelResponses(app: FastifyInstance): void {
   // A GET's HEAD twin arrives with the same schema object: once is enough.
   const done = new WeakSet<object>();
   app.addHook('onRoute', (route) => {
-    const schema = route.schema as { hide?: boolean; response?: Record<string, unknown>; security?: unknown } | undefined;
+    const schema = route.schema as { hide?: boolean; response?: Record<string, unknown>; security?: unknown; body?: unknown } | undefined;
     if (!schema || schema.hide || done.has(schema) || !DEPENDENT_PREFIXES.some((p) => route.url.startsWith(p))) return;
     done.add(schema);
     const response = (schema.response ??= {});
     const bearer = bearerGuardOf(app, route) !== undefined;
     // Only the token is checked for a 401 (no device secret, no other credential besides it).
     const bearerOnly = bearer && isDeepStrictEqual(schema.security, [{ bearer: [] }]);
+    // Every API route validates its path and query (strict-inputs.ts); one with a body parses it too.
+    if (response['400'] !== undefined) response['400'] = withCodes(response['400'], schema.body ? BODY_400 : ['VALIDATION_FAILED'], 'ValidationError');
     response['503'] = bearer
       ? withCodes(response['503'], ['SERVICE_UNAVAILABLE', 'AUTH_KEYS_UNAVAILABLE'], 'TokenRouteUnavailableError')
       : withCodes(response['503'], ['SERVICE_UNAVAILABLE'], 'ServiceUnavailableError');
