@@ -76,7 +76,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   MESSENGER_EVENTS_RETENTION_HOURS: { constant: 'MESSENGER_TUNING.eventsRetentionMs = 7d in src/modules/messenger/settings.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
   MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES: { constant: "REALTIME_RETENTION_MAX_RUN_MS = 5m in src/modules/messenger/index.ts", why: "a retention run's limit" },
   MESSENGER_REALTIME_EDIT_WINDOW_SECONDS: { constant: 'EDIT_WINDOW_SECONDS = 60 in src/modules/messenger/messages/messages.ts', why: 'UC-MSG-003' },
-  MESSENGER_REALTIME_MESSAGE_MAX_CHARS: { constant: 'MESSENGER_TUNING.messageMaxChars = 4000 in src/modules/messenger/settings.ts', why: 'a product rule, not a knob' },
+  MESSENGER_REALTIME_MESSAGE_MAX_CHARS: { constant: 'MESSAGE_MAX_CHARS = 4000 in src/modules/messenger/messages/rules.ts', why: 'a product rule, not a knob' },
   MESSENGER_REALTIME_SEND_BATCH_MAX: { constant: 'MESSENGER_TUNING.sendBatchMax = 64 in src/modules/messenger/settings.ts', why: 'sends per statement' },
   MESSENGER_REALTIME_SEND_CONCURRENCY: { constant: 'MESSENGER_TUNING.sendConcurrency = 2 in src/modules/messenger/settings.ts', why: 'send statements at once per replica' },
   MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS: { constant: 'GROUP_MAX_PARTICIPANTS = 500 in src/modules/messenger/chats/chats.ts', why: 'a product limit' },
@@ -100,7 +100,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   // Second cut: one phone region for both contexts; developer-only knobs became constants.
   IDENTITY_PHONE_DEFAULT_REGION: { renamed: 'PHONE_DEFAULT_REGION' },
   MESSENGER_PHONE_DEFAULT_REGION: { renamed: 'PHONE_DEFAULT_REGION' },
-  MESSENGER_MESSAGE_MAX_CHARS: { constant: 'MESSENGER_TUNING.messageMaxChars = 4000 in src/modules/messenger/settings.ts', why: 'a product rule, not a knob' },
+  MESSENGER_MESSAGE_MAX_CHARS: { constant: 'MESSAGE_MAX_CHARS = 4000 in src/modules/messenger/messages/rules.ts', why: 'a product rule, not a knob' },
   MESSENGER_SEND_BATCH_MAX: { constant: 'MESSENGER_TUNING.sendBatchMax = 64 in src/modules/messenger/settings.ts', why: 'sends per statement' },
   MESSENGER_SEND_CONCURRENCY: { constant: 'MESSENGER_TUNING.sendConcurrency = 2 in src/modules/messenger/settings.ts', why: 'send statements at once per replica' },
   MESSENGER_SEND_QUEUE_MAX_WAITING: { constant: 'MESSENGER_TUNING.sendQueueMaxWaiting = 5000 in src/modules/messenger/settings.ts', why: 'sends waiting per replica before 503' },

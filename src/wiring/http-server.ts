@@ -8,6 +8,7 @@ import { registerErrorHandling } from '../platform/http/errors.ts';
 import { registerJsonBodyParser } from '../platform/http/json-body.ts';
 import { AJV_OPTIONS, registerStrictInputs } from '../platform/http/strict-inputs.ts';
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from '../platform/http/openapi.ts';
+import { documentKernelResponses, nameComponents } from '../platform/http/openapi-components.ts';
 import { registerRateLimits } from '../platform/http/rate-limit.ts';
 import { corsOriginsOf, tokenRulesOf, trustProxyOf } from '../platform/http/settings.ts';
 import { createTokenVerifier, type TokenVerifier } from '../platform/http/token-verifier.ts';
@@ -50,6 +51,7 @@ export async function createHttpServer(
   if (tracingPlugin) await app.register(tracingPlugin);
   await app.register(swagger, {
     openapi: { info: { title: 'PIN platform jobs', version: '0.1.0' }, servers: SERVERS, components: { securitySchemes: SECURITY_SCHEMES } },
+    transformObject: nameComponents,
   });
   registerErrorHandling(app);
   registerStrictInputs(app);
@@ -59,6 +61,7 @@ export async function createHttpServer(
   const tokens = createTokenVerifier(tokenRulesOf(config));
   registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET, adminChecks: deps.adminChecks });
   deriveOperationSecurity(app);
+  documentKernelResponses(app);
   await registerRateLimits(app, { redisUrl: config.REDIS_URL, log });
   return { app, tokens };
 }

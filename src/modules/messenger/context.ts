@@ -11,6 +11,4 @@ export interface MessengerContext extends ModuleDeps<MessengerSettings> {
   sends: SendQueue;
   /** The user replica consumer's dependencies, shared with its resync runbook call. */
   userSync: UserSyncDeps;
-  /** Longest message body or card text (MESSENGER_TUNING). */
-  messageMaxChars: number;
 }

@@ -104,7 +104,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   // The connects of one event-loop turn read their users' state in one query (a reconnect storm).
   const connectState = tickBatcher((userIds: string[]) => connectStateOf(deps.db, userIds), { missing: { active: undefined, chatIds: [] } });
-  const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync, messageMaxChars: tuning.messageMaxChars };
+  const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync };
 
   return {
     name: 'messenger',

@@ -139,8 +139,6 @@ export const messengerRealtimeSettings = {
  * these; a test shortens one by building the module in code, `messengerModule({ … })`.
  */
 export const MESSENGER_TUNING = {
-  /** Longest message body or card text: a product rule. */
-  messageMaxChars: 4000,
   /** Most concurrent sends written in one statement (1 = every send alone). */
   sendBatchMax: 64,
   /** Send statements running at once per replica; sends arriving meanwhile go together in the next. */

@@ -3,6 +3,7 @@ import { BoundedInt, Nullable, PG_INT_MAX, Text, Timestamp, Uuid } from '../../p
 import { BACKOFF_KINDS, CHANNELS, PROVIDER_KEYS, STATUSES } from './model.ts';
 import { isOutcomeUnknown } from './delivery/intent.ts';
 import type { NotificationRow } from './schema.ts';
+import { named } from '../../platform/http/index.ts';
 
 /** REST schemas of the notifications routes (camelCase bodies), reused by routes and tests. */
 
@@ -28,7 +29,7 @@ export const CreateNotificationBody = Type.Object(
 );
 export type CreateNotificationBody = Static<typeof CreateNotificationBody>;
 
-export const NotificationView = Type.Object({
+export const NotificationView = named('NotificationView', Type.Object({
   id: Uuid,
   recipientUserId: Uuid,
   channel: ChannelName,
@@ -52,7 +53,7 @@ export const NotificationView = Type.Object({
    * resent; a delivery webhook or an admin (POST /api/notifications/unconfirmed/{id}/resolve) settles it.
    */
   outcomeUnknown: Type.Boolean(),
-});
+}));
 export type NotificationView = Static<typeof NotificationView>;
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;

@@ -1,6 +1,8 @@
 import type { Db } from '../../platform/db/index.ts';
 import type { UserFrames } from '../../platform/module.ts';
-import { NOTIFICATION_STATUS_CHANGED_EVENT, type Channel, type Status } from './model.ts';
+import { Type, type Static } from '@sinclair/typebox';
+import { Nullable, Timestamp, Uuid } from '../../platform/types/index.ts';
+import { CHANNELS, NOTIFICATION_STATUS_CHANGED_EVENT, STATUSES, type Channel, type Status } from './model.ts';
 
 /**
  * The domain event NotificationStatusChanged (seed 004), as a hub frame to `user:{UserId}`: an
@@ -9,19 +11,22 @@ import { NOTIFICATION_STATUS_CHANGED_EVENT, type Channel, type Status } from './
  * a status or a badge (and, with Version, to mark it read without a 409). A type, not an interface,
  * so it is a plain record the userFrames port takes as is (no copy per frame).
  */
-export type NotificationStatusChangedFrame = {
-  NotificationId: string;
-  Channel: Channel;
-  Status: Status;
-  Terminal: boolean;
-  DeliveryCycle: number;
-  /** LastError of a Failed notification; null otherwise. */
-  ErrorCode: string | null;
-  ReadAt: string | null;
-  /** The notification's version after this change: what POST /api/notifications/{id}/read expects. */
-  Version: number;
-  OccurredAt: string;
-};
+export const NotificationStatusChangedFrame = Type.Object(
+  {
+    NotificationId: Uuid,
+    Channel: Type.Union(CHANNELS.map((c) => Type.Literal(c))),
+    Status: Type.Union(STATUSES.map((s) => Type.Literal(s))),
+    Terminal: Type.Boolean(),
+    DeliveryCycle: Type.Integer(),
+    ErrorCode: Nullable(Type.String({ description: 'LastError of a Failed notification; null otherwise' })),
+    ReadAt: Nullable(Timestamp),
+    Version: Type.Integer({ description: "The notification's version after this change: what POST /api/notifications/{id}/read expects" }),
+    OccurredAt: Timestamp,
+    Cursor: Type.Optional(Type.String({ description: "The frame's position in the events stream (GET /api/messenger/events?after=)" })),
+  },
+  { title: 'NotificationStatusChangedFrame', description: 'notification_status_changed: to user:{UserId}' },
+);
+export type NotificationStatusChangedFrame = Static<typeof NotificationStatusChangedFrame>;
 
 export interface StatusChange {
   notificationId: string;

@@ -12,14 +12,16 @@ export interface Principal {
  * Why a token was refused, as the stable `code` of the 401 (503 for AUTH_KEYS_UNAVAILABLE: the
  * identity provider's key set could not be fetched, which is not the caller's fault).
  */
-export type AuthCode =
-  | 'AUTH_INVALID_TOKEN'
-  | 'AUTH_TOKEN_EXPIRED'
-  | 'AUTH_TOKEN_CLAIMS_INVALID'
-  | 'AUTH_TOKEN_LIFETIME_TOO_LONG'
-  | 'AUTH_TOKEN_ISSUED_IN_FUTURE'
-  | 'AUTH_TOKEN_KEY_UNKNOWN'
-  | 'AUTH_KEYS_UNAVAILABLE';
+export const AUTH_CODES = [
+  'AUTH_INVALID_TOKEN',
+  'AUTH_TOKEN_EXPIRED',
+  'AUTH_TOKEN_CLAIMS_INVALID',
+  'AUTH_TOKEN_LIFETIME_TOO_LONG',
+  'AUTH_TOKEN_ISSUED_IN_FUTURE',
+  'AUTH_TOKEN_KEY_UNKNOWN',
+  'AUTH_KEYS_UNAVAILABLE',
+] as const;
+export type AuthCode = (typeof AUTH_CODES)[number];
 
 export class AuthError extends Error {
   readonly code: AuthCode;

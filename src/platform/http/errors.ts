@@ -19,7 +19,9 @@ export class AppError extends Error {
   }
 }
 
+/** Every refusal's body; published as the component `Error` (openapi-components.ts). */
 export const ErrorBody = {
+  title: 'Error',
   type: 'object',
   required: ['code', 'message'],
   properties: { code: { type: 'string' }, message: { type: 'string' } },

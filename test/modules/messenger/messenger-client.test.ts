@@ -5,6 +5,7 @@ import { messengerApp, type MessengerApp } from './support/app.ts';
 import { startTcpProxy } from '../../support/tcp-proxy.ts';
 import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
+import { MESSAGE_MAX_CHARS } from '../../../src/modules/messenger/messages/rules.ts';
 
 type Chat = { id: string };
 
@@ -92,7 +93,9 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
   });
 
   test('slow consumer: a client that stops reading is closed once its buffer passes the cap; it reconnects and refills from REST', async () => {
-    const m = await messengerApp({ HUB_MAX_BUFFERED_BYTES: '65536' }, { messageMaxChars: 100_000 });
+    // No send limit: the socket buffers between the server and the stalled proxy must fill first, a
+    // few megabytes of messages of at most MESSAGE_MAX_CHARS each.
+    const m = await messengerApp({ HUB_MAX_BUFFERED_BYTES: '65536', MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: '0' });
     const { bob, chat, send } = await chatOfTwo(m);
     const proxy = await startTcpProxy(port(m));
     const c = await startClient(proxy.port, bob.token, chat.id);
@@ -100,12 +103,12 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
     await m.dispatch();
     await waitFor('the first message', () => c.messages.length === 1);
     proxy.stall();
-    const big = 'x'.repeat(99_000);
+    const big = 'x'.repeat(MESSAGE_MAX_CHARS - 10);
     let sent = 1;
     await waitFor(
       'the slow-consumer close',
       async () => {
-        for (let i = 0; i < 10; i++, sent++) assert.equal((await send(`${sent + 1}:${big}`)).status, 201);
+        for (let i = 0; i < 100; i++, sent++) assert.equal((await send(`${sent + 1}:${big}`)).status, 201);
         await m.dispatch();
         return (await metricValue(m.app.platform.registry, 'hub_slow_consumer_closes_total')) === 1;
       },

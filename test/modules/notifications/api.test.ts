@@ -5,6 +5,8 @@ import { newId } from '../../../src/platform/time.ts';
 import { connectClient } from '../../support/signalr.ts';
 import { dispatchedEvents, notificationsWorld, notify, setChannel, stored } from './support.ts';
 import { waitFor } from '../../support/wait.ts';
+import { Value } from '@sinclair/typebox/value';
+import { NotificationCreatedFrame } from '../../../src/modules/notifications/providers/in-app.ts';
 
 const w = await notificationsWorld();
 const a = w.main;
@@ -33,6 +35,7 @@ describe('notifications REST and in-app delivery', () => {
     const frame = client.received[0]!.payload as Record<string, unknown>;
     assert.equal(frame.NotificationId, inApp.id);
     assert.equal(frame.Title, 'Deal signed');
+    assert.deepEqual([...Value.Errors(NotificationCreatedFrame, frame)].map((e) => `${e.path}: ${e.message}`), [], 'the frame matches its published schema');
     assert.deepEqual((await dispatchedEvents(a.pool, inApp.id)).map((e) => [e.payload.Channel, e.payload.Status]), [['InApp', 'Sent']]);
   });
 

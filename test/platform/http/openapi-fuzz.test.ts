@@ -6,6 +6,7 @@ import type pg from 'pg';
 import { signToken } from '../../../src/platform/http/auth.ts';
 import { newId } from '../../../src/platform/time.ts';
 import { buildTestApp } from '../../support/app.ts';
+import { inlineRefs } from '../../support/openapi-document.ts';
 import { IdPool, requestFor, type Operation } from '../../support/openapi-requests.ts';
 import { insertReplicaUser } from '../../modules/messenger/support/app.ts';
 import { storedDigests } from '../../support/stored.ts';
@@ -36,6 +37,12 @@ async function settle(pool: pg.Pool): Promise<void> {
     if (now === last) return;
     last = now;
   }
+}
+
+/** The codes the document lists for this status of the operation (an enum on `code`), if it lists them. */
+function codesListed(op: Operation, status: number): string[] | undefined {
+  type Listed = { responses?: Record<string, { content?: Record<string, { schema?: { properties?: { code?: { enum?: string[] } } } }> }> };
+  return (op as Listed).responses?.[String(status)]?.content?.['application/json']?.schema?.properties?.code?.enum;
 }
 
 test('requests generated from the OpenAPI document: no 5xx, every 4xx is { code, message }, a refused request changes nothing stored', { timeout: 900_000 }, async (t) => {
@@ -86,7 +93,7 @@ test('requests generated from the OpenAPI document: no 5xx, every 4xx is { code,
     ),
   };
 
-  const doc = app.swagger() as { paths: Record<string, Record<string, Operation>> };
+  const doc = inlineRefs(app.swagger()) as { paths: Record<string, Record<string, Operation>> };
   const operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods)
       .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
@@ -118,6 +125,9 @@ test('requests generated from the OpenAPI document: no 5xx, every 4xx is { code,
             }
             assert.ok(typeof body.code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(body.code), `no stable code: ${what}`);
             assert.ok(typeof body.message === 'string' && body.message.length > 0, `no message: ${what}`);
+            // Where the document lists an operation's codes for a status, the answer is one of them.
+            const listed = codesListed(op, res.statusCode);
+            if (listed) assert.ok(listed.includes(body.code), `${body.code} is not among the documented ${res.statusCode} codes ${JSON.stringify(listed)}: ${what}`);
             if (body.code !== 'VALIDATION_FAILED' && res.statusCode !== 401) reachedHandler.add(name);
             const now = await nextXid(db);
             if (now !== xid) {

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { MESSAGE_MAX_CHARS } from '../../../src/modules/messenger/messages/rules.ts';
 import { buildTestApp } from '../../support/app.ts';
 
 /**
@@ -60,4 +61,35 @@ test('every operation has a unique operationId and says how it is authenticated'
   // redocly.yaml turns operation-4xx-response off for the health probes' sake; every other operation keeps it.
   const without4xx = ops.filter((o) => !Object.keys(o.responses ?? {}).some((code) => code.startsWith('4'))).map((o) => o.at);
   assert.deepEqual(without4xx, ['get /health/live', 'get /health/ready'], 'only the health probes declare no 4XX answer');
+});
+
+test('every body is a named component, every response is described, every 503 and 429 says Retry-After', async () => {
+  type Op = { operationId: string; requestBody?: { content: Record<string, { schema: { $ref?: string } }> }; responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: { $ref?: string } }> }> };
+  const documentOf = async () => ((await (await buildTestApp()).app.inject({ method: 'GET', url: '/docs/json' })).json()) as { paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, unknown> } };
+  const doc = await documentOf();
+  const ops = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ at: `${method} ${path}`, ...op })));
+  const problems: string[] = [];
+  for (const op of ops) {
+    for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) if (!media.schema.$ref) problems.push(`${op.at} body (${type}) is not a component`);
+    for (const [status, response] of Object.entries(op.responses)) {
+      if (!response.description || response.description === 'Default Response') problems.push(`${op.at} ${status}: no description`);
+      for (const media of Object.values(response.content ?? {})) if (!media.schema.$ref) problems.push(`${op.at} ${status}: not a component`);
+      if ((status === '503' || status === '429') && op.at.includes(' /api/') && !response.headers?.['Retry-After']) problems.push(`${op.at} ${status}: no Retry-After`);
+    }
+    if (op.at.includes(' /api/') && !op.responses['503']) problems.push(`${op.at}: no 503 (an unreachable database answers one on every route)`);
+  }
+  assert.deepEqual(problems, []);
+  const names = Object.keys(doc.components.schemas);
+  // Names come from the schemas (`named`) and the operationIds, never from the order routes were added in.
+  assert.deepEqual(names.filter((n) => /^def-\d+$/.test(n)), [], 'no generated def-N names');
+  for (const name of ['Error', 'MessageView', 'ChatView', 'FileMeta', 'SendMessageRequest', 'TokenRefusedError', 'RateLimitedError', 'NotificationView', 'IdentityUser', 'TrackingSession']) {
+    assert.ok(names.includes(name), `component ${name}`);
+  }
+  const send = doc.paths['/api/messenger/chats/{chatId}/messages']!.post!;
+  assert.equal(send.responses['201']!.content!['application/json']!.schema.$ref, '#/components/schemas/MessageView');
+  assert.equal(send.responses['200']!.content!['application/json']!.schema.$ref, '#/components/schemas/MessageView');
+  const body = doc.components.schemas.SendMessageRequest as { properties: Record<string, { maxLength?: number }> };
+  assert.equal(body.properties.body!.maxLength, MESSAGE_MAX_CHARS, 'the body limit the server applies');
+  // A second app builds the same document: the names are stable.
+  assert.deepEqual(Object.keys((await documentOf()).components.schemas).sort(), [...names].sort());
 });

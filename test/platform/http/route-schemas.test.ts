@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NO_NUL_GUARD } from '../../../src/platform/types/index.ts';
 import { buildTestApp } from '../../support/app.ts';
+import { inlineRefs } from '../../support/openapi-document.ts';
 import { insertReplicaUser } from '../../modules/messenger/support/app.ts';
 
 /**
@@ -55,7 +56,7 @@ interface Operation {
 test("every integer in the routes' inputs has a maximum and every string is bounded and refuses U+0000", async () => {
   const { app } = await buildTestApp();
   await app.ready();
-  const doc = app.swagger() as { paths: Record<string, Record<string, Operation>> };
+  const doc = inlineRefs(app.swagger()) as { paths: Record<string, Record<string, Operation>> };
   const problems: string[] = [];
   let inputs = 0;
   for (const [path, methods] of Object.entries(doc.paths)) {
@@ -94,7 +95,7 @@ function undeclaredObjectsOf(schema: Schema | undefined, at: string, out: string
 test('every object in a request body refuses fields it does not list (additionalProperties: false), unless it is a provider payload', async () => {
   const { app } = await buildTestApp();
   await app.ready();
-  const doc = app.swagger() as { paths: Record<string, Record<string, Operation>> };
+  const doc = inlineRefs(app.swagger()) as { paths: Record<string, Record<string, Operation>> };
   const problems: string[] = [];
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
@@ -109,7 +110,7 @@ test('every object in a request body refuses fields it does not list (additional
 test('every /api operation documents a 400: each refuses unknown query parameters (strict-inputs.ts)', async () => {
   const { app } = await buildTestApp();
   await app.ready();
-  const doc = app.swagger() as { paths: Record<string, Record<string, { responses?: Record<string, unknown> }>> };
+  const doc = inlineRefs(app.swagger()) as { paths: Record<string, Record<string, { responses?: Record<string, unknown> }>> };
   const missing = Object.entries(doc.paths)
     .filter(([path]) => path.startsWith('/api/'))
     .flatMap(([path, methods]) => Object.entries(methods).filter(([, op]) => !op.responses?.['400']).map(([method]) => `${method.toUpperCase()} ${path}`));

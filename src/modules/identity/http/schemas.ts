@@ -5,6 +5,7 @@ import { SCOPE_TYPES } from '../assignments/assignments.ts';
 import { FANOUT_TASK_STATUSES } from '../access-fanout/fanout-sql.ts';
 import { PERMISSION_CODE_MAX, PERMISSION_CODE_PATTERN, PERMISSIONS_MAX, ROLE_CODE_PATTERN } from '../roles/roles.ts';
 import { NAME_MAX, USER_STATUSES, USER_TYPES } from '../users/users.ts';
+import { named } from '../../../platform/http/index.ts';
 
 /** TypeBox schemas of the identity REST API (camelCase bodies); reused by routes and tests. */
 
@@ -12,14 +13,14 @@ const oneOf = <T extends string>(values: readonly T[]) => Type.Union(values.map(
 
 export const IdParams = Type.Object({ id: Uuid });
 
-export const Name = Type.Object(
+export const Name = named('PersonName', Type.Object(
   {
     firstName: Text({ minLength: 1, maxLength: NAME_MAX }),
     middleName: Type.Optional(Nullable(Text({ maxLength: NAME_MAX }))),
     lastName: Text({ maxLength: NAME_MAX }),
   },
   { additionalProperties: false },
-);
+));
 
 const UserStatus = oneOf(USER_STATUSES);
 
@@ -47,7 +48,7 @@ export const PatchUserBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-export const UserReply = Type.Object({
+export const UserReply = named('IdentityUser', Type.Object({
   id: Uuid,
   name: Type.Object({ firstName: Type.String(), middleName: Nullable(Type.String()), lastName: Type.String() }),
   phoneNumber: Type.String(),
@@ -57,7 +58,7 @@ export const UserReply = Type.Object({
   version: Type.Integer(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
-});
+}));
 
 const Permissions = Type.Array(Text({ minLength: 1, maxLength: PERMISSION_CODE_MAX, pattern: PERMISSION_CODE_PATTERN }), {
   maxItems: PERMISSIONS_MAX,
@@ -75,7 +76,7 @@ export const CreateRoleBody = Type.Object(
 
 export const SetPermissionsBody = Type.Object({ permissions: Permissions }, { additionalProperties: false });
 
-export const RoleReply = Type.Object({
+export const RoleReply = named('Role', Type.Object({
   id: Uuid,
   code: Type.String(),
   name: Type.String(),
@@ -86,7 +87,7 @@ export const RoleReply = Type.Object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
   archivedAt: Nullable(Timestamp),
-});
+}));
 
 export const SetPermissionsReply = Type.Object({
   role: RoleReply,
@@ -116,7 +117,7 @@ export const GrantBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const AssignmentReply = Type.Object({
+export const AssignmentReply = named('RoleAssignment', Type.Object({
   id: Uuid,
   roleId: Uuid,
   userId: Uuid,
@@ -130,7 +131,7 @@ export const AssignmentReply = Type.Object({
   grantedAt: Timestamp,
   revokedAt: Nullable(Timestamp),
   expiredAt: Nullable(Timestamp),
-});
+}));
 
 /** The same fields as the event's ActiveAssignments, camelCase. */
 export const AccessReply = Type.Object({
@@ -150,7 +151,7 @@ export const AccessReply = Type.Object({
   ),
 });
 
-export const TaskReply = Type.Object({
+export const TaskReply = named('AccessFanoutTask', Type.Object({
   id: Uuid,
   roleId: Uuid,
   companyId: Nullable(Uuid),
@@ -170,7 +171,7 @@ export const TaskReply = Type.Object({
   startedAt: Nullable(Timestamp),
   completedAt: Nullable(Timestamp),
   updatedAt: Timestamp,
-});
+}));
 
 export const ListTasksQuery = Type.Object(
   {

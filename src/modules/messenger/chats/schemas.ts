@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
-import { CONTENT_TYPE_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
+import { CONTENT_TYPE_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_CONTENT_KINDS, MESSAGE_MAX_CHARS } from '../messages/rules.ts';
 import { CHAT_KINDS } from './kinds.ts';
+import { named } from '../../../platform/http/index.ts';
 
 /** TypeBox schemas of the chats and messages REST surface (camelCase bodies), shared by routes and tests. */
 
@@ -22,7 +23,7 @@ export const CreateChatBody = Type.Object(
 export const RenameChatBody = Type.Object({ title: Text({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
 export const AddParticipantsBody = Type.Object({ userIds: Type.Array(Uuid, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
 
-export const ChatView = Type.Object({
+export const ChatView = named('ChatView', Type.Object({
   id: Uuid,
   kind: literals(CHAT_KINDS),
   title: Nullable(Type.String()),
@@ -39,8 +40,8 @@ export const ChatView = Type.Object({
       accepted: Type.Boolean({ description: 'false: the chat is a message request to this participant until they accept it or write in it' }),
     }),
   ),
-});
-export const LastMessage = Type.Object(
+}));
+export const LastMessage = named('LastMessage', Type.Object(
   {
     id: Uuid,
     seq: Type.Integer({ minimum: 1 }),
@@ -51,8 +52,8 @@ export const LastMessage = Type.Object(
     sentAt: Timestamp,
   },
   { description: "The chat's last message (null for a chat without messages)" },
-);
-export const ChatList = Type.Object({
+));
+export const ChatList = named('ChatList', Type.Object({
   items: Type.Array(
     Type.Composite([
       ChatView,
@@ -64,7 +65,7 @@ export const ChatList = Type.Object({
   ),
   removed: Type.Array(Uuid, { description: 'With after: chats I left or was removed from since the token (drop them)' }),
   next: Type.String({ description: 'The sync token: pass it as after to get what changed since this answer' }),
-});
+}));
 export const ChatListQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
@@ -73,7 +74,7 @@ export const ChatListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const FileMetaSchema = Type.Object(
+export const FileMetaSchema = named('FileMeta', Type.Object(
   {
     fileId: Text({ minLength: 1, maxLength: 200 }),
     fileName: Text({ minLength: 1, maxLength: 255 }),
@@ -81,10 +82,10 @@ export const FileMetaSchema = Type.Object(
     size: BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
   },
   { additionalProperties: false },
-);
+));
 
 /** A File message's metadata as sent: the limits of messages/rules.ts (fileMetaProblem checks them again, with the active-content rule). */
-export const FileMetaBody = Type.Object(
+export const FileMetaBody = named('FileMetaInput', Type.Object(
   {
     fileId: Text({ minLength: 1, maxLength: 200 }),
     fileName: Text({
@@ -103,14 +104,14 @@ export const FileMetaBody = Type.Object(
     size: BoundedInt({ minimum: 0, maximum: FILE_MAX_BYTES, description: 'Bytes, at most 2 GiB' }),
   },
   { additionalProperties: false },
-);
+));
 
 export const SendMessageBody = Type.Object(
   {
     kind: literals(MESSAGE_CONTENT_KINDS),
-    body: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
+    body: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })),
     fileMeta: Type.Optional(FileMetaBody),
-    cardText: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })),
+    cardText: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })),
     clientMessageId: Type.Optional(
       Text({
         pattern: Uuid.pattern,
@@ -123,11 +124,11 @@ export const SendMessageBody = Type.Object(
   { additionalProperties: false },
 );
 export const EditMessageBody = Type.Object(
-  { body: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })), cardText: Type.Optional(Text({ minLength: 1, maxLength: 100_000 })) },
+  { body: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })), cardText: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })) },
   { additionalProperties: false, minProperties: 1 },
 );
 
-export const MessageView = Type.Object({
+export const MessageView = named('MessageView', Type.Object({
   id: Uuid,
   chatId: Uuid,
   seq: Type.Integer({ minimum: 1 }),
@@ -140,7 +141,7 @@ export const MessageView = Type.Object({
   editedAt: Nullable(Timestamp),
   deleted: Type.Boolean(),
   clientMessageId: Nullable(Uuid),
-});
+}));
 // No `default` on afterSeq: a filled-in default could not be told apart from a caller's afterSeq,
 // and the two directions are mutually exclusive (the handler answers 400 naming both).
 export const ListMessagesQuery = Type.Object(
@@ -160,6 +161,6 @@ export const ListMessagesQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export const MessageList = Type.Object({ items: Type.Array(MessageView), lastSeq: Type.Integer({ description: "The chat's current last Seq" }) });
+export const MessageList = named('MessageList', Type.Object({ items: Type.Array(MessageView), lastSeq: Type.Integer({ description: "The chat's current last Seq" }) }));
 export const ReadBody = Type.Object({ seq: BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }, { additionalProperties: false });
 export const ReadReply = Type.Object({ lastReadSeq: Type.Integer() });

@@ -19,7 +19,9 @@ const EventsPage = Type.Object({
     Type.Object({
       cursor: Type.String({ description: 'This event’s position, opaque' }),
       name: Type.String({ description: 'The hub event name it was pushed as (message_received, chat_updated, …)' }),
-      payload: Type.Record(Type.String(), Type.Unknown(), { description: 'The frame’s payload as pushed, with Cursor; never a media join token' }),
+      payload: Type.Record(Type.String(), Type.Unknown(), {
+        description: 'The frame’s payload as pushed, with Cursor; never a media join token. Its JSON Schema, by name: docs/realtime-frames.schema.json, $defs.<name>',
+      }),
     }),
   ),
   next: Type.String({ description: 'The cursor to continue from: ask again with after=next until events is empty' }),

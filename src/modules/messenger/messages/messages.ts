@@ -49,7 +49,7 @@ export async function editMessage(
     if (m.deletedAt !== null) throw ChatErrors.messageDeleted();
     if (!isEditable(m.kind)) throw ChatErrors.notEditable();
     if (!withinEditWindow(new Date(m.sentAt), now, window)) throw ChatErrors.editWindowExpired(window);
-    const problem = contentProblem({ kind: m.kind, ...change }, ctx.messageMaxChars);
+    const problem = contentProblem({ kind: m.kind, ...change });
     if (problem) throw ChatErrors.invalidMessage(problem);
     const [row] = (await query<MessageRow>(
       tx,

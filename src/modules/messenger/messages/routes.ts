@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
+import { answer, errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { ChatParams, EditMessageBody, ListMessagesQuery, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from '../chats/schemas.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
 import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-messages'];
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+/** Every messenger route but sendMessage refuses an inactive or unknown caller first (messenger/routes.ts). */
+const INACTIVE = ['MSG_USER_INACTIVE', 'MSG_USER_NOT_REPLICATED'] as const;
 
 export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -25,7 +26,17 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
           'Send a message (text body, file meta or card); gets the next Seq of the chat and is pushed as message_received. With clientMessageId a retry is safe: a repeat answers the stored message with 200 and writes nothing',
         params: ChatParams,
         body: SendMessageBody,
-        response: { 200: MessageView, 201: MessageView, 429: ErrorBody, 503: ErrorBody, ...errors },
+        response: {
+          201: answer('The message, stored with its Seq; pushed as message_received', MessageView),
+          200: answer('A repeat of a clientMessageId already sent with the same content: the stored message; nothing written', MessageView),
+          400: errorCodes('MSG_MESSAGE_INVALID'),
+          403: errorCodes('MSG_USER_INACTIVE', 'MSG_USER_NOT_REPLICATED', 'MSG_USER_BLOCKED'),
+          404: errorCodes('MSG_CHAT_NOT_FOUND'),
+          409: errorCodes('MSG_CLIENT_MESSAGE_ID_REUSED', 'MSG_RECIPIENT_INACTIVE'),
+          // The kernel adds the input refusals to the 400, SERVICE_UNAVAILABLE and AUTH_KEYS_UNAVAILABLE
+          // to the 503, the 401 and the 429 (openapi-components.ts).
+          503: errorCodes('MSG_SEND_QUEUE_FULL'),
+        },
       },
     },
     async (req, reply) => {
@@ -45,7 +56,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
           'list-messages: the source of truth clients refill from (Seq > afterSeq, ascending; or with beforeSeq the newest page below it, also ascending; deleted ones as tombstones). afterSeq with beforeSeq → 400 VALIDATION_FAILED',
         params: ChatParams,
         querystring: ListMessagesQuery,
-        response: { 200: MessageList, ...errors },
+        response: { 200: MessageList, 400: errorCodes('VALIDATION_FAILED'), 403: errorCodes(...INACTIVE), 404: errorCodes('MSG_CHAT_NOT_FOUND') },
       },
     },
     async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query, req.query.limit ?? 100),
@@ -61,7 +72,13 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
         summary: 'Edit your text or card message within the edit window (UC-MSG-003; later → MSG_MESSAGE_EDIT_WINDOW_EXPIRED)',
         params: MessageParams,
         body: EditMessageBody,
-        response: { 200: MessageView, ...errors },
+        response: {
+          200: MessageView,
+          400: errorCodes('MSG_MESSAGE_INVALID'),
+          403: errorCodes(...INACTIVE, 'MSG_MESSAGE_NOT_SENDER'),
+          404: errorCodes('MSG_CHAT_NOT_FOUND', 'MSG_MESSAGE_NOT_FOUND'),
+          409: errorCodes('MSG_MESSAGE_DELETED', 'MSG_MESSAGE_NOT_EDITABLE', 'MSG_MESSAGE_EDIT_WINDOW_EXPIRED'),
+        },
       },
     },
     async (req) => editMessage(ctx, req.principal!, req.params.chatId, req.params.messageId, req.body),
@@ -71,7 +88,8 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     `${base}/:messageId`,
     {
       preHandler: app.requireUser,
-      schema: { operationId: 'deleteMessage', tags, summary: 'Delete your message (its Seq stays as a tombstone)', params: MessageParams, response: { 204: { type: 'null' }, ...errors } },
+      schema: { operationId: 'deleteMessage', tags, summary: 'Delete your message (its Seq stays as a tombstone)', params: MessageParams,
+        response: { 204: { type: 'null' }, 400: errorCodes('VALIDATION_FAILED'), 403: errorCodes(...INACTIVE, 'MSG_MESSAGE_NOT_SENDER'), 404: errorCodes('MSG_CHAT_NOT_FOUND', 'MSG_MESSAGE_NOT_FOUND') } },
     },
     async (req, reply) => {
       await deleteMessage(ctx, req.principal!, req.params.chatId, req.params.messageId);
@@ -83,7 +101,8 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     '/api/messenger/chats/:chatId/read',
     {
       preHandler: app.requireUser,
-      schema: { operationId: 'markChatRead', tags, summary: 'Read receipt: my LastReadSeq moves forward to seq (pushed as read_receipt_updated)', params: ChatParams, body: ReadBody, response: { 200: ReadReply, ...errors } },
+      schema: { operationId: 'markChatRead', tags, summary: 'Read receipt: my LastReadSeq moves forward to seq (pushed as read_receipt_updated)', params: ChatParams, body: ReadBody,
+        response: { 200: ReadReply, 400: errorCodes('VALIDATION_FAILED'), 403: errorCodes(...INACTIVE), 404: errorCodes('MSG_CHAT_NOT_FOUND') } },
     },
     async (req) => markRead(ctx, req.principal!, req.params.chatId, req.body.seq),
   );

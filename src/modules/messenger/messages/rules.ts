@@ -19,6 +19,13 @@ export interface FileMeta {
  * a size of at most 2 GiB (a fixed limit, in the module README and the OpenAPI document).
  */
 export const FILE_NAME_MAX_CHARS = 255;
+
+/**
+ * Longest message body or card text, in characters (code points): a product rule. The route schemas
+ * say it as maxLength (so the published document has it, and a longer text is 400
+ * VALIDATION_FAILED before any work); contentProblem checks it again for the paths without a schema.
+ */
+export const MESSAGE_MAX_CHARS = 4000;
 export const FILE_MAX_BYTES = 2 * 1024 ** 3;
 export const FILE_NAME_PATTERN = '^(?!\\.+$)[^/\\\\\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069]+$';
 const TOKEN = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}";
@@ -72,7 +79,7 @@ export interface MessageContent {
 }
 
 /** What is wrong with a new message's content, or undefined. Exactly the field of its kind is set. */
-export function contentProblem(c: MessageContent, maxChars: number): string | undefined {
+export function contentProblem(c: MessageContent): string | undefined {
   const set = { Text: c.body, File: c.fileMeta, Card: c.cardText };
   for (const [kind, value] of Object.entries(set)) {
     if (kind !== c.kind && value !== undefined) return `a ${c.kind} message carries no ${kind === 'Text' ? 'body' : kind === 'File' ? 'fileMeta' : 'cardText'}`;
@@ -80,7 +87,7 @@ export function contentProblem(c: MessageContent, maxChars: number): string | un
   if (c.kind === 'File') return c.fileMeta ? fileMetaProblem(c.fileMeta) : 'a File message needs fileMeta';
   const text = c.kind === 'Text' ? c.body : c.cardText;
   if (text === undefined || text.trim() === '') return `a ${c.kind} message needs ${c.kind === 'Text' ? 'a body' : 'cardText'}`;
-  if ([...text].length > maxChars) return `the text is longer than ${maxChars} characters`;
+  if ([...text].length > MESSAGE_MAX_CHARS) return `the text is longer than ${MESSAGE_MAX_CHARS} characters`;
   return undefined;
 }
 

@@ -109,7 +109,7 @@ export async function sendMessage(
   chatId: string,
   content: MessageContent & { clientMessageId?: string },
 ): Promise<{ message: MessageView; created: boolean }> {
-  const problem = contentProblem(content, ctx.messageMaxChars);
+  const problem = contentProblem(content);
   if (problem) {
     // The route skips the early activity read (the send statement judges it): an inactive caller
     // is still refused as inactive before anything about its request.

@@ -7,6 +7,7 @@ import { ErrorBody } from '../../../platform/http/index.ts';
 import type { Logger } from '../../../platform/observability/index.ts';
 import { tickBatcher, userGroup, type Hub, type PresenceChange } from '../../../platform/realtime/index.ts';
 import { Nullable, Text } from '../../../platform/types/index.ts';
+import type { PresenceChangedFrame } from '../realtime-dispatch/frames.ts';
 
 /**
  * Presence: who may see whether a user is online and when they were last seen — their Accepted
@@ -62,7 +63,7 @@ export function announcePresence(db: Db, hub: Hub, log: Logger): (change: Presen
   // The flips of one event-loop turn (a reconnect storm's first connections) read their peers in one query.
   const peersOf = tickBatcher((userIds: string[]) => presencePeersOf(db, userIds), { missing: [] as string[] });
   return (change) => {
-    const frame = { UserId: change.userId, Online: change.online, LastSeenAt: change.lastSeenAt?.toISOString() ?? null };
+    const frame: PresenceChangedFrame = { UserId: change.userId, Online: change.online, LastSeenAt: change.lastSeenAt?.toISOString() ?? null };
     void peersOf(change.userId)
       .then((peers) => Promise.all(peers.map((id) => hub.send(userGroup(id), 'presence_changed', frame))))
       .catch((err: Error) => log.warn({ err: { message: err.message }, userId: change.userId }, 'presence_changed not pushed'));

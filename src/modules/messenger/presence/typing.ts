@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { HubRefusal, userGroup, type Hub, type HubMethod } from '../../../platform/realtime/index.ts';
+import type { TypingFrame } from '../realtime-dispatch/frames.ts';
 
 /**
  * The hub method `Typing(chatId)`: a `typing` frame `{ ChatId, UserId }` to the chat's other Active
@@ -41,7 +42,7 @@ export function typingMethod(db: Db, hub: Hub, nowMs: () => number = () => perfo
     if (previous !== undefined && now - previous < TYPING_THROTTLE_MS) return;
     if (lastSent.size >= MAX_THROTTLE_ENTRIES) sweep(now);
     lastSent.set(key, now);
-    const frame = { ChatId: chatId, UserId: caller.userId };
+    const frame: TypingFrame = { ChatId: chatId, UserId: caller.userId };
     await Promise.all(audience.map((id) => hub.send(userGroup(id), 'typing', frame)));
   };
 }

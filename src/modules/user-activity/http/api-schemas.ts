@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
+import { named } from '../../../platform/http/index.ts';
 
 /** TypeBox schemas of the user-activity REST API (requests camelCase; published in the OpenAPI). */
 
@@ -48,7 +49,7 @@ export const StartSessionBody = Type.Object(
 );
 export type StartSessionBody = Static<typeof StartSessionBody>;
 
-export const Session = Type.Object({
+export const Session = named('TrackingSession', Type.Object({
   id: Uuid,
   anonymousId: Type.String(),
   userId: Nullable(Uuid),
@@ -58,7 +59,7 @@ export const Session = Type.Object({
   lastActivityAt: Timestamp,
   endedAt: Nullable(Timestamp),
   durationSeconds: Nullable(Type.Integer()),
-});
+}));
 
 export const StartSessionReply = Type.Composite([
   Session,
@@ -97,7 +98,7 @@ export const OpenViewBody = Type.Object(
 );
 export type OpenViewBody = Static<typeof OpenViewBody>;
 
-export const View = Type.Object({
+export const View = named('PropertyObjectView', Type.Object({
   id: Uuid,
   sessionId: Uuid,
   propertyObjectId: Uuid,
@@ -108,7 +109,7 @@ export const View = Type.Object({
   lastActivityAt: Timestamp,
   endedAt: Nullable(Timestamp),
   durationSeconds: Nullable(Type.Integer()),
-});
+}));
 
 export const ViewHeartbeatReply = Type.Object({
   accepted: Type.Boolean({ description: 'false: the view is already Inactive; open a new view (INV-LV-003)' }),

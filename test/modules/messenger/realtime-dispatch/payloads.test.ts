@@ -3,6 +3,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { REALTIME_DISPATCH_KINDS, eventNameOf, type RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
 import { buildDelivery, emptyRefs, type OutboxRowRef, type RealtimeRefs } from '../../../../src/modules/messenger/realtime-dispatch/payloads.ts';
+import { Value } from '@sinclair/typebox/value';
+import { frameSchemas } from '../../../../scripts/realtime-frames.ts';
+
+const FRAMES = frameSchemas();
 
 const id = () => randomUUID();
 const chatId = id();
@@ -115,6 +119,10 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
         assert.equal(s.event, eventNameOf(kind));
         assert.match(s.event, /^[a-z]+(_[a-z]+)+$/);
         assert.deepEqual(Object.keys(s.payload).sort(), [...c.keys].sort());
+        // The payload is what docs/realtime-frames.schema.json publishes for its event.
+        const schema = FRAMES[s.event];
+        assert.ok(schema, `a published schema for ${s.event}`);
+        assert.deepEqual([...Value.Errors(schema, s.payload)].map((e) => `${e.path}: ${e.message}`), [], `${s.event} matches its schema`);
         // Only message kinds carry a body, and only to chat:{ChatId}; nothing carries a token or PII.
         const json = JSON.stringify(s.payload);
         if (!['MessageReceived', 'MessageEdited'].includes(kind)) assert.doesNotMatch(json, /secret body/);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { IdPool, validRequestFor, type Operation } from '../../../support/openapi-requests.ts';
+import { inlineRefs } from '../../../support/openapi-document.ts';
 import { changedTables, storedDigests } from '../../../support/stored.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { messengerApp, type MessengerApp } from '../support/app.ts';
@@ -50,7 +51,7 @@ describe('an inactive user is refused on every messenger route and at the hub (4
     // Admin routes answer AUTH_FORBIDDEN to a plain token before anything else: walk them with an admin token of the same user.
     const asBobAdmin = `Bearer ${await m.token({ userId: bob.id, admin: true })}`;
 
-    const doc = (await m.app.inject({ method: 'GET', url: '/docs/json' })).json() as {
+    const doc = inlineRefs((await m.app.inject({ method: 'GET', url: '/docs/json' })).json()) as {
       paths: Record<string, Record<string, Operation & { responses?: Record<string, unknown>; security?: Record<string, unknown>[] }>>;
     };
     const operations = Object.entries(doc.paths)
