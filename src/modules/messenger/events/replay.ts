@@ -1,11 +1,10 @@
 import type { Db } from '../../../platform/db/index.ts';
 import { userGroup } from '../../../platform/realtime/index.ts';
 import { chatGroup } from '../chats/kinds.ts';
-import { buildDelivery, type Payload } from '../realtime-dispatch/payloads.ts';
+import { buildDelivery, type OutboxRowRef, type Payload } from '../realtime-dispatch/payloads.ts';
 import { loadRefs } from '../realtime-dispatch/refs.ts';
 import { ChatErrors } from '../errors.ts';
-import { cursorOf, positionOf } from './cursor.ts';
-import { readStream, readStreamHead } from './stream-sql.ts';
+import { cursorOf, positionOf, readStream, readStreamHead } from '../../../platform/push/index.ts';
 
 /**
  * GET /api/messenger/events: the caller's events after a cursor, rebuilt from their stored
@@ -27,7 +26,7 @@ export async function eventsAfter(db: Db, userId: string, after: string | undefi
   }
   const position = positionOf(after);
   if (position === undefined) throw ChatErrors.eventsCursorInvalid();
-  const page = await readStream(db, userId, position, limit);
+  const page = await readStream<OutboxRowRef>(db, userId, position, limit);
   // Positions before the horizon were trimmed: events after this cursor may be gone (refetch state).
   if (position < page.trimmedBelow - 1) throw ChatErrors.eventsCursorExpired();
   // Past the head (read in the same snapshot): not a cursor this stream handed out; its events would be skipped silently.

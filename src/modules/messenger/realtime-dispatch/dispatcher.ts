@@ -11,7 +11,7 @@ import type { RealtimeMetrics } from './metrics.ts';
 import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from './outbox-sql.ts';
 import { buildDelivery, type RealtimeRefs } from './payloads.ts';
 import { loadRefs } from './refs.ts';
-import { cursorOf } from '../events/cursor.ts';
+import { cursorOf } from '../../../platform/push/index.ts';
 import { lastErrorText, outcomeOf, type PushResult, type RowOutcome } from './rules.ts';
 
 /**
