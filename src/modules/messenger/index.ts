@@ -17,8 +17,7 @@ import type { MessengerContext } from './context.ts';
 import { createSendQueue } from './messages/send.ts';
 import { ChatErrors } from './errors.ts';
 import { dispatchSettingsOf, realtimeDispatchJob } from './realtime-dispatch/dispatch.job.ts';
-import { createRealtimeMetrics, realtimeStateGauges } from './realtime-dispatch/metrics.ts';
-import { realtimeRetentionJob } from './realtime-dispatch/retention.job.ts';
+import { createRealtimeMetrics, realtimeRetentionJob, realtimeStateGauges } from '../../platform/push/index.ts';
 import { registerMessengerRoutes } from './routes.ts';
 import { USER_INACTIVE_CLOSE_REASON } from './errors.ts';
 import { inactiveAmong } from './user-replica/replica-reads.ts';
@@ -40,9 +39,6 @@ const REALTIME_RETENTION_MAX_RUN_MS = 5 * 60_000;
 const CALL_REAPER_INTERVAL_MS = 2000;
 const CALL_REAPER_BATCH_SIZE = 100;
 const CALL_REAPER_MAX_RUN_MS = 10_000;
-
-/** The user-frame port's implementation (platform/module.ts UserFrames), wired by the app. */
-export { enqueueUserFrames } from './realtime-dispatch/carried.ts';
 
 export type { MessengerTuning } from './settings.ts';
 

@@ -2,7 +2,7 @@ import type { Backoff } from '../../../platform/backoff/index.ts';
 import { batchPhase, defineBatchWorker, type BatchSettings, type BatchWorker } from '../../../platform/jobs/index.ts';
 import type { MessengerSettings, MessengerTuning } from '../settings.ts';
 import { createDispatchSteps, DISPATCH_COUNTS, type DispatchResult, type DispatchRow, type DispatchStepsDeps } from './dispatcher.ts';
-import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
+import { REALTIME_OUTBOX_CHANNEL } from '../../../platform/push/index.ts';
 
 /** Lock key `job:scheduled:messenger-realtime-dispatch` (the platform prefixes `job:scheduled:`). */
 export const REALTIME_DISPATCH_JOB = 'messenger-realtime-dispatch';

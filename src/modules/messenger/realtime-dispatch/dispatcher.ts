@@ -7,11 +7,10 @@ import { withTimeout } from '../../../platform/time.ts';
 import type { MediaJoinMinter } from '../calls/media-join.ts';
 import { chatGroup } from '../chats/kinds.ts';
 import { USER_INACTIVE_CLOSE_REASON } from '../errors.ts';
-import type { RealtimeMetrics } from './metrics.ts';
 import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from './outbox-sql.ts';
 import { buildDelivery, type RealtimeRefs } from './payloads.ts';
 import { loadRefs } from './refs.ts';
-import { cursorOf } from '../../../platform/push/index.ts';
+import { cursorOf, type RealtimeMetrics } from '../../../platform/push/index.ts';
 import { lastErrorText, outcomeOf, type PushResult, type RowOutcome } from './rules.ts';
 
 /**

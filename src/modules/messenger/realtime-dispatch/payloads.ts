@@ -25,7 +25,7 @@ export interface OutboxRowRef {
   refId: string | null;
   sessionKind: SessionKind | null;
   seq: number | null;
-  /** A carried kind's frame payload as written by its owner (kinds.ts CARRIED_KINDS); absent or null otherwise. */
+  /** A carried kind's frame payload as written by its owner (registered with the push part as carried); absent or null otherwise. */
   payload?: Payload | null;
 }
 

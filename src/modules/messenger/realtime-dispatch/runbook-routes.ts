@@ -6,7 +6,7 @@ import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/t
 import { refuseUnknownFields } from '../admin-body.ts';
 import type { MessengerContext } from '../context.ts';
 import { REALTIME_DISPATCH_KINDS } from './kinds.ts';
-import { listQuarantined, requeueMatching, requeueQuarantined, type QuarantineFilter, type QuarantinedRow } from './quarantine-sql.ts';
+import { listQuarantined, requeueMatching, requeueQuarantined, type QuarantineFilter, type QuarantinedRow } from '../../../platform/push/index.ts';
 
 /** Runbook endpoints (admin) for `messenger_realtime_quarantined_total > 0`: read LastError, fix the cause, re-enqueue. */
 
