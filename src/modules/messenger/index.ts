@@ -17,6 +17,7 @@ import type { MessengerContext } from './context.ts';
 import { createSendQueue } from './messages/send.ts';
 import { ChatErrors } from './errors.ts';
 import { dispatchSettingsOf, realtimeDispatchJob } from './realtime-dispatch/dispatch.job.ts';
+import { messengerPushKinds } from './realtime-dispatch/register.ts';
 import { createRealtimeMetrics, realtimeRetentionJob, realtimeStateGauges } from '../../platform/push/index.ts';
 import { registerMessengerRoutes } from './routes.ts';
 import { USER_INACTIVE_CLOSE_REASON } from './errors.ts';
@@ -76,6 +77,8 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
   const metrics = createRealtimeMetrics(deps.registry, deps.db);
   realtimeStateGauges(deps.registry, deps.db, deps.clock);
   const mintJoin = mediaJoinMinterOf(deps);
+  // Its kinds on the kernel's push path: loaded and built here, dispatched there.
+  deps.push.registerKinds(messengerPushKinds(mintJoin));
   // Sends committed here wake this replica's dispatcher at once; their NOTIFY, with the runner's
   // payload, wakes only the others.
   let wakeDispatcher = () => {};
@@ -151,6 +154,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         hub: deps.hub,
         metrics,
         mintJoin,
+        kinds: deps.push.kinds,
         settings: dispatchSettingsOf(config, tuning),
         connectWake: (wake, payload) => {
           wakeDispatcher = wake;

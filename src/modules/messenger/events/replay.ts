@@ -1,10 +1,8 @@
 import type { Db } from '../../../platform/db/index.ts';
 import { userGroup } from '../../../platform/realtime/index.ts';
 import { chatGroup } from '../chats/kinds.ts';
-import { buildDelivery, type OutboxRowRef, type Payload } from '../realtime-dispatch/payloads.ts';
-import { loadRefs } from '../realtime-dispatch/refs.ts';
 import { ChatErrors } from '../errors.ts';
-import { cursorOf, positionOf, readStream, readStreamHead } from '../../../platform/push/index.ts';
+import { cursorOf, positionOf, readStream, readStreamHead, type Payload, type PushKinds } from '../../../platform/push/index.ts';
 
 /**
  * GET /api/messenger/events: the caller's events after a cursor, rebuilt from their stored
@@ -19,22 +17,22 @@ export interface StreamEvent {
   payload: Payload;
 }
 
-export async function eventsAfter(db: Db, userId: string, after: string | undefined, limit: number): Promise<{ events: StreamEvent[]; next: string }> {
+export async function eventsAfter(db: Db, kinds: PushKinds, userId: string, after: string | undefined, limit: number): Promise<{ events: StreamEvent[]; next: string }> {
   if (after === undefined) {
     // Where a new client starts: nothing yet, and the head to continue from.
     return { events: [], next: cursorOf(await readStreamHead(db)) };
   }
   const position = positionOf(after);
   if (position === undefined) throw ChatErrors.eventsCursorInvalid();
-  const page = await readStream<OutboxRowRef>(db, userId, position, limit);
+  const page = await readStream(db, userId, position, limit);
   // Positions before the horizon were trimmed: events after this cursor may be gone (refetch state).
   if (position < page.trimmedBelow - 1) throw ChatErrors.eventsCursorExpired();
   // Past the head (read in the same snapshot): not a cursor this stream handed out; its events would be skipped silently.
   if (position > page.head) throw ChatErrors.eventsCursorAhead();
-  const refs = await loadRefs(db, page.rows);
+  const refs = await kinds.load(db, page.rows);
   const events: StreamEvent[] = [];
   for (const row of page.rows) {
-    const built = buildDelivery(row, refs);
+    const built = kinds.build(row, refs);
     if (!built.ok) continue;
     const cursor = cursorOf(row.position);
     // A chat event's sends all carry one payload (per-member sends differ only in the join token).

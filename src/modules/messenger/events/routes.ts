@@ -41,6 +41,6 @@ export function registerEventRoutes(app: FastifyInstance, ctx: MessengerContext)
         response: { 200: EventsPage, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 410: ErrorBody },
       },
     },
-    async (req) => eventsAfter(ctx.db, req.principal!.userId, req.query.after, req.query.limit ?? 100),
+    async (req) => eventsAfter(ctx.db, ctx.push.kinds, req.principal!.userId, req.query.after, req.query.limit ?? 100),
   );
 }

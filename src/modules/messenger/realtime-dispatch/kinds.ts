@@ -5,7 +5,8 @@
  * contacts and calls the rows point at live with those parts (their kinds.ts).
  */
 
-export const REALTIME_DISPATCH_KINDS = [
+/** The kinds the messenger owns on the push path (registered with it: register.ts). */
+export const MESSENGER_PUSH_KINDS = [
   'MessageReceived',
   'MessageEdited',
   'MessageDeleted',
@@ -34,9 +35,18 @@ export const REALTIME_DISPATCH_KINDS = [
   'BlacklistChanged',
   /** The user replica turned a user inactive (seed 002): its hub connections are closed on every replica; nothing is sent. */
   'UserDeactivated',
+] as const;
+
+/**
+ * The kinds messenger.realtime_outbox admits (its check constraint ck_rto_kind, in the messenger's
+ * drizzle part): the messenger's own, and the kinds other modules carry through the push part,
+ * named here only because the table's constraint lists them.
+ */
+export const REALTIME_DISPATCH_KINDS = [
+  ...MESSENGER_PUSH_KINDS,
   /**
-   * Another module's frame to user:{TargetUserId}, carried in the row (a carried kind
-   * registered with the push part, platform/push/port.ts): the notifications' NotificationStatusChanged, so it is pushed once committed and joins the stream.
+   * Another module's frame to user:{TargetUserId}, carried in the row (a carried kind registered
+   * with the push part, platform/push/port.ts): the notifications' NotificationStatusChanged.
    */
   'NotificationStatusChanged',
 ] as const;
