@@ -6,7 +6,7 @@ import { registerChatRoutes } from './chats/routes.ts';
 import { registerContactSearchRoutes } from './contact-search/routes.ts';
 import type { ContactSearchDeps } from './contact-search/search.ts';
 import { registerContactRoutes } from './contacts/routes.ts';
-import { registerEventRoutes } from './events/routes.ts';
+import { registerEventStreamRoute } from '../../platform/push/index.ts';
 import { registerPresenceRoutes } from './presence/presence.ts';
 import type { MessengerContext } from './context.ts';
 import { registerMessageRoutes } from './messages/routes.ts';
@@ -26,7 +26,8 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerContactRoutes(app, ctx);
   registerCallRoutes(app, ctx);
   registerConferenceRoutes(app, ctx);
-  registerEventRoutes(app, ctx);
+  // The push part's stream route, at the path the messenger's clients resume from, behind its guards.
+  registerEventStreamRoute(app, { db: ctx.db, kinds: ctx.push.kinds });
   registerPresenceRoutes(app, ctx.db, ctx.hub);
   registerRealtimeOutboxRoutes(app, ctx);
   registerContactSearchRoutes(app, search, ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE);
