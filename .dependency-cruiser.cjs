@@ -4,6 +4,9 @@
  *   through src/platform/<part>/index.ts;
  * - the platform (shared kernel) never imports a module, nor the app's config.ts / app.ts / main.ts:
  *   it receives its settings as plain values; nor do the shared event contracts (src/contracts);
+ * - the push part (src/platform/push) knows no module and modules use it only through its index.ts;
+ *   the messenger and notifications never import each other's frames; the app wires no module
+ *   function (it builds modules only through src/modules/index.ts);
  * - no import cycles.
  */
 module.exports = {
@@ -42,6 +45,36 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/platform/' },
       to: { path: '^src/(config|app|main)\\.ts$' },
+    },
+    {
+      name: 'push-knows-no-module',
+      comment:
+        'The push part (src/platform/push: realtime outbox, dispatcher, event stream) is a kernel part: the kinds it pushes are registered with it (push.registerKinds), never imported.',
+      severity: 'error',
+      from: { path: '^src/platform/push/' },
+      to: { path: '^src/(modules|contracts)/' },
+    },
+    {
+      name: 'push-through-its-index',
+      comment: 'Modules use the push part only through src/platform/push/index.ts (its write port, registration and types).',
+      severity: 'error',
+      from: { path: '^src/modules/' },
+      to: { path: '^src/platform/push/', pathNot: '^src/platform/push/index\\.ts$' },
+    },
+    {
+      name: 'no-foreign-frames',
+      comment:
+        "The messenger and notifications own their frames and register them with the push part; neither imports the other's, not even through its index.ts.",
+      severity: 'error',
+      from: { path: '^src/modules/(messenger|notifications)/' },
+      to: { path: '^src/modules/(messenger|notifications)/', pathNot: '^src/modules/$1/' },
+    },
+    {
+      name: 'app-wires-no-module-function',
+      comment: 'The app and its wiring build modules only through src/modules/index.ts (each module\'s defineModule); the kernel parts get no module function.',
+      severity: 'error',
+      from: { path: '^src/(app\\.ts|wiring/)' },
+      to: { path: '^src/modules/', pathNot: '^src/modules/index\\.ts$' },
     },
     {
       name: 'no-circular',

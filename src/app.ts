@@ -7,6 +7,7 @@ import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
+import { createPush } from './platform/push/index.ts';
 import { createHubFromConfig, hubPlugin, type Hub } from './platform/realtime/index.ts';
 import { systemClock, type Clock } from './platform/time.ts';
 import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
@@ -18,7 +19,6 @@ import { outboxPublisherJob } from './platform/outbox/publisher.ts';
 import { CLEANUP_RETENTION, outboxCleanupJob } from './platform/outbox/cleanup.ts';
 import { EVENT_TOPICS } from './event-topics.ts';
 import { modules as allModules } from './modules/index.ts';
-import { enqueueUserFrames } from './modules/messenger/index.ts';
 import { createBackground } from './wiring/background.ts';
 import { createHttpServer, createOpsListener, registerApiDocs } from './wiring/http-server.ts';
 import { hubHooksOf, newModuleHooks, wireModules } from './wiring/modules.ts';
@@ -113,8 +113,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     clock,
     registry,
     hub,
-    // The messenger's realtime outbox carries other modules' user frames (one dispatcher, one stream).
-    userFrames: enqueueUserFrames,
+    // The kernel's push part: every module registers its kinds there and writes its frames through it.
+    push: createPush(),
     ...(openTopicReader ? { openTopicReader: (topic: string, groupId: string) => openTopicReader(withPrefix(config.KAFKA_TOPIC_PREFIX, topic), withPrefix(config.KAFKA_TOPIC_PREFIX, groupId)) } : {}),
   };
   await wireModules(app, deps.modules ?? allModules, moduleDeps, runner, hooks);

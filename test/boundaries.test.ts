@@ -82,3 +82,40 @@ test('the platform importing a module fails the check', () => {
   assert.notEqual(res.status, 0);
   assert.match(res.output, /platform-knows-no-module/);
 });
+
+test('the push part importing a module fails the check, and a module reaching past its index.ts does too', () => {
+  const push = cruise({
+    ...base,
+    'src/platform/push/index.ts': `import { grant } from '../../modules/identity/index.ts';\nexport const x = grant();\n`,
+  });
+  assert.notEqual(push.status, 0);
+  assert.match(push.output, /push-knows-no-module/);
+  const module = cruise({
+    ...base,
+    'src/platform/push/index.ts': `export { enqueue } from './outbox-sql.ts';\n`,
+    'src/platform/push/outbox-sql.ts': `export const enqueue = () => 1;\n`,
+    'src/modules/messenger/index.ts': `import { enqueue } from '../../platform/push/outbox-sql.ts';\nexport const x = enqueue();\n`,
+  });
+  assert.notEqual(module.status, 0);
+  assert.match(module.output, /push-through-its-index/);
+});
+
+test("the messenger and notifications never import each other's frames, not even through an index.ts", () => {
+  const res = cruise({
+    ...base,
+    'src/modules/messenger/index.ts': `export const frame = 1;\n`,
+    'src/modules/notifications/index.ts': `import { frame } from '../messenger/index.ts';\nexport const x = frame;\n`,
+  });
+  assert.notEqual(res.status, 0);
+  assert.match(res.output, /no-foreign-frames/);
+});
+
+test('the app wiring a module function past src/modules/index.ts fails the check', () => {
+  const res = cruise({
+    ...base,
+    'src/modules/index.ts': `export { grant } from './identity/index.ts';\n`,
+    'src/app.ts': `import { grant } from './modules/identity/index.ts';\nexport const x = grant();\n`,
+  });
+  assert.notEqual(res.status, 0);
+  assert.match(res.output, /app-wires-no-module-function/);
+});

@@ -20,7 +20,8 @@ import { createHub } from '../../src/platform/realtime/index.ts';
 import { newId, systemClock } from '../../src/platform/time.ts';
 import { createNotificationMetrics } from '../../src/modules/notifications/metrics.ts';
 import { createProviders } from '../../src/modules/notifications/providers/registry.ts';
-import { enqueueUserFrames } from '../../src/modules/messenger/index.ts';
+import { createPush } from '../../src/platform/push/index.ts';
+import { STATUS_FRAME_KINDS } from '../../src/modules/notifications/status-frames.ts';
 import { retryWorkerJob } from '../../src/modules/notifications/delivery/retry-worker.job.ts';
 import { deliveryJobOptions } from '../../src/modules/notifications/settings.ts';
 import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
@@ -57,7 +58,7 @@ const providers = createProviders(config, { hub, clock: systemClock });
 const db = createDb(pool);
 const metrics = createNotificationMetrics(registry, { db, providers, clock: systemClock });
 const worker = retryWorkerJob(
-  { db, providers, metrics, hub, userFrames: enqueueUserFrames },
+  { db, providers, metrics, hub, userFrames: statusFrames() },
   // The service's mapping, with the bench's batch and concurrency, and one run for the whole backlog.
   { ...deliveryJobOptions().retryWorker, batchSize: BATCH, concurrency: CONCURRENCY, maxRunMs: 3_600_000 },
 );
@@ -119,3 +120,10 @@ console.log(
   }),
 );
 process.exit(0);
+
+/** The kernel's push port with notifications' carried kind registered, as the app builds it. */
+function statusFrames() {
+  const push = createPush();
+  push.registerKinds(STATUS_FRAME_KINDS);
+  return push.userFrames;
+}

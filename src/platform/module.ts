@@ -8,26 +8,14 @@ import type { HealthCheck } from './http/health-routes.ts';
 import type { JobDefinition } from './jobs/types.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Registry } from './observability/metrics.ts';
+import type { Push } from './push/index.ts';
 import type { Hub, HubAccess, HubMethod, ResolveGroupMembers } from './realtime/index.ts';
 import type { Clock } from './time.ts';
 import type { TProperties } from '@sinclair/typebox';
 import type { SettingsOf } from './types/index.ts';
 
-/** A frame for `user:{UserId}` another module hands to the durable realtime outbox (userFrames). */
-export interface UserFrame {
-  userId: string;
-  /** The hub event name (e.g. notification_status_changed); only names the outbox knows to carry. */
-  event: string;
-  /** Ids, enums, codes and times only: it is stored as is and replayed from the user's event stream. */
-  payload: Record<string, unknown>;
-}
-
-/**
- * Writes frames in the caller's transaction (the transactional outbox): pushed only once committed,
- * retried while the backplane is down, each carrying `Cursor` and kept in the user's resumable event
- * stream. Provided by the messenger's realtime outbox, wired by the app.
- */
-export type UserFrames = (tx: Db, frames: readonly UserFrame[], now: Date) => Promise<void>;
+/** Durable frames to users (the push part's userFrames port), named here for the modules that take one. */
+export type { UserFrame, UserFrames } from './push/index.ts';
 
 /** What the platform hands each module at start; `settings` are the module's own, as plain values. */
 export interface ModuleDeps<S = unknown> {
@@ -38,8 +26,12 @@ export interface ModuleDeps<S = unknown> {
   clock: Clock;
   registry: Registry;
   hub: Hub;
-  /** Durable frames to users, with a place in their event stream (UserFrames). */
-  userFrames: UserFrames;
+  /**
+   * The durable push path (platform/push): register the kinds this module owns; write frames of
+   * its carried kinds to users in its own transactions (push.userFrames), each with a place in
+   * their event stream.
+   */
+  push: Push;
   /**
    * Reads a product topic from its earliest retained offset in a throwaway group (runbook
    * replays); undefined on the in-process event bus, which keeps nothing to read again.

@@ -1,4 +1,5 @@
 import { AppError } from '../../platform/http/index.ts';
+import { StreamErrors } from '../../platform/push/index.ts';
 
 /** Stable error codes of the messenger's user replica and contact search (REST `{ code, message }`). */
 export const MessengerErrors = {
@@ -35,17 +36,10 @@ export const ChatErrors = {
   notEditable: () => new AppError('MSG_MESSAGE_NOT_EDITABLE', 'only text and card messages can be edited', 409),
   clientMessageIdReused: () =>
     new AppError('MSG_CLIENT_MESSAGE_ID_REUSED', 'you already sent another message with this clientMessageId: pick a new one per message', 409),
-  eventsCursorInvalid: () => new AppError('MSG_EVENTS_CURSOR_INVALID', 'after is not a cursor this service handed out', 400),
-  /** Retention trimmed events after this cursor: the client refetches its state, then starts from the head. */
-  eventsCursorExpired: () =>
-    new AppError('MSG_EVENTS_CURSOR_EXPIRED', 'events after this cursor are past retention: refetch your chats, then continue from a new cursor', 410),
-  /**
-   * A cursor past the stream's head was never handed out by this stream (a corrupted stored cursor,
-   * a database restored to an earlier point): answering "nothing new" would skip every event until
-   * the stream caught up, so the client is told to resync instead.
-   */
-  eventsCursorAhead: () =>
-    new AppError('MSG_EVENTS_CURSOR_AHEAD', 'after is beyond the newest event: refetch your chats, then continue from a new cursor (ask without after)', 400),
+  /** The event stream's refusals (the push part's, platform/push errors.ts), which the chat list's sync shares. */
+  eventsCursorInvalid: StreamErrors.cursorInvalid,
+  eventsCursorExpired: StreamErrors.cursorExpired,
+  eventsCursorAhead: StreamErrors.cursorAhead,
   /** The chat list's sync token past the stream's head (as eventsCursorAhead). */
   chatSyncTokenAhead: () =>
     new AppError('MSG_CHAT_SYNC_TOKEN_AHEAD', 'after is beyond the newest change: list your chats again without after and keep its next', 400),

@@ -17,8 +17,8 @@ import type { MessengerContext } from './context.ts';
 import { createSendQueue } from './messages/send.ts';
 import { ChatErrors } from './errors.ts';
 import { dispatchSettingsOf, realtimeDispatchJob } from './realtime-dispatch/dispatch.job.ts';
-import { createRealtimeMetrics, realtimeStateGauges } from './realtime-dispatch/metrics.ts';
-import { realtimeRetentionJob } from './realtime-dispatch/retention.job.ts';
+import { messengerPushKinds } from './realtime-dispatch/register.ts';
+import { createRealtimeMetrics, realtimeRetentionJob, realtimeStateGauges } from '../../platform/push/index.ts';
 import { registerMessengerRoutes } from './routes.ts';
 import { USER_INACTIVE_CLOSE_REASON } from './errors.ts';
 import { inactiveAmong } from './user-replica/replica-reads.ts';
@@ -40,9 +40,6 @@ const REALTIME_RETENTION_MAX_RUN_MS = 5 * 60_000;
 const CALL_REAPER_INTERVAL_MS = 2000;
 const CALL_REAPER_BATCH_SIZE = 100;
 const CALL_REAPER_MAX_RUN_MS = 10_000;
-
-/** The user-frame port's implementation (platform/module.ts UserFrames), wired by the app. */
-export { enqueueUserFrames } from './realtime-dispatch/carried.ts';
 
 export type { MessengerTuning } from './settings.ts';
 
@@ -80,6 +77,8 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
   const metrics = createRealtimeMetrics(deps.registry, deps.db);
   realtimeStateGauges(deps.registry, deps.db, deps.clock);
   const mintJoin = mediaJoinMinterOf(deps);
+  // Its kinds on the kernel's push path: loaded and built here, dispatched there.
+  deps.push.registerKinds(messengerPushKinds(mintJoin));
   // Sends committed here wake this replica's dispatcher at once; their NOTIFY, with the runner's
   // payload, wakes only the others.
   let wakeDispatcher = () => {};
@@ -155,6 +154,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         hub: deps.hub,
         metrics,
         mintJoin,
+        kinds: deps.push.kinds,
         settings: dispatchSettingsOf(config, tuning),
         connectWake: (wake, payload) => {
           wakeDispatcher = wake;

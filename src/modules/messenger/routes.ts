@@ -6,11 +6,12 @@ import { registerChatRoutes } from './chats/routes.ts';
 import { registerContactSearchRoutes } from './contact-search/routes.ts';
 import type { ContactSearchDeps } from './contact-search/search.ts';
 import { registerContactRoutes } from './contacts/routes.ts';
-import { registerEventRoutes } from './events/routes.ts';
+import { registerEventStreamRoute, registerRealtimeOutboxRoutes } from '../../platform/push/index.ts';
+import { refuseUnknownFields } from './admin-body.ts';
+import { REALTIME_DISPATCH_KINDS } from './realtime-dispatch/kinds.ts';
 import { registerPresenceRoutes } from './presence/presence.ts';
 import type { MessengerContext } from './context.ts';
 import { registerMessageRoutes } from './messages/routes.ts';
-import { registerRealtimeOutboxRoutes } from './realtime-dispatch/runbook-routes.ts';
 import { registerUserReplicaRoutes } from './user-replica/routes.ts';
 import { refuseInactiveUser } from './user-replica/replica-reads.ts';
 
@@ -26,9 +27,11 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerContactRoutes(app, ctx);
   registerCallRoutes(app, ctx);
   registerConferenceRoutes(app, ctx);
-  registerEventRoutes(app, ctx);
+  // The push part's stream route, at the path the messenger's clients resume from, behind its guards.
+  registerEventStreamRoute(app, { db: ctx.db, kinds: ctx.push.kinds });
   registerPresenceRoutes(app, ctx.db, ctx.hub);
-  registerRealtimeOutboxRoutes(app, ctx);
+  // The push part's runbook calls, at the messenger's admin path, with the kinds its table admits.
+  registerRealtimeOutboxRoutes(app, { db: ctx.db, clock: ctx.clock, log: ctx.log, kinds: REALTIME_DISPATCH_KINDS, refuseUnknownFields });
   registerContactSearchRoutes(app, search, ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE);
   registerUserReplicaRoutes(app, ctx.db, { ...ctx.userSync, db: ctx.db, openTopicReader: ctx.openTopicReader });
 }

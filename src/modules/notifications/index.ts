@@ -9,6 +9,7 @@ import { createProviders } from './providers/registry.ts';
 import { registerNotificationRoutes } from './routes.ts';
 import { registerTerminalFailureRoutes } from './terminal-failures/routes.ts';
 import { registerUnconfirmedRoutes } from './unconfirmed/routes.ts';
+import { STATUS_FRAME_KINDS } from './status-frames.ts';
 import { deliveryJobOptions, NOTIFICATIONS_TUNING, notificationsSettings, type NotificationsSettings, type NotificationsTuning } from './settings.ts';
 import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
@@ -21,8 +22,8 @@ export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
  * notifications (seed 004, UC-NTF-003): in-app, email, SMS and push delivery with a dispatcher for
  * Pending rows, NotificationRetryWorker for Failed ones, delivery webhooks, mark-read, the
  * final-outcome event NotificationDispatchedEvent on pin.notifications.dispatched.v1, and the
- * NotificationStatusChanged hub frames written through the messenger's realtime outbox (the kernel's
- * userFrames port, status-frames.ts), so they carry Cursor and join the user's event stream.
+ * NotificationStatusChanged hub frames written through the kernel's push part (a carried kind it registers,
+ * push.userFrames, status-frames.ts), so they carry Cursor and join the user's event stream.
  */
 export function notificationsModule(overrides: Partial<NotificationsTuning> = {}) {
   const tuning: NotificationsTuning = { ...NOTIFICATIONS_TUNING, ...overrides };
@@ -36,8 +37,11 @@ function notificationsParts(deps: ModuleDeps<NotificationsSettings>, tuning: Not
   const log = deps.log.child({ module: 'notifications' });
   const providers = createProviders(config, { hub: deps.hub, clock: deps.clock, timeoutMs: tuning.providerTimeoutMs });
   const metrics = createNotificationMetrics(deps.registry, { db: deps.db, providers, clock: deps.clock });
-  const ctx: NotificationsContext = { config, tuning, db: deps.db, clock: deps.clock, log, metrics, providers, userFrames: deps.userFrames };
-  const delivery: DeliveryDeps = { db: deps.db, providers, metrics, hub: deps.hub, userFrames: deps.userFrames };
+  // Its status frames are carried by the kernel's push part: registered here, written with each change.
+  deps.push.registerKinds(STATUS_FRAME_KINDS);
+  const userFrames = deps.push.userFrames;
+  const ctx: NotificationsContext = { config, tuning, db: deps.db, clock: deps.clock, log, metrics, providers, userFrames };
+  const delivery: DeliveryDeps = { db: deps.db, providers, metrics, hub: deps.hub, userFrames };
   const jobs = deliveryJobOptions(tuning);
 
   return {

@@ -1,6 +1,7 @@
 import type { Db } from '../../platform/db/index.ts';
 import type { UserFrames } from '../../platform/module.ts';
 import { Type, type Static } from '@sinclair/typebox';
+import type { KindRegistration } from '../../platform/push/index.ts';
 import { Nullable, Timestamp, Uuid } from '../../platform/types/index.ts';
 import { CHANNELS, NOTIFICATION_STATUS_CHANGED_EVENT, STATUSES, type Channel, type Status } from './model.ts';
 
@@ -40,6 +41,12 @@ export interface StatusChange {
   version: number;
 }
 
+/**
+ * The kind notifications owns on the push path: carried (the row holds the frame as committed, a
+ * status and its version then), pushed as notification_status_changed (NOTIFICATION_STATUS_CHANGED_EVENT).
+ */
+export const STATUS_FRAME_KINDS: KindRegistration = { owner: 'notifications', carried: ['NotificationStatusChanged'] };
+
 export const frameOf = (c: StatusChange, now: Date): NotificationStatusChangedFrame => ({
   NotificationId: c.notificationId,
   Channel: c.channel,
@@ -57,7 +64,7 @@ export const announcesStatus = (channel: Channel, kind: 'sent' | 'retry' | 'term
 
 /**
  * Call in the transaction of the status change: the frames are written with it into the realtime
- * outbox (the kernel's userFrames port), whose one dispatcher pushes them after the commit —
+ * outbox (the kernel's push part, push.userFrames), whose one dispatcher pushes them after the commit —
  * retrying while the backplane is down, each with its `Cursor` — and keeps them in the user's
  * event stream, so a change is never announced before it is committed, nor lost after, nor
  * missed by a client that reconnects (GET /api/messenger/events).

@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessengerClient, MessengerError, retryAfterMsOf, retryDelayMs, type ChatMessage, type MessengerClientOptions, type PendingMessage, type SentMessage } from '../../../packages/messenger-client/src/index.ts';
-import { REALTIME_RETENTION_JOB } from '../../../src/modules/messenger/realtime-dispatch/retention.job.ts';
+import { REALTIME_RETENTION_JOB } from '../../../src/platform/push/retention.job.ts';
 import { messengerApp, type MessengerApp } from './support/app.ts';
 import { startTcpProxy } from '../../support/tcp-proxy.ts';
 import { waitFor } from '../../support/wait.ts';

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { REALTIME_RETENTION_JOB } from '../../../src/modules/messenger/realtime-dispatch/retention.job.ts';
+import { REALTIME_RETENTION_JOB } from '../../../src/platform/push/retention.job.ts';
 import { connectClient, type TestClient } from '../../support/signalr.ts';
 import { waitFor } from '../../support/wait.ts';
 import { insertReplicaUser } from '../messenger/support/app.ts';

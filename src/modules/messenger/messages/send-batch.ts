@@ -5,7 +5,7 @@ import { newId } from '../../../platform/time.ts';
 import { messagePostedOutboxInsert } from './message-posted.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './message-rows.ts';
 import type { MessageContent } from './rules.ts';
-import { REALTIME_OUTBOX_CHANNEL } from '../realtime-dispatch/outbox-sql.ts';
+import { REALTIME_OUTBOX_CHANNEL } from '../../../platform/push/index.ts';
 import type { BatchQueue } from './send-queue.ts';
 
 /**

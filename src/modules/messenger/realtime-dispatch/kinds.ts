@@ -5,7 +5,8 @@
  * contacts and calls the rows point at live with those parts (their kinds.ts).
  */
 
-export const REALTIME_DISPATCH_KINDS = [
+/** The kinds the messenger owns on the push path (registered with it: register.ts). */
+export const MESSENGER_PUSH_KINDS = [
   'MessageReceived',
   'MessageEdited',
   'MessageDeleted',
@@ -34,9 +35,18 @@ export const REALTIME_DISPATCH_KINDS = [
   'BlacklistChanged',
   /** The user replica turned a user inactive (seed 002): its hub connections are closed on every replica; nothing is sent. */
   'UserDeactivated',
+] as const;
+
+/**
+ * The kinds messenger.realtime_outbox admits (its check constraint ck_rto_kind, in the messenger's
+ * drizzle part): the messenger's own, and the kinds other modules carry through the push part,
+ * named here only because the table's constraint lists them.
+ */
+export const REALTIME_DISPATCH_KINDS = [
+  ...MESSENGER_PUSH_KINDS,
   /**
-   * Another module's frame to user:{TargetUserId}, carried in the row (see CARRIED_KINDS): the
-   * notifications' NotificationStatusChanged, so it is pushed once committed and joins the stream.
+   * Another module's frame to user:{TargetUserId}, carried in the row (a carried kind registered
+   * with the push part, platform/push/port.ts): the notifications' NotificationStatusChanged.
    */
   'NotificationStatusChanged',
 ] as const;
@@ -48,16 +58,9 @@ export type RealtimeTargetKind = (typeof REALTIME_TARGET_KINDS)[number];
 export const REALTIME_OUTBOX_STATUSES = ['Pending', 'Done', 'Quarantined'] as const;
 export type RealtimeOutboxStatus = (typeof REALTIME_OUTBOX_STATUSES)[number];
 
-/**
- * Kinds whose row carries its frame's payload (column `payload`) instead of references: the frame
- * announces a moment (a status and its version then), which rebuilding from the entity later would
- * lose. Only ids, enums, error codes and times — never a body, a name or a token.
- */
-export const CARRIED_KINDS = ['NotificationStatusChanged'] as const satisfies readonly RealtimeDispatchKind[];
-export type CarriedKind = (typeof CARRIED_KINDS)[number];
 
 /** Kinds whose payload carries a MediaJoinModel minted per recipient at delivery (never stored). */
 export const JOIN_KINDS: ReadonlySet<RealtimeDispatchKind> = new Set(['CallInvited', 'ConferenceInvited', 'ConferenceStarted']);
 
-/** The hub event name of a kind: snake_case of the enum value (MessageReceived → message_received). */
-export const eventNameOf = (kind: RealtimeDispatchKind): string => kind.replace(/(?<!^)([A-Z])/g, '_$1').toLowerCase();
+/** The hub event name of a kind: snake_case of the enum value (MessageReceived → message_received); the push part's one rule. */
+export { eventNameOf } from '../../../platform/push/index.ts';

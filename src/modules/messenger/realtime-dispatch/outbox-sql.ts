@@ -1,312 +1,41 @@
-import { sql, type SQL } from 'drizzle-orm';
-import { query, type Db } from '../../../platform/db/index.ts';
-import { newId } from '../../../platform/time.ts';
+import type { Db } from '../../../platform/db/index.ts';
+import {
+  claimDue as claimPushRows,
+  enqueueRealtime as enqueuePush,
+  type ClaimedRow as PushClaimedRow,
+  type ClaimParams,
+  type NewPushRow,
+} from '../../../platform/push/index.ts';
 import type { SessionKind } from '../calls/kinds.ts';
-import type { RealtimeDispatchKind, RealtimeOutboxStatus, RealtimeTargetKind } from './kinds.ts';
+import type { RealtimeDispatchKind, RealtimeTargetKind } from './kinds.ts';
 import type { OutboxRowRef } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
-import { ATTEMPTS_EXHAUSTED } from './rules.ts';
+import { MESSENGER_CLAIM_READS } from './register.ts';
 
 /**
- * messenger.realtime_outbox statements, one small function each over the `Db` the caller passes
- * (the pool's or a transaction). The claim locks rows with SKIP LOCKED and bumps Attempts, NextAttemptAt
- * and RowVersion in its own short transaction; outcomes land only on the RowVersion they claimed.
+ * The messenger's rows on the kernel's push path (platform/push owns messenger.realtime_outbox's
+ * statements): its writes, typed to its kinds, and the claim as it runs with the messenger's reads.
  */
 
-/** NOTIFY channel that wakes the RealtimeDispatchJob; delivered when the owner's transaction commits. */
-export const REALTIME_OUTBOX_CHANNEL = 'realtime_outbox';
-
-export interface NewRealtimeRow {
+/** A messenger push intent: one of its kinds, with typed references (written through the kernel's push part). */
+export interface NewRealtimeRow extends NewPushRow {
   kind: RealtimeDispatchKind;
   targetKind: RealtimeTargetKind;
-  chatId?: string | null;
-  targetUserId?: string | null;
-  messageId?: string | null;
-  refId?: string | null;
   sessionKind?: SessionKind | null;
-  seq?: number | null;
-  /** A carried kind's frame payload (kinds.ts CARRIED_KINDS); nothing else sets it. */
-  payload?: Record<string, unknown> | null;
 }
 
-/**
- * The INSERT of push intents as a statement fragment (`insert … select … from unnest(…)`), for an
- * owner whose own statement writes them alongside its change (one round trip). `where` limits it,
- * e.g. to "the message was inserted".
- */
-export function realtimeInsert(rows: readonly NewRealtimeRow[], now: Date, where: SQL = sql``): SQL {
-  const ids = rows.map(() => newId());
-  const col = <T>(f: (r: NewRealtimeRow) => T | null | undefined) => sql.param(rows.map((r) => f(r) ?? null));
-  const at = now.toISOString();
-  return sql`insert into messenger.realtime_outbox
-        (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, next_attempt_at, created_at, updated_at)
-      select v.*, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
-        from unnest(${sql.param(ids)}::uuid[], ${col((r) => r.kind)}::varchar[], ${col((r) => r.targetKind)}::varchar[],
-                    ${col((r) => r.chatId)}::uuid[], ${col((r) => r.targetUserId)}::uuid[], ${col((r) => r.messageId)}::uuid[],
-                    ${col((r) => r.refId)}::uuid[], ${col((r) => r.sessionKind)}::varchar[], ${col((r) => r.seq)}::bigint[],
-                    ${col((r) => (r.payload ? JSON.stringify(r.payload) : null))}::jsonb[]) v
-      ${where}`;
-}
+/** The kernel's enqueue (platform/push), typed to the messenger's rows: in the owner's transaction, after its row locks. */
+export const enqueueRealtime: (tx: Db, rows: readonly NewRealtimeRow[], now: Date) => Promise<void> = enqueuePush;
 
-/**
- * Writes push intents in the owner's transaction and wakes the dispatcher, in one statement
- * (NOTIFY is delivered at commit). Call it after the owner's row locks (e.g. the chat's Seq), so
- * the UUIDv7 ids follow commit order.
- */
-export async function enqueueRealtime(tx: Db, rows: readonly NewRealtimeRow[], now: Date): Promise<void> {
-  if (rows.length === 0) return;
-  await query(tx, sql`with inserted as (${realtimeInsert(rows, now)}) select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`);
-}
+/** A claimed messenger row: its references typed, and the message the claim read beside a message row. */
+export type ClaimedRow = Omit<PushClaimedRow, keyof OutboxRowRef> &
+  OutboxRowRef & {
+    /** The message a message row points at, read by the claim itself (null: none, or it is gone). */
+    message?: MessageRef | null;
+  };
 
-/** A carried frame (kinds.ts CARRIED_KINDS) for one user: its row holds the payload, no references. */
-export interface NewCarriedRow {
-  kind: RealtimeDispatchKind;
-  targetUserId: string;
-  payload: Record<string, unknown>;
-}
+/** The dispatcher's claim (platform/push claim-sql.ts) with what the messenger reads beside its rows (register.ts). */
+export const claimDue = (db: Db, p: ClaimParams): Promise<(ClaimedRow & { exhausted: boolean })[]> =>
+  claimPushRows(db, p, MESSENGER_CLAIM_READS) as Promise<(ClaimedRow & { exhausted: boolean })[]>;
 
-/**
- * enqueueRealtime for carried frames, which fill only their kind, user and payload: one named
- * statement (planned once per connection; the owners write these with every status change) whose
- * payloads travel as one JSON array, parsed once, instead of an array of JSON texts PostgreSQL
- * parses one by one after pg escaped each; the columns they leave null are not sent at all.
- */
-export async function enqueueCarried(tx: Db, rows: readonly NewCarriedRow[], now: Date): Promise<void> {
-  if (rows.length === 0) return;
-  const at = now.toISOString();
-  await query(
-    tx,
-    sql`with inserted as (
-          insert into messenger.realtime_outbox (id, kind, target_kind, target_user_id, payload, next_attempt_at, created_at, updated_at)
-          select v.id, v.kind, 'User', v.user_id, v.payload, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
-            from rows from (unnest(${sql.param(rows.map(() => newId()))}::uuid[]), unnest(${sql.param(rows.map((r) => r.kind))}::varchar[]),
-                            unnest(${sql.param(rows.map((r) => r.targetUserId))}::uuid[]),
-                            jsonb_array_elements(${JSON.stringify(rows.map((r) => r.payload))}::jsonb)) as v(id, kind, user_id, payload))
-        select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`,
-    { name: 'messenger_realtime_carried' },
-  );
-}
-
-export interface ClaimedRow extends OutboxRowRef {
-  attempts: number;
-  rowVersion: number;
-  createdAt: Date;
-  /** The message a message row points at, read by the claim itself (null: none, or it is gone). */
-  message?: MessageRef | null;
-  /**
-   * For a row addressed to chat:{ChatId}: the chat's membership version as the claim read it (at
-   * least the one the row was committed at). Its sends carry it, so every replica delivers only to
-   * members as of that version, whatever join or leave messages it missed.
-   */
-  membershipVersion?: number | null;
-  /** Its event-stream position, in push order (null for a row the claim quarantined). */
-  position?: number | null;
-}
-
-const CLAIMED = sql.raw(`o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chatId", o.target_user_id as "targetUserId",
-  o.message_id as "messageId", o.ref_id as "refId", o.session_kind as "sessionKind", o.seq::float8 as seq, o.payload, o.attempts,
-  o.row_version as "rowVersion", o.created_at as "createdAt"`);
-
-/**
- * Makes the statement's own transaction commit without waiting for the WAL flush (is_local: the
- * pooled connection keeps its setting). For the dispatcher's claims and outcomes only, never for
- * an owner's write: losing the last of them in a PostgreSQL crash means a row is pushed again (the
- * claim lost: same attempt again; the outcome lost: Pending, retried after its backoff), which
- * at-least-once delivery allows (seed 000: "Потеря push … безопасна"). A crash of this process
- * loses nothing: PostgreSQL flushes on its own within wal_writer_delay. The claim is on the
- * persist → push path, and a flush per claim costs more than the claim.
- */
-const ASYNC_COMMIT = sql.raw(`select set_config('synchronous_commit', 'off', true)`);
-
-export interface ClaimParams {
-  now: Date;
-  limit: number;
-  maxAttempts: number;
-  /** Delay before attempt k + 1 after the claim of attempt k, at index k − 1 (the kernel's backoffScheduleMs). */
-  delaysMs: number[];
-  /** Random extra share of each delay (0.2 → up to +20%). */
-  jitter: number;
-  /** Rows not to claim: the batch whose outcomes are still being recorded. */
-  exclude?: readonly string[];
-}
-
-const MESSAGE_OF_ROW = sql.raw(`m.id as "mId", m.chat_id as "mChatId", m.seq::float8 as "mSeq", m.sender_user_id as "mSenderUserId", m.kind as "mKind",
-  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt",
-  m.client_message_id as "mClientMessageId"`);
-
-/** A claimed row and, flattened beside it, the message it points at (all null when none). */
-interface ClaimResultRow extends ClaimedRow {
-  exhausted: boolean;
-  mId: string | null;
-  mChatId: string;
-  mSeq: number;
-  mSenderUserId: string;
-  mKind: string;
-  mBody: string | null;
-  mFileMeta: unknown;
-  mCardText: string | null;
-  mSentAt: Date;
-  mEditedAt: Date | null;
-  mDeletedAt: Date | null;
-  mClientMessageId: string | null;
-}
-
-function claimedOf(r: ClaimResultRow): ClaimedRow & { exhausted: boolean } {
-  const { mId, mChatId, mSeq, mSenderUserId, mKind, mBody, mFileMeta, mCardText, mSentAt, mEditedAt, mDeletedAt, mClientMessageId, ...row } = r;
-  if (row.messageId === null) return row;
-  const message: MessageRef | null =
-    mId === null
-      ? null
-      : { id: mId, chatId: mChatId, seq: mSeq, senderUserId: mSenderUserId, kind: mKind, body: mBody, fileMeta: mFileMeta, cardText: mCardText, sentAt: mSentAt, editedAt: mEditedAt, deletedAt: mDeletedAt, clientMessageId: mClientMessageId };
-  return { ...row, message };
-}
-
-/**
- * The claim, one statement (its own short transaction): due Pending rows by NextAttemptAt, then id
- * (a new row's NextAttemptAt is its owner's write time and its id is drawn with it, so this is
- * insertion order), through ix_rto_due: a claim reads about `limit` index entries however many rows
- * are Pending and however many Done rows retention still keeps. Ordered by id alone, the planner
- * walks the primary key past every Done row once the Pending rows look plentiful (a backlog after
- * an outage: 590 ms a claim with 100,000 Pending behind 500,000 Done, 0.2 ms this way), or sorts
- * every due row. Locked with SKIP LOCKED (a parallel runner's rows are skipped, not waited for); Attempts + 1 and
- * NextAttemptAt = now + backoff (pre-increment: a crash before the outcome retries after the
- * backoff); RowVersion + 1. A row that already used MaxAttempts is quarantined instead
- * (`exhausted`). Each message row comes with its message as the statement read it (one round trip
- * less before the push; the payload is still built outside any transaction).
- *
- * The same statement gives every row to push its event-stream position (messenger.realtime_events),
- * in push order: id (commit) order, except that each chat's MessageReceived rows take their slots in
- * Seq order — a send's row id is drawn before its statement waits for the chat lock, so two
- * concurrent sends can get ids in the opposite order of their Seqs, and pushing them by Seq spares
- * the client a gap refill. A row pushed before (a retry) moves to a new position. The rows come back
- * in that order: quarantined ones first, then by position.
- */
-export async function claimDue(db: Db, p: ClaimParams): Promise<(ClaimedRow & { exhausted: boolean })[]> {
-  const now = sql`${p.now}::timestamptz`;
-  const spent = sql`o.attempts >= ${p.maxAttempts}`;
-  const { rows } = await query<ClaimResultRow>(
-    db,
-    sql`with due as (
-       select id from messenger.realtime_outbox
-        where status = 'Pending' and next_attempt_at <= ${now} and not (id = any(${sql.param(p.exclude ?? [])}::uuid[]))
-        order by next_attempt_at, id limit ${p.limit}
-        for update skip locked),
-     claimed as (
-       update messenger.realtime_outbox o
-          set attempts = case when ${spent} then o.attempts else o.attempts + 1 end,
-              status = case when ${spent} then 'Quarantined' else 'Pending' end,
-              last_error = case when ${spent} then ${ATTEMPTS_EXHAUSTED} else o.last_error end,
-              next_attempt_at = case when ${spent} then ${now}
-                else ${now} + make_interval(secs => round((${sql.param(p.delaysMs)}::float8[])[o.attempts + 1] * (1 + ${p.jitter} * random())) / 1000.0) end,
-              row_version = o.row_version + 1, updated_at = ${now}
-         from due where o.id = due.id
-       returning ${CLAIMED}, o.status = 'Quarantined' as exhausted),
-     live as (
-       select c.*, ch.membership_version, row_number() over (order by c.id) as slot,
-              c.kind = 'MessageReceived' and c."chatId" is not null and c.seq is not null as by_seq
-         from claimed c left join messenger.chats ch on ch.id = c."chatId" and c."targetKind" = 'ChatGroup'
-        where not c.exhausted),
-     slotted as (
-       -- A chat's new messages: the k-th by Seq takes the slot of the k-th by id.
-       select l.*, case when l.by_seq
-                        then (array_agg(l.slot) over (partition by l."chatId", l.by_seq order by l.id
-                                                      rows between unbounded preceding and unbounded following))
-                             [row_number() over (partition by l."chatId", l.by_seq order by l.seq)]
-                        else l.slot end as push_slot
-         from live l),
-     streamed as (
-       insert into messenger.realtime_events as e
-         (position, outbox_id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, membership_version, created_at, recorded_at)
-       select nextval('messenger.realtime_event_position'), s.id, s.kind, s."targetKind", s."chatId", s."targetUserId", s."messageId", s."refId",
-              s."sessionKind", s.seq, s.payload, s.membership_version, s."createdAt", ${now}
-         from (select * from slotted order by push_slot) s
-       on conflict (outbox_id) do update
-         set position = excluded.position, membership_version = excluded.membership_version, recorded_at = excluded.recorded_at
-       returning e.outbox_id, e.position)
-     select c.*, ${MESSAGE_OF_ROW}, ch.membership_version as "membershipVersion", s.position::float8 as position
-       from claimed c cross join (${ASYNC_COMMIT}) a left join messenger.messages m on m.id = c."messageId"
-       left join messenger.chats ch on ch.id = c."chatId" and c."targetKind" = 'ChatGroup'
-       left join streamed s on s.outbox_id = c.id`,
-    // Named: each connection plans it once (the dispatcher runs it many times a second under load).
-    { name: 'messenger_realtime_claim' },
-  );
-  const byId = (a: ClaimedRow, b: ClaimedRow) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  return rows.map(claimedOf).sort((a, b) => (a.position ?? -1) - (b.position ?? -1) || byId(a, b));
-}
-
-export interface OutcomeUpdate {
-  id: string;
-  /** The RowVersion the claim left; anything else means a requeue or another runner came in between. */
-  rowVersion: number;
-  status: RealtimeOutboxStatus;
-  lastError: string | null;
-  /** −1 gives back an attempt that was claimed but never made (graceful stop). */
-  attemptsDelta: number;
-  /** Set to make the row claimable at once (released rows); null keeps the claim's NextAttemptAt. */
-  nextAttemptAt: Date | null;
-}
-
-/**
- * Records outcomes set-based, each only on the RowVersion its claim left (every change of a row's
- * status — claim, outcome, requeue — bumps it, so an unchanged RowVersion is a row still Pending as
- * claimed). Returns the ids that landed. Through the function `messenger.realtime_record_outcomes`
- * (messenger.realtime migration 0008), which finds the rows by id through the primary key whatever
- * the planner believes: as a statement, a plan made while nothing was Pending read every Pending
- * row through ix_rto_due for each outcome (200 ms a batch behind a backlog of 70,000 rows), and a
- * named statement's generic plan, settled while the table was small, scanned the whole table once
- * it had grown (90 ms a batch at 18,000 rows) — the dispatcher falling further behind the longer
- * the backlog. Its own transaction commits without waiting for the WAL flush, as the claim's does.
- */
-export async function recordOutcomes(db: Db, updates: readonly OutcomeUpdate[], now: Date): Promise<Set<string>> {
-  if (updates.length === 0) return new Set();
-  const col = <T>(f: (u: OutcomeUpdate) => T) => sql.param(updates.map(f));
-  const { rows } = await query<{ id: string }>(
-    db,
-    sql`select id from messenger.realtime_record_outcomes(${col((u) => u.id)}::uuid[], ${col((u) => u.rowVersion)}::int[],
-          ${col((u) => u.status)}::varchar[], ${col((u) => u.lastError)}::varchar[], ${col((u) => u.attemptsDelta)}::int[],
-          ${col((u) => u.nextAttemptAt)}::timestamptz[], ${now}::timestamptz) as id`,
-    { name: 'messenger_realtime_outcomes' },
-  );
-  return new Set(rows.map((r) => r.id));
-}
-
-/** For messenger_realtime_pending. */
-export async function countPending(db: Db): Promise<number> {
-  const { rows } = await query<{ n: number }>(db, sql`select count(*)::int as n from messenger.realtime_outbox where status = 'Pending'`);
-  return rows[0]?.n ?? 0;
-}
-
-/**
- * RetentionDone: deletes up to `limit` Done rows older than `cutoff`; returns their ids. A Done row's NextAttemptAt is its last claim time
- * plus that claim's backoff, so `next_attempt_at < cutoff` finds old rows through ix_rto_due.
- */
-export async function deleteDoneBefore(db: Db, cutoff: Date, limit: number): Promise<string[]> {
-  const { rows } = await query<{ id: string }>(
-    db,
-    sql`delete from messenger.realtime_outbox where id in (
-       select id from messenger.realtime_outbox where status = 'Done' and next_attempt_at < ${cutoff} limit ${limit})
-     returning id`,
-  );
-  return rows.map((r) => r.id);
-}
-
-export interface RealtimeOutboxState {
-  quarantined: number;
-  /** now − CreatedAt of the oldest Pending row, in seconds (0 when none is Pending). */
-  oldestPendingAgeSeconds: number;
-}
-
-/**
- * What the on-call gauges read at scrape time: Quarantined rows (they stay after a restart, unlike
- * the counter) and the oldest Pending row's age. Both go through ix_rto_due's status prefix, so the
- * cost follows the Quarantined and Pending rows, not the Done history.
- */
-export async function realtimeOutboxState(db: Db, now: Date): Promise<RealtimeOutboxState> {
-  const { rows } = await query<RealtimeOutboxState>(
-    db,
-    sql`select (select count(*) from messenger.realtime_outbox where status = 'Quarantined')::int as quarantined,
-               coalesce(extract(epoch from ${now.toISOString()}::timestamptz - (
-                 select min(created_at) from messenger.realtime_outbox where status = 'Pending')), 0)::float8 as "oldestPendingAgeSeconds"`,
-  );
-  return { quarantined: rows[0]?.quarantined ?? 0, oldestPendingAgeSeconds: Math.max(0, rows[0]?.oldestPendingAgeSeconds ?? 0) };
-}
+export { recordOutcomes, type ClaimParams, type OutcomeUpdate } from '../../../platform/push/index.ts';

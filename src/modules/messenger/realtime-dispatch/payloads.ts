@@ -1,8 +1,8 @@
+import { REF_NOT_FOUND, type BuildResult as PushBuildResult, type Delivery as PushDelivery, type HubSend as PushSend, type Payload } from '../../../platform/push/index.ts';
 import { userGroup } from '../../../platform/realtime/index.ts';
 import { isSessionOpen, type SessionKind } from '../calls/kinds.ts';
 import { chatGroup } from '../chats/kinds.ts';
 import { JOIN_KINDS, eventNameOf, type RealtimeDispatchKind, type RealtimeTargetKind } from './kinds.ts';
-import { REF_NOT_FOUND } from './rules.ts';
 import type { ChatEventRef, MessageRef, RealtimeRefs, SessionRef } from './ref-types.ts';
 
 export { emptyRefs, type RealtimeRefs } from './ref-types.ts';
@@ -25,38 +25,23 @@ export interface OutboxRowRef {
   refId: string | null;
   sessionKind: SessionKind | null;
   seq: number | null;
-  /** A carried kind's frame payload as written by its owner (kinds.ts CARRIED_KINDS); absent or null otherwise. */
+  /** A carried kind's frame payload as written by its owner (registered with the push part as carried); absent or null otherwise. */
   payload?: Payload | null;
 }
 
-export type Payload = Record<string, unknown>;
+export type { MembershipOp, Payload } from '../../../platform/push/index.ts';
 
-export interface HubSend {
-  group: string;
-  event: string;
-  payload: Payload;
-  /** Mint a MediaJoinModel for this user and room and add it as `Join` just before sending. */
-  joinFor?: { userId: string; sessionId: string; roomName: string };
-}
-
-export interface MembershipOp {
-  op: 'join' | 'leave';
+/** What a media invite's send asks the dispatcher to mint at delivery (a MediaJoinModel for this user and room). */
+export interface JoinFor {
   userId: string;
-  group: string;
+  sessionId: string;
+  roomName: string;
 }
 
-export interface Delivery {
-  /**
-   * Group changes replayed on delivery (the owner also applies them right after its commit), before
-   * the sends: a member added sees its own ChatUpdated, a removed one nothing more.
-   */
-  membership?: MembershipOp[];
-  sends: HubSend[];
-  /** Close every hub connection of this user, on every replica (it was blocked or archived). */
-  disconnect?: string;
-}
-
-export type BuildResult = { ok: true; delivery: Delivery } | { ok: false; code: string };
+/** The push part's delivery types with the messenger's join request (platform/push delivery.ts). */
+export type HubSend = PushSend<JoinFor>;
+export type Delivery = PushDelivery<JoinFor>;
+export type BuildResult = PushBuildResult<JoinFor>;
 
 const missing: BuildResult = { ok: false, code: REF_NOT_FOUND };
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -177,6 +162,9 @@ function membershipOf(row: OutboxRowRef, e: ChatEventRef, refs: RealtimeRefs): P
 export function buildDelivery(row: OutboxRowRef, refs: RealtimeRefs): BuildResult {
   const event = eventNameOf(row.kind);
   const one = (payload: Payload): BuildResult => ({ ok: true, delivery: { sends: [{ group: targetGroupOf(row), event, payload }] } });
+  // A frame another module carried in its row (the push part builds those itself; here for a
+  // caller that builds any row of the table): as its owner committed it, only ever to its one user.
+  if (row.payload != null) return row.targetKind === 'User' ? one(row.payload) : missing;
   const ref = row.refId ?? '';
   switch (row.kind) {
     case 'MessageReceived':
@@ -222,9 +210,6 @@ export function buildDelivery(row: OutboxRowRef, refs: RealtimeRefs): BuildResul
       const b = refs.blacklist.get(ref);
       return b ? one({ EntryId: b.id, BlockedUserId: b.blockedUserId, Status: b.status }) : missing;
     }
-    case 'NotificationStatusChanged':
-      // Carried: the frame as its owner committed it, only ever to its one user.
-      return row.targetKind === 'User' && row.payload ? one(row.payload) : missing;
     default:
       return buildMedia(row, refs, event);
   }

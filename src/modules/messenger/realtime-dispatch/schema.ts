@@ -28,7 +28,7 @@ export const realtimeOutbox = messengerSchema.table(
     refId: uuid('ref_id'),
     sessionKind: varchar('session_kind', { length: 12 }),
     seq: bigint('seq', { mode: 'number' }),
-    /** The frame's payload of a carried kind (kinds.ts CARRIED_KINDS); null for every other kind. */
+    /** The frame's payload of a carried kind (registered with the push part, platform/push/port.ts); null for every other kind. */
     payload: jsonb('payload'),
     status: varchar('status', { length: 16 }).notNull().default('Pending'),
     attempts: integer('attempts').notNull().default(0),

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cursorOf } from '../../../../src/modules/messenger/events/cursor.ts';
+import { cursorOf } from '../../../../src/platform/push/cursor.ts';
 import { ALL_EVENTS, insertReplicaUser, messengerApp, type MessengerApp } from '../support/app.ts';
 import { T0 } from '../support/dispatch.ts';
 import { waitFor } from '../../../support/wait.ts';

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { REALTIME_RETENTION_JOB } from '../../../../src/modules/messenger/realtime-dispatch/retention.job.ts';
+import { REALTIME_RETENTION_JOB } from '../../../../src/platform/push/retention.job.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import type { TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { trimStream } from '../../../../src/modules/messenger/events/stream-sql.ts';
+import { trimStream } from '../../../../src/platform/push/stream-sql.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
 

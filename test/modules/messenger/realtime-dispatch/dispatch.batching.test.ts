@@ -7,7 +7,7 @@ import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
 import { realtimeDispatchJob } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
-import { createRealtimeMetrics } from '../../../../src/modules/messenger/realtime-dispatch/metrics.ts';
+import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
 import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
 import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
 import { newId } from '../../../../src/platform/time.ts';

@@ -1,6 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cursorOf } from '../../../../src/modules/messenger/events/cursor.ts';
+import { cursorOf } from '../../../../src/platform/push/cursor.ts';
 import { createHmac } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';

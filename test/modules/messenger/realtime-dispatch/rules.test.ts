@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backoffDelayMs, backoffScheduleMs, type Backoff } from '../../../../src/platform/backoff/index.ts';
 import { loadConfig } from '../../../../src/config.ts';
-import { lastErrorText, outcomeOf } from '../../../../src/modules/messenger/realtime-dispatch/rules.ts';
+import { lastErrorText, outcomeOf } from '../../../../src/platform/push/rules.ts';
 import { configProblems } from '../../../support/config.ts';
 
 const seedBackoff: Backoff = { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0.2 };

@@ -10,7 +10,7 @@ import { activeChatIdsOf, chatMembership } from '../../../../src/modules/messeng
 import { chatGroup, chatIdOfGroup } from '../../../../src/modules/messenger/chats/kinds.ts';
 import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
 import { realtimeDispatchJob, type DispatchSettings, type RealtimeDispatchDeps } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
-import { createRealtimeMetrics } from '../../../../src/modules/messenger/realtime-dispatch/metrics.ts';
+import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
 import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
 import { startHubApp, type HubApp } from '../../../support/signalr.ts';
 import { logCapture } from '../../../support/logs.ts';

@@ -1,10 +1,10 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { query, type Db } from '../../../platform/db/index.ts';
-import type { OutboxRowRef } from '../realtime-dispatch/payloads.ts';
+import { query, type Db } from '../db/index.ts';
+import type { PushRow } from './types.ts';
 
 /**
  * Reads and retention of the per-user event stream (messenger.realtime_events). Positions are handed
- * out by the dispatcher's claim (outbox-sql.ts), in push order, right before the push: a row reaches
+ * out by the dispatcher's claim (the messenger's realtime-dispatch/outbox-sql.ts), in push order, right before the push: a row reaches
  * the stream only once it is committed and claimed, so a position is never handed out ahead of an
  * earlier commit — the order outbox ids cannot give (an id is drawn before its transaction commits).
  */
@@ -22,14 +22,15 @@ export async function readStreamHead(db: Db): Promise<number> {
   return rows[0]!.head;
 }
 
-export interface StreamEventRow extends OutboxRowRef {
+/** A stored event: the row's references as pushed (typed by the kinds' owner, `R`), and its position. */
+export type StreamEventRow<R extends PushRow = PushRow> = R & {
   position: number;
   createdAt: Date;
-}
+};
 
-export interface StreamPage {
+export interface StreamPage<R extends PushRow = PushRow> {
   /** The caller's events after the cursor, in position order (at most `limit`). */
-  rows: StreamEventRow[];
+  rows: StreamEventRow<R>[];
   /** The newest position in the stream, read in the same snapshot. */
   head: number;
   /** Positions below it were trimmed by retention. */
@@ -41,8 +42,8 @@ export interface StreamPage {
  * span of chat membership they had, each read by index from the cursor on (one scan per span), in
  * one snapshot with the stream's head and horizon.
  */
-export async function readStream(db: Db, userId: string, after: number, limit: number): Promise<StreamPage> {
-  const { rows } = await query<{ page: StreamEventRow[] | null; head: number; trimmedBelow: number }>(
+export async function readStream<R extends PushRow = PushRow>(db: Db, userId: string, after: number, limit: number): Promise<StreamPage<R>> {
+  const { rows } = await query<{ page: StreamEventRow<R>[] | null; head: number; trimmedBelow: number }>(
     db,
     sql`with mine as (
           (select e.* from messenger.realtime_events e

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ErrorBody } from '../../../platform/http/index.ts';
-import { BoundedInt, Text } from '../../../platform/types/index.ts';
-import type { MessengerContext } from '../context.ts';
+import type { Db } from '../db/index.ts';
+import { ErrorBody } from '../http/index.ts';
+import { BoundedInt, Text } from '../types/index.ts';
+import type { PushKinds } from './port.ts';
 import { eventsAfter } from './replay.ts';
 
 const EventsQuery = Type.Object(
@@ -27,8 +28,12 @@ const EventsPage = Type.Object({
   next: Type.String({ description: 'The cursor to continue from: ask again with after=next until events is empty' }),
 });
 
-/** The resumable per-user event stream: what a client missed while away, of every kind, in order. */
-export function registerEventRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+/**
+ * The resumable per-user event stream: what a client missed while away, of every kind, in order.
+ * The push part's route; mounted by the module whose clients resume from it (the messenger, at the
+ * path its clients use), inside that module's scope so its guards on its users apply.
+ */
+export function registerEventStreamRoute(app: FastifyInstance, deps: { db: Db; kinds: PushKinds }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   r.get(
     '/api/messenger/events',
@@ -43,6 +48,6 @@ export function registerEventRoutes(app: FastifyInstance, ctx: MessengerContext)
         response: { 200: EventsPage, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 410: ErrorBody },
       },
     },
-    async (req) => eventsAfter(ctx.db, req.principal!.userId, req.query.after, req.query.limit ?? 100),
+    async (req) => eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? 100),
   );
 }

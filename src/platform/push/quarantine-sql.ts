@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { query, type Db } from '../../../platform/db/index.ts';
+import { query, type Db } from '../db/index.ts';
 import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
 
 /**

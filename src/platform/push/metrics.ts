@@ -1,6 +1,6 @@
-import type { Db } from '../../../platform/db/index.ts';
-import { counter, dbGauge, histogram, type Registry } from '../../../platform/observability/index.ts';
-import type { Clock } from '../../../platform/time.ts';
+import type { Db } from '../db/index.ts';
+import { counter, dbGauge, histogram, type Registry } from '../observability/index.ts';
+import type { Clock } from '../time.ts';
 import { countPending, realtimeOutboxState, type RealtimeOutboxState } from './outbox-sql.ts';
 
 /**

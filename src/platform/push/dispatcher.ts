@@ -1,23 +1,20 @@
-import type { Backoff } from '../../../platform/backoff/index.ts';
-import { backoffScheduleMs } from '../../../platform/backoff/index.ts';
-import type { Db } from '../../../platform/db/index.ts';
-import type { BatchRun, Outcome } from '../../../platform/jobs/index.ts';
-import type { Hub } from '../../../platform/realtime/index.ts';
-import { withTimeout } from '../../../platform/time.ts';
-import type { MediaJoinMinter } from '../calls/media-join.ts';
-import { chatGroup } from '../chats/kinds.ts';
-import { USER_INACTIVE_CLOSE_REASON } from '../errors.ts';
+import type { Backoff } from '../backoff/index.ts';
+import { backoffScheduleMs } from '../backoff/index.ts';
+import type { Db } from '../db/index.ts';
+import type { BatchRun, Outcome } from '../jobs/index.ts';
+import type { Hub } from '../realtime/index.ts';
+import { withTimeout } from '../time.ts';
+import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from './claim-sql.ts';
+import { cursorOf } from './cursor.ts';
 import type { RealtimeMetrics } from './metrics.ts';
-import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from './outbox-sql.ts';
-import { buildDelivery, type RealtimeRefs } from './payloads.ts';
-import { loadRefs } from './refs.ts';
-import { cursorOf } from '../events/cursor.ts';
+import { chatGroupOf, type PushKinds } from './port.ts';
 import { lastErrorText, outcomeOf, type PushResult, type RowOutcome } from './rules.ts';
 
 /**
  * The RealtimeDispatchJob's steps (seed 000 steps 3–5) as the kernel's batch worker calls them:
  * claim a batch in one statement, push each row outside any transaction, record the batch's
- * outcomes in one statement. dispatch.job.ts puts them together.
+ * outcomes in one statement. dispatch.job.ts puts them together. What a row becomes is its kind
+ * owner's (PushKinds: load once per batch, build per row); this file knows no kind.
  */
 
 /** Internal alert (log + metric), never a Kafka event. */
@@ -32,7 +29,8 @@ export interface DispatchStepsDeps {
   db: Db;
   hub: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup' | 'disconnectUser'>;
   metrics: RealtimeMetrics;
-  mintJoin: MediaJoinMinter;
+  /** The registered kinds: what the claim reads beside its rows, and each kind's load and build steps. */
+  kinds: PushKinds;
   maxAttempts: number;
   backoff: Backoff;
   /** A push not finished by then is a transient failure of its row; what it waited on is left to settle. */
@@ -44,7 +42,8 @@ export interface DispatchStepsDeps {
 export interface DispatchRow extends ClaimedRow {
   /** The claim quarantined it: it had already used MaxAttempts. Not pushed, not recorded again. */
   exhausted: boolean;
-  refs: RealtimeRefs;
+  /** What the owners' load steps read for the batch (PushKinds.load). */
+  refs: unknown;
   /** Its event-stream position as the frame's Cursor (absent for kinds that push no frame). */
   cursor?: string;
 }
@@ -57,6 +56,7 @@ export const DISPATCH_COUNTS = ['dispatched', 'retried', 'quarantined', 'overtak
 
 export function createDispatchSteps(deps: DispatchStepsDeps) {
   const { metrics, maxAttempts } = deps;
+  const { kinds } = deps;
   const delaysMs = backoffScheduleMs(deps.backoff, maxAttempts);
 
   function alert(row: ClaimedRow, reason: 'attempts_exhausted' | 'ref_not_found', run: BatchRun): void {
@@ -75,13 +75,13 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
    * and are alerted here. The others come in push order with the entities they point at.
    */
   async function claim(limit: number, run: BatchRun, exclude: readonly string[]): Promise<DispatchRow[]> {
-    const claimed = await claimDue(deps.db, { now: run.now(), limit, maxAttempts, delaysMs, jitter: deps.backoff.jitter, exclude });
+    const claimed = await claimDue(deps.db, { now: run.now(), limit, maxAttempts, delaysMs, jitter: deps.backoff.jitter, exclude }, kinds.claimReads());
     if (claimed.length === 0) return [];
     run.log.info({ rows: claimed.length }, 'realtime batch claimed');
     // In push order: the claim gave each row its event-stream position in that order, so a frame's
     // Cursor is readable from GET /api/messenger/events before the client gets the frame.
     const live = claimed.filter((r) => !r.exhausted);
-    const refs = await loadRefs(deps.db, live);
+    const refs = await kinds.load(deps.db, live);
     const exhausted = claimed.filter((r) => r.exhausted);
     for (const row of exhausted) alert(row, 'attempts_exhausted', run);
     // Quarantined rows first: a stop between rows then only ever releases rows that were to be pushed.
@@ -92,23 +92,23 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
   async function push(row: DispatchRow): Promise<DispatchResult> {
     if (row.exhausted) return null;
     try {
-      const built = buildDelivery(row, row.refs);
+      const built = kinds.build(row, row.refs);
       if (!built.ok) return { kind: 'missing', code: built.code };
       const { membership, sends, disconnect } = built.delivery;
       const cursor = row.cursor;
       // Sends to the row's chat group carry its membership version (record-level access at delivery).
-      const chat = row.targetKind === 'ChatGroup' && row.chatId ? chatGroup(row.chatId) : undefined;
+      const chat = row.targetKind === 'ChatGroup' && row.chatId ? chatGroupOf(row.chatId) : undefined;
       const versioned = row.membershipVersion == null ? undefined : { membershipVersion: row.membershipVersion };
       await withTimeout(
         (async () => {
-          if (disconnect) await deps.hub.disconnectUser(disconnect, USER_INACTIVE_CLOSE_REASON);
+          if (disconnect) await deps.hub.disconnectUser(disconnect, kinds.disconnectReason(row.kind));
           for (const m of membership ?? []) {
             if (m.op === 'join') await deps.hub.addUserToGroup(m.userId, m.group);
             else await deps.hub.removeUserFromGroup(m.userId, m.group);
           }
           for (const s of sends) {
             const streamed = cursor === undefined ? s.payload : { ...s.payload, Cursor: cursor };
-            const payload = s.joinFor ? { ...streamed, Join: await deps.mintJoin(s.joinFor) } : streamed;
+            const payload = s.joinFor ? { ...streamed, Join: await kinds.mintJoin(row.kind, s.joinFor) } : streamed;
             await deps.hub.send(s.group, s.event, payload, s.group === chat ? versioned : undefined);
           }
         })(),

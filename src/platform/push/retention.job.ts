@@ -1,8 +1,8 @@
-import type { Db } from '../../../platform/db/index.ts';
-import { defineSweep, type BatchRun, type BatchWorker } from '../../../platform/jobs/index.ts';
+import type { Db } from '../db/index.ts';
+import { defineSweep, type BatchRun, type BatchWorker } from '../jobs/index.ts';
 import type { RealtimeMetrics } from './metrics.ts';
 import { deleteDoneBefore } from './outbox-sql.ts';
-import { trimStream } from '../events/stream-sql.ts';
+import { trimStream } from './stream-sql.ts';
 
 export const REALTIME_RETENTION_JOB = 'messenger-realtime-retention';
 

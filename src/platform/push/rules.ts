@@ -1,4 +1,4 @@
-import { errorText } from '../../../platform/errors/index.ts';
+import { errorText } from '../errors/index.ts';
 /**
  * The RealtimeDispatchJob's decisions as plain functions (seed 000, step 5): what a claimed row
  * becomes after its push, the error text stored on it, and the order a batch is pushed in. The

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorBody } from '../../../platform/http/index.ts';
-import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
-import { refuseUnknownFields } from '../admin-body.ts';
-import type { MessengerContext } from '../context.ts';
-import { REALTIME_DISPATCH_KINDS } from './kinds.ts';
+import type { FastifyRequest } from 'fastify';
+import type { TObject } from '@sinclair/typebox';
+import type { Db } from '../db/index.ts';
+import { AppError, ErrorBody } from '../http/index.ts';
+import type { Logger } from '../observability/index.ts';
+import type { Clock } from '../time.ts';
+import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../types/index.ts';
 import { listQuarantined, requeueMatching, requeueQuarantined, type QuarantineFilter, type QuarantinedRow } from './quarantine-sql.ts';
 
 /** Runbook endpoints (admin) for `messenger_realtime_quarantined_total > 0`: read LastError, fix the cause, re-enqueue. */
@@ -36,9 +38,9 @@ const Requeued = Type.Object({ requeued: Type.Integer() });
 export const REQUEUE_DEFAULT_LIMIT = 100;
 export const REQUEUE_MAX_LIMIT = 1000;
 
-const RequeueFilter = Type.Object(
+const requeueFilterOf = (kinds: readonly string[]) => Type.Object(
   {
-    kind: Type.Optional(Type.Union(REALTIME_DISPATCH_KINDS.map((k) => Type.Literal(k)))),
+    kind: Type.Optional(Type.Union(kinds.map((k) => Type.Literal(k)))),
     lastErrorPrefix: Type.Optional(Text({ minLength: 1, maxLength: 512, description: 'LastError starts with this text (no wildcards)' })),
     createdFrom: Type.Optional(Timestamp),
     createdTo: Type.Optional(Timestamp),
@@ -78,7 +80,23 @@ const view = (r: QuarantinedRow) => ({ ...r, createdAt: r.createdAt.toISOString(
 const tags = ['messenger-admin'];
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
 
-export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+export interface RunbookRouteDeps {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  /** The kinds the table admits, in the order the filter's schema lists them. */
+  kinds: readonly string[];
+  /** preValidation refusing a body field the schema does not name with `code` (the mounting module's admin-body rule). */
+  refuseUnknownFields: (schema: TObject, code: string) => (req: FastifyRequest) => Promise<void>;
+}
+
+/**
+ * The push part's runbook calls over the realtime outbox (admin): list Quarantined rows, requeue
+ * one, requeue a filtered batch. Mounted by the module whose operators use them (the messenger, at
+ * /api/messenger/admin/realtime-outbox), inside its scope.
+ */
+export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: RunbookRouteDeps): void {
+  const RequeueFilter = requeueFilterOf(ctx.kinds);
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const base = '/api/messenger/admin/realtime-outbox';
 
@@ -119,7 +137,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: Messenge
     `${base}/requeue-quarantined`,
     {
       // Before validation: an admin is asked first; a mistyped filter is refused, not dropped.
-      preValidation: [app.requireAdmin, refuseUnknownFields(RequeueFilter, 'MSG_REALTIME_REQUEUE_INVALID_FILTER')],
+      preValidation: [app.requireAdmin, ctx.refuseUnknownFields(RequeueFilter, 'MSG_REALTIME_REQUEUE_INVALID_FILTER')],
       schema: {
         operationId: 'requeueQuarantinedRealtimeRows',
         tags,

@@ -1,15 +1,15 @@
-import type { Db } from '../../../platform/db/index.ts';
-import { userGroup } from '../../../platform/realtime/index.ts';
-import { chatGroup } from '../chats/kinds.ts';
-import { buildDelivery, type Payload } from '../realtime-dispatch/payloads.ts';
-import { loadRefs } from '../realtime-dispatch/refs.ts';
-import { ChatErrors } from '../errors.ts';
+import type { Db } from '../db/index.ts';
+import { userGroup } from '../realtime/index.ts';
 import { cursorOf, positionOf } from './cursor.ts';
+import type { Payload } from './delivery.ts';
+import { StreamErrors } from './errors.ts';
+import { chatGroupOf, type PushKinds } from './port.ts';
 import { readStream, readStreamHead } from './stream-sql.ts';
 
 /**
  * GET /api/messenger/events: the caller's events after a cursor, rebuilt from their stored
- * references exactly as the dispatcher builds them at delivery — the same payloads, and never a
+ * references exactly as the dispatcher builds them at delivery (the registered kinds' load and
+ * build steps; a carried frame as stored) — the same payloads, and never a
  * media join token (one is minted only for a live invite). An event whose entity is gone since
  * is left out; the cursor still moves past it.
  */
@@ -20,26 +20,26 @@ export interface StreamEvent {
   payload: Payload;
 }
 
-export async function eventsAfter(db: Db, userId: string, after: string | undefined, limit: number): Promise<{ events: StreamEvent[]; next: string }> {
+export async function eventsAfter(db: Db, kinds: PushKinds, userId: string, after: string | undefined, limit: number): Promise<{ events: StreamEvent[]; next: string }> {
   if (after === undefined) {
     // Where a new client starts: nothing yet, and the head to continue from.
     return { events: [], next: cursorOf(await readStreamHead(db)) };
   }
   const position = positionOf(after);
-  if (position === undefined) throw ChatErrors.eventsCursorInvalid();
+  if (position === undefined) throw StreamErrors.cursorInvalid();
   const page = await readStream(db, userId, position, limit);
   // Positions before the horizon were trimmed: events after this cursor may be gone (refetch state).
-  if (position < page.trimmedBelow - 1) throw ChatErrors.eventsCursorExpired();
+  if (position < page.trimmedBelow - 1) throw StreamErrors.cursorExpired();
   // Past the head (read in the same snapshot): not a cursor this stream handed out; its events would be skipped silently.
-  if (position > page.head) throw ChatErrors.eventsCursorAhead();
-  const refs = await loadRefs(db, page.rows);
+  if (position > page.head) throw StreamErrors.cursorAhead();
+  const refs = await kinds.load(db, page.rows);
   const events: StreamEvent[] = [];
   for (const row of page.rows) {
-    const built = buildDelivery(row, refs);
+    const built = kinds.build(row, refs);
     if (!built.ok) continue;
     const cursor = cursorOf(row.position);
     // A chat event's sends all carry one payload (per-member sends differ only in the join token).
-    const mine = built.delivery.sends.find((s) => s.group === userGroup(userId) || (row.chatId !== null && s.group === chatGroup(row.chatId)));
+    const mine = built.delivery.sends.find((s) => s.group === userGroup(userId) || (row.chatId !== null && s.group === chatGroupOf(row.chatId)));
     const send = mine ?? (row.targetKind === 'ChatGroup' ? built.delivery.sends[0] : undefined);
     if (send) events.push({ cursor, name: send.event, payload: { ...send.payload, Cursor: cursor } });
   }

@@ -1,0 +1,127 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { query, type Db } from '../db/index.ts';
+import { newId } from '../time.ts';
+
+/**
+ * messenger.realtime_outbox statements of the kernel's push part (seed 000; the table keeps the
+ * seed's name and its migrations stay with drizzle part messenger.realtime): the owners' writes in
+ * their own transactions, the state the gauges read, and retention. One small function each over the
+ * `Db` the caller passes. The dispatcher's claim and outcome are in claim-sql.ts.
+ */
+
+/** NOTIFY channel that wakes the RealtimeDispatchJob; delivered when the owner's transaction commits. */
+export const REALTIME_OUTBOX_CHANNEL = 'realtime_outbox';
+
+/** A push intent as its owner writes it: a kind it registered and typed references (the owner narrows the types). */
+export interface NewPushRow {
+  kind: string;
+  /** ChatGroup (chat:{ChatId}) or User (user:{TargetUserId}). */
+  targetKind: 'ChatGroup' | 'User';
+  chatId?: string | null;
+  targetUserId?: string | null;
+  messageId?: string | null;
+  refId?: string | null;
+  sessionKind?: string | null;
+  seq?: number | null;
+  /** A carried kind's frame payload; nothing else sets it. */
+  payload?: Record<string, unknown> | null;
+}
+
+/**
+ * The INSERT of push intents as a statement fragment (`insert … select … from unnest(…)`), for an
+ * owner whose own statement writes them alongside its change (one round trip). `where` limits it,
+ * e.g. to "the message was inserted".
+ */
+export function realtimeInsert(rows: readonly NewPushRow[], now: Date, where: SQL = sql``): SQL {
+  const ids = rows.map(() => newId());
+  const col = <T>(f: (r: NewPushRow) => T | null | undefined) => sql.param(rows.map((r) => f(r) ?? null));
+  const at = now.toISOString();
+  return sql`insert into messenger.realtime_outbox
+        (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, next_attempt_at, created_at, updated_at)
+      select v.*, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+        from unnest(${sql.param(ids)}::uuid[], ${col((r) => r.kind)}::varchar[], ${col((r) => r.targetKind)}::varchar[],
+                    ${col((r) => r.chatId)}::uuid[], ${col((r) => r.targetUserId)}::uuid[], ${col((r) => r.messageId)}::uuid[],
+                    ${col((r) => r.refId)}::uuid[], ${col((r) => r.sessionKind)}::varchar[], ${col((r) => r.seq)}::bigint[],
+                    ${col((r) => (r.payload ? JSON.stringify(r.payload) : null))}::jsonb[]) v
+      ${where}`;
+}
+
+/**
+ * Writes push intents in the owner's transaction and wakes the dispatcher, in one statement
+ * (NOTIFY is delivered at commit). Call it after the owner's row locks (e.g. the chat's Seq), so
+ * the UUIDv7 ids follow commit order.
+ */
+export async function enqueueRealtime(tx: Db, rows: readonly NewPushRow[], now: Date): Promise<void> {
+  if (rows.length === 0) return;
+  await query(tx, sql`with inserted as (${realtimeInsert(rows, now)}) select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`);
+}
+
+/** A carried frame for one user: its row holds the payload, no references. */
+export interface NewCarriedRow {
+  kind: string;
+  targetUserId: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * enqueueRealtime for carried frames, which fill only their kind, user and payload: one named
+ * statement (planned once per connection; the owners write these with every status change) whose
+ * payloads travel as one JSON array, parsed once, instead of an array of JSON texts PostgreSQL
+ * parses one by one after pg escaped each; the columns they leave null are not sent at all.
+ */
+export async function enqueueCarried(tx: Db, rows: readonly NewCarriedRow[], now: Date): Promise<void> {
+  if (rows.length === 0) return;
+  const at = now.toISOString();
+  await query(
+    tx,
+    sql`with inserted as (
+          insert into messenger.realtime_outbox (id, kind, target_kind, target_user_id, payload, next_attempt_at, created_at, updated_at)
+          select v.id, v.kind, 'User', v.user_id, v.payload, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+            from rows from (unnest(${sql.param(rows.map(() => newId()))}::uuid[]), unnest(${sql.param(rows.map((r) => r.kind))}::varchar[]),
+                            unnest(${sql.param(rows.map((r) => r.targetUserId))}::uuid[]),
+                            jsonb_array_elements(${JSON.stringify(rows.map((r) => r.payload))}::jsonb)) as v(id, kind, user_id, payload))
+        select pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`,
+    { name: 'messenger_realtime_carried' },
+  );
+}
+
+/** For messenger_realtime_pending. */
+export async function countPending(db: Db): Promise<number> {
+  const { rows } = await query<{ n: number }>(db, sql`select count(*)::int as n from messenger.realtime_outbox where status = 'Pending'`);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * RetentionDone: deletes up to `limit` Done rows older than `cutoff`; returns their ids. A Done row's NextAttemptAt is its last claim time
+ * plus that claim's backoff, so `next_attempt_at < cutoff` finds old rows through ix_rto_due.
+ */
+export async function deleteDoneBefore(db: Db, cutoff: Date, limit: number): Promise<string[]> {
+  const { rows } = await query<{ id: string }>(
+    db,
+    sql`delete from messenger.realtime_outbox where id in (
+       select id from messenger.realtime_outbox where status = 'Done' and next_attempt_at < ${cutoff} limit ${limit})
+     returning id`,
+  );
+  return rows.map((r) => r.id);
+}
+
+export interface RealtimeOutboxState {
+  quarantined: number;
+  /** now − CreatedAt of the oldest Pending row, in seconds (0 when none is Pending). */
+  oldestPendingAgeSeconds: number;
+}
+
+/**
+ * What the on-call gauges read at scrape time: Quarantined rows (they stay after a restart, unlike
+ * the counter) and the oldest Pending row's age. Both go through ix_rto_due's status prefix, so the
+ * cost follows the Quarantined and Pending rows, not the Done history.
+ */
+export async function realtimeOutboxState(db: Db, now: Date): Promise<RealtimeOutboxState> {
+  const { rows } = await query<RealtimeOutboxState>(
+    db,
+    sql`select (select count(*) from messenger.realtime_outbox where status = 'Quarantined')::int as quarantined,
+               coalesce(extract(epoch from ${now.toISOString()}::timestamptz - (
+                 select min(created_at) from messenger.realtime_outbox where status = 'Pending')), 0)::float8 as "oldestPendingAgeSeconds"`,
+  );
+  return { quarantined: rows[0]?.quarantined ?? 0, oldestPendingAgeSeconds: Math.max(0, rows[0]?.oldestPendingAgeSeconds ?? 0) };
+}

@@ -1,0 +1,153 @@
+import type { Db } from '../db/index.ts';
+import { userGroup } from '../realtime/index.ts';
+import { NO_CLAIM_READS, type ClaimReads } from './claim-sql.ts';
+import type { BuildResult } from './delivery.ts';
+import { enqueueCarried } from './outbox-sql.ts';
+import { REF_NOT_FOUND } from './rules.ts';
+import { eventNameOf, type PushRow, type UserFrame, type UserFrames } from './types.ts';
+
+/**
+ * The push part's port towards the modules (ModuleDeps.push): each module registers the kinds it
+ * owns — carried ones (the row holds the frame) or referenced ones with their load and build steps —
+ * and writes frames of its carried kinds to users through `userFrames` in its own transaction. Kinds
+ * are registered while the modules are built, before anything is written or pushed. The dispatcher
+ * and the event stream read the registrations (PushKinds); this part knows no kind itself.
+ */
+
+/** Kinds built at delivery from their row's references by the module that owns them. */
+export interface ReferencedKinds<R = unknown, J = unknown> {
+  kinds: readonly string[];
+  /** Reads what a batch of rows points at (outside any transaction), once per batch; rows of other owners' kinds are among them and ignored. */
+  load(db: Db, rows: readonly PushRow[]): Promise<R>;
+  /** One row → what to push where (pure), or the code it is quarantined with. */
+  build(row: PushRow, refs: R): BuildResult<J>;
+  /** Mints a send's personal part at delivery (`joinFor`), added to its payload as `Join`. */
+  mintJoin?(joinFor: J): Promise<unknown>;
+  /** The close reason when a delivery disconnects a user. */
+  disconnectReason?: string;
+  /** What the claim statement reads beside the rows for this owner (one owner at most). */
+  claimReads?: ClaimReads;
+}
+
+/** The kinds one module owns. */
+export interface KindRegistration<R = unknown, J = unknown> {
+  /** The module that owns them (for the error naming a kind registered twice). */
+  owner: string;
+  /**
+   * Kinds whose row carries its frame's payload (column `payload`) instead of references: the frame
+   * announces a moment (a status and its version then), which rebuilding from the entity later would
+   * lose. Only ids, enums, error codes and times — never a body, a name or a token. Pushed to
+   * user:{UserId} as written, under the kind's event name (NotificationStatusChanged →
+   * notification_status_changed).
+   */
+  carried?: readonly string[];
+  referenced?: ReferencedKinds<R, J>;
+}
+
+/** The registrations as the dispatcher and the event stream read them. */
+export interface PushKinds {
+  claimReads(): ClaimReads;
+  /** Every owner's load step over the batch, at once; `build` takes what this returns. */
+  load(db: Db, rows: readonly PushRow[]): Promise<unknown>;
+  build(row: PushRow, refs: unknown): BuildResult;
+  mintJoin(kind: string, joinFor: unknown): Promise<unknown>;
+  disconnectReason(kind: string): string;
+}
+
+export interface Push {
+  registerKinds<R, J>(registration: KindRegistration<R, J>): void;
+  /** Frames of registered carried kinds to users, in the caller's transaction, in the order each user is to get them. */
+  userFrames: UserFrames;
+  /** The registered kinds, for the dispatcher and the event stream. */
+  kinds: PushKinds;
+}
+
+/** LastError of a row whose kind no module registered (a module taken out while its rows wait). */
+export const KIND_NOT_REGISTERED = 'RTO_KIND_NOT_REGISTERED';
+
+/** The hub group of a row addressed to a chat (seed 000: chat:{ChatId}). */
+export const chatGroupOf = (chatId: string): string => `chat:${chatId}`;
+
+const KIND_NAME = /^[A-Z][A-Za-z]{0,31}$/;
+const DISCONNECT_REASON = 'disconnected';
+
+export function createPush(): Push {
+  const owners = new Map<string, string>();
+  const carriedByEvent = new Map<string, string>();
+  /** A carried kind → its hub event name. */
+  const carriedEvent = new Map<string, string>();
+  const referenced: ReferencedKinds[] = [];
+  /** A referenced kind → its owner's index in `referenced`. */
+  const ownerIndex = new Map<string, number>();
+  let reads: ClaimReads = NO_CLAIM_READS;
+  let readsOwner: string | undefined;
+
+  function own(kind: string, owner: string): void {
+    // Programming errors at start: a kind is one owner's, and its name goes into SQL text.
+    if (!KIND_NAME.test(kind)) throw new Error(`push kind ${JSON.stringify(kind)} of ${owner} is not a kind name`);
+    const other = owners.get(kind);
+    if (other !== undefined) throw new Error(`push kind ${kind} is registered by ${other} and ${owner}`);
+    owners.set(kind, owner);
+  }
+
+  const missing: BuildResult = { ok: false, code: REF_NOT_FOUND };
+  const unregistered: BuildResult = { ok: false, code: KIND_NOT_REGISTERED };
+
+  const kinds: PushKinds = {
+    claimReads: () => reads,
+    load: (db, rows) =>
+      referenced.length === 1 ? referenced[0]!.load(db, rows) : Promise.all(referenced.map((r) => r.load(db, rows))),
+    build(row, refs) {
+      const event = carriedEvent.get(row.kind);
+      if (event !== undefined) {
+        // Carried: the frame as its owner committed it, only ever to its one user.
+        return row.targetKind === 'User' && row.payload ? { ok: true, delivery: { sends: [{ group: userGroup(row.targetUserId!), event, payload: row.payload }] } } : missing;
+      }
+      const i = ownerIndex.get(row.kind);
+      if (i === undefined) return unregistered;
+      return referenced[i]!.build(row, referenced.length === 1 ? refs : (refs as unknown[])[i]);
+    },
+    mintJoin(kind, joinFor) {
+      const mint = referenced[ownerIndex.get(kind) ?? -1]?.mintJoin;
+      if (!mint) return Promise.reject(new Error(`push kind ${kind} has no join minter`));
+      return mint(joinFor);
+    },
+    disconnectReason: (kind) => referenced[ownerIndex.get(kind) ?? -1]?.disconnectReason ?? DISCONNECT_REASON,
+  };
+
+  return {
+    registerKinds<R, J>(registration: KindRegistration<R, J>) {
+      const { owner } = registration;
+      for (const kind of registration.carried ?? []) {
+        own(kind, owner);
+        const event = eventNameOf(kind);
+        carriedByEvent.set(event, kind);
+        carriedEvent.set(kind, event);
+      }
+      const ref = registration.referenced as ReferencedKinds | undefined;
+      if (ref) {
+        for (const kind of ref.kinds) {
+          own(kind, owner);
+          ownerIndex.set(kind, referenced.length);
+        }
+        referenced.push(ref);
+        if (ref.claimReads) {
+          if (readsOwner !== undefined) throw new Error(`the push claim reads for ${readsOwner} already; ${owner} cannot add its own`);
+          for (const kind of ref.claimReads.seqOrdered) if (!KIND_NAME.test(kind)) throw new Error(`push kind ${JSON.stringify(kind)} of ${owner} is not a kind name`);
+          reads = ref.claimReads;
+          readsOwner = owner;
+        }
+      }
+    },
+    async userFrames(tx: Db, frames: readonly UserFrame[], now: Date): Promise<void> {
+      const rows = frames.map((f) => {
+        const kind = carriedByEvent.get(f.event);
+        // A programming error, not input: only the carried kinds a module registered may go this way.
+        if (!kind) throw new Error(`the realtime outbox carries no frame named ${f.event}`);
+        return { kind, targetUserId: f.userId, payload: f.payload };
+      });
+      await enqueueCarried(tx, rows, now);
+    },
+    kinds,
+  };
+}
