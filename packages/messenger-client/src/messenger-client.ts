@@ -70,6 +70,8 @@ export class MessengerClient {
   private readonly listeners: { [K in keyof Listeners]: Set<Listeners[K]> } = { state: new Set(), error: new Set() };
   /** The last event-stream Cursor handed on (frames reach a connection in the order they were sent). */
   private last: string | undefined;
+  /** The resume after the latest (re)connect: settled() waits for it. */
+  private resuming: Promise<void> = Promise.resolve();
 
   constructor(opts: MessengerClientOptions) {
     this.opts = opts;
@@ -107,7 +109,8 @@ export class MessengerClient {
       logLevel: opts.logLevel,
       connected: () => {
         this.typingGate.reset(); // a new connection: the server's typing throttle starts over
-        return this.resume();
+        this.resuming = this.resume();
+        return this.resuming;
       },
       stateChanged: (change) => {
         opts.onStateChanged?.(change);
@@ -215,8 +218,9 @@ export class MessengerClient {
     return this.api.chatList(after, limit);
   }
 
-  /** Waits until no refill runs and the send queue is drained or waiting to retry (tests, graceful UIs). */
+  /** Waits until the resume after a (re)connect is done, no refill runs and the send queue is drained or waiting to retry (tests, graceful UIs). */
   async settled(): Promise<void> {
+    await this.resuming;
     await this.chats.idle();
     await this.sends.idle();
   }
