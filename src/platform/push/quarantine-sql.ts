@@ -1,22 +1,15 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
 import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
+import type { PushRow } from './types.ts';
 
 /**
  * The runbook's statements over Quarantined messenger.realtime_outbox rows: list them, and put
  * them back to Pending (one by id, or a bounded, filtered batch).
  */
 
-export interface QuarantinedRow {
-  id: string;
-  kind: string;
-  targetKind: string;
-  chatId: string | null;
-  targetUserId: string | null;
-  messageId: string | null;
-  refId: string | null;
-  sessionKind: string | null;
-  seq: number | null;
+/** A Quarantined row: what it points at (PushRow, without a carried payload) and why it stopped. */
+export interface QuarantinedRow extends Omit<PushRow, 'payload'> {
   attempts: number;
   lastError: string | null;
   createdAt: Date;

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { query, type Db } from '../../../platform/db/index.ts';
+import { errorText } from '../../../platform/errors/index.ts';
 import { ErrorBody } from '../../../platform/http/index.ts';
 import type { Logger } from '../../../platform/observability/index.ts';
 import { tickBatcher, userGroup, type Hub, type PresenceChange } from '../../../platform/realtime/index.ts';
@@ -66,7 +67,8 @@ export function announcePresence(db: Db, hub: Hub, log: Logger): (change: Presen
     const frame: PresenceChangedFrame = { UserId: change.userId, Online: change.online, LastSeenAt: change.lastSeenAt?.toISOString() ?? null };
     void peersOf(change.userId)
       .then((peers) => Promise.all(peers.map((id) => hub.send(userGroup(id), 'presence_changed', frame))))
-      .catch((err: Error) => log.warn({ err: { message: err.message }, userId: change.userId }, 'presence_changed not pushed'));
+      // The driver's message: drizzle's own carries the whole statement and its parameters.
+      .catch((err: unknown) => log.warn({ err: { message: errorText(err, { name: false }) }, userId: change.userId }, 'presence_changed not pushed'));
   };
 }
 
