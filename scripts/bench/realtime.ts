@@ -224,9 +224,11 @@ async function main(): Promise<void> {
       `insert into messenger.chats (id, kind, title, created_by_user_id, created_at, updated_at) values ($1, 'Group', 'Bench chat', $2, $3, $3)`,
       [id, users[members[0]!]!.id, now],
     );
+    // Members who took part before (accepted_at set): a chat in use, not a message request each
+    // member's first send would accept.
     await pool.query(
-      `insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at)
-       select gen_random_uuid(), $1, u, case when o = 1 then 'Owner' else 'Member' end, 'Active', $3, $3 from unnest($2::uuid[]) with ordinality as t(u, o)`,
+      `insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, accepted_at, updated_at)
+       select gen_random_uuid(), $1, u, case when o = 1 then 'Owner' else 'Member' end, 'Active', $3, $3, $3 from unnest($2::uuid[]) with ordinality as t(u, o)`,
       [id, members.map((k) => users[k]!.id), now],
     );
   }

@@ -165,8 +165,8 @@ async function seed(pool: import('pg').Pool, userIds: string[]): Promise<number>
     [chatIds, kinds, directKeys, userIds[0], now],
   );
   await pool.query(
-    `insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at)
-     select gen_random_uuid(), c, u, 'Member', 'Active', $3, $3 from unnest($1::uuid[], $2::uuid[]) as t(c, u)`,
+    `insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, accepted_at, updated_at)
+     select gen_random_uuid(), c, u, 'Member', 'Active', $3, $3, $3 from unnest($1::uuid[], $2::uuid[]) as t(c, u)`,
     [partChat, partUser, now],
   );
   await pool.query('analyze');

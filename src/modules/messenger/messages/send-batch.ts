@@ -80,7 +80,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
   judged as (
     select i.*, s.membership_version, coalesce(s.member, false) as member, coalesce(s.blocked, false) as blocked,
            not coalesce((select u.is_active from messenger.users u where u.id = i.sender_id), false) as sender_inactive,
-           coalesce(s.recipient_inactive, false) as recipient_inactive, coalesce(s.pending, false) as pending, x.existing, x.same
+           coalesce(s.recipient_inactive, false) as recipient_inactive, s.pending_participant_id, x.existing, x.same
       from input i
       left join lateral (
         select to_jsonb(e) - 'same' as existing, e.same from (
@@ -89,11 +89,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
                    and file_meta is not distinct from i.file_meta::jsonb and card_text is not distinct from i.card_text as same
             from messenger.messages m where m.sender_user_id = i.sender_id and m.client_message_id = i.client_message_id) e) x on true
       left join lateral (
-        select c.membership_version,
-               exists (select 1 from messenger.chat_participants p
-                        where p.chat_id = c.id and p.user_id = i.sender_id and p.status = 'Active') as member,
-               exists (select 1 from messenger.chat_participants p
-                        where p.chat_id = c.id and p.user_id = i.sender_id and p.status = 'Active' and p.accepted_at is null) as pending,
+        select c.membership_version, sp.id is not null as member, case when sp.accepted_at is null then sp.id end as pending_participant_id,
                c.kind = 'Direct' and exists (
                  select 1 from messenger.chat_participants r join messenger.blacklist_entries b
                    on (b.owner_user_id = r.user_id and b.blocked_user_id = i.sender_id) or (b.owner_user_id = i.sender_id and b.blocked_user_id = r.user_id)
@@ -102,7 +98,10 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
                  select 1 from messenger.chat_participants r
                   where r.chat_id = c.id and r.status = 'Active' and r.user_id <> i.sender_id
                     and not exists (select 1 from messenger.users u where u.id = r.user_id and u.is_active)) as recipient_inactive
-          from messenger.chats c where c.id = i.chat_id) s on true),
+          from messenger.chats c
+          left join lateral (select p.id, p.accepted_at from messenger.chat_participants p
+                              where p.chat_id = c.id and p.user_id = i.sender_id and p.status = 'Active' limit 1) sp on true
+         where c.id = i.chat_id) s on true),
   checked as (
     select j.*, j.existing is null and j.member and not j.blocked and not j.sender_inactive and not j.recipient_inactive as allowed from judged j),
   wanted as (
@@ -127,10 +126,12 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
     select b.id as chat_id, r.users from bumped b
       cross join lateral (select array_agg(p.user_id order by p.user_id) as users
                             from messenger.chat_participants p where p.chat_id = b.id and p.status = 'Active') r),
+  -- By the participant rows' keys: a join on (chat, sender) gets a generic plan that reads every
+  -- active participation of every chat on each batch, though almost every batch accepts none.
   consented as (
     update messenger.chat_participants p set accepted_at = ${at}, updated_at = ${at}
-      from (select distinct k.chat_id, k.sender_id from checked k join msg m on m.id = k.id where k.pending) w
-     where p.chat_id = w.chat_id and p.user_id = w.sender_id and p.status = 'Active' and p.accepted_at is null),
+     where p.id = any(array(select k.pending_participant_id from checked k join msg m on m.id = k.id where k.pending_participant_id is not null))
+       and p.status = 'Active' and p.accepted_at is null),
   pushed as (
     insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
     select i.push_id, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at}

@@ -83,6 +83,8 @@ async function seed(pool: pg.Pool): Promise<void> {
     await member(c, u, s);
   await block(U.d, U.a, 'Blocked');
   await block(U.e, U.b, 'Unblocked');
+  // Every participation above is pending (a message request) but b's in G, accepted before.
+  await pool.query(`update messenger.chat_participants set accepted_at = $3 where chat_id = $1 and user_id = $2`, [CHAT.G, U.b, T0]);
 }
 
 const fileMeta = { fileId: 'f-1', fileName: 'plan.pdf', contentType: 'application/pdf', size: 1024 };
@@ -143,6 +145,8 @@ async function written(pool: pg.Pool): Promise<unknown> {
          from platform.outbox order by key, (payload->>'Seq')::int`,
     ),
     chats: await q(`select id, last_seq::int, membership_version, updated_at from messenger.chats order by id`),
+    // A first send accepts the sender's pending participation (a message request to them); an accepted one is left alone.
+    participants: await q(`select chat_id, user_id, status, accepted_at, updated_at from messenger.chat_participants order by chat_id, user_id`),
   });
 }
 
