@@ -7,7 +7,7 @@ import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
-import { createPush } from './platform/push/index.ts';
+import { createPush, PUSH_TUNING, pushJobs, type PushTuning } from './platform/push/index.ts';
 import { createHubFromConfig, hubPlugin, type Hub } from './platform/realtime/index.ts';
 import { systemClock, type Clock } from './platform/time.ts';
 import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
@@ -30,6 +30,9 @@ import { hubHooksOf, newModuleHooks, wireModules } from './wiring/modules.ts';
  */
 const OUTBOX_IDLE_WAIT_MS = 250;
 
+/** The fixed values buildApp runs with: the kernel's and its push part's. */
+export type AppTuning = KernelTuning & PushTuning;
+
 export interface AppDeps {
   pool: pg.Pool;
   /** For the job runner's dedicated lock and LISTEN connections. */
@@ -37,8 +40,8 @@ export interface AppDeps {
   log: Logger;
   clock?: Clock;
   modules?: ModuleFactory[];
-  /** The kernel's fixed values (KERNEL_TUNING); a test shortens one here. */
-  tuning?: Partial<KernelTuning>;
+  /** The kernel's fixed values (KERNEL_TUNING, the push part's PUSH_TUNING); a test shortens one here. */
+  tuning?: Partial<AppTuning>;
 }
 
 /** The platform parts the entry point and tests reach for. */
@@ -68,7 +71,7 @@ declare module 'fastify' {
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const { pool, log } = deps;
   const clock = deps.clock ?? systemClock;
-  const tuning: KernelTuning = { ...KERNEL_TUNING, ...deps.tuning };
+  const tuning: AppTuning = { ...KERNEL_TUNING, ...PUSH_TUNING, ...deps.tuning };
   const registry = createRegistry(log);
   const db = createDb(pool);
   const hooks = newModuleHooks();
@@ -104,6 +107,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
   runner.register(outboxCleanupJob({ db, settings: CLEANUP_RETENTION }));
 
+  // The kernel's push part: every module registers its kinds there and writes its frames through it.
+  const push = createPush();
   const openTopicReader = bus.openTopicReader?.bind(bus);
   const moduleDeps: ModuleDeps<Config> = {
     settings: config,
@@ -113,11 +118,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     clock,
     registry,
     hub,
-    // The kernel's push part: every module registers its kinds there and writes its frames through it.
-    push: createPush(),
+    push,
     ...(openTopicReader ? { openTopicReader: (topic: string, groupId: string) => openTopicReader(withPrefix(config.KAFKA_TOPIC_PREFIX, topic), withPrefix(config.KAFKA_TOPIC_PREFIX, groupId)) } : {}),
   };
   await wireModules(app, deps.modules ?? allModules, moduleDeps, runner, hooks);
+  // Its dispatcher and retention, once the modules have registered what it carries.
+  if (push.hasKinds()) {
+    for (const job of pushJobs({ db, hub, registry, clock, push, settings: config, tuning })) runner.register(job);
+  }
 
   const checks: HealthCheck[] = [
     { name: 'database', required: true, check: async () => ((await pingDatabase(db)) ? 'ok' : 'down') },

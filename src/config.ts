@@ -1,16 +1,15 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { identitySettings } from './modules/identity/settings.ts';
-import { messengerSettings } from './modules/messenger/settings.ts';
-import { messengerRealtimeSettings } from './modules/messenger/settings.ts';
+import { messengerRealtimeSettings, messengerSettings } from './modules/messenger/settings.ts';
 import { notificationsSettings } from './modules/notifications/settings.ts';
 import { userActivitySettings } from './modules/user-activity/settings.ts';
 import { databaseSettings } from './platform/db/settings.ts';
 import { kafkaSecurityProblems } from './platform/events/kafka-security.ts';
-import { LOCK_TTL_MARGIN_MS } from './platform/jobs/lock-deadline.ts';
 import { eventBusSettings } from './platform/events/settings.ts';
 import { authSettings, httpServerSettings, invalidCorsOrigins, invalidTrustProxyEntries, jwksProblems } from './platform/http/settings.ts';
 import { outboxSettings } from './platform/outbox/settings.ts';
+import { pushSettingProblems, pushSettings } from './platform/push/index.ts';
 import { hubSettings } from './platform/realtime/settings.ts';
 import { tracingSettings } from './platform/observability/settings.ts';
 import { Bool, Duration, Int, isDuration, parseDuration, settingProblem } from './platform/types/index.ts';
@@ -45,6 +44,7 @@ export const ConfigSchema = Type.Object({
   ...authSettings,
   ...httpServerSettings,
   ...outboxSettings,
+  ...pushSettings,
   ...tracingSettings,
   ...moduleSettings,
   HOST: Type.String({ default: '0.0.0.0', description: 'Address the HTTP server binds to' }),
@@ -115,14 +115,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('EVENT_BUS: in-process contradicts KAFKA_BROKERS (unset one of them)');
   }
   problems.push(...kafkaSecurityProblems(c));
-  // The jobs take these values as they are: what no one field's bounds can say is checked here, once.
-  if (c.MESSENGER_REALTIME_BACKOFF_CAP < c.MESSENGER_REALTIME_BACKOFF_BASE) {
-    problems.push('MESSENGER_REALTIME_BACKOFF_CAP: must be ≥ MESSENGER_REALTIME_BACKOFF_BASE');
-  }
-  // A run must be able to stop by MaxRunDuration and return within the margin before its lock lapses.
-  if (c.MESSENGER_REALTIME_LOCK_TTL < c.MESSENGER_REALTIME_MAX_RUN_DURATION + LOCK_TTL_MARGIN_MS) {
-    problems.push(`MESSENGER_REALTIME_LOCK_TTL: must be ≥ MESSENGER_REALTIME_MAX_RUN_DURATION + ${LOCK_TTL_MARGIN_MS} ms (${c.MESSENGER_REALTIME_MAX_RUN_DURATION + LOCK_TTL_MARGIN_MS} ms)`);
-  }
+  problems.push(...pushSettingProblems(c));
   if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
     problems.push('METRICS_PORT: must differ from PORT');
   }

@@ -68,12 +68,12 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   MESSENGER_REALTIME_POLLING_INTERVAL_MS: { renamed: 'MESSENGER_REALTIME_POLLING_INTERVAL', unit: 'ms' },
   MESSENGER_REALTIME_MAX_RUN_DURATION_MS: { renamed: 'MESSENGER_REALTIME_MAX_RUN_DURATION', unit: 'ms' },
   MESSENGER_REALTIME_LOCK_TTL_MS: { renamed: 'MESSENGER_REALTIME_LOCK_TTL', unit: 'ms' },
-  MESSENGER_REALTIME_PUSH_TIMEOUT_MS: { constant: 'MESSENGER_TUNING.realtimePushTimeoutMs = 5s in src/modules/messenger/settings.ts', why: 'a hung push is a failed attempt' },
-  MESSENGER_REALTIME_IDLE_WAIT_MS: { constant: "REALTIME_IDLE_WAIT_MS = 250ms in src/modules/messenger/realtime-dispatch/dispatch.job.ts", why: "the dispatcher's wait for the next commit" },
+  MESSENGER_REALTIME_PUSH_TIMEOUT_MS: { constant: 'PUSH_TUNING.realtimePushTimeoutMs = 5s in src/platform/push/settings.ts', why: 'a hung push is a failed attempt' },
+  MESSENGER_REALTIME_IDLE_WAIT_MS: { constant: "DISPATCH_IDLE_WAIT_MS = 250ms in src/platform/push/settings.ts", why: "the dispatcher's wait for the next commit" },
   MESSENGER_REALTIME_BACKOFF_BASE_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_BASE', unit: 'ms' },
   MESSENGER_REALTIME_BACKOFF_CAP_MS: { renamed: 'MESSENGER_REALTIME_BACKOFF_CAP', unit: 'ms' },
   MESSENGER_REALTIME_RETENTION_DONE_HOURS: { renamed: 'MESSENGER_REALTIME_RETENTION_DONE', unit: 'h' },
-  MESSENGER_EVENTS_RETENTION_HOURS: { constant: 'MESSENGER_TUNING.eventsRetentionMs = 7d in src/modules/messenger/settings.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
+  MESSENGER_EVENTS_RETENTION_HOURS: { constant: 'PUSH_TUNING.eventsRetentionMs = 7d in src/platform/push/settings.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
   MESSENGER_REALTIME_RETENTION_MAX_RUN_MINUTES: { constant: "REALTIME_RETENTION_MAX_RUN_MS = 5m in src/modules/messenger/index.ts", why: "a retention run's limit" },
   MESSENGER_REALTIME_EDIT_WINDOW_SECONDS: { constant: 'EDIT_WINDOW_SECONDS = 60 in src/modules/messenger/messages/messages.ts', why: 'UC-MSG-003' },
   MESSENGER_REALTIME_MESSAGE_MAX_CHARS: { constant: 'MESSAGE_MAX_CHARS = 4000 in src/modules/messenger/messages/rules.ts', why: 'a product rule, not a knob' },
@@ -112,7 +112,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   HTTP_CONNECTION_TIMEOUT: { constant: 'KERNEL_TUNING.httpConnectionTimeoutMs = 2m in src/platform/tuning.ts', why: 'a silent connection is closed' },
   HUB_PING_INTERVAL: { constant: 'KERNEL_TUNING.hubPingIntervalMs = 15s in src/platform/tuning.ts', why: 'the SignalR default' },
   REDIS_COMMAND_TIMEOUT: { constant: 'KERNEL_TUNING.redisCommandTimeoutMs = 2s in src/platform/tuning.ts', why: 'a hung Redis must not hang a push' },
-  MESSENGER_REALTIME_PUSH_TIMEOUT: { constant: 'MESSENGER_TUNING.realtimePushTimeoutMs = 5s in src/modules/messenger/settings.ts', why: 'a hung push is a failed attempt' },
+  MESSENGER_REALTIME_PUSH_TIMEOUT: { constant: 'PUSH_TUNING.realtimePushTimeoutMs = 5s in src/platform/push/settings.ts', why: 'a hung push is a failed attempt' },
   EMBEDDED_PG_PORT: { constant: 'a free port picked at each start in src/main.ts', why: 'local use only; the port is logged' },
   NOTIFICATIONS_MAX_REOPENS: { constant: 'NOTIFICATIONS_TUNING.maxReopens = 3 in src/modules/notifications/settings.ts', why: 'a product rule, not a knob' },
   NOTIFICATIONS_PUSH_TOKENS_MAX_PER_USER: { constant: 'NOTIFICATIONS_TUNING.pushTokensMaxPerUser = 20 in src/modules/notifications/settings.ts', why: 'a product rule, not a knob' },
@@ -141,7 +141,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   // Retentions nobody tuned: fixed beside the jobs that apply them.
   OUTBOX_RETENTION: { constant: 'CLEANUP_RETENTION.outboxRetentionHours = 24 in src/platform/outbox/cleanup.ts', why: 'a day for a replay or a look after an incident' },
   INBOX_RETENTION: { constant: 'CLEANUP_RETENTION.inboxRetentionDays = 7 in src/platform/outbox/cleanup.ts', why: "Kafka's default retention: a redelivery the broker can still make is caught" },
-  MESSENGER_EVENTS_RETENTION: { constant: 'MESSENGER_TUNING.eventsRetentionMs = 7d in src/modules/messenger/settings.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
+  MESSENGER_EVENTS_RETENTION: { constant: 'PUSH_TUNING.eventsRetentionMs = 7d in src/platform/push/settings.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */

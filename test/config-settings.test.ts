@@ -123,7 +123,7 @@ test('the settings that became fixed values or were folded into another fail sta
     NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: /replaced by NOTIFICATIONS_SMTP_FROM/,
     OUTBOX_RETENTION: /CLEANUP_RETENTION\.outboxRetentionHours = 24/,
     INBOX_RETENTION: /CLEANUP_RETENTION\.inboxRetentionDays = 7/,
-    MESSENGER_EVENTS_RETENTION: /MESSENGER_TUNING\.eventsRetentionMs = 7d/,
+    MESSENGER_EVENTS_RETENTION: /PUSH_TUNING\.eventsRetentionMs = 7d/,
   };
   for (const [name, what] of Object.entries(replaced)) {
     const problems = problemsOf({ [name]: '1' });

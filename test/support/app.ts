@@ -7,7 +7,7 @@ import { createLogger } from '../../src/platform/observability/logger.ts';
 import { signToken } from '../../src/platform/http/auth.ts';
 import { newId, type Clock } from '../../src/platform/time.ts';
 import type { ModuleFactory } from '../../src/platform/module.ts';
-import type { KernelTuning } from '../../src/platform/tuning.ts';
+import type { AppTuning } from '../../src/app.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export interface TestApp {
@@ -23,7 +23,7 @@ export interface TestApp {
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
-  opts: { logDestination?: DestinationStream; logLevel?: string; modules?: ModuleFactory[]; clock?: Clock; tuning?: Partial<KernelTuning> } = {},
+  opts: { logDestination?: DestinationStream; logLevel?: string; modules?: ModuleFactory[]; clock?: Clock; tuning?: Partial<AppTuning> } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase({ dropAtEnd: false });
   const config = loadConfig({ LOG_LEVEL: opts.logLevel ?? 'warn', JOBS_ENABLED: 'false', PORT: '0', ...env });

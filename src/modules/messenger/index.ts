@@ -16,9 +16,7 @@ import { contactStatusLookup } from './contacts/contacts.ts';
 import type { MessengerContext } from './context.ts';
 import { createSendQueue } from './messages/send.ts';
 import { ChatErrors } from './errors.ts';
-import { dispatchSettingsOf, realtimeDispatchJob } from './realtime-dispatch/dispatch.job.ts';
 import { messengerPushKinds } from './realtime-dispatch/register.ts';
-import { createRealtimeMetrics, realtimeRetentionJob, realtimeStateGauges } from '../../platform/push/index.ts';
 import { registerMessengerRoutes } from './routes.ts';
 import { USER_INACTIVE_CLOSE_REASON } from './errors.ts';
 import { inactiveAmong } from './user-replica/replica-reads.ts';
@@ -32,10 +30,6 @@ const USER_SYNC_PARTITIONS_CONCURRENTLY = 6;
 /** The nightly index rebuild: replica rows per bulk request, and a run ends long before the next night's. */
 const CONTACT_SEARCH_REBUILD_BATCH_SIZE = 1000;
 const CONTACT_SEARCH_REBUILD_MAX_RUN_MS = 6 * 3_600_000;
-/** Realtime retention: hourly, off the hour; short DELETEs so the dispatcher's claims never wait long behind one. */
-const REALTIME_RETENTION_CRON = '23 * * * *';
-const REALTIME_RETENTION_BATCH_SIZE = 5000;
-const REALTIME_RETENTION_MAX_RUN_MS = 5 * 60_000;
 /** CallTimeoutReaper: a missed call is announced within ~2 s of its ring timeout. */
 const CALL_REAPER_INTERVAL_MS = 2000;
 const CALL_REAPER_BATCH_SIZE = 100;
@@ -74,17 +68,12 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
   const searchMetrics = createContactSearchMetrics(deps.registry, deps.db);
 
   const realtimeLog = log.child({ part: 'realtime' });
-  const metrics = createRealtimeMetrics(deps.registry, deps.db);
-  realtimeStateGauges(deps.registry, deps.db, deps.clock);
   const mintJoin = mediaJoinMinterOf(deps);
   // Its kinds on the kernel's push path: loaded and built here, dispatched there.
   deps.push.registerKinds(messengerPushKinds(mintJoin));
-  // Sends committed here wake this replica's dispatcher at once; their NOTIFY, with the runner's
-  // payload, wakes only the others.
-  let wakeDispatcher = () => {};
-  let wakePayload = '';
   const sends = createSendQueue(
-    { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => wakeDispatcher(), wakePayload: () => wakePayload },
+    // Sends committed here wake this replica's dispatcher at once; their NOTIFY wakes only the others.
+    { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => deps.push.wake(), wakePayload: () => deps.push.wakePayload() },
     {
       maxBatch: tuning.sendBatchMax,
       maxInFlight: tuning.sendConcurrency,
@@ -148,26 +137,6 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         batchSize: CONTACT_SEARCH_REBUILD_BATCH_SIZE,
         cron: tuning.contactSearchRebuildCron,
         maxRunMs: CONTACT_SEARCH_REBUILD_MAX_RUN_MS,
-      }),
-      realtimeDispatchJob({
-        db: deps.db,
-        hub: deps.hub,
-        metrics,
-        mintJoin,
-        kinds: deps.push.kinds,
-        settings: dispatchSettingsOf(config, tuning),
-        connectWake: (wake, payload) => {
-          wakeDispatcher = wake;
-          wakePayload = payload;
-        },
-      }),
-      realtimeRetentionJob(deps.db, {
-        retentionHours: config.MESSENGER_REALTIME_RETENTION_DONE / 3_600_000,
-        eventsRetentionHours: tuning.eventsRetentionMs / 3_600_000,
-        cron: REALTIME_RETENTION_CRON,
-        batchSize: REALTIME_RETENTION_BATCH_SIZE,
-        maxRunMs: REALTIME_RETENTION_MAX_RUN_MS,
-        metrics,
       }),
       callTimeoutReaperJob(deps.db, {
         intervalMs: CALL_REAPER_INTERVAL_MS,

@@ -22,9 +22,10 @@ export const messengerSettings = {
 };
 
 /**
- * Settings of the messenger's chats, calls and RealtimeDispatchJob (seed 000: RealtimeDispatchOptions),
- * spread into the service's one settings schema by src/config.ts. Bounds make loadConfig fail fast
- * (BatchSize > 0, MaxAttempts > 0, backoff > 0); BackoffCap ≥ BackoffBase is checked by the module.
+ * Settings of the messenger's chats and calls (request limits, media and TURN), spread into the
+ * service's one settings schema by src/config.ts. The RealtimeDispatchJob's (seed 000:
+ * RealtimeDispatchOptions, still named MESSENGER_REALTIME_*) are the kernel's push part's:
+ * src/platform/push/settings.ts.
  */
 export const messengerRealtimeSettings = {
   // Per-user request limits (per minute, counted across replicas when REDIS_URL is set).
@@ -57,65 +58,6 @@ export const messengerRealtimeSettings = {
     minimum: 0,
     maximum: 100000,
     description: 'Message sends per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
-  }),
-  MESSENGER_REALTIME_POLLING_INTERVAL: Duration({
-    default: '1s',
-    minimum: '50ms',
-    maximum: '1m',
-    description: 'RealtimeDispatchJob timer (PollingInterval); a committed realtime_outbox row also wakes it through NOTIFY',
-  }),
-  MESSENGER_REALTIME_BATCH_SIZE: Type.Integer({
-    default: 200,
-    minimum: 1,
-    maximum: 10_000,
-    description: 'realtime_outbox rows claimed per batch (BatchSize); a run repeats while batches come back full',
-  }),
-  MESSENGER_REALTIME_MAX_RUN_DURATION: Duration({
-    default: '5s',
-    minimum: '100ms',
-    maximum: '10m',
-    description: 'Longest dispatch run (MaxRunDuration); the rest waits for the next tick or wake',
-  }),
-  MESSENGER_REALTIME_LOCK_TTL: Duration({
-    default: '30s',
-    minimum: '1s',
-    maximum: '1h',
-    description:
-      'LockTtl: the longest one dispatch run holds the single-runner lock; a run still going then is abandoned and another run (this or another replica) takes over. At least MaxRunDuration + 2s',
-  }),
-  MESSENGER_REALTIME_MAX_ATTEMPTS: Type.Integer({
-    default: 8,
-    minimum: 1,
-    maximum: 100,
-    description: 'Delivery attempts before a row is Quarantined (MaxAttempts)',
-  }),
-  MESSENGER_REALTIME_BACKOFF_BASE: Duration({
-    default: '2s',
-    minimum: '1ms',
-    description: 'Delay before the second attempt (BackoffBase); claimed rows wait this before a retry',
-  }),
-  MESSENGER_REALTIME_BACKOFF_FACTOR: Type.Number({
-    default: 2,
-    minimum: 1,
-    maximum: 10,
-    description: 'Growth of the retry delay per attempt (BackoffFactor)',
-  }),
-  MESSENGER_REALTIME_BACKOFF_CAP: Duration({
-    default: '2m',
-    minimum: '1ms',
-    description: 'Longest retry delay before jitter (BackoffCap); at least MESSENGER_REALTIME_BACKOFF_BASE',
-  }),
-  MESSENGER_REALTIME_BACKOFF_JITTER: Type.Number({
-    default: 0.2,
-    minimum: 0,
-    maximum: 1,
-    description: 'Random extra share of the retry delay (0.2 = up to +20%), so a hub outage does not retry in lockstep',
-  }),
-  MESSENGER_REALTIME_RETENTION_DONE: Duration({
-    default: '1d',
-    minimum: '1h',
-    maximum: '90d',
-    description: 'Done realtime_outbox rows are deleted after this (RetentionDone)',
   }),
   MESSENGER_MEDIA_TOKEN_SECRET: Type.String({
     default: 'dev-only-media-secret-change-me-0123456789',
@@ -151,8 +93,6 @@ export const MESSENGER_TUNING = {
   sendMinIntervalMs: 10,
   /** Sends waiting for a statement slot per replica; past it 503 MSG_SEND_QUEUE_FULL with Retry-After. */
   sendQueueMaxWaiting: 5000,
-  /** A row whose push to the hub/backplane has not finished by then is a failed attempt (retried by the backoff). */
-  realtimePushTimeoutMs: 5000,
   /** Longest Elasticsearch request; a timeout counts as an indexing failure and is retried. */
   contactSearchRequestTimeoutMs: 5000,
   /** Contact search indexer timer (a committed replica change also wakes it through NOTIFY). */
@@ -161,12 +101,6 @@ export const MESSENGER_TUNING = {
   contactSearchRetryCapMs: 60_000,
   /** MessengerContactSearchRebuildJob schedule (cron, UTC): nightly, reconciling the index with the replica. */
   contactSearchRebuildCron: '30 3 * * *',
-  /**
-   * The per-user event stream (GET /api/messenger/events) keeps events this long; an older cursor
-   * answers 410 MSG_EVENTS_CURSOR_EXPIRED and the client resyncs over REST: a week covers a device
-   * offline over a holiday weekend (a product rule, not a knob).
-   */
-  eventsRetentionMs: 7 * 86_400_000,
 };
 
 export type MessengerTuning = typeof MESSENGER_TUNING;

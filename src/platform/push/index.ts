@@ -19,6 +19,8 @@ export { createDispatchSteps, DISPATCH_COUNTS, type DispatchResult, type Dispatc
 export { pushDispatchJob, REALTIME_DISPATCH_JOB, type DispatchSettings, type PushDispatchDeps } from './dispatch.job.ts';
 export { createRealtimeMetrics, realtimeStateGauges, type RealtimeMetrics } from './metrics.ts';
 export { REALTIME_RETENTION_JOB, realtimeRetentionJob } from './retention.job.ts';
+export { pushJobs, type PushJobsDeps } from './jobs.ts';
+export { dispatchSettingsOf, PUSH_TUNING, pushSettingProblems, pushSettings, type PushSettings, type PushTuning } from './settings.ts';
 export {
   listQuarantined,
   requeueMatching,

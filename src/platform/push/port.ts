@@ -60,6 +60,16 @@ export interface Push {
   userFrames: UserFrames;
   /** The registered kinds, for the dispatcher and the event stream. */
   kinds: PushKinds;
+  /** Whether any module registered a kind (the dispatcher and retention run only then). */
+  hasKinds(): boolean;
+  /**
+   * After a transaction that wrote rows commits: wakes this replica's dispatcher at once. The
+   * transaction's own NOTIFY carries `wakePayload()`, so it wakes only the other replicas.
+   */
+  wake(): void;
+  wakePayload(): string;
+  /** The dispatch job hands over its in-process wake and its NOTIFY payload (jobs.ts). */
+  connectWake(wake: () => void, payload: string): void;
 }
 
 /** LastError of a row whose kind no module registered (a module taken out while its rows wait). */
@@ -115,7 +125,17 @@ export function createPush(): Push {
     disconnectReason: (kind) => referenced[ownerIndex.get(kind) ?? -1]?.disconnectReason ?? DISCONNECT_REASON,
   };
 
+  let wake = () => {};
+  let wakePayload = '';
+
   return {
+    hasKinds: () => owners.size > 0,
+    wake: () => wake(),
+    wakePayload: () => wakePayload,
+    connectWake(w, payload) {
+      wake = w;
+      wakePayload = payload;
+    },
     registerKinds<R, J>(registration: KindRegistration<R, J>) {
       const { owner } = registration;
       for (const kind of registration.carried ?? []) {

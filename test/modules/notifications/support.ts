@@ -1,5 +1,5 @@
 import { after } from 'node:test';
-import type { KernelTuning } from '../../../src/platform/tuning.ts';
+import type { AppTuning } from '../../../src/app.ts';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { DestinationStream } from 'pino';
@@ -12,7 +12,7 @@ import type { RunResult } from '../../../src/platform/jobs/run-job.ts';
 import { notificationsModule } from '../../../src/modules/notifications/index.ts';
 import { NOTIFICATIONS_TUNING, type NotificationsTuning } from '../../../src/modules/notifications/settings.ts';
 import messenger from '../../../src/modules/messenger/index.ts';
-import { REALTIME_DISPATCH_JOB } from '../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import { REALTIME_DISPATCH_JOB } from '../../../src/platform/push/index.ts';
 import { DISPATCHER_JOB, RETRY_WORKER_JOB, type Channel } from '../../../src/modules/notifications/model.ts';
 import { signWebhook } from '../../../src/modules/notifications/webhooks/signature.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
@@ -54,7 +54,7 @@ export interface NtfWorld {
  * (SMS gateway + push service) and a real SMTP server; time is a ManualClock starting now. Logs go
  * to `opts.logDestination` when given (e.g. test/support/logs.ts), at LOG_LEVEL (silent by default).
  */
-export async function notificationsWorld(env: Record<string, string> = {}, opts: { logDestination?: DestinationStream; tuning?: Partial<KernelTuning>; notifications?: Partial<NotificationsTuning> } = {}): Promise<NtfWorld> {
+export async function notificationsWorld(env: Record<string, string> = {}, opts: { logDestination?: DestinationStream; tuning?: Partial<AppTuning>; notifications?: Partial<NotificationsTuning> } = {}): Promise<NtfWorld> {
   // File-end hooks run in registration order: the apps (job runner, LISTEN and lock connections)
   // must close before the database is dropped under them.
   const apps: FastifyInstance[] = [];

@@ -6,12 +6,11 @@ import { createDb } from '../../../../src/platform/db/index.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
-import { realtimeDispatchJob } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
 import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
 import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
 import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
 import { newId } from '../../../../src/platform/time.ts';
-import { MEDIA_SECRET, TURN_SECRET, T0, dispatchEnv, insertChat, insertMessage, insertOutbox, outboxRow, seedSettings, uid, type DispatchEnv } from '../support/dispatch.ts';
+import { MEDIA_SECRET, TURN_SECRET, T0, dispatchEnv, messengerDispatchJob, insertChat, insertMessage, insertOutbox, outboxRow, seedSettings, uid, type DispatchEnv } from '../support/dispatch.ts';
 
 /**
  * While the first push is under way, another send of message `later` commits its outbox row (its
@@ -75,7 +74,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     });
     const statementsAtPush: number[] = [];
     const pushed: unknown[] = [];
-    const dispatcher = realtimeDispatchJob({
+    const dispatcher = messengerDispatchJob({
       db: createDb(counted),
       hub: {
         send: async (_group, _event, payload) => {
@@ -176,7 +175,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     });
     const pushes: number[] = [];
     let t = T0.getTime();
-    const dispatcher = realtimeDispatchJob({
+    const dispatcher = messengerDispatchJob({
       db: createDb(slow),
       hub: { send: async (_g, _e, p) => void pushes.push((p as { Seq: number }).Seq), addUserToGroup: async () => {}, removeUserFromGroup: async () => {}, disconnectUser: async () => {} },
       metrics: createRealtimeMetrics(new Registry(), env.db),

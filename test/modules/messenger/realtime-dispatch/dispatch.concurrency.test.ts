@@ -7,7 +7,7 @@ import { lockKeyOf } from '../../../../src/platform/jobs/schedule.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { newId } from '../../../../src/platform/time.ts';
-import { REALTIME_DISPATCH_JOB } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import { REALTIME_DISPATCH_JOB } from '../../../../src/platform/push/index.ts';
 import { realtimeRetentionJob } from '../../../../src/platform/push/retention.job.ts';
 import { enqueueRealtime } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
 import { requeueQuarantined } from '../../../../src/platform/push/quarantine-sql.ts';

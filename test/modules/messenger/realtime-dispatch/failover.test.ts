@@ -7,7 +7,7 @@ import { loadConfig } from '../../../../src/config.ts';
 import { createPool } from '../../../../src/platform/db/index.ts';
 import { signToken } from '../../../../src/platform/http/auth.ts';
 import { messengerModule } from '../../../../src/modules/messenger/index.ts';
-import { REALTIME_DISPATCH_JOB } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import { REALTIME_DISPATCH_JOB } from '../../../../src/platform/push/index.ts';
 import { createTestDatabase } from '../../../support/db.ts';
 import { logCapture, type LogCapture } from '../../../support/logs.ts';
 import { metricValue } from '../../../support/metrics.ts';
@@ -42,8 +42,8 @@ async function instance(env: Record<string, string>, opts: { redisWaitsForever?:
   const config = loadConfig({ LOG_LEVEL: 'info', PORT: '0', JOBS_ENABLED: 'true', REALTIME_BACKPLANE_ENABLED: 'true', ...SMALL, ...env });
   const pool = createPool(database.url, 5);
   const app = await buildApp(config, { pool, databaseUrl: database.url, log: logs.log,
-    modules: [messengerModule(opts.redisWaitsForever ? { realtimePushTimeoutMs: forever } : {})],
-    ...(opts.redisWaitsForever ? { tuning: { redisCommandTimeoutMs: forever } } : {}),
+    modules: [messengerModule()],
+    ...(opts.redisWaitsForever ? { tuning: { redisCommandTimeoutMs: forever, realtimePushTimeoutMs: forever } } : {}),
   });
   instances.push({ app, end: () => pool.end() });
   await app.listen({ host: '127.0.0.1', port: 0 });

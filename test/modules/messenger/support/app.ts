@@ -3,8 +3,8 @@ import type { InjectOptions } from 'fastify';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { messengerModule } from '../../../../src/modules/messenger/index.ts';
 import type { MessengerTuning } from '../../../../src/modules/messenger/settings.ts';
-import type { KernelTuning } from '../../../../src/platform/tuning.ts';
-import { REALTIME_DISPATCH_JOB } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import type { AppTuning } from '../../../../src/app.ts';
+import { REALTIME_DISPATCH_JOB } from '../../../../src/platform/push/index.ts';
 import { buildTestApp, type TestApp } from '../../../support/app.ts';
 import { connectClient, type TestClient } from '../../../support/signalr.ts';
 import { T0 } from './dispatch.ts';
@@ -40,7 +40,7 @@ export interface MessengerApp extends TestApp {
   connect(token: string, events: string[]): Promise<TestClient>;
 }
 
-export async function messengerApp(env: Record<string, string> = {}, tuning: Partial<MessengerTuning> = {}, kernel: Partial<KernelTuning> = {}): Promise<MessengerApp> {
+export async function messengerApp(env: Record<string, string> = {}, tuning: Partial<MessengerTuning> = {}, kernel: Partial<AppTuning> = {}): Promise<MessengerApp> {
   const clock = new ManualClock(T0);
   const t = await buildTestApp(env, { modules: [messengerModule(tuning)], clock, tuning: kernel });
   await t.app.listen({ host: '127.0.0.1', port: 0 });

@@ -9,7 +9,10 @@ import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/m
 import { activeChatIdsOf, chatMembership } from '../../../../src/modules/messenger/chats/chat-sql.ts';
 import { chatGroup, chatIdOfGroup } from '../../../../src/modules/messenger/chats/kinds.ts';
 import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
-import { realtimeDispatchJob, type DispatchSettings, type RealtimeDispatchDeps } from '../../../../src/modules/messenger/realtime-dispatch/dispatch.job.ts';
+import { messengerPushKinds } from '../../../../src/modules/messenger/realtime-dispatch/register.ts';
+import type { MediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
+import { createPush, pushDispatchJob, type DispatchSettings, type PushDispatchDeps } from '../../../../src/platform/push/index.ts';
+import type { BatchWorker } from '../../../../src/platform/jobs/index.ts';
 import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
 import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
 import { startHubApp, type HubApp } from '../../../support/signalr.ts';
@@ -18,6 +21,14 @@ import { logCapture } from '../../../support/logs.ts';
 /** Helpers of the realtime dispatch tests: a real hub, a cloned database, rows and entities written by SQL. */
 
 export const T0 = new Date('2026-03-01T10:00:00Z');
+
+/** The push part's dispatcher over the messenger's kinds alone: one built on its own, as a second runner's is. */
+export function messengerDispatchJob(deps: Omit<PushDispatchDeps, 'kinds'> & { mintJoin: MediaJoinMinter }): BatchWorker {
+  const { mintJoin, ...rest } = deps;
+  const push = createPush();
+  push.registerKinds(messengerPushKinds(mintJoin));
+  return pushDispatchJob({ ...rest, kinds: push.kinds });
+}
 export const MEDIA_SECRET = 'test-media-secret-0123456789-0123456789';
 export const TURN_SECRET = 'test-turn-secret-0123456789';
 
@@ -45,12 +56,12 @@ export interface DispatchEnv {
   /** The hub the dispatcher pushes through; tests swap it to simulate an outage. */
   hubRef: { current: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup' | 'disconnectUser'> };
   sends: { group: string; event: string; payload: Record<string, unknown> }[];
-  dispatcher: ReturnType<typeof realtimeDispatchJob>;
+  dispatcher: ReturnType<typeof messengerDispatchJob>;
   /** Another dispatcher over the same database and hub (a second runner). */
-  newDispatcher(settings?: Partial<DispatchSettings>): ReturnType<typeof realtimeDispatchJob>;
+  newDispatcher(settings?: Partial<DispatchSettings>): ReturnType<typeof messengerDispatchJob>;
   /** A run's context on the env's clock and log capture. */
   ctx(over?: Partial<BatchRunContext>): BatchRunContext;
-  run(signal?: AbortSignal): ReturnType<ReturnType<typeof realtimeDispatchJob>['runOnce']>;
+  run(signal?: AbortSignal): ReturnType<ReturnType<typeof messengerDispatchJob>['runOnce']>;
 }
 
 /** A real hub app (joins chat groups from messenger.chat_participants) and a dispatcher over a fresh database. */
@@ -72,7 +83,7 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
   const quarantined: unknown[] = [];
   const sends: DispatchEnv['sends'] = [];
   const hubRef: DispatchEnv['hubRef'] = { current: hubApp.hub };
-  const hub: RealtimeDispatchDeps['hub'] = {
+  const hub: PushDispatchDeps['hub'] = {
     send: async (group, event, payload, sendOpts) => {
       await hubRef.current.send(group, event, payload, sendOpts);
       sends.push({ group, event, payload: payload as Record<string, unknown> });
@@ -87,7 +98,7 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
     clock,
   );
   const newDispatcher = (settings: Partial<DispatchSettings> = {}) =>
-    realtimeDispatchJob({
+    messengerDispatchJob({
       db,
       hub,
       metrics,

@@ -1,0 +1,46 @@
+import type { Db } from '../db/index.ts';
+import type { BatchWorker } from '../jobs/index.ts';
+import type { Registry } from '../observability/metrics.ts';
+import type { Clock } from '../time.ts';
+import { pushDispatchJob, type PushDispatchDeps } from './dispatch.job.ts';
+import { createRealtimeMetrics, realtimeStateGauges } from './metrics.ts';
+import type { Push } from './port.ts';
+import { realtimeRetentionJob } from './retention.job.ts';
+import { dispatchSettingsOf, RETENTION_SCHEDULE, type PushSettings, type PushTuning } from './settings.ts';
+
+export interface PushJobsDeps {
+  db: Db;
+  hub: PushDispatchDeps['hub'];
+  registry: Registry;
+  clock: Clock;
+  push: Push;
+  settings: PushSettings;
+  tuning: PushTuning;
+}
+
+/**
+ * The push part's background work over the kinds the modules registered: the RealtimeDispatchJob
+ * (woken in this replica through `push.wake()`, in the others by NOTIFY) and RetentionDone with the
+ * event stream's trim, with their metrics and the outbox's state gauges.
+ */
+export function pushJobs(deps: PushJobsDeps): BatchWorker[] {
+  const { db, push, settings, tuning } = deps;
+  const metrics = createRealtimeMetrics(deps.registry, db);
+  realtimeStateGauges(deps.registry, db, deps.clock);
+  return [
+    pushDispatchJob({
+      db,
+      hub: deps.hub,
+      metrics,
+      kinds: push.kinds,
+      settings: dispatchSettingsOf(settings, tuning),
+      connectWake: (wake, payload) => push.connectWake(wake, payload),
+    }),
+    realtimeRetentionJob(db, {
+      retentionHours: settings.MESSENGER_REALTIME_RETENTION_DONE / 3_600_000,
+      eventsRetentionHours: tuning.eventsRetentionMs / 3_600_000,
+      ...RETENTION_SCHEDULE,
+      metrics,
+    }),
+  ];
+}
