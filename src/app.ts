@@ -7,7 +7,7 @@ import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
 import { registerOpsRoutes } from './platform/http/ops-routes.ts';
-import { createPush, PUSH_TUNING, pushJobs, type PushTuning } from './platform/push/index.ts';
+import { createPush, PUSH_TUNING, pushJobs, registerEventStreamRoutes, type PushTuning } from './platform/push/index.ts';
 import { createHubFromConfig, hubPlugin, type Hub } from './platform/realtime/index.ts';
 import { systemClock, type Clock } from './platform/time.ts';
 import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
@@ -122,9 +122,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(openTopicReader ? { openTopicReader: (topic: string, groupId: string) => openTopicReader(withPrefix(config.KAFKA_TOPIC_PREFIX, topic), withPrefix(config.KAFKA_TOPIC_PREFIX, groupId)) } : {}),
   };
   await wireModules(app, deps.modules ?? allModules, moduleDeps, runner, hooks);
-  // Its dispatcher and retention, once the modules have registered what it carries.
+  // Its dispatcher, retention and event stream, once the modules have registered what it carries.
   if (push.hasKinds()) {
     for (const job of pushJobs({ db, hub, registry, clock, push, settings: config, tuning })) runner.register(job);
+    registerEventStreamRoutes(app, { db, kinds: push.kinds });
   }
 
   const checks: HealthCheck[] = [

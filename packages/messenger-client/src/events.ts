@@ -1,7 +1,7 @@
 /**
  * Every frame the messenger hub pushes, by event name, with its payload as pushed (PascalCase).
  * Frames pushed through the realtime outbox carry `Cursor`, their place in the caller's event
- * stream (GET /api/messenger/events); the client resumes from the last one it got.
+ * stream (GET /api/events); the client resumes from the last one it got.
  */
 
 interface Streamed {

@@ -272,7 +272,7 @@ export class MessengerClient {
     try {
       for (;;) {
         if (this.last === undefined) return await this.restartFromHead();
-        const res = await this.rest.request('GET', `/api/messenger/events?after=${encodeURIComponent(this.last)}&limit=500`);
+        const res = await this.rest.request('GET', `/api/events?after=${encodeURIComponent(this.last)}&limit=500`);
         if (res.status === 410 || res.status === 400) return await this.restartFromHead();
         if (!res.ok) throw await errorOfResponse(res);
         const page = (await res.json()) as { events: { cursor: string; name: string; payload: Wire }[]; next: string };
@@ -289,7 +289,7 @@ export class MessengerClient {
   }
 
   private async restartFromHead(): Promise<void> {
-    const res = await this.rest.request('GET', '/api/messenger/events');
+    const res = await this.rest.request('GET', '/api/events');
     if (res.ok) this.moveCursor(((await res.json()) as { next: string }).next);
     await this.chats.refillAll();
   }

@@ -6,7 +6,7 @@ import { registerChatRoutes } from './chats/routes.ts';
 import { registerContactSearchRoutes } from './contact-search/routes.ts';
 import type { ContactSearchDeps } from './contact-search/search.ts';
 import { registerContactRoutes } from './contacts/routes.ts';
-import { registerEventStreamRoute, registerRealtimeOutboxRoutes } from '../../platform/push/index.ts';
+import { registerRealtimeOutboxRoutes } from '../../platform/push/index.ts';
 import { refuseUnknownFields } from './admin-body.ts';
 import { REALTIME_DISPATCH_KINDS } from './realtime-dispatch/kinds.ts';
 import { registerPresenceRoutes } from './presence/presence.ts';
@@ -27,8 +27,6 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerContactRoutes(app, ctx);
   registerCallRoutes(app, ctx);
   registerConferenceRoutes(app, ctx);
-  // The push part's stream route, at the path the messenger's clients resume from, behind its guards.
-  registerEventStreamRoute(app, { db: ctx.db, kinds: ctx.push.kinds });
   registerPresenceRoutes(app, ctx.db, ctx.hub);
   // The push part's runbook calls, at the messenger's admin path, with the kinds its table admits.
   registerRealtimeOutboxRoutes(app, { db: ctx.db, clock: ctx.clock, log: ctx.log, kinds: REALTIME_DISPATCH_KINDS, refuseUnknownFields });

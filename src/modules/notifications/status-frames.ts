@@ -23,7 +23,7 @@ export const NotificationStatusChangedFrame = Type.Object(
     ReadAt: Nullable(Timestamp),
     Version: Type.Integer({ description: "The notification's version after this change: what POST /api/notifications/{id}/read expects" }),
     OccurredAt: Timestamp,
-    Cursor: Type.Optional(Type.String({ description: "The frame's position in the events stream (GET /api/messenger/events?after=)" })),
+    Cursor: Type.Optional(Type.String({ description: "The frame's position in the events stream (GET /api/events?after=)" })),
   },
   { title: 'NotificationStatusChangedFrame', description: 'notification_status_changed: to user:{UserId}' },
 );
@@ -67,7 +67,7 @@ export const announcesStatus = (channel: Channel, kind: 'sent' | 'retry' | 'term
  * outbox (the kernel's push part, push.userFrames), whose one dispatcher pushes them after the commit —
  * retrying while the backplane is down, each with its `Cursor` — and keeps them in the user's
  * event stream, so a change is never announced before it is committed, nor lost after, nor
- * missed by a client that reconnects (GET /api/messenger/events).
+ * missed by a client that reconnects (GET /api/events).
  */
 export async function recordStatusChanges(frames: UserFrames, tx: Db, changes: readonly StatusChange[], now: Date): Promise<void> {
   if (changes.length === 0) return;

@@ -79,7 +79,7 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
     if (claimed.length === 0) return [];
     run.log.info({ rows: claimed.length }, 'realtime batch claimed');
     // In push order: the claim gave each row its event-stream position in that order, so a frame's
-    // Cursor is readable from GET /api/messenger/events before the client gets the frame.
+    // Cursor is readable from GET /api/events before the client gets the frame.
     const live = claimed.filter((r) => !r.exhausted);
     const refs = await kinds.load(deps.db, live);
     const exhausted = claimed.filter((r) => r.exhausted);

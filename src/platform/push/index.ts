@@ -6,7 +6,7 @@
 export { cursorOf, positionOf } from './cursor.ts';
 export { readStream, readStreamHead, streamHead, streamHorizon, trimStream, type StreamEventRow, type StreamPage } from './stream-sql.ts';
 export { eventsAfter, type StreamEvent } from './replay.ts';
-export { registerEventStreamRoute } from './stream-routes.ts';
+export { DEPRECATED_EVENT_STREAM_PATH, EVENT_STREAM_PATH, registerEventStreamRoutes } from './stream-routes.ts';
 export { registerRealtimeOutboxRoutes, REQUEUE_DEFAULT_LIMIT, REQUEUE_MAX_LIMIT, type RunbookRouteDeps } from './runbook-routes.ts';
 export { StreamErrors } from './errors.ts';
 export { eventNameOf, type PushRow, type UserFrame, type UserFrames } from './types.ts';

@@ -1,3 +1,4 @@
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { userGroup } from '../realtime/index.ts';
 import { NO_CLAIM_READS, type ClaimReads } from './claim-sql.ts';
@@ -27,6 +28,12 @@ export interface ReferencedKinds<R = unknown, J = unknown> {
   disconnectReason?: string;
   /** What the claim statement reads beside the rows for this owner (one owner at most). */
   claimReads?: ClaimReads;
+  /**
+   * The spans of group membership a user had, for the event stream (one owner at most): a select of
+   * rows (chat_id, from_version, to_version) — the user reads a group event whose membership version
+   * lies in one of them (to_version null: still a member). Without it, a user reads only their own rows.
+   */
+  groupSpans?: (userId: string) => SQL;
 }
 
 /** The kinds one module owns. */
@@ -42,6 +49,11 @@ export interface KindRegistration<R = unknown, J = unknown> {
    */
   carried?: readonly string[];
   referenced?: ReferencedKinds<R, J>;
+  /**
+   * Refuses a user the whole event stream by throwing (an AppError with the module's code): the
+   * messenger refuses its blocked and archived users, as on its own routes.
+   */
+  refuseReader?: (db: Db, userId: string) => Promise<void>;
 }
 
 /** The registrations as the dispatcher and the event stream read them. */
@@ -52,6 +64,10 @@ export interface PushKinds {
   build(row: PushRow, refs: unknown): BuildResult;
   mintJoin(kind: string, joinFor: unknown): Promise<unknown>;
   disconnectReason(kind: string): string;
+  /** The group-membership spans' select for a user (none registered: an empty one). */
+  groupSpans(userId: string): SQL;
+  /** Every registered refusal of a stream reader, in registration order; throws the first. */
+  refuseReader(db: Db, userId: string): Promise<void>;
 }
 
 export interface Push {
@@ -79,6 +95,7 @@ export const KIND_NOT_REGISTERED = 'RTO_KIND_NOT_REGISTERED';
 export const chatGroupOf = (chatId: string): string => `chat:${chatId}`;
 
 const KIND_NAME = /^[A-Z][A-Za-z]{0,31}$/;
+const NO_GROUP_SPANS: SQL = sql`select null::uuid as chat_id, 0 as from_version, null::int as to_version where false`;
 const DISCONNECT_REASON = 'disconnected';
 
 export function createPush(): Push {
@@ -91,6 +108,9 @@ export function createPush(): Push {
   const ownerIndex = new Map<string, number>();
   let reads: ClaimReads = NO_CLAIM_READS;
   let readsOwner: string | undefined;
+  let spans: ((userId: string) => SQL) | undefined;
+  let spansOwner: string | undefined;
+  const readerRefusals: ((db: Db, userId: string) => Promise<void>)[] = [];
 
   function own(kind: string, owner: string): void {
     // Programming errors at start: a kind is one owner's, and its name goes into SQL text.
@@ -123,6 +143,10 @@ export function createPush(): Push {
       return mint(joinFor);
     },
     disconnectReason: (kind) => referenced[ownerIndex.get(kind) ?? -1]?.disconnectReason ?? DISCONNECT_REASON,
+    groupSpans: (userId) => (spans ? spans(userId) : NO_GROUP_SPANS),
+    async refuseReader(db, userId) {
+      for (const refuse of readerRefusals) await refuse(db, userId);
+    },
   };
 
   let wake = () => {};
@@ -157,7 +181,13 @@ export function createPush(): Push {
           reads = ref.claimReads;
           readsOwner = owner;
         }
+        if (ref.groupSpans) {
+          if (spansOwner !== undefined) throw new Error(`the push stream reads group spans of ${spansOwner} already; ${owner} cannot add its own`);
+          spans = ref.groupSpans;
+          spansOwner = owner;
+        }
       }
+      if (registration.refuseReader) readerRefusals.push(registration.refuseReader);
     },
     async userFrames(tx: Db, frames: readonly UserFrame[], now: Date): Promise<void> {
       const rows = frames.map((f) => {

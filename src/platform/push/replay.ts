@@ -7,7 +7,7 @@ import { chatGroupOf, type PushKinds } from './port.ts';
 import { readStream, readStreamHead } from './stream-sql.ts';
 
 /**
- * GET /api/messenger/events: the caller's events after a cursor, rebuilt from their stored
+ * GET /api/events: the caller's events after a cursor, rebuilt from their stored
  * references exactly as the dispatcher builds them at delivery (the registered kinds' load and
  * build steps; a carried frame as stored) — the same payloads, and never a
  * media join token (one is minted only for a live invite). An event whose entity is gone since
@@ -21,13 +21,14 @@ export interface StreamEvent {
 }
 
 export async function eventsAfter(db: Db, kinds: PushKinds, userId: string, after: string | undefined, limit: number): Promise<{ events: StreamEvent[]; next: string }> {
+  await kinds.refuseReader(db, userId);
   if (after === undefined) {
     // Where a new client starts: nothing yet, and the head to continue from.
     return { events: [], next: cursorOf(await readStreamHead(db)) };
   }
   const position = positionOf(after);
   if (position === undefined) throw StreamErrors.cursorInvalid();
-  const page = await readStream(db, userId, position, limit);
+  const page = await readStream(db, userId, position, limit, kinds.groupSpans(userId));
   // Positions before the horizon were trimmed: events after this cursor may be gone (refetch state).
   if (position < page.trimmedBelow - 1) throw StreamErrors.cursorExpired();
   // Past the head (read in the same snapshot): not a cursor this stream handed out; its events would be skipped silently.

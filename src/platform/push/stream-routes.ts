@@ -28,26 +28,38 @@ const EventsPage = Type.Object({
   next: Type.String({ description: 'The cursor to continue from: ask again with after=next until events is empty' }),
 });
 
+/** Where clients resume from; the messenger's old path answers the same until its clients move. */
+export const EVENT_STREAM_PATH = '/api/events';
+export const DEPRECATED_EVENT_STREAM_PATH = '/api/messenger/events';
+
+const SUMMARY =
+  'Every event pushed to you after a cursor, of every kind and module, in order (resume after a reconnect); without after: no events and the head to start from. 410 MSG_EVENTS_CURSOR_EXPIRED past retention; 400 MSG_EVENTS_CURSOR_AHEAD for a cursor past the head (resync)';
+
 /**
  * The resumable per-user event stream: what a client missed while away, of every kind, in order.
- * The push part's route; mounted by the module whose clients resume from it (the messenger, at the
- * path its clients use), inside that module's scope so its guards on its users apply.
+ * The push part's own route, registered by the app once modules registered kinds; each module's
+ * refusal of a reader (`refuseReader`) applies. The messenger's path, where clients resumed before
+ * the stream was the kernel's, stays as a deprecated alias of the same operation.
  */
-export function registerEventStreamRoute(app: FastifyInstance, deps: { db: Db; kinds: PushKinds }): void {
+export function registerEventStreamRoutes(app: FastifyInstance, deps: { db: Db; kinds: PushKinds }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const response = { 200: EventsPage, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 410: ErrorBody };
+  const handler = async (req: { principal?: { userId: string }; query: { after?: string; limit?: number } }) =>
+    eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? 100);
+  r.get(EVENT_STREAM_PATH, { preHandler: app.requireUser, schema: { operationId: 'listEvents', tags: ['events'], summary: SUMMARY, querystring: EventsQuery, response } }, handler);
   r.get(
-    '/api/messenger/events',
+    DEPRECATED_EVENT_STREAM_PATH,
     {
       preHandler: app.requireUser,
       schema: {
-        operationId: 'listEvents',
-        tags: ['messenger-events'],
-        summary:
-          'Every event pushed to you after a cursor, of every kind, in order (resume after a reconnect); without after: no events and the head to start from. 410 MSG_EVENTS_CURSOR_EXPIRED past retention; 400 MSG_EVENTS_CURSOR_AHEAD for a cursor past the head (resync)',
+        operationId: 'listMessengerEvents',
+        tags: ['events'],
+        deprecated: true,
+        summary: `Deprecated: the same as GET ${EVENT_STREAM_PATH}, where clients resume now; kept until clients of this path are gone`,
         querystring: EventsQuery,
-        response: { 200: EventsPage, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 410: ErrorBody },
+        response,
       },
     },
-    async (req) => eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? 100),
+    handler,
   );
 }

@@ -4,7 +4,7 @@ import type { PushRow } from './types.ts';
 
 /**
  * Reads and retention of the per-user event stream (messenger.realtime_events). Positions are handed
- * out by the dispatcher's claim (the messenger's realtime-dispatch/outbox-sql.ts), in push order, right before the push: a row reaches
+ * out by the dispatcher's claim (claim-sql.ts), in push order, right before the push: a row reaches
  * the stream only once it is committed and claimed, so a position is never handed out ahead of an
  * earlier commit — the order outbox ids cannot give (an id is drawn before its transaction commits).
  */
@@ -39,10 +39,11 @@ export interface StreamPage<R extends PushRow = PushRow> {
 
 /**
  * The user's events after `after`: those addressed to user:{UserId}, and the chat events of every
- * span of chat membership they had, each read by index from the cursor on (one scan per span), in
+ * span of group membership they had (`spans`: the select the kinds' owner registered, rows of
+ * chat_id, from_version, to_version), each read by index from the cursor on (one scan per span), in
  * one snapshot with the stream's head and horizon.
  */
-export async function readStream<R extends PushRow = PushRow>(db: Db, userId: string, after: number, limit: number): Promise<StreamPage<R>> {
+export async function readStream<R extends PushRow = PushRow>(db: Db, userId: string, after: number, limit: number, spans: SQL): Promise<StreamPage<R>> {
   const { rows } = await query<{ page: StreamEventRow<R>[] | null; head: number; trimmedBelow: number }>(
     db,
     sql`with mine as (
@@ -50,13 +51,12 @@ export async function readStream<R extends PushRow = PushRow>(db: Db, userId: st
             where e.target_kind = 'User' and e.target_user_id = ${userId} and e.position > ${after}
             order by e.position limit ${limit})
           union all
-          (select e.* from messenger.chat_membership_spans s
+          (select e.* from (${spans}) s
              cross join lateral (
                select e.* from messenger.realtime_events e
                 where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id and e.position > ${after}
                   and e.membership_version >= s.from_version and (s.to_version is null or e.membership_version < s.to_version)
-                order by e.position limit ${limit}) e
-            where s.user_id = ${userId})),
+                order by e.position limit ${limit}) e)),
         page as (select * from mine order by position limit ${limit})
         select (select json_agg(json_build_object(
                   'position', p.position, 'id', p.outbox_id, 'kind', p.kind, 'targetKind', p.target_kind, 'chatId', p.chat_id,

@@ -46,7 +46,7 @@ test('in Chromium: sends made offline land exactly once, and the missed read rec
   // Every events-stream page alice's client reads after a reconnect, as the network delivered it.
   const resumed: { name: string }[] = [];
   a.on('response', (res) => {
-    if (res.url().includes('/api/messenger/events?after=') && res.ok()) void res.json().then((page: { events: { name: string }[] }) => resumed.push(...page.events), () => undefined);
+    if (res.url().includes('/api/events?after=') && res.ok()) void res.json().then((page: { events: { name: string }[] }) => resumed.push(...page.events), () => undefined);
   });
 
   await a.setOfflineMode(true);

@@ -178,7 +178,7 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
     const resumes: number[] = [];
     const recording: typeof fetch = async (input, init) => {
       const res = await fetch(input, init);
-      if (String(input).includes('/api/messenger/events?after=')) resumes.push(res.status);
+      if (String(input).includes('/api/events?after=')) resumes.push(res.status);
       return res;
     };
     const proxy = await startTcpProxy(port(m));

@@ -10,7 +10,7 @@ import { PUSH_TUNING } from '../../../src/platform/push/index.ts';
 /**
  * notification_status_changed frames are part of the user's resumable event stream: each is pushed
  * with a Cursor by the messenger's realtime dispatcher (they share its outbox), and a client that
- * was away replays them with GET /api/messenger/events?after=<cursor>, in push order among the
+ * was away replays them with GET /api/events?after=<cursor>, in push order among the
  * messenger's own frames; a user only ever reads their own notifications' frames; retention trims
  * them as it trims the rest.
  */
@@ -38,7 +38,7 @@ async function api<T>(token: string, method: 'GET' | 'POST', url: string, payloa
 }
 
 async function head(token: string): Promise<string> {
-  const res = await api<{ next: string }>(token, 'GET', '/api/messenger/events');
+  const res = await api<{ next: string }>(token, 'GET', '/api/events');
   assert.equal(res.status, 200);
   return res.body.next;
 }
@@ -47,7 +47,7 @@ async function head(token: string): Promise<string> {
 async function eventsAfter(token: string, after: string): Promise<Event[]> {
   const out: Event[] = [];
   for (let cursor = after; ; ) {
-    const res = await api<{ events: Event[]; next: string }>(token, 'GET', `/api/messenger/events?after=${cursor}&limit=2`);
+    const res = await api<{ events: Event[]; next: string }>(token, 'GET', `/api/events?after=${cursor}&limit=2`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     if (res.body.events.length === 0) return out;
     out.push(...res.body.events);
@@ -150,7 +150,7 @@ describe('notification_status_changed in the per-user event stream', () => {
     assert.equal(run.outcome, 'success');
     assert.ok(run.counts.eventsDeleted! >= 1);
 
-    const expired = await api<{ code: string }>(alice.token, 'GET', `/api/messenger/events?after=${start}`);
+    const expired = await api<{ code: string }>(alice.token, 'GET', `/api/events?after=${start}`);
     assert.deepEqual([expired.status, expired.body.code], [410, 'MSG_EVENTS_CURSOR_EXPIRED']);
     assert.deepEqual((await eventsAfter(alice.token, old!.cursor)).map((e) => e.payload.NotificationId), [newId]);
   });

@@ -16,7 +16,7 @@ import { eventNameOf, type RealtimeDispatchKind } from './kinds.ts';
  */
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
-const Cursor = Type.Optional(Type.String({ description: "The frame's position in the events stream (GET /api/messenger/events?after=)" }));
+const Cursor = Type.Optional(Type.String({ description: "The frame's position in the events stream (GET /api/events?after=)" }));
 const frame = (name: string, description: string, properties: Record<string, TSchema>) =>
   Type.Object({ ...properties, Cursor }, { title: name, description });
 

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { ClaimedRow, ClaimReads, KindRegistration } from '../../../platform/push/index.ts';
 import type { MediaJoinMinter } from '../calls/media-join.ts';
 import { USER_INACTIVE_CLOSE_REASON } from '../errors.ts';
+import { refuseInactiveUser } from '../user-replica/replica-reads.ts';
 import { MESSENGER_PUSH_KINDS } from './kinds.ts';
 import { buildDelivery, type JoinFor, type RealtimeRefs } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
@@ -59,7 +60,7 @@ export const MESSENGER_CLAIM_READS: ClaimReads = {
   take: (r) => claimedOf(r as ClaimResultRow),
 };
 
-/** The messenger's registration: its kinds with their load and build steps, join minting and claim reads. */
+/** The messenger's registration: its kinds with their load and build steps, join minting, claim reads, the stream's group spans and its refusal of inactive readers. */
 export const messengerPushKinds = (mintJoin: MediaJoinMinter): KindRegistration<RealtimeRefs, JoinFor> => ({
   owner: 'messenger',
   referenced: {
@@ -69,5 +70,9 @@ export const messengerPushKinds = (mintJoin: MediaJoinMinter): KindRegistration<
     mintJoin,
     disconnectReason: USER_INACTIVE_CLOSE_REASON,
     claimReads: MESSENGER_CLAIM_READS,
+    // The stream reads a chat's events in the spans its reader was a member (written with each membership change).
+    groupSpans: (userId) => sql`select chat_id, from_version, to_version from messenger.chat_membership_spans where user_id = ${userId}`,
   },
+  // As on every messenger route: a blocked or archived user reads no stream (403 MSG_USER_INACTIVE).
+  refuseReader: refuseInactiveUser,
 });

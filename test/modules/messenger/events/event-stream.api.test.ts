@@ -10,7 +10,7 @@ import { PUSH_TUNING } from '../../../../src/platform/push/index.ts';
 
 /**
  * The resumable per-user event stream: every frame pushed to a user through the realtime outbox
- * carries Cursor, and GET /api/messenger/events?after=<cursor> answers every event pushed to them
+ * carries Cursor, and GET /api/events?after=<cursor> answers every event pushed to them
  * after it, of every kind, in order — positions in commit order, entitlement as at delivery, the
  * payload rebuilt as the dispatcher builds it (never a media join token), 410 past retention.
  */
@@ -22,7 +22,7 @@ type Err = { code: string };
 const framesOf = (c: TestClient) => c.received.map((r) => ({ name: r.event, payload: r.payload as Record<string, unknown> }));
 
 async function eventsAfter(m: MessengerApp, token: string, after: string | undefined, limit = 500): Promise<Page> {
-  const res = await m.call<Page>(token, 'GET', `/api/messenger/events?limit=${limit}${after === undefined ? '' : `&after=${after}`}`);
+  const res = await m.call<Page>(token, 'GET', `/api/events?limit=${limit}${after === undefined ? '' : `&after=${after}`}`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body;
 }
@@ -45,7 +45,7 @@ async function groupOf(m: MessengerApp, n: number) {
   return { users, chatId: chat.id, base: `/api/messenger/chats/${chat.id}` };
 }
 
-describe('the per-user event stream (GET /api/messenger/events)', () => {
+describe('the per-user event stream (GET /api/events)', () => {
   test('every kind pushed to the user is in the stream with the same payload, and each frame’s Cursor resumes right after it', async () => {
     const m = await messengerApp();
     const { users, base } = await groupOf(m, 2);
@@ -207,12 +207,12 @@ describe('the per-user event stream (GET /api/messenger/events)', () => {
     const run = await m.app.platform.runner.runNow(REALTIME_RETENTION_JOB);
     assert.equal(run.outcome, 'success');
     assert.ok(run.counts.eventsDeleted! >= 1);
-    const expired = await m.call<Err>(bob.token, 'GET', `/api/messenger/events?after=${start}`);
+    const expired = await m.call<Err>(bob.token, 'GET', `/api/events?after=${start}`);
     assert.deepEqual([expired.status, expired.body.code], [410, 'MSG_EVENTS_CURSOR_EXPIRED']);
     const fresh = await eventsAfter(m, bob.token, old.next);
     assert.deepEqual(fresh.events.map((e) => e.payload.Body), ['new']);
     for (const query of ['after=x1', 'after=e', 'after=e-1', 'after=E1', 'after=e1&limit=0', 'after=e1&limit=501']) {
-      const res = await m.call<Err>(bob.token, 'GET', `/api/messenger/events?${query}`);
+      const res = await m.call<Err>(bob.token, 'GET', `/api/events?${query}`);
       assert.equal(res.status, 400, query);
       assert.equal(typeof res.body.code, 'string');
     }
@@ -228,9 +228,29 @@ describe('the per-user event stream (GET /api/messenger/events)', () => {
     const atHead = await eventsAfter(m, bob.token, head);
     assert.deepEqual([atHead.events, atHead.next], [[], head]);
     for (const ahead of ['ezz', `e${(Number.parseInt(head.slice(1), 36) + 1).toString(36)}`]) {
-      const res = await m.call<Err & { message: string }>(bob.token, 'GET', `/api/messenger/events?after=${ahead}`);
+      const res = await m.call<Err & { message: string }>(bob.token, 'GET', `/api/events?after=${ahead}`);
       assert.deepEqual([res.status, res.body.code], [400, 'MSG_EVENTS_CURSOR_AHEAD'], ahead);
       assert.match(res.body.message, /refetch/);
     }
+  });
+
+  test('the messenger’s old path answers as GET /api/events, the same page for the same cursor, and the document marks it deprecated', async () => {
+    const m = await messengerApp();
+    const { users, base } = await groupOf(m, 2);
+    const bob = users[1]!;
+    await m.dispatch();
+    const start = (await eventsAfter(m, bob.token, undefined)).next;
+    await m.call(users[0]!.token, 'POST', `${base}/messages`, { kind: 'Text', body: 'hi' });
+    await m.dispatch();
+    const now = await m.call<Page>(bob.token, 'GET', `/api/events?after=${start}`);
+    const old = await m.call<Page>(bob.token, 'GET', `/api/messenger/events?after=${start}`);
+    assert.equal(old.status, 200);
+    assert.deepEqual(old.body, now.body);
+    assert.deepEqual(now.body.events.map((e) => e.payload.Body), ['hi']);
+    const doc = (await m.app.inject({ method: 'GET', url: '/docs/json' })).json() as { paths: Record<string, { get: { deprecated?: boolean; operationId: string } }> };
+    assert.deepEqual(
+      [doc.paths['/api/events']!.get.deprecated, doc.paths['/api/messenger/events']!.get.deprecated],
+      [undefined, true],
+    );
   });
 });

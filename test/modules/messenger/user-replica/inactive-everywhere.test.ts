@@ -10,7 +10,8 @@ import { messengerApp, type MessengerApp } from '../support/app.ts';
 
 /**
  * Product decision: a user whose replica row exists and is inactive (Blocked, Archived) is refused
- * on every authenticated messenger route, reads included, and at the hub's negotiate and connect:
+ * on every authenticated messenger route, reads included, on the event stream that carries its frames,
+ * and at the hub's negotiate and connect:
  * 403 MSG_USER_INACTIVE, nothing stored. A user the replica has not seen yet is not refused there.
  */
 
@@ -55,7 +56,7 @@ describe('an inactive user is refused on every messenger route and at the hub (4
       paths: Record<string, Record<string, Operation & { responses?: Record<string, unknown>; security?: Record<string, unknown>[] }>>;
     };
     const operations = Object.entries(doc.paths)
-      .filter(([path]) => path.startsWith('/api/messenger/'))
+      .filter(([path]) => path.startsWith('/api/messenger/') || path === '/api/events')
       .flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ method, path, op })))
       // Authenticated by a user or admin token: they answer 401 without one. The media server's callback has its own secret.
       .filter(({ op }) => op.responses?.['401'] !== undefined && !op.security?.some((s) => 'mediaCallback' in s));
