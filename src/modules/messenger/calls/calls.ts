@@ -7,7 +7,7 @@ import { isoOf } from '../sql-rows.ts';
 import { blockedEitherWay } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors, ChatErrors } from '../errors.ts';
-import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
+import type { MessengerPushKind } from '../realtime-dispatch/kinds.ts';
 import type { MediaKind, SessionStatus } from './kinds.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import { callSignal } from './signals.ts';
@@ -123,7 +123,7 @@ type Transition = {
   by: 'caller' | 'callee' | 'either';
   from: SessionStatus;
   to: SessionStatus;
-  signal: RealtimeDispatchKind;
+  signal: MessengerPushKind;
 };
 
 export const CALL_TRANSITIONS = {

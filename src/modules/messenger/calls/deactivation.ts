@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
-import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
+import type { MessengerPushKind } from '../realtime-dispatch/kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
 import { callSignal, conferenceSignal } from './signals.ts';
 
@@ -23,7 +23,7 @@ import { callSignal, conferenceSignal } from './signals.ts';
  */
 
 /** The signal each outcome of a call taken from a deactivated party announces to both parties. */
-const CALL_SIGNAL: Record<string, RealtimeDispatchKind> = { Ended: 'CallEnded', Cancelled: 'CallCancelled', Missed: 'CallMissed' };
+const CALL_SIGNAL: Record<string, MessengerPushKind> = { Ended: 'CallEnded', Cancelled: 'CallCancelled', Missed: 'CallMissed' };
 
 export async function removeFromMediaSessions(tx: Db, userIds: readonly string[], now: Date): Promise<void> {
   if (userIds.length === 0) return;

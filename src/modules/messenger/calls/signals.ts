@@ -1,4 +1,4 @@
-import type { RealtimeDispatchKind } from '../realtime-dispatch/kinds.ts';
+import type { MessengerPushKind } from '../realtime-dispatch/kinds.ts';
 import type { NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
 
 /**
@@ -8,10 +8,10 @@ import type { NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
  */
 
 /** Push intents of a call signal to each listed party. */
-export const callSignal = (kind: RealtimeDispatchKind, callId: string, to: string[]): NewRealtimeRow[] =>
+export const callSignal = (kind: MessengerPushKind, callId: string, to: string[]): NewRealtimeRow[] =>
   to.map((userId) => ({ kind, targetKind: 'User', targetUserId: userId, refId: callId, sessionKind: 'Direct' }));
 
-export const conferenceSignal = (kind: RealtimeDispatchKind, chatId: string, refId: string): NewRealtimeRow => ({
+export const conferenceSignal = (kind: MessengerPushKind, chatId: string, refId: string): NewRealtimeRow => ({
   kind,
   targetKind: 'ChatGroup',
   chatId,

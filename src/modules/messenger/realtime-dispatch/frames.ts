@@ -4,7 +4,7 @@ import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES }
 import { CHAT_EVENT_KINDS } from '../chats/kinds.ts';
 import { BLACKLIST_STATUSES, CONTACT_STATUSES } from '../contacts/kinds.ts';
 import { MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
-import { eventNameOf, type RealtimeDispatchKind } from './kinds.ts';
+import { eventNameOf, type MessengerPushKind } from './kinds.ts';
 
 /**
  * The payload of every hub frame the realtime dispatcher builds (payloads.ts), as JSON Schema, by
@@ -116,7 +116,7 @@ export const MESSENGER_FRAME_SCHEMAS = {
   ScreenShareStarted: Roster,
   ScreenShareStopped: Roster,
   BlacklistChanged: frame('BlacklistFrame', 'blacklist_changed: to the owner of the entry', { EntryId: Uuid, BlockedUserId: Uuid, Status: literals(BLACKLIST_STATUSES) }),
-} satisfies Partial<Record<RealtimeDispatchKind, TSchema>>;
+} satisfies Partial<Record<MessengerPushKind, TSchema>>;
 
 /** Live only (presence/): never in the events stream, so no Cursor. */
 export const PresenceChangedFrame = Type.Object(
@@ -130,7 +130,7 @@ export type TypingFrame = Static<typeof TypingFrame>;
 /** The same, by hub event name (message_received, …), with presence and typing. */
 export const messengerFramesByEvent = (): Record<string, TSchema> =>
   Object.fromEntries([
-    ...Object.entries(MESSENGER_FRAME_SCHEMAS).map(([kind, schema]) => [eventNameOf(kind as RealtimeDispatchKind), schema] as const),
+    ...Object.entries(MESSENGER_FRAME_SCHEMAS).map(([kind, schema]) => [eventNameOf(kind as MessengerPushKind), schema] as const),
     ['presence_changed', PresenceChangedFrame],
     ['typing', TypingFrame],
   ]);

@@ -36,6 +36,7 @@ export const MESSENGER_PUSH_KINDS = [
   /** The user replica turned a user inactive (seed 002): its hub connections are closed on every replica; nothing is sent. */
   'UserDeactivated',
 ] as const;
+export type MessengerPushKind = (typeof MESSENGER_PUSH_KINDS)[number];
 
 /**
  * The kinds messenger.realtime_outbox admits (its check constraint ck_rto_kind, in the messenger's
@@ -60,7 +61,7 @@ export type RealtimeOutboxStatus = (typeof REALTIME_OUTBOX_STATUSES)[number];
 
 
 /** Kinds whose payload carries a MediaJoinModel minted per recipient at delivery (never stored). */
-export const JOIN_KINDS: ReadonlySet<RealtimeDispatchKind> = new Set(['CallInvited', 'ConferenceInvited', 'ConferenceStarted']);
+export const JOIN_KINDS: ReadonlySet<MessengerPushKind> = new Set(['CallInvited', 'ConferenceInvited', 'ConferenceStarted']);
 
 /** The hub event name of a kind: snake_case of the enum value (MessageReceived → message_received); the push part's one rule. */
 export { eventNameOf } from '../../../platform/push/index.ts';

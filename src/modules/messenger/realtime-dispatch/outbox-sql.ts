@@ -7,7 +7,7 @@ import {
   type NewPushRow,
 } from '../../../platform/push/index.ts';
 import type { SessionKind } from '../calls/kinds.ts';
-import type { RealtimeDispatchKind, RealtimeTargetKind } from './kinds.ts';
+import type { MessengerPushKind, RealtimeTargetKind } from './kinds.ts';
 import type { OutboxRowRef } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
 import { MESSENGER_CLAIM_READS } from './register.ts';
@@ -19,7 +19,7 @@ import { MESSENGER_CLAIM_READS } from './register.ts';
 
 /** A messenger push intent: one of its kinds, with typed references (written through the kernel's push part). */
 export interface NewRealtimeRow extends NewPushRow {
-  kind: RealtimeDispatchKind;
+  kind: MessengerPushKind;
   targetKind: RealtimeTargetKind;
   sessionKind?: SessionKind | null;
 }

@@ -2,7 +2,7 @@ import { REF_NOT_FOUND, type BuildResult as PushBuildResult, type Delivery as Pu
 import { userGroup } from '../../../platform/realtime/index.ts';
 import { isSessionOpen, type SessionKind } from '../calls/kinds.ts';
 import { chatGroup } from '../chats/kinds.ts';
-import { JOIN_KINDS, eventNameOf, type RealtimeDispatchKind, type RealtimeTargetKind } from './kinds.ts';
+import { JOIN_KINDS, eventNameOf, type MessengerPushKind, type RealtimeTargetKind } from './kinds.ts';
 import type { ChatEventRef, MessageRef, RealtimeRefs, SessionRef } from './ref-types.ts';
 
 export { emptyRefs, type RealtimeRefs } from './ref-types.ts';
@@ -17,7 +17,7 @@ export { emptyRefs, type RealtimeRefs } from './ref-types.ts';
 
 export interface OutboxRowRef {
   id: string;
-  kind: RealtimeDispatchKind;
+  kind: MessengerPushKind;
   targetKind: RealtimeTargetKind;
   chatId: string | null;
   targetUserId: string | null;
@@ -25,8 +25,6 @@ export interface OutboxRowRef {
   refId: string | null;
   sessionKind: SessionKind | null;
   seq: number | null;
-  /** A carried kind's frame payload as written by its owner (registered with the push part as carried); absent or null otherwise. */
-  payload?: Payload | null;
 }
 
 export type { MembershipOp, Payload } from '../../../platform/push/index.ts';
@@ -162,9 +160,6 @@ function membershipOf(row: OutboxRowRef, e: ChatEventRef, refs: RealtimeRefs): P
 export function buildDelivery(row: OutboxRowRef, refs: RealtimeRefs): BuildResult {
   const event = eventNameOf(row.kind);
   const one = (payload: Payload): BuildResult => ({ ok: true, delivery: { sends: [{ group: targetGroupOf(row), event, payload }] } });
-  // A frame another module carried in its row (the push part builds those itself; here for a
-  // caller that builds any row of the table): as its owner committed it, only ever to its one user.
-  if (row.payload != null) return row.targetKind === 'User' ? one(row.payload) : missing;
   const ref = row.refId ?? '';
   switch (row.kind) {
     case 'MessageReceived':

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
-import { JOIN_KINDS, type RealtimeDispatchKind } from './kinds.ts';
+import { JOIN_KINDS, type MessengerPushKind } from './kinds.ts';
 import { emptyRefs, type OutboxRowRef, type RealtimeRefs } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
 
@@ -10,9 +10,9 @@ import type { MessageRef } from './ref-types.ts';
  * absent from the maps; the payload builder turns that into a quarantine.
  */
 
-const ROSTER_KINDS = new Set<RealtimeDispatchKind>(['ConferenceParticipantJoined', 'ConferenceParticipantLeft', 'ScreenShareStarted', 'ScreenShareStopped']);
-const RECORDING_KINDS = new Set<RealtimeDispatchKind>(['RecordingStarted', 'RecordingStopped', 'RecordingAvailable', 'RecordingFailed']);
-const CONTACT_KINDS = new Set<RealtimeDispatchKind>(['ContactRequestReceived', 'ContactRequestAccepted', 'ContactRemoved']);
+const ROSTER_KINDS = new Set<MessengerPushKind>(['ConferenceParticipantJoined', 'ConferenceParticipantLeft', 'ScreenShareStarted', 'ScreenShareStopped']);
+const RECORDING_KINDS = new Set<MessengerPushKind>(['RecordingStarted', 'RecordingStopped', 'RecordingAvailable', 'RecordingFailed']);
+const CONTACT_KINDS = new Set<MessengerPushKind>(['ContactRequestReceived', 'ContactRequestAccepted', 'ContactRemoved']);
 
 const ids = (rows: readonly OutboxRowRef[], pick: (r: OutboxRowRef) => boolean, field: 'refId' | 'messageId' | 'chatId'): string[] => [
   ...new Set(rows.filter(pick).map((r) => r[field]).filter((v): v is string => v !== null)),

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { REALTIME_DISPATCH_KINDS, eventNameOf, type RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
+import { MESSENGER_PUSH_KINDS, eventNameOf, type MessengerPushKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
 import { buildDelivery, emptyRefs, type OutboxRowRef, type RealtimeRefs } from '../../../../src/modules/messenger/realtime-dispatch/payloads.ts';
 import { Value } from '@sinclair/typebox/value';
 import { frameSchemas } from '../../../../scripts/realtime-frames.ts';
@@ -36,13 +36,10 @@ const CONF_KEYS = ['ConferenceId', 'SessionKind', 'ChatId', 'StartedByUserId', '
 const ROSTER_KEYS = [...CONF_KEYS, 'UserId', 'ParticipantStatus', 'ScreenSharing'];
 const RECORDING_KEYS = [...CONF_KEYS, 'RecordingId', 'RecordingStatus', 'ErrorCode'];
 
-/** A notification_status_changed frame as the notifications module writes it. */
-const STATUS_FRAME = { NotificationId: id(), Channel: 'Sms', Status: 'Failed', Terminal: false, DeliveryCycle: 1, ErrorCode: 'NTF_PROVIDER_TRANSIENT', ReadAt: null, Version: 3, OccurredAt: at.toISOString() };
-
 type Case = { row: Partial<OutboxRowRef>; ref: string; groups: string[]; keys: string[]; join?: boolean };
 
 /** Every kind as its owner operation writes it: where it goes and the shape of what it carries. */
-function cases(ids: Record<string, string>): Record<RealtimeDispatchKind, Case> {
+function cases(ids: Record<string, string>): Record<MessengerPushKind, Case> {
   const chat = [`chat:${chatId}`];
   const user = (u: string) => [`user:${u}`];
   const members = [alice, bob, carol].map((u) => `user:${u}`);
@@ -78,12 +75,10 @@ function cases(ids: Record<string, string>): Record<RealtimeDispatchKind, Case> 
     BlacklistChanged: { row: { targetKind: 'User', targetUserId: alice }, ref: ids.blacklist!, groups: user(alice), keys: ['EntryId', 'BlockedUserId', 'Status'] },
     // Sends nothing: it closes the user's connections (see the test below).
     UserDeactivated: { row: { targetKind: 'User', targetUserId: carol }, ref: '', groups: [], keys: [] },
-    // Carried: the row holds the frame its owner (notifications) committed; pushed as is.
-    NotificationStatusChanged: { row: { targetKind: 'User', targetUserId: bob, payload: STATUS_FRAME }, ref: '', groups: user(bob), keys: Object.keys(STATUS_FRAME) },
   };
 }
 
-const rowOf = (kind: RealtimeDispatchKind, c: Case): OutboxRowRef => ({
+const rowOf = (kind: MessengerPushKind, c: Case): OutboxRowRef => ({
   id: id(),
   kind,
   targetKind: 'ChatGroup',
@@ -99,16 +94,16 @@ const rowOf = (kind: RealtimeDispatchKind, c: Case): OutboxRowRef => ({
 /** Keys that would mean a secret or PII in a payload (RoomName is a room reference, not a person's name). */
 const SECRET_KEYS = /token|credential|password|secret|phone|firstname|lastname|^name$|join/i;
 
-describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
+describe('realtime payloads: one builder per kind the messenger owns', () => {
   const { refs, ids } = fixtures();
   const table = cases(ids);
 
-  test('the table covers all 28 kinds', () => {
-    assert.equal(REALTIME_DISPATCH_KINDS.length, 28);
-    assert.deepEqual(Object.keys(table).sort(), [...REALTIME_DISPATCH_KINDS].sort());
+  test('the table covers all 27 kinds', () => {
+    assert.equal(MESSENGER_PUSH_KINDS.length, 27);
+    assert.deepEqual(Object.keys(table).sort(), [...MESSENGER_PUSH_KINDS].sort());
   });
 
-  for (const kind of REALTIME_DISPATCH_KINDS) {
+  for (const kind of MESSENGER_PUSH_KINDS) {
     test(`${kind}: group, snake_case event, payload shape, no secrets`, () => {
       const c = table[kind];
       const built = buildDelivery(rowOf(kind, c), refs);
@@ -134,16 +129,6 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
       }
     });
   }
-
-  test('a carried frame is pushed exactly as stored, and a carried row without its frame or not addressed to one user is quarantined', () => {
-    const c = table.NotificationStatusChanged;
-    const built = buildDelivery(rowOf('NotificationStatusChanged', c), refs);
-    assert.ok(built.ok);
-    assert.deepEqual(built.delivery.sends, [{ group: `user:${bob}`, event: 'notification_status_changed', payload: STATUS_FRAME }]);
-    assert.deepEqual(buildDelivery(rowOf('NotificationStatusChanged', { ...c, row: { targetKind: 'User', targetUserId: bob } }), refs), { ok: false, code: 'RTO_REF_NOT_FOUND' });
-    const toChat = { ...c, row: { targetKind: 'ChatGroup', chatId, payload: STATUS_FRAME } } as Case;
-    assert.equal(buildDelivery(rowOf('NotificationStatusChanged', toChat), refs).ok, false);
-  });
 
   test('UserDeactivated closes the connections of a user still inactive, and of nobody once the user is active again', () => {
     const row = rowOf('UserDeactivated', { row: { targetKind: 'User', targetUserId: carol }, ref: '', groups: [], keys: [] });
@@ -215,8 +200,7 @@ describe('realtime payloads: one builder per RealtimeDispatchKind', () => {
 
   test('a row whose entity no longer exists is not deliverable (RTO_REF_NOT_FOUND), for every kind that points at one', () => {
     // UserDeactivated points at no entity: a user not inactive any more is simply not disconnected.
-    // A carried kind points at none either: its row holds its frame (tested above without one).
-    for (const kind of REALTIME_DISPATCH_KINDS.filter((k) => k !== 'UserDeactivated' && k !== 'NotificationStatusChanged')) {
+    for (const kind of MESSENGER_PUSH_KINDS.filter((k) => k !== 'UserDeactivated')) {
       const built = buildDelivery(rowOf(kind, table[kind]), emptyRefs());
       assert.deepEqual(built, { ok: false, code: 'RTO_REF_NOT_FOUND' }, kind);
     }
