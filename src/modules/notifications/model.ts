@@ -11,6 +11,8 @@ export type Status = (typeof STATUSES)[number];
 
 export const BACKOFF_KINDS = ['Fixed', 'Exponential'] as const;
 export type BackoffKind = (typeof BACKOFF_KINDS)[number];
+/** An Exponential backoff's growth per attempt when the channel's configuration names none. */
+export const EXPONENTIAL_MULTIPLIER_DEFAULT = 2;
 
 /** Which provider adapters may serve a channel (ChannelConfig.ProviderKey must be one of them). */
 export const PROVIDERS_OF: Record<Channel, readonly string[]> = {

@@ -103,7 +103,7 @@ export interface ConsumerDefinition<P = unknown> {
   groupId: string;
   /** Event types this consumer handles; every other type is acknowledged and skipped. */
   eventTypes: readonly string[];
-  /** Expected `contract-version`; another one is logged, counted and processed. Default 1. */
+  /** Expected `contract-version`; another one is logged, counted and processed. Default CONTRACT_VERSION_DEFAULT. */
   contractVersion?: number;
   /** Inbox key; default `${name}:${messageId}`. */
   idempotencyKey?(event: EventEnvelope<P>): string;

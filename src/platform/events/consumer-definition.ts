@@ -1,6 +1,6 @@
 import { backoffProblems, type Backoff } from '../backoff/index.ts';
 import type { BackoffPolicy, ConsumerDefinition } from './bus.ts';
-import type { EventEnvelope } from './envelope.ts';
+import { CONTRACT_VERSION_DEFAULT, type EventEnvelope } from './envelope.ts';
 import { KERNEL_TUNING } from '../tuning.ts';
 import { withPrefix } from './topics.ts';
 
@@ -54,7 +54,7 @@ export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''
     physicalTopic: withPrefix(topicPrefix, definition.topic),
     groupId: withPrefix(topicPrefix, definition.groupId),
     eventTypes: new Set(definition.eventTypes),
-    contractVersion: definition.contractVersion ?? 1,
+    contractVersion: definition.contractVersion ?? CONTRACT_VERSION_DEFAULT,
     backoff,
     maxAttempts,
     partitionsConcurrently,

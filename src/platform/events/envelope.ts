@@ -20,6 +20,9 @@ export interface EventEnvelope<P = unknown> {
   payload: P;
 }
 
+/** The contract version an event or a consumer states when it states none. */
+export const CONTRACT_VERSION_DEFAULT = 1;
+
 export const HEADER = {
   messageId: 'message-id',
   eventType: 'event-type',

@@ -16,7 +16,7 @@ export interface InProcessBusOptions {
   log: Logger;
   /** A consumer's maxAttempts unless it sets its own (KERNEL_TUNING.kafkaConsumerMaxAttempts). */
   consumerMaxAttempts?: number;
-  /** Partitions per topic: keys hash onto them, so one key's failure holds back only its partition. */
+  /** Partitions per topic: keys hash onto them, so one key's failure holds back only its partition (inProcessBusDefaults). */
   partitions?: number;
 }
 
@@ -40,9 +40,11 @@ export function partitionForKey(key: Buffer | string, partitions: number): numbe
   return hash % partitions;
 }
 
+export const inProcessBusDefaults = { partitions: 6 } as const;
+
 export function createInProcessBus(opts: InProcessBusOptions): EventBus {
   const log = opts.log.child({ component: 'in-process-bus' });
-  const partitions = opts.partitions ?? 6;
+  const partitions = opts.partitions ?? inProcessBusDefaults.partitions;
   const nextOffset = new Map<string, bigint>();
   const subscriptions = new Map<string, Set<Subscription>>();
   let roundRobin = 0;

@@ -21,11 +21,14 @@ export interface KafkaConsumerOptions {
   kafka: Kafka;
   processor: MessageProcessor;
   log: Logger;
-  /** Longest wait of an empty fetch; bounds how long stop and resume take. */
+  /** Longest wait of an empty fetch; bounds how long stop and resume take (kafkaFetchDefaults). */
   maxWaitTimeInMs?: number;
   /** Group session timeout (kafkajs default 30,000). */
   sessionTimeoutMs?: number;
 }
+
+/** An empty fetch waits at most half a second: stop, pause and resume answer within it (kafkajs's own default is 5 s). */
+export const kafkaFetchDefaults = { maxWaitTimeInMs: 500 } as const;
 
 /** Waits between tries to replace a consumer kafkajs gave up on. */
 const REPLACE_BACKOFF: Backoff = { baseMs: 1000, factor: 2, capMs: 30_000, jitter: 0.2 };
@@ -46,7 +49,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
   async function open(): Promise<Consumer> {
     const c: Consumer = opts.kafka.consumer({
       groupId: def.groupId,
-      maxWaitTimeInMs: opts.maxWaitTimeInMs ?? 500,
+      maxWaitTimeInMs: opts.maxWaitTimeInMs ?? kafkaFetchDefaults.maxWaitTimeInMs,
       // kafkajs heartbeats every 3 s by default: a shorter session needs them at least three times in it.
       ...(opts.sessionTimeoutMs ? { sessionTimeout: opts.sessionTimeoutMs, heartbeatInterval: Math.min(3000, Math.floor(opts.sessionTimeoutMs / 3)) } : {}),
       // Restart after every crash kafkajs deems retriable (e.g. the broker went away for longer than the client retries).

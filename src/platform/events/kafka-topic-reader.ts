@@ -2,6 +2,7 @@ import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '../observability/logger.ts';
 import type { IncomingMessage, TopicReader } from './bus.ts';
 import { EventBusUnavailableError } from './errors.ts';
+import { kafkaFetchDefaults } from './kafka-consumer.ts';
 
 /**
  * A one-off read of a whole topic for runbook replays: a consumer in a throwaway group of its own
@@ -36,7 +37,7 @@ export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promi
   let failure: unknown;
   let progressed = () => {};
 
-  const consumer: Consumer = opts.kafka.consumer({ groupId, maxWaitTimeInMs: opts.maxWaitTimeInMs ?? 500, allowAutoTopicCreation: false });
+  const consumer: Consumer = opts.kafka.consumer({ groupId, maxWaitTimeInMs: opts.maxWaitTimeInMs ?? kafkaFetchDefaults.maxWaitTimeInMs, allowAutoTopicCreation: false });
   consumer.on(consumer.events.CRASH, (e) => {
     failure = e.payload.error;
     progressed();

@@ -24,6 +24,16 @@ export interface TokenRules {
   jwks?: { cacheMaxAgeMs?: number; cooldownMs?: number; timeoutMs?: number };
 }
 
+/** The identity provider's key set: kept 10 min, refetched at most every 30 s on an unknown key, a fetch given 5 s. */
+export const jwksDefaults = {
+  cacheMaxAgeMs: 600_000,
+  cooldownMs: 30_000,
+  timeoutMs: 5000,
+} as const satisfies Required<NonNullable<TokenRules['jwks']>>;
+
+/** Verified tokens remembered (oldest out first). */
+export const tokenCacheDefaults = { maxEntries: 10_000 } as const;
+
 const Claims = Type.Object({
   sub: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
   admin: Type.Optional(Type.Boolean()),
@@ -52,9 +62,9 @@ interface KeySet {
 function remoteKeySet(url: string, opts: NonNullable<TokenRules['jwks']>): KeySet {
   let generation = 0;
   const getKey = createRemoteJWKSet(new URL(url), {
-    cacheMaxAge: opts.cacheMaxAgeMs ?? 600_000,
-    cooldownDuration: opts.cooldownMs ?? 30_000,
-    timeoutDuration: opts.timeoutMs ?? 5000,
+    cacheMaxAge: opts.cacheMaxAgeMs ?? jwksDefaults.cacheMaxAgeMs,
+    cooldownDuration: opts.cooldownMs ?? jwksDefaults.cooldownMs,
+    timeoutDuration: opts.timeoutMs ?? jwksDefaults.timeoutMs,
     [customFetch]: async (resource, init) => {
       const res = await fetch(resource, init);
       if (res.ok) generation++;
@@ -199,7 +209,7 @@ export interface TokenVerifier {
  * forged token never gets in. Past `maxEntries` the oldest entry goes.
  */
 export function createTokenVerifier(rules: TokenRules, opts: { maxEntries?: number; now?: () => number } = {}): TokenVerifier {
-  const maxEntries = opts.maxEntries ?? 10_000;
+  const maxEntries = opts.maxEntries ?? tokenCacheDefaults.maxEntries;
   const now = opts.now ?? Date.now;
   const verified = new Map<string, Verified>();
   const tokens = verifierOf(rules);

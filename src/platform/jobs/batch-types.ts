@@ -16,9 +16,13 @@ export interface BatchSettings {
   lockTtlMs?: number;
   /** A drained phase waits this long for the next wake (NOTIFY at commit) before it ends; 0 = end at once. */
   idleWaitMs?: number;
-  /** Rows processed at the same time within a batch. Default 1 (in claim order). */
+  /** Rows processed at the same time within a batch (batchDefaults: one, in claim order). */
   concurrency?: number;
 }
+
+export const batchDefaults = {
+  concurrency: 1,
+} as const;
 
 /** Counts every run reports: the kernel's four, plus the job's own (`run.count('dispatched')`). */
 export interface BatchCounts {

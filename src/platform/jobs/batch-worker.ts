@@ -1,7 +1,7 @@
 import { ReportedError } from '../errors/index.ts';
 import { ALL_FAILED, claimBatch, processRows, recordBatch } from './batch-steps.ts';
 import { traceBatch } from './job-tracing.ts';
-import { type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
+import { batchDefaults, type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
 
 /**
  * The one shape of every background job (docs/architecture.md, "One worker shape", after River's maintenance
@@ -146,7 +146,7 @@ async function runPhase(loop: RunLoop, phase: AnyPhase): Promise<void> {
         const { rows } = batch;
         run.count('batches');
         run.count('claimed', claimed);
-        const outcomes = await processRows(phase, rows, run, settings.concurrency ?? 1);
+        const outcomes = await processRows(phase, rows, run, settings.concurrency ?? batchDefaults.concurrency);
         const failed = outcomes.filter((o) => o.status === 'failed');
         for (const o of outcomes) if (o.status === 'released') run.count('released');
         for (const o of failed) failedKeys.add(keyOf(o.row));

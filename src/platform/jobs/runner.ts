@@ -21,9 +21,13 @@ export interface JobRunnerOptions {
   log: Logger;
   registry: Registry;
   clock?: Clock;
-  /** How long stop() waits for aborted runs to return before closing connections anyway. Default 5000. */
+  /** How long stop() waits for aborted runs to return before closing connections anyway (runnerDefaults). */
   stopTimeoutMs?: number;
 }
+
+export const runnerDefaults = {
+  stopTimeoutMs: 5000,
+} as const satisfies Required<Pick<JobRunnerOptions, 'stopTimeoutMs'>>;
 
 export type { JobInfo };
 
@@ -151,7 +155,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
         for (const slot of slots.values()) unscheduleSlot(slot);
         const running = [...slots.values()].filter((s) => s.current);
         for (const slot of running) slot.stopCurrent?.abort(new Error('job runner stopping'));
-        const still = await settleRuns(running, opts.stopTimeoutMs ?? 5000);
+        const still = await settleRuns(running, opts.stopTimeoutMs ?? runnerDefaults.stopTimeoutMs);
         if (still.length > 0) log.warn({ jobs: still }, 'job runs ignored the stop signal; closing their connections anyway');
         await Promise.all([wake?.close(), locks.close()]);
         log.info('job runner stopped');

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import { CONTRACT_VERSION_DEFAULT } from '../events/envelope.ts';
 import { currentTraceparent } from '../observability/tracing.ts';
 import { newId } from '../time.ts';
 
@@ -13,7 +14,7 @@ export interface NewEvent<P = unknown> {
   /** Message key; default aggregateId. */
   key?: string;
   eventType: string;
-  /** Default 1. */
+  /** Default CONTRACT_VERSION_DEFAULT. */
   contractVersion?: number;
   aggregateType: string;
   aggregateId: string;
@@ -45,7 +46,7 @@ export async function enqueue(tx: Db, event: NewEvent | readonly NewEvent[]): Pr
     cols.topic.push(e.topic);
     cols.key.push(e.key ?? e.aggregateId);
     cols.type.push(e.eventType);
-    cols.version.push(e.contractVersion ?? 1);
+    cols.version.push(e.contractVersion ?? CONTRACT_VERSION_DEFAULT);
     cols.aggType.push(e.aggregateType);
     cols.aggId.push(e.aggregateId);
     cols.at.push(occurredAt.toISOString());

@@ -10,6 +10,9 @@ import type { Clock } from '../time.ts';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../types/index.ts';
 import { listQuarantined, requeueMatching, requeueQuarantined, type QuarantineFilter, type QuarantinedRow } from './quarantine-sql.ts';
 
+/** The page size of the quarantine list when the query names none (the schema documents it; the field stays optional). */
+const LIST_PAGE_DEFAULT = 100;
+
 /** Runbook endpoints (admin) for `messenger_realtime_quarantined_total > 0`: read LastError, fix the cause, re-enqueue. */
 
 const QuarantinedView = Type.Object({
@@ -29,7 +32,7 @@ const QuarantinedView = Type.Object({
 });
 const QuarantinedList = Type.Object({ items: Type.Array(QuarantinedView), nextAfter: Nullable(Uuid) });
 const ListQuery = Type.Object(
-  { after: Type.Optional(Uuid), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })) },
+  { after: Type.Optional(Uuid), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: LIST_PAGE_DEFAULT })) },
   { additionalProperties: false },
 );
 const Requeued = Type.Object({ requeued: Type.Integer() });
@@ -107,7 +110,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: RunbookR
       schema: { operationId: 'listQuarantinedRealtimeRows', tags, summary: 'Quarantined realtime_outbox rows (id order, keyset paging) with their LastError', querystring: ListQuery, response: { 200: QuarantinedList, ...errors } },
     },
     async (req) => {
-      const limit = req.query.limit ?? 100;
+      const limit = req.query.limit ?? LIST_PAGE_DEFAULT;
       const rows = await listQuarantined(ctx.db, req.query.after ?? null, limit);
       return { items: rows.map(view), nextAfter: rows.length === limit ? rows[rows.length - 1]!.id : null };
     },

@@ -7,10 +7,13 @@ import { BoundedInt, Text } from '../types/index.ts';
 import type { PushKinds } from './port.ts';
 import { eventsAfter } from './replay.ts';
 
+/** Events a page holds when the query names none (the schema documents it; the field stays optional). */
+const STREAM_PAGE_DEFAULT = 100;
+
 const EventsQuery = Type.Object(
   {
     after: Type.Optional(Text({ minLength: 1, maxLength: 32, description: 'The last cursor the client received (a frame’s Cursor, or a previous `next`); absent: start at the head' })),
-    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: 100 })),
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: STREAM_PAGE_DEFAULT })),
   },
   { additionalProperties: false },
 );
@@ -45,7 +48,7 @@ export function registerEventStreamRoutes(app: FastifyInstance, deps: { db: Db; 
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const response = { 200: EventsPage, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 410: ErrorBody };
   const handler = async (req: { principal?: { userId: string }; query: { after?: string; limit?: number } }) =>
-    eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? 100);
+    eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? STREAM_PAGE_DEFAULT);
   r.get(EVENT_STREAM_PATH, { preHandler: app.requireUser, schema: { operationId: 'listEvents', tags: ['events'], summary: SUMMARY, querystring: EventsQuery, response } }, handler);
   r.get(
     DEPRECATED_EVENT_STREAM_PATH,

@@ -5,6 +5,7 @@ import { acceptChat, addParticipants, createChat, getChat, removeParticipant, re
 import { chatPage } from './chat-sync.ts';
 import {
   AddParticipantsBody,
+  CHAT_PAGE_DEFAULT,
   ChatList,
   ChatListQuery,
   ChatParams,
@@ -57,7 +58,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
         response: { 200: ChatList, 410: ErrorBody, ...errors },
       },
     },
-    async (req) => chatPage(ctx.db, req.principal!.userId, { after: req.query.after, limit: req.query.limit ?? 50 }),
+    async (req) => chatPage(ctx.db, req.principal!.userId, { after: req.query.after, limit: req.query.limit ?? CHAT_PAGE_DEFAULT }),
   );
 
   r.get(

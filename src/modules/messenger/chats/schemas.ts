@@ -4,6 +4,10 @@ import { CONTENT_TYPE_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PA
 import { CHAT_KINDS } from './kinds.ts';
 import { named } from '../../../platform/http/index.ts';
 
+/** Page sizes when the query names none: the schema documents them and the handlers fall back to them (its Optional keeps the field optional in the document). */
+export const CHAT_PAGE_DEFAULT = 50;
+export const MESSAGE_PAGE_DEFAULT = 100;
+
 /** TypeBox schemas of the chats and messages REST surface (camelCase bodies), shared by routes and tests. */
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -68,7 +72,7 @@ export const ChatList = named('ChatList', Type.Object({
 }));
 export const ChatListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: CHAT_PAGE_DEFAULT })),
     after: Type.Optional(Text({ minLength: 1, maxLength: 32, description: 'A sync token (a previous next): only the chats changed since' })),
   },
   { additionalProperties: false },
@@ -157,7 +161,7 @@ export const ListMessagesQuery = Type.Object(
           'Older history: the newest `limit` messages with Seq less than this, returned in ascending Seq order (pass the first Seq of a page to get the page before it); not with afterSeq',
       }),
     ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: MESSAGE_PAGE_DEFAULT })),
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { answer, errorCodes, perUserLimit } from '../../../platform/http/index.ts';
-import { ChatParams, EditMessageBody, ListMessagesQuery, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from '../chats/schemas.ts';
+import { ChatParams, EditMessageBody, ListMessagesQuery, MESSAGE_PAGE_DEFAULT, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from '../chats/schemas.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
 import type { MessengerContext } from '../context.ts';
@@ -59,7 +59,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
         response: { 200: MessageList, 400: errorCodes('VALIDATION_FAILED'), 403: errorCodes(...INACTIVE), 404: errorCodes('MSG_CHAT_NOT_FOUND') },
       },
     },
-    async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query, req.query.limit ?? 100),
+    async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query, req.query.limit ?? MESSAGE_PAGE_DEFAULT),
   );
 
   r.patch(

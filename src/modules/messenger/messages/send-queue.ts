@@ -14,7 +14,7 @@ export interface BatchQueueOptions<I, O> {
   /**
    * Batches start at most this often while calls keep coming (sooner only once maxBatch calls
    * wait), so a steady stream goes in fewer, larger batches; a call after a quiet spell goes at
-   * the end of the turn. 0: every free slot starts a batch at once.
+   * the end of the turn. 0 (batchQueueDefaults): every free slot starts a batch at once.
    */
   minIntervalMs?: number;
   /** Most calls waiting for a slot; a call past it is refused at once with `whenFull()`, so a burst cannot queue without end. */
@@ -23,6 +23,8 @@ export interface BatchQueueOptions<I, O> {
   /** One result per item, in order; a rejection fails every item of the batch. */
   run(items: I[]): Promise<ItemResult<O>[]>;
 }
+
+export const batchQueueDefaults = { minIntervalMs: 0 } as const;
 
 export interface BatchQueue<I, O> {
   submit(item: I): Promise<O>;
@@ -45,7 +47,7 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
   let scheduled = false;
   let held: NodeJS.Timeout | undefined;
   let lastStart = -Infinity;
-  const minIntervalMs = opts.minIntervalMs ?? 0;
+  const minIntervalMs = opts.minIntervalMs ?? batchQueueDefaults.minIntervalMs;
 
   /**
    * Starts batches now (`now`) or at the end of this turn, or once minIntervalMs has passed since

@@ -15,9 +15,13 @@ export interface SmtpOptions {
   from: string;
   messageIdDomain: string;
   timeoutMs: number;
-  /** Pooled SMTP connections kept open. */
+  /** Pooled SMTP connections kept open (smtpDefaults). */
   maxConnections?: number;
 }
+
+export const smtpDefaults = {
+  maxConnections: 5,
+} as const satisfies Required<Pick<SmtpOptions, 'maxConnections'>>;
 
 /** `<NotificationId.DeliveryCycle@domain>`: one Message-ID per notification and cycle. */
 export const messageIdOf = (notificationId: string, deliveryCycle: number, domain: string): string =>
@@ -46,7 +50,7 @@ export function createSmtpProvider(o: SmtpOptions): NotificationProvider {
     secure: o.secure,
     // Credentials and addresses never cross a plain connection unless explicitly allowed.
     requireTLS: !o.secure && !o.allowPlain,
-    maxConnections: o.maxConnections ?? 5,
+    maxConnections: o.maxConnections ?? smtpDefaults.maxConnections,
     ...(o.user ? { auth: { user: o.user, pass: o.password ?? '' } } : {}),
     connectionTimeout: o.timeoutMs,
     greetingTimeout: o.timeoutMs,
