@@ -43,10 +43,10 @@ export const realtimeOutbox = messengerSchema.table(
   (t) => [
     // Retention finds Done rows through ix_rto_due, so that one keeps them.
     index('ix_rto_due').on(t.status, t.nextAttemptAt),
-    // Live rows with a chat only (Pending, Quarantined: what an operator looks up by chat): the
-    // outcome that marks a row Done writes no entry here, nor does a row to one user (UserDeactivated,
-    // carried frames), which has no chat — index entries fewer per message pushed and per status frame.
-    index('ix_rto_chat').on(t.chatId).where(sql`${t.chatId} is not null and ${t.status} <> 'Done'`),
+    // Quarantined rows with a chat only (what an operator looks up by chat): no statement of the
+    // push path reads Pending rows by chat, and every entry here costs each message twice (its insert
+    // and its claim, both non-HOT: the claim moves NextAttemptAt, which ix_rto_due holds).
+    index('ix_rto_chat').on(t.chatId).where(sql`${t.chatId} is not null and ${t.status} = 'Quarantined'`),
     check('ck_rto_kind', oneOf(t.kind, REALTIME_DISPATCH_KINDS)),
     check('ck_rto_target_kind', oneOf(t.targetKind, REALTIME_TARGET_KINDS)),
     check('ck_rto_status', oneOf(t.status, REALTIME_OUTBOX_STATUSES)),

@@ -105,3 +105,33 @@ test('an outcome reads about its batch behind a large Pending backlog, on a conn
     client.release();
   }
 });
+
+test('ix_rto_chat holds Quarantined rows only: rows written and claimed (Pending) or recorded Done add no entry to it', async () => {
+  const database = await createTestDatabase();
+  const { pool } = database;
+  /** The index's live entries, as vacuum counts them. */
+  const entries = async (): Promise<number> => {
+    await pool.query('vacuum messenger.realtime_outbox');
+    const { rows } = await pool.query<{ tuples: number }>(`select reltuples::int as tuples from pg_class where oid = 'messenger.ix_rto_chat'::regclass`);
+    return rows[0]!.tuples;
+  };
+  const chatId = newId();
+  const ids = Array.from({ length: 400 }, () => newId());
+  await pool.query(
+    `insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
+     select i, 'MessageReceived', 'ChatGroup', $2, gen_random_uuid(), o, $3, $3, $3 from unnest($1::uuid[]) with ordinality t(i, o)`,
+    [ids, chatId, T0],
+  );
+  const claimed = await claimDue(drizzle(pool), { now: T0, limit: 400, maxAttempts: 8, delaysMs: [1000], jitter: 0 });
+  assert.equal(claimed.length, 400);
+  // 400 Pending rows of a chat, each written and claimed: an index of live rows held 400 entries here.
+  assert.equal(await entries(), 0);
+  // Half recorded Done, half Quarantined (as a poison row's outcome leaves it).
+  const landed = await recordOutcomes(
+    drizzle(pool),
+    claimed.map((r, i) => ({ id: r.id, rowVersion: r.rowVersion, status: i % 2 === 0 ? ('Done' as const) : ('Quarantined' as const), lastError: null, attemptsDelta: 0, nextAttemptAt: null })),
+    T0,
+  );
+  assert.equal(landed.size, 400);
+  assert.equal(await entries(), 200);
+});
