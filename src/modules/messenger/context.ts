@@ -1,11 +1,14 @@
 import type { MessengerSettings } from './settings.ts';
+import type { MessengerOptions } from './options.ts';
 import type { ModuleDeps } from '../../platform/module.ts';
 import type { MediaJoinMinter } from './calls/media-join.ts';
 import type { SendQueue } from './messages/send-batch.ts';
 import type { UserSyncDeps } from './user-replica/apply.ts';
 
 /** What the routes and operations of the chats, messages, contacts and calls parts share. */
-export interface MessengerContext extends ModuleDeps<MessengerSettings> {
+export interface MessengerContext extends Omit<ModuleDeps<MessengerSettings>, 'settings'> {
+  /** The messenger's settings as its parts take them (options.ts). */
+  options: MessengerOptions;
   mintJoin: MediaJoinMinter;
   /** Concurrent message sends, coalesced into batches. */
   sends: SendQueue;

@@ -2,13 +2,14 @@ import { MESSENGER_TUNING, messengerRealtimeSettings, messengerSettings, type Me
 import type { Principal } from '../../platform/http/index.ts';
 import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
-import { mediaJoinMinterOf } from './calls/media-join.ts';
+import { createMediaJoinMinter } from './calls/media-join.ts';
+import { messengerOptionsOf } from './options.ts';
 import { chatGroup, chatIdOfGroup } from './chats/kinds.ts';
 import { typingMethod } from './presence/typing.ts';
 import { announcePresence } from './presence/presence.ts';
 import { chatMembership, connectStateOf } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
-import { contactSearchIndexerJob, indexerSettingsOf } from './contact-search/indexer.job.ts';
+import { contactSearchIndexerJob } from './contact-search/indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search/metrics.ts';
 import { createPostgresContactSearch } from './contact-search/postgres-adapter.ts';
 import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
@@ -54,45 +55,37 @@ export function messengerModule(overrides: Partial<MessengerTuning> = {}) {
 export default messengerModule();
 
 function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTuning): ModuleParts {
-  const { settings: config } = deps;
+  const { settings, ...kernel } = deps;
+  const options = messengerOptionsOf(settings, tuning);
   const log = deps.log.child({ module: 'messenger' });
 
-  const index = config.ELASTICSEARCH_URL
-    ? createElasticsearchContactSearch({
-        url: config.ELASTICSEARCH_URL,
-        index: config.MESSENGER_CONTACT_SEARCH_INDEX,
-        requestTimeoutMs: tuning.contactSearchRequestTimeoutMs,
-      })
+  const search = options.contactSearch;
+  const index = search.url
+    ? createElasticsearchContactSearch({ url: search.url, index: search.index, requestTimeoutMs: search.requestTimeoutMs })
     : createPostgresContactSearch(deps.db, deps.clock);
   log.info({ adapter: index.kind }, 'contact search adapter selected');
   const searchMetrics = createContactSearchMetrics(deps.registry, deps.db);
 
   const realtimeLog = log.child({ part: 'realtime' });
-  const mintJoin = mediaJoinMinterOf(deps);
+  const mintJoin = createMediaJoinMinter(options.media, deps.clock);
   // Its kinds on the kernel's push path: loaded and built here, dispatched there.
   deps.push.registerKinds(messengerPushKinds(mintJoin));
   const sends = createSendQueue(
     // Sends committed here wake this replica's dispatcher at once; their NOTIFY wakes only the others.
     { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => deps.push.wake(), wakePayload: () => deps.push.wakePayload() },
-    {
-      maxBatch: tuning.sendBatchMax,
-      maxInFlight: tuning.sendConcurrency,
-      minIntervalMs: tuning.sendMinIntervalMs,
-      maxWaiting: tuning.sendQueueMaxWaiting,
-      whenFull: ChatErrors.sendQueueFull,
-    },
+    { ...options.sendQueue, whenFull: ChatErrors.sendQueueFull },
   );
   const userSync = {
     clock: deps.clock,
     log: log.child({ consumer: USER_SYNC_CONSUMER }),
     metrics: createUserSyncMetrics(deps.registry, USER_SYNC_CONSUMER),
-    phoneRegion: config.PHONE_DEFAULT_REGION,
+    phoneRegion: options.phoneRegion,
     partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
   };
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   // The connects of one event-loop turn read their users' state in one query (a reconnect storm).
   const connectState = tickBatcher((userIds: string[]) => connectStateOf(deps.db, userIds), { missing: { active: undefined, chatIds: [] } });
-  const ctx: MessengerContext = { ...deps, log: realtimeLog, mintJoin, sends, userSync };
+  const ctx: MessengerContext = { ...kernel, options, log: realtimeLog, mintJoin, sends, userSync };
 
   return {
     name: 'messenger',
@@ -100,7 +93,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
       app.addHook('onClose', () => index.close());
       registerMessengerRoutes(app, ctx, {
         index,
-        phoneRegion: config.PHONE_DEFAULT_REGION,
+        phoneRegion: options.phoneRegion,
         // Contact search shows the last name of a user only to their Accepted contacts.
         contactStatus: contactStatusLookup(deps.db),
       });
@@ -128,14 +121,14 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         db: deps.db,
         index,
         metrics: searchMetrics,
-        settings: indexerSettingsOf(tuning),
+        settings: options.contactIndexer,
       }),
       contactSearchRebuildJob({
         db: deps.db,
         index,
         metrics: searchMetrics,
         batchSize: CONTACT_SEARCH_REBUILD_BATCH_SIZE,
-        cron: tuning.contactSearchRebuildCron,
+        cron: search.rebuildCron,
         maxRunMs: CONTACT_SEARCH_REBUILD_MAX_RUN_MS,
       }),
       callTimeoutReaperJob(deps.db, {

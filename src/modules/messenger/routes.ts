@@ -30,7 +30,7 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerPresenceRoutes(app, ctx.db, ctx.hub);
   // The push part's runbook calls, at the messenger's admin path, with the kinds its table admits.
   registerRealtimeOutboxRoutes(app, { db: ctx.db, clock: ctx.clock, log: ctx.log, kinds: REALTIME_DISPATCH_KINDS, refuseUnknownFields });
-  registerContactSearchRoutes(app, search, ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE);
+  registerContactSearchRoutes(app, search, ctx.options.rateLimits.contactSearches);
   registerUserReplicaRoutes(app, ctx.db, { ...ctx.userSync, db: ctx.db, openTopicReader: ctx.openTopicReader });
 }
 

@@ -23,7 +23,7 @@ export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext):
     '/api/messenger/calls',
     {
       preHandler: app.requireUser,
-      config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE),
+      config: perUserLimit(ctx.options.rateLimits.callInvites),
       schema: {
         operationId: 'startCall',
         tags,

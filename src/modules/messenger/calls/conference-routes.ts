@@ -26,7 +26,7 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const one = '/api/messenger/conferences/:conferenceId';
   // Starting a conference rings every participant, so it counts as an invite too.
-  const invites = perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE);
+  const invites = perUserLimit(ctx.options.rateLimits.callInvites);
   const opts = (operationId: string, summary: string, response: object, extra: object = {}) => ({
     preHandler: app.requireUser,
     schema: { operationId, tags, summary, params: ConferenceParams, response: { ...response, ...errors }, ...extra },

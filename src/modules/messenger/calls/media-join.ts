@@ -1,7 +1,5 @@
-import type { MessengerSettings } from '../settings.ts';
 import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { ModuleDeps } from '../../../platform/module.ts';
 import type { Clock } from '../../../platform/time.ts';
 
 /**
@@ -74,17 +72,3 @@ export function createMediaJoinMinter(settings: MediaJoinSettings, clock: Clock)
 export const MEDIA_TOKEN_TTL_SECONDS = 300;
 export const TURN_TTL_SECONDS = 3600;
 
-/** The minter the service's settings describe (media server key, TURN servers and their secret). */
-export function mediaJoinMinterOf(deps: Pick<ModuleDeps<MessengerSettings>, 'settings' | 'clock'>): MediaJoinMinter {
-  const c = deps.settings;
-  return createMediaJoinMinter(
-    {
-      tokenSecret: c.MESSENGER_MEDIA_TOKEN_SECRET,
-      tokenTtlSeconds: MEDIA_TOKEN_TTL_SECONDS,
-      turnUrls: c.MESSENGER_TURN_URLS.split(','),
-      turnSecret: c.MESSENGER_TURN_SECRET,
-      turnTtlSeconds: TURN_TTL_SECONDS,
-    },
-    deps.clock,
-  );
-}

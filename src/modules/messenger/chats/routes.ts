@@ -24,7 +24,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const base = '/api/messenger/chats';
   // Each opens hub groups and pushes to every member: bounded per user, each route on its own.
-  const changes = perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE);
+  const changes = perUserLimit(ctx.options.rateLimits.chatChanges);
 
   r.post(
     base,

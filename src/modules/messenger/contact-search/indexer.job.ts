@@ -2,7 +2,6 @@ import { backoffDelayMs, type Backoff } from '../../../platform/backoff/index.ts
 import type { Db } from '../../../platform/db/index.ts';
 import { errorText } from '../../../platform/errors/index.ts';
 import { batchPhase, defineBatchWorker, type BatchRun, type BatchSettings, type BatchWorker, type Outcome } from '../../../platform/jobs/index.ts';
-import type { MessengerTuning } from '../settings.ts';
 import { CONTACT_SEARCH_WAKE_CHANNEL } from '../user-replica/replica-sql.ts';
 import type { ContactSearchMetrics } from './metrics.ts';
 import type { ContactSearchIndex } from './port.ts';
@@ -16,16 +15,8 @@ export interface IndexerSettings extends BatchSettings {
 }
 
 /** Documents per bulk request, and a run starts none after 5 s (the next tick or wake goes on). Fixed (once settings). */
-const INDEX_BATCH_SIZE = 500;
-const INDEX_MAX_RUN_MS = 5000;
-
-/** The one mapping from the messenger's fixed values to the indexer's options. */
-export const indexerSettingsOf = (t: MessengerTuning): IndexerSettings => ({
-  intervalMs: t.contactSearchIndexIntervalMs,
-  batchSize: INDEX_BATCH_SIZE,
-  maxRunMs: INDEX_MAX_RUN_MS,
-  retryMaxMs: t.contactSearchRetryCapMs,
-});
+export const INDEX_BATCH_SIZE = 500;
+export const INDEX_MAX_RUN_MS = 5000;
 
 /** A document whose indexing failed waits 1 s, doubling up to RetryMax (no jitter: one indexer runs). */
 export const indexRetryBackoff = (retryMaxMs: number): Backoff => ({ baseMs: 1000, factor: 2, capMs: retryMaxMs, jitter: 0 });

@@ -1,4 +1,3 @@
-import type { MessengerSettings } from '../settings.ts';
 import { sql } from 'drizzle-orm';
 import { newId } from '../../../platform/time.ts';
 import { query, type Db } from '../../../platform/db/index.ts';
@@ -57,7 +56,7 @@ async function activeUserByPhone(q: Db, phone: string): Promise<string | undefin
 
 export async function requestContact(ctx: MessengerContext, me: string, phoneInput: string): Promise<ContactView> {
   await requireActiveCaller(ctx.db, me);
-  const phone = toE164(phoneInput.trim(), ctx.settings.PHONE_DEFAULT_REGION);
+  const phone = toE164(phoneInput.trim(), ctx.options.phoneRegion);
   if (!phone) throw MessengerErrors.invalidPhone();
   const other = await activeUserByPhone(ctx.db, phone);
   if (!other) throw MessengerErrors.contactUserNotFound();

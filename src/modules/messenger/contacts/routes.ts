@@ -42,7 +42,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
     '/api/messenger/contacts/requests',
     {
       preHandler: app.requireUser,
-      config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE),
+      config: perUserLimit(ctx.options.rateLimits.contactRequests),
       schema: { operationId: 'requestContact', tags, summary: 'Ask the user with this phone to become a contact (pushes contact_request_received)', body: ContactRequestBody, response: { 201: ContactView, 429: ErrorBody, 503: ErrorBody, ...errors } },
     },
     async (req, reply) => reply.code(201).send(await requestContact(ctx, req.principal!.userId, req.body.phone)),

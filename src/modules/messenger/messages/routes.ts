@@ -18,7 +18,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     base,
     {
       preHandler: app.requireUser,
-      config: perUserLimit(ctx.settings.MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE),
+      config: perUserLimit(ctx.options.rateLimits.messageSends),
       schema: {
         operationId: 'sendMessage',
         tags,

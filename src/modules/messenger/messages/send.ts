@@ -1,4 +1,3 @@
-import type { MessengerSettings } from '../settings.ts';
 import { sql } from 'drizzle-orm';
 import { query } from '../../../platform/db/index.ts';
 import { errorText, isPgError, pgErrorOf, rootCause } from '../../../platform/errors/index.ts';
