@@ -17,6 +17,8 @@
  *     statements per message (pgTransactionsPerMessage)
  *     and how late the server's event loop ran (serverLoopDelayMs): the clients, the senders and
  *     PostgreSQL share the machine's cores with the server;
+ *   - where a message's time went inside the server (`phasesMs`, phases.ts): its wait for a send
+ *     statement, the statement with its commit, the dispatcher's wake, its claim and the push;
  *   - what PostgreSQL did per message over the same window (`pg`, pg-stats.ts): statements by total
  *     time, WAL bytes, rows written and dead tuples per table, the rows retention will delete later;
  *   - the sustained rate at the offered one (`sustained`): sends accepted per second until the last
@@ -41,6 +43,7 @@ import { newId } from '../../src/platform/time.ts';
 import messenger from '../../src/modules/messenger/index.ts';
 import { cpuSecondsOfPid, cpuShares, cpuSnapshot } from './cpu-shares.ts';
 import { pgSnapshot, pgWindowReport } from './pg-stats.ts';
+import { collectPhases } from './phases.ts';
 import { benchLogger, machine, say, startBenchPostgres, transactionsSoFar, windowProfile } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
@@ -258,6 +261,7 @@ async function main(): Promise<void> {
   const generatorsBefore = { clients: cpuSecondsOfPid(clients.pid), senders: cpuSecondsOfPid(senders.pid) };
   const xactsBefore = await transactionsSoFar(pool);
   const pgBefore = await pgSnapshot(pool);
+  const phases = collectPhases();
   const elu = performance.eventLoopUtilization();
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
@@ -318,6 +322,8 @@ async function main(): Promise<void> {
     },
     restLatencyMs: { p50: sent.restP50, p95: sent.restP95 },
     restInServerMs: { p50: percentile(serverSendMs, 0.5), p95: percentile(serverSendMs, 0.95) },
+    // Inside the server, per message: where the send's and the push's time went (phases.ts).
+    phasesMs: phases.report(),
     deliveriesExpected: expected,
     delivered: stats.delivered,
     lost: expected - stats.delivered,

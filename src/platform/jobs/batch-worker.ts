@@ -1,3 +1,4 @@
+import diagnostics_channel from 'node:diagnostics_channel';
 import { ReportedError } from '../errors/index.ts';
 import { ALL_FAILED, claimBatch, processRows, recordBatch } from './batch-steps.ts';
 import { traceBatch } from './job-tracing.ts';
@@ -24,6 +25,23 @@ import { batchDefaults, type AnyOutcome, type AnyPhase, type BatchCounts, type B
  */
 
 const defaultKey = (row: unknown): string => String((row as { id?: unknown }).id);
+
+/**
+ * Each batch's timing, for a profiler or a benchmark that subscribes (nothing is built while none
+ * does): `BatchTiming`, times from `performance.now()`.
+ */
+export const BATCH_TIMING_CHANNEL = 'pin:jobs:batch';
+const batchTimings = diagnostics_channel.channel(BATCH_TIMING_CHANNEL);
+
+export interface BatchTiming {
+  job: string;
+  phase: string;
+  rows: number;
+  claimStartedAt: number;
+  claimEndedAt: number;
+  /** Every row processed (pushed, sent); the record may still be under way (overlapRecord). */
+  processEndedAt: number;
+}
 
 /** What one run's loop keeps beside the job's state: the run, its clock, its lines and metrics. */
 interface RunLoop {
@@ -137,16 +155,22 @@ async function runPhase(loop: RunLoop, phase: AnyPhase): Promise<void> {
       let claimed = 0;
       await traceBatch(loop.job, phase.name, limit, run, async () => {
         const t0 = loop.monotonicMs();
+        const claimStartedAt = performance.now();
         const before = { claimed: run.counts.claimed, failed: run.counts.failed, released: run.counts.released };
         const exclude = inFlight.length > 0 || failedKeys.size > 0 ? [...inFlight, ...failedKeys] : [];
         const batch = await claimBatch(phase, limit, run, exclude, failedKeys, loop);
         claimed = batch.claimed;
         if (claimed === 0) return;
+        const claimEndedAt = performance.now();
         loop.announce();
         const { rows } = batch;
         run.count('batches');
         run.count('claimed', claimed);
         const outcomes = await processRows(phase, rows, run, settings.concurrency ?? batchDefaults.concurrency);
+        if (batchTimings.hasSubscribers) {
+          const timing: BatchTiming = { job: loop.job, phase: phase.name, rows: claimed, claimStartedAt, claimEndedAt, processEndedAt: performance.now() };
+          batchTimings.publish(timing);
+        }
         const failed = outcomes.filter((o) => o.status === 'failed');
         for (const o of outcomes) if (o.status === 'released') run.count('released');
         for (const o of failed) failedKeys.add(keyOf(o.row));

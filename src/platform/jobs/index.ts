@@ -1,6 +1,6 @@
 /** The job runner's public surface: define jobs, run them on a timer, on NOTIFY, or on request. */
 export { defineJob, type BatchRows, type JobContext, type JobCounts, type JobDefinition } from './types.ts';
-export { defineBatchWorker } from './batch-worker.ts';
+export { BATCH_TIMING_CHANNEL, defineBatchWorker, type BatchTiming } from './batch-worker.ts';
 export { defineSweep, type SweepDefinition, type SweepStep } from './sweep.ts';
 export {
   batchPhase,

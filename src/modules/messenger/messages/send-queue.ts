@@ -1,3 +1,5 @@
+import diagnostics_channel from 'node:diagnostics_channel';
+
 /**
  * Coalesces concurrent calls into batches. At most `maxInFlight` batches run at once; calls that
  * arrive while they run wait, and go together (up to `maxBatch`) in the next one. A call that
@@ -17,6 +19,8 @@ export interface BatchQueueOptions<I, O> {
    * the end of the turn. 0 (batchQueueDefaults): every free slot starts a batch at once.
    */
   minIntervalMs?: number;
+  /** A diagnostics_channel name each batch's BatchQueueTiming goes to (a benchmark's breakdown of where a call's time went). */
+  timingChannel?: string;
   /** Most calls waiting for a slot; a call past it is refused at once with `whenFull()`, so a burst cannot queue without end. */
   maxWaiting?: number;
   whenFull?: () => Error;
@@ -25,6 +29,15 @@ export interface BatchQueueOptions<I, O> {
 }
 
 export const batchQueueDefaults = { minIntervalMs: 0 } as const;
+
+/** A batch's timing, published on the queue's `timingChannel` while someone subscribes; times from `performance.now()`. */
+export interface BatchQueueTiming {
+  /** When each item of the batch was submitted. */
+  submittedAt: number[];
+  startedAt: number;
+  /** `run` returned (for the send statement: committed, its rows back). */
+  endedAt: number;
+}
 
 export interface BatchQueue<I, O> {
   submit(item: I): Promise<O>;
@@ -36,6 +49,7 @@ export interface BatchQueue<I, O> {
 
 interface Waiter<I, O> {
   item: I;
+  submittedAt: number;
   resolve(value: O): void;
   reject(error: unknown): void;
 }
@@ -48,6 +62,7 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
   let held: NodeJS.Timeout | undefined;
   let lastStart = -Infinity;
   const minIntervalMs = opts.minIntervalMs ?? batchQueueDefaults.minIntervalMs;
+  const timings = opts.timingChannel === undefined ? undefined : diagnostics_channel.channel(opts.timingChannel);
 
   /**
    * Starts batches now (`now`) or at the end of this turn, or once minIntervalMs has passed since
@@ -80,7 +95,12 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
 
   async function run(batch: Waiter<I, O>[]): Promise<void> {
     try {
+      const startedAt = performance.now();
       const results = await opts.run(batch.map((w) => w.item));
+      if (timings?.hasSubscribers) {
+        const timing: BatchQueueTiming = { submittedAt: batch.map((w) => w.submittedAt), startedAt, endedAt: performance.now() };
+        timings.publish(timing);
+      }
       batch.forEach((w, i) => {
         const r = results[i];
         if (!r) w.reject(new Error('batch queue: no result for this item'));
@@ -102,7 +122,7 @@ export function createBatchQueue<I, O>(opts: BatchQueueOptions<I, O>): BatchQueu
         return Promise.reject(opts.whenFull?.() ?? new Error('batch queue: full'));
       }
       return new Promise<O>((resolve, reject) => {
-        queue.push({ item, resolve, reject });
+        queue.push({ item, submittedAt: performance.now(), resolve, reject });
         schedule();
       });
     },

@@ -80,6 +80,7 @@ export function createSendQueue(
   }
   return createBatchQueue<BatchSend, SendOutcome>({
     ...opts,
+    timingChannel: SEND_TIMING_CHANNEL,
     async run(sends) {
       const results = await run(sends);
       // A send that may have committed wakes the dispatcher too: its statement's own NOTIFY skips
@@ -89,6 +90,9 @@ export function createSendQueue(
     },
   });
 }
+
+/** Each send statement's BatchQueueTiming (send-queue.ts): the sends' wait for it, and its round trip with the commit. */
+export const SEND_TIMING_CHANNEL = 'pin:messenger:sends';
 
 /** A send statement that failed without PostgreSQL's own error (severity ERROR: rolled back), e.g. a lost connection. */
 const mayHaveCommitted = (err: unknown): boolean => pgErrorOf(err)?.severity !== 'ERROR';
