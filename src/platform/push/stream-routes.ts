@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Db } from '../db/index.ts';
-import { ErrorBody } from '../http/index.ts';
+import { errorCodes } from '../http/index.ts';
 import { BoundedInt, Text } from '../types/index.ts';
 import type { PushKinds } from './port.ts';
 import { eventsAfter } from './replay.ts';
@@ -46,7 +46,8 @@ const SUMMARY =
  */
 export function registerEventStreamRoutes(app: FastifyInstance, deps: { db: Db; kinds: PushKinds }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const response = { 200: EventsPage, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 410: ErrorBody };
+  // The kernel adds the input, token and availability codes (openapi-components.ts).
+  const response = { 200: EventsPage, 400: errorCodes('MSG_EVENTS_CURSOR_INVALID', 'MSG_EVENTS_CURSOR_AHEAD'), 410: errorCodes('MSG_EVENTS_CURSOR_EXPIRED') };
   const handler = async (req: { principal?: { userId: string }; query: { after?: string; limit?: number } }) =>
     eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? STREAM_PAGE_DEFAULT);
   r.get(EVENT_STREAM_PATH, { preHandler: app.requireUser, schema: { operationId: 'listEvents', tags: ['events'], summary: SUMMARY, querystring: EventsQuery, response } }, handler);
