@@ -5,6 +5,7 @@ import { NO_CLAIM_READS, type ClaimReads } from './claim-sql.ts';
 import type { BuildResult } from './delivery.ts';
 import { enqueueCarried } from './outbox-sql.ts';
 import { REF_NOT_FOUND } from './rules.ts';
+import { addStreamEvent, newStreamEventSchema, type StreamEventSchema } from './stream-schema.ts';
 import { eventNameOf, type PushRow, type UserFrame, type UserFrames } from './types.ts';
 
 /**
@@ -54,6 +55,11 @@ export interface KindRegistration<R = unknown, J = unknown> {
    * messenger refuses its blocked and archived users, as on its own routes.
    */
   refuseReader?: (db: Db, userId: string) => Promise<void>;
+  /**
+   * The frame each kind pushes, by kind: its payload's JSON Schema (with a title, its name in the
+   * API document), which the event stream's answer is documented with (stream-schema.ts).
+   */
+  frames?: Readonly<Record<string, object>>;
 }
 
 /** The registrations as the dispatcher and the event stream read them. */
@@ -68,6 +74,8 @@ export interface PushKinds {
   groupSpans(userId: string): SQL;
   /** Every registered refusal of a stream reader, in registration order; throws the first. */
   refuseReader(db: Db, userId: string): Promise<void>;
+  /** An event of the stream, one variant per registered frame: the API document's description of it. */
+  readonly streamEvent: StreamEventSchema;
 }
 
 export interface Push {
@@ -147,6 +155,7 @@ export function createPush(): Push {
     async refuseReader(db, userId) {
       for (const refuse of readerRefusals) await refuse(db, userId);
     },
+    streamEvent: newStreamEventSchema(),
   };
 
   let wake = () => {};
@@ -188,6 +197,10 @@ export function createPush(): Push {
         }
       }
       if (registration.refuseReader) readerRefusals.push(registration.refuseReader);
+      for (const [kind, frame] of Object.entries(registration.frames ?? {})) {
+        if (owners.get(kind) !== owner) throw new Error(`${owner} registers a frame for ${kind}, a kind it does not register`);
+        addStreamEvent(kinds.streamEvent, kind, frame);
+      }
     },
     async userFrames(tx: Db, frames: readonly UserFrame[], now: Date): Promise<void> {
       const rows = frames.map((f) => {

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
 import { MESSAGE_MAX_CHARS } from '../../../src/modules/messenger/messages/rules.ts';
+import { MESSENGER_FRAME_SCHEMAS } from '../../../src/modules/messenger/realtime-dispatch/frames.ts';
+import { eventNameOf } from '../../../src/platform/push/types.ts';
 import { buildTestApp } from '../../support/app.ts';
 import { inlineRefs } from '../../support/openapi-document.ts';
 
@@ -117,4 +119,22 @@ test("every error answer of every operation lists its codes (an enum on code), a
     }
   }
   assert.deepEqual(problems, []);
+});
+
+test("the event stream's events are one named variant per event the push kinds register, told apart by name, each with its frame", async () => {
+  const { app } = await buildTestApp();
+  await app.ready();
+  type Variant = { properties: { name: { enum: string[] }; payload: { $ref: string } } };
+  const doc = app.swagger() as unknown as { components: { schemas: Record<string, unknown> } };
+  const page = doc.components.schemas.EventsPage as { properties: { events: { items: { oneOf: { $ref: string }[]; discriminator: { propertyName: string; mapping: Record<string, string> } } } } };
+  const { oneOf, discriminator } = page.properties.events.items;
+  assert.equal(discriminator.propertyName, 'name');
+  const expected = [...Object.keys(MESSENGER_FRAME_SCHEMAS).map(eventNameOf), 'notification_status_changed'].sort();
+  assert.deepEqual(Object.keys(discriminator.mapping).sort(), expected);
+  assert.deepEqual(oneOf.map((o) => o.$ref).sort(), Object.values(discriminator.mapping).sort());
+  for (const [event, ref] of Object.entries(discriminator.mapping)) {
+    const variant = doc.components.schemas[ref.slice('#/components/schemas/'.length)] as Variant;
+    assert.deepEqual(variant.properties.name.enum, [event]);
+    assert.match(variant.properties.payload.$ref, /Frame$/, `${event}: its payload is a named frame`);
+  }
 });
