@@ -55,6 +55,8 @@ export interface KindRegistration<R = unknown, J = unknown> {
    * messenger refuses its blocked and archived users, as on its own routes.
    */
   refuseReader?: (db: Db, userId: string) => Promise<void>;
+  /** The codes refuseReader refuses with (403), which the API document lists on the stream. */
+  refuseReaderCodes?: readonly string[];
   /**
    * The frame each kind pushes, by kind: its payload's JSON Schema (with a title, its name in the
    * API document), which the event stream's answer is documented with (stream-schema.ts).
@@ -74,6 +76,8 @@ export interface PushKinds {
   groupSpans(userId: string): SQL;
   /** Every registered refusal of a stream reader, in registration order; throws the first. */
   refuseReader(db: Db, userId: string): Promise<void>;
+  /** Their codes (403), for the API document. */
+  readerRefusalCodes(): readonly string[];
   /** An event of the stream, one variant per registered frame: the API document's description of it. */
   readonly streamEvent: StreamEventSchema;
 }
@@ -119,6 +123,7 @@ export function createPush(): Push {
   let spans: ((userId: string) => SQL) | undefined;
   let spansOwner: string | undefined;
   const readerRefusals: ((db: Db, userId: string) => Promise<void>)[] = [];
+  const readerRefusalCodes: string[] = [];
 
   function own(kind: string, owner: string): void {
     // Programming errors at start: a kind is one owner's, and its name goes into SQL text.
@@ -155,6 +160,7 @@ export function createPush(): Push {
     async refuseReader(db, userId) {
       for (const refuse of readerRefusals) await refuse(db, userId);
     },
+    readerRefusalCodes: () => [...new Set(readerRefusalCodes)],
     streamEvent: newStreamEventSchema(),
   };
 
@@ -197,6 +203,7 @@ export function createPush(): Push {
         }
       }
       if (registration.refuseReader) readerRefusals.push(registration.refuseReader);
+      readerRefusalCodes.push(...(registration.refuseReaderCodes ?? []));
       for (const [kind, frame] of Object.entries(registration.frames ?? {})) {
         if (owners.get(kind) !== owner) throw new Error(`${owner} registers a frame for ${kind}, a kind it does not register`);
         addStreamEvent(kinds.streamEvent, kind, frame);

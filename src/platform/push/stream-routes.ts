@@ -46,7 +46,14 @@ const SUMMARY =
 export function registerEventStreamRoutes(app: FastifyInstance, deps: { db: Db; kinds: PushKinds }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   // The kernel adds the input, token and availability codes (openapi-components.ts).
-  const response = { 200: eventsPage(deps.kinds), 400: errorCodes('MSG_EVENTS_CURSOR_INVALID', 'MSG_EVENTS_CURSOR_AHEAD'), 410: errorCodes('MSG_EVENTS_CURSOR_EXPIRED') };
+  // The modules' refusals of a reader: registered before this route is (refuseReaderCodes).
+  const refusals = deps.kinds.readerRefusalCodes();
+  const response = {
+    200: eventsPage(deps.kinds),
+    400: errorCodes('MSG_EVENTS_CURSOR_INVALID', 'MSG_EVENTS_CURSOR_AHEAD'),
+    ...(refusals.length > 0 ? { 403: errorCodes(...(refusals as [string, ...string[]])) } : {}),
+    410: errorCodes('MSG_EVENTS_CURSOR_EXPIRED'),
+  };
   const handler = async (req: { principal?: { userId: string }; query: { after?: string; limit?: number } }) =>
     eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? STREAM_PAGE_DEFAULT);
   // The schema describes the events by their frames for the document; the page goes out as built.

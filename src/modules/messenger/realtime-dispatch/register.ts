@@ -76,6 +76,7 @@ export const messengerPushKinds = (mintJoin: MediaJoinMinter): KindRegistration<
   },
   // As on every messenger route: a blocked or archived user reads no stream (403 MSG_USER_INACTIVE).
   refuseReader: refuseInactiveUser,
+  refuseReaderCodes: ['MSG_USER_INACTIVE'],
   // The event stream's answer is documented by these (platform/push stream-schema.ts).
   frames: MESSENGER_FRAME_SCHEMAS,
 });
