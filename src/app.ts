@@ -79,7 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   // Created before the modules, which need it to push; they fill its group resolvers below.
   const hub = await createHubFromConfig(config, { registry, logger: log, clock, tokens, ...hubHooksOf(hooks) }, tuning);
-  await app.register(hubPlugin, { hub });
+  await app.register(hubPlugin, { hub, accessChecks: hooks.accessChecks });
 
   const bus = createEventBus(config, { log, catalogue: EVENT_TOPICS, tuning });
   if (bus.kind === 'in-process') {

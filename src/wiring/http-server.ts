@@ -61,7 +61,7 @@ export async function createHttpServer(
   const tokens = createTokenVerifier(tokenRulesOf(config));
   registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET, adminChecks: deps.adminChecks });
   deriveOperationSecurity(app);
-  documentKernelResponses(app);
+  documentKernelResponses(app, deps.adminChecks);
   await registerRateLimits(app, { redisUrl: config.REDIS_URL, log });
   return { app, tokens };
 }

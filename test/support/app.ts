@@ -9,6 +9,7 @@ import { newId, type Clock } from '../../src/platform/time.ts';
 import type { ModuleFactory } from '../../src/platform/module.ts';
 import type { AppTuning } from '../../src/app.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
+import { checkAnswersAgainstDocument } from './documented-answers.ts';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -19,7 +20,8 @@ export interface TestApp {
 
 /**
  * The whole app on its own database, closed when the test file ends. Settings default to no Kafka
- * (in-process bus) and no background work unless the test asks for them.
+ * (in-process bus) and no background work unless the test asks for them. A 4xx or 503 answer whose
+ * code the API document does not list for its operation fails the request (documented-answers.ts).
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
@@ -29,6 +31,8 @@ export async function buildTestApp(
   const config = loadConfig({ LOG_LEVEL: opts.logLevel ?? 'warn', JOBS_ENABLED: 'false', PORT: '0', ...env });
   const log = createLogger(config.LOG_LEVEL, opts.logDestination);
   const app = await buildApp(config, { pool: database.pool, databaseUrl: database.url, log, modules: opts.modules, clock: opts.clock, tuning: opts.tuning });
+  // Every refusal the test sees is one the API document lists for the operation and status.
+  checkAnswersAgainstDocument(app);
   // The app (its job runner holds connections) closes before its database is dropped.
   after(async () => {
     await app.close();

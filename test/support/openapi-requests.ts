@@ -6,7 +6,7 @@ import { NO_NUL_GUARD } from '../../src/platform/types/index.ts';
  * operation, its path, query and header parameters and its JSON body. Half the requests are valid
  * throughout, with ids, secrets and phones the run has seen in earlier responses, so they reach the
  * handlers and real records; half are hostile (wrong types, out of range, U+0000, too long, missing
- * or extra properties, a body that is no JSON, bad tokens).
+ * or extra properties, a body that is no JSON, of another media type or over the size limit, bad tokens).
  */
 
 export type Schema = Record<string, unknown>;
@@ -207,6 +207,9 @@ function invalidFor(schema: Schema | undefined): fc.Arbitrary<unknown> {
 /** A parameter value as it appears in a URL or header: JSON text for non-strings. */
 const asText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
 
+/** JSON over the server's body limit (Fastify's default, 1 MiB): a 413. */
+const OVERSIZED_BODY = JSON.stringify({ x: 'x'.repeat(1024 * 1024) });
+
 /** The bodies a JSON route may be sent, mostly from its schema, sometimes none or no JSON at all. */
 function bodyFor(op: Operation, pool: IdPool, hostile: boolean): fc.Arbitrary<{ payload?: string; contentType?: string }> {
   const schema = op.requestBody?.content['application/json']?.schema;
@@ -218,6 +221,7 @@ function bodyFor(op: Operation, pool: IdPool, hostile: boolean): fc.Arbitrary<{ 
     { weight: 1, arbitrary: fc.constant({}) },
     { weight: 1, arbitrary: fc.constantFrom('{', 'not json', '{"a":', '[1,2', '\u0000', '"x"').map((payload) => ({ payload, contentType: 'application/json' })) },
     { weight: 1, arbitrary: fc.constant({ payload: 'a=1', contentType: 'application/x-www-form-urlencoded' }) },
+    { weight: 1, arbitrary: fc.constant({ payload: OVERSIZED_BODY, contentType: 'application/json' }) },
   );
 }
 

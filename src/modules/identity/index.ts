@@ -7,6 +7,7 @@ import { createIdentityMetrics } from './metrics.ts';
 import { registerIdentityRoutes } from './http/routes.ts';
 import { IdentityErrors } from './errors.ts';
 import { findUser } from './users/user-sql.ts';
+import type { Principal } from '../../platform/http/index.ts';
 
 /**
  * The identity context: the user registry (producer of pin.identity.users.v1), roles, permissions
@@ -28,10 +29,13 @@ export default defineModule(identitySettings, (deps) => {
     routes: (app) => registerIdentityRoutes(app, ctx),
     // An admin token outlives its user's blocking: an admin identity knows as not Active is refused
     // on every admin route. One it does not know (an operator account elsewhere) passes.
-    adminCheck: async (principal) => {
-      const user = await findUser(ctx.db, principal.userId);
-      if (user && user.status !== 'Active') throw IdentityErrors.adminInactive();
-    },
+    adminCheck: Object.assign(
+      async (principal: Principal) => {
+        const user = await findUser(ctx.db, principal.userId);
+        if (user && user.status !== 'Active') throw IdentityErrors.adminInactive();
+      },
+      { codes: ['IDENTITY_ADMIN_INACTIVE'] },
+    ),
     jobs: [
       accessFanOutJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut }),
       assignmentExpiryJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.expiry }),

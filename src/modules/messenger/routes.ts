@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { addAfterBearerGuard } from '../../platform/http/index.ts';
+import { addAfterBearerGuard, addErrorCodes } from '../../platform/http/index.ts';
 import { registerCallRoutes } from './calls/call-routes.ts';
 import { registerConferenceRoutes } from './calls/conference-routes.ts';
 import { registerChatRoutes } from './chats/routes.ts';
@@ -36,8 +36,9 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
 
 /**
  * Product decision: a user whose replica row is inactive (Blocked, Archived) is refused on every
- * authenticated messenger route, reads included (403 MSG_USER_INACTIVE). Put right after the
- * route's token check, so no route can forget it; writes check again inside their transaction.
+ * authenticated messenger route, reads included (403 MSG_USER_INACTIVE, added to each route's
+ * documented 403 codes). Put right after the route's token check, so no route can forget it; writes
+ * check again inside their transaction.
  */
 function refuseInactiveUsers(app: FastifyInstance, ctx: MessengerContext): void {
   const check: preHandlerAsyncHookHandler = async (req: FastifyRequest) => {
@@ -46,7 +47,7 @@ function refuseInactiveUsers(app: FastifyInstance, ctx: MessengerContext): void 
   app.addHook('onRoute', (route) => {
     const operationId = (route.schema as { operationId?: string } | undefined)?.operationId;
     if (operationId && CHECKED_BY_THEIR_STATEMENT.has(operationId)) return;
-    addAfterBearerGuard(app, route, check);
+    if (addAfterBearerGuard(app, route, check)) addErrorCodes(route.schema, 403, ['MSG_USER_INACTIVE']);
   });
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorBody, perUserLimit } from '../../platform/http/index.ts';
+import { AppError, errorCodes, perUserLimit } from '../../platform/http/index.ts';
 import { jsonValueProblem } from '../../platform/types/index.ts';
 import {
   ChannelConfigBody,
@@ -28,7 +28,8 @@ import type { ChannelConfigRow } from './schema.ts';
 
 const tags = ['notifications'];
 
-const Errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+/** Each route's own refusals; the kernel adds the input, token, admin, rate-limit and availability codes (openapi-components.ts). */
+const notFound = errorCodes(API_ERRORS.notFound);
 
 /** Notifications REST: create (admin/system), feed and mark-read (user), channel config (admin), push tokens (user). */
 export function registerNotificationRoutes(app: FastifyInstance, ctx: NotificationsContext): void {
@@ -46,7 +47,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
         tags,
         summary: 'Notify a user: the in-app copy is always stored and pushed; one row per external channel (Push: per device token)',
         body: CreateNotificationBody,
-        response: { 201: CreatedReply, ...Errors },
+        response: { 201: CreatedReply, 400: errorCodes(API_ERRORS.missingAddress) },
       },
     },
     async (req, reply) => {
@@ -62,7 +63,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
 
   r.get(
     '/api/notifications',
-    { ...user, schema: { operationId: 'listNotifications', tags, summary: "The caller's in-app feed, newest first", querystring: FeedQuery, response: { 200: FeedReply, ...Errors } } },
+    { ...user, schema: { operationId: 'listNotifications', tags, summary: "The caller's in-app feed, newest first", querystring: FeedQuery, response: { 200: FeedReply } } },
     async (req) => {
       const rows = await readFeed(ctx.db, req.principal!.userId, req.query);
       const now = ctx.clock.now();
@@ -72,7 +73,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
 
   r.get(
     '/api/notifications/:id',
-    { ...user, schema: { operationId: 'getNotification', tags, summary: 'One of the caller’s notifications (re-read after a 409)', params: IdParams, response: { 200: NotificationView, ...Errors } } },
+    { ...user, schema: { operationId: 'getNotification', tags, summary: 'One of the caller’s notifications (re-read after a 409)', params: IdParams, response: { 200: NotificationView, 404: notFound } } },
     async (req) => notificationView(await getOwnNotification(ctx.db, req.principal!.userId, req.params.id), ctx.clock.now()),
   );
 
@@ -86,7 +87,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
         summary: 'Mark read with the version last seen (or the Version of its notification_created / notification_status_changed frame); 409 NTF_VERSION_CONFLICT when it changed meanwhile (re-read and retry); pushes notification_status_changed',
         params: IdParams,
         body: MarkReadBody,
-        response: { 200: NotificationView, ...Errors },
+        response: { 200: NotificationView, 404: notFound, 409: errorCodes(API_ERRORS.versionConflict) },
       },
     },
     async (req) => {
@@ -103,7 +104,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
 
   r.get(
     '/api/notifications/channels',
-    { ...admin, schema: { operationId: 'listNotificationChannels', tags, summary: 'Every channel config', response: { 200: Type.Object({ channels: Type.Array(ChannelConfigReply) }), ...Errors } } },
+    { ...admin, schema: { operationId: 'listNotificationChannels', tags, summary: 'Every channel config', response: { 200: Type.Object({ channels: Type.Array(ChannelConfigReply) }) } } },
     async () => ({ channels: [...(await loadChannelConfigs(ctx.db)).values()].map(configReply) }),
   );
 
@@ -117,7 +118,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
         summary: 'Set a channel config (IsEnabled, ProviderKey, MaxAttempts, RetryBackoff Fixed/Exponential)',
         params: ChannelParams,
         body: ChannelConfigBody,
-        response: { 200: ChannelConfigReply, ...Errors },
+        response: { 200: ChannelConfigReply, 400: errorCodes(API_ERRORS.invalidProvider, API_ERRORS.invalidBackoff) },
       },
     },
     async (req) => configReply(await putChannelConfig(ctx.db, req.params.channel as Channel, req.body, ctx.clock.now())),
@@ -133,7 +134,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
         tags,
         summary: `Register a device push token for the caller (409 ${API_ERRORS.pushTokenTaken} when another user holds it, ${API_ERRORS.pushTokenLimit} past the per-user cap)`,
         body: PushTokenBody,
-        response: { 204: Type.Null(), 429: ErrorBody, ...Errors },
+        response: { 204: Type.Null(), 409: errorCodes(API_ERRORS.pushTokenTaken, API_ERRORS.pushTokenLimit) },
       },
     },
     async (req, reply) => {
@@ -149,7 +150,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
 
   r.delete(
     '/api/notifications/push-tokens',
-    { ...user, schema: { operationId: 'unregisterPushToken', tags, summary: 'Remove one of the caller’s push tokens', body: PushTokenDeleteBody, response: { 204: Type.Null(), ...Errors } } },
+    { ...user, schema: { operationId: 'unregisterPushToken', tags, summary: 'Remove one of the caller’s push tokens', body: PushTokenDeleteBody, response: { 204: Type.Null(), 404: notFound } } },
     async (req, reply) => {
       if (!(await unregisterPushToken(ctx.db, req.principal!.userId, req.body.token))) {
         throw new AppError(API_ERRORS.notFound, 'no such push token', 404);

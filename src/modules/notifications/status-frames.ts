@@ -43,9 +43,15 @@ export interface StatusChange {
 
 /**
  * The kind notifications owns on the push path: carried (the row holds the frame as committed, a
- * status and its version then), pushed as notification_status_changed (NOTIFICATION_STATUS_CHANGED_EVENT).
+ * status and its version then), pushed as notification_status_changed (NOTIFICATION_STATUS_CHANGED_EVENT),
+ * with its frame's schema.
  */
-export const STATUS_FRAME_KINDS: KindRegistration = { owner: 'notifications', carried: ['NotificationStatusChanged'] };
+export const STATUS_FRAME_KINDS: KindRegistration = {
+  owner: 'notifications',
+  carried: ['NotificationStatusChanged'],
+  // The event stream's answer is documented by it (platform/push stream-schema.ts).
+  frames: { NotificationStatusChanged: NotificationStatusChangedFrame },
+};
 
 export const frameOf = (c: StatusChange, now: Date): NotificationStatusChangedFrame => ({
   NotificationId: c.notificationId,

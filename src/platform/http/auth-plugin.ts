@@ -27,8 +27,14 @@ export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-/** Asked after an admin token is verified; throws an AppError to refuse the admin (e.g. blocked in identity). */
-export type AdminCheck = (principal: Principal) => Promise<void>;
+/**
+ * Asked after an admin token is verified; throws an AppError to refuse the admin (e.g. blocked in
+ * identity), with a 403 and one of `codes` (listed on every admin route in the API document).
+ */
+export interface AdminCheck {
+  (principal: Principal): Promise<void>;
+  readonly codes: readonly string[];
+}
 
 export function registerAuth(
   app: FastifyInstance,

@@ -19,7 +19,7 @@ export class AppError extends Error {
   }
 }
 
-/** Every refusal's body; published as the component `Error` (openapi-components.ts). */
+/** Every refusal's body; the API document has it per operation and status with the codes listed (errorCodes, openapi-components.ts). */
 export const ErrorBody = {
   title: 'Error',
   type: 'object',

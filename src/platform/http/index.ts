@@ -1,6 +1,6 @@
 /** HTTP's public surface for modules: the error type and body, the authenticated principal, token signing, route limits. */
 export { AppError, ErrorBody } from './errors.ts';
-export { answer, errorCodes, named } from './openapi-components.ts';
+export { addErrorCodes, answer, errorCodes, named } from './openapi-components.ts';
 export { signToken, type Principal } from './auth.ts';
 export { authSettings, type AuthSettings } from './settings.ts';
 export { perClientLimit, perUserLimit } from './rate-limit.ts';

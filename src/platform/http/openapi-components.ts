@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { AUTH_CODES } from './auth.ts';
 import { ErrorBody } from './errors.ts';
+import type { AdminCheck } from './auth-plugin.ts';
 import { bearerGuardOf } from './route-guard.ts';
 
 /**
@@ -38,7 +39,7 @@ const RETRY_AFTER = {
 
 const STATUS_TEXT: Record<string, string> = {
   200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 401: 'Unauthorized',
-  403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
+  403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 413: 'Payload Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type',
   422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable',
 };
 
@@ -57,45 +58,84 @@ const BEARER_401 = ['AUTH_REQUIRED', ...AUTH_CODES.filter((c) => c !== 'AUTH_KEY
 /** A JSON body the parser refuses (json-body.ts), and any input the schema refuses. */
 const BODY_400 = ['VALIDATION_FAILED', 'BODY_FORBIDDEN_KEY', 'FST_ERR_CTP_EMPTY_JSON_BODY', 'FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_INVALID_CONTENT_LENGTH'];
 
+/** Fastify's own refusals of a body (errors.ts passes their codes on): over the body limit, a media type no parser takes. */
+const BODY_TOO_LARGE = 'FST_ERR_CTP_BODY_TOO_LARGE';
+const UNSUPPORTED_MEDIA_TYPE = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
+/** Fastify's router refuses a path parameter longer than its maxParamLength (100) before any schema sees it. */
+const PARAMETER_TOO_LONG = 'FST_ERR_MAX_PARAM_LENGTH';
+
 type ErrorSchema = { properties?: { code?: { enum?: readonly string[] } } };
 
 /** `declared` with `codes` added when it lists its codes; unchanged when it does not (a plain ErrorBody: codes not listed). */
 const withCodes = (declared: unknown, codes: string[], name: string): unknown => {
-  if (declared === undefined) return named(name, errorCodes(...(codes as [string, ...string[]])));
+  if (declared === undefined) return name ? named(name, errorCodes(...(codes as [string, ...string[]]))) : errorCodes(...(codes as [string, ...string[]]));
   const listed = (declared as ErrorSchema).properties?.code?.enum;
   if (!listed) return declared;
   return errorCodes(...([...new Set([...listed, ...codes])] as [string, ...string[]]));
 };
 
+type RouteSchema = { hide?: boolean; response?: Record<string, unknown>; security?: unknown; body?: unknown };
+
+/**
+ * Adds `codes` to what a route's schema documents for `status`: for a check that runs outside the
+ * route's handler and refuses with them (a module's guard on every route of its scope).
+ */
+export function addErrorCodes(schema: unknown, status: number, codes: [string, ...string[]]): void {
+  if (schema === undefined) return;
+  const response = ((schema as RouteSchema).response ??= {});
+  response[status] = withCodes(response[status], codes, '');
+}
+
 /**
  * Adds what the kernel answers on a route's behalf to its documented responses, with the codes: on
- * every API route a 503 SERVICE_UNAVAILABLE for an unreachable database or Redis, and to a 400 that
- * lists its codes VALIDATION_FAILED and the JSON parser's refusals; on a bearer-token
- * route the token's 401 codes and 503 AUTH_KEYS_UNAVAILABLE; on a rate-limited route a 429
+ * every API route a 400 VALIDATION_FAILED (its path and query are checked, strict-inputs.ts) and a
+ * 503 SERVICE_UNAVAILABLE for an unreachable database or Redis; on a route with a path parameter
+ * 414 FST_ERR_MAX_PARAM_LENGTH (one over 100 characters); on a route with a body the JSON
+ * parser's 400 refusals, 413 FST_ERR_CTP_BODY_TOO_LARGE and 415 FST_ERR_CTP_INVALID_MEDIA_TYPE; on
+ * a bearer-token route the token's 401 codes and 503 AUTH_KEYS_UNAVAILABLE, on an admin route 403
+ * AUTH_FORBIDDEN and the codes of the modules' admin checks; on a rate-limited route a 429
  * RATE_LIMITED. A route's own codes for a status (`errorCodes`) are kept and these added; a route
  * that declares a status as a plain ErrorBody says nothing of its codes, and keeps it.
  */
-export function documentKernelResponses(app: FastifyInstance): void {
+export function documentKernelResponses(app: FastifyInstance, adminChecks: readonly AdminCheck[]): void {
   // A GET's HEAD twin arrives with the same schema object: once is enough.
   const done = new WeakSet<object>();
+  // Modules register their admin checks while routes are being added: their codes are added once all are in.
+  const adminRoutes: Record<string, unknown>[] = [];
   app.addHook('onRoute', (route) => {
-    const schema = route.schema as { hide?: boolean; response?: Record<string, unknown>; security?: unknown; body?: unknown } | undefined;
+    const schema = route.schema as RouteSchema | undefined;
     if (!schema || schema.hide || done.has(schema) || !DEPENDENT_PREFIXES.some((p) => route.url.startsWith(p))) return;
     done.add(schema);
     const response = (schema.response ??= {});
-    const bearer = bearerGuardOf(app, route) !== undefined;
+    const guard = bearerGuardOf(app, route);
+    const bearer = guard !== undefined;
     // Only the token is checked for a 401 (no device secret, no other credential besides it).
     const bearerOnly = bearer && isDeepStrictEqual(schema.security, [{ bearer: [] }]);
-    // Every API route validates its path and query (strict-inputs.ts); one with a body parses it too.
-    if (response['400'] !== undefined) response['400'] = withCodes(response['400'], schema.body ? BODY_400 : ['VALIDATION_FAILED'], 'ValidationError');
+    if (route.url.startsWith('/api/')) {
+      response['400'] = schema.body
+        ? withCodes(response['400'], BODY_400, 'BodyValidationError')
+        : withCodes(response['400'], ['VALIDATION_FAILED'], 'ValidationError');
+    }
+    if (route.url.includes(':')) response['414'] = withCodes(response['414'], [PARAMETER_TOO_LONG], 'ParameterTooLongError');
+    if (schema.body) {
+      response['413'] = withCodes(response['413'], [BODY_TOO_LARGE], 'BodyTooLargeError');
+      response['415'] = withCodes(response['415'], [UNSUPPORTED_MEDIA_TYPE], 'UnsupportedMediaTypeError');
+    }
     response['503'] = bearer
       ? withCodes(response['503'], ['SERVICE_UNAVAILABLE', 'AUTH_KEYS_UNAVAILABLE'], 'TokenRouteUnavailableError')
       : withCodes(response['503'], ['SERVICE_UNAVAILABLE'], 'ServiceUnavailableError');
     const generic = (declared: unknown) => (declared === ErrorBody ? undefined : declared);
+    // Beside another credential (a device secret), the route's own 401 codes come first.
     if (bearerOnly) response['401'] = withCodes(generic(response['401']), BEARER_401, 'TokenRefusedError');
+    else if (bearer) response['401'] = withCodes(response['401'], BEARER_401, '');
+    if (guard && guard.handlers[guard.index] === app.requireAdmin) adminRoutes.push(response);
     if ((route.config as { rateLimit?: unknown } | undefined)?.rateLimit) {
       response['429'] = withCodes(generic(response['429']), ['RATE_LIMITED'], 'RateLimitedError');
     }
+  });
+  app.addHook('onReady', async () => {
+    const codes = ['AUTH_FORBIDDEN', ...adminChecks.flatMap((c) => c.codes)] as [string, ...string[]];
+    for (const response of adminRoutes) response['403'] = withCodes(response['403'], codes, 'AdminRefusedError');
   });
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorBody } from './errors.ts';
+import { AppError } from './errors.ts';
+import { errorCodes } from './openapi-components.ts';
 import { Text } from '../types/index.ts';
 
 /** What the ops endpoints need from the job runner. */
@@ -28,7 +29,8 @@ export function registerOpsRoutes(app: FastifyInstance, jobs: JobsOps): void {
         operationId: 'listJobs',
         tags: ['ops'],
         summary: 'Every job with its schedule, last run, last success, last outcome and counts',
-        response: { 200: Type.Object({ jobs: Type.Array(Type.Unknown()) }), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody },
+        // The token's, the admin checks', the input and availability codes are the kernel's (openapi-components.ts).
+        response: { 200: Type.Object({ jobs: Type.Array(Type.Unknown()) }) },
       },
     },
     async () => ({ jobs: await jobs.list() }),
@@ -43,7 +45,7 @@ export function registerOpsRoutes(app: FastifyInstance, jobs: JobsOps): void {
         tags: ['ops'],
         summary: 'Run a job once now (respects its single-runner lock: a busy lock gives outcome "skipped")',
         params: Type.Object({ name: Text({ minLength: 1, maxLength: 100 }) }),
-        response: { 200: RunResult, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
+        response: { 200: RunResult, 404: errorCodes('JOB_NOT_FOUND') },
       },
     },
     async (req) => {

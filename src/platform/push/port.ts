@@ -5,6 +5,7 @@ import { NO_CLAIM_READS, type ClaimReads } from './claim-sql.ts';
 import type { BuildResult } from './delivery.ts';
 import { enqueueCarried } from './outbox-sql.ts';
 import { REF_NOT_FOUND } from './rules.ts';
+import { addStreamEvent, newStreamEventSchema, type StreamEventSchema } from './stream-schema.ts';
 import { eventNameOf, type PushRow, type UserFrame, type UserFrames } from './types.ts';
 
 /**
@@ -54,6 +55,13 @@ export interface KindRegistration<R = unknown, J = unknown> {
    * messenger refuses its blocked and archived users, as on its own routes.
    */
   refuseReader?: (db: Db, userId: string) => Promise<void>;
+  /** The codes refuseReader refuses with (403), which the API document lists on the stream. */
+  refuseReaderCodes?: readonly string[];
+  /**
+   * The frame each kind pushes, by kind: its payload's JSON Schema (with a title, its name in the
+   * API document), which the event stream's answer is documented with (stream-schema.ts).
+   */
+  frames?: Readonly<Record<string, object>>;
 }
 
 /** The registrations as the dispatcher and the event stream read them. */
@@ -68,6 +76,10 @@ export interface PushKinds {
   groupSpans(userId: string): SQL;
   /** Every registered refusal of a stream reader, in registration order; throws the first. */
   refuseReader(db: Db, userId: string): Promise<void>;
+  /** Their codes (403), for the API document. */
+  readerRefusalCodes(): readonly string[];
+  /** An event of the stream, one variant per registered frame: the API document's description of it. */
+  readonly streamEvent: StreamEventSchema;
 }
 
 export interface Push {
@@ -111,6 +123,7 @@ export function createPush(): Push {
   let spans: ((userId: string) => SQL) | undefined;
   let spansOwner: string | undefined;
   const readerRefusals: ((db: Db, userId: string) => Promise<void>)[] = [];
+  const readerRefusalCodes: string[] = [];
 
   function own(kind: string, owner: string): void {
     // Programming errors at start: a kind is one owner's, and its name goes into SQL text.
@@ -147,6 +160,8 @@ export function createPush(): Push {
     async refuseReader(db, userId) {
       for (const refuse of readerRefusals) await refuse(db, userId);
     },
+    readerRefusalCodes: () => [...new Set(readerRefusalCodes)],
+    streamEvent: newStreamEventSchema(),
   };
 
   let wake = () => {};
@@ -188,6 +203,11 @@ export function createPush(): Push {
         }
       }
       if (registration.refuseReader) readerRefusals.push(registration.refuseReader);
+      readerRefusalCodes.push(...(registration.refuseReaderCodes ?? []));
+      for (const [kind, frame] of Object.entries(registration.frames ?? {})) {
+        if (owners.get(kind) !== owner) throw new Error(`${owner} registers a frame for ${kind}, a kind it does not register`);
+        addStreamEvent(kinds.streamEvent, kind, frame);
+      }
     },
     async userFrames(tx: Db, frames: readonly UserFrame[], now: Date): Promise<void> {
       const rows = frames.map((f) => {

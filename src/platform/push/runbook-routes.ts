@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { TObject } from '@sinclair/typebox';
 import type { Db } from '../db/index.ts';
-import { AppError, ErrorBody } from '../http/index.ts';
+import { AppError, errorCodes } from '../http/index.ts';
 import type { Logger } from '../observability/index.ts';
 import type { Clock } from '../time.ts';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../types/index.ts';
@@ -81,7 +81,7 @@ function filterOf(body: { kind?: string; lastErrorPrefix?: string; createdFrom?:
 
 const view = (r: QuarantinedRow) => ({ ...r, createdAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString() });
 const tags = ['messenger-admin'];
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
+/** Each route lists its own refusals; the kernel's codes and those of the mounting module's guards are added. */
 
 export interface RunbookRouteDeps {
   db: Db;
@@ -107,7 +107,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: RunbookR
     `${base}/quarantined`,
     {
       preHandler: app.requireAdmin,
-      schema: { operationId: 'listQuarantinedRealtimeRows', tags, summary: 'Quarantined realtime_outbox rows (id order, keyset paging) with their LastError', querystring: ListQuery, response: { 200: QuarantinedList, ...errors } },
+      schema: { operationId: 'listQuarantinedRealtimeRows', tags, summary: 'Quarantined realtime_outbox rows (id order, keyset paging) with their LastError', querystring: ListQuery, response: { 200: QuarantinedList } },
     },
     async (req) => {
       const limit = req.query.limit ?? LIST_PAGE_DEFAULT;
@@ -125,7 +125,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: RunbookR
         tags,
         summary: 'Re-enqueue one Quarantined row: Pending, Attempts = 0, due now',
         params: Type.Object({ id: Uuid }),
-        response: { 200: Requeued, 404: ErrorBody, ...errors },
+        response: { 200: Requeued, 404: errorCodes('MSG_REALTIME_ROW_NOT_QUARANTINED') },
       },
     },
     async (req) => {
@@ -147,7 +147,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: RunbookR
         summary:
           'Re-enqueue Quarantined rows matching the filters (after the cause is fixed): at most `limit` a call (default 100, up to 1000), oldest first; `dryRun: true` only counts',
         body: RequeueFilter,
-        response: { 200: RequeueReply, ...errors },
+        response: { 200: RequeueReply, 400: errorCodes('MSG_REALTIME_REQUEUE_INVALID_FILTER') },
       },
     },
     async (req) => {

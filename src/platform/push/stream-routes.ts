@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Db } from '../db/index.ts';
-import { ErrorBody } from '../http/index.ts';
+import { errorCodes, named } from '../http/index.ts';
 import { BoundedInt, Text } from '../types/index.ts';
 import type { PushKinds } from './port.ts';
-import { eventsAfter } from './replay.ts';
+import { eventsAfter, type StreamEvent } from './replay.ts';
 
 /** Events a page holds when the query names none (the schema documents it; the field stays optional). */
 const STREAM_PAGE_DEFAULT = 100;
@@ -18,18 +18,17 @@ const EventsQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const EventsPage = Type.Object({
-  events: Type.Array(
+/** The page; its events are described by the kinds' frames (stream-schema.ts). */
+const eventsPage = (kinds: PushKinds) =>
+  named(
+    'EventsPage',
     Type.Object({
-      cursor: Type.String({ description: 'This event’s position, opaque' }),
-      name: Type.String({ description: 'The hub event name it was pushed as (message_received, chat_updated, …)' }),
-      payload: Type.Record(Type.String(), Type.Unknown(), {
-        description: 'The frame’s payload as pushed, with Cursor; never a media join token. Its JSON Schema, by name: docs/realtime-frames.schema.json, $defs.<name>',
+      events: Type.Array(Type.Unsafe<StreamEvent>(kinds.streamEvent), {
+        description: 'Each event as pushed: its name and its payload, the frame with Cursor (never a media join token); a client ignores names and fields it does not know',
       }),
+      next: Type.String({ description: 'The cursor to continue from: ask again with after=next until events is empty' }),
     }),
-  ),
-  next: Type.String({ description: 'The cursor to continue from: ask again with after=next until events is empty' }),
-});
+  );
 
 /** Where clients resume from; the messenger's old path answers the same until its clients move. */
 export const EVENT_STREAM_PATH = '/api/events';
@@ -46,14 +45,25 @@ const SUMMARY =
  */
 export function registerEventStreamRoutes(app: FastifyInstance, deps: { db: Db; kinds: PushKinds }): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const response = { 200: EventsPage, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 410: ErrorBody };
+  // The kernel adds the input, token and availability codes (openapi-components.ts).
+  // The modules' refusals of a reader: registered before this route is (refuseReaderCodes).
+  const refusals = deps.kinds.readerRefusalCodes();
+  const response = {
+    200: eventsPage(deps.kinds),
+    400: errorCodes('MSG_EVENTS_CURSOR_INVALID', 'MSG_EVENTS_CURSOR_AHEAD'),
+    ...(refusals.length > 0 ? { 403: errorCodes(...(refusals as [string, ...string[]])) } : {}),
+    410: errorCodes('MSG_EVENTS_CURSOR_EXPIRED'),
+  };
   const handler = async (req: { principal?: { userId: string }; query: { after?: string; limit?: number } }) =>
     eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? STREAM_PAGE_DEFAULT);
-  r.get(EVENT_STREAM_PATH, { preHandler: app.requireUser, schema: { operationId: 'listEvents', tags: ['events'], summary: SUMMARY, querystring: EventsQuery, response } }, handler);
+  // The schema describes the events by their frames for the document; the page goes out as built.
+  const serializerCompiler = () => (data: unknown) => JSON.stringify(data);
+  r.get(EVENT_STREAM_PATH, { preHandler: app.requireUser, serializerCompiler, schema: { operationId: 'listEvents', tags: ['events'], summary: SUMMARY, querystring: EventsQuery, response } }, handler);
   r.get(
     DEPRECATED_EVENT_STREAM_PATH,
     {
       preHandler: app.requireUser,
+      serializerCompiler,
       schema: {
         operationId: 'listMessengerEvents',
         tags: ['events'],

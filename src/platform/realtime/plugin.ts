@@ -3,7 +3,8 @@ import fp from 'fastify-plugin';
 import fastifyWebsocket from '@fastify/websocket';
 import { Type } from '@sinclair/typebox';
 import { Text } from '../types/index.ts';
-import { extractToken, type Principal } from '../http/auth.ts';
+import { AUTH_CODES, extractToken, type Principal } from '../http/auth.ts';
+import { errorCodes } from '../http/openapi-components.ts';
 import type { Hub } from './hub.ts';
 import { requestedNegotiateVersion } from './protocol.ts';
 
@@ -13,6 +14,11 @@ export interface HubPluginOptions {
   path?: string;
   /** Largest WebSocket message accepted from a client (they send handshakes and pings). Default 64 KiB. */
   maxClientMessageBytes?: number;
+  /**
+   * The access checks the hub asks (HubDeps.accessChecks), for the 403 codes the API document lists
+   * on negotiate; read once the app is ready, when every module has registered its own.
+   */
+  accessChecks?: readonly { code?: string }[];
 }
 
 /** What each HubPluginOptions field left out means. */
@@ -21,7 +27,6 @@ const defaults = {
   maxClientMessageBytes: 64 * 1024,
 } as const;
 
-const ErrorReply = Type.Object({ code: Type.String(), message: Type.String() });
 // A JWT from an identity provider stays well below 16 KiB (headers cap it near there anyway).
 const AccessToken = Text({ maxLength: 16_384 });
 const NegotiateQuery = Type.Object({
@@ -69,6 +74,18 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
     app.addHook('preClose', () => hub.close());
   }
 
+  // 403: the access checks' codes, added once the app is ready; 503 SERVICE_UNAVAILABLE is the kernel's.
+  const negotiateResponse: Record<number, unknown> = {
+    200: NegotiateReplySchema,
+    400: errorCodes('HUB_NEGOTIATE_VERSION_INVALID', 'VALIDATION_FAILED'),
+    401: errorCodes('AUTH_REQUIRED', ...AUTH_CODES.filter((c) => c !== 'AUTH_KEYS_UNAVAILABLE')),
+    503: errorCodes('HUB_SHUTTING_DOWN', 'HUB_BUSY', 'AUTH_KEYS_UNAVAILABLE'),
+  };
+  app.addHook('onReady', async () => {
+    const refusals = [...new Set((opts.accessChecks ?? []).map((c) => c.code ?? 'HUB_ACCESS_REVOKED'))];
+    if (refusals.length > 0) negotiateResponse[403] = errorCodes(...(refusals as [string, ...string[]]));
+  });
+
   // Clients POST an empty negotiate body with whatever content type their HTTP stack picks.
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -83,7 +100,7 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
           security: [{ bearer: [] }],
           summary: 'SignalR negotiate: a connection token for the WebSocket (WebSockets transport only)',
           querystring: NegotiateQuery,
-          response: { 200: NegotiateReplySchema, 400: ErrorReply, 401: ErrorReply, 403: ErrorReply, 503: ErrorReply },
+          response: negotiateResponse,
         },
       },
       async (req, reply) => {

@@ -4,9 +4,12 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { isDeepStrictEqual, promisify } from 'node:util';
 import { MESSAGE_MAX_CHARS } from '../../../src/modules/messenger/messages/rules.ts';
+import { MESSENGER_FRAME_SCHEMAS } from '../../../src/modules/messenger/realtime-dispatch/frames.ts';
+import { eventNameOf } from '../../../src/platform/push/types.ts';
 import { buildTestApp } from '../../support/app.ts';
+import { inlineRefs } from '../../support/openapi-document.ts';
 
 /**
  * The published OpenAPI document is one clients can be generated from: Redocly's CLI with its
@@ -82,7 +85,7 @@ test('every body is a named component, every response is described, every 503 an
   const names = Object.keys(doc.components.schemas);
   // Names come from the schemas (`named`) and the operationIds, never from the order routes were added in.
   assert.deepEqual(names.filter((n) => /^def-\d+$/.test(n)), [], 'no generated def-N names');
-  for (const name of ['Error', 'MessageView', 'ChatView', 'FileMeta', 'SendMessageRequest', 'TokenRefusedError', 'RateLimitedError', 'NotificationView', 'IdentityUser', 'TrackingSession']) {
+  for (const name of ['MessageView', 'ChatView', 'FileMeta', 'SendMessageRequest', 'TokenRefusedError', 'RateLimitedError', 'AdminRefusedError', 'BodyTooLargeError', 'UnsupportedMediaTypeError', 'NotificationView', 'IdentityUser', 'TrackingSession']) {
     assert.ok(names.includes(name), `component ${name}`);
   }
   const send = doc.paths['/api/messenger/chats/{chatId}/messages']!.post!;
@@ -92,4 +95,46 @@ test('every body is a named component, every response is described, every 503 an
   assert.equal(body.properties.body!.maxLength, MESSAGE_MAX_CHARS, 'the body limit the server applies');
   // A second app builds the same document: the names are stable.
   assert.deepEqual(Object.keys((await documentOf()).components.schemas).sort(), [...names].sort());
+});
+
+test("every error answer of every operation lists its codes (an enum on code), and every operation with a body its 413 and 415", async () => {
+  const { app } = await buildTestApp();
+  await app.ready();
+  type Response = { content?: Record<string, { schema: { properties?: { code?: { enum?: string[] } } } }> };
+  const doc = inlineRefs(app.swagger() as unknown) as { paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, Response> }>> };
+  const problems: string[] = [];
+  const codesOf = (response: Response | undefined) => response?.content?.['application/json']?.schema.properties?.code?.enum;
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const at = `${method} ${path}`;
+      for (const [status, response] of Object.entries(op.responses)) {
+        // The readiness probe's 503 is its report ({ status, dependencies }), not a refusal.
+        if (status.startsWith('2') || at === 'get /health/ready') continue;
+        if (!codesOf(response)?.length) problems.push(`${at} ${status}: no code enum`);
+      }
+      if (op.requestBody === undefined) continue;
+      // As the kernel answers a body over the limit or of a type no parser takes (errors.ts).
+      if (!isDeepStrictEqual(codesOf(op.responses['413']), ['FST_ERR_CTP_BODY_TOO_LARGE'])) problems.push(`${at}: no 413 FST_ERR_CTP_BODY_TOO_LARGE`);
+      if (!isDeepStrictEqual(codesOf(op.responses['415']), ['FST_ERR_CTP_INVALID_MEDIA_TYPE'])) problems.push(`${at}: no 415 FST_ERR_CTP_INVALID_MEDIA_TYPE`);
+    }
+  }
+  assert.deepEqual(problems, []);
+});
+
+test("the event stream's events are one named variant per event the push kinds register, told apart by name, each with its frame", async () => {
+  const { app } = await buildTestApp();
+  await app.ready();
+  type Variant = { properties: { name: { enum: string[] }; payload: { $ref: string } } };
+  const doc = app.swagger() as unknown as { components: { schemas: Record<string, unknown> } };
+  const page = doc.components.schemas.EventsPage as { properties: { events: { items: { oneOf: { $ref: string }[]; discriminator: { propertyName: string; mapping: Record<string, string> } } } } };
+  const { oneOf, discriminator } = page.properties.events.items;
+  assert.equal(discriminator.propertyName, 'name');
+  const expected = [...Object.keys(MESSENGER_FRAME_SCHEMAS).map(eventNameOf), 'notification_status_changed'].sort();
+  assert.deepEqual(Object.keys(discriminator.mapping).sort(), expected);
+  assert.deepEqual(oneOf.map((o) => o.$ref).sort(), Object.values(discriminator.mapping).sort());
+  for (const [event, ref] of Object.entries(discriminator.mapping)) {
+    const variant = doc.components.schemas[ref.slice('#/components/schemas/'.length)] as Variant;
+    assert.deepEqual(variant.properties.name.enum, [event]);
+    assert.match(variant.properties.payload.$ref, /Frame$/, `${event}: its payload is a named frame`);
+  }
 });

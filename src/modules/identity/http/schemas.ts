@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import { ErrorBody } from '../../../platform/http/index.ts';
 import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { SCOPE_TYPES } from '../assignments/assignments.ts';
 import { FANOUT_TASK_STATUSES } from '../access-fanout/fanout-sql.ts';
@@ -182,4 +181,3 @@ export const ListTasksQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const Errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };

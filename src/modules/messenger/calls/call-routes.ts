@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
+import { errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { CALL_TRANSITIONS, getCall, inviteCall, transitionCall, type CallAction } from './calls.ts';
 import { CallParams, CallReply, CallView, CallWithJoin, InviteCallBody } from './schemas.ts';
 import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-calls'];
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+/** Each route's own refusals; the kernel's and the messenger guard's are added (messenger/routes.ts). */
+const callNotFound = errorCodes('MSG_CALL_NOT_FOUND');
 
 const SUMMARIES: Record<CallAction, string> = {
   answer: 'Answer a ringing call (callee); returns your MediaJoinModel; pushes call_answered to both parties',
@@ -29,7 +30,7 @@ export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext):
         tags,
         summary: 'Call a user (Direct): rings them with call_invited and returns your MediaJoinModel; unanswered → call_missed after the ring timeout',
         body: InviteCallBody,
-        response: { 201: CallWithJoin, 429: ErrorBody, ...errors },
+        response: { 201: CallWithJoin, 400: errorCodes('MSG_CALL_SELF'), 403: errorCodes('MSG_USER_NOT_REPLICATED', 'MSG_USER_BLOCKED'), 404: errorCodes('MSG_USER_NOT_FOUND') },
       },
     },
     async (req, reply) => reply.code(201).send(await inviteCall(ctx, req.principal!, req.body)),
@@ -37,14 +38,17 @@ export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext):
 
   r.get(
     '/api/messenger/calls/:callId',
-    { preHandler: app.requireUser, schema: { operationId: 'getCall', tags, summary: 'A call of yours (its current state)', params: CallParams, response: { 200: CallView, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'getCall', tags, summary: 'A call of yours (its current state)', params: CallParams, response: { 200: CallView, 404: callNotFound } } },
     async (req) => getCall(ctx.db, req.params.callId, req.principal!.userId),
   );
 
   for (const action of Object.keys(CALL_TRANSITIONS) as CallAction[]) {
+    // Only the caller may cancel, only the callee answer or decline; either party may end.
+    const onlyOne = CALL_TRANSITIONS[action].by === 'either' ? {} : { 403: errorCodes('MSG_CALL_FORBIDDEN') };
+    const response = { 200: CallReply, ...onlyOne, 404: callNotFound, 409: errorCodes('MSG_CALL_INVALID_STATE') };
     r.post(
       `/api/messenger/calls/:callId/${action}`,
-      { preHandler: app.requireUser, schema: { operationId: `${action}Call`, tags, summary: SUMMARIES[action], params: CallParams, response: { 200: CallReply, ...errors } } },
+      { preHandler: app.requireUser, schema: { operationId: `${action}Call`, tags, summary: SUMMARIES[action], params: CallParams, response } },
       async (req) => transitionCall(ctx, req.principal!, req.params.callId, action),
     );
   }

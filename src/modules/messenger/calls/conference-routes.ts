@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
+import { errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { Uuid } from '../../../platform/types/index.ts';
 import { ChatParams } from '../chats/schemas.ts';
 import {
@@ -19,7 +19,13 @@ import type { MessengerContext } from '../context.ts';
 import { Type } from '@sinclair/typebox';
 
 const tags = ['messenger-conferences'];
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+/**
+ * Each route's own refusals; the kernel's and the messenger guard's are added (messenger/routes.ts).
+ * A conference (or chat) the caller is not a member of is MSG_CALL_NOT_FOUND.
+ */
+const notFound = { 404: errorCodes('MSG_CALL_NOT_FOUND') };
+const conflicts = (...codes: string[]) => ({ 409: errorCodes('MSG_CALL_INVALID_STATE', ...codes) });
+const unknownCaller = { 403: errorCodes('MSG_USER_NOT_REPLICATED') };
 
 /** Conferences in a chat (UC-MSG-006): visible to the chat's Active participants only. */
 export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerContext): void {
@@ -29,7 +35,7 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
   const invites = perUserLimit(ctx.options.rateLimits.callInvites);
   const opts = (operationId: string, summary: string, response: object, extra: object = {}) => ({
     preHandler: app.requireUser,
-    schema: { operationId, tags, summary, params: ConferenceParams, response: { ...response, ...errors }, ...extra },
+    schema: { operationId, tags, summary, params: ConferenceParams, response: { ...response, ...notFound }, ...extra },
   });
 
   r.post(
@@ -43,7 +49,7 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
         summary: 'Start the chat’s conference: every participant gets conference_started with a personal MediaJoinModel; returns yours',
         params: ChatParams,
         body: StartConferenceBody,
-        response: { 201: ConferenceWithJoin, 429: ErrorBody, ...errors },
+        response: { 201: ConferenceWithJoin, ...unknownCaller, ...notFound, 409: errorCodes('MSG_CONFERENCE_ALREADY_ACTIVE') },
       },
     },
     async (req, reply) => reply.code(201).send(await startConference(ctx, req.principal!, req.params.chatId, req.body.media)),
@@ -55,33 +61,35 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
 
   r.post(
     `${one}/invite`,
-    { ...opts('inviteToConference', 'Ring chat participants (conference_invited with a personal MediaJoinModel each)', { 200: ConferenceView, 429: ErrorBody }, { body: InviteConferenceBody }), config: invites },
+    { ...opts('inviteToConference', 'Ring chat participants (conference_invited with a personal MediaJoinModel each)', { 200: ConferenceView, ...unknownCaller, ...conflicts('MSG_CONFERENCE_NOT_JOINED') }, { body: InviteConferenceBody }), config: invites },
     async (req) => inviteToConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId, (req.body as { userIds: string[] }).userIds),
   );
 
-  r.post(`${one}/join`, opts('joinConference', 'Join: returns your MediaJoinModel; pushes conference_participant_joined', { 200: ConferenceWithJoin }), async (req) =>
+  r.post(`${one}/join`, opts('joinConference', 'Join: returns your MediaJoinModel; pushes conference_participant_joined', { 200: ConferenceWithJoin, ...unknownCaller, ...conflicts() }), async (req) =>
     joinConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId),
   );
-  r.post(`${one}/leave`, opts('leaveConference', 'Leave; pushes conference_participant_left', { 200: ConferenceView }), async (req) =>
+  r.post(`${one}/leave`, opts('leaveConference', 'Leave; pushes conference_participant_left', { 200: ConferenceView, 409: errorCodes('MSG_CONFERENCE_NOT_JOINED') }), async (req) =>
     leaveConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId),
   );
-  r.post(`${one}/end`, opts('endConference', 'End (the starter, the chat owner or an admin); pushes conference_ended', { 200: ConferenceView }), async (req) =>
+  r.post(`${one}/end`, opts('endConference', 'End (the starter, the chat owner or an admin); pushes conference_ended', { 200: ConferenceView, 403: errorCodes('MSG_CALL_FORBIDDEN'), ...conflicts() }), async (req) =>
     endConference(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId),
   );
   for (const [action, sharing] of [['start', true], ['stop', false]] as const) {
-    r.post(`${one}/screen-share/${action}`, opts(`${action}ScreenShare`, `Screen sharing ${action} (one sharer at a time); pushes screen_share_${action === 'start' ? 'started' : 'stopped'}`, { 200: ConferenceView }), async (req) =>
+    r.post(`${one}/screen-share/${action}`, opts(`${action}ScreenShare`, `Screen sharing ${action} (one sharer at a time); pushes screen_share_${action === 'start' ? 'started' : 'stopped'}`, { 200: ConferenceView, ...conflicts('MSG_CONFERENCE_NOT_JOINED', ...(sharing ? (['MSG_SCREEN_SHARE_BUSY'] as const) : [])) }), async (req) =>
       setScreenShare(ctx, req.principal!, (req.params as { conferenceId: string }).conferenceId, sharing),
     );
   }
 
   r.post(
     `${one}/recordings`,
-    { preHandler: app.requireUser, schema: { operationId: 'startRecording', tags, summary: 'Start recording; pushes recording_started', params: ConferenceParams, response: { 201: RecordingView, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'startRecording', tags, summary: 'Start recording; pushes recording_started', params: ConferenceParams,
+      response: { 201: RecordingView, ...notFound, ...conflicts('MSG_CONFERENCE_NOT_JOINED', 'MSG_RECORDING_ALREADY_ACTIVE') } } },
     async (req, reply) => reply.code(201).send(await startRecording(ctx, req.principal!, req.params.conferenceId)),
   );
   r.post(
     `${one}/recordings/:recordingId/stop`,
-    { preHandler: app.requireUser, schema: { operationId: 'stopRecording', tags, summary: 'Stop recording; pushes recording_stopped', params: RecordingParams, response: { 200: RecordingView, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'stopRecording', tags, summary: 'Stop recording; pushes recording_stopped', params: RecordingParams,
+      response: { 200: RecordingView, 404: errorCodes('MSG_CALL_NOT_FOUND', 'MSG_RECORDING_NOT_FOUND'), 409: errorCodes('MSG_CONFERENCE_NOT_JOINED', 'MSG_RECORDING_INVALID_STATE') } } },
     async (req) => stopRecording(ctx, req.principal!, req.params.conferenceId, req.params.recordingId),
   );
   r.post(
@@ -97,7 +105,12 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerCon
         security: [{ mediaCallback: [] }],
         params: Type.Object({ recordingId: Uuid }),
         body: RecordingOutcomeBody,
-        response: { 200: RecordingView, ...errors },
+        response: {
+          200: RecordingView,
+          401: errorCodes('AUTH_REQUIRED', 'AUTH_MEDIA_CALLBACK_DISABLED', 'AUTH_INVALID_CREDENTIAL'),
+          404: errorCodes('MSG_RECORDING_NOT_FOUND'),
+          409: errorCodes('MSG_RECORDING_INVALID_STATE'),
+        },
       },
     },
     async (req) => recordRecordingOutcome(ctx, req.params.recordingId, req.body),

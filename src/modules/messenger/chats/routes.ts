@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
+import { errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { acceptChat, addParticipants, createChat, getChat, removeParticipant, renameChat } from './chats.ts';
 import { chatPage } from './chat-sync.ts';
 import {
@@ -17,8 +17,11 @@ import {
 import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-chats'];
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
-const limited = { 429: ErrorBody };
+/**
+ * Each route's own refusals; the kernel adds the input, token, rate-limit and availability codes and
+ * the messenger's guard MSG_USER_INACTIVE (messenger/routes.ts), which every write checks again.
+ */
+const notFound = errorCodes('MSG_CHAT_NOT_FOUND');
 
 export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -36,7 +39,15 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
         tags,
         summary: 'Create a group chat, or open the direct chat with a user (200 with the existing one)',
         body: CreateChatBody,
-        response: { 200: ChatView, 201: ChatView, ...errors, ...limited },
+        response: {
+          200: ChatView,
+          201: ChatView,
+          400: errorCodes('MSG_CHAT_INVALID'),
+          403: errorCodes('MSG_USER_NOT_REPLICATED', 'MSG_USER_BLOCKED'),
+          // The chat is a Direct chat opened again, accepted as acceptChat does.
+          404: errorCodes('MSG_USER_NOT_FOUND', 'MSG_CHAT_NOT_FOUND'),
+          409: errorCodes('MSG_CHAT_FULL'),
+        },
       },
     },
     async (req, reply) => {
@@ -55,7 +66,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
         summary:
           'My chats, most recently active first, each with its unreadCount, and a sync token (next); with after=<token>: only the chats changed since (new messages, renames, membership, read marks) and the ids of chats I left or was removed from. 410 MSG_EVENTS_CURSOR_EXPIRED past retention; 400 MSG_CHAT_SYNC_TOKEN_AHEAD for a token past the head (list again)',
         querystring: ChatListQuery,
-        response: { 200: ChatList, 410: ErrorBody, ...errors },
+        response: { 200: ChatList, 400: errorCodes('MSG_EVENTS_CURSOR_INVALID', 'MSG_CHAT_SYNC_TOKEN_AHEAD'), 410: errorCodes('MSG_EVENTS_CURSOR_EXPIRED') },
       },
     },
     async (req) => chatPage(ctx.db, req.principal!.userId, { after: req.query.after, limit: req.query.limit ?? CHAT_PAGE_DEFAULT }),
@@ -63,7 +74,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
 
   r.get(
     `${base}/:chatId`,
-    { preHandler: app.requireUser, schema: { operationId: 'getChat', tags, summary: 'A chat I take part in', params: ChatParams, response: { 200: ChatView, ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'getChat', tags, summary: 'A chat I take part in', params: ChatParams, response: { 200: ChatView, 404: notFound } } },
     async (req) => getChat(ctx.db, req.params.chatId, req.principal!.userId),
   );
 
@@ -78,7 +89,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
         summary:
           "Accept a chat that is a message request to me: its members then get my presence, typing and read position (docs/security.md, Consent); accepting an accepted chat changes nothing",
         params: ChatParams,
-        response: { 200: ChatView, ...errors, ...limited },
+        response: { 200: ChatView, 404: notFound },
       },
     },
     async (req) => acceptChat(ctx, req.principal!, req.params.chatId),
@@ -88,7 +99,8 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
     `${base}/:chatId`,
     {
       preHandler: app.requireUser,
-      schema: { operationId: 'renameChat', tags, summary: 'Rename a group chat (owner or admin); pushes ChatUpdated', params: ChatParams, body: RenameChatBody, response: { 200: ChatView, ...errors } },
+      schema: { operationId: 'renameChat', tags, summary: 'Rename a group chat (owner or admin); pushes ChatUpdated', params: ChatParams, body: RenameChatBody,
+        response: { 200: ChatView, 400: errorCodes('MSG_CHAT_INVALID'), 403: errorCodes('MSG_CHAT_FORBIDDEN'), 404: notFound, 409: errorCodes('MSG_CHAT_DIRECT_MEMBERS_FIXED') } },
     },
     async (req) => renameChat(ctx, req.principal!, req.params.chatId, req.body.title),
   );
@@ -104,7 +116,12 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
         summary: "Add participants to a group chat (owner or admin); their open connections join the chat's group at once",
         params: ChatParams,
         body: AddParticipantsBody,
-        response: { 200: ChatView, ...errors, ...limited },
+        response: {
+          200: ChatView,
+          403: errorCodes('MSG_USER_NOT_REPLICATED', 'MSG_CHAT_FORBIDDEN', 'MSG_USER_BLOCKED'),
+          404: errorCodes('MSG_CHAT_NOT_FOUND', 'MSG_USER_NOT_FOUND'),
+          409: errorCodes('MSG_CHAT_DIRECT_MEMBERS_FIXED', 'MSG_CHAT_FULL'),
+        },
       },
     },
     async (req) => addParticipants(ctx, req.principal!, req.params.chatId, req.body.userIds),
@@ -119,7 +136,12 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
         tags,
         summary: "Remove a participant (owner or admin) or leave (yourself); its connections leave the chat's group at once",
         params: ParticipantParams,
-        response: { 204: { type: 'null' }, ...errors },
+        response: {
+          204: { type: 'null' },
+          403: errorCodes('MSG_CHAT_FORBIDDEN'),
+          404: errorCodes('MSG_CHAT_NOT_FOUND', 'MSG_PARTICIPANT_NOT_FOUND'),
+          409: errorCodes('MSG_CHAT_DIRECT_MEMBERS_FIXED', 'MSG_CHAT_OWNER_CANNOT_LEAVE'),
+        },
       },
     },
     async (req, reply) => {

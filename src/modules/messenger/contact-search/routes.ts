@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
+import { errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { searchContactByPhone, type ContactSearchDeps } from './search.ts';
 
@@ -36,7 +36,13 @@ export function registerContactSearchRoutes(app: FastifyInstance, search: Contac
         tags,
         summary: 'Find an active user by phone (global contact search); the last name is masked until the contact is Accepted',
         querystring: ContactSearchQuery,
-        response: { 200: ContactSearchReply, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody, 503: ErrorBody },
+        // The kernel's and the messenger guard's codes are added (messenger/routes.ts).
+        response: {
+          200: ContactSearchReply,
+          400: errorCodes('MSG_CONTACT_SEARCH_INVALID_PHONE'),
+          404: errorCodes('MSG_CONTACT_USER_NOT_FOUND'),
+          503: errorCodes('MSG_CONTACT_SEARCH_UNAVAILABLE'),
+        },
       },
     },
     async (req) => searchContactByPhone(search, req.principal!.userId, req.query.phone),

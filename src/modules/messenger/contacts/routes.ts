@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ErrorBody, perUserLimit } from '../../../platform/http/index.ts';
+import { errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { acceptContact, listContacts, removeContact, requestContact } from './contacts.ts';
 import { listBlocked, setBlocked } from './blacklist.ts';
@@ -27,14 +27,15 @@ const ContactRequestBody = Type.Object(
 );
 
 const tags = ['messenger-contacts'];
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+/** Each route's own refusals; the kernel's and the messenger guard's are added (messenger/routes.ts). */
+const contactNotFound = errorCodes('MSG_CONTACT_NOT_FOUND');
 
 export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.get(
     '/api/messenger/contacts',
-    { preHandler: app.requireUser, schema: { operationId: 'listContacts', tags, summary: 'My contacts and pending requests (both directions)', response: { 200: Type.Object({ items: Type.Array(ContactView) }), ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'listContacts', tags, summary: 'My contacts and pending requests (both directions)', response: { 200: Type.Object({ items: Type.Array(ContactView) }) } } },
     async (req) => ({ items: await listContacts(ctx.db, req.principal!.userId) }),
   );
 
@@ -43,7 +44,15 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
     {
       preHandler: app.requireUser,
       config: perUserLimit(ctx.options.rateLimits.contactRequests),
-      schema: { operationId: 'requestContact', tags, summary: 'Ask the user with this phone to become a contact (pushes contact_request_received)', body: ContactRequestBody, response: { 201: ContactView, 429: ErrorBody, 503: ErrorBody, ...errors } },
+      schema: { operationId: 'requestContact', tags, summary: 'Ask the user with this phone to become a contact (pushes contact_request_received)', body: ContactRequestBody,
+        response: {
+          201: ContactView,
+          400: errorCodes('MSG_CONTACT_SEARCH_INVALID_PHONE', 'MSG_CONTACT_SELF'),
+          403: errorCodes('MSG_USER_NOT_REPLICATED', 'MSG_USER_BLOCKED'),
+          404: errorCodes('MSG_CONTACT_USER_NOT_FOUND'),
+          409: errorCodes('MSG_CONTACT_ALREADY_EXISTS'),
+        },
+      },
     },
     async (req, reply) => reply.code(201).send(await requestContact(ctx, req.principal!.userId, req.body.phone)),
   );
@@ -52,7 +61,8 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
     '/api/messenger/contacts/:contactId/accept',
     {
       preHandler: app.requireUser,
-      schema: { operationId: 'acceptContact', tags, summary: 'Accept an incoming request (pushes contact_request_accepted to the requester)', params: Type.Object({ contactId: Uuid }), response: { 200: ContactView, ...errors } },
+      schema: { operationId: 'acceptContact', tags, summary: 'Accept an incoming request (pushes contact_request_accepted to the requester)', params: Type.Object({ contactId: Uuid }),
+        response: { 200: ContactView, 403: errorCodes('MSG_CONTACT_NOT_ADDRESSEE'), 404: contactNotFound, 409: errorCodes('MSG_CONTACT_NOT_PENDING') } },
     },
     async (req) => acceptContact(ctx, req.principal!.userId, req.params.contactId),
   );
@@ -61,7 +71,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
     '/api/messenger/contacts/:contactId',
     {
       preHandler: app.requireUser,
-      schema: { operationId: 'removeContact', tags, summary: 'Remove a contact, decline or withdraw a request (pushes contact_removed to the other party)', params: Type.Object({ contactId: Uuid }), response: { 204: { type: 'null' }, ...errors } },
+      schema: { operationId: 'removeContact', tags, summary: 'Remove a contact, decline or withdraw a request (pushes contact_removed to the other party)', params: Type.Object({ contactId: Uuid }), response: { 204: { type: 'null' }, 404: contactNotFound } },
     },
     async (req, reply) => {
       await removeContact(ctx, req.principal!.userId, req.params.contactId);
@@ -71,7 +81,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
 
   r.get(
     '/api/messenger/blacklist',
-    { preHandler: app.requireUser, schema: { operationId: 'listBlocked', tags, summary: 'Users I blocked', response: { 200: Type.Object({ items: Type.Array(BlacklistEntry) }), ...errors } } },
+    { preHandler: app.requireUser, schema: { operationId: 'listBlocked', tags, summary: 'Users I blocked', response: { 200: Type.Object({ items: Type.Array(BlacklistEntry) }) } } },
     async (req) => ({ items: await listBlocked(ctx.db, req.principal!.userId) }),
   );
 
@@ -87,7 +97,7 @@ export function registerContactRoutes(app: FastifyInstance, ctx: MessengerContex
           ? 'Block a user: they cannot message you in a direct chat or call you (UC-MSG-004); pushes blacklist_changed to your devices'
           : 'Unblock a user',
         params: Type.Object({ userId: Uuid }),
-        response: { 200: BlacklistEntry, ...errors },
+        response: { 200: BlacklistEntry, 400: errorCodes('MSG_BLACKLIST_SELF') },
       },
       handler: async (req) => setBlocked(ctx, req.principal!.userId, (req.params as { userId: string }).userId, blocked),
     });

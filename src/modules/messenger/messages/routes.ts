@@ -7,8 +7,10 @@ import { sendMessage } from './send.ts';
 import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-messages'];
-/** Every messenger route but sendMessage refuses an inactive or unknown caller first (messenger/routes.ts). */
-const INACTIVE = ['MSG_USER_INACTIVE', 'MSG_USER_NOT_REPLICATED'] as const;
+/**
+ * Every messenger route but sendMessage refuses an inactive caller first, and the kernel adds its
+ * own refusals: both are added to the codes listed here (messenger/routes.ts, openapi-components.ts).
+ */
 
 export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -56,7 +58,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
           'list-messages: the source of truth clients refill from (Seq > afterSeq, ascending; or with beforeSeq the newest page below it, also ascending; deleted ones as tombstones). afterSeq with beforeSeq → 400 VALIDATION_FAILED',
         params: ChatParams,
         querystring: ListMessagesQuery,
-        response: { 200: MessageList, 400: errorCodes('VALIDATION_FAILED'), 403: errorCodes(...INACTIVE), 404: errorCodes('MSG_CHAT_NOT_FOUND') },
+        response: { 200: MessageList, 404: errorCodes('MSG_CHAT_NOT_FOUND') },
       },
     },
     async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query, req.query.limit ?? MESSAGE_PAGE_DEFAULT),
@@ -75,7 +77,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
         response: {
           200: MessageView,
           400: errorCodes('MSG_MESSAGE_INVALID'),
-          403: errorCodes(...INACTIVE, 'MSG_MESSAGE_NOT_SENDER'),
+          403: errorCodes('MSG_USER_NOT_REPLICATED', 'MSG_MESSAGE_NOT_SENDER'),
           404: errorCodes('MSG_CHAT_NOT_FOUND', 'MSG_MESSAGE_NOT_FOUND'),
           409: errorCodes('MSG_MESSAGE_DELETED', 'MSG_MESSAGE_NOT_EDITABLE', 'MSG_MESSAGE_EDIT_WINDOW_EXPIRED'),
         },
@@ -89,7 +91,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     {
       preHandler: app.requireUser,
       schema: { operationId: 'deleteMessage', tags, summary: 'Delete your message (its Seq stays as a tombstone)', params: MessageParams,
-        response: { 204: { type: 'null' }, 400: errorCodes('VALIDATION_FAILED'), 403: errorCodes(...INACTIVE, 'MSG_MESSAGE_NOT_SENDER'), 404: errorCodes('MSG_CHAT_NOT_FOUND', 'MSG_MESSAGE_NOT_FOUND') } },
+        response: { 204: { type: 'null' }, 403: errorCodes('MSG_MESSAGE_NOT_SENDER'), 404: errorCodes('MSG_CHAT_NOT_FOUND', 'MSG_MESSAGE_NOT_FOUND') } },
     },
     async (req, reply) => {
       await deleteMessage(ctx, req.principal!, req.params.chatId, req.params.messageId);
@@ -102,7 +104,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     {
       preHandler: app.requireUser,
       schema: { operationId: 'markChatRead', tags, summary: 'Read receipt: my LastReadSeq moves forward to seq (pushed as read_receipt_updated)', params: ChatParams, body: ReadBody,
-        response: { 200: ReadReply, 400: errorCodes('VALIDATION_FAILED'), 403: errorCodes(...INACTIVE), 404: errorCodes('MSG_CHAT_NOT_FOUND') } },
+        response: { 200: ReadReply, 404: errorCodes('MSG_CHAT_NOT_FOUND') } },
     },
     async (req) => markRead(ctx, req.principal!, req.params.chatId, req.body.seq),
   );

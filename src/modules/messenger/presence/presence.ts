@@ -4,7 +4,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { errorText } from '../../../platform/errors/index.ts';
-import { ErrorBody } from '../../../platform/http/index.ts';
 import type { Logger } from '../../../platform/observability/index.ts';
 import { tickBatcher, userGroup, type Hub, type PresenceChange } from '../../../platform/realtime/index.ts';
 import { Nullable, Text } from '../../../platform/types/index.ts';
@@ -109,7 +108,8 @@ export function registerPresenceRoutes(app: FastifyInstance, db: Db, hub: Hub): 
         summary:
           'Online state and last-seen time of users you may see (Accepted contacts, the other member of a Direct chat you both accepted, never across a block); others answered as unknown (online null)',
         querystring: PresenceQuery,
-        response: { 200: PresenceAnswer, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody },
+        // The kernel's and the messenger guard's codes only (messenger/routes.ts).
+        response: { 200: PresenceAnswer },
       },
     },
     async (req) => {

@@ -3,6 +3,7 @@ import type { ClaimedRow, ClaimReads, KindRegistration } from '../../../platform
 import type { MediaJoinMinter } from '../calls/media-join.ts';
 import { USER_INACTIVE_CLOSE_REASON } from '../errors.ts';
 import { refuseInactiveUser } from '../user-replica/replica-reads.ts';
+import { MESSENGER_FRAME_SCHEMAS } from './frames.ts';
 import { MESSENGER_PUSH_KINDS } from './kinds.ts';
 import { buildDelivery, type JoinFor, type RealtimeRefs } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
@@ -75,4 +76,7 @@ export const messengerPushKinds = (mintJoin: MediaJoinMinter): KindRegistration<
   },
   // As on every messenger route: a blocked or archived user reads no stream (403 MSG_USER_INACTIVE).
   refuseReader: refuseInactiveUser,
+  refuseReaderCodes: ['MSG_USER_INACTIVE'],
+  // The event stream's answer is documented by these (platform/push stream-schema.ts).
+  frames: MESSENGER_FRAME_SCHEMAS,
 });

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Db } from '../../../platform/db/index.ts';
 import { EventBusUnavailableError } from '../../../platform/events/index.ts';
-import { AppError, ErrorBody } from '../../../platform/http/index.ts';
+import { AppError, errorCodes } from '../../../platform/http/index.ts';
 import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { refuseUnknownFields } from '../admin-body.ts';
 import { listPhoneConflicts } from './phone-conflicts.ts';
@@ -77,7 +77,8 @@ export function registerUserReplicaRoutes(app: FastifyInstance, db: Db, resync: 
         tags,
         summary: 'Phone conflicts of the user replica for support review (MSG_USER_PHONE_CONFLICT, INV-MU-2), Open by default',
         querystring: ConflictsQuery,
-        response: { 200: ConflictsReply, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody },
+        // The kernel's and the messenger guard's codes only (messenger/routes.ts).
+        response: { 200: ConflictsReply },
       },
     },
     async (req) =>
@@ -96,7 +97,12 @@ export function registerUserReplicaRoutes(app: FastifyInstance, db: Db, resync: 
         summary:
           'Re-apply pin.identity.users.v1 from its earliest offset to the user replica (all users, or `userIds`): each user\'s newest record is written past the inbox dedupe and the version guard; answers when done, progress in the log',
         body: ResyncBody,
-        response: { 200: ResyncReply, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 503: ErrorBody },
+        response: {
+          200: ResyncReply,
+          400: errorCodes('MSG_USER_RESYNC_INVALID'),
+          409: errorCodes('MSG_USER_RESYNC_RUNNING', 'MSG_USER_RESYNC_NEEDS_KAFKA'),
+          503: errorCodes('MSG_USER_RESYNC_KAFKA_UNAVAILABLE'),
+        },
       },
     },
     async (req) => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError, ErrorBody } from '../../../platform/http/index.ts';
+import { AppError, errorCodes } from '../../../platform/http/index.ts';
 import { Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { ChannelName, IdParams } from '../api-schemas.ts';
 import type { NotificationsContext } from '../context.ts';
@@ -37,7 +37,7 @@ const ReprocessReply = Type.Object({
 });
 
 const tags = ['notifications'];
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
+/** Each route's own refusals; the kernel adds the input, token, admin and availability codes (openapi-components.ts). */
 const reply = (rows: Reprocessed[]) => ({
   reprocessed: rows.length,
   notifications: rows.map((r) => ({ id: r.id, channel: r.channel, deliveryCycle: r.deliveryCycle, lastError: r.lastError })),
@@ -107,7 +107,7 @@ export function registerTerminalFailureRoutes(app: FastifyInstance, ctx: Notific
         tags,
         summary: 'Runbook terminal-failures: one terminal Failed notification back to the retry worker in a new DeliveryCycle (Attempts 0, due now)',
         params: IdParams,
-        response: { 200: ReprocessReply, 404: ErrorBody, 409: ErrorBody, ...errors },
+        response: { 200: ReprocessReply, 404: errorCodes(API_ERRORS.notFound), 409: errorCodes(API_ERRORS.notTerminal) },
       },
     },
     async (req) => {
@@ -135,7 +135,7 @@ export function registerTerminalFailureRoutes(app: FastifyInstance, ctx: Notific
         tags,
         summary: `Runbook terminal-failures: terminal Failed notifications of a channel / error code / failure time range (failedFrom ≤ t < failedBefore), oldest first, at most limit (≤ ${MAX_PER_CALL}) per call, each in a new DeliveryCycle; call again while reprocessed = limit`,
         body: ReprocessBody,
-        response: { 200: ReprocessReply, ...errors },
+        response: { 200: ReprocessReply, 400: errorCodes(API_ERRORS.reprocessFilterRequired, API_ERRORS.reprocessRangeInvalid, API_ERRORS.reprocessFilterUnknown) },
       },
     },
     async (req) => {

@@ -3,7 +3,7 @@ import type { UserFrames } from '../../../platform/module.ts';
 import type { Db } from '../../../platform/db/index.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorBody } from '../../../platform/http/index.ts';
+import { AppError, errorCodes } from '../../../platform/http/index.ts';
 import { enqueue } from '../../../platform/outbox/index.ts';
 import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { ChannelName, IdParams } from '../api-schemas.ts';
@@ -39,7 +39,7 @@ const UnconfirmedView = Type.Object({
 const ResolveReply = Type.Object({ id: Uuid, status: Type.String(), deliveryCycle: Type.Integer(), version: Type.Integer() });
 
 const tags = ['notifications'];
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody };
+/** Each route's own refusals; the kernel adds the input, token, admin and availability codes (openapi-components.ts). */
 
 export function registerUnconfirmedRoutes(app: FastifyInstance, ctx: NotificationsContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -54,7 +54,7 @@ export function registerUnconfirmedRoutes(app: FastifyInstance, ctx: Notificatio
         tags,
         summary: 'Runbook NotificationsEmailUnconfirmed: sends whose outcome is unknown (never resent), oldest first, with the Message-ID to look up',
         querystring: ListQuery,
-        response: { 200: Type.Object({ items: Type.Array(UnconfirmedView) }), ...errors },
+        response: { 200: Type.Object({ items: Type.Array(UnconfirmedView) }) },
       },
     },
     async (req) => ({
@@ -72,7 +72,7 @@ export function registerUnconfirmedRoutes(app: FastifyInstance, ctx: Notificatio
         summary: `Runbook NotificationsEmailUnconfirmed: settle one unconfirmed send — sent (recorded Sent) or resend (due now for the retry worker); 409 ${API_ERRORS.notUnconfirmed} when its outcome is known`,
         params: IdParams,
         body: ResolveBody,
-        response: { 200: ResolveReply, 404: ErrorBody, 409: ErrorBody, ...errors },
+        response: { 200: ResolveReply, 404: errorCodes(API_ERRORS.notFound), 409: errorCodes(API_ERRORS.notUnconfirmed) },
       },
     },
     async (req) => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { AppError, ErrorBody, forbiddenKeyError, parseJsonBody } from '../../../platform/http/index.ts';
+import { AppError, errorCodes, forbiddenKeyError, parseJsonBody } from '../../../platform/http/index.ts';
 import { WebhookBody, WebhookParams, WebhookReply } from '../api-schemas.ts';
 import type { NotificationsContext } from '../context.ts';
 import { API_ERRORS } from '../model.ts';
@@ -89,7 +89,14 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
           summary: 'Delivery receipt from a provider (HMAC-signed): delivered confirms, failed reopens Sent → Failed in a new DeliveryCycle',
           params: WebhookParams,
           body: WebhookBody,
-          response: { 200: WebhookReply, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+          // The kernel adds the input and availability codes (openapi-components.ts).
+          response: {
+            200: WebhookReply,
+            400: errorCodes(API_ERRORS.invalidReference, API_ERRORS.cycleRequired),
+            401: errorCodes(API_ERRORS.badSignature),
+            404: errorCodes(API_ERRORS.unknownProvider),
+            409: errorCodes(API_ERRORS.replayed),
+          },
         },
       },
       async (req) => {

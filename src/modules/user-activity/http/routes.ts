@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { AppError, clientAddress, ErrorBody, perClientLimit } from '../../../platform/http/index.ts';
+import { AppError, clientAddress, errorCodes, perClientLimit } from '../../../platform/http/index.ts';
 import {
   DeviceSecretHeaders,
   FILTER_SNAPSHOT_MAX_BYTES,
@@ -61,7 +61,12 @@ function deviceSecretOf(req: FastifyRequest): string {
   return secret;
 }
 
-const DeviceSecretErrors = { 401: ErrorBody, 403: ErrorBody };
+/**
+ * The device secret's refusals, and each route's own; the kernel adds the input, token (on link),
+ * rate-limit and availability codes (openapi-components.ts).
+ */
+const DeviceSecretErrors = { 401: errorCodes(ERROR.deviceSecretRequired), 403: errorCodes(ERROR.deviceSecretInvalid) };
+const sessionNotFound = errorCodes(ERROR.sessionNotFound);
 
 /**
  * REST of session and view tracking (UC-ACT-001/002). Tracking needs no token, but every call that
@@ -90,7 +95,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
           "never another device's session id or UserId.",
         headers: DeviceSecretHeaders,
         body: StartSessionBody,
-        response: { 200: StartSessionReply, 201: StartSessionReply, 400: ErrorBody, 429: ErrorBody },
+        response: { 200: StartSessionReply, 201: StartSessionReply },
       },
     },
     async (req, reply) => {
@@ -119,7 +124,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
         summary: 'Session activity (X-Device-Secret); a session that is no longer Active is restarted for the same device (restarted: true)',
         headers: DeviceSecretHeaders,
         params: IdParams,
-        response: { 200: SessionHeartbeatReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody, 429: ErrorBody },
+        response: { 200: SessionHeartbeatReply, ...DeviceSecretErrors, 404: sessionNotFound },
       },
     },
     async (req) => {
@@ -139,7 +144,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
         security: [{ bearer: [], deviceSecret: [] }],
         headers: DeviceSecretHeaders,
         params: IdParams,
-        response: { 200: LinkReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody },
+        response: { 200: LinkReply, ...DeviceSecretErrors, 404: sessionNotFound },
       },
     },
     async (req) => {
@@ -162,7 +167,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
           'view opens per client address are limited to a tenth of the tracking limit (429 RATE_LIMITED).',
         headers: DeviceSecretHeaders,
         body: OpenViewBody,
-        response: { 201: View, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+        response: { 201: View, 400: errorCodes(ERROR.filterSnapshotTooLarge), ...DeviceSecretErrors, 404: sessionNotFound, 409: errorCodes(ERROR.sessionViewLimitReached) },
       },
     },
     async (req, reply) => {
@@ -191,7 +196,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
         summary: 'View activity (also activity of its session; X-Device-Secret of that session); accepted: false when the view is Inactive',
         headers: DeviceSecretHeaders,
         params: IdParams,
-        response: { 200: ViewHeartbeatReply, 400: ErrorBody, ...DeviceSecretErrors, 404: ErrorBody, 429: ErrorBody },
+        response: { 200: ViewHeartbeatReply, ...DeviceSecretErrors, 404: errorCodes(ERROR.viewNotFound) },
       },
     },
     async (req) => heartbeatView(deps, req.params.id, deviceSecretOf(req)),
@@ -205,7 +210,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
         tags,
         summary: 'Ended views of a property object and their total duration',
         params: IdParams,
-        response: { 200: StatsReply, 400: ErrorBody },
+        response: { 200: StatsReply },
       },
     },
     async (req) => getPropertyObjectStats(deps.db, req.params.id),
