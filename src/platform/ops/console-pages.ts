@@ -22,6 +22,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/ops': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/ops/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/ops/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  '/ops/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 
 function secure(reply: FastifyReply, type: string): FastifyReply {

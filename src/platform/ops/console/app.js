@@ -133,10 +133,16 @@ function filterForm(kind, query) {
 function bulkPanel(kind, filter) {
   const out = el('div', { id: 'bulk-result' });
   const action = el('select', { id: 'bulk-action' }, kind.actions.map((a) => el('option', { value: a }, a)));
-  const run = actButton('Run', 'bulk-run', () => act(async () => {
-    const started = await api(`/api/ops/failures/${kind.kind}/actions`, { method: 'POST', body: { action: action.value, filter, dryRun: false } });
-    await followProgress(started.auditId, out);
-  }));
+  // Not through act(): the page is not re-rendered, so the progress stays in view until it ends.
+  const run = actButton('Run', 'bulk-run', async () => {
+    try {
+      run.disabled = true;
+      const started = await api(`/api/ops/failures/${kind.kind}/actions`, { method: 'POST', body: { action: action.value, filter, dryRun: false } });
+      await followProgress(started.auditId, out);
+    } catch (err) {
+      showError(err);
+    }
+  });
   run.disabled = true;
   const dry = actButton('Dry run', 'dry-run', async () => {
     try {
