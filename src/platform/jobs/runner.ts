@@ -23,13 +23,14 @@ export interface JobRunnerOptions {
   clock?: Clock;
   /** How long stop() waits for aborted runs to return before closing connections anyway (runnerDefaults). */
   stopTimeoutMs?: number;
-  /** How often a started runner reads which jobs are paused (job_state.paused_at). Default 1000. */
+  /** How often a started runner reads which jobs are paused (job_state.paused_at; runnerDefaults). */
   pauseRefreshMs?: number;
 }
 
 export const runnerDefaults = {
   stopTimeoutMs: 5000,
-} as const satisfies Required<Pick<JobRunnerOptions, 'stopTimeoutMs'>>;
+  pauseRefreshMs: 1000,
+} as const satisfies Required<Pick<JobRunnerOptions, 'stopTimeoutMs' | 'pauseRefreshMs'>>;
 
 export type { JobInfo };
 
@@ -170,7 +171,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       for (const slot of slots.values()) scheduleSlot(slot, (trigger) => fire(slot, trigger));
       await seedLastSuccess(opts.db, [...slots.keys()], metrics, log);
       await refreshPauses();
-      pauseTimer = setInterval(() => void refreshPauses(), opts.pauseRefreshMs ?? 1000);
+      pauseTimer = setInterval(() => void refreshPauses(), opts.pauseRefreshMs ?? runnerDefaults.pauseRefreshMs);
       pauseTimer.unref();
       await Promise.all([...slots.values()].map(listenAndCatchUp));
       log.info({ jobs: [...slots.keys()] }, 'job runner started');

@@ -113,8 +113,10 @@ export const OpsAuditEntry = named(
 );
 
 export const OpsAuditList = named('OpsAuditList', Type.Object({ items: Type.Array(OpsAuditEntry) }));
+/** Audit entries a page shows unless `limit` says otherwise. */
+export const AUDIT_PAGE_DEFAULT = 50;
 export const AuditQuery = Type.Object(
-  { before: Type.Optional(Timestamp), limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: 50 })) },
+  { before: Type.Optional(Timestamp), limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: AUDIT_PAGE_DEFAULT })) },
   { additionalProperties: false },
 );
 export const AuditParams = Type.Object({ id: Uuid });

@@ -5,7 +5,7 @@ import { AppError, ErrorBody, errorCodes } from '../http/index.ts';
 import type { JobInfo, RunResult } from '../jobs/index.ts';
 import { newId, type Clock } from '../time.ts';
 import type { AlertsView } from './alerts.ts';
-import { AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseState, OpsRunResult } from './api-schemas.ts';
+import { AUDIT_PAGE_DEFAULT, AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseState, OpsRunResult } from './api-schemas.ts';
 import { insertAudit, listAudit, readAudit, type NewAuditEntry } from './audit-sql.ts';
 import { jobsWithLeases, type Overview } from './overview.ts';
 
@@ -109,7 +109,7 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
   }, async (req) => {
     const before = req.query.before === undefined ? undefined : new Date(req.query.before);
     if (before && Number.isNaN(before.getTime())) throw new AppError('OPS_INVALID_FILTER', 'before must be an ISO-8601 date-time', 400);
-    return { items: await listAudit(ctx.db, req.query.limit ?? 50, before) };
+    return { items: await listAudit(ctx.db, req.query.limit ?? AUDIT_PAGE_DEFAULT, before) };
   });
 
   r.get('/api/ops/audit/:id', {
