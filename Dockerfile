@@ -22,6 +22,9 @@ COPY packages/messenger-client/package.json ./packages/messenger-client/
 COPY patches ./patches
 RUN npm ci --omit=dev --omit=optional && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The ops console's page, script and style (served from dist/platform/ops/console) and the runbooks it links.
+COPY src/platform/ops/console ./dist/platform/ops/console
+COPY docs/runbooks ./docs/runbooks
 COPY drizzle ./drizzle
 USER node
 # 3000: the API (PORT). 9464: /metrics and /health/* when METRICS_PORT=9464 is set, as recommended

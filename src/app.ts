@@ -6,8 +6,8 @@ import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
-import { registerOpsRoutes } from './platform/http/ops-routes.ts';
-import { createPush, PUSH_TUNING, pushJobs, registerEventStreamRoutes, type PushTuning } from './platform/push/index.ts';
+import { createOpsConsole, OPS_TUNING, type OpsTuning } from './platform/ops/index.ts';
+import { createPush, PUSH_TUNING, pushJobs, realtimeFailureSource, registerEventStreamRoutes, type PushTuning } from './platform/push/index.ts';
 import { createHubFromConfig, hubPlugin, type Hub } from './platform/realtime/index.ts';
 import { systemClock, type Clock } from './platform/time.ts';
 import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
@@ -30,8 +30,8 @@ import { hubHooksOf, newModuleHooks, wireModules } from './wiring/modules.ts';
  */
 const OUTBOX_IDLE_WAIT_MS = 250;
 
-/** The fixed values buildApp runs with: the kernel's and its push part's. */
-export type AppTuning = KernelTuning & PushTuning;
+/** The fixed values buildApp runs with: the kernel's, its push part's and the ops console's. */
+export type AppTuning = KernelTuning & PushTuning & OpsTuning;
 
 export interface AppDeps {
   pool: pg.Pool;
@@ -71,7 +71,7 @@ declare module 'fastify' {
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const { pool, log } = deps;
   const clock = deps.clock ?? systemClock;
-  const tuning: AppTuning = { ...KERNEL_TUNING, ...PUSH_TUNING, ...deps.tuning };
+  const tuning: AppTuning = { ...KERNEL_TUNING, ...PUSH_TUNING, ...OPS_TUNING, ...deps.tuning };
   const registry = createRegistry(log);
   const db = createDb(pool);
   const hooks = newModuleHooks();
@@ -137,16 +137,42 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...hooks.healthChecks,
   ];
   const ops = config.METRICS_PORT === undefined ? undefined : createOpsListener(app, config, log);
-  registerHealthRoutes(ops ?? app, checks, registry, { scrapeSecret: config.METRICS_SCRAPE_SECRET });
-  registerOpsRoutes(app, runner);
+  const readiness = registerHealthRoutes(ops ?? app, checks, registry, { scrapeSecret: config.METRICS_SCRAPE_SECRET });
+  const opsConsole = createOpsConsole({
+    db,
+    log,
+    clock,
+    registry,
+    runner,
+    readiness,
+    hubConnections: () => hub.connectionCount(),
+    holder: runner.holder,
+    tuning,
+    ...(config.OPS_TRACE_URL ? { traceUrl: config.OPS_TRACE_URL } : {}),
+  });
+  if (push.hasKinds()) opsConsole.registerFailures(realtimeFailureSource(db, clock));
+  for (const source of hooks.opsFailures) opsConsole.registerFailures(source);
+  opsConsole.registerBacklogs(hooks.opsBacklogs);
+  opsConsole.register(app);
   if (config.API_DOCS_ENABLED) await registerApiDocs(app);
 
   const background = createBackground({ config, bus, runner, consumers: hooks.consumers, consumerPool, log, registry });
-  app.decorate('platform', { registry, runner, hub, bus, ops, startBackground: background.start });
+  app.decorate('platform', {
+    registry,
+    runner,
+    hub,
+    bus,
+    ops,
+    startBackground: async () => {
+      await background.start();
+      opsConsole.start();
+    },
+  });
 
   // Shutdown order: Fastify stops accepting and closes the hub (its preClose); then jobs stop between
   // rows, consumers after their current message, and the producer last.
   app.addHook('onClose', async () => {
+    opsConsole.stop();
     await background.stop();
     await Promise.all([publisherPool.end(), consumerPool.end()]);
     // Last, so /health/* keeps answering while the replica drains.

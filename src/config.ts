@@ -9,6 +9,7 @@ import { kafkaSecurityProblems } from './platform/events/kafka-security.ts';
 import { eventBusSettings } from './platform/events/settings.ts';
 import { authSettings, httpServerSettings, invalidCorsOrigins, invalidTrustProxyEntries, jwksProblems } from './platform/http/settings.ts';
 import { outboxSettings } from './platform/outbox/settings.ts';
+import { opsSettings } from './platform/ops/index.ts';
 import { pushSettingProblems, pushSettings } from './platform/push/index.ts';
 import { hubSettings } from './platform/realtime/settings.ts';
 import { tracingSettings } from './platform/observability/settings.ts';
@@ -44,6 +45,7 @@ export const ConfigSchema = Type.Object({
   ...authSettings,
   ...httpServerSettings,
   ...outboxSettings,
+  ...opsSettings,
   ...pushSettings,
   ...tracingSettings,
   ...moduleSettings,

@@ -7,6 +7,7 @@ import type { AdminCheck } from './http/auth-plugin.ts';
 import type { HealthCheck } from './http/health-routes.ts';
 import type { JobDefinition } from './jobs/types.ts';
 import type { Logger } from './observability/logger.ts';
+import type { BacklogMetric, FailureSource } from './ops/index.ts';
 import type { Registry } from './observability/metrics.ts';
 import type { Push } from './push/index.ts';
 import type { Hub, HubAccess, HubMethod, ResolveGroupMembers } from './realtime/index.ts';
@@ -59,6 +60,10 @@ export interface ModuleParts {
   adminCheck?: AdminCheck;
   /** Dependencies of the module that /health/ready reports (e.g. the messenger's search index). */
   healthChecks?: HealthCheck[];
+  /** Failed rows the module owns that the ops console lists and acts on (retry, requeue, discard). */
+  opsFailures?: FailureSource[];
+  /** Backlog gauges of the module the ops console's overview shows. */
+  opsBacklogs?: BacklogMetric[];
 }
 
 /**

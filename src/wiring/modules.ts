@@ -5,6 +5,7 @@ import type { AdminCheck } from '../platform/http/auth-plugin.ts';
 import type { Principal } from '../platform/http/auth.ts';
 import type { HealthCheck } from '../platform/http/health-routes.ts';
 import type { JobRunner } from '../platform/jobs/index.ts';
+import type { BacklogMetric, FailureSource } from '../platform/ops/index.ts';
 import { settingsPart, type ModuleDeps, type ModuleFactory } from '../platform/module.ts';
 import type { HubAccess, HubDeps, HubMethod, ResolveGroupMembers } from '../platform/realtime/index.ts';
 
@@ -22,6 +23,8 @@ export interface ModuleHooks {
   adminChecks: AdminCheck[];
   consumers: ConsumerDefinition<unknown>[];
   healthChecks: HealthCheck[];
+  opsFailures: FailureSource[];
+  opsBacklogs: BacklogMetric[];
 }
 
 export const newModuleHooks = (): ModuleHooks => ({
@@ -32,6 +35,8 @@ export const newModuleHooks = (): ModuleHooks => ({
   adminChecks: [],
   consumers: [],
   healthChecks: [],
+  opsFailures: [],
+  opsBacklogs: [],
 });
 
 /** The hub's view of the hooks: a user's groups from every module, a group's members from the module that owns it. */
@@ -69,5 +74,7 @@ export async function wireModules(
     for (const job of parts.jobs ?? []) runner.register(job);
     hooks.consumers.push(...(parts.consumers ?? []));
     hooks.healthChecks.push(...(parts.healthChecks ?? []));
+    hooks.opsFailures.push(...(parts.opsFailures ?? []));
+    hooks.opsBacklogs.push(...(parts.opsBacklogs ?? []));
   }
 }

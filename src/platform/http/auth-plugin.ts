@@ -13,6 +13,10 @@ declare module 'fastify' {
     requireUser: preHandlerAsyncHookHandler;
     /** preHandler: a valid token with `admin: true` is required (401 / 403). */
     requireAdmin: preHandlerAsyncHookHandler;
+    /** preHandler: a token with an ops role, viewer or operator (401 / 403 AUTH_FORBIDDEN); an admin's checks run as for requireAdmin. */
+    requireOpsViewer: preHandlerAsyncHookHandler;
+    /** preHandler: a token with the ops operator role (401 / 403 AUTH_FORBIDDEN, 403 OPS_READ_ONLY for a viewer). */
+    requireOpsOperator: preHandlerAsyncHookHandler;
     /**
      * preHandler for the media server's callbacks: `Authorization: Bearer <MESSENGER_MEDIA_CALLBACK_SECRET>`
      * (401 otherwise; user and admin tokens are not accepted, and nothing is accepted while it is unset).
@@ -61,6 +65,14 @@ export function registerAuth(
     if (!principal.admin) throw new AppError('AUTH_FORBIDDEN', 'an admin token is required', 403);
     for (const check of opts.adminChecks ?? []) await check(principal);
   });
+  const opsRole = (needed: 'viewer' | 'operator') => async (req: FastifyRequest) => {
+    const principal = await authenticate(req);
+    if (principal.opsRole === undefined) throw new AppError('AUTH_FORBIDDEN', 'an ops role (an admin token, or ops_role viewer) is required', 403);
+    if (needed === 'operator' && principal.opsRole !== 'operator') throw new AppError('OPS_READ_ONLY', 'this token has the read-only ops role: acting needs the operator role', 403);
+    if (principal.admin) for (const check of opts.adminChecks ?? []) await check(principal);
+  };
+  app.decorate('requireOpsViewer', opsRole('viewer'));
+  app.decorate('requireOpsOperator', opsRole('operator'));
   const { mediaCallbackSecret } = opts;
   app.decorate('requireMediaCallback', async (req: FastifyRequest) => {
     const given = extractToken(req.headers);

@@ -6,6 +6,21 @@ export interface Principal {
   admin: boolean;
   /** When the token it came from expires (epoch ms); a hub connection is closed then. */
   expiresAt?: number;
+  /**
+   * The caller's role in the ops console and /api/ops/*: `operator` acts (retry, requeue, discard,
+   * run, pause), `viewer` only reads. An admin token is an operator (as every admin route already
+   * lets it act); a token without `admin` but with the claim `ops_role: "viewer"` is a viewer,
+   * which no admin route accepts.
+   */
+  opsRole?: OpsRole;
+}
+
+export type OpsRole = 'viewer' | 'operator';
+
+/** The ops role a token's claims give (see Principal.opsRole); any other ops_role value gives nothing. */
+export function opsRoleOf(claims: { admin?: boolean; ops_role?: unknown }): OpsRole | undefined {
+  if (claims.admin === true) return 'operator';
+  return claims.ops_role === 'viewer' ? 'viewer' : undefined;
 }
 
 /**
@@ -39,7 +54,7 @@ export async function signToken(
   secret: string,
   opts: { expiresIn?: string | number; issuer?: string; audience?: string } = {},
 ): Promise<string> {
-  const jwt = new SignJWT({ admin: principal.admin })
+  const jwt = new SignJWT({ admin: principal.admin, ...(principal.opsRole === 'viewer' ? { ops_role: 'viewer' } : {}) })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(principal.userId)
     .setIssuedAt()

@@ -101,7 +101,7 @@ export function documentKernelResponses(app: FastifyInstance, adminChecks: reado
   // A GET's HEAD twin arrives with the same schema object: once is enough.
   const done = new WeakSet<object>();
   // Modules register their admin checks while routes are being added: their codes are added once all are in.
-  const adminRoutes: Record<string, unknown>[] = [];
+  const adminRoutes: { response: Record<string, unknown>; own: string[] }[] = [];
   app.addHook('onRoute', (route) => {
     const schema = route.schema as RouteSchema | undefined;
     if (!schema || schema.hide || done.has(schema) || !DEPENDENT_PREFIXES.some((p) => route.url.startsWith(p))) return;
@@ -128,14 +128,20 @@ export function documentKernelResponses(app: FastifyInstance, adminChecks: reado
     // Beside another credential (a device secret), the route's own 401 codes come first.
     if (bearerOnly) response['401'] = withCodes(generic(response['401']), BEARER_401, 'TokenRefusedError');
     else if (bearer) response['401'] = withCodes(response['401'], BEARER_401, '');
-    if (guard && guard.handlers[guard.index] === app.requireAdmin) adminRoutes.push(response);
+    // Admin and ops routes refuse a token without the right (AUTH_FORBIDDEN) and, for an admin, its checks;
+    // an operator's route also the read-only ops role.
+    const check = guard?.handlers[guard.index];
+    if (check === app.requireAdmin || check === app.requireOpsViewer) adminRoutes.push({ response, own: [] });
+    if (check === app.requireOpsOperator) adminRoutes.push({ response, own: ['OPS_READ_ONLY'] });
     if ((route.config as { rateLimit?: unknown } | undefined)?.rateLimit) {
       response['429'] = withCodes(generic(response['429']), ['RATE_LIMITED'], 'RateLimitedError');
     }
   });
   app.addHook('onReady', async () => {
     const codes = ['AUTH_FORBIDDEN', ...adminChecks.flatMap((c) => c.codes)] as [string, ...string[]];
-    for (const response of adminRoutes) response['403'] = withCodes(response['403'], codes, 'AdminRefusedError');
+    for (const { response, own } of adminRoutes) {
+      response['403'] = own.length === 0 ? withCodes(response['403'], codes, 'AdminRefusedError') : withCodes(response['403'], [...codes, ...own], '');
+    }
   });
 }
 

@@ -6,14 +6,15 @@ const GUARD_HOOKS = ['onRequest', 'preValidation', 'preHandler'] as const;
 export type GuardHook = (typeof GUARD_HOOKS)[number];
 
 /**
- * Where a route checks the bearer token (`requireUser` or `requireAdmin`), if it does: the hook and
+ * Where a route checks the bearer token (`requireUser`, `requireAdmin`, `requireOpsViewer` or `requireOpsOperator`), if it does: the hook and
  * its handlers as a list, with the guard's index — so the OpenAPI document and the modules that add
  * a check right after the token's find it whichever hook the route put it in.
  */
 export function bearerGuardOf(app: FastifyInstance, route: RouteOptions): { hook: GuardHook; handlers: unknown[]; index: number } | undefined {
   for (const hook of GUARD_HOOKS) {
     const handlers = [route[hook] ?? []].flat() as unknown[];
-    const index = handlers.findIndex((h) => h === app.requireUser || h === app.requireAdmin);
+    const guards: unknown[] = [app.requireUser, app.requireAdmin, app.requireOpsViewer, app.requireOpsOperator];
+    const index = handlers.findIndex((h) => guards.includes(h));
     if (index >= 0) return { hook, handlers, index };
   }
   return undefined;

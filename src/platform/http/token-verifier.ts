@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual, webcrypto } from 'node:crypto';
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify, UnsecuredJWT, type JWTVerifyGetKey } from 'jose';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { AuthError, type Principal } from './auth.ts';
+import { AuthError, opsRoleOf, type Principal } from './auth.ts';
 
 /**
  * Bearer token verification for REST and the hub. Two kinds of token are accepted, chosen by the
@@ -37,6 +37,7 @@ export const tokenCacheDefaults = { maxEntries: 10_000 } as const;
 const Claims = Type.Object({
   sub: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
   admin: Type.Optional(Type.Boolean()),
+  ops_role: Type.Optional(Type.Unknown()),
   exp: Type.Number(),
   iat: Type.Optional(Type.Number()),
 });
@@ -178,7 +179,8 @@ function verifierOf(rules: TokenRules) {
     if (lifetime > maxLifetime) {
       throw new AuthError('AUTH_TOKEN_LIFETIME_TOO_LONG', `token rejected: lifetime ${lifetime} s exceeds ${maxLifetime} s`);
     }
-    const principal: Principal = { userId: claims.sub.toLowerCase(), admin: claims.admin === true, expiresAt: claims.exp * 1000 };
+    const opsRole = opsRoleOf(claims);
+    const principal: Principal = { userId: claims.sub.toLowerCase(), admin: claims.admin === true, expiresAt: claims.exp * 1000, ...(opsRole ? { opsRole } : {}) };
     return { principal, exp: claims.exp, ...(generation !== undefined ? { generation } : {}) };
   }
 

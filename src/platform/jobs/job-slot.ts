@@ -3,7 +3,7 @@ import type { JobStateRow } from './job-state.ts';
 import type { RunResult } from './run-job.ts';
 import type { RunSlot, Trigger } from './run-slot.ts';
 import type { RunWakes } from './run-wakes.ts';
-import { describeSchedule } from './schedule.ts';
+import { describeSchedule, lockKeyOf } from './schedule.ts';
 import type { JobDefinition } from './types.ts';
 
 /**
@@ -87,6 +87,8 @@ export interface JobInfo extends Omit<JobStateRow, 'name'> {
   name: string;
   schedule: { every?: number; cron?: string; description: string };
   singleRunner: boolean;
+  /** The single-runner lock's key (platform.job_leases.name); null for a job every replica runs. */
+  lockKey: string | null;
   wakeChannel: string | null;
   /** A run of this job is going in this process (this replica). */
   running: boolean;
@@ -104,6 +106,7 @@ export function jobInfoOf({ job, running, cron, nextTickAt }: JobSlot, state: Jo
       description: describeSchedule(job),
     },
     singleRunner: job.singleRunner === true,
+    lockKey: job.singleRunner === true ? lockKeyOf(job) : null,
     wakeChannel: job.wakeChannel ?? null,
     running,
     nextRunAt: cron ? (stopping ? null : cron.nextRun()) : nextTickAt,
@@ -115,6 +118,9 @@ export function jobInfoOf({ job, running, cron, nextTickAt }: JobSlot, state: Jo
     lastError: state?.lastError ?? null,
     runsTotal: state?.runsTotal ?? 0,
     failuresTotal: state?.failuresTotal ?? 0,
+    recentRuns: state?.recentRuns ?? [],
+    pausedAt: state?.pausedAt ?? null,
+    pausedBy: state?.pausedBy ?? null,
   };
 }
 

@@ -26,7 +26,23 @@ export interface JobStateRow {
   lastError: string | null;
   runsTotal: number;
   failuresTotal: number;
+  /** The last runs that did work or failed, newest first. */
+  recentRuns: RecentRun[];
+  pausedAt: Date | null;
+  pausedBy: string | null;
 }
+
+/** One entry of job_state.recent_runs. */
+export interface RecentRun {
+  at: string;
+  outcome: RecordedOutcome;
+  durationMs: number;
+  counts: JobCounts;
+  error?: string;
+}
+
+/** How many runs job_state.recent_runs keeps (idle successful runs are not kept: they would push out every run that did work). */
+export const RECENT_RUNS_KEPT = 10;
 
 /** last_error is varchar(512). */
 export const LAST_ERROR_MAX_LENGTH = 512;
@@ -34,14 +50,23 @@ export const LAST_ERROR_MAX_LENGTH = 512;
 /** One row per job across all replicas: the last run wins, totals add up. */
 export async function recordJobRun(db: Db, run: JobRunRecord): Promise<void> {
   const error = run.error === undefined ? null : run.error.slice(0, LAST_ERROR_MAX_LENGTH);
+  const idle = run.outcome === 'success' && Object.values(run.counts).every((n) => n === 0);
+  const recent: RecentRun = {
+    at: run.startedAt.toISOString(),
+    outcome: run.outcome,
+    durationMs: Math.round(run.durationMs),
+    counts: run.counts,
+    ...(error === null ? {} : { error }),
+  };
+  const recentJson = idle ? null : JSON.stringify([recent]);
   await query(
     db,
     sql`insert into platform.job_state as s
           (name, last_run_at, last_success_at, last_outcome, last_duration_ms, last_counts, last_error,
-           runs_total, failures_total)
+           runs_total, failures_total, recent_runs)
         values (${run.name}, ${run.startedAt}, case when ${run.outcome} = 'success' then ${run.startedAt}::timestamptz end,
                 ${run.outcome}, ${Math.round(run.durationMs)}, ${JSON.stringify(run.counts)}::jsonb, ${error},
-                1, case when ${run.outcome} = 'failure' then 1 else 0 end)
+                1, case when ${run.outcome} = 'failure' then 1 else 0 end, coalesce(${recentJson}::jsonb, '[]'::jsonb))
         on conflict (name) do update set
           last_run_at = excluded.last_run_at,
           last_success_at = coalesce(excluded.last_success_at, s.last_success_at),
@@ -50,7 +75,9 @@ export async function recordJobRun(db: Db, run: JobRunRecord): Promise<void> {
           last_counts = excluded.last_counts,
           last_error = excluded.last_error,
           runs_total = s.runs_total + 1,
-          failures_total = s.failures_total + excluded.failures_total`,
+          failures_total = s.failures_total + excluded.failures_total,
+          recent_runs = case when ${recentJson}::jsonb is null then s.recent_runs
+                             else jsonb_path_query_array(${recentJson}::jsonb || s.recent_runs, ${`$[0 to ${RECENT_RUNS_KEPT - 1}]`}::jsonpath) end`,
   );
 }
 
@@ -59,7 +86,8 @@ export async function readJobStates(db: Db, names: string[]): Promise<Map<string
     db,
     sql`select name, last_run_at as "lastRunAt", last_success_at as "lastSuccessAt", last_outcome as "lastOutcome",
                last_duration_ms as "lastDurationMs", last_counts as "lastCounts", last_error as "lastError",
-               runs_total as "runsTotal", failures_total as "failuresTotal"
+               runs_total as "runsTotal", failures_total as "failuresTotal", recent_runs as "recentRuns",
+               paused_at as "pausedAt", paused_by as "pausedBy"
           from platform.job_state
          where name = any(${sql.param(names)}::text[])`,
   );
@@ -74,4 +102,20 @@ export async function seedLastSuccess(db: Db, names: string[], metrics: Pick<Job
   } catch (err) {
     log.warn({ err }, 'job state could not be read at start');
   }
+}
+
+/** Pauses (by = who) or resumes (by = null) a job for every replica; the row is created if the job never ran. */
+export async function setJobPaused(db: Db, name: string, by: string | null, now: Date): Promise<void> {
+  await query(
+    db,
+    sql`insert into platform.job_state as s (name, paused_at, paused_by)
+        values (${name}, case when ${by}::text is null then null else ${now}::timestamptz end, ${by})
+        on conflict (name) do update set paused_at = excluded.paused_at, paused_by = excluded.paused_by`,
+  );
+}
+
+/** The jobs paused now (every replica reads this every second or so). */
+export async function readPausedJobs(db: Db): Promise<Set<string>> {
+  const { rows } = await query<{ name: string }>(db, sql`select name from platform.job_state where paused_at is not null`);
+  return new Set(rows.map((r) => r.name));
 }

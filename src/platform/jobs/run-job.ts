@@ -22,8 +22,8 @@ export interface RunResult {
   durationMs: number;
   /** The error message of a failed run. */
   error?: string;
-  /** Why a run was skipped: another replica holds the lock, a run is already going here, or the runner stops. */
-  skipReason?: 'lock_busy' | 'already_running' | 'runner_stopped';
+  /** Why a run was skipped: another replica holds the lock, a run is already going here, the runner stops, or an operator paused the job. */
+  skipReason?: 'lock_busy' | 'already_running' | 'runner_stopped' | 'paused';
 }
 
 export interface RunDeps {

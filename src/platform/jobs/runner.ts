@@ -5,7 +5,7 @@ import { newId, systemClock, type Clock } from '../time.ts';
 import { createLockConnection } from './advisory-lock.ts';
 import { createJobMetrics } from './job-metrics.ts';
 import { leaseHolderId } from './lease.ts';
-import { readJobStates, seedLastSuccess } from './job-state.ts';
+import { readJobStates, readPausedJobs, seedLastSuccess, setJobPaused } from './job-state.ts';
 import { jobInfoOf, newJobSlot, scheduleSlot, settleRuns, slotsWokenBy, slotWakes, unscheduleSlot, type JobInfo, type JobSlot as Slot } from './job-slot.ts';
 import { runJobOnce, skippedRun, type RunDeps, type RunResult } from './run-job.ts';
 import { admit, shouldRerun, type Trigger } from './run-slot.ts';
@@ -23,11 +23,14 @@ export interface JobRunnerOptions {
   clock?: Clock;
   /** How long stop() waits for aborted runs to return before closing connections anyway (runnerDefaults). */
   stopTimeoutMs?: number;
+  /** How often a started runner reads which jobs are paused (job_state.paused_at; runnerDefaults). */
+  pauseRefreshMs?: number;
 }
 
 export const runnerDefaults = {
   stopTimeoutMs: 5000,
-} as const satisfies Required<Pick<JobRunnerOptions, 'stopTimeoutMs'>>;
+  pauseRefreshMs: 1000,
+} as const satisfies Required<Pick<JobRunnerOptions, 'stopTimeoutMs' | 'pauseRefreshMs'>>;
 
 export type { JobInfo };
 
@@ -41,6 +44,14 @@ export interface JobRunner {
   /** One run now, under the same lock and no-overlap rules as a timer tick. */
   runNow(name: string): Promise<RunResult>;
   list(): Promise<JobInfo[]>;
+  /**
+   * Pauses (`by` names who) or resumes (`by` null) a job on every replica: stored in job_state, read
+   * by each started runner every pauseRefreshMs; a run going when the pause is seen is stopped
+   * between rows, and no run starts (timer, wake or runNow) until it is resumed.
+   */
+  setPaused(name: string, by: string | null): Promise<void>;
+  /** This runner's name in the single-runner leases (hostname:pid:…): the replica's name in the ops console. */
+  readonly holder: string;
   /** Backend pid of the advisory-lock connection (ops, tests), null when none is open. */
   lockConnectionPid(): number | null;
 }
@@ -73,6 +84,19 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
   let started = false;
   let stopping = false;
   let stopped: Promise<void> | null = null;
+  let paused = new Set<string>();
+  let pauseTimer: NodeJS.Timeout | undefined;
+
+  /** Reads the paused jobs; a run of a job paused since is stopped between rows. */
+  async function refreshPauses(): Promise<void> {
+    try {
+      paused = await readPausedJobs(opts.db);
+    } catch (err) {
+      log.warn({ err }, 'paused jobs could not be read; keeping the last known set');
+      return;
+    }
+    for (const slot of slots.values()) if (paused.has(slot.job.name)) slot.stopCurrent?.abort(new Error('job paused by an operator'));
+  }
 
   function launch(slot: Slot, trigger: Trigger): Promise<RunResult> {
     slot.running = true;
@@ -91,6 +115,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
 
   /** From timers and notifications: nobody awaits these, so nothing may reject. */
   function fire(slot: Slot, trigger: Trigger): void {
+    if (paused.has(slot.job.name)) return;
     const admission = admit(slot, trigger, stopping);
     if (admission === 'rerun-after') {
       slot.rerunRequested = true;
@@ -145,6 +170,9 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       started = true;
       for (const slot of slots.values()) scheduleSlot(slot, (trigger) => fire(slot, trigger));
       await seedLastSuccess(opts.db, [...slots.keys()], metrics, log);
+      await refreshPauses();
+      pauseTimer = setInterval(() => void refreshPauses(), opts.pauseRefreshMs ?? runnerDefaults.pauseRefreshMs);
+      pauseTimer.unref();
       await Promise.all([...slots.values()].map(listenAndCatchUp));
       log.info({ jobs: [...slots.keys()] }, 'job runner started');
     },
@@ -152,6 +180,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     stop() {
       stopped ??= (async () => {
         stopping = true;
+        clearInterval(pauseTimer);
         for (const slot of slots.values()) unscheduleSlot(slot);
         const running = [...slots.values()].filter((s) => s.current);
         for (const slot of running) slot.stopCurrent?.abort(new Error('job runner stopping'));
@@ -166,6 +195,8 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     async runNow(name) {
       const slot = slots.get(name);
       if (!slot) throw new UnknownJobError(name);
+      // Read now, not from the last refresh: a runner that was never started (JOBS_ENABLED=false) has none.
+      if ((await readPausedJobs(opts.db)).has(name)) return skippedRun('paused');
       const admission = admit(slot, 'manual', stopping);
       if (admission !== 'start') return skippedRun(stopping ? 'runner_stopped' : 'already_running');
       return launch(slot, 'manual');
@@ -176,6 +207,13 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       return [...slots.values()].map((slot) => jobInfoOf(slot, states.get(slot.job.name), stopping));
     },
 
+    async setPaused(name, by) {
+      if (!slots.has(name)) throw new UnknownJobError(name);
+      await setJobPaused(opts.db, name, by, (opts.clock ?? systemClock).now());
+      if (started && !stopping) await refreshPauses();
+    },
+
+    holder: deps.holder,
     lockConnectionPid: () => locks.backendPid(),
   };
 }

@@ -12,6 +12,11 @@ export const jobState = platformSchema.table('job_state', {
   lastError: varchar('last_error', { length: 512 }),
   runsTotal: integer('runs_total').notNull().default(0),
   failuresTotal: integer('failures_total').notNull().default(0),
+  /** The last runs that did work or failed, newest first (at most RECENT_RUNS_KEPT): the ops console's run history. */
+  recentRuns: jsonb('recent_runs').notNull().default([]),
+  /** Set while an operator paused the job: no replica starts a run of it (ops console, /api/ops/jobs/{name}/pause). */
+  pausedAt: timestamp('paused_at', { withTimezone: true }),
+  pausedBy: varchar('paused_by', { length: 100 }),
 });
 
 /**

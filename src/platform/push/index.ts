@@ -21,7 +21,10 @@ export { createRealtimeMetrics, realtimeStateGauges, type RealtimeMetrics } from
 export { REALTIME_RETENTION_JOB, realtimeRetentionJob } from './retention.job.ts';
 export { pushJobs, type PushJobsDeps } from './jobs.ts';
 export { dispatchSettingsOf, PUSH_TUNING, pushSettingProblems, pushSettings, type PushSettings, type PushTuning } from './settings.ts';
+export { realtimeFailureSource } from './ops-failures.ts';
 export {
+  discardQuarantined,
+  listQuarantinedMatching,
   listQuarantined,
   requeueMatching,
   requeueQuarantined,

@@ -16,6 +16,10 @@ export interface QuarantinedRow extends Omit<PushRow, 'payload'> {
   updatedAt: Date;
 }
 
+const QUARANTINED_COLUMNS = sql`id, kind, target_kind as "targetKind", chat_id as "chatId", target_user_id as "targetUserId", message_id as "messageId",
+            ref_id as "refId", session_kind as "sessionKind", seq::float8 as seq, attempts, last_error as "lastError",
+            created_at as "createdAt", updated_at as "updatedAt"`;
+
 /** The runbook's list: Quarantined rows in id order, keyset-paged. */
 export async function listQuarantined(db: Db, after: string | null, limit: number): Promise<QuarantinedRow[]> {
   const { rows } = await query<QuarantinedRow>(
@@ -48,6 +52,13 @@ export interface QuarantineFilter {
   createdFrom?: Date;
   /** CreatedAt < createdTo (half-open, so consecutive ranges never overlap). */
   createdTo?: Date;
+  /** Quarantined (UpdatedAt) in [failedFrom, failedTo): the ops console's time filter. */
+  failedFrom?: Date;
+  failedTo?: Date;
+  /** Equal to one of the row's references (the ops console's field filter). */
+  chatId?: string;
+  targetUserId?: string;
+  messageId?: string;
 }
 
 const quarantinedMatching = (f: QuarantineFilter): SQL =>
@@ -59,6 +70,11 @@ const quarantinedMatching = (f: QuarantineFilter): SQL =>
       f.lastErrorPrefix !== undefined ? sql`starts_with(last_error, ${f.lastErrorPrefix}::text)` : undefined,
       f.createdFrom ? sql`created_at >= ${f.createdFrom}::timestamptz` : undefined,
       f.createdTo ? sql`created_at < ${f.createdTo}::timestamptz` : undefined,
+      f.failedFrom ? sql`updated_at >= ${f.failedFrom}::timestamptz` : undefined,
+      f.failedTo ? sql`updated_at < ${f.failedTo}::timestamptz` : undefined,
+      f.chatId !== undefined ? sql`chat_id = ${f.chatId}::uuid` : undefined,
+      f.targetUserId !== undefined ? sql`target_user_id = ${f.targetUserId}::uuid` : undefined,
+      f.messageId !== undefined ? sql`message_id = ${f.messageId}::uuid` : undefined,
     ].filter((c): c is SQL => c !== undefined),
     sql` and `,
   );
@@ -96,4 +112,20 @@ export async function requeueMatching(db: Db, filter: QuarantineFilter, limit: n
             (select count(*) from requeued)::int as requeued, pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`,
   );
   return { matched: rows[0]?.matched ?? 0, requeued: rows[0]?.requeued ?? 0 };
+}
+
+/** The ops console's list: Quarantined rows matching the filter, oldest id first. */
+export async function listQuarantinedMatching(db: Db, filter: QuarantineFilter, limit: number): Promise<QuarantinedRow[]> {
+  const { rows } = await query<QuarantinedRow>(db, sql`select ${QUARANTINED_COLUMNS} from messenger.realtime_outbox where ${quarantinedMatching(filter)} order by id limit ${limit}`);
+  return rows;
+}
+
+/** Discards up to `limit` Quarantined rows matching the filter (deleted: their frames are given up), oldest first. */
+export async function discardQuarantined(db: Db, filter: QuarantineFilter, limit: number): Promise<number> {
+  const { rowCount } = await query(
+    db,
+    sql`delete from messenger.realtime_outbox where id in (
+          select id from messenger.realtime_outbox where ${quarantinedMatching(filter)} order by id limit ${limit} for update skip locked)`,
+  );
+  return rowCount;
 }

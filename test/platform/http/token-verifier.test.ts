@@ -27,7 +27,7 @@ test('a remembered token answers the same principal as verifyToken, again and ag
   const expected = await verifyToken(token, RULES);
   assert.deepEqual(await tokens.verify(token), expected);
   assert.equal(tokens.size, 1);
-  assert.deepEqual(await tokens.verify(token), { userId, admin: true, expiresAt: expected.expiresAt });
+  assert.deepEqual(await tokens.verify(token), { userId, admin: true, expiresAt: expected.expiresAt, opsRole: 'operator' });
   assert.equal(typeof expected.expiresAt, 'number', 'the principal carries the token expiry (the hub closes on it)');
   assert.equal(tokens.size, 1);
 });

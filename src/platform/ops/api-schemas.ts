@@ -1,0 +1,180 @@
+import { Type } from '@sinclair/typebox';
+import { named } from '../http/index.ts';
+import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../types/index.ts';
+
+/** The /api/ops request and response schemas, each published as a named component. */
+
+const Str = Type.String();
+/** A moment, written as ISO-8601 by the serializer: the handlers hand over Dates or strings. */
+const Instant = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
+const Counts = Type.Record(Type.String(), Type.Number());
+const Labels = Type.Record(Type.String(), Type.String());
+
+export const JobName = Type.Object({ name: Text({ minLength: 1, maxLength: 100, pattern: '^[a-z0-9-]+$' }) });
+
+export const OpsRecentRun = named('OpsRecentRun', Type.Object({ at: Str, outcome: Str, durationMs: Type.Number(), counts: Counts, error: Type.Optional(Str) }));
+
+export const OpsJob = named(
+  'OpsJob',
+  Type.Object({
+    name: Str,
+    schedule: Type.Object({ every: Type.Optional(Type.Number()), cron: Type.Optional(Str), description: Str }),
+    singleRunner: Type.Boolean(),
+    lockKey: Nullable(Str),
+    wakeChannel: Nullable(Str),
+    running: Type.Boolean({ description: 'a run is going on the replica that answered' }),
+    nextRunAt: Nullable(Instant),
+    lastRunAt: Nullable(Instant),
+    lastSuccessAt: Nullable(Instant),
+    lastOutcome: Nullable(Str),
+    lastCounts: Nullable(Counts),
+    lastDurationMs: Nullable(Type.Number()),
+    lastError: Nullable(Str),
+    runsTotal: Type.Integer(),
+    failuresTotal: Type.Integer(),
+    recentRuns: Type.Array(OpsRecentRun),
+    pausedAt: Nullable(Instant),
+    pausedBy: Nullable(Str),
+    lease: Nullable(Type.Object({ holder: Str, token: Str, expiresAt: Instant }, { description: 'the single-runner lease: who holds the lock and until when' })),
+  }),
+);
+
+export const OpsJobList = named('OpsJobList', Type.Object({ jobs: Type.Array(OpsJob) }));
+
+export const OpsRunResult = named(
+  'OpsRunResult',
+  Type.Object({
+    jobRunId: Str,
+    outcome: Str,
+    durationMs: Type.Number(),
+    counts: Counts,
+    error: Type.Optional(Str),
+    skipReason: Type.Optional(Str),
+  }),
+);
+
+export const OpsPauseState = named('OpsPauseState', Type.Object({ name: Str, paused: Type.Boolean() }));
+
+export const OpsAlert = named(
+  'OpsAlert',
+  Type.Object({
+    alert: Str,
+    severity: Str,
+    summary: Str,
+    runbook: Str,
+    expr: Str,
+    state: Type.Union([Type.Literal('firing'), Type.Literal('pending')]),
+    labels: Labels,
+    value: Type.Number(),
+    activeSince: Str,
+  }),
+);
+
+export const OpsAlerts = named(
+  'OpsAlerts',
+  Type.Object({
+    evaluatedAt: Nullable(Instant),
+    historySeconds: Type.Integer(),
+    rules: Type.Integer(),
+    alerts: Type.Array(OpsAlert),
+    errors: Type.Array(Type.Object({ alert: Str, error: Str })),
+  }),
+);
+
+export const OpsOverview = named(
+  'OpsOverview',
+  Type.Object({
+    generatedAt: Instant,
+    pollFloorMs: Type.Integer({ description: 'the server builds the overview at most once per this many ms; poll no faster' }),
+    replica: Str,
+    jobs: Type.Array(OpsJob),
+    backlogs: Type.Array(Type.Object({ metric: Str, title: Str, alert: Nullable(Str), series: Type.Array(Type.Object({ labels: Labels, value: Type.Number() })) })),
+    replicas: Type.Array(Type.Object({ holder: Str, hubConnections: Type.Integer(), seenAt: Instant, current: Type.Boolean() })),
+    dependencies: Type.Record(Type.String(), Str),
+    alerts: OpsAlerts,
+  }),
+);
+
+export const OpsAuditEntry = named(
+  'OpsAuditEntry',
+  Type.Object({
+    id: Uuid,
+    at: Str,
+    actor: Str,
+    role: Str,
+    action: Str,
+    target: Str,
+    filter: Type.Record(Type.String(), Type.Unknown()),
+    dryRun: Type.Boolean(),
+    matched: Nullable(Type.Integer()),
+    changed: Type.Integer(),
+    status: Str,
+    finishedAt: Nullable(Instant),
+    error: Nullable(Str),
+  }),
+);
+
+export const OpsAuditList = named('OpsAuditList', Type.Object({ items: Type.Array(OpsAuditEntry) }));
+/** Audit entries a page shows unless `limit` says otherwise. */
+export const AUDIT_PAGE_DEFAULT = 50;
+export const AuditQuery = Type.Object(
+  { before: Type.Optional(Timestamp), limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: AUDIT_PAGE_DEFAULT })) },
+  { additionalProperties: false },
+);
+export const AuditParams = Type.Object({ id: Uuid });
+
+export const FailureKindParams = Type.Object({ kind: Text({ minLength: 1, maxLength: 60, pattern: '^[a-z0-9-]+$' }) });
+
+const filterFields = {
+  from: Type.Optional(Timestamp),
+  to: Type.Optional(Timestamp),
+  errorCode: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
+  field: Type.Optional(Text({ minLength: 1, maxLength: 60, pattern: '^[A-Za-z0-9_]+$' })),
+  value: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
+};
+
+export const FailureQuery = Type.Object(
+  { ...filterFields, limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: 100 })) },
+  { additionalProperties: false },
+);
+
+/** The most rows one bulk action changes; a larger set takes several actions (each audited). */
+export const BULK_MAX_ROWS = 10_000;
+
+export const BulkActionBody = named(
+  'OpsBulkAction',
+  Type.Object(
+    {
+      action: Type.Union([Type.Literal('retry'), Type.Literal('requeue'), Type.Literal('discard')]),
+      filter: Type.Optional(Type.Object(filterFields, { additionalProperties: false })),
+      dryRun: Type.Optional(Type.Boolean({ default: true, description: 'true (the default): only count and show which rows would change' })),
+      max: Type.Optional(BoundedInt({ minimum: 1, maximum: BULK_MAX_ROWS, default: 1000 })),
+    },
+    { additionalProperties: false },
+  ),
+);
+
+export const OpsFailureRow = named(
+  'OpsFailureRow',
+  Type.Object({
+    id: Str,
+    at: Str,
+    errorCode: Nullable(Str),
+    traceId: Nullable(Str),
+    traceUrl: Nullable(Str),
+    fields: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Null()])),
+  }),
+);
+
+export const OpsFailureKind = named(
+  'OpsFailureKind',
+  Type.Object({ kind: Str, title: Str, alert: Str, runbook: Str, fields: Type.Array(Str), actions: Type.Array(Str), count: Type.Integer() }),
+);
+export const OpsFailureKinds = named('OpsFailureKinds', Type.Object({ kinds: Type.Array(OpsFailureKind) }));
+export const OpsFailureList = named('OpsFailureList', Type.Object({ kind: OpsFailureKind, total: Type.Integer(), items: Type.Array(OpsFailureRow) }));
+
+export const OpsDryRun = named(
+  'OpsBulkDryRun',
+  Type.Object({ dryRun: Type.Literal(true), matched: Type.Integer(), wouldChange: Type.Integer(), sample: Type.Array(OpsFailureRow), auditId: Uuid }),
+);
+export const OpsBulkStarted = named('OpsBulkStarted', Type.Object({ dryRun: Type.Literal(false), matched: Type.Integer(), auditId: Uuid, ratePerSecond: Type.Number() }));

@@ -1,0 +1,59 @@
+import { sql } from 'drizzle-orm';
+import { query, type Db } from '../db/index.ts';
+
+/** platform.ops_audit: one row per action through /api/ops (who, what, filter, count, when). */
+
+export interface AuditEntry {
+  id: string;
+  at: Date;
+  actor: string;
+  role: string;
+  action: string;
+  target: string;
+  filter: Record<string, unknown>;
+  dryRun: boolean;
+  matched: number | null;
+  changed: number;
+  status: 'running' | 'done' | 'failed' | 'refused';
+  finishedAt: Date | null;
+  error: string | null;
+}
+
+export type NewAuditEntry = Pick<AuditEntry, 'id' | 'at' | 'actor' | 'role' | 'action' | 'target' | 'filter' | 'dryRun' | 'matched' | 'changed' | 'status'> &
+  Partial<Pick<AuditEntry, 'finishedAt' | 'error'>>;
+
+export async function insertAudit(db: Db, e: NewAuditEntry): Promise<void> {
+  await query(
+    db,
+    sql`insert into platform.ops_audit (id, at, actor, role, action, target, filter, dry_run, matched, changed, status, finished_at, error)
+        values (${e.id}, ${e.at}, ${e.actor}, ${e.role}, ${e.action}, ${e.target}, ${JSON.stringify(e.filter)}::jsonb, ${e.dryRun},
+                ${e.matched}, ${e.changed}, ${e.status}, ${e.finishedAt ?? null}, ${e.error?.slice(0, 512) ?? null})`,
+  );
+}
+
+/** A bulk action's progress, then its end (status done / failed with the error). */
+export async function updateAudit(db: Db, id: string, changes: { changed: number; status?: AuditEntry['status']; finishedAt?: Date; error?: string }): Promise<void> {
+  await query(
+    db,
+    sql`update platform.ops_audit set changed = ${changes.changed}, status = coalesce(${changes.status ?? null}, status),
+               finished_at = coalesce(${changes.finishedAt ?? null}::timestamptz, finished_at), error = coalesce(${changes.error?.slice(0, 512) ?? null}, error)
+         where id = ${id}`,
+  );
+}
+
+const COLUMNS = sql`id, at, actor, role, action, target, filter, dry_run as "dryRun", matched, changed, status, finished_at as "finishedAt", error`;
+
+/** Newest first, keyset-paged by (at, id). */
+export async function listAudit(db: Db, limit: number, before?: Date): Promise<AuditEntry[]> {
+  const { rows } = await query<AuditEntry>(
+    db,
+    sql`select ${COLUMNS} from platform.ops_audit where (${before ?? null}::timestamptz is null or at < ${before ?? null}::timestamptz)
+         order by at desc, id desc limit ${limit}`,
+  );
+  return rows;
+}
+
+export async function readAudit(db: Db, id: string): Promise<AuditEntry | undefined> {
+  const { rows } = await query<AuditEntry>(db, sql`select ${COLUMNS} from platform.ops_audit where id = ${id}`);
+  return rows[0];
+}

@@ -1,0 +1,8 @@
+/**
+ * The ops console's public surface: what parts and modules register with it (failed rows they own,
+ * backlog gauges), and what the app builds it with. The console (/ops) and its API (/api/ops) know
+ * no module and no table of one.
+ */
+export type { BacklogMetric, FailureAction, FailureFilter, FailureRow, FailureSource } from './types.ts';
+export { createOpsConsole, type OpsConsole, type OpsConsoleDeps } from './console.ts';
+export { OPS_TUNING, opsSettings, type OpsSettings, type OpsTuning } from './settings.ts';

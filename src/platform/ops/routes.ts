@@ -1,0 +1,128 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Db } from '../db/index.ts';
+import { AppError, errorCodes } from '../http/index.ts';
+import type { JobInfo, RunResult } from '../jobs/index.ts';
+import { newId, type Clock } from '../time.ts';
+import type { AlertsView } from './alerts.ts';
+import { AUDIT_PAGE_DEFAULT, AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseState, OpsRunResult } from './api-schemas.ts';
+import { insertAudit, listAudit, readAudit, type NewAuditEntry } from './audit-sql.ts';
+import { jobsWithLeases, type Overview } from './overview.ts';
+
+/** What the ops routes need from the job runner. */
+export interface JobsOps {
+  list(): Promise<JobInfo[]>;
+  runNow(name: string): Promise<RunResult>;
+  has(name: string): boolean;
+  setPaused(name: string, by: string | null): Promise<void>;
+}
+
+export interface OpsRouteDeps {
+  db: Db;
+  clock: Clock;
+  jobs: JobsOps;
+  overview: () => Promise<Overview>;
+  alerts: () => AlertsView;
+}
+
+const tags = ['ops'];
+const jobNotFound = { 404: errorCodes('JOB_NOT_FOUND') };
+
+/** Writes one audit row for an action of the request's principal (who, role, what, filter, count, when). */
+export async function audit(db: Db, clock: Clock, req: FastifyRequest, entry: Omit<NewAuditEntry, 'id' | 'at' | 'actor' | 'role'> & { id?: string }): Promise<string> {
+  const id = entry.id ?? newId();
+  const principal = req.principal!;
+  await insertAudit(db, { ...entry, id, at: clock.now(), actor: principal.userId, role: principal.opsRole ?? 'none' });
+  return id;
+}
+
+/**
+ * /api/ops: what the console shows and does, each call scriptable with a token (viewer: GET;
+ * operator: the rest). Every action is written to platform.ops_audit.
+ */
+export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const known = (name: string) => {
+    if (!ctx.jobs.has(name)) throw new AppError('JOB_NOT_FOUND', `no job named ${name}`, 404);
+  };
+
+  r.get('/api/ops/jobs', {
+    preHandler: app.requireOpsViewer,
+    schema: { operationId: 'listJobs', tags, summary: 'Every job: schedule, lease holder and expiry, last runs with duration and counts, failures, paused or not', response: { 200: OpsJobList } },
+  }, async () => ({ jobs: await jobsWithLeases(ctx.db, await ctx.jobs.list()) }));
+
+  r.post('/api/ops/jobs/:name/run', {
+    preHandler: app.requireOpsOperator,
+    schema: {
+      operationId: 'runJob',
+      tags,
+      summary: 'Run a job once now (respects its single-runner lock: a busy lock gives outcome "skipped"; a paused job is skipped with skipReason "paused")',
+      params: JobName,
+      response: { 200: OpsRunResult, ...jobNotFound },
+    },
+  }, async (req) => {
+    known(req.params.name);
+    const result = await ctx.jobs.runNow(req.params.name);
+    await audit(ctx.db, ctx.clock, req, { action: 'run', target: `job:${req.params.name}`, filter: {}, dryRun: false, matched: null, changed: result.outcome === 'skipped' ? 0 : 1, status: 'done', finishedAt: ctx.clock.now(), ...(result.error ? { error: result.error } : {}) });
+    return result;
+  });
+
+  for (const paused of [true, false]) {
+    r.post(`/api/ops/jobs/:name/${paused ? 'pause' : 'resume'}`, {
+      preHandler: app.requireOpsOperator,
+      schema: {
+        operationId: paused ? 'pauseJob' : 'resumeJob',
+        tags,
+        summary: paused
+          ? 'Pause a job on every replica: a run going stops between rows within about a second, and no run starts until it is resumed'
+          : 'Resume a paused job on every replica',
+        params: JobName,
+        response: { 200: OpsPauseState, ...jobNotFound },
+      },
+    }, async (req) => {
+      known(req.params.name);
+      await ctx.jobs.setPaused(req.params.name, paused ? req.principal!.userId : null);
+      await audit(ctx.db, ctx.clock, req, { action: paused ? 'pause' : 'resume', target: `job:${req.params.name}`, filter: {}, dryRun: false, matched: null, changed: 1, status: 'done', finishedAt: ctx.clock.now() });
+      return { name: req.params.name, paused };
+    });
+  }
+
+  r.get('/api/ops/overview', {
+    preHandler: app.requireOpsViewer,
+    schema: {
+      operationId: 'getOpsOverview',
+      tags,
+      summary: 'Jobs, backlogs, hub connections per replica, dependencies and the alerts that would fire now; built at most once per pollFloorMs',
+      response: { 200: OpsOverview },
+    },
+  }, async () => ctx.overview());
+
+  r.get('/api/ops/alerts', {
+    preHandler: app.requireOpsViewer,
+    schema: { operationId: 'getOpsAlerts', tags, summary: 'The deploy/prometheus alert rules evaluated on this replica\'s own metrics: firing and pending', response: { 200: OpsAlerts } },
+  }, async () => ctx.alerts());
+
+  r.get('/api/ops/audit', {
+    preHandler: app.requireOpsViewer,
+    schema: { operationId: 'listOpsAudit', tags, summary: 'Every ops action, newest first (who, role, what, filter, counts, when)', querystring: AuditQuery, response: { 200: OpsAuditList, 400: errorCodes('OPS_INVALID_FILTER') } },
+  }, async (req) => {
+    const before = req.query.before === undefined ? undefined : new Date(req.query.before);
+    if (before && Number.isNaN(before.getTime())) throw new AppError('OPS_INVALID_FILTER', 'before must be an ISO-8601 date-time', 400);
+    return { items: await listAudit(ctx.db, req.query.limit ?? AUDIT_PAGE_DEFAULT, before) };
+  });
+
+  r.get('/api/ops/audit/:id', {
+    preHandler: app.requireOpsViewer,
+    schema: {
+      operationId: 'getOpsAuditEntry',
+      tags,
+      summary: 'One ops action; a bulk action\'s progress (changed, status running → done / failed)',
+      params: AuditParams,
+      response: { 200: OpsAuditEntry, 404: errorCodes('OPS_AUDIT_NOT_FOUND') },
+    },
+  }, async (req) => {
+    const entry = await readAudit(ctx.db, req.params.id);
+    if (!entry) throw new AppError('OPS_AUDIT_NOT_FOUND', 'no ops action with this id', 404);
+    return entry;
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * What the ops console's failures pages and bulk actions need from a part that owns failed rows:
+ * the kernel's push part (Quarantined realtime rows) and modules (terminal notifications, failed
+ * fan-out tasks) each register a FailureSource (ModuleParts.opsFailures); the console knows no table.
+ */
+
+export type FailureAction = 'retry' | 'requeue' | 'discard';
+
+/** Every field narrows; none = every failed row of the kind. `field`/`value` match one of the source's fields exactly. */
+export interface FailureFilter {
+  /** Failed at or after. */
+  from?: Date;
+  /** Failed before (half-open range). */
+  to?: Date;
+  /** The row's error code (or the start of its error text, where the source stores text). */
+  errorCode?: string;
+  field?: string;
+  value?: string;
+}
+
+export interface FailureRow {
+  id: string;
+  /** When it failed (or was last touched), ISO-8601. */
+  at: string;
+  errorCode: string | null;
+  /** The W3C trace id of the work that failed, when the row stores one. */
+  traceId: string | null;
+  /** The row's filterable fields and a few more, as shown in the console. */
+  fields: Record<string, string | number | null>;
+}
+
+export interface FailureSource {
+  /** URL segment: `realtime-quarantined`, `notifications-terminal`, … */
+  kind: string;
+  title: string;
+  /** The alert whose runbook covers these rows (docs/runbooks/<alert>.md). */
+  alert: string;
+  /** Fields the filter's `field` may name (each compared for equality). */
+  fields: readonly string[];
+  /** What an operator may do with them; each is idempotent per row (a row no longer failed is skipped). */
+  actions: readonly FailureAction[];
+  /** Matching rows, oldest first, at most `limit`. */
+  list(filter: FailureFilter, limit: number): Promise<FailureRow[]>;
+  count(filter: FailureFilter): Promise<number>;
+  /** Applies `action` to at most `limit` matching rows in one statement (oldest first); how many changed. */
+  act(action: FailureAction, filter: FailureFilter, limit: number, actor: string): Promise<number>;
+}
+
+/** A gauge the overview lists among the backlogs, by its metric name (summed per the labels it has). */
+export interface BacklogMetric {
+  metric: string;
+  title: string;
+  /** The alert watching it (its runbook is linked). */
+  alert?: string;
+}

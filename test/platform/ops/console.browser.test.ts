@@ -1,0 +1,118 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, Page } from 'puppeteer-core';
+import { signToken } from '../../../src/platform/http/auth.ts';
+import { newId } from '../../../src/platform/time.ts';
+import { launchChromium } from '../../modules/messenger/support/browser.ts';
+import { messengerApp } from '../../modules/messenger/support/app.ts';
+import { insertChat, insertMessage, insertOutbox, uid } from '../../modules/messenger/support/dispatch.ts';
+import { waitFor } from '../../support/wait.ts';
+
+/**
+ * The ops console as an on-call engineer uses it, in headless Chromium against the running service:
+ * signs in with a token, pauses the realtime dispatcher and watches its backlog grow, finds the
+ * Quarantined rows with their runbook link, dry-runs a requeue (its count), requeues them and sees
+ * them delivered once the dispatcher runs again, finds the audit entries; a read-only user sees
+ * everything and can act on nothing. OPS_CONSOLE_SCREENSHOTS=<dir> saves the overview and the
+ * failures page there (docs/ holds the ones in operations.md).
+ */
+
+const SHOTS = process.env.OPS_CONSOLE_SCREENSHOTS;
+const JOB = 'messenger-realtime-dispatch';
+const m = await messengerApp({}, {}, { opsOverviewFloorMs: 300, opsBulkChunk: 1, opsBulkPauseMs: 50 });
+const origin = new URL(m.url).origin;
+const operatorId = newId();
+const operator = await m.token({ userId: operatorId, admin: true });
+const viewer = await signToken({ userId: newId(), admin: false, opsRole: 'viewer' }, m.config.JWT_SECRET, { issuer: m.config.AUTH_ISSUER, audience: m.config.AUTH_AUDIENCE });
+
+async function openConsole(browser: Browser, token: string, problems: string[]): Promise<Page> {
+  const page = await (await browser.createBrowserContext()).newPage();
+  page.setDefaultTimeout(30_000);
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(msg.text());
+  });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.setViewport({ width: 1400, height: 900 });
+  await page.goto(`${origin}/ops`);
+  await page.type('#token', token);
+  await page.click('#sign-in button[type=submit]');
+  await page.waitForSelector(`tr[data-job="${JOB}"]`);
+  return page;
+}
+
+const text = (page: Page, sel: string) => page.$eval(sel, (e) => e.textContent ?? '');
+const click = (page: Page, sel: string) => page.waitForSelector(sel).then(() => page.$eval(sel, (e) => (e as unknown as { click(): void }).click()));
+const statuses = async (ids: string[]) => (await m.pool.query<{ status: string }>(`select status from messenger.realtime_outbox where id = any($1::uuid[]) order by id`, [ids])).rows.map((r) => r.status);
+
+test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, dry run, bulk requeue that delivers, the audit; a viewer cannot act', { timeout: 240_000 }, async () => {
+  const browser = await launchChromium();
+  const problems: string[] = [];
+  const page = await openConsole(browser, operator, problems);
+  assert.match(await text(page, '#who'), /operator/);
+
+  // Pause the dispatcher from the console; the backlog grows while it is paused.
+  await click(page, `tr[data-job="${JOB}"] button[data-act="pause"]`);
+  await page.waitForSelector(`tr[data-job="${JOB}"] td.paused`);
+  const alice = uid();
+  const chatId = await insertChat(m.pool, [alice, uid()], { lastSeq: 3 });
+  const rows: string[] = [];
+  for (const seq of [1, 2, 3]) rows.push(await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, seq, messageId: await insertMessage(m.pool, chatId, seq, alice) }));
+  assert.equal((await m.app.platform.runner.runNow(JOB)).skipReason, 'paused');
+  await page.waitForFunction(`document.querySelector('tr[data-metric="messenger_realtime_pending"] td.value')?.textContent === '3'`);
+  if (SHOTS) await page.screenshot({ path: `${SHOTS}/ops-console-overview.png`, fullPage: true });
+
+  // Two of them fail for good: the failures page lists them with the runbook of their alert.
+  await m.pool.query(`update messenger.realtime_outbox set status = 'Quarantined', attempts = 8, last_error = 'PUSH_TIMEOUT: hub did not answer' where id = any($1::uuid[])`, [rows.slice(0, 2)]);
+  await m.pool.query(`update messenger.realtime_outbox set status = 'Quarantined', attempts = 8, last_error = 'REF_NOT_FOUND: gone' where id = $1`, [rows[2]]);
+  await page.goto(`${origin}/ops#failures/realtime-quarantined`);
+  await page.waitForFunction(`document.querySelectorAll('#failure-rows tr[data-id]').length === 3`);
+  const runbook = await page.$eval('#failure-rows tr[data-id] a.runbook', (a) => (a as unknown as { href: string }).href);
+  assert.equal(runbook, `${origin}/ops/runbooks/MessengerRealtimeQuarantined`);
+  const runbookPage = await page.evaluate(async (url) => (await fetch(url)).text(), runbook);
+  assert.match(runbookPage, /MessengerRealtimeQuarantined/);
+
+  // Filter by error code, dry-run the requeue: its count, nothing changed.
+  await page.type('#filters input[name=errorCode]', 'PUSH_TIMEOUT');
+  await page.click('#filters button[type=submit]');
+  await page.waitForFunction(`document.querySelectorAll('#failure-rows tr[data-id]').length === 2`);
+  await click(page, 'button[data-act="dry-run"]');
+  await page.waitForSelector('#dry-run-result');
+  assert.equal(await text(page, '#dry-run-result'), '2 of 2 rows would change (requeue)');
+  if (SHOTS) await page.screenshot({ path: `${SHOTS}/ops-console-failures.png`, fullPage: true });
+  assert.deepEqual(await statuses(rows.slice(0, 2)), ['Quarantined', 'Quarantined']);
+
+  // Run it: progress to done; resume the dispatcher and run it now from the console: delivered.
+  await click(page, 'button[data-act="bulk-run"]');
+  await page.waitForSelector('#bulk-progress[data-status="done"]');
+  assert.match(await text(page, '#bulk-progress'), /requeue: 2 of 2 changed — done/);
+  await page.goto(`${origin}/ops#overview`);
+  await click(page, `tr[data-job="${JOB}"] button[data-act="resume"]`);
+  await page.waitForSelector(`tr[data-job="${JOB}"] button[data-act="pause"]`);
+  await click(page, `tr[data-job="${JOB}"] button[data-act="run"]`);
+  await waitFor('the requeued rows to be delivered', async () => (await statuses(rows.slice(0, 2))).every((s) => s === 'Done'));
+  assert.deepEqual(await statuses([rows[2]!]), ['Quarantined'], 'the row the filter left out stays');
+
+  // The audit page shows every action with who did it.
+  await page.goto(`${origin}/ops#audit`);
+  await page.waitForSelector('#audit-rows tr[data-action="requeue"]');
+  const audit = await page.$$eval('#audit-rows tr[data-action]', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  const actions = audit.map((cells) => `${cells[3]} ${cells[6]} ${cells[8]}`);
+  assert.deepEqual(actions.slice(0, 5), ['run no 1', 'resume no 1', 'requeue no 2', 'requeue yes 0', 'pause no 1']);
+  assert.ok(audit.every((cells) => cells[1] === operatorId));
+
+  // A read-only user sees the same pages; every action is disabled, and refused if sent anyway.
+  const ro = await openConsole(browser, viewer, problems);
+  assert.match(await text(ro, '#who'), /read-only/);
+  assert.equal(await ro.$eval(`tr[data-job="${JOB}"] button[data-act="pause"]`, (b) => (b as unknown as { disabled: boolean }).disabled), true);
+  await ro.goto(`${origin}/ops#failures/realtime-quarantined`);
+  await ro.waitForSelector('#failure-rows tr[data-id]');
+  assert.equal(await ro.$eval('button[data-act="dry-run"]', (b) => (b as unknown as { disabled: boolean }).disabled), true);
+  const refused = await ro.evaluate(async (job) => {
+    const token = (globalThis as unknown as { sessionStorage: { getItem(k: string): string } }).sessionStorage.getItem('pin.ops.token');
+    const res = await fetch(`/api/ops/jobs/${job}/pause`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    return [res.status, ((await res.json()) as { code: string }).code];
+  }, JOB);
+  assert.deepEqual(refused, [403, 'OPS_READ_ONLY']);
+  // The page ran under its Content-Security-Policy without a violation or a script error.
+  assert.deepEqual(problems.filter((p) => !/403/.test(p)), []);
+});
