@@ -250,7 +250,10 @@ function requestOf(method: string, path: string, op: Operation, pool: IdPool, au
   const paramArbs = params.map((p) => {
     // A path parameter's ids are named by it and the segment before it: `chats/{chatId}` → chatId, chats.
     const segment = p.in === 'path' ? path.split('/').at(path.split('/').indexOf(`{${p.name}}`) - 1) : undefined;
-    const value = valueFor(p.schema, pool, hostile, 0, segment ? `${segment}/${p.name}` : p.name).map(asText);
+    const text = valueFor(p.schema, pool, hostile, 0, segment ? `${segment}/${p.name}` : p.name).map(asText);
+    // A path segment `.` or `..` (encoded or not) is removed by every URL parser before a request is
+    // sent (RFC 3986 dot segments): no client can give a path parameter that value.
+    const value = p.in === 'path' ? text.filter((v) => v !== '.' && v !== '..') : text;
     if (p.required || p.in === 'path') return hostile ? fc.oneof({ weight: 50, arbitrary: value }, { weight: 1, arbitrary: fc.constant(undefined) }) : value;
     return fc.option(value, { nil: undefined, freq: 3 });
   });

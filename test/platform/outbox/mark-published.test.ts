@@ -39,6 +39,10 @@ test("a pass from the first pending row skips published rows' index entries with
   const published = await t.db.transaction((tx) => enqueue(tx, Array.from({ length: 2000 }, (_, i) => ({ ...event(i), payload: body }))));
   const pending = await t.db.transaction((tx) => enqueue(tx, [event(-1), event(-2), event(-3)]));
   await markPublished(t.db, published, new Date());
+  // The mark commits without waiting for its WAL flush, and until that flush no reader may set the
+  // hint bit (xmax committed) that lets a scan mark the old rows' index entries dead: under load the
+  // WAL writer can be later than the first pass. A synchronous commit flushes the WAL up to it.
+  await t.pool.query('select pg_current_xact_id()');
   const client = await t.pool.connect();
   try {
     const db = drizzle(client);
