@@ -5,11 +5,13 @@ import { signToken } from '../../../src/platform/http/auth.ts';
 import { ManualClock, newId } from '../../../src/platform/time.ts';
 import { buildTestApp } from '../../support/app.ts';
 import { waitFor } from '../../support/wait.ts';
+import { seedRole } from '../../modules/identity/support.ts';
 
 /**
  * The failure kinds and backlogs the modules register with the ops console (ModuleParts.opsFailures,
  * opsBacklogs), on the whole app and the real database: terminal Failed notifications (retry = the
- * runbook's reprocess, in a new DeliveryCycle). For each: the list and its filters, a dry run that changes nothing, the bulk
+ * runbook's reprocess, in a new DeliveryCycle) and Failed access fan-out tasks (retry = the
+ * runbook's replay). For each: the list and its filters, a dry run that changes nothing, the bulk
  * action at a bounded rate with its progress and audit, and the backlog gauges on the overview.
  */
 
@@ -104,4 +106,60 @@ test('notifications-terminal: list with filters, dry run, bulk retry in a new De
     unsent.map((s) => [s.labels.status, s.labels.terminal, s.value]).sort(),
     [['Failed', 'false', 3], ['Failed', 'true', 1], ['Pending', 'false', 0]],
   );
+});
+
+async function failedTask(roleId: string, o: { failedAt: Date; error: string; companyId?: string }): Promise<string> {
+  const id = newId();
+  await pool.query(
+    `insert into identity.access_fanout_tasks (id, role_id, company_id, role_version, reason, status, cursor, attempt_count, last_error, created_at, updated_at)
+     values ($1, $2, $3, 2, 'RolePermissionsChanged', 'Failed', $4, 5, $5, $6, $6)`,
+    [id, roleId, o.companyId ?? null, newId(), o.error, o.failedAt],
+  );
+  return id;
+}
+
+test('identity-fanout-failed: list with filters, dry run, bulk retry (replay from Cursor); the fan-out backlogs', async () => {
+  const role = await seedRole(pool);
+  const other = await seedRole(pool);
+  const company = newId();
+  const tasks = [
+    await failedTask(role, { failedAt: at(30), error: 'PgError: deadlock detected (max attempts reached)' }),
+    await failedTask(role, { failedAt: at(20), error: 'PgError: deadlock detected', companyId: company }),
+    await failedTask(role, { failedAt: at(10), error: 'lease expired (max attempts reached)' }),
+  ];
+  const elsewhere = await failedTask(other, { failedAt: at(5), error: 'PgError: deadlock detected' });
+  const kind = 'identity-fanout-failed';
+
+  const all = (await call<Listed>(viewer, 'GET', `/api/ops/failures/${kind}`)).body;
+  assert.deepEqual([all.items.map((i) => i.id), all.kind.actions, all.kind.runbook], [[...tasks, elsewhere], ['retry'], '/ops/runbooks/IdentityAccessFanoutTasksFailed']);
+  assert.equal(all.items[0]!.errorCode, 'PgError');
+  for (const [q, expected] of [
+    ['errorCode=PgError', [tasks[0], tasks[1], elsewhere]],
+    [`field=roleId&value=${role}`, tasks],
+    [`field=companyId&value=${company}`, [tasks[1]]],
+    [`from=${at(15).toISOString()}`, [tasks[2], elsewhere]],
+  ] as const) {
+    const list = (await call<Listed>(viewer, 'GET', `/api/ops/failures/${kind}?${q}`)).body;
+    assert.deepEqual([list.total, list.items.map((i) => i.id)], [expected.length, expected], q);
+  }
+  assert.equal((await call<{ code: string }>(viewer, 'GET', `/api/ops/failures/${kind}?field=roleId&value=x`)).body.code, 'OPS_INVALID_FILTER');
+  assert.equal((await call<{ code: string }>(operator, 'POST', `/api/ops/failures/${kind}/actions`, { action: 'requeue' })).body.code, 'OPS_ACTION_NOT_SUPPORTED');
+
+  const filter = { field: 'roleId', value: role };
+  const dry = await call<DryRun>(operator, 'POST', `/api/ops/failures/${kind}/actions`, { action: 'retry', filter, max: 2 });
+  assert.deepEqual([dry.body.matched, dry.body.wouldChange, dry.body.sample.map((s) => s.id)], [3, 2, tasks.slice(0, 2)]);
+  const failed = async () => (await pool.query<{ id: string }>(`select id from identity.access_fanout_tasks where status = 'Failed' order by id`)).rows.map((r) => r.id);
+  assert.equal((await failed()).length, 4, 'a dry run changes nothing');
+
+  const overview = async () =>
+    (await call<{ backlogs: { metric: string; series: { value: number }[] }[] }>(viewer, 'GET', '/api/ops/overview')).body.backlogs;
+  assert.equal((await overview()).find((b) => b.metric === 'identity_access_fanout_tasks_failed')!.series[0]!.value, 4);
+
+  assert.equal(await runToEnd(kind, { action: 'retry', filter }), 3);
+  assert.deepEqual(await failed(), [elsewhere]);
+  const { rows } = await pool.query(`select status, attempt_count as attempts, last_error as error, cursor from identity.access_fanout_tasks where id = any($1::uuid[])`, [tasks]);
+  assert.ok(rows.every((r) => r.status === 'Pending' && r.attempts === 0 && r.error === null && r.cursor), 'replayed: Pending, AttemptCount 0, Cursor kept');
+  const backlogs = await overview();
+  assert.equal(backlogs.find((b) => b.metric === 'identity_access_fanout_queue_backlog')!.series[0]!.value, 3);
+  assert.equal(backlogs.find((b) => b.metric === 'identity_access_fanout_tasks_failed')!.series[0]!.value, 1);
 });
