@@ -68,6 +68,7 @@ test('notifications-terminal: list with filters, dry run, bulk retry in a new De
 
   const kinds = (await call<{ kinds: { kind: string; count: number; actions: string[] }[] }>(viewer, 'GET', '/api/ops/failures')).body.kinds;
   assert.deepEqual(kinds.find((k) => k.kind === kind), { ...kinds.find((k) => k.kind === kind), count: 4, actions: ['retry'] });
+  assert.ok(!kinds.some((k) => k.kind === 'consumer-dead-letters'), 'no dead letters kind on the in-process bus: nothing is kept to read');
   const all = (await call<Listed>(viewer, 'GET', `/api/ops/failures/${kind}`)).body;
   assert.deepEqual(all.items.map((i) => i.id), [...sms, email], 'oldest failure first');
   assert.equal(all.kind.runbook, '/ops/runbooks/NotificationsTerminalFailures');
