@@ -14,7 +14,10 @@ import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
 import type { ModuleDeps, ModuleFactory } from './platform/module.ts';
 import type { EventBus } from './platform/events/bus.ts';
 import { createEventBus } from './platform/events/create-bus.ts';
-import { withPrefix } from './platform/events/topics.ts';
+import { deadLetterSource } from './platform/events/dead-letter-source.ts';
+import { dlqTopicOf, withPrefix } from './platform/events/topics.ts';
+import type { ConsumerDefinition } from './platform/events/bus.ts';
+import type { FailureSource } from './platform/ops/index.ts';
 import { outboxPublisherJob } from './platform/outbox/publisher.ts';
 import { CLEANUP_RETENTION, outboxCleanupJob } from './platform/outbox/cleanup.ts';
 import { EVENT_TOPICS } from './event-topics.ts';
@@ -152,6 +155,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   if (push.hasKinds()) opsConsole.registerFailures(realtimeFailureSource(db, clock));
   for (const source of hooks.opsFailures) opsConsole.registerFailures(source);
+  const deadLetters = deadLetterKind(config, bus, hooks.consumers, tuning, log);
+  if (deadLetters) opsConsole.registerFailures(deadLetters);
   opsConsole.registerBacklogs(hooks.opsBacklogs);
   opsConsole.register(app);
   if (config.API_DOCS_ENABLED) await registerApiDocs(app);
@@ -180,4 +185,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   return app;
+}
+
+/** The dead letters of every consumed topic as a read-only failure kind; none on the in-process bus (nothing kept to read). */
+function deadLetterKind(config: Config, bus: EventBus, consumers: readonly ConsumerDefinition<unknown>[], tuning: OpsTuning, log: Logger): FailureSource | undefined {
+  const open = bus.openTopicReader?.bind(bus);
+  if (!open) return undefined;
+  return deadLetterSource({
+    topics: () => [...new Set(consumers.map((c) => dlqTopicOf(withPrefix(config.KAFKA_TOPIC_PREFIX, c.topic))))],
+    openReader: open,
+    groupPrefix: withPrefix(config.KAFKA_TOPIC_PREFIX, config.KAFKA_CLIENT_ID),
+    keepPerTopic: tuning.opsDlqKeepPerTopic,
+    freshMs: tuning.opsDlqFreshMs,
+    log,
+  });
 }

@@ -1,6 +1,7 @@
 import { identitySettings } from './settings.ts';
 import { defineModule } from '../../platform/module.ts';
 import { accessFanOutJob } from './access-fanout/access-fanout.job.ts';
+import { failedFanOutSource } from './access-fanout/ops-failures.ts';
 import { assignmentExpiryJob } from './assignments/assignment-expiry.job.ts';
 import { identitySettingsFrom, type IdentityContext } from './context.ts';
 import { createIdentityMetrics } from './metrics.ts';
@@ -39,6 +40,13 @@ export default defineModule(identitySettings, (deps) => {
     jobs: [
       accessFanOutJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.fanOut }),
       assignmentExpiryJob({ db: ctx.db, metrics: ctx.metrics, settings: settings.expiry }),
+    ],
+    opsFailures: [failedFanOutSource(ctx)],
+    opsBacklogs: [
+      { metric: 'identity_access_fanout_queue_backlog', title: 'Access fan-out tasks waiting (Pending, or InProgress with an expired lease)', alert: 'IdentityAccessFanoutBacklog' },
+      { metric: 'identity_access_fanout_tasks_in_progress', title: 'Access fan-out tasks held by a worker' },
+      { metric: 'identity_access_fanout_oldest_backlog_age_seconds', title: 'Access fan-out: oldest waiting task (s)', alert: 'IdentityAccessFanoutBacklog' },
+      { metric: 'identity_access_fanout_tasks_failed', title: 'Access fan-out tasks Failed (retry on the failures page)', alert: 'IdentityAccessFanoutTasksFailed' },
     ],
   };
 });

@@ -7,6 +7,7 @@ import { messagePostedConsumer } from './message-posted.consumer.ts';
 import { createNotificationMetrics } from './metrics.ts';
 import { createProviders } from './providers/registry.ts';
 import { registerNotificationRoutes } from './routes.ts';
+import { terminalFailureSource } from './terminal-failures/ops-failures.ts';
 import { registerTerminalFailureRoutes } from './terminal-failures/routes.ts';
 import { registerUnconfirmedRoutes } from './unconfirmed/routes.ts';
 import { STATUS_FRAME_KINDS } from './status-frames.ts';
@@ -59,5 +60,11 @@ function notificationsParts(deps: ModuleDeps<NotificationsSettings>, tuning: Not
       webhookReplayCleanupJob(deps.db),
     ],
     consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log })],
+    opsFailures: [terminalFailureSource(ctx)],
+    opsBacklogs: [
+      { metric: 'notifications_unsent', title: 'Notifications not Sent, by status (terminal = failed for good)', alert: 'NotificationsTerminalFailures' },
+      { metric: 'notifications_failed_backlog', title: 'Notifications waiting for a retry, by channel', alert: 'NotificationsFailedBacklogGrowing' },
+      { metric: 'notifications_unconfirmed', title: 'Notifications whose send may have gone out unrecorded', alert: 'NotificationsEmailUnconfirmed' },
+    ],
   };
 }

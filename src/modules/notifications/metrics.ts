@@ -2,7 +2,7 @@ import type { Db } from '../../platform/db/index.ts';
 import { counter, dbGauge, histogram, type Registry } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
-import { backlogByChannel, type ChannelBacklog } from './sql.ts';
+import { backlogByChannel, countUnsentByStatus, type ChannelBacklog } from './sql.ts';
 
 export type SendSource = 'dispatcher' | 'retry';
 
@@ -17,6 +17,8 @@ export type SendSource = 'dispatcher' | 'retry';
  *   missing adapter (A3);
  * - `notifications_waiting_oldest_age_seconds`: how long the oldest of them has waited → alert when
  *   a channel stays off for long;
+ * - `notifications_unsent`: Pending, Failed (retrying) and terminal Failed rows, the ops console's
+ *   backlog of the module;
  * - `notifications_unconfirmed` / `notifications_outcome_unknown_total`: emails whose send may have
  *   gone out unrecorded (delivery/intent.ts), never resent → alert until a webhook or an admin resolves them;
  * - (NotificationStatusChanged frames wait in the messenger's realtime outbox: its
@@ -70,6 +72,19 @@ export function createNotificationMetrics(registry: Registry, deps: { db: Db; pr
     help: 'Notifications whose send may have reached the provider unrecorded (email over SMTP): never resent, they wait for a delivery webhook or the admin resolve call',
     labelNames: ['channel'] as const,
     read: async () => (await rows()).map((r) => ({ labels: { channel: r.channel }, value: r.unconfirmed })),
+  });
+  dbGauge(registry, {
+    name: 'notifications_unsent',
+    help: 'Notifications not Sent, by status: Pending, Failed waiting for a retry (terminal="false"), terminal Failed (terminal="true")',
+    labelNames: ['status', 'terminal'] as const,
+    read: async () => {
+      const c = await countUnsentByStatus(deps.db);
+      return [
+        { labels: { status: 'Pending', terminal: 'false' }, value: c.pending },
+        { labels: { status: 'Failed', terminal: 'false' }, value: c.failed },
+        { labels: { status: 'Failed', terminal: 'true' }, value: c.terminal },
+      ];
+    },
   });
 
   return {

@@ -211,3 +211,22 @@ export async function backlogByChannel(db: Db, now: Date): Promise<ChannelBacklo
      group by c.channel, c.is_enabled, c.provider_key`);
   return rows;
 }
+
+export interface StatusCounts {
+  pending: number;
+  /** Failed, waiting for a retry (not terminal). */
+  failed: number;
+  terminal: number;
+}
+
+/**
+ * Notifications not Sent, by status: each count reads its own partial index (the dispatcher's,
+ * the retry worker's, the terminal scan's), never the Sent rows, which only grow.
+ */
+export async function countUnsentByStatus(db: Db): Promise<StatusCounts> {
+  const { rows } = await query<StatusCounts>(db, sql`
+    select (select count(*) from notifications.notifications where status = 'Pending')::int as pending,
+           (select count(*) from notifications.notifications where status = 'Failed' and not terminal)::int as failed,
+           (select count(*) from notifications.notifications where terminal)::int as terminal`);
+  return rows[0] ?? { pending: 0, failed: 0, terminal: 0 };
+}

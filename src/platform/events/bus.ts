@@ -89,6 +89,8 @@ export interface IncomingMessage {
   key: Buffer | string | null;
   value: Buffer | string | null;
   headers: RawHeaders;
+  /** The record's Kafka timestamp (ms since the epoch, as text), where the reader hands it over. */
+  timestamp?: string;
 }
 
 /** A consumer's retry backoff for infrastructure errors: the kernel's one backoff. */

@@ -63,6 +63,7 @@ export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promi
             key: m.key ?? null,
             value: m.value ?? null,
             headers: m.headers ?? {},
+            timestamp: m.timestamp,
           }));
         // Handed over before the position moves: readToEnd returns only once its sink has them.
         if (messages.length > 0) {

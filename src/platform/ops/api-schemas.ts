@@ -168,7 +168,15 @@ export const OpsFailureRow = named(
 
 export const OpsFailureKind = named(
   'OpsFailureKind',
-  Type.Object({ kind: Str, title: Str, alert: Str, runbook: Str, fields: Type.Array(Str), actions: Type.Array(Str), count: Type.Integer() }),
+  Type.Object({
+    kind: Str,
+    title: Str,
+    alert: Str,
+    runbook: Str,
+    fields: Type.Array(Str),
+    actions: Type.Array(Str, { description: 'empty: read-only' }),
+    count: Nullable(Type.Integer({ description: 'null: the rows cannot be read now (e.g. the dead letters while Kafka is down)' })),
+  }),
 );
 export const OpsFailureKinds = named('OpsFailureKinds', Type.Object({ kinds: Type.Array(OpsFailureKind) }));
 export const OpsFailureList = named('OpsFailureList', Type.Object({ kind: OpsFailureKind, total: Type.Integer(), items: Type.Array(OpsFailureRow) }));

@@ -63,7 +63,8 @@ export function registerFailureRoutes(app: FastifyInstance, ctx: FailureRouteDep
     runbook: runbookOf(s.alert),
     fields: [...s.fields],
     actions: [...s.actions],
-    count: count ?? (await s.count({})),
+    // A kind whose rows cannot be read now (the dead letters while Kafka is down) is still listed.
+    count: count ?? (await s.count({}).catch(() => null)),
   });
   const withTrace = (row: FailureRow) => ({ ...row, traceUrl: row.traceId && ctx.traceUrl ? ctx.traceUrl.replace('{traceId}', row.traceId) : null });
 
@@ -110,7 +111,8 @@ export function registerFailureRoutes(app: FastifyInstance, ctx: FailureRouteDep
     const source = sourceOf(req.params.kind);
     const { action, dryRun = true, max = 1000 } = req.body;
     if (!source.actions.includes(action)) {
-      throw new AppError('OPS_ACTION_NOT_SUPPORTED', `${source.kind} rows take ${source.actions.join(', ')}, not ${action}`, 400);
+      const can = source.actions.length === 0 ? 'are read-only' : `take ${source.actions.join(', ')}`;
+      throw new AppError('OPS_ACTION_NOT_SUPPORTED', `${source.kind} rows ${can}, not ${action}`, 400);
     }
     const filter = filterOf(source, req.body.filter);
     const matched = await source.count(filter);

@@ -29,5 +29,9 @@ export const OPS_TUNING = {
   /** Each replica's heartbeat (hub connections) in platform.ops_replicas, and when one counts as gone. */
   opsHeartbeatMs: 10_000,
   opsReplicaStaleMs: 60_000,
+  /** The dead letters page reads each DLQ topic to its end and keeps its last this many records… */
+  opsDlqKeepPerTopic: 1000,
+  /** …and that read answers every look for this long (one throwaway consumer group per topic per read). */
+  opsDlqFreshMs: 30_000,
 };
 export type OpsTuning = typeof OPS_TUNING;

@@ -43,19 +43,19 @@ export interface FanOutTask {
   updatedAt: Date;
 }
 
-const COLUMNS = sql.raw(`id, role_id as "roleId", company_id as "companyId", role_version::text as "roleVersion", reason,
+export const COLUMNS = sql.raw(`id, role_id as "roleId", company_id as "companyId", role_version::text as "roleVersion", reason,
   status, cursor, range_end as "rangeEnd", parent_id as "parentId", processed_count as "processedCount", attempt_count as "attemptCount",
   lease_expires_at as "leaseExpiresAt", last_error as "lastError", created_at as "createdAt",
   started_at as "startedAt", completed_at as "completedAt", updated_at as "updatedAt"`);
 
 // RoleVersion is a bigint, which pg hands over as text.
-type TaskRow = Omit<FanOutTask, 'roleVersion'> & { roleVersion: string };
-const toTask = (r: TaskRow): FanOutTask => ({ ...r, roleVersion: Number(r.roleVersion) });
+export type TaskRow = Omit<FanOutTask, 'roleVersion'> & { roleVersion: string };
+export const toTask = (r: TaskRow): FanOutTask => ({ ...r, roleVersion: Number(r.roleVersion) });
 
 const ms = (n: number) => sql`(${n}::bigint * interval '1 millisecond')`;
 
 /** Wakes the workers' LISTEN at once (delivered when the caller's transaction commits). */
-async function notifyWorkers(tx: Db): Promise<void> {
+export async function notifyWorkers(tx: Db): Promise<void> {
   await query(tx, sql`select pg_notify(${ACCESS_FANOUT_CHANNEL}, '')`);
 }
 
@@ -227,17 +227,6 @@ export async function listTasks(q: Db, f: { status?: FanOutTaskStatus; roleId?: 
      order by created_at desc, id desc
      limit ${f.limit}`);
   return rows.map(toTask);
-}
-
-/** Runbook "access fan-out replay": Failed → Pending with AttemptCount 0; resumes from Cursor. */
-export async function replayFailedTask(tx: Db, id: string, now: Date): Promise<FanOutTask | null> {
-  const { rows } = await query<TaskRow>(tx, sql`
-    update identity.access_fanout_tasks
-       set status = 'Pending', attempt_count = 0, lease_expires_at = null, last_error = null, updated_at = ${now}
-     where id = ${id} and status = 'Failed'
-    returning ${COLUMNS}`);
-  if (rows[0]) await notifyWorkers(tx);
-  return rows[0] ? toTask(rows[0]) : null;
 }
 
 export interface QueueStats {

@@ -7,7 +7,8 @@ import { getRoleAssignment, getUserAccess, grantRoleAssignment, revokeRoleAssign
 import type { Assignment } from '../assignments/assignments.ts';
 import type { UserAccessSnapshot } from '../assignments/assignments.ts';
 import type { IdentityContext } from '../context.ts';
-import { getTask, listTasks, replayFailedTask, type FanOutTask } from '../access-fanout/fanout-sql.ts';
+import { getTask, listTasks, type FanOutTask } from '../access-fanout/fanout-sql.ts';
+import { replayFailedTasks } from '../access-fanout/failed-tasks-sql.ts';
 import {
   AccessReply,
   ArchiveRoleReply,
@@ -220,7 +221,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: IdentityContex
       schema: { operationId: 'replayAccessFanoutTask', tags, summary: 'Runbook "access fan-out replay": Failed → Pending, AttemptCount = 0; resumes from Cursor', params: IdParams, response: { 200: TaskReply, 404: errorCodes('IDENTITY_FANOUT_TASK_NOT_FOUND'), 409: errorCodes('IDENTITY_FANOUT_TASK_NOT_FAILED') } },
     },
     async (req) => {
-      const task = await ctx.db.transaction((tx) => replayFailedTask(tx, req.params.id, ctx.clock.now()));
+      const [task] = await ctx.db.transaction((tx) => replayFailedTasks(tx, { id: req.params.id }, 1, ctx.clock.now()));
       if (task) {
         ctx.log.info({ taskId: task.id, roleId: task.roleId }, 'access fan-out task replayed');
         return taskBody(task);

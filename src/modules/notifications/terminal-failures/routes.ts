@@ -6,8 +6,8 @@ import { Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { ChannelName, IdParams } from '../api-schemas.ts';
 import type { NotificationsContext } from '../context.ts';
 import { API_ERRORS, type Channel } from '../model.ts';
-import { recordStatusChanges } from '../status-frames.ts';
-import { notificationExists, reopenTerminal, type Reprocessed, type TerminalFilter } from './sql.ts';
+import { reopen } from './reopen.ts';
+import { notificationExists, type Reprocessed, type TerminalFilter } from './sql.ts';
 
 /**
  * Runbook NotificationsTerminalFailures: after the cause is fixed, terminal Failed notifications go
@@ -42,21 +42,6 @@ const reply = (rows: Reprocessed[]) => ({
   reprocessed: rows.length,
   notifications: rows.map((r) => ({ id: r.id, channel: r.channel, deliveryCycle: r.deliveryCycle, lastError: r.lastError })),
 });
-
-/** The reopen and its NotificationStatusChanged frames (Failed, to be retried, in the new cycle) in one transaction. */
-function reopen(ctx: NotificationsContext, filter: TerminalFilter, limit: number): Promise<Reprocessed[]> {
-  const now = ctx.clock.now();
-  return ctx.db.transaction(async (tx) => {
-    const rows = await reopenTerminal(tx, filter, limit, now);
-    await recordStatusChanges(
-      ctx.userFrames,
-      tx,
-      rows.map((r) => ({ notificationId: r.id, recipientUserId: r.recipientUserId, channel: r.channel, status: 'Failed' as const, terminal: false, deliveryCycle: r.deliveryCycle, errorCode: r.lastError, readAt: r.readAt, version: r.version })),
-      now,
-    );
-    return rows;
-  });
-}
 
 /** The bulk call's filter, or the 400 that refuses it: at least one narrowing field, a range that is not empty. */
 export function filterOf(body: ReprocessBody): TerminalFilter {

@@ -4,7 +4,8 @@ import type { Channel } from '../model.ts';
 
 /**
  * The reprocess call's SQL: terminal Failed notifications back into the retry cycle, each in a new
- * DeliveryCycle, in one statement (either every picked row is reopened or none is).
+ * DeliveryCycle, in one statement (either every picked row is reopened or none is); and the ops
+ * console's list and count of them, over the same filter.
  */
 
 /** Which terminal rows to take; every field given narrows the set. The range is on the terminal failure's time (updated_at). */
@@ -14,6 +15,48 @@ export interface TerminalFilter {
   errorCode?: string;
   failedFrom?: Date;
   failedBefore?: Date;
+  recipientUserId?: string;
+  correlationId?: string;
+}
+
+/** The terminal rows a filter matches (ix_notifications_terminal: terminal, in failure order). */
+const terminalWhere = (f: TerminalFilter) => sql`terminal
+         ${f.id === undefined ? sql`` : sql`and id = ${f.id}`}
+         ${f.channel === undefined ? sql`` : sql`and channel = ${f.channel}`}
+         ${f.errorCode === undefined ? sql`` : sql`and last_error = ${f.errorCode}`}
+         ${f.failedFrom === undefined ? sql`` : sql`and updated_at >= ${f.failedFrom}`}
+         ${f.failedBefore === undefined ? sql`` : sql`and updated_at < ${f.failedBefore}`}
+         ${f.recipientUserId === undefined ? sql`` : sql`and recipient_user_id = ${f.recipientUserId}`}
+         ${f.correlationId === undefined ? sql`` : sql`and correlation_id = ${f.correlationId}`}`;
+
+export interface TerminalRow {
+  id: string;
+  channel: Channel;
+  recipientUserId: string;
+  correlationId: string | null;
+  lastError: string | null;
+  deliveryCycle: number;
+  attempts: number;
+  createdAt: Date;
+  /** When it failed terminally. */
+  failedAt: Date;
+}
+
+/** Terminal rows matching the filter, oldest failure first (the order the reopen takes them in). */
+export async function listTerminal(db: Db, f: TerminalFilter, limit: number): Promise<TerminalRow[]> {
+  const { rows } = await query<TerminalRow>(db, sql`
+    select id, channel, recipient_user_id as "recipientUserId", correlation_id as "correlationId", last_error as "lastError",
+           delivery_cycle as "deliveryCycle", attempts, created_at as "createdAt", updated_at as "failedAt"
+      from notifications.notifications
+     where ${terminalWhere(f)}
+     order by updated_at, id
+     limit ${limit}`);
+  return rows;
+}
+
+export async function countTerminal(db: Db, f: TerminalFilter): Promise<number> {
+  const { rows } = await query<{ n: number }>(db, sql`select count(*)::int as n from notifications.notifications where ${terminalWhere(f)}`);
+  return rows[0]?.n ?? 0;
 }
 
 export interface Reprocessed {
@@ -38,12 +81,7 @@ export async function reopenTerminal(tx: Db, f: TerminalFilter, limit: number, n
   const { rows } = await query<Reprocessed>(tx, sql`
     with picked as (
       select id from notifications.notifications
-       where terminal
-         ${f.id === undefined ? sql`` : sql`and id = ${f.id}`}
-         ${f.channel === undefined ? sql`` : sql`and channel = ${f.channel}`}
-         ${f.errorCode === undefined ? sql`` : sql`and last_error = ${f.errorCode}`}
-         ${f.failedFrom === undefined ? sql`` : sql`and updated_at >= ${f.failedFrom}`}
-         ${f.failedBefore === undefined ? sql`` : sql`and updated_at < ${f.failedBefore}`}
+       where ${terminalWhere(f)}
        order by updated_at, id
        limit ${limit}
        for update skip locked)

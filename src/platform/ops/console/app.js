@@ -117,7 +117,7 @@ async function failureKindsPage() {
   const { kinds } = await api('/api/ops/failures');
   return el('section', { id: 'failure-kinds' }, el('h2', {}, 'Failures you can act on'), el('table', {},
     kinds.map((k) => el('tr', { 'data-kind': k.kind }, el('td', {}, el('a', { href: `#failures/${k.kind}` }, k.title)),
-      el('td', { class: k.count > 0 ? 'num bad' : 'num' }, String(k.count)), el('td', {}, runbookLink(k.alert))))));
+      el('td', { class: k.count > 0 ? 'num bad' : 'num' }, k.count === null ? '?' : String(k.count)), el('td', {}, runbookLink(k.alert))))));
 }
 
 function filterForm(kind, query) {
@@ -176,7 +176,7 @@ async function failuresPage(kindName, query) {
   return [
     el('section', { id: 'failures' }, el('h2', {}, `${list.kind.title}: ${list.total}`), filterForm(list.kind, query),
       el('table', { id: 'failure-rows' }, el('tr', {}, ...['id', 'failed at', 'error', 'fields', '', ''].map((h) => el('th', {}, h))), rows)),
-    bulkPanel(list.kind, filter),
+    list.kind.actions.length > 0 ? bulkPanel(list.kind, filter) : el('p', { id: 'read-only-kind' }, 'Read-only: the runbook says how to act on these.'),
   ];
 }
 

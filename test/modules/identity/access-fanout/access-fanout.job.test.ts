@@ -5,7 +5,8 @@ import { createTestDatabase } from '../../../support/db.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { ACCESS_FANOUT_JOB, accessFanOutJob, type AccessFanOutWorkerOptions } from '../../../../src/modules/identity/access-fanout/access-fanout.job.ts';
-import { insertFanOutTask, getTask, replayFailedTask } from '../../../../src/modules/identity/access-fanout/fanout-sql.ts';
+import { insertFanOutTask, getTask } from '../../../../src/modules/identity/access-fanout/fanout-sql.ts';
+import { replayFailedTasks } from '../../../../src/modules/identity/access-fanout/failed-tasks-sql.ts';
 import { setRolePermissions } from '../../../../src/modules/identity/roles/role-operations.ts';
 import type { UserAccessChangedKafkaEvent } from '../../../../src/contracts/identity-events.ts';
 import type { Logger } from '../../../../src/platform/observability/logger.ts';
@@ -339,7 +340,7 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     assert.equal((await worker().runOnce(runCtx())).tasks, 0, 'a Failed task is not retried');
 
     await pool.query(`drop trigger fail_fanout on identity.access_fanout_tasks`);
-    const replayed = await ctx.db.transaction((tx) => replayFailedTask(tx, poisonTask, clock.now()));
+    const [replayed] = await ctx.db.transaction((tx) => replayFailedTasks(tx, { id: poisonTask }, 1, clock.now()));
     assert.deepEqual([replayed?.status, replayed?.attemptCount], ['Pending', 0]);
     await worker().runOnce(runCtx());
     assert.equal((await getTask(ctx.db, poisonTask))!.status, 'Completed');
@@ -389,7 +390,7 @@ describe('AccessFanOutJob (seed 003 test table)', () => {
     const task = (await getTask(ctx.db, taskId))!;
     assert.equal(task.status, 'Failed');
     assert.match(task.lastError ?? '', /max attempts/);
-    await ctx.db.transaction((tx) => replayFailedTask(tx, taskId, clock.now()));
+    await ctx.db.transaction((tx) => replayFailedTasks(tx, { id: taskId }, 1, clock.now()));
     await worker().runOnce(runCtx());
     assert.equal((await getTask(ctx.db, taskId))!.status, 'Completed');
   });
