@@ -24,6 +24,7 @@ const DB_GAUGES = [
   'notifications_waiting',
   'notifications_waiting_oldest_age_seconds',
   'notifications_unconfirmed',
+  'notifications_unsent',
   'identity_access_fanout_queue_backlog',
   'identity_access_fanout_tasks_failed',
   'identity_access_fanout_tasks_in_progress',

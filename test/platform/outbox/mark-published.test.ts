@@ -50,17 +50,27 @@ test("a pass from the first pending row skips published rows' index entries with
       const { rows } = await client.query(`select 1 from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_xmin is not null`);
       return rows.length === 0;
     });
-    // The first pass after the marks meets the dead entries and marks them so.
-    assert.deepEqual((await selectPendingAfter(db, FIRST_ID, 100)).map((r) => r.id), pending);
-    // Counters not yet reported (this connection's earlier statements) go out when this one ends.
-    await client.query('select pg_stat_force_next_flush()');
-    await client.query('begin');
-    assert.deepEqual((await selectPendingAfter(db, FIRST_ID, 100)).map((r) => r.id), pending);
-    // This transaction's own heap block reads of platform.outbox: the pending rows' page or two,
-    // not the published rows' (a bitmap scan reads every one of them again on each pass).
-    const { rows } = await client.query<{ hit: number }>(`select pg_stat_get_xact_blocks_hit('platform.outbox'::regclass)::int as hit`);
-    await client.query('commit');
-    assert.ok(rows[0]!.hit <= 5, `heap blocks read in the second pass: ${rows[0]!.hit}`);
+    // A pass that meets the dead entries marks them so, once no snapshot can see their rows; the
+    // passes after it read no heap page of a published row. On a loaded machine the first pass may
+    // come too early for that (a late WAL flush, a passing snapshot): up to four passes, until one
+    // reads none. A bitmap scan never marks them: every pass reads them all (286); more than five
+    // and the function's query would turn to its generic plan, whatever its settings.
+    const reads: number[] = [];
+    let others: unknown[] = [];
+    while (reads.length < 4 && !(reads.length > 0 && reads.at(-1)! <= 5)) {
+      // Counters not yet reported (this connection's earlier statements) go out when this one ends.
+      await client.query('select pg_stat_force_next_flush()');
+      await client.query('begin');
+      assert.deepEqual((await selectPendingAfter(db, FIRST_ID, 100)).map((r) => r.id), pending);
+      // This transaction's own heap block reads of platform.outbox.
+      const { rows } = await client.query<{ hit: number }>(`select pg_stat_get_xact_blocks_hit('platform.outbox'::regclass)::int as hit`);
+      await client.query('commit');
+      reads.push(rows[0]!.hit);
+      // Who else held a snapshot in this database meanwhile (what keeps entries from being marked dead).
+      others = (await client.query(`select backend_type, state, backend_xmin, backend_xid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_xmin is not null`)).rows;
+      if (reads.at(-1)! > 5) await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.ok(reads.at(-1)! <= 5, `heap blocks read by each pass: ${reads.join(', ')}; other backends holding a snapshot: ${JSON.stringify(others)}`);
   } finally {
     client.release();
   }
