@@ -18,7 +18,7 @@
  *     and how late the server's event loop ran (serverLoopDelayMs): the clients, the senders and
  *     PostgreSQL share the machine's cores with the server;
  *   - where a message's time went inside the server (`phasesMs`, phases.ts): its wait for a send
- *     statement, the statement with its commit, the dispatcher's wake, its claim and the push;
+ *     statement, the statement with its commit, written → claimed, the claim and the push;
  *   - what PostgreSQL did per message over the same window (`pg`, pg-stats.ts): statements by total
  *     time, WAL bytes, rows written and dead tuples per table, the rows retention will delete later;
  *   - the sustained rate at the offered one (`sustained`): sends accepted per second until the last

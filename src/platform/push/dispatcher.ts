@@ -1,3 +1,4 @@
+import diagnostics_channel from 'node:diagnostics_channel';
 import type { Backoff } from '../backoff/index.ts';
 import { backoffScheduleMs } from '../backoff/index.ts';
 import type { Db } from '../db/index.ts';
@@ -9,6 +10,19 @@ import { cursorOf } from './cursor.ts';
 import type { RealtimeMetrics } from './metrics.ts';
 import { chatGroupOf, type PushKinds } from './port.ts';
 import { lastErrorText, outcomeOf, type PushResult, type RowOutcome } from './rules.ts';
+
+
+/**
+ * Each claimed batch's rows' CreatedAt (the owner's write, epoch ms) and when the claim returned, for a
+ * benchmark's breakdown of a push's time (diagnostics_channel; nothing is built without a subscriber).
+ */
+export const CLAIMED_TIMING_CHANNEL = 'pin:push:claimed';
+const claimedTimings = diagnostics_channel.channel(CLAIMED_TIMING_CHANNEL);
+
+export interface ClaimedTiming {
+  claimedAtMs: number;
+  createdAtMs: number[];
+}
 
 /**
  * The RealtimeDispatchJob's steps (seed 000 steps 3–5) as the kernel's batch worker calls them:
@@ -77,6 +91,10 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
   async function claim(limit: number, run: BatchRun, exclude: readonly string[]): Promise<DispatchRow[]> {
     const claimed = await claimDue(deps.db, { now: run.now(), limit, maxAttempts, delaysMs, jitter: deps.backoff.jitter, exclude }, kinds.claimReads());
     if (claimed.length === 0) return [];
+    if (claimedTimings.hasSubscribers) {
+      const timing: ClaimedTiming = { claimedAtMs: Date.now(), createdAtMs: claimed.map((r) => r.createdAt.getTime()) };
+      claimedTimings.publish(timing);
+    }
     run.log.info({ rows: claimed.length }, 'realtime batch claimed');
     // In push order: the claim gave each row its event-stream position in that order, so a frame's
     // Cursor is readable from GET /api/events before the client gets the frame.

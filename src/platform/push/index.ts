@@ -15,7 +15,7 @@ export type { BuildResult, Delivery, HubSend, MembershipOp, Payload } from './de
 export { enqueueRealtime, realtimeInsert, REALTIME_OUTBOX_CHANNEL, type NewPushRow } from './outbox-sql.ts';
 export { claimDue, NO_CLAIM_READS, recordOutcomes, type ClaimedRow, type ClaimParams, type ClaimReads, type OutcomeUpdate } from './claim-sql.ts';
 export { ATTEMPTS_EXHAUSTED, lastErrorText, outcomeOf, REF_NOT_FOUND, type PushResult, type RowOutcome } from './rules.ts';
-export { createDispatchSteps, DISPATCH_COUNTS, type DispatchResult, type DispatchRow, type RealtimeDispatchQuarantinedEvent } from './dispatcher.ts';
+export { CLAIMED_TIMING_CHANNEL, createDispatchSteps, DISPATCH_COUNTS, type ClaimedTiming, type DispatchResult, type DispatchRow, type RealtimeDispatchQuarantinedEvent } from './dispatcher.ts';
 export { pushDispatchJob, REALTIME_DISPATCH_JOB, type DispatchSettings, type PushDispatchDeps } from './dispatch.job.ts';
 export { createRealtimeMetrics, realtimeStateGauges, type RealtimeMetrics } from './metrics.ts';
 export { REALTIME_RETENTION_JOB, realtimeRetentionJob } from './retention.job.ts';
