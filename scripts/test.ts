@@ -155,6 +155,9 @@ const child = spawn(
     // A test file whose tests have all ended exits even if something it opened is still running
     // (a Kafka consumer left by a failed check kept one file, and with it the whole run, alive past CI's limit).
     '--test-force-exit',
+    // ...whose report could then be cut short: each test process writes it with a blocking stdout.
+    '--import',
+    './test/support/blocking-stdout.ts',
     ...args.filter((a) => a.startsWith('-')),
     ...(files.length > 0 ? files : ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts']),
   ],

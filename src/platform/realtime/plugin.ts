@@ -21,6 +21,9 @@ export interface HubPluginOptions {
   accessChecks?: readonly { code?: string }[];
 }
 
+
+/** Bytes of a negotiate body the hub reads before it answers 413 (it drops them: the request carries nothing). */
+export const NEGOTIATE_BODY_LIMIT = 4096;
 /** What each HubPluginOptions field left out means. */
 const defaults = {
   path: '/hubs/messenger',
@@ -79,6 +82,8 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
     200: NegotiateReplySchema,
     400: errorCodes('HUB_NEGOTIATE_VERSION_INVALID', 'VALIDATION_FAILED'),
     401: errorCodes('AUTH_REQUIRED', ...AUTH_CODES.filter((c) => c !== 'AUTH_KEYS_UNAVAILABLE')),
+    // Its body is read and dropped (clients send none, or an empty one), up to NEGOTIATE_BODY_LIMIT bytes.
+    413: errorCodes('FST_ERR_CTP_BODY_TOO_LARGE'),
     503: errorCodes('HUB_SHUTTING_DOWN', 'HUB_BUSY', 'AUTH_KEYS_UNAVAILABLE'),
   };
   app.addHook('onReady', async () => {
@@ -89,7 +94,7 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
   // Clients POST an empty negotiate body with whatever content type their HTTP stack picks.
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 4096 }, (_req, _body, done) => done(null, undefined));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: NEGOTIATE_BODY_LIMIT }, (_req, _body, done) => done(null, undefined));
     scope.post(
       `${path}/negotiate`,
       {

@@ -60,6 +60,9 @@ describe('hub with the official SignalR client', () => {
     const forged = await fetch(`${url}/negotiate?negotiateVersion=1`, { method: 'POST', headers: { authorization: 'Bearer x.y.z' } });
     assert.equal(forged.status, 401);
     assert.equal(((await forged.json()) as { code: string }).code, 'AUTH_INVALID_TOKEN');
+    // A body past the negotiate limit is refused before anything else, with the code the document lists.
+    const large = await fetch(`${url}/negotiate?negotiateVersion=1`, { method: 'POST', body: 'x'.repeat(5000) });
+    assert.deepEqual([large.status, ((await large.json()) as { code: string }).code], [413, 'FST_ERR_CTP_BODY_TOO_LARGE']);
 
     // The WebSocket upgrade itself is refused with a plain HTTP 401, before any socket exists.
     assert.equal(await upgradeStatus(wsUrl), 401);
