@@ -28,7 +28,9 @@
  * BENCH_PG_FAST=1 (fsync off), BENCH_LOG_LEVEL (error), BENCH_CONNECT=0 (no clients: REST and dispatch alone),
  * BENCH_CONNECTIONS (64 keep-alive HTTP connections for the senders),
  * BENCH_CPU_PROFILE=<file> (a CPU profile of the server's thread over the send window and the drain only);
- * MESSENGER_* and HUB_* settings are taken from the environment (e.g. MESSENGER_REALTIME_BATCH_SIZE).
+ * MESSENGER_* and HUB_* settings are taken from the environment (e.g. MESSENGER_REALTIME_BATCH_SIZE);
+ * BENCH_SEND_MIN_INTERVAL_MS overrides the messenger's sendMinIntervalMs tuning (the spacing of a
+ * steady stream's send statements: latency against CPU per message).
  */
 import http from 'node:http';
 import type pg from 'pg';
@@ -40,7 +42,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createPool, migrateDatabase } from '../../src/platform/db/index.ts';
 import { signToken } from '../../src/platform/http/auth.ts';
 import { newId } from '../../src/platform/time.ts';
-import messenger from '../../src/modules/messenger/index.ts';
+import { messengerModule } from '../../src/modules/messenger/index.ts';
 import { cpuSecondsOfPid, cpuShares, cpuSnapshot } from './cpu-shares.ts';
 import { pgSnapshot, pgWindowReport } from './pg-stats.ts';
 import { collectPhases } from './phases.ts';
@@ -52,6 +54,9 @@ const CHAT_SIZE = env('BENCH_CHAT_SIZE', 10);
 const RATE = env('BENCH_RATE', 1000);
 const SECONDS = env('BENCH_SECONDS', 30);
 const nowMs = () => performance.timeOrigin + performance.now();
+
+/** The messenger's tuning the bench runs with: its own, or BENCH_SEND_MIN_INTERVAL_MS's spacing. */
+const sendTuning = () => (process.env.BENCH_SEND_MIN_INTERVAL_MS === undefined ? {} : { sendMinIntervalMs: env('BENCH_SEND_MIN_INTERVAL_MS', 10) });
 
 interface Plan {
   baseUrl: string;
@@ -236,7 +241,7 @@ async function main(): Promise<void> {
     );
   }
 
-  const app = await buildApp(config, { pool, databaseUrl: pg.url, log, modules: [messenger] });
+  const app = await buildApp(config, { pool, databaseUrl: pg.url, log, modules: [messengerModule(sendTuning())] });
   // The sends timed inside the server too, from the request's headers parsed to the answer's last
   // byte handed to the kernel: what restLatencyMs adds on top of this is the senders' side and the sockets.
   const serverSendMs: number[] = [];
@@ -311,6 +316,7 @@ async function main(): Promise<void> {
     chatSize: CHAT_SIZE,
     rate: RATE,
     seconds: SECONDS,
+    ...(process.env.BENCH_SEND_MIN_INTERVAL_MS === undefined ? {} : { sendMinIntervalMs: sendTuning().sendMinIntervalMs }),
     sent: sent.ok,
     sendFailures: sent.failed,
     sendSeconds: Math.round(sent.seconds * 100) / 100,

@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
 import { registerAuth, type AdminCheck } from '../platform/http/auth-plugin.ts';
 import { registerCors } from '../platform/http/cors.ts';
-import { registerErrorHandling } from '../platform/http/errors.ts';
+import { frameworkErrors, registerErrorHandling } from '../platform/http/errors.ts';
 import { registerJsonBodyParser } from '../platform/http/json-body.ts';
 import { AJV_OPTIONS, registerStrictInputs } from '../platform/http/strict-inputs.ts';
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from '../platform/http/openapi.ts';
@@ -46,6 +46,8 @@ export async function createHttpServer(
     forceCloseConnections: 'idle',
     // Unknown fields are refused, not silently removed (strict-inputs.ts).
     ajv: AJV_OPTIONS,
+    // The router's own refusals (a malformed path, a path parameter too long) in the one format.
+    frameworkErrors,
   }) as unknown as FastifyInstance;
   const tracingPlugin = fastifyTracingPlugin();
   if (tracingPlugin) await app.register(tracingPlugin);
@@ -71,7 +73,7 @@ export async function createHttpServer(
  * It listens when the main app gets ready (listen, or ready in tests): a taken port fails start-up.
  */
 export function createOpsListener(app: FastifyInstance, config: Config, log: Logger): FastifyInstance {
-  const ops = Fastify({ loggerInstance: log }) as unknown as FastifyInstance;
+  const ops = Fastify({ loggerInstance: log, frameworkErrors }) as unknown as FastifyInstance;
   registerErrorHandling(ops);
   app.addHook('onReady', async () => {
     await ops.listen({ host: config.HOST, port: config.METRICS_PORT! });

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unavailableDependencyIn } from '../errors/index.ts';
 import { validationMessage } from './strict-inputs.ts';
 
@@ -29,6 +29,26 @@ export const ErrorBody = {
 
 /** Retry-After of a 503 for an unreachable dependency: a restart or failover takes seconds, not milliseconds. */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Fastify's router refuses two inputs before any route, hook or error handler sees them, in its own
+ * shape (`{ error, code, message, statusCode }`, the whole path echoed back): a path that is not valid
+ * percent-encoding and a path parameter past maxParamLength. Given as the server's `frameworkErrors`
+ * option, they answer in the one format too: the first as the 400 VALIDATION_FAILED every API route
+ * documents, the second as its documented 414 (openapi-components.ts). The message names no path:
+ * it may be long, and is the caller's own input anyway.
+ */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void reply.status(414).send({ code: err.code, message: 'a path parameter is longer than 100 characters' });
+  } else if (err.code === 'FST_ERR_BAD_URL') {
+    void reply.status(400).send({ code: 'VALIDATION_FAILED', message: 'the path is not valid percent-encoding (RFC 3986)' });
+  } else {
+    // FST_ERR_ASYNC_CONSTRAINT: no route here uses an asynchronous constraint.
+    reply.log.error({ err: { message: err.message, code: err.code } }, 'request failed in the router');
+    void reply.status(500).send({ code: 'INTERNAL_ERROR', message: 'internal error' });
+  }
+}
 
 /** One error format for every route: `{ code, message }`; 5xx details stay in the log. */
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -56,3 +56,24 @@ test('an unknown field inside a nested body object is named with where it is', a
   assert.deepEqual([res.status, res.body.code], [400, 'VALIDATION_FAILED']);
   assert.match(res.body.message, /unknown body field 'path' in fileMeta/);
 });
+
+// Fastify's router answers these two before any hook or error handler, in its own shape
+// ({ error, code, message, statusCode }) unless the server's frameworkErrors option answers them.
+test("a path that is not valid percent-encoding is 400 VALIDATION_FAILED in the API's one format, and nothing is stored", async () => {
+  const m = await messengerApp();
+  const me = await m.user();
+  const before = await storedDigests(m.pool);
+  const res = await m.call<Record<string, unknown>>(me.token, 'POST', '/api/messenger/chats/%E0%A4%A/messages', { kind: 'Text', body: 'hi' });
+  assert.equal(res.status, 400);
+  assert.deepEqual(Object.keys(res.body).sort(), ['code', 'message']);
+  assert.equal(res.body.code, 'VALIDATION_FAILED');
+  assert.deepEqual(changedTables(before, await storedDigests(m.pool)), []);
+});
+
+test("a path parameter past 100 characters is 414 FST_ERR_MAX_PARAM_LENGTH in the API's one format", async () => {
+  const m = await messengerApp();
+  const me = await m.user();
+  const res = await m.call<Record<string, unknown>>(me.token, 'GET', `/api/messenger/chats/${'a'.repeat(101)}`);
+  assert.equal(res.status, 414);
+  assert.deepEqual(res.body, { code: 'FST_ERR_MAX_PARAM_LENGTH', message: 'a path parameter is longer than 100 characters' });
+});
