@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import identity from '../../../../src/modules/identity/index.ts';
+import { signToken } from '../../../../src/platform/http/auth.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { buildTestApp } from '../../../support/app.ts';
 import { changedTables, storedDigests } from '../../../support/stored.ts';
@@ -51,5 +52,25 @@ describe('admin routes refuse an admin whose identity user is not Active', () =>
     assert.equal((await t.app.inject({ method: 'GET', url: `/api/identity/users/${other.id}`, headers })).statusCode, 200);
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/ops/jobs', headers })).statusCode, 200);
     assert.equal((await t.app.inject({ method: 'GET', url: '/api/ops/jobs', headers: operator })).statusCode, 200, 'an admin identity does not know');
+  });
+
+  test("a read-only ops viewer whose identity user is Blocked gets 403 IDENTITY_ADMIN_INACTIVE on the console's API; Active, it reads", async () => {
+    const t = await buildTestApp({}, { modules: [identity] });
+    const pool = t.database.pool;
+    const made = await t.app.inject({
+      method: 'POST',
+      url: '/api/identity/users',
+      headers: { authorization: `Bearer ${await t.token({ userId: newId(), admin: true })}` },
+      payload: { name: { firstName: 'Ольга', lastName: 'Иванова' }, phoneNumber: uniquePhone(), type: 'Investor' },
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    const viewerId = (made.json() as { id: string }).id;
+    const token = await signToken({ userId: viewerId, admin: false, opsRole: 'viewer' }, t.config.JWT_SECRET, { issuer: t.config.AUTH_ISSUER, audience: t.config.AUTH_AUDIENCE });
+    const headers = { authorization: `Bearer ${token}` };
+    assert.equal((await t.app.inject({ method: 'GET', url: '/api/ops/jobs', headers })).statusCode, 200);
+    await pool.query(`update identity.users set status = 'Blocked' where id = $1`, [viewerId]);
+    const res = await t.app.inject({ method: 'GET', url: '/api/ops/jobs', headers });
+    assert.equal(res.statusCode, 403, res.body);
+    assert.equal((res.json() as { code: string }).code, 'IDENTITY_ADMIN_INACTIVE');
   });
 });
