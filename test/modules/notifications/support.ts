@@ -232,9 +232,10 @@ export function signedReceipt(
   a: NtfApp,
   providerKey: string,
   body: Record<string, unknown>,
-  opts: { secret?: string | null; timestamp?: number; tamper?: (raw: string) => string } = {},
+  opts: { secret?: string | null; timestamp?: number; tamper?: (raw: string) => string; raw?: string } = {},
 ) {
-  const raw = JSON.stringify(body);
+  // `raw`: these exact bytes signed and sent instead of the body's JSON (a body that is not JSON).
+  const raw = opts.raw ?? JSON.stringify(body);
   const ts = opts.timestamp ?? Math.floor(a.clock.now().getTime() / 1000);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (opts.secret !== null) {

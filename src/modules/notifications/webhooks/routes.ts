@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { AppError, errorCodes, forbiddenKeyError, parseJsonBody } from '../../../platform/http/index.ts';
+import { AppError, errorCodes, parseJsonBody } from '../../../platform/http/index.ts';
 import { WebhookBody, WebhookParams, WebhookReply } from '../api-schemas.ts';
 import type { NotificationsContext } from '../context.ts';
 import { API_ERRORS } from '../model.ts';
@@ -37,20 +37,21 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
   const rawBodies = new WeakMap<FastifyRequest, string>();
   const marks = new WeakMap<FastifyRequest, ReplayMark>();
 
-  const forbidden = new WeakSet<FastifyRequest>();
+  // The JSON parser's refusal of a body (unreadable, empty, a __proto__ key), answered once the signature holds.
+  const refused = new WeakMap<FastifyRequest, Error>();
 
   // Own encapsulated scope: the raw-body JSON parser applies to the webhook only.
   await app.register(async (scope) => {
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
       rawBodies.set(req, body as string);
-      // Unreadable JSON still reaches the signature check (401 when unsigned), then fails validation;
-      // a __proto__ key (parseJsonBody) is refused right after the check with its own code.
+      // A body the parser refuses still reaches the signature check (401 when unsigned), and only
+      // then gets the parser's own refusal, the same code as on every other route (parseJsonBody).
       let parsed: unknown;
       try {
         parsed = parseJsonBody(body as string);
       } catch (err) {
-        if (err instanceof AppError) forbidden.add(req);
+        refused.set(req, err as Error);
         parsed = undefined;
       }
       done(null, parsed);
@@ -78,7 +79,8 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
             ctx.metrics.webhooks.inc({ provider: providerKey, result: 'unauthorized' });
             throw new AppError(API_ERRORS.badSignature, secret ? `webhook signature ${check}` : 'webhook secret not configured', 401);
           }
-          if (forbidden.has(req)) throw forbiddenKeyError();
+          const refusal = refused.get(req);
+          if (refusal) throw refusal;
           // Both headers are present and well-formed once the check passed.
           marks.set(req, replayMarkOf(header(req, SIGNATURE_HEADER)!, Number(header(req, TIMESTAMP_HEADER)), WEBHOOK_MAX_SKEW_SECONDS));
         },

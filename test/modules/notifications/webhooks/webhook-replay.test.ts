@@ -156,4 +156,16 @@ describe('webhook replay', () => {
     const extended = await a.app.inject(signedReceipt(a, 'http-sms', { clientReference: id, deliveryCycle: 1, status: 'delivered', carrier: 'MTS', receivedAt: 1 }));
     assert.equal(extended.statusCode, 200, extended.body);
   });
+
+  test('a signed receipt whose body is not JSON, or empty, gets the JSON parser\'s 400 code as every route does, and changes nothing', async () => {
+    const id = await sentSms();
+    const before = await stored(a.pool, id);
+    const outboxBefore = await outboxCount();
+    const unreadable = await a.app.inject(signedReceipt(a, 'http-sms', {}, { raw: '{"clientReference": "' }));
+    assert.deepEqual([unreadable.statusCode, unreadable.json()], [400, { code: 'FST_ERR_CTP_INVALID_JSON_BODY', message: unreadable.json().message }]);
+    const empty = await a.app.inject(signedReceipt(a, 'http-sms', {}, { raw: '' }));
+    assert.deepEqual([empty.statusCode, empty.json().code], [400, 'FST_ERR_CTP_EMPTY_JSON_BODY']);
+    assert.deepEqual(await stored(a.pool, id), before);
+    assert.equal(await outboxCount(), outboxBefore);
+  });
 });
