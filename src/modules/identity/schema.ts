@@ -149,6 +149,11 @@ export const accessFanoutTasks = identitySchema.table(
     attemptCount: integer('attempt_count').notNull().default(0),
     leaseExpiresAt: ts('lease_expires_at'),
     lastError: varchar('last_error', { length: 512 }),
+    /**
+     * W3C traceparent of the role change that queued the fan-out (null: tracing off), copied to its
+     * sub-tasks: the ops console links a Failed task to it.
+     */
+    traceparent: varchar('traceparent', { length: 55 }),
     createdAt: ts('created_at').notNull(),
     startedAt: ts('started_at'),
     completedAt: ts('completed_at'),

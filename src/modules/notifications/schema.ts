@@ -67,6 +67,8 @@ export const notifications = notificationsSchema.table(
     /** Dedupe key of rows created from an event (e.g. one per message, recipient and channel). */
     sourceKey: varchar('source_key', { length: 300 }),
     correlationId: varchar('correlation_id', { length: 100 }),
+    /** W3C traceparent of the request or consumer that created the row (null: tracing off): the ops console links a terminal failure to it. */
+    traceparent: varchar('traceparent', { length: 55 }),
     createdAt: timestamp('created_at', tz).notNull(),
     updatedAt: timestamp('updated_at', tz).notNull(),
     sentAt: timestamp('sent_at', tz),
@@ -151,5 +153,6 @@ export const webhookReplays = notificationsSchema.table(
   (t) => [primaryKey({ columns: [t.provider, t.signatureHash] }), index('ix_webhook_replays_expires').on(t.expiresAt)],
 );
 
-export type NotificationRow = typeof notifications.$inferSelect;
+/** A notification as the API and workers read it; its traceparent is read by the ops console's list only. */
+export type NotificationRow = Omit<typeof notifications.$inferSelect, 'traceparent'>;
 export type ChannelConfigRow = typeof channelConfigs.$inferSelect;

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../platform/db/index.ts';
+import { currentTraceparent } from '../../platform/observability/index.ts';
 import { DISPATCH_WAKE_CHANNEL, type Channel } from './model.ts';
 import type { ChannelConfigRow, NotificationRow } from './schema.ts';
 
@@ -40,14 +41,19 @@ export interface NewCopy {
   sourceKey: string | null;
 }
 
-/** Inserts the copies as Pending in one statement; a source key seen before inserts nothing and is not returned. */
+/**
+ * Inserts the copies as Pending in one statement; a source key seen before inserts nothing and is not
+ * returned. Each keeps the creating request's or consumer's traceparent (null while tracing is off),
+ * so the ops console links a copy that fails terminally to that trace.
+ */
 export async function insertNotifications(tx: Db, n: NewNotificationRows): Promise<NotificationRow[]> {
   const column = <T>(pick: (c: NewCopy) => T) => sql.param(n.copies.map(pick));
   const { rows } = await query<NotificationRow>(tx, sql`
     insert into notifications.notifications
-      (id, channel, recipient_address, source_key, recipient_user_id, title, body, data, status, correlation_id, created_at, updated_at)
+      (id, channel, recipient_address, source_key, recipient_user_id, title, body, data, status, correlation_id, created_at, updated_at, traceparent)
     select v.id, v.channel, v.address, v.source_key, ${n.recipientUserId}::uuid, ${n.title}::varchar, ${n.body}::text,
-           ${JSON.stringify(n.data)}::jsonb, 'Pending', ${n.correlationId}::varchar, ${n.now}::timestamptz, ${n.now}::timestamptz
+           ${JSON.stringify(n.data)}::jsonb, 'Pending', ${n.correlationId}::varchar, ${n.now}::timestamptz, ${n.now}::timestamptz,
+           ${currentTraceparent()}::varchar
       from unnest(${column((c) => c.id)}::uuid[], ${column((c) => c.channel)}::varchar[],
                   ${column((c) => c.recipientAddress)}::varchar[], ${column((c) => c.sourceKey)}::varchar[]) as v(id, channel, address, source_key)
     on conflict do nothing

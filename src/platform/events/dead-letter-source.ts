@@ -1,5 +1,6 @@
 import { AppError } from '../http/index.ts';
 import type { Logger } from '../observability/index.ts';
+import { traceIdOf } from '../observability/tracing.ts';
 import type { FailureFilter, FailureRow, FailureSource } from '../ops/index.ts';
 import { newId } from '../time.ts';
 import type { IncomingMessage, TopicReader } from './bus.ts';
@@ -34,9 +35,6 @@ const text = (v: unknown): string | null => {
   const one = Array.isArray(v) ? v[0] : v;
   return one === undefined || one === null ? null : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
 };
-
-/** The W3C trace id of a `traceparent` header (`00-<trace id>-<span id>-<flags>`). */
-const traceIdOf = (traceparent: string | null) => /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(traceparent ?? '')?.[1] ?? null;
 
 export function deadLetterRow(m: IncomingMessage): FailureRow {
   const h = (name: string) => text(m.headers[name]);

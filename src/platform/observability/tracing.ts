@@ -99,6 +99,15 @@ export function currentTraceparent(): string | null {
   return carrier.traceparent ?? null;
 }
 
+/**
+ * The trace id of a W3C `traceparent` (`00-<trace id>-<span id>-<flags>`), or null for none or one
+ * that is not well formed: what the ops console links a failed row to, from the traceparent the
+ * row's writer stored (or a dead letter's header).
+ */
+export function traceIdOf(traceparent: string | null | undefined): string | null {
+  return /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(traceparent ?? '')?.[1] ?? null;
+}
+
 type HeaderValue = Buffer | string;
 const headerGetter = {
   keys: (carrier: Record<string, HeaderValue | HeaderValue[] | undefined>) => Object.keys(carrier),

@@ -1,8 +1,9 @@
 import type { Db } from '../db/index.ts';
 import { AppError } from '../http/index.ts';
+import { traceIdOf } from '../observability/tracing.ts';
 import type { FailureFilter, FailureSource } from '../ops/index.ts';
 import type { Clock } from '../time.ts';
-import { discardQuarantined, listQuarantinedMatching, requeueMatching, type QuarantineFilter, type QuarantinedRow } from './quarantine-sql.ts';
+import { discardQuarantined, listQuarantinedMatching, requeueMatching, type ListedQuarantinedRow, type QuarantineFilter } from './quarantine-sql.ts';
 
 /** The ops console's view of Quarantined realtime rows (seed 000): requeue (back to Pending, due now) or discard (deleted). */
 
@@ -21,11 +22,11 @@ function quarantineFilterOf(f: FailureFilter): QuarantineFilter {
   return { ...out, [f.field]: f.field === 'kind' ? f.value : f.value.toLowerCase() };
 }
 
-const rowOf = (r: QuarantinedRow) => ({
+const rowOf = (r: ListedQuarantinedRow) => ({
   id: r.id,
   at: r.updatedAt.toISOString(),
   errorCode: r.lastError?.split(':')[0] ?? null,
-  traceId: null,
+  traceId: traceIdOf(r.traceparent),
   fields: { kind: r.kind, chatId: r.chatId, targetUserId: r.targetUserId, messageId: r.messageId, attempts: r.attempts, lastError: r.lastError, createdAt: r.createdAt.toISOString() },
 });
 

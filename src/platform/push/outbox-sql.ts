@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import { currentTraceparent } from '../observability/tracing.ts';
 import { newId } from '../time.ts';
 
 /**
@@ -30,15 +31,16 @@ export interface NewPushRow {
 /**
  * The INSERT of push intents as a statement fragment (`insert … select … from unnest(…)`), for an
  * owner whose own statement writes them alongside its change (one round trip). `where` limits it,
- * e.g. to "the message was inserted".
+ * e.g. to "the message was inserted". The rows keep the writer's traceparent (one value for all,
+ * null while tracing is off), so the ops console links a row that ends up Quarantined to its trace.
  */
 export function realtimeInsert(rows: readonly NewPushRow[], now: Date, where: SQL = sql``): SQL {
   const ids = rows.map(() => newId());
   const col = <T>(f: (r: NewPushRow) => T | null | undefined) => sql.param(rows.map((r) => f(r) ?? null));
   const at = now.toISOString();
   return sql`insert into messenger.realtime_outbox
-        (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, next_attempt_at, created_at, updated_at)
-      select v.*, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+        (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, next_attempt_at, created_at, updated_at, traceparent)
+      select v.*, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${currentTraceparent()}::varchar
         from unnest(${sql.param(ids)}::uuid[], ${col((r) => r.kind)}::varchar[], ${col((r) => r.targetKind)}::varchar[],
                     ${col((r) => r.chatId)}::uuid[], ${col((r) => r.targetUserId)}::uuid[], ${col((r) => r.messageId)}::uuid[],
                     ${col((r) => r.refId)}::uuid[], ${col((r) => r.sessionKind)}::varchar[], ${col((r) => r.seq)}::bigint[],
@@ -67,7 +69,8 @@ export interface NewCarriedRow {
  * enqueueRealtime for carried frames, which fill only their kind, user and payload: one named
  * statement (planned once per connection; the owners write these with every status change) whose
  * payloads travel as one JSON array, parsed once, instead of an array of JSON texts PostgreSQL
- * parses one by one after pg escaped each; the columns they leave null are not sent at all.
+ * parses one by one after pg escaped each; the columns they leave null are not sent at all. The
+ * writer's traceparent is one value for all rows, as in realtimeInsert.
  */
 export async function enqueueCarried(tx: Db, rows: readonly NewCarriedRow[], now: Date): Promise<void> {
   if (rows.length === 0) return;
@@ -75,8 +78,8 @@ export async function enqueueCarried(tx: Db, rows: readonly NewCarriedRow[], now
   await query(
     tx,
     sql`with inserted as (
-          insert into messenger.realtime_outbox (id, kind, target_kind, target_user_id, payload, next_attempt_at, created_at, updated_at)
-          select v.id, v.kind, 'User', v.user_id, v.payload, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+          insert into messenger.realtime_outbox (id, kind, target_kind, target_user_id, payload, next_attempt_at, created_at, updated_at, traceparent)
+          select v.id, v.kind, 'User', v.user_id, v.payload, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${currentTraceparent()}::varchar
             from rows from (unnest(${sql.param(rows.map(() => newId()))}::uuid[]), unnest(${sql.param(rows.map((r) => r.kind))}::varchar[]),
                             unnest(${sql.param(rows.map((r) => r.targetUserId))}::uuid[]),
                             jsonb_array_elements(${JSON.stringify(rows.map((r) => r.payload))}::jsonb)) as v(id, kind, user_id, payload))

@@ -114,9 +114,15 @@ export async function requeueMatching(db: Db, filter: QuarantineFilter, limit: n
   return { matched: rows[0]?.matched ?? 0, requeued: rows[0]?.requeued ?? 0 };
 }
 
+/** A Quarantined row as the ops console lists it: with the traceparent of the work that wrote it. */
+export type ListedQuarantinedRow = QuarantinedRow & { traceparent: string | null };
+
 /** The ops console's list: Quarantined rows matching the filter, oldest id first. */
-export async function listQuarantinedMatching(db: Db, filter: QuarantineFilter, limit: number): Promise<QuarantinedRow[]> {
-  const { rows } = await query<QuarantinedRow>(db, sql`select ${QUARANTINED_COLUMNS} from messenger.realtime_outbox where ${quarantinedMatching(filter)} order by id limit ${limit}`);
+export async function listQuarantinedMatching(db: Db, filter: QuarantineFilter, limit: number): Promise<ListedQuarantinedRow[]> {
+  const { rows } = await query<ListedQuarantinedRow>(
+    db,
+    sql`select ${QUARANTINED_COLUMNS}, traceparent from messenger.realtime_outbox where ${quarantinedMatching(filter)} order by id limit ${limit}`,
+  );
   return rows;
 }
 

@@ -29,11 +29,14 @@ const failedWhere = (f: FailedTaskFilter) => sql`status = 'Failed'
      ${f.failedFrom === undefined ? sql`` : sql`and updated_at >= ${f.failedFrom}`}
      ${f.failedBefore === undefined ? sql`` : sql`and updated_at < ${f.failedBefore}`}`;
 
+/** A Failed task as the ops console lists it: with the traceparent of the role change that queued it. */
+export type FailedTask = FanOutTask & { traceparent: string | null };
+
 /** Failed tasks matching the filter, oldest failure first (the order the replay takes them in). */
-export async function listFailedTasks(q: Db, f: FailedTaskFilter, limit: number): Promise<FanOutTask[]> {
-  const { rows } = await query<TaskRow>(q, sql`
-    select ${COLUMNS} from identity.access_fanout_tasks where ${failedWhere(f)} order by updated_at, id limit ${limit}`);
-  return rows.map(toTask);
+export async function listFailedTasks(q: Db, f: FailedTaskFilter, limit: number): Promise<FailedTask[]> {
+  const { rows } = await query<TaskRow & { traceparent: string | null }>(q, sql`
+    select ${COLUMNS}, traceparent from identity.access_fanout_tasks where ${failedWhere(f)} order by updated_at, id limit ${limit}`);
+  return rows.map((r) => ({ ...toTask(r), traceparent: r.traceparent }));
 }
 
 export async function countFailedTasks(q: Db, f: FailedTaskFilter): Promise<number> {

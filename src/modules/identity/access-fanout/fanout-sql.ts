@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
+import { currentTraceparent } from '../../../platform/observability/index.ts';
 
 /**
  * Raw SQL of the AccessFanOutTask queue (identity.access_fanout_tasks). The holder of a task is
@@ -59,14 +60,18 @@ export async function notifyWorkers(tx: Db): Promise<void> {
   await query(tx, sql`select pg_notify(${ACCESS_FANOUT_CHANNEL}, '')`);
 }
 
+/**
+ * Queues a fan-out task (Pending) in the role change's transaction, with that change's traceparent
+ * (null while tracing is off), so the ops console links the task to it should the task fail.
+ */
 export async function insertFanOutTask(
   tx: Db,
   t: { id: string; roleId: string; companyId: string | null; roleVersion: number; now: Date },
 ): Promise<void> {
   await query(
     tx,
-    sql`insert into identity.access_fanout_tasks (id, role_id, company_id, role_version, reason, status, created_at, updated_at)
-        values (${t.id}, ${t.roleId}, ${t.companyId}, ${t.roleVersion}, 'RolePermissionsChanged', 'Pending', ${t.now}, ${t.now})`,
+    sql`insert into identity.access_fanout_tasks (id, role_id, company_id, role_version, reason, status, created_at, updated_at, traceparent)
+        values (${t.id}, ${t.roleId}, ${t.companyId}, ${t.roleVersion}, 'RolePermissionsChanged', 'Pending', ${t.now}, ${t.now}, ${currentTraceparent()}::varchar)`,
   );
   await notifyWorkers(tx);
 }
@@ -138,7 +143,8 @@ export async function checkpointTask(
  * sub-task i covers the users after boundaries[i-1] up to boundaries[i] (the last one to the end),
  * each a queue row of its own — leased, checkpointed, retried and poisoned on its own — with the
  * parent's RoleVersion and CreatedAt (so it keeps the parent's place in the queue and its lag is
- * measured from the role change). Written in the parent's first page transaction, whose checkpoint
+ * measured from the role change) and its traceparent (a failed sub-task links to the role change's
+ * trace, not the worker's). Written in the parent's first page transaction, whose checkpoint
  * narrows the parent to the first range; a rollback leaves no sub-task behind.
  */
 export async function insertSubTasks(
@@ -149,8 +155,10 @@ export async function insertSubTasks(
 ): Promise<void> {
   if (ranges.length === 0) return;
   await query(tx, sql`
-    insert into identity.access_fanout_tasks (id, role_id, company_id, role_version, reason, status, cursor, range_end, parent_id, created_at, updated_at)
-    select r.id, ${parent.roleId}, ${parent.companyId}, ${parent.roleVersion}, ${parent.reason}, 'Pending', r.after, r.up_to, ${parent.id}, ${parent.createdAt}, ${now}
+    insert into identity.access_fanout_tasks
+      (id, role_id, company_id, role_version, reason, status, cursor, range_end, parent_id, created_at, updated_at, traceparent)
+    select r.id, ${parent.roleId}, ${parent.companyId}, ${parent.roleVersion}, ${parent.reason}, 'Pending', r.after, r.up_to, ${parent.id}, ${parent.createdAt}, ${now},
+           (select p.traceparent from identity.access_fanout_tasks p where p.id = ${parent.id})
       from unnest(${sql.param(ranges.map((r) => r.id))}::uuid[], ${sql.param(ranges.map((r) => r.after))}::uuid[],
                   ${sql.param(ranges.map((r) => r.upTo))}::uuid[]) as r(id, after, up_to)`);
   await notifyWorkers(tx);

@@ -1,10 +1,10 @@
 import { Value } from '@sinclair/typebox/value';
 import { AppError } from '../../../platform/http/index.ts';
+import { traceIdOf } from '../../../platform/observability/index.ts';
 import type { FailureFilter, FailureSource } from '../../../platform/ops/index.ts';
 import { Uuid } from '../../../platform/types/index.ts';
 import type { IdentityContext } from '../context.ts';
-import { countFailedTasks, listFailedTasks, replayFailedTasks, type FailedTaskFilter } from './failed-tasks-sql.ts';
-import type { FanOutTask } from './fanout-sql.ts';
+import { countFailedTasks, listFailedTasks, replayFailedTasks, type FailedTask, type FailedTaskFilter } from './failed-tasks-sql.ts';
 
 /**
  * The ops console's view of Failed access fan-out tasks (seed 003: a task whose pages failed
@@ -27,11 +27,11 @@ function failedFilterOf(f: FailureFilter): FailedTaskFilter {
   return { ...out, [f.field]: f.value.toLowerCase() };
 }
 
-const rowOf = (t: FanOutTask) => ({
+const rowOf = (t: FailedTask) => ({
   id: t.id,
   at: t.updatedAt.toISOString(),
   errorCode: t.lastError?.split(':')[0] ?? null,
-  traceId: null,
+  traceId: traceIdOf(t.traceparent),
   fields: {
     roleId: t.roleId,
     companyId: t.companyId,

@@ -36,7 +36,7 @@ export interface BatchSend {
   content: MessageContent;
   /** The id the client picked once for this message: a send that finds it stored writes nothing. */
   clientMessageId?: string | null;
-  /** The sending request's W3C traceparent (null or absent: tracing off), stored on its MessagePosted outbox row. */
+  /** The sending request's W3C traceparent (null or absent: tracing off), stored on its MessageReceived push row and MessagePosted outbox row. */
   traceparent?: string | null;
 }
 
@@ -133,8 +133,8 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
      where p.id = any(array(select k.pending_participant_id from checked k join msg m on m.id = k.id where k.pending_participant_id is not null))
        and p.status = 'Active' and p.accepted_at is null),
   pushed as (
-    insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
-    select i.push_id, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at}
+    insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
+    select i.push_id, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at}, i.traceparent
       from msg m join input i on i.id = m.id),
   event as (${sql.raw(
     messagePostedOutboxInsert(`from msg m join input i on i.id = m.id join recipients r on r.chat_id = m."chatId"

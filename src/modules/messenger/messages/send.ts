@@ -191,8 +191,8 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
            where (select pending from snapshot) and exists (select 1 from locked)
              and chat_id = ${chatId} and user_id = ${me} and status = 'Active' and accepted_at is null),
         pushed as (
-          insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
-          select ${newId()}, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at} from msg m),
+          insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
+          select ${newId()}, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at}, ${traceparent ?? null}::varchar from msg m),
         event_args as (
           select ${newId()}::uuid as event_id, ${at}::text as sent_at, ${traceparent ?? null}::varchar as traceparent,
                  (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients) as recipient_user_ids),

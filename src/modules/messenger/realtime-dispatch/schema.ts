@@ -39,6 +39,8 @@ export const realtimeOutbox = messengerSchema.table(
     updatedAt: ts('updated_at').notNull(),
     /** Bumped by every claim, outcome and requeue: an outcome only lands on the version it claimed. */
     rowVersion: integer('row_version').notNull().default(0),
+    /** W3C traceparent of the request or job that wrote the row (null: tracing off): the ops console links a Quarantined row to it. */
+    traceparent: varchar('traceparent', { length: 55 }),
   },
   (t) => [
     // Retention finds Done rows through ix_rto_due, so that one keeps them.

@@ -1,5 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { AppError } from '../../../platform/http/index.ts';
+import { traceIdOf } from '../../../platform/observability/index.ts';
 import type { FailureFilter, FailureSource } from '../../../platform/ops/index.ts';
 import { Uuid } from '../../../platform/types/index.ts';
 import type { NotificationsContext } from '../context.ts';
@@ -40,7 +41,7 @@ const rowOf = (r: TerminalRow) => ({
   id: r.id,
   at: r.failedAt.toISOString(),
   errorCode: r.lastError,
-  traceId: null,
+  traceId: traceIdOf(r.traceparent),
   fields: {
     channel: r.channel,
     recipientUserId: r.recipientUserId,

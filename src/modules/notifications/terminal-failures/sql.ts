@@ -40,13 +40,15 @@ export interface TerminalRow {
   createdAt: Date;
   /** When it failed terminally. */
   failedAt: Date;
+  /** The creating request's or consumer's traceparent (null: created with tracing off). */
+  traceparent: string | null;
 }
 
 /** Terminal rows matching the filter, oldest failure first (the order the reopen takes them in). */
 export async function listTerminal(db: Db, f: TerminalFilter, limit: number): Promise<TerminalRow[]> {
   const { rows } = await query<TerminalRow>(db, sql`
     select id, channel, recipient_user_id as "recipientUserId", correlation_id as "correlationId", last_error as "lastError",
-           delivery_cycle as "deliveryCycle", attempts, created_at as "createdAt", updated_at as "failedAt"
+           delivery_cycle as "deliveryCycle", attempts, created_at as "createdAt", updated_at as "failedAt", traceparent
       from notifications.notifications
      where ${terminalWhere(f)}
      order by updated_at, id

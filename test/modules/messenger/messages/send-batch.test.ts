@@ -136,7 +136,7 @@ async function written(pool: pg.Pool): Promise<unknown> {
     messages: await q(`select chat_id, seq::int, sender_user_id, kind, body, file_meta, card_text, sent_at, edited_at, deleted_at from messenger.messages order by chat_id, seq`),
     pushes: await q(
       `select r.kind, r.target_kind, r.chat_id, r.target_user_id, r.message_id, r.ref_id, r.session_kind, r.seq::int, r.status, r.attempts,
-              r.next_attempt_at, r.last_error, r.created_at, r.updated_at, r.row_version
+              r.next_attempt_at, r.last_error, r.created_at, r.updated_at, r.row_version, r.traceparent
          from messenger.realtime_outbox r order by r.chat_id, r.seq`,
     ),
     events: await q(

@@ -1,0 +1,1 @@
+ALTER TABLE "identity"."access_fanout_tasks" ADD COLUMN "traceparent" varchar(55);

@@ -1,0 +1,1 @@
+ALTER TABLE "messenger"."realtime_outbox" ADD COLUMN "traceparent" varchar(55);

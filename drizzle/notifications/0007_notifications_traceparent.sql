@@ -1,0 +1,1 @@
+ALTER TABLE "notifications"."notifications" ADD COLUMN "traceparent" varchar(55);
