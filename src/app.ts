@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { Config } from './config.ts';
-import { createDb, createPool, pingDatabase } from './platform/db/index.ts';
+import { createDb, createPool, pingDatabase, type Db } from './platform/db/index.ts';
 import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
@@ -14,6 +14,7 @@ import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
 import type { ModuleDeps, ModuleFactory } from './platform/module.ts';
 import type { EventBus } from './platform/events/bus.ts';
 import { createEventBus } from './platform/events/create-bus.ts';
+import { resolveConsumer } from './platform/events/consumer-definition.ts';
 import { deadLetterSource } from './platform/events/dead-letter-source.ts';
 import { dlqTopicOf, withPrefix } from './platform/events/topics.ts';
 import type { ConsumerDefinition } from './platform/events/bus.ts';
@@ -155,7 +156,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   if (push.hasKinds()) opsConsole.registerFailures(realtimeFailureSource(db, clock));
   for (const source of hooks.opsFailures) opsConsole.registerFailures(source);
-  const deadLetters = deadLetterKind(config, bus, hooks.consumers, tuning, log);
+  const deadLetters = deadLetterKind({ config, bus, consumers: hooks.consumers, tuning, log, db, clock });
   if (deadLetters) opsConsole.registerFailures(deadLetters);
   opsConsole.registerBacklogs(hooks.opsBacklogs);
   opsConsole.register(app);
@@ -187,11 +188,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   return app;
 }
 
-/** The dead letters of every consumed topic as a read-only failure kind; none on the in-process bus (nothing kept to read). */
-function deadLetterKind(config: Config, bus: EventBus, consumers: readonly ConsumerDefinition<unknown>[], tuning: OpsTuning, log: Logger): FailureSource | undefined {
+/** The dead letters of every consumed topic as a failure kind (replayable); none on the in-process bus (nothing kept to read). */
+function deadLetterKind(deps: {
+  config: Config;
+  bus: EventBus;
+  consumers: readonly ConsumerDefinition<unknown>[];
+  tuning: OpsTuning;
+  log: Logger;
+  db: Db;
+  clock: Clock;
+}): FailureSource | undefined {
+  const { config, bus, consumers, tuning, log } = deps;
   const open = bus.openTopicReader?.bind(bus);
   if (!open) return undefined;
   return deadLetterSource({
+    db: deps.db,
+    clock: deps.clock,
+    // Only their names, topics and idempotency keys are read: no runtime defaults needed.
+    consumers: consumers.map((c) => resolveConsumer(c, config.KAFKA_TOPIC_PREFIX)),
+    publish: (messages) => bus.publish(messages),
     topics: () => [...new Set(consumers.map((c) => dlqTopicOf(withPrefix(config.KAFKA_TOPIC_PREFIX, c.topic))))],
     openReader: open,
     groupPrefix: withPrefix(config.KAFKA_TOPIC_PREFIX, config.KAFKA_CLIENT_ID),

@@ -68,7 +68,7 @@ export function createMessageProcessor(consumer: ResolvedConsumer, deps: Process
    */
   async function deadLetter(msg: IncomingMessage, err: PoisonMessageError, decoded?: { key?: string | undefined; messageId: string }): Promise<void> {
     const pending = lettered.get(msg.partition);
-    const stripped = pending?.offset !== msg.offset && (await publishDeadLetter(deps.publish, msg, err));
+    const stripped = pending?.offset !== msg.offset && (await publishDeadLetter(deps.publish, msg, err, consumer.name));
     if (decoded?.key !== undefined) {
       lettered.set(msg.partition, { offset: msg.offset, err, key: decoded.key, messageId: decoded.messageId });
       await recordInInbox(deps.db, [decoded.key], consumer.name);

@@ -1,19 +1,23 @@
+import type { Db } from '../db/index.ts';
 import { AppError } from '../http/index.ts';
 import type { Logger } from '../observability/index.ts';
 import { traceIdOf } from '../observability/tracing.ts';
 import type { FailureFilter, FailureRow, FailureSource } from '../ops/index.ts';
-import { newId } from '../time.ts';
-import type { IncomingMessage, TopicReader } from './bus.ts';
+import { newId, type Clock } from '../time.ts';
+import type { IncomingMessage, OutgoingMessage, TopicReader } from './bus.ts';
+import type { ResolvedConsumer } from './consumer-definition.ts';
+import { replayDeadLetter, replayedAmong, replayPlanOf } from './dead-letter-replay.ts';
 import { DLQ_HEADER } from './dead-letter.ts';
 import { HEADER } from './envelope.ts';
 
 /**
- * The ops console's view of dead-lettered consumer records (the `<topic>.dlq` topics), read-only:
- * a replay is a new publish under a new message id (runbook ConsumerDeadLettered), not a row to
- * flip. Each look reads every DLQ topic to its end with the whole-topic reader (a throwaway
- * consumer group per topic, nothing committed) and keeps the last `keepPerTopic` records of each,
- * so memory stays bounded whatever the topic holds; one read answers every look for `freshMs`.
- * Kafka only: on the in-process bus nothing is kept to read.
+ * The ops console's view of dead-lettered consumer records (the `<topic>.dlq` topics) and their
+ * `replay` (dead-letter-replay.ts: the original published again to its origin topic, its
+ * consumer's inbox row deleted first). A replayed record stays in its topic, so the replays table
+ * says which ones are done: they are listed no more. Each look reads every DLQ topic to its end
+ * with the whole-topic reader (a throwaway consumer group per topic, nothing committed) and keeps
+ * the last `keepPerTopic` records of each, so memory stays bounded whatever the topic holds; one
+ * read answers every look for `freshMs`. Kafka only: on the in-process bus nothing is kept to read.
  */
 
 export interface DeadLetterSourceDeps {
@@ -25,6 +29,12 @@ export interface DeadLetterSourceDeps {
   keepPerTopic: number;
   freshMs: number;
   log: Logger;
+  db: Db;
+  clock: Clock;
+  /** The consumers of this app: whose inbox row a replay deletes, by the dead letter's origin topic. */
+  consumers: readonly ResolvedConsumer[];
+  /** The bus's publish: the replayed original goes to its origin topic. */
+  publish(messages: readonly OutgoingMessage[]): Promise<void>;
 }
 
 const FIELDS = ['originTopic', 'eventType', 'key', 'messageId'] as const;
@@ -65,11 +75,17 @@ function matches(row: FailureRow, f: FailureFilter): boolean {
   return f.field === undefined || row.fields[f.field] === f.value;
 }
 
-export function deadLetterSource(deps: DeadLetterSourceDeps): FailureSource {
-  let last: { at: number; rows: FailureRow[] } | undefined;
-  let reading: Promise<FailureRow[]> | undefined;
+/** A dead letter as listed, with the record it came from (what a replay publishes). */
+interface Kept {
+  row: FailureRow;
+  message: IncomingMessage;
+}
 
-  const readTopic = async (topic: string): Promise<FailureRow[]> => {
+export function deadLetterSource(deps: DeadLetterSourceDeps): FailureSource {
+  let last: { at: number; rows: Kept[] } | undefined;
+  let reading: Promise<Kept[]> | undefined;
+
+  const readTopic = async (topic: string): Promise<Kept[]> => {
     const reader = await deps.openReader(topic, `${deps.groupPrefix}.ops-dlq.${newId()}`);
     let kept: IncomingMessage[] = [];
     try {
@@ -80,14 +96,14 @@ export function deadLetterSource(deps: DeadLetterSourceDeps): FailureSource {
     } finally {
       await reader.close();
     }
-    return kept.slice(-deps.keepPerTopic).map(deadLetterRow);
+    return kept.slice(-deps.keepPerTopic).map((message) => ({ row: deadLetterRow(message), message }));
   };
 
-  const rows = (): Promise<FailureRow[]> => {
+  const read = (): Promise<Kept[]> => {
     if (last && performance.now() - last.at < deps.freshMs) return Promise.resolve(last.rows);
     reading ??= Promise.all(deps.topics().map(readTopic))
       .then((perTopic) => {
-        const all = perTopic.flat().sort((a, b) => a.at.localeCompare(b.at) || a.id.localeCompare(b.id));
+        const all = perTopic.flat().sort((a, b) => a.row.at.localeCompare(b.row.at) || a.row.id.localeCompare(b.row.id));
         last = { at: performance.now(), rows: all };
         return all;
       })
@@ -99,14 +115,39 @@ export function deadLetterSource(deps: DeadLetterSourceDeps): FailureSource {
     return reading;
   };
 
+  /** The dead letters the filter matches and no replay has taken, oldest first. */
+  const waiting = async (f: FailureFilter): Promise<Kept[]> => {
+    const matching = (await read()).filter((k) => matches(k.row, f));
+    const replayed = await replayedAmong(deps.db, matching.map((k) => k.row.id));
+    return matching.filter((k) => !replayed.has(k.row.id));
+  };
+
+  /** Replays up to `limit` of them; one that cannot be replayed is skipped with a warning and stays listed. */
+  const replay = async (f: FailureFilter, limit: number, actor: string): Promise<number> => {
+    let replayed = 0;
+    for (const { row, message } of await waiting(f)) {
+      if (replayed >= limit) break;
+      const plan = replayPlanOf(message, deps.consumers);
+      if (!plan.ok) {
+        deps.log.warn({ deadLetterId: row.id, why: plan.why }, 'dead letter not replayed');
+        continue;
+      }
+      if (await replayDeadLetter(deps, row.id, plan, actor, deps.clock.now())) {
+        replayed++;
+        deps.log.info({ deadLetterId: row.id, originTopic: plan.original.topic, consumer: plan.consumer, actor }, 'dead letter replayed');
+      }
+    }
+    return replayed;
+  };
+
   return {
     kind: 'consumer-dead-letters',
-    title: 'Dead-lettered consumer records (<topic>.dlq, read-only: replay per the runbook)',
+    title: 'Dead-lettered consumer records (<topic>.dlq): replay publishes the original again, to be handled anew',
     alert: 'ConsumerDeadLettered',
     fields: FIELDS,
-    actions: [],
-    list: async (f, limit) => (await rows()).filter((r) => matches(r, f)).slice(0, limit),
-    count: async (f) => (await rows()).filter((r) => matches(r, f)).length,
-    act: async () => 0,
+    actions: ['replay'],
+    list: async (f, limit) => (await waiting(f)).slice(0, limit).map((k) => k.row),
+    count: async (f) => (await waiting(f)).length,
+    act: (_action, f, limit, actor) => replay(f, limit, actor),
   };
 }

@@ -11,6 +11,8 @@ export const DLQ_HEADER = {
   originTopic: 'dlq-origin-topic',
   originPartition: 'dlq-origin-partition',
   originOffset: 'dlq-origin-offset',
+  /** The consumer that dead-lettered it (its inbox row is the one a replay deletes). */
+  consumer: 'dlq-consumer',
   /** CONSUMER_RETRIES_EXHAUSTED only: the last error's class, its SQLSTATE if any, the attempts made. */
   errorClass: 'dlq-error-class',
   errorSqlState: 'dlq-error-sqlstate',
@@ -25,7 +27,7 @@ const MAX_REASON = 500;
  * The dead-letter copy of a message: the original key, value and headers untouched (so it can be
  * replayed as is), plus why and where from. Goes to `<physical topic>.dlq`.
  */
-export function deadLetterMessage(msg: IncomingMessage, err: PoisonMessageError): OutgoingMessage {
+export function deadLetterMessage(msg: IncomingMessage, err: PoisonMessageError, consumer?: string): OutgoingMessage {
   const headers: Record<string, HeaderValue> = {};
   for (const [name, value] of Object.entries(msg.headers)) {
     const one = Array.isArray(value) ? value[0] : value;
@@ -36,6 +38,7 @@ export function deadLetterMessage(msg: IncomingMessage, err: PoisonMessageError)
   headers[DLQ_HEADER.originTopic] = msg.topic;
   headers[DLQ_HEADER.originPartition] = String(msg.partition);
   headers[DLQ_HEADER.originOffset] = msg.offset;
+  if (consumer !== undefined) headers[DLQ_HEADER.consumer] = consumer;
   if (err instanceof RetriesExhaustedError) {
     headers[DLQ_HEADER.errorClass] = err.errorClass.name;
     if (err.errorClass.sqlState) headers[DLQ_HEADER.errorSqlState] = err.errorClass.sqlState;
@@ -57,8 +60,9 @@ export async function publishDeadLetter(
   publish: (messages: readonly OutgoingMessage[]) => Promise<void>,
   msg: IncomingMessage,
   err: PoisonMessageError,
+  consumer?: string,
 ): Promise<boolean> {
-  const copy = deadLetterMessage(msg, err);
+  const copy = deadLetterMessage(msg, err, consumer);
   try {
     await publish([copy]);
     return false;

@@ -145,7 +145,7 @@ export const BulkActionBody = named(
   'OpsBulkAction',
   Type.Object(
     {
-      action: Type.Union([Type.Literal('retry'), Type.Literal('requeue'), Type.Literal('discard')]),
+      action: Type.Union([Type.Literal('retry'), Type.Literal('requeue'), Type.Literal('discard'), Type.Literal('replay')]),
       filter: Type.Optional(Type.Object(filterFields, { additionalProperties: false })),
       dryRun: Type.Optional(Type.Boolean({ default: true, description: 'true (the default): only count and show which rows would change' })),
       max: Type.Optional(BoundedInt({ minimum: 1, maximum: BULK_MAX_ROWS, default: 1000 })),

@@ -97,7 +97,7 @@ export function registerFailureRoutes(app: FastifyInstance, ctx: FailureRouteDep
       operationId: 'actOnOpsFailures',
       tags,
       summary:
-        'Retry / requeue / discard the failed rows a filter matches. dryRun (the default) counts them and shows the first that would change; otherwise the action runs in the background at a bounded rate (GET /api/ops/audit/{auditId} is its progress). Audited either way',
+        'Retry / requeue / discard / replay the failed rows a filter matches. dryRun (the default) counts them and shows the first that would change; otherwise the action runs in the background at a bounded rate (GET /api/ops/audit/{auditId} is its progress). Audited either way',
       params: FailureKindParams,
       body: BulkActionBody,
       response: {

@@ -4,7 +4,7 @@
  * fan-out tasks) each register a FailureSource (ModuleParts.opsFailures); the console knows no table.
  */
 
-export type FailureAction = 'retry' | 'requeue' | 'discard';
+export type FailureAction = 'retry' | 'requeue' | 'discard' | 'replay';
 
 /** Every field narrows; none = every failed row of the kind. `field`/`value` match one of the source's fields exactly. */
 export interface FailureFilter {

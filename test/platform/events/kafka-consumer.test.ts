@@ -101,7 +101,7 @@ describe('consumer runner on Kafka', () => {
     const [unreadable, byHandler] = dlq.sort((a, b) => Number(a.headers['dlq-origin-offset']) - Number(b.headers['dlq-origin-offset']));
     assert.deepEqual(
       { ...unreadable!.headers, 'dlq-reason': undefined },
-      { 'dlq-code': 'ENVELOPE_MISSING_HEADER', 'dlq-reason': undefined, 'dlq-origin-topic': k.topic(topic), 'dlq-origin-partition': '0', 'dlq-origin-offset': '0' },
+      { 'dlq-code': 'ENVELOPE_MISSING_HEADER', 'dlq-reason': undefined, 'dlq-origin-topic': k.topic(topic), 'dlq-origin-partition': '0', 'dlq-origin-offset': '0', 'dlq-consumer': 'poison' },
     );
     assert.equal(unreadable!.value?.toString(), 'not an envelope', 'original value kept');
     assert.equal(unreadable!.key, 'user-1');

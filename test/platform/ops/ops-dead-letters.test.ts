@@ -5,15 +5,16 @@ import { deadLetterSource } from '../../../src/platform/events/dead-letter-sourc
 import { dlqTopicOf } from '../../../src/platform/events/topics.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { signToken } from '../../../src/platform/http/auth.ts';
-import { newId } from '../../../src/platform/time.ts';
+import { newId, systemClock } from '../../../src/platform/time.ts';
 import { buildTestApp } from '../../support/app.ts';
 import { createTestKafka } from '../../support/kafka.ts';
 
 /**
  * Dead-lettered consumer records on the ops console (kind consumer-dead-letters), on the real
  * broker: every DLQ topic read to its end by the whole-topic reader, the last records of each kept
- * (bounded), listed oldest first with their dlq-* headers and filtered like every kind; read-only,
- * so any action is 400 OPS_ACTION_NOT_SUPPORTED; a broker that cannot be read answers 503.
+ * (bounded), listed oldest first with their dlq-* headers and filtered like every kind; the one
+ * action is replay (ops-dead-letter-replay.test.ts), any other is 400 OPS_ACTION_NOT_SUPPORTED; a
+ * broker that cannot be read answers 503.
  */
 
 const k = await createTestKafka();
@@ -57,7 +58,7 @@ type Listed = { total: number; items: Row[]; kind: { actions: string[]; runbook:
 const kind = 'consumer-dead-letters';
 const T = (minutes: number) => new Date(Date.UTC(2026, 10, 2, 10, minutes));
 
-test('the DLQ topics are listed read-only: the last records of each, oldest first, filtered by time, code and origin fields', { timeout: 120_000 }, async () => {
+test('the DLQ topics are listed: the last records of each, oldest first, filtered by time, code and origin fields', { timeout: 120_000 }, async () => {
   const users = TOPICS.identityUsers;
   const posted = TOPICS.messagePosted;
   await k.produce(k.topic(dlqTopicOf(users)), [
@@ -68,7 +69,7 @@ test('the DLQ topics are listed read-only: the last records of each, oldest firs
   await k.produce(k.topic(dlqTopicOf(posted)), [deadLetter(posted, { offset: 3, code: 'ENVELOPE_INVALID_JSON', eventType: 'MessagePostedKafkaEvent', key: 'c-1', at: T(3) })]);
 
   const kinds = (await call<{ kinds: { kind: string; count: number; actions: string[] }[] }>(viewer, 'GET', '/api/ops/failures')).body.kinds;
-  assert.deepEqual(kinds.find((x) => x.kind === kind) && [kinds.find((x) => x.kind === kind)!.count, kinds.find((x) => x.kind === kind)!.actions], [3, []]);
+  assert.deepEqual(kinds.find((x) => x.kind === kind) && [kinds.find((x) => x.kind === kind)!.count, kinds.find((x) => x.kind === kind)!.actions], [3, ['replay']]);
 
   const all = (await call<Listed>(viewer, 'GET', `/api/ops/failures/${kind}`)).body;
   assert.equal(all.kind.runbook, '/ops/runbooks/ConsumerDeadLettered');
@@ -107,6 +108,10 @@ test('a broker that cannot be read: the list is 503 SERVICE_UNAVAILABLE with Ret
     keepPerTopic: 10,
     freshMs: 0,
     log: createLogger('silent'),
+    db: t.database.db,
+    clock: systemClock,
+    consumers: [],
+    publish: () => Promise.reject(new Error('not called')),
   });
   await assert.rejects(source.list({}, 10), (err: { code?: string; statusCode?: number; retryAfterSeconds?: number }) => {
     assert.deepEqual([err.code, err.statusCode, err.retryAfterSeconds], ['SERVICE_UNAVAILABLE', 503, 5]);
