@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
 import type { IncomingMessage, OutgoingMessage } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
-import { DLQ_HEADER } from './dead-letter.ts';
+import { DLQ_HEADER, headerText } from './dead-letter.ts';
 import { envelopeFromWire, type HeaderValue } from './envelope.ts';
 
 /**
@@ -19,10 +19,6 @@ import { envelopeFromWire, type HeaderValue } from './envelope.ts';
  * nothing, so it can never delete the inbox row of a message already handled after a replay.
  */
 
-const text = (v: unknown): string | null => {
-  const one = Array.isArray(v) ? v[0] : v;
-  return one === undefined || one === null ? null : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
-};
 
 /** What a replay of this dead letter would do, or why it cannot be replayed. */
 export type ReplayPlan =
@@ -36,7 +32,7 @@ export type ReplayPlan =
  * of a topic several consumers read, since which of them dead-lettered it is unknown.
  */
 export function replayPlanOf(m: IncomingMessage, consumers: readonly ResolvedConsumer[]): ReplayPlan {
-  const h = (name: string) => text(m.headers[name]);
+  const h = (name: string) => headerText(m.headers[name]);
   if (h(DLQ_HEADER.droppedBytes) !== null) return { ok: false, why: 'the dead letter holds no copy of the original (too large); replay it from its origin topic' };
   const originTopic = h(DLQ_HEADER.originTopic);
   const named = h(DLQ_HEADER.consumer);

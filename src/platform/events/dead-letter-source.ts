@@ -7,7 +7,7 @@ import { newId, type Clock } from '../time.ts';
 import type { IncomingMessage, OutgoingMessage, TopicReader } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
 import { replayDeadLetter, replayedAmong, replayPlanOf } from './dead-letter-replay.ts';
-import { DLQ_HEADER } from './dead-letter.ts';
+import { DLQ_HEADER, headerText } from './dead-letter.ts';
 import { HEADER } from './envelope.ts';
 
 /**
@@ -41,13 +41,9 @@ const FIELDS = ['originTopic', 'eventType', 'key', 'messageId'] as const;
 /** Retry-After of the 503 while Kafka cannot be read. */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
-const text = (v: unknown): string | null => {
-  const one = Array.isArray(v) ? v[0] : v;
-  return one === undefined || one === null ? null : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
-};
 
 export function deadLetterRow(m: IncomingMessage): FailureRow {
-  const h = (name: string) => text(m.headers[name]);
+  const h = (name: string) => headerText(m.headers[name]);
   const at = m.timestamp === undefined ? new Date(0) : new Date(Number(m.timestamp));
   return {
     id: `${m.topic}/${m.partition}/${m.offset}`,
@@ -60,7 +56,7 @@ export function deadLetterRow(m: IncomingMessage): FailureRow {
       originOffset: h(DLQ_HEADER.originOffset),
       eventType: h(HEADER.eventType),
       messageId: h(HEADER.messageId),
-      key: text(m.key),
+      key: headerText(m.key),
       reason: h(DLQ_HEADER.reason),
       errorClass: h(DLQ_HEADER.errorClass),
       droppedBytes: h(DLQ_HEADER.droppedBytes),

@@ -23,6 +23,12 @@ export const DLQ_HEADER = {
 
 const MAX_REASON = 500;
 
+/** A header's (first) value as text, or null: Kafka hands headers over as Buffers, arrays of them, or absent. */
+export const headerText = (v: unknown): string | null => {
+  const one = Array.isArray(v) ? v[0] : v;
+  return one === undefined || one === null ? null : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
+};
+
 /**
  * The dead-letter copy of a message: the original key, value and headers untouched (so it can be
  * replayed as is), plus why and where from. Goes to `<physical topic>.dlq`.
