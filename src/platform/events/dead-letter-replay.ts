@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
 import type { IncomingMessage, OutgoingMessage } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
-import { DLQ_HEADER, headerText } from './dead-letter.ts';
-import { envelopeFromWire, type HeaderValue } from './envelope.ts';
+import { DLQ_HEADER, originalHeaders, wireText } from './dead-letter.ts';
+import { envelopeFromWire } from './envelope.ts';
 
 /**
  * Replaying a dead letter (runbook ConsumerDeadLettered, once its cause is fixed): the original
@@ -22,7 +22,7 @@ import { envelopeFromWire, type HeaderValue } from './envelope.ts';
 
 /** What a replay of this dead letter would do, or why it cannot be replayed. */
 export type ReplayPlan =
-  | { ok: true; original: OutgoingMessage; consumer: string | null; inboxKey: string | null }
+  | { ok: true; original: OutgoingMessage; consumer: string; inboxKey: string | null }
   | { ok: false; why: string };
 
 /**
@@ -32,7 +32,7 @@ export type ReplayPlan =
  * of a topic several consumers read, since which of them dead-lettered it is unknown.
  */
 export function replayPlanOf(m: IncomingMessage, consumers: readonly ResolvedConsumer[]): ReplayPlan {
-  const h = (name: string) => headerText(m.headers[name]);
+  const h = (name: string) => wireText(m.headers[name]);
   if (h(DLQ_HEADER.droppedBytes) !== null) return { ok: false, why: 'the dead letter holds no copy of the original (too large); replay it from its origin topic' };
   const originTopic = h(DLQ_HEADER.originTopic);
   const named = h(DLQ_HEADER.consumer);
@@ -40,19 +40,14 @@ export function replayPlanOf(m: IncomingMessage, consumers: readonly ResolvedCon
   if (originTopic === null || readers.length === 0) return { ok: false, why: `no consumer of this app reads ${originTopic ?? 'its origin topic'}` };
   if (readers.length > 1) return { ok: false, why: `several consumers read ${originTopic} and the dead letter does not say which one refused it` };
   const consumer = readers[0]!;
-  const headers: Record<string, HeaderValue> = {};
-  for (const [name, value] of Object.entries(m.headers)) {
-    const one = Array.isArray(value) ? value[0] : value;
-    if (one !== undefined && one !== null && !name.startsWith('dlq-')) headers[name] = one;
-  }
-  const original: OutgoingMessage = { topic: originTopic, key: m.key ?? null, value: m.value ?? null, headers };
+  const original: OutgoingMessage = { topic: originTopic, key: m.key, value: m.value, headers: originalHeaders(m.headers) };
   // An unreadable message (no envelope) or a type the consumer skips has no inbox row to delete.
   let inboxKey: string | null = null;
   try {
     const event = envelopeFromWire(m, consumer.topic);
     if (consumer.eventTypes.has(event.eventType)) inboxKey = consumer.idempotencyKey(event);
   } catch {
-    inboxKey = null;
+    // Unreadable: the consumer dead-lettered it without an inbox row.
   }
   return { ok: true, original, consumer: consumer.name, inboxKey };
 }

@@ -7,7 +7,7 @@ import { newId, type Clock } from '../time.ts';
 import type { IncomingMessage, OutgoingMessage, TopicReader } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
 import { replayDeadLetter, replayedAmong, replayPlanOf } from './dead-letter-replay.ts';
-import { DLQ_HEADER, headerText } from './dead-letter.ts';
+import { DLQ_HEADER, wireText } from './dead-letter.ts';
 import { HEADER } from './envelope.ts';
 
 /**
@@ -43,7 +43,7 @@ const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 
 export function deadLetterRow(m: IncomingMessage): FailureRow {
-  const h = (name: string) => headerText(m.headers[name]);
+  const h = (name: string) => wireText(m.headers[name]);
   const at = m.timestamp === undefined ? new Date(0) : new Date(Number(m.timestamp));
   return {
     id: `${m.topic}/${m.partition}/${m.offset}`,
@@ -56,7 +56,7 @@ export function deadLetterRow(m: IncomingMessage): FailureRow {
       originOffset: h(DLQ_HEADER.originOffset),
       eventType: h(HEADER.eventType),
       messageId: h(HEADER.messageId),
-      key: headerText(m.key),
+      key: wireText(m.key),
       reason: h(DLQ_HEADER.reason),
       errorClass: h(DLQ_HEADER.errorClass),
       droppedBytes: h(DLQ_HEADER.droppedBytes),

@@ -23,22 +23,28 @@ export const DLQ_HEADER = {
 
 const MAX_REASON = 500;
 
-/** A header's (first) value as text, or null: Kafka hands headers over as Buffers, arrays of them, or absent. */
-export const headerText = (v: unknown): string | null => {
+/** A header's (first) value or a key as text, or null: Kafka hands them over as Buffers, arrays of them, or absent. */
+export const wireText = (v: unknown): string | null => {
   const one = Array.isArray(v) ? v[0] : v;
   return one === undefined || one === null ? null : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
 };
+
+/** A message's headers without any dlq-* one (first values): what the original carried, for its copy or its replay. */
+export function originalHeaders(raw: IncomingMessage['headers']): Record<string, HeaderValue> {
+  const headers: Record<string, HeaderValue> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    const one = Array.isArray(value) ? value[0] : value;
+    if (one !== undefined && one !== null && !name.startsWith('dlq-')) headers[name] = one;
+  }
+  return headers;
+}
 
 /**
  * The dead-letter copy of a message: the original key, value and headers untouched (so it can be
  * replayed as is), plus why and where from. Goes to `<physical topic>.dlq`.
  */
 export function deadLetterMessage(msg: IncomingMessage, err: PoisonMessageError, consumer?: string): OutgoingMessage {
-  const headers: Record<string, HeaderValue> = {};
-  for (const [name, value] of Object.entries(msg.headers)) {
-    const one = Array.isArray(value) ? value[0] : value;
-    if (one !== undefined && !name.startsWith('dlq-')) headers[name] = one;
-  }
+  const headers = originalHeaders(msg.headers);
   headers[DLQ_HEADER.code] = err.code;
   headers[DLQ_HEADER.reason] = err.message.slice(0, MAX_REASON);
   headers[DLQ_HEADER.originTopic] = msg.topic;
