@@ -53,6 +53,7 @@ export function createHub(opts: HubOptions): Hub {
     clock,
     connectionTokenTtlMs: opts.connectionTokenTtlMs ?? hubDefaults.connectionTokenTtlMs,
     maxConnectsPerSecond: opts.maxConnectsPerSecond,
+    userConnectShare: opts.userConnectShare,
     access: opts.access,
     metrics,
     isOpen: (connectionId) => connections.byId.has(connectionId),

@@ -30,6 +30,8 @@
  *   HUB_MAX_CONNECTIONS_PER_USER (this replica, connections from a valid handshake request on; as
  *   many more may be waiting for theirs) gets a handshake error naming the cap and is closed
  *   (hub_connections_refused_total{reason}). A refused socket that sends no handshake gets it anyway.
+ *   New connections are admitted at each user's share (HUB_MAX_CONNECTS_PER_USER_PER_SECOND; 429)
+ *   first, then at the replica's HUB_MAX_CONNECTS_PER_SECOND (503), hub-admission.ts.
  * - Record-level access: sends to versioned groups are checked against the group's membership at
  *   delivery on every replica (membership.ts); a module can refuse a connection (HubRefusal),
  *   close a user's connections everywhere (disconnectUser) and is asked periodically which
@@ -123,6 +125,7 @@ export async function createHubFromConfig(
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,
     maxConnectsPerSecond: config.HUB_MAX_CONNECTS_PER_SECOND,
+    userConnectShare: { perSecond: config.HUB_MAX_CONNECTS_PER_USER_PER_SECOND, burst: config.HUB_MAX_CONNECTIONS_PER_USER },
     pingIntervalMs: tuning.hubPingIntervalMs,
     clientTimeoutMs: HUB_CLIENT_TIMEOUT_MS,
     handshakeTimeoutMs: config.HUB_HANDSHAKE_TIMEOUT,

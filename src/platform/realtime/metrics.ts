@@ -13,7 +13,7 @@ export type DisconnectReason =
   | 'access_revoked';
 
 /** Why a WebSocket was refused before it became a connection (hub_connections_refused_total). */
-export type RefusalReason = 'user_limit' | 'replica_limit' | 'handshake_limit' | 'forbidden' | 'rate';
+export type RefusalReason = 'user_limit' | 'replica_limit' | 'handshake_limit' | 'forbidden' | 'rate' | 'user_rate';
 
 export type FrameKind = 'invocation' | 'ping' | 'close' | 'completion' | 'handshake';
 
@@ -47,7 +47,7 @@ export function createHubMetrics(registry: Registry) {
     }),
     refused: counter<'reason'>(registry, {
       name: 'hub_connections_refused_total',
-      help: 'WebSockets refused: a connection cap (user_limit, replica_limit), too many handshakes of one user in progress (handshake_limit), no access (forbidden), the connect rate (rate)',
+      help: "WebSockets refused: a connection cap (user_limit, replica_limit), too many handshakes of one user in progress (handshake_limit), no access (forbidden), the connect rate (rate), the user's share of it (user_rate)",
       labelNames: ['reason'],
     }),
     groupResyncs: counter<'result'>(registry, {
