@@ -50,6 +50,11 @@ export interface HubOptions {
    * refused 429 without draining it. Undefined: no share.
    */
   userConnectShare?: BucketRate;
+  /**
+   * Each connection's budget of hub method calls (HUB_INVOCATIONS_PER_SECOND, HUB_INVOCATION_BURST):
+   * past it a call is refused unrun, and a connection that keeps going is closed (invocation-budget.ts). Undefined: none.
+   */
+  invocationBudget?: BucketRate;
   /** A ping (type 6) goes to a socket the server has not written to for this long. Default 15 s. */
   pingIntervalMs?: number;
   /** HUB_HANDSHAKE_TIMEOUT: a socket whose handshake request has not arrived this long after its upgrade gets a handshake error and is closed. Default 15 s. */

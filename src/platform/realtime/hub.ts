@@ -39,6 +39,7 @@ export function createHub(opts: HubOptions): Hub {
     presence,
     resolveGroups: opts.resolveGroups,
     methods: opts.methods,
+    invocationBudget: opts.invocationBudget,
     maxConnectionsPerUser: opts.maxConnectionsPerUser,
     maxConnections: opts.maxConnections,
     handshakeTimeoutMs: opts.handshakeTimeoutMs ?? hubDefaults.handshakeTimeoutMs,

@@ -94,4 +94,18 @@ describe('hub method Typing', () => {
     const fresh = await statementsMatching(m.pool, typingReads, () => a.connection.invoke('Typing', other.id));
     assert.equal(fresh, 1, 'a call for another chat reads the database (the count sees the statement)');
   });
+
+  test('a StreamInvocation of Typing is refused with a completion error and sends nothing', async () => {
+    const m = await messengerApp();
+    const { users: [alice, bob, carol], chat } = await groupOf(m, 3);
+    const [a, b, c] = await Promise.all([alice!, bob!, carol!].map((u) => m.connect(u.token, ['typing'])));
+    const error = await new Promise<Error>((resolve, reject) =>
+      a!.connection.stream('Typing', chat.id).subscribe({ next: () => reject(new Error('an item')), complete: () => reject(new Error('completed')), error: resolve }),
+    );
+    assert.match(error.message, /non-streaming 'Typing' method with a streaming invocation/);
+    // A later frame to bob shows nothing of alice's was on its way.
+    await c!.connection.invoke('Typing', chat.id);
+    await waitFor("bob sees carol's typing", () => typings(b!).length === 1);
+    assert.deepEqual(typings(b!), [{ ChatId: chat.id, UserId: carol!.id }]);
+  });
 });
