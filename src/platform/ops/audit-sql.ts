@@ -1,7 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import type { AdminAuditSink } from '../http/index.ts';
+import { newId, type Clock } from '../time.ts';
 
-/** platform.ops_audit: one row per action through /api/ops (who, what, filter, count, when). */
+/**
+ * platform.ops_audit: one row per action through /api/ops and per admin action or refusal anywhere
+ * (who, what, filter, count, when, what the caller was answered).
+ */
 
 export interface AuditEntry {
   id: string;
@@ -17,17 +22,19 @@ export interface AuditEntry {
   status: 'running' | 'done' | 'failed' | 'refused';
   finishedAt: Date | null;
   error: string | null;
+  /** The HTTP status the caller was answered; null on rows written before it was kept. */
+  httpStatus: number | null;
 }
 
 export type NewAuditEntry = Pick<AuditEntry, 'id' | 'at' | 'actor' | 'role' | 'action' | 'target' | 'filter' | 'dryRun' | 'matched' | 'changed' | 'status'> &
-  Partial<Pick<AuditEntry, 'finishedAt' | 'error'>>;
+  Partial<Pick<AuditEntry, 'finishedAt' | 'error' | 'httpStatus'>>;
 
 export async function insertAudit(db: Db, e: NewAuditEntry): Promise<void> {
   await query(
     db,
-    sql`insert into platform.ops_audit (id, at, actor, role, action, target, filter, dry_run, matched, changed, status, finished_at, error)
-        values (${e.id}, ${e.at}, ${e.actor}, ${e.role}, ${e.action}, ${e.target}, ${JSON.stringify(e.filter)}::jsonb, ${e.dryRun},
-                ${e.matched}, ${e.changed}, ${e.status}, ${e.finishedAt ?? null}, ${e.error?.slice(0, 512) ?? null})`,
+    sql`insert into platform.ops_audit (id, at, actor, role, action, target, filter, dry_run, matched, changed, status, finished_at, error, http_status)
+        values (${e.id}, ${e.at}, ${e.actor.slice(0, 100)}, ${e.role}, ${e.action.slice(0, 50)}, ${e.target.slice(0, 200)}, ${JSON.stringify(e.filter)}::jsonb, ${e.dryRun},
+                ${e.matched}, ${e.changed}, ${e.status}, ${e.finishedAt ?? null}, ${e.error?.slice(0, 512) ?? null}, ${e.httpStatus ?? null})`,
   );
 }
 
@@ -41,7 +48,30 @@ export async function updateAudit(db: Db, id: string, changes: { changed: number
   );
 }
 
-const COLUMNS = sql`id, at, actor, role, action, target, filter, dry_run as "dryRun", matched, changed, status, finished_at as "finishedAt", error`;
+/** Where the HTTP kernel's admin audit hook writes: one finished row per admin action or refusal. */
+export function adminAuditSink(db: Db, clock: Clock): AdminAuditSink {
+  return async (r) => {
+    const at = clock.now();
+    await insertAudit(db, {
+      id: newId(),
+      at,
+      actor: r.actor,
+      role: r.role,
+      action: r.action,
+      target: r.target,
+      filter: r.params,
+      dryRun: r.dryRun,
+      matched: null,
+      changed: 0,
+      status: r.outcome,
+      finishedAt: at,
+      httpStatus: r.httpStatus,
+      ...(r.error ? { error: r.error } : {}),
+    });
+  };
+}
+
+const COLUMNS = sql`id, at, actor, role, action, target, filter, dry_run as "dryRun", matched, changed, status, finished_at as "finishedAt", error, http_status as "httpStatus"`;
 
 /** Newest first, keyset-paged by (at, id). */
 export async function listAudit(db: Db, limit: number, before?: Date): Promise<AuditEntry[]> {
