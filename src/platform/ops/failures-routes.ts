@@ -20,6 +20,8 @@ export interface FailureRouteDeps {
   db: Db;
   log: Logger;
   clock: Clock;
+  /** This replica's name: a bulk run's audit row says who runs it. */
+  holder: string;
   sources: () => readonly FailureSource[];
   bulk: Omit<BulkDeps, 'db' | 'log' | 'clock'>;
   /** OPS_TRACE_URL: a link with {traceId}. */
@@ -124,7 +126,7 @@ export function registerFailureRoutes(app: FastifyInstance, ctx: FailureRouteDep
       const auditId = await audit(ctx.db, ctx.clock, req, { ...entry, dryRun: true, changed: 0, status: 'done', finishedAt: ctx.clock.now(), httpStatus: 200 });
       return { dryRun: true as const, matched, wouldChange: Math.min(matched, max), sample, auditId };
     }
-    const auditId = await audit(ctx.db, ctx.clock, req, { ...entry, dryRun: false, changed: 0, status: 'running', httpStatus: 202 });
+    const auditId = await audit(ctx.db, ctx.clock, req, { ...entry, dryRun: false, changed: 0, status: 'running', httpStatus: 202, holder: ctx.holder });
     void runBulk({ db: ctx.db, log: ctx.log, clock: ctx.clock, ...ctx.bulk }, { auditId, source, action, filter, max, actor: req.principal!.userId }, ctx.closing);
     return reply.status(202).send({ dryRun: false as const, matched, auditId, ratePerSecond: (ctx.bulk.chunk * 1000) / ctx.bulk.pauseMs });
   });
