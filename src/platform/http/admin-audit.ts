@@ -8,7 +8,9 @@ import { bearerGuardOf } from './route-guard.ts';
  * - a state-changing call (not GET/HEAD) that succeeded: `done`; one that failed (4xx, 5xx): `failed`;
  * - a 403 of an authenticated caller on any of these routes, reads included (a viewer acting, a
  *   blocked admin, a user's token on an admin route): `refused`.
- * A 401 names no one and is not written. A route names its action with `config.audit` (default:
+ * A 401 names no one and is not written; a token with no admin or ops role (any user's) has its
+ * refusals written at most once a minute per replica (USER_REFUSAL_EVERY_MS), as admin routes carry
+ * no rate limit and a user must not be able to fill the table. A route names its action with `config.audit` (default:
  * its operationId); `audit: 'own'` is for a handler that writes a fuller row itself (the ops jobs
  * and bulk actions: counts, progress): the hook then writes only its refusals and failures.
  */
@@ -47,7 +49,21 @@ export type AdminAuditSink = (record: AdminActionRecord) => Promise<void>;
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+const USER_REFUSAL_EVERY_MS = 60_000;
+/** Users whose refusal was written lately; forgotten whole past this many (a flood of fresh tokens costs one row each at most). */
+const USER_REFUSALS_KEPT = 10_000;
+
 export function registerAdminAudit(app: FastifyInstance, sink: AdminAuditSink): void {
+  const userRefusals = new Map<string, number>();
+  // The first refusal of a user a minute; an admin's or a viewer's always.
+  const worthWriting = (r: AdminActionRecord): boolean => {
+    if (r.outcome !== 'refused' || r.role !== 'none') return true;
+    const now = Date.now();
+    if (now - (userRefusals.get(r.actor) ?? -Infinity) < USER_REFUSAL_EVERY_MS) return false;
+    if (userRefusals.size >= USER_REFUSALS_KEPT) userRefusals.clear();
+    userRefusals.set(r.actor, now);
+    return true;
+  };
   app.addHook('onRoute', (route) => {
     const plan = planOf(app, route);
     if (plan) route.config = { ...route.config, adminAudit: plan };
@@ -55,7 +71,7 @@ export function registerAdminAudit(app: FastifyInstance, sink: AdminAuditSink): 
   app.addHook('onSend', async (req, reply, payload) => {
     const plan = req.routeOptions.config?.adminAudit;
     const record = plan && recordOf(plan, req, reply, payload);
-    if (record) {
+    if (record && worthWriting(record)) {
       // The action already happened (or was refused): a lost audit row is logged, the answer stands.
       await sink(record).catch((err: unknown) => req.log.error({ err, action: record.action }, 'admin audit row could not be written'));
     }

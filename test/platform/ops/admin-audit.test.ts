@@ -125,3 +125,14 @@ test('the params kept: secret-named fields redacted at any depth, long text and 
   assert.deepEqual([nested.clientSecret, nested.password, nested.keep!.length], ['[redacted]', '[redacted]', 201]);
   assert.deepEqual((kept.ids as unknown[]).slice(-1), ['…5 more']);
 });
+
+test("a user's token probing admin routes is written once a minute, not once a call: admin routes carry no rate limit", async () => {
+  const userId = newId();
+  const user = await t.token({ userId });
+  for (let i = 0; i < 5; i++) assert.equal((await call(user, 'POST', `/api/identity/access-fanout-tasks/${newId()}/replay`)).code, 'AUTH_FORBIDDEN');
+  const { rows } = await pool.query(`select 1 from platform.ops_audit where actor = $1`, [userId]);
+  assert.equal(rows.length, 1);
+  // A viewer's refusals are each written: the role is the console's, its every refused act is news.
+  for (let i = 0; i < 3; i++) await call(viewer, 'POST', `/api/ops/jobs/outbox-cleanup/resume`);
+  assert.equal((await rowsFor('/api/ops/jobs/outbox-cleanup/resume')).length, 3);
+});
