@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
+import { registerAdminAudit, type AdminAuditSink } from '../platform/http/admin-audit.ts';
 import { registerAuth, type AdminCheck } from '../platform/http/auth-plugin.ts';
 import { registerCors } from '../platform/http/cors.ts';
 import { frameworkErrors, registerErrorHandling } from '../platform/http/errors.ts';
@@ -20,12 +21,12 @@ import type { KernelTuning } from '../platform/tuning.ts';
  * The HTTP server every route is registered on, in the order its plugins need: tracing (it wraps
  * each route as it is added), the OpenAPI collector, the error format, strict inputs (unknown fields
  * refused) and the JSON body parser (forbidden keys refused), CORS (a preflight carries no
- * token and is answered before auth), auth, then rate limits (the limiter attaches itself to the
- * routes registered after it). No route yet.
+ * token and is answered before auth), auth, the admin audit (it finds the admin routes as they are
+ * added), then rate limits (the limiter attaches itself to the routes registered after it). No route yet.
  */
 export async function createHttpServer(
   config: Config,
-  deps: { log: Logger; tuning: KernelTuning; adminChecks: AdminCheck[] },
+  deps: { log: Logger; tuning: KernelTuning; adminChecks: AdminCheck[]; adminAudit: AdminAuditSink },
 ): Promise<{ app: FastifyInstance; tokens: TokenVerifier }> {
   const { log, tuning } = deps;
   const app = Fastify({
@@ -62,6 +63,7 @@ export async function createHttpServer(
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
   registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET, adminChecks: deps.adminChecks });
+  registerAdminAudit(app, deps.adminAudit);
   deriveOperationSecurity(app);
   documentKernelResponses(app, deps.adminChecks);
   await registerRateLimits(app, { redisUrl: config.REDIS_URL, log });
