@@ -130,6 +130,18 @@ export async function removeContact(ctx: MessengerContext, me: string, contactId
     );
     const other = c.requesterUserId === me ? c.addresseeUserId : c.requesterUserId;
     await enqueueRealtime(tx, [{ kind: 'ContactRemoved', targetKind: 'User', targetUserId: other, refId: c.id }], now);
+    // Removing a contact takes back the consent it gave: their Direct chat is a message request to
+    // the remover again (docs/security.md, "Consent"), so presence, typing and reads stop there too
+    // until the remover writes in it or accepts it. Declining or withdrawing a request gave none.
+    if (c.status === 'Accepted') {
+      await query(
+        tx,
+        sql`update messenger.chat_participants p set accepted_at = null, updated_at = ${now.toISOString()}
+              from messenger.chats ch
+             where ch.direct_key = ${[me, other].sort().join(':')} and p.chat_id = ch.id and p.user_id = ${me}
+               and p.status = 'Active' and p.accepted_at is not null`,
+      );
+    }
   });
 }
 
