@@ -13,7 +13,7 @@ import { contactSearchIndexerJob } from './contact-search/indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search/metrics.ts';
 import { createPostgresContactSearch } from './contact-search/postgres-adapter.ts';
 import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
-import { contactStatusLookup } from './contacts/contacts.ts';
+import { contactRelationLookup } from './contacts/contacts.ts';
 import type { MessengerContext } from './context.ts';
 import { createSendQueue } from './messages/send.ts';
 import { ChatErrors } from './errors.ts';
@@ -95,7 +95,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         index,
         phoneRegion: options.phoneRegion,
         // Contact search shows the last name of a user only to their Accepted contacts.
-        contactStatus: contactStatusLookup(deps.db),
+        contactRelation: contactRelationLookup(deps.db),
       });
     },
     // Record-level: a connection joins chat:{ChatId} only for chats its user is an Active participant of.

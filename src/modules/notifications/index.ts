@@ -14,6 +14,7 @@ import { STATUS_FRAME_KINDS } from './status-frames.ts';
 import { deliveryJobOptions, NOTIFICATIONS_TUNING, notificationsSettings, type NotificationsSettings, type NotificationsTuning } from './settings.ts';
 import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
+import { refuseStreamRefusedUsers } from './refused-users.ts';
 
 export type { NotificationDispatchedEvent } from './events.ts';
 export type { NotificationsTuning } from './settings.ts';
@@ -49,6 +50,7 @@ function notificationsParts(deps: ModuleDeps<NotificationsSettings>, tuning: Not
     name: 'notifications',
     routes: async (app) => {
       app.addHook('onClose', () => providers.close());
+      refuseStreamRefusedUsers(app, deps.push.kinds, deps.db);
       registerNotificationRoutes(app, ctx);
       registerTerminalFailureRoutes(app, ctx);
       registerUnconfirmedRoutes(app, ctx);

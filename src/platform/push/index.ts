@@ -4,7 +4,7 @@
  * it knows no module; modules use it only through this file.
  */
 export { cursorOf, positionOf } from './cursor.ts';
-export { readStream, readStreamHead, streamHead, streamHorizon, trimStream, type StreamEventRow, type StreamPage } from './stream-sql.ts';
+export { readStream, readStreamHead, streamHeadOf, streamHorizon, trimStream, type StreamEventRow, type StreamPage } from './stream-sql.ts';
 export { eventsAfter, type StreamEvent } from './replay.ts';
 export { DEPRECATED_EVENT_STREAM_PATH, EVENT_STREAM_PATH, registerEventStreamRoutes } from './stream-routes.ts';
 export { registerRealtimeOutboxRoutes, REQUEUE_DEFAULT_LIMIT, REQUEUE_MAX_LIMIT, type RunbookRouteDeps } from './runbook-routes.ts';

@@ -23,15 +23,15 @@ export interface StreamEvent {
 export async function eventsAfter(db: Db, kinds: PushKinds, userId: string, after: string | undefined, limit: number): Promise<{ events: StreamEvent[]; next: string }> {
   await kinds.refuseReader(db, userId);
   if (after === undefined) {
-    // Where a new client starts: nothing yet, and the head to continue from.
-    return { events: [], next: cursorOf(await readStreamHead(db)) };
+    // Where a new client starts: nothing yet, and the reader's own head to continue from.
+    return { events: [], next: cursorOf(await readStreamHead(db, userId, kinds.groupSpans(userId))) };
   }
   const position = positionOf(after);
   if (position === undefined) throw StreamErrors.cursorInvalid();
   const page = await readStream(db, userId, position, limit, kinds.groupSpans(userId));
   // Positions before the horizon were trimmed: events after this cursor may be gone (refetch state).
   if (position < page.trimmedBelow - 1) throw StreamErrors.cursorExpired();
-  // Past the head (read in the same snapshot): not a cursor this stream handed out; its events would be skipped silently.
+  // Past the reader's head (read in the same snapshot): not a cursor this stream handed this reader; its events would be skipped silently.
   if (position > page.head) throw StreamErrors.cursorAhead();
   const refs = await kinds.load(db, page.rows);
   const events: StreamEvent[] = [];

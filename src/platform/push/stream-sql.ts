@@ -12,13 +12,26 @@ import type { PushRow } from './types.ts';
 /** Positions below it were trimmed by retention (a cursor before it answers 410). */
 export const streamHorizon = (): SQL => sql`coalesce((select trimmed_below from messenger.realtime_event_horizon where id = 1), 0)::float8`;
 
-/** The newest position handed out and committed (where a new client starts), never below the horizon. */
-export const streamHead = (): SQL =>
-  sql`greatest(coalesce((select max(position) from messenger.realtime_events), 0)::float8, ${streamHorizon()} - 1)`;
+/**
+ * The reader's head: the newest committed position among the events this reader can read (addressed
+ * to user:{UserId}, or a chat's within one of their membership spans), never below the horizon —
+ * where a new client of theirs starts. Not the stream's global head: that moves with every event
+ * pushed to anyone, so watching it would show others' activity, down to a read of a message request
+ * that the consent rules keep on the reader's own devices (docs/security.md, "Consent").
+ */
+export const streamHeadOf = (userId: string, spans: SQL): SQL =>
+  sql`greatest(coalesce(greatest(
+        (select max(e.position) from messenger.realtime_events e where e.target_kind = 'User' and e.target_user_id = ${userId}),
+        (select max(last.position) from (${spans}) s
+           cross join lateral (
+             select e.position from messenger.realtime_events e
+              where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id
+                and e.membership_version >= s.from_version and (s.to_version is null or e.membership_version < s.to_version)
+              order by e.position desc limit 1) last)), 0)::float8, ${streamHorizon()} - 1)`;
 
-/** The stream's head on its own: where a new client (or a fresh chat-list token) starts. */
-export async function readStreamHead(db: Db): Promise<number> {
-  const { rows } = await query<{ head: number }>(db, sql`select ${streamHead()} as head`);
+/** The reader's head on its own: where a new client (or a fresh chat-list token) of theirs starts. */
+export async function readStreamHead(db: Db, userId: string, spans: SQL): Promise<number> {
+  const { rows } = await query<{ head: number }>(db, sql`select ${streamHeadOf(userId, spans)} as head`);
   return rows[0]!.head;
 }
 
@@ -31,7 +44,7 @@ export type StreamEventRow<R extends PushRow = PushRow> = R & {
 export interface StreamPage<R extends PushRow = PushRow> {
   /** The caller's events after the cursor, in position order (at most `limit`). */
   rows: StreamEventRow<R>[];
-  /** The newest position in the stream, read in the same snapshot. */
+  /** The reader's head (streamHeadOf), read in the same snapshot. */
   head: number;
   /** Positions below it were trimmed by retention. */
   trimmedBelow: number;
@@ -62,7 +75,7 @@ export async function readStream<R extends PushRow = PushRow>(db: Db, userId: st
                   'position', p.position, 'id', p.outbox_id, 'kind', p.kind, 'targetKind', p.target_kind, 'chatId', p.chat_id,
                   'targetUserId', p.target_user_id, 'messageId', p.message_id, 'refId', p.ref_id, 'sessionKind', p.session_kind,
                   'seq', p.seq, 'payload', p.payload, 'createdAt', p.created_at) order by p.position) from page p) as page,
-               ${streamHead()} as head, ${streamHorizon()} as "trimmedBelow"`,
+               ${streamHeadOf(userId, spans)} as head, ${streamHorizon()} as "trimmedBelow"`,
   );
   const r = rows[0]!;
   const page = (r.page ?? []).map((e) => ({ ...e, createdAt: new Date(e.createdAt as unknown as string) }));

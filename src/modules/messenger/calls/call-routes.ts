@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { CALL_TRANSITIONS, getCall, inviteCall, transitionCall, type CallAction } from './calls.ts';
-import { CallParams, CallReply, CallView, CallWithJoin, InviteCallBody } from './schemas.ts';
+import { CallParams, CallReply, CallView, InviteCallBody } from './schemas.ts';
 import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-calls'];
@@ -28,9 +28,9 @@ export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext):
       schema: {
         operationId: 'startCall',
         tags,
-        summary: 'Call a user (Direct): rings them with call_invited and returns your MediaJoinModel; unanswered → call_missed after the ring timeout',
+        summary: 'Call a user (Direct): one who consented (an Accepted contact, or a Direct chat with you they accepted) is rung with call_invited and you get your MediaJoinModel, unanswered → call_missed after the ring timeout; anyone else gets a missed-call request (the call is Missed at once, call_missed, no join model)',
         body: InviteCallBody,
-        response: { 201: CallWithJoin, 400: errorCodes('MSG_CALL_SELF'), 403: errorCodes('MSG_USER_NOT_REPLICATED', 'MSG_USER_BLOCKED'), 404: errorCodes('MSG_USER_NOT_FOUND') },
+        response: { 201: CallReply, 400: errorCodes('MSG_CALL_SELF'), 403: errorCodes('MSG_USER_NOT_REPLICATED', 'MSG_USER_BLOCKED'), 404: errorCodes('MSG_USER_NOT_FOUND') },
       },
     },
     async (req, reply) => reply.code(201).send(await inviteCall(ctx, req.principal!, req.body)),

@@ -4,13 +4,13 @@ import { query, type Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { MediaJoinModel } from './media-join.ts';
 import { isoOf } from '../sql-rows.ts';
-import { blockedEitherWay } from '../contacts/blacklist.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors, ChatErrors } from '../errors.ts';
 import type { MessengerPushKind } from '../realtime-dispatch/kinds.ts';
 import type { MediaKind, SessionStatus } from './kinds.ts';
 import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
 import { callSignal } from './signals.ts';
+import { ringConsent } from './ring-consent.ts';
 import { activeUserTransaction, requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
 
 /** An unanswered 1:1 call becomes CallMissed after 45 s, as phones ring (once MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS). */
@@ -92,28 +92,38 @@ export async function getCall(q: Db, callId: string, userId: string): Promise<Ca
   return callView(c);
 }
 
-export async function inviteCall(ctx: MessengerContext, caller: Principal, input: { calleeUserId: string; media: MediaKind }): Promise<{ call: CallView; join: JoinView }> {
+/**
+ * Starts a 1:1 call. One the callee consented to rings them (`call_invited`) and answers the
+ * caller's join model; any other is a missed-call request (ring-consent.ts): stored Missed at once,
+ * `call_missed` to both (to the caller alone when the callee blocks them), no join model.
+ */
+export async function inviteCall(ctx: MessengerContext, caller: Principal, input: { calleeUserId: string; media: MediaKind }): Promise<{ call: CallView; join?: JoinView }> {
   await requireActiveCaller(ctx.db, caller.userId);
   const me = caller.userId;
   const callee = input.calleeUserId.toLowerCase();
   if (callee === me) throw CallErrors.self();
   await requireAddressableUser(ctx.db, callee);
-  if (await blockedEitherWay(ctx.db, me, callee)) throw ChatErrors.blocked();
+  const consent = await ringConsent(ctx.db, me, callee);
+  if (consent === 'blockedByCaller') throw ChatErrors.blocked();
   const now = ctx.clock.now();
+  const at = now.toISOString();
   const id = newId();
-  const ringExpiresAt = new Date(now.getTime() + CALL_RING_TIMEOUT_MS);
+  const rings = consent === 'ring';
+  const ringExpiresAt = rings ? new Date(now.getTime() + CALL_RING_TIMEOUT_MS).toISOString() : null;
   const row = await activeUserTransaction(ctx.db, me, async (tx) => {
     const [c] = (await query<CallRow>(
       tx,
       sql`insert into messenger.media_sessions
-            (id, session_kind, initiator_user_id, callee_user_id, media, status, room_name, ring_expires_at, created_at, updated_at)
-          values (${id}, 'Direct', ${me}, ${callee}, ${input.media}, 'Ringing', ${`call-${id}`}, ${ringExpiresAt.toISOString()},
-                  ${now.toISOString()}, ${now.toISOString()})
+            (id, session_kind, initiator_user_id, callee_user_id, media, status, room_name, ring_expires_at, ended_at, created_at, updated_at)
+          values (${id}, 'Direct', ${me}, ${callee}, ${input.media}, ${rings ? 'Ringing' : 'Missed'}, ${`call-${id}`}, ${ringExpiresAt}::timestamptz,
+                  ${rings ? null : at}::timestamptz, ${at}, ${at})
           returning ${COLUMNS}`,
     )).rows as [CallRow];
-    await enqueueRealtime(tx, callSignal('CallInvited', id, [callee]), now);
+    if (rings) await enqueueRealtime(tx, callSignal('CallInvited', id, [callee]), now);
+    else await enqueueRealtime(tx, callSignal('CallMissed', id, consent === 'silent' ? [me] : [me, callee]), now);
     return c;
   });
+  if (!rings) return { call: callView(row) };
   return { call: callView(row), join: joinView(await ctx.mintJoin({ userId: me, sessionId: id, roomName: row.roomName })) };
 }
 

@@ -8,6 +8,7 @@ import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
 import { activeUserTransaction, inactiveAmong, requireActiveCaller } from '../user-replica/replica-reads.ts';
+import { blocksAmong } from '../contacts/blacklist.ts';
 import type { MediaKind, RosterStatus } from './kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
 import { conferenceSignal } from './signals.ts';
@@ -152,10 +153,15 @@ export async function inviteToConference(ctx: MessengerContext, caller: Principa
     const wanted = [...new Set(userIds.map((u) => u.toLowerCase()))].filter((u) => members.has(u) && roster.get(u) !== 'Joined');
     // A blocked or archived member could neither join nor get a join token: they are not rung.
     const inactive = new Set(await inactiveAmong(tx, wanted));
-    const invitees = wanted.filter((u) => !inactive.has(u));
+    // Nor is a member on either side of a block with the inviter (blacklist.md: a blocked user cannot
+    // call you). One who blocked the inviter is shown Invited all the same, so the blocked inviter's
+    // answer is what any invite gives (the blocked are never told); one the inviter blocks is skipped.
+    const { blockedByMe, blockingMe } = await blocksAmong(tx, caller.userId, wanted);
+    const invitees = wanted.filter((u) => !inactive.has(u) && !blockedByMe.has(u));
     const rows: NewRealtimeRow[] = [];
     for (const u of invitees) {
       await setRoster(tx, c.id, u, 'Invited', now);
+      if (blockingMe.has(u)) continue;
       rows.push({ kind: 'ConferenceInvited', targetKind: 'User', targetUserId: u, chatId: c.chatId, refId: c.id, sessionKind: 'Conference' });
     }
     await enqueueRealtime(tx, rows, now);

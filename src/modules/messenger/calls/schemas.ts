@@ -31,7 +31,6 @@ export const CallView = named('CallView', Type.Object({
   endedAt: Nullable(Timestamp),
   endedByUserId: Nullable(Uuid),
 }));
-export const CallWithJoin = Type.Object({ call: CallView, join: JoinView });
 export const CallReply = Type.Object({ call: CallView, join: Type.Optional(JoinView) });
 export const InviteCallBody = Type.Object({ calleeUserId: Uuid, media: Media }, { additionalProperties: false });
 export const CallParams = Type.Object({ callId: Uuid });

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { blockedWith } from '../contacts/blacklist.ts';
 import { ChatErrors } from '../errors.ts';
-import { cursorOf, positionOf, readStreamHead, streamHead, streamHorizon } from '../../../platform/push/index.ts';
+import { cursorOf, positionOf, readStreamHead, streamHeadOf, streamHorizon } from '../../../platform/push/index.ts';
 import { activeParticipantsOfChats } from './chat-sql.ts';
 import { chatsOfUser, chatsOfUserByIds, type ListedChatRow } from './chat-list-sql.ts';
 import { chatView, type ChatView } from './chats.ts';
@@ -36,6 +36,9 @@ async function listed(q: Db, userId: string, chats: ListedChatRow[]): Promise<Li
   }));
 }
 
+/** The caller's spans of chat membership: the reader's head is the newest event of theirs (the stream's, not anyone's). */
+const spansOf = (userId: string) => sql`select chat_id, from_version, to_version from messenger.chat_membership_spans where user_id = ${userId}`;
+
 /**
  * The chats whose events reached the caller after `after`, each once at its latest event, oldest
  * change first: the chat events of every membership span, and the chat-bearing events addressed to
@@ -62,7 +65,7 @@ async function changedChats(
           select chat_id, max(position) as position from changed where position is not null
            group by chat_id order by max(position) limit ${limit})
         select (select json_agg(json_build_object('chatId', chat_id, 'position', position) order by position) from page) as chats,
-               ${streamHead()} as head, ${streamHorizon()} as "trimmedBelow"`,
+               ${streamHeadOf(userId, spansOf(userId))} as head, ${streamHorizon()} as "trimmedBelow"`,
   );
   const r = rows[0]!;
   return { chats: r.chats ?? [], head: r.head, trimmedBelow: r.trimmedBelow };
@@ -72,7 +75,7 @@ async function changedChats(
 export async function chatPage(q: Db, userId: string, opts: { after?: string; limit: number }): Promise<ChatPage> {
   if (opts.after === undefined) {
     // The head first: a change committed while the list is read is after it, so the next sync has it.
-    const head = await readStreamHead(q);
+    const head = await readStreamHead(q, userId, spansOf(userId));
     return { items: await listed(q, userId, await chatsOfUser(q, userId, opts.limit)), removed: [], next: cursorOf(head) };
   }
   const after = positionOf(opts.after);

@@ -6,11 +6,13 @@ import { maskLastName, toE164 } from '../user-replica/rules.ts';
 /**
  * Global contact search by phone (seed 002 "Provides", INV-MU-3): finds an active user by a phone
  * typed in any usual format, through the search index. The last name stays masked ("И***") until
- * the viewer's contact with that user is Accepted.
+ * the viewer's contact with that user is Accepted. A user who blocked the viewer is not found, as an
+ * unknown phone is: the blocked are never told (blacklist.md), and a search that still found the
+ * blocker would tell them where a request or a call is refused.
  */
 
-/** Status of the viewer's contact with a user ('Accepted', 'Pending', …) or null when there is none. */
-export type ContactStatusLookup = (viewerUserId: string, targetUserId: string) => Promise<string | null>;
+/** The viewer's relation to a user: their contact's status ('Accepted', 'Pending', …, null: none), and whether that user blocks the viewer. */
+export type ContactRelationLookup = (viewerUserId: string, targetUserId: string) => Promise<{ status: string | null; blocksViewer: boolean }>;
 
 export interface ContactSearchResult {
   userId: string;
@@ -24,7 +26,7 @@ export interface ContactSearchResult {
 export interface ContactSearchDeps {
   index: ContactSearchIndex;
   phoneRegion: string;
-  contactStatus: ContactStatusLookup;
+  contactRelation: ContactRelationLookup;
 }
 
 export async function searchContactByPhone(deps: ContactSearchDeps, viewerUserId: string, phoneInput: string): Promise<ContactSearchResult> {
@@ -38,7 +40,9 @@ export async function searchContactByPhone(deps: ContactSearchDeps, viewerUserId
     throw err;
   }
   if (!doc || !doc.isActive || doc.phoneNumber !== phoneNumber) throw MessengerErrors.contactUserNotFound();
-  const visible = doc.userId === viewerUserId || (await deps.contactStatus(viewerUserId, doc.userId)) === 'Accepted';
+  const relation = doc.userId === viewerUserId ? { status: 'Accepted', blocksViewer: false } : await deps.contactRelation(viewerUserId, doc.userId);
+  if (relation.blocksViewer) throw MessengerErrors.contactUserNotFound();
+  const visible = relation.status === 'Accepted';
   return {
     userId: doc.userId,
     firstName: doc.firstName,

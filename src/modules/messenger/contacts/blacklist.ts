@@ -40,6 +40,20 @@ export async function blockedWith(q: Db, me: string): Promise<Set<string>> {
   return new Set(rows.map((r) => r.id));
 }
 
+/** Among `userIds`: those `me` blocks, and those who block `me` (one read for a whole invite). */
+export async function blocksAmong(q: Db, me: string, userIds: readonly string[]): Promise<{ blockedByMe: Set<string>; blockingMe: Set<string> }> {
+  if (userIds.length === 0) return { blockedByMe: new Set(), blockingMe: new Set() };
+  const { rows } = await query<{ id: string; mine: boolean }>(
+    q,
+    sql`select blocked_user_id as id, true as mine from messenger.blacklist_entries
+         where owner_user_id = ${me} and status = 'Blocked' and blocked_user_id = any(${sql.param([...userIds])}::uuid[])
+        union all
+        select owner_user_id, false from messenger.blacklist_entries
+         where blocked_user_id = ${me} and status = 'Blocked' and owner_user_id = any(${sql.param([...userIds])}::uuid[])`,
+  );
+  return { blockedByMe: new Set(rows.filter((r) => r.mine).map((r) => r.id)), blockingMe: new Set(rows.filter((r) => !r.mine).map((r) => r.id)) };
+}
+
 /** Blocks or unblocks; a call that changes nothing writes nothing and pushes nothing. */
 export async function setBlocked(ctx: MessengerContext, ownerUserId: string, blockedUserId: string, blocked: boolean): Promise<BlacklistEntryView> {
   const target = blockedUserId.toLowerCase();

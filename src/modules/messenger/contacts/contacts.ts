@@ -2,8 +2,8 @@ import { sql } from 'drizzle-orm';
 import { newId } from '../../../platform/time.ts';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { isoOf } from '../sql-rows.ts';
-import type { ContactStatusLookup } from '../contact-search/search.ts';
-import { blockedEitherWay } from './blacklist.ts';
+import type { ContactRelationLookup } from '../contact-search/search.ts';
+import { blocksAmong } from './blacklist.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors, ContactErrors, MessengerErrors } from '../errors.ts';
 import type { ContactStatus } from './kinds.ts';
@@ -61,7 +61,11 @@ export async function requestContact(ctx: MessengerContext, me: string, phoneInp
   const other = await activeUserByPhone(ctx.db, phone);
   if (!other) throw MessengerErrors.contactUserNotFound();
   if (other === me) throw ContactErrors.self();
-  if (await blockedEitherWay(ctx.db, me, other)) throw ChatErrors.blocked();
+  // One who blocked the caller is not addressable to them, as search does not find them (the
+  // blocked are never told); the caller's own block is theirs to know.
+  const { blockedByMe, blockingMe } = await blocksAmong(ctx.db, me, [other]);
+  if (blockingMe.has(other)) throw MessengerErrors.contactUserNotFound();
+  if (blockedByMe.has(other)) throw ChatErrors.blocked();
   const now = ctx.clock.now();
   return activeUserTransaction(ctx.db, me, async (tx) => {
     // A removed pair is requested again on the same row; a live one is a conflict.
@@ -126,6 +130,18 @@ export async function removeContact(ctx: MessengerContext, me: string, contactId
     );
     const other = c.requesterUserId === me ? c.addresseeUserId : c.requesterUserId;
     await enqueueRealtime(tx, [{ kind: 'ContactRemoved', targetKind: 'User', targetUserId: other, refId: c.id }], now);
+    // Removing a contact takes back the consent it gave: their Direct chat is a message request to
+    // the remover again (docs/security.md, "Consent"), so presence, typing and reads stop there too
+    // until the remover writes in it or accepts it. Declining or withdrawing a request gave none.
+    if (c.status === 'Accepted') {
+      await query(
+        tx,
+        sql`update messenger.chat_participants p set accepted_at = null, updated_at = ${now.toISOString()}
+              from messenger.chats ch
+             where ch.direct_key = ${[me, other].sort().join(':')} and p.chat_id = ch.id and p.user_id = ${me}
+               and p.status = 'Active' and p.accepted_at is not null`,
+      );
+    }
   });
 }
 
@@ -138,16 +154,18 @@ export async function listContacts(q: Db, me: string): Promise<ContactView[]> {
   return rows.map((r) => viewFor(me, r));
 }
 
-/** The viewer's contact status with a user, for contact search: only 'Accepted' unmasks the last name (INV-MU-3). */
-export function contactStatusLookup(q: Db): ContactStatusLookup {
+/** The viewer's contact status with a user, for contact search: only 'Accepted' unmasks the last name (INV-MU-3); and whether the user blocks the viewer (then not found). */
+export function contactRelationLookup(q: Db): ContactRelationLookup {
   return async (viewer, target) => {
-    const { rows } = await query<{ status: string }>(
+    const { rows } = await query<{ status: string | null; blocksViewer: boolean }>(
       q,
-      sql`select status from messenger.contacts
-           where least(requester_user_id, addressee_user_id) = least(${viewer}::uuid, ${target}::uuid)
-             and greatest(requester_user_id, addressee_user_id) = greatest(${viewer}::uuid, ${target}::uuid)
-             and status <> 'Removed'`,
+      sql`select (select status from messenger.contacts
+                   where least(requester_user_id, addressee_user_id) = least(${viewer}::uuid, ${target}::uuid)
+                     and greatest(requester_user_id, addressee_user_id) = greatest(${viewer}::uuid, ${target}::uuid)
+                     and status <> 'Removed') as status,
+                 exists (select 1 from messenger.blacklist_entries
+                          where owner_user_id = ${target}::uuid and blocked_user_id = ${viewer}::uuid and status = 'Blocked') as "blocksViewer"`,
     );
-    return rows[0]?.status ?? null;
+    return rows[0]!;
   };
 }

@@ -28,6 +28,7 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
   test('UC-MSG-005: invite rings the callee only, with its own MediaJoinModel; answer and end reach both parties; nothing secret is stored', async () => {
     const m = await messengerApp();
     const [alice, bob, carol] = [await m.user(), await m.user(), await m.user()];
+    await m.contacts(alice, bob);
     const [ca, cb, cc] = await Promise.all([alice, bob, carol].map((u) => m.connect(u.token, ALL_EVENTS)));
     const invited = await m.call<{ call: Call; join: Join }>(alice.token, 'POST', '/api/messenger/calls', { calleeUserId: bob.id, media: 'Video' });
     assert.equal(invited.status, 201);
@@ -63,6 +64,7 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
   test('decline is the callee’s, cancel the caller’s; a call in the wrong state refuses with MSG_CALL_INVALID_STATE; strangers get 404', async () => {
     const m = await messengerApp();
     const [alice, bob, eve] = [await m.user(), await m.user(), await m.user()];
+    await m.contacts(alice, bob);
     const ring = async () => (await m.call<{ call: Call }>(alice.token, 'POST', '/api/messenger/calls', { calleeUserId: bob.id, media: 'Audio' })).body.call.id;
     const first = await ring();
     assert.equal((await m.call<Err>(alice.token, 'POST', `/api/messenger/calls/${first}/decline`)).body.code, 'MSG_CALL_FORBIDDEN');
@@ -80,6 +82,7 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
   test('CallTimeoutReaper: an invite unanswered past the ring timeout becomes Missed with call_missed to both; answered calls are left alone', async () => {
     const m = await messengerApp();
     const [alice, bob] = [await m.user(), await m.user()];
+    await m.contacts(alice, bob);
     const [ca, cb] = await Promise.all([alice, bob].map((u) => m.connect(u.token, ALL_EVENTS)));
     const unanswered = (await m.call<{ call: Call }>(alice.token, 'POST', '/api/messenger/calls', { calleeUserId: bob.id, media: 'Audio' })).body.call.id;
     const answered = (await m.call<{ call: Call }>(alice.token, 'POST', '/api/messenger/calls', { calleeUserId: bob.id, media: 'Audio' })).body.call.id;
@@ -97,12 +100,17 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
     assert.equal(ofEvent(cb!, 'call_missed')[0]!.CallId, unanswered);
   });
 
-  test('a blocked user cannot call you (nor you them)', async () => {
+  test('a blocked user cannot ring you, and is not told (their call is Missed at once, as any unconsented call); you calling them is 403 MSG_USER_BLOCKED', async () => {
     const m = await messengerApp();
     const [alice, bob] = [await m.user(), await m.user()];
+    await m.contacts(alice, bob);
     await m.call(alice.token, 'PUT', `/api/messenger/blacklist/${bob.id}`);
-    const call = (from: string, to: string) => m.call<Err>(from, 'POST', '/api/messenger/calls', { calleeUserId: to, media: 'Audio' });
-    assert.deepEqual([(await call(bob.token, alice.id)).status, (await call(bob.token, alice.id)).body.code], [403, 'MSG_USER_BLOCKED']);
+    const call = (from: string, to: string) => m.call<Err & { call: Call; join?: Join }>(from, 'POST', '/api/messenger/calls', { calleeUserId: to, media: 'Audio' });
+    const blocked = await call(bob.token, alice.id);
+    assert.deepEqual([blocked.status, blocked.body.call.status, blocked.body.join], [201, 'Missed', undefined]);
     assert.equal((await call(alice.token, bob.id)).body.code, 'MSG_USER_BLOCKED');
+    await m.dispatch();
+    const replay = await m.call<{ events: { name: string }[] }>(alice.token, 'GET', '/api/events?after=e0');
+    assert.deepEqual(replay.body.events.filter((e) => e.name.startsWith('call_')), [], 'nothing of the call is pushed to alice');
   });
 });

@@ -27,6 +27,7 @@ describe('a user blocked or archived is taken out of what is under way', () => {
     const m = await messengerApp();
     const [alice, bob] = [await m.user(), await m.user()];
     const ca = await m.connect(alice.token, ALL_EVENTS);
+    await m.contacts(alice, bob);
     const callId = await startCall(m, alice.token, bob.id);
     assert.equal((await m.call<{ call: Call }>(bob.token, 'POST', `/api/messenger/calls/${callId}/answer`)).body.call.status, 'Active');
 
@@ -47,6 +48,8 @@ describe('a user blocked or archived is taken out of what is under way', () => {
     const m = await messengerApp();
     const [alice, bob, carol] = [await m.user(), await m.user(), await m.user()];
     const [cb, cc] = [await m.connect(bob.token, ALL_EVENTS), await m.connect(carol.token, ALL_EVENTS)];
+    await m.contacts(alice, bob);
+    await m.contacts(carol, alice);
     const fromAlice = await startCall(m, alice.token, bob.id);
     const toAlice = await startCall(m, carol.token, alice.id);
 

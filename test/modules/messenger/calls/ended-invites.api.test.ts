@@ -24,6 +24,7 @@ describe('invites of a session that ended before delivery', () => {
   test('a call cancelled between the invite and its delivery: the callee gets call_invited (Status Cancelled) without a join token, then call_cancelled', async () => {
     const m = await messengerApp();
     const [alice, bob] = [await m.user(), await m.user()];
+    await m.contacts(alice, bob);
     const cb = await m.connect(bob.token, ALL_EVENTS);
     const call = (await m.call<{ call: { id: string } }>(alice.token, 'POST', '/api/messenger/calls', { calleeUserId: bob.id, media: 'Video' })).body.call;
     assert.equal((await m.call<{ call: { status: string } }>(alice.token, 'POST', `/api/messenger/calls/${call.id}/cancel`)).body.call.status, 'Cancelled');
@@ -62,6 +63,7 @@ describe('invites of a session that ended before delivery', () => {
   test('an invite delivered while the session is open still carries the recipient’s join token', async () => {
     const m = await messengerApp();
     const [alice, bob] = [await m.user(), await m.user()];
+    await m.contacts(alice, bob);
     const cb = await m.connect(bob.token, ALL_EVENTS);
     const call = (await m.call<{ call: { id: string } }>(alice.token, 'POST', '/api/messenger/calls', { calleeUserId: bob.id, media: 'Audio' })).body.call;
     await m.dispatch();

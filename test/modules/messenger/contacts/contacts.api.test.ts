@@ -98,7 +98,7 @@ describe('contacts (request by phone, accept, remove) and blacklist', () => {
     assert.deepEqual([(await send(bob.token, direct.id)).status, (await send(bob.token, direct.id)).body.code], [403, 'MSG_USER_BLOCKED']);
     assert.equal((await send(alice.token, direct.id)).body.code, 'MSG_USER_BLOCKED', 'not while you block them either');
     assert.equal((await send(bob.token, group.id)).status, 201, 'group chats are not personal');
-    assert.equal((await m.call<Err>(bob.token, 'POST', '/api/messenger/contacts/requests', { phone: alice.phone })).body.code, 'MSG_USER_BLOCKED');
+    assert.equal((await m.call<Err>(alice.token, 'POST', '/api/messenger/contacts/requests', { phone: bob.phone })).body.code, 'MSG_USER_BLOCKED');
     assert.equal((await m.call<Err>(alice.token, 'PUT', `/api/messenger/blacklist/${alice.id}`)).body.code, 'MSG_BLACKLIST_SELF');
     const list = (await m.call<{ items: { blockedUserId: string }[] }>(alice.token, 'GET', '/api/messenger/blacklist')).body.items;
     assert.deepEqual(list.map((e) => e.blockedUserId), [bob.id]);

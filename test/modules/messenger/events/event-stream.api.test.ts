@@ -173,6 +173,7 @@ describe('the per-user event stream (GET /api/events)', () => {
   test('a call invite is replayed without a media join token (one is minted only for the live push)', async () => {
     const m = await messengerApp();
     const [alice, bob] = [await m.user(), await m.user()];
+    await m.contacts(alice, bob);
     const start = (await eventsAfter(m, bob.token, undefined)).next;
     const client = await m.connect(bob.token, ALL_EVENTS);
     const invited = await m.call<{ call: { id: string } }>(alice.token, 'POST', '/api/messenger/calls', { calleeUserId: bob.id, media: 'Audio' });

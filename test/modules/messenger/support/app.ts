@@ -26,6 +26,18 @@ export async function insertReplicaUser(pool: pg.Pool, opts: { id?: string; phon
   return { id, phone };
 }
 
+/**
+ * Makes two users Accepted contacts directly in the table (no frames): what a 1:1 call needs to ring
+ * (calls/ring-consent.ts), for tests about something else.
+ */
+export async function insertContacts(pool: pg.Pool, a: { id: string }, b: { id: string }): Promise<void> {
+  await pool.query(
+    `insert into messenger.contacts (id, requester_user_id, addressee_user_id, status, created_at, accepted_at, updated_at)
+     values ($1, $2, $3, 'Accepted', $4, $4, $4) on conflict do nothing`,
+    [newId(), a.id, b.id, T0],
+  );
+}
+
 export interface MessengerApp extends TestApp {
   clock: ManualClock;
   url: string;
@@ -33,6 +45,8 @@ export interface MessengerApp extends TestApp {
   /** A user in the replica, with a token. */
   user(): Promise<{ id: string; phone: string; token: string }>;
   call<T = unknown>(token: string, method: InjectOptions['method'], url: string, payload?: unknown): Promise<{ status: number; body: T }>;
+  /** Accepted contacts without frames (insertContacts): a call between them rings. */
+  contacts(a: { id: string }, b: { id: string }): Promise<void>;
   /** The user accepts the chat, a message request to them (docs/security.md, "Consent"); throws unless 200. */
   accept(token: string, chatId: string): Promise<void>;
   /** One RealtimeDispatchJob run, as the timer or a NOTIFY would start it. */
@@ -59,6 +73,7 @@ export async function messengerApp(env: Record<string, string> = {}, tuning: Par
       const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
       return { status: res.statusCode, body: (res.body ? res.json() : undefined) as never };
     },
+    contacts: (a, b) => insertContacts(pool, a, b),
     async accept(token, chatId) {
       const res = await t.app.inject({ method: 'POST', url: `/api/messenger/chats/${chatId}/accept`, headers: { authorization: `Bearer ${token}` } });
       if (res.statusCode !== 200) throw new Error(`accept chat ${chatId}: ${res.statusCode} ${res.body}`);
