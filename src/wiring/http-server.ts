@@ -6,7 +6,7 @@ import { registerAuth, type AdminCheck } from '../platform/http/auth-plugin.ts';
 import { registerCors } from '../platform/http/cors.ts';
 import { frameworkErrors, registerErrorHandling } from '../platform/http/errors.ts';
 import { registerJsonBodyParser } from '../platform/http/json-body.ts';
-import { AJV_OPTIONS, registerStrictInputs } from '../platform/http/strict-inputs.ts';
+import { AJV_OPTIONS, registerStrictInputs, strictBodyValidators } from '../platform/http/strict-inputs.ts';
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from '../platform/http/openapi.ts';
 import { documentKernelResponses, nameComponents } from '../platform/http/openapi-components.ts';
 import { registerRateLimits } from '../platform/http/rate-limit.ts';
@@ -46,6 +46,8 @@ export async function createHttpServer(
     forceCloseConnections: 'idle',
     // Unknown fields are refused, not silently removed (strict-inputs.ts).
     ajv: AJV_OPTIONS,
+    // Bodies are validated without type coercion; path, query and headers keep it (strict-inputs.ts).
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidators() } },
     // The router's own refusals (a malformed path, a path parameter too long) in the one format.
     frameworkErrors,
   }) as unknown as FastifyInstance;

@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import AjvCompiler from '@fastify/ajv-compiler';
+import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
 
 /**
  * Unknown input is refused, never dropped. Fastify's Ajv removes properties a schema does not list
@@ -10,6 +11,27 @@ import type { FastifyError, FastifyInstance } from 'fastify';
  * more, said on the schema), which route-schemas.test.ts holds for every body.
  */
 export const AJV_OPTIONS = { customOptions: { removeAdditional: false } } as const;
+
+type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator'];
+type AjvServerOptions = { customOptions?: Record<string, unknown> };
+
+/**
+ * A body is checked as it was sent: Ajv's type coercion (Fastify's default, `coerceTypes: 'array'`)
+ * turned `"dryRun": null`, `0` or `[false]` into false, so a bulk action meant as a dry run ran for
+ * real, stored `"body": 12345` as the text "12345" and took `"size": "10"`. JSON carries its types,
+ * so a body field of the wrong type is 400 VALIDATION_FAILED. Path, query string and headers are
+ * text on the wire and keep coercion (`?limit=50` is the number 50). Given as the server's
+ * `schemaController.compilersFactory.buildValidator`: Fastify's own compiler, twice, chosen per part.
+ */
+export function strictBodyValidators(): ValidatorFactory {
+  const fromPool = AjvCompiler();
+  return (externalSchemas, options) => {
+    const customOptions = { ...(options as AjvServerOptions | undefined)?.customOptions };
+    const coercing = fromPool(externalSchemas, { ...options, customOptions } as AjvServerOptions);
+    const exact = fromPool(externalSchemas, { ...options, customOptions: { ...customOptions, coerceTypes: false } } as AjvServerOptions);
+    return (route) => (route.httpPart === 'body' ? exact(route) : coercing(route));
+  };
+}
 
 /** The routes this applies to: the documented API. The hub's SignalR routes take what SignalR clients add. */
 const API_PREFIX = '/api/';
