@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
 import { registerAuth, type AdminCheck } from '../platform/http/auth-plugin.ts';
 import { registerCors } from '../platform/http/cors.ts';
-import { frameworkErrors, registerErrorHandling } from '../platform/http/errors.ts';
+import { clientErrors, frameworkErrors, registerErrorHandling } from '../platform/http/errors.ts';
 import { registerJsonBodyParser } from '../platform/http/json-body.ts';
 import { AJV_OPTIONS, registerStrictInputs, strictBodyValidators } from '../platform/http/strict-inputs.ts';
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from '../platform/http/openapi.ts';
@@ -50,6 +50,8 @@ export async function createHttpServer(
     schemaController: { compilersFactory: { buildValidator: strictBodyValidators() } },
     // The router's own refusals (a malformed path, a path parameter too long) in the one format.
     frameworkErrors,
+    // What Node's HTTP parser refuses before routing (headers too large, a malformed request) too.
+    clientErrorHandler: clientErrors,
   }) as unknown as FastifyInstance;
   const tracingPlugin = fastifyTracingPlugin();
   if (tracingPlugin) await app.register(tracingPlugin);
@@ -75,7 +77,7 @@ export async function createHttpServer(
  * It listens when the main app gets ready (listen, or ready in tests): a taken port fails start-up.
  */
 export function createOpsListener(app: FastifyInstance, config: Config, log: Logger): FastifyInstance {
-  const ops = Fastify({ loggerInstance: log, frameworkErrors }) as unknown as FastifyInstance;
+  const ops = Fastify({ loggerInstance: log, frameworkErrors, clientErrorHandler: clientErrors }) as unknown as FastifyInstance;
   registerErrorHandling(ops);
   app.addHook('onReady', async () => {
     await ops.listen({ host: config.HOST, port: config.METRICS_PORT! });
