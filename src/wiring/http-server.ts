@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Config } from '../config.ts';
+import { listenHostOf, type Config } from '../config.ts';
 import { registerAuth, type AdminCheck } from '../platform/http/auth-plugin.ts';
 import { registerCors } from '../platform/http/cors.ts';
 import { clientErrors, frameworkErrors, registerErrorHandling } from '../platform/http/errors.ts';
@@ -10,7 +10,7 @@ import { AJV_OPTIONS, registerStrictInputs, strictBodyValidators } from '../plat
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from '../platform/http/openapi.ts';
 import { documentKernelResponses, nameComponents } from '../platform/http/openapi-components.ts';
 import { registerRateLimits } from '../platform/http/rate-limit.ts';
-import { corsOriginsOf, tokenRulesOf, trustProxyOf } from '../platform/http/settings.ts';
+import { corsOriginsOf, plainHttpOrigins, tokenRulesOf, trustProxyOf } from '../platform/http/settings.ts';
 import { createTokenVerifier, type TokenVerifier } from '../platform/http/token-verifier.ts';
 import type { Logger } from '../platform/observability/logger.ts';
 import { fastifyTracingPlugin } from '../platform/observability/tracing-sdk.ts';
@@ -63,6 +63,11 @@ export async function createHttpServer(
   registerStrictInputs(app);
   registerJsonBodyParser(app);
   await registerCors(app, corsOriginsOf(config));
+  const plain = plainHttpOrigins(config);
+  if (plain.length > 0) {
+    // A page served over plain http from another machine can be altered on the way, and the token it holds read.
+    log.warn({ origins: plain }, `CORS_ALLOWED_ORIGINS lists plain http:// origins that are not this machine (${plain.join(', ')}): a page served from them can be altered or read in transit, and with it the tokens it sends here; use https://`);
+  }
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
   registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET, adminChecks: deps.adminChecks });
@@ -80,7 +85,7 @@ export function createOpsListener(app: FastifyInstance, config: Config, log: Log
   const ops = Fastify({ loggerInstance: log, frameworkErrors, clientErrorHandler: clientErrors }) as unknown as FastifyInstance;
   registerErrorHandling(ops);
   app.addHook('onReady', async () => {
-    await ops.listen({ host: config.HOST, port: config.METRICS_PORT! });
+    await ops.listen({ host: listenHostOf(config), port: config.METRICS_PORT! });
   });
   return ops;
 }
