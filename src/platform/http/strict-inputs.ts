@@ -6,7 +6,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, Fasti
  * (`removeAdditional: true`) and ignores them everywhere else, so `?beforeSeq=5` (a misspelt
  * `afterSeq`) answered the first page as if nothing had been asked. The app turns removal off
  * (`AJV_OPTIONS`), and this hook makes the path and query of every API route closed: a parameter
- * the route does not name is 400 `VALIDATION_FAILED` naming it. Bodies declare it in their own
+ * the route does not name is 400 `VALIDATION_FAILED` naming it, and a route without a body refuses
+ * one (`BODY_NOT_ALLOWED`). Bodies declare it in their own
  * schemas (`additionalProperties: false`, or `true` where a provider's payload legitimately carries
  * more, said on the schema), which route-schemas.test.ts holds for every body.
  */
