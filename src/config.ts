@@ -49,7 +49,14 @@ export const ConfigSchema = Type.Object({
   ...pushSettings,
   ...tracingSettings,
   ...moduleSettings,
-  HOST: Type.String({ default: '0.0.0.0', description: 'Address the HTTP server binds to' }),
+  HOST: Type.Optional(
+    Type.String({
+      minLength: 1,
+      examples: ['0.0.0.0'],
+      description:
+        'Address the HTTP server (and METRICS_PORT) binds to; unset = 127.0.0.1 on the embedded PostgreSQL (DATABASE_URL unset: its shipped secrets are public, so it stays off the network), 0.0.0.0 on a real database',
+    }),
+  ),
   PORT: Int({ default: 3000, minimum: 0, maximum: 65535, description: 'HTTP port (0 = any free port)' }),
   METRICS_PORT: Type.Optional(
     Type.Integer({
@@ -74,6 +81,14 @@ export const ConfigSchema = Type.Object({
 });
 
 export type Config = Static<typeof ConfigSchema>;
+
+/**
+ * Where the server listens. `npm start` with nothing set runs on the embedded PostgreSQL with the
+ * shipped JWT secret (public in .env.example) and /metrics open: bound to every interface, anyone on
+ * the network could mint an admin token for it, so it binds loopback. A real database is a
+ * deployment (a container, a host behind a load balancer): every interface, as before. HOST wins.
+ */
+export const listenHostOf = (c: Pick<Config, 'HOST' | 'DATABASE_URL'>): string => c.HOST ?? (c.DATABASE_URL ? '0.0.0.0' : '127.0.0.1');
 
 export class ConfigError extends Error {
   readonly problems: string[];

@@ -5,7 +5,7 @@
  * process with shorter ones runs it through test/support/service-entry.ts, which hands them in code,
  * so no developer-only timing needs a setting of its own.
  */
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, listenHostOf, loadConfig, type Config } from './config.ts';
 import { buildApp } from './app.ts';
 import { enforceStartupSafety } from './insecure-defaults.ts';
 import { tunedModules, type ModuleTuning } from './modules/index.ts';
@@ -111,7 +111,7 @@ export async function runService(overrides: ServiceTuning = {}): Promise<void> {
     if (stopping) return;
     app = await buildApp(config, { pool, databaseUrl, log, tuning: { ...tuning, ...overrides.ops }, modules: tunedModules(overrides) });
     if (stopping) return;
-    await app.listen({ host: config.HOST, port: config.PORT });
+    await app.listen({ host: listenHostOf(config), port: config.PORT });
   }
 
   /**

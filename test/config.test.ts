@@ -2,16 +2,25 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { ConfigError, ConfigSchema, loadConfig } from '../src/config.ts';
+import { ConfigError, ConfigSchema, listenHostOf, loadConfig } from '../src/config.ts';
 import { configProblems } from './support/config.ts';
 
 test('defaults apply when nothing is set, and values are converted from strings', () => {
   const config = loadConfig({ PORT: '8080', JOBS_ENABLED: 'false' });
   assert.equal(config.PORT, 8080);
   assert.equal(config.JOBS_ENABLED, false);
-  assert.equal(config.HOST, '0.0.0.0');
+  assert.equal(config.HOST, undefined);
   assert.equal(config.OUTBOX_BATCH_SIZE, 1000);
   assert.equal(config.DATABASE_URL, undefined);
+});
+
+// npm start's embedded default has public secrets and an open /metrics: on every interface anyone
+// on the network could mint an admin token for it.
+test('the server binds loopback on the embedded default (DATABASE_URL unset), every interface on a real database, and HOST overrides both', () => {
+  assert.equal(listenHostOf(loadConfig({})), '127.0.0.1');
+  assert.equal(listenHostOf(loadConfig({ DATABASE_URL: 'postgres://pin@db:5432/pin' })), '0.0.0.0');
+  assert.equal(listenHostOf(loadConfig({ HOST: '0.0.0.0' })), '0.0.0.0');
+  assert.equal(listenHostOf(loadConfig({ HOST: '10.0.0.7', DATABASE_URL: 'postgres://pin@db:5432/pin' })), '10.0.0.7');
 });
 
 test('every invalid setting is named in one error, and secret values are not echoed', () => {

@@ -1,17 +1,17 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Config } from '../config.ts';
+import { listenHostOf, type Config } from '../config.ts';
 import { registerAdminAudit, type AdminAuditSink } from '../platform/http/admin-audit.ts';
 import { registerAuth, type AdminCheck } from '../platform/http/auth-plugin.ts';
 import { registerCors } from '../platform/http/cors.ts';
-import { frameworkErrors, registerErrorHandling } from '../platform/http/errors.ts';
+import { clientErrors, frameworkErrors, registerErrorHandling } from '../platform/http/errors.ts';
 import { registerJsonBodyParser } from '../platform/http/json-body.ts';
-import { AJV_OPTIONS, registerStrictInputs } from '../platform/http/strict-inputs.ts';
+import { AJV_OPTIONS, registerStrictInputs, strictBodyValidators } from '../platform/http/strict-inputs.ts';
 import { deriveOperationSecurity, SECURITY_SCHEMES, SERVERS } from '../platform/http/openapi.ts';
 import { documentKernelResponses, nameComponents } from '../platform/http/openapi-components.ts';
 import { registerRateLimits } from '../platform/http/rate-limit.ts';
-import { corsOriginsOf, tokenRulesOf, trustProxyOf } from '../platform/http/settings.ts';
+import { corsOriginsOf, plainHttpOrigins, tokenRulesOf, trustProxyOf } from '../platform/http/settings.ts';
 import { createTokenVerifier, type TokenVerifier } from '../platform/http/token-verifier.ts';
 import type { Logger } from '../platform/observability/logger.ts';
 import { fastifyTracingPlugin } from '../platform/observability/tracing-sdk.ts';
@@ -47,8 +47,12 @@ export async function createHttpServer(
     forceCloseConnections: 'idle',
     // Unknown fields are refused, not silently removed (strict-inputs.ts).
     ajv: AJV_OPTIONS,
+    // Bodies are validated without type coercion; path, query and headers keep it (strict-inputs.ts).
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidators() } },
     // The router's own refusals (a malformed path, a path parameter too long) in the one format.
     frameworkErrors,
+    // What Node's HTTP parser refuses before routing (headers too large, a malformed request) too.
+    clientErrorHandler: clientErrors,
   }) as unknown as FastifyInstance;
   const tracingPlugin = fastifyTracingPlugin();
   if (tracingPlugin) await app.register(tracingPlugin);
@@ -60,6 +64,11 @@ export async function createHttpServer(
   registerStrictInputs(app);
   registerJsonBodyParser(app);
   await registerCors(app, corsOriginsOf(config));
+  const plain = plainHttpOrigins(config);
+  if (plain.length > 0) {
+    // A page served over plain http from another machine can be altered on the way, and the token it holds read.
+    log.warn({ origins: plain }, `CORS_ALLOWED_ORIGINS lists plain http:// origins that are not this machine (${plain.join(', ')}): a page served from them can be altered or read in transit, and with it the tokens it sends here; use https://`);
+  }
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
   registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET, adminChecks: deps.adminChecks });
@@ -75,10 +84,10 @@ export async function createHttpServer(
  * It listens when the main app gets ready (listen, or ready in tests): a taken port fails start-up.
  */
 export function createOpsListener(app: FastifyInstance, config: Config, log: Logger): FastifyInstance {
-  const ops = Fastify({ loggerInstance: log, frameworkErrors }) as unknown as FastifyInstance;
+  const ops = Fastify({ loggerInstance: log, frameworkErrors, clientErrorHandler: clientErrors }) as unknown as FastifyInstance;
   registerErrorHandling(ops);
   app.addHook('onReady', async () => {
-    await ops.listen({ host: config.HOST, port: config.METRICS_PORT! });
+    await ops.listen({ host: listenHostOf(config), port: config.METRICS_PORT! });
   });
   return ops;
 }

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unavailableDependencyIn } from '../errors/index.ts';
 import { validationMessage } from './strict-inputs.ts';
@@ -48,6 +50,31 @@ export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: 
     reply.log.error({ err: { message: err.message, code: err.code } }, 'request failed in the router');
     void reply.status(500).send({ code: 'INTERNAL_ERROR', message: 'internal error' });
   }
+}
+
+/** What Node's HTTP parser refuses before any route, by its error code: status, stable code, message. */
+const CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'REQUEST_HEADERS_TOO_LARGE', 'the request headers are larger than the server takes (16 KiB)'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT', 'the request was not received in time'],
+};
+const MALFORMED: [number, string, string] = [400, 'BAD_REQUEST', 'the request is not valid HTTP'];
+
+/**
+ * Node's HTTP server refuses a request it cannot parse (headers past its limit, a malformed request
+ * line) or that does not arrive in time before Fastify sees it, and Fastify's default answer is its
+ * own shape (`{ error, message, statusCode }`). Given as the server's `clientErrorHandler`, these
+ * answer `{ code, message }` like every refusal: 431 REQUEST_HEADERS_TOO_LARGE, 408 REQUEST_TIMEOUT,
+ * 400 BAD_REQUEST. They come before routing, so no operation lists them (security.md, "Strict inputs").
+ */
+export function clientErrors(err: Error & { code?: string }, socket: Duplex): void {
+  // A reset connection: nobody to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] = CLIENT_ERRORS[err.code ?? ''] ?? MALFORMED;
+  const body = JSON.stringify({ code, message });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(err);
 }
 
 /** One error format for every route: `{ code, message }`; 5xx details stay in the log. */

@@ -4,6 +4,7 @@ import { AUTH_CODES } from './auth.ts';
 import { ErrorBody } from './errors.ts';
 import type { AdminCheck } from './auth-plugin.ts';
 import { bearerGuardOf } from './route-guard.ts';
+import { BODY_NOT_ALLOWED } from './strict-inputs.ts';
 
 /**
  * The published document names its schemas, so a generated client gets types such as `MessageView`
@@ -88,7 +89,8 @@ export function addErrorCodes(schema: unknown, status: number, codes: [string, .
 
 /**
  * Adds what the kernel answers on a route's behalf to its documented responses, with the codes: on
- * every API route a 400 VALIDATION_FAILED (its path and query are checked, strict-inputs.ts) and a
+ * every API route a 400 VALIDATION_FAILED (its path and query are checked, strict-inputs.ts; on one
+ * without a body also BODY_NOT_ALLOWED, for a body sent anyway) and a
  * 503 SERVICE_UNAVAILABLE for an unreachable database or Redis; on a route with a path parameter
  * 414 FST_ERR_MAX_PARAM_LENGTH (one over 100 characters); on a route with a body the JSON
  * parser's 400 refusals, 413 FST_ERR_CTP_BODY_TOO_LARGE and 415 FST_ERR_CTP_INVALID_MEDIA_TYPE; on
@@ -114,7 +116,7 @@ export function documentKernelResponses(app: FastifyInstance, adminChecks: reado
     if (route.url.startsWith('/api/')) {
       response['400'] = schema.body
         ? withCodes(response['400'], BODY_400, 'BodyValidationError')
-        : withCodes(response['400'], ['VALIDATION_FAILED'], 'ValidationError');
+        : withCodes(response['400'], ['VALIDATION_FAILED', BODY_NOT_ALLOWED], 'ValidationError');
     }
     if (route.url.includes(':')) response['414'] = withCodes(response['414'], [PARAMETER_TOO_LONG], 'ParameterTooLongError');
     if (schema.body) {

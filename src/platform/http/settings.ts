@@ -149,3 +149,13 @@ export function invalidCorsOrigins(value: string): string[] {
 /** The allowed origins, exact (empty: no CORS at all). */
 export const corsOriginsOf = (c: Pick<HttpServerSettings, 'CORS_ALLOWED_ORIGINS'>): string[] =>
   (c.CORS_ALLOWED_ORIGINS ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+
+/** The hosts a plain http:// origin may name without a warning: this machine (a developer's web app). */
+const LOCAL_HOSTNAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** The allowed origins served over plain http from another machine: start-up warns about them (http-server.ts). */
+export const plainHttpOrigins = (c: Pick<HttpServerSettings, 'CORS_ALLOWED_ORIGINS'>): string[] =>
+  corsOriginsOf(c).filter((origin) => {
+    const url = URL.parse(origin);
+    return url?.protocol === 'http:' && !LOCAL_HOSTNAMES.has(url.hostname);
+  });

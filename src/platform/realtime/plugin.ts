@@ -33,10 +33,15 @@ const defaults = {
 
 // A JWT from an identity provider stays well below 16 KiB (headers cap it near there anyway).
 const AccessToken = Text({ maxLength: 16_384 });
-const NegotiateQuery = Type.Object({
-  negotiateVersion: Type.Optional(Text({ maxLength: 10 })),
-  access_token: Type.Optional(AccessToken),
-});
+// Closed like every API route's query (strict-inputs.ts): a parameter it does not name is 400
+// VALIDATION_FAILED naming it. SignalR clients send only these two (and the hub URL's own query).
+const NegotiateQuery = Type.Object(
+  {
+    negotiateVersion: Type.Optional(Text({ maxLength: 10 })),
+    access_token: Type.Optional(AccessToken),
+  },
+  { additionalProperties: false },
+);
 const ConnectQuery = Type.Object({ id: Type.Optional(Text({ maxLength: 1024 })), access_token: Type.Optional(AccessToken) });
 const NegotiateReplySchema = Type.Object({
   negotiateVersion: Type.Integer(),

@@ -5,6 +5,7 @@ import { CORS_ALLOWED_HEADERS } from '../../../src/platform/http/cors.ts';
 import { corsOriginsOf } from '../../../src/platform/http/settings.ts';
 import { buildTestApp } from '../../support/app.ts';
 import { configProblems } from '../../support/config.ts';
+import { logCapture } from '../../support/logs.ts';
 
 /**
  * The preflight answers, fast (app.inject); what a real browser does with them is
@@ -92,4 +93,16 @@ test('CORS_ALLOWED_ORIGINS takes exact origins only: each entry that is not one 
   assert.match(problems[0]!, /^CORS_ALLOWED_ORIGINS: not an exact origin/);
   const named = problems[0]!.slice(problems[0]!.lastIndexOf('): ') + 3).split(', ');
   assert.deepEqual(named, bad);
+});
+
+test('start-up warns about a plain http:// origin on another machine, naming it, and not about this machine\'s', async () => {
+  const lan = logCapture('warn');
+  await buildTestApp({ CORS_ALLOWED_ORIGINS: `http://192.168.1.20:5173, http://localhost:5173, ${ALLOWED}` }, { logDestination: lan.stream });
+  const warned = lan.lines().filter((l) => String(l.msg).startsWith('CORS_ALLOWED_ORIGINS lists plain http://'));
+  assert.equal(warned.length, 1);
+  assert.deepEqual(warned[0]!.origins, ['http://192.168.1.20:5173']);
+
+  const local = logCapture('warn');
+  await buildTestApp({ CORS_ALLOWED_ORIGINS: `http://localhost:5173, http://127.0.0.1:8080, http://[::1]:3000, ${ALLOWED}` }, { logDestination: local.stream });
+  assert.equal(local.lines().filter((l) => String(l.msg).includes('plain http://')).length, 0);
 });

@@ -77,3 +77,32 @@ test("a path parameter past 100 characters is 414 FST_ERR_MAX_PARAM_LENGTH in th
   assert.equal(res.status, 414);
   assert.deepEqual(res.body, { code: 'FST_ERR_MAX_PARAM_LENGTH', message: 'a path parameter is longer than 100 characters' });
 });
+
+// Fastify parsed a body on a route without a body schema and dropped it: the caller's intent was ignored.
+test('a body sent to a route that takes none is 400 BODY_NOT_ALLOWED before it is read, and nothing is stored (PUT /blacklist/{id} with {"status":"Unblocked"} blocked)', async () => {
+  const m = await messengerApp();
+  const alice = await m.user();
+  const bob = await m.user();
+  const before = await storedDigests(m.pool);
+  const res = await m.call<{ code: string; message: string }>(alice.token, 'PUT', `/api/messenger/blacklist/${bob.id}`, { status: 'Unblocked' });
+  assert.deepEqual([res.status, res.body.code], [400, 'BODY_NOT_ALLOWED']);
+  assert.match(res.body.message, /takes no body/);
+  // Any media type alike: the body is refused unread, not as an unsupported type.
+  const text = await m.app.inject({ method: 'PUT', url: `/api/messenger/blacklist/${bob.id}`, headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'text/plain' }, payload: 'x' });
+  assert.deepEqual([text.statusCode, text.json().code], [400, 'BODY_NOT_ALLOWED']);
+  assert.deepEqual(changedTables(before, await storedDigests(m.pool)), []);
+  // Without a body the same request blocks, and an empty body of any type is no body.
+  const empty = await m.app.inject({ method: 'PUT', url: `/api/messenger/blacklist/${bob.id}`, headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json' }, payload: '' });
+  assert.equal(empty.statusCode, 200, empty.body);
+});
+
+test("the hub's negotiate refuses a query parameter it does not take, like every API route: 400 VALIDATION_FAILED naming it", async () => {
+  const m = await messengerApp();
+  const me = await m.user();
+  const negotiate = (query: string) => m.app.inject({ method: 'POST', url: `/hubs/messenger/negotiate?${query}`, headers: { authorization: `Bearer ${me.token}` } });
+  const res = await negotiate('negotiateVersion=1&clientProtocol=1.5');
+  assert.deepEqual([res.statusCode, res.json().code], [400, 'VALIDATION_FAILED']);
+  assert.match(res.json().message, /unknown query parameter 'clientProtocol'/);
+  // What SignalR clients send is still taken.
+  assert.equal((await negotiate(`negotiateVersion=1&access_token=${me.token}`)).statusCode, 200);
+});

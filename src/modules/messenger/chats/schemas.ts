@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
-import { CONTENT_TYPE_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_CONTENT_KINDS, MESSAGE_MAX_CHARS } from '../messages/rules.ts';
+import { CONTENT_TYPE_PATTERN, FILE_ID_MAX_CHARS, FILE_ID_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_CONTENT_KINDS, MESSAGE_MAX_CHARS } from '../messages/rules.ts';
+import { ALLOWED_FILE_TYPE_SUMMARY } from '../messages/file-types.ts';
 import { CHAT_KINDS } from './kinds.ts';
 import { named } from '../../../platform/http/index.ts';
 
@@ -88,22 +89,27 @@ export const FileMetaSchema = named('FileMeta', Type.Object(
   { additionalProperties: false },
 ));
 
-/** A File message's metadata as sent: the limits of messages/rules.ts (fileMetaProblem checks them again, with the active-content rule). */
+/** A File message's metadata as sent: the limits of messages/rules.ts (fileMetaProblem checks them again, with the allow-list of content types). */
 export const FileMetaBody = named('FileMetaInput', Type.Object(
   {
-    fileId: Text({ minLength: 1, maxLength: 200 }),
+    fileId: Text({
+      minLength: 1,
+      maxLength: FILE_ID_MAX_CHARS,
+      pattern: FILE_ID_PATTERN,
+      description: 'The id the file storage issued: a UUID or a token of letters, digits, _ and -',
+    }),
     fileName: Text({
       minLength: 1,
       maxLength: FILE_NAME_MAX_CHARS,
       pattern: FILE_NAME_PATTERN,
-      description: 'One file name: no / or \\, no control or bidi-override characters, not . or ..',
+      description: 'One file name: no / or \\, no control, bidi or direction characters, no leading dot, not a reserved device name (CON, NUL, COM1, …)',
     }),
     contentType: Text({
       minLength: 3,
       maxLength: 255,
       pattern: CONTENT_TYPE_PATTERN,
       description:
-        'A MIME type, type/subtype without parameters. Active content (text/html, text/xml, application/xml, any +xml such as image/svg+xml, JavaScript, Flash) → 400 MSG_MESSAGE_INVALID; send such a file as application/octet-stream',
+        `A MIME type, type/subtype without parameters, one of: ${ALLOWED_FILE_TYPE_SUMMARY}. Any other → 400 MSG_MESSAGE_INVALID; send such a file as application/octet-stream`,
     }),
     size: BoundedInt({ minimum: 0, maximum: FILE_MAX_BYTES, description: 'Bytes, at most 2 GiB' }),
   },

@@ -1,5 +1,7 @@
 /** Message rules (message.md, UC-MSG-003) as plain functions. */
 
+import { ALLOWED_FILE_TYPE_SUMMARY, isAllowedFileType } from './file-types.ts';
+
 export const MESSAGE_CONTENT_KINDS = ['Text', 'File', 'Card'] as const;
 export type MessageContentKind = (typeof MESSAGE_CONTENT_KINDS)[number];
 
@@ -13,10 +15,12 @@ export interface FileMeta {
 /**
  * Limits of a File message's metadata. The messenger stores only what the client says about a file
  * it uploaded elsewhere, and every other client shows that name and opens the file by that type, so
- * the metadata is checked as if it were hostile: a name that is one path segment of printable
- * characters (no `/` or `\`, no control or bidi-override characters that disguise `exe` as `pdf`,
- * not `.` or `..`), a MIME type `type/subtype` without parameters, no active content (below), and
- * a size of at most 2 GiB (a fixed limit, in the module README and the OpenAPI document).
+ * the metadata is checked as if it were hostile: an id that is a bounded token (`../../secret` or
+ * `javascript:alert(1)` were taken, and a client may build a download URL from it), a name that is
+ * one path segment of printable characters (no `/` or `\`, no control, bidi-override or direction
+ * characters that disguise `exe` as `pdf`, no leading dot, not a device name Windows reserves), a
+ * MIME type `type/subtype` without parameters from an allow-list (file-types.ts), and a size of at
+ * most 2 GiB (a fixed limit, in the module README and the OpenAPI document).
  */
 export const FILE_NAME_MAX_CHARS = 255;
 
@@ -27,45 +31,30 @@ export const FILE_NAME_MAX_CHARS = 255;
  */
 export const MESSAGE_MAX_CHARS = 4000;
 export const FILE_MAX_BYTES = 2 * 1024 ** 3;
-export const FILE_NAME_PATTERN = '^(?!\\.+$)[^/\\\\\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069]+$';
+/** A file id as the storage that issued it names it: a UUID or any token of letters, digits, `_` and `-`. */
+export const FILE_ID_MAX_CHARS = 128;
+export const FILE_ID_PATTERN = `^[A-Za-z0-9_-]{1,${FILE_ID_MAX_CHARS}}$`;
+/** Windows' reserved device names, alone or before an extension (`CON`, `nul.txt`), in any case. */
+const RESERVED_NAME = '(?:[cC][oO][nN]|[pP][rR][nN]|[aA][uU][xX]|[nN][uU][lL]|[cC][oO][mM][0-9]|[lL][pP][tT][0-9])(?:\\.|$)';
+/** Not allowed anywhere in a name: separators, C0/C1 controls, the Arabic letter mark, LRM/RLM, bidi embeddings, overrides and isolates. */
+const NAME_FORBIDDEN = '/\\\\\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+export const FILE_NAME_PATTERN = `^(?!\\.)(?!${RESERVED_NAME})[^${NAME_FORBIDDEN}]+$`;
 const TOKEN = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}";
 export const CONTENT_TYPE_PATTERN = `^${TOKEN}/${TOKEN}$`;
 
-/**
- * Types a browser or viewer runs rather than shows (markup that carries script, script itself,
- * Flash), refused whatever the file: a client that opens the file inline from a shared origin would
- * run the sender's code in the reader's session. Any `+xml` subtype counts (SVG, XHTML). Such a file
- * can still be sent as `application/octet-stream`, which clients download.
- */
-const ACTIVE_CONTENT_TYPES = new Set([
-  'text/html',
-  'text/xml',
-  'application/xml',
-  'text/javascript',
-  'text/ecmascript',
-  'application/javascript',
-  'application/ecmascript',
-  'application/x-javascript',
-  'application/x-shockwave-flash',
-]);
-
+const FILE_ID = new RegExp(FILE_ID_PATTERN, 'u');
 const FILE_NAME = new RegExp(FILE_NAME_PATTERN, 'u');
 const CONTENT_TYPE = new RegExp(CONTENT_TYPE_PATTERN, 'u');
 
-/** True for a content type clients would run instead of show (case-insensitive, as MIME types are). */
-export function isActiveContentType(contentType: string): boolean {
-  const type = contentType.toLowerCase();
-  return ACTIVE_CONTENT_TYPES.has(type) || type.endsWith('+xml');
-}
-
 /** What is wrong with a File message's metadata, or undefined (the limits above). */
 export function fileMetaProblem(f: FileMeta): string | undefined {
+  if (!FILE_ID.test(f.fileId)) return `fileId must be 1…${FILE_ID_MAX_CHARS} letters, digits, _ or -`;
   if ([...f.fileName].length > FILE_NAME_MAX_CHARS || !FILE_NAME.test(f.fileName)) {
-    return `fileName must be one file name of at most ${FILE_NAME_MAX_CHARS} characters: no / or \\, no control characters, not . or ..`;
+    return `fileName must be one file name of at most ${FILE_NAME_MAX_CHARS} characters: no / or \\, no control or direction characters, no leading dot, not a reserved device name`;
   }
   if (!CONTENT_TYPE.test(f.contentType)) return 'contentType must be a MIME type, type/subtype (no parameters)';
-  if (isActiveContentType(f.contentType)) {
-    return `contentType ${f.contentType.toLowerCase()} is active content (markup or script) and is refused; send the file as application/octet-stream`;
+  if (!isAllowedFileType(f.contentType)) {
+    return `contentType ${f.contentType.toLowerCase()} is not one a File message may carry: ${ALLOWED_FILE_TYPE_SUMMARY}`;
   }
   if (!Number.isSafeInteger(f.size) || f.size < 0 || f.size > FILE_MAX_BYTES) return `size must be 0…${FILE_MAX_BYTES} bytes`;
   return undefined;
