@@ -141,6 +141,31 @@ test('an aborted request keeps its slot until its handler ends (aborting cannot 
   assert.deepEqual((await Promise.all(again)).map((r) => r.statusCode), Array(LIMIT).fill(200));
 });
 
+test('the event stream reads one page at a time per user: a second page in parallel is 429 USER_CONCURRENCY_LIMIT, the user’s other routes are served', async () => {
+  const { app, database, bearer } = await setUp();
+  const user = await bearer();
+  // The stream's read waits on its horizon table while this transaction holds it; the notification feed does not read it.
+  const holder = await database.pool.connect();
+  try {
+    await holder.query('begin');
+    await holder.query('lock table messenger.realtime_event_horizon in access exclusive mode');
+    const first = app.inject({ url: '/api/events?after=e0&limit=500', headers: user });
+    const waiting = async () =>
+      (await database.pool.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].n === 1;
+    await waitFor('the first page waiting in PostgreSQL', waiting);
+    const second = await app.inject({ url: '/api/events?after=e0&limit=500', headers: user });
+    assert.equal(second.statusCode, 429, second.body);
+    assert.equal(second.json().code, 'USER_CONCURRENCY_LIMIT');
+    assert.equal(second.headers['retry-after'], '1');
+    assert.equal((await app.inject({ url: '/api/notifications', headers: user })).statusCode, 200, 'within the user’s own bound');
+    await holder.query('commit');
+    assert.equal((await first).statusCode, 200);
+  } finally {
+    holder.release();
+  }
+  assert.equal((await app.inject({ url: '/api/events?after=e0&limit=500', headers: user })).statusCode, 200, 'the page’s slot came back');
+});
+
 test('HTTP_MAX_CONCURRENT_REQUESTS_PER_USER=0 turns the bound off, and the code is then not documented', async () => {
   const gates = gateModule();
   const t = await buildTestApp({ HTTP_MAX_CONCURRENT_REQUESTS_PER_USER: '0' }, { modules: [...modules, gates.module], logDestination: quiet() });
