@@ -6,7 +6,7 @@ import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
-import { createOpsConsole, OPS_TUNING, type OpsTuning } from './platform/ops/index.ts';
+import { adminAuditSink, createOpsConsole, OPS_TUNING, type OpsTuning } from './platform/ops/index.ts';
 import { createPush, PUSH_TUNING, pushJobs, realtimeFailureSource, registerEventStreamRoutes, type PushTuning } from './platform/push/index.ts';
 import { createHubFromConfig, hubPlugin, type Hub } from './platform/realtime/index.ts';
 import { systemClock, type Clock } from './platform/time.ts';
@@ -79,7 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const registry = createRegistry(log);
   const db = createDb(pool);
   const hooks = newModuleHooks();
-  const { app, tokens } = await createHttpServer(config, { log, tuning, adminChecks: hooks.adminChecks, registry });
+  const { app, tokens } = await createHttpServer(config, { log, tuning, adminChecks: hooks.adminChecks, adminAudit: adminAuditSink(db, clock), registry });
 
   // Created before the modules, which need it to push; they fill its group resolvers below.
   const hub = await createHubFromConfig(config, { registry, logger: log, clock, tokens, ...hubHooksOf(hooks) }, tuning);

@@ -14,12 +14,14 @@ import { createPool, DatabaseUnreachableError, migrateDatabase, waitForDatabase 
 import { createLogger } from './platform/observability/logger.ts';
 import { startTracing } from './platform/observability/tracing-sdk.ts';
 import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
+import type { OpsTuning } from './platform/ops/index.ts';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 
-/** The fixed values a test may shorten: the kernel's and each tuned module's. */
+/** The fixed values a test may shorten: the kernel's, the ops console's and each tuned module's. */
 export interface ServiceTuning extends ModuleTuning {
   kernel?: Partial<KernelTuning>;
+  ops?: Partial<OpsTuning>;
 }
 
 function configOrExit(): Config {
@@ -107,7 +109,7 @@ export async function runService(overrides: ServiceTuning = {}): Promise<void> {
     if (stopping) return;
     await migrateDatabase(pool);
     if (stopping) return;
-    app = await buildApp(config, { pool, databaseUrl, log, tuning, modules: tunedModules(overrides) });
+    app = await buildApp(config, { pool, databaseUrl, log, tuning: { ...tuning, ...overrides.ops }, modules: tunedModules(overrides) });
     if (stopping) return;
     await app.listen({ host: config.HOST, port: config.PORT });
   }

@@ -19,6 +19,12 @@ export interface MessagePostedKafkaEvent {
   SenderUserId: string;
   /** Active participants but the sender, at the moment the message was sent. */
   RecipientUserIds: string[];
+  /**
+   * Those of RecipientUserIds for whom the chat is a message request (they have not accepted it:
+   * docs/security.md, "Consent"): notifications sends them one notification of the chat until they
+   * accept. Added within contract version 1 (a consumer treats its absence as none).
+   */
+  RequestUserIds: string[];
   Kind: 'Text' | 'File' | 'Card';
   /** ISO-8601 UTC. */
   SentAt: string;

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
+import { registerAdminAudit, type AdminAuditSink } from '../platform/http/admin-audit.ts';
 import { registerAuth, type AdminCheck } from '../platform/http/auth-plugin.ts';
 import { registerCors } from '../platform/http/cors.ts';
 import { frameworkErrors, registerErrorHandling } from '../platform/http/errors.ts';
@@ -22,12 +23,13 @@ import type { KernelTuning } from '../platform/tuning.ts';
  * The HTTP server every route is registered on, in the order its plugins need: tracing (it wraps
  * each route as it is added), the OpenAPI collector, the error format, strict inputs (unknown fields
  * refused) and the JSON body parser (forbidden keys refused), CORS (a preflight carries no
- * token and is answered before auth), auth with its per-user bound on requests in progress, then rate limits (the limiter attaches itself to the
- * routes registered after it). No route yet.
+ * token and is answered before auth), auth with its per-user bound on requests in progress, the admin
+ * audit (it finds the admin routes as they are added), then rate limits (the limiter attaches itself
+ * to the routes registered after it). No route yet.
  */
 export async function createHttpServer(
   config: Config,
-  deps: { log: Logger; tuning: KernelTuning; adminChecks: AdminCheck[]; registry: Registry },
+  deps: { log: Logger; tuning: KernelTuning; adminChecks: AdminCheck[]; adminAudit: AdminAuditSink; registry: Registry },
 ): Promise<{ app: FastifyInstance; tokens: TokenVerifier }> {
   const { log, tuning } = deps;
   const app = Fastify({
@@ -66,6 +68,7 @@ export async function createHttpServer(
   const maxPerUser = config.HTTP_MAX_CONCURRENT_REQUESTS_PER_USER;
   const userSlots = registerUserSlots(app, { maxPerUser, registry: deps.registry });
   registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET, adminChecks: deps.adminChecks, userSlots });
+  registerAdminAudit(app, deps.adminAudit);
   deriveOperationSecurity(app);
   documentKernelResponses(app, deps.adminChecks, { userSlots: maxPerUser > 0 });
   await registerRateLimits(app, { redisUrl: config.REDIS_URL, log });

@@ -59,7 +59,7 @@ function notificationsParts(deps: ModuleDeps<NotificationsSettings>, tuning: Not
       retryWorkerJob(delivery, jobs.retryWorker),
       webhookReplayCleanupJob(deps.db),
     ],
-    consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log })],
+    consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log, collapseWindowMs: config.NOTIFICATIONS_CHAT_COLLAPSE_WINDOW })],
     opsFailures: [terminalFailureSource(ctx)],
     opsBacklogs: [
       { metric: 'notifications_unsent', title: 'Notifications not Sent, by status (terminal = failed for good)', alert: 'NotificationsTerminalFailures' },

@@ -7,8 +7,9 @@ import type { Logger } from '../../platform/observability/index.ts';
 import type { Hub } from '../../platform/realtime/index.ts';
 import { Uuid } from '../../platform/types/index.ts';
 import { withTimeout, type Clock } from '../../platform/time.ts';
+import { noticeCandidates, writeMessageNotices, type NoticeRecipient } from './chat-notices.ts';
 import type { NotificationMetrics } from './metrics.ts';
-import { createNotifications } from './notifications.ts';
+import { heldBackReason } from './notifications.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
 
 /** MessagePostedKafkaEvent (docs/architecture.md, "Event contracts"): never carries the message body. */
@@ -18,6 +19,8 @@ export const MessagePostedKafkaEvent = Type.Object({
   Seq: Type.Integer({ minimum: 0 }),
   SenderUserId: Uuid,
   RecipientUserIds: Type.Array(Uuid, { maxItems: 10_000 }),
+  /** Recipients for whom the chat is a message request; absent (an older producer): none. */
+  RequestUserIds: Type.Optional(Type.Array(Uuid, { maxItems: 10_000 })),
   Kind: Type.String({ minLength: 1, maxLength: 50 }),
   SentAt: Type.String({ minLength: 1 }),
 });
@@ -49,13 +52,19 @@ async function lookUpPresence(hub: Hub, userIds: readonly string[], timeoutMs: n
   return { online, failures, error };
 }
 
+/** MessagePosted events one consumer transaction takes: a partition's backlog commits (and yields to a stop) in small steps. */
+const MESSAGES_PER_TRANSACTION = 10;
+
 /**
  * The offline path: for each recipient not connected to the hub (presence across replicas), an
- * in-app notification plus a push per registered device. Connected recipients already got the
- * message in realtime from the messenger. Rows are deduped per message and recipient, on top of
- * the runner's inbox. Presence that cannot be read (the hub's Redis down, or silent past
- * PRESENCE_LOOKUP_TIMEOUT_MS) counts as offline: a redundant push beats holding every later
- * notification of the partition until Redis returns.
+ * in-app notification plus a push per registered device — unless the chat's earlier notification
+ * takes this message too (chat-notices.ts): one notification per chat and recipient within
+ * `collapseWindowMs`, and one only while the chat is a message request to them (RequestUserIds).
+ * Connected recipients already got the message in realtime from the messenger. Rows are deduped
+ * per message and recipient, on top of the runner's inbox. Presence that cannot be read (the hub's
+ * Redis down, or silent past PRESENCE_LOOKUP_TIMEOUT_MS) counts as offline: a redundant push beats
+ * holding every later notification of the partition until Redis returns. Every partition of the
+ * topic is read at once, so one chat's backlog (keyed by ChatId) never holds another chat's.
  */
 export function messagePostedConsumer(deps: {
   hub: Hub;
@@ -63,43 +72,60 @@ export function messagePostedConsumer(deps: {
   providers: ProviderRegistry;
   metrics: NotificationMetrics;
   log: Logger;
+  /** NOTIFICATIONS_CHAT_COLLAPSE_WINDOW. */
+  collapseWindowMs: number;
 }): ConsumerDefinition<MessagePostedKafkaEvent> {
   return defineConsumer<MessagePostedKafkaEvent>({
     name: 'notifications.message-posted',
     topic: TOPICS.messagePosted,
     groupId: 'pin-notifications.message-posted',
     eventTypes: [MESSAGE_POSTED_EVENT],
+    partitionsConcurrently: MESSAGE_POSTED_PARTITIONS,
+    maxMessagesPerTransaction: MESSAGES_PER_TRANSACTION,
     async handle(event, tx) {
       const p = event.payload;
       if (!Value.Check(MessagePostedKafkaEvent, p) || Number.isNaN(Date.parse(p.SentAt))) {
         const first = [...Value.Errors(MessagePostedKafkaEvent, p)][0];
         throw new PoisonMessageError(MESSAGE_POSTED_INVALID, `MessagePostedKafkaEvent invalid at ${first?.path || 'SentAt'}`);
       }
-      const recipients = [...new Set(p.RecipientUserIds.map((id) => id.toLowerCase()))].filter((id) => id !== p.SenderUserId.toLowerCase());
-      const { online, failures, error: presenceError } = await lookUpPresence(deps.hub, recipients, PRESENCE_LOOKUP_TIMEOUT_MS);
+      const scope = { chatId: p.ChatId, sentAt: new Date(p.SentAt), windowMs: deps.collapseWindowMs };
+      const recipients = messageRecipients(p);
+      const candidates = await noticeCandidates(tx, scope, recipients);
+      deps.metrics.folded.inc(recipients.length - candidates.length);
+      const { online, failures, error: presenceError } = await lookUpPresence(deps.hub, candidates.map((c) => c.userId), PRESENCE_LOOKUP_TIMEOUT_MS);
       if (failures > 0) {
         deps.metrics.presenceUnknown.inc(failures);
         const reason = presenceError instanceof Error ? presenceError.message : String(presenceError);
         deps.log.warn({ messageId: event.messageId, chatId: p.ChatId, err: reason }, 'hub presence unreadable; recipients treated as offline');
       }
-      const now = deps.clock.now();
-      for (const [i, userId] of recipients.entries()) {
-        if (online[i]) continue;
-        const created = await createNotifications(
-          tx,
-          {
-            recipientUserId: userId,
-            title: 'New message',
-            data: { ChatId: p.ChatId, MessageId: p.MessageId, Seq: p.Seq, SenderUserId: p.SenderUserId, Kind: p.Kind, SentAt: p.SentAt },
-            channels: ['Push'],
-            correlationId: event.correlationId ?? null,
-            sourceKey: `message-posted:${p.MessageId}:${userId}`,
-          },
-          now,
-          deps.providers,
-        );
-        for (const h of created.heldBack) deps.metrics.skipped.inc(h);
+      const written = await writeMessageNotices(
+        tx,
+        scope,
+        {
+          title: 'New message',
+          data: { ChatId: p.ChatId, MessageId: p.MessageId, Seq: p.Seq, SenderUserId: p.SenderUserId, Kind: p.Kind, SentAt: p.SentAt },
+          correlationId: event.correlationId ?? null,
+          sourcePrefix: `message-posted:${p.MessageId}`,
+          now: deps.clock.now(),
+        },
+        candidates.filter((_, i) => !online[i]),
+      );
+      for (const w of written) {
+        const reason = heldBackReason(w.isEnabled ?? false, w.providerKey ? deps.providers.state(w.providerKey) : 'unknown');
+        if (reason) deps.metrics.skipped.inc({ channel: w.channel, reason }, w.rows);
       }
     },
   });
+}
+
+/** pin.messenger.message-posted.v1's partitions (the catalogue's count), each read on its own, in order. */
+const MESSAGE_POSTED_PARTITIONS = 6;
+
+/** The event's recipients but the sender, once each, lower-case, each marked when the chat is a message request to them. */
+export function messageRecipients(p: MessagePostedKafkaEvent): NoticeRecipient[] {
+  const sender = p.SenderUserId.toLowerCase();
+  const requests = new Set((p.RequestUserIds ?? []).map((id) => id.toLowerCase()));
+  return [...new Set(p.RecipientUserIds.map((id) => id.toLowerCase()))]
+    .filter((id) => id !== sender)
+    .map((userId) => ({ userId, request: requests.has(userId) }));
 }

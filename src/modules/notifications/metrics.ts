@@ -17,6 +17,8 @@ export type SendSource = 'dispatcher' | 'retry';
  *   missing adapter (A3);
  * - `notifications_waiting_oldest_age_seconds`: how long the oldest of them has waited → alert when
  *   a channel stays off for long;
+ * - `notifications_message_recipients_folded_total`: message recipients whose chat already notified
+ *   them (the collapse window, a message request's one notification);
  * - `notifications_unsent`: Pending, Failed (retrying) and terminal Failed rows, the ops console's
  *   backlog of the module;
  * - `notifications_unconfirmed` / `notifications_outcome_unknown_total`: emails whose send may have
@@ -106,6 +108,10 @@ export function createNotificationMetrics(registry: Registry, deps: { db: Db; pr
     presenceUnknown: counter(registry, {
       name: 'notifications_presence_lookup_failures_total',
       help: 'MessagePosted recipients whose hub presence could not be read (Redis down); treated as offline and notified',
+    }),
+    folded: counter(registry, {
+      name: 'notifications_message_recipients_folded_total',
+      help: 'MessagePosted recipients given no notification: the chat notified them within NOTIFICATIONS_CHAT_COLLAPSE_WINDOW (unread), or already once while it is a message request to them',
     }),
     skipped: counter(registry, {
       name: 'notifications_skipped_total',

@@ -153,6 +153,29 @@ export const webhookReplays = notificationsSchema.table(
   (t) => [primaryKey({ columns: [t.provider, t.signatureHash] }), index('ix_webhook_replays_expires').on(t.expiresAt)],
 );
 
+/**
+ * The last message notification of a chat to a recipient (the offline path, message-posted.consumer.ts):
+ * what the chat's later messages are folded into. A recipient gets a new one only once the window
+ * (NOTIFICATIONS_CHAT_COLLAPSE_WINDOW) has passed since `notifiedAt` or its in-app copy was read; a
+ * member for whom the chat is a message request (`request`) gets none while this row exists. One row
+ * per recipient and chat, replaced in place: it never grows with the messages.
+ */
+export const chatNotices = notificationsSchema.table(
+  'chat_notices',
+  {
+    recipientUserId: uuid('recipient_user_id').notNull(),
+    chatId: uuid('chat_id').notNull(),
+    /** The in-app copy of the notification the chat's later messages are folded into. */
+    notificationId: uuid('notification_id').notNull(),
+    /** SentAt of the message that notified: the window counts from the messages' own time, not from when a backlog was read. */
+    notifiedAt: timestamp('notified_at', tz).notNull(),
+    /** The chat was a message request to the recipient when they were notified. */
+    request: boolean('request').notNull(),
+  },
+  // Chat first: a message reads the notices of its chat, all of its recipients at once.
+  (t) => [primaryKey({ columns: [t.chatId, t.recipientUserId] })],
+);
+
 /** A notification as the API and workers read it; its traceparent is read by the ops console's list only. */
 export type NotificationRow = Omit<typeof notifications.$inferSelect, 'traceparent'>;
 export type ChannelConfigRow = typeof channelConfigs.$inferSelect;

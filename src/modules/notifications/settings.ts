@@ -18,6 +18,14 @@ export const notificationsSettings = {
     description: 'Push-token registrations per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
   }),
 
+  NOTIFICATIONS_CHAT_COLLAPSE_WINDOW: Duration({
+    default: '60s',
+    minimum: '0s',
+    maximum: '1h',
+    description:
+      "A chat's message notifications to one recipient collapse within this window: one notification (in-app plus push) per chat and recipient, later messages fold into it until the window has passed since its message or it is read (0s = every message notifies; a member for whom the chat is a message request gets one either way)",
+  }),
+
   NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, examples: ['smtp.example.org'], description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
   NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
   NOTIFICATIONS_SMTP_TLS: Type.Union([Type.Literal('implicit'), Type.Literal('starttls'), Type.Literal('none')], {

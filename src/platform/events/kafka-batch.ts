@@ -7,7 +7,8 @@ import type { MessageProcessor } from './consumer-runner.ts';
  * One kafkajs batch of a consumer (kafka-consumer.ts): its messages in chunks of one transaction
  * each, offsets resolved and committed only once their transactions committed, and a failed
  * message's partition paused, sought back to it and resumed after its backoff — so order within
- * the partition holds and the other partitions keep flowing. eachBatch never throws for a message
+ * the partition holds and the other partitions keep flowing; a long batch yields (BATCH_YIELD_MS), so
+ * it never holds the next fetch of the other partitions for long. eachBatch never throws for a message
  * (kafkajs's own retry would re-fetch and eventually restart the whole consumer).
  */
 export interface BatchHandler {
@@ -15,6 +16,15 @@ export interface BatchHandler {
   /** No paused partition resumes any more (the consumer is stopping). */
   stop(): void;
 }
+
+/**
+ * A batch stops taking new transactions after this long and returns with what it has committed; the
+ * rest of its partition comes in the next fetch. kafkajs fetches again only once every batch of the
+ * last fetch has returned (its fetcher waits for its worker queue), so without this one partition's
+ * long batch — a chat's flood of messages — would hold every other partition's new records for as
+ * long as it runs, however many partitions run at once (partitionsConcurrently).
+ */
+export const BATCH_YIELD_MS = 500;
 
 export function createBatchHandler(deps: { processor: MessageProcessor; log: Logger; stopping: () => boolean }): BatchHandler {
   const { processor, log, stopping } = deps;
@@ -56,8 +66,10 @@ async function eachBatch(consumer: Consumer, payload: EachBatchPayload): Promise
   try {
     // Chunks of one transaction each; between them: stop requests, heartbeats.
     let index = 0;
+    const started = performance.now();
     for (; index < messages.length; ) {
       if (stopping() || !payload.isRunning() || payload.isStale()) break;
+      if (index > 0 && performance.now() - started >= BATCH_YIELD_MS) break;
       const chunk = messages.slice(index, index + def.maxMessagesPerTransaction);
       const { done, error, attempt } = await processor.processBatch(chunk);
       if (done > 0) {

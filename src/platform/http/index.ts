@@ -7,3 +7,4 @@ export { perClientLimit, perUserLimit } from './rate-limit.ts';
 export { clientAddress } from './client-address.ts';
 export { addAfterBearerGuard, bearerGuardOf } from './route-guard.ts';
 export { forbiddenKeyError, parseJsonBody } from './json-body.ts';
+export type { AdminActionRecord, AdminAuditSink } from './admin-audit.ts';

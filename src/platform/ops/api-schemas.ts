@@ -108,9 +108,12 @@ export const OpsAuditEntry = named(
     dryRun: Type.Boolean(),
     matched: Nullable(Type.Integer()),
     changed: Type.Integer(),
-    status: Str,
+    status: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('refused')], {
+      description: 'running → done / failed for a bulk action; done or failed for an admin action; refused: a 403 (a viewer acting, an admin identity knows as not Active, a token without the right)',
+    }),
     finishedAt: Nullable(Instant),
     error: Nullable(Str),
+    httpStatus: Nullable(Type.Integer({ description: 'The HTTP status the caller was answered; null on rows written before it was kept' })),
   }),
 );
 

@@ -1,7 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import type { AdminAuditSink } from '../http/index.ts';
+import { newId, type Clock } from '../time.ts';
 
-/** platform.ops_audit: one row per action through /api/ops (who, what, filter, count, when). */
+/**
+ * platform.ops_audit: one row per action through /api/ops and per admin action or refusal anywhere
+ * (who, what, filter, count, when, what the caller was answered).
+ */
 
 export interface AuditEntry {
   id: string;
@@ -17,31 +22,87 @@ export interface AuditEntry {
   status: 'running' | 'done' | 'failed' | 'refused';
   finishedAt: Date | null;
   error: string | null;
+  /** The HTTP status the caller was answered; null on rows written before it was kept. */
+  httpStatus: number | null;
 }
 
 export type NewAuditEntry = Pick<AuditEntry, 'id' | 'at' | 'actor' | 'role' | 'action' | 'target' | 'filter' | 'dryRun' | 'matched' | 'changed' | 'status'> &
-  Partial<Pick<AuditEntry, 'finishedAt' | 'error'>>;
+  Partial<Pick<AuditEntry, 'finishedAt' | 'error' | 'httpStatus'>> & {
+    /** A bulk run: the replica that runs it (its sign of life starts now). */
+    holder?: string;
+  };
 
 export async function insertAudit(db: Db, e: NewAuditEntry): Promise<void> {
   await query(
     db,
-    sql`insert into platform.ops_audit (id, at, actor, role, action, target, filter, dry_run, matched, changed, status, finished_at, error)
-        values (${e.id}, ${e.at}, ${e.actor}, ${e.role}, ${e.action}, ${e.target}, ${JSON.stringify(e.filter)}::jsonb, ${e.dryRun},
-                ${e.matched}, ${e.changed}, ${e.status}, ${e.finishedAt ?? null}, ${e.error?.slice(0, 512) ?? null})`,
+    sql`insert into platform.ops_audit (id, at, actor, role, action, target, filter, dry_run, matched, changed, status, finished_at, error, http_status, holder, beat_at)
+        values (${e.id}, ${e.at}, ${e.actor.slice(0, 100)}, ${e.role}, ${e.action.slice(0, 50)}, ${e.target.slice(0, 200)}, ${JSON.stringify(e.filter)}::jsonb, ${e.dryRun},
+                ${e.matched}, ${e.changed}, ${e.status}, ${e.finishedAt ?? null}, ${e.error?.slice(0, 512) ?? null}, ${e.httpStatus ?? null},
+                ${e.holder ?? null}, case when ${e.holder ?? null}::text is null then null else now() end)`,
   );
 }
 
-/** A bulk action's progress, then its end (status done / failed with the error). */
-export async function updateAudit(db: Db, id: string, changes: { changed: number; status?: AuditEntry['status']; finishedAt?: Date; error?: string }): Promise<void> {
-  await query(
+/**
+ * A bulk action's progress, then its end (status done / failed with the error). Each is also its
+ * sign of life (beat_at). Only a running row changes: one the stale sweep already ended stays failed
+ * (false: the run stops).
+ */
+export async function updateAudit(db: Db, id: string, changes: { changed: number; status?: AuditEntry['status']; finishedAt?: Date; error?: string }): Promise<boolean> {
+  const { rows } = await query(
     db,
-    sql`update platform.ops_audit set changed = ${changes.changed}, status = coalesce(${changes.status ?? null}, status),
+    sql`update platform.ops_audit set changed = ${changes.changed}, status = coalesce(${changes.status ?? null}, status), beat_at = now(),
                finished_at = coalesce(${changes.finishedAt ?? null}::timestamptz, finished_at), error = coalesce(${changes.error?.slice(0, 512) ?? null}, error)
-         where id = ${id}`,
+         where id = ${id} and status = 'running' returning id`,
   );
+  return rows.length > 0;
 }
 
-const COLUMNS = sql`id, at, actor, role, action, target, filter, dry_run as "dryRun", matched, changed, status, finished_at as "finishedAt", error`;
+/** A running bulk action's sign of life between its statements (one statement may take long). */
+export async function beatAudit(db: Db, id: string): Promise<void> {
+  await query(db, sql`update platform.ops_audit set beat_at = now() where id = ${id} and status = 'running'`);
+}
+
+/**
+ * Ends as failed every running bulk action whose runner gave no sign of life for `staleMs` by the
+ * database's clock (the same clock for every replica): its process was killed, or lost the
+ * database. A live runner beats far more often, so no replica's running action is taken. A row from
+ * before beats were kept is dated by its start. Returns the ids it ended.
+ */
+export async function failStaleRuns(db: Db, staleMs: number, finishedAt: Date): Promise<string[]> {
+  const { rows } = await query<{ id: string }>(
+    db,
+    sql`update platform.ops_audit set status = 'failed', finished_at = ${finishedAt},
+               error = 'stopped: its runner (' || coalesce(holder, 'unknown') || ') gave no sign of life for ' || ${Math.round(staleMs / 1000)}::int || ' s (its process ended mid-run); rows it changed stay changed'
+         where status = 'running' and coalesce(beat_at, at) < now() - make_interval(secs => ${staleMs / 1000}::float8)
+         returning id`,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Where the HTTP kernel's admin audit hook writes: one finished row per admin action or refusal. */
+export function adminAuditSink(db: Db, clock: Clock): AdminAuditSink {
+  return async (r) => {
+    const at = clock.now();
+    await insertAudit(db, {
+      id: newId(),
+      at,
+      actor: r.actor,
+      role: r.role,
+      action: r.action,
+      target: r.target,
+      filter: r.params,
+      dryRun: r.dryRun,
+      matched: null,
+      changed: 0,
+      status: r.outcome,
+      finishedAt: at,
+      httpStatus: r.httpStatus,
+      ...(r.error ? { error: r.error } : {}),
+    });
+  };
+}
+
+const COLUMNS = sql`id, at, actor, role, action, target, filter, dry_run as "dryRun", matched, changed, status, finished_at as "finishedAt", error, http_status as "httpStatus"`;
 
 /** Newest first, keyset-paged by (at, id). */
 export async function listAudit(db: Db, limit: number, before?: Date): Promise<AuditEntry[]> {

@@ -6,6 +6,7 @@ import type { Logger } from '../observability/index.ts';
 import type { Clock } from '../time.ts';
 import { ALERT_RULES } from './alert-rules.ts';
 import { createAlertEvaluator } from './alerts.ts';
+import { failStaleRuns } from './audit-sql.ts';
 import { registerConsolePages } from './console-pages.ts';
 import { registerFailureRoutes } from './failures-routes.ts';
 import { beat, overviewOf } from './overview.ts';
@@ -44,7 +45,7 @@ export interface OpsConsole {
   registerBacklogs(list: readonly BacklogMetric[]): void;
   /** The API and the console's pages on `app`. */
   register(app: FastifyInstance): void;
-  /** The heartbeat and the alert sampler (with the background work). */
+  /** The heartbeat, the sweep of bulk runs whose process died, and the alert sampler (with the background work). */
   start(): void;
   stop(): void;
 }
@@ -74,7 +75,8 @@ export function createOpsConsole(deps: OpsConsoleDeps): OpsConsole {
         log: deps.log,
         clock: deps.clock,
         sources: () => sources,
-        bulk: { chunk: tuning.opsBulkChunk, pauseMs: tuning.opsBulkPauseMs },
+        holder: deps.holder,
+        bulk: { chunk: tuning.opsBulkChunk, pauseMs: tuning.opsBulkPauseMs, beatMs: tuning.opsBulkBeatMs },
         closing: closing.signal,
         ...(deps.traceUrl ? { traceUrl: deps.traceUrl } : {}),
       });
@@ -83,7 +85,15 @@ export function createOpsConsole(deps: OpsConsoleDeps): OpsConsole {
     },
     start() {
       alerts.start();
-      const tick = () => void beat(deps.db, deps.holder, deps.hubConnections()).catch((err: unknown) => deps.log.debug({ err }, 'ops heartbeat could not be written'));
+      const tick = () => {
+        void beat(deps.db, deps.holder, deps.hubConnections()).catch((err: unknown) => deps.log.debug({ err }, 'ops heartbeat could not be written'));
+        // At start-up and then with the heartbeat: a bulk run killed with its process (SIGKILL, a
+        // lost node) is ended as failed, so its audit row and the console polling it do not wait forever.
+        void failStaleRuns(deps.db, tuning.opsBulkStaleMs, deps.clock.now()).then(
+          (ids) => ids.length > 0 && deps.log.warn({ auditIds: ids }, 'ops bulk actions whose runner stopped beating ended as failed'),
+          (err: unknown) => deps.log.debug({ err }, 'ops stale bulk sweep could not run'),
+        );
+      };
       tick();
       heartbeat = setInterval(tick, tuning.opsHeartbeatMs);
       heartbeat.unref();

@@ -20,6 +20,8 @@ export interface FailureRouteDeps {
   db: Db;
   log: Logger;
   clock: Clock;
+  /** This replica's name: a bulk run's audit row says who runs it. */
+  holder: string;
   sources: () => readonly FailureSource[];
   bulk: Omit<BulkDeps, 'db' | 'log' | 'clock'>;
   /** OPS_TRACE_URL: a link with {traceId}. */
@@ -93,6 +95,8 @@ export function registerFailureRoutes(app: FastifyInstance, ctx: FailureRouteDep
 
   r.post('/api/ops/failures/:kind/actions', {
     preValidation: app.requireOpsOperator,
+    // Written below (its counts, a real run's progress); the kernel's hook writes its refusals and failures.
+    config: { audit: 'own' },
     schema: {
       operationId: 'actOnOpsFailures',
       tags,
@@ -119,10 +123,10 @@ export function registerFailureRoutes(app: FastifyInstance, ctx: FailureRouteDep
     const entry = { action, target: `failures:${source.kind}`, filter: { ...req.body.filter, max }, matched };
     if (dryRun) {
       const sample = (await source.list(filter, Math.min(20, max))).map(withTrace);
-      const auditId = await audit(ctx.db, ctx.clock, req, { ...entry, dryRun: true, changed: 0, status: 'done', finishedAt: ctx.clock.now() });
+      const auditId = await audit(ctx.db, ctx.clock, req, { ...entry, dryRun: true, changed: 0, status: 'done', finishedAt: ctx.clock.now(), httpStatus: 200 });
       return { dryRun: true as const, matched, wouldChange: Math.min(matched, max), sample, auditId };
     }
-    const auditId = await audit(ctx.db, ctx.clock, req, { ...entry, dryRun: false, changed: 0, status: 'running' });
+    const auditId = await audit(ctx.db, ctx.clock, req, { ...entry, dryRun: false, changed: 0, status: 'running', httpStatus: 202, holder: ctx.holder });
     void runBulk({ db: ctx.db, log: ctx.log, clock: ctx.clock, ...ctx.bulk }, { auditId, source, action, filter, max, actor: req.principal!.userId }, ctx.closing);
     return reply.status(202).send({ dryRun: false as const, matched, auditId, ratePerSecond: (ctx.bulk.chunk * 1000) / ctx.bulk.pauseMs });
   });

@@ -6,3 +6,4 @@
 export type { BacklogMetric, FailureAction, FailureFilter, FailureRow, FailureSource } from './types.ts';
 export { createOpsConsole, type OpsConsole, type OpsConsoleDeps } from './console.ts';
 export { OPS_TUNING, opsSettings, type OpsSettings, type OpsTuning } from './settings.ts';
+export { adminAuditSink } from './audit-sql.ts';

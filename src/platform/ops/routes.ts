@@ -38,7 +38,8 @@ export async function audit(db: Db, clock: Clock, req: FastifyRequest, entry: Om
 
 /**
  * /api/ops: what the console shows and does, each call scriptable with a token (viewer: GET;
- * operator: the rest). Every action is written to platform.ops_audit.
+ * operator: the rest). Every action is written to platform.ops_audit: by the handler (with its
+ * counts), its refusals and failures by the HTTP kernel's admin audit hook.
  */
 export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -53,6 +54,8 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
 
   r.post('/api/ops/jobs/:name/run', {
     preHandler: app.requireOpsOperator,
+    // Written below with the run's outcome; the kernel's hook writes its refusals and failures.
+    config: { audit: 'own' },
     schema: {
       operationId: 'runJob',
       tags,
@@ -63,13 +66,14 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
   }, async (req) => {
     known(req.params.name);
     const result = await ctx.jobs.runNow(req.params.name);
-    await audit(ctx.db, ctx.clock, req, { action: 'run', target: `job:${req.params.name}`, filter: {}, dryRun: false, matched: null, changed: result.outcome === 'skipped' ? 0 : 1, status: 'done', finishedAt: ctx.clock.now(), ...(result.error ? { error: result.error } : {}) });
+    await audit(ctx.db, ctx.clock, req, { action: 'run', target: `job:${req.params.name}`, filter: {}, dryRun: false, matched: null, changed: result.outcome === 'skipped' ? 0 : 1, status: 'done', finishedAt: ctx.clock.now(), httpStatus: 200, ...(result.error ? { error: result.error } : {}) });
     return result;
   });
 
   for (const paused of [true, false]) {
     r.post(`/api/ops/jobs/:name/${paused ? 'pause' : 'resume'}`, {
       preHandler: app.requireOpsOperator,
+      config: { audit: 'own' },
       schema: {
         operationId: paused ? 'pauseJob' : 'resumeJob',
         tags,
@@ -82,7 +86,7 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
     }, async (req) => {
       known(req.params.name);
       await ctx.jobs.setPaused(req.params.name, paused ? req.principal!.userId : null);
-      await audit(ctx.db, ctx.clock, req, { action: paused ? 'pause' : 'resume', target: `job:${req.params.name}`, filter: {}, dryRun: false, matched: null, changed: 1, status: 'done', finishedAt: ctx.clock.now() });
+      await audit(ctx.db, ctx.clock, req, { action: paused ? 'pause' : 'resume', target: `job:${req.params.name}`, filter: {}, dryRun: false, matched: null, changed: 1, status: 'done', finishedAt: ctx.clock.now(), httpStatus: 200 });
       return { name: req.params.name, paused };
     });
   }

@@ -23,6 +23,13 @@ export const OPS_TUNING = {
   opsBulkChunk: 50,
   /** …and waits this long between statements: at most 200 rows/s by default. */
   opsBulkPauseMs: 250,
+  /**
+   * A running bulk action writes a sign of life this often besides its progress (one statement may
+   * take long); any replica ends as failed a running one silent for opsBulkStaleMs (its process was
+   * killed), at start-up and on every heartbeat.
+   */
+  opsBulkBeatMs: 5_000,
+  opsBulkStaleMs: 60_000,
   /** How often the alert evaluator samples this replica's metrics, and how much it keeps (the rules reach 30 minutes back). */
   opsAlertSampleMs: 15_000,
   opsAlertKeepMs: 35 * 60_000,

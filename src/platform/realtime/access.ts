@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger.ts';
 import type { RefusalReason } from './metrics.ts';
+import { fullBucket, takeToken } from './rate-buckets.ts';
 import { tickBatcher } from './tick-batch.ts';
 
 /**
@@ -113,18 +114,7 @@ export function startAccessRecheck(
  * replica's CPU at once. `take` answers undefined when admitted, else the seconds until a place frees.
  */
 export function createConnectRate(perSecond: number, nowMs: () => number): { take(): number | undefined } {
-  let tokens = perSecond;
-  let at = nowMs();
-  return {
-    take() {
-      const now = nowMs();
-      tokens = Math.min(perSecond, tokens + ((now - at) / 1000) * perSecond);
-      at = now;
-      if (tokens >= 1) {
-        tokens -= 1;
-        return undefined;
-      }
-      return Math.max(1, Math.ceil((1 - tokens) / perSecond));
-    },
-  };
+  const rate = { perSecond, burst: perSecond };
+  const bucket = fullBucket(rate, nowMs());
+  return { take: () => takeToken(bucket, rate, nowMs()) };
 }

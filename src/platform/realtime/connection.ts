@@ -20,7 +20,7 @@ export interface ConnectionHooks {
   /** The connection queued its first frame since its last flush: call flush() soon (the hub does, once per tick). */
   onQueued(conn: HubConnection): void;
   /** A client called a hub method (hub-methods.ts answers it). */
-  onInvocation(conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[] }): void;
+  onInvocation(conn: HubConnection, call: { target: string; invocationId?: string; arguments: unknown[]; stream?: true }): void;
 }
 
 /**

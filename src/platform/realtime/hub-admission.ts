@@ -4,9 +4,16 @@ import { newId, type Clock } from '../time.ts';
 import { createConnectRate, revokedLookup, type HubAccess } from './access.ts';
 import { monotonicMs } from './connection.ts';
 import { signConnectionToken, verifyConnectionToken } from './connection-token.ts';
-import type { AuthResult } from './hub-api.ts';
+import type { AuthResult, ConnectRefusal } from './hub-api.ts';
 import type { HubMetrics } from './metrics.ts';
 import { negotiateReply, type NegotiateReply } from './protocol.ts';
+import { createKeyedBuckets, type BucketRate } from './rate-buckets.ts';
+
+/**
+ * Users whose connect share is remembered at once: past it the refilled shares are forgotten first
+ * (rate-buckets.ts), so memory stays bounded however many users negotiate.
+ */
+const MAX_USER_SHARES = 100_000;
 
 /**
  * Who may open a socket, judged before the upgrade (plugin.ts answers a refusal as plain HTTP):
@@ -23,6 +30,8 @@ export interface AdmissionOptions {
   connectionTokenTtlMs: number;
   /** HUB_MAX_CONNECTS_PER_SECOND; undefined: no rate. */
   maxConnectsPerSecond: number | undefined;
+  /** Each user's share, taken before the replica's rate (HUB_MAX_CONNECTS_PER_USER_PER_SECOND); undefined: none. */
+  userConnectShare: BucketRate | undefined;
   /** Its checks are read at every connect (the list may grow after the hub is created). */
   access: { checks: readonly HubAccess[] } | undefined;
   metrics: HubMetrics;
@@ -36,6 +45,7 @@ export function createAdmission(o: AdmissionOptions) {
   const { secret, tokens, clock, access, metrics } = o;
   // Admission is timed on the monotonic clock: it is about real elapsed time, not business time.
   const connectRate = o.maxConnectsPerSecond === undefined ? undefined : createConnectRate(o.maxConnectsPerSecond, monotonicMs);
+  const userShares = o.userConnectShare === undefined ? undefined : createKeyedBuckets(o.userConnectShare, MAX_USER_SHARES, monotonicMs);
   const isRevoked = revokedLookup();
   /**
    * Connection ids whose token was admitted, until the token expires. Taken at admission, before the
@@ -75,11 +85,20 @@ export function createAdmission(o: AdmissionOptions) {
       return negotiateReply(version, connectionId, token);
     },
 
-    /** A place in the connect rate: undefined when admitted, else the seconds to wait. */
-    admitConnect(): number | undefined {
+    /**
+     * A place in the connect budgets: the user's own share first, so a user past it is refused
+     * without draining the replica's rate that every other user shares; undefined when admitted.
+     */
+    admitConnect(userId: string): ConnectRefusal | undefined {
+      const userWait = userShares?.take(userId);
+      if (userWait !== undefined) {
+        metrics.refused.inc({ reason: 'user_rate' });
+        return { statusCode: 429, retryAfterSeconds: userWait };
+      }
       const retryAfterSeconds = connectRate?.take();
-      if (retryAfterSeconds !== undefined) metrics.refused.inc({ reason: 'rate' });
-      return retryAfterSeconds;
+      if (retryAfterSeconds === undefined) return undefined;
+      metrics.refused.inc({ reason: 'rate' });
+      return { statusCode: 503, retryAfterSeconds };
     },
 
     /** The id from a genuine, unexpired, unused token of this user (taken now), or fresh without one. */

@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Registry } from '../observability/metrics.ts';
 import type { Clock } from '../time.ts';
 import type { HubAccess } from './access.ts';
+import type { BucketRate } from './rate-buckets.ts';
 import type { Backplane, BackplaneStatus } from './backplane.ts';
 import type { ResolveGroupMembers } from './membership.ts';
 import type { PresenceStore } from './presence.ts';
@@ -43,6 +44,17 @@ export interface HubOptions {
   maxConnections?: number;
   /** HUB_MAX_CONNECTS_PER_SECOND: new connections admitted per second (negotiate, or an upgrade without one). */
   maxConnectsPerSecond?: number;
+  /**
+   * Each user's share of the connects (HUB_MAX_CONNECTS_PER_USER_PER_SECOND, a burst of
+   * HUB_MAX_CONNECTIONS_PER_USER), taken before the replica's rate: one user's negotiate loop is
+   * refused 429 without draining it. Undefined: no share.
+   */
+  userConnectShare?: BucketRate;
+  /**
+   * Each connection's budget of hub method calls (HUB_INVOCATIONS_PER_SECOND, HUB_INVOCATION_BURST):
+   * past it a call is refused unrun, and a connection that keeps going is closed (invocation-budget.ts). Undefined: none.
+   */
+  invocationBudget?: BucketRate;
   /** A ping (type 6) goes to a socket the server has not written to for this long. Default 15 s. */
   pingIntervalMs?: number;
   /** HUB_HANDSHAKE_TIMEOUT: a socket whose handshake request has not arrived this long after its upgrade gets a handshake error and is closed. Default 15 s. */
@@ -85,6 +97,12 @@ export type AuthResult =
   | { ok: false; code: 'AUTH_REQUIRED' | AuthCode; message: string; statusCode: 401 | 503 }
   | { ok: false; code: string; message: string; statusCode: 403 };
 
+/** A connect refused by a budget: 429 for the user's own share, 503 for the replica's rate. */
+export interface ConnectRefusal {
+  statusCode: 429 | 503;
+  retryAfterSeconds: number;
+}
+
 export interface Hub {
   readonly replicaId: string;
   /**
@@ -119,8 +137,12 @@ export interface Hub {
   /** Verifies the token, then asks the access checks: a user one of them revoked gets its 403. */
   authenticate(token: string | undefined): Promise<AuthResult>;
   negotiate(principal: Principal, version: 0 | 1): NegotiateReply;
-  /** Takes a place in the replica's connect rate: undefined when admitted, else the seconds to wait (counted as refused, reason rate). */
-  admitConnect(): number | undefined;
+  /**
+   * Takes a place in the user's connect share, then in the replica's connect rate: undefined when
+   * admitted, else 429 (the user's share, counted as refused, reason user_rate) or 503 (the replica's
+   * rate, reason rate) with the seconds to wait.
+   */
+  admitConnect(userId: string): ConnectRefusal | undefined;
   /** The connection id for a WebSocket: from a negotiate token (`?id=`), or fresh when negotiation was skipped. */
   connectionIdFor(principal: Principal, connectionToken: string | undefined): string | undefined;
   /** Takes an upgraded socket: it becomes a connection once its handshake request is read (handshake.ts). */

@@ -7,6 +7,7 @@ import { GroupIndex, userGroup } from './groups.ts';
 import { answerHandshakeError, FORMATS, FrontDoor, HANDSHAKE_CANCELED, type HandshakeOutcome } from './handshake.ts';
 import type { HubOptions } from './hub-api.ts';
 import { invokeHubMethod } from './hub-methods.ts';
+import { createInvocationBudget } from './invocation-budget.ts';
 import type { HubPresence } from './hub-presence.ts';
 import type { HubMetrics } from './metrics.ts';
 
@@ -23,7 +24,7 @@ const REFUSAL_WAIT_MS = 5000;
 /** Longest unterminated record kept between WebSocket messages: clients only send handshakes and pings. */
 const MAX_PENDING_CHARS = 64 * 1024;
 
-export interface HubConnectionsOptions extends Pick<HubOptions, 'resolveGroups' | 'methods' | 'maxConnectionsPerUser' | 'maxConnections'> {
+export interface HubConnectionsOptions extends Pick<HubOptions, 'resolveGroups' | 'methods' | 'invocationBudget' | 'maxConnectionsPerUser' | 'maxConnections'> {
   index: GroupIndex<HubConnection>;
   /** Connections whose groups are still being resolved, with the groups they left meanwhile (hub-delivery.ts). */
   joining: Map<HubConnection, Set<string>>;
@@ -44,6 +45,7 @@ export function createHubConnections(o: HubConnectionsOptions) {
   const door = new FrontDoor({ maxBytes: MAX_PENDING_CHARS, gauge: metrics.handshakesPending });
   const allClosed = new Set<() => void>();
   const methods = o.methods ?? new Map();
+  const withinBudget = o.invocationBudget ? createInvocationBudget(o.invocationBudget, metrics) : () => true;
 
   const onClosed = (conn: HubConnection) => {
     byId.delete(conn.id);
@@ -59,7 +61,9 @@ export function createHubConnections(o: HubConnectionsOptions) {
   const hooks: ConnectionHooks = {
     onClosed,
     onQueued: o.onQueued,
-    onInvocation: (conn, call) => invokeHubMethod(methods, conn, call, log),
+    onInvocation: (conn, call) => {
+      if (withinBudget(conn, call.invocationId)) invokeHubMethod(methods, conn, call, log, metrics);
+    },
   };
 
   /** A valid handshake request: the per-user cap is applied here, so sockets that never get this far hold no slot. */

@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger.ts';
 import { HubRefusal } from './access.ts';
 import type { HubConnection } from './connection.ts';
+import type { HubMetrics } from './metrics.ts';
 
 /**
  * Methods clients call on the hub (`connection.invoke('Typing', chatId)`). A method resolves to
@@ -17,11 +18,15 @@ export type HubMethod = (caller: HubCaller, args: readonly unknown[]) => Promise
 /** Longest method name echoed back in an "unknown method" error. */
 const MAX_ECHOED_TARGET = 100;
 
+export const streamRefusal = (target: string): string =>
+  `The client attempted to invoke the non-streaming '${target}' method with a streaming invocation.`;
+
 export function invokeHubMethod(
   methods: ReadonlyMap<string, HubMethod>,
   conn: HubConnection,
-  call: { target: string; invocationId?: string; arguments: unknown[] },
+  call: { target: string; invocationId?: string; arguments: unknown[]; stream?: true },
   log: Logger,
+  metrics: HubMetrics,
 ): void {
   const answer = (frame: () => Buffer | string) => {
     if (call.invocationId !== undefined && conn.state === 'open') conn.send(frame(), 'completion');
@@ -30,6 +35,11 @@ export function invokeHubMethod(
   if (!method) {
     const target = call.target.slice(0, MAX_ECHOED_TARGET);
     return answer(() => conn.format.completionError(call.invocationId!, `Unknown hub method '${target}'`));
+  }
+  // No method streams: a StreamInvocation of one is refused unrun, with ASP.NET Core's text.
+  if (call.stream) {
+    metrics.invocationsRefused.inc({ reason: 'stream' });
+    return answer(() => conn.format.completionError(call.invocationId!, streamRefusal(call.target)));
   }
   method({ userId: conn.userId, connectionId: conn.id }, call.arguments).then(
     () => answer(() => conn.format.completion(call.invocationId!)),

@@ -11,8 +11,11 @@
  *   its groups (and isOnline() is true on every replica).
  * - Client invocations: modules register the methods clients may call (hub-methods.ts; the
  *   messenger's Typing); a HubRefusal thrown by one is its completion error. Any other name
- *   expecting an answer gets "Unknown hub method 'X'", fire-and-forget calls of it are ignored. A
- *   malformed or oversized record or frame closes the connection (close message, allowReconnect false).
+ *   expecting an answer gets "Unknown hub method 'X'", fire-and-forget calls of it are ignored; a
+ *   stream invocation is refused (no method streams). Each connection has a budget of calls
+ *   (HUB_INVOCATIONS_PER_SECOND, HUB_INVOCATION_BURST; invocation-budget.ts): past it a call is
+ *   refused unrun, and a connection that keeps going is closed. A malformed or oversized record or
+ *   frame closes the connection (close message, allowReconnect false).
  * - Presence (hub-presence.ts): online while any replica holds one of the user's connections;
  *   onPresenceChange listeners hear the flips (first connection anywhere, last one anywhere closed).
  * - Frames pushed before a connection's handshake completes are not queued for it (it refills
@@ -30,6 +33,8 @@
  *   HUB_MAX_CONNECTIONS_PER_USER (this replica, connections from a valid handshake request on; as
  *   many more may be waiting for theirs) gets a handshake error naming the cap and is closed
  *   (hub_connections_refused_total{reason}). A refused socket that sends no handshake gets it anyway.
+ *   New connections are admitted at each user's share (HUB_MAX_CONNECTS_PER_USER_PER_SECOND; 429)
+ *   first, then at the replica's HUB_MAX_CONNECTS_PER_SECOND (503), hub-admission.ts.
  * - Record-level access: sends to versioned groups are checked against the group's membership at
  *   delivery on every replica (membership.ts); a module can refuse a connection (HubRefusal),
  *   close a user's connections everywhere (disconnectUser) and is asked periodically which
@@ -123,6 +128,8 @@ export async function createHubFromConfig(
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,
     maxConnectsPerSecond: config.HUB_MAX_CONNECTS_PER_SECOND,
+    userConnectShare: { perSecond: config.HUB_MAX_CONNECTS_PER_USER_PER_SECOND, burst: config.HUB_MAX_CONNECTIONS_PER_USER },
+    invocationBudget: { perSecond: config.HUB_INVOCATIONS_PER_SECOND, burst: config.HUB_INVOCATION_BURST },
     pingIntervalMs: tuning.hubPingIntervalMs,
     clientTimeoutMs: HUB_CLIENT_TIMEOUT_MS,
     handshakeTimeoutMs: config.HUB_HANDSHAKE_TIMEOUT,

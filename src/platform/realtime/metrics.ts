@@ -10,10 +10,11 @@ export type DisconnectReason =
   | 'handshake_timeout'
   | 'server_shutdown'
   | 'token_expired'
-  | 'access_revoked';
+  | 'access_revoked'
+  | 'invocation_rate';
 
 /** Why a WebSocket was refused before it became a connection (hub_connections_refused_total). */
-export type RefusalReason = 'user_limit' | 'replica_limit' | 'handshake_limit' | 'forbidden' | 'rate';
+export type RefusalReason = 'user_limit' | 'replica_limit' | 'handshake_limit' | 'forbidden' | 'rate' | 'user_rate';
 
 export type FrameKind = 'invocation' | 'ping' | 'close' | 'completion' | 'handshake';
 
@@ -47,7 +48,7 @@ export function createHubMetrics(registry: Registry) {
     }),
     refused: counter<'reason'>(registry, {
       name: 'hub_connections_refused_total',
-      help: 'WebSockets refused: a connection cap (user_limit, replica_limit), too many handshakes of one user in progress (handshake_limit), no access (forbidden), the connect rate (rate)',
+      help: "WebSockets refused: a connection cap (user_limit, replica_limit), too many handshakes of one user in progress (handshake_limit), no access (forbidden), the connect rate (rate), the user's share of it (user_rate)",
       labelNames: ['reason'],
     }),
     groupResyncs: counter<'result'>(registry, {
@@ -59,9 +60,14 @@ export function createHubMetrics(registry: Registry) {
       name: 'hub_unverified_sends_dropped_total',
       help: 'Group sends dropped because the membership they were sent at could not be confirmed (record-level access fails closed)',
     }),
+    invocationsRefused: counter<'reason'>(registry, {
+      name: 'hub_invocations_refused_total',
+      help: "Hub method calls refused without running: past the connection's invocation budget (rate), a stream invocation of a method that does not stream (stream)",
+      labelNames: ['reason'],
+    }),
     disconnects: counter<'reason'>(registry, {
       name: 'hub_disconnects_total',
-      help: 'Hub connections that ended, by reason; handshake_failed and handshake_timeout also count sockets closed before a valid handshake request',
+      help: 'Hub connections that ended, by reason (invocation_rate: closed for calling hub methods past its budget); handshake_failed and handshake_timeout also count sockets closed before a valid handshake request',
       labelNames: ['reason'],
     }),
   };

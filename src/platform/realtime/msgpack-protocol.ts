@@ -106,6 +106,7 @@ export function parseMsgpackMessage(body: Uint8Array, decoder: Decoder): ClientM
       if (typeof target !== 'string') return { kind: 'invalid', reason: 'invocation has no string target' };
       if (invocationId === null && type === MessageType.Invocation) return { kind: 'invocation', target, arguments: args };
       if (typeof invocationId !== 'string') return { kind: 'invalid', reason: 'invocation has a non-string invocation id' };
+      if (type === MessageType.StreamInvocation) return { kind: 'invocation', target, invocationId, arguments: args, stream: true };
       return { kind: 'invocation', target, invocationId, arguments: args };
     }
     default:

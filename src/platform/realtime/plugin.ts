@@ -6,6 +6,7 @@ import { Text } from '../types/index.ts';
 import { AUTH_CODES, extractToken, type Principal } from '../http/auth.ts';
 import { errorCodes } from '../http/openapi-components.ts';
 import type { Hub } from './hub.ts';
+import type { ConnectRefusal } from './hub-api.ts';
 import { requestedNegotiateVersion } from './protocol.ts';
 
 export interface HubPluginOptions {
@@ -51,6 +52,12 @@ const NegotiateReplySchema = Type.Object({
 
 const shuttingDown = { code: 'HUB_SHUTTING_DOWN', message: 'this replica is shutting down; connect again' };
 
+/** The answer to a connect past a budget: the user's own share (429), or the replica's rate every user shares (503). */
+const connectRefusal = (r: ConnectRefusal): { code: string; message: string } =>
+  r.statusCode === 429
+    ? { code: 'RATE_LIMITED', message: `too many new hub connections of this user; try again in ${r.retryAfterSeconds} s` }
+    : { code: 'HUB_BUSY', message: `too many new connections on this server; try again in ${r.retryAfterSeconds} s` };
+
 /**
  * The SignalR endpoint: `POST <path>/negotiate` and the WebSocket at `<path>`. Registers
  * @fastify/websocket itself unless the app already did, so that on shutdown the hub's close
@@ -84,6 +91,8 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
     401: errorCodes('AUTH_REQUIRED', ...AUTH_CODES.filter((c) => c !== 'AUTH_KEYS_UNAVAILABLE')),
     // Its body is read and dropped (clients send none, or an empty one), up to NEGOTIATE_BODY_LIMIT bytes.
     413: errorCodes('FST_ERR_CTP_BODY_TOO_LARGE'),
+    // The user's own share of the connects (HUB_MAX_CONNECTS_PER_USER_PER_SECOND), with Retry-After.
+    429: errorCodes('RATE_LIMITED'),
     503: errorCodes('HUB_SHUTTING_DOWN', 'HUB_BUSY', 'AUTH_KEYS_UNAVAILABLE'),
   };
   app.addHook('onReady', async () => {
@@ -117,13 +126,8 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
         // { code, message } like on every route (with the same text; clients fail to start either way).
         const requested = requestedNegotiateVersion(query.negotiateVersion);
         if (!requested.ok) return reply.code(400).send({ code: 'HUB_NEGOTIATE_VERSION_INVALID', message: requested.error });
-        const retryAfterSeconds = hub.admitConnect();
-        if (retryAfterSeconds !== undefined) {
-          return reply
-            .code(503)
-            .header('retry-after', String(retryAfterSeconds))
-            .send({ code: 'HUB_BUSY', message: `too many new connections on this server; try again in ${retryAfterSeconds} s` });
-        }
+        const refused = hub.admitConnect(auth.principal.userId);
+        if (refused) return reply.code(refused.statusCode).header('retry-after', String(refused.retryAfterSeconds)).send(connectRefusal(refused));
         return hub.negotiate(auth.principal, requested.version);
       },
     );
@@ -143,9 +147,13 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
         .code(404)
         .send({ code: 'HUB_CONNECTION_NOT_FOUND', message: 'unknown or expired connection id; negotiate again' });
     }
-    // A negotiated socket took its place in the connect rate at negotiate; one that skipped it takes it now.
+    // A negotiated socket took its place in the connect budgets at negotiate; one that skipped it takes it now.
     const query = req.query as { id?: string };
-    const retryAfterSeconds = query.id === undefined ? hub.admitConnect() : undefined;
+    const refused = query.id === undefined ? hub.admitConnect(auth.principal.userId) : undefined;
+    // Past the user's own share the upgrade is refused as negotiate is; past the replica's rate the
+    // socket is answered and closed with a close message that allows reconnecting (hub.turnAway).
+    if (refused?.statusCode === 429) return reply.code(429).header('retry-after', String(refused.retryAfterSeconds)).send(connectRefusal(refused));
+    const retryAfterSeconds = refused?.retryAfterSeconds;
     admitted.set(req, { principal: auth.principal, connectionId, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) });
   };
 

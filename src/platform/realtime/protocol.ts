@@ -130,8 +130,8 @@ export const encodeHandshakeResponse = (error?: string): string => frame(error =
 export type ClientMessage =
   | { kind: 'ping' }
   | { kind: 'close' }
-  /** An Invocation or StreamInvocation; `invocationId` is absent for fire-and-forget calls. */
-  | { kind: 'invocation'; target: string; invocationId?: string; arguments: unknown[] }
+  /** An Invocation or StreamInvocation (`stream`); `invocationId` is absent for fire-and-forget calls. */
+  | { kind: 'invocation'; target: string; invocationId?: string; arguments: unknown[]; stream?: true }
   /** Types the hub has no use for (stream items, completions, cancels, acks, unknown types). */
   | { kind: 'ignored'; type: number }
   | { kind: 'invalid'; reason: string }
@@ -164,10 +164,11 @@ export function parseClientMessage(record: string): ClientMessage {
         return { kind: 'invalid', reason: 'invocation has a non-string "invocationId"' };
       }
       const args = Array.isArray(msg.arguments) ? (msg.arguments as unknown[]) : [];
+      const stream = msg.type === MessageType.StreamInvocation ? { stream: true as const } : {};
       // A stream invocation always expects an answer, so it always carries an id.
       return msg.invocationId === undefined
-        ? { kind: 'invocation', target: msg.target, arguments: args }
-        : { kind: 'invocation', target: msg.target, invocationId: msg.invocationId, arguments: args };
+        ? { kind: 'invocation', target: msg.target, arguments: args, ...stream }
+        : { kind: 'invocation', target: msg.target, invocationId: msg.invocationId, arguments: args, ...stream };
     }
     default:
       return { kind: 'ignored', type: msg.type };

@@ -39,6 +39,27 @@ export const hubSettings = {
     description:
       'New hub connections a replica admits per second (one second of burst): a deploy refills HUB_MAX_CONNECTIONS in ~10 s; past it negotiate answers 503 with Retry-After and a socket is closed with a reconnect-allowed close message',
   }),
+  HUB_MAX_CONNECTS_PER_USER_PER_SECOND: Int({
+    default: 2,
+    minimum: 1,
+    maximum: 1_000_000,
+    description:
+      "New hub connections one user may start on a replica per second, with a burst of HUB_MAX_CONNECTIONS_PER_USER (every device reconnecting at once after a deploy); judged before HUB_MAX_CONNECTS_PER_SECOND, so one user's negotiate loop is refused (429 RATE_LIMITED with Retry-After) without taking other users' places",
+  }),
+  // Settings, not constants: a client with a chattier use of hub methods than Typing may need more.
+  HUB_INVOCATIONS_PER_SECOND: Int({
+    default: 10,
+    minimum: 1,
+    maximum: 1_000_000,
+    description:
+      'Hub method calls one connection may make per second, on average; past it (and its burst) a call is refused unrun with the completion error HUB_RATE_LIMITED, and a connection refused HUB_INVOCATION_BURST times within 10 s is closed with a close message naming the reason',
+  }),
+  HUB_INVOCATION_BURST: Int({
+    default: 20,
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'Hub method calls one connection may make at once before HUB_INVOCATIONS_PER_SECOND paces it',
+  }),
 };
 
 export type HubSettings = SettingsOf<typeof hubSettings>;

@@ -116,3 +116,42 @@ test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, 
   // The page ran under its Content-Security-Policy without a violation or a script error.
   assert.deepEqual(problems.filter((p) => !/403/.test(p)), []);
 });
+
+test('in Chromium: a new filter that fails drops the previous bulk panel (no Run left acting on the old filter); the audit page shows runbook calls and refusals with their answer', { timeout: 240_000 }, async () => {
+  const browser = await launchChromium();
+  const problems: string[] = [];
+  const page = await openConsole(browser, operator, problems);
+  await m.pool.query(`delete from messenger.realtime_outbox`);
+  const chatId = await insertChat(m.pool, [uid(), uid()]);
+  for (let i = 0; i < 3; i++) await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', attempts: 8 });
+
+  // Every row, dry-run: Run is enabled for this (empty) filter.
+  await page.goto(`${origin}/ops#failures/realtime-quarantined`);
+  await page.waitForFunction(`document.querySelectorAll('#failure-rows tr[data-id]').length === 3`);
+  await click(page, 'button[data-act="dry-run"]');
+  await page.waitForSelector('#dry-run-result');
+  assert.equal(await page.$eval('button[data-act="bulk-run"]', (b) => (b as unknown as { disabled: boolean }).disabled), false);
+
+  // A filter the API refuses: the error shows, and the old panel with its Run is gone.
+  await page.select('#filters select[name=field]', 'chatId');
+  await page.type('#filters input[name=value]', 'not-a-uuid');
+  await page.click('#filters button[type=submit]');
+  await page.waitForFunction(`!document.querySelector('#error').hidden`);
+  assert.match(await text(page, '#error'), /OPS_INVALID_FILTER/);
+  assert.equal(await page.$('button[data-act="bulk-run"]'), null, 'no Run of the previous filter is left');
+  assert.equal(await page.$('#failure-rows'), null, 'nor the previous filter\'s rows');
+  assert.deepEqual(await statuses((await m.pool.query<{ id: string }>(`select id from messenger.realtime_outbox`)).rows.map((r) => r.id)), ['Quarantined', 'Quarantined', 'Quarantined']);
+
+  // A runbook call outside the console and a viewer's refused action: both on the audit page, with their answers.
+  assert.equal((await m.call(operator, 'POST', '/api/messenger/admin/realtime-outbox/requeue-quarantined', { dryRun: true })).status, 200);
+  assert.equal((await m.call(viewer, 'POST', `/api/ops/jobs/${JOB}/run`)).status, 403);
+  await page.goto(`${origin}/ops#audit`);
+  await page.waitForSelector('#audit-rows tr[data-action="requeueQuarantinedRealtimeRows"]');
+  const row = (sel: string) => page.$eval(sel, (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent));
+  const runbook = await row('#audit-rows tr[data-action="requeueQuarantinedRealtimeRows"]');
+  assert.deepEqual([runbook[1], runbook[6], runbook[9], runbook[10]], [operatorId, 'yes', 'done', '200']);
+  const refused = await row('#audit-rows tr[data-status="refused"]');
+  assert.deepEqual([refused[3], refused[9], refused[10]], ['runJob', 'refused', '403']);
+  assert.match(refused[11] ?? '', /^OPS_READ_ONLY: /);
+  assert.deepEqual(problems.filter((p) => !/400|403/.test(p)), []);
+});

@@ -59,4 +59,22 @@ describe('hub admission rate (HUB_MAX_CONNECTS_PER_SECOND)', () => {
     assert.equal(await metricValue(registry, 'hub_connections_refused_total', { reason: 'rate' }), 1);
     assert.equal(first.isClosed(), false, 'admitted connections are left alone');
   });
+
+  test("one user's negotiate loop is refused 429 RATE_LIMITED past their share, without taking the places another user connects with", async () => {
+    const { url, wsUrl, registry } = await startHubApp({ maxConnectsPerSecond: 6, userConnectShare: { perSecond: 1, burst: 3 } });
+    const mallory = await tokenFor(newUserId());
+    const loop = [];
+    for (let i = 0; i < 8; i++) loop.push(await negotiate(url, mallory));
+    assert.deepEqual(loop.map((r) => r.status), [200, 200, 200, 429, 429, 429, 429, 429]);
+    assert.equal(loop[3]!.headers.get('retry-after'), '1');
+    assert.equal(((await loop[3]!.json()) as { code: string }).code, 'RATE_LIMITED');
+    await assert.rejects(connectRaw(wsUrl, mallory), /HTTP 429/, 'an upgrade that skips negotiate is refused the same way');
+    // The replica admits 6 a second: mallory's loop holds only her 3 of them, so bob's share is all there.
+    const bob = await tokenFor(newUserId());
+    const bobs = [];
+    for (let i = 0; i < 3; i++) bobs.push((await negotiate(url, bob)).status);
+    assert.deepEqual(bobs, [200, 200, 200]);
+    assert.equal(await metricValue(registry, 'hub_connections_refused_total', { reason: 'user_rate' }), 6);
+    assert.equal(await metricValue(registry, 'hub_connections_refused_total', { reason: 'rate' }), 0);
+  });
 });

@@ -82,7 +82,7 @@ describe('MessagePack frames the hub reads', () => {
     assert.deepEqual(read(frames), [
       { kind: 'invocation', target: 'Send', invocationId: '1', arguments: ['hi'] },
       { kind: 'invocation', target: 'Typing', arguments: [] },
-      { kind: 'invocation', target: 'Stream', invocationId: '2', arguments: [] },
+      { kind: 'invocation', target: 'Stream', invocationId: '2', arguments: [], stream: true },
       { kind: 'ping' },
       { kind: 'ignored', type: ClientType.CancelInvocation },
       { kind: 'close' },

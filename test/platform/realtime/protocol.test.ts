@@ -94,6 +94,7 @@ describe('client messages', () => {
       target: 'Stream',
       invocationId: '4',
       arguments: [],
+      stream: true,
     });
     assert.deepEqual(parseClientMessage('{"type":1,"target":"Send","arguments":"not a list"}'), { kind: 'invocation', target: 'Send', arguments: [] }, 'arguments that are not a list are none');
   });

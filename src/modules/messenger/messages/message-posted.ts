@@ -12,7 +12,8 @@ import { outboxInsertSelect, sqlLiteral } from '../../../platform/outbox/index.t
  *
  * `from` is a FROM clause whose rows expose `m`, the inserted message (id, "chatId", seq,
  * "senderUserId", kind), and `e`: event_id (uuid), recipient_user_ids (jsonb array: the Active
- * participants but the sender), sent_at (text, ISO-8601 UTC) and traceparent (varchar: the sending
+ * participants but the sender), request_user_ids (jsonb array: those of them who have not accepted the
+ * chat, a message request to them), sent_at (text, ISO-8601 UTC) and traceparent (varchar: the sending
  * request's span, null with tracing off, continued by the publisher's send). The caller's statement also
  * selects pg_notify(OUTBOX_CHANNEL, '') when it wrote a message, to wake the publisher at commit.
  */
@@ -30,7 +31,8 @@ export function messagePostedOutboxInsert(from: string): string {
       correlationId: 'null',
       traceparent: 'e.traceparent',
       payload: `jsonb_build_object('ChatId', m."chatId", 'MessageId', m.id, 'Seq', m.seq, 'SenderUserId', m."senderUserId",
-             'RecipientUserIds', e.recipient_user_ids, 'Kind', m.kind, 'SentAt', e.sent_at)`,
+             'RecipientUserIds', e.recipient_user_ids,
+             'RequestUserIds', e.request_user_ids, 'Kind', m.kind, 'SentAt', e.sent_at)`,
     },
     from,
   );

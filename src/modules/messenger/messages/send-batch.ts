@@ -123,8 +123,9 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
       file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt",
       client_message_id as "clientMessageId"),
   recipients as (
-    select b.id as chat_id, r.users from bumped b
-      cross join lateral (select array_agg(p.user_id order by p.user_id) as users
+    select b.id as chat_id, r.users, r.requests from bumped b
+      cross join lateral (select array_agg(p.user_id order by p.user_id) as users,
+                                 array_agg(p.user_id order by p.user_id) filter (where p.accepted_at is null) as requests
                             from messenger.chat_participants p where p.chat_id = b.id and p.status = 'Active') r),
   -- By the participant rows' keys: a join on (chat, sender) gets a generic plan that reads every
   -- active participation of every chat on each batch, though almost every batch accepts none.
@@ -139,7 +140,12 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
   event as (${sql.raw(
     messagePostedOutboxInsert(`from msg m join input i on i.id = m.id join recipients r on r.chat_id = m."chatId"
       cross join lateral (select i.event_id, i.sent_at, i.traceparent,
-                                 coalesce(to_jsonb(array_remove(r.users, m."senderUserId")), '[]'::jsonb) as recipient_user_ids) e`),
+                                 coalesce(to_jsonb(array_remove(r.users, m."senderUserId")), '[]'::jsonb) as recipient_user_ids,
+                                 -- A sender of an earlier message of the chat in this batch accepted it by sending, as one by one.
+                                 coalesce((select jsonb_agg(u order by u) from unnest(r.requests) u
+                                            where u <> m."senderUserId" and not exists (
+                                              select 1 from msg m2 join input i2 on i2.id = m2.id
+                                               where m2."chatId" = m."chatId" and m2."senderUserId" = u and i2.ord < i.ord)), '[]'::jsonb) as request_user_ids) e`),
   )}),
   woke as (
     select pg_notify('${sql.raw(REALTIME_OUTBOX_CHANNEL)}', ${wakePayload}::text), pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))

@@ -163,7 +163,7 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
                           where p.chat_id = c.id and p.user_id = ${me} and p.status = 'Active' and p.accepted_at is null) as pending
             from messenger.chats c where c.id = ${chatId}),
         recipients as (
-          select user_id from messenger.chat_participants where chat_id = ${chatId} and status = 'Active' and user_id <> ${me}),
+          select user_id, accepted_at from messenger.chat_participants where chat_id = ${chatId} and status = 'Active' and user_id <> ${me}),
         inactive as (
           select not coalesce((select u.is_active from messenger.users u where u.id = ${me}), false) as sender,
                  (select kind from snapshot) = 'Direct' and exists (
@@ -195,7 +195,8 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
           select ${newId()}, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at}, ${traceparent ?? null}::varchar from msg m),
         event_args as (
           select ${newId()}::uuid as event_id, ${at}::text as sent_at, ${traceparent ?? null}::varchar as traceparent,
-                 (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients) as recipient_user_ids),
+                 (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients) as recipient_user_ids,
+                 (select coalesce(jsonb_agg(user_id order by user_id) filter (where accepted_at is null), '[]'::jsonb) from recipients) as request_user_ids),
         event as (${sql.raw(messagePostedOutboxInsert('from msg m cross join event_args e'))})
         select coalesce((select member from snapshot), false) as member, coalesce((select v from blocked), false) as blocked,
                (select sender from inactive) as "senderInactive", coalesce((select recipient from inactive), false) as "recipientInactive",

@@ -13,8 +13,9 @@ import type { TypingFrame } from '../realtime-dispatch/frames.ts';
 
 /**
  * A client calls Typing every few seconds while its user types; calls of one connection for one
- * chat closer together than this are answered without a new frame, so a client that calls on every
- * keystroke cannot flood the chat.
+ * chat closer together than this are answered as the first was (nothing sent, or its refusal)
+ * from memory, before any query: a client that calls on every keystroke, or floods, costs no
+ * database work and cannot flood the chat.
  */
 export const TYPING_THROTTLE_MS = 3000;
 /** Throttle entries kept before stale ones are swept (each entry is one connection and chat). */
@@ -26,24 +27,41 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const TYPING_NOT_MEMBER = 'MSG_CHAT_NOT_FOUND: no chat with this id among your chats';
 export const TYPING_BAD_CHAT_ID = 'VALIDATION_FAILED: Typing takes one argument, the chat id (a UUID).';
 
+/** A connection's last answered call for a chat: when, and its refusal (undefined: the frame went out) once known. */
+interface LastCall {
+  at: number;
+  refusal: Promise<string | undefined>;
+}
+
 export function typingMethod(db: Db, hub: Hub, nowMs: () => number = () => performance.now()): HubMethod {
-  const lastSent = new Map<string, number>();
+  const lastCalls = new Map<string, LastCall>();
   const sweep = (now: number) => {
-    for (const [key, at] of lastSent) if (now - at >= TYPING_THROTTLE_MS) lastSent.delete(key);
+    for (const [key, call] of lastCalls) if (now - call.at >= TYPING_THROTTLE_MS) lastCalls.delete(key);
+  };
+  const typed = async (chatId: string, userId: string): Promise<string | undefined> => {
+    const audience = await typingAudience(db, chatId, userId);
+    if (!audience) return TYPING_NOT_MEMBER;
+    const frame: TypingFrame = { ChatId: chatId, UserId: userId };
+    await Promise.all(audience.map((id) => hub.send(userGroup(id), 'typing', frame)));
+    return undefined;
   };
   return async (caller, args) => {
     const chatId = args[0];
     if (args.length !== 1 || typeof chatId !== 'string' || !UUID.test(chatId)) throw new HubRefusal(TYPING_BAD_CHAT_ID);
-    const audience = await typingAudience(db, chatId, caller.userId);
-    if (!audience) throw new HubRefusal(TYPING_NOT_MEMBER);
     const key = `${caller.connectionId}:${chatId}`;
     const now = nowMs();
-    const previous = lastSent.get(key);
-    if (previous !== undefined && now - previous < TYPING_THROTTLE_MS) return;
-    if (lastSent.size >= MAX_THROTTLE_ENTRIES) sweep(now);
-    lastSent.set(key, now);
-    const frame: TypingFrame = { ChatId: chatId, UserId: caller.userId };
-    await Promise.all(audience.map((id) => hub.send(userGroup(id), 'typing', frame)));
+    let call = lastCalls.get(key);
+    if (call === undefined || now - call.at >= TYPING_THROTTLE_MS) {
+      if (lastCalls.size >= MAX_THROTTLE_ENTRIES) sweep(now);
+      // Remembered before the query, so calls arriving while it runs wait for its answer instead of querying too.
+      const made: LastCall = { at: now, refusal: typed(chatId, caller.userId) };
+      lastCalls.set(key, made);
+      // A failed query or send is not remembered: the next call tries again.
+      made.refusal.catch(() => lastCalls.get(key) === made && lastCalls.delete(key));
+      call = made;
+    }
+    const refusal = await call.refusal;
+    if (refusal !== undefined) throw new HubRefusal(refusal);
   };
 }
 

@@ -7,6 +7,9 @@ const TOKEN_KEY = 'pin.ops.token';
 const $ = (sel) => document.querySelector(sel);
 let pollTimer;
 let floorMs = 2000;
+// The location the view on screen was built for: a page that fails to load for another one (a new
+// filter refused) must not leave the old one's buttons acting on the old filter.
+let shown = null;
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -161,7 +164,9 @@ async function followProgress(auditId, out) {
   for (;;) {
     const a = await api(`/api/ops/audit/${auditId}`);
     out.replaceChildren(el('p', { id: 'bulk-progress', 'data-status': a.status }, `${a.action}: ${a.changed} of ${a.matched} changed — ${a.status}${a.error ? ` (${a.error})` : ''}`));
-    if (a.status !== 'running') return;
+    // Done, failed (also when a replica found its process gone) or refused: nothing more to follow;
+    // nor once the panel is gone (another page or filter).
+    if (a.status !== 'running' || !out.isConnected) return;
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -183,10 +188,11 @@ async function failuresPage(kindName, query) {
 async function auditPage() {
   const { items } = await api('/api/ops/audit');
   return el('section', { id: 'audit' }, el('h2', {}, 'Audit'), el('table', { id: 'audit-rows' },
-    el('tr', {}, ...['when', 'who', 'role', 'action', 'target', 'filter', 'dry run', 'matched', 'changed', 'status'].map((h) => el('th', {}, h))),
-    items.map((a) => el('tr', { 'data-action': a.action }, el('td', {}, when(a.at)), el('td', {}, a.actor), el('td', {}, a.role), el('td', {}, a.action),
-      el('td', {}, a.target), el('td', {}, JSON.stringify(a.filter)), el('td', {}, a.dryRun ? 'yes' : 'no'), el('td', { class: 'num' }, String(a.matched ?? '')),
-      el('td', { class: 'num' }, String(a.changed)), el('td', {}, a.status)))));
+    el('tr', {}, ...['when', 'who', 'role', 'action', 'target', 'filter / params', 'dry run', 'matched', 'changed', 'status', 'answer', 'error'].map((h) => el('th', {}, h))),
+    items.map((a) => el('tr', { 'data-action': a.action, 'data-status': a.status }, el('td', {}, when(a.at)), el('td', {}, a.actor), el('td', {}, a.role), el('td', {}, a.action),
+      el('td', {}, a.target), el('td', { class: 'params' }, JSON.stringify(a.filter)), el('td', {}, a.dryRun ? 'yes' : 'no'), el('td', { class: 'num' }, String(a.matched ?? '')),
+      el('td', { class: 'num' }, String(a.changed)), el('td', { class: a.status === 'refused' || a.status === 'failed' ? 'bad' : '' }, a.status),
+      el('td', { class: 'num' }, String(a.httpStatus ?? '')), el('td', {}, a.error ?? '')))));
 }
 
 async function route() {
@@ -198,9 +204,16 @@ async function route() {
   try {
     const content = page === 'failures' ? (kind ? await failuresPage(kind, new URLSearchParams(q)) : await failureKindsPage()) : page === 'audit' ? await auditPage() : await overviewPage();
     $('#view').replaceChildren(...[content].flat());
+    shown = location.hash;
     $('#updated').textContent = `updated ${when(new Date().toISOString())}`;
     showError(null);
   } catch (err) {
+    // A live page's poll that fails keeps what it showed; a page or filter that fails drops the
+    // previous one (a bulk panel there would run on the filter it was built for, maybe every row).
+    if (shown !== location.hash) {
+      $('#view').replaceChildren();
+      shown = null;
+    }
     showError(err);
   }
   // Live: the overview and the audit poll, never faster than the server's floor; unticking pauses.

@@ -86,6 +86,30 @@ describe('chats: create, get, rename, participants (record-level rules, member e
     assert.equal((await m.call<Err>(alice.token, 'POST', `/api/messenger/chats/${direct.id}/participants`, { userIds: [carol.id] })).body.code, 'MSG_CHAT_DIRECT_MEMBERS_FIXED');
   });
 
+  test('a group has at most 500 participants (GROUP_MAX_PARTICIPANTS): creating or adding past it is 409 MSG_CHAT_FULL and changes nothing', async () => {
+    const m = await messengerApp();
+    const owner = await m.user();
+    const others = (
+      await m.pool.query<{ id: string }>(
+        `insert into messenger.users (id, first_name, last_name, phone_number, is_active, identity_user_version, created_at, updated_at)
+         select gen_random_uuid(), 'Иван', 'Петров', '+7925' || lpad(i::text, 7, '0'), true, 1, now(), now() from generate_series(1, 500) i
+         returning id`,
+      )
+    ).rows.map((r) => r.id);
+    const create = (members: string[]) => m.call<{ id: string; code: string }>(owner.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: members });
+    const tooMany = await create(others);
+    assert.deepEqual([tooMany.status, tooMany.body.code], [409, 'MSG_CHAT_FULL'], 'the owner and 500 others are 501');
+
+    const chat = await create(others.slice(0, 498));
+    assert.equal(chat.status, 201);
+    const base = `/api/messenger/chats/${chat.body.id}/participants`;
+    const past = await m.call<{ code: string }>(owner.token, 'POST', base, { userIds: others.slice(498, 500) });
+    assert.deepEqual([past.status, past.body.code], [409, 'MSG_CHAT_FULL']);
+    assert.equal((await m.call(owner.token, 'POST', base, { userIds: [others[498]] })).status, 200, 'the 500th fits');
+    const { rows } = await m.pool.query<{ n: number }>(`select count(*)::int as n from messenger.chat_participants where chat_id = $1 and status = 'Active'`, [chat.body.id]);
+    assert.equal(rows[0]!.n, 500);
+  });
+
   test('UC-MSG-008: an added participant’s open connection joins at once and receives the chat from then on', async () => {
     const m = await messengerApp();
     const [alice, bob] = [await m.user(), await m.user()];

@@ -59,10 +59,27 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
       Seq: 1,
       SenderUserId: users[1]!.id,
       RecipientUserIds: [users[0]!.id],
+      RequestUserIds: [],
       Kind: 'Text',
       SentAt: m.clock.now().toISOString(),
     });
     assert.doesNotMatch(JSON.stringify(row!.payload), /top secret/);
+  });
+
+  test("MessagePostedKafkaEvent names the recipients for whom the chat is a message request (RequestUserIds) until they accept", async () => {
+    const m = await messengerApp();
+    const [owner, asked, member] = [await m.user(), await m.user(), await m.user()];
+    const chat = (await m.call<Chat>(owner.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [asked.id, member.id] })).body;
+    await m.accept(member.token, chat.id);
+    const send = () => m.call(owner.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'hi' });
+    await send();
+    await m.accept(asked.token, chat.id);
+    await send();
+    const { rows } = await m.pool.query<{ payload: { RecipientUserIds: string[]; RequestUserIds: string[] } }>(
+      `select payload from platform.outbox where event_type = 'MessagePostedKafkaEvent' order by (payload->>'Seq')::int`,
+    );
+    assert.deepEqual(rows.map((r) => r.payload.RecipientUserIds), [[asked.id, member.id].sort(), [asked.id, member.id].sort()]);
+    assert.deepEqual(rows.map((r) => r.payload.RequestUserIds), [[asked.id], []]);
   });
 
   test('a send that waited for a concurrent removal re-reads the membership: the removed user is not a recipient', async () => {

@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { messengerApp, type MessengerApp } from '../support/app.ts';
 import { connectClient, type TestClient } from '../../../support/signalr.ts';
+import { statementsMatching } from '../../../support/statements.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 /**
@@ -72,5 +73,39 @@ describe('hub method Typing', () => {
       { ChatId: other.id, UserId: alice!.id },
       { ChatId: chat.id, UserId: alice!.id },
     ]);
+  });
+
+  test('calls within the throttle are answered from memory, a refusal as the first was: no statement reaches the database', async () => {
+    const m = await messengerApp();
+    const { users: [alice, bob], chat } = await groupOf(m, 2);
+    const other = (await m.call<{ id: string }>(alice!.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'U', memberUserIds: [bob!.id] })).body;
+    const outsider = await m.user();
+    const [a, o] = [await m.connect(alice!.token, []), await m.connect(outsider.token, [])];
+    await a.connection.invoke('Typing', chat.id);
+    await assert.rejects(o.connection.invoke('Typing', chat.id), /MSG_CHAT_NOT_FOUND:/);
+    const typingReads = /p\.accepted_at is not null/;
+    const repeated = await statementsMatching(m.pool, typingReads, async () => {
+      for (let i = 0; i < 5; i++) {
+        await a.connection.invoke('Typing', chat.id);
+        await assert.rejects(o.connection.invoke('Typing', chat.id), /MSG_CHAT_NOT_FOUND:/, 'the refusal is repeated from memory');
+      }
+    });
+    assert.equal(repeated, 0, 'repeated calls ran no statement');
+    const fresh = await statementsMatching(m.pool, typingReads, () => a.connection.invoke('Typing', other.id));
+    assert.equal(fresh, 1, 'a call for another chat reads the database (the count sees the statement)');
+  });
+
+  test('a StreamInvocation of Typing is refused with a completion error and sends nothing', async () => {
+    const m = await messengerApp();
+    const { users: [alice, bob, carol], chat } = await groupOf(m, 3);
+    const [a, b, c] = await Promise.all([alice!, bob!, carol!].map((u) => m.connect(u.token, ['typing'])));
+    const error = await new Promise<Error>((resolve, reject) =>
+      a!.connection.stream('Typing', chat.id).subscribe({ next: () => reject(new Error('an item')), complete: () => reject(new Error('completed')), error: resolve }),
+    );
+    assert.match(error.message, /non-streaming 'Typing' method with a streaming invocation/);
+    // A later frame to bob shows nothing of alice's was on its way.
+    await c!.connection.invoke('Typing', chat.id);
+    await waitFor("bob sees carol's typing", () => typings(b!).length === 1);
+    assert.deepEqual(typings(b!), [{ ChatId: chat.id, UserId: carol!.id }]);
   });
 });

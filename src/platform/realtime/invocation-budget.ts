@@ -1,0 +1,51 @@
+import { monotonicMs, type HubConnection } from './connection.ts';
+import type { HubMetrics } from './metrics.ts';
+import { fullBucket, takeToken, type Bucket, type BucketRate } from './rate-buckets.ts';
+
+/**
+ * Each connection's budget of hub method calls (HUB_INVOCATIONS_PER_SECOND, HUB_INVOCATION_BURST):
+ * a token bucket judged before a call runs, so a flood costs its sender's replica a counter per
+ * call, not a method's work (one socket's Typing flood stalled every user's REST reads). Past it a
+ * call is refused unrun with a completion error; a connection refused `burst` times within
+ * REFUSAL_WINDOW_MS is closed with a close message naming the reason (no reconnect: a client that
+ * floods would flood again).
+ */
+
+/** Stable texts (the official clients reject invoke() with the first and report the second on close). */
+export const InvocationErrors = {
+  rateLimited: 'HUB_RATE_LIMITED: too many hub method calls on this connection; slow down.',
+  closed: 'Connection closed with an error: HUB_RATE_LIMITED, too many hub method calls on this connection.',
+} as const;
+
+/** Refusals counted toward a close within this window; a client that only now and then overruns its burst stays. */
+const REFUSAL_WINDOW_MS = 10_000;
+
+interface Spent {
+  bucket: Bucket;
+  refusals: number;
+  windowStart: number;
+}
+
+/** `admit(conn, invocationId)`: true to run the call; false when it was refused (answered, and the connection closed if it kept going). */
+export function createInvocationBudget(rate: BucketRate, metrics: HubMetrics) {
+  const spent = new WeakMap<HubConnection, Spent>();
+  return (conn: HubConnection, invocationId: string | undefined): boolean => {
+    const now = monotonicMs();
+    let s = spent.get(conn);
+    if (!s) {
+      s = { bucket: fullBucket(rate, now), refusals: 0, windowStart: now };
+      spent.set(conn, s);
+    }
+    if (takeToken(s.bucket, rate, now) === undefined) return true;
+    metrics.invocationsRefused.inc({ reason: 'rate' });
+    if (now - s.windowStart >= REFUSAL_WINDOW_MS) {
+      s.refusals = 0;
+      s.windowStart = now;
+    }
+    s.refusals += 1;
+    // A fire-and-forget call has no answer to carry the refusal; it is dropped, and counts all the same.
+    if (invocationId !== undefined) conn.send(conn.format.completionError(invocationId, InvocationErrors.rateLimited), 'completion');
+    if (s.refusals >= rate.burst) conn.close('invocation_rate', InvocationErrors.closed, false, 'graceful');
+    return false;
+  };
+}
