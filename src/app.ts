@@ -79,7 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const registry = createRegistry(log);
   const db = createDb(pool);
   const hooks = newModuleHooks();
-  const { app, tokens } = await createHttpServer(config, { log, tuning, adminChecks: hooks.adminChecks, adminAudit: adminAuditSink(db, clock) });
+  const { app, tokens } = await createHttpServer(config, { log, tuning, adminChecks: hooks.adminChecks, adminAudit: adminAuditSink(db, clock), registry });
 
   // Created before the modules, which need it to push; they fill its group resolvers below.
   const hub = await createHubFromConfig(config, { registry, logger: log, clock, tokens, ...hubHooksOf(hooks) }, tuning);

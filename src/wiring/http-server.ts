@@ -13,7 +13,9 @@ import { documentKernelResponses, nameComponents } from '../platform/http/openap
 import { registerRateLimits } from '../platform/http/rate-limit.ts';
 import { corsOriginsOf, plainHttpOrigins, tokenRulesOf, trustProxyOf } from '../platform/http/settings.ts';
 import { createTokenVerifier, type TokenVerifier } from '../platform/http/token-verifier.ts';
+import { registerUserSlots } from '../platform/http/user-concurrency.ts';
 import type { Logger } from '../platform/observability/logger.ts';
+import type { Registry } from '../platform/observability/metrics.ts';
 import { fastifyTracingPlugin } from '../platform/observability/tracing-sdk.ts';
 import type { KernelTuning } from '../platform/tuning.ts';
 
@@ -21,12 +23,13 @@ import type { KernelTuning } from '../platform/tuning.ts';
  * The HTTP server every route is registered on, in the order its plugins need: tracing (it wraps
  * each route as it is added), the OpenAPI collector, the error format, strict inputs (unknown fields
  * refused) and the JSON body parser (forbidden keys refused), CORS (a preflight carries no
- * token and is answered before auth), auth, the admin audit (it finds the admin routes as they are
- * added), then rate limits (the limiter attaches itself to the routes registered after it). No route yet.
+ * token and is answered before auth), auth with its per-user bound on requests in progress, the admin
+ * audit (it finds the admin routes as they are added), then rate limits (the limiter attaches itself
+ * to the routes registered after it). No route yet.
  */
 export async function createHttpServer(
   config: Config,
-  deps: { log: Logger; tuning: KernelTuning; adminChecks: AdminCheck[]; adminAudit: AdminAuditSink },
+  deps: { log: Logger; tuning: KernelTuning; adminChecks: AdminCheck[]; adminAudit: AdminAuditSink; registry: Registry },
 ): Promise<{ app: FastifyInstance; tokens: TokenVerifier }> {
   const { log, tuning } = deps;
   const app = Fastify({
@@ -71,10 +74,12 @@ export async function createHttpServer(
   }
   // One verifier for REST and the hub: one memory of verified tokens, one JWKS cache.
   const tokens = createTokenVerifier(tokenRulesOf(config));
-  registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET, adminChecks: deps.adminChecks });
+  const maxPerUser = config.HTTP_MAX_CONCURRENT_REQUESTS_PER_USER;
+  const userSlots = registerUserSlots(app, { maxPerUser, registry: deps.registry });
+  registerAuth(app, tokens, { mediaCallbackSecret: config.MESSENGER_MEDIA_CALLBACK_SECRET, adminChecks: deps.adminChecks, userSlots });
   registerAdminAudit(app, deps.adminAudit);
   deriveOperationSecurity(app);
-  documentKernelResponses(app, deps.adminChecks);
+  documentKernelResponses(app, deps.adminChecks, { userSlots: maxPerUser > 0 });
   await registerRateLimits(app, { redisUrl: config.REDIS_URL, log });
   return { app, tokens };
 }

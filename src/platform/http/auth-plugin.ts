@@ -3,13 +3,17 @@ import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from
 import { AppError } from './errors.ts';
 import { AuthError, extractToken, type Principal } from './auth.ts';
 import type { TokenVerifier } from './token-verifier.ts';
+import type { UserSlots } from './user-concurrency.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
   }
   interface FastifyInstance {
-    /** preHandler: a valid user token is required (401 otherwise); sets request.principal. */
+    /**
+     * preHandler: a valid user token is required (401 otherwise); sets request.principal and takes one
+     * of the user's slots for requests in progress (429 USER_CONCURRENCY_LIMIT past them, user-concurrency.ts).
+     */
     requireUser: preHandlerAsyncHookHandler;
     /** preHandler: a valid token with `admin: true` is required (401 / 403). */
     requireAdmin: preHandlerAsyncHookHandler;
@@ -43,7 +47,7 @@ export interface AdminCheck {
 export function registerAuth(
   app: FastifyInstance,
   tokens: TokenVerifier,
-  opts: { mediaCallbackSecret?: string; adminChecks?: readonly AdminCheck[] } = {},
+  opts: { mediaCallbackSecret?: string; adminChecks?: readonly AdminCheck[]; userSlots?: UserSlots } = {},
 ): void {
   const authenticate = async (req: FastifyRequest): Promise<Principal> => {
     const token = extractToken(req.headers);
@@ -58,7 +62,9 @@ export function registerAuth(
   };
   app.decorateRequest('principal', undefined);
   app.decorate('requireUser', async (req: FastifyRequest) => {
-    await authenticate(req);
+    const principal = await authenticate(req);
+    // Right after the token, before any query the route's other checks or handler make.
+    opts.userSlots?.take(req, principal.userId);
   });
   app.decorate('requireAdmin', async (req: FastifyRequest) => {
     const principal = await authenticate(req);

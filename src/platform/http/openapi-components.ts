@@ -5,6 +5,7 @@ import { ErrorBody } from './errors.ts';
 import type { AdminCheck } from './auth-plugin.ts';
 import { bearerGuardOf } from './route-guard.ts';
 import { BODY_NOT_ALLOWED } from './strict-inputs.ts';
+import { USER_CONCURRENCY_LIMIT } from './user-concurrency.ts';
 
 /**
  * The published document names its schemas, so a generated client gets types such as `MessageView`
@@ -46,7 +47,7 @@ const STATUS_TEXT: Record<string, string> = {
 
 /** What a 429 or 503 means, after its codes, in the document. */
 const RETRY_NOTES: Record<string, string> = {
-  429: 'RATE_LIMITED means this caller has used up its requests for the window; retry after Retry-After seconds',
+  429: 'RATE_LIMITED means this caller has used up its requests for the window, USER_CONCURRENCY_LIMIT that this user already has as many requests in progress as allowed; retry after Retry-After seconds',
   503: 'SERVICE_UNAVAILABLE means a database or Redis this request needs is unreachable (a write may have committed: retry with the same idempotency key); retry after Retry-After seconds',
 };
 
@@ -64,6 +65,13 @@ const BODY_TOO_LARGE = 'FST_ERR_CTP_BODY_TOO_LARGE';
 const UNSUPPORTED_MEDIA_TYPE = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
 /** Fastify's router refuses a path parameter longer than its maxParamLength (100) before any schema sees it. */
 const PARAMETER_TOO_LONG = 'FST_ERR_MAX_PARAM_LENGTH';
+
+/** The 429's component by the codes it lists: one name means one shape. */
+const LIMITED_NAMES: Record<string, string> = {
+  RATE_LIMITED: 'RateLimitedError',
+  [USER_CONCURRENCY_LIMIT]: 'UserConcurrencyLimitError',
+  [`RATE_LIMITED ${USER_CONCURRENCY_LIMIT}`]: 'UserLimitedError',
+};
 
 type ErrorSchema = { properties?: { code?: { enum?: readonly string[] } } };
 
@@ -96,10 +104,11 @@ export function addErrorCodes(schema: unknown, status: number, codes: [string, .
  * parser's 400 refusals, 413 FST_ERR_CTP_BODY_TOO_LARGE and 415 FST_ERR_CTP_INVALID_MEDIA_TYPE; on
  * a bearer-token route the token's 401 codes and 503 AUTH_KEYS_UNAVAILABLE, on an admin route 403
  * AUTH_FORBIDDEN and the codes of the modules' admin checks; on a rate-limited route a 429
- * RATE_LIMITED. A route's own codes for a status (`errorCodes`) are kept and these added; a route
+ * RATE_LIMITED, and on a user-token route (requireUser) a 429 USER_CONCURRENCY_LIMIT while the per-user
+ * bound on requests in progress is on (user-concurrency.ts). A route's own codes for a status (`errorCodes`) are kept and these added; a route
  * that declares a status as a plain ErrorBody says nothing of its codes, and keeps it.
  */
-export function documentKernelResponses(app: FastifyInstance, adminChecks: readonly AdminCheck[]): void {
+export function documentKernelResponses(app: FastifyInstance, adminChecks: readonly AdminCheck[], opts: { userSlots: boolean }): void {
   // A GET's HEAD twin arrives with the same schema object: once is enough.
   const done = new WeakSet<object>();
   // Modules register their admin checks while routes are being added: their codes are added once all are in.
@@ -135,9 +144,11 @@ export function documentKernelResponses(app: FastifyInstance, adminChecks: reado
     const check = guard?.handlers[guard.index];
     if (check === app.requireAdmin || check === app.requireOpsViewer) adminRoutes.push({ response, own: [] });
     if (check === app.requireOpsOperator) adminRoutes.push({ response, own: ['OPS_READ_ONLY'] });
-    if ((route.config as { rateLimit?: unknown } | undefined)?.rateLimit) {
-      response['429'] = withCodes(generic(response['429']), ['RATE_LIMITED'], 'RateLimitedError');
-    }
+    const limits = [
+      ...((route.config as { rateLimit?: unknown } | undefined)?.rateLimit ? ['RATE_LIMITED'] : []),
+      ...(opts.userSlots && check === app.requireUser ? [USER_CONCURRENCY_LIMIT] : []),
+    ];
+    if (limits.length > 0) response['429'] = withCodes(generic(response['429']), limits, LIMITED_NAMES[limits.join(' ')] ?? '');
   });
   app.addHook('onReady', async () => {
     const codes = ['AUTH_FORBIDDEN', ...adminChecks.flatMap((c) => c.codes)] as [string, ...string[]];

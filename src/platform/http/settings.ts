@@ -105,6 +105,13 @@ export const httpServerSettings = {
     maximum: '10m',
     description: "An idle keep-alive connection is closed after this; keep it above the load balancer's idle timeout (often 60 s)",
   }),
+  HTTP_MAX_CONCURRENT_REQUESTS_PER_USER: Int({
+    default: 4,
+    minimum: 0,
+    maximum: 1000,
+    description:
+      "Requests one user (a user token's sub) may have in progress on a replica at once; one more is refused with 429 USER_CONCURRENCY_LIMIT and Retry-After: 1, before any query. The default leaves most of the default pool (DATABASE_POOL_MAX 10) and the cores to other users; 0 = no bound",
+  }),
 };
 
 export type HttpServerSettings = SettingsOf<typeof httpServerSettings>;

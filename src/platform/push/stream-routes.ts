@@ -58,11 +58,14 @@ export function registerEventStreamRoutes(app: FastifyInstance, deps: { db: Db; 
     eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? STREAM_PAGE_DEFAULT);
   // The schema describes the events by their frames for the document; the page goes out as built.
   const serializerCompiler = () => (data: unknown) => JSON.stringify(data);
-  r.get(EVENT_STREAM_PATH, { preHandler: app.requireUser, serializerCompiler, schema: { operationId: 'listEvents', tags: ['events'], summary: SUMMARY, querystring: EventsQuery, response } }, handler);
+  // One page in progress per user (user-concurrency.ts): a page of 500 is rebuilt here, and a client reads page after page.
+  const config = { userConcurrency: 1 };
+  r.get(EVENT_STREAM_PATH, { preHandler: app.requireUser, config, serializerCompiler, schema: { operationId: 'listEvents', tags: ['events'], summary: SUMMARY, querystring: EventsQuery, response } }, handler);
   r.get(
     DEPRECATED_EVENT_STREAM_PATH,
     {
       preHandler: app.requireUser,
+      config,
       serializerCompiler,
       schema: {
         operationId: 'listMessengerEvents',
