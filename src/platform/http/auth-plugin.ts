@@ -64,7 +64,7 @@ export function registerAuth(
   app.decorate('requireUser', async (req: FastifyRequest) => {
     const principal = await authenticate(req);
     // Right after the token, before any query the route's other checks or handler make.
-    opts.userSlots?.take(req, principal.userId);
+    await opts.userSlots?.take(req, principal.userId);
   });
   app.decorate('requireAdmin', async (req: FastifyRequest) => {
     const principal = await authenticate(req);

@@ -37,14 +37,29 @@ export const USER_CONCURRENCY_LIMIT = 'USER_CONCURRENCY_LIMIT';
 /** Retry-After of the refusal: a slot frees as soon as one of the user's requests ends. */
 const RETRY_AFTER_SECONDS = 1;
 
+/**
+ * A refusal is answered only after this hold. A client that ignores Retry-After and resends at once
+ * turns its refusals into a flood of its own (measured: 50 parallel `GET /api/events` loops got
+ * 9,500–27,000 429s in 11 s, and their token checks and answers took the cores from other users, whose
+ * p95 stayed at 251 ms); held, each of its connections costs one answer a hold. A client that honours
+ * Retry-After waits that long anyway. Past HELD_MAX refusals on hold at once (a flood of connections),
+ * the rest are answered at once: a timer each is cheap, but not unbounded.
+ */
+export const REFUSAL_HOLD_MS = RETRY_AFTER_SECONDS * 1000;
+const HELD_MAX = 10_000;
+
 export interface UserSlots {
-  /** Takes a slot for the request's user, or throws the 429. No-op when the limit is off (0). */
-  take(req: FastifyRequest, userId: string): void;
+  /**
+   * Takes a slot for the request's user, or rejects with the 429 after REFUSAL_HOLD_MS. No-op when
+   * the limit is off (0).
+   */
+  take(req: FastifyRequest, userId: string): Promise<void>;
 }
 
 /** The bound, with its release hooks on `app` (register before any route, so they apply to all). */
 export function registerUserSlots(app: FastifyInstance, opts: { maxPerUser: number; registry: Registry }): UserSlots {
   const byUser = new Map<string, number>();
+  let onHold = 0;
   // The counters a request holds: its user's, and its user's on its route when the route has a bound of its own.
   const held = new WeakMap<FastifyRequest, string[]>();
   const refused = counter(opts.registry, {
@@ -64,7 +79,7 @@ export function registerUserSlots(app: FastifyInstance, opts: { maxPerUser: numb
   app.addHook('onSend', release);
   app.addHook('onResponse', release);
   return {
-    take(req, userId) {
+    async take(req, userId) {
       if (opts.maxPerUser === 0 || held.has(req)) return;
       const keys = [userId];
       const routeLimit = req.routeOptions.config.userConcurrency;
@@ -74,7 +89,12 @@ export function registerUserSlots(app: FastifyInstance, opts: { maxPerUser: numb
         if (now < (i === 0 ? opts.maxPerUser : routeLimit!)) continue;
         refused.inc();
         const message = i === 0 ? `you have ${now} requests in progress; send another when one has answered` : `you have ${now} requests to this route in progress; send another when it has answered`;
-        throw new AppError(USER_CONCURRENCY_LIMIT, message, 429, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+        const refusal = new AppError(USER_CONCURRENCY_LIMIT, message, 429, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+        if (onHold < HELD_MAX) {
+          onHold += 1;
+          await new Promise((resolve) => setTimeout(resolve, REFUSAL_HOLD_MS)).finally(() => (onHold -= 1));
+        }
+        throw refusal;
       }
       for (const key of keys) byUser.set(key, (byUser.get(key) ?? 0) + 1);
       held.set(req, keys);

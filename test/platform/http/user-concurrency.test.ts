@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { modules } from '../../../src/modules/index.ts';
 import { AppError } from '../../../src/platform/http/errors.ts';
+import { REFUSAL_HOLD_MS } from '../../../src/platform/http/user-concurrency.ts';
 import type { ModuleFactory } from '../../../src/platform/module.ts';
 import { newId } from '../../../src/platform/time.ts';
 import { buildTestApp } from '../../support/app.ts';
@@ -91,6 +92,28 @@ test('a user past their requests in progress gets 429 USER_CONCURRENCY_LIMIT wit
   gate.open();
   assert.deepEqual((await Promise.all(held)).map((r) => r.statusCode), Array(LIMIT).fill(200));
   assert.equal((await app.inject({ url: '/api/messenger/chats', headers: flooder })).statusCode, 200, 'the slots came back');
+});
+
+test('a refusal is answered only after a hold, so a client that resends at once gets one refusal a hold, not a flood of them', async () => {
+  const { app, gates, bearer } = await setUp();
+  const flooder = await bearer();
+  const gate = gates.gate();
+  const held = Array.from({ length: LIMIT }, () => app.inject({ url: '/api/test/gate', headers: flooder }));
+  await waitFor('the user’s requests in progress', () => gate.entered === LIMIT);
+  // One connection resending the moment each refusal arrives, for two and a half holds.
+  const answers: number[] = [];
+  const start = performance.now();
+  while (performance.now() - start < 2.5 * REFUSAL_HOLD_MS) {
+    const sent = performance.now();
+    const r = await app.inject({ url: '/api/messenger/chats', headers: flooder });
+    assert.equal(r.statusCode, 429, r.body);
+    answers.push(performance.now() - sent);
+  }
+  // Timers never fire early: each refusal waited its hold (1 ms of clock rounding allowed).
+  assert.ok(answers.every((ms) => ms >= REFUSAL_HOLD_MS - 1), `every refusal held (${answers.length} refusals): ${answers.slice(0, 10).map(Math.round).join(', ')} ms…`);
+  assert.ok(answers.length <= 3, `${answers.length} refusals in 2.5 holds`);
+  gate.open();
+  await Promise.all(held);
 });
 
 test('a slot is released when its request ends in an error, in the handler or in a check after the token', async () => {
