@@ -49,10 +49,12 @@ async function blockedPair(m: MessengerApp) {
 }
 
 describe('a message of the blocked in their Direct chat with the blocker', () => {
-  test('is accepted as any send: 201 with the same shape, an idempotent resend, on the sender’s own devices and in their history', async () => {
+  test('is accepted as any send: 201 with the same shape, an idempotent resend, on the sender’s own devices, history and chat list', async () => {
     const m = await messengerApp();
     const { bob, chatId, before } = await blockedPair(m);
     const cb = await m.connect(bob.token, ALL_EVENTS);
+    await m.dispatch();
+    const from = await head(m, bob);
     const clientMessageId = crypto.randomUUID();
     const sent = await send(m, bob, chatId, 'hidden', clientMessageId);
     assert.equal(sent.status, 201, 'the blocked are never told');
@@ -64,9 +66,11 @@ describe('a message of the blocked in their Direct chat with the blocker', () =>
     await waitFor("the message on bob's device", () => ofEvent(cb, 'message_received').some((p) => p.MessageId === sent.body.id));
     assert.deepEqual(await history(m, bob, chatId), [[1, 'before'], [2, 'hidden']]);
     assert.equal((await listed(m, bob, chatId)).lastMessage?.preview, 'hidden');
+    const synced = (await m.call<{ items: Listed[] }>(bob.token, 'GET', `/api/messenger/chats?after=${from}`)).body.items;
+    assert.deepEqual(synced.map((c) => [c.id, c.lastMessage?.preview]), [[chatId, 'hidden']], "a change in the sender's chat-list sync");
   });
 
-  test('never reaches the blocker: not in their history, chat list, frames or event stream, nor among its event’s recipients', async () => {
+  test('never reaches the blocker: not in their history, chat list or its sync, frames or event stream, nor among its event’s recipients', async () => {
     const m = await messengerApp();
     const { alice, bob, chatId, fence } = await blockedPair(m);
     const ca = await m.connect(alice.token, ALL_EVENTS);
@@ -80,6 +84,8 @@ describe('a message of the blocked in their Direct chat with the blocker', () =>
       [],
       'no event in her stream',
     );
+    const synced = (await m.call<{ items: Listed[] }>(alice.token, 'GET', `/api/messenger/chats?after=${from}`)).body.items;
+    assert.equal(synced.some((c) => c.id === chatId), false, 'not a change in her chat-list sync');
     assert.deepEqual(await history(m, alice, chatId), [[1, 'before']]);
     assert.deepEqual(await history(m, alice, chatId, '?beforeSeq=3'), [[1, 'before']]);
     const row = await listed(m, alice, chatId);
