@@ -17,7 +17,10 @@ export interface MessagePostedKafkaEvent {
   MessageId: string;
   Seq: number;
   SenderUserId: string;
-  /** Active participants but the sender, at the moment the message was sent. */
+  /**
+   * Active participants but the sender, at the moment the message was sent, and but the member it is
+   * withheld from (one who blocked its sender in their Direct chat: docs/security.md, "Consent").
+   */
   RecipientUserIds: string[];
   /**
    * Those of RecipientUserIds for whom the chat is a message request (they have not accepted it:

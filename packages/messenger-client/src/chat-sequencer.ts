@@ -32,18 +32,39 @@ export class ChatSequencer<M extends SequencedMessage> {
     return this.pending.size;
   }
 
-  /** Takes a message from a push or a refill; duplicates (Seq already delivered or held) are dropped. */
-  offer(message: M): Offered<M> {
-    if (message.seq <= this.delivered || this.pending.has(message.seq)) return { deliver: [], gap: this.pending.size > 0 };
+  /**
+   * Takes a message from a push or a refill; duplicates (Seq already delivered or held) are dropped.
+   * `refilled`: it came from a list-messages page read after `delivered`, which holds every message
+   * this reader can read from there on, so a Seq below it that never came is none of theirs (a
+   * message withheld from them, as from a user who blocked its sender): the sequencer moves past it
+   * instead of waiting for it, and refilling, forever.
+   */
+  offer(message: M, refilled = false): Offered<M> {
+    if (message.seq <= this.delivered) return { deliver: [], gap: this.pending.size > 0 };
+    const deliver: M[] = [];
+    if (refilled && message.seq > this.delivered + 1) {
+      for (const seq of [...this.pending.keys()].filter((s) => s < message.seq).sort((a, b) => a - b)) {
+        deliver.push(this.pending.get(seq)!);
+        this.pending.delete(seq);
+      }
+      this.delivered = message.seq - 1;
+    }
+    if (this.pending.has(message.seq)) return { deliver: [...deliver, ...this.drain()], gap: this.pending.size > 0 };
     this.pending.set(message.seq, message);
     if (this.pending.size > MAX_PENDING) this.pending.delete(Math.max(...this.pending.keys()));
-    const deliver: M[] = [];
+    deliver.push(...this.drain());
+    return { deliver, gap: this.pending.size > 0 };
+  }
+
+  /** The held messages that now follow `delivered` without a gap, taken out in Seq order. */
+  private drain(): M[] {
+    const out: M[] = [];
     for (let next = this.pending.get(this.delivered + 1); next; next = this.pending.get(this.delivered + 1)) {
       this.pending.delete(next.seq);
       this.delivered = next.seq;
-      deliver.push(next);
+      out.push(next);
     }
-    return { deliver, gap: this.pending.size > 0 };
+    return out;
   }
 }
 

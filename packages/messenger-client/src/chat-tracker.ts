@@ -39,9 +39,9 @@ export class ChatTracker {
     return this.chats.get(chatId)?.delivered;
   }
 
-  /** A pushed (or refilled) message: delivered in order; a gap before it starts a refill. */
-  receive(m: ChatMessage): void {
-    const { deliver, gap } = this.sequencer(m.chatId, m.seq).offer(m);
+  /** A pushed (or refilled) message: delivered in order; a gap before it starts a refill (a refilled one closes the gap: ChatSequencer.offer). */
+  receive(m: ChatMessage, refilled = false): void {
+    const { deliver, gap } = this.sequencer(m.chatId, m.seq).offer(m, refilled);
     for (const d of deliver) this.deps.deliver(d);
     if (gap) void this.refill(m.chatId).catch(() => undefined);
   }
@@ -118,7 +118,7 @@ export class ChatTracker {
       for (const item of items) {
         const m = toChatMessage(item);
         if (m.deleted) this.deps.deleted(m, `delete:${m.messageId}`);
-        this.receive(m);
+        this.receive(m, true);
       }
       if (items.length < this.deps.pageSize) return;
     }

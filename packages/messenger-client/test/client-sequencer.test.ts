@@ -25,6 +25,14 @@ describe('client ordering and dedupe (ChatSequencer)', () => {
     assert.equal(s.waiting, 0);
   });
 
+  test('a refilled message closes the gap before it (no such Seq for this reader: withheld from them), releasing what was held after it', () => {
+    const s = new ChatSequencer(10);
+    assert.deepEqual(s.offer(msg(13)), { deliver: [], gap: true });
+    const refilled = s.offer(msg(12), true);
+    assert.deepEqual([refilled.deliver.map((m) => m.seq), refilled.gap, s.delivered], [[12, 13], false, 13]);
+    assert.deepEqual(new ChatSequencer(10).offer(msg(12)), { deliver: [], gap: true }, 'a pushed one still waits for Seq 11');
+  });
+
   test('messages at or before the starting Seq are ignored (the app already has them)', () => {
     const s = new ChatSequencer(5);
     assert.deepEqual(s.offer(msg(5)).deliver, []);

@@ -27,17 +27,22 @@ export const LAST_MESSAGE_PREVIEW_CHARS = 100;
 
 /** The unread count of the caller's participation `p` in chat `c`, as a column. */
 const UNREAD = sql.raw(`(select count(*) from messenger.messages m
-    where m.chat_id = c.id and m.seq > p.last_read_seq and m.sender_user_id <> p.user_id and m.deleted_at is null)::int as "unreadCount"`);
+    where m.chat_id = c.id and m.seq > p.last_read_seq and m.sender_user_id <> p.user_id and m.deleted_at is null
+      and m.withheld_from is distinct from p.user_id)::int as "unreadCount"`);
 
 /**
- * The last message's columns, from a join on (chat_id, seq = the chat's last_seq): Seq is gapless
- * and a deletion leaves a tombstone, so the message at last_seq is always the last one, found
- * through ux_messages_chat_seq in the list's own statement (no query per chat).
+ * The last message's columns: the newest message at or below the chat's last_seq that the caller
+ * can read, read backwards through ux_messages_chat_seq in the list's own statement (no query per
+ * chat). Seq is gapless and a deletion leaves a tombstone, so that is the message at last_seq
+ * (the first index entry read) unless it is withheld from the caller (send.ts).
  */
 const LAST_MESSAGE = sql.raw(`lm.id as "lmId", lm.seq::float8 as "lmSeq", lm.sender_user_id as "lmSenderUserId", lm.kind as "lmKind",
     case when lm.kind = 'Text' and lm.deleted_at is null then left(lm.body, ${LAST_MESSAGE_PREVIEW_CHARS}) end as "lmPreview",
     lm.deleted_at is not null as "lmDeleted", lm.sent_at as "lmSentAt"`);
-const LAST_MESSAGE_JOIN = sql.raw(`left join messenger.messages lm on lm.chat_id = c.id and lm.seq = c.last_seq`);
+const LAST_MESSAGE_JOIN = sql.raw(`left join lateral (
+      select * from messenger.messages v
+       where v.chat_id = c.id and v.seq <= c.last_seq and v.withheld_from is distinct from p.user_id
+       order by v.seq desc limit 1) lm on true`);
 
 type RawListedRow = ChatRow & {
   unreadCount: number;

@@ -139,21 +139,25 @@ export async function activeParticipantsOfChats(q: Db, chatIds: readonly string[
 
 /**
  * Users about to join a chat, as `me` may add them, in one statement: those the replica has as
- * active, among them those blocked with `me` either way round (blacklist.md), and those who are
+ * active, among them those `me` blocks and those who block `me` (blacklist.md), and those who are
  * `me`'s Accepted contacts (their participation needs no request: docs/security.md, "Consent").
  */
 export async function joinCandidates(
   q: Db,
   me: string,
   userIds: readonly string[],
-): Promise<{ active: Set<string>; blocked: Set<string>; contacts: Set<string> }> {
-  if (userIds.length === 0) return { active: new Set(), blocked: new Set(), contacts: new Set() };
-  const { rows } = await query<{ id: string; blocked: boolean; contact: boolean }>(
+): Promise<{ active: Set<string>; blocked: Set<string>; blockedMe: Set<string>; contacts: Set<string> }> {
+  if (userIds.length === 0) return { active: new Set(), blocked: new Set(), blockedMe: new Set(), contacts: new Set() };
+  const { rows } = await query<{ id: string; blocked: boolean; blockedMe: boolean; contact: boolean }>(
     q,
     sql`select u.id, exists (
               select 1 from messenger.blacklist_entries b
-               where b.status = 'Blocked' and ((b.owner_user_id = ${me} and b.blocked_user_id = u.id) or (b.owner_user_id = u.id and b.blocked_user_id = ${me}))
+               where b.status = 'Blocked' and b.owner_user_id = ${me} and b.blocked_user_id = u.id
             ) as blocked,
+            exists (
+              select 1 from messenger.blacklist_entries b
+               where b.status = 'Blocked' and b.owner_user_id = u.id and b.blocked_user_id = ${me}
+            ) as "blockedMe",
             exists (
               select 1 from messenger.contacts k
                where k.status = 'Accepted' and least(k.requester_user_id, k.addressee_user_id) = least(${me}::uuid, u.id)
@@ -162,7 +166,7 @@ export async function joinCandidates(
           from messenger.users u where u.id = any(${sql.param(userIds)}::uuid[]) and u.is_active`,
   );
   const ids = (f: (r: (typeof rows)[number]) => boolean) => new Set(rows.filter(f).map((r) => r.id));
-  return { active: ids(() => true), blocked: ids((r) => r.blocked), contacts: ids((r) => r.contact) };
+  return { active: ids(() => true), blocked: ids((r) => r.blocked), blockedMe: ids((r) => r.blockedMe), contacts: ids((r) => r.contact) };
 }
 
 /**

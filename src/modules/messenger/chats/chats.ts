@@ -75,13 +75,15 @@ export async function getChat(q: Db, chatId: string, userId: string): Promise<Ch
 /** One statement for the page's chats and one for all their participants, however long the page. */
 /**
  * The users `me` puts into a chat, looked up in one statement: each must be active in the replica
- * (MSG_USER_NOT_FOUND naming the first that is not), and none may be blocked with `me` either way round
- * (MSG_USER_BLOCKED) — a blocked user cannot be pulled into a group by the one they blocked or who
- * blocked them. A third member may still add both of a blocked pair.
+ * (MSG_USER_NOT_FOUND naming the first that is not), and none may be one `me` blocks (MSG_USER_BLOCKED:
+ * they know their own block). The blocked are never told: into a group, a user who blocks `me` is
+ * refused as one the replica does not hold (MSG_USER_NOT_FOUND); a Direct chat with them is opened
+ * as any other, and what `me` writes there is withheld from them (send.ts). A third member may still
+ * add both of a blocked pair.
  */
-async function requireJoinable(q: Db, me: string, userIds: string[]): Promise<{ contacts: Set<string> }> {
-  const { active, blocked, contacts } = await joinCandidates(q, me, userIds);
-  const missing = userIds.find((u) => !active.has(u));
+async function requireJoinable(q: Db, me: string, userIds: string[], kind: ChatKind): Promise<{ contacts: Set<string> }> {
+  const { active, blocked, blockedMe, contacts } = await joinCandidates(q, me, userIds);
+  const missing = userIds.find((u) => !active.has(u) || (kind === 'Group' && blockedMe.has(u)));
   if (missing) throw ChatErrors.userNotFound(missing);
   if (blocked.size > 0) throw ChatErrors.blocked();
   return { contacts };
@@ -121,7 +123,7 @@ export async function createChat(ctx: MessengerContext, caller: Principal, input
   if (input.kind === 'Group' && !input.title?.trim()) throw ChatErrors.invalidChat('a group chat needs a title');
   const max = GROUP_MAX_PARTICIPANTS;
   if (others.length + 1 > max) throw ChatErrors.chatFull(max);
-  const { contacts } = await requireJoinable(ctx.db, me, others);
+  const { contacts } = await requireJoinable(ctx.db, me, others, input.kind);
   const directKey = input.kind === 'Direct' ? [me, others[0]!].sort().join(':') : null;
   if (directKey) {
     const existing = await chatByDirectKey(ctx.db, directKey);
@@ -194,7 +196,7 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
     const active = new Set((await participantsOf(tx, chatId, { activeOnly: true })).map((p) => p.userId));
     const fresh = wanted.filter((u) => !active.has(u));
     // Only once the caller is known to manage the chat: a stranger cannot make it look anyone up.
-    const { contacts } = await requireJoinable(tx, caller.userId, fresh);
+    const { contacts } = await requireJoinable(tx, caller.userId, fresh, 'Group');
     const max = GROUP_MAX_PARTICIPANTS;
     if (active.size + fresh.length > max) throw ChatErrors.chatFull(max);
     const rows: NewRealtimeRow[] = [];

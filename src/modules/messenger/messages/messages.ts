@@ -25,13 +25,22 @@ async function requireChat(q: Db, chatId: string, userId: string, lock = false) 
 }
 
 /** The message, locked, when the caller sees the chat and may change it (its sender, or an admin when allowed). */
-async function lockMessage(tx: Db, chatId: string, messageId: string, caller: Principal, adminMay: boolean): Promise<MessageRow> {
+async function lockMessage(tx: Db, chatId: string, messageId: string, caller: Principal, adminMay: boolean): Promise<MessageRow & { withheldFrom: string | null }> {
   await requireChat(tx, chatId, caller.userId);
-  const { rows: [m] } = await query<MessageRow>(tx, sql`select ${MESSAGE_COLUMNS} from messenger.messages where id = ${messageId} and chat_id = ${chatId} for update`);
+  // A message withheld from the caller does not exist for them.
+  const { rows: [m] } = await query<MessageRow & { withheldFrom: string | null }>(
+    tx,
+    sql`select ${MESSAGE_COLUMNS}, withheld_from as "withheldFrom" from messenger.messages
+         where id = ${messageId} and chat_id = ${chatId} and withheld_from is distinct from ${caller.userId} for update`,
+  );
   if (!m) throw ChatErrors.messageNotFound();
   if (m.senderUserId !== caller.userId && !(adminMay && caller.admin)) throw ChatErrors.notSender();
   return m;
 }
+
+/** Who a message's changes are pushed to: the chat, or only its sender's devices when it is withheld from the other member (send.ts). */
+const audienceOf = (m: MessageRow & { withheldFrom: string | null }) =>
+  m.withheldFrom === null ? { targetKind: 'ChatGroup' as const } : { targetKind: 'User' as const, targetUserId: m.senderUserId };
 
 /** The sender edits a text or card message within the edit window, 60 s by default (UC-MSG-003). */
 export async function editMessage(
@@ -56,7 +65,7 @@ export async function editMessage(
       sql`update messenger.messages set body = ${change.body ?? null}, card_text = ${change.cardText ?? null}, edited_at = ${now.toISOString()}
            where id = ${messageId} returning ${MESSAGE_COLUMNS}`,
     )).rows as [MessageRow];
-    await enqueueRealtime(tx, [{ kind: 'MessageEdited', targetKind: 'ChatGroup', chatId, messageId, seq: m.seq }], now);
+    await enqueueRealtime(tx, [{ kind: 'MessageEdited', ...audienceOf(m), chatId, messageId, seq: m.seq }], now);
     return messageView(row);
   });
 }
@@ -71,14 +80,16 @@ export async function deleteMessage(ctx: MessengerContext, caller: Principal, ch
       tx,
       sql`update messenger.messages set body = null, file_meta = null, card_text = null, deleted_at = ${now.toISOString()} where id = ${messageId}`,
     );
-    await enqueueRealtime(tx, [{ kind: 'MessageDeleted', targetKind: 'ChatGroup', chatId, messageId, seq: m.seq }], now);
+    await enqueueRealtime(tx, [{ kind: 'MessageDeleted', ...audienceOf(m), chatId, messageId, seq: m.seq }], now);
   });
 }
 
 /**
  * list-messages, the source of truth clients refill from: Seq > afterSeq ascending, or — paging
  * back through history — the newest `limit` below beforeSeq, still handed back in ascending order so
- * both directions read the same way. Tombstones included.
+ * both directions read the same way. Tombstones included. Messages withheld from the caller (send.ts)
+ * are left out: a page is every message the caller can read in its range, so a Seq it skips does
+ * not exist for them (the client library moves past it).
  */
 export async function listMessages(
   q: Db,
@@ -91,12 +102,17 @@ export async function listMessages(
     throw new AppError('VALIDATION_FAILED', 'afterSeq and beforeSeq are mutually exclusive: pass one of them', 400);
   }
   const chat = await requireChat(q, chatId, caller.userId);
+  const visible = sql`withheld_from is distinct from ${caller.userId}`;
   const { rows } =
     page.beforeSeq === undefined
-      ? await query<MessageRow>(q, sql`select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq > ${page.afterSeq ?? 0} order by seq limit ${limit}`)
+      ? await query<MessageRow>(
+          q,
+          sql`select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq > ${page.afterSeq ?? 0} and ${visible} order by seq limit ${limit}`,
+        )
       : await query<MessageRow>(
           q,
-          sql`select * from (select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq < ${page.beforeSeq} order by seq desc limit ${limit}) older
+          sql`select * from (select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq < ${page.beforeSeq} and ${visible}
+                              order by seq desc limit ${limit}) older
                order by seq`,
         );
   return { items: rows.map(messageView), lastSeq: chat.lastSeq };

@@ -25,6 +25,12 @@ export const messages = messengerSchema.table(
     deletedAt: ts('deleted_at'),
     /** The id the sender's client picked for this message once: a repeated send with it answers this row. */
     clientMessageId: uuid('client_message_id'),
+    /**
+     * The user this message is withheld from: in a Direct chat, the other member when they had blocked
+     * the sender at the send (Signal/WhatsApp: the blocked are never told, the blocker never sees it).
+     * Kept after an unblock: a withheld message stays withheld (docs/security.md, "Blocked means blocked").
+     */
+    withheldFrom: uuid('withheld_from'),
   },
   (t) => [
     uniqueIndex('ux_messages_chat_seq').on(t.chatId, t.seq),

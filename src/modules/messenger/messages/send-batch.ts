@@ -16,7 +16,7 @@ import type { BatchQueue } from './send-queue.ts';
  * Each message is judged on its own, exactly as a single send judges it: a send whose sender already
  * stored a message with its clientMessageId writes nothing and gets that row back (`existing`); the sender must be an
  * Active participant (else `member` is false) and active in the user replica (`senderInactive`), a
- * Direct chat with a block either way (`blocked`) or an inactive other participant
+ * Direct chat whose other member the sender blocks (`blocked`) or an inactive other participant
  * (`recipientInactive`) refuses it, and the recipients are read from the statement's snapshot, taken before the chat
  * locks were granted. The chats are locked in id order (two batches never wait on each other in a
  * cycle), each bumped by its number of messages only while its membership_version still equals
@@ -24,7 +24,9 @@ import type { BatchQueue } from './send-queue.ts';
  * null with `member` true and `blocked` false: send them again on a fresh snapshot). Seq follows
  * the order of the input within a chat, gapless. One MessageReceived push intent and one
  * MessagePostedKafkaEvent per message; a sender's acceptance of a chat that was a message request
- * to them, as the single send writes it; the NOTIFYs once per statement.
+ * to them, as the single send writes it; the NOTIFYs once per statement. A message of the blocked
+ * in their Direct chat with the blocker is withheld from the blocker, as the single send does it
+ * (`withheld_from`, its push to the sender alone, the event's recipients without the blocker).
  *
  * The events are built by messagePostedOutboxInsert, as for the single send. The test of this file
  * compares every column with what the single send writes.
@@ -80,7 +82,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
   judged as (
     select i.*, s.membership_version, coalesce(s.member, false) as member, coalesce(s.blocked, false) as blocked,
            not coalesce((select u.is_active from messenger.users u where u.id = i.sender_id), false) as sender_inactive,
-           coalesce(s.recipient_inactive, false) as recipient_inactive, s.pending_participant_id, x.existing, x.same
+           coalesce(s.recipient_inactive, false) as recipient_inactive, s.withheld_from, s.pending_participant_id, x.existing, x.same
       from input i
       left join lateral (
         select to_jsonb(e) - 'same' as existing, e.same from (
@@ -92,8 +94,12 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
         select c.membership_version, sp.id is not null as member, case when sp.accepted_at is null then sp.id end as pending_participant_id,
                c.kind = 'Direct' and exists (
                  select 1 from messenger.chat_participants r join messenger.blacklist_entries b
-                   on (b.owner_user_id = r.user_id and b.blocked_user_id = i.sender_id) or (b.owner_user_id = i.sender_id and b.blocked_user_id = r.user_id)
+                   on b.owner_user_id = i.sender_id and b.blocked_user_id = r.user_id
                   where r.chat_id = c.id and r.status = 'Active' and r.user_id <> i.sender_id and b.status = 'Blocked') as blocked,
+               case when c.kind = 'Direct' then (
+                 select r.user_id from messenger.chat_participants r join messenger.blacklist_entries b
+                   on b.owner_user_id = r.user_id and b.blocked_user_id = i.sender_id
+                  where r.chat_id = c.id and r.status = 'Active' and r.user_id <> i.sender_id and b.status = 'Blocked' limit 1) end as withheld_from,
                c.kind = 'Direct' and exists (
                  select 1 from messenger.chat_participants r
                   where r.chat_id = c.id and r.status = 'Active' and r.user_id <> i.sender_id
@@ -114,9 +120,9 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
      where c.id = w.chat_id and c.id = any(array(select id from locked)) and c.membership_version = w.v
     returning c.id, c.last_seq - w.n as base),
   msg as (
-    insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id)
+    insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id, withheld_from)
     select k.id, k.chat_id, b.base + row_number() over (partition by k.chat_id order by k.ord), k.sender_id, k.kind, k.body,
-           k.file_meta::jsonb, k.card_text, ${at}, k.client_message_id
+           k.file_meta::jsonb, k.card_text, ${at}, k.client_message_id, k.withheld_from
       from checked k join bumped b on b.id = k.chat_id
      where k.allowed
     returning id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
@@ -134,16 +140,17 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
      where p.id = any(array(select k.pending_participant_id from checked k join msg m on m.id = k.id where k.pending_participant_id is not null))
        and p.status = 'Active' and p.accepted_at is null),
   pushed as (
-    insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
-    select i.push_id, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at}, i.traceparent
-      from msg m join input i on i.id = m.id),
+    insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, target_user_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
+    select i.push_id, 'MessageReceived', case when k.withheld_from is null then 'ChatGroup' else 'User' end, m."chatId",
+           case when k.withheld_from is not null then m."senderUserId" end, m.id, m.seq, ${at}, ${at}, ${at}, i.traceparent
+      from msg m join input i on i.id = m.id join checked k on k.id = m.id),
   event as (${sql.raw(
-    messagePostedOutboxInsert(`from msg m join input i on i.id = m.id join recipients r on r.chat_id = m."chatId"
+    messagePostedOutboxInsert(`from msg m join input i on i.id = m.id join checked k on k.id = m.id join recipients r on r.chat_id = m."chatId"
       cross join lateral (select i.event_id, i.sent_at, i.traceparent,
-                                 coalesce(to_jsonb(array_remove(r.users, m."senderUserId")), '[]'::jsonb) as recipient_user_ids,
+                                 coalesce(to_jsonb(array_remove(array_remove(r.users, m."senderUserId"), k.withheld_from)), '[]'::jsonb) as recipient_user_ids,
                                  -- A sender of an earlier message of the chat in this batch accepted it by sending, as one by one.
                                  coalesce((select jsonb_agg(u order by u) from unnest(r.requests) u
-                                            where u <> m."senderUserId" and not exists (
+                                            where u <> m."senderUserId" and u is distinct from k.withheld_from and not exists (
                                               select 1 from msg m2 join input i2 on i2.id = m2.id
                                                where m2."chatId" = m."chatId" and m2."senderUserId" = u and i2.ord < i.ord)), '[]'::jsonb) as request_user_ids) e`),
   )}),

@@ -30,6 +30,12 @@ import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './sen
  * them (writing back answers it: docs/security.md, "Consent"), and the NOTIFYs that wake the dispatcher and the outbox publisher
  * at commit.
  *
+ * A block refuses only the one who blocks (403 MSG_USER_BLOCKED: they know their own block). A
+ * message of the blocked in their Direct chat with the blocker is sent as any other (the blocked
+ * are never told) but withheld from the blocker: `withheld_from` names them, its push goes to the
+ * sender's own user:{UserId} alone, and the event's recipients leave them out (docs/security.md,
+ * "Blocked means blocked").
+ *
  * The recipients are read from the statement's snapshot, taken before the chat lock was granted.
  * Membership changes bump chats.membership_version under the same lock, and the Seq update only
  * applies while the version still equals the snapshot's, so a send that waited for a membership
@@ -170,9 +176,12 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
                    select 1 from recipients r where not exists (select 1 from messenger.users u where u.id = r.user_id and u.is_active)) as recipient),
         blocked as (
           select (select kind from snapshot) = 'Direct' and exists (
-            select 1 from messenger.blacklist_entries b join recipients r
-              on (b.owner_user_id = r.user_id and b.blocked_user_id = ${me}) or (b.owner_user_id = ${me} and b.blocked_user_id = r.user_id)
+            select 1 from messenger.blacklist_entries b join recipients r on b.owner_user_id = ${me} and b.blocked_user_id = r.user_id
              where b.status = 'Blocked') as v),
+        withheld as (
+          select r.user_id from recipients r
+           where (select kind from snapshot) = 'Direct' and exists (
+             select 1 from messenger.blacklist_entries b where b.owner_user_id = r.user_id and b.blocked_user_id = ${me} and b.status = 'Blocked')),
         locked as (
           update messenger.chats c set last_seq = c.last_seq + 1, updated_at = ${at}
            where c.id = ${chatId} and (select member from snapshot) and not (select v from blocked)
@@ -181,9 +190,9 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
              and not exists (select 1 from existing)
           returning c.last_seq),
         msg as (
-          insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id)
+          insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id, withheld_from)
           select ${id}, ${chatId}, l.last_seq, ${me}, ${content.kind}, ${content.body ?? null},
-                 ${fileMeta}::jsonb, ${content.cardText ?? null}, ${at}, ${clientMessageId}::uuid
+                 ${fileMeta}::jsonb, ${content.cardText ?? null}, ${at}, ${clientMessageId}::uuid, (select user_id from withheld)
             from locked l
           returning ${MESSAGE_COLUMNS}),
         consented as (
@@ -191,12 +200,14 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
            where (select pending from snapshot) and exists (select 1 from locked)
              and chat_id = ${chatId} and user_id = ${me} and status = 'Active' and accepted_at is null),
         pushed as (
-          insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
-          select ${newId()}, 'MessageReceived', 'ChatGroup', m."chatId", m.id, m.seq, ${at}, ${at}, ${at}, ${traceparent ?? null}::varchar from msg m),
+          insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, target_user_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
+          select ${newId()}, 'MessageReceived', case when exists (select 1 from withheld) then 'User' else 'ChatGroup' end, m."chatId",
+                 case when exists (select 1 from withheld) then ${me}::uuid end, m.id, m.seq, ${at}, ${at}, ${at}, ${traceparent ?? null}::varchar from msg m),
         event_args as (
           select ${newId()}::uuid as event_id, ${at}::text as sent_at, ${traceparent ?? null}::varchar as traceparent,
-                 (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients) as recipient_user_ids,
-                 (select coalesce(jsonb_agg(user_id order by user_id) filter (where accepted_at is null), '[]'::jsonb) from recipients) as request_user_ids),
+                 (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients where user_id not in (select user_id from withheld)) as recipient_user_ids,
+                 (select coalesce(jsonb_agg(user_id order by user_id) filter (where accepted_at is null), '[]'::jsonb)
+                    from recipients where user_id not in (select user_id from withheld)) as request_user_ids),
         event as (${sql.raw(messagePostedOutboxInsert('from msg m cross join event_args e'))})
         select coalesce((select member from snapshot), false) as member, coalesce((select v from blocked), false) as blocked,
                (select sender from inactive) as "senderInactive", coalesce((select recipient from inactive), false) as "recipientInactive",

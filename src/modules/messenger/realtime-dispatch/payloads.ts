@@ -9,7 +9,8 @@ export { emptyRefs, type RealtimeRefs } from './ref-types.ts';
 
 /**
  * The typed RealtimeMessage contracts (seed 000 step 5), built at delivery from the row's reference
- * ids and the entities they point at. Only message kinds carry a body, and only to chat:{ChatId};
+ * ids and the entities they point at. Only message kinds carry a body, and only to chat:{ChatId} — or
+ * to the sender's own user:{UserId} for a message withheld from the other member (messages/send.ts);
  * everything else carries ids and statuses. Media kinds take their contract from SessionKind
  * (Direct → the 1:1 call contract, Conference → the conference contract). Pure: the dispatcher
  * loads the entities (refs.ts) and mints MediaJoinModels for `joinFor` sends.

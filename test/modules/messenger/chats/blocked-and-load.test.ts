@@ -15,7 +15,7 @@ const add = (m: MessengerApp, token: string, chatId: string, userIds: string[]) 
 const block = (m: MessengerApp, token: string, userId: string) => m.call(token, 'PUT', `/api/messenger/blacklist/${userId}`);
 
 describe('blocked means blocked: a blacklisted pair cannot be put into a group by one of them', () => {
-  test('creating a group with, or adding, a user blocked either way round is 403 MSG_USER_BLOCKED with nothing stored', async () => {
+  test('a group with, or an add of, the one blocked is 403 MSG_USER_BLOCKED; of the one who blocks, 404 MSG_USER_NOT_FOUND as for nobody; nothing stored', async () => {
     const m = await messengerApp();
     const [alice, bob, carol] = [await m.user(), await m.user(), await m.user()];
     const before = (await group(m, alice.token, [bob.id, carol.id])).body; // a group from before the blocking
@@ -23,16 +23,19 @@ describe('blocked means blocked: a blacklisted pair cannot be put into a group b
     const alicesGroup = (await group(m, alice.token, [carol.id])).body;
     assert.equal((await block(m, alice.token, bob.id)).status, 200);
 
-    const attempts: [string, () => Promise<{ status: number; body: Err }>][] = [
-      ['bob (blocked) creates a group with alice', () => group(m, bob.token, [alice.id, carol.id])],
-      ['alice (who blocked) creates a group with bob', () => group(m, alice.token, [carol.id, bob.id])],
-      ['bob adds alice to his group', () => add(m, bob.token, bobsGroup.id, [alice.id])],
-      ['alice adds bob to her group', () => add(m, alice.token, alicesGroup.id, [carol.id, bob.id])],
+    // The blocked are never told: to bob, alice is a user the messenger does not hold.
+    const nobody = [404, 'MSG_USER_NOT_FOUND', `no active messenger user with id ${alice.id}`];
+    const own = [403, 'MSG_USER_BLOCKED'];
+    const attempts: [string, () => Promise<{ status: number; body: Err }>, unknown[]][] = [
+      ['bob (blocked) creates a group with alice', () => group(m, bob.token, [alice.id, carol.id]), nobody],
+      ['alice (who blocked) creates a group with bob', () => group(m, alice.token, [carol.id, bob.id]), own],
+      ['bob adds alice to his group', () => add(m, bob.token, bobsGroup.id, [alice.id]), nobody],
+      ['alice adds bob to her group', () => add(m, alice.token, alicesGroup.id, [carol.id, bob.id]), own],
     ];
-    for (const [what, attempt] of attempts) {
+    for (const [what, attempt, expected] of attempts) {
       const stored = await storedDigests(m.pool);
       const res = await attempt();
-      assert.deepEqual([res.status, res.body.code], [403, 'MSG_USER_BLOCKED'], what);
+      assert.deepEqual([res.status, res.body.code, res.body.message].slice(0, expected.length), expected, what);
       assert.deepEqual(changedTables(stored, await storedDigests(m.pool)), [], `${what}: stored something`);
     }
 
@@ -50,6 +53,17 @@ describe('blocked means blocked: a blacklisted pair cannot be put into a group b
     // Unblocked, the pair may group again.
     assert.equal((await m.call(alice.token, 'DELETE', `/api/messenger/blacklist/${bob.id}`)).status, 200);
     assert.equal((await add(m, bob.token, bobsGroup.id, [alice.id])).status, 200);
+  });
+
+  test('the blocked opens a Direct chat with the one who blocks them as with anyone (what they write there is withheld); the one who blocks is told their block', async () => {
+    const m = await messengerApp();
+    const [alice, bob] = [await m.user(), await m.user()];
+    assert.equal((await block(m, alice.token, bob.id)).status, 200);
+    const direct = (token: string, userId: string) => m.call<Chat & Err>(token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [userId] });
+    const opened = await direct(bob.token, alice.id);
+    assert.equal(opened.status, 201, 'the blocked are never told');
+    assert.deepEqual(opened.body.participants.map((p) => p.userId).sort(), [alice.id, bob.id].sort());
+    assert.deepEqual([(await direct(alice.token, bob.id)).status, (await direct(alice.token, bob.id)).body.code], [403, 'MSG_USER_BLOCKED']);
   });
 });
 

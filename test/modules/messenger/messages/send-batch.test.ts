@@ -28,7 +28,7 @@ const CHAT = { G: newId(), D: newId(), D2: newId(), D3: newId(), E: newId(), F: 
 const names = new Map<string, string>([...Object.entries(U), ...Object.entries(CHAT)].map(([k, v]) => [v, k]));
 
 /**
- * G: a, b Active, c Removed. D: Direct a–d, d blocked a. D2: Direct b–e, an Unblocked entry.
+ * G: a, b Active, c Removed. D: Direct a–d, d blocked a (a's message is withheld from d, d's refused). D2: Direct b–e, an Unblocked entry.
  * D3: Direct b–h. E: e alone. F: g alone. g and h are inactive in the user replica (blocked or archived).
  */
 async function seed(pool: pg.Pool): Promise<void> {
@@ -133,7 +133,7 @@ async function written(pool: pg.Pool): Promise<unknown> {
   const named = (v: unknown): unknown =>
     typeof v === 'string' ? (names.get(v) ?? seqOf.get(v) ?? v) : Array.isArray(v) ? v.map(named) : v && typeof v === 'object' && !(v instanceof Date) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, named(x)])) : v;
   return named({
-    messages: await q(`select chat_id, seq::int, sender_user_id, kind, body, file_meta, card_text, sent_at, edited_at, deleted_at from messenger.messages order by chat_id, seq`),
+    messages: await q(`select chat_id, seq::int, sender_user_id, kind, body, file_meta, card_text, sent_at, edited_at, deleted_at, withheld_from from messenger.messages order by chat_id, seq`),
     pushes: await q(
       `select r.kind, r.target_kind, r.chat_id, r.target_user_id, r.message_id, r.ref_id, r.session_kind, r.seq::int, r.status, r.attempts,
               r.next_attempt_at, r.last_error, r.created_at, r.updated_at, r.row_version, r.traceparent
@@ -234,7 +234,7 @@ describe('message sends written together (one statement) vs one by one', () => {
       'G#1',
       'G#2',
       'not found',
-      'blocked',
+      'D#1',
       'blocked',
       'D2#1',
       'E#1',

@@ -1,0 +1,1 @@
+ALTER TABLE "messenger"."messages" ADD COLUMN "withheld_from" uuid;
