@@ -1,6 +1,6 @@
 import { after } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import type { DestinationStream } from 'pino';
+import { pino, type DestinationStream } from 'pino';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import { createLogger } from '../../src/platform/observability/logger.ts';
@@ -29,7 +29,8 @@ export async function buildTestApp(
 ): Promise<TestApp> {
   const database = await createTestDatabase({ dropAtEnd: false });
   const config = loadConfig({ LOG_LEVEL: opts.logLevel ?? 'warn', JOBS_ENABLED: 'false', PORT: '0', ...env });
-  const log = createLogger(config.LOG_LEVEL, opts.logDestination);
+  // Logs go to stderr unless the test captures them: stdout is the test runner's report.
+  const log = createLogger(config.LOG_LEVEL, opts.logDestination ?? pino.destination({ fd: 2, sync: true }));
   const app = await buildApp(config, { pool: database.pool, databaseUrl: database.url, log, modules: opts.modules, clock: opts.clock, tuning: opts.tuning });
   // Every refusal the test sees is one the API document lists for the operation and status.
   checkAnswersAgainstDocument(app);
