@@ -3,25 +3,21 @@ import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import { createDb } from '../../../src/platform/db/index.ts';
 import { newId, type Clock } from '../../../src/platform/time.ts';
-import type { IdentityContext, IdentitySettings } from '../../../src/modules/identity/context.ts';
+import { identitySettingsFrom, type IdentityContext, type IdentitySettings } from '../../../src/modules/identity/context.ts';
+import { loadConfig } from '../../../src/config.ts';
 import { createIdentityMetrics } from '../../../src/modules/identity/metrics.ts';
 
 /** Identity test helpers: an operation context on a test pool, SQL seeding, outbox reads. */
 
-export const defaultSettings = (over: Partial<IdentitySettings['fanOut']> & { inlineFanOutThreshold?: number } = {}): IdentitySettings => ({
-  inlineFanOutThreshold: over.inlineFanOutThreshold ?? 500,
-  phoneRegion: 'RU',
-  fanOut: {
-    pollingIntervalMs: 5000,
-    batchSize: over.batchSize ?? 500,
-    maxLeaseMs: over.maxLeaseMs ?? 300_000,
-    maxAttempts: over.maxAttempts ?? 5,
-    rangeSize: over.rangeSize ?? 5000,
-    retryBaseMs: over.retryBaseMs ?? 1000,
-    retryCapMs: over.retryCapMs ?? 60_000,
-  },
-  expiry: { intervalMs: 30_000, batchSize: 500 },
-});
+/**
+ * The service's own identity settings (the settings schema's defaults, mapped as the module maps
+ * them; test/seed-defaults.test.ts holds them to seed 003), with the fan-out knobs a test shrinks.
+ */
+export const defaultSettings = (over: Partial<IdentitySettings['fanOut']> & { inlineFanOutThreshold?: number } = {}): IdentitySettings => {
+  const { inlineFanOutThreshold, ...fanOut } = over;
+  const service = identitySettingsFrom(loadConfig({}));
+  return { ...service, inlineFanOutThreshold: inlineFanOutThreshold ?? service.inlineFanOutThreshold, fanOut: { ...service.fanOut, ...fanOut } };
+};
 
 export function identityContext(pool: pg.Pool, clock: Clock, settings: IdentitySettings = defaultSettings()): IdentityContext & { registry: Registry } {
   const db = createDb(pool);

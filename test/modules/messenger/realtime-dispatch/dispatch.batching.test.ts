@@ -254,10 +254,10 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     assert.equal((await outboxRow(env.pool, row!)).status, 'Done');
   });
 
-  test('without idleWaitMs (the default) a run does not wait for wakes', async () => {
+  test('without idleWaitMs (the kernel\'s default; the service sets one) a run does not wait for wakes', async () => {
     const env = await dispatchEnv();
     let asked = 0;
-    const counts = await env.dispatcher.runOnce({
+    const counts = await env.newDispatcher({ idleWaitMs: undefined }).runOnce({
       ...env.ctx(),
       waitForWake: async () => {
         asked++;

@@ -11,7 +11,8 @@ import { chatGroup, chatIdOfGroup } from '../../../../src/modules/messenger/chat
 import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
 import { messengerPushKinds } from '../../../../src/modules/messenger/realtime-dispatch/register.ts';
 import type { MediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
-import { createPush, pushDispatchJob, type DispatchSettings, type PushDispatchDeps } from '../../../../src/platform/push/index.ts';
+import { createPush, dispatchSettingsOf, PUSH_TUNING, pushDispatchJob, type DispatchSettings, type PushDispatchDeps } from '../../../../src/platform/push/index.ts';
+import { loadConfig } from '../../../../src/config.ts';
 import type { BatchWorker } from '../../../../src/platform/jobs/index.ts';
 import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
 import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
@@ -32,17 +33,15 @@ export function messengerDispatchJob(deps: Omit<PushDispatchDeps, 'kinds'> & { m
 export const MEDIA_SECRET = 'test-media-secret-0123456789-0123456789';
 export const TURN_SECRET = 'test-turn-secret-0123456789';
 
-/** The seed's defaults, without jitter so tests can name exact retry times (jitter has its own tests). */
-export const seedSettings = (over: Partial<DispatchSettings> = {}): DispatchSettings => ({
-  pollingIntervalMs: 1000,
-  batchSize: 200,
-  maxRunMs: 5000,
-  lockTtlMs: 30_000,
-  pushTimeoutMs: 5000,
-  maxAttempts: 8,
-  backoff: { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0 },
-  ...over,
-});
+/**
+ * The service's own dispatch settings (the settings schema's defaults, mapped as the app maps them;
+ * test/seed-defaults.test.ts holds them to seed 000), without jitter so tests can name exact retry
+ * times (jitter has its own tests).
+ */
+export const seedSettings = (over: Partial<DispatchSettings> = {}): DispatchSettings => {
+  const service = dispatchSettingsOf(loadConfig({}), PUSH_TUNING);
+  return { ...service, backoff: { ...service.backoff, jitter: 0 }, ...over };
+};
 
 export interface DispatchEnv {
   database: TestDatabase;
