@@ -1,6 +1,6 @@
 import { monotonicMs, type HubConnection } from './connection.ts';
 import type { HubMetrics } from './metrics.ts';
-import { fullBucket, takeToken, type Bucket, type BucketRate } from './rate-buckets.ts';
+import { createKeyedBuckets, fullBucket, takeToken, type Bucket, type BucketRate } from './rate-buckets.ts';
 
 /**
  * Each connection's budget of hub method calls (HUB_INVOCATIONS_PER_SECOND, HUB_INVOCATION_BURST):
@@ -9,6 +9,10 @@ import { fullBucket, takeToken, type Bucket, type BucketRate } from './rate-buck
  * call is refused unrun with a completion error; a connection refused `burst` times within
  * REFUSAL_WINDOW_MS is closed with a close message naming the reason (no reconnect: a client that
  * floods would flood again).
+ *
+ * A user's connections also share a budget of twice one connection's (USER_BUDGET_FACTOR: a phone and
+ * a browser both at their full rate), so a user holding HUB_MAX_CONNECTIONS_PER_USER sockets cannot
+ * multiply it by that many. A call the user's budget refuses counts toward its connection's close.
  */
 
 /** Stable texts (the official clients reject invoke() with the first and report the second on close). */
@@ -20,6 +24,11 @@ export const InvocationErrors = {
 /** Refusals counted toward a close within this window; a client that only now and then overruns its burst stays. */
 const REFUSAL_WINDOW_MS = 10_000;
 
+/** A user's budget, in connections' budgets. */
+export const USER_BUDGET_FACTOR = 2;
+/** Users whose budget is kept at once (rate-buckets.ts forgets refilled ones first). */
+const USERS_KEPT = 100_000;
+
 interface Spent {
   bucket: Bucket;
   refusals: number;
@@ -29,6 +38,7 @@ interface Spent {
 /** `admit(conn, invocationId)`: true to run the call; false when it was refused (answered, and the connection closed if it kept going). */
 export function createInvocationBudget(rate: BucketRate, metrics: HubMetrics) {
   const spent = new WeakMap<HubConnection, Spent>();
+  const users = createKeyedBuckets({ perSecond: rate.perSecond * USER_BUDGET_FACTOR, burst: rate.burst * USER_BUDGET_FACTOR }, USERS_KEPT, monotonicMs);
   return (conn: HubConnection, invocationId: string | undefined): boolean => {
     const now = monotonicMs();
     let s = spent.get(conn);
@@ -36,8 +46,9 @@ export function createInvocationBudget(rate: BucketRate, metrics: HubMetrics) {
       s = { bucket: fullBucket(rate, now), refusals: 0, windowStart: now };
       spent.set(conn, s);
     }
-    if (takeToken(s.bucket, rate, now) === undefined) return true;
-    metrics.invocationsRefused.inc({ reason: 'rate' });
+    const connectionRefused = takeToken(s.bucket, rate, now) !== undefined;
+    if (!connectionRefused && users.take(conn.userId) === undefined) return true;
+    metrics.invocationsRefused.inc({ reason: connectionRefused ? 'rate' : 'user_rate' });
     if (now - s.windowStart >= REFUSAL_WINDOW_MS) {
       s.refusals = 0;
       s.windowStart = now;

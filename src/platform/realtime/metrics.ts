@@ -62,7 +62,7 @@ export function createHubMetrics(registry: Registry) {
     }),
     invocationsRefused: counter<'reason'>(registry, {
       name: 'hub_invocations_refused_total',
-      help: "Hub method calls refused without running: past the connection's invocation budget (rate), a stream invocation of a method that does not stream (stream)",
+      help: "Hub method calls refused without running: past the connection's invocation budget (rate), past its user's, shared by the user's connections (user_rate), a stream invocation of a method that does not stream (stream)",
       labelNames: ['reason'],
     }),
     disconnects: counter<'reason'>(registry, {

@@ -50,6 +50,21 @@ describe('hub invocation budget', () => {
     assert.equal(steady.closed, false);
   });
 
+  test("a user's connections share a budget of twice one connection's: more sockets do not multiply it", async () => {
+    const { url, registry, runs } = await countingHub({ perSecond: 0.01, burst: 5 });
+    const userId = newUserId();
+    const sockets = [await connectClient(url, await tokenFor(userId)), await connectClient(url, await tokenFor(userId)), await connectClient(url, await tokenFor(userId))];
+    // Four calls each: within every connection's own burst of five, twelve in all past the user's ten.
+    const answers = [];
+    for (const socket of sockets) for (let i = 0; i < 4; i++) answers.push(await socket.connection.invoke('Echo').then(() => 'ran', (e: Error) => e.message));
+    assert.equal(runs(), 10, "the user's budget: twice a connection's burst");
+    assert.deepEqual(answers.slice(10), Array(2).fill('HUB_RATE_LIMITED: too many hub method calls on this connection; slow down.'));
+    assert.equal(await metricValue(registry, 'hub_invocations_refused_total', { reason: 'user_rate' }), 2);
+    const other = await connectClient(url, await tokenFor(newUserId()));
+    await other.connection.invoke('Echo');
+    assert.equal(runs(), 11, 'another user has a budget of their own');
+  });
+
   test('a StreamInvocation of a method that does not stream is refused with a completion error and not run', async () => {
     const { url, registry, runs } = await countingHub({ perSecond: 100, burst: 100 });
     const client = await connectClient(url, await tokenFor(newUserId()));
