@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Message } from 'kafkajs';
+import type { IncomingMessage } from '../../../../src/platform/events/bus.ts';
 import { createDb } from '../../../../src/platform/db/index.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
@@ -62,6 +63,19 @@ export function rawMessage(
 
 /** Distinct valid Russian mobile numbers per test run, e.g. +79161234567. */
 let phoneSeq = Math.floor(Math.random() * 1_000_000);
+/** As the consumer runner hands a record of the users topic (partition 0) to a processor: offsets counting from 0. */
+export function incomingFrom(topic: string): (m: Message) => IncomingMessage {
+  let offset = 0;
+  return (m) => ({
+    topic,
+    partition: 0,
+    offset: String(offset++),
+    key: m.key as string,
+    value: m.value as string,
+    headers: m.headers as IncomingMessage['headers'],
+  });
+}
+
 export const nextPhone = (): string => `+7916${String(1_000_000 + (phoneSeq++ % 9_000_000)).padStart(7, '0')}`;
 
 export interface ReplicaRow {

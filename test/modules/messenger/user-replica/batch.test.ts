@@ -5,12 +5,12 @@ import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
-import type { IncomingMessage, OutgoingMessage } from '../../../../src/platform/events/bus.ts';
+import type { OutgoingMessage } from '../../../../src/platform/events/bus.ts';
 import { consumerMetrics } from '../../../../src/platform/events/consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from '../../../../src/platform/events/consumer-runner.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-replica/metrics.ts';
-import { nextPhone, rawMessage, simulateReplicaWriteOutage, userUpserted } from '../support/user-sync.ts';
+import { incomingFrom, nextPhone, rawMessage, simulateReplicaWriteOutage, userUpserted } from '../support/user-sync.ts';
 import { logCapture } from '../../../support/logs.ts';
 import { metricValue } from '../../../support/metrics.ts';
 
@@ -51,15 +51,7 @@ type Harness = ReturnType<typeof harness>;
 const single = harness(await createTestDatabase(), false);
 const batched = harness(await createTestDatabase(), true);
 
-let offset = 0;
-const incoming = (m: Message): IncomingMessage => ({
-  topic: TOPIC,
-  partition: 0,
-  offset: String(offset++),
-  key: m.key as string,
-  value: m.value as string,
-  headers: m.headers as IncomingMessage['headers'],
-});
+const incoming = incomingFrom(TOPIC);
 
 /** The same group through both consumers. */
 async function processBoth(messages: Message[]) {

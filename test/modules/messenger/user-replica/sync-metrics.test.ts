@@ -1,17 +1,15 @@
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import assert from 'node:assert/strict';
-import type { Message } from 'kafkajs';
 import { createTestDatabase } from '../../../support/db.ts';
 import { Gauge, Registry } from '../../../../src/platform/observability/metrics.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
-import type { IncomingMessage } from '../../../../src/platform/events/bus.ts';
 import { consumerMetrics } from '../../../../src/platform/events/consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from '../../../../src/platform/events/consumer-runner.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-replica/metrics.ts';
-import { nextPhone, userUpserted } from '../support/user-sync.ts';
+import { incomingFrom, nextPhone, userUpserted } from '../support/user-sync.ts';
 import { metricValue } from '../../../support/metrics.ts';
 import { waitFor } from '../../../support/wait.ts';
 
@@ -41,15 +39,7 @@ const processor = createMessageProcessor(resolveConsumer(definition), {
   publish: async () => {},
 });
 
-let offset = 0;
-const incoming = (m: Message): IncomingMessage => ({
-  topic: TOPIC,
-  partition: 0,
-  offset: String(offset++),
-  key: m.key as string,
-  value: m.value as string,
-  headers: m.headers as IncomingMessage['headers'],
-});
+const incoming = incomingFrom(TOPIC);
 const AGE_S = 600;
 const HOLD_MS = 200;
 
