@@ -32,7 +32,8 @@ export interface TraceWorld extends TestApp {
 /** The whole app, listening (the HTTP instrumentation traces real requests, not injected ones), with OPS_TRACE_URL set. */
 export async function traceWorld(): Promise<TraceWorld> {
   // Threshold 0: every role change with a user queues a fan-out task.
-  const t = await buildTestApp({ OPS_TRACE_URL: TRACE_URL, IDENTITY_INLINE_FANOUT_THRESHOLD: '0' });
+  // Eight sends at once by one user make a batch: the per-user bound on requests in progress is off.
+  const t = await buildTestApp({ OPS_TRACE_URL: TRACE_URL, IDENTITY_INLINE_FANOUT_THRESHOLD: '0', HTTP_MAX_CONCURRENT_REQUESTS_PER_USER: '0' });
   const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const operator = await t.token({ admin: true });
   return {
