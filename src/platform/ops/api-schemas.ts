@@ -23,7 +23,7 @@ export const OpsJob = named(
     lockKey: Nullable(Str),
     wakeChannel: Nullable(Str),
     running: Type.Boolean({ description: 'a run is going on the replica that answered' }),
-    nextRunAt: Nullable(Instant),
+    nextRunAt: Type.Union([Instant, Type.Null()], { description: "the next timer tick on the replica that answered; null where its runner is not started (JOBS_ENABLED=false) or stopping" }),
     lastRunAt: Nullable(Instant),
     lastSuccessAt: Nullable(Instant),
     lastOutcome: Nullable(Str),
@@ -35,7 +35,21 @@ export const OpsJob = named(
     recentRuns: Type.Array(OpsRecentRun),
     pausedAt: Nullable(Instant),
     pausedBy: Nullable(Str),
-    lease: Nullable(Type.Object({ holder: Str, token: Str, expiresAt: Instant }, { description: 'the single-runner lease: who holds the lock and until when' })),
+    lease: Nullable(
+      Type.Object(
+        {
+          holder: Str,
+          token: Str,
+          state: Type.Union([Type.Literal('held'), Type.Literal('expired'), Type.Literal('released')], {
+            description: 'held: the lock is held and the lease runs; expired: the lock is still held but its holder stopped renewing (a takeover is due); released: no run holds the lock (the row outlives the run)',
+          }),
+          acquiredAt: Instant,
+          expiresAt: Instant,
+          asOf: Instant,
+        },
+        { description: 'the single-runner lease: its last holder, whether it holds the lock now, and until when; times by the database clock, asOf the moment read' },
+      ),
+    ),
   }),
 );
 

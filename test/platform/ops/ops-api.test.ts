@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
+import { ACQUIRE_SQL } from '../../../src/platform/jobs/lease-sql.ts';
 import { signToken } from '../../../src/platform/http/auth.ts';
 import { newId } from '../../../src/platform/time.ts';
 import { messengerApp } from '../../modules/messenger/support/app.ts';
@@ -73,6 +75,33 @@ test('overview: jobs with recent runs, backlogs, replicas, dependencies and the 
   assert.equal(o.replicas.length, 1);
   assert.deepEqual(o.alerts.errors, [], 'every rule of deploy/prometheus evaluates');
   assert.ok(o.alerts.alerts.some((a) => a.alert === 'MessengerRealtimeQuarantined' && a.state === 'firing'));
+});
+
+test('leases tell the truth: a run that ended shows its lease released although the row\'s expiry is ahead; a held lock is held; one whose holder stopped renewing is expired', async () => {
+  const job = 'messenger-realtime-dispatch';
+  type Lease = { state: string; holder: string; expiresAt: string; asOf: string };
+  const jobOf = async () => (await m.call<{ jobs: { name: string; lockKey: string; lease: Lease | null }[] }>(viewer, 'GET', '/api/ops/jobs')).body.jobs.find((j) => j.name === job)!;
+  assert.equal((await m.app.platform.runner.runNow(job)).outcome, 'success');
+  const ended = (await jobOf()).lease!;
+  assert.equal(ended.state, 'released');
+  assert.ok(new Date(ended.expiresAt) > new Date(ended.asOf), 'the row alone still reads as a lease running for minutes');
+
+  // Another session takes the lock with its lease, as a replica's run would.
+  const key = (await jobOf()).lockKey;
+  const session = new pg.Client({ connectionString: m.database.url });
+  await session.connect();
+  try {
+    assert.equal((await session.query(ACQUIRE_SQL, [key, 'replica-b', 60_000])).rows[0].locked, true);
+    const held = (await jobOf()).lease!;
+    assert.deepEqual([held.state, held.holder], ['held', 'replica-b']);
+    // Its holder stops renewing: the lock is still held, the lease has run out.
+    await m.pool.query(`update platform.job_leases set expires_at = clock_timestamp() - interval '1 second' where name = $1`, [key]);
+    assert.equal((await jobOf()).lease!.state, 'expired');
+  } finally {
+    await session.end();
+  }
+  // Its session is gone, and the lock with it.
+  await waitFor('the ended session\'s lock to be released', async () => (await jobOf()).lease!.state === 'released');
 });
 
 test('failures: filters, a dry run that changes nothing, then a bulk requeue at a bounded rate with its progress and audit', async () => {

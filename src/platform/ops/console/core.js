@@ -50,7 +50,26 @@ function showError(err) {
   if (err && err.status === 401) signOut();
 }
 
-const when = (iso) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 19) : '—');
+// Every time on the page is UTC, and says so: on-call and the logs may sit in different zones.
+const when = (iso) => (iso ? `${new Date(iso).toISOString().replace('T', ' ').slice(0, 19)} UTC` : '—');
+// Durations for a person: 4 ms, 12 s, 2 min 18 s, 3 h 5 min, 2 d.
+function humanDuration(ms) {
+  const abs = Math.abs(ms);
+  if (abs < 1000) return `${Math.round(abs)} ms`;
+  const s = Math.round(abs / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return s % 60 ? `${m} min ${s % 60} s` : `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  return `${Math.floor(h / 24)} d`;
+}
+// "in 8 s" or "3 min ago", measured from `asOf`, a time of the clock that wrote `iso` (the server's
+// or the database's), never the browser's own: a laptop's clock may be minutes off.
+function relative(iso, asOf) {
+  const d = new Date(iso).getTime() - new Date(asOf).getTime();
+  return d >= 0 ? `in ${humanDuration(d)}` : `${humanDuration(-d)} ago`;
+}
 const labelText = (labels) => Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(' ') || '—';
 const runbookLink = (alert) => el('a', { href: `/ops/runbooks/${alert}`, target: '_blank', class: 'runbook' }, `runbook ${alert}`);
 const actButton = (label, data, onclick) => el('button', { type: 'button', 'data-act': data, disabled: !isOperator(), title: isOperator() ? '' : 'read-only role', onclick }, label);

@@ -1,15 +1,34 @@
 // The overview page: alerts, jobs (run now, pause, resume), backlogs, replicas, dependencies.
 'use strict';
 
-function jobsSection(jobs) {
+// The lock as it stands (the API reads pg_locks): a lease row outlives its run, so its expiry alone
+// would show a job that ran for 4 ms as held for minutes.
+function leaseText(j) {
+  const l = j.lease;
+  if (!j.singleRunner) return { text: 'every replica runs it', state: 'none' };
+  if (!l) return { text: 'never held', state: 'none' };
+  if (l.state === 'held') return { text: `held by ${l.holder}, lease ends ${relative(l.expiresAt, l.asOf)}`, state: 'held' };
+  if (l.state === 'expired') return { text: `expired ${relative(l.expiresAt, l.asOf)}: ${l.holder} still holds the lock but stopped renewing (frozen or stuck; the next replica to try takes it over)`, state: 'expired' };
+  return { text: `released (last taken by ${l.holder} ${relative(l.acquiredAt, l.asOf)})`, state: 'released' };
+}
+
+function nextRunText(j, generatedAt) {
+  if (j.pausedAt) return 'none while paused';
+  if (!j.nextRunAt) return '— (no timer on this replica)';
+  return `${relative(j.nextRunAt, generatedAt)} (${when(j.nextRunAt)})`;
+}
+
+function jobsSection(jobs, generatedAt) {
   const rows = jobs.map((j) => {
     const last = j.recentRuns[0];
+    const lease = leaseText(j);
     return el('tr', { 'data-job': j.name },
       el('td', {}, j.name), el('td', {}, j.schedule.description),
       el('td', { class: j.pausedAt ? 'bad paused' : 'ok' }, j.pausedAt ? `paused by ${j.pausedBy}` : 'active'),
-      el('td', {}, j.lease ? `${j.lease.holder} until ${when(j.lease.expiresAt)}` : j.singleRunner ? 'free' : 'every replica'),
+      el('td', { class: `lease ${lease.state === 'expired' ? 'bad' : ''}`, 'data-lease': lease.state }, lease.text),
+      el('td', { class: 'next-run' }, nextRunText(j, generatedAt)),
       el('td', { class: j.lastOutcome === 'failure' ? 'bad' : '' }, `${j.lastOutcome ?? '—'} ${when(j.lastRunAt)}`),
-      el('td', {}, last ? `${last.durationMs} ms ${labelText(last.counts)}` : '—'),
+      el('td', {}, last ? `${humanDuration(last.durationMs)} ${labelText(last.counts)}` : '—'),
       el('td', { class: 'num' }, `${j.failuresTotal}/${j.runsTotal}`),
       el('td', {}, j.lastError ?? ''),
       el('td', {},
@@ -19,7 +38,7 @@ function jobsSection(jobs) {
           : actButton('Pause', 'pause', () => act(() => api(`/api/ops/jobs/${j.name}/pause`, { method: 'POST' })))));
   });
   return el('section', { id: 'jobs' }, el('h2', {}, 'Jobs'), el('table', {},
-    el('tr', {}, ...['job', 'schedule', 'state', 'lock holder / lease', 'last run', 'last run with work', 'failed/runs', 'last error', ''].map((h) => el('th', {}, h))), rows));
+    el('tr', {}, ...['job', 'schedule', 'state', 'lock', 'next run', 'last run', 'last run with work', 'failed/runs', 'last error', ''].map((h) => el('th', {}, h))), rows));
 }
 
 function backlogSection(backlogs) {
@@ -43,7 +62,7 @@ async function overviewPage() {
   floorMs = o.pollFloorMs;
   return [
     alertSection(o.alerts),
-    jobsSection(o.jobs),
+    jobsSection(o.jobs, o.generatedAt),
     backlogSection(o.backlogs),
     el('section', { id: 'replicas' }, el('h2', {}, 'Hub connections per replica'), el('table', {},
       o.replicas.map((r) => el('tr', {}, el('td', {}, r.holder + (r.current ? ' (this one)' : '')), el('td', { class: 'num' }, String(r.hubConnections)), el('td', {}, when(r.seenAt)))))),
