@@ -3,6 +3,8 @@ import type { Registry } from 'prom-client';
 import { query, type Db } from '../db/index.ts';
 import type { JobInfo } from '../jobs/index.ts';
 import type { Logger } from '../observability/index.ts';
+import type { Clock } from '../time.ts';
+import { annotatePauses } from './alert-pauses.ts';
 import type { AlertEvaluator, AlertsView } from './alerts.ts';
 import type { BacklogMetric } from './types.ts';
 
@@ -47,6 +49,7 @@ export interface Overview {
 export interface OverviewDeps {
   db: Db;
   log: Logger;
+  clock: Clock;
   registry: Registry;
   jobs: () => Promise<JobInfo[]>;
   readiness: () => Promise<{ name: string; status: string }[]>;
@@ -135,7 +138,7 @@ async function build(deps: OverviewDeps): Promise<Overview> {
     backlogs,
     replicas,
     dependencies: Object.fromEntries(readiness.map((r) => [r.name, r.status])),
-    alerts: deps.alerts.view(),
+    alerts: annotatePauses(deps.alerts.view(), jobs, deps.clock.now()),
   };
 }
 

@@ -55,6 +55,8 @@ document.addEventListener('DOMContentLoaded', () => {
     start();
   });
   $('#sign-out').addEventListener('click', signOut);
+  $('#pause-form').addEventListener('submit', confirmPause);
+  $('#pause-cancel').addEventListener('click', () => $('#pause-dialog').close());
   $('#live-toggle').addEventListener('change', route);
   window.addEventListener('hashchange', route);
   if (sessionStorage.getItem(TOKEN_KEY)) start();

@@ -1,6 +1,6 @@
 // The ops console's shared helpers: elements built with textContent (never innerHTML), the API call
 // with the tab's token, formatting. Plain browser scripts (no framework, no build step), loaded in
-// order by index.html: core.js, overview.js, failures.js, app.js.
+// order by index.html: core.js, overview.js, failures.js, bulk.js, app.js.
 'use strict';
 
 const TOKEN_KEY = 'pin.ops.token';
@@ -69,6 +69,13 @@ function humanDuration(ms) {
 function relative(iso, asOf) {
   const d = new Date(iso).getTime() - new Date(asOf).getTime();
   return d >= 0 ? `in ${humanDuration(d)}` : `${humanDuration(-d)} ago`;
+}
+// What a run-now answered, in words: skipped and why, or the outcome, its duration and its counts.
+function describeRun(r) {
+  const why = { paused: 'the job is paused: resume it first', already_running: 'a run is going on this replica', runner_stopped: 'this replica is stopping' };
+  if (r.outcome === 'skipped') return `skipped: ${why[r.skipReason] ?? 'another replica holds its lock (a run is going there)'}`;
+  const counts = Object.entries(r.counts ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
+  return `${r.outcome} in ${humanDuration(r.durationMs)}${counts ? `: ${counts}` : ' (no work)'}${r.error ? ` — ${r.error}` : ''}`;
 }
 const labelText = (labels) => Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(' ') || '—';
 const runbookLink = (alert) => el('a', { href: `/ops/runbooks/${alert}`, target: '_blank', class: 'runbook' }, `runbook ${alert}`);

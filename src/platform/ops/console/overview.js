@@ -18,13 +18,46 @@ function nextRunText(j, generatedAt) {
   return `${relative(j.nextRunAt, generatedAt)} (${when(j.nextRunAt)})`;
 }
 
+// The last run-now answer, kept across the page's refreshes until another replaces it.
+let jobAnswer = '';
+
+async function runJob(name) {
+  jobAnswer = `${name}: ${describeRun(await api(`/api/ops/jobs/${name}/run`, { method: 'POST' }))}`;
+}
+
+// Pause asks first: why, and when it should end; both show here and in the alerts watching the job.
+function askPause(name) {
+  const dialog = $('#pause-dialog');
+  $('#pause-job').textContent = name;
+  $('#pause-reason').value = '';
+  dialog.dataset.job = name;
+  dialog.showModal();
+}
+
+async function confirmPause(e) {
+  e.preventDefault();
+  const dialog = $('#pause-dialog');
+  const minutes = Number($('#pause-minutes').value);
+  const until = minutes > 0 ? new Date(Date.now() + minutes * 60_000).toISOString() : undefined;
+  dialog.close();
+  await act(() => api(`/api/ops/jobs/${dialog.dataset.job}/pause`, { method: 'POST', body: { reason: $('#pause-reason').value, ...(until ? { until } : {}) } }));
+}
+
+function pauseText(j, generatedAt) {
+  if (!j.pausedAt) return 'active';
+  const end = !j.pauseUntil ? 'no expected end'
+    : new Date(j.pauseUntil) < new Date(generatedAt) ? `expected end passed ${relative(j.pauseUntil, generatedAt).replace(' ago', '')} ago (${when(j.pauseUntil)})`
+    : `expected end ${relative(j.pauseUntil, generatedAt)} (${when(j.pauseUntil)})`;
+  return `paused by ${j.pausedBy} since ${when(j.pausedAt)}: ${j.pauseReason ?? 'no reason given'}; ${end}`;
+}
+
 function jobsSection(jobs, generatedAt) {
   const rows = jobs.map((j) => {
     const last = j.recentRuns[0];
     const lease = leaseText(j);
     return el('tr', { 'data-job': j.name },
       el('td', {}, j.name), el('td', {}, j.schedule.description),
-      el('td', { class: j.pausedAt ? 'bad paused' : 'ok' }, j.pausedAt ? `paused by ${j.pausedBy}` : 'active'),
+      el('td', { class: j.pausedAt ? 'bad paused' : 'ok' }, pauseText(j, generatedAt)),
       el('td', { class: `lease ${lease.state === 'expired' ? 'bad' : ''}`, 'data-lease': lease.state }, lease.text),
       el('td', { class: 'next-run' }, nextRunText(j, generatedAt)),
       el('td', { class: j.lastOutcome === 'failure' ? 'bad' : '' }, `${j.lastOutcome ?? '—'} ${when(j.lastRunAt)}`),
@@ -32,12 +65,12 @@ function jobsSection(jobs, generatedAt) {
       el('td', { class: 'num' }, `${j.failuresTotal}/${j.runsTotal}`),
       el('td', {}, j.lastError ?? ''),
       el('td', {},
-        actButton('Run now', 'run', () => act(() => api(`/api/ops/jobs/${j.name}/run`, { method: 'POST' }))),
+        actButton('Run now', 'run', () => act(() => runJob(j.name))),
         j.pausedAt
           ? actButton('Resume', 'resume', () => act(() => api(`/api/ops/jobs/${j.name}/resume`, { method: 'POST' })))
-          : actButton('Pause', 'pause', () => act(() => api(`/api/ops/jobs/${j.name}/pause`, { method: 'POST' })))));
+          : actButton('Pause…', 'pause', () => askPause(j.name))));
   });
-  return el('section', { id: 'jobs' }, el('h2', {}, 'Jobs'), el('table', {},
+  return el('section', { id: 'jobs' }, el('h2', {}, 'Jobs'), el('p', { id: 'job-answer', role: 'status' }, jobAnswer), el('table', {},
     el('tr', {}, ...['job', 'schedule', 'state', 'lock', 'next run', 'last run', 'last run with work', 'failed/runs', 'last error', ''].map((h) => el('th', {}, h))), rows));
 }
 
@@ -48,10 +81,16 @@ function backlogSection(backlogs) {
   return el('section', { id: 'backlogs' }, el('h2', {}, 'Backlogs'), el('table', {}, rows));
 }
 
+// An alert watching a job an operator paused carries the pause (who, why, expected end): told
+// apart from an outage here as in its annotations, until the expected end passes.
 function alertSection(view) {
-  const rows = view.alerts.map((a) => el('tr', { 'data-alert': a.alert },
-    el('td', { class: a.state === 'firing' ? 'bad' : 'pending' }, a.state), el('td', {}, a.alert), el('td', {}, a.severity),
-    el('td', {}, labelText(a.labels)), el('td', { class: 'num' }, String(a.value)), el('td', {}, `since ${when(a.activeSince)}`), el('td', {}, runbookLink(a.alert))));
+  const rows = view.alerts.map((a) => {
+    const planned = a.annotations.pause !== undefined && a.annotations.pause_overdue !== 'true';
+    return el('tr', { 'data-alert': a.alert, 'data-paused': a.annotations.pause ? 'true' : null },
+      el('td', { class: planned ? 'pending' : a.state === 'firing' ? 'bad' : 'pending' }, planned ? `${a.state} (planned pause)` : a.state), el('td', {}, a.alert), el('td', {}, a.severity),
+      el('td', {}, labelText(a.labels)), el('td', { class: 'num' }, String(a.value)), el('td', {}, `since ${when(a.activeSince)}`), el('td', {}, runbookLink(a.alert)),
+      el('td', { class: 'pause-note' }, a.annotations.pause ?? ''));
+  });
   return el('section', { id: 'alerts' }, el('h2', {}, `Alerts that would fire now (${view.rules} rules, ${view.historySeconds} s of samples)`),
     rows.length ? el('table', {}, rows) : el('p', { class: 'ok' }, 'none'),
     view.errors.length ? el('p', { class: 'bad' }, `not evaluated: ${view.errors.map((e) => e.alert).join(', ')}`) : '');
