@@ -8,7 +8,7 @@ async function auditPage() {
   const { items } = await api('/api/ops/audit');
   return el('section', { id: 'audit' }, el('h2', {}, 'Audit'), el('table', { id: 'audit-rows' },
     el('tr', {}, ...['when', 'who', 'role', 'action', 'target', 'filter / params', 'dry run', 'matched', 'changed', 'status', 'answer', 'error'].map((h) => el('th', {}, h))),
-    items.map((a) => el('tr', { 'data-action': a.action, 'data-status': a.status }, el('td', {}, when(a.at)), el('td', {}, a.actor), el('td', {}, a.role), el('td', {}, a.action),
+    items.map((a) => el('tr', { 'data-action': a.action, 'data-status': a.status, 'data-key': a.id }, el('td', {}, when(a.at)), el('td', {}, a.actor), el('td', {}, a.role), el('td', {}, a.action),
       el('td', {}, a.target), el('td', { class: 'params' }, JSON.stringify(a.filter)), el('td', {}, a.dryRun ? 'yes' : 'no'), el('td', { class: 'num' }, String(a.matched ?? '')),
       el('td', { class: 'num' }, String(a.changed)), el('td', { class: a.status === 'refused' || a.status === 'failed' ? 'bad' : '' }, a.status),
       el('td', { class: 'num' }, String(a.httpStatus ?? '')), el('td', {}, a.error ?? '')))));
@@ -22,9 +22,15 @@ async function route() {
   for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', a.id === `nav-${page || 'overview'}`);
   try {
     const content = page === 'failures' ? (kind ? await failuresPage(kind, new URLSearchParams(q)) : await failureKindsPage()) : page === 'audit' ? await auditPage() : await overviewPage();
-    $('#view').replaceChildren(...[content].flat());
+    const fresh = el('div', {}, ...[content].flat());
+    // The same page again (a live refresh, an action's answer): updated in place, focus and selection
+    // kept; another page or filter: built anew, so nothing of the previous one lingers.
+    if (shown === location.hash) patchChildren($('#view'), fresh);
+    else $('#view').replaceChildren(...fresh.childNodes);
     shown = location.hash;
-    $('#updated').textContent = `updated ${when(new Date().toISOString())}`;
+    const updated = $('#updated');
+    updated.dataset.refreshes = String(Number(updated.dataset.refreshes ?? 0) + 1);
+    updated.textContent = `updated ${when(new Date().toISOString())}`;
     showError(null);
   } catch (err) {
     // A live page's poll that fails keeps what it showed; a page or filter that fails drops the

@@ -15,11 +15,63 @@ function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? '' : String(v));
+    if (k.startsWith('on')) {
+      (node.handlers ??= {})[k.slice(2)] = v;
+      listen(node, k.slice(2));
+    } else node.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children.flat()) if (c !== undefined && c !== null) node.append(c instanceof Node ? c : String(c));
   return node;
+}
+
+// One listener per event type, calling the node's current handler: a refresh that keeps the node
+// (patch) hands it the handler built with the fresh data.
+function listen(node, type) {
+  node.listening ??= new Set();
+  if (node.listening.has(type)) return;
+  node.listening.add(type);
+  node.addEventListener(type, (e) => node.handlers?.[type]?.(e));
+}
+
+// A live refresh brings the page on screen to look like the one just built, in place: an element
+// whose tag (and data-key, for rows) matches is kept and only what differs is written, so the
+// keyboard focus, a text selection and a button under the pointer survive the refresh (rebuilding
+// the page every 2 s dropped the focus to the body and wiped any selection).
+const keyOf = (n) => (n.nodeType === Node.ELEMENT_NODE ? n.getAttribute('data-key') : null);
+
+function patch(live, fresh) {
+  if (live.nodeType !== fresh.nodeType || live.nodeName !== fresh.nodeName) {
+    live.replaceWith(fresh);
+    return;
+  }
+  if (live.nodeType === Node.TEXT_NODE) {
+    if (live.nodeValue !== fresh.nodeValue) live.nodeValue = fresh.nodeValue;
+    return;
+  }
+  if (live.nodeType !== Node.ELEMENT_NODE) return;
+  for (const { name } of [...live.attributes]) if (!fresh.hasAttribute(name)) live.removeAttribute(name);
+  for (const { name, value } of [...fresh.attributes]) if (live.getAttribute(name) !== value) live.setAttribute(name, value);
+  // The fresh element's handlers (they close over the fresh data: Resume, not the Pause of before).
+  live.handlers = fresh.handlers ?? {};
+  for (const type of Object.keys(live.handlers)) listen(live, type);
+  patchChildren(live, fresh);
+}
+
+function patchChildren(live, fresh) {
+  const old = [...live.childNodes];
+  const wanted = [...fresh.childNodes];
+  const byKey = new Map(old.filter(keyOf).map((n) => [keyOf(n), n]));
+  wanted.forEach((f, i) => {
+    const key = keyOf(f);
+    const candidate = key !== null ? byKey.get(key) : old[i] && keyOf(old[i]) === null ? old[i] : undefined;
+    let node = f;
+    if (candidate && candidate.nodeType === f.nodeType && candidate.nodeName === f.nodeName) {
+      patch(candidate, f);
+      node = candidate;
+    }
+    if (live.childNodes[i] !== node) live.insertBefore(node, live.childNodes[i] ?? null);
+  });
+  while (live.childNodes.length > wanted.length) live.lastChild.remove();
 }
 
 function claims() {
@@ -76,6 +128,13 @@ function describeRun(r) {
   if (r.outcome === 'skipped') return `skipped: ${why[r.skipReason] ?? 'another replica holds its lock (a run is going there)'}`;
   const counts = Object.entries(r.counts ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
   return `${r.outcome} in ${humanDuration(r.durationMs)}${counts ? `: ${counts}` : ' (no work)'}${r.error ? ` — ${r.error}` : ''}`;
+}
+// A metric value for a person: seconds as a duration, counts with separators, never 137.7130000591278.
+function formatValue(value, seconds) {
+  if (value === null || value === undefined) return '—';
+  if (!Number.isFinite(value)) return String(value);
+  if (seconds) return humanDuration(value * 1000);
+  return Number.isInteger(value) ? value.toLocaleString('en-US') : value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
 const labelText = (labels) => Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(' ') || '—';
 const runbookLink = (alert) => el('a', { href: `/ops/runbooks/${alert}`, target: '_blank', class: 'runbook' }, `runbook ${alert}`);
