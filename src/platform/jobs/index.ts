@@ -22,6 +22,7 @@ export {
   type JobRunnerOptions,
 } from './runner.ts';
 export type { RunOutcome, RunResult } from './run-job.ts';
+export type { JobPause } from './job-state.ts';
 export { LOCK_APPLICATION_NAME, LockConnectionLostError } from './advisory-lock.ts';
 export { DEFAULT_LOCK_TTL_MS, LOCK_TTL_MARGIN_MS, lockTtlOf, RunDeadlineError } from './lock-deadline.ts';
 export { WAKE_APPLICATION_NAME } from './wake.ts';

@@ -121,6 +121,8 @@ export function jobInfoOf({ job, running, cron, nextTickAt }: JobSlot, state: Jo
     recentRuns: state?.recentRuns ?? [],
     pausedAt: state?.pausedAt ?? null,
     pausedBy: state?.pausedBy ?? null,
+    pauseReason: state?.pauseReason ?? null,
+    pauseUntil: state?.pauseUntil ?? null,
   };
 }
 

@@ -30,6 +30,15 @@ export interface JobStateRow {
   recentRuns: RecentRun[];
   pausedAt: Date | null;
   pausedBy: string | null;
+  pauseReason: string | null;
+  pauseUntil: Date | null;
+}
+
+/** An operator's pause: who, why, and when they expect to resume (null: until resumed). */
+export interface JobPause {
+  by: string;
+  reason: string | null;
+  until: Date | null;
 }
 
 /** One entry of job_state.recent_runs. */
@@ -87,7 +96,7 @@ export async function readJobStates(db: Db, names: string[]): Promise<Map<string
     sql`select name, last_run_at as "lastRunAt", last_success_at as "lastSuccessAt", last_outcome as "lastOutcome",
                last_duration_ms as "lastDurationMs", last_counts as "lastCounts", last_error as "lastError",
                runs_total as "runsTotal", failures_total as "failuresTotal", recent_runs as "recentRuns",
-               paused_at as "pausedAt", paused_by as "pausedBy"
+               paused_at as "pausedAt", paused_by as "pausedBy", pause_reason as "pauseReason", pause_until as "pauseUntil"
           from platform.job_state
          where name = any(${sql.param(names)}::text[])`,
   );
@@ -104,13 +113,14 @@ export async function seedLastSuccess(db: Db, names: string[], metrics: Pick<Job
   }
 }
 
-/** Pauses (by = who) or resumes (by = null) a job for every replica; the row is created if the job never ran. */
-export async function setJobPaused(db: Db, name: string, by: string | null, now: Date): Promise<void> {
+/** Pauses (with who, why and until when) or resumes (null) a job for every replica; the row is created if the job never ran. */
+export async function setJobPaused(db: Db, name: string, pause: JobPause | null, now: Date): Promise<void> {
   await query(
     db,
-    sql`insert into platform.job_state as s (name, paused_at, paused_by)
-        values (${name}, case when ${by}::text is null then null else ${now}::timestamptz end, ${by})
-        on conflict (name) do update set paused_at = excluded.paused_at, paused_by = excluded.paused_by`,
+    sql`insert into platform.job_state as s (name, paused_at, paused_by, pause_reason, pause_until)
+        values (${name}, ${pause ? now : null}::timestamptz, ${pause?.by ?? null}, ${pause?.reason ?? null}, ${pause?.until ?? null}::timestamptz)
+        on conflict (name) do update set paused_at = excluded.paused_at, paused_by = excluded.paused_by,
+          pause_reason = excluded.pause_reason, pause_until = excluded.pause_until`,
   );
 }
 

@@ -5,7 +5,7 @@ import { newId, systemClock, type Clock } from '../time.ts';
 import { createLockConnection } from './advisory-lock.ts';
 import { createJobMetrics } from './job-metrics.ts';
 import { leaseHolderId } from './lease.ts';
-import { readJobStates, readPausedJobs, seedLastSuccess, setJobPaused } from './job-state.ts';
+import { readJobStates, readPausedJobs, seedLastSuccess, setJobPaused, type JobPause } from './job-state.ts';
 import { jobInfoOf, newJobSlot, scheduleSlot, settleRuns, slotsWokenBy, slotWakes, unscheduleSlot, type JobInfo, type JobSlot as Slot } from './job-slot.ts';
 import { runJobOnce, skippedRun, type RunDeps, type RunResult } from './run-job.ts';
 import { admit, shouldRerun, type Trigger } from './run-slot.ts';
@@ -45,11 +45,12 @@ export interface JobRunner {
   runNow(name: string): Promise<RunResult>;
   list(): Promise<JobInfo[]>;
   /**
-   * Pauses (`by` names who) or resumes (`by` null) a job on every replica: stored in job_state, read
-   * by each started runner every pauseRefreshMs; a run going when the pause is seen is stopped
-   * between rows, and no run starts (timer, wake or runNow) until it is resumed.
+   * Pauses (`pause`: who, why, expected end) or resumes (null) a job on every replica: stored in
+   * job_state, read by each started runner every pauseRefreshMs; a run going when the pause is seen
+   * is stopped between rows, and no run starts (timer, wake or runNow) until it is resumed (the
+   * expected end only informs people and alerts: it resumes nothing).
    */
-  setPaused(name: string, by: string | null): Promise<void>;
+  setPaused(name: string, pause: JobPause | null): Promise<void>;
   /** This runner's name in the single-runner leases (hostname:pid:…): the replica's name in the ops console. */
   readonly holder: string;
   /** Backend pid of the advisory-lock connection (ops, tests), null when none is open. */
@@ -207,9 +208,9 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       return [...slots.values()].map((slot) => jobInfoOf(slot, states.get(slot.job.name), stopping));
     },
 
-    async setPaused(name, by) {
+    async setPaused(name, pause) {
       if (!slots.has(name)) throw new UnknownJobError(name);
-      await setJobPaused(opts.db, name, by, (opts.clock ?? systemClock).now());
+      await setJobPaused(opts.db, name, pause, (opts.clock ?? systemClock).now());
       if (started && !stopping) await refreshPauses();
     },
 

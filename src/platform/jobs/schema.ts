@@ -17,6 +17,9 @@ export const jobState = platformSchema.table('job_state', {
   /** Set while an operator paused the job: no replica starts a run of it (ops console, /api/ops/jobs/{name}/pause). */
   pausedAt: timestamp('paused_at', { withTimezone: true }),
   pausedBy: varchar('paused_by', { length: 100 }),
+  /** Why the operator paused it and when they expect to resume: a planned pause is told from an outage (the console, the alerts' annotations). */
+  pauseReason: varchar('pause_reason', { length: 300 }),
+  pauseUntil: timestamp('pause_until', { withTimezone: true }),
 });
 
 /**

@@ -30,6 +30,8 @@ export interface AlertState {
   expr: string;
   state: 'firing' | 'pending';
   labels: Labels;
+  /** Set by the console from what it knows beyond the metrics (alert-pauses.ts: a job paused by an operator). */
+  annotations: Record<string, string>;
   value: number;
   activeSince: string;
 }
@@ -114,7 +116,7 @@ export function createAlertEvaluator(
           const from = since.get(key) ?? at;
           since.set(key, from);
           const { alert, severity, summary, runbook } = rule;
-          alerts.push({ alert, severity, summary, runbook, expr: rule.expr, state: at - from >= forMs ? 'firing' : 'pending', labels: e.labels, value: e.value, activeSince: new Date(from).toISOString() });
+          alerts.push({ alert, severity, summary, runbook, expr: rule.expr, state: at - from >= forMs ? 'firing' : 'pending', labels: e.labels, annotations: {}, value: e.value, activeSince: new Date(from).toISOString() });
         }
       } catch (err) {
         errors.push({ alert: rule.alert, error: (err as Error).message });

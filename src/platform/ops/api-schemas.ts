@@ -23,7 +23,7 @@ export const OpsJob = named(
     lockKey: Nullable(Str),
     wakeChannel: Nullable(Str),
     running: Type.Boolean({ description: 'a run is going on the replica that answered' }),
-    nextRunAt: Nullable(Instant),
+    nextRunAt: Type.Union([Instant, Type.Null()], { description: "the next timer tick on the replica that answered; null where its runner is not started (JOBS_ENABLED=false) or stopping" }),
     lastRunAt: Nullable(Instant),
     lastSuccessAt: Nullable(Instant),
     lastOutcome: Nullable(Str),
@@ -35,7 +35,23 @@ export const OpsJob = named(
     recentRuns: Type.Array(OpsRecentRun),
     pausedAt: Nullable(Instant),
     pausedBy: Nullable(Str),
-    lease: Nullable(Type.Object({ holder: Str, token: Str, expiresAt: Instant }, { description: 'the single-runner lease: who holds the lock and until when' })),
+    pauseReason: Nullable(Str),
+    pauseUntil: Type.Union([Instant, Type.Null()], { description: 'when the operator who paused it expects to resume it (it does not resume by itself)' }),
+    lease: Nullable(
+      Type.Object(
+        {
+          holder: Str,
+          token: Str,
+          state: Type.Union([Type.Literal('held'), Type.Literal('expired'), Type.Literal('released')], {
+            description: 'held: the lock is held and the lease runs; expired: the lock is still held but its holder stopped renewing (a takeover is due); released: no run holds the lock (the row outlives the run)',
+          }),
+          acquiredAt: Instant,
+          expiresAt: Instant,
+          asOf: Instant,
+        },
+        { description: 'the single-runner lease: its last holder, whether it holds the lock now, and until when; times by the database clock, asOf the moment read' },
+      ),
+    ),
   }),
 );
 
@@ -53,7 +69,23 @@ export const OpsRunResult = named(
   }),
 );
 
-export const OpsPauseState = named('OpsPauseState', Type.Object({ name: Str, paused: Type.Boolean() }));
+export const OpsPauseState = named(
+  'OpsPauseState',
+  Type.Object({ name: Str, paused: Type.Boolean(), reason: Type.Optional(Str), until: Type.Optional(Type.Union([Instant, Type.Null()])) }),
+);
+
+/** The reason a pause of a job gives, and when it is expected to end: shown in the overview and in the job's alerts. */
+export const PAUSE_REASON_MAX = 300;
+export const OpsPauseBody = named(
+  'OpsJobPause',
+  Type.Object(
+    {
+      reason: Text({ minLength: 1, maxLength: PAUSE_REASON_MAX, pattern: '\\S', description: 'why the job is paused (a planned pause is told from an outage by it)' }),
+      until: Type.Optional(Timestamp),
+    },
+    { additionalProperties: false, description: 'until: when the operator expects to resume it (ISO-8601, in the future); absent: until resumed' },
+  ),
+);
 
 export const OpsAlert = named(
   'OpsAlert',
@@ -65,6 +97,9 @@ export const OpsAlert = named(
     expr: Str,
     state: Type.Union([Type.Literal('firing'), Type.Literal('pending')]),
     labels: Labels,
+    annotations: Type.Record(Type.String(), Type.String(), {
+      description: 'pause, pause_reason, pause_until: the alert watches a job an operator paused (a planned pause, not an outage, until its expected end passes)',
+    }),
     value: Type.Number(),
     activeSince: Str,
   }),
@@ -178,6 +213,7 @@ export const OpsFailureKind = named(
     runbook: Str,
     fields: Type.Array(Str),
     actions: Type.Array(Str, { description: 'empty: read-only' }),
+    worker: Type.Union([Str, Type.Null()], { description: 'the job that takes a retried or requeued row up (due now); null: none (a replayed record goes to its consumer)' }),
     count: Nullable(Type.Integer({ description: 'null: the rows cannot be read now (e.g. the dead letters while Kafka is down)' })),
   }),
 );

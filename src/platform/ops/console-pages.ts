@@ -20,7 +20,7 @@ export const CONSOLE_CSP =
 
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/ops': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/ops/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  ...Object.fromEntries(['core.js', 'overview.js', 'failures.js', 'bulk.js', 'app.js'].map((file) => [`/ops/${file}`, { file, type: 'text/javascript; charset=utf-8' }])),
   '/ops/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
   '/ops/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };

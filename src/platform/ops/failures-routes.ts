@@ -65,6 +65,7 @@ export function registerFailureRoutes(app: FastifyInstance, ctx: FailureRouteDep
     runbook: runbookOf(s.alert),
     fields: [...s.fields],
     actions: [...s.actions],
+    worker: s.worker ?? null,
     // A kind whose rows cannot be read now (the dead letters while Kafka is down) is still listed.
     count: count ?? (await s.count({}).catch(() => null)),
   });

@@ -3,6 +3,8 @@ import type { Registry } from 'prom-client';
 import { query, type Db } from '../db/index.ts';
 import type { JobInfo } from '../jobs/index.ts';
 import type { Logger } from '../observability/index.ts';
+import type { Clock } from '../time.ts';
+import { annotatePauses } from './alert-pauses.ts';
 import type { AlertEvaluator, AlertsView } from './alerts.ts';
 import type { BacklogMetric } from './types.ts';
 
@@ -14,10 +16,23 @@ import type { BacklogMetric } from './types.ts';
  * console's polling), so any number of open consoles cost one build per floor.
  */
 
+/**
+ * A single-runner lease as it stands, not as its row reads: the row outlives the run (nobody deletes
+ * it), so a run of 4 ms leaves an expiry minutes ahead. `held`: the holder's lock session still holds
+ * the advisory lock and the lease runs; `expired`: the lock is still held but the holder stopped
+ * renewing (frozen or stuck: the next replica to try takes it over); `released`: no session holds
+ * the lock (the run ended, or its session died), whatever the expiry says.
+ */
+export type LeaseState = 'held' | 'expired' | 'released';
+
 export interface Lease {
   holder: string;
   token: string;
+  state: LeaseState;
+  acquiredAt: Date;
   expiresAt: Date;
+  /** The database's clock at the read: the times above are its, so relative times are taken from it. */
+  asOf: Date;
 }
 
 export interface Overview {
@@ -34,6 +49,7 @@ export interface Overview {
 export interface OverviewDeps {
   db: Db;
   log: Logger;
+  clock: Clock;
   registry: Registry;
   jobs: () => Promise<JobInfo[]>;
   readiness: () => Promise<{ name: string; status: string }[]>;
@@ -47,8 +63,20 @@ export interface OverviewDeps {
   replicaStaleMs: number;
 }
 
+// The advisory lock of a key shows in pg_locks as classid (high half) and objid (low half), as
+// lease-sql.ts's takeover reads it.
 async function readLeases(db: Db): Promise<Map<string, Lease>> {
-  const { rows } = await query<Lease & { name: string }>(db, sql`select name, holder, token::text as token, expires_at as "expiresAt" from platform.job_leases`);
+  const { rows } = await query<Lease & { name: string }>(
+    db,
+    sql`select l.name, l.holder, l.token::text as token, l.acquired_at as "acquiredAt", l.expires_at as "expiresAt", clock_timestamp() as "asOf",
+               case when not exists (
+                      select 1 from pg_locks k
+                       where k.locktype = 'advisory' and k.granted and k.pid = l.backend_pid and k.objsubid = 1
+                         and ((k.classid::bigint << 32) | k.objid::bigint) = hashtext(l.name)::bigint) then 'released'
+                    when l.expires_at < clock_timestamp() then 'expired'
+                    else 'held' end as state
+          from platform.job_leases l`,
+  );
   return new Map(rows.map(({ name, ...lease }) => [name, lease]));
 }
 
@@ -110,7 +138,7 @@ async function build(deps: OverviewDeps): Promise<Overview> {
     backlogs,
     replicas,
     dependencies: Object.fromEntries(readiness.map((r) => [r.name, r.status])),
-    alerts: deps.alerts.view(),
+    alerts: annotatePauses(deps.alerts.view(), jobs, deps.clock.now()),
   };
 }
 

@@ -2,10 +2,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/index.ts';
 import { AppError, errorCodes } from '../http/index.ts';
-import type { JobInfo, RunResult } from '../jobs/index.ts';
+import type { JobInfo, JobPause, RunResult } from '../jobs/index.ts';
 import { newId, type Clock } from '../time.ts';
+import { annotatePauses } from './alert-pauses.ts';
 import type { AlertsView } from './alerts.ts';
-import { AUDIT_PAGE_DEFAULT, AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseState, OpsRunResult } from './api-schemas.ts';
+import { AUDIT_PAGE_DEFAULT, AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseBody, OpsPauseState, OpsRunResult } from './api-schemas.ts';
 import { insertAudit, listAudit, readAudit, type NewAuditEntry } from './audit-sql.ts';
 import { jobsWithLeases, type Overview } from './overview.ts';
 
@@ -14,7 +15,7 @@ export interface JobsOps {
   list(): Promise<JobInfo[]>;
   runNow(name: string): Promise<RunResult>;
   has(name: string): boolean;
-  setPaused(name: string, by: string | null): Promise<void>;
+  setPaused(name: string, pause: JobPause | null): Promise<void>;
 }
 
 export interface OpsRouteDeps {
@@ -70,26 +71,40 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
     return result;
   });
 
-  for (const paused of [true, false]) {
-    r.post(`/api/ops/jobs/:name/${paused ? 'pause' : 'resume'}`, {
-      preHandler: app.requireOpsOperator,
-      config: { audit: 'own' },
-      schema: {
-        operationId: paused ? 'pauseJob' : 'resumeJob',
-        tags,
-        summary: paused
-          ? 'Pause a job on every replica: a run going stops between rows within about a second, and no run starts until it is resumed'
-          : 'Resume a paused job on every replica',
-        params: JobName,
-        response: { 200: OpsPauseState, ...jobNotFound },
-      },
-    }, async (req) => {
-      known(req.params.name);
-      await ctx.jobs.setPaused(req.params.name, paused ? req.principal!.userId : null);
-      await audit(ctx.db, ctx.clock, req, { action: paused ? 'pause' : 'resume', target: `job:${req.params.name}`, filter: {}, dryRun: false, matched: null, changed: 1, status: 'done', finishedAt: ctx.clock.now(), httpStatus: 200 });
-      return { name: req.params.name, paused };
-    });
-  }
+  r.post('/api/ops/jobs/:name/pause', {
+    // Before the body's validation: a viewer is told 403, not what the body lacks.
+    preValidation: app.requireOpsOperator,
+    config: { audit: 'own' },
+    schema: {
+      operationId: 'pauseJob',
+      tags,
+      summary:
+        'Pause a job on every replica, saying why and until when: a run going stops between rows within about a second, no run starts until it is resumed; the reason and expected end show in the overview and in the annotations of the alerts watching the job',
+      params: JobName,
+      body: OpsPauseBody,
+      response: { 200: OpsPauseState, 400: errorCodes('OPS_INVALID_PAUSE'), ...jobNotFound },
+    },
+  }, async (req) => {
+    known(req.params.name);
+    const now = ctx.clock.now();
+    const until = req.body.until === undefined ? null : new Date(req.body.until);
+    if (until && !(until > now)) throw new AppError('OPS_INVALID_PAUSE', 'until (the expected end) must be a time in the future', 400);
+    const reason = req.body.reason.trim();
+    await ctx.jobs.setPaused(req.params.name, { by: req.principal!.userId, reason, until });
+    await audit(ctx.db, ctx.clock, req, { action: 'pause', target: `job:${req.params.name}`, filter: { reason, until: until?.toISOString() ?? null }, dryRun: false, matched: null, changed: 1, status: 'done', finishedAt: now, httpStatus: 200 });
+    return { name: req.params.name, paused: true, reason, until };
+  });
+
+  r.post('/api/ops/jobs/:name/resume', {
+    preHandler: app.requireOpsOperator,
+    config: { audit: 'own' },
+    schema: { operationId: 'resumeJob', tags, summary: 'Resume a paused job on every replica', params: JobName, response: { 200: OpsPauseState, ...jobNotFound } },
+  }, async (req) => {
+    known(req.params.name);
+    await ctx.jobs.setPaused(req.params.name, null);
+    await audit(ctx.db, ctx.clock, req, { action: 'resume', target: `job:${req.params.name}`, filter: {}, dryRun: false, matched: null, changed: 1, status: 'done', finishedAt: ctx.clock.now(), httpStatus: 200 });
+    return { name: req.params.name, paused: false };
+  });
 
   r.get('/api/ops/overview', {
     preHandler: app.requireOpsViewer,
@@ -103,8 +118,13 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
 
   r.get('/api/ops/alerts', {
     preHandler: app.requireOpsViewer,
-    schema: { operationId: 'getOpsAlerts', tags, summary: 'The deploy/prometheus alert rules evaluated on this replica\'s own metrics: firing and pending', response: { 200: OpsAlerts } },
-  }, async () => ctx.alerts());
+    schema: {
+      operationId: 'getOpsAlerts',
+      tags,
+      summary: 'The deploy/prometheus alert rules evaluated on this replica\'s own metrics: firing and pending; an alert watching a paused job carries the pause in its annotations',
+      response: { 200: OpsAlerts },
+    },
+  }, async () => annotatePauses(ctx.alerts(), await ctx.jobs.list(), ctx.clock.now()));
 
   r.get('/api/ops/audit', {
     preHandler: app.requireOpsViewer,

@@ -37,6 +37,12 @@ export interface FailureSource {
   alert: string;
   /** Fields the filter's `field` may name (each compared for equality). */
   fields: readonly string[];
+  /**
+   * The job that takes a row up again once retried or requeued (due now): the console says when it
+   * runs next and offers to run it now. Absent where no job does (a replayed dead letter is read by
+   * its consumer).
+   */
+  worker?: string;
   /** What an operator may do with them; each is idempotent per row (a row no longer failed is skipped). */
   actions: readonly FailureAction[];
   /** Matching rows, oldest first, at most `limit`. */

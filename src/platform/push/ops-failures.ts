@@ -3,6 +3,7 @@ import { AppError } from '../http/index.ts';
 import { traceIdOf } from '../observability/tracing.ts';
 import type { FailureFilter, FailureSource } from '../ops/index.ts';
 import type { Clock } from '../time.ts';
+import { REALTIME_DISPATCH_JOB } from './dispatch.job.ts';
 import { discardQuarantined, listQuarantinedMatching, requeueMatching, type ListedQuarantinedRow, type QuarantineFilter } from './quarantine-sql.ts';
 
 /** The ops console's view of Quarantined realtime rows (seed 000): requeue (back to Pending, due now) or discard (deleted). */
@@ -33,6 +34,7 @@ const rowOf = (r: ListedQuarantinedRow) => ({
 export function realtimeFailureSource(db: Db, clock: Clock): FailureSource {
   return {
     kind: 'realtime-quarantined',
+    worker: REALTIME_DISPATCH_JOB,
     title: 'Quarantined realtime rows (messenger.realtime_outbox)',
     alert: 'MessengerRealtimeQuarantined',
     fields: FIELDS,

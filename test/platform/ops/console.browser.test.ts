@@ -50,9 +50,23 @@ test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, 
   const page = await openConsole(browser, operator, problems);
   assert.match(await text(page, '#who'), /operator/);
 
-  // Pause the dispatcher from the console; the backlog grows while it is paused.
+  // Pause the dispatcher from the console: it asks why and until when; the backlog grows while it is paused.
   await click(page, `tr[data-job="${JOB}"] button[data-act="pause"]`);
+  await page.waitForSelector('#pause-dialog[open]');
+  await page.type('#pause-reason', 'Redis failover drill');
+  await page.$eval('#pause-minutes', (i) => ((i as unknown as { value: string }).value = '45'));
+  await page.click('#pause-confirm');
   await page.waitForSelector(`tr[data-job="${JOB}"] td.paused`);
+  assert.match(await text(page, `tr[data-job="${JOB}"] td.paused`), /^paused by \S+ since .+ UTC: Redis failover drill; expected end in 4[45] min( \d+ s)? \(.+ UTC\)$/);
+  // Its alert says the pause is planned, with the reason (the in-process evaluation's annotations).
+  const alertRow = `tr[data-alert="MessengerRealtimeDispatchNotRunning"]`;
+  await page.waitForSelector(`${alertRow}[data-paused="true"]`);
+  assert.match(await text(page, `${alertRow} td.pause-note`), new RegExp(`^planned pause of ${JOB} by .+: Redis failover drill; expected end `));
+  assert.match(await text(page, `${alertRow} td`), /\(planned pause\)$/);
+  // Run now says what it did: skipped, because the job is paused.
+  await click(page, `tr[data-job="${JOB}"] button[data-act="run"]`);
+  await page.waitForFunction(`document.querySelector('#job-answer').textContent.includes('skipped')`);
+  assert.equal(await text(page, '#job-answer'), `${JOB}: skipped: the job is paused: resume it first`);
   const alice = uid();
   const chatId = await insertChat(m.pool, [alice, uid()], { lastSeq: 3 });
   const rows: string[] = [];
@@ -81,14 +95,22 @@ test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, 
   if (SHOTS) await page.screenshot({ path: `${SHOTS}/ops-console-failures.png`, fullPage: true });
   assert.deepEqual(await statuses(rows.slice(0, 2)), ['Quarantined', 'Quarantined']);
 
-  // Run it: progress to done; resume the dispatcher and run it now from the console: delivered.
+  // Run it: it asks first, with the count and the filter; progress to done, the count refreshed, and
+  // what happens next (the dispatcher is paused); resume the dispatcher and run it now: delivered.
   await click(page, 'button[data-act="bulk-run"]');
+  assert.equal(await text(page, '#bulk-confirm-text'), 'Requeue 2 rows of realtime-quarantined (errorCode=PUSH_TIMEOUT)?');
+  await click(page, 'button[data-act="bulk-confirm"]');
   await page.waitForSelector('#bulk-progress[data-status="done"]');
   assert.match(await text(page, '#bulk-progress'), /requeue: 2 of 2 changed — done/);
+  await page.waitForSelector('#bulk-next');
+  assert.equal(await text(page, '#bulk-next'), `The rows are due now; ${JOB} is paused: resume it (Overview) to take them up.`);
+  assert.match(await text(page, '#failures-title'), /: 0$/, 'the count under the applied filter, refreshed');
   await page.goto(`${origin}/ops#overview`);
   await click(page, `tr[data-job="${JOB}"] button[data-act="resume"]`);
   await page.waitForSelector(`tr[data-job="${JOB}"] button[data-act="pause"]`);
   await click(page, `tr[data-job="${JOB}"] button[data-act="run"]`);
+  await page.waitForFunction(`document.querySelector('#job-answer').textContent.includes('success')`);
+  assert.match(await text(page, '#job-answer'), new RegExp(`^${JOB}: success in \\d+ ms: .*claimed=2`));
   await waitFor('the requeued rows to be delivered', async () => (await statuses(rows.slice(0, 2))).every((s) => s === 'Done'));
   assert.deepEqual(await statuses([rows[2]!]), ['Quarantined'], 'the row the filter left out stays');
 
@@ -97,7 +119,7 @@ test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, 
   await page.waitForSelector('#audit-rows tr[data-action="requeue"]');
   const audit = await page.$$eval('#audit-rows tr[data-action]', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
   const actions = audit.map((cells) => `${cells[3]} ${cells[6]} ${cells[8]}`);
-  assert.deepEqual(actions.slice(0, 5), ['run no 1', 'resume no 1', 'requeue no 2', 'requeue yes 0', 'pause no 1']);
+  assert.deepEqual(actions.slice(0, 6), ['run no 1', 'resume no 1', 'requeue no 2', 'requeue yes 0', 'run no 0', 'pause no 1']);
   assert.ok(audit.every((cells) => cells[1] === operatorId));
 
   // A read-only user sees the same pages; every action is disabled, and refused if sent anyway.
@@ -132,8 +154,14 @@ test('in Chromium: a new filter that fails drops the previous bulk panel (no Run
   await page.waitForSelector('#dry-run-result');
   assert.equal(await page.$eval('button[data-act="bulk-run"]', (b) => (b as unknown as { disabled: boolean }).disabled), false);
 
-  // A filter the API refuses: the error shows, and the old panel with its Run is gone.
+  // The form edited but not applied: the panel says so and runs nothing on either filter.
   await page.select('#filters select[name=field]', 'chatId');
+  await page.waitForSelector('#bulk-stale:not([hidden])');
+  assert.equal(await page.$eval('button[data-act="bulk-run"]', (b) => (b as unknown as { disabled: boolean }).disabled), true);
+  assert.equal(await page.$eval('button[data-act="dry-run"]', (b) => (b as unknown as { disabled: boolean }).disabled), true);
+  assert.equal(await text(page, '#bulk-filter'), 'Acts on the applied filter: no filter: every row of this kind');
+
+  // A filter the API refuses: the error shows, and the old panel with its Run is gone.
   await page.type('#filters input[name=value]', 'not-a-uuid');
   await page.click('#filters button[type=submit]');
   await page.waitForFunction(`!document.querySelector('#error').hidden`);
@@ -154,4 +182,37 @@ test('in Chromium: a new filter that fails drops the previous bulk panel (no Run
   assert.deepEqual([refused[3], refused[9], refused[10]], ['runJob', 'refused', '403']);
   assert.match(refused[11] ?? '', /^OPS_READ_ONLY: /);
   assert.deepEqual(problems.filter((p) => !/400|403/.test(p)), []);
+});
+
+test('in Chromium: the bulk panel sits above the rows, takes a maximum, and after a requeue offers to run the worker now, which delivers and empties the list', { timeout: 120_000 }, async () => {
+  const browser = await launchChromium();
+  const problems: string[] = [];
+  const page = await openConsole(browser, operator, problems);
+  await m.pool.query(`delete from messenger.realtime_outbox`);
+  const alice = uid();
+  const chatId = await insertChat(m.pool, [alice, uid()], { lastSeq: 2 });
+  const ids: string[] = [];
+  for (const seq of [1, 2]) ids.push(await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, seq, messageId: await insertMessage(m.pool, chatId, seq, alice), status: 'Quarantined', attempts: 8 }));
+  await page.goto(`${origin}/ops#failures/realtime-quarantined`);
+  await page.waitForFunction(`document.querySelectorAll('#failure-rows tr[data-id]').length === 2`);
+  assert.equal(await page.evaluate(`Boolean(document.querySelector('#bulk').compareDocumentPosition(document.querySelector('#failure-rows')) & Node.DOCUMENT_POSITION_FOLLOWING)`), true, 'the panel comes before the rows');
+
+  // At most one row: the dry run counts one; Run asks for one.
+  await page.$eval('#bulk-max', (i) => ((i as unknown as { value: string }).value = '1'));
+  await click(page, 'button[data-act="dry-run"]');
+  await page.waitForSelector('#dry-run-result');
+  assert.equal(await text(page, '#dry-run-result'), '1 of 2 rows would change (requeue)');
+  await click(page, 'button[data-act="bulk-run"]');
+  assert.equal(await text(page, '#bulk-confirm-text'), 'Requeue 1 row of realtime-quarantined (no filter: every row of this kind)?');
+  await click(page, 'button[data-act="bulk-confirm"]');
+  await page.waitForSelector('#bulk-next');
+  assert.match(await text(page, '#bulk-next'), new RegExp(`^The rows are due now; ${JOB} (runs next at .+ UTC|has no timer on this replica) — run it now\\?`));
+  assert.match(await text(page, '#failures-title'), /: 1$/);
+
+  // Run the worker from there: the requeued row is delivered; the list shows what is left.
+  await click(page, 'button[data-act="run-worker"]');
+  await page.waitForFunction(`document.querySelector('#worker-answer')?.textContent.includes('success')`);
+  await waitFor('one requeued row to be delivered', async () => (await statuses(ids)).filter((s) => s === 'Done').length === 1);
+  await page.waitForFunction(`document.querySelectorAll('#failure-rows tr[data-id]').length === 1`);
+  assert.deepEqual(problems, []);
 });

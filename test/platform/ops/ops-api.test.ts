@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
+import { ACQUIRE_SQL } from '../../../src/platform/jobs/lease-sql.ts';
 import { signToken } from '../../../src/platform/http/auth.ts';
 import { newId } from '../../../src/platform/time.ts';
 import { messengerApp } from '../../modules/messenger/support/app.ts';
@@ -40,20 +42,59 @@ test('roles: a viewer reads the overview but every action is 403 OPS_READ_ONLY; 
   assert.equal((await m.call(viewer, 'GET', '/api/messenger/admin/realtime-outbox/quarantined')).status, 403);
 });
 
-test('pause is stored for every replica: a paused job is skipped by run-now until resumed; both are audited', async () => {
+test('pause is stored for every replica with its reason and expected end: a paused job is skipped by run-now until resumed; both are audited', async () => {
   const job = 'messenger-realtime-dispatch';
-  assert.deepEqual((await m.call(operator, 'POST', `/api/ops/jobs/${job}/pause`)).body, { name: job, paused: true });
-  const { rows } = await m.pool.query(`select paused_by from platform.job_state where name = $1`, [job]);
+  const until = new Date(m.clock.now().getTime() + 30 * 60_000).toISOString();
+  const paused = await m.call(operator, 'POST', `/api/ops/jobs/${job}/pause`, { reason: 'Redis failover drill', until });
+  assert.deepEqual(paused.body, { name: job, paused: true, reason: 'Redis failover drill', until });
+  const { rows } = await m.pool.query(`select paused_by, pause_reason, pause_until from platform.job_state where name = $1`, [job]);
   assert.ok(rows[0].paused_by);
+  assert.deepEqual([rows[0].pause_reason, rows[0].pause_until.toISOString()], ['Redis failover drill', until]);
   const skipped = await m.call<{ outcome: string; skipReason: string }>(operator, 'POST', `/api/ops/jobs/${job}/run`);
   assert.deepEqual([skipped.body.outcome, skipped.body.skipReason], ['skipped', 'paused']);
-  const jobs = (await m.call<{ jobs: { name: string; pausedAt: string | null }[] }>(viewer, 'GET', '/api/ops/jobs')).body.jobs;
-  assert.ok(jobs.find((j) => j.name === job)!.pausedAt);
+  const jobs = (await m.call<{ jobs: { name: string; pausedAt: string | null; pauseReason: string; pauseUntil: string }[] }>(viewer, 'GET', '/api/ops/jobs')).body.jobs;
+  const listed = jobs.find((j) => j.name === job)!;
+  assert.ok(listed.pausedAt);
+  assert.deepEqual([listed.pauseReason, listed.pauseUntil], ['Redis failover drill', until]);
   await m.call(operator, 'POST', `/api/ops/jobs/${job}/resume`);
   assert.equal((await m.call<{ outcome: string }>(operator, 'POST', `/api/ops/jobs/${job}/run`)).body.outcome, 'success');
-  const audit = (await m.call<{ items: { action: string; target: string }[] }>(viewer, 'GET', '/api/ops/audit')).body.items;
+  const audit = (await m.call<{ items: { action: string; target: string; filter: Record<string, unknown> }[] }>(viewer, 'GET', '/api/ops/audit')).body.items;
   assert.deepEqual(audit.slice(0, 4).map((a) => a.action), ['run', 'resume', 'run', 'pause']);
-  assert.equal((await m.call<{ code: string }>(operator, 'POST', '/api/ops/jobs/no-such-job/pause')).body.code, 'JOB_NOT_FOUND');
+  assert.deepEqual(audit[3]!.filter, { reason: 'Redis failover drill', until });
+  assert.equal((await m.call<{ code: string }>(operator, 'POST', '/api/ops/jobs/no-such-job/pause', { reason: 'x' })).body.code, 'JOB_NOT_FOUND');
+});
+
+test('a pause needs a reason, and an expected end in the future', async () => {
+  const url = '/api/ops/jobs/messenger-realtime-dispatch/pause';
+  assert.equal((await m.call<{ code: string }>(operator, 'POST', url, {})).body.code, 'VALIDATION_FAILED');
+  assert.equal((await m.call<{ code: string }>(operator, 'POST', url, { reason: '   ' })).body.code, 'VALIDATION_FAILED');
+  const past = new Date(m.clock.now().getTime() - 1000).toISOString();
+  assert.equal((await m.call<{ code: string }>(operator, 'POST', url, { reason: 'drill', until: past })).body.code, 'OPS_INVALID_PAUSE');
+  assert.equal((await m.pool.query(`select 1 from platform.job_state where name = 'messenger-realtime-dispatch' and paused_at is not null`)).rowCount, 0);
+});
+
+test('a paused job\'s alert carries the pause in its annotations (a planned pause told from an outage); once resumed it does not', async () => {
+  const job = 'messenger-realtime-dispatch';
+  const until = new Date(m.clock.now().getTime() + 20 * 60_000).toISOString();
+  type Alerts = { alerts: { alert: string; annotations: Record<string, string> }[] };
+  const notRunning = async () => {
+    const o = (await m.call<{ alerts: Alerts }>(viewer, 'GET', '/api/ops/overview')).body.alerts;
+    const direct = (await m.call<Alerts>(viewer, 'GET', '/api/ops/alerts')).body;
+    const find = (v: Alerts) => v.alerts.find((a) => a.alert === 'MessengerRealtimeDispatchNotRunning')!;
+    return [find(o).annotations, find(direct).annotations];
+  };
+  await m.call(operator, 'POST', `/api/ops/jobs/${job}/pause`, { reason: 'Redis failover drill', until });
+  for (const annotations of await notRunning()) {
+    assert.equal(annotations.pause_reason, 'Redis failover drill');
+    assert.equal(annotations.pause_until, until);
+    assert.match(annotations.pause!, new RegExp(`^planned pause of ${job} by \\S+ since .+: Redis failover drill; expected end ${until}$`));
+  }
+  // An alert the pause does not explain (Quarantined rows) stays as it is.
+  await quarantined();
+  const o = (await m.call<{ alerts: Alerts }>(viewer, 'GET', '/api/ops/overview')).body.alerts;
+  assert.deepEqual(o.alerts.find((a) => a.alert === 'MessengerRealtimeQuarantined')!.annotations, {});
+  await m.call(operator, 'POST', `/api/ops/jobs/${job}/resume`);
+  assert.deepEqual(await notRunning(), [{}, {}]);
 });
 
 test('overview: jobs with recent runs, backlogs, replicas, dependencies and the alerts that would fire now', async () => {
@@ -73,6 +114,33 @@ test('overview: jobs with recent runs, backlogs, replicas, dependencies and the 
   assert.equal(o.replicas.length, 1);
   assert.deepEqual(o.alerts.errors, [], 'every rule of deploy/prometheus evaluates');
   assert.ok(o.alerts.alerts.some((a) => a.alert === 'MessengerRealtimeQuarantined' && a.state === 'firing'));
+});
+
+test('leases tell the truth: a run that ended shows its lease released although the row\'s expiry is ahead; a held lock is held; one whose holder stopped renewing is expired', async () => {
+  const job = 'messenger-realtime-dispatch';
+  type Lease = { state: string; holder: string; expiresAt: string; asOf: string };
+  const jobOf = async () => (await m.call<{ jobs: { name: string; lockKey: string; lease: Lease | null }[] }>(viewer, 'GET', '/api/ops/jobs')).body.jobs.find((j) => j.name === job)!;
+  assert.equal((await m.app.platform.runner.runNow(job)).outcome, 'success');
+  const ended = (await jobOf()).lease!;
+  assert.equal(ended.state, 'released');
+  assert.ok(new Date(ended.expiresAt) > new Date(ended.asOf), 'the row alone still reads as a lease running for minutes');
+
+  // Another session takes the lock with its lease, as a replica's run would.
+  const key = (await jobOf()).lockKey;
+  const session = new pg.Client({ connectionString: m.database.url });
+  await session.connect();
+  try {
+    assert.equal((await session.query(ACQUIRE_SQL, [key, 'replica-b', 60_000])).rows[0].locked, true);
+    const held = (await jobOf()).lease!;
+    assert.deepEqual([held.state, held.holder], ['held', 'replica-b']);
+    // Its holder stops renewing: the lock is still held, the lease has run out.
+    await m.pool.query(`update platform.job_leases set expires_at = clock_timestamp() - interval '1 second' where name = $1`, [key]);
+    assert.equal((await jobOf()).lease!.state, 'expired');
+  } finally {
+    await session.end();
+  }
+  // Its session is gone, and the lock with it.
+  await waitFor('the ended session\'s lock to be released', async () => (await jobOf()).lease!.state === 'released');
 });
 
 test('failures: filters, a dry run that changes nothing, then a bulk requeue at a bounded rate with its progress and audit', async () => {

@@ -4,6 +4,7 @@ import { traceIdOf } from '../../../platform/observability/index.ts';
 import type { FailureFilter, FailureSource } from '../../../platform/ops/index.ts';
 import { Uuid } from '../../../platform/types/index.ts';
 import type { IdentityContext } from '../context.ts';
+import { ACCESS_FANOUT_JOB } from './access-fanout.job.ts';
 import { countFailedTasks, listFailedTasks, replayFailedTasks, type FailedTask, type FailedTaskFilter } from './failed-tasks-sql.ts';
 
 /**
@@ -48,6 +49,7 @@ const rowOf = (t: FailedTask) => ({
 export function failedFanOutSource(ctx: Pick<IdentityContext, 'db' | 'clock' | 'log'>): FailureSource {
   return {
     kind: 'identity-fanout-failed',
+    worker: ACCESS_FANOUT_JOB,
     title: 'Failed access fan-out tasks (identity.access_fanout_tasks)',
     alert: 'IdentityAccessFanoutTasksFailed',
     fields: FIELDS,

@@ -4,7 +4,7 @@ import { traceIdOf } from '../../../platform/observability/index.ts';
 import type { FailureFilter, FailureSource } from '../../../platform/ops/index.ts';
 import { Uuid } from '../../../platform/types/index.ts';
 import type { NotificationsContext } from '../context.ts';
-import { CHANNELS, type Channel } from '../model.ts';
+import { CHANNELS, RETRY_WORKER_JOB, type Channel } from '../model.ts';
 import { reopen } from './reopen.ts';
 import { countTerminal, listTerminal, type TerminalFilter, type TerminalRow } from './sql.ts';
 
@@ -55,6 +55,7 @@ const rowOf = (r: TerminalRow) => ({
 export function terminalFailureSource(ctx: Pick<NotificationsContext, 'db' | 'clock' | 'userFrames' | 'log'>): FailureSource {
   return {
     kind: 'notifications-terminal',
+    worker: RETRY_WORKER_JOB,
     title: 'Terminal Failed notifications (notifications.notifications)',
     alert: 'NotificationsTerminalFailures',
     fields: FIELDS,
