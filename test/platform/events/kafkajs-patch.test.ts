@@ -1,7 +1,7 @@
 /**
  * kafkajs 2.2.4 is unmaintained upstream; patches/kafkajs+2.2.4.patch (applied by `postinstall`)
- * speeds up its producer encoding and lets a restarted consumer rejoin under its member id (proven
- * by the Kafka outage fault scenario). These tests prove the patch is applied and that the patched
+ * speeds up its producer encoding, keeps a transactional producer's coordinator, and lets a
+ * restarted consumer rejoin under its member id (proven by the Kafka outage fault scenario). These tests prove the patch is applied and that the patched
  * pieces produce exactly the bytes the original ones did, so the broker tests stay meaningful.
  */
 import { execFile } from 'node:child_process';
@@ -108,4 +108,29 @@ test('a producer round trip on Node 24 prints no TimeoutNegativeWarning (request
   assert.equal(stdout.trim(), 'sent');
   assert.doesNotMatch(stderr, /TimeoutNegativeWarning/);
   assert.equal((await kafka.readTopic(topic, { atLeast: 1 })).length, 1);
+});
+
+test('a transactional producer looks its transaction coordinator up once, not before every AddPartitionsToTxn and EndTxn', async () => {
+  const kafka = await createTestKafka();
+  const topic = kafka.topic('patch-coordinator');
+  await kafka.createTopics([{ name: 'patch-coordinator', partitions: 3 }]);
+  const { Kafka, logLevel } = await import('kafkajs');
+  const client = new Kafka({ brokers: kafka.brokers, logLevel: logLevel.NOTHING });
+  const producer = client.producer({ transactionalId: `${kafka.prefix}patch-coordinator`, idempotent: true, maxInFlightRequests: 1 });
+  const requests: string[] = [];
+  producer.on(producer.events.REQUEST, (e) => requests.push(e.payload.apiName));
+  await producer.connect();
+  try {
+    for (let i = 0; i < 5; i++) {
+      const tx = await producer.transaction();
+      await tx.send({ topic, messages: [{ key: `k${i}`, value: 'v' }] });
+      await tx.commit();
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  assert.equal(requests.filter((r) => r === 'EndTxn').length, 5);
+  // FindCoordinator is kafkajs's GroupCoordinator request: once, for InitProducerId (it made 11).
+  assert.equal(requests.filter((r) => r === 'GroupCoordinator').length, 1);
+  assert.equal((await kafka.readTopic(topic, { atLeast: 5 })).length, 5);
 });
