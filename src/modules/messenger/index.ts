@@ -4,7 +4,7 @@ import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
 import { createMediaJoinMinter } from './calls/media-join.ts';
 import { messengerOptionsOf } from './options.ts';
-import { chatGroup, chatIdOfGroup } from './chats/kinds.ts';
+import { chatGroup, chatIdOfGroup } from './model/chat-kinds.ts';
 import { typingMethod } from './presence/typing.ts';
 import { announcePresence } from './presence/presence.ts';
 import { chatMembership, connectStateOf } from './chats/chat-sql.ts';

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { CONTENT_TYPE_PATTERN, FILE_ID_MAX_CHARS, FILE_ID_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_CONTENT_KINDS, MESSAGE_MAX_CHARS } from '../messages/rules.ts';
 import { ALLOWED_FILE_TYPE_SUMMARY } from '../messages/file-types.ts';
-import { CHAT_KINDS } from './kinds.ts';
+import { CHAT_KINDS } from '../model/chat-kinds.ts';
 import { named } from '../../../platform/http/index.ts';
 
 /** Page sizes when the query names none: the schema documents them and the handlers fall back to them (its Optional keeps the field optional in the document). */

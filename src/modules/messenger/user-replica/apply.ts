@@ -11,7 +11,7 @@ import {
   type ReplicaWrite,
 } from './replica-sql.ts';
 import type { UserSyncMetrics } from './metrics.ts';
-import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import { enqueueRealtime } from '../model/push-rows.ts';
 import { removeFromMediaSessions } from '../calls/deactivation.ts';
 import {
   USER_SYNC_ERRORS,
