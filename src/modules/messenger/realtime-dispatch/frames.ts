@@ -3,7 +3,7 @@ import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES } from '../model/call-kinds.ts';
 import { CHAT_EVENT_KINDS } from '../model/chat-kinds.ts';
 import { BLACKLIST_STATUSES, CONTACT_STATUSES } from '../model/contact-kinds.ts';
-import { MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
+import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { eventNameOf, type MessengerPushKind } from '../model/push-kinds.ts';
 
 /**
