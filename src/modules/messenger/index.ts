@@ -2,6 +2,7 @@ import { MESSENGER_TUNING, messengerRealtimeSettings, messengerSettings, type Me
 import type { Principal } from '../../platform/http/index.ts';
 import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
+import { removeFromMediaSessions } from './calls/deactivation.ts';
 import { createMediaJoinMinter } from './calls/media-join.ts';
 import { messengerOptionsOf } from './options.ts';
 import { chatGroup, chatIdOfGroup } from './model/chat-kinds.ts';
@@ -81,6 +82,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
     metrics: createUserSyncMetrics(deps.registry, USER_SYNC_CONSUMER),
     phoneRegion: options.phoneRegion,
     partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
+    leaveMediaSessions: removeFromMediaSessions,
   };
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   // The connects of one event-loop turn read their users' state in one query (a reconnect storm).
