@@ -7,10 +7,69 @@
  * - the push part (src/platform/push) knows no module and modules use it only through its index.ts;
  *   the messenger and notifications never import each other's frames; the app wires no module
  *   function (it builds modules only through src/modules/index.ts);
+ * - the messenger stands on floors (its README's drawing): each part imports only the floors below
+ *   it, and its bottom floor, model/, imports nothing of the messenger but itself;
  * - no import cycles.
  */
+
+/**
+ * The messenger's floors, bottom first: a file of a floor imports the messenger only from its own
+ * floor or a lower one. model/ (the kinds, the push-row writer, the blacklist reads) is the bottom
+ * floor with the files every part shares; a lower part that needs something of a higher one takes
+ * it as a callback wired in index.ts (the deactivation's cascade into calls). context.ts names the
+ * types of the parts' shared services, and only it may import a higher floor, for a type alone.
+ */
+const M = '^src/modules/messenger/';
+const MESSENGER_FLOORS = [
+  ['model/', 'events/', '(schema|errors|sql-rows|admin-body|settings|options)\\.ts$'],
+  ['user-replica/'],
+  ['contact-search/', 'context\\.ts$'],
+  ['chats/', 'contacts/'],
+  ['calls/', 'messages/'],
+  ['realtime-dispatch/'],
+  ['presence/'],
+  ['routes\\.ts$', 'index\\.ts$'],
+];
+const floorPath = (floor) => floor.map((p) => M + p);
+const messengerFloorRules = MESSENGER_FLOORS.slice(0, -1).map((floor, i) => ({
+  name: `messenger-floor-${i + 1}`,
+  comment: `The messenger's floor ${i + 1} (${floor.join(', ')}) imports no part above it; what a lower part needs from a higher one comes as a callback wired in index.ts.`,
+  severity: 'error',
+  from: { path: floorPath(floor), pathNot: `${M}context\\.ts$` },
+  to: { path: MESSENGER_FLOORS.slice(i + 1).flatMap(floorPath) },
+}));
+
 module.exports = {
   forbidden: [
+    ...messengerFloorRules,
+    {
+      name: 'messenger-model-is-the-ground',
+      comment: "The messenger's bottom floor (model/) imports nothing of the messenger but model/ itself.",
+      severity: 'error',
+      from: { path: `${M}model/` },
+      to: { path: M, pathNot: `${M}model/` },
+    },
+    {
+      name: 'messenger-context-names-types-only-upward',
+      comment: 'context.ts (floor 3) may name the types of the services above it (the media join, the send queue), never import a value from there.',
+      severity: 'error',
+      from: { path: `${M}context\\.ts$` },
+      to: { path: MESSENGER_FLOORS.slice(3).flatMap(floorPath), dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'messenger-parts-on-one-floor-apart',
+      comment: 'Parts on one floor of the messenger (chats and contacts, calls and messages) do not import each other: what both need stands on a floor below.',
+      severity: 'error',
+      from: { path: `${M}(chats|contacts)/` },
+      to: { path: `${M}(chats|contacts)/`, pathNot: `${M}$1/` },
+    },
+    {
+      name: 'messenger-calls-and-messages-apart',
+      comment: 'Calls and messages share a floor of the messenger: neither imports the other.',
+      severity: 'error',
+      from: { path: `${M}(calls|messages)/` },
+      to: { path: `${M}(calls|messages)/`, pathNot: `${M}$1/` },
+    },
     {
       name: 'module-internals',
       comment: 'A module may use another module only through its index.ts (its public surface).',

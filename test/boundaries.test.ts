@@ -119,3 +119,46 @@ test('the app wiring a module function past src/modules/index.ts fails the check
   assert.notEqual(res.status, 0);
   assert.match(res.output, /app-wires-no-module-function/);
 });
+
+const messenger = (files: Record<string, string>) => cruise(Object.fromEntries(Object.entries(files).map(([path, text]) => [`src/modules/messenger/${path}`, text])));
+
+test("the messenger's bottom floor (model/) importing one of its parts fails the check; the parts importing model/ pass", () => {
+  const up = messenger({
+    'model/push-rows.ts': `import { x } from '../calls/signals.ts';\nexport const y = x;\n`,
+    'calls/signals.ts': `export const x = 1;\n`,
+  });
+  assert.notEqual(up.status, 0, up.output);
+  assert.match(up.output, /messenger-model-is-the-ground/);
+  const down = messenger({
+    'model/push-rows.ts': `export const x = 1;\n`,
+    'calls/signals.ts': `import { x } from '../model/push-rows.ts';\nexport const y = x;\n`,
+  });
+  assert.equal(down.status, 0, down.output);
+});
+
+test('a lower floor of the messenger importing a higher one fails the check (the user replica calling into calls)', () => {
+  const res = messenger({
+    'user-replica/apply.ts': `import { removeFromMediaSessions } from '../calls/deactivation.ts';\nexport const y = removeFromMediaSessions;\n`,
+    'calls/deactivation.ts': `export const removeFromMediaSessions = 1;\n`,
+  });
+  assert.notEqual(res.status, 0, res.output);
+  assert.match(res.output, /messenger-floor-2/);
+});
+
+test("the messenger's context.ts may name a higher floor's type, never import its value", () => {
+  const files = { 'calls/media-join.ts': `export type MediaJoinMinter = () => void;\nexport const mint = 1;\n` };
+  const typeOnly = messenger({ ...files, 'context.ts': `import type { MediaJoinMinter } from './calls/media-join.ts';\nexport interface C { m: MediaJoinMinter }\n` });
+  assert.equal(typeOnly.status, 0, typeOnly.output);
+  const value = messenger({ ...files, 'context.ts': `import { mint } from './calls/media-join.ts';\nexport const c = mint;\n` });
+  assert.notEqual(value.status, 0, value.output);
+  assert.match(value.output, /messenger-context-names-types-only-upward/);
+});
+
+test('parts on one floor of the messenger importing each other fail the check (chats reading the blacklist from contacts)', () => {
+  const res = messenger({
+    'chats/chats.ts': `import { blockedWith } from '../contacts/blacklist.ts';\nexport const y = blockedWith;\n`,
+    'contacts/blacklist.ts': `export const blockedWith = 1;\n`,
+  });
+  assert.notEqual(res.status, 0, res.output);
+  assert.match(res.output, /messenger-parts-on-one-floor-apart/);
+});

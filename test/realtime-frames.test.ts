@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { FRAMES_PATH, frameSchemas, renderFrames } from '../scripts/realtime-frames.ts';
-import { REALTIME_DISPATCH_KINDS, eventNameOf } from '../src/modules/messenger/realtime-dispatch/kinds.ts';
+import { REALTIME_DISPATCH_KINDS, eventNameOf } from '../src/modules/messenger/model/push-kinds.ts';
 
 /**
  * docs/realtime-frames.schema.json is what the frames' TypeBox schemas generate (the payload

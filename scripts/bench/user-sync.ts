@@ -33,6 +33,7 @@ import { createElasticsearchContactSearch } from '../../src/modules/messenger/co
 import { contactSearchIndexerJob } from '../../src/modules/messenger/contact-search/indexer.job.ts';
 import { countPending } from '../../src/modules/messenger/contact-search/sql.ts';
 import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
+import { removeFromMediaSessions } from '../../src/modules/messenger/calls/deactivation.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const EVENTS = env('BENCH_EVENTS', 100_000);
@@ -206,6 +207,7 @@ async function main(): Promise<void> {
     metrics: createUserSyncMetrics(registry, USER_SYNC_CONSUMER),
     phoneRegion: 'RU',
     partitionsConcurrently: CONCURRENCY,
+    leaveMediaSessions: removeFromMediaSessions,
   });
   const searchMetrics = createContactSearchMetrics(registry, db);
   const processed = async () => {

@@ -2,14 +2,15 @@ import { MESSENGER_TUNING, messengerRealtimeSettings, messengerSettings, type Me
 import type { Principal } from '../../platform/http/index.ts';
 import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
-import { createMediaJoinMinter } from './calls/media-join.ts';
+import { removeFromMediaSessions } from './calls/deactivation.ts';
+import { createMediaJoinMinter, MEDIA_TOKEN_TTL_SECONDS, TURN_TTL_SECONDS } from './calls/media-join.ts';
 import { messengerOptionsOf } from './options.ts';
-import { chatGroup, chatIdOfGroup } from './chats/kinds.ts';
+import { chatGroup, chatIdOfGroup } from './model/chat-kinds.ts';
 import { typingMethod } from './presence/typing.ts';
 import { announcePresence } from './presence/presence.ts';
 import { chatMembership, connectStateOf } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
-import { contactSearchIndexerJob } from './contact-search/indexer.job.ts';
+import { contactSearchIndexerJob, INDEX_BATCH_SIZE, INDEX_MAX_RUN_MS } from './contact-search/indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search/metrics.ts';
 import { createPostgresContactSearch } from './contact-search/postgres-adapter.ts';
 import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
@@ -67,7 +68,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
   const searchMetrics = createContactSearchMetrics(deps.registry, deps.db);
 
   const realtimeLog = log.child({ part: 'realtime' });
-  const mintJoin = createMediaJoinMinter(options.media, deps.clock);
+  const mintJoin = createMediaJoinMinter({ ...options.media, tokenTtlSeconds: MEDIA_TOKEN_TTL_SECONDS, turnTtlSeconds: TURN_TTL_SECONDS }, deps.clock);
   // Its kinds on the kernel's push path: loaded and built here, dispatched there.
   deps.push.registerKinds(messengerPushKinds(mintJoin));
   const sends = createSendQueue(
@@ -81,6 +82,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
     metrics: createUserSyncMetrics(deps.registry, USER_SYNC_CONSUMER),
     phoneRegion: options.phoneRegion,
     partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
+    leaveMediaSessions: removeFromMediaSessions,
   };
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   // The connects of one event-loop turn read their users' state in one query (a reconnect storm).
@@ -121,7 +123,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         db: deps.db,
         index,
         metrics: searchMetrics,
-        settings: options.contactIndexer,
+        settings: { ...options.contactIndexer, batchSize: INDEX_BATCH_SIZE, maxRunMs: INDEX_MAX_RUN_MS },
       }),
       contactSearchRebuildJob({
         db: deps.db,

@@ -1,11 +1,11 @@
-import { MEDIA_TOKEN_TTL_SECONDS, TURN_TTL_SECONDS, type MediaJoinSettings } from './calls/media-join.ts';
-import { INDEX_BATCH_SIZE, INDEX_MAX_RUN_MS, type IndexerSettings } from './contact-search/indexer.job.ts';
 import type { MessengerSettings, MessengerTuning } from './settings.ts';
 
 /**
  * What the messenger's parts take, in their own words: the one place its settings (settings.ts:
  * defaults, bounds and units, validated once by loadConfig) and its tuning become options. The parts
- * read these, never a setting's name.
+ * read these, never a setting's name. Only what comes from a setting or a tuning is here: a fixed
+ * constant stays with the part that owns it (the media lifetimes in calls/media-join.ts, the
+ * indexer's batch and run limit in contact-search/indexer.job.ts), and index.ts hands both over.
  */
 export interface MessengerOptions {
   /** A phone number without a country code is read in this region (E.164). */
@@ -14,8 +14,10 @@ export interface MessengerOptions {
   rateLimits: { contactSearches: number; contactRequests: number; callInvites: number; chatChanges: number; messageSends: number };
   /** Elasticsearch when `url` is set, else the PostgreSQL adapter. */
   contactSearch: { url: string | undefined; index: string; requestTimeoutMs: number; rebuildCron: string };
-  contactIndexer: IndexerSettings;
-  media: MediaJoinSettings;
+  /** The contact-search indexer's poll and retry cap (its batch size and run limit are its own constants). */
+  contactIndexer: { intervalMs: number; retryMaxMs: number };
+  /** The media join's secrets and TURN servers (the token and TURN lifetimes are calls/media-join.ts's constants). */
+  media: { tokenSecret: string; turnUrls: string[]; turnSecret: string };
   sendQueue: { maxBatch: number; maxInFlight: number; minIntervalMs: number; maxWaiting: number };
 }
 
@@ -35,13 +37,11 @@ export function messengerOptionsOf(s: MessengerSettings, t: MessengerTuning): Me
       requestTimeoutMs: t.contactSearchRequestTimeoutMs,
       rebuildCron: t.contactSearchRebuildCron,
     },
-    contactIndexer: { intervalMs: t.contactSearchIndexIntervalMs, batchSize: INDEX_BATCH_SIZE, maxRunMs: INDEX_MAX_RUN_MS, retryMaxMs: t.contactSearchRetryCapMs },
+    contactIndexer: { intervalMs: t.contactSearchIndexIntervalMs, retryMaxMs: t.contactSearchRetryCapMs },
     media: {
       tokenSecret: s.MESSENGER_MEDIA_TOKEN_SECRET,
-      tokenTtlSeconds: MEDIA_TOKEN_TTL_SECONDS,
       turnUrls: s.MESSENGER_TURN_URLS.split(','),
       turnSecret: s.MESSENGER_TURN_SECRET,
-      turnTtlSeconds: TURN_TTL_SECONDS,
     },
     sendQueue: { maxBatch: t.sendBatchMax, maxInFlight: t.sendConcurrency, minIntervalMs: t.sendMinIntervalMs, maxWaiting: t.sendQueueMaxWaiting },
   };

@@ -8,7 +8,7 @@ import type { ContactSearchDeps } from './contact-search/search.ts';
 import { registerContactRoutes } from './contacts/routes.ts';
 import { registerRealtimeOutboxRoutes } from '../../platform/push/index.ts';
 import { refuseUnknownFields } from './admin-body.ts';
-import { REALTIME_DISPATCH_KINDS } from './realtime-dispatch/kinds.ts';
+import { REALTIME_DISPATCH_KINDS } from './model/push-kinds.ts';
 import { registerPresenceRoutes } from './presence/presence.ts';
 import type { MessengerContext } from './context.ts';
 import { registerMessageRoutes } from './messages/routes.ts';

@@ -8,8 +8,8 @@ import { conferenceFor, getConference, requireJoined, rosterOf, type ConferenceV
 import { conferenceSignal } from './signals.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
-import type { RecordingStatus } from './kinds.ts';
-import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import type { RecordingStatus } from '../model/call-kinds.ts';
+import { enqueueRealtime } from '../model/push-rows.ts';
 import { activeUserTransaction } from '../user-replica/replica-reads.ts';
 
 /**

@@ -8,9 +8,9 @@ import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { CallErrors } from '../errors.ts';
 import { activeUserTransaction, inactiveAmong, requireActiveCaller } from '../user-replica/replica-reads.ts';
-import { blocksAmong } from '../contacts/blacklist.ts';
-import type { MediaKind, RosterStatus } from './kinds.ts';
-import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+import { blocksAmong } from '../model/blacklist-reads.ts';
+import type { MediaKind, RosterStatus } from '../model/call-kinds.ts';
+import { enqueueRealtime, type NewRealtimeRow } from '../model/push-rows.ts';
 import { conferenceSignal } from './signals.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
-import type { MessengerPushKind } from '../realtime-dispatch/kinds.ts';
-import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+import type { MessengerPushKind } from '../model/push-kinds.ts';
+import { enqueueRealtime, type NewRealtimeRow } from '../model/push-rows.ts';
 import { callSignal, conferenceSignal } from './signals.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, check, index, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
-import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_KINDS, SESSION_STATUSES } from './kinds.ts';
+import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_KINDS, SESSION_STATUSES } from '../model/call-kinds.ts';
 import { chats } from '../chats/schema.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
-import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES } from './kinds.ts';
+import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES } from '../model/call-kinds.ts';
 import { named } from '../../../platform/http/index.ts';
 
 /** TypeBox schemas of the calls and conferences REST surface (camelCase bodies). */

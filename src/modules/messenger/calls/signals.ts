@@ -1,5 +1,5 @@
-import type { MessengerPushKind } from '../realtime-dispatch/kinds.ts';
-import type { NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+import type { MessengerPushKind } from '../model/push-kinds.ts';
+import type { NewRealtimeRow } from '../model/push-rows.ts';
 
 /**
  * The realtime rows media changes write: a 1:1 call's signal to each party's user:{UserId}, a

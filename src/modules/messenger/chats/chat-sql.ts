@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
-import type { ChatEventKind, ChatKind, ParticipantRole } from './kinds.ts';
+import type { ChatEventKind, ChatKind, ParticipantRole } from '../model/chat-kinds.ts';
 
 /**
  * Statements of chats, participants and the chat's system feed. Owner operations run them in a

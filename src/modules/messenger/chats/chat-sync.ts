@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
-import { blockedWith } from '../contacts/blacklist.ts';
+import { blockedWith } from '../model/blacklist-reads.ts';
 import { ChatErrors } from '../errors.ts';
 import { cursorOf, positionOf, readStreamHead, streamHeadOf, streamHorizon } from '../../../platform/push/index.ts';
 import { activeParticipantsOfChats } from './chat-sql.ts';

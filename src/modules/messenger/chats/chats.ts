@@ -17,11 +17,11 @@ import {
   type ParticipantRow,
 } from './chat-sql.ts';
 import type { Db } from '../../../platform/db/index.ts';
-import { blockedWith } from '../contacts/blacklist.ts';
+import { blockedWith } from '../model/blacklist-reads.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
-import { chatGroup, type ChatKind } from './kinds.ts';
-import { enqueueRealtime, type NewRealtimeRow } from '../realtime-dispatch/outbox-sql.ts';
+import { chatGroup, type ChatKind } from '../model/chat-kinds.ts';
+import { enqueueRealtime, type NewRealtimeRow } from '../model/push-rows.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 
 /** Most active participants of a group chat: a product limit clients are built for (once MESSENGER_REALTIME_GROUP_MAX_PARTICIPANTS). */

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
-import { CHAT_EVENT_KINDS, CHAT_KINDS, PARTICIPANT_ROLES, PARTICIPANT_STATUSES } from './kinds.ts';
+import { CHAT_EVENT_KINDS, CHAT_KINDS, PARTICIPANT_ROLES, PARTICIPANT_STATUSES } from '../model/chat-kinds.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
 
 /** Chats, their participants and system feed (seed 000; drizzle part messenger.realtime). */

@@ -4,7 +4,7 @@ import { query, type Db } from '../../../platform/db/index.ts';
 import { isoOf } from '../sql-rows.ts';
 import type { MessengerContext } from '../context.ts';
 import { ContactErrors } from '../errors.ts';
-import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import { enqueueRealtime } from '../model/push-rows.ts';
 import { activeUserTransaction } from '../user-replica/replica-reads.ts';
 
 /**
@@ -18,40 +18,6 @@ export interface BlacklistEntryView {
   blockedUserId: string;
   status: 'Blocked' | 'Unblocked';
   updatedAt: string;
-}
-
-/** True when either user has blocked the other. */
-export async function blockedEitherWay(q: Db, a: string, b: string): Promise<boolean> {
-  const { rows } = await query<{ n: number }>(
-    q,
-    sql`select count(*)::int as n from messenger.blacklist_entries
-         where status = 'Blocked' and ((owner_user_id = ${a} and blocked_user_id = ${b}) or (owner_user_id = ${b} and blocked_user_id = ${a}))`,
-  );
-  return (rows[0]?.n ?? 0) > 0;
-}
-
-/** The users `me` blocks or is blocked by: one read for a whole page of chats. */
-export async function blockedWith(q: Db, me: string): Promise<Set<string>> {
-  const { rows } = await query<{ id: string }>(
-    q,
-    sql`select blocked_user_id as id from messenger.blacklist_entries where owner_user_id = ${me} and status = 'Blocked'
-        union select owner_user_id from messenger.blacklist_entries where blocked_user_id = ${me} and status = 'Blocked'`,
-  );
-  return new Set(rows.map((r) => r.id));
-}
-
-/** Among `userIds`: those `me` blocks, and those who block `me` (one read for a whole invite). */
-export async function blocksAmong(q: Db, me: string, userIds: readonly string[]): Promise<{ blockedByMe: Set<string>; blockingMe: Set<string> }> {
-  if (userIds.length === 0) return { blockedByMe: new Set(), blockingMe: new Set() };
-  const { rows } = await query<{ id: string; mine: boolean }>(
-    q,
-    sql`select blocked_user_id as id, true as mine from messenger.blacklist_entries
-         where owner_user_id = ${me} and status = 'Blocked' and blocked_user_id = any(${sql.param([...userIds])}::uuid[])
-        union all
-        select owner_user_id, false from messenger.blacklist_entries
-         where blocked_user_id = ${me} and status = 'Blocked' and owner_user_id = any(${sql.param([...userIds])}::uuid[])`,
-  );
-  return { blockedByMe: new Set(rows.filter((r) => r.mine).map((r) => r.id)), blockingMe: new Set(rows.filter((r) => !r.mine).map((r) => r.id)) };
 }
 
 /** Blocks or unblocks; a call that changes nothing writes nothing and pushes nothing. */

@@ -3,11 +3,11 @@ import { newId } from '../../../platform/time.ts';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { isoOf } from '../sql-rows.ts';
 import type { ContactRelationLookup } from '../contact-search/search.ts';
-import { blocksAmong } from './blacklist.ts';
+import { blocksAmong } from '../model/blacklist-reads.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors, ContactErrors, MessengerErrors } from '../errors.ts';
-import type { ContactStatus } from './kinds.ts';
-import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import type { ContactStatus } from '../model/contact-kinds.ts';
+import { enqueueRealtime } from '../model/push-rows.ts';
 import { toE164 } from '../user-replica/rules.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 

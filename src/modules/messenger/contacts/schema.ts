@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, index, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
-import { BLACKLIST_STATUSES, CONTACT_STATUSES } from './kinds.ts';
+import { BLACKLIST_STATUSES, CONTACT_STATUSES } from '../model/contact-kinds.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
 
 /** Contacts and the blacklist (seed 000; drizzle part messenger.realtime). */

@@ -29,7 +29,7 @@ export const realtimeEvents = messengerSchema.table(
     refId: uuid('ref_id'),
     sessionKind: varchar('session_kind', { length: 12 }),
     seq: bigint('seq', { mode: 'number' }),
-    /** A carried kind's frame payload, as pushed (realtime-dispatch/kinds.ts); null for the others. */
+    /** A carried kind's frame payload, as pushed (model/push-kinds.ts); null for the others. */
     payload: jsonb('payload'),
     /** A chat event's membership version when it was pushed: who may read it is judged as at delivery. */
     membershipVersion: integer('membership_version'),

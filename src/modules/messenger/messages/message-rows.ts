@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { isoOf } from '../sql-rows.ts';
 import type { FileMeta } from './rules.ts';
-import type { MessageContentKind } from './rules.ts';
+import type { MessageContentKind } from '../model/message-kinds.ts';
 
 /** A message row as the messenger's statements return it, and the view clients get of it. */
 

@@ -6,7 +6,7 @@ import { contentProblem, isEditable, withinEditWindow } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
-import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
+import { enqueueRealtime } from '../model/push-rows.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
 
 /** A sender may edit a message this many seconds after sending it (UC-MSG-003; once MESSENGER_REALTIME_EDIT_WINDOW_SECONDS). */

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { answer, errorCodes, perUserLimit } from '../../../platform/http/index.ts';
-import { ChatParams, EditMessageBody, ListMessagesQuery, MESSAGE_PAGE_DEFAULT, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from '../chats/schemas.ts';
+import { ChatParams } from '../chats/schemas.ts';
+import { EditMessageBody, ListMessagesQuery, MESSAGE_PAGE_DEFAULT, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from './schemas.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
 import type { MessengerContext } from '../context.ts';

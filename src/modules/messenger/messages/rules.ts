@@ -2,8 +2,7 @@
 
 import { ALLOWED_FILE_TYPE_SUMMARY, isAllowedFileType } from './file-types.ts';
 
-export const MESSAGE_CONTENT_KINDS = ['Text', 'File', 'Card'] as const;
-export type MessageContentKind = (typeof MESSAGE_CONTENT_KINDS)[number];
+import type { MessageContentKind } from '../model/message-kinds.ts';
 
 export interface FileMeta {
   fileId: string;

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, jsonb, text, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
-import { MESSAGE_CONTENT_KINDS } from './rules.ts';
+import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { chats } from '../chats/schema.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
 

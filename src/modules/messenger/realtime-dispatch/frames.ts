@@ -1,10 +1,10 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
-import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES } from '../calls/kinds.ts';
-import { CHAT_EVENT_KINDS } from '../chats/kinds.ts';
-import { BLACKLIST_STATUSES, CONTACT_STATUSES } from '../contacts/kinds.ts';
-import { MESSAGE_CONTENT_KINDS } from '../messages/rules.ts';
-import { eventNameOf, type MessengerPushKind } from './kinds.ts';
+import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES } from '../model/call-kinds.ts';
+import { CHAT_EVENT_KINDS } from '../model/chat-kinds.ts';
+import { BLACKLIST_STATUSES, CONTACT_STATUSES } from '../model/contact-kinds.ts';
+import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
+import { eventNameOf, type MessengerPushKind } from '../model/push-kinds.ts';
 
 /**
  * The payload of every hub frame the realtime dispatcher builds (payloads.ts), as JSON Schema, by

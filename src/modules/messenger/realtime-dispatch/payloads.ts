@@ -1,8 +1,8 @@
 import { REF_NOT_FOUND, type BuildResult as PushBuildResult, type Delivery as PushDelivery, type HubSend as PushSend, type Payload } from '../../../platform/push/index.ts';
 import { userGroup } from '../../../platform/realtime/index.ts';
-import { isSessionOpen, type SessionKind } from '../calls/kinds.ts';
-import { chatGroup } from '../chats/kinds.ts';
-import { JOIN_KINDS, eventNameOf, type MessengerPushKind, type RealtimeTargetKind } from './kinds.ts';
+import { isSessionOpen, type SessionKind } from '../model/call-kinds.ts';
+import { chatGroup } from '../model/chat-kinds.ts';
+import { JOIN_KINDS, eventNameOf, type MessengerPushKind, type RealtimeTargetKind } from '../model/push-kinds.ts';
 import type { ChatEventRef, MessageRef, RealtimeRefs, SessionRef } from './ref-types.ts';
 
 export { emptyRefs, type RealtimeRefs } from './ref-types.ts';

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
-import { JOIN_KINDS, type MessengerPushKind } from './kinds.ts';
+import { JOIN_KINDS, type MessengerPushKind } from '../model/push-kinds.ts';
 import { emptyRefs, type OutboxRowRef, type RealtimeRefs } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
 

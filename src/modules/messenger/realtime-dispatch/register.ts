@@ -4,7 +4,7 @@ import type { MediaJoinMinter } from '../calls/media-join.ts';
 import { USER_INACTIVE_CLOSE_REASON } from '../errors.ts';
 import { refuseInactiveUser } from '../user-replica/replica-reads.ts';
 import { MESSENGER_FRAME_SCHEMAS } from './frames.ts';
-import { MESSENGER_PUSH_KINDS } from './kinds.ts';
+import { MESSENGER_PUSH_KINDS } from '../model/push-kinds.ts';
 import { buildDelivery, type JoinFor, type RealtimeRefs } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
 import { loadRefs } from './refs.ts';

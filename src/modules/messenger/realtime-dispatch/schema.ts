@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, jsonb, uuid, varchar } from 'drizzle-orm/pg-core';
-import { SESSION_KINDS } from '../calls/kinds.ts';
-import { REALTIME_DISPATCH_KINDS, REALTIME_OUTBOX_STATUSES, REALTIME_TARGET_KINDS } from './kinds.ts';
+import { SESSION_KINDS } from '../model/call-kinds.ts';
+import { REALTIME_DISPATCH_KINDS, REALTIME_OUTBOX_STATUSES, REALTIME_TARGET_KINDS } from '../model/push-kinds.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
 
 /**

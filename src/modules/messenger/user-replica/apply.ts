@@ -11,8 +11,7 @@ import {
   type ReplicaWrite,
 } from './replica-sql.ts';
 import type { UserSyncMetrics } from './metrics.ts';
-import { enqueueRealtime } from '../realtime-dispatch/outbox-sql.ts';
-import { removeFromMediaSessions } from '../calls/deactivation.ts';
+import { enqueueRealtime } from '../model/push-rows.ts';
 import {
   USER_SYNC_ERRORS,
   UserSyncRejection,
@@ -38,6 +37,12 @@ export interface UserSyncDeps {
   metrics: UserSyncMetrics;
   phoneRegion: string;
   partitionsConcurrently: number;
+  /**
+   * What a user turned inactive leaves in the calls part, in the replica write's transaction (their
+   * calls end, their conference seats are left: calls/deactivation.ts). A callback wired in the
+   * messenger's index.ts, so the replica, on a lower floor, does not import the calls part above it.
+   */
+  leaveMediaSessions: (tx: Db, userIds: readonly string[], now: Date) => Promise<void>;
 }
 
 export type UserSyncOutcome = 'created' | 'updated' | 'stale';
@@ -114,7 +119,7 @@ export async function applySnapshot(
   if (fast.operation) {
     const operation = fast.operation;
     report(() => applied(deps, snapshot, ids, operation, { phoneNumber: snapshot.phoneNumber, conflict: null }));
-    await enqueueDeactivations(tx, deactivated([[fast.existing, snapshot]]), now);
+    await enqueueDeactivations(tx, deactivated([[fast.existing, snapshot]]), now, deps);
     await handOverReleased(tx, releasedPhone(fast.existing, snapshot), now, deps, ids, report);
     return operation;
   }
@@ -153,7 +158,7 @@ export async function applySnapshot(
     }
     const operation = existing === null ? 'created' : 'updated';
     report(() => applied(deps, snapshot, ids, operation, decision));
-    await enqueueDeactivations(tx, deactivated([[existing, snapshot]]), now);
+    await enqueueDeactivations(tx, deactivated([[existing, snapshot]]), now, deps);
     await handOverReleased(tx, releasedPhone(existing, next), now, deps, ids, report);
     return operation;
   }
@@ -200,14 +205,14 @@ export const deactivated = (writes: Iterable<[ReplicaState | null | undefined, U
 /**
  * A user turned inactive loses what is under way and the hub at once, in this transaction: their
  * calls end and their conference seats are left, with the frames the normal paths write
- * (calls/deactivation.ts), then a UserDeactivated push intent (persist-then-push: the dispatcher
+ * (deps.leaveMediaSessions: calls/deactivation.ts), then a UserDeactivated push intent (persist-then-push: the dispatcher
  * closes the user's connections on every replica and retries while the backplane is down). The
  * hub's periodic access recheck catches the rest, e.g. a user whose first replica row is already
  * inactive (such a user never held a call: every call and conference path needs an active caller).
  */
-export async function enqueueDeactivations(tx: Db, userIds: readonly string[], now: Date): Promise<void> {
+export async function enqueueDeactivations(tx: Db, userIds: readonly string[], now: Date, deps: Pick<UserSyncDeps, 'leaveMediaSessions'>): Promise<void> {
   if (userIds.length === 0) return;
-  await removeFromMediaSessions(tx, userIds, now);
+  await deps.leaveMediaSessions(tx, userIds, now);
   await enqueueRealtime(tx, userIds.map((userId) => ({ kind: 'UserDeactivated', targetKind: 'User', targetUserId: userId })), now);
 }
 

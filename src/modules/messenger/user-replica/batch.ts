@@ -59,7 +59,7 @@ export async function applyUserUpsertedBatch(events: readonly EventEnvelope<unkn
     const plan = planSegment(snapshots, state);
     const written = await writeBatch(tx, plan.writes, deps.clock.now());
     if (written !== plan.writes.length) throw new Error('replica rows changed while the batch was applied; redone message by message');
-    await enqueueDeactivations(tx, deactivated(plan.writes.map((w) => [state.rows.get(w.snapshot.userId), w.snapshot])), deps.clock.now());
+    await enqueueDeactivations(tx, deactivated(plan.writes.map((w) => [state.rows.get(w.snapshot.userId), w.snapshot])), deps.clock.now(), deps);
     for (const [k, planned] of plan.outcomes.entries()) {
       const item = rest[k]!;
       linesOf(item);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { messengerApp, type MessengerApp } from '../support/app.ts';
 import { connectClient, type TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { chatGroup } from '../../../../src/modules/messenger/chats/kinds.ts';
+import { chatGroup } from '../../../../src/modules/messenger/model/chat-kinds.ts';
 
 /**
  * Connects that arrive together (a reconnect storm) share their reads: the hub's access check, the

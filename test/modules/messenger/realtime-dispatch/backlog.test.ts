@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
-import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
+import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-dispatch/claim.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { createTestDatabase } from '../../../support/db.ts';
 

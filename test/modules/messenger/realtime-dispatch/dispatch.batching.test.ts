@@ -7,8 +7,8 @@ import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
 import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
-import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
-import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
+import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-dispatch/claim.ts';
+import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { MEDIA_SECRET, TURN_SECRET, T0, dispatchEnv, messengerDispatchJob, insertChat, insertMessage, insertOutbox, outboxRow, seedSettings, uid, type DispatchEnv } from '../support/dispatch.ts';
 

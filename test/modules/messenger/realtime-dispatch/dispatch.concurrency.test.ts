@@ -9,7 +9,7 @@ import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { REALTIME_DISPATCH_JOB } from '../../../../src/platform/push/index.ts';
 import { realtimeRetentionJob } from '../../../../src/platform/push/retention.job.ts';
-import { enqueueRealtime } from '../../../../src/modules/messenger/realtime-dispatch/outbox-sql.ts';
+import { enqueueRealtime } from '../../../../src/modules/messenger/model/push-rows.ts';
 import { requeueQuarantined } from '../../../../src/platform/push/quarantine-sql.ts';
 import { connectClient, tokenFor } from '../../../support/signalr.ts';
 import { T0, dispatchEnv, gate, insertChat, insertMessage, insertOutbox, outboxRow, uid, type DispatchEnv } from '../support/dispatch.ts';

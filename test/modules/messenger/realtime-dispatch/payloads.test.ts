@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { MESSENGER_PUSH_KINDS, eventNameOf, type MessengerPushKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
+import { MESSENGER_PUSH_KINDS, eventNameOf, type MessengerPushKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
 import { buildDelivery, emptyRefs, type OutboxRowRef, type RealtimeRefs } from '../../../../src/modules/messenger/realtime-dispatch/payloads.ts';
 import { Value } from '@sinclair/typebox/value';
 import { frameSchemas } from '../../../../scripts/realtime-frames.ts';

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../../../../src/platform/time.ts';
-import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/realtime-dispatch/kinds.ts';
+import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
 import { messengerApp } from '../support/app.ts';
 import { T0, insertChat, insertOutbox, uid } from '../support/dispatch.ts';
 

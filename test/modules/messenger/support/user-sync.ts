@@ -7,6 +7,7 @@ import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { newId, type Clock } from '../../../../src/platform/time.ts';
 import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-replica/metrics.ts';
 import { userSyncConsumer } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
+import { removeFromMediaSessions } from '../../../../src/modules/messenger/calls/deactivation.ts';
 
 /** Helpers of the messenger user-replica tests: UserUpserted messages on the wire, replica reads, logs. */
 
@@ -152,6 +153,7 @@ export async function applyUserStatus(
     metrics: createUserSyncMetrics(new Registry(), 'test'),
     phoneRegion: 'RU',
     partitionsConcurrently: 1,
+    leaveMediaSessions: removeFromMediaSessions,
   });
   const event = (v: number) => ({
     messageId: newId(),

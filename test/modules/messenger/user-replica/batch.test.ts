@@ -13,6 +13,7 @@ import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-re
 import { incomingFrom, nextPhone, rawMessage, simulateReplicaWriteOutage, userUpserted } from '../support/user-sync.ts';
 import { logCapture } from '../../../support/logs.ts';
 import { metricValue } from '../../../support/metrics.ts';
+import { removeFromMediaSessions } from '../../../../src/modules/messenger/calls/deactivation.ts';
 
 /**
  * The batch path of the user replica consumer against the single path: the same messages, fed
@@ -35,6 +36,7 @@ function harness(database: TestDatabase, withBatch: boolean) {
     metrics: createUserSyncMetrics(registry, USER_SYNC_CONSUMER),
     phoneRegion: 'RU',
     partitionsConcurrently: 1,
+    leaveMediaSessions: removeFromMediaSessions,
   });
   if (!withBatch) delete definition.handleBatch;
   const deadLetters: OutgoingMessage[] = [];

@@ -12,6 +12,7 @@ import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-re
 import { incomingFrom, nextPhone, userUpserted } from '../support/user-sync.ts';
 import { metricValue } from '../../../support/metrics.ts';
 import { waitFor } from '../../../support/wait.ts';
+import { removeFromMediaSessions } from '../../../../src/modules/messenger/calls/deactivation.ts';
 
 /**
  * Seed 002's two timing metrics by value, through the real consumer runner on a real database:
@@ -30,6 +31,7 @@ const definition = userSyncConsumer({
   metrics: createUserSyncMetrics(registry, USER_SYNC_CONSUMER),
   phoneRegion: 'RU',
   partitionsConcurrently: 1,
+  leaveMediaSessions: removeFromMediaSessions,
 });
 const runner = consumerMetrics(registry);
 const processor = createMessageProcessor(resolveConsumer(definition), {

@@ -2,7 +2,7 @@
  * The enums of messenger.realtime_outbox (seed 000): what a push intent announces, to whom, and
  * where it stands. Plain string unions: rows store them as varchar (`.HasConversion<string>()` in
  * the seed), check constraints keep the database honest. The value sets of the chats, messages,
- * contacts and calls the rows point at live with those parts (their kinds.ts).
+ * contacts and calls the rows point at stand beside this file (model/*-kinds.ts).
  */
 
 /** The kinds the messenger owns on the push path (registered with it: register.ts). */
