@@ -59,13 +59,11 @@ type PublishContext = Omit<BatchRunContext, 'jobRunId'> & { jobRunId?: string };
  *                (at-least-once; consumers dedupe by message id).
  *
  * A drained pass (short batch) waits for the next commit's wake (idleWaitMs) and starts over from
- * the first pending row, without waiting for the last mark: its read leaves out the rows that mark
- * is writing (waiting put a statement between every commit's wake and its send). Row by row can be
- * slow (each failing row goes through the client's retries and a producer reconnect), so it stops
- * between rows once the run is stopped or its maxRunMs passes; the rows it did not try stay for the
- * next run, counted nowhere. At least one row is tried after a failed bulk send unless the run was
- * stopped, so a batch whose bulk send alone outlasts maxRunMs still moves on. An unreachable bus
- * ends the run.
+ * the first pending row. Row by row can be slow (each failing row goes through the client's
+ * retries and a producer reconnect), so it stops between rows once the run is stopped or its
+ * maxRunMs passes; the rows it did not try stay for the next run, counted nowhere. At least one row
+ * is tried after a failed bulk send unless the run was stopped, so a batch whose bulk send alone
+ * outlasts maxRunMs still moves on. An unreachable bus ends the run.
  */
 export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   const { db, bus } = opts;
@@ -104,16 +102,9 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     }
   }
 
-  /**
-   * Reads `limit` rows after `after`, leaving out the rows sent whose mark is still being written
-   * (taken as the read starts: a mark that commits after the read's snapshot must not let its rows
-   * through). A rejection is taken where the read is awaited, never left unhandled.
-   */
-  function readAfter(state: PublishRun, after: string, limit: number): Promise<PendingRow[]> {
-    const skip = state.unmarked.size === 0 ? undefined : new Set(state.unmarked);
-    const read = skip
-      ? selectPendingAfter(db, after, limit + skip.size).then((rows) => rows.filter((r) => !skip.has(r.id)).slice(0, limit))
-      : selectPendingAfter(db, after, limit);
+  /** Reads `limit` rows after `after`; a rejection is taken where the read is awaited, never left unhandled. */
+  function readAfter(after: string, limit: number): Promise<PendingRow[]> {
+    const read = selectPendingAfter(db, after, limit);
     read.catch(() => undefined);
     return read;
   }
@@ -128,13 +119,13 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
           rows = await state.next;
           state.next = undefined;
         } else {
-          // A new pass re-reads from the first pending row without waiting for the last mark: a
-          // commit's wake is served one statement sooner, and the rows of that mark are left out.
-          rows = await readAfter(state, state.cursor, limit);
+          // A new pass re-reads from the first pending row: the last mark must be written first.
+          if (state.cursor === FIRST_ID) await state.marking;
+          rows = await readAfter(state.cursor, limit);
         }
         if (rows.length === limit && run.timeLeftMs() > 0) {
           state.cursor = rows[rows.length - 1]!.id;
-          state.next = readAfter(state, state.cursor, limit);
+          state.next = readAfter(state.cursor, limit);
         } else {
           state.cursor = FIRST_ID;
         }
@@ -142,15 +133,9 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
       },
       processBatch: (rows, run) => sendBatch(rows, state, run),
       record(outcomes, run) {
-        const sent = outcomes.flatMap((o) => (o.status === 'done' ? [o.row.id] : []));
-        for (const id of sent) state.unmarked.add(id);
         const marking = markSent(outcomes, run.fence);
-        // A row whose mark failed stays left out for the rest of the run (the kernel records the
-        // batch row by row, then counts what still fails); the next run sends it again.
-        marking.then(() => {
-          for (const id of sent) state.unmarked.delete(id);
-        }, () => undefined);
-        run.count('published', sent.length);
+        state.marking = marking.catch(() => undefined);
+        run.count('published', outcomes.filter((o) => o.status === 'done').length);
         return marking;
       },
     });
@@ -165,7 +150,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     start(run) {
       running += 1;
       claimProducer(run.fence);
-      return { blockedKeys: new Set(), blockedTopics: new Set(), cursor: FIRST_ID, next: undefined, unmarked: new Set() };
+      return { blockedKeys: new Set(), blockedTopics: new Set(), cursor: FIRST_ID, next: undefined, marking: Promise.resolve() };
     },
     phases: (_run, state) => [publishPhase(state)],
     async finish(_run, state) {

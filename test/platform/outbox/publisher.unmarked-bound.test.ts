@@ -49,44 +49,4 @@ describe('outbox publisher: what a crash can repeat (real Kafka, real PostgreSQL
     assert.equal(rows[0]!.n, 0);
     assert.equal((await k.readTopic(k.topic(topic), { atLeast: 6 })).length, 6, 'each row sent once');
   });
-
-  test('a commit woken while the last mark is still being written is sent at once, and the rows of that mark are not sent again', async () => {
-    const topic = 'pin.test.wake-beside-mark.v1';
-    await k.createTopics([{ name: topic, partitions: 1 }]);
-    const [first] = await t.db.transaction((tx) => enqueue(tx, orderEvent(topic, 'k', 1)));
-
-    // The mark of the first pass waits on a row lock another transaction holds.
-    const holder = await t.pool.connect();
-    await holder.query('begin');
-    await holder.query('select id from platform.outbox where id = $1 for update', [first]);
-    // The runner's wakes, by hand: the drained pass waits for one, as under the runner.
-    let wake: (woke: boolean) => void = () => undefined;
-    const waitForWake = () => new Promise<boolean>((resolve) => (wake = resolve));
-    const run = publisher({ batchSize: 100, idleWaitMs: 30_000 }).publishPending({ ...jobContext(), waitForWake });
-    try {
-      await waitFor('the first pass\'s mark to wait on the row lock', async () => (await markWaitingOnLock()) === 1);
-      await t.db.transaction((tx) => enqueue(tx, orderEvent(topic, 'k', 2)));
-      wake(true); // the second commit's NOTIFY
-      const sent = await k.readTopic(k.topic(topic), { atLeast: 2 });
-      assert.equal(await markWaitingOnLock(), 1, 'the second row was sent while the first mark still waited');
-      assert.deepEqual(sent.map((m) => seqOf(m.value)), [1, 2], 'in order, the first row not sent twice');
-    } finally {
-      await holder.query('commit');
-      holder.release();
-    }
-    await waitFor('the second pass\'s mark', async () => (await t.pool.query(`select 1 from platform.outbox where published_at is null`)).rowCount === 0);
-    wake(false); // no more commits: the run ends
-    assert.deepEqual(await run, { published: 2, failed: 0, heldBack: 0 });
-    assert.equal((await k.readTopic(k.topic(topic), { atLeast: 2 })).length, 2, 'each row sent once');
-  });
 });
-
-/** Publisher marks waiting on a row lock now. */
-async function markWaitingOnLock(): Promise<number> {
-  const { rowCount } = await t.pool.query(
-    `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like 'update platform.outbox set published_at%'`,
-  );
-  return rowCount ?? 0;
-}
-
-const seqOf = (value: Buffer | null) => (JSON.parse(value!.toString()) as { Seq: number }).Seq;
