@@ -7,16 +7,6 @@ import { query, type Db } from '../../../platform/db/index.ts';
  * while you block them. The writes (block, unblock, the list) stay with the contacts.
  */
 
-/** True when either user has blocked the other. */
-export async function blockedEitherWay(q: Db, a: string, b: string): Promise<boolean> {
-  const { rows } = await query<{ n: number }>(
-    q,
-    sql`select count(*)::int as n from messenger.blacklist_entries
-         where status = 'Blocked' and ((owner_user_id = ${a} and blocked_user_id = ${b}) or (owner_user_id = ${b} and blocked_user_id = ${a}))`,
-  );
-  return (rows[0]?.n ?? 0) > 0;
-}
-
 /** The users `me` blocks or is blocked by: one read for a whole page of chats. */
 export async function blockedWith(q: Db, me: string): Promise<Set<string>> {
   const { rows } = await query<{ id: string }>(
