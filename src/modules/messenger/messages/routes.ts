@@ -2,7 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { answer, errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { ChatParams } from '../chats/schemas.ts';
-import { EditMessageBody, ListMessagesQuery, MESSAGE_PAGE_DEFAULT, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from './schemas.ts';
+import {
+  EditMessageBody, ListMessagesQuery, MESSAGE_PAGE_DEFAULT, MessageList, MessageParams, MessageSearchPage, MessageView, ReadBody, ReadReply, SEARCH_PAGE_DEFAULT,
+  SearchMessagesQuery, SendMessageBody,
+} from './schemas.ts';
+import { searchMessages } from './search.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
 import type { MessengerContext } from '../context.ts';
@@ -108,5 +112,21 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
         response: { 200: ReadReply, 404: errorCodes('MSG_CHAT_NOT_FOUND') } },
     },
     async (req) => markRead(ctx, req.principal!, req.params.chatId, req.body.seq),
+  );
+
+  r.get(
+    '/api/messenger/messages/search',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        operationId: 'searchMessages',
+        tags,
+        summary:
+          'Full-text search over the messages of your chats (or of one with chatId): ranked, then newest first, paged by cursor, each hit with its highlighted fragment. Only messages sent since you joined a chat; not chats you left; none withheld from you, none deleted',
+        querystring: SearchMessagesQuery,
+        response: { 200: MessageSearchPage, 400: errorCodes('MSG_SEARCH_CURSOR_INVALID'), 404: errorCodes('MSG_CHAT_NOT_FOUND') },
+      },
+    },
+    async (req) => searchMessages(ctx.db, req.principal!, { text: req.query.q, chatId: req.query.chatId, limit: req.query.limit ?? SEARCH_PAGE_DEFAULT, cursor: req.query.cursor }),
   );
 }

@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, jsonb, text, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, check, index, jsonb, text, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { chats } from '../chats/schema.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
+import { MESSAGE_SEARCH_VECTOR, tsvector } from './search-text.ts';
 
 /** Messages (seed 000; drizzle part messenger.realtime). */
 
@@ -31,11 +32,16 @@ export const messages = messengerSchema.table(
      * Kept after an unblock: a withheld message stays withheld (docs/security.md, "Blocked means blocked").
      */
     withheldFrom: uuid('withheld_from'),
+    /** The message's words for search (search-text.ts), kept by PostgreSQL on every insert and edit. */
+    searchVector: tsvector('search_vector').generatedAlwaysAs(MESSAGE_SEARCH_VECTOR),
   },
   (t) => [
     uniqueIndex('ux_messages_chat_seq').on(t.chatId, t.seq),
     // Unique per sender: the key of an idempotent send (a concurrent repeat fails on it and is answered the stored row).
     uniqueIndex('ux_messages_sender_client_message_id').on(t.senderUserId, t.clientMessageId).where(sql`${t.clientMessageId} is not null`),
+    // Message search (search.ts): the chat and the text's words in one GIN index (btree_gin), so a
+    // search reads only the caller's chats' matches instead of every chat's and filtering after.
+    index('ix_messages_search').using('gin', t.chatId, t.searchVector),
     check('ck_messages_kind', oneOf(t.kind, MESSAGE_CONTENT_KINDS)),
     check('ck_messages_seq', sql`${t.seq} >= 1`),
   ],

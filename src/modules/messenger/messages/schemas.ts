@@ -109,3 +109,29 @@ export const ListMessagesQuery = Type.Object(
 export const MessageList = named('MessageList', Type.Object({ items: Type.Array(MessageView), lastSeq: Type.Integer({ description: "The chat's current last Seq" }) }));
 export const ReadBody = Type.Object({ seq: BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }, { additionalProperties: false });
 export const ReadReply = Type.Object({ lastReadSeq: Type.Integer() });
+
+/** The page size of a message search when the query names none. */
+export const SEARCH_PAGE_DEFAULT = 20;
+export const SearchMessagesQuery = Type.Object(
+  {
+    q: Text({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'What to find, as in a web search box: words (each must occur, in any form of the word: Russian and English stemming), "a quoted phrase", `or`, and -word to leave out. Only stop words (и, the, …) → no hits',
+    }),
+    chatId: Type.Optional({ ...Uuid, description: 'Search this chat only (a chat you are not an active member of → 404 MSG_CHAT_NOT_FOUND); absent: all your chats' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: SEARCH_PAGE_DEFAULT })),
+    cursor: Type.Optional(Text({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: "The previous page's nextCursor" })),
+  },
+  { additionalProperties: false },
+);
+const HighlightPiece = Type.Object({ text: Type.String(), match: Type.Boolean({ description: 'A searched word as found in the text' }) });
+export const MessageSearchPage = named('MessageSearchPage', Type.Object({
+  items: Type.Array(named('MessageSearchHit', Type.Object({
+    message: MessageView,
+    rank: Type.Number({ description: 'Relevance (higher is better): hits come by it, then newest first' }),
+    highlight: Type.Array(HighlightPiece, { description: 'The matched fragment(s) of the text, in pieces, "…" between fragments: render `match` pieces emphasised; no markup to parse' }),
+  }))),
+  nextCursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last page' })),
+}));
