@@ -25,7 +25,7 @@ const MESSENGER_FLOORS = [
   ['user-replica/'],
   ['contact-search/', 'context\\.ts$'],
   ['chats/', 'contacts/'],
-  ['calls/', 'messages/'],
+  ['calls/', 'messages/', 'files/'],
   ['realtime-dispatch/'],
   ['presence/'],
   ['routes\\.ts$', 'index\\.ts$'],

@@ -4,6 +4,7 @@ import type { ModuleDeps } from '../../platform/module.ts';
 import type { MediaJoinMinter } from './calls/media-join.ts';
 import type { SendQueue } from './messages/send-batch.ts';
 import type { UserSyncDeps } from './user-replica/apply.ts';
+import type { FilesDeps } from './files/files.ts';
 
 /** What the routes and operations of the chats, messages, contacts and calls parts share. */
 export interface MessengerContext extends Omit<ModuleDeps<MessengerSettings>, 'settings'> {
@@ -14,4 +15,6 @@ export interface MessengerContext extends Omit<ModuleDeps<MessengerSettings>, 's
   sends: SendQueue;
   /** The user replica consumer's dependencies, shared with its resync runbook call. */
   userSync: UserSyncDeps;
+  /** The files of File messages: their rows, the object store (when configured) and options. */
+  files: FilesDeps;
 }
