@@ -2,6 +2,7 @@ import { MESSENGER_TUNING, messengerRealtimeSettings, messengerSettings, type Me
 import { filesOptionsOf, messengerFilesSettings, type MessengerFilesSettings } from './files/settings.ts';
 import { createFileStore } from './files/store.ts';
 import { filesSweepJob } from './files/sweep.job.ts';
+import { fileForMessage } from './files/files.ts';
 import type { Principal } from '../../platform/http/index.ts';
 import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
@@ -99,7 +100,10 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
   const store = filesOptions.store ? createFileStore(filesOptions.store) : undefined;
   log.info({ configured: store !== undefined }, store ? 'file storage configured' : 'file storage not configured (FILES_S3_BUCKET unset): file routes answer 503 FILES_NOT_CONFIGURED');
   const files = { db: deps.db, clock: deps.clock, log: log.child({ part: 'files' }), store, options: filesOptions };
-  const ctx: MessengerContext = { ...kernel, options, log: realtimeLog, mintJoin, sends, userSync, files };
+  const ctx: MessengerContext = {
+    ...kernel, options, log: realtimeLog, mintJoin, sends, userSync, files,
+    fileForMessage: (caller, chatId, fileId) => fileForMessage(files, caller, chatId, fileId),
+  };
 
   return {
     name: 'messenger',

@@ -6,8 +6,6 @@ import type { Logger } from '../../../platform/observability/index.ts';
 import { ChatErrors } from '../errors.ts';
 import { ALLOWED_FILE_TYPE_SUMMARY, isAllowedFileType } from '../messages/file-types.ts';
 import type { FileMeta } from '../messages/rules.ts';
-import type { MessageContentKind } from '../model/message-kinds.ts';
-import { refuseInactiveUser } from '../user-replica/replica-reads.ts';
 import { FileErrors } from './errors.ts';
 import type { FileStatus } from './file-status.ts';
 import type { FilesOptions } from './settings.ts';
@@ -218,23 +216,3 @@ export async function fileForMessage(deps: FilesDeps, caller: Principal, chatId:
   return { fileId: f.id, fileName: f.fileName, contentType: f.contentType, size: f.size ?? f.declaredSize };
 }
 
-/**
- * A send's content as the send statement takes it: a File message's `fileId` becomes the stored
- * file's metadata (fileForMessage); a fileId on another kind, or a File message without one, is
- * MSG_MESSAGE_INVALID. An inactive caller is refused first, as every messenger route refuses one.
- */
-export async function withFileMeta<T extends { kind: MessageContentKind; fileId?: string }>(
-  deps: FilesDeps,
-  caller: Principal,
-  chatId: string,
-  body: T,
-): Promise<Omit<T, 'fileId'> & { fileMeta?: FileMeta }> {
-  const { fileId, ...rest } = body;
-  if (body.kind !== 'File') {
-    if (fileId !== undefined) throw ChatErrors.invalidMessage(`a ${body.kind} message carries no fileId`);
-    return rest;
-  }
-  await refuseInactiveUser(deps.db, caller.userId);
-  if (fileId === undefined) throw ChatErrors.invalidMessage('a File message needs the fileId of a confirmed upload');
-  return { ...rest, fileMeta: await fileForMessage(deps, caller, chatId, fileId) };
-}

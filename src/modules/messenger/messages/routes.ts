@@ -5,7 +5,7 @@ import { ChatParams } from '../chats/schemas.ts';
 import { EditMessageBody, ListMessagesQuery, MESSAGE_PAGE_DEFAULT, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from './schemas.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
-import { withFileMeta } from '../files/files.ts';
+import { withFileMeta } from './file-content.ts';
 import type { MessengerContext } from '../context.ts';
 
 const tags = ['messenger-messages'];
@@ -44,7 +44,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
       },
     },
     async (req, reply) => {
-      const content = await withFileMeta(ctx.files, req.principal!, req.params.chatId, req.body);
+      const content = await withFileMeta(ctx, req.principal!, req.params.chatId, req.body);
       const { message, created } = await sendMessage(ctx, req.principal!, req.params.chatId, content);
       return reply.code(created ? 201 : 200).send(message);
     },
