@@ -108,6 +108,17 @@ describe('upload requests', () => {
     }
   });
 
+  test('a store that cannot be reached: confirming answers 503 SERVICE_UNAVAILABLE with Retry-After, not a 500', async () => {
+    // A port nothing listens on: the connection is refused for real.
+    const m = await filesApp({ FILES_S3_ENDPOINT: 'http://127.0.0.1:9' });
+    const { owner, base } = await chatWithMember(m);
+    const ticket = await m.call<{ fileId: string }>(owner.token, 'POST', `${base}/files`, good);
+    assert.equal(ticket.status, 201, 'signing needs no store');
+    const done = await m.app.inject({ method: 'POST', url: `${base}/files/${ticket.body.fileId}/complete`, headers: { authorization: `Bearer ${owner.token}` } });
+    assert.deepEqual([done.statusCode, done.json().code], [503, 'SERVICE_UNAVAILABLE']);
+    assert.ok(Number(done.headers['retry-after']) > 0);
+  });
+
   test('fileMetaProblem holds the same limits on the metadata the send statement stores', () => {
     const meta = { fileId: '0190a000-0000-7000-8000-00000000beef', ...good };
     assert.equal(fileMetaProblem(meta), undefined);
