@@ -11,6 +11,8 @@
 # directory rather than extended attributes, so a tmpfs state dir works too. The credentials are the
 # store's root user: local only, public, and printed as the FILES_S3_* settings the service reads.
 # It checks SigV4 signatures as S3 does, presigned ones included (a forged or altered one is 403).
+# CORS answers any origin: a page uploads and downloads through presigned URLs, which are the
+# authorisation (a production bucket lists its apps' origins in its own CORS rules).
 set -euo pipefail
 
 VERSION=v1.8.0
@@ -54,7 +56,7 @@ up() {
     # A bucket is a directory of the posix backend's root; made here, so the store needs no client.
     mkdir -p "$STATE/data/$BUCKET" "$STATE/meta"
     ROOT_ACCESS_KEY_ID="$ACCESS_KEY" ROOT_SECRET_ACCESS_KEY="$SECRET_KEY" \
-      setsid "$BIN" --port "127.0.0.1:$PORT" --region us-east-1 --quiet \
+      setsid "$BIN" --port "127.0.0.1:$PORT" --region us-east-1 --quiet --cors-allow-origin '*' \
       posix --sidecar "$STATE/meta" "$STATE/data" >"$LOG" 2>&1 </dev/null &
     echo $! >"$PIDFILE"
     for _ in $(seq 100); do answers && break; pid_alive || break; sleep 0.1; done
