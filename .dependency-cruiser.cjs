@@ -26,6 +26,7 @@ const MESSENGER_FLOORS = [
   ['contact-search/', 'context\\.ts$'],
   ['chats/', 'contacts/'],
   ['calls/', 'messages/'],
+  ['files/'],
   ['realtime-dispatch/'],
   ['presence/'],
   ['routes\\.ts$', 'index\\.ts$'],

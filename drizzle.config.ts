@@ -9,8 +9,9 @@ import { defineConfig } from 'drizzle-kit';
 const M = './src/modules/messenger';
 export const PART_SCHEMAS: Record<string, string[]> = {
   platform: ['./src/platform/db/platform-schema.ts', './src/platform/*/schema.ts'],
-  // Seed 002: the user replica and contact search, with the module's pgSchema('messenger').
-  messenger: [`${M}/schema.ts`],
+  // Seed 002: the user replica and contact search, with the module's pgSchema('messenger'); and the
+  // files of File messages.
+  messenger: [`${M}/schema.ts`, `${M}/files/schema.ts`],
   // Seed 000: chats, messages, contacts, calls and the realtime outbox, migrating on their own after
   // the replica. These files import the module's pgSchema without re-exporting it.
   'messenger.realtime': [`${M}/chats/schema.ts`, `${M}/messages/schema.ts`, `${M}/contacts/schema.ts`, `${M}/calls/schema.ts`, `${M}/realtime-dispatch/schema.ts`, `${M}/events/schema.ts`],

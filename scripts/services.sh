@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Starts/stops the local services the app talks to, without Docker.
-#   scripts/services.sh up|down|status     env: PIN_SERVICES (default "kafka redis elasticsearch")
+#   scripts/services.sh up|down|status     env: PIN_SERVICES (default "kafka redis elasticsearch objectstore")
 # `up` prints the settings to use on stdout, one `export NAME=value` per line, so
 #   eval "$(bash scripts/services.sh up)"
 # configures the current shell; progress goes to stderr. KAFKA_SASL_BROKERS (the broker's SASL listener)
-# is for the tests of the Kafka SASL settings; the service itself does not read it.
+# is for the tests of the Kafka SASL settings; the service itself does not read it. objectstore is the
+# S3-compatible store of the messenger's files (scripts/objectstore.sh; its FILES_S3_* settings).
 set -euo pipefail
 
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SERVICES="${PIN_SERVICES:-kafka redis elasticsearch}"
+SERVICES="${PIN_SERVICES:-kafka redis elasticsearch objectstore}"
 
 run() { # run <service> <action>
   case "$1" in
-    kafka | redis | elasticsearch) bash "$DIR/$1.sh" "$2" ;;
+    kafka | redis | elasticsearch | objectstore) bash "$DIR/$1.sh" "$2" ;;
     # HOOK: PostgreSQL is started by the Node code itself (embedded-postgres when DATABASE_URL
     # is unset), so there is nothing to do here. A script-managed Postgres would plug in here.
     postgres) echo "postgres: started by the app (embedded-postgres), nothing to do" >&2 ;;
@@ -21,7 +22,7 @@ run() { # run <service> <action>
 
 # Check every name first, so a typo does not leave half the services started.
 for s in $SERVICES; do
-  case "$s" in kafka | redis | elasticsearch | postgres) ;; *) echo "services: unknown service '$s' in PIN_SERVICES" >&2; exit 2 ;; esac
+  case "$s" in kafka | redis | elasticsearch | objectstore | postgres) ;; *) echo "services: unknown service '$s' in PIN_SERVICES" >&2; exit 2 ;; esac
 done
 
 case "${1:-}" in

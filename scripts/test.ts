@@ -4,8 +4,8 @@
  *      from the settings schema (`npm run env-example` regenerates it)
  *   2. promtool and chromium (Debian's prometheus and chromium packages, installed with apt-get when
  *      missing), the Python SignalR client the hub's tests drive (a gitignored .venv with the pins of
- *      test/support/python/requirements.txt), then Kafka, Redis and Elasticsearch through
- *      scripts/services.sh (fetched/installed on first use, cached)
+ *      test/support/python/requirements.txt), then Kafka, Redis, Elasticsearch and the S3-compatible
+ *      object store through scripts/services.sh (fetched/installed/built on first use, cached)
  *   3. the client library's package (packages/messenger-client/dist: ES module, CommonJS, browser bundle
  *      and types; the real-browser and packed-package tests use it)
  *   4. a throwaway embedded PostgreSQL with a migrated template database
@@ -41,7 +41,7 @@ function servicesUp(): Record<string, string> {
   }
   const env: Record<string, string> = {};
   for (const line of res.stdout.toString().split('\n')) {
-    const m = /^export ([A-Z_]+)=(.*)$/.exec(line.trim());
+    const m = /^export ([A-Z][A-Z0-9_]*)=(.*)$/.exec(line.trim());
     if (m) env[m[1]!] = m[2]!;
   }
   return env;
@@ -115,7 +115,7 @@ ensurePythonClient();
 step('building the client library (packages/messenger-client/dist: its ES module, CommonJS, browser bundle and types)');
 run(process.execPath, ['packages/messenger-client/scripts/build.ts']);
 
-step('starting Kafka, Redis and Elasticsearch (scripts/services.sh)');
+step('starting Kafka, Redis, Elasticsearch and the object store (scripts/services.sh)');
 const servicesEnv = servicesUp();
 
 step('starting PostgreSQL');

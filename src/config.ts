@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { identitySettings } from './modules/identity/settings.ts';
 import { messengerRealtimeSettings, messengerSettings } from './modules/messenger/settings.ts';
+import { filesSettingProblems, messengerFilesSettings } from './modules/messenger/files/settings.ts';
 import { notificationsSettings } from './modules/notifications/settings.ts';
 import { userActivitySettings } from './modules/user-activity/settings.ts';
 import { databaseSettings } from './platform/db/settings.ts';
@@ -34,6 +35,7 @@ const moduleSettings = {
   ...identitySettings,
   ...messengerSettings,
   ...messengerRealtimeSettings,
+  ...messengerFilesSettings,
   ...notificationsSettings,
   ...userActivitySettings,
 };
@@ -133,6 +135,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   problems.push(...kafkaSecurityProblems(c));
   problems.push(...pushSettingProblems(c));
+  problems.push(...filesSettingProblems(c));
   if (c.METRICS_PORT !== undefined && c.METRICS_PORT !== 0 && c.METRICS_PORT === c.PORT) {
     problems.push('METRICS_PORT: must differ from PORT');
   }

@@ -180,7 +180,7 @@ function validFor(schema: Schema | undefined, pool: IdPool, hostile: boolean, de
       const required = (schema.required as string[] | undefined) ?? [];
       const model = Object.fromEntries(Object.entries(properties).map(([k, s]) => [k, depth > 4 ? fc.constant(null) : valueFor(s, pool, hostile, depth + 1, k)]));
       if (hostile) return fc.record(model, { requiredKeys: required.filter((k) => k in model) });
-      // Valid requests take few optional properties (one kind of message carries one of body, fileMeta, cardText).
+      // Valid requests take few optional properties (one kind of message carries one of body, fileId, cardText).
       const optional = Object.keys(model).filter((k) => !required.includes(k));
       const chosen = fc.oneof(fc.constant<string[]>([]), fc.subarray(optional, { maxLength: Math.min(1, optional.length) }), fc.subarray(optional));
       return chosen.chain((keys) => fc.record(Object.fromEntries([...required.filter((k) => k in model), ...keys].map((k) => [k, model[k]!]))));

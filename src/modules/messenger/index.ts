@@ -1,4 +1,8 @@
 import { MESSENGER_TUNING, messengerRealtimeSettings, messengerSettings, type MessengerSettings, type MessengerTuning } from './settings.ts';
+import { filesOptionsOf, messengerFilesSettings, type MessengerFilesSettings } from './files/settings.ts';
+import { createFileStore } from './files/store.ts';
+import { filesSweepJob } from './files/sweep.job.ts';
+import { fileForMessage } from './files/files.ts';
 import type { Principal } from '../../platform/http/index.ts';
 import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
@@ -36,6 +40,10 @@ const CONTACT_SEARCH_REBUILD_MAX_RUN_MS = 6 * 3_600_000;
 const CALL_REAPER_INTERVAL_MS = 2000;
 const CALL_REAPER_BATCH_SIZE = 100;
 const CALL_REAPER_MAX_RUN_MS = 10_000;
+/** The files sweep: uploads never sent are found within ~10 min of their expiry (FILES_UNSENT_EXPIRY, hours). */
+const FILES_SWEEP_INTERVAL_MS = 10 * 60_000;
+const FILES_SWEEP_BATCH_SIZE = 100;
+const FILES_SWEEP_MAX_RUN_MS = 60_000;
 
 export type { MessengerTuning } from './settings.ts';
 
@@ -50,12 +58,12 @@ export type { MessengerTuning } from './settings.ts';
  */
 export function messengerModule(overrides: Partial<MessengerTuning> = {}) {
   const tuning: MessengerTuning = { ...MESSENGER_TUNING, ...overrides };
-  return defineModule({ ...messengerSettings, ...messengerRealtimeSettings }, (deps) => messengerParts(deps, tuning));
+  return defineModule({ ...messengerSettings, ...messengerRealtimeSettings, ...messengerFilesSettings }, (deps) => messengerParts(deps, tuning));
 }
 
 export default messengerModule();
 
-function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTuning): ModuleParts {
+function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSettings>, tuning: MessengerTuning): ModuleParts {
   const { settings, ...kernel } = deps;
   const options = messengerOptionsOf(settings, tuning);
   const log = deps.log.child({ module: 'messenger' });
@@ -87,12 +95,21 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   // The connects of one event-loop turn read their users' state in one query (a reconnect storm).
   const connectState = tickBatcher((userIds: string[]) => connectStateOf(deps.db, userIds), { missing: { active: undefined, chatIds: [] } });
-  const ctx: MessengerContext = { ...kernel, options, log: realtimeLog, mintJoin, sends, userSync };
+  // The files' bytes: in the object store when FILES_S3_BUCKET is set, else the file routes answer 503 FILES_NOT_CONFIGURED.
+  const filesOptions = filesOptionsOf(settings);
+  const store = filesOptions.store ? createFileStore(filesOptions.store) : undefined;
+  log.info({ configured: store !== undefined }, store ? 'file storage configured' : 'file storage not configured (FILES_S3_BUCKET unset): file routes answer 503 FILES_NOT_CONFIGURED');
+  const files = { db: deps.db, clock: deps.clock, log: log.child({ part: 'files' }), store, options: filesOptions };
+  const ctx: MessengerContext = {
+    ...kernel, options, log: realtimeLog, mintJoin, sends, userSync, files,
+    fileForMessage: (caller, chatId, fileId) => fileForMessage(files, caller, chatId, fileId),
+  };
 
   return {
     name: 'messenger',
     routes: (app) => {
       app.addHook('onClose', () => index.close());
+      app.addHook('onClose', async () => store?.close());
       registerMessengerRoutes(app, ctx, {
         index,
         phoneRegion: options.phoneRegion,
@@ -138,6 +155,14 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         batchSize: CALL_REAPER_BATCH_SIZE,
         maxRunMs: CALL_REAPER_MAX_RUN_MS,
       }),
+      ...(store
+        ? [filesSweepJob(deps.db, store, {
+            intervalMs: FILES_SWEEP_INTERVAL_MS,
+            batchSize: FILES_SWEEP_BATCH_SIZE,
+            maxRunMs: FILES_SWEEP_MAX_RUN_MS,
+            unsentExpiryMs: filesOptions.unsentExpiryMs,
+          })]
+        : []),
     ],
     consumers: [
       userSyncConsumer(userSync),

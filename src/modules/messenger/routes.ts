@@ -12,6 +12,7 @@ import { REALTIME_DISPATCH_KINDS } from './model/push-kinds.ts';
 import { registerPresenceRoutes } from './presence/presence.ts';
 import type { MessengerContext } from './context.ts';
 import { registerMessageRoutes } from './messages/routes.ts';
+import { registerFileRoutes } from './files/routes.ts';
 import { registerUserReplicaRoutes } from './user-replica/routes.ts';
 import { refuseInactiveUser } from './user-replica/replica-reads.ts';
 
@@ -24,6 +25,8 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   refuseInactiveUsers(app, ctx);
   registerChatRoutes(app, ctx);
   registerMessageRoutes(app, ctx);
+  // Uploads count against the message-send limit: each is a message about to be sent.
+  registerFileRoutes(app, ctx.files, ctx.options.rateLimits.messageSends);
   registerContactRoutes(app, ctx);
   registerCallRoutes(app, ctx);
   registerConferenceRoutes(app, ctx);

@@ -2,8 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { named } from '../../../platform/http/index.ts';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
-import { ALLOWED_FILE_TYPE_SUMMARY } from './file-types.ts';
-import { CONTENT_TYPE_PATTERN, FILE_ID_MAX_CHARS, FILE_ID_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_MAX_CHARS } from './rules.ts';
+import { MESSAGE_MAX_CHARS } from './rules.ts';
 
 /** TypeBox schemas of the messages REST surface (camelCase bodies), beside the messages they describe; shared by routes and tests. */
 
@@ -24,38 +23,18 @@ export const FileMetaSchema = named('FileMeta', Type.Object(
   { additionalProperties: false },
 ));
 
-/** A File message's metadata as sent: the limits of messages/rules.ts (fileMetaProblem checks them again, with the allow-list of content types). */
-export const FileMetaBody = named('FileMetaInput', Type.Object(
-  {
-    fileId: Text({
-      minLength: 1,
-      maxLength: FILE_ID_MAX_CHARS,
-      pattern: FILE_ID_PATTERN,
-      description: 'The id the file storage issued: a UUID or a token of letters, digits, _ and -',
-    }),
-    fileName: Text({
-      minLength: 1,
-      maxLength: FILE_NAME_MAX_CHARS,
-      pattern: FILE_NAME_PATTERN,
-      description: 'One file name: no / or \\, no control, bidi or direction characters, no leading dot, not a reserved device name (CON, NUL, COM1, …)',
-    }),
-    contentType: Text({
-      minLength: 3,
-      maxLength: 255,
-      pattern: CONTENT_TYPE_PATTERN,
-      description:
-        `A MIME type, type/subtype without parameters, one of: ${ALLOWED_FILE_TYPE_SUMMARY}. Any other → 400 MSG_MESSAGE_INVALID; send such a file as application/octet-stream`,
-    }),
-    size: BoundedInt({ minimum: 0, maximum: FILE_MAX_BYTES, description: 'Bytes, at most 2 GiB' }),
-  },
-  { additionalProperties: false },
-));
-
 export const SendMessageBody = Type.Object(
   {
     kind: literals(MESSAGE_CONTENT_KINDS),
     body: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })),
-    fileMeta: Type.Optional(FileMetaBody),
+    fileId: Type.Optional(
+      Text({
+        pattern: Uuid.pattern,
+        maxLength: 36,
+        description:
+          'A File message names its file only by the fileId requestFileUpload issued, confirmed by completeFileUpload: name, type and size come from the stored file (yours, of this chat, Ready, within FILES_UNSENT_EXPIRY)',
+      }),
+    ),
     cardText: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_MAX_CHARS })),
     clientMessageId: Type.Optional(
       Text({

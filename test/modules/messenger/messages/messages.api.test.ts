@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
 import { waitFor } from '../../../support/wait.ts';
+import { objectStoreEnv } from '../../../support/objectstore.ts';
+import { PDF, uploaded } from '../files/support.ts';
 
 type Chat = { id: string; lastSeq: number };
 type Message = { id: string; seq: number; body: string | null; deleted: boolean; editedAt: string | null; cardText: string | null; fileMeta: unknown };
@@ -109,11 +111,12 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
   });
 
   test('text, file and card messages: the body only reaches the chat group, as sent', async () => {
-    const m = await messengerApp();
-    const { users, base } = await groupOf(m, 2);
+    const m = await messengerApp(objectStoreEnv());
+    const { users, chat, base } = await groupOf(m, 2);
     const client = await m.connect(users[1]!.token, ALL_EVENTS);
-    const fileMeta = { fileId: 'f-1', fileName: 'plan.pdf', contentType: 'application/pdf', size: 1024 };
-    assert.equal((await m.call(users[0]!.token, 'POST', `${base}/messages`, { kind: 'File', fileMeta })).status, 201);
+    const upload = await uploaded(m, users[0]!.token, chat.id, PDF, { fileName: 'plan.pdf', contentType: 'application/pdf' });
+    const fileMeta = { fileId: upload.fileId, fileName: 'plan.pdf', contentType: 'application/pdf', size: PDF.length };
+    assert.equal((await m.call(users[0]!.token, 'POST', `${base}/messages`, { kind: 'File', fileId: upload.fileId })).status, 201);
     assert.equal((await m.call(users[0]!.token, 'POST', `${base}/messages`, { kind: 'Card', cardText: 'Flat 3, 45 m²' })).status, 201);
     const mixed = await m.call<Err>(users[0]!.token, 'POST', `${base}/messages`, { kind: 'Card', body: 'x', cardText: 'y' });
     assert.deepEqual([mixed.status, mixed.body.code], [400, 'MSG_MESSAGE_INVALID']);
