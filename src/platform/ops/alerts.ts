@@ -44,6 +44,17 @@ export interface AlertsView {
   alerts: AlertState[];
   /** Rules that failed to evaluate (their message), so a gap is visible, not silent. */
   errors: { alert: string; error: string }[];
+  /** Rules an operator's planned pause of a job holds back (alert-pauses.ts), with the pause. */
+  held: HeldAlert[];
+}
+
+export interface HeldAlert {
+  alert: string;
+  severity: string;
+  summary: string;
+  runbook: string;
+  labels: Labels;
+  annotations: Record<string, string>;
 }
 
 export interface AlertEvaluator {
@@ -94,7 +105,7 @@ export function createAlertEvaluator(
   for (const p of parsed) collect(p.expr);
   const history: Sample[] = [];
   const since = new Map<string, number>();
-  let current: AlertsView = { evaluatedAt: null, historySeconds: 0, rules: rules.length, alerts: [], errors: [] };
+  let current: AlertsView = { evaluatedAt: null, historySeconds: 0, rules: rules.length, alerts: [], errors: [], held: [] };
   let timer: NodeJS.Timeout | undefined;
   let ticking: Promise<void> | undefined;
 
@@ -124,7 +135,7 @@ export function createAlertEvaluator(
     }
     for (const key of since.keys()) if (!active.has(key)) since.delete(key);
     const historySeconds = history.length > 0 ? Math.round((at - history[0]!.at) / 1000) : 0;
-    return { evaluatedAt: new Date(at).toISOString(), historySeconds, rules: rules.length, alerts, errors };
+    return { evaluatedAt: new Date(at).toISOString(), historySeconds, rules: rules.length, alerts, errors, held: [] };
   }
 
   async function tick(): Promise<void> {

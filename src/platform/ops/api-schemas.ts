@@ -113,6 +113,10 @@ export const OpsAlerts = named(
     rules: Type.Integer(),
     alerts: Type.Array(OpsAlert),
     errors: Type.Array(Type.Object({ alert: Str, error: Str })),
+    held: Type.Array(
+      Type.Object({ alert: Str, severity: Str, summary: Str, runbook: Str, labels: Labels, annotations: Type.Record(Type.String(), Type.String()) }),
+      { description: 'rules a planned pause of a job holds back (they read job_paused): silent by design until the pause\'s expected end passes, with the pause in annotations' },
+    ),
   }),
 );
 

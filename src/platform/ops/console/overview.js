@@ -107,8 +107,13 @@ function alertSection(view) {
       el('td', {}, labelText(a.labels)), el('td', { class: 'num value' }, alertValue(a)), el('td', {}, `since ${when(a.activeSince)}`), el('td', {}, runbookLink(a.alert)),
       el('td', { class: 'pause-note' }, a.annotations.pause ?? ''));
   });
+  // Rules a planned pause holds back (job_paused): silent by design, listed so on-call sees why.
+  const held = view.held.map((h) => el('tr', { 'data-alert': h.alert, 'data-key': `held${h.alert}${JSON.stringify(h.labels)}`, 'data-paused': 'true', 'data-held': 'true' },
+    el('td', { class: 'muted' }, 'held back (planned pause)'), el('td', {}, h.alert), el('td', {}, h.severity), el('td', {}, labelText(h.labels)),
+    el('td', {}, '—'), el('td', {}, '—'), el('td', {}, runbookLink(h.alert)), el('td', { class: 'pause-note' }, h.annotations.pause ?? '')));
+  rows.push(...held);
   const firing = view.alerts.filter((a) => a.state === 'firing').length;
-  return el('section', { id: 'alerts' }, el('h2', {}, `Alerts that would fire now: ${firing} firing, ${view.alerts.length - firing} pending (${view.rules} rules, ${humanDuration(view.historySeconds * 1000)} of samples)`),
+  return el('section', { id: 'alerts' }, el('h2', {}, `Alerts that would fire now: ${firing} firing, ${view.alerts.length - firing} pending${held.length ? `, ${held.length} held back by a planned pause` : ''} (${view.rules} rules, ${humanDuration(view.historySeconds * 1000)} of samples)`),
     rows.length ? el('table', {}, el('tr', {}, ...['state', 'alert', 'severity', 'labels', 'value', 'active', '', 'planned pause'].map((h) => el('th', {}, h))), rows) : el('p', { class: 'ok' }, 'none'),
     view.errors.length ? el('p', { class: 'bad' }, `not evaluated: ${view.errors.map((e) => e.alert).join(', ')}`) : '');
 }
