@@ -72,7 +72,8 @@ document.addEventListener('DOMContentLoaded', () => {
 function start() {
   $('#sign-in').hidden = true;
   const c = claims();
-  $('#who').textContent = `${c.sub ?? '?'} (${c.admin === true ? 'operator' : 'read-only'})`;
-  $('#who').dataset.role = c.admin === true ? 'operator' : 'viewer';
+  const role = roleOf(c);
+  $('#who').textContent = `${c.sub ?? '?'} (${role === 'operator' ? 'operator' : role === 'viewer' ? 'read-only' : 'no ops role'})`;
+  $('#who').dataset.role = role ?? 'none';
   void route();
 }

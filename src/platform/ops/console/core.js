@@ -82,7 +82,10 @@ function claims() {
     return {};
   }
 }
-const isOperator = () => claims().admin === true;
+// The role the token's claims give, read as the server reads them (http/auth.ts, opsRoleOf): it
+// only decides which buttons are enabled; the API decides what is allowed.
+const roleOf = (c) => (c.admin === true || c.ops_role === 'operator' ? 'operator' : c.ops_role === 'viewer' ? 'viewer' : null);
+const isOperator = () => roleOf(claims()) === 'operator';
 
 async function api(path, opts = {}) {
   const res = await fetch(path, {
