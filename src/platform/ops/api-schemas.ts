@@ -176,9 +176,14 @@ const filterFields = {
 };
 
 export const FailureQuery = Type.Object(
-  { ...filterFields, limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: 100 })) },
+  {
+    ...filterFields,
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: 100, description: 'rows a page holds' })),
+    after: Type.Optional(Text({ minLength: 1, maxLength: 400, description: 'the `next` of the previous page (opaque): the rows after it, in the same order' })),
+  },
   { additionalProperties: false },
 );
+export const FailureRowParams = Type.Object({ kind: FailureKindParams.properties.kind, id: Text({ minLength: 1, maxLength: 200 }) });
 
 /** The most rows one bulk action changes; a larger set takes several actions (each audited). */
 export const BULK_MAX_ROWS = 10_000;
@@ -188,7 +193,12 @@ export const BulkActionBody = named(
   Type.Object(
     {
       action: Type.Union([Type.Literal('retry'), Type.Literal('requeue'), Type.Literal('discard'), Type.Literal('replay')]),
-      filter: Type.Optional(Type.Object(filterFields, { additionalProperties: false })),
+      filter: Type.Optional(
+        Type.Object(
+          { ...filterFields, ids: Type.Optional(Type.Array(Text({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100, description: 'only these rows (a row, or the rows ticked in the console)' })) },
+          { additionalProperties: false },
+        ),
+      ),
       dryRun: Type.Optional(Type.Boolean({ default: true, description: 'true (the default): only count and show which rows would change' })),
       max: Type.Optional(BoundedInt({ minimum: 1, maximum: BULK_MAX_ROWS, default: 1000 })),
     },
@@ -222,7 +232,16 @@ export const OpsFailureKind = named(
   }),
 );
 export const OpsFailureKinds = named('OpsFailureKinds', Type.Object({ kinds: Type.Array(OpsFailureKind) }));
-export const OpsFailureList = named('OpsFailureList', Type.Object({ kind: OpsFailureKind, total: Type.Integer(), items: Type.Array(OpsFailureRow) }));
+export const OpsFailureList = named(
+  'OpsFailureList',
+  Type.Object({
+    kind: OpsFailureKind,
+    total: Type.Integer({ description: 'rows the filter matches, over every page' }),
+    items: Type.Array(OpsFailureRow),
+    next: Type.Union([Str, Type.Null()], { description: 'pass as `after` for the next page; null: this is the last page' }),
+  }),
+);
+export const OpsFailureDetail = named('OpsFailureDetail', Type.Object({ kind: OpsFailureKind, row: OpsFailureRow }));
 
 export const OpsDryRun = named(
   'OpsBulkDryRun',
