@@ -61,6 +61,11 @@ export interface AlertEvaluator {
   /** Samples now and evaluates (the sampler's tick; tests call it directly). */
   tick(): Promise<void>;
   view(): AlertsView;
+  /**
+   * The samples kept of a metric, per label set, oldest first (the overview's sparklines): only
+   * metrics the rules read or `opts.alsoSample` names are sampled.
+   */
+  series(name: string): { labels: Labels; points: { at: number; value: number }[] }[];
   /** Starts the sampler (idempotent); it stops with stop(). */
   start(): void;
   stop(): void;
@@ -83,7 +88,7 @@ async function sampleOf(registry: Registry, at: number, names: ReadonlySet<strin
 export function createAlertEvaluator(
   registry: Registry,
   rules: readonly AlertRule[],
-  opts: { sampleEveryMs: number; keepMs: number; now?: () => number },
+  opts: { sampleEveryMs: number; keepMs: number; now?: () => number; alsoSample?: () => readonly string[] },
 ): AlertEvaluator {
   const now = opts.now ?? Date.now;
   const parsed = rules.map((rule) => {
@@ -140,7 +145,7 @@ export function createAlertEvaluator(
 
   async function tick(): Promise<void> {
     const at = now();
-    const sample = await sampleOf(registry, at, names);
+    const sample = await sampleOf(registry, at, opts.alsoSample ? new Set([...names, ...opts.alsoSample()]) : names);
     // An overview asking between the sampler's ticks replaces the newest sample rather than adding
     // one, so the history stays at about one sample per sampleEveryMs however often it is asked.
     const previous = history[history.length - 2];
@@ -153,6 +158,18 @@ export function createAlertEvaluator(
   return {
     tick: () => (ticking ??= tick().finally(() => (ticking = undefined))),
     view: () => current,
+    series(name) {
+      const byLabels = new Map<string, { labels: Labels; points: { at: number; value: number }[] }>();
+      for (const sample of history) {
+        for (const s of sample.series) {
+          if (s.name !== name) continue;
+          const key = JSON.stringify(s.labels);
+          const entry = byLabels.get(key) ?? byLabels.set(key, { labels: s.labels, points: [] }).get(key)!;
+          entry.points.push({ at: sample.at, value: s.value });
+        }
+      }
+      return [...byLabels.values()];
+    },
     start() {
       if (timer) return;
       void tick().catch(() => undefined);

@@ -127,7 +127,21 @@ export const OpsOverview = named(
     pollFloorMs: Type.Integer({ description: 'the server builds the overview at most once per this many ms; poll no faster' }),
     replica: Str,
     jobs: Type.Array(OpsJob),
-    backlogs: Type.Array(Type.Object({ metric: Str, title: Str, alert: Nullable(Str), series: Type.Array(Type.Object({ labels: Labels, value: Type.Number() })) })),
+    backlogs: Type.Array(
+      Type.Object({
+        metric: Str,
+        title: Str,
+        alert: Nullable(Str),
+        series: Type.Array(
+          Type.Object({
+            labels: Labels,
+            value: Type.Number(),
+            trend: Type.Array(Type.Number(), { description: 'the recent past, oldest first, up to 60 points evenly picked over trendSeconds (the sampler keeps one sample per 15 s)' }),
+          }),
+        ),
+      }),
+    ),
+    trendSeconds: Type.Integer({ description: 'the time the backlogs\' trends span' }),
     replicas: Type.Array(Type.Object({ holder: Str, hubConnections: Type.Integer(), seenAt: Instant, current: Type.Boolean() })),
     dependencies: Type.Record(Type.String(), Str),
     alerts: OpsAlerts,
@@ -153,14 +167,27 @@ export const OpsAuditEntry = named(
     finishedAt: Nullable(Instant),
     error: Nullable(Str),
     httpStatus: Nullable(Type.Integer({ description: 'The HTTP status the caller was answered; null on rows written before it was kept' })),
+    actorName: Type.Optional(
+      Type.Union([Str, Type.Null()], { description: "in the list: the actor's display name where a module knows the user (the messenger's replica of identity); null: only the id is known" }),
+    ),
   }),
 );
 
-export const OpsAuditList = named('OpsAuditList', Type.Object({ items: Type.Array(OpsAuditEntry) }));
+export const OpsAuditList = named(
+  'OpsAuditList',
+  Type.Object({
+    items: Type.Array(OpsAuditEntry),
+    next: Type.Union([Str, Type.Null()], { description: 'pass as `after` for the next (older) page; null: the last page' }),
+  }),
+);
 /** Audit entries a page shows unless `limit` says otherwise. */
 export const AUDIT_PAGE_DEFAULT = 50;
 export const AuditQuery = Type.Object(
-  { before: Type.Optional(Timestamp), limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: AUDIT_PAGE_DEFAULT })) },
+  {
+    before: Type.Optional(Timestamp),
+    after: Type.Optional(Text({ minLength: 1, maxLength: 400, description: 'the `next` of the previous page (opaque)' })),
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: AUDIT_PAGE_DEFAULT })),
+  },
   { additionalProperties: false },
 );
 export const AuditParams = Type.Object({ id: Uuid });

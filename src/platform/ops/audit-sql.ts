@@ -104,11 +104,12 @@ export function adminAuditSink(db: Db, clock: Clock): AdminAuditSink {
 
 const COLUMNS = sql`id, at, actor, role, action, target, filter, dry_run as "dryRun", matched, changed, status, finished_at as "finishedAt", error, http_status as "httpStatus"`;
 
-/** Newest first, keyset-paged by (at, id). */
-export async function listAudit(db: Db, limit: number, before?: Date): Promise<AuditEntry[]> {
+/** Newest first, keyset-paged by (at, id): `after` is the last entry of the previous page; `before` a time to start from. */
+export async function listAudit(db: Db, limit: number, before?: Date, after?: { at: Date; id: string }): Promise<AuditEntry[]> {
   const { rows } = await query<AuditEntry>(
     db,
     sql`select ${COLUMNS} from platform.ops_audit where (${before ?? null}::timestamptz is null or at < ${before ?? null}::timestamptz)
+         ${after ? sql`and (at, id) < (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)` : sql``}
          order by at desc, id desc limit ${limit}`,
   );
   return rows;

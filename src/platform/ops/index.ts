@@ -3,7 +3,7 @@
  * backlog gauges), and what the app builds it with. The console (/ops) and its API (/api/ops) know
  * no module and no table of one.
  */
-export type { BacklogMetric, FailureAction, FailureCursor, FailureFilter, FailureRow, FailureSource } from './types.ts';
+export type { ActorNames, BacklogMetric, FailureAction, FailureCursor, FailureFilter, FailureRow, FailureSource } from './types.ts';
 export { createOpsConsole, type OpsConsole, type OpsConsoleDeps } from './console.ts';
 export { OPS_TUNING, opsSettings, type OpsSettings, type OpsTuning } from './settings.ts';
 export { adminAuditSink } from './audit-sql.ts';

@@ -63,6 +63,9 @@ export interface FailureSource {
   act(action: FailureAction, filter: FailureFilter, limit: number, actor: string): Promise<number>;
 }
 
+/** Display names of the users a module knows among `ids` (UUIDs); an id it does not know is left out. */
+export type ActorNames = (ids: readonly string[]) => Promise<Map<string, string>>;
+
 /** A gauge the overview lists among the backlogs, by its metric name (summed per the labels it has). */
 export interface BacklogMetric {
   metric: string;
