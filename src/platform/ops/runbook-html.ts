@@ -25,9 +25,10 @@ export function runbookHtml(markdown: string): string {
   const html = marked.parse(markdown, { async: false, gfm: true });
   return sanitizeHtml(html, {
     allowedTags: ['h1', 'h2', 'h3', 'h4', 'p', 'ul', 'ol', 'li', 'a', 'span', 'code', 'pre', 'strong', 'em', 'blockquote', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'hr', 'br'],
-    allowedAttributes: { a: ['href', 'target', 'rel'], span: ['class', 'title'], th: ['align'], td: ['align'] },
+    allowedAttributes: { a: ['href', 'target', 'rel'], span: ['class', 'title'], th: ['align', 'scope'], td: ['align'] },
     allowedSchemes: ['https', 'http'],
     allowProtocolRelative: false,
-    transformTags: { a: (_tag, attribs) => linkOf(attribs.href) },
+    // A table's header cells head their column (scope), as the console's own tables do.
+    transformTags: { a: (_tag, attribs) => linkOf(attribs.href), th: (_tag, attribs) => ({ tagName: 'th', attribs: { ...attribs, scope: 'col' } }) },
   });
 }

@@ -18,7 +18,9 @@ export async function openConsole(browser: Browser, origin: string, token: strin
     if (msg.type() === 'error') problems.push(msg.text());
   });
   page.on('pageerror', (e) => problems.push(String(e)));
-  await page.setViewport({ width: opts.width ?? 1400, height: 900 });
+  // A phone's width is a phone: mobile emulation, where a page without a viewport meta is laid out 980 px wide.
+  const width = opts.width ?? 1400;
+  await page.setViewport(width <= 480 ? { width, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : { width, height: 900 });
   if (opts.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   await page.goto(`${origin}/ops`);
   await page.type('#token', token);

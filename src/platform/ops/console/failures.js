@@ -57,7 +57,9 @@ function rowsTable(list, selection, onSelect, refresh) {
 async function failuresPage(kindName, query) {
   const apiQuery = new URLSearchParams([...query].filter(([k]) => FILTER_KEYS.includes(k)));
   const after = query.get('after');
-  const load = () => api(`/api/ops/failures/${kindName}?${apiQuery}${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+  // The page's size and start travel in the link too (a page reloads as itself), not in the filter.
+  const paging = new URLSearchParams([...query].filter(([k]) => k === 'limit'));
+  const load = () => api(`/api/ops/failures/${kindName}?${apiQuery}&${paging}${after ? `&after=${encodeURIComponent(after)}` : ''}`);
   const list = await load();
   const filter = Object.fromEntries(apiQuery);
   const selection = new Set();
@@ -78,7 +80,7 @@ async function failuresPage(kindName, query) {
     labelCells(rows);
     bulk.setSelection?.([...selection]);
   };
-  const pageOf = (l) => [rowsTable(l, selection, onSelect, refresh), pager(kindName, apiQuery, after, l)];
+  const pageOf = (l) => [rowsTable(l, selection, onSelect, refresh), pager(kindName, new URLSearchParams([...apiQuery, ...paging]), after, l)];
   rows.replaceChildren(...pageOf(list));
   bulk = list.kind.actions.length > 0 ? bulkPanel(list.kind, filter, refresh) : el('p', { id: 'read-only-kind' }, 'Read-only: the runbook says how to act on these.');
   const form = filterForm(list.kind, query);
