@@ -44,7 +44,7 @@ test('in Chromium at 390 and 683 px: the overview, failures, a row, the audit an
     const page = await openConsole(browser, origin, operator, problems, { width });
     // The sign-in form's token box is labelled too (checked signed out).
     await readable(page, `overview at ${width}`);
-    if (SHOTS && width === 390) await page.screenshot({ path: `${SHOTS}/ops-console-phone.png`, fullPage: true });
+    if (SHOTS && width === 390) await page.screenshot({ path: `${SHOTS}/ops-console-phone.png`, fullPage: false });
     for (const hash of ['#failures', '#failures/realtime-quarantined', `#failures/realtime-quarantined/${rowId}`, '#audit', '#runbook/MessengerRealtimeQuarantined', '#jobs/messenger-realtime-dispatch']) {
       await page.goto(`${origin}/ops${hash}`);
       await page.waitForFunction(`document.querySelector('#updated').dataset.refreshes && document.querySelector('#view').children.length > 0`);

@@ -20,7 +20,8 @@ import { click, openConsole as open, text } from './console-page.ts';
 
 const SHOTS = process.env.OPS_CONSOLE_SCREENSHOTS;
 const JOB = 'messenger-realtime-dispatch';
-const m = await messengerApp({}, {}, { opsOverviewFloorMs: 300, opsBulkChunk: 1, opsBulkPauseMs: 50 });
+// Samples every 250 ms: the backlog's sparkline in the overview screenshot has its points.
+const m = await messengerApp({}, {}, { opsOverviewFloorMs: 300, opsBulkChunk: 1, opsBulkPauseMs: 50, opsAlertSampleMs: 250 });
 const origin = new URL(m.url).origin;
 const operatorId = newId();
 const operator = await m.token({ userId: operatorId, admin: true });
