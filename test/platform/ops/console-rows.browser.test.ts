@@ -52,7 +52,9 @@ test('in Chromium: a row quarantined while the backplane is down says so; its de
   assert.equal(await text(page, `#failure-rows tr[data-id="${id}"] td.code`), 'RTO_BACKPLANE_DOWN');
 
   // Open it: every field, the attempts, the whole error, the runbook; the link reopens it on reload.
-  await click(page, `#failure-rows tr[data-id="${id}"] a.open-row`);
+  // From the keyboard, as the rest of this row's work: Enter on the focused id opens it.
+  await page.focus(`#failure-rows tr[data-id="${id}"] a.open-row`);
+  await page.keyboard.press('Enter');
   await page.waitForSelector(`#failure-detail[data-id="${id}"]`);
   assert.equal(page.url(), `${origin}/ops#failures/realtime-quarantined/${id}`);
   await page.reload();
@@ -63,10 +65,13 @@ test('in Chromium: a row quarantined while the backplane is down says so; its de
   assert.ok(await page.$('#row-links a.runbook[href="#runbook/MessengerRealtimeQuarantined"]'));
   assert.ok(await page.$(`#row-links a[href="#jobs/${JOB}"]`), 'the worker job that takes it up, linked');
 
-  // Its own action asks first, then discards that row alone.
-  await click(page, '#row-act button[data-act="row-discard"]');
+  // Its own action asks first (Enter), the confirmation is the next stop of Tab, then discards that row alone.
+  await page.focus('#row-act button[data-act="row-discard"]');
+  await page.keyboard.press('Enter');
   assert.match(await text(page, '#row-act .row-answer'), new RegExp(`^discard ${id}\\? `));
-  await click(page, '#row-act button[data-act="row-confirm"]');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate('document.activeElement.dataset.act'), 'row-confirm');
+  await page.keyboard.press('Enter');
   await page.waitForFunction(`document.querySelector('#row-gone')?.textContent.startsWith('discard: done')`);
   assert.equal(await status(id), 'gone');
   // Gone now: its link says so instead of showing a stale row.
