@@ -7,7 +7,8 @@ import type { Clock } from '../time.ts';
 import { BulkActionBody, FailureKindParams, FailureQuery, FailureRowParams, OpsBulkStarted, OpsDryRun, OpsFailureDetail, OpsFailureKinds, OpsFailureList } from './api-schemas.ts';
 import { runBulk, type BulkDeps } from './bulk.ts';
 import { audit } from './routes.ts';
-import type { FailureCursor, FailureFilter, FailureRow, FailureSource } from './types.ts';
+import { cursorOf, cursorText } from './keyset.ts';
+import type { FailureFilter, FailureRow, FailureSource } from './types.ts';
 
 /**
  * The failures pages' API: every kind of failed row a part registered (FailureSource), listed with
@@ -51,22 +52,6 @@ function filterOf(source: FailureSource, f: FilterInput = {}): FailureFilter {
     ...(f.field ? { field: f.field, value: f.value! } : {}),
     ...(f.ids ? { ids: [...new Set(f.ids)] } : {}),
   };
-}
-
-/**
- * A page's end as the client holds it: opaque (base64url of the last row's time and id), so the
- * order it encodes can change without a client noticing; anything else is 400 OPS_INVALID_CURSOR.
- */
-const cursorText = (row: FailureRow): string => Buffer.from(JSON.stringify([row.at, row.id])).toString('base64url');
-function cursorOf(text: string): FailureCursor {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
-    const when = typeof at === 'string' ? new Date(at) : undefined;
-    if (when && !Number.isNaN(when.getTime()) && typeof id === 'string' && id.length > 0 && id.length <= 200) return { at: when, id };
-  } catch {
-    // not JSON: refused below
-  }
-  throw new AppError('OPS_INVALID_CURSOR', 'after is not a cursor this API handed out (pass the `next` of the previous page)', 400);
 }
 
 const runbookOf = (alert: string) => `/ops/runbooks/${alert}`;
@@ -117,7 +102,7 @@ export function registerFailureRoutes(app: FastifyInstance, ctx: FailureRouteDep
     // One row more than the page: whether a next page exists, without a second count.
     const [total, rows] = await Promise.all([source.count(filter), source.list(filter, limit + 1, cursor)]);
     const page = rows.slice(0, limit);
-    return { kind: await describe(source, total), total, items: page.map(withTrace), next: rows.length > limit ? cursorText(page[page.length - 1]!) : null };
+    return { kind: await describe(source, total), total, items: page.map(withTrace), next: rows.length > limit ? cursorText(page[page.length - 1]!.at, page[page.length - 1]!.id) : null };
   });
 
   r.get('/api/ops/failures/:kind/rows/:id', {

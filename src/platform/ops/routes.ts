@@ -7,7 +7,8 @@ import { newId, type Clock } from '../time.ts';
 import { annotatePauses } from './alert-pauses.ts';
 import type { AlertsView } from './alerts.ts';
 import { AUDIT_PAGE_DEFAULT, AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseBody, OpsPauseState, OpsRunResult } from './api-schemas.ts';
-import { insertAudit, listAudit, readAudit, type AuditEntry, type NewAuditEntry } from './audit-sql.ts';
+import { insertAudit, listAudit, readAudit, type NewAuditEntry } from './audit-sql.ts';
+import { cursorOf, cursorText } from './keyset.ts';
 import type { Logger } from '../observability/index.ts';
 import type { ActorNames } from './types.ts';
 import { jobsWithLeases, type Overview } from './overview.ts';
@@ -43,19 +44,6 @@ async function namesOf(ctx: OpsRouteDeps, ids: string[]): Promise<Map<string, st
   return names;
 }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The audit's page end, opaque to the client: the last entry's time and id (newest first). */
-const auditCursorText = (e: AuditEntry): string => Buffer.from(JSON.stringify([e.at.toISOString(), e.id])).toString('base64url');
-function auditCursorOf(text: string): { at: Date; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
-    const when = typeof at === 'string' ? new Date(at) : undefined;
-    if (when && !Number.isNaN(when.getTime()) && typeof id === 'string' && UUID.test(id)) return { at: when, id };
-  } catch {
-    // not JSON: refused below
-  }
-  throw new AppError('OPS_INVALID_CURSOR', 'after is not a cursor this API handed out (pass the `next` of the previous page)', 400);
-}
 
 const tags = ['ops'];
 const jobNotFound = { 404: errorCodes('JOB_NOT_FOUND') };
@@ -169,13 +157,13 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
   }, async (req) => {
     const before = req.query.before === undefined ? undefined : new Date(req.query.before);
     if (before && Number.isNaN(before.getTime())) throw new AppError('OPS_INVALID_FILTER', 'before must be an ISO-8601 date-time', 400);
-    const after = req.query.after === undefined ? undefined : auditCursorOf(req.query.after);
+    const after = req.query.after === undefined ? undefined : cursorOf(req.query.after, (id) => UUID.test(id));
     const limit = req.query.limit ?? AUDIT_PAGE_DEFAULT;
     // One entry more than the page: whether another page follows.
     const rows = await listAudit(ctx.db, limit + 1, before, after);
     const page = rows.slice(0, limit);
     const names = await namesOf(ctx, page.map((e) => e.actor));
-    return { items: page.map((e) => ({ ...e, actorName: names.get(e.actor.toLowerCase()) ?? null })), next: rows.length > limit ? auditCursorText(page[page.length - 1]!) : null };
+    return { items: page.map((e) => ({ ...e, actorName: names.get(e.actor.toLowerCase()) ?? null })), next: rows.length > limit ? cursorText(page[page.length - 1]!.at, page[page.length - 1]!.id) : null };
   });
 
   r.get('/api/ops/audit/:id', {

@@ -44,6 +44,9 @@ test('pages: every row once, in a stable order, with the total; a row added mean
     const res = await m.call<{ code: string }>(operator, 'GET', `${KIND}?after=${after}`);
     assert.deepEqual([res.status, res.body.code], [400, 'OPS_INVALID_CURSOR'], after);
   }
+  // The audit's pages take the same cursor, with an entry's UUID in it.
+  const audit = await m.call<{ code: string }>(operator, 'GET', `/api/ops/audit?after=${Buffer.from(JSON.stringify([new Date().toISOString(), 'not-a-uuid'])).toString('base64url')}`);
+  assert.deepEqual([audit.status, audit.body.code], [400, 'OPS_INVALID_CURSOR']);
 });
 
 test('a row\'s detail; 404 once it is no longer failed; an id of the wrong shape is 400', async () => {
