@@ -86,5 +86,17 @@ test('in Chromium: the lock column says held, expired or released in relative ti
   assert.equal(await text(page, next), '— (no timer on this replica)');
   await m.app.platform.runner.start();
   await page.waitForFunction(`/^in \\d+ ms \\(.+ UTC\\)$|^in \\d+ s \\(.+ UTC\\)$/.test(document.querySelector('${next}')?.textContent ?? '')`);
+
+  // A running replica exports the pause (job_paused): the not-running alert is held back, so it
+  // does not page, and the overview lists it as held with the pause's reason.
+  const pause = await m.call(operator, 'POST', `/api/ops/jobs/${JOB}/pause`, { reason: 'Redis failover drill', until: new Date(Date.now() + 30 * 60_000).toISOString() });
+  assert.equal(pause.status, 200);
+  const held = 'tr[data-alert="MessengerRealtimeDispatchNotRunning"][data-held="true"]';
+  await page.waitForSelector(held);
+  assert.equal(await text(page, `${held} td`), 'held back (planned pause)');
+  assert.match(await text(page, `${held} td.pause-note`), new RegExp(`^planned pause of ${JOB} by .+: Redis failover drill; expected end `));
+  assert.equal(await page.$('tr[data-alert="MessengerRealtimeDispatchNotRunning"]:not([data-held])'), null, 'not firing or pending');
+  assert.equal((await m.call(operator, 'POST', `/api/ops/jobs/${JOB}/resume`)).status, 200);
+  await page.waitForFunction(`!document.querySelector('${held}')`);
   assert.deepEqual(problems, []);
 });
