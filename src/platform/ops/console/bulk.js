@@ -35,10 +35,11 @@ async function nextStep(kind, box, refresh) {
     }), ' ', answer));
 }
 
-async function followProgress(auditId, out) {
+// `id`: the bulk panel's one progress line has an id; a row's (several may show) has none.
+async function followProgress(auditId, out, id = 'bulk-progress') {
   for (;;) {
     const a = await api(`/api/ops/audit/${auditId}`);
-    out.replaceChildren(el('p', { id: 'bulk-progress', 'data-status': a.status }, `${a.action}: ${a.changed} of ${a.matched} changed — ${a.status}${a.error ? ` (${a.error})` : ''}`));
+    out.replaceChildren(el('p', { id, class: 'progress', 'data-status': a.status }, `${a.action}: ${a.changed} of ${a.matched} changed — ${a.status}${a.error ? ` (${a.error})` : ''}`));
     // Done, failed (also when a replica found its process gone) or refused: nothing more to follow;
     // nor once the panel is gone (another page or filter).
     if (a.status !== 'running' || !out.isConnected) return a;

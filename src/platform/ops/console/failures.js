@@ -32,7 +32,7 @@ function rowActions(kind, id, done) {
   const run = async (action) => {
     try {
       const started = await api(`/api/ops/failures/${kind.kind}/actions`, { method: 'POST', body: { action, filter: { ids: [id] }, dryRun: false, max: 1 } });
-      const end = await followProgress(started.auditId, out);
+      const end = await followProgress(started.auditId, out, null);
       if (end.status === 'done') await done(action);
     } catch (err) {
       showError(err);
