@@ -159,6 +159,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const deadLetters = deadLetterKind({ config, bus, consumers: hooks.consumers, tuning, log, db, clock });
   if (deadLetters) opsConsole.registerFailures(deadLetters);
   opsConsole.registerBacklogs(hooks.opsBacklogs);
+  for (const names of hooks.opsActorNames) opsConsole.registerActorNames(names);
   opsConsole.register(app);
   if (config.API_DOCS_ENABLED) await registerApiDocs(app);
 

@@ -7,7 +7,7 @@ import type { AdminCheck } from './http/auth-plugin.ts';
 import type { HealthCheck } from './http/health-routes.ts';
 import type { JobDefinition } from './jobs/types.ts';
 import type { Logger } from './observability/logger.ts';
-import type { BacklogMetric, FailureSource } from './ops/index.ts';
+import type { ActorNames, BacklogMetric, FailureSource } from './ops/index.ts';
 import type { Registry } from './observability/metrics.ts';
 import type { Push } from './push/index.ts';
 import type { Hub, HubAccess, HubMethod, ResolveGroupMembers } from './realtime/index.ts';
@@ -64,6 +64,8 @@ export interface ModuleParts {
   opsFailures?: FailureSource[];
   /** Backlog gauges of the module the ops console's overview shows. */
   opsBacklogs?: BacklogMetric[];
+  /** Display names of the users the module knows among `ids` (UUIDs): the ops console's audit shows actors by name. */
+  opsActorNames?: ActorNames;
 }
 
 /**

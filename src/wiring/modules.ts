@@ -5,7 +5,7 @@ import type { AdminCheck } from '../platform/http/auth-plugin.ts';
 import type { Principal } from '../platform/http/auth.ts';
 import type { HealthCheck } from '../platform/http/health-routes.ts';
 import type { JobRunner } from '../platform/jobs/index.ts';
-import type { BacklogMetric, FailureSource } from '../platform/ops/index.ts';
+import type { ActorNames, BacklogMetric, FailureSource } from '../platform/ops/index.ts';
 import { settingsPart, type ModuleDeps, type ModuleFactory } from '../platform/module.ts';
 import type { HubAccess, HubDeps, HubMethod, ResolveGroupMembers } from '../platform/realtime/index.ts';
 
@@ -25,6 +25,7 @@ export interface ModuleHooks {
   healthChecks: HealthCheck[];
   opsFailures: FailureSource[];
   opsBacklogs: BacklogMetric[];
+  opsActorNames: ActorNames[];
 }
 
 export const newModuleHooks = (): ModuleHooks => ({
@@ -37,6 +38,7 @@ export const newModuleHooks = (): ModuleHooks => ({
   healthChecks: [],
   opsFailures: [],
   opsBacklogs: [],
+  opsActorNames: [],
 });
 
 /** The hub's view of the hooks: a user's groups from every module, a group's members from the module that owns it. */
@@ -76,5 +78,6 @@ export async function wireModules(
     hooks.healthChecks.push(...(parts.healthChecks ?? []));
     hooks.opsFailures.push(...(parts.opsFailures ?? []));
     hooks.opsBacklogs.push(...(parts.opsBacklogs ?? []));
+    if (parts.opsActorNames) hooks.opsActorNames.push(parts.opsActorNames);
   }
 }

@@ -25,7 +25,7 @@ import { ChatErrors } from './errors.ts';
 import { messengerPushKinds } from './realtime-dispatch/register.ts';
 import { registerMessengerRoutes } from './routes.ts';
 import { USER_INACTIVE_CLOSE_REASON } from './errors.ts';
-import { inactiveAmong } from './user-replica/replica-reads.ts';
+import { displayNamesOf, inactiveAmong } from './user-replica/replica-reads.ts';
 import { HubRefusal, tickBatcher } from '../../platform/realtime/index.ts';
 import { createUserSyncMetrics } from './user-replica/metrics.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
@@ -135,6 +135,8 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
     },
     // Contact search degrades on its own (503 from the search endpoint): reported, not required.
     healthChecks: [{ name: 'search', required: false, check: () => index.health() }],
+    // The ops console's audit names its actors from the replica of identity's users.
+    opsActorNames: (ids) => displayNamesOf(deps.db, ids),
     jobs: [
       contactSearchIndexerJob({
         db: deps.db,

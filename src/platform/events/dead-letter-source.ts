@@ -2,7 +2,7 @@ import type { Db } from '../db/index.ts';
 import { AppError } from '../http/index.ts';
 import type { Logger } from '../observability/index.ts';
 import { traceIdOf } from '../observability/tracing.ts';
-import type { FailureFilter, FailureRow, FailureSource } from '../ops/index.ts';
+import type { FailureCursor, FailureFilter, FailureRow, FailureSource } from '../ops/index.ts';
 import { newId, type Clock } from '../time.ts';
 import type { IncomingMessage, OutgoingMessage, TopicReader } from './bus.ts';
 import type { ResolvedConsumer } from './consumer-definition.ts';
@@ -68,8 +68,12 @@ function matches(row: FailureRow, f: FailureFilter): boolean {
   const at = new Date(row.at);
   if ((f.from && at < f.from) || (f.to && at >= f.to)) return false;
   if (f.errorCode !== undefined && row.errorCode !== f.errorCode) return false;
+  if (f.ids && !f.ids.includes(row.id)) return false;
   return f.field === undefined || row.fields[f.field] === f.value;
 }
+
+/** After the cursor in the list's (at, id) order, compared as the list is sorted (the ops console's pages). */
+const isAfter = (row: FailureRow, after: FailureCursor): boolean => (row.at.localeCompare(after.at.toISOString()) || row.id.localeCompare(after.id)) > 0;
 
 /** A dead letter as listed, with the record it came from (what a replay publishes). */
 interface Kept {
@@ -142,7 +146,7 @@ export function deadLetterSource(deps: DeadLetterSourceDeps): FailureSource {
     alert: 'ConsumerDeadLettered',
     fields: FIELDS,
     actions: ['replay'],
-    list: async (f, limit) => (await waiting(f)).slice(0, limit).map((k) => k.row),
+    list: async (f, limit, after) => (await waiting(f)).filter((k) => !after || isAfter(k.row, after)).slice(0, limit).map((k) => k.row),
     count: async (f) => (await waiting(f)).length,
     act: (_action, f, limit, actor) => replay(f, limit, actor),
   };

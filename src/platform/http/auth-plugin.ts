@@ -73,7 +73,7 @@ export function registerAuth(
   });
   const opsRole = (needed: 'viewer' | 'operator') => async (req: FastifyRequest) => {
     const principal = await authenticate(req);
-    if (principal.opsRole === undefined) throw new AppError('AUTH_FORBIDDEN', 'an ops role (an admin token, or ops_role viewer) is required', 403);
+    if (principal.opsRole === undefined) throw new AppError('AUTH_FORBIDDEN', 'an ops role (an admin token, or the claim ops_role operator or viewer) is required', 403);
     if (needed === 'operator' && principal.opsRole !== 'operator') throw new AppError('OPS_READ_ONLY', 'this token has the read-only ops role: acting needs the operator role', 403);
     // A viewer's token outlives its user's blocking as an admin's does: the same checks for both.
     for (const check of opts.adminChecks ?? []) await check(principal);

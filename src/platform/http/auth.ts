@@ -9,8 +9,9 @@ export interface Principal {
   /**
    * The caller's role in the ops console and /api/ops/*: `operator` acts (retry, requeue, discard,
    * run, pause), `viewer` only reads. An admin token is an operator (as every admin route already
-   * lets it act); a token without `admin` but with the claim `ops_role: "viewer"` is a viewer,
-   * which no admin route accepts.
+   * lets it act); a token without `admin` but with the claim `ops_role: "operator"` is an operator
+   * of the ops console only (an identity provider's on-call group: no other admin route accepts
+   * it), one with `ops_role: "viewer"` a viewer.
    */
   opsRole?: OpsRole;
 }
@@ -19,7 +20,7 @@ export type OpsRole = 'viewer' | 'operator';
 
 /** The ops role a token's claims give (see Principal.opsRole); any other ops_role value gives nothing. */
 export function opsRoleOf(claims: { admin?: boolean; ops_role?: unknown }): OpsRole | undefined {
-  if (claims.admin === true) return 'operator';
+  if (claims.admin === true || claims.ops_role === 'operator') return 'operator';
   return claims.ops_role === 'viewer' ? 'viewer' : undefined;
 }
 

@@ -13,6 +13,11 @@ export interface JobMetrics {
   recordAbandoned(job: string): void;
   /** A single-runner lock taken over from a holder whose lease expired (lease.ts). */
   recordTakeover(job: string): void;
+  /**
+   * The operators' pauses as this runner last read them (job name → expected end, null: none): the
+   * alert rules of a job that is not running hold back while its pause is planned (deploy/prometheus).
+   */
+  recordPauses(paused: ReadonlyMap<string, Date | null>): void;
   /** One batch of a batch worker's phase. */
   recordBatch(job: string, phase: string, rows: BatchRows, durationMs: number): void;
 }
@@ -60,12 +65,33 @@ export function createJobMetrics(registry: Registry): JobMetrics {
     labelNames: ['job', 'phase'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   });
+  const pausedGauge = gauge(registry, {
+    name: 'job_paused',
+    help: 'Whether an operator paused the job (1) or not (0), as this replica read it (job_state, every second): a planned pause, not an outage',
+    labelNames: ['job'],
+  });
+  const pauseEnd = gauge(registry, {
+    name: 'job_pause_expected_end_timestamp_seconds',
+    help: "Unix time the operator who paused the job expects to resume it; absent while not paused or paused without an expected end",
+    labelNames: ['job'],
+  });
+  const declared = new Set<string>();
   const lastSuccessSeconds = new Map<string, number>();
   return {
     declare(job) {
       for (const outcome of RUN_OUTCOMES) runs.inc({ job, outcome }, 0);
       abandoned.inc({ job }, 0);
       takeovers.inc({ job }, 0);
+      pausedGauge.set({ job }, 0);
+      declared.add(job);
+    },
+    recordPauses(paused) {
+      for (const job of declared) {
+        const until = paused.get(job);
+        pausedGauge.set({ job }, paused.has(job) ? 1 : 0);
+        if (until) pauseEnd.set({ job }, until.getTime() / 1000);
+        else pauseEnd.remove({ job });
+      }
     },
     recordTakeover(job) {
       takeovers.inc({ job });

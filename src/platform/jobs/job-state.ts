@@ -124,8 +124,8 @@ export async function setJobPaused(db: Db, name: string, pause: JobPause | null,
   );
 }
 
-/** The jobs paused now (every replica reads this every second or so). */
-export async function readPausedJobs(db: Db): Promise<Set<string>> {
-  const { rows } = await query<{ name: string }>(db, sql`select name from platform.job_state where paused_at is not null`);
-  return new Set(rows.map((r) => r.name));
+/** The jobs paused now, each with its expected end (null: until resumed); every replica reads this every second or so. */
+export async function readPausedJobs(db: Db): Promise<Map<string, Date | null>> {
+  const { rows } = await query<{ name: string; until: Date | null }>(db, sql`select name, pause_until as until from platform.job_state where paused_at is not null`);
+  return new Map(rows.map((r) => [r.name, r.until]));
 }

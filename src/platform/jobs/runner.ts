@@ -85,7 +85,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
   let started = false;
   let stopping = false;
   let stopped: Promise<void> | null = null;
-  let paused = new Set<string>();
+  let paused = new Map<string, Date | null>();
   let pauseTimer: NodeJS.Timeout | undefined;
 
   /** Reads the paused jobs; a run of a job paused since is stopped between rows. */
@@ -96,6 +96,7 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       log.warn({ err }, 'paused jobs could not be read; keeping the last known set');
       return;
     }
+    metrics.recordPauses(paused);
     for (const slot of slots.values()) if (paused.has(slot.job.name)) slot.stopCurrent?.abort(new Error('job paused by an operator'));
   }
 

@@ -1,5 +1,6 @@
 import type { JobInfo } from '../jobs/index.ts';
-import type { AlertsView, AlertState } from './alerts.ts';
+import { ALERT_RULES } from './alert-rules.ts';
+import type { AlertRule, AlertsView, AlertState } from './alerts.ts';
 
 /**
  * A job an operator paused stops its runs, so the alerts watching it fire (the realtime
@@ -31,13 +32,25 @@ export function pauseAnnotations(job: Pick<JobInfo, 'name' | 'pausedAt' | 'pause
   };
 }
 
-/** The view with the pause of each paused job in the annotations of the alerts watching it. */
-export function annotatePauses(view: AlertsView, jobs: readonly JobInfo[], now: Date): AlertsView {
+/**
+ * The view with the pause of each paused job in the annotations of the alerts watching it; and, in
+ * `held`, the rules a planned pause holds back (they read `job_paused{job="<name>"}`, deploy/prometheus),
+ * so the console still says which alert the pause keeps silent and why. A replica whose runner has
+ * not read the pause yet (job_paused 0 there) shows the alert as it fires, annotated.
+ */
+export function annotatePauses(view: AlertsView, jobs: readonly JobInfo[], now: Date, rules: readonly AlertRule[] = ALERT_RULES): AlertsView {
   const paused = jobs.filter((j) => j.pausedAt);
   if (paused.length === 0) return view;
   const alerts = view.alerts.map((a) => {
     const job = paused.find((j) => alertWatchesJob(a, j.name));
     return job ? { ...a, annotations: { ...a.annotations, ...pauseAnnotations(job, now) } } : a;
   });
-  return { ...view, alerts };
+  const held = paused.flatMap((job) => {
+    const annotations = pauseAnnotations(job, now);
+    if (annotations.pause_overdue) return [];
+    return rules
+      .filter((r) => r.expr.includes(`job_paused{job="${job.name}"}`) && !alerts.some((a) => a.alert === r.alert))
+      .map(({ alert, severity, summary, runbook }) => ({ alert, severity, summary, runbook, labels: { job: job.name }, annotations }));
+  });
+  return { ...view, alerts, held };
 }

@@ -39,7 +39,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
   {
     "alert": "IdentityAccessFanoutNoSuccess",
     "group": "identity-access-fanout",
-    "expr": "time() - max by (job) (job_last_success_timestamp_seconds{job=\"identity-access-fanout\"}) > 300 or absent(job_last_success_timestamp_seconds{job=\"identity-access-fanout\"})",
+    "expr": "( time() - max by (job) (job_last_success_timestamp_seconds{job=\"identity-access-fanout\"}) > 300 or absent(job_last_success_timestamp_seconds{job=\"identity-access-fanout\"}) ) unless ( max by (job) (job_paused{job=\"identity-access-fanout\"}) == 1 unless max by (job) (job_pause_expected_end_timestamp_seconds{job=\"identity-access-fanout\"}) < time() )",
     "for": "1m",
     "severity": "critical",
     "summary": "The access fan-out worker has not completed a run for more than 5 minutes",
@@ -91,7 +91,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
   {
     "alert": "MessengerRealtimeDispatchNotRunning",
     "group": "messenger-realtime-dispatch",
-    "expr": "time() - max by (job) (job_last_success_timestamp_seconds{job=\"messenger-realtime-dispatch\"}) > 60 or absent(job_last_success_timestamp_seconds{job=\"messenger-realtime-dispatch\"})",
+    "expr": "( time() - max by (job) (job_last_success_timestamp_seconds{job=\"messenger-realtime-dispatch\"}) > 60 or absent(job_last_success_timestamp_seconds{job=\"messenger-realtime-dispatch\"}) ) unless ( max by (job) (job_paused{job=\"messenger-realtime-dispatch\"}) == 1 unless max by (job) (job_pause_expected_end_timestamp_seconds{job=\"messenger-realtime-dispatch\"}) < time() )",
     "for": "1m",
     "severity": "critical",
     "summary": "The realtime dispatcher has not completed a run for more than a minute",
@@ -272,7 +272,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
   {
     "alert": "ActivityCloserNoSuccess",
     "group": "user-activity-closer",
-    "expr": "time() - max by (job) (job_last_success_timestamp_seconds{job=\"activity-closer\"}) > 300 or absent(job_last_success_timestamp_seconds{job=\"activity-closer\"})",
+    "expr": "( time() - max by (job) (job_last_success_timestamp_seconds{job=\"activity-closer\"}) > 300 or absent(job_last_success_timestamp_seconds{job=\"activity-closer\"}) ) unless ( max by (job) (job_paused{job=\"activity-closer\"}) == 1 unless max by (job) (job_pause_expected_end_timestamp_seconds{job=\"activity-closer\"}) < time() )",
     "for": "1m",
     "severity": "warning",
     "summary": "The activity closer has not completed a run for more than 5 minutes",

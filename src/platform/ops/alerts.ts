@@ -44,12 +44,28 @@ export interface AlertsView {
   alerts: AlertState[];
   /** Rules that failed to evaluate (their message), so a gap is visible, not silent. */
   errors: { alert: string; error: string }[];
+  /** Rules an operator's planned pause of a job holds back (alert-pauses.ts), with the pause. */
+  held: HeldAlert[];
+}
+
+export interface HeldAlert {
+  alert: string;
+  severity: string;
+  summary: string;
+  runbook: string;
+  labels: Labels;
+  annotations: Record<string, string>;
 }
 
 export interface AlertEvaluator {
   /** Samples now and evaluates (the sampler's tick; tests call it directly). */
   tick(): Promise<void>;
   view(): AlertsView;
+  /**
+   * The samples kept of a metric, per label set, oldest first (the overview's sparklines): only
+   * metrics the rules read or `opts.alsoSample` names are sampled.
+   */
+  series(name: string): { labels: Labels; points: { at: number; value: number }[] }[];
   /** Starts the sampler (idempotent); it stops with stop(). */
   start(): void;
   stop(): void;
@@ -72,7 +88,7 @@ async function sampleOf(registry: Registry, at: number, names: ReadonlySet<strin
 export function createAlertEvaluator(
   registry: Registry,
   rules: readonly AlertRule[],
-  opts: { sampleEveryMs: number; keepMs: number; now?: () => number },
+  opts: { sampleEveryMs: number; keepMs: number; now?: () => number; alsoSample?: () => readonly string[] },
 ): AlertEvaluator {
   const now = opts.now ?? Date.now;
   const parsed = rules.map((rule) => {
@@ -94,7 +110,7 @@ export function createAlertEvaluator(
   for (const p of parsed) collect(p.expr);
   const history: Sample[] = [];
   const since = new Map<string, number>();
-  let current: AlertsView = { evaluatedAt: null, historySeconds: 0, rules: rules.length, alerts: [], errors: [] };
+  let current: AlertsView = { evaluatedAt: null, historySeconds: 0, rules: rules.length, alerts: [], errors: [], held: [] };
   let timer: NodeJS.Timeout | undefined;
   let ticking: Promise<void> | undefined;
 
@@ -124,12 +140,12 @@ export function createAlertEvaluator(
     }
     for (const key of since.keys()) if (!active.has(key)) since.delete(key);
     const historySeconds = history.length > 0 ? Math.round((at - history[0]!.at) / 1000) : 0;
-    return { evaluatedAt: new Date(at).toISOString(), historySeconds, rules: rules.length, alerts, errors };
+    return { evaluatedAt: new Date(at).toISOString(), historySeconds, rules: rules.length, alerts, errors, held: [] };
   }
 
   async function tick(): Promise<void> {
     const at = now();
-    const sample = await sampleOf(registry, at, names);
+    const sample = await sampleOf(registry, at, opts.alsoSample ? new Set([...names, ...opts.alsoSample()]) : names);
     // An overview asking between the sampler's ticks replaces the newest sample rather than adding
     // one, so the history stays at about one sample per sampleEveryMs however often it is asked.
     const previous = history[history.length - 2];
@@ -142,6 +158,18 @@ export function createAlertEvaluator(
   return {
     tick: () => (ticking ??= tick().finally(() => (ticking = undefined))),
     view: () => current,
+    series(name) {
+      const byLabels = new Map<string, { labels: Labels; points: { at: number; value: number }[] }>();
+      for (const sample of history) {
+        for (const s of sample.series) {
+          if (s.name !== name) continue;
+          const key = JSON.stringify(s.labels);
+          const entry = byLabels.get(key) ?? byLabels.set(key, { labels: s.labels, points: [] }).get(key)!;
+          entry.points.push({ at: sample.at, value: s.value });
+        }
+      }
+      return [...byLabels.values()];
+    },
     start() {
       if (timer) return;
       void tick().catch(() => undefined);

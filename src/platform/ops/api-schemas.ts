@@ -113,6 +113,10 @@ export const OpsAlerts = named(
     rules: Type.Integer(),
     alerts: Type.Array(OpsAlert),
     errors: Type.Array(Type.Object({ alert: Str, error: Str })),
+    held: Type.Array(
+      Type.Object({ alert: Str, severity: Str, summary: Str, runbook: Str, labels: Labels, annotations: Type.Record(Type.String(), Type.String()) }),
+      { description: 'rules a planned pause of a job holds back (they read job_paused): silent by design until the pause\'s expected end passes, with the pause in annotations' },
+    ),
   }),
 );
 
@@ -123,7 +127,21 @@ export const OpsOverview = named(
     pollFloorMs: Type.Integer({ description: 'the server builds the overview at most once per this many ms; poll no faster' }),
     replica: Str,
     jobs: Type.Array(OpsJob),
-    backlogs: Type.Array(Type.Object({ metric: Str, title: Str, alert: Nullable(Str), series: Type.Array(Type.Object({ labels: Labels, value: Type.Number() })) })),
+    backlogs: Type.Array(
+      Type.Object({
+        metric: Str,
+        title: Str,
+        alert: Nullable(Str),
+        series: Type.Array(
+          Type.Object({
+            labels: Labels,
+            value: Type.Number(),
+            trend: Type.Array(Type.Number(), { description: 'the recent past, oldest first, up to 60 points evenly picked over trendSeconds (the sampler keeps one sample per 15 s)' }),
+          }),
+        ),
+      }),
+    ),
+    trendSeconds: Type.Integer({ description: 'the time the backlogs\' trends span' }),
     replicas: Type.Array(Type.Object({ holder: Str, hubConnections: Type.Integer(), seenAt: Instant, current: Type.Boolean() })),
     dependencies: Type.Record(Type.String(), Str),
     alerts: OpsAlerts,
@@ -149,14 +167,27 @@ export const OpsAuditEntry = named(
     finishedAt: Nullable(Instant),
     error: Nullable(Str),
     httpStatus: Nullable(Type.Integer({ description: 'The HTTP status the caller was answered; null on rows written before it was kept' })),
+    actorName: Type.Optional(
+      Type.Union([Str, Type.Null()], { description: "in the list: the actor's display name where a module knows the user (the messenger's replica of identity); null: only the id is known" }),
+    ),
   }),
 );
 
-export const OpsAuditList = named('OpsAuditList', Type.Object({ items: Type.Array(OpsAuditEntry) }));
+export const OpsAuditList = named(
+  'OpsAuditList',
+  Type.Object({
+    items: Type.Array(OpsAuditEntry),
+    next: Type.Union([Str, Type.Null()], { description: 'pass as `after` for the next (older) page; null: the last page' }),
+  }),
+);
 /** Audit entries a page shows unless `limit` says otherwise. */
 export const AUDIT_PAGE_DEFAULT = 50;
 export const AuditQuery = Type.Object(
-  { before: Type.Optional(Timestamp), limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: AUDIT_PAGE_DEFAULT })) },
+  {
+    before: Type.Optional(Timestamp),
+    after: Type.Optional(Text({ minLength: 1, maxLength: 400, description: 'the `next` of the previous page (opaque)' })),
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: AUDIT_PAGE_DEFAULT })),
+  },
   { additionalProperties: false },
 );
 export const AuditParams = Type.Object({ id: Uuid });
@@ -172,9 +203,14 @@ const filterFields = {
 };
 
 export const FailureQuery = Type.Object(
-  { ...filterFields, limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: 100 })) },
+  {
+    ...filterFields,
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: 100, description: 'rows a page holds' })),
+    after: Type.Optional(Text({ minLength: 1, maxLength: 400, description: 'the `next` of the previous page (opaque): the rows after it, in the same order' })),
+  },
   { additionalProperties: false },
 );
+export const FailureRowParams = Type.Object({ kind: FailureKindParams.properties.kind, id: Text({ minLength: 1, maxLength: 200 }) });
 
 /** The most rows one bulk action changes; a larger set takes several actions (each audited). */
 export const BULK_MAX_ROWS = 10_000;
@@ -184,7 +220,12 @@ export const BulkActionBody = named(
   Type.Object(
     {
       action: Type.Union([Type.Literal('retry'), Type.Literal('requeue'), Type.Literal('discard'), Type.Literal('replay')]),
-      filter: Type.Optional(Type.Object(filterFields, { additionalProperties: false })),
+      filter: Type.Optional(
+        Type.Object(
+          { ...filterFields, ids: Type.Optional(Type.Array(Text({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100, description: 'only these rows (a row, or the rows ticked in the console)' })) },
+          { additionalProperties: false },
+        ),
+      ),
       dryRun: Type.Optional(Type.Boolean({ default: true, description: 'true (the default): only count and show which rows would change' })),
       max: Type.Optional(BoundedInt({ minimum: 1, maximum: BULK_MAX_ROWS, default: 1000 })),
     },
@@ -218,7 +259,16 @@ export const OpsFailureKind = named(
   }),
 );
 export const OpsFailureKinds = named('OpsFailureKinds', Type.Object({ kinds: Type.Array(OpsFailureKind) }));
-export const OpsFailureList = named('OpsFailureList', Type.Object({ kind: OpsFailureKind, total: Type.Integer(), items: Type.Array(OpsFailureRow) }));
+export const OpsFailureList = named(
+  'OpsFailureList',
+  Type.Object({
+    kind: OpsFailureKind,
+    total: Type.Integer({ description: 'rows the filter matches, over every page' }),
+    items: Type.Array(OpsFailureRow),
+    next: Type.Union([Str, Type.Null()], { description: 'pass as `after` for the next page; null: this is the last page' }),
+  }),
+);
+export const OpsFailureDetail = named('OpsFailureDetail', Type.Object({ kind: OpsFailureKind, row: OpsFailureRow }));
 
 export const OpsDryRun = named(
   'OpsBulkDryRun',

@@ -32,12 +32,24 @@ export type NewAuditEntry = Pick<AuditEntry, 'id' | 'at' | 'actor' | 'role' | 'a
     holder?: string;
   };
 
+/**
+ * PostgreSQL stores no U+0000 in text or jsonb: a refused request's hostile parameters (a NUL in a
+ * string) would make its audit row fail to be written. Each NUL is kept visible as ␀ instead.
+ */
+const NUL = /\u0000/g;
+const clean = (v: unknown): unknown =>
+  typeof v === 'string' ? v.replace(NUL, '␀')
+  : Array.isArray(v) ? v.map(clean)
+  : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replace(NUL, '␀'), clean(x)]))
+  : v;
+const storable = (filter: Record<string, unknown>): string => JSON.stringify(clean(filter));
+
 export async function insertAudit(db: Db, e: NewAuditEntry): Promise<void> {
   await query(
     db,
     sql`insert into platform.ops_audit (id, at, actor, role, action, target, filter, dry_run, matched, changed, status, finished_at, error, http_status, holder, beat_at)
-        values (${e.id}, ${e.at}, ${e.actor.slice(0, 100)}, ${e.role}, ${e.action.slice(0, 50)}, ${e.target.slice(0, 200)}, ${JSON.stringify(e.filter)}::jsonb, ${e.dryRun},
-                ${e.matched}, ${e.changed}, ${e.status}, ${e.finishedAt ?? null}, ${e.error?.slice(0, 512) ?? null}, ${e.httpStatus ?? null},
+        values (${e.id}, ${e.at}, ${e.actor.slice(0, 100)}, ${e.role}, ${e.action.slice(0, 50)}, ${e.target.replace(NUL, '␀').slice(0, 200)}, ${storable(e.filter)}::jsonb, ${e.dryRun},
+                ${e.matched}, ${e.changed}, ${e.status}, ${e.finishedAt ?? null}, ${e.error?.replace(NUL, '␀').slice(0, 512) ?? null}, ${e.httpStatus ?? null},
                 ${e.holder ?? null}, case when ${e.holder ?? null}::text is null then null else now() end)`,
   );
 }
@@ -104,11 +116,12 @@ export function adminAuditSink(db: Db, clock: Clock): AdminAuditSink {
 
 const COLUMNS = sql`id, at, actor, role, action, target, filter, dry_run as "dryRun", matched, changed, status, finished_at as "finishedAt", error, http_status as "httpStatus"`;
 
-/** Newest first, keyset-paged by (at, id). */
-export async function listAudit(db: Db, limit: number, before?: Date): Promise<AuditEntry[]> {
+/** Newest first, keyset-paged by (at, id): `after` is the last entry of the previous page; `before` a time to start from. */
+export async function listAudit(db: Db, limit: number, before?: Date, after?: { at: Date; id: string }): Promise<AuditEntry[]> {
   const { rows } = await query<AuditEntry>(
     db,
     sql`select ${COLUMNS} from platform.ops_audit where (${before ?? null}::timestamptz is null or at < ${before ?? null}::timestamptz)
+         ${after ? sql`and (at, id) < (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)` : sql``}
          order by at desc, id desc limit ${limit}`,
   );
   return rows;

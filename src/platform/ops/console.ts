@@ -12,7 +12,7 @@ import { registerFailureRoutes } from './failures-routes.ts';
 import { beat, overviewOf } from './overview.ts';
 import { registerOpsRoutes } from './routes.ts';
 import type { OpsTuning } from './settings.ts';
-import type { BacklogMetric, FailureSource } from './types.ts';
+import type { ActorNames, BacklogMetric, FailureSource } from './types.ts';
 
 /** The kernel's own backlogs; modules add theirs (ModuleParts.opsBacklogs). */
 const KERNEL_BACKLOGS: BacklogMetric[] = [
@@ -43,6 +43,8 @@ export interface OpsConsoleDeps {
 export interface OpsConsole {
   registerFailures(source: FailureSource): void;
   registerBacklogs(list: readonly BacklogMetric[]): void;
+  /** Where the audit finds its actors' names (the first that knows an id names it). */
+  registerActorNames(names: ActorNames): void;
   /** The API and the console's pages on `app`. */
   register(app: FastifyInstance): void;
   /** The heartbeat, the sweep of bulk runs whose process died, and the alert sampler (with the background work). */
@@ -53,9 +55,11 @@ export interface OpsConsole {
 export function createOpsConsole(deps: OpsConsoleDeps): OpsConsole {
   const sources: FailureSource[] = [];
   const backlogs: BacklogMetric[] = [...KERNEL_BACKLOGS];
+  const namers: ActorNames[] = [];
   const closing = new AbortController();
   const { tuning } = deps;
-  const alerts = createAlertEvaluator(deps.registry, ALERT_RULES, { sampleEveryMs: tuning.opsAlertSampleMs, keepMs: tuning.opsAlertKeepMs });
+  // The backlogs are sampled with the rules' series: the overview draws their recent past.
+  const alerts = createAlertEvaluator(deps.registry, ALERT_RULES, { sampleEveryMs: tuning.opsAlertSampleMs, keepMs: tuning.opsAlertKeepMs, alsoSample: () => backlogs.map((b) => b.metric) });
   const overview = overviewOf({
     ...deps,
     jobs: () => deps.runner.list(),
@@ -68,8 +72,9 @@ export function createOpsConsole(deps: OpsConsoleDeps): OpsConsole {
   return {
     registerFailures: (source) => void sources.push(source),
     registerBacklogs: (list) => void backlogs.push(...list),
+    registerActorNames: (names) => void namers.push(names),
     register(app) {
-      registerOpsRoutes(app, { db: deps.db, clock: deps.clock, jobs: deps.runner, overview, alerts: () => alerts.view() });
+      registerOpsRoutes(app, { db: deps.db, log: deps.log, clock: deps.clock, jobs: deps.runner, overview, alerts: () => alerts.view(), actorNames: () => namers });
       registerFailureRoutes(app, {
         db: deps.db,
         log: deps.log,

@@ -4,9 +4,10 @@ import type { Db } from '../db/index.ts';
 import { AppError, errorCodes } from '../http/index.ts';
 import type { Logger } from '../observability/index.ts';
 import type { Clock } from '../time.ts';
-import { BulkActionBody, FailureKindParams, FailureQuery, OpsBulkStarted, OpsDryRun, OpsFailureKinds, OpsFailureList } from './api-schemas.ts';
+import { BulkActionBody, FailureKindParams, FailureQuery, FailureRowParams, OpsBulkStarted, OpsDryRun, OpsFailureDetail, OpsFailureKinds, OpsFailureList } from './api-schemas.ts';
 import { runBulk, type BulkDeps } from './bulk.ts';
 import { audit } from './routes.ts';
+import { cursorOf, cursorText } from './keyset.ts';
 import type { FailureFilter, FailureRow, FailureSource } from './types.ts';
 
 /**
@@ -30,7 +31,7 @@ export interface FailureRouteDeps {
   closing: AbortSignal;
 }
 
-type FilterInput = { from?: string; to?: string; errorCode?: string; field?: string; value?: string };
+type FilterInput = { from?: string; to?: string; errorCode?: string; field?: string; value?: string; ids?: string[] };
 
 const INVALID = 'OPS_INVALID_FILTER';
 
@@ -44,7 +45,13 @@ function filterOf(source: FailureSource, f: FilterInput = {}): FailureFilter {
   if (f.field !== undefined && !source.fields.includes(f.field)) {
     throw new AppError(INVALID, `${source.kind} rows have no field ${f.field} to filter on (fields: ${source.fields.join(', ')})`, 400);
   }
-  return { ...(from ? { from } : {}), ...(to ? { to } : {}), ...(f.errorCode ? { errorCode: f.errorCode } : {}), ...(f.field ? { field: f.field, value: f.value! } : {}) };
+  return {
+    ...(from ? { from } : {}),
+    ...(to ? { to } : {}),
+    ...(f.errorCode ? { errorCode: f.errorCode } : {}),
+    ...(f.field ? { field: f.field, value: f.value! } : {}),
+    ...(f.ids ? { ids: [...new Set(f.ids)] } : {}),
+  };
 }
 
 const runbookOf = (alert: string) => `/ops/runbooks/${alert}`;
@@ -81,17 +88,37 @@ export function registerFailureRoutes(app: FastifyInstance, ctx: FailureRouteDep
     schema: {
       operationId: 'listOpsFailures',
       tags,
-      summary: 'Failed rows of one kind, oldest first, filtered by time [from, to), error code and one of the kind\'s fields',
+      summary:
+        'Failed rows of one kind, a page at a time in a stable order (the time the kind lists, then id; `next` is the following page\'s `after`), filtered by time [from, to), error code and one of the kind\'s fields',
       params: FailureKindParams,
       querystring: FailureQuery,
-      response: { 200: OpsFailureList, 400: errorCodes(INVALID), 404: errorCodes('OPS_FAILURE_KIND_NOT_FOUND') },
+      response: { 200: OpsFailureList, 400: errorCodes(INVALID, 'OPS_INVALID_CURSOR'), 404: errorCodes('OPS_FAILURE_KIND_NOT_FOUND') },
     },
   }, async (req) => {
     const source = sourceOf(req.params.kind);
-    const { limit = 100, ...input } = req.query;
+    const { limit = 100, after, ...input } = req.query;
     const filter = filterOf(source, input);
-    const [total, rows] = await Promise.all([source.count(filter), source.list(filter, limit)]);
-    return { kind: await describe(source, total), total, items: rows.map(withTrace) };
+    const cursor = after === undefined ? undefined : cursorOf(after);
+    // One row more than the page: whether a next page exists, without a second count.
+    const [total, rows] = await Promise.all([source.count(filter), source.list(filter, limit + 1, cursor)]);
+    const page = rows.slice(0, limit);
+    return { kind: await describe(source, total), total, items: page.map(withTrace), next: rows.length > limit ? cursorText(page[page.length - 1]!.at, page[page.length - 1]!.id) : null };
+  });
+
+  r.get('/api/ops/failures/:kind/rows/:id', {
+    preHandler: app.requireOpsViewer,
+    schema: {
+      operationId: 'getOpsFailure',
+      tags,
+      summary: 'One failed row (its detail: fields, attempts, last error, trace and runbook); 404 once it is no longer failed (retried, requeued, discarded)',
+      params: FailureRowParams,
+      response: { 200: OpsFailureDetail, 400: errorCodes(INVALID), 404: errorCodes('OPS_FAILURE_KIND_NOT_FOUND', 'OPS_FAILURE_ROW_NOT_FOUND') },
+    },
+  }, async (req) => {
+    const source = sourceOf(req.params.kind);
+    const [row] = await source.list(filterOf(source, { ids: [req.params.id] }), 1);
+    if (!row) throw new AppError('OPS_FAILURE_ROW_NOT_FOUND', `no failed ${source.kind} row ${req.params.id} (it may have been retried, requeued or discarded)`, 404);
+    return { kind: await describe(source), row: withTrace(row) };
   });
 
   r.post('/api/ops/failures/:kind/actions', {

@@ -3,7 +3,8 @@
  * backlog gauges), and what the app builds it with. The console (/ops) and its API (/api/ops) know
  * no module and no table of one.
  */
-export type { BacklogMetric, FailureAction, FailureFilter, FailureRow, FailureSource } from './types.ts';
+export type { ActorNames, BacklogMetric, FailureAction, FailureCursor, FailureFilter, FailureRow, FailureSource } from './types.ts';
 export { createOpsConsole, type OpsConsole, type OpsConsoleDeps } from './console.ts';
 export { OPS_TUNING, opsSettings, type OpsSettings, type OpsTuning } from './settings.ts';
 export { adminAuditSink } from './audit-sql.ts';
+export { keysetAfter, keysetOrder } from './keyset.ts';

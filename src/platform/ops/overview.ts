@@ -40,7 +40,9 @@ export interface Overview {
   pollFloorMs: number;
   replica: string;
   jobs: (JobInfo & { lease: Lease | null })[];
-  backlogs: { metric: string; title: string; alert: string | null; series: { labels: Record<string, string>; value: number }[] }[];
+  backlogs: { metric: string; title: string; alert: string | null; series: { labels: Record<string, string>; value: number; trend: number[] }[] }[];
+  /** The time the backlogs' trends span, oldest sample to now (the alert sampler's history). */
+  trendSeconds: number;
   replicas: { holder: string; hubConnections: number; seenAt: Date; current: boolean }[];
   dependencies: Record<string, string>;
   alerts: AlertsView;
@@ -104,7 +106,18 @@ export async function jobsWithLeases(db: Db, jobs: JobInfo[]): Promise<Overview[
   return jobs.map((j) => ({ ...j, lease: (j.lockKey && leases.get(j.lockKey)) || null }));
 }
 
-async function readBacklogs(registry: Registry, wanted: readonly BacklogMetric[]): Promise<Overview['backlogs']> {
+/** At most this many points a sparkline: evenly picked from the samples kept, the newest always in. */
+export const TREND_POINTS = 60;
+
+function trendOf(alerts: AlertEvaluator, metric: string, labels: Record<string, string>): number[] {
+  const key = JSON.stringify(labels);
+  const points = alerts.series(metric).find((s) => JSON.stringify(s.labels) === key)?.points ?? [];
+  if (points.length <= TREND_POINTS) return points.map((p) => p.value);
+  const step = (points.length - 1) / (TREND_POINTS - 1);
+  return Array.from({ length: TREND_POINTS }, (_, i) => points[Math.round(i * step)]!.value);
+}
+
+async function readBacklogs(registry: Registry, wanted: readonly BacklogMetric[], alerts: AlertEvaluator): Promise<Overview['backlogs']> {
   const out: Overview['backlogs'] = [];
   for (const b of wanted) {
     const metric = registry.getSingleMetric(b.metric);
@@ -113,7 +126,10 @@ async function readBacklogs(registry: Registry, wanted: readonly BacklogMetric[]
       metric: b.metric,
       title: b.title,
       alert: b.alert ?? null,
-      series: values.map((v) => ({ labels: Object.fromEntries(Object.entries(v.labels).map(([k, l]) => [k, String(l)])), value: v.value })),
+      series: values.map((v) => {
+        const labels = Object.fromEntries(Object.entries(v.labels).map(([k, l]) => [k, String(l)]));
+        return { labels, value: v.value, trend: trendOf(alerts, b.metric, labels) };
+      }),
     });
   }
   return out;
@@ -126,7 +142,7 @@ async function build(deps: OverviewDeps): Promise<Overview> {
   await beat(deps.db, deps.holder, deps.hubConnections()).catch((err: unknown) => deps.log.warn({ err }, 'ops heartbeat could not be written'));
   const [jobs, backlogs, replicas, readiness] = await Promise.all([
     deps.jobs().then((list) => jobsWithLeases(deps.db, list)),
-    readBacklogs(deps.registry, deps.backlogs()),
+    readBacklogs(deps.registry, deps.backlogs(), deps.alerts),
     readReplicas(deps.db, deps.replicaStaleMs, deps.holder).catch(() => []),
     deps.readiness(),
   ]);
@@ -138,6 +154,7 @@ async function build(deps: OverviewDeps): Promise<Overview> {
     backlogs,
     replicas,
     dependencies: Object.fromEntries(readiness.map((r) => [r.name, r.status])),
+    trendSeconds: deps.alerts.view().historySeconds,
     alerts: annotatePauses(deps.alerts.view(), jobs, deps.clock.now()),
   };
 }

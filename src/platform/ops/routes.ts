@@ -8,6 +8,9 @@ import { annotatePauses } from './alert-pauses.ts';
 import type { AlertsView } from './alerts.ts';
 import { AUDIT_PAGE_DEFAULT, AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseBody, OpsPauseState, OpsRunResult } from './api-schemas.ts';
 import { insertAudit, listAudit, readAudit, type NewAuditEntry } from './audit-sql.ts';
+import { cursorOf, cursorText } from './keyset.ts';
+import type { Logger } from '../observability/index.ts';
+import type { ActorNames } from './types.ts';
 import { jobsWithLeases, type Overview } from './overview.ts';
 
 /** What the ops routes need from the job runner. */
@@ -20,11 +23,27 @@ export interface JobsOps {
 
 export interface OpsRouteDeps {
   db: Db;
+  log: Logger;
   clock: Clock;
   jobs: JobsOps;
   overview: () => Promise<Overview>;
   alerts: () => AlertsView;
+  actorNames: () => readonly ActorNames[];
 }
+
+/** The actors' display names where a module knows them; one that cannot answer now leaves the ids (the page still loads). */
+async function namesOf(ctx: OpsRouteDeps, ids: string[]): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  const uuids = [...new Set(ids)].filter((id) => UUID.test(id));
+  for (const namer of ctx.actorNames()) {
+    const unknown = uuids.filter((id) => !names.has(id));
+    if (unknown.length === 0) break;
+    const found = await namer(unknown).catch((err: unknown) => (ctx.log.warn({ err }, 'ops audit actor names could not be read'), new Map<string, string>()));
+    for (const [id, name] of found) names.set(id, name);
+  }
+  return names;
+}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const tags = ['ops'];
 const jobNotFound = { 404: errorCodes('JOB_NOT_FOUND') };
@@ -128,11 +147,23 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
 
   r.get('/api/ops/audit', {
     preHandler: app.requireOpsViewer,
-    schema: { operationId: 'listOpsAudit', tags, summary: 'Every ops action, newest first (who, role, what, filter, counts, when)', querystring: AuditQuery, response: { 200: OpsAuditList, 400: errorCodes('OPS_INVALID_FILTER') } },
+    schema: {
+      operationId: 'listOpsAudit',
+      tags,
+      summary: 'Every ops action, newest first (who — by name where a module knows the user —, role, what, filter, counts, when), a page at a time (`next` is the following page\'s `after`)',
+      querystring: AuditQuery,
+      response: { 200: OpsAuditList, 400: errorCodes('OPS_INVALID_FILTER', 'OPS_INVALID_CURSOR') },
+    },
   }, async (req) => {
     const before = req.query.before === undefined ? undefined : new Date(req.query.before);
     if (before && Number.isNaN(before.getTime())) throw new AppError('OPS_INVALID_FILTER', 'before must be an ISO-8601 date-time', 400);
-    return { items: await listAudit(ctx.db, req.query.limit ?? AUDIT_PAGE_DEFAULT, before) };
+    const after = req.query.after === undefined ? undefined : cursorOf(req.query.after, (id) => UUID.test(id));
+    const limit = req.query.limit ?? AUDIT_PAGE_DEFAULT;
+    // One entry more than the page: whether another page follows.
+    const rows = await listAudit(ctx.db, limit + 1, before, after);
+    const page = rows.slice(0, limit);
+    const names = await namesOf(ctx, page.map((e) => e.actor));
+    return { items: page.map((e) => ({ ...e, actorName: names.get(e.actor.toLowerCase()) ?? null })), next: rows.length > limit ? cursorText(page[page.length - 1]!.at, page[page.length - 1]!.id) : null };
   });
 
   r.get('/api/ops/audit/:id', {

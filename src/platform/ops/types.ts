@@ -16,6 +16,14 @@ export interface FailureFilter {
   errorCode?: string;
   field?: string;
   value?: string;
+  /** Only these rows (a row's detail, the rows a person ticked): at most 100 ids. */
+  ids?: string[];
+}
+
+/** Where a page of the list ends: the last row's `at` and id (rows come in (at, id) order). */
+export interface FailureCursor {
+  at: Date;
+  id: string;
 }
 
 export interface FailureRow {
@@ -45,12 +53,18 @@ export interface FailureSource {
   worker?: string;
   /** What an operator may do with them; each is idempotent per row (a row no longer failed is skipped). */
   actions: readonly FailureAction[];
-  /** Matching rows, oldest first, at most `limit`. */
-  list(filter: FailureFilter, limit: number): Promise<FailureRow[]>;
+  /**
+   * Matching rows in (at, id) order — `at` to the millisecond, as FailureRow.at gives it — at most
+   * `limit`, after `after` when given (the keyset of the console's pages: stable while rows come and go).
+   */
+  list(filter: FailureFilter, limit: number, after?: FailureCursor): Promise<FailureRow[]>;
   count(filter: FailureFilter): Promise<number>;
   /** Applies `action` to at most `limit` matching rows in one statement (oldest first); how many changed. */
   act(action: FailureAction, filter: FailureFilter, limit: number, actor: string): Promise<number>;
 }
+
+/** Display names of the users a module knows among `ids` (UUIDs); an id it does not know is left out. */
+export type ActorNames = (ids: readonly string[]) => Promise<Map<string, string>>;
 
 /** A gauge the overview lists among the backlogs, by its metric name (summed per the labels it has). */
 export interface BacklogMetric {

@@ -9,7 +9,7 @@ import { claimDue, recordOutcomes, type ClaimedRow, type OutcomeUpdate } from '.
 import { cursorOf } from './cursor.ts';
 import type { RealtimeMetrics } from './metrics.ts';
 import { chatGroupOf, type PushKinds } from './port.ts';
-import { lastErrorText, outcomeOf, type PushResult, type RowOutcome } from './rules.ts';
+import { codedLastError, lastErrorText, outcomeOf, PUSH_FAILURE, type PushResult, type RowOutcome } from './rules.ts';
 
 
 /**
@@ -41,7 +41,8 @@ export interface RealtimeDispatchQuarantinedEvent {
 
 export interface DispatchStepsDeps {
   db: Db;
-  hub: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup' | 'disconnectUser'>;
+  /** `health`, when there, tells a batch's failed pushes caused by the backplane being down from others. */
+  hub: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup' | 'disconnectUser'> & Partial<Pick<Hub, 'health'>>;
   metrics: RealtimeMetrics;
   /** The registered kinds: what the claim reads beside its rows, and each kind's load and build steps. */
   kinds: PushKinds;
@@ -67,6 +68,9 @@ export type DispatchResult = PushResult | null;
 
 /** The job's own counts, beside the kernel's (every run reports them, zero included). */
 export const DISPATCH_COUNTS = ['dispatched', 'retried', 'quarantined', 'overtaken'] as const;
+
+/** What the push timeout names, so its error is told from the hub's own. */
+const PUSH_WHAT = 'realtime push';
 
 export function createDispatchSteps(deps: DispatchStepsDeps) {
   const { metrics, maxAttempts } = deps;
@@ -109,9 +113,14 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
   /** Step 5, one row outside any transaction: build its payload and push it (membership changes first), within the push timeout. */
   async function push(row: DispatchRow): Promise<DispatchResult> {
     if (row.exhausted) return null;
+    let built: ReturnType<PushKinds['build']>;
     try {
-      const built = kinds.build(row, row.refs);
-      if (!built.ok) return { kind: 'missing', code: built.code };
+      built = kinds.build(row, row.refs);
+    } catch (err) {
+      return { kind: 'transient', code: PUSH_FAILURE.frameBuild, error: lastErrorText(err) };
+    }
+    if (!built.ok) return { kind: 'missing', code: built.code };
+    try {
       const { membership, sends, disconnect } = built.delivery;
       const cursor = row.cursor;
       // Sends to the row's chat group carry its membership version (record-level access at delivery).
@@ -131,18 +140,37 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
           }
         })(),
         deps.pushTimeoutMs,
-        'realtime push',
+        PUSH_WHAT,
       );
       return { kind: 'delivered' };
     } catch (err) {
-      return { kind: 'transient', error: lastErrorText(err) };
+      const timedOut = err instanceof Error && err.message.startsWith(`${PUSH_WHAT} timed out`);
+      return { kind: 'transient', code: timedOut ? PUSH_FAILURE.timeout : PUSH_FAILURE.failed, error: lastErrorText(err) };
     }
   }
 
+  /**
+   * The failed pushes' LastError with its cause code: a hub failure (timeout or error) while the
+   * backplane is down is the backplane's (asked once per batch, only when a push failed).
+   */
+  async function withCauses(outcomes: readonly Outcome<DispatchRow, DispatchResult>[]): Promise<Map<DispatchRow, PushResult>> {
+    const failed = outcomes.filter((o) => o.status === 'done' && o.result?.kind === 'transient' && o.result.code !== PUSH_FAILURE.frameBuild);
+    const down = failed.length > 0 && deps.hub.health ? (await deps.hub.health().catch(() => 'down')) === 'down' : false;
+    const coded = new Map<DispatchRow, PushResult>();
+    for (const o of outcomes) {
+      if (o.status !== 'done' || o.result?.kind !== 'transient') continue;
+      const code = o.result.code === PUSH_FAILURE.frameBuild ? o.result.code : down ? PUSH_FAILURE.backplaneDown : (o.result.code ?? PUSH_FAILURE.failed);
+      coded.set(o.row, { kind: 'transient', code, error: codedLastError(code, o.result.error) });
+    }
+    return coded;
+  }
+
   /** A row the stop left unpushed was skipped; a push that threw (it catches its own errors) is transient. */
-  const rowOutcomeOf = (o: Outcome<DispatchRow, DispatchResult>): RowOutcome => {
+  const rowOutcomeOf = (o: Outcome<DispatchRow, DispatchResult>, coded: Map<DispatchRow, PushResult>): RowOutcome => {
     const result: PushResult =
-      o.status === 'released' ? { kind: 'skipped' } : o.status === 'done' ? o.result! : { kind: 'transient', error: lastErrorText(o.error) };
+      o.status === 'released' ? { kind: 'skipped' }
+      : o.status === 'done' ? (coded.get(o.row) ?? o.result!)
+      : { kind: 'transient', error: codedLastError(PUSH_FAILURE.failed, lastErrorText(o.error)) };
     return outcomeOf(result, o.row.attempts, maxAttempts);
   };
 
@@ -164,7 +192,8 @@ export function createDispatchSteps(deps: DispatchStepsDeps) {
   async function record(outcomes: readonly Outcome<DispatchRow, DispatchResult>[], run: BatchRun): Promise<void> {
     const now = run.now();
     const pushed = outcomes.filter((o) => !o.row.exhausted);
-    const decided = pushed.map((o) => ({ row: o.row, outcome: rowOutcomeOf(o), missing: o.status === 'done' && o.result?.kind === 'missing' }));
+    const coded = await withCauses(pushed);
+    const decided = pushed.map((o) => ({ row: o.row, outcome: rowOutcomeOf(o, coded), missing: o.status === 'done' && o.result?.kind === 'missing' }));
     const landed = await recordOutcomes(
       deps.db,
       decided.map((d) => toUpdate(d.row, d.outcome, now)),

@@ -12,10 +12,12 @@ const FIELDS = ['kind', 'chatId', 'targetUserId', 'messageId'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function quarantineFilterOf(f: FailureFilter): QuarantineFilter {
+  if (f.ids?.some((id) => !UUID.test(id))) throw new AppError('OPS_INVALID_FILTER', 'ids are UUIDs', 400);
   const out: QuarantineFilter = {
+    ...(f.ids ? { ids: f.ids.map((id) => id.toLowerCase()) } : {}),
     ...(f.from ? { failedFrom: f.from } : {}),
     ...(f.to ? { failedTo: f.to } : {}),
-    // LastError is text ("PUSH_TIMEOUT: …"): the code is its start.
+    // LastError is text ("RTO_BACKPLANE_DOWN: …", rules.ts PUSH_FAILURE): the code is its start.
     ...(f.errorCode ? { lastErrorPrefix: f.errorCode } : {}),
   };
   if (f.field === undefined || f.value === undefined) return out;
@@ -39,7 +41,7 @@ export function realtimeFailureSource(db: Db, clock: Clock): FailureSource {
     alert: 'MessengerRealtimeQuarantined',
     fields: FIELDS,
     actions: ['requeue', 'discard'],
-    list: async (f, limit) => (await listQuarantinedMatching(db, quarantineFilterOf(f), limit)).map(rowOf),
+    list: async (f, limit, after) => (await listQuarantinedMatching(db, quarantineFilterOf(f), limit, after)).map(rowOf),
     count: async (f) => (await requeueMatching(db, quarantineFilterOf(f), 0, clock.now(), true)).matched,
     act: async (action, f, limit) =>
       action === 'discard' ? discardQuarantined(db, quarantineFilterOf(f), limit) : (await requeueMatching(db, quarantineFilterOf(f), limit, clock.now(), false)).requeued,

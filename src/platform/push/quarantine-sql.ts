@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import { keysetAfter, keysetOrder, type FailureCursor } from '../ops/index.ts';
 import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
 import type { PushRow } from './types.ts';
 
@@ -117,11 +118,13 @@ export async function requeueMatching(db: Db, filter: QuarantineFilter, limit: n
 /** A Quarantined row as the ops console lists it: with the traceparent of the work that wrote it. */
 export type ListedQuarantinedRow = QuarantinedRow & { traceparent: string | null };
 
-/** The ops console's list: Quarantined rows matching the filter, oldest id first. */
-export async function listQuarantinedMatching(db: Db, filter: QuarantineFilter, limit: number): Promise<ListedQuarantinedRow[]> {
+/** The ops console's list: Quarantined rows matching the filter, by last change then id (its pages' keyset). */
+export async function listQuarantinedMatching(db: Db, filter: QuarantineFilter, limit: number, after?: FailureCursor): Promise<ListedQuarantinedRow[]> {
+  const at = sql`updated_at`;
   const { rows } = await query<ListedQuarantinedRow>(
     db,
-    sql`select ${QUARANTINED_COLUMNS}, traceparent from messenger.realtime_outbox where ${quarantinedMatching(filter)} order by id limit ${limit}`,
+    sql`select ${QUARANTINED_COLUMNS}, traceparent from messenger.realtime_outbox where ${quarantinedMatching(filter)} ${keysetAfter(at, after)}
+         order by ${keysetOrder(at)} limit ${limit}`,
   );
   return rows;
 }

@@ -9,7 +9,7 @@ import { errorText } from '../errors/index.ts';
 export type PushResult =
   | { kind: 'delivered' }
   /** Hub or backplane unavailable (or anything unexpected): try again after the backoff. */
-  | { kind: 'transient'; error: string }
+  | { kind: 'transient'; error: string; code?: PushFailureCode }
   /** The referenced entity no longer exists: retrying cannot help. */
   | { kind: 'missing'; code: string }
   /** Not attempted: the run was asked to stop first. */
@@ -35,6 +35,26 @@ export function outcomeOf(result: PushResult, attempts: number, maxAttempts: num
       return attempts >= maxAttempts ? { status: 'Quarantined', lastError: result.error } : { status: 'Pending', lastError: result.error };
   }
 }
+
+/**
+ * Why a push failed, written at the start of its LastError ("RTO_BACKPLANE_DOWN: Error: Connection
+ * is closed."), so the ops console and the requeue filter (lastErrorPrefix) tell the causes apart
+ * (the error text alone began "Error" whatever the cause). Kept in last_error, the column there is.
+ */
+export const PUSH_FAILURE = {
+  /** The cross-replica backplane (Redis) was down when the batch's outcomes were recorded. */
+  backplaneDown: 'RTO_BACKPLANE_DOWN',
+  /** The push did not finish within the push timeout (backplane up). */
+  timeout: 'RTO_PUSH_TIMEOUT',
+  /** The kind's owner could not build the frame from the row and what it points at. */
+  frameBuild: 'RTO_FRAME_BUILD_FAILED',
+  /** Anything else the hub threw. */
+  failed: 'RTO_PUSH_FAILED',
+} as const;
+export type PushFailureCode = (typeof PUSH_FAILURE)[keyof typeof PUSH_FAILURE];
+
+/** LastError of a failed push: its code, then the error's text, ≤ 512 chars. */
+export const codedLastError = (code: PushFailureCode, text: string): string => `${code}: ${text}`.slice(0, LAST_ERROR_MAX);
 
 export const REF_NOT_FOUND = 'RTO_REF_NOT_FOUND';
 /** LastError of a row quarantined at claim: it already used MaxAttempts (crashed claims, or MaxAttempts lowered). */

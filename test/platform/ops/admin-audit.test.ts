@@ -107,6 +107,15 @@ test('refusals are audited as refused with their code: a viewer acting, a user o
   assert.deepEqual(await rowsFor(anonymous), [], 'a 401 names no one');
 });
 
+test('a refused body carrying U+0000 (which PostgreSQL stores in no text) is still audited, each NUL shown as ␀', async () => {
+  const url = '/api/ops/failures/realtime-quarantined/actions';
+  const res = await call(admin, 'POST', url, { action: 'requeue', filter: { errorCode: 'A\u0000B', ['k\u0000']: 1 } });
+  assert.equal(res.status, 400);
+  const rows = await rowsFor(url);
+  assert.equal(rows.length, 1, 'the row is written');
+  assert.deepEqual([rows[0]!.status, rows[0]!.http_status, (rows[0]!.filter.body as { filter: Record<string, unknown> }).filter], ['failed', 400, { errorCode: 'A␀B', 'k␀': 1 }]);
+});
+
 test('an ops route that writes its own row (with its counts) gets no second one from the hook', async () => {
   const resume = '/api/ops/jobs/messenger-realtime-dispatch/resume';
   assert.equal((await call(admin, 'POST', resume)).status, 200);

@@ -3,6 +3,11 @@ import assert from 'node:assert/strict';
 import { renderAlertRules, ALERT_RULES_PATH } from '../../../scripts/alert-rules.ts';
 import { readFileSync } from 'node:fs';
 import { ALERT_RULES } from '../../../src/platform/ops/alert-rules.ts';
+import { Registry } from 'prom-client';
+import { createJobMetrics } from '../../../src/platform/jobs/job-metrics.ts';
+import type { JobInfo } from '../../../src/platform/jobs/index.ts';
+import { annotatePauses } from '../../../src/platform/ops/alert-pauses.ts';
+import { createAlertEvaluator } from '../../../src/platform/ops/alerts.ts';
 import { parsePromQL } from '../../../src/platform/ops/promql-parse.ts';
 import { evaluate, type Sample } from '../../../src/platform/ops/promql-eval.ts';
 
@@ -48,4 +53,33 @@ test('increase, rate and delta over the samples in range (counter resets counted
 test('a construct outside the subset is refused, not evaluated wrongly', () => {
   assert.throws(() => parsePromQL('a > on(job) b'));
   assert.throws(() => parsePromQL('topk(3, a)'));
+});
+
+test('a planned pause holds the job\'s not-running alert back (job_paused), shown as held with the pause; past its expected end it fires again', async () => {
+  const registry = new Registry();
+  const job = 'messenger-realtime-dispatch';
+  const metrics = createJobMetrics(registry);
+  metrics.declare(job);
+  metrics.recordSuccessAt(job, new Date(T - 10 * MIN));
+  const rules = ALERT_RULES.filter((r) => r.alert === 'MessengerRealtimeDispatchNotRunning');
+  const evaluator = createAlertEvaluator(registry, rules, { sampleEveryMs: 1000, keepMs: 60 * MIN, now: () => T });
+  const pausedJob = (until: Date | null) => ({ name: job, pausedAt: new Date(T - 5 * MIN), pausedBy: 'u1', pauseReason: 'Redis failover drill', pauseUntil: until }) as unknown as JobInfo;
+  const now = new Date(T);
+
+  await evaluator.tick();
+  assert.deepEqual(evaluator.view().alerts.map((a) => a.alert), ['MessengerRealtimeDispatchNotRunning'], 'not paused: it is active');
+
+  const end = new Date(T + 30 * MIN);
+  metrics.recordPauses(new Map([[job, end]]));
+  await evaluator.tick();
+  const held = annotatePauses(evaluator.view(), [pausedJob(end)], now, rules);
+  assert.deepEqual(held.alerts, [], 'held back by the planned pause');
+  assert.deepEqual(held.held.map((h) => [h.alert, h.labels.job, h.annotations.pause_reason]), [['MessengerRealtimeDispatchNotRunning', job, 'Redis failover drill']]);
+
+  const passed = new Date(T - MIN);
+  metrics.recordPauses(new Map([[job, passed]]));
+  await evaluator.tick();
+  const overdue = annotatePauses(evaluator.view(), [pausedJob(passed)], now, rules);
+  assert.deepEqual(overdue.held, []);
+  assert.deepEqual(overdue.alerts.map((a) => [a.alert, a.annotations.pause_overdue]), [['MessengerRealtimeDispatchNotRunning', 'true']]);
 });

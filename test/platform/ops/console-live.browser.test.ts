@@ -7,6 +7,7 @@ import { newId } from '../../../src/platform/time.ts';
 import { launchChromium } from '../../modules/messenger/support/browser.ts';
 import { messengerApp } from '../../modules/messenger/support/app.ts';
 import { insertChat, insertOutbox, uid } from '../../modules/messenger/support/dispatch.ts';
+import { click, openConsole as open, text } from './console-page.ts';
 
 /**
  * The ops console's live overview in headless Chromium, read as on-call reads it during an
@@ -20,23 +21,7 @@ const origin = new URL(m.url).origin;
 const operatorId = newId();
 const operator = await m.token({ userId: operatorId, admin: true });
 
-async function openConsole(browser: Browser, token: string, problems: string[]): Promise<Page> {
-  const page = await (await browser.createBrowserContext()).newPage();
-  page.setDefaultTimeout(30_000);
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') problems.push(msg.text());
-  });
-  page.on('pageerror', (e) => problems.push(String(e)));
-  await page.setViewport({ width: 1400, height: 900 });
-  await page.goto(`${origin}/ops`);
-  await page.type('#token', token);
-  await page.click('#sign-in button[type=submit]');
-  await page.waitForSelector(`tr[data-job="${JOB}"]`);
-  return page;
-}
-
-const text = (page: Page, sel: string) => page.$eval(sel, (e) => e.textContent ?? '');
-const click = (page: Page, sel: string) => page.waitForSelector(sel).then(() => page.$eval(sel, (e) => (e as unknown as { click(): void }).click()));
+const openConsole = (browser: Browser, token: string, problems: string[]): Promise<Page> => open(browser, origin, token, problems);
 
 test('in Chromium: the live overview updates in place (focus and a text selection survive two refreshes), opens with a status line, and shows values and times for a person', { timeout: 120_000 }, async () => {
   const browser = await launchChromium();
@@ -62,7 +47,7 @@ test('in Chromium: the live overview updates in place (focus and a text selectio
   // Focus a button and select a job's name; two live refreshes later both are as they were.
   const button = (await page.$(`tr[data-job="${JOB}"] button[data-act="run"]`))!;
   await button.focus();
-  await page.evaluate(`(() => { const r = document.createRange(); r.selectNodeContents(document.querySelector('tr[data-job="${JOB}"] td')); getSelection().removeAllRanges(); getSelection().addRange(r); })()`);
+  await page.evaluate(`(() => { const r = document.createRange(); r.selectNodeContents(document.querySelector('tr[data-job="${JOB}"] th a')); getSelection().removeAllRanges(); getSelection().addRange(r); })()`);
   const refreshes = () => page.$eval('#updated', (e) => Number((e as unknown as { dataset: { refreshes: string } }).dataset.refreshes));
   const before = await refreshes();
   await page.waitForFunction(`Number(document.querySelector('#updated').dataset.refreshes) >= ${before + 2}`);
@@ -101,5 +86,17 @@ test('in Chromium: the lock column says held, expired or released in relative ti
   assert.equal(await text(page, next), '— (no timer on this replica)');
   await m.app.platform.runner.start();
   await page.waitForFunction(`/^in \\d+ ms \\(.+ UTC\\)$|^in \\d+ s \\(.+ UTC\\)$/.test(document.querySelector('${next}')?.textContent ?? '')`);
+
+  // A running replica exports the pause (job_paused): the not-running alert is held back, so it
+  // does not page, and the overview lists it as held with the pause's reason.
+  const pause = await m.call(operator, 'POST', `/api/ops/jobs/${JOB}/pause`, { reason: 'Redis failover drill', until: new Date(Date.now() + 30 * 60_000).toISOString() });
+  assert.equal(pause.status, 200);
+  const held = 'tr[data-alert="MessengerRealtimeDispatchNotRunning"][data-held="true"]';
+  await page.waitForSelector(held);
+  assert.equal(await text(page, `${held} td`), 'held back (planned pause)');
+  assert.match(await text(page, `${held} td.pause-note`), new RegExp(`^planned pause of ${JOB} by .+: Redis failover drill; expected end `));
+  assert.equal(await page.$('tr[data-alert="MessengerRealtimeDispatchNotRunning"]:not([data-held])'), null, 'not firing or pending');
+  assert.equal((await m.call(operator, 'POST', `/api/ops/jobs/${JOB}/resume`)).status, 200);
+  await page.waitForFunction(`!document.querySelector('${held}')`);
   assert.deepEqual(problems, []);
 });

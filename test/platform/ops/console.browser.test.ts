@@ -7,6 +7,7 @@ import { launchChromium } from '../../modules/messenger/support/browser.ts';
 import { messengerApp } from '../../modules/messenger/support/app.ts';
 import { insertChat, insertMessage, insertOutbox, uid } from '../../modules/messenger/support/dispatch.ts';
 import { waitFor } from '../../support/wait.ts';
+import { click, openConsole as open, text } from './console-page.ts';
 
 /**
  * The ops console as an on-call engineer uses it, in headless Chromium against the running service:
@@ -19,29 +20,14 @@ import { waitFor } from '../../support/wait.ts';
 
 const SHOTS = process.env.OPS_CONSOLE_SCREENSHOTS;
 const JOB = 'messenger-realtime-dispatch';
-const m = await messengerApp({}, {}, { opsOverviewFloorMs: 300, opsBulkChunk: 1, opsBulkPauseMs: 50 });
+// Samples every 250 ms: the backlog's sparkline in the overview screenshot has its points.
+const m = await messengerApp({}, {}, { opsOverviewFloorMs: 300, opsBulkChunk: 1, opsBulkPauseMs: 50, opsAlertSampleMs: 250 });
 const origin = new URL(m.url).origin;
 const operatorId = newId();
 const operator = await m.token({ userId: operatorId, admin: true });
 const viewer = await signToken({ userId: newId(), admin: false, opsRole: 'viewer' }, m.config.JWT_SECRET, { issuer: m.config.AUTH_ISSUER, audience: m.config.AUTH_AUDIENCE });
 
-async function openConsole(browser: Browser, token: string, problems: string[]): Promise<Page> {
-  const page = await (await browser.createBrowserContext()).newPage();
-  page.setDefaultTimeout(30_000);
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') problems.push(msg.text());
-  });
-  page.on('pageerror', (e) => problems.push(String(e)));
-  await page.setViewport({ width: 1400, height: 900 });
-  await page.goto(`${origin}/ops`);
-  await page.type('#token', token);
-  await page.click('#sign-in button[type=submit]');
-  await page.waitForSelector(`tr[data-job="${JOB}"]`);
-  return page;
-}
-
-const text = (page: Page, sel: string) => page.$eval(sel, (e) => e.textContent ?? '');
-const click = (page: Page, sel: string) => page.waitForSelector(sel).then(() => page.$eval(sel, (e) => (e as unknown as { click(): void }).click()));
+const openConsole = (browser: Browser, token: string, problems: string[]): Promise<Page> => open(browser, origin, token, problems);
 const statuses = async (ids: string[]) => (await m.pool.query<{ status: string }>(`select status from messenger.realtime_outbox where id = any($1::uuid[]) order by id`, [ids])).rows.map((r) => r.status);
 
 test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, dry run, bulk requeue that delivers, the audit; a viewer cannot act', { timeout: 240_000 }, async () => {
@@ -80,10 +66,14 @@ test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, 
   await m.pool.query(`update messenger.realtime_outbox set status = 'Quarantined', attempts = 8, last_error = 'REF_NOT_FOUND: gone' where id = $1`, [rows[2]]);
   await page.goto(`${origin}/ops#failures/realtime-quarantined`);
   await page.waitForFunction(`document.querySelectorAll('#failure-rows tr[data-id]').length === 3`);
-  const runbook = await page.$eval('#failure-rows tr[data-id] a.runbook', (a) => (a as unknown as { href: string }).href);
-  assert.equal(runbook, `${origin}/ops/runbooks/MessengerRealtimeQuarantined`);
-  const runbookPage = await page.evaluate(async (url) => (await fetch(url)).text(), runbook);
-  assert.match(runbookPage, /MessengerRealtimeQuarantined/);
+  // The runbook opens in the console, as HTML under the same CSP; Back returns to the rows.
+  await click(page, '#failure-rows tr[data-id] a.runbook');
+  await page.waitForSelector('#runbook-view article.runbook h1');
+  assert.equal(await text(page, '#runbook-view h1'), 'MessengerRealtimeQuarantined');
+  assert.ok((await page.$$('#runbook-view h2')).length >= 3, 'its sections as headings, not raw markdown');
+  assert.equal(await page.$('#runbook-view script'), null);
+  await page.goBack();
+  await page.waitForFunction(`document.querySelectorAll('#failure-rows tr[data-id]').length === 3`);
 
   // Filter by error code, dry-run the requeue: its count, nothing changed.
   await page.type('#filters input[name=errorCode]', 'PUSH_TIMEOUT');
@@ -117,7 +107,7 @@ test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, 
   // The audit page shows every action with who did it.
   await page.goto(`${origin}/ops#audit`);
   await page.waitForSelector('#audit-rows tr[data-action="requeue"]');
-  const audit = await page.$$eval('#audit-rows tr[data-action]', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  const audit = await page.$$eval('#audit-rows tr[data-action]', (trs) => trs.map((tr) => [...tr.querySelectorAll('th, td')].map((td) => td.textContent)));
   const actions = audit.map((cells) => `${cells[3]} ${cells[6]} ${cells[8]}`);
   assert.deepEqual(actions.slice(0, 6), ['run no 1', 'resume no 1', 'requeue no 2', 'requeue yes 0', 'run no 0', 'pause no 1']);
   assert.ok(audit.every((cells) => cells[1] === operatorId));
@@ -175,7 +165,7 @@ test('in Chromium: a new filter that fails drops the previous bulk panel (no Run
   assert.equal((await m.call(viewer, 'POST', `/api/ops/jobs/${JOB}/run`)).status, 403);
   await page.goto(`${origin}/ops#audit`);
   await page.waitForSelector('#audit-rows tr[data-action="requeueQuarantinedRealtimeRows"]');
-  const row = (sel: string) => page.$eval(sel, (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent));
+  const row = (sel: string) => page.$eval(sel, (tr) => [...tr.querySelectorAll('th, td')].map((td) => td.textContent));
   const runbook = await row('#audit-rows tr[data-action="requeueQuarantinedRealtimeRows"]');
   assert.deepEqual([runbook[1], runbook[6], runbook[9], runbook[10]], [operatorId, 'yes', 'done', '200']);
   const refused = await row('#audit-rows tr[data-status="refused"]');

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
+import { keysetAfter, keysetOrder, type FailureCursor } from '../../../platform/ops/index.ts';
 import { COLUMNS, notifyWorkers, toTask, type FanOutTask, type TaskRow } from './fanout-sql.ts';
 
 /**
@@ -11,6 +12,7 @@ import { COLUMNS, notifyWorkers, toTask, type FanOutTask, type TaskRow } from '.
 /** Which Failed tasks; every field given narrows the set. The range is on when the task failed (UpdatedAt). */
 export interface FailedTaskFilter {
   id?: string;
+  ids?: readonly string[];
   roleId?: string;
   companyId?: string;
   parentId?: string;
@@ -22,6 +24,7 @@ export interface FailedTaskFilter {
 
 const failedWhere = (f: FailedTaskFilter) => sql`status = 'Failed'
      ${f.id === undefined ? sql`` : sql`and id = ${f.id}`}
+     ${f.ids === undefined ? sql`` : sql`and id = any(${sql.param(f.ids)}::uuid[])`}
      ${f.roleId === undefined ? sql`` : sql`and role_id = ${f.roleId}`}
      ${f.companyId === undefined ? sql`` : sql`and company_id = ${f.companyId}`}
      ${f.parentId === undefined ? sql`` : sql`and parent_id = ${f.parentId}`}
@@ -33,9 +36,10 @@ const failedWhere = (f: FailedTaskFilter) => sql`status = 'Failed'
 export type FailedTask = FanOutTask & { traceparent: string | null };
 
 /** Failed tasks matching the filter, oldest failure first (the order the replay takes them in). */
-export async function listFailedTasks(q: Db, f: FailedTaskFilter, limit: number): Promise<FailedTask[]> {
+export async function listFailedTasks(q: Db, f: FailedTaskFilter, limit: number, after?: FailureCursor): Promise<FailedTask[]> {
+  const at = sql`updated_at`;
   const { rows } = await query<TaskRow & { traceparent: string | null }>(q, sql`
-    select ${COLUMNS}, traceparent from identity.access_fanout_tasks where ${failedWhere(f)} order by updated_at, id limit ${limit}`);
+    select ${COLUMNS}, traceparent from identity.access_fanout_tasks where ${failedWhere(f)} ${keysetAfter(at, after)} order by ${keysetOrder(at)} limit ${limit}`);
   return rows.map((r) => ({ ...toTask(r), traceparent: r.traceparent }));
 }
 

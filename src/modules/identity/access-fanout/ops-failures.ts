@@ -17,7 +17,9 @@ import { countFailedTasks, listFailedTasks, replayFailedTasks, type FailedTask, 
 const FIELDS = ['roleId', 'companyId', 'parentId'] as const;
 
 function failedFilterOf(f: FailureFilter): FailedTaskFilter {
+  if (f.ids?.some((id) => !Value.Check(Uuid, id))) throw new AppError('OPS_INVALID_FILTER', 'ids are UUIDs', 400);
   const out: FailedTaskFilter = {
+    ...(f.ids ? { ids: f.ids.map((id) => id.toLowerCase()) } : {}),
     ...(f.from ? { failedFrom: f.from } : {}),
     ...(f.to ? { failedBefore: f.to } : {}),
     // LastError is the failed page's error text: the code (or class) is its start.
@@ -54,7 +56,7 @@ export function failedFanOutSource(ctx: Pick<IdentityContext, 'db' | 'clock' | '
     alert: 'IdentityAccessFanoutTasksFailed',
     fields: FIELDS,
     actions: ['retry'],
-    list: async (f, limit) => (await listFailedTasks(ctx.db, failedFilterOf(f), limit)).map(rowOf),
+    list: async (f, limit, after) => (await listFailedTasks(ctx.db, failedFilterOf(f), limit, after)).map(rowOf),
     count: (f) => countFailedTasks(ctx.db, failedFilterOf(f)),
     act: async (_action, f, limit, actor) => {
       const tasks = await ctx.db.transaction((tx) => replayFailedTasks(tx, failedFilterOf(f), limit, ctx.clock.now()));

@@ -17,6 +17,15 @@ export interface MessengerUser {
   identityUserVersion: number;
 }
 
+/** Display names ("First Last") of the users the replica knows among `ids` (the ops console's audit actors). */
+export async function displayNamesOf(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await query<{ id: string; name: string }>(
+    db,
+    sql`select id, concat_ws(' ', first_name, last_name) as name from messenger.users where id = any(${sql.param(ids)}::uuid[])`,
+  );
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
 export async function findMessengerUser(db: Db, userId: string): Promise<MessengerUser | null> {
   const { rows } = await query<Omit<MessengerUser, 'identityUserVersion'> & { identityUserVersion: string }>(
     db,

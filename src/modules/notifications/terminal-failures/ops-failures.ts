@@ -19,7 +19,9 @@ import { countTerminal, listTerminal, type TerminalFilter, type TerminalRow } fr
 const FIELDS = ['channel', 'recipientUserId', 'correlationId'] as const;
 
 function terminalFilterOf(f: FailureFilter): TerminalFilter {
+  if (f.ids?.some((id) => !Value.Check(Uuid, id))) throw new AppError('OPS_INVALID_FILTER', 'ids are UUIDs', 400);
   const out: TerminalFilter = {
+    ...(f.ids ? { ids: f.ids.map((id) => id.toLowerCase()) } : {}),
     ...(f.from ? { failedFrom: f.from } : {}),
     ...(f.to ? { failedBefore: f.to } : {}),
     // LastError holds the code itself (NTF_PROVIDER_TRANSIENT, …).
@@ -60,7 +62,7 @@ export function terminalFailureSource(ctx: Pick<NotificationsContext, 'db' | 'cl
     alert: 'NotificationsTerminalFailures',
     fields: FIELDS,
     actions: ['retry'],
-    list: async (f, limit) => (await listTerminal(ctx.db, terminalFilterOf(f), limit)).map(rowOf),
+    list: async (f, limit, after) => (await listTerminal(ctx.db, terminalFilterOf(f), limit, after)).map(rowOf),
     count: (f) => countTerminal(ctx.db, terminalFilterOf(f)),
     act: async (_action, f, limit, actor) => {
       const rows = await reopen(ctx, terminalFilterOf(f), limit);

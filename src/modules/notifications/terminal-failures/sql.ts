@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
+import { keysetAfter, keysetOrder, type FailureCursor } from '../../../platform/ops/index.ts';
 import type { Channel } from '../model.ts';
 
 /**
@@ -11,6 +12,7 @@ import type { Channel } from '../model.ts';
 /** Which terminal rows to take; every field given narrows the set. The range is on the terminal failure's time (updated_at). */
 export interface TerminalFilter {
   id?: string;
+  ids?: readonly string[];
   channel?: Channel;
   errorCode?: string;
   failedFrom?: Date;
@@ -22,6 +24,7 @@ export interface TerminalFilter {
 /** The terminal rows a filter matches (ix_notifications_terminal: terminal, in failure order). */
 const terminalWhere = (f: TerminalFilter) => sql`terminal
          ${f.id === undefined ? sql`` : sql`and id = ${f.id}`}
+         ${f.ids === undefined ? sql`` : sql`and id = any(${sql.param(f.ids)}::uuid[])`}
          ${f.channel === undefined ? sql`` : sql`and channel = ${f.channel}`}
          ${f.errorCode === undefined ? sql`` : sql`and last_error = ${f.errorCode}`}
          ${f.failedFrom === undefined ? sql`` : sql`and updated_at >= ${f.failedFrom}`}
@@ -45,13 +48,13 @@ export interface TerminalRow {
 }
 
 /** Terminal rows matching the filter, oldest failure first (the order the reopen takes them in). */
-export async function listTerminal(db: Db, f: TerminalFilter, limit: number): Promise<TerminalRow[]> {
+export async function listTerminal(db: Db, f: TerminalFilter, limit: number, after?: FailureCursor): Promise<TerminalRow[]> {
   const { rows } = await query<TerminalRow>(db, sql`
     select id, channel, recipient_user_id as "recipientUserId", correlation_id as "correlationId", last_error as "lastError",
            delivery_cycle as "deliveryCycle", attempts, created_at as "createdAt", updated_at as "failedAt", traceparent
       from notifications.notifications
-     where ${terminalWhere(f)}
-     order by updated_at, id
+     where ${terminalWhere(f)} ${keysetAfter(sql`updated_at`, after)}
+     order by ${keysetOrder(sql`updated_at`)}
      limit ${limit}`);
   return rows;
 }

@@ -35,10 +35,11 @@ async function nextStep(kind, box, refresh) {
     }), ' ', answer));
 }
 
-async function followProgress(auditId, out) {
+// `id`: the bulk panel's one progress line has an id; a row's (several may show) has none.
+async function followProgress(auditId, out, id = 'bulk-progress') {
   for (;;) {
     const a = await api(`/api/ops/audit/${auditId}`);
-    out.replaceChildren(el('p', { id: 'bulk-progress', 'data-status': a.status }, `${a.action}: ${a.changed} of ${a.matched} changed — ${a.status}${a.error ? ` (${a.error})` : ''}`));
+    out.replaceChildren(el('p', { id, class: 'progress', 'data-status': a.status }, `${a.action}: ${a.changed} of ${a.matched} changed — ${a.status}${a.error ? ` (${a.error})` : ''}`));
     // Done, failed (also when a replica found its process gone) or refused: nothing more to follow;
     // nor once the panel is gone (another page or filter).
     if (a.status !== 'running' || !out.isConnected) return a;
@@ -49,9 +50,13 @@ async function followProgress(auditId, out) {
 function bulkPanel(kind, filter, refresh) {
   const out = el('div', { id: 'bulk-result', role: 'status' });
   const stale = el('p', { id: 'bulk-stale', class: 'bad', hidden: true }, 'The filter form was changed but not applied: press Filter first, then dry-run again.');
-  const action = el('select', { id: 'bulk-action', 'aria-label': 'action' }, kind.actions.map((a) => el('option', { value: a }, a)));
-  const max = el('input', { id: 'bulk-max', type: 'number', min: 1, max: 10000, value: 1000, 'aria-label': 'at most this many rows' });
-  const body = (dryRun) => ({ action: action.value, filter, dryRun, max: Number(max.value) || 1000 });
+  const action = el('select', { id: 'bulk-action' }, kind.actions.map((a) => el('option', { value: a }, a)));
+  const max = el('input', { id: 'bulk-max', type: 'number', min: 1, max: 10000, value: 1000 });
+  // Rows ticked in the list take the place of the filter: the panel then acts on those alone.
+  let picked = [];
+  const target = () => (picked.length ? { ids: picked } : filter);
+  const targetText = () => (picked.length ? `the ${picked.length} row${picked.length === 1 ? '' : 's'} ticked below` : filterText(filter));
+  const body = (dryRun) => ({ action: action.value, filter: target(), dryRun, max: Number(max.value) || 1000 });
   let counted = null;
   const reset = () => {
     counted = null;
@@ -73,7 +78,7 @@ function bulkPanel(kind, filter, refresh) {
   const run = actButton('Run…', 'bulk-run', () => {
     if (!counted) return;
     const what = `${counted.action} ${counted.wouldChange} row${counted.wouldChange === 1 ? '' : 's'}`;
-    out.replaceChildren(el('p', { id: 'bulk-confirm-text' }, `${what[0].toUpperCase()}${what.slice(1)} of ${kind.kind} (${filterText(filter)})?`),
+    out.replaceChildren(el('p', { id: 'bulk-confirm-text' }, `${what[0].toUpperCase()}${what.slice(1)} of ${kind.kind} (${targetText()})?`),
       actButton(`Confirm: ${what}`, 'bulk-confirm', () => {
         run.disabled = true;
         void confirmRun();
@@ -95,9 +100,16 @@ function bulkPanel(kind, filter, refresh) {
   // A count taken for another action or maximum no longer says what Run would do.
   action.addEventListener('change', reset);
   max.addEventListener('input', reset);
-  const panel = el('section', { id: 'bulk' }, el('h2', {}, 'Bulk action'),
-    el('p', { id: 'bulk-filter' }, `Acts on the applied filter: ${filterText(filter)}`), stale,
-    el('label', {}, 'action ', action), ' ', el('label', {}, 'at most ', max, ' rows'), ' ', dry, run, out);
+  const restated = el('p', { id: 'bulk-filter' }, `Acts on the applied filter: ${filterText(filter)}`);
+  const panel = el('section', { id: 'bulk' }, el('h2', {}, 'Bulk action'), restated, stale,
+    el('label', { for: 'bulk-action' }, 'action '), action, ' ', el('label', { for: 'bulk-max' }, 'at most '), max, ' rows ', dry, run, out);
+  // Called when rows are ticked or unticked: a count taken before no longer says what Run would do.
+  panel.setSelection = (ids) => {
+    if (ids.join() === picked.join()) return;
+    picked = ids;
+    restated.textContent = picked.length ? `Acts on ${targetText()} (not the filter)` : `Acts on the applied filter: ${filterText(filter)}`;
+    reset();
+  };
   // Called when the filter form is edited: the panel acts on the filter applied, not the one typed.
   panel.markStale = () => {
     stale.hidden = false;

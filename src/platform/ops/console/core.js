@@ -82,7 +82,10 @@ function claims() {
     return {};
   }
 }
-const isOperator = () => claims().admin === true;
+// The role the token's claims give, read as the server reads them (http/auth.ts, opsRoleOf): it
+// only decides which buttons are enabled; the API decides what is allowed.
+const roleOf = (c) => (c.admin === true || c.ops_role === 'operator' ? 'operator' : c.ops_role === 'viewer' ? 'viewer' : null);
+const isOperator = () => roleOf(claims()) === 'operator';
 
 async function api(path, opts = {}) {
   const res = await fetch(path, {
@@ -136,8 +139,32 @@ function formatValue(value, seconds) {
   if (seconds) return humanDuration(value * 1000);
   return Number.isInteger(value) ? value.toLocaleString('en-US') : value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 }
+// A sparkline of a series' recent past: inline SVG built node by node (no chart library, nothing
+// inline for the CSP to refuse; its colour comes from app.css, so dark mode restyles it).
+const SVG = 'http://www.w3.org/2000/svg';
+function sparkline(values, spanSeconds, seconds) {
+  if (values.length < 2) return el('span', { class: 'muted spark-none' }, '—');
+  const [w, h] = [120, 24];
+  const max = Math.max(...values, 0);
+  const min = Math.min(...values, 0);
+  const y = (v) => (max === min ? h - 1 : h - 1 - ((v - min) / (max - min)) * (h - 2));
+  const points = values.map((v, i) => `${((i / (values.length - 1)) * (w - 2) + 1).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
+  const svg = document.createElementNS(SVG, 'svg');
+  const say = `last ${humanDuration(spanSeconds * 1000)}: from ${formatValue(values[0], seconds)} to ${formatValue(values[values.length - 1], seconds)}, peak ${formatValue(max, seconds)}`;
+  for (const [k, v] of Object.entries({ class: 'spark', viewBox: `0 0 ${w} ${h}`, width: w, height: h, role: 'img', 'aria-label': say, 'data-points': values.length })) svg.setAttribute(k, String(v));
+  const title = document.createElementNS(SVG, 'title');
+  title.textContent = say;
+  const line = document.createElementNS(SVG, 'polyline');
+  line.setAttribute('points', points);
+  svg.append(title, line);
+  return svg;
+}
+
+// A table's header row: each column's header says so (scope), for screen readers and the eye.
+const headRow = (names) => el('tr', {}, names.map((h) => el('th', { scope: 'col' }, h)));
 const labelText = (labels) => Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(' ') || '—';
-const runbookLink = (alert) => el('a', { href: `/ops/runbooks/${alert}`, target: '_blank', class: 'runbook' }, `runbook ${alert}`);
+// The runbook opens in the console (#runbook/<alert>, rendered by the server under the same CSP).
+const runbookLink = (alert) => el('a', { href: `#runbook/${alert}`, class: 'runbook' }, `runbook ${alert}`);
 const actButton = (label, data, onclick) => el('button', { type: 'button', 'data-act': data, disabled: !isOperator(), title: isOperator() ? '' : 'read-only role', onclick }, label);
 
 async function act(fn) {

@@ -51,12 +51,19 @@ function pauseText(j, generatedAt) {
   return `paused by ${j.pausedBy} since ${when(j.pausedAt)}: ${j.pauseReason ?? 'no reason given'}; ${end}`;
 }
 
+function jobActions(j) {
+  return [actButton('Run now', 'run', () => act(() => runJob(j.name))),
+    j.pausedAt
+      ? actButton('Resume', 'resume', () => act(() => api(`/api/ops/jobs/${j.name}/resume`, { method: 'POST' })))
+      : actButton('Pause…', 'pause', () => askPause(j.name))];
+}
+
 function jobsSection(jobs, generatedAt) {
   const rows = jobs.map((j) => {
     const last = j.recentRuns[0];
     const lease = leaseText(j);
     return el('tr', { 'data-job': j.name, 'data-key': j.name },
-      el('td', {}, j.name), el('td', {}, j.schedule.description),
+      el('th', { scope: 'row' }, el('a', { href: `#jobs/${j.name}`, class: 'job-link' }, j.name)), el('td', {}, j.schedule.description),
       el('td', { class: j.pausedAt ? 'bad paused' : 'ok' }, pauseText(j, generatedAt)),
       el('td', { class: `lease ${lease.state === 'expired' ? 'bad' : ''}`, 'data-lease': lease.state }, lease.text),
       el('td', { class: 'next-run' }, nextRunText(j, generatedAt)),
@@ -64,25 +71,22 @@ function jobsSection(jobs, generatedAt) {
       el('td', {}, last ? `${humanDuration(last.durationMs)} ${labelText(last.counts)}` : '—'),
       el('td', { class: 'num' }, `${j.failuresTotal}/${j.runsTotal}`),
       el('td', {}, j.lastError ?? ''),
-      el('td', {},
-        actButton('Run now', 'run', () => act(() => runJob(j.name))),
-        j.pausedAt
-          ? actButton('Resume', 'resume', () => act(() => api(`/api/ops/jobs/${j.name}/resume`, { method: 'POST' })))
-          : actButton('Pause…', 'pause', () => askPause(j.name))));
+      el('td', {}, jobActions(j)));
   });
   return el('section', { id: 'jobs' }, el('h2', {}, 'Jobs'), el('p', { id: 'job-answer', role: 'status' }, jobAnswer), el('table', {},
-    el('tr', {}, ...['job', 'schedule', 'state', 'lock', 'next run', 'last run', 'last run with work', 'failed/runs', 'last error', ''].map((h) => el('th', {}, h))), rows));
+    headRow(['job', 'schedule', 'state', 'lock', 'next run', 'last run', 'last run with work', 'failed/runs', 'last error', 'actions']), rows));
 }
 
 const isSeconds = (metric) => metric.endsWith('_seconds');
 
 // Every backlog series; a non-zero one stands out (most are 0 most of the time).
-function backlogSection(backlogs) {
-  const rows = backlogs.flatMap((b) => (b.series.length ? b.series : [{ labels: {}, value: null }]).map((s) =>
-    el('tr', { 'data-metric': b.metric, 'data-key': `${b.metric}${JSON.stringify(s.labels)}`, class: s.value > 0 ? 'nonzero' : null }, el('td', {}, b.title), el('td', {}, labelText(s.labels)),
-      el('td', { class: 'num value' }, formatValue(s.value, isSeconds(b.metric))), el('td', {}, b.alert ? runbookLink(b.alert) : ''))));
+function backlogSection(backlogs, trendSeconds) {
+  const rows = backlogs.flatMap((b) => (b.series.length ? b.series : [{ labels: {}, value: null, trend: [] }]).map((s) =>
+    el('tr', { 'data-metric': b.metric, 'data-key': `${b.metric}${JSON.stringify(s.labels)}`, class: s.value > 0 ? 'nonzero' : null }, el('th', { scope: 'row' }, b.title), el('td', {}, labelText(s.labels)),
+      el('td', { class: 'num value' }, formatValue(s.value, isSeconds(b.metric))), el('td', { class: 'trend' }, sparkline(s.trend, trendSeconds, isSeconds(b.metric))),
+      el('td', {}, b.alert ? runbookLink(b.alert) : ''))));
   return el('section', { id: 'backlogs' }, el('h2', {}, 'Backlogs'), el('table', {},
-    el('tr', {}, ...['backlog', 'labels', 'now', ''].map((h) => el('th', {}, h))), rows));
+    headRow(['backlog', 'labels', 'now', 'trend', 'runbook']), rows));
 }
 
 const plannedPause = (a) => a.annotations.pause !== undefined && a.annotations.pause_overdue !== 'true';
@@ -107,9 +111,14 @@ function alertSection(view) {
       el('td', {}, labelText(a.labels)), el('td', { class: 'num value' }, alertValue(a)), el('td', {}, `since ${when(a.activeSince)}`), el('td', {}, runbookLink(a.alert)),
       el('td', { class: 'pause-note' }, a.annotations.pause ?? ''));
   });
+  // Rules a planned pause holds back (job_paused): silent by design, listed so on-call sees why.
+  const held = view.held.map((h) => el('tr', { 'data-alert': h.alert, 'data-key': `held${h.alert}${JSON.stringify(h.labels)}`, 'data-paused': 'true', 'data-held': 'true' },
+    el('td', { class: 'muted' }, 'held back (planned pause)'), el('td', {}, h.alert), el('td', {}, h.severity), el('td', {}, labelText(h.labels)),
+    el('td', {}, '—'), el('td', {}, '—'), el('td', {}, runbookLink(h.alert)), el('td', { class: 'pause-note' }, h.annotations.pause ?? '')));
+  rows.push(...held);
   const firing = view.alerts.filter((a) => a.state === 'firing').length;
-  return el('section', { id: 'alerts' }, el('h2', {}, `Alerts that would fire now: ${firing} firing, ${view.alerts.length - firing} pending (${view.rules} rules, ${humanDuration(view.historySeconds * 1000)} of samples)`),
-    rows.length ? el('table', {}, el('tr', {}, ...['state', 'alert', 'severity', 'labels', 'value', 'active', '', 'planned pause'].map((h) => el('th', {}, h))), rows) : el('p', { class: 'ok' }, 'none'),
+  return el('section', { id: 'alerts' }, el('h2', {}, `Alerts that would fire now: ${firing} firing, ${view.alerts.length - firing} pending${held.length ? `, ${held.length} held back by a planned pause` : ''} (${view.rules} rules, ${humanDuration(view.historySeconds * 1000)} of samples)`),
+    rows.length ? el('table', {}, headRow(['state', 'alert', 'severity', 'labels', 'value', 'active', 'runbook', 'planned pause']), rows) : el('p', { class: 'ok' }, 'none'),
     view.errors.length ? el('p', { class: 'bad' }, `not evaluated: ${view.errors.map((e) => e.alert).join(', ')}`) : '');
 }
 
@@ -134,13 +143,34 @@ async function overviewPage() {
     statusLine(o),
     alertSection(o.alerts),
     jobsSection(o.jobs, o.generatedAt),
-    backlogSection(o.backlogs),
+    backlogSection(o.backlogs, o.trendSeconds),
     el('section', { id: 'replicas' }, el('h2', {}, 'Hub connections per replica'), el('table', {},
-      el('tr', {}, ...['replica', 'hub connections', 'last seen'].map((h) => el('th', {}, h))),
+      headRow(['replica', 'hub connections', 'last seen']),
       o.replicas.map((r) => el('tr', { 'data-key': r.holder }, el('td', {}, r.holder + (r.current ? ' (this one)' : '')), el('td', { class: 'num' }, String(r.hubConnections)), el('td', {}, when(r.seenAt)))))),
     el('section', { id: 'dependencies' }, el('h2', {}, 'Dependencies (/health/ready)'), el('table', {},
-      el('tr', {}, ...['dependency', 'status'].map((h) => el('th', {}, h))),
+      headRow(['dependency', 'status']),
       // Only "ok" is green: "disabled" (a part turned off) is neither up nor down.
       Object.entries(o.dependencies).map(([k, v]) => el('tr', { 'data-key': k, 'data-dependency': k }, el('td', {}, k), el('td', { class: v === 'down' ? 'bad' : v === 'ok' ? 'ok' : 'muted' }, v))))),
   ];
+}
+
+// One job (#jobs/<name>, a link that reopens it): its state, lock, next run, recent runs, the alerts
+// watching it, and its actions; live like the overview.
+async function jobPage(name) {
+  const o = await api('/api/ops/overview');
+  floorMs = o.pollFloorMs;
+  const j = o.jobs.find((x) => x.name === name);
+  if (!j) throw Object.assign(new Error(`JOB_NOT_FOUND: no job named ${name}`), { status: 404 });
+  const lease = leaseText(j);
+  const pairs = [['schedule', j.schedule.description], ['state', pauseText(j, o.generatedAt)], ['lock', lease.text], ['next run', nextRunText(j, o.generatedAt)],
+    ['last success', when(j.lastSuccessAt)], ['failed/runs', `${j.failuresTotal}/${j.runsTotal}`], ['last error', j.lastError ?? '—']];
+  const watching = [...o.alerts.alerts, ...o.alerts.held].filter((a) => a.labels.job === name || (a.expr ?? '').includes(`job="${name}"`) || a.annotations.pause?.includes(` of ${name} `));
+  return el('section', { id: 'job-detail', 'data-job': name },
+    el('h2', {}, `Job ${name}`), el('p', {}, el('a', { href: '#overview' }, '« overview')),
+    el('dl', { id: 'job-fields' }, pairs.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-field': k }, v)])),
+    el('p', {}, jobActions(j)), el('p', { id: 'job-answer', role: 'status' }, jobAnswer),
+    el('h3', {}, 'Alerts watching it'), watching.length ? el('ul', {}, watching.map((a) => el('li', { 'data-key': a.alert }, `${a.alert}: ${a.state ?? 'held back (planned pause)'} `, runbookLink(a.alert)))) : el('p', { class: 'ok' }, 'none would fire now'),
+    el('h3', {}, 'Recent runs'), el('table', { id: 'job-runs' }, headRow(['at', 'outcome', 'duration', 'counts', 'error']),
+      j.recentRuns.map((r) => el('tr', { 'data-key': r.at }, el('th', { scope: 'row' }, when(r.at)), el('td', { class: r.outcome === 'failure' ? 'bad' : '' }, r.outcome),
+        el('td', { class: 'num' }, humanDuration(r.durationMs)), el('td', {}, labelText(r.counts)), el('td', {}, r.error ?? '')))));
 }

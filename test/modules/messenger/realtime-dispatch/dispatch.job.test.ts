@@ -105,7 +105,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     assert.equal(row.status, 'Pending');
     assert.equal(row.attempts, 1);
     assert.equal(row.next_attempt_at.getTime(), T0.getTime() + 2000, 'base backoff (jitter 0 in this test)');
-    assert.match(row.last_error ?? '', /^\w*Error/);
+    assert.match(row.last_error ?? '', /^RTO_BACKPLANE_DOWN: \w*Error/, 'the cause first: the backplane was down');
     assert.equal(await metricValue(env.registry, 'messenger_realtime_retried_total'), 1);
     assert.ok(env.logs.lines().some((l) => l.msg === 'realtime dispatch retry' && l.entryId === rowId && l.attempts === 1));
 

@@ -53,7 +53,7 @@ export interface DispatchEnv {
   logs: ReturnType<typeof logCapture>;
   quarantined: unknown[];
   /** The hub the dispatcher pushes through; tests swap it to simulate an outage. */
-  hubRef: { current: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup' | 'disconnectUser'> };
+  hubRef: { current: Pick<Hub, 'send' | 'addUserToGroup' | 'removeUserFromGroup' | 'disconnectUser' | 'health'> };
   sends: { group: string; event: string; payload: Record<string, unknown> }[];
   dispatcher: ReturnType<typeof messengerDispatchJob>;
   /** Another dispatcher over the same database and hub (a second runner). */
@@ -90,6 +90,7 @@ export async function dispatchEnv(opts: { settings?: Partial<DispatchSettings>; 
     addUserToGroup: (u, g) => hubRef.current.addUserToGroup(u, g),
     removeUserFromGroup: (u, g) => hubRef.current.removeUserFromGroup(u, g),
     disconnectUser: (u, reason) => hubRef.current.disconnectUser(u, reason),
+    health: () => hubRef.current.health(),
   };
   const metrics = createRealtimeMetrics(registry, db);
   const mintJoin = createMediaJoinMinter(
