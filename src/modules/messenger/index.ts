@@ -42,7 +42,7 @@ export type { MessengerTuning } from './settings.ts';
 /**
  * The messenger context:
  * - chats, messages, contacts and the blacklist, 1:1 calls and conferences, each change announced
- *   to /hubs/messenger by the RealtimeDispatchJob through messenger.realtime_outbox (seed 000), and
+ *   to /hubs/messenger by the RealtimeDispatchJob through push.realtime_outbox (seed 000), and
  *   every sent message to notifications as MessagePostedKafkaEvent;
  * - the user replica fed by pin.identity.users.v1 (MessengerUserUpsertedConsumer, seed 002) with its
  *   phone-conflict review, and contact search by phone through a search index (Elasticsearch when

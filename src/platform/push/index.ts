@@ -1,10 +1,10 @@
 /**
  * The durable push path's public surface (seed 000: persist-then-push through
- * messenger.realtime_outbox, and the per-user event stream clients resume from). A kernel part:
+ * push.realtime_outbox, and the per-user event stream clients resume from). A kernel part:
  * it knows no module; modules use it only through this file.
  */
 export { cursorOf, positionOf } from './cursor.ts';
-export { readStream, readStreamHead, streamHeadOf, streamHorizon, trimStream, type StreamEventRow, type StreamPage } from './stream-sql.ts';
+export { changedGroups, readStream, readStreamHead, trimStream, type ChangedGroups, type StreamEventRow, type StreamPage } from './stream-sql.ts';
 export { eventsAfter, type StreamEvent } from './replay.ts';
 export { DEPRECATED_EVENT_STREAM_PATH, EVENT_STREAM_PATH, registerEventStreamRoutes } from './stream-routes.ts';
 export { registerRealtimeOutboxRoutes, REQUEUE_DEFAULT_LIMIT, REQUEUE_MAX_LIMIT, type RunbookRouteDeps } from './runbook-routes.ts';

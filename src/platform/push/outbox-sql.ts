@@ -4,8 +4,8 @@ import { currentTraceparent } from '../observability/tracing.ts';
 import { newId } from '../time.ts';
 
 /**
- * messenger.realtime_outbox statements of the kernel's push part (seed 000; the table keeps the
- * seed's name and its migrations stay with drizzle part messenger.realtime): the owners' writes in
+ * push.realtime_outbox statements of the kernel's push part (seed 000's realtime outbox, in the
+ * part's own schema and drizzle part: push-schema.ts): the owners' writes in
  * their own transactions, the state the gauges read, and retention. One small function each over the
  * `Db` the caller passes. The dispatcher's claim and outcome are in claim-sql.ts.
  */
@@ -38,7 +38,7 @@ export function realtimeInsert(rows: readonly NewPushRow[], now: Date, where: SQ
   const ids = rows.map(() => newId());
   const col = <T>(f: (r: NewPushRow) => T | null | undefined) => sql.param(rows.map((r) => f(r) ?? null));
   const at = now.toISOString();
-  return sql`insert into messenger.realtime_outbox
+  return sql`insert into push.realtime_outbox
         (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, next_attempt_at, created_at, updated_at, traceparent)
       select v.*, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${currentTraceparent()}::varchar
         from unnest(${sql.param(ids)}::uuid[], ${col((r) => r.kind)}::varchar[], ${col((r) => r.targetKind)}::varchar[],
@@ -78,7 +78,7 @@ export async function enqueueCarried(tx: Db, rows: readonly NewCarriedRow[], now
   await query(
     tx,
     sql`with inserted as (
-          insert into messenger.realtime_outbox (id, kind, target_kind, target_user_id, payload, next_attempt_at, created_at, updated_at, traceparent)
+          insert into push.realtime_outbox (id, kind, target_kind, target_user_id, payload, next_attempt_at, created_at, updated_at, traceparent)
           select v.id, v.kind, 'User', v.user_id, v.payload, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz, ${currentTraceparent()}::varchar
             from rows from (unnest(${sql.param(rows.map(() => newId()))}::uuid[]), unnest(${sql.param(rows.map((r) => r.kind))}::varchar[]),
                             unnest(${sql.param(rows.map((r) => r.targetUserId))}::uuid[]),
@@ -90,7 +90,7 @@ export async function enqueueCarried(tx: Db, rows: readonly NewCarriedRow[], now
 
 /** For messenger_realtime_pending. */
 export async function countPending(db: Db): Promise<number> {
-  const { rows } = await query<{ n: number }>(db, sql`select count(*)::int as n from messenger.realtime_outbox where status = 'Pending'`);
+  const { rows } = await query<{ n: number }>(db, sql`select count(*)::int as n from push.realtime_outbox where status = 'Pending'`);
   return rows[0]?.n ?? 0;
 }
 
@@ -101,8 +101,8 @@ export async function countPending(db: Db): Promise<number> {
 export async function deleteDoneBefore(db: Db, cutoff: Date, limit: number): Promise<string[]> {
   const { rows } = await query<{ id: string }>(
     db,
-    sql`delete from messenger.realtime_outbox where id in (
-       select id from messenger.realtime_outbox where status = 'Done' and next_attempt_at < ${cutoff} limit ${limit})
+    sql`delete from push.realtime_outbox where id in (
+       select id from push.realtime_outbox where status = 'Done' and next_attempt_at < ${cutoff} limit ${limit})
      returning id`,
   );
   return rows.map((r) => r.id);
@@ -122,9 +122,9 @@ export interface RealtimeOutboxState {
 export async function realtimeOutboxState(db: Db, now: Date): Promise<RealtimeOutboxState> {
   const { rows } = await query<RealtimeOutboxState>(
     db,
-    sql`select (select count(*) from messenger.realtime_outbox where status = 'Quarantined')::int as quarantined,
+    sql`select (select count(*) from push.realtime_outbox where status = 'Quarantined')::int as quarantined,
                coalesce(extract(epoch from ${now.toISOString()}::timestamptz - (
-                 select min(created_at) from messenger.realtime_outbox where status = 'Pending')), 0)::float8 as "oldestPendingAgeSeconds"`,
+                 select min(created_at) from push.realtime_outbox where status = 'Pending')), 0)::float8 as "oldestPendingAgeSeconds"`,
   );
   return { quarantined: rows[0]?.quarantined ?? 0, oldestPendingAgeSeconds: Math.max(0, rows[0]?.oldestPendingAgeSeconds ?? 0) };
 }

@@ -140,7 +140,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
      where p.id = any(array(select k.pending_participant_id from checked k join msg m on m.id = k.id where k.pending_participant_id is not null))
        and p.status = 'Active' and p.accepted_at is null),
   pushed as (
-    insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, target_user_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
+    insert into push.realtime_outbox (id, kind, target_kind, chat_id, target_user_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
     select i.push_id, 'MessageReceived', case when k.withheld_from is null then 'ChatGroup' else 'User' end, m."chatId",
            case when k.withheld_from is not null then m."senderUserId" end, m.id, m.seq, ${at}, ${at}, ${at}, i.traceparent
       from msg m join input i on i.id = m.id join checked k on k.id = m.id),

@@ -200,7 +200,7 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
            where (select pending from snapshot) and exists (select 1 from locked)
              and chat_id = ${chatId} and user_id = ${me} and status = 'Active' and accepted_at is null),
         pushed as (
-          insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, target_user_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
+          insert into push.realtime_outbox (id, kind, target_kind, chat_id, target_user_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
           select ${newId()}, 'MessageReceived', case when exists (select 1 from withheld) then 'User' else 'ChatGroup' end, m."chatId",
                  case when exists (select 1 from withheld) then ${me}::uuid end, m.id, m.seq, ${at}, ${at}, ${at}, ${traceparent ?? null}::varchar from msg m),
         event_args as (

@@ -1,5 +1,5 @@
 /**
- * The enums of messenger.realtime_outbox (seed 000): what a push intent announces, to whom, and
+ * The enums of push.realtime_outbox (seed 000): what a push intent announces, to whom, and
  * where it stands. Plain string unions: rows store them as varchar (`.HasConversion<string>()` in
  * the seed), check constraints keep the database honest. The value sets of the chats, messages,
  * contacts and calls the rows point at stand beside this file (model/*-kinds.ts).
@@ -39,7 +39,7 @@ export const MESSENGER_PUSH_KINDS = [
 export type MessengerPushKind = (typeof MESSENGER_PUSH_KINDS)[number];
 
 /**
- * The kinds messenger.realtime_outbox admits (its check constraint ck_rto_kind, in the messenger's
+ * The kinds push.realtime_outbox admits (its check constraint ck_rto_kind, in the messenger's
  * drizzle part): the messenger's own, and the kinds other modules carry through the push part,
  * named here only because the table's constraint lists them.
  */

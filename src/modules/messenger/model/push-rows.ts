@@ -5,7 +5,7 @@ import type { MessengerPushKind, RealtimeTargetKind } from './push-kinds.ts';
 
 /**
  * The messenger's push-row writer: every part writes its rows on the kernel's push path
- * (platform/push owns messenger.realtime_outbox's statements) through this one function, typed to
+ * (platform/push owns push.realtime_outbox's statements) through this one function, typed to
  * the messenger's kinds. It sits on the bottom floor so the parts that write need nothing above them.
  */
 

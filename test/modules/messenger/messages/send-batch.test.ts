@@ -137,7 +137,7 @@ async function written(pool: pg.Pool): Promise<unknown> {
     pushes: await q(
       `select r.kind, r.target_kind, r.chat_id, r.target_user_id, r.message_id, r.ref_id, r.session_kind, r.seq::int, r.status, r.attempts,
               r.next_attempt_at, r.last_error, r.created_at, r.updated_at, r.row_version, r.traceparent
-         from messenger.realtime_outbox r order by r.chat_id, r.seq`,
+         from push.realtime_outbox r order by r.chat_id, r.seq`,
     ),
     events: await q(
       `select topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload, traceparent, published_at, attempts, last_error
@@ -287,7 +287,7 @@ describe('message sends written together (one statement) vs one by one', () => {
     );
     assert.match(logs.text(), /message send batch failed; sending one by one/);
     assert.doesNotMatch(logs.text(), /Failed query|insert into|before|elsewhere/, "the driver's reason is logged, not drizzle's text with every body");
-    const { rows } = await database.pool.query(`select count(*)::int as n from messenger.realtime_outbox`);
+    const { rows } = await database.pool.query(`select count(*)::int as n from push.realtime_outbox`);
     assert.equal(rows[0].n, 2, 'one push intent per landed message, none for the failed one');
   });
 

@@ -74,7 +74,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     await holder.connect();
     try {
       await holder.query('begin');
-      const held = await holder.query(`select id from messenger.realtime_outbox where status = 'Pending' order by id limit 5 for update`);
+      const held = await holder.query(`select id from push.realtime_outbox where status = 'Pending' order by id limit 5 for update`);
       assert.equal(held.rows.length, 5);
       const counts = await env.run();
       assert.equal(counts.claimed, 25, 'the 5 locked rows are skipped, not waited for');
@@ -121,10 +121,10 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     await waitFor('the claim', async () => (await outboxRow(env.pool, requeued)).attempts === 1);
     // While the push is in flight: one row is quarantined and requeued by on-call, the other is
     // claimed again by a runner that took over after the backoff.
-    await env.pool.query(`update messenger.realtime_outbox set status = 'Quarantined', row_version = row_version + 1 where id = $1`, [requeued]);
+    await env.pool.query(`update push.realtime_outbox set status = 'Quarantined', row_version = row_version + 1 where id = $1`, [requeued]);
     assert.equal(await requeueQuarantined(env.db, [requeued], T0), 1);
     await env.pool.query(
-      `update messenger.realtime_outbox set attempts = 2, next_attempt_at = $2, row_version = row_version + 1 where id = $1`,
+      `update push.realtime_outbox set attempts = 2, next_attempt_at = $2, row_version = row_version + 1 where id = $1`,
       [reclaimed, new Date(T0.getTime() + 4000)],
     );
     g.open();
@@ -146,7 +146,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     const oldQuarantined = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', createdAt: old });
     const result = await realtimeRetentionJob(env.db, { retentionHours: 24, eventsRetentionHours: 168, cron: '23 * * * *', batchSize: 5000, maxRunMs: 300_000 }).runOnce(env.ctx({ now: () => T0 }));
     assert.deepEqual(result, { batches: 1, claimed: 1, failed: 0, released: 0, deleted: 1, eventsDeleted: 0 });
-    const { rows } = await env.pool.query<{ id: string }>(`select id from messenger.realtime_outbox`);
+    const { rows } = await env.pool.query<{ id: string }>(`select id from push.realtime_outbox`);
     assert.deepEqual(new Set(rows.map((r) => r.id)), new Set([newDone, oldPending, oldQuarantined]));
     assert.ok(!rows.some((r) => r.id === oldDone));
   });

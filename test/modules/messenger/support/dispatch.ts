@@ -181,7 +181,7 @@ export async function insertOutbox(pool: pg.Pool, r: OutboxInsert): Promise<stri
   const id = newId();
   const createdAt = r.createdAt ?? T0;
   await pool.query(
-    `insert into messenger.realtime_outbox
+    `insert into push.realtime_outbox
        (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, status, attempts, next_attempt_at, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
     [
@@ -213,7 +213,7 @@ export interface OutboxState {
 
 export async function outboxRow(pool: pg.Pool, id: string): Promise<OutboxState> {
   const { rows } = await pool.query<OutboxState>(
-    `select status, attempts, next_attempt_at, last_error, row_version from messenger.realtime_outbox where id = $1`,
+    `select status, attempts, next_attempt_at, last_error, row_version from push.realtime_outbox where id = $1`,
     [id],
   );
   if (!rows[0]) throw new Error(`no outbox row ${id}`);
