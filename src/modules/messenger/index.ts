@@ -73,7 +73,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
   deps.push.registerKinds(messengerPushKinds(mintJoin));
   const sends = createSendQueue(
     // Sends committed here wake this replica's dispatcher at once; their NOTIFY wakes only the others.
-    { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => deps.push.wake(), wakePayload: () => deps.push.wakePayload() },
+    { db: deps.db, clock: deps.clock, push: deps.push, log: realtimeLog, onCommitted: () => deps.push.wake(), wakePayload: () => deps.push.wakePayload() },
     { ...options.sendQueue, whenFull: ChatErrors.sendQueueFull },
   );
   const userSync = {
@@ -83,6 +83,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
     phoneRegion: options.phoneRegion,
     partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
     leaveMediaSessions: removeFromMediaSessions,
+    push: deps.push,
   };
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   // The connects of one event-loop turn read their users' state in one query (a reconnect storm).
@@ -133,7 +134,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings>, tuning: MessengerTu
         cron: search.rebuildCron,
         maxRunMs: CONTACT_SEARCH_REBUILD_MAX_RUN_MS,
       }),
-      callTimeoutReaperJob(deps.db, {
+      callTimeoutReaperJob(deps.db, deps.push, {
         intervalMs: CALL_REAPER_INTERVAL_MS,
         batchSize: CALL_REAPER_BATCH_SIZE,
         maxRunMs: CALL_REAPER_MAX_RUN_MS,

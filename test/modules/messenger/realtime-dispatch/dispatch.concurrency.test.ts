@@ -14,6 +14,7 @@ import { requeueQuarantined } from '../../../../src/platform/push/quarantine-sql
 import { connectClient, tokenFor } from '../../../support/signalr.ts';
 import { T0, dispatchEnv, gate, insertChat, insertMessage, insertOutbox, outboxRow, uid, type DispatchEnv } from '../support/dispatch.ts';
 import { waitFor } from '../../../support/wait.ts';
+import { messengerPush } from '../support/push.ts';
 
 /** `n` MessageReceived rows (with their messages) in one chat. */
 async function messageRows(env: DispatchEnv, n: number): Promise<{ chatId: string; rowIds: string[]; messageIds: string[] }> {
@@ -162,7 +163,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     // The dispatcher reads the runner's time; rows are due at their commit time.
     r.register(env.newDispatcher({ pollingIntervalMs: 3_600_000 }));
     await r.start();
-    await createDb(env.pool).transaction((tx) => enqueueRealtime(tx, [{ kind: 'MessageReceived', targetKind: 'ChatGroup', chatId, messageId, seq: 1 }], T0));
+    await createDb(env.pool).transaction((tx) => enqueueRealtime(messengerPush(), tx, [{ kind: 'MessageReceived', targetKind: 'ChatGroup', chatId, messageId, seq: 1 }], T0));
     await waitFor('the woken dispatcher to push the row', () => client.received.length === 1);
     // Before the database is dropped (hooks run in registration order): a dropped LISTEN
     // connection would keep reconnecting for a minute.

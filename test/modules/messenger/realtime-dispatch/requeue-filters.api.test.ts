@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../../../../src/platform/time.ts';
-import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
+import type { MessengerPushKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
 import { messengerApp } from '../support/app.ts';
 import { T0, insertChat, insertOutbox, uid } from '../support/dispatch.ts';
 
@@ -19,7 +19,7 @@ const m = await messengerApp();
 const admin = await m.token({ admin: true });
 const chatId = await insertChat(m.pool, [uid()]);
 
-async function quarantined(o: { kind?: RealtimeDispatchKind; lastError?: string; createdAt?: Date } = {}): Promise<string> {
+async function quarantined(o: { kind?: MessengerPushKind; lastError?: string; createdAt?: Date } = {}): Promise<string> {
   const kind = o.kind ?? 'MessageReceived';
   const id = await insertOutbox(m.pool, {
     kind,

@@ -8,16 +8,16 @@ import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
 import { activeChatIdsOf, chatMembership } from '../../../../src/modules/messenger/chats/chat-sql.ts';
 import { chatGroup, chatIdOfGroup } from '../../../../src/modules/messenger/model/chat-kinds.ts';
-import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
-import { messengerPushKinds } from '../../../../src/modules/messenger/realtime-dispatch/register.ts';
+import type { MessengerPushKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
 import type { MediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
-import { createPush, dispatchSettingsOf, PUSH_TUNING, pushDispatchJob, type DispatchSettings, type PushDispatchDeps } from '../../../../src/platform/push/index.ts';
+import { dispatchSettingsOf, PUSH_TUNING, pushDispatchJob, type DispatchSettings, type PushDispatchDeps } from '../../../../src/platform/push/index.ts';
 import { loadConfig } from '../../../../src/config.ts';
 import type { BatchWorker } from '../../../../src/platform/jobs/index.ts';
 import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
 import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
 import { startHubApp, type HubApp } from '../../../support/signalr.ts';
 import { logCapture } from '../../../support/logs.ts';
+import { messengerPush } from './push.ts';
 
 /** Helpers of the realtime dispatch tests: a real hub, a cloned database, rows and entities written by SQL. */
 
@@ -26,9 +26,7 @@ export const T0 = new Date('2026-03-01T10:00:00Z');
 /** The push part's dispatcher over the messenger's kinds alone: one built on its own, as a second runner's is. */
 export function messengerDispatchJob(deps: Omit<PushDispatchDeps, 'kinds'> & { mintJoin: MediaJoinMinter }): BatchWorker {
   const { mintJoin, ...rest } = deps;
-  const push = createPush();
-  push.registerKinds(messengerPushKinds(mintJoin));
-  return pushDispatchJob({ ...rest, kinds: push.kinds });
+  return pushDispatchJob({ ...rest, kinds: messengerPush(mintJoin).kinds });
 }
 export const MEDIA_SECRET = 'test-media-secret-0123456789-0123456789';
 export const TURN_SECRET = 'test-turn-secret-0123456789';
@@ -163,7 +161,7 @@ export async function insertMessage(pool: pg.Pool, chatId: string, seq: number, 
 }
 
 export interface OutboxInsert {
-  kind: RealtimeDispatchKind;
+  kind: MessengerPushKind | 'NotificationStatusChanged';
   targetKind?: 'ChatGroup' | 'User';
   chatId?: string | null;
   targetUserId?: string | null;
