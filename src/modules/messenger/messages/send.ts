@@ -126,11 +126,12 @@ export async function sendMessage(
     await refuseInactiveUser(ctx.db, caller.userId);
     throw ChatErrors.invalidMessage(problem);
   }
-  const { clientMessageId, ...body } = content;
+  // The content without the idempotency key (the send compares it with a stored repeat's).
+  const { clientMessageId, ...message } = content;
   for (let attempt = 1; ; attempt++) {
     let out: SendOutcome;
     try {
-      out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content: body, clientMessageId, traceparent: currentTraceparent() });
+      out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content: message, clientMessageId, traceparent: currentTraceparent() });
     } catch (err) {
       if (attempt < MAX_TRIES && isPgError(err, '23505', CLIENT_MESSAGE_ID_INDEX)) continue;
       throw err;
