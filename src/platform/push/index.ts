@@ -12,7 +12,7 @@ export { StreamErrors } from './errors.ts';
 export { eventNameOf, type PushRow, type UserFrame, type UserFrames } from './types.ts';
 export { chatGroupOf, createPush, KIND_NOT_REGISTERED, type KindRegistration, type Push, type PushKinds, type ReferencedKinds } from './port.ts';
 export type { BuildResult, Delivery, HubSend, MembershipOp, Payload } from './delivery.ts';
-export { REALTIME_OUTBOX_CHANNEL, type NewPushRow, type PushRows, type PushRowsFrom } from './outbox-sql.ts';
+export type { NewPushRow, PushRows, PushRowsFrom } from './outbox-sql.ts';
 export { PUSH_ROW_STATUSES, PUSH_TARGET_KINDS, type PushRowStatus, type PushTargetKind } from './push-schema.ts';
 export { claimDue, NO_CLAIM_READS, recordOutcomes, type ClaimedRow, type ClaimParams, type ClaimReads, type OutcomeUpdate } from './claim-sql.ts';
 export { ATTEMPTS_EXHAUSTED, lastErrorText, outcomeOf, REF_NOT_FOUND, type PushResult, type RowOutcome } from './rules.ts';

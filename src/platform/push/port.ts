@@ -3,7 +3,7 @@ import type { Db } from '../db/index.ts';
 import { userGroup } from '../realtime/index.ts';
 import { NO_CLAIM_READS, type ClaimReads } from './claim-sql.ts';
 import type { BuildResult } from './delivery.ts';
-import { enqueueCarried, kindsOf, realtimeInsert, runInsert, type NewPushRow, type PushRows } from './outbox-sql.ts';
+import { enqueueCarried, kindsOf, REALTIME_OUTBOX_CHANNEL, realtimeInsert, runInsert, type NewPushRow, type PushRows } from './outbox-sql.ts';
 import { REF_NOT_FOUND } from './rules.ts';
 import { addStreamEvent, newStreamEventSchema, type StreamEventSchema } from './stream-schema.ts';
 import { eventNameOf, type PushRow, type UserFrame, type UserFrames } from './types.ts';
@@ -92,10 +92,15 @@ export interface Push {
    * The one writer of rows of referenced kinds: their INSERT into the outbox as a statement fragment,
    * for the owner's transaction after its row locks (so the UUIDv7 ids follow commit order) — run by
    * `enqueue`, or inside the owner's own statement (a message send writes its message and its row in
-   * one round trip; that statement then wakes the dispatcher with REALTIME_OUTBOX_CHANNEL itself).
+   * one round trip; that statement then wakes the dispatcher with `wakeAtCommit`).
    * Throws, before anything is written, for a kind no module registered as referenced.
    */
   insert(rows: PushRows, now: Date): SQL;
+  /**
+   * The NOTIFY that wakes the dispatchers when the owner's statement commits, for a statement that
+   * wrote rows with `insert` itself (`payload`: wakePayload(), so this replica, woken in-process, is skipped).
+   */
+  wakeAtCommit(payload: string): SQL;
   /** Runs `insert` in the owner's transaction and wakes the dispatcher at commit (NOTIFY), in one statement. */
   enqueue(tx: Db, rows: readonly NewPushRow[], now: Date): Promise<void>;
   /** The registered kinds, for the dispatcher and the event stream. */
@@ -241,6 +246,7 @@ export function createPush(): Push {
       await enqueueCarried(tx, rows, now);
     },
     insert,
+    wakeAtCommit: (payload) => sql`pg_notify(${sql.raw(`'${REALTIME_OUTBOX_CHANNEL}'`)}, ${payload}::text)`,
     async enqueue(tx, rows, now) {
       if (rows.length > 0) await runInsert(tx, insert(rows, now));
     },

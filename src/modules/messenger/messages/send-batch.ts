@@ -5,7 +5,7 @@ import { newId } from '../../../platform/time.ts';
 import { messagePostedOutboxInsert } from './message-posted.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './message-rows.ts';
 import type { MessageContent } from './rules.ts';
-import { REALTIME_OUTBOX_CHANNEL, type Push } from '../../../platform/push/index.ts';
+import type { Push } from '../../../platform/push/index.ts';
 import type { Clock } from '../../../platform/time.ts';
 import type { BatchQueue } from './send-queue.ts';
 
@@ -61,7 +61,7 @@ export interface BatchSendOutcome {
 export interface SendDeps {
   db: Db;
   clock: Clock;
-  push: Pick<Push, 'insert'>;
+  push: Pick<Push, 'insert' | 'wakeAtCommit'>;
 }
 
 /** The process's queue of sends (send.ts builds it; the routes' context carries it). */
@@ -172,7 +172,7 @@ function sendBatchStatement(push: SendDeps['push'], sends: readonly BatchSend[],
                                                where m2."chatId" = m."chatId" and m2."senderUserId" = u and i2.ord < i.ord)), '[]'::jsonb) as request_user_ids) e`),
   )}),
   woke as (
-    select pg_notify('${sql.raw(REALTIME_OUTBOX_CHANNEL)}', ${wakePayload}::text), pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))
+    select ${push.wakeAtCommit(wakePayload)}, pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))
   select k.member, k.blocked, k.sender_inactive as "senderInactive", k.recipient_inactive as "recipientInactive",
          row_to_json(m) as message, k.existing, coalesce(k.same, true) as "sameContent", (select count(*) from woke) as woke
     from checked k left join msg m on m.id = k.id

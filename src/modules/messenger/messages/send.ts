@@ -13,7 +13,6 @@ import { contentProblem, type MessageContent } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
 import { callerRefusal, refuseInactiveUser, replicaActivity } from '../user-replica/replica-reads.ts';
-import { REALTIME_OUTBOX_CHANNEL } from '../../../platform/push/index.ts';
 import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './send-queue.ts';
 
 /**
@@ -226,7 +225,7 @@ async function trySend(ctx: SendDeps & { wakePayload?: () => string }, send: Bat
                (select sender from inactive) as "senderInactive", coalesce((select recipient from inactive), false) as "recipientInactive",
                (select row_to_json(msg) from msg) as message,
                (select to_jsonb(e) - 'same' from existing e) as existing, coalesce((select same from existing), true) as "sameContent",
-               case when exists (select 1 from msg) then pg_notify(${REALTIME_OUTBOX_CHANNEL}, ${ctx.wakePayload?.() ?? ''}::text) end as woke_dispatcher,
+               case when exists (select 1 from msg) then ${ctx.push.wakeAtCommit(ctx.wakePayload?.() ?? '')} end as woke_dispatcher,
                case when exists (select 1 from msg) then pg_notify(${OUTBOX_CHANNEL}, '') end as woke_publisher`;
   // A named (prepared) statement: its text never changes, so each connection plans it once instead
   // of on every send (planning this statement costs as much as running it).
