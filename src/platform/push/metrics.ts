@@ -48,7 +48,7 @@ export function createRealtimeMetrics(registry: Registry, db: Db) {
 export type RealtimeMetrics = ReturnType<typeof createRealtimeMetrics>;
 
 /**
- * The outbox's current state for the alerts (deploy/prometheus/messenger.rules.yml): Quarantined
+ * The outbox's current state for the alerts (the realtime alert rules in deploy/prometheus/): Quarantined
  * rows now — the counter above starts at 0 on every restart while the rows stay — and how long the
  * oldest Pending row has waited, which rises while no dispatcher pushes even when no run reports.
  * One query serves both gauges of a scrape; database down: dbGauge keeps the last values.
