@@ -1,6 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
@@ -75,6 +75,18 @@ async function shapeOfPush(pool: pg.Pool): Promise<unknown> {
     order by 1, 2`);
   return rows;
 }
+
+test("no file of the push part names a module's schema or table: its statements use its own", () => {
+  const dir = new URL('../../../src/platform/push/', import.meta.url);
+  const modules = readdirSync(new URL('../../../src/modules/', import.meta.url), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name.replace(/-/g, '_'));
+  const named = new RegExp(`\\b(${modules.join('|')})\\.[a-z_]+`, 'g');
+  const found = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .flatMap((f) => (readFileSync(new URL(f, dir), 'utf8').match(named) ?? []).map((m) => `${f}: ${m}`));
+  assert.deepEqual(found, []);
+});
 
 test('the push part applies after every module part, so its move finds the tables on a fresh database too', () => {
   const parts = migrationParts();
