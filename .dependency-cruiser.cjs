@@ -21,7 +21,7 @@
  */
 const M = '^src/modules/messenger/';
 const MESSENGER_FLOORS = [
-  ['model/', 'events/', '(schema|errors|sql-rows|admin-body|settings|options)\\.ts$'],
+  ['model/', '(schema|errors|sql-rows|admin-body|settings|options)\\.ts$'],
   ['user-replica/'],
   ['contact-search/', 'context\\.ts$'],
   ['chats/', 'contacts/'],

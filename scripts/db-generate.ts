@@ -2,7 +2,8 @@
  * Writes a new SQL migration for one part from its Drizzle schema:
  *   npm run db:generate -- platform add_job_columns
  *   npm run db:generate -- user-activity sessions
- *   npm run db:generate -- messenger.realtime outbox   (the files drizzle.config.ts lists for the part)
+ *   npm run db:generate -- messenger.realtime chats   (the files drizzle.config.ts lists for the part)
+ *   npm run db:generate -- push outbox_column        (the kernel's push part: src/platform/push/push-schema.ts)
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -44,7 +44,7 @@ test('seed 000 RetentionDone 24 h: the retention job the app runs deletes a Done
     insertOutbox(database.pool, { kind: 'ContactRequestReceived', targetKind: 'User', targetUserId: uid(), refId: uid(), status: 'Done', nextAttemptAt: new Date(clock.now().getTime() - ms) });
   const [expired, kept] = [await doneAgo(24 * HOUR + MINUTE), await doneAgo(24 * HOUR - MINUTE)];
   assert.equal((await app.platform.runner.runNow('messenger-realtime-retention')).outcome, 'success');
-  const { rows } = await database.pool.query<{ id: string }>('select id from messenger.realtime_outbox where id = any($1)', [[expired, kept]]);
+  const { rows } = await database.pool.query<{ id: string }>('select id from push.realtime_outbox where id = any($1)', [[expired, kept]]);
   assert.deepEqual(rows.map((r) => r.id), [kept]);
 });
 

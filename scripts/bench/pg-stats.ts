@@ -60,8 +60,8 @@ const label = (query: string) => query.replace(/\s+/g, ' ').trim().slice(0, 90);
 /** Rows the retention jobs will delete later (the bench database starts with none): the deferred half of what the window wrote. */
 async function retentionBacklog(pool: pg.Pool): Promise<Record<string, number>> {
   const { rows } = await pool.query<{ done: number; events: number; published: number }>(
-    `select (select count(*) from messenger.realtime_outbox where status = 'Done')::int as done,
-            (select count(*) from messenger.realtime_events)::int as events,
+    `select (select count(*) from push.realtime_outbox where status = 'Done')::int as done,
+            (select count(*) from push.realtime_events)::int as events,
             (select count(*) from platform.outbox where published_at is not null)::int as published`,
   );
   return { realtimeOutboxDone: rows[0]!.done, realtimeEvents: rows[0]!.events, kafkaOutboxPublished: rows[0]!.published };

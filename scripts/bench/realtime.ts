@@ -278,7 +278,7 @@ async function main(): Promise<void> {
   // Let the last pushes land: wait until nothing is Pending (or 15 s).
   const deadline = performance.now() + 15_000;
   while (performance.now() < deadline) {
-    const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from messenger.realtime_outbox where status = 'Pending'`);
+    const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from push.realtime_outbox where status = 'Pending'`);
     if (rows[0]!.n === 0) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -297,7 +297,7 @@ async function main(): Promise<void> {
   serverSendMs.sort((a, b) => a - b);
   clients.send({ type: 'report' });
   const stats = await nextMessage<{ delivered: number; frames: number; duplicates: number; firstAt: number; lastAt: number; lags: Float64Array }>('stats', clients);
-  const { rows: outbox } = await pool.query<{ status: string; n: number }>(`select status, count(*)::int as n from messenger.realtime_outbox group by status`);
+  const { rows: outbox } = await pool.query<{ status: string; n: number }>(`select status, count(*)::int as n from push.realtime_outbox group by status`);
   const metric = async (name: string, labels: Record<string, string> = {}) => {
     const values = ((await app.platform.registry.getSingleMetric(name)?.get())?.values ?? []) as { labels: Record<string, string>; value: number; metricName?: string }[];
     return values.filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l)).filter((v) => !v.metricName || v.metricName === name || v.metricName === `${name}_sum` || v.metricName === `${name}_count`);

@@ -34,6 +34,8 @@ import { contactSearchIndexerJob } from '../../src/modules/messenger/contact-sea
 import { countPending } from '../../src/modules/messenger/contact-search/sql.ts';
 import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
 import { removeFromMediaSessions } from '../../src/modules/messenger/calls/deactivation.ts';
+import { messengerPushKinds } from '../../src/modules/messenger/realtime-dispatch/register.ts';
+import { createPush } from '../../src/platform/push/index.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const EVENTS = env('BENCH_EVENTS', 100_000);
@@ -201,6 +203,9 @@ async function main(): Promise<void> {
       ? createElasticsearchContactSearch({ url: process.env.ELASTICSEARCH_URL!, index: `${prefix}contacts`, requestTimeoutMs: 30_000 })
       : createPostgresContactSearch(db, systemClock);
   const registry = new Registry();
+  // The push part with the messenger's kinds, as the module registers them (a deactivation writes its rows); nothing here mints a media join.
+  const push = createPush();
+  push.registerKinds(messengerPushKinds(() => Promise.reject(new Error('no media joins in this bench'))));
   const consumer = userSyncConsumer({
     clock: systemClock,
     log,
@@ -208,6 +213,7 @@ async function main(): Promise<void> {
     phoneRegion: 'RU',
     partitionsConcurrently: CONCURRENCY,
     leaveMediaSessions: removeFromMediaSessions,
+    push,
   });
   const searchMetrics = createContactSearchMetrics(registry, db);
   const processed = async () => {

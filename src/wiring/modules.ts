@@ -65,8 +65,10 @@ export async function wireModules(
   runner: JobRunner,
   hooks: ModuleHooks,
 ): Promise<void> {
-  for (const factory of factories) {
-    const parts = factory({ ...deps, settings: settingsPart(deps.settings, factory.settingNames) });
+  // Every module is built before any registers its routes: a route may read what all modules
+  // registered while they were built (the push kinds the realtime outbox's runbook filter lists).
+  const built = factories.map((factory) => factory({ ...deps, settings: settingsPart(deps.settings, factory.settingNames) }));
+  for (const parts of built) {
     if (parts.hubGroups) hooks.groupResolvers.push(parts.hubGroups);
     if (parts.hubGroupMembers) hooks.memberResolvers.push(parts.hubGroupMembers);
     if (parts.hubAccess) hooks.accessChecks.push(parts.hubAccess);

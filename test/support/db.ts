@@ -21,11 +21,20 @@ function adminUrl(): string {
  * A fresh database cloned from the migrated template, dropped when the test file ends. Each file
  * gets its own, so files run in parallel without seeing each other's rows.
  */
-export async function createTestDatabase(opts: { poolMax?: number; dropAtEnd?: boolean } = {}): Promise<TestDatabase> {
+export function createTestDatabase(opts: { poolMax?: number; dropAtEnd?: boolean } = {}): Promise<TestDatabase> {
+  return newDatabase(`template ${process.env.TEST_PG_TEMPLATE ?? 'pin_template'}`, opts);
+}
+
+/** An empty database (no migration applied), for tests of the migrations themselves; dropped at file end. */
+export function createEmptyDatabase(opts: { poolMax?: number } = {}): Promise<TestDatabase> {
+  return newDatabase('', opts);
+}
+
+async function newDatabase(from: string, opts: { poolMax?: number; dropAtEnd?: boolean }): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();
-  await admin.query(`create database ${name} template ${process.env.TEST_PG_TEMPLATE ?? 'pin_template'}`);
+  await admin.query(`create database ${name} ${from}`);
   await admin.end();
   const url = adminUrl().replace(/\/[^/]+$/, `/${name}`);
   const pool = createPool(url, opts.poolMax ?? 10);

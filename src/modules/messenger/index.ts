@@ -50,7 +50,7 @@ export type { MessengerTuning } from './settings.ts';
 /**
  * The messenger context:
  * - chats, messages, contacts and the blacklist, 1:1 calls and conferences, each change announced
- *   to /hubs/messenger by the RealtimeDispatchJob through messenger.realtime_outbox (seed 000), and
+ *   to /hubs/messenger by the RealtimeDispatchJob through push.realtime_outbox (seed 000), and
  *   every sent message to notifications as MessagePostedKafkaEvent;
  * - the user replica fed by pin.identity.users.v1 (MessengerUserUpsertedConsumer, seed 002) with its
  *   phone-conflict review, and contact search by phone through a search index (Elasticsearch when
@@ -81,7 +81,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
   deps.push.registerKinds(messengerPushKinds(mintJoin));
   const sends = createSendQueue(
     // Sends committed here wake this replica's dispatcher at once; their NOTIFY wakes only the others.
-    { db: deps.db, clock: deps.clock, log: realtimeLog, onCommitted: () => deps.push.wake(), wakePayload: () => deps.push.wakePayload() },
+    { db: deps.db, clock: deps.clock, push: deps.push, log: realtimeLog, onCommitted: () => deps.push.wake(), wakePayload: () => deps.push.wakePayload() },
     { ...options.sendQueue, whenFull: ChatErrors.sendQueueFull },
   );
   const userSync = {
@@ -91,6 +91,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
     phoneRegion: options.phoneRegion,
     partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
     leaveMediaSessions: removeFromMediaSessions,
+    push: deps.push,
   };
   deps.hub.onPresenceChange(announcePresence(deps.db, deps.hub, realtimeLog));
   // The connects of one event-loop turn read their users' state in one query (a reconnect storm).
@@ -152,7 +153,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
         cron: search.rebuildCron,
         maxRunMs: CONTACT_SEARCH_REBUILD_MAX_RUN_MS,
       }),
-      callTimeoutReaperJob(deps.db, {
+      callTimeoutReaperJob(deps.db, deps.push, {
         intervalMs: CALL_REAPER_INTERVAL_MS,
         batchSize: CALL_REAPER_BATCH_SIZE,
         maxRunMs: CALL_REAPER_MAX_RUN_MS,

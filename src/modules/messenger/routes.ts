@@ -8,7 +8,6 @@ import type { ContactSearchDeps } from './contact-search/search.ts';
 import { registerContactRoutes } from './contacts/routes.ts';
 import { registerRealtimeOutboxRoutes } from '../../platform/push/index.ts';
 import { refuseUnknownFields } from './admin-body.ts';
-import { REALTIME_DISPATCH_KINDS } from './model/push-kinds.ts';
 import { registerPresenceRoutes } from './presence/presence.ts';
 import type { MessengerContext } from './context.ts';
 import { registerMessageRoutes } from './messages/routes.ts';
@@ -31,8 +30,8 @@ export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerCont
   registerCallRoutes(app, ctx);
   registerConferenceRoutes(app, ctx);
   registerPresenceRoutes(app, ctx.db, ctx.hub);
-  // The push part's runbook calls, at the messenger's admin path, with the kinds its table admits.
-  registerRealtimeOutboxRoutes(app, { db: ctx.db, clock: ctx.clock, log: ctx.log, kinds: REALTIME_DISPATCH_KINDS, refuseUnknownFields });
+  // The push part's runbook calls, at the messenger's admin path, filtering by every registered kind (any module's).
+  registerRealtimeOutboxRoutes(app, { db: ctx.db, clock: ctx.clock, log: ctx.log, kinds: ctx.push.kinds.names(), refuseUnknownFields });
   registerContactSearchRoutes(app, search, ctx.options.rateLimits.contactSearches);
   registerUserReplicaRoutes(app, ctx.db, { ...ctx.userSync, db: ctx.db, openTopicReader: ctx.openTopicReader });
 }

@@ -114,13 +114,21 @@ export function createDb(pool: pg.Pool): Db {
   return drizzle(pool);
 }
 
-/** Migration folders in the order they apply: the platform first, then each module's (by name). */
+/**
+ * Kernel parts that apply after every module's: the push part's tables began in the messenger's part
+ * (and the notifications' part wrote into them) until its first migration moved them into its own
+ * schema, so on a fresh database that move must run after those parts' histories.
+ */
+const LAST_PARTS = ['push'];
+
+/** Migration folders in the order they apply: the platform first, then each module's (by name), then LAST_PARTS. */
 export function migrationParts(dir = MIGRATIONS_DIR): string[] {
+  const present = (name: string) => existsSync(join(dir, name, 'meta/_journal.json'));
   const modules = readdirSync(dir, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && d.name !== 'platform' && existsSync(join(dir, d.name, 'meta/_journal.json')))
+    .filter((d) => d.isDirectory() && d.name !== 'platform' && !LAST_PARTS.includes(d.name) && present(d.name))
     .map((d) => d.name)
     .sort();
-  return ['platform', ...modules];
+  return ['platform', ...modules, ...LAST_PARTS.filter(present)];
 }
 
 /**

@@ -4,7 +4,7 @@ import { ATTEMPTS_EXHAUSTED } from './rules.ts';
 import type { PushRow } from './types.ts';
 
 /**
- * The dispatcher's statements over messenger.realtime_outbox: the claim (SKIP LOCKED; Attempts,
+ * The dispatcher's statements over push.realtime_outbox: the claim (SKIP LOCKED; Attempts,
  * NextAttemptAt and RowVersion bumped in its own short transaction; stream positions handed out)
  * and the outcomes, which land only on the RowVersion they claimed. What the claim reads beside
  * its rows for their owner (a message row's message, a chat row's membership version) comes from
@@ -100,7 +100,7 @@ export interface ClaimParams {
  * (`exhausted`). Each message row comes with its message as the statement read it (one round trip
  * less before the push; the payload is still built outside any transaction).
  *
- * The same statement gives every row to push its event-stream position (messenger.realtime_events),
+ * The same statement gives every row to push its event-stream position (push.realtime_events),
  * in push order: id (commit) order, except that each chat's MessageReceived rows take their slots in
  * Seq order — a send's row id is drawn before its statement waits for the chat lock, so two
  * concurrent sends can get ids in the opposite order of their Seqs, and pushing them by Seq spares
@@ -113,12 +113,12 @@ export async function claimDue(db: Db, p: ClaimParams, reads: ClaimReads = NO_CL
   const { rows } = await query<ClaimedRow & { exhausted: boolean }>(
     db,
     sql`with due as (
-       select id from messenger.realtime_outbox
+       select id from push.realtime_outbox
         where status = 'Pending' and next_attempt_at <= ${now} and not (id = any(${sql.param(p.exclude ?? [])}::uuid[]))
         order by next_attempt_at, id limit ${p.limit}
         for update skip locked),
      claimed as (
-       update messenger.realtime_outbox o
+       update push.realtime_outbox o
           set attempts = case when ${spent} then o.attempts else o.attempts + 1 end,
               status = case when ${spent} then 'Quarantined' else 'Pending' end,
               last_error = case when ${spent} then ${ATTEMPTS_EXHAUSTED} else o.last_error end,
@@ -141,9 +141,9 @@ export async function claimDue(db: Db, p: ClaimParams, reads: ClaimReads = NO_CL
                         else l.slot end as push_slot
          from live l),
      streamed as (
-       insert into messenger.realtime_events as e
+       insert into push.realtime_events as e
          (position, outbox_id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, payload, membership_version, created_at, recorded_at)
-       select nextval('messenger.realtime_event_position'), s.id, s.kind, s."targetKind", s."chatId", s."targetUserId", s."messageId", s."refId",
+       select nextval('push.realtime_event_position'), s.id, s.kind, s."targetKind", s."chatId", s."targetUserId", s."messageId", s."refId",
               s."sessionKind", s.seq, s.payload, s.membership_version, s."createdAt", ${now}
          from (select * from slotted order by push_slot) s
        on conflict (outbox_id) do update
@@ -175,8 +175,8 @@ export interface OutcomeUpdate {
 /**
  * Records outcomes set-based, each only on the RowVersion its claim left (every change of a row's
  * status — claim, outcome, requeue — bumps it, so an unchanged RowVersion is a row still Pending as
- * claimed). Returns the ids that landed. Through the function `messenger.realtime_record_outcomes`
- * (messenger.realtime migration 0008), which finds the rows by id through the primary key whatever
+ * claimed). Returns the ids that landed. Through the function `push.realtime_record_outcomes`
+ * (drizzle/push/0000), which finds the rows by id through the primary key whatever
  * the planner believes: as a statement, a plan made while nothing was Pending read every Pending
  * row through ix_rto_due for each outcome (200 ms a batch behind a backlog of 70,000 rows), and a
  * named statement's generic plan, settled while the table was small, scanned the whole table once
@@ -188,7 +188,7 @@ export async function recordOutcomes(db: Db, updates: readonly OutcomeUpdate[], 
   const col = <T>(f: (u: OutcomeUpdate) => T) => sql.param(updates.map(f));
   const { rows } = await query<{ id: string }>(
     db,
-    sql`select id from messenger.realtime_record_outcomes(${col((u) => u.id)}::uuid[], ${col((u) => u.rowVersion)}::int[],
+    sql`select id from push.realtime_record_outcomes(${col((u) => u.id)}::uuid[], ${col((u) => u.rowVersion)}::int[],
           ${col((u) => u.status)}::varchar[], ${col((u) => u.lastError)}::varchar[], ${col((u) => u.attemptsDelta)}::int[],
           ${col((u) => u.nextAttemptAt)}::timestamptz[], ${now}::timestamptz) as id`,
     { name: 'messenger_realtime_outcomes' },

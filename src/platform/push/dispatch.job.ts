@@ -24,7 +24,7 @@ export interface PushDispatchDeps extends Omit<DispatchStepsDeps, 'maxAttempts' 
 }
 
 /**
- * RealtimeDispatchJob (seed 000): persist-then-push from messenger.realtime_outbox to the hub.
+ * RealtimeDispatchJob (seed 000): persist-then-push from push.realtime_outbox to the hub.
  * Single runner (advisory lock held at most LockTtl; busy → the run is skipped), every PollingInterval and at once on
  * NOTIFY realtime_outbox from the owner's committing transaction (or sooner through connectWake in
  * the replica that committed). Each batch:

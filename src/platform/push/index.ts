@@ -1,10 +1,10 @@
 /**
  * The durable push path's public surface (seed 000: persist-then-push through
- * messenger.realtime_outbox, and the per-user event stream clients resume from). A kernel part:
+ * push.realtime_outbox, and the per-user event stream clients resume from). A kernel part:
  * it knows no module; modules use it only through this file.
  */
 export { cursorOf, positionOf } from './cursor.ts';
-export { readStream, readStreamHead, streamHeadOf, streamHorizon, trimStream, type StreamEventRow, type StreamPage } from './stream-sql.ts';
+export { changedGroups, readStream, readStreamHead, trimStream, type ChangedGroups, type StreamEventRow, type StreamPage } from './stream-sql.ts';
 export { eventsAfter, type StreamEvent } from './replay.ts';
 export { DEPRECATED_EVENT_STREAM_PATH, EVENT_STREAM_PATH, registerEventStreamRoutes } from './stream-routes.ts';
 export { registerRealtimeOutboxRoutes, REQUEUE_DEFAULT_LIMIT, REQUEUE_MAX_LIMIT, type RunbookRouteDeps } from './runbook-routes.ts';
@@ -12,7 +12,8 @@ export { StreamErrors } from './errors.ts';
 export { eventNameOf, type PushRow, type UserFrame, type UserFrames } from './types.ts';
 export { chatGroupOf, createPush, KIND_NOT_REGISTERED, type KindRegistration, type Push, type PushKinds, type ReferencedKinds } from './port.ts';
 export type { BuildResult, Delivery, HubSend, MembershipOp, Payload } from './delivery.ts';
-export { enqueueRealtime, realtimeInsert, REALTIME_OUTBOX_CHANNEL, type NewPushRow } from './outbox-sql.ts';
+export type { NewPushRow, PushRows, PushRowsFrom } from './outbox-sql.ts';
+export { PUSH_ROW_STATUSES, PUSH_TARGET_KINDS, type PushRowStatus, type PushTargetKind } from './push-schema.ts';
 export { claimDue, NO_CLAIM_READS, recordOutcomes, type ClaimedRow, type ClaimParams, type ClaimReads, type OutcomeUpdate } from './claim-sql.ts';
 export { ATTEMPTS_EXHAUSTED, lastErrorText, outcomeOf, REF_NOT_FOUND, type PushResult, type RowOutcome } from './rules.ts';
 export { CLAIMED_TIMING_CHANNEL, createDispatchSteps, DISPATCH_COUNTS, type ClaimedTiming, type DispatchResult, type DispatchRow, type RealtimeDispatchQuarantinedEvent } from './dispatcher.ts';

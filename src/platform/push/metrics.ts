@@ -14,7 +14,7 @@ export function createRealtimeMetrics(registry: Registry, db: Db) {
     // Database down: the scrape keeps the last value (metrics_db_gauge_stale_seconds says how old).
     pending: dbGauge(registry, {
       name: 'messenger_realtime_pending',
-      help: 'Pending rows in messenger.realtime_outbox (backlog), read at scrape',
+      help: 'Pending rows in push.realtime_outbox (backlog), read at scrape',
       read: () => countPending(db),
     }),
     lag: histogram<'kind'>(registry, {
@@ -48,7 +48,7 @@ export function createRealtimeMetrics(registry: Registry, db: Db) {
 export type RealtimeMetrics = ReturnType<typeof createRealtimeMetrics>;
 
 /**
- * The outbox's current state for the alerts (deploy/prometheus/messenger.rules.yml): Quarantined
+ * The outbox's current state for the alerts (the realtime alert rules in deploy/prometheus/): Quarantined
  * rows now — the counter above starts at 0 on every restart while the rows stay — and how long the
  * oldest Pending row has waited, which rises while no dispatcher pushes even when no run reports.
  * One query serves both gauges of a scrape; database down: dbGauge keeps the last values.
@@ -61,12 +61,12 @@ export function realtimeStateGauges(registry: Registry, db: Db, clock: Clock): v
     }));
   dbGauge(registry, {
     name: 'messenger_realtime_quarantined',
-    help: 'Quarantined rows in messenger.realtime_outbox now (alert when > 0; runbook: requeue after the fix)',
+    help: 'Quarantined rows in push.realtime_outbox now (alert when > 0; runbook: requeue after the fix)',
     read: async () => (await read()).quarantined,
   });
   dbGauge(registry, {
     name: 'messenger_realtime_oldest_pending_age_seconds',
-    help: 'now − CreatedAt of the oldest Pending messenger.realtime_outbox row (0 when none), read at scrape',
+    help: 'now − CreatedAt of the oldest Pending push.realtime_outbox row (0 when none), read at scrape',
     read: async () => (await read()).oldestPendingAgeSeconds,
   });
 }

@@ -37,7 +37,7 @@ export function realtimeFailureSource(db: Db, clock: Clock): FailureSource {
   return {
     kind: 'realtime-quarantined',
     worker: REALTIME_DISPATCH_JOB,
-    title: 'Quarantined realtime rows (messenger.realtime_outbox)',
+    title: 'Quarantined realtime rows (push.realtime_outbox)',
     alert: 'MessengerRealtimeQuarantined',
     fields: FIELDS,
     actions: ['requeue', 'discard'],

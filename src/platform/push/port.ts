@@ -3,7 +3,7 @@ import type { Db } from '../db/index.ts';
 import { userGroup } from '../realtime/index.ts';
 import { NO_CLAIM_READS, type ClaimReads } from './claim-sql.ts';
 import type { BuildResult } from './delivery.ts';
-import { enqueueCarried } from './outbox-sql.ts';
+import { enqueueCarried, kindsOf, REALTIME_OUTBOX_CHANNEL, realtimeInsert, runInsert, type NewPushRow, type PushRows } from './outbox-sql.ts';
 import { REF_NOT_FOUND } from './rules.ts';
 import { addStreamEvent, newStreamEventSchema, type StreamEventSchema } from './stream-schema.ts';
 import { eventNameOf, type PushRow, type UserFrame, type UserFrames } from './types.ts';
@@ -78,6 +78,8 @@ export interface PushKinds {
   refuseReader(db: Db, userId: string): Promise<void>;
   /** Their codes (403), for the API document. */
   readerRefusalCodes(): readonly string[];
+  /** Every registered kind, carried and referenced, in registration order (the runbook routes' filter). */
+  names(): readonly string[];
   /** An event of the stream, one variant per registered frame: the API document's description of it. */
   readonly streamEvent: StreamEventSchema;
 }
@@ -86,6 +88,21 @@ export interface Push {
   registerKinds<R, J>(registration: KindRegistration<R, J>): void;
   /** Frames of registered carried kinds to users, in the caller's transaction, in the order each user is to get them. */
   userFrames: UserFrames;
+  /**
+   * The one writer of rows of referenced kinds: their INSERT into the outbox as a statement fragment,
+   * for the owner's transaction after its row locks (so the UUIDv7 ids follow commit order) — run by
+   * `enqueue`, or inside the owner's own statement (a message send writes its message and its row in
+   * one round trip; that statement then wakes the dispatcher with `wakeAtCommit`).
+   * Throws, before anything is written, for a kind no module registered as referenced.
+   */
+  insert(rows: PushRows, now: Date): SQL;
+  /**
+   * The NOTIFY that wakes the dispatchers when the owner's statement commits, for a statement that
+   * wrote rows with `insert` itself (`payload`: wakePayload(), so this replica, woken in-process, is skipped).
+   */
+  wakeAtCommit(payload: string): SQL;
+  /** Runs `insert` in the owner's transaction and wakes the dispatcher at commit (NOTIFY), in one statement. */
+  enqueue(tx: Db, rows: readonly NewPushRow[], now: Date): Promise<void>;
   /** The registered kinds, for the dispatcher and the event stream. */
   kinds: PushKinds;
   /** Whether any module registered a kind (the dispatcher and retention run only then). */
@@ -161,8 +178,17 @@ export function createPush(): Push {
       for (const refuse of readerRefusals) await refuse(db, userId);
     },
     readerRefusalCodes: () => [...new Set(readerRefusalCodes)],
+    names: () => [...owners.keys()],
     streamEvent: newStreamEventSchema(),
   };
+
+  function insert(rows: PushRows, now: Date): SQL {
+    for (const kind of kindsOf(rows)) {
+      // A programming error, not input: a module writes only the referenced kinds it registered.
+      if (!ownerIndex.has(kind)) throw new Error(`push kind ${JSON.stringify(kind)} is not registered as referenced by any module; the realtime outbox refuses it`);
+    }
+    return realtimeInsert(rows, now);
+  }
 
   let wake = () => {};
   let wakePayload = '';
@@ -192,7 +218,8 @@ export function createPush(): Push {
         referenced.push(ref);
         if (ref.claimReads) {
           if (readsOwner !== undefined) throw new Error(`the push claim reads for ${readsOwner} already; ${owner} cannot add its own`);
-          for (const kind of ref.claimReads.seqOrdered) if (!KIND_NAME.test(kind)) throw new Error(`push kind ${JSON.stringify(kind)} of ${owner} is not a kind name`);
+          // Spliced into the claim's text: only the owner's own referenced kinds (names checked above).
+          for (const kind of ref.claimReads.seqOrdered) if (!ref.kinds.includes(kind)) throw new Error(`${owner} orders push kind ${JSON.stringify(kind)} by Seq, a kind it does not register`);
           reads = ref.claimReads;
           readsOwner = owner;
         }
@@ -217,6 +244,11 @@ export function createPush(): Push {
         return { kind, targetUserId: f.userId, payload: f.payload };
       });
       await enqueueCarried(tx, rows, now);
+    },
+    insert,
+    wakeAtCommit: (payload) => sql`pg_notify(${sql.raw(`'${REALTIME_OUTBOX_CHANNEL}'`)}, ${payload}::text)`,
+    async enqueue(tx, rows, now) {
+      if (rows.length > 0) await runInsert(tx, insert(rows, now));
     },
     kinds,
   };

@@ -5,7 +5,7 @@ import { REALTIME_OUTBOX_CHANNEL } from './outbox-sql.ts';
 import type { PushRow } from './types.ts';
 
 /**
- * The runbook's statements over Quarantined messenger.realtime_outbox rows: list them, and put
+ * The runbook's statements over Quarantined push.realtime_outbox rows: list them, and put
  * them back to Pending (one by id, or a bounded, filtered batch).
  */
 
@@ -28,7 +28,7 @@ export async function listQuarantined(db: Db, after: string | null, limit: numbe
     sql`select id, kind, target_kind as "targetKind", chat_id as "chatId", target_user_id as "targetUserId", message_id as "messageId",
             ref_id as "refId", session_kind as "sessionKind", seq::float8 as seq, attempts, last_error as "lastError",
             created_at as "createdAt", updated_at as "updatedAt"
-       from messenger.realtime_outbox
+       from push.realtime_outbox
       where status = 'Quarantined' and (${after}::uuid is null or id > ${after}::uuid)
       order by id limit ${limit}`,
   );
@@ -96,20 +96,20 @@ export interface RequeueResult {
 export async function requeueMatching(db: Db, filter: QuarantineFilter, limit: number, now: Date, dryRun: boolean): Promise<RequeueResult> {
   const where = quarantinedMatching(filter);
   if (dryRun) {
-    const { rows } = await query<{ n: number }>(db, sql`select count(*)::int as n from messenger.realtime_outbox where ${where}`);
+    const { rows } = await query<{ n: number }>(db, sql`select count(*)::int as n from push.realtime_outbox where ${where}`);
     return { matched: rows[0]?.n ?? 0, requeued: 0 };
   }
   const at = sql`${now}::timestamptz`;
   const { rows } = await query<RequeueResult>(
     db,
     sql`with picked as (
-       select id from messenger.realtime_outbox where ${where} order by id limit ${limit} for update skip locked),
+       select id from push.realtime_outbox where ${where} order by id limit ${limit} for update skip locked),
      requeued as (
-       update messenger.realtime_outbox o
+       update push.realtime_outbox o
           set status = 'Pending', attempts = 0, next_attempt_at = ${at}, row_version = o.row_version + 1, updated_at = ${at}
          from picked where o.id = picked.id
         returning 1)
-     select (select count(*) from messenger.realtime_outbox where ${where})::int as matched,
+     select (select count(*) from push.realtime_outbox where ${where})::int as matched,
             (select count(*) from requeued)::int as requeued, pg_notify(${REALTIME_OUTBOX_CHANNEL}, '')`,
   );
   return { matched: rows[0]?.matched ?? 0, requeued: rows[0]?.requeued ?? 0 };
@@ -123,7 +123,7 @@ export async function listQuarantinedMatching(db: Db, filter: QuarantineFilter, 
   const at = sql`updated_at`;
   const { rows } = await query<ListedQuarantinedRow>(
     db,
-    sql`select ${QUARANTINED_COLUMNS}, traceparent from messenger.realtime_outbox where ${quarantinedMatching(filter)} ${keysetAfter(at, after)}
+    sql`select ${QUARANTINED_COLUMNS}, traceparent from push.realtime_outbox where ${quarantinedMatching(filter)} ${keysetAfter(at, after)}
          order by ${keysetOrder(at)} limit ${limit}`,
   );
   return rows;
@@ -133,8 +133,8 @@ export async function listQuarantinedMatching(db: Db, filter: QuarantineFilter, 
 export async function discardQuarantined(db: Db, filter: QuarantineFilter, limit: number): Promise<number> {
   const { rowCount } = await query(
     db,
-    sql`delete from messenger.realtime_outbox where id in (
-          select id from messenger.realtime_outbox where ${quarantinedMatching(filter)} order by id limit ${limit} for update skip locked)`,
+    sql`delete from push.realtime_outbox where id in (
+          select id from push.realtime_outbox where ${quarantinedMatching(filter)} order by id limit ${limit} for update skip locked)`,
   );
   return rowCount;
 }

@@ -87,7 +87,7 @@ export interface RunbookRouteDeps {
   db: Db;
   clock: Clock;
   log: Logger;
-  /** The kinds the table admits, in the order the filter's schema lists them. */
+  /** The registered kinds (PushKinds.names), in the order the filter's schema lists them. */
   kinds: readonly string[];
   /** preValidation refusing a body field the schema does not name with `code` (the mounting module's admin-body rule). */
   refuseUnknownFields: (schema: TObject, code: string) => (req: FastifyRequest) => Promise<void>;

@@ -3,14 +3,14 @@ import { query, type Db } from '../db/index.ts';
 import type { PushRow } from './types.ts';
 
 /**
- * Reads and retention of the per-user event stream (messenger.realtime_events). Positions are handed
+ * Reads and retention of the per-user event stream (push.realtime_events). Positions are handed
  * out by the dispatcher's claim (claim-sql.ts), in push order, right before the push: a row reaches
  * the stream only once it is committed and claimed, so a position is never handed out ahead of an
  * earlier commit — the order outbox ids cannot give (an id is drawn before its transaction commits).
  */
 
 /** Positions below it were trimmed by retention (a cursor before it answers 410). */
-export const streamHorizon = (): SQL => sql`coalesce((select trimmed_below from messenger.realtime_event_horizon where id = 1), 0)::float8`;
+export const streamHorizon = (): SQL => sql`coalesce((select trimmed_below from push.realtime_event_horizon where id = 1), 0)::float8`;
 
 /**
  * The reader's head: the newest committed position among the events this reader can read (addressed
@@ -21,10 +21,10 @@ export const streamHorizon = (): SQL => sql`coalesce((select trimmed_below from 
  */
 export const streamHeadOf = (userId: string, spans: SQL): SQL =>
   sql`greatest(coalesce(greatest(
-        (select max(e.position) from messenger.realtime_events e where e.target_kind = 'User' and e.target_user_id = ${userId}),
+        (select max(e.position) from push.realtime_events e where e.target_kind = 'User' and e.target_user_id = ${userId}),
         (select max(last.position) from (${spans}) s
            cross join lateral (
-             select e.position from messenger.realtime_events e
+             select e.position from push.realtime_events e
               where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id
                 and e.membership_version >= s.from_version and (s.to_version is null or e.membership_version < s.to_version)
               order by e.position desc limit 1) last)), 0)::float8, ${streamHorizon()} - 1)`;
@@ -60,13 +60,13 @@ export async function readStream<R extends PushRow = PushRow>(db: Db, userId: st
   const { rows } = await query<{ page: StreamEventRow<R>[] | null; head: number; trimmedBelow: number }>(
     db,
     sql`with mine as (
-          (select e.* from messenger.realtime_events e
+          (select e.* from push.realtime_events e
             where e.target_kind = 'User' and e.target_user_id = ${userId} and e.position > ${after}
             order by e.position limit ${limit})
           union all
           (select e.* from (${spans}) s
              cross join lateral (
-               select e.* from messenger.realtime_events e
+               select e.* from push.realtime_events e
                 where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id and e.position > ${after}
                   and e.membership_version >= s.from_version and (s.to_version is null or e.membership_version < s.to_version)
                 order by e.position limit ${limit}) e)),
@@ -82,6 +82,41 @@ export async function readStream<R extends PushRow = PushRow>(db: Db, userId: st
   return { rows: page, head: r.head, trimmedBelow: r.trimmedBelow };
 }
 
+export interface ChangedGroups {
+  /** Each group (ChatId) with an event for the reader after the cursor, at its latest such position, oldest change first. */
+  groups: { chatId: string; position: number }[];
+  head: number;
+  trimmedBelow: number;
+}
+
+/**
+ * The groups whose events reached the reader after `after`, each once at its latest event, oldest
+ * change first (at most `limit`): the group events of every membership span (`spans`, as for
+ * readStream), and the group-bearing events addressed to the reader alone (a removal notice among
+ * them); read with the reader's head and the horizon in one snapshot. What a chat list's sync asks.
+ */
+export async function changedGroups(db: Db, userId: string, after: number, limit: number, spans: SQL): Promise<ChangedGroups> {
+  const { rows } = await query<{ groups: { chatId: string; position: number }[] | null; head: number; trimmedBelow: number }>(
+    db,
+    sql`with changed as (
+          select e.chat_id, max(e.position) as position from push.realtime_events e
+           where e.target_kind = 'User' and e.target_user_id = ${userId} and e.chat_id is not null and e.position > ${after}
+           group by e.chat_id
+          union all
+          select s.chat_id, (select max(e.position) from push.realtime_events e
+                              where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id and e.position > ${after}
+                                and e.membership_version >= s.from_version and (s.to_version is null or e.membership_version < s.to_version))
+            from (${spans}) s),
+        page as (
+          select chat_id, max(position) as position from changed where position is not null
+           group by chat_id order by max(position) limit ${limit})
+        select (select json_agg(json_build_object('chatId', chat_id, 'position', position) order by position) from page) as groups,
+               ${streamHeadOf(userId, spans)} as head, ${streamHorizon()} as "trimmedBelow"`,
+  );
+  const r = rows[0]!;
+  return { groups: r.groups ?? [], head: r.head, trimmedBelow: r.trimmedBelow };
+}
+
 /**
  * Retention: deletes up to `limit` events recorded before `cutoff`, oldest first, and moves the
  * horizon past them (a cursor before it then answers 410), in one statement. Returns their positions.
@@ -95,14 +130,14 @@ export async function trimStream(db: Db, cutoff: Date, limit: number): Promise<n
   const { rows } = await query<{ position: number }>(
     db,
     sql`with head as (
-          select position, recorded_at from messenger.realtime_events order by position limit ${limit}),
+          select position, recorded_at from push.realtime_events order by position limit ${limit}),
         gone as (
-          delete from messenger.realtime_events where position in (
+          delete from push.realtime_events where position in (
             select position from head
              where position < coalesce((select min(position) from head where recorded_at >= ${cutoff}), (select max(position) + 1 from head)))
           returning position),
         moved as (
-          update messenger.realtime_event_horizon set trimmed_below = greatest(trimmed_below, (select max(position) + 1 from gone))
+          update push.realtime_event_horizon set trimmed_below = greatest(trimmed_below, (select max(position) + 1 from gone))
            where id = 1 and exists (select 1 from gone))
         select position::float8 as position from gone`,
   );

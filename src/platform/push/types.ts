@@ -1,8 +1,8 @@
 import type { Db } from '../db/index.ts';
 
 /**
- * The row shape of the durable push path (table messenger.realtime_outbox, seed 000, and its event
- * stream messenger.realtime_events): typed references and a kind, never a body. The kinds and what
+ * The row shape of the durable push path (table push.realtime_outbox, seed 000, and its event
+ * stream push.realtime_events): typed references and a kind, never a body. The kinds and what
  * they point at belong to the modules that write them; the push part reads them as plain strings.
  */
 

@@ -198,7 +198,7 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
       await b.client.settled();
     };
     // The stream loses every position the client saw, as a restore to an earlier point would.
-    await m.pool.query('delete from messenger.realtime_events');
+    await m.pool.query('delete from push.realtime_events');
     await reconnect();
     await reconnect();
     assert.deepEqual(resumes, [400, 200], 'refused once as ahead, then resumed from the head');

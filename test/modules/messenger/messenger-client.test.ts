@@ -45,9 +45,9 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
     await m.dispatch();
     // At-least-once: the same push intent again (a runner crashed after the push, before its outcome).
     await m.pool.query(
-      `insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
+      `insert into push.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
        select gen_random_uuid(), kind, target_kind, chat_id, message_id, seq, created_at, created_at, updated_at
-         from messenger.realtime_outbox where message_id = $1`,
+         from push.realtime_outbox where message_id = $1`,
       [sent.id],
     );
     await m.dispatch();
@@ -62,7 +62,7 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
     const c = await startClient(port(m), bob.token, chat.id);
     for (const body of ['one', 'two', 'three']) await send(body);
     // Seq 1 and 2 wait in backoff; Seq 3 goes out first.
-    await m.pool.query(`update messenger.realtime_outbox set next_attempt_at = next_attempt_at + interval '10 seconds' where seq in (1, 2)`);
+    await m.pool.query(`update push.realtime_outbox set next_attempt_at = next_attempt_at + interval '10 seconds' where seq in (1, 2)`);
     await m.dispatch();
     await waitFor('the gap filled through REST', () => c.messages.length === 3);
     assert.deepEqual(c.messages.map((x) => [x.seq, x.body]), [[1, 'one'], [2, 'two'], [3, 'three']]);

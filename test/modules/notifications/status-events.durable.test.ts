@@ -9,7 +9,7 @@ import { MINUTE, notificationsWorld, notify, postReceipt, seedFailed, setChannel
 
 /**
  * NotificationStatusChanged is durable: each frame is stored in the transaction of the change it
- * announces (a NotificationStatusChanged row of messenger.realtime_outbox) and pushed by the
+ * announces (a NotificationStatusChanged row of push.realtime_outbox) and pushed by the
  * single-runner realtime dispatcher. A backplane (Redis) outage delays frames, a SIGKILLed worker
  * loses none: they arrive after recovery, in order.
  */
@@ -28,7 +28,7 @@ const framesOf = (c: TestClient, id: string): Frame[] =>
 const storedFrames = async (id: string, status?: 'Pending' | 'Done') =>
   (
     await a.pool.query<{ frame: Frame }>(
-      `select payload as frame from messenger.realtime_outbox
+      `select payload as frame from push.realtime_outbox
         where kind = 'NotificationStatusChanged' and payload->>'NotificationId' = $1 and ($2::text is null or status = $2) order by id`,
       [id, status ?? null],
     )

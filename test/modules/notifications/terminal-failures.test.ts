@@ -51,7 +51,7 @@ describe('reprocess terminal notification failures', () => {
     assert.equal(row.next_attempt_at?.getTime(), a.clock.now().getTime());
     assert.equal(row.version, 7);
     const { rows: frames } = await a.pool.query<{ frame: Record<string, unknown> }>(
-      `select payload as frame from messenger.realtime_outbox where kind = 'NotificationStatusChanged' and payload->>'NotificationId' = $1`,
+      `select payload as frame from push.realtime_outbox where kind = 'NotificationStatusChanged' and payload->>'NotificationId' = $1`,
       [id],
     );
     assert.deepEqual(

@@ -1,29 +1,10 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { createPool, migrateDatabase } from '../../../src/platform/db/index.ts';
-
-/** An empty database (not the migrated template), so the folder below is the only migration history. */
-async function emptyDatabase(): Promise<string> {
-  const adminUrl = process.env.TEST_PG_ADMIN_URL;
-  if (!adminUrl) throw new Error('TEST_PG_ADMIN_URL is unset: run the tests with `npm test`');
-  const name = `t_mig_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  after(async () => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  });
-  return adminUrl.replace(/\/[^/]+$/, `/${name}`);
-}
+import { createEmptyDatabase } from '../../support/db.ts';
 
 /** A migrations folder in drizzle's layout whose one platform migration runs for `seconds`. */
 function slowMigrations(seconds: number): string {
@@ -42,7 +23,8 @@ function slowMigrations(seconds: number): string {
 }
 
 test('migrations are not cut by the pool statement timeout, and the client goes back with it', async (t) => {
-  const url = await emptyDatabase();
+  // An empty database (not the migrated template), so the folder below is the only migration history.
+  const { url } = await createEmptyDatabase({ poolMax: 1 });
   const pool = createPool(url, 1, undefined, 'migrate-timeout-test', { DATABASE_STATEMENT_TIMEOUT: 200 });
   t.after(() => pool.end());
   // The same pool cuts the same statement outside the migration path.

@@ -171,7 +171,7 @@ test('the event stream reads one page at a time per user: a second page in paral
   const holder = await database.pool.connect();
   try {
     await holder.query('begin');
-    await holder.query('lock table messenger.realtime_event_horizon in access exclusive mode');
+    await holder.query('lock table push.realtime_event_horizon in access exclusive mode');
     const first = app.inject({ url: '/api/events?after=e0&limit=500', headers: user });
     const waiting = async () =>
       (await database.pool.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].n === 1;

@@ -27,7 +27,7 @@ test('in Chromium: the live overview updates in place (focus and a text selectio
   const browser = await launchChromium();
   const problems: string[] = [];
   const page = await openConsole(browser, operator, problems);
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const chatId = await insertChat(m.pool, [uid(), uid()]);
   await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', attempts: 8 });
 

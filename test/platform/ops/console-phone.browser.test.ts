@@ -36,10 +36,10 @@ async function readable(page: Page, where: string): Promise<void> {
 test('in Chromium at 390 and 683 px: the overview, failures, a row, the audit and a runbook read without sideways scrolling; headers and labels everywhere', { timeout: 180_000 }, async () => {
   const browser = await launchChromium();
   const problems: string[] = [];
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const chatId = await insertChat(m.pool, [uid()]);
   const rowId = await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', attempts: 8 });
-  await m.pool.query(`update messenger.realtime_outbox set last_error = $2 where id = $1`, [rowId, `RTO_BACKPLANE_DOWN: Error: ${'Connection is closed. '.repeat(12)}`]);
+  await m.pool.query(`update push.realtime_outbox set last_error = $2 where id = $1`, [rowId, `RTO_BACKPLANE_DOWN: Error: ${'Connection is closed. '.repeat(12)}`]);
   for (const width of [390, 683]) {
     const page = await openConsole(browser, origin, operator, problems, { width });
     // The sign-in form's token box is labelled too (checked signed out).
@@ -66,7 +66,7 @@ test('in Chromium: dark colours when the system prefers them; the backlog sparkl
   assert.deepEqual(await colours(dark), ['rgb(20, 23, 29)', 'rgb(227, 230, 236)']);
 
   // A backlog that grows: its sparkline gains points and ends higher than it starts.
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const chatId = await insertChat(m.pool, [uid()]);
   const spark = 'tr[data-metric="messenger_realtime_pending"] svg.spark';
   await light.waitForSelector(spark);

@@ -23,25 +23,25 @@ const m = await messengerApp(
 );
 const origin = new URL(m.url).origin;
 const operator = await m.token({ userId: newId(), admin: true });
-const status = async (id: string) => (await m.pool.query<{ status: string }>(`select status from messenger.realtime_outbox where id = $1`, [id])).rows[0]?.status ?? 'gone';
+const status = async (id: string) => (await m.pool.query<{ status: string }>(`select status from push.realtime_outbox where id = $1`, [id])).rows[0]?.status ?? 'gone';
 
 async function quarantined(n: number): Promise<string[]> {
   const chatId = await insertChat(m.pool, [uid()]);
   const ids: string[] = [];
   for (let i = 0; i < n; i++) ids.push(await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', attempts: 8 }));
-  await m.pool.query(`update messenger.realtime_outbox set last_error = 'RTO_PUSH_TIMEOUT: Error: realtime push timed out after 5000 ms' where id = any($1::uuid[])`, [ids]);
+  await m.pool.query(`update push.realtime_outbox set last_error = 'RTO_PUSH_TIMEOUT: Error: realtime push timed out after 5000 ms' where id = any($1::uuid[])`, [ids]);
   return ids.sort();
 }
 
 test('in Chromium: a row quarantined while the backplane is down says so; its detail, its link reopened on reload, and its own action', { timeout: 120_000 }, async () => {
   const browser = await launchChromium();
   const problems: string[] = [];
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const [alice, bob] = [await m.user(), await m.user()];
   const chat = await m.call<{ id: string }>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [bob.id] });
   assert.equal(chat.status, 201);
   await m.dispatch();
-  const { rows } = await m.pool.query<{ id: string; last_error: string }>(`select id, last_error from messenger.realtime_outbox where status = 'Quarantined'`);
+  const { rows } = await m.pool.query<{ id: string; last_error: string }>(`select id, last_error from push.realtime_outbox where status = 'Quarantined'`);
   assert.ok(rows.length > 0, 'the push failed on its only attempt');
   assert.match(rows[0]!.last_error, /^RTO_BACKPLANE_DOWN: /);
   const id = rows[0]!.id;
@@ -84,7 +84,7 @@ test('in Chromium: a row quarantined while the backplane is down says so; its de
 test('in Chromium: rows ticked replace the filter in the bulk panel (only they are requeued); a row\'s own button; pages that reload as themselves', { timeout: 120_000 }, async () => {
   const browser = await launchChromium();
   const problems: string[] = [];
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const ids = await quarantined(5);
   const page = await openConsole(browser, origin, operator, problems);
 

@@ -28,7 +28,7 @@ const operator = await m.token({ userId: operatorId, admin: true });
 const viewer = await signToken({ userId: newId(), admin: false, opsRole: 'viewer' }, m.config.JWT_SECRET, { issuer: m.config.AUTH_ISSUER, audience: m.config.AUTH_AUDIENCE });
 
 const openConsole = (browser: Browser, token: string, problems: string[]): Promise<Page> => open(browser, origin, token, problems);
-const statuses = async (ids: string[]) => (await m.pool.query<{ status: string }>(`select status from messenger.realtime_outbox where id = any($1::uuid[]) order by id`, [ids])).rows.map((r) => r.status);
+const statuses = async (ids: string[]) => (await m.pool.query<{ status: string }>(`select status from push.realtime_outbox where id = any($1::uuid[]) order by id`, [ids])).rows.map((r) => r.status);
 
 test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, dry run, bulk requeue that delivers, the audit; a viewer cannot act', { timeout: 240_000 }, async () => {
   const browser = await launchChromium();
@@ -62,8 +62,8 @@ test('in Chromium: pause, a growing backlog, a quarantined row and its runbook, 
   if (SHOTS) await page.screenshot({ path: `${SHOTS}/ops-console-overview.png`, fullPage: true });
 
   // Two of them fail for good: the failures page lists them with the runbook of their alert.
-  await m.pool.query(`update messenger.realtime_outbox set status = 'Quarantined', attempts = 8, last_error = 'PUSH_TIMEOUT: hub did not answer' where id = any($1::uuid[])`, [rows.slice(0, 2)]);
-  await m.pool.query(`update messenger.realtime_outbox set status = 'Quarantined', attempts = 8, last_error = 'REF_NOT_FOUND: gone' where id = $1`, [rows[2]]);
+  await m.pool.query(`update push.realtime_outbox set status = 'Quarantined', attempts = 8, last_error = 'PUSH_TIMEOUT: hub did not answer' where id = any($1::uuid[])`, [rows.slice(0, 2)]);
+  await m.pool.query(`update push.realtime_outbox set status = 'Quarantined', attempts = 8, last_error = 'REF_NOT_FOUND: gone' where id = $1`, [rows[2]]);
   await page.goto(`${origin}/ops#failures/realtime-quarantined`);
   await page.waitForFunction(`document.querySelectorAll('#failure-rows tr[data-id]').length === 3`);
   // The runbook opens in the console, as HTML under the same CSP; Back returns to the rows.
@@ -133,7 +133,7 @@ test('in Chromium: a new filter that fails drops the previous bulk panel (no Run
   const browser = await launchChromium();
   const problems: string[] = [];
   const page = await openConsole(browser, operator, problems);
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const chatId = await insertChat(m.pool, [uid(), uid()]);
   for (let i = 0; i < 3; i++) await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', attempts: 8 });
 
@@ -158,7 +158,7 @@ test('in Chromium: a new filter that fails drops the previous bulk panel (no Run
   assert.match(await text(page, '#error'), /OPS_INVALID_FILTER/);
   assert.equal(await page.$('button[data-act="bulk-run"]'), null, 'no Run of the previous filter is left');
   assert.equal(await page.$('#failure-rows'), null, 'nor the previous filter\'s rows');
-  assert.deepEqual(await statuses((await m.pool.query<{ id: string }>(`select id from messenger.realtime_outbox`)).rows.map((r) => r.id)), ['Quarantined', 'Quarantined', 'Quarantined']);
+  assert.deepEqual(await statuses((await m.pool.query<{ id: string }>(`select id from push.realtime_outbox`)).rows.map((r) => r.id)), ['Quarantined', 'Quarantined', 'Quarantined']);
 
   // A runbook call outside the console and a viewer's refused action: both on the audit page, with their answers.
   assert.equal((await m.call(operator, 'POST', '/api/messenger/admin/realtime-outbox/requeue-quarantined', { dryRun: true })).status, 200);
@@ -178,7 +178,7 @@ test('in Chromium: the bulk panel sits above the rows, takes a maximum, and afte
   const browser = await launchChromium();
   const problems: string[] = [];
   const page = await openConsole(browser, operator, problems);
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const alice = uid();
   const chatId = await insertChat(m.pool, [alice, uid()], { lastSeq: 2 });
   const ids: string[] = [];

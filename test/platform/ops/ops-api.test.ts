@@ -22,7 +22,7 @@ const chatId = await insertChat(m.pool, [uid()]);
 
 async function quarantined(lastError = 'PUSH_TIMEOUT: hub did not answer'): Promise<string> {
   const id = await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', attempts: 8 });
-  await m.pool.query(`update messenger.realtime_outbox set last_error = $2 where id = $1`, [id, lastError]);
+  await m.pool.query(`update push.realtime_outbox set last_error = $2 where id = $1`, [id, lastError]);
   return id;
 }
 
@@ -98,7 +98,7 @@ test('a paused job\'s alert carries the pause in its annotations (a planned paus
 });
 
 test('overview: jobs with recent runs, backlogs, replicas, dependencies and the alerts that would fire now', async () => {
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   await quarantined();
   await m.app.platform.runner.runNow('messenger-realtime-dispatch');
   const o = (await m.call<{
@@ -144,7 +144,7 @@ test('leases tell the truth: a run that ended shows its lease released although 
 });
 
 test('failures: filters, a dry run that changes nothing, then a bulk requeue at a bounded rate with its progress and audit', async () => {
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const timeouts = [await quarantined(), await quarantined(), await quarantined(), await quarantined(), await quarantined()];
   const other = await quarantined('REF_NOT_FOUND: gone');
   const kinds = (await m.call<{ kinds: { kind: string; count: number }[] }>(viewer, 'GET', '/api/ops/failures')).body.kinds;
@@ -162,7 +162,7 @@ test('failures: filters, a dry run that changes nothing, then a bulk requeue at 
   const filter = { errorCode: 'PUSH_TIMEOUT' };
   const dry = await m.call<{ matched: number; wouldChange: number; sample: unknown[] }>(operator, 'POST', '/api/ops/failures/realtime-quarantined/actions', { action: 'requeue', filter });
   assert.deepEqual([dry.status, dry.body.matched, dry.body.wouldChange, dry.body.sample.length], [200, 5, 5, 5]);
-  assert.equal((await m.pool.query(`select count(*)::int as n from messenger.realtime_outbox where status = 'Quarantined'`)).rows[0].n, 6, 'a dry run changes nothing');
+  assert.equal((await m.pool.query(`select count(*)::int as n from push.realtime_outbox where status = 'Quarantined'`)).rows[0].n, 6, 'a dry run changes nothing');
 
   const run = await m.call<{ auditId: string; matched: number }>(operator, 'POST', '/api/ops/failures/realtime-quarantined/actions', { action: 'requeue', filter, dryRun: false });
   assert.deepEqual([run.status, run.body.matched], [202, 5]);
@@ -172,7 +172,7 @@ test('failures: filters, a dry run that changes nothing, then a bulk requeue at 
     return done.status === 'done';
   });
   assert.equal(done.changed, 5);
-  const { rows } = await m.pool.query<{ id: string }>(`select id from messenger.realtime_outbox where status = 'Quarantined'`);
+  const { rows } = await m.pool.query<{ id: string }>(`select id from push.realtime_outbox where status = 'Quarantined'`);
   assert.deepEqual(rows.map((r) => r.id), [other]);
   const audit = (await m.call<{ items: { action: string; dryRun: boolean; matched: number; changed: number; filter: object; actor: string; role: string }[] }>(viewer, 'GET', '/api/ops/audit')).body.items;
   assert.deepEqual(

@@ -19,12 +19,12 @@ type Page = { total: number; items: { id: string; errorCode: string | null }[]; 
 async function quarantined(n: number, lastError = 'RTO_BACKPLANE_DOWN: Error: Connection is closed.'): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) ids.push(await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', attempts: 8 }));
-  await m.pool.query(`update messenger.realtime_outbox set last_error = $2 where id = any($1::uuid[])`, [ids, lastError]);
+  await m.pool.query(`update push.realtime_outbox set last_error = $2 where id = any($1::uuid[])`, [ids, lastError]);
   return ids;
 }
 
 test('pages: every row once, in a stable order, with the total; a row added meanwhile does not shift the pages; a forged cursor is 400', async () => {
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   // Same time for all (ties broken by id), as a batch quarantined in one statement has.
   const ids = (await quarantined(5)).sort();
   const first = await m.call<Page>(operator, 'GET', `${KIND}?limit=2`);
@@ -33,7 +33,7 @@ test('pages: every row once, in a stable order, with the total; a row added mean
   assert.ok(first.body.next);
   // A row that sorts first arrives between pages: the next page is still the rows after the last one shown.
   const [early] = await quarantined(1);
-  await m.pool.query(`update messenger.realtime_outbox set updated_at = updated_at - interval '1 hour' where id = $1`, [early]);
+  await m.pool.query(`update push.realtime_outbox set updated_at = updated_at - interval '1 hour' where id = $1`, [early]);
   const second = await m.call<Page>(operator, 'GET', `${KIND}?limit=2&after=${first.body.next}`);
   assert.deepEqual(second.body.items.map((r) => r.id), ids.slice(2, 4));
   const third = await m.call<Page>(operator, 'GET', `${KIND}?limit=2&after=${second.body.next}`);
@@ -50,7 +50,7 @@ test('pages: every row once, in a stable order, with the total; a row added mean
 });
 
 test('a row\'s detail; 404 once it is no longer failed; an id of the wrong shape is 400', async () => {
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const [id] = await quarantined(1);
   const res = await m.call<{ row: { id: string; fields: Record<string, unknown> }; kind: { runbook: string } }>(operator, 'GET', `${KIND}/rows/${id}`);
   assert.equal(res.status, 200);
@@ -62,7 +62,7 @@ test('a row\'s detail; 404 once it is no longer failed; an id of the wrong shape
 });
 
 test('an action on named rows changes only those, audited with their ids', async () => {
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
   const ids = await quarantined(4);
   const picked = ids.slice(1, 3);
   const dry = await m.call<{ matched: number }>(operator, 'POST', `${KIND}/actions`, { action: 'discard', filter: { ids: picked } });
@@ -70,7 +70,7 @@ test('an action on named rows changes only those, audited with their ids', async
   const run = await m.call<{ auditId: string }>(operator, 'POST', `${KIND}/actions`, { action: 'discard', filter: { ids: picked }, dryRun: false });
   assert.equal(run.status, 202);
   await waitFor('the discard to end', async () => (await m.call<{ status: string }>(operator, 'GET', `/api/ops/audit/${run.body.auditId}`)).body.status === 'done');
-  const left = (await m.pool.query<{ id: string }>(`select id from messenger.realtime_outbox order by id`)).rows.map((r) => r.id);
+  const left = (await m.pool.query<{ id: string }>(`select id from push.realtime_outbox order by id`)).rows.map((r) => r.id);
   assert.deepEqual(left, [ids[0], ids[3]].sort());
   const audit = await m.call<{ filter: { ids: string[] } }>(operator, 'GET', `/api/ops/audit/${run.body.auditId}`);
   assert.deepEqual(audit.body.filter.ids, picked);

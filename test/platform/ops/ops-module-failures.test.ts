@@ -98,7 +98,7 @@ test('notifications-terminal: list with filters, dry run, bulk retry in a new De
   assert.deepEqual(await terminal(), [email]);
   const { rows } = await pool.query(`select status, attempts, delivery_cycle as cycle, next_attempt_at as due from notifications.notifications where id = any($1::uuid[])`, [sms]);
   assert.deepEqual(rows.map((r) => [r.status, r.attempts, r.cycle, r.due.getTime()]), sms.map(() => ['Failed', 0, 2, T0.getTime()]), 'back to the retry worker in a new cycle, due now');
-  const frames = await pool.query(`select count(*)::int as n from messenger.realtime_outbox where kind = 'NotificationStatusChanged' and payload->>'NotificationId' = any($1::text[])`, [sms]);
+  const frames = await pool.query(`select count(*)::int as n from push.realtime_outbox where kind = 'NotificationStatusChanged' and payload->>'NotificationId' = any($1::text[])`, [sms]);
   assert.equal(frames.rows[0].n, 3, 'each reopen is announced (NotificationStatusChanged), as the runbook call does');
 
   const overview = (await call<{ backlogs: { metric: string; series: { labels: Record<string, string>; value: number }[] }[] }>(viewer, 'GET', '/api/ops/overview')).body;

@@ -20,7 +20,7 @@ async function assertUnlinked(kind: string, table: string, written: Written): Pr
 }
 
 test('realtime-quarantined: no trace link', async () => {
-  await assertUnlinked('realtime-quarantined', 'messenger.realtime_outbox', await quarantinedRealtimeRows(w));
+  await assertUnlinked('realtime-quarantined', 'push.realtime_outbox', await quarantinedRealtimeRows(w));
 });
 
 test('notifications-terminal: no trace link', async () => {

@@ -85,7 +85,7 @@ export async function quarantinedRealtimeRows(w: TraceWorld): Promise<Written> {
   const read = await w.request('POST', `/api/notifications/${inApp.id}/read`, asAlice, { version: inApp.version });
 
   const { rows } = await pool.query<{ id: string; kind: string; chat_id: string | null; message_id: string | null; notification_id: string | null }>(
-    `update messenger.realtime_outbox set status = 'Quarantined', attempts = 8, last_error = 'PUSH_TIMEOUT: hub did not answer'
+    `update push.realtime_outbox set status = 'Quarantined', attempts = 8, last_error = 'PUSH_TIMEOUT: hub did not answer'
       returning id, kind, chat_id, message_id, payload->>'NotificationId' as notification_id`,
   );
   const traceOfMessage = new Map([alone, ...together].map((m) => [m.body.id, m.trace]));

@@ -1,4 +1,5 @@
 import type { Db } from '../../../platform/db/index.ts';
+import type { PushWriter } from '../model/push-rows.ts';
 import { defineSweep, type BatchWorker } from '../../../platform/jobs/index.ts';
 import { expiredCallIds, missExpiredCalls } from './calls.ts';
 
@@ -10,7 +11,7 @@ export const CALL_TIMEOUT_REAPER_JOB = 'messenger-call-timeout-reaper';
  * The claim does the work, one transaction per batch; a batch that fails is redone one call per
  * transaction, so one bad call never keeps the others ringing.
  */
-export function callTimeoutReaperJob(db: Db, opts: { intervalMs: number; batchSize: number; maxRunMs: number }): BatchWorker {
+export function callTimeoutReaperJob(db: Db, push: PushWriter, opts: { intervalMs: number; batchSize: number; maxRunMs: number }): BatchWorker {
   const missed = (ids: string[]) => ids.map((id) => ({ id }));
   return defineSweep({
     name: CALL_TIMEOUT_REAPER_JOB,
@@ -21,10 +22,10 @@ export function callTimeoutReaperJob(db: Db, opts: { intervalMs: number; batchSi
       {
         name: 'ringing',
         count: 'missed',
-        sweep: async (limit, run, _state, exclude) => missed(await db.transaction((tx) => missExpiredCalls(tx, run.now(), limit, exclude))),
+        sweep: async (limit, run, _state, exclude) => missed(await db.transaction((tx) => missExpiredCalls(push, tx, run.now(), limit, exclude))),
         oneByOne: {
           candidates: (limit, run, _state, exclude) => expiredCallIds(db, run.now(), limit, exclude),
-          sweepOne: async (id, run) => missed(await db.transaction((tx) => missExpiredCalls(tx, run.now(), 1, [], id))),
+          sweepOne: async (id, run) => missed(await db.transaction((tx) => missExpiredCalls(push, tx, run.now(), 1, [], id))),
         },
       },
     ],

@@ -8,7 +8,7 @@ import type { MessengerContext } from '../context.ts';
 import { CallErrors, ChatErrors } from '../errors.ts';
 import type { MessengerPushKind } from '../model/push-kinds.ts';
 import type { MediaKind, SessionStatus } from '../model/call-kinds.ts';
-import { enqueueRealtime } from '../model/push-rows.ts';
+import { enqueueRealtime, type PushWriter } from '../model/push-rows.ts';
 import { callSignal } from './signals.ts';
 import { ringConsent } from './ring-consent.ts';
 import { activeUserTransaction, requireActiveCaller, requireAddressableUser } from '../user-replica/replica-reads.ts';
@@ -119,8 +119,8 @@ export async function inviteCall(ctx: MessengerContext, caller: Principal, input
                   ${rings ? null : at}::timestamptz, ${at}, ${at})
           returning ${COLUMNS}`,
     )).rows as [CallRow];
-    if (rings) await enqueueRealtime(tx, callSignal('CallInvited', id, [callee]), now);
-    else await enqueueRealtime(tx, callSignal('CallMissed', id, consent === 'silent' ? [me] : [me, callee]), now);
+    if (rings) await enqueueRealtime(ctx.push, tx, callSignal('CallInvited', id, [callee]), now);
+    else await enqueueRealtime(ctx.push, tx, callSignal('CallMissed', id, consent === 'silent' ? [me] : [me, callee]), now);
     return c;
   });
   if (!rings) return { call: callView(row) };
@@ -155,13 +155,13 @@ export async function transitionCall(ctx: MessengerContext, caller: Principal, c
     const role = c.initiatorUserId === me ? 'caller' : 'callee';
     if (t.by !== 'either' && t.by !== role) throw CallErrors.notParty(t.by);
     if (c.status !== t.from) throw CallErrors.wrongState(c.status, t.action);
-    return applyCallTransition(tx, c, t, now, me);
+    return applyCallTransition(ctx.push, tx, c, t, now, me);
   });
   if (action !== 'answer') return { call: callView(row) };
   return { call: callView(row), join: joinView(await ctx.mintJoin({ userId: me, sessionId: row.id, roomName: row.roomName })) };
 }
 
-async function applyCallTransition(tx: Db, c: CallRow, t: Transition, now: Date, actor: string | null): Promise<CallRow> {
+async function applyCallTransition(push: PushWriter, tx: Db, c: CallRow, t: Transition, now: Date, actor: string | null): Promise<CallRow> {
   const at = now.toISOString();
   const [row] = (await query<CallRow>(
     tx,
@@ -172,7 +172,7 @@ async function applyCallTransition(tx: Db, c: CallRow, t: Transition, now: Date,
                ended_by_user_id = ${t.to === 'Active' ? null : actor}::uuid
          where id = ${c.id} returning ${COLUMNS}`,
   )).rows as [CallRow];
-  await enqueueRealtime(tx, callSignal(t.signal, c.id, [c.initiatorUserId, c.calleeUserId]), now);
+  await enqueueRealtime(push, tx, callSignal(t.signal, c.id, [c.initiatorUserId, c.calleeUserId]), now);
   return row;
 }
 
@@ -188,9 +188,9 @@ const expiredRinging = (now: Date, limit: number, exclude: readonly string[], on
  * CallMissed push to both parties, in one transaction per batch (SKIP LOCKED: an answer that holds
  * the row wins, and the reaper takes it next time only if it is still Ringing). Returns their ids.
  */
-export async function missExpiredCalls(tx: Db, now: Date, limit: number, exclude: readonly string[] = [], only?: string): Promise<string[]> {
+export async function missExpiredCalls(push: PushWriter, tx: Db, now: Date, limit: number, exclude: readonly string[] = [], only?: string): Promise<string[]> {
   const { rows } = await query<CallRow>(tx, sql`${expiredRinging(now, limit, exclude, only)} for update skip locked`);
-  for (const c of rows) await applyCallTransition(tx, c, { action: 'miss', by: 'either', from: 'Ringing', to: 'Missed', signal: 'CallMissed' }, now, null);
+  for (const c of rows) await applyCallTransition(push, tx, c, { action: 'miss', by: 'either', from: 'Ringing', to: 'Missed', signal: 'CallMissed' }, now, null);
   return rows.map((c) => c.id);
 }
 

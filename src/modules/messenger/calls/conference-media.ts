@@ -63,7 +63,7 @@ export async function setScreenShare(ctx: MessengerContext, caller: Principal, c
       tx,
       sql`update messenger.media_session_participants set screen_sharing = ${sharing}, updated_at = ${now.toISOString()} where id = ${entry.id}`,
     );
-    await enqueueRealtime(tx, [conferenceSignal(sharing ? 'ScreenShareStarted' : 'ScreenShareStopped', c.chatId, entry.id)], now);
+    await enqueueRealtime(ctx.push, tx, [conferenceSignal(sharing ? 'ScreenShareStarted' : 'ScreenShareStopped', c.chatId, entry.id)], now);
   });
   return getConference(ctx.db, conferenceId, caller.userId);
 }
@@ -82,7 +82,7 @@ export async function startRecording(ctx: MessengerContext, caller: Principal, c
           on conflict (session_id) where status = 'Recording' do nothing returning id`,
     );
     if (inserted.length === 0) throw CallErrors.recordingActive();
-    await enqueueRealtime(tx, [conferenceSignal('RecordingStarted', c.chatId, id)], now);
+    await enqueueRealtime(ctx.push, tx, [conferenceSignal('RecordingStarted', c.chatId, id)], now);
     return recordingView((await query<RecordingRow>(tx, sql`select ${RECORDING} from messenger.call_recordings r join messenger.media_sessions s on s.id = r.session_id where r.id = ${id}`)).rows[0]!);
   });
 }
@@ -103,7 +103,7 @@ export async function stopRecording(ctx: MessengerContext, caller: Principal, co
       const { rows: exists } = await query<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId} and session_id = ${c.id}`);
       throw exists[0] ? CallErrors.recordingState(exists[0].status) : CallErrors.recordingNotFound();
     }
-    await enqueueRealtime(tx, [conferenceSignal('RecordingStopped', r.chatId, r.id)], now);
+    await enqueueRealtime(ctx.push, tx, [conferenceSignal('RecordingStopped', r.chatId, r.id)], now);
     return recordingView(r);
   });
 }
@@ -129,7 +129,7 @@ export async function recordRecordingOutcome(
       const { rows: exists } = await query<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId}`);
       throw exists[0] ? CallErrors.recordingState(exists[0].status) : CallErrors.recordingNotFound();
     }
-    await enqueueRealtime(tx, [conferenceSignal(outcome.status === 'Available' ? 'RecordingAvailable' : 'RecordingFailed', r.chatId, r.id)], now);
+    await enqueueRealtime(ctx.push, tx, [conferenceSignal(outcome.status === 'Available' ? 'RecordingAvailable' : 'RecordingFailed', r.chatId, r.id)], now);
     return recordingView(r);
   });
 }

@@ -134,7 +134,7 @@ export async function startConference(ctx: MessengerContext, caller: Principal, 
     );
     if (inserted.length === 0) throw CallErrors.conferenceActive();
     await setRoster(tx, id, me, 'Joined', now);
-    await enqueueRealtime(tx, [conferenceSignal('ConferenceStarted', chatId, id)], now);
+    await enqueueRealtime(ctx.push, tx, [conferenceSignal('ConferenceStarted', chatId, id)], now);
   });
   const conference = await getConference(ctx.db, id, me);
   return { conference, join: joinView(await ctx.mintJoin({ userId: me, sessionId: id, roomName })) };
@@ -164,7 +164,7 @@ export async function inviteToConference(ctx: MessengerContext, caller: Principa
       if (blockingMe.has(u)) continue;
       rows.push({ kind: 'ConferenceInvited', targetKind: 'User', targetUserId: u, chatId: c.chatId, refId: c.id, sessionKind: 'Conference' });
     }
-    await enqueueRealtime(tx, rows, now);
+    await enqueueRealtime(ctx.push, tx, rows, now);
   });
   return getConference(ctx.db, conferenceId, caller.userId);
 }
@@ -177,7 +177,7 @@ export async function joinConference(ctx: MessengerContext, caller: Principal, c
     if (conf.status !== 'Active') throw CallErrors.wrongState(conf.status, 'join');
     const already = (await rosterOf(tx, conf.id)).some((r) => r.userId === caller.userId && r.status === 'Joined');
     const rosterId = await setRoster(tx, conf.id, caller.userId, 'Joined', now);
-    if (!already) await enqueueRealtime(tx, [conferenceSignal('ConferenceParticipantJoined', conf.chatId, rosterId)], now);
+    if (!already) await enqueueRealtime(ctx.push, tx, [conferenceSignal('ConferenceParticipantJoined', conf.chatId, rosterId)], now);
     return conf;
   });
   return {
@@ -194,7 +194,7 @@ export async function leaveConference(ctx: MessengerContext, caller: Principal, 
     await setRoster(tx, c.id, caller.userId, 'Left', now);
     const rows = [conferenceSignal('ConferenceParticipantLeft', c.chatId, entry.id)];
     if (entry.screenSharing) rows.unshift(conferenceSignal('ScreenShareStopped', c.chatId, entry.id));
-    await enqueueRealtime(tx, rows, now);
+    await enqueueRealtime(ctx.push, tx, rows, now);
   });
   return getConference(ctx.db, conferenceId, caller.userId);
 }
@@ -217,7 +217,7 @@ export async function endConference(ctx: MessengerContext, caller: Principal, co
       sql`update messenger.call_recordings set status = 'Stopped', stopped_at = ${at}, updated_at = ${at}
            where session_id = ${c.id} and status = 'Recording' returning id`,
     );
-    await enqueueRealtime(tx, [...stopped.map((r) => conferenceSignal('RecordingStopped', c.chatId, r.id)), conferenceSignal('ConferenceEnded', c.chatId, c.id)], now);
+    await enqueueRealtime(ctx.push, tx, [...stopped.map((r) => conferenceSignal('RecordingStopped', c.chatId, r.id)), conferenceSignal('ConferenceEnded', c.chatId, c.id)], now);
   });
   return getConference(ctx.db, conferenceId, caller.userId);
 }

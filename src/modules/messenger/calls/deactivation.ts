@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import type { MessengerPushKind } from '../model/push-kinds.ts';
-import { enqueueRealtime, type NewRealtimeRow } from '../model/push-rows.ts';
+import { enqueueRealtime, type NewRealtimeRow, type PushWriter } from '../model/push-rows.ts';
 import { callSignal, conferenceSignal } from './signals.ts';
 
 /**
@@ -25,7 +25,7 @@ import { callSignal, conferenceSignal } from './signals.ts';
 /** The signal each outcome of a call taken from a deactivated party announces to both parties. */
 const CALL_SIGNAL: Record<string, MessengerPushKind> = { Ended: 'CallEnded', Cancelled: 'CallCancelled', Missed: 'CallMissed' };
 
-export async function removeFromMediaSessions(tx: Db, userIds: readonly string[], now: Date): Promise<void> {
+export async function removeFromMediaSessions(push: PushWriter, tx: Db, userIds: readonly string[], now: Date): Promise<void> {
   if (userIds.length === 0) return;
   const users = sql`${sql.param(userIds)}::uuid[]`;
   const at = now.toISOString();
@@ -64,5 +64,5 @@ export async function removeFromMediaSessions(tx: Db, userIds: readonly string[]
       conferenceSignal('ConferenceParticipantLeft', p.chatId, p.id),
     ]),
   ];
-  await enqueueRealtime(tx, rows, now);
+  await enqueueRealtime(push, tx, rows, now);
 }

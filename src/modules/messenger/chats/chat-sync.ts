@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
-import { query, type Db } from '../../../platform/db/index.ts';
+import type { Db } from '../../../platform/db/index.ts';
 import { blockedWith } from '../model/blacklist-reads.ts';
 import { ChatErrors } from '../errors.ts';
-import { cursorOf, positionOf, readStreamHead, streamHeadOf, streamHorizon } from '../../../platform/push/index.ts';
+import { changedGroups, cursorOf, positionOf, readStreamHead } from '../../../platform/push/index.ts';
 import { activeParticipantsOfChats } from './chat-sql.ts';
 import { chatsOfUser, chatsOfUserByIds, type ListedChatRow } from './chat-list-sql.ts';
 import { chatView, type ChatView } from './chats.ts';
@@ -39,38 +39,6 @@ async function listed(q: Db, userId: string, chats: ListedChatRow[]): Promise<Li
 /** The caller's spans of chat membership: the reader's head is the newest event of theirs (the stream's, not anyone's). */
 const spansOf = (userId: string) => sql`select chat_id, from_version, to_version from messenger.chat_membership_spans where user_id = ${userId}`;
 
-/**
- * The chats whose events reached the caller after `after`, each once at its latest event, oldest
- * change first: the chat events of every membership span, and the chat-bearing events addressed to
- * the caller alone (the removal notice among them). Read with the stream's head in one snapshot.
- */
-async function changedChats(
-  q: Db,
-  userId: string,
-  after: number,
-  limit: number,
-): Promise<{ chats: { chatId: string; position: number }[]; head: number; trimmedBelow: number }> {
-  const { rows } = await query<{ chats: { chatId: string; position: number }[] | null; head: number; trimmedBelow: number }>(
-    q,
-    sql`with changed as (
-          select e.chat_id, max(e.position) as position from messenger.realtime_events e
-           where e.target_kind = 'User' and e.target_user_id = ${userId} and e.chat_id is not null and e.position > ${after}
-           group by e.chat_id
-          union all
-          select s.chat_id, (select max(e.position) from messenger.realtime_events e
-                              where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id and e.position > ${after}
-                                and e.membership_version >= s.from_version and (s.to_version is null or e.membership_version < s.to_version))
-            from messenger.chat_membership_spans s where s.user_id = ${userId}),
-        page as (
-          select chat_id, max(position) as position from changed where position is not null
-           group by chat_id order by max(position) limit ${limit})
-        select (select json_agg(json_build_object('chatId', chat_id, 'position', position) order by position) from page) as chats,
-               ${streamHeadOf(userId, spansOf(userId))} as head, ${streamHorizon()} as "trimmedBelow"`,
-  );
-  const r = rows[0]!;
-  return { chats: r.chats ?? [], head: r.head, trimmedBelow: r.trimmedBelow };
-}
-
 /** GET /api/messenger/chats: the list (most recently active first) with a sync token, or what changed since one. */
 export async function chatPage(q: Db, userId: string, opts: { after?: string; limit: number }): Promise<ChatPage> {
   if (opts.after === undefined) {
@@ -80,7 +48,7 @@ export async function chatPage(q: Db, userId: string, opts: { after?: string; li
   }
   const after = positionOf(opts.after);
   if (after === undefined) throw ChatErrors.eventsCursorInvalid();
-  const { chats, head, trimmedBelow } = await changedChats(q, userId, after, opts.limit);
+  const { groups: chats, head, trimmedBelow } = await changedGroups(q, userId, after, opts.limit, spansOf(userId));
   // Changes after the token were trimmed by retention: the client lists its chats again.
   if (after < trimmedBelow - 1) throw ChatErrors.eventsCursorExpired();
   // Past the head (read in the same snapshot): not a token this list handed out; changes would be skipped silently.

@@ -137,7 +137,7 @@ export async function createChat(ctx: MessengerContext, caller: Principal, input
     for (const u of others) await upsertActiveParticipant(tx, { chatId, userId: u, role: 'Member', now, accepted: contacts.has(u) });
     await openMembershipSpans(tx, chatId, [me, ...others]);
     const eventId = await insertChatEvent(tx, { chatId, kind: 'Created', actorUserId: me, subjectUserId: null, now });
-    await enqueueRealtime(tx, [chatUpdated(chatId, eventId)], now);
+    await enqueueRealtime(ctx.push, tx, [chatUpdated(chatId, eventId)], now);
     return true;
   });
   if (!created) return { chat: await acceptChat(ctx, caller, (await chatByDirectKey(ctx.db, directKey!))!.id), created: false };
@@ -158,7 +158,7 @@ export async function acceptChat(ctx: MessengerContext, caller: Principal, chatI
     if (!(await acceptParticipation(tx, chatId, caller.userId, now))) return;
     await touchChat(tx, chatId, now);
     const eventId = await insertChatEvent(tx, { chatId, kind: 'RequestAccepted', actorUserId: caller.userId, subjectUserId: caller.userId, now });
-    await enqueueRealtime(tx, [chatUpdated(chatId, eventId)], now);
+    await enqueueRealtime(ctx.push, tx, [chatUpdated(chatId, eventId)], now);
   });
   return getChat(ctx.db, chatId, caller.userId);
 }
@@ -179,7 +179,7 @@ export async function renameChat(ctx: MessengerContext, caller: Principal, chatI
     requireManager(chat, caller);
     await touchChat(tx, chatId, now, { title: clean });
     const eventId = await insertChatEvent(tx, { chatId, kind: 'Renamed', actorUserId: caller.userId, subjectUserId: null, now });
-    await enqueueRealtime(tx, [chatUpdated(chatId, eventId)], now);
+    await enqueueRealtime(ctx.push, tx, [chatUpdated(chatId, eventId)], now);
   });
   return getChat(ctx.db, chatId, caller.userId);
 }
@@ -206,7 +206,7 @@ export async function addParticipants(ctx: MessengerContext, caller: Principal, 
     }
     if (fresh.length > 0) {
       await touchChat(tx, chatId, now, { joined: fresh });
-      await enqueueRealtime(tx, rows, now);
+      await enqueueRealtime(ctx.push, tx, rows, now);
     }
     return fresh;
   });
@@ -233,7 +233,7 @@ export async function removeParticipant(ctx: MessengerContext, caller: Principal
     await markParticipantRemoved(tx, chatId, subject, now);
     await touchChat(tx, chatId, now, { left: [subject] });
     const eventId = await insertChatEvent(tx, { chatId, kind: 'ParticipantRemoved', actorUserId: caller.userId, subjectUserId: subject, now });
-    await enqueueRealtime(tx, [chatUpdated(chatId, eventId), { kind: 'ChatUpdated', targetKind: 'User', targetUserId: subject, chatId, refId: eventId }], now);
+    await enqueueRealtime(ctx.push, tx, [chatUpdated(chatId, eventId), { kind: 'ChatUpdated', targetKind: 'User', targetUserId: subject, chatId, refId: eventId }], now);
   });
   await applyGroups(ctx, 'leave', [subject], chatId);
 }

@@ -42,7 +42,7 @@ export async function setBlocked(ctx: MessengerContext, ownerUserId: string, blo
           returning id, status, updated_at as "updatedAt"`,
     );
     const row = rows[0]!;
-    if (changed) await enqueueRealtime(tx, [{ kind: 'BlacklistChanged', targetKind: 'User', targetUserId: ownerUserId, refId: row.id }], now);
+    if (changed) await enqueueRealtime(ctx.push, tx, [{ kind: 'BlacklistChanged', targetKind: 'User', targetUserId: ownerUserId, refId: row.id }], now);
     return { id: row.id, blockedUserId: target, status: row.status, updatedAt: isoOf(row.updatedAt)! };
   });
 }

@@ -80,7 +80,7 @@ export async function requestContact(ctx: MessengerContext, me: string, phoneInp
           returning ${COLUMNS}`,
     );
     if (!row) throw ContactErrors.exists();
-    await enqueueRealtime(tx, [{ kind: 'ContactRequestReceived', targetKind: 'User', targetUserId: other, refId: row.id }], now);
+    await enqueueRealtime(ctx.push, tx, [{ kind: 'ContactRequestReceived', targetKind: 'User', targetUserId: other, refId: row.id }], now);
     return viewFor(me, row);
   });
 }
@@ -106,7 +106,7 @@ export async function acceptContact(ctx: MessengerContext, me: string, contactId
       sql`update messenger.contacts set status = 'Accepted', accepted_at = ${now.toISOString()}, updated_at = ${now.toISOString()}
            where id = ${contactId} returning ${COLUMNS}`,
     )).rows as [ContactRow];
-    await enqueueRealtime(tx, [{ kind: 'ContactRequestAccepted', targetKind: 'User', targetUserId: c.requesterUserId, refId: c.id }], now);
+    await enqueueRealtime(ctx.push, tx, [{ kind: 'ContactRequestAccepted', targetKind: 'User', targetUserId: c.requesterUserId, refId: c.id }], now);
     // Accepting the person answers their Direct chat's request too (docs/security.md, "Consent").
     await query(
       tx,
@@ -129,7 +129,7 @@ export async function removeContact(ctx: MessengerContext, me: string, contactId
       sql`update messenger.contacts set status = 'Removed', removed_by_user_id = ${me}, updated_at = ${now.toISOString()} where id = ${contactId}`,
     );
     const other = c.requesterUserId === me ? c.addresseeUserId : c.requesterUserId;
-    await enqueueRealtime(tx, [{ kind: 'ContactRemoved', targetKind: 'User', targetUserId: other, refId: c.id }], now);
+    await enqueueRealtime(ctx.push, tx, [{ kind: 'ContactRemoved', targetKind: 'User', targetUserId: other, refId: c.id }], now);
     // Removing a contact takes back the consent it gave: their Direct chat is a message request to
     // the remover again (docs/security.md, "Consent"), so presence, typing and reads stop there too
     // until the remover writes in it or accepts it. Declining or withdrawing a request gave none.

@@ -65,7 +65,7 @@ export async function editMessage(
       sql`update messenger.messages set body = ${change.body ?? null}, card_text = ${change.cardText ?? null}, edited_at = ${now.toISOString()}
            where id = ${messageId} returning ${MESSAGE_COLUMNS}`,
     )).rows as [MessageRow];
-    await enqueueRealtime(tx, [{ kind: 'MessageEdited', ...audienceOf(m), chatId, messageId, seq: m.seq }], now);
+    await enqueueRealtime(ctx.push, tx, [{ kind: 'MessageEdited', ...audienceOf(m), chatId, messageId, seq: m.seq }], now);
     return messageView(row);
   });
 }
@@ -80,7 +80,7 @@ export async function deleteMessage(ctx: MessengerContext, caller: Principal, ch
       tx,
       sql`update messenger.messages set body = null, file_meta = null, card_text = null, deleted_at = ${now.toISOString()} where id = ${messageId}`,
     );
-    await enqueueRealtime(tx, [{ kind: 'MessageDeleted', ...audienceOf(m), chatId, messageId, seq: m.seq }], now);
+    await enqueueRealtime(ctx.push, tx, [{ kind: 'MessageDeleted', ...audienceOf(m), chatId, messageId, seq: m.seq }], now);
   });
 }
 
@@ -148,7 +148,7 @@ export async function markRead(ctx: MessengerContext, caller: Principal, chatId:
       return { lastReadSeq: p?.lastReadSeq ?? 0 };
     }
     const to = moved.private ? { targetKind: 'User' as const, targetUserId: me } : { targetKind: 'ChatGroup' as const };
-    await enqueueRealtime(tx, [{ kind: 'ReadReceiptUpdated', ...to, chatId, refId: moved.id, seq: moved.lastReadSeq }], now);
+    await enqueueRealtime(ctx.push, tx, [{ kind: 'ReadReceiptUpdated', ...to, chatId, refId: moved.id, seq: moved.lastReadSeq }], now);
     return { lastReadSeq: moved.lastReadSeq };
   });
 }

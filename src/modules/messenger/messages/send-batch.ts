@@ -5,7 +5,8 @@ import { newId } from '../../../platform/time.ts';
 import { messagePostedOutboxInsert } from './message-posted.ts';
 import { MESSAGE_COLUMNS, type MessageRow } from './message-rows.ts';
 import type { MessageContent } from './rules.ts';
-import { REALTIME_OUTBOX_CHANNEL } from '../../../platform/push/index.ts';
+import type { Push } from '../../../platform/push/index.ts';
+import type { Clock } from '../../../platform/time.ts';
 import type { BatchQueue } from './send-queue.ts';
 
 /**
@@ -56,6 +57,13 @@ export interface BatchSendOutcome {
   sameContent: boolean;
 }
 
+/** What a send statement runs with: the database, and the push part's writer of its MessageReceived rows. */
+export interface SendDeps {
+  db: Db;
+  clock: Clock;
+  push: Pick<Push, 'insert' | 'wakeAtCommit'>;
+}
+
 /** The process's queue of sends (send.ts builds it; the routes' context carries it). */
 export type SendQueue = BatchQueue<BatchSend, BatchSendOutcome>;
 
@@ -64,7 +72,7 @@ export type SendQueue = BatchQueue<BatchSend, BatchSendOutcome>;
 // more than running it); generate_subscripts' fixed estimate lets the prepared statement settle on
 // one generic plan per connection. Every lookup below is by key (LATERAL), whatever the estimates.
 // Its text is the same for every batch (the lists are one parameter each), as a named statement needs.
-function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload: string): SQL {
+function sendBatchStatement(push: SendDeps['push'], sends: readonly BatchSend[], now: Date, wakePayload: string): SQL {
   const col = <T>(f: (s: BatchSend) => T, type: string) => sql`${sql.param(sends.map(f))}::${sql.raw(type)}[]`;
   const id = sql`${sql.param(sends.map(() => newId()))}::uuid[]`;
   const at = sql`${now}::timestamptz`;
@@ -139,11 +147,20 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
     update messenger.chat_participants p set accepted_at = ${at}, updated_at = ${at}
      where p.id = any(array(select k.pending_participant_id from checked k join msg m on m.id = k.id where k.pending_participant_id is not null))
        and p.status = 'Active' and p.accepted_at is null),
-  pushed as (
-    insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, target_user_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
-    select i.push_id, 'MessageReceived', case when k.withheld_from is null then 'ChatGroup' else 'User' end, m."chatId",
-           case when k.withheld_from is not null then m."senderUserId" end, m.id, m.seq, ${at}, ${at}, ${at}, i.traceparent
-      from msg m join input i on i.id = m.id join checked k on k.id = m.id),
+  pushed as (${push.insert(
+    {
+      kind: 'MessageReceived',
+      from: sql`from msg m join input i on i.id = m.id join checked k on k.id = m.id`,
+      id: sql`i.push_id`,
+      targetKind: sql`case when k.withheld_from is null then 'ChatGroup' else 'User' end`,
+      chatId: sql`m."chatId"`,
+      targetUserId: sql`case when k.withheld_from is not null then m."senderUserId" end`,
+      messageId: sql`m.id`,
+      seq: sql`m.seq`,
+      traceparent: sql`i.traceparent`,
+    },
+    now,
+  )}),
   event as (${sql.raw(
     messagePostedOutboxInsert(`from msg m join input i on i.id = m.id join checked k on k.id = m.id join recipients r on r.chat_id = m."chatId"
       cross join lateral (select i.event_id, i.sent_at, i.traceparent,
@@ -155,7 +172,7 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
                                                where m2."chatId" = m."chatId" and m2."senderUserId" = u and i2.ord < i.ord)), '[]'::jsonb) as request_user_ids) e`),
   )}),
   woke as (
-    select pg_notify('${sql.raw(REALTIME_OUTBOX_CHANNEL)}', ${wakePayload}::text), pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))
+    select ${push.wakeAtCommit(wakePayload)}, pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))
   select k.member, k.blocked, k.sender_inactive as "senderInactive", k.recipient_inactive as "recipientInactive",
          row_to_json(m) as message, k.existing, coalesce(k.same, true) as "sameContent", (select count(*) from woke) as woke
     from checked k left join msg m on m.id = k.id
@@ -163,8 +180,8 @@ function sendBatchStatement(sends: readonly BatchSend[], now: Date, wakePayload:
 }
 
 /** One outcome per send, in input order. Throws when the statement fails (the caller sends row by row then). */
-export async function trySendBatch(db: Db, sends: readonly BatchSend[], now: Date, wakePayload = ''): Promise<BatchSendOutcome[]> {
-  const { rows } = await query<BatchSendOutcome>(db, sendBatchStatement(sends, now, wakePayload), { name: 'messenger_send_messages' });
+export async function trySendBatch(deps: Pick<SendDeps, 'db' | 'push'>, sends: readonly BatchSend[], now: Date, wakePayload = ''): Promise<BatchSendOutcome[]> {
+  const { rows } = await query<BatchSendOutcome>(deps.db, sendBatchStatement(deps.push, sends, now, wakePayload), { name: 'messenger_send_messages' });
   if (rows.length !== sends.length) throw new Error(`send batch: ${rows.length} outcomes for ${sends.length} sends`);
   return rows;
 }

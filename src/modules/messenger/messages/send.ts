@@ -8,12 +8,11 @@ import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { messagePostedOutboxInsert } from './message-posted.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageView } from './message-rows.ts';
-import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendQueue } from './send-batch.ts';
+import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendDeps, type SendQueue } from './send-batch.ts';
 import { contentProblem, type MessageContent } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
 import { callerRefusal, refuseInactiveUser, replicaActivity } from '../user-replica/replica-reads.ts';
-import { REALTIME_OUTBOX_CHANNEL } from '../../../platform/push/index.ts';
 import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './send-queue.ts';
 
 /**
@@ -50,7 +49,8 @@ const MAX_TRIES = 5;
  * The process's queue of sends. `maxBatch` 1 turns coalescing off (every send runs alone).
  */
 export function createSendQueue(
-  deps: Pick<ModuleDeps, 'db' | 'clock' | 'log'> & {
+  deps: SendDeps & {
+    log: ModuleDeps['log'];
     /** Called once a statement has committed messages (their push intents are visible now), or may have. */
     onCommitted?: () => void;
     /**
@@ -71,7 +71,7 @@ export function createSendQueue(
   async function run(sends: BatchSend[]): Promise<ItemResult<SendOutcome>[]> {
     if (sends.length === 1) return [await one(sends[0]!)];
     try {
-      return (await trySendBatch(deps.db, sends, deps.clock.now(), deps.wakePayload?.())).map((value) => ({ ok: true, value }));
+      return (await trySendBatch(deps, sends, deps.clock.now(), deps.wakePayload?.())).map((value) => ({ ok: true, value }));
     } catch (error) {
       // One by one only after PostgreSQL refused the statement: it rolled back. A failure without
       // its answer (the connection lost) may have come after the commit, and sending again would
@@ -125,11 +125,12 @@ export async function sendMessage(
     await refuseInactiveUser(ctx.db, caller.userId);
     throw ChatErrors.invalidMessage(problem);
   }
-  const { clientMessageId, ...body } = content;
+  // The content without the idempotency key (the send compares it with a stored repeat's).
+  const { clientMessageId, ...message } = content;
   for (let attempt = 1; ; attempt++) {
     let out: SendOutcome;
     try {
-      out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content: body, clientMessageId, traceparent: currentTraceparent() });
+      out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content: message, clientMessageId, traceparent: currentTraceparent() });
     } catch (err) {
       if (attempt < MAX_TRIES && isPgError(err, '23505', CLIENT_MESSAGE_ID_INDEX)) continue;
       throw err;
@@ -150,7 +151,7 @@ export async function sendMessage(
   }
 }
 
-async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: () => string }, send: BatchSend): Promise<SendOutcome> {
+async function trySend(ctx: SendDeps & { wakePayload?: () => string }, send: BatchSend): Promise<SendOutcome> {
   const { senderUserId: me, chatId, content, traceparent } = send;
   const clientMessageId = send.clientMessageId ?? null;
   const fileMeta = content.fileMeta ? JSON.stringify(content.fileMeta) : null;
@@ -199,10 +200,21 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
           update messenger.chat_participants set accepted_at = ${at}, updated_at = ${at}
            where (select pending from snapshot) and exists (select 1 from locked)
              and chat_id = ${chatId} and user_id = ${me} and status = 'Active' and accepted_at is null),
-        pushed as (
-          insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, target_user_id, message_id, seq, next_attempt_at, created_at, updated_at, traceparent)
-          select ${newId()}, 'MessageReceived', case when exists (select 1 from withheld) then 'User' else 'ChatGroup' end, m."chatId",
-                 case when exists (select 1 from withheld) then ${me}::uuid end, m.id, m.seq, ${at}, ${at}, ${at}, ${traceparent ?? null}::varchar from msg m),
+        pushed as (${ctx.push.insert(
+          {
+            kind: 'MessageReceived',
+            from: sql`from msg m`,
+            id: sql`${newId()}::uuid`,
+            // Withheld from a blocker: to the sender's own user:{UserId} alone.
+            targetKind: sql`case when exists (select 1 from withheld) then 'User' else 'ChatGroup' end`,
+            chatId: sql`m."chatId"`,
+            targetUserId: sql`case when exists (select 1 from withheld) then ${me}::uuid end`,
+            messageId: sql`m.id`,
+            seq: sql`m.seq`,
+            traceparent: sql`${traceparent ?? null}::varchar`,
+          },
+          now,
+        )}),
         event_args as (
           select ${newId()}::uuid as event_id, ${at}::text as sent_at, ${traceparent ?? null}::varchar as traceparent,
                  (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients where user_id not in (select user_id from withheld)) as recipient_user_ids,
@@ -213,7 +225,7 @@ async function trySend(ctx: Pick<ModuleDeps, 'db' | 'clock'> & { wakePayload?: (
                (select sender from inactive) as "senderInactive", coalesce((select recipient from inactive), false) as "recipientInactive",
                (select row_to_json(msg) from msg) as message,
                (select to_jsonb(e) - 'same' from existing e) as existing, coalesce((select same from existing), true) as "sameContent",
-               case when exists (select 1 from msg) then pg_notify(${REALTIME_OUTBOX_CHANNEL}, ${ctx.wakePayload?.() ?? ''}::text) end as woke_dispatcher,
+               case when exists (select 1 from msg) then ${ctx.push.wakeAtCommit(ctx.wakePayload?.() ?? '')} end as woke_dispatcher,
                case when exists (select 1 from msg) then pg_notify(${OUTBOX_CHANNEL}, '') end as woke_publisher`;
   // A named (prepared) statement: its text never changes, so each connection plans it once instead
   // of on every send (planning this statement costs as much as running it).

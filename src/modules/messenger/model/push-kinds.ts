@@ -1,8 +1,9 @@
 /**
- * The enums of messenger.realtime_outbox (seed 000): what a push intent announces, to whom, and
- * where it stands. Plain string unions: rows store them as varchar (`.HasConversion<string>()` in
- * the seed), check constraints keep the database honest. The value sets of the chats, messages,
- * contacts and calls the rows point at stand beside this file (model/*-kinds.ts).
+ * The messenger's kinds on the kernel's push path (seed 000's RealtimeDispatchKind): what its push
+ * intents announce. Plain string unions: rows store them as varchar (`.HasConversion<string>()` in
+ * the seed); the push part checks them when they are registered (register.ts) and refuses any other
+ * at its writer. The value sets of the chats, messages, contacts and calls the rows point at stand
+ * beside this file (model/*-kinds.ts).
  */
 
 /** The kinds the messenger owns on the push path (registered with it: register.ts). */
@@ -37,28 +38,6 @@ export const MESSENGER_PUSH_KINDS = [
   'UserDeactivated',
 ] as const;
 export type MessengerPushKind = (typeof MESSENGER_PUSH_KINDS)[number];
-
-/**
- * The kinds messenger.realtime_outbox admits (its check constraint ck_rto_kind, in the messenger's
- * drizzle part): the messenger's own, and the kinds other modules carry through the push part,
- * named here only because the table's constraint lists them.
- */
-export const REALTIME_DISPATCH_KINDS = [
-  ...MESSENGER_PUSH_KINDS,
-  /**
-   * Another module's frame to user:{TargetUserId}, carried in the row (a carried kind registered
-   * with the push part, platform/push/port.ts): the notifications' NotificationStatusChanged.
-   */
-  'NotificationStatusChanged',
-] as const;
-export type RealtimeDispatchKind = (typeof REALTIME_DISPATCH_KINDS)[number];
-
-export const REALTIME_TARGET_KINDS = ['ChatGroup', 'User'] as const;
-export type RealtimeTargetKind = (typeof REALTIME_TARGET_KINDS)[number];
-
-export const REALTIME_OUTBOX_STATUSES = ['Pending', 'Done', 'Quarantined'] as const;
-export type RealtimeOutboxStatus = (typeof REALTIME_OUTBOX_STATUSES)[number];
-
 
 /** Kinds whose payload carries a MediaJoinModel minted per recipient at delivery (never stored). */
 export const JOIN_KINDS: ReadonlySet<MessengerPushKind> = new Set(['CallInvited', 'ConferenceInvited', 'ConferenceStarted']);

@@ -1,8 +1,8 @@
-import { REF_NOT_FOUND, type BuildResult as PushBuildResult, type Delivery as PushDelivery, type HubSend as PushSend, type Payload } from '../../../platform/push/index.ts';
+import { REF_NOT_FOUND, type BuildResult as PushBuildResult, type Delivery as PushDelivery, type HubSend as PushSend, type Payload, type PushTargetKind } from '../../../platform/push/index.ts';
 import { userGroup } from '../../../platform/realtime/index.ts';
 import { isSessionOpen, type SessionKind } from '../model/call-kinds.ts';
 import { chatGroup } from '../model/chat-kinds.ts';
-import { JOIN_KINDS, eventNameOf, type MessengerPushKind, type RealtimeTargetKind } from '../model/push-kinds.ts';
+import { JOIN_KINDS, eventNameOf, type MessengerPushKind } from '../model/push-kinds.ts';
 import type { ChatEventRef, MessageRef, RealtimeRefs, SessionRef } from './ref-types.ts';
 
 export { emptyRefs, type RealtimeRefs } from './ref-types.ts';
@@ -19,7 +19,7 @@ export { emptyRefs, type RealtimeRefs } from './ref-types.ts';
 export interface OutboxRowRef {
   id: string;
   kind: MessengerPushKind;
-  targetKind: RealtimeTargetKind;
+  targetKind: PushTargetKind;
   chatId: string | null;
   targetUserId: string | null;
   messageId: string | null;

@@ -18,35 +18,23 @@ import { loadRefs } from './refs.ts';
  * version (record-level access at delivery and in the stream; the group concerns stay here).
  */
 
-const MESSAGE_OF_ROW = `m.id as "mId", m.chat_id as "mChatId", m.seq::float8 as "mSeq", m.sender_user_id as "mSenderUserId", m.kind as "mKind",
-  m.body as "mBody", m.file_meta as "mFileMeta", m.card_text as "mCardText", m.sent_at as "mSentAt", m.edited_at as "mEditedAt", m.deleted_at as "mDeletedAt",
-  m.client_message_id as "mClientMessageId"`;
+/** The message's columns read beside a claimed row, each under `m.` and its MessageRef name (the body stays `body`). */
+const M = 'm.';
+const MESSAGE_OF_ROW = `m.id as "m.id", m.chat_id as "m.chatId", m.seq::float8 as "m.seq", m.sender_user_id as "m.senderUserId", m.kind as "m.kind",
+  m.body as "m.body", m.file_meta as "m.fileMeta", m.card_text as "m.cardText", m.sent_at as "m.sentAt", m.edited_at as "m.editedAt", m.deleted_at as "m.deletedAt",
+  m.client_message_id as "m.clientMessageId"`;
 
-/** A claimed row and, flattened beside it, the message it points at (all null when none). */
-interface ClaimResultRow extends ClaimedRow {
-  exhausted: boolean;
-  mId: string | null;
-  mChatId: string;
-  mSeq: number;
-  mSenderUserId: string;
-  mKind: string;
-  mBody: string | null;
-  mFileMeta: unknown;
-  mCardText: string | null;
-  mSentAt: Date;
-  mEditedAt: Date | null;
-  mDeletedAt: Date | null;
-  mClientMessageId: string | null;
-}
-
-function claimedOf(r: ClaimResultRow): ClaimedRow & { exhausted: boolean; message?: MessageRef | null } {
-  const { mId, mChatId, mSeq, mSenderUserId, mKind, mBody, mFileMeta, mCardText, mSentAt, mEditedAt, mDeletedAt, mClientMessageId, ...row } = r;
-  if (row.messageId === null) return row;
-  const message: MessageRef | null =
-    mId === null
-      ? null
-      : { id: mId, chatId: mChatId, seq: mSeq, senderUserId: mSenderUserId, kind: mKind, body: mBody, fileMeta: mFileMeta, cardText: mCardText, sentAt: mSentAt, editedAt: mEditedAt, deletedAt: mDeletedAt, clientMessageId: mClientMessageId };
-  return { ...row, message };
+/** A claimed row with, beside it, the message it points at under `m.` (all null when none). */
+function claimedOf(r: ClaimedRow & { exhausted: boolean }): ClaimedRow & { exhausted: boolean; message?: MessageRef | null } {
+  const row: Record<string, unknown> = {};
+  const message: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(r)) {
+    if (key.startsWith(M)) message[key.slice(M.length)] = value;
+    else row[key] = value;
+  }
+  const claimed = row as unknown as ClaimedRow & { exhausted: boolean };
+  if (claimed.messageId === null) return claimed;
+  return { ...claimed, message: message.id === null ? null : (message as unknown as MessageRef) };
 }
 
 /**
@@ -58,7 +46,7 @@ export const MESSENGER_CLAIM_READS: ClaimReads = {
   joins: sql.raw(`left join messenger.messages m on m.id = c."messageId"`),
   groupVersionJoin: sql.raw(`left join messenger.chats ch on ch.id = c."chatId" and c."targetKind" = 'ChatGroup'`),
   seqOrdered: ['MessageReceived'],
-  take: (r) => claimedOf(r as ClaimResultRow),
+  take: claimedOf,
 };
 
 /** The messenger's registration: its kinds with their load and build steps, join minting, claim reads, the stream's group spans and its refusal of inactive readers. */

@@ -11,7 +11,7 @@ import {
   type ReplicaWrite,
 } from './replica-sql.ts';
 import type { UserSyncMetrics } from './metrics.ts';
-import { enqueueRealtime } from '../model/push-rows.ts';
+import { enqueueRealtime, type PushWriter } from '../model/push-rows.ts';
 import {
   USER_SYNC_ERRORS,
   UserSyncRejection,
@@ -42,7 +42,9 @@ export interface UserSyncDeps {
    * calls end, their conference seats are left: calls/deactivation.ts). A callback wired in the
    * messenger's index.ts, so the replica, on a lower floor, does not import the calls part above it.
    */
-  leaveMediaSessions: (tx: Db, userIds: readonly string[], now: Date) => Promise<void>;
+  leaveMediaSessions: (push: PushWriter, tx: Db, userIds: readonly string[], now: Date) => Promise<void>;
+  /** The push rows' writer (ModuleDeps.push): UserDeactivated, and the frames of the calls they leave. */
+  push: PushWriter;
 }
 
 export type UserSyncOutcome = 'created' | 'updated' | 'stale';
@@ -210,10 +212,10 @@ export const deactivated = (writes: Iterable<[ReplicaState | null | undefined, U
  * hub's periodic access recheck catches the rest, e.g. a user whose first replica row is already
  * inactive (such a user never held a call: every call and conference path needs an active caller).
  */
-export async function enqueueDeactivations(tx: Db, userIds: readonly string[], now: Date, deps: Pick<UserSyncDeps, 'leaveMediaSessions'>): Promise<void> {
+export async function enqueueDeactivations(tx: Db, userIds: readonly string[], now: Date, deps: Pick<UserSyncDeps, 'leaveMediaSessions' | 'push'>): Promise<void> {
   if (userIds.length === 0) return;
-  await deps.leaveMediaSessions(tx, userIds, now);
-  await enqueueRealtime(tx, userIds.map((userId) => ({ kind: 'UserDeactivated', targetKind: 'User', targetUserId: userId })), now);
+  await deps.leaveMediaSessions(deps.push, tx, userIds, now);
+  await enqueueRealtime(deps.push, tx, userIds.map((userId) => ({ kind: 'UserDeactivated', targetKind: 'User', targetUserId: userId })), now);
 }
 
 /**

@@ -34,7 +34,7 @@ export async function realtimeWorkload(stack: Stack, front: Replica, alice: stri
 
   return {
     fault: 'sigkill-realtime-dispatch',
-    progress: async () => (await stack.database.pool.query<{ n: number }>(`select count(*)::int as n from messenger.realtime_outbox where status = 'Done'`)).rows[0]!.n,
+    progress: async () => (await stack.database.pool.query<{ n: number }>(`select count(*)::int as n from push.realtime_outbox where status = 'Done'`)).rows[0]!.n,
     stop: () => load.stop(),
     drained: async () => {
       const got = received();
@@ -49,7 +49,7 @@ export async function realtimeWorkload(stack: Stack, front: Replica, alice: stri
       const visibleRepeats = visible.length - new Set(visible.map((m) => m.messageId)).size;
       const notShown = sent.length - (visible.length - visibleRepeats);
       const quarantined = (
-        await stack.database.pool.query<{ n: number }>(`select count(*)::int as n from messenger.realtime_outbox where status = 'Quarantined'`)
+        await stack.database.pool.query<{ n: number }>(`select count(*)::int as n from push.realtime_outbox where status = 'Quarantined'`)
       ).rows[0]!.n;
       return {
         expected: sent.length,

@@ -16,7 +16,7 @@ const mediaKey = (m: MessengerApp) => new TextEncoder().encode(m.config.MESSENGE
 
 /** Every token and TURN credential a client saw must be absent from every realtime_outbox row. */
 async function assertNoSecretsStored(m: MessengerApp, secrets: string[]): Promise<void> {
-  const { rows } = await m.pool.query<{ row: string }>(`select row_to_json(o)::text as row from messenger.realtime_outbox o`);
+  const { rows } = await m.pool.query<{ row: string }>(`select row_to_json(o)::text as row from push.realtime_outbox o`);
   assert.ok(rows.length > 0);
   for (const { row } of rows) {
     for (const s of secrets) assert.ok(!row.includes(s), 'a secret was stored in realtime_outbox');

@@ -35,7 +35,7 @@ describe('a user blocked or archived is taken out of what is under way', () => {
     const call = (await m.call<Call>(alice.token, 'GET', `/api/messenger/calls/${callId}`)).body;
     assert.deepEqual([call.status, call.endedByUserId], ['Ended', bob.id]);
     const { rows } = await m.pool.query<{ kind: string; target: string }>(
-      `select kind, target_user_id as target from messenger.realtime_outbox where ref_id = $1 and kind = 'CallEnded' order by target_user_id`,
+      `select kind, target_user_id as target from push.realtime_outbox where ref_id = $1 and kind = 'CallEnded' order by target_user_id`,
       [callId],
     );
     assert.deepEqual(rows.map((r) => r.target), [alice.id, bob.id].sort(), 'call_ended for both parties, as the end path writes');
@@ -110,7 +110,7 @@ describe('a user blocked or archived is taken out of what is under way', () => {
     const invited = await m.call<Conference>(alice.token, 'POST', `/api/messenger/conferences/${conf.id}/invite`, { userIds: [bob.id, carol.id] });
     assert.equal(invited.status, 200);
     assert.deepEqual(invited.body.participants.map((p) => [p.userId, p.status]).sort(), [[alice.id, 'Joined'], [carol.id, 'Invited']].sort());
-    const { rows } = await m.pool.query(`select 1 from messenger.realtime_outbox where kind = 'ConferenceInvited' and target_user_id = $1`, [bob.id]);
+    const { rows } = await m.pool.query(`select 1 from push.realtime_outbox where kind = 'ConferenceInvited' and target_user_id = $1`, [bob.id]);
     assert.equal(rows.length, 0);
   });
 });

@@ -16,7 +16,7 @@ type Payload = Record<string, unknown> & { Join?: unknown };
 const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
 async function outboxKinds(m: MessengerApp, refId: string): Promise<string[]> {
-  const { rows } = await m.pool.query<{ kind: string; status: string }>(`select kind, status from messenger.realtime_outbox where ref_id = $1 order by id`, [refId]);
+  const { rows } = await m.pool.query<{ kind: string; status: string }>(`select kind, status from push.realtime_outbox where ref_id = $1 order by id`, [refId]);
   return rows.map((r) => `${r.kind}:${r.status}`);
 }
 

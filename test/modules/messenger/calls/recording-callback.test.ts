@@ -21,7 +21,7 @@ async function runningRecording(m: MessengerApp) {
 /** What a refused callback must leave untouched: the recording row and the realtime outbox. */
 async function stored(m: MessengerApp, recordingId: string) {
   const row = (await m.pool.query('select status, error_code, completed_at, updated_at from messenger.call_recordings where id = $1', [recordingId])).rows[0];
-  const outbox = (await m.pool.query<{ n: number }>('select count(*)::int as n from messenger.realtime_outbox')).rows[0]!.n;
+  const outbox = (await m.pool.query<{ n: number }>('select count(*)::int as n from push.realtime_outbox')).rows[0]!.n;
   return { row, outbox };
 }
 

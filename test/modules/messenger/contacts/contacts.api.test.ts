@@ -14,7 +14,7 @@ const ofEvent = (c: { received: { event: string; payload: unknown }[] }, event: 
 
 /** The event-stream Cursor of the push of `kind` about `refId` (what its frame carries). */
 async function cursorOfRef(m: MessengerApp, refId: string, kind: string): Promise<string> {
-  const { rows } = await m.pool.query<{ position: string }>(`select position from messenger.realtime_events where ref_id = $1 and kind = $2`, [refId, kind]);
+  const { rows } = await m.pool.query<{ position: string }>(`select position from push.realtime_events where ref_id = $1 and kind = $2`, [refId, kind]);
   assert.equal(rows.length, 1);
   return cursorOf(Number(rows[0]!.position));
 }

@@ -94,7 +94,7 @@ describe('the per-user event stream (GET /api/events)', () => {
       const at = m.clock.now();
       await tx.query(`insert into messenger.chat_events (id, chat_id, kind, actor_user_id, created_at) values ($1, $2, 'Renamed', $3, $4)`, [eventId, chatId, users[0]!.id, at]);
       await tx.query(
-        `insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, ref_id, next_attempt_at, created_at, updated_at)
+        `insert into push.realtime_outbox (id, kind, target_kind, chat_id, ref_id, next_attempt_at, created_at, updated_at)
          values ($1, 'ChatUpdated', 'ChatGroup', $2, $3, $4, $4, $4)`,
         [id, chatId, eventId, at],
       );

@@ -18,11 +18,11 @@ const database: TestDatabase = await createTestDatabase();
 
 /** Events at the given positions, each recorded at its time, on an empty stream. */
 async function stream(events: [number, Date][]): Promise<void> {
-  await database.pool.query('truncate messenger.realtime_events');
-  await database.pool.query('update messenger.realtime_event_horizon set trimmed_below = 0 where id = 1');
+  await database.pool.query('truncate push.realtime_events');
+  await database.pool.query('update push.realtime_event_horizon set trimmed_below = 0 where id = 1');
   for (const [position, recordedAt] of events) {
     await database.pool.query(
-      `insert into messenger.realtime_events (position, outbox_id, kind, target_kind, target_user_id, created_at, recorded_at)
+      `insert into push.realtime_events (position, outbox_id, kind, target_kind, target_user_id, created_at, recorded_at)
        values ($1, $2, 'ContactRemoved', 'User', $3, $4, $4)`,
       [position, newId(), newId(), recordedAt],
     );
@@ -31,8 +31,8 @@ async function stream(events: [number, Date][]): Promise<void> {
 
 /** The positions one call deleted, in order (the statement returns them in no particular order). */
 const trimmed = async (limit: number) => (await trimStream(database.db, CUTOFF, limit)).sort((a, b) => a - b);
-const left = async () => (await database.pool.query<{ p: string }>('select position::text as p from messenger.realtime_events order by position')).rows.map((r) => Number(r.p));
-const horizon = async () => Number((await database.pool.query<{ t: string }>('select trimmed_below::text as t from messenger.realtime_event_horizon where id = 1')).rows[0]?.t ?? 0);
+const left = async () => (await database.pool.query<{ p: string }>('select position::text as p from push.realtime_events order by position')).rows.map((r) => Number(r.p));
+const horizon = async () => Number((await database.pool.query<{ t: string }>('select trimmed_below::text as t from push.realtime_event_horizon where id = 1')).rows[0]?.t ?? 0);
 
 describe('event stream retention (trimStream)', () => {
   test('deletes the events recorded before the cutoff, oldest first, up to the first younger one, and moves the horizon past them', async () => {

@@ -23,7 +23,7 @@ async function groupOf(m: MessengerApp) {
 async function written(m: MessengerApp): Promise<{ messages: number; pushes: number; events: number }> {
   const { rows } = await m.pool.query<{ messages: number; pushes: number; events: number }>(
     `select (select count(*)::int from messenger.messages) as messages,
-            (select count(*)::int from messenger.realtime_outbox where kind = 'MessageReceived') as pushes,
+            (select count(*)::int from push.realtime_outbox where kind = 'MessageReceived') as pushes,
             (select count(*)::int from platform.outbox where event_type = 'MessagePostedKafkaEvent') as events`,
   );
   return rows[0]!;

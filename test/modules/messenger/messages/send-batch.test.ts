@@ -12,6 +12,10 @@ import { createTestDatabase } from '../../../support/db.ts';
 import { T0 } from '../support/dispatch.ts';
 import { logCapture } from '../../../support/logs.ts';
 import { waitFor } from '../../../support/wait.ts';
+import { messengerPush } from '../support/push.ts';
+
+/** The push part's writer of the sends' MessageReceived rows, with the messenger's kinds registered. */
+const push = messengerPush();
 
 /**
  * Sends written together in one statement (send-batch.ts) against sends written one by one
@@ -137,7 +141,7 @@ async function written(pool: pg.Pool): Promise<unknown> {
     pushes: await q(
       `select r.kind, r.target_kind, r.chat_id, r.target_user_id, r.message_id, r.ref_id, r.session_kind, r.seq::int, r.status, r.attempts,
               r.next_attempt_at, r.last_error, r.created_at, r.updated_at, r.row_version, r.traceparent
-         from messenger.realtime_outbox r order by r.chat_id, r.seq`,
+         from push.realtime_outbox r order by r.chat_id, r.seq`,
     ),
     events: await q(
       `select topic, key, event_type, contract_version, aggregate_type, aggregate_id, occurred_at, correlation_id, payload, traceparent, published_at, attempts, last_error
@@ -209,7 +213,7 @@ async function queueThroughCuttingProxy(databaseUrl: string) {
   const proxy = await answerCuttingProxy(databaseUrl);
   let wakes = 0;
   const queue = createSendQueue(
-    { db: createDb(proxy.pool), clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => wakes++ },
+    { push, db: createDb(proxy.pool), clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => wakes++ },
     { maxBatch: 64, maxInFlight: 1 },
   );
   return { queue, proxy, woken: () => wakes };
@@ -222,12 +226,12 @@ describe('message sends written together (one statement) vs one by one', () => {
   test('one statement for many sends gives the same outcomes and writes exactly the rows that one-by-one sends write', async () => {
     const clock = new ManualClock(T0);
     const single = await seededDatabase();
-    const oneByOne = createSendQueue({ db: single.db, clock, log: createLogger('silent') }, { maxBatch: 1, maxInFlight: 1 });
+    const oneByOne = createSendQueue({ push, db: single.db, clock, log: createLogger('silent') }, { maxBatch: 1, maxInFlight: 1 });
     const singleOutcomes: BatchSendOutcome[] = [];
     for (const s of SENDS) singleOutcomes.push(await oneByOne.submit(s));
 
     const batched = await seededDatabase();
-    const batchOutcomes = await trySendBatch(batched.db, SENDS, clock.now());
+    const batchOutcomes = await trySendBatch({ db: batched.db, push }, SENDS, clock.now());
 
     assert.deepEqual(outcomesOf(batchOutcomes), outcomesOf(singleOutcomes));
     assert.deepEqual(batchOutcomes.map(verdictOf), [
@@ -254,7 +258,7 @@ describe('message sends written together (one statement) vs one by one', () => {
     const counted = new Proxy(database.pool, {
       get: (target, key) => (key === 'query' ? (...args: Parameters<pg.Pool['query']>) => (statements++, target.query(...args)) : Reflect.get(target, key)),
     });
-    const queue = createSendQueue({ db: createDb(counted), clock: new ManualClock(T0), log: createLogger('silent') }, { maxBatch: 64, maxInFlight: 1 });
+    const queue = createSendQueue({ push, db: createDb(counted), clock: new ManualClock(T0), log: createLogger('silent') }, { maxBatch: 64, maxInFlight: 1 });
     const sends = Array.from({ length: 12 }, (_, i) => ({ senderUserId: i % 2 ? U.a : U.b, chatId: CHAT.G, content: { kind: 'Text' as const, body: `m${i}` } }));
     const outs = await Promise.all(sends.map((s) => queue.submit(s)));
     assert.deepEqual(
@@ -273,7 +277,7 @@ describe('message sends written together (one statement) vs one by one', () => {
   test('a batch whose statement fails is sent one by one: the good sends land, the bad one fails alone', async () => {
     const database = await seededDatabase();
     const logs = logCapture('warn');
-    const queue = createSendQueue({ db: database.db, clock: new ManualClock(T0), log: logs.log }, { maxBatch: 64, maxInFlight: 1 });
+    const queue = createSendQueue({ push, db: database.db, clock: new ManualClock(T0), log: logs.log }, { maxBatch: 64, maxInFlight: 1 });
     // PostgreSQL refuses NUL in text: the whole statement fails, as any unexpected error would.
     const bad = { senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text' as const, body: 'nul \u0000 inside' } };
     const results = await Promise.allSettled([
@@ -287,7 +291,7 @@ describe('message sends written together (one statement) vs one by one', () => {
     );
     assert.match(logs.text(), /message send batch failed; sending one by one/);
     assert.doesNotMatch(logs.text(), /Failed query|insert into|before|elsewhere/, "the driver's reason is logged, not drizzle's text with every body");
-    const { rows } = await database.pool.query(`select count(*)::int as n from messenger.realtime_outbox`);
+    const { rows } = await database.pool.query(`select count(*)::int as n from push.realtime_outbox`);
     assert.equal(rows[0].n, 2, 'one push intent per landed message, none for the failed one');
   });
 
@@ -336,7 +340,7 @@ describe('message sends written together (one statement) vs one by one', () => {
       `insert into messenger.chat_participants (id, chat_id, user_id, role, status, joined_at, updated_at) values ($1, $2, $3, 'Member', 'Active', $4, $4)`,
       [newId(), CHAT.G, U.f, T0],
     );
-    const queue = createSendQueue({ db: database.db, clock: new ManualClock(T0), log: createLogger('silent') }, { maxBatch: 64, maxInFlight: 1 });
+    const queue = createSendQueue({ push, db: database.db, clock: new ManualClock(T0), log: createLogger('silent') }, { maxBatch: 64, maxInFlight: 1 });
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
     try {
@@ -379,8 +383,8 @@ describe('message sends written together (one statement) vs one by one', () => {
     const sendsTo = (order: string[]) => order.map((chatId) => ({ senderUserId: sender[chatId]!, chatId, content: { kind: 'Text' as const, body: 'x' } }));
     for (let round = 0; round < 15; round++) {
       const outs = await Promise.all([
-        trySendBatch(database.db, sendsTo(chats), T0),
-        trySendBatch(database.db, sendsTo([...chats].reverse()), T0),
+        trySendBatch({ db: database.db, push }, sendsTo(chats), T0),
+        trySendBatch({ db: database.db, push }, sendsTo([...chats].reverse()), T0),
       ]);
       assert.ok(outs.flat().every((o) => o.message !== null));
     }
@@ -395,7 +399,7 @@ describe('message sends written together (one statement) vs one by one', () => {
     const database = await seededDatabase();
     let wakes = 0;
     const queue = createSendQueue(
-      { db: database.db, clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => wakes++ },
+      { push, db: database.db, clock: new ManualClock(T0), log: createLogger('silent'), onCommitted: () => wakes++ },
       { maxBatch: 64, maxInFlight: 1 },
     );
     await queue.submit({ senderUserId: U.x, chatId: CHAT.G, content: { kind: 'Text', body: 'not a member' } });
@@ -418,7 +422,7 @@ describe('message sends written together (one statement) vs one by one', () => {
     await observer.query('listen realtime_outbox');
     try {
       const queue = createSendQueue(
-        { db: database.db, clock: new ManualClock(T0), log: createLogger('silent'), wakePayload: () => 'runner:own' },
+        { push, db: database.db, clock: new ManualClock(T0), log: createLogger('silent'), wakePayload: () => 'runner:own' },
         { maxBatch: 64, maxInFlight: 1 },
       );
       await queue.submit({ senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Text', body: 'alone' } });

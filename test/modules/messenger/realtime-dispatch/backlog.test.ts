@@ -20,8 +20,8 @@ const blocksRead = async (client: pg.PoolClient): Promise<number> =>
   (
     await client.query<{ hit: number }>(
       `select sum(pg_stat_get_xact_blocks_hit(c.oid))::int as hit from pg_class c
-        where c.oid = 'messenger.realtime_outbox'::regclass
-           or c.oid in (select indexrelid from pg_index where indrelid = 'messenger.realtime_outbox'::regclass)`,
+        where c.oid = 'push.realtime_outbox'::regclass
+           or c.oid in (select indexrelid from pg_index where indrelid = 'push.realtime_outbox'::regclass)`,
     )
   ).rows[0]!.hit;
 
@@ -32,15 +32,15 @@ test('a claim reads as much with 100,000 Done rows before the Pending ones as wi
   // order); the oldest are then pushed (Done, as their outcomes leave them) and vacuumed.
   const ids = Array.from({ length: 120_000 }, () => newId());
   await pool.query(
-    `insert into messenger.realtime_outbox (id, kind, target_kind, target_user_id, ref_id, next_attempt_at, created_at, updated_at)
+    `insert into push.realtime_outbox (id, kind, target_kind, target_user_id, ref_id, next_attempt_at, created_at, updated_at)
      select i, 'ContactRemoved', 'User', gen_random_uuid(), gen_random_uuid(), $2::timestamptz + o * interval '1 millisecond', $2, $2
        from unnest($1::uuid[]) with ordinality t(i, o)`,
     [ids, new Date(T0.getTime() - 3_600_000)],
   );
   /** Marks the first `done` rows Done, then claims 64: the rows, and the blocks of the table and its indexes the claim read. */
   const claimAfter = async (done: number) => {
-    await pool.query(`update messenger.realtime_outbox set status = 'Done' where id = any($1::uuid[])`, [ids.slice(0, done)]);
-    await pool.query('vacuum analyze messenger.realtime_outbox');
+    await pool.query(`update push.realtime_outbox set status = 'Done' where id = any($1::uuid[])`, [ids.slice(0, done)]);
+    await pool.query('vacuum analyze push.realtime_outbox');
     const client = await pool.connect();
     try {
       // Counters not yet reported (this connection's earlier statements) go out when this one ends.
@@ -67,11 +67,11 @@ test('an outcome reads about its batch behind a large Pending backlog, on a conn
   const database = await createTestDatabase();
   const { pool } = database;
   // Statistics as a fresh deployment's autovacuum last saw the table: a few rows, nothing Pending.
-  await pool.query('alter table messenger.realtime_outbox set (autovacuum_enabled = false)');
+  await pool.query('alter table push.realtime_outbox set (autovacuum_enabled = false)');
   const insert = async (n: number, status: string) => {
     const ids = Array.from({ length: n }, () => newId());
     await pool.query(
-      `insert into messenger.realtime_outbox (id, kind, target_kind, target_user_id, ref_id, status, next_attempt_at, created_at, updated_at)
+      `insert into push.realtime_outbox (id, kind, target_kind, target_user_id, ref_id, status, next_attempt_at, created_at, updated_at)
        select i, 'ContactRemoved', 'User', gen_random_uuid(), gen_random_uuid(), $2, $3, $3, $3 from unnest($1::uuid[]) i`,
       [ids, status, T0],
     );
@@ -79,7 +79,7 @@ test('an outcome reads about its batch behind a large Pending backlog, on a conn
   };
   const outcome = (ids: string[]) => ids.map((id) => ({ id, rowVersion: 0, status: 'Done' as const, lastError: null, attemptsDelta: 0, nextAttemptAt: null }));
   const early = await insert(20, 'Pending');
-  await pool.query('analyze messenger.realtime_outbox');
+  await pool.query('analyze push.realtime_outbox');
 
   const client = await pool.connect();
   try {
@@ -97,7 +97,7 @@ test('an outcome reads about its batch behind a large Pending backlog, on a conn
     // 100 rows found by id and updated read some hundreds of blocks; a scan of the table or of every Pending row, thousands.
     assert.ok(blocks <= 1_500, `blocks read by the outcome: ${blocks}`);
     const { rows } = await pool.query<{ status: string; n: number }>(
-      `select status, count(*)::int as n from messenger.realtime_outbox where id = any($1::uuid[]) group by status`,
+      `select status, count(*)::int as n from push.realtime_outbox where id = any($1::uuid[]) group by status`,
       [batch],
     );
     assert.deepEqual(rows, [{ status: 'Done', n: 100 }]);
@@ -111,14 +111,14 @@ test('ix_rto_chat holds Quarantined rows only: rows written and claimed (Pending
   const { pool } = database;
   /** The index's live entries, as vacuum counts them. */
   const entries = async (): Promise<number> => {
-    await pool.query('vacuum messenger.realtime_outbox');
-    const { rows } = await pool.query<{ tuples: number }>(`select reltuples::int as tuples from pg_class where oid = 'messenger.ix_rto_chat'::regclass`);
+    await pool.query('vacuum push.realtime_outbox');
+    const { rows } = await pool.query<{ tuples: number }>(`select reltuples::int as tuples from pg_class where oid = 'push.ix_rto_chat'::regclass`);
     return rows[0]!.tuples;
   };
   const chatId = newId();
   const ids = Array.from({ length: 400 }, () => newId());
   await pool.query(
-    `insert into messenger.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
+    `insert into push.realtime_outbox (id, kind, target_kind, chat_id, message_id, seq, next_attempt_at, created_at, updated_at)
      select i, 'MessageReceived', 'ChatGroup', $2, gen_random_uuid(), o, $3, $3, $3 from unnest($1::uuid[]) with ordinality t(i, o)`,
     [ids, chatId, T0],
   );

@@ -49,7 +49,7 @@ describe('hub backplane (Redis): replicas and outages', () => {
     await waitFor('the backplane to be down', async () => (await hub.health()) === 'down');
     const sent = await m.call<{ id: string }>(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'during the outage' });
     assert.equal(sent.status, 201, 'sending does not depend on the hub');
-    const { rows } = await m.pool.query<{ id: string }>(`select id from messenger.realtime_outbox where message_id = $1`, [sent.body.id]);
+    const { rows } = await m.pool.query<{ id: string }>(`select id from push.realtime_outbox where message_id = $1`, [sent.body.id]);
     const rowId = rows[0]!.id;
     const counts = await m.dispatch();
     assert.equal(counts.retried, 1);

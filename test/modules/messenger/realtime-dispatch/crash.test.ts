@@ -58,7 +58,7 @@ async function setup() {
 }
 
 async function rowOf(m: MessengerApp, messageId: string): Promise<string> {
-  const { rows } = await m.pool.query<{ id: string }>(`select id from messenger.realtime_outbox where message_id = $1`, [messageId]);
+  const { rows } = await m.pool.query<{ id: string }>(`select id from push.realtime_outbox where message_id = $1`, [messageId]);
   return rows[0]!.id;
 }
 

@@ -8,7 +8,7 @@ import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
 import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
 import { claimDue, recordOutcomes } from '../../../../src/modules/messenger/realtime-dispatch/claim.ts';
-import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
+import type { MessengerPushKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
 import { newId } from '../../../../src/platform/time.ts';
 import { MEDIA_SECRET, TURN_SECRET, T0, dispatchEnv, messengerDispatchJob, insertChat, insertMessage, insertOutbox, outboxRow, seedSettings, uid, type DispatchEnv } from '../support/dispatch.ts';
 
@@ -105,7 +105,7 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
     const a = await insertChat(env.pool, [alice, bob], { lastSeq: 6 });
     const b = await insertChat(env.pool, [alice, bob], { lastSeq: 2 });
     const tags = new Map<string, string>();
-    const row = async (tag: string, kind: RealtimeDispatchKind, chatId: string, seq: number | null) =>
+    const row = async (tag: string, kind: MessengerPushKind, chatId: string, seq: number | null) =>
       tags.set(await insertOutbox(env.pool, { kind, chatId, seq, ...(kind === 'ChatUpdated' ? { refId: newId() } : {}) }), tag);
     await row('a6', 'MessageReceived', a, 6);
     await row('upd', 'ChatUpdated', a, null);

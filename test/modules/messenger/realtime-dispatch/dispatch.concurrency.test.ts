@@ -14,6 +14,7 @@ import { requeueQuarantined } from '../../../../src/platform/push/quarantine-sql
 import { connectClient, tokenFor } from '../../../support/signalr.ts';
 import { T0, dispatchEnv, gate, insertChat, insertMessage, insertOutbox, outboxRow, uid, type DispatchEnv } from '../support/dispatch.ts';
 import { waitFor } from '../../../support/wait.ts';
+import { messengerPush } from '../support/push.ts';
 
 /** `n` MessageReceived rows (with their messages) in one chat. */
 async function messageRows(env: DispatchEnv, n: number): Promise<{ chatId: string; rowIds: string[]; messageIds: string[] }> {
@@ -74,7 +75,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     await holder.connect();
     try {
       await holder.query('begin');
-      const held = await holder.query(`select id from messenger.realtime_outbox where status = 'Pending' order by id limit 5 for update`);
+      const held = await holder.query(`select id from push.realtime_outbox where status = 'Pending' order by id limit 5 for update`);
       assert.equal(held.rows.length, 5);
       const counts = await env.run();
       assert.equal(counts.claimed, 25, 'the 5 locked rows are skipped, not waited for');
@@ -121,10 +122,10 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     await waitFor('the claim', async () => (await outboxRow(env.pool, requeued)).attempts === 1);
     // While the push is in flight: one row is quarantined and requeued by on-call, the other is
     // claimed again by a runner that took over after the backoff.
-    await env.pool.query(`update messenger.realtime_outbox set status = 'Quarantined', row_version = row_version + 1 where id = $1`, [requeued]);
+    await env.pool.query(`update push.realtime_outbox set status = 'Quarantined', row_version = row_version + 1 where id = $1`, [requeued]);
     assert.equal(await requeueQuarantined(env.db, [requeued], T0), 1);
     await env.pool.query(
-      `update messenger.realtime_outbox set attempts = 2, next_attempt_at = $2, row_version = row_version + 1 where id = $1`,
+      `update push.realtime_outbox set attempts = 2, next_attempt_at = $2, row_version = row_version + 1 where id = $1`,
       [reclaimed, new Date(T0.getTime() + 4000)],
     );
     g.open();
@@ -146,7 +147,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     const oldQuarantined = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', createdAt: old });
     const result = await realtimeRetentionJob(env.db, { retentionHours: 24, eventsRetentionHours: 168, cron: '23 * * * *', batchSize: 5000, maxRunMs: 300_000 }).runOnce(env.ctx({ now: () => T0 }));
     assert.deepEqual(result, { batches: 1, claimed: 1, failed: 0, released: 0, deleted: 1, eventsDeleted: 0 });
-    const { rows } = await env.pool.query<{ id: string }>(`select id from messenger.realtime_outbox`);
+    const { rows } = await env.pool.query<{ id: string }>(`select id from push.realtime_outbox`);
     assert.deepEqual(new Set(rows.map((r) => r.id)), new Set([newDone, oldPending, oldQuarantined]));
     assert.ok(!rows.some((r) => r.id === oldDone));
   });
@@ -162,7 +163,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     // The dispatcher reads the runner's time; rows are due at their commit time.
     r.register(env.newDispatcher({ pollingIntervalMs: 3_600_000 }));
     await r.start();
-    await createDb(env.pool).transaction((tx) => enqueueRealtime(tx, [{ kind: 'MessageReceived', targetKind: 'ChatGroup', chatId, messageId, seq: 1 }], T0));
+    await createDb(env.pool).transaction((tx) => enqueueRealtime(messengerPush(), tx, [{ kind: 'MessageReceived', targetKind: 'ChatGroup', chatId, messageId, seq: 1 }], T0));
     await waitFor('the woken dispatcher to push the row', () => client.received.length === 1);
     // Before the database is dropped (hooks run in registration order): a dropped LISTEN
     // connection would keep reconnecting for a minute.

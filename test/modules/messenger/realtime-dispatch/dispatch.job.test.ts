@@ -38,7 +38,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     assert.deepEqual(counts, { batches: 1, claimed: 1, failed: 0, dispatched: 1, retried: 0, quarantined: 0, released: 0, overtaken: 0 });
     await waitFor('the member to receive the message', () => member.received.length === 1);
     // The frame's Cursor is the row's position in the event stream.
-    const { rows: [streamed] } = await env.pool.query<{ position: string }>(`select position from messenger.realtime_events where outbox_id = $1`, [rowId]);
+    const { rows: [streamed] } = await env.pool.query<{ position: string }>(`select position from push.realtime_events where outbox_id = $1`, [rowId]);
     assert.deepEqual(member.received[0], {
       event: 'message_received',
       payload: {
@@ -127,7 +127,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     const [first, second] = [await insertMessage(env.pool, chatId, 1, alice), await insertMessage(env.pool, chatId, 2, alice)];
     const client = await connectClient(env.hubApp.url, await tokenFor(alice), { events: ['message_received'] });
     const events = async (rowId: string) =>
-      (await env.pool.query<{ position: string }>(`select position from messenger.realtime_events where outbox_id = $1`, [rowId])).rows.map((r) => Number(r.position));
+      (await env.pool.query<{ position: string }>(`select position from push.realtime_events where outbox_id = $1`, [rowId])).rows.map((r) => Number(r.position));
     const retried = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: first, seq: 1 });
     const working = env.hubRef.current;
     env.hubRef.current = await unreachableHub();
@@ -217,7 +217,7 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
     assert.equal(ice.Username, `${T0.getTime() / 1000 + 3600}:${carol}`, 'time-limited TURN username');
     assert.equal(ice.Credential, createHmac('sha1', TURN_SECRET).update(ice.Username).digest('base64'));
 
-    const { rows } = await env.pool.query<{ row: string }>(`select row_to_json(o)::text as row from messenger.realtime_outbox o`);
+    const { rows } = await env.pool.query<{ row: string }>(`select row_to_json(o)::text as row from push.realtime_outbox o`);
     for (const { row } of rows) {
       assert.ok(!row.includes(payload.Join.AccessToken) && !row.includes(ice.Credential), 'no token or TURN credential stored');
       assert.doesNotMatch(row, /eyJ/, 'no JWT stored');

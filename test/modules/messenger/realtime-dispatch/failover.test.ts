@@ -78,7 +78,7 @@ test('two instances, one database and Redis: A hangs on Redis mid-dispatch; past
   };
   const chat = await call('/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [bob.id] });
   await a.app.platform.startBackground();
-  const pending = async () => (await database.pool.query(`select 1 from messenger.realtime_outbox where status <> 'Done'`)).rowCount ?? 0;
+  const pending = async () => (await database.pool.query(`select 1 from push.realtime_outbox where status <> 'Done'`)).rowCount ?? 0;
   await waitFor('A to dispatch the chat creation', async () => (await pending()) === 0);
   const client = await connectClient(b.url, await b.token(bob.id), { events: ['message_received'] });
 
@@ -86,7 +86,7 @@ test('two instances, one database and Redis: A hangs on Redis mid-dispatch; past
   const sent: { id: string; seq: number }[] = [];
   for (let i = 1; i <= 5; i++) sent.push(await call(`/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: `m${i}` }));
   await waitFor('A to claim rows and hang pushing them, holding the lock', async () => {
-    const { rows } = await database.pool.query<{ n: number }>(`select count(*)::int as n from messenger.realtime_outbox where attempts > 0 and status = 'Pending'`);
+    const { rows } = await database.pool.query<{ n: number }>(`select count(*)::int as n from push.realtime_outbox where attempts > 0 and status = 'Pending'`);
     return rows[0]!.n > 0 && (await advisoryLocks()) === 1;
   });
   await b.app.platform.startBackground();

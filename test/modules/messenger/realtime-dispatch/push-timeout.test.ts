@@ -17,13 +17,13 @@ async function setup(t: TestContext, env: Record<string, string>, timeouts: { re
   const [alice, bob] = [await m.user(), await m.user()];
   const chat = (await m.call<{ id: string }>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [bob.id] })).body;
   // A short MaxRunDuration may release part of the chat's own rows under load: dispatch until none is left.
-  const left = async () => (await m.pool.query(`select 1 from messenger.realtime_outbox where status = 'Pending'`)).rowCount ?? 0;
+  const left = async () => (await m.pool.query(`select 1 from push.realtime_outbox where status = 'Pending'`)).rowCount ?? 0;
   await waitFor('the chat creation dispatched', async () => ((await m.dispatch()) && (await left())) === 0);
   const client = await m.connect(bob.token, ['message_received']);
   const send = async (body: string) => {
     const sent = await m.call<{ id: string; seq: number }>(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body });
     assert.equal(sent.status, 201);
-    const { rows } = await m.pool.query<{ id: string }>(`select id from messenger.realtime_outbox where message_id = $1`, [sent.body.id]);
+    const { rows } = await m.pool.query<{ id: string }>(`select id from push.realtime_outbox where message_id = $1`, [sent.body.id]);
     return { rowId: rows[0]!.id, seq: sent.body.seq };
   };
   const seqsSeen = () => new Set(client.received.map((r) => (r.payload as { Seq: number }).Seq));

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../../../../src/platform/time.ts';
-import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
+import type { MessengerPushKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
 import { messengerApp } from '../support/app.ts';
 import { T0, insertChat, insertOutbox, uid } from '../support/dispatch.ts';
 
@@ -19,7 +19,7 @@ const m = await messengerApp();
 const admin = await m.token({ admin: true });
 const chatId = await insertChat(m.pool, [uid()]);
 
-async function quarantined(o: { kind?: RealtimeDispatchKind; lastError?: string; createdAt?: Date } = {}): Promise<string> {
+async function quarantined(o: { kind?: MessengerPushKind; lastError?: string; createdAt?: Date } = {}): Promise<string> {
   const kind = o.kind ?? 'MessageReceived';
   const id = await insertOutbox(m.pool, {
     kind,
@@ -29,18 +29,18 @@ async function quarantined(o: { kind?: RealtimeDispatchKind; lastError?: string;
     attempts: 8,
     createdAt: o.createdAt ?? T0,
   });
-  await m.pool.query(`update messenger.realtime_outbox set last_error = $2 where id = $1`, [id, o.lastError ?? 'Error: hub down']);
+  await m.pool.query(`update push.realtime_outbox set last_error = $2 where id = $1`, [id, o.lastError ?? 'Error: hub down']);
   return id;
 }
 
 /** Every row as stored, to prove a call changed nothing. */
 async function snapshot(): Promise<unknown[]> {
-  return (await m.pool.query(`select * from messenger.realtime_outbox order by id`)).rows;
+  return (await m.pool.query(`select * from push.realtime_outbox order by id`)).rows;
 }
 
 async function pendingAmong(ids: string[]): Promise<string[]> {
   const { rows } = await m.pool.query<{ id: string }>(
-    `select id from messenger.realtime_outbox where id = any($1::uuid[]) and status = 'Pending' and attempts = 0 order by id`,
+    `select id from push.realtime_outbox where id = any($1::uuid[]) and status = 'Pending' and attempts = 0 order by id`,
     [ids],
   );
   return rows.map((r) => r.id);
@@ -50,7 +50,7 @@ const requeue = (body?: object) => m.call<Reply & { code: string; message: strin
 
 /** Puts every Quarantined row out of the way, so each test counts only its own rows. */
 async function clear(): Promise<void> {
-  await m.pool.query(`delete from messenger.realtime_outbox`);
+  await m.pool.query(`delete from push.realtime_outbox`);
 }
 
 describe('bulk requeue of Quarantined realtime rows: filters, limit, dry run', () => {

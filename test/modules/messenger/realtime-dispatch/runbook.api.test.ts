@@ -14,7 +14,7 @@ describe('runbook endpoints (admin): quarantined realtime_outbox rows', () => {
     const chatId = await insertChat(m.pool, [uid()]);
     const q = async () => {
       const id = await insertOutbox(m.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', attempts: 8 });
-      await m.pool.query(`update messenger.realtime_outbox set last_error = 'Error: hub down' where id = $1`, [id]);
+      await m.pool.query(`update push.realtime_outbox set last_error = 'Error: hub down' where id = $1`, [id]);
       return id;
     };
     const [a, b, c] = [await q(), await q(), await q()];

@@ -43,7 +43,7 @@ describe('realtime outbox state gauges', () => {
     await insertOutbox(m.pool, { kind: 'MessageReceived', chatId: newId(), messageId: newId(), status: 'Done' });
     await insertOutbox(m.pool, { kind: 'MessageReceived', chatId: newId(), messageId: newId(), status: 'Quarantined' });
     assert.equal(await scrape(), 4);
-    await m.pool.query(`update messenger.realtime_outbox set status = 'Done' where id = any($1::uuid[])`, [pending.slice(0, 3)]);
+    await m.pool.query(`update push.realtime_outbox set status = 'Done' where id = any($1::uuid[])`, [pending.slice(0, 3)]);
     assert.equal(await scrape(), 1);
   });
 

@@ -8,16 +8,16 @@ import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { createMediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
 import { activeChatIdsOf, chatMembership } from '../../../../src/modules/messenger/chats/chat-sql.ts';
 import { chatGroup, chatIdOfGroup } from '../../../../src/modules/messenger/model/chat-kinds.ts';
-import type { RealtimeDispatchKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
-import { messengerPushKinds } from '../../../../src/modules/messenger/realtime-dispatch/register.ts';
+import type { MessengerPushKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
 import type { MediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
-import { createPush, dispatchSettingsOf, PUSH_TUNING, pushDispatchJob, type DispatchSettings, type PushDispatchDeps } from '../../../../src/platform/push/index.ts';
+import { dispatchSettingsOf, PUSH_TUNING, pushDispatchJob, type DispatchSettings, type PushDispatchDeps } from '../../../../src/platform/push/index.ts';
 import { loadConfig } from '../../../../src/config.ts';
 import type { BatchWorker } from '../../../../src/platform/jobs/index.ts';
 import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
 import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
 import { startHubApp, type HubApp } from '../../../support/signalr.ts';
 import { logCapture } from '../../../support/logs.ts';
+import { messengerPush } from './push.ts';
 
 /** Helpers of the realtime dispatch tests: a real hub, a cloned database, rows and entities written by SQL. */
 
@@ -26,9 +26,7 @@ export const T0 = new Date('2026-03-01T10:00:00Z');
 /** The push part's dispatcher over the messenger's kinds alone: one built on its own, as a second runner's is. */
 export function messengerDispatchJob(deps: Omit<PushDispatchDeps, 'kinds'> & { mintJoin: MediaJoinMinter }): BatchWorker {
   const { mintJoin, ...rest } = deps;
-  const push = createPush();
-  push.registerKinds(messengerPushKinds(mintJoin));
-  return pushDispatchJob({ ...rest, kinds: push.kinds });
+  return pushDispatchJob({ ...rest, kinds: messengerPush(mintJoin).kinds });
 }
 export const MEDIA_SECRET = 'test-media-secret-0123456789-0123456789';
 export const TURN_SECRET = 'test-turn-secret-0123456789';
@@ -164,7 +162,7 @@ export async function insertMessage(pool: pg.Pool, chatId: string, seq: number, 
 }
 
 export interface OutboxInsert {
-  kind: RealtimeDispatchKind;
+  kind: MessengerPushKind | 'NotificationStatusChanged';
   targetKind?: 'ChatGroup' | 'User';
   chatId?: string | null;
   targetUserId?: string | null;
@@ -182,7 +180,7 @@ export async function insertOutbox(pool: pg.Pool, r: OutboxInsert): Promise<stri
   const id = newId();
   const createdAt = r.createdAt ?? T0;
   await pool.query(
-    `insert into messenger.realtime_outbox
+    `insert into push.realtime_outbox
        (id, kind, target_kind, chat_id, target_user_id, message_id, ref_id, session_kind, seq, status, attempts, next_attempt_at, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
     [
@@ -214,7 +212,7 @@ export interface OutboxState {
 
 export async function outboxRow(pool: pg.Pool, id: string): Promise<OutboxState> {
   const { rows } = await pool.query<OutboxState>(
-    `select status, attempts, next_attempt_at, last_error, row_version from messenger.realtime_outbox where id = $1`,
+    `select status, attempts, next_attempt_at, last_error, row_version from push.realtime_outbox where id = $1`,
     [id],
   );
   if (!rows[0]) throw new Error(`no outbox row ${id}`);

@@ -8,6 +8,7 @@ import { newId, type Clock } from '../../../../src/platform/time.ts';
 import { createUserSyncMetrics } from '../../../../src/modules/messenger/user-replica/metrics.ts';
 import { userSyncConsumer } from '../../../../src/modules/messenger/user-replica/user-sync.consumer.ts';
 import { removeFromMediaSessions } from '../../../../src/modules/messenger/calls/deactivation.ts';
+import { messengerPush } from './push.ts';
 
 /** Helpers of the messenger user-replica tests: UserUpserted messages on the wire, replica reads, logs. */
 
@@ -154,6 +155,7 @@ export async function applyUserStatus(
     phoneRegion: 'RU',
     partitionsConcurrently: 1,
     leaveMediaSessions: removeFromMediaSessions,
+    push: messengerPush(),
   });
   const event = (v: number) => ({
     messageId: newId(),

@@ -14,6 +14,7 @@ import { incomingFrom, nextPhone, rawMessage, simulateReplicaWriteOutage, userUp
 import { logCapture } from '../../../support/logs.ts';
 import { metricValue } from '../../../support/metrics.ts';
 import { removeFromMediaSessions } from '../../../../src/modules/messenger/calls/deactivation.ts';
+import { messengerPush } from '../support/push.ts';
 
 /**
  * The batch path of the user replica consumer against the single path: the same messages, fed
@@ -37,6 +38,7 @@ function harness(database: TestDatabase, withBatch: boolean) {
     phoneRegion: 'RU',
     partitionsConcurrently: 1,
     leaveMediaSessions: removeFromMediaSessions,
+    push: messengerPush(),
   });
   if (!withBatch) delete definition.handleBatch;
   const deadLetters: OutgoingMessage[] = [];

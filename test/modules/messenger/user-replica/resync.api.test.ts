@@ -16,6 +16,7 @@ import { messengerApp } from '../support/app.ts';
 import { inboxed, nextPhone, replicaRow, searchDocument, userUpserted } from '../support/user-sync.ts';
 import type { ResyncResult } from '../../../../src/modules/messenger/user-replica/resync.ts';
 import { removeFromMediaSessions } from '../../../../src/modules/messenger/calls/deactivation.ts';
+import { messengerPush } from '../support/push.ts';
 
 /**
  * The replica resync runbook call on a real Kafka topic with the live consumer running: a replica
@@ -146,6 +147,7 @@ describe('user replica resync while identity keeps publishing', () => {
         phoneRegion: 'RU',
         partitionsConcurrently: 1,
         leaveMediaSessions: removeFromMediaSessions,
+        push: messengerPush(),
         // The reader of the app's bus, which publishes version 2 once the first pass has read the
         // topic, and lets the resync go on only after the live consumer handled it: against the
         // damaged version (999) it was stale there and is in the inbox for good, so only the

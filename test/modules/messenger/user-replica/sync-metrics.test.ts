@@ -13,6 +13,7 @@ import { incomingFrom, nextPhone, userUpserted } from '../support/user-sync.ts';
 import { metricValue } from '../../../support/metrics.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { removeFromMediaSessions } from '../../../../src/modules/messenger/calls/deactivation.ts';
+import { messengerPush } from '../support/push.ts';
 
 /**
  * Seed 002's two timing metrics by value, through the real consumer runner on a real database:
@@ -32,6 +33,7 @@ const definition = userSyncConsumer({
   phoneRegion: 'RU',
   partitionsConcurrently: 1,
   leaveMediaSessions: removeFromMediaSessions,
+  push: messengerPush(),
 });
 const runner = consumerMetrics(registry);
 const processor = createMessageProcessor(resolveConsumer(definition), {
