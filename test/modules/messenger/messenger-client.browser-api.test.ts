@@ -16,7 +16,7 @@ import { waitFor } from '../../support/wait.ts';
  */
 
 type Sdk = Record<string, (...args: unknown[]) => Promise<unknown>> & { state: string; connection: unknown };
-type PageState = { messages: unknown[]; sent: unknown[]; resyncs: { code: string; status: number }[]; states: string[] };
+type PageState = { messages: { body: string }[]; sent: unknown[]; resyncs: { code: string; status: number }[]; states: string[]; renewals: string[] };
 type HarnessWindow = { client: Sdk; state: PageState; startClient(token: string, chatId: string, opts?: object): Promise<void> };
 
 const GENEROUS = 60_000; // two cores shared by every test: polling limits, never fixed sleeps
@@ -113,5 +113,34 @@ test('in Chromium: a refused cursor is reported as resyncNeeded, setToken moves 
   await waitFor('sent after start()', async () => (await stateOf(page)).sent.length === 1, GENEROUS);
   const rows = await m.pool.query<{ body: string }>('select body from messenger.messages where chat_id = $1', [chat.id]);
   assert.deepEqual(rows.rows, [{ body: 'queued while stopped' }]);
+  await call(page, 'stop');
+});
+
+test('in Chromium: a token about to expire is renewed on the live connection through getToken, with no state change, and a message sent meanwhile arrives once', { timeout: 300_000 }, async () => {
+  const m = await messengerApp();
+  const origin = `http://127.0.0.1:${(m.app.server.address() as { port: number }).port}`;
+  const [alice, bob] = [await m.user(), await m.user()];
+  const chat = (await m.call<{ id: string }>(bob.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [alice.id] })).body;
+  const { JWT_SECRET, AUTH_ISSUER, AUTH_AUDIENCE } = m.config;
+  const exp = Math.floor(Date.now() / 1000) + 6;
+  const short = await signToken({ userId: alice.id, admin: false }, JWT_SECRET, { issuer: AUTH_ISSUER, audience: AUTH_AUDIENCE, expiresIn: exp });
+
+  const browser = await launchChromium();
+  const page = await sdkPage(browser, origin);
+  await page.evaluate(
+    (t, c, renewal) => (globalThis as unknown as HarnessWindow).startClient(t, c, { renewal }),
+    short,
+    chat.id,
+    { token: alice.token, refreshBeforeExpiryMs: 3000 },
+  );
+  await waitFor('renewed', async () => (await stateOf(page)).renewals.length === 1, GENEROUS);
+  await m.call(bob.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'around the renewal' });
+  await m.dispatch();
+  // Past the first token's exp and the hub's next expiry check.
+  await new Promise((r) => setTimeout(r, Math.max(0, exp * 1000 - Date.now() + 1500)));
+  await page.evaluate(() => (globalThis as unknown as HarnessWindow).client.settled!());
+  const s = await stateOf(page);
+  assert.deepEqual([s.renewals, s.states], [['expiring'], ['connecting', 'connected']], 'asked once, never reconnecting');
+  assert.deepEqual(s.messages.map((x) => x.body), ['around the renewal']);
   await call(page, 'stop');
 });

@@ -16,20 +16,22 @@ const BUNDLE = new URL('../../../../packages/messenger-client/dist/browser/messe
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
- * The page's harness: window.startClient(token, chatId, { afterSeq, persistCursor, fixedToken })
+ * The page's harness: window.startClient(token, chatId, { afterSeq, persistCursor, fixedToken, renewal })
  * starts a MessengerClient recording what its listeners are handed (client.on(), as the package
  * README shows); with persistCursor it resumes from, and keeps, its cursor in localStorage; with
- * fixedToken it holds `token` itself (setToken replaces it) instead of asking a factory for it.
+ * fixedToken it holds `token` itself (setToken replaces it) instead of asking a factory for it, and
+ * with renewal `{ token, refreshBeforeExpiryMs }` its getToken answers that token (counting the asks).
  */
 const PAGE = `<!doctype html><meta charset="utf-8"><title>sdk</title>
 <script type="module">
 import { MessengerClient } from '/__sdk/messenger-client.js';
-window.startClient = async (token, chatId, { afterSeq = 0, persistCursor = false, fixedToken = false } = {}) => {
-  const state = (window.state = { messages: [], events: [], pending: [], sent: [], resyncs: [], states: [] });
+window.startClient = async (token, chatId, { afterSeq = 0, persistCursor = false, fixedToken = false, renewal } = {}) => {
+  const state = (window.state = { messages: [], events: [], pending: [], sent: [], resyncs: [], states: [], renewals: [] });
   const stored = persistCursor ? localStorage.getItem('pin.messenger.cursor') : null;
   const client = (window.client = new MessengerClient({
     baseUrl: location.origin,
-    ...(fixedToken ? { token } : { accessTokenFactory: () => token }),
+    ...(fixedToken || renewal ? { token } : { accessTokenFactory: () => token }),
+    ...(renewal ? { getToken: async ({ reason }) => (state.renewals.push(reason), renewal.token), refreshBeforeExpiryMs: renewal.refreshBeforeExpiryMs } : {}),
     ...(stored === null ? {} : { resumeFrom: stored }),
     backoff: { minMs: 50, baseMs: 200, capMs: 1000 },
   }));
