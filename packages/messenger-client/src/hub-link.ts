@@ -103,7 +103,7 @@ export class HubLink {
 
   /** Moves the live connection onto the token the keeper holds now (after setToken), without a state change. */
   rollOverNow(): void {
-    if (this.state === 'connected') void this.rollover();
+    if (this.state === 'connected') void this.rollover(true);
   }
 
   private build(onRefused: (error: MessengerError) => void): HubConnection {
@@ -170,10 +170,13 @@ export class HubLink {
    * fresh token (getToken failing, or none to ask): tried again with the backoff while the old token
    * lives; past it the hub closes the connection and the reconnect loop takes over.
    */
-  private async rollover(): Promise<void> {
+  private async rollover(force = false): Promise<void> {
     if (this.stopped || this.state !== 'connected' || this.rolling) return;
     const old = this.conn;
     const oldToken = this.openedWith.get(old);
+    const oldExp = oldToken === undefined ? undefined : expiryOf(oldToken);
+    // A timer cut short by setTimeout's limit (a token living for weeks): not due yet, wait again.
+    if (!force && oldExp !== undefined && oldExp - this.opts.tokens.refreshBeforeExpiryMs > Date.now()) return this.scheduleRollover();
     this.rolling = true;
     let next: HubConnection | undefined;
     try {
@@ -184,9 +187,8 @@ export class HubLink {
     } catch {
       this.rolling = false;
       void next?.stop();
-      const exp = oldToken === undefined ? undefined : expiryOf(oldToken);
       if (old.state !== HubConnectionState.Connected) return this.lostDuringRollover(old);
-      if (exp !== undefined && exp > Date.now()) this.scheduleRollover(retryDelayMs(this.attempt++, this.opts.backoff));
+      if (oldExp !== undefined && oldExp > Date.now()) this.scheduleRollover(retryDelayMs(this.attempt++, this.opts.backoff));
       return;
     }
     this.rolling = false;
