@@ -21,8 +21,4 @@ export class Emitter<Events extends { [K in keyof Events]: unknown[] }> {
     if (!set) return;
     for (const l of [...set]) l(...args);
   }
-
-  has(name: keyof Events): boolean {
-    return (this.listeners.get(name)?.size ?? 0) > 0;
-  }
 }
