@@ -2,7 +2,7 @@
  * Builds what the package ships (dist/ is gitignored; `npm test`'s set-up and `npm pack` run this):
  *   dist/esm/index.js      ES module for Node 20+ and bundlers (@microsoft/signalr stays a dependency)
  *   dist/cjs/index.js      CommonJS for require() (dist/cjs/package.json says so)
- *   dist/browser/messenger-client.js  one ES module with the SignalR client inside, for a page
+ *   dist/browser/messenger-client.js  one minified ES module with the SignalR client inside, for a page
  *                          without a bundler; built for the browser platform, so a `node:` import on
  *                          the SDK's path fails the build instead of failing in a page
  *   dist/{esm,cjs}/*.d.ts  the types, next to each format so TypeScript reads each in its module kind
@@ -25,7 +25,8 @@ const external = ['@microsoft/signalr'];
 await Promise.all([
   build({ ...common, outfile: `${dist}/esm/index.js`, format: 'esm', platform: 'neutral', external }),
   build({ ...common, outfile: `${dist}/cjs/index.js`, format: 'cjs', platform: 'node', external }),
-  build({ ...common, outfile: BUNDLE, format: 'esm', platform: 'browser' }),
+  // Minified: what a page loads over the network (the source map keeps stack traces readable).
+  build({ ...common, outfile: BUNDLE, format: 'esm', platform: 'browser', minify: true }),
 ]);
 writeFileSync(`${dist}/cjs/package.json`, `${JSON.stringify({ type: 'commonjs' })}\n`);
 

@@ -1,11 +1,14 @@
 import type { ChatListPage, UserPresence } from './presence.ts';
 import { PRESENCE_BATCH } from './presence.ts';
+import { MessengerError } from './errors.ts';
+import { PeopleApi } from './people.ts';
 import type { Rest } from './rest.ts';
 import { toChatMessage, type ChatMessage, type Wire } from './wire.ts';
 
 /**
  * The REST calls a chat app makes besides sending (send() goes through the offline queue): chats,
- * history both ways, edits, deletions, read marks, presence, the chat list. Each resolves with the
+ * message requests, group members, history both ways, edits, deletions, read marks, presence, the
+ * chat list (and, from PeopleApi, contacts, blocking and push tokens). Each resolves with the
  * service's answer in the client's shapes or rejects with a MessengerError.
  */
 
@@ -27,6 +30,8 @@ export interface Chat {
   lastSeq: number;
   createdAt: string;
   updatedAt: string;
+  /** The chat is a message request to this user (from someone not their Accepted contact): acceptChat or declineChat. */
+  isRequest: boolean;
   participants: ChatParticipant[];
 }
 
@@ -42,7 +47,12 @@ export interface NewChat {
 export interface HistoryPage {
   items: ChatMessage[];
   lastSeq: number;
+  /** More messages lie beyond this page in the direction asked (older for beforeSeq, newer for afterSeq). */
+  hasMore: boolean;
 }
+
+/** What declineChat did: left the group, or blocked the Direct chat's other member. */
+export type Declined = { left: true; blockedUserId?: never } | { blockedUserId: string; left?: never };
 
 /** Which page: `afterSeq` pages forward (newer), `beforeSeq` back (the newest page below it). Not both. */
 export type HistoryQuery = { afterSeq?: number; beforeSeq?: never; limit?: number } | { beforeSeq: number; afterSeq?: never; limit?: number };
@@ -54,11 +64,13 @@ export interface MessageEdit {
 
 const chatPath = (chatId: string) => `/api/messenger/chats/${encodeURIComponent(chatId)}`;
 
-export class MessengerApi {
-  private readonly rest: Rest;
+export class MessengerApi extends PeopleApi {
+  /** The signed-in user's id (the token's `sub`). */
+  protected readonly me: () => Promise<string>;
 
-  constructor(rest: Rest) {
-    this.rest = rest;
+  constructor(rest: Rest, me: () => Promise<string>) {
+    super(rest);
+    this.me = me;
   }
 
   /** Creates a group chat, or opens the Direct chat with one user (the existing one when the pair has one). */
@@ -71,6 +83,44 @@ export class MessengerApi {
     return this.rest.json<Chat>('POST', `${chatPath(chatId)}/accept`);
   }
 
+  /**
+   * Declines a message request the way the service defines it (docs/security.md, "Consent"): leaves
+   * a group; blocks the other member of a Direct chat (who is never told). An unanswered request
+   * shares nothing either, so declining is optional.
+   */
+  async declineChat(chatId: string): Promise<Declined> {
+    const chat = await this.getChat(chatId);
+    const me = await this.me();
+    if (chat.kind === 'Group') {
+      await this.removeMember(chatId, me);
+      return { left: true };
+    }
+    const other = chat.participants.find((p) => p.userId !== me);
+    if (!other) throw new MessengerError('MSG_CHAT_NOT_FOUND', 'the Direct chat has no other member', 404);
+    await this.blockUser(other.userId);
+    return { blockedUserId: other.userId };
+  }
+
+  /** Renames a group (its owner or an admin); members get chat_updated Renamed. */
+  async renameChat(chatId: string, title: string): Promise<Chat> {
+    return this.rest.json<Chat>('PATCH', chatPath(chatId), { title });
+  }
+
+  /** Adds members to a group (its owner or an admin); those not the adder's Accepted contacts get it as a message request. */
+  async addMembers(chatId: string, userIds: readonly string[]): Promise<Chat> {
+    return this.rest.json<Chat>('POST', `${chatPath(chatId)}/participants`, { userIds });
+  }
+
+  /** Removes a member from a group (its owner or an admin), or this user (leaving: leaveChat). */
+  async removeMember(chatId: string, userId: string): Promise<void> {
+    await this.rest.json<void>('DELETE', `${chatPath(chatId)}/participants/${encodeURIComponent(userId)}`);
+  }
+
+  /** Leaves a group (its owner cannot: MSG_CHAT_OWNER_CANNOT_LEAVE; a Direct chat cannot be left: MSG_CHAT_DIRECT_MEMBERS_FIXED). */
+  async leaveChat(chatId: string): Promise<void> {
+    await this.removeMember(chatId, await this.me());
+  }
+
   async getChat(chatId: string): Promise<Chat> {
     return this.rest.json<Chat>('GET', chatPath(chatId));
   }
@@ -81,8 +131,8 @@ export class MessengerApi {
     if (query.afterSeq !== undefined) params.set('afterSeq', String(query.afterSeq));
     if (query.beforeSeq !== undefined) params.set('beforeSeq', String(query.beforeSeq));
     params.set('limit', String(query.limit ?? 50));
-    const page = await this.rest.json<{ items: Wire[]; lastSeq: number }>('GET', `${chatPath(chatId)}/messages?${params}`);
-    return { items: page.items.map(toChatMessage), lastSeq: page.lastSeq };
+    const page = await this.rest.json<{ items: Wire[]; lastSeq: number; hasMore: boolean }>('GET', `${chatPath(chatId)}/messages?${params}`);
+    return { items: page.items.map(toChatMessage), lastSeq: page.lastSeq, hasMore: page.hasMore };
   }
 
   /** Edits your Text body or Card text (within the server's edit window, else MSG_MESSAGE_EDIT_WINDOW_EXPIRED). */

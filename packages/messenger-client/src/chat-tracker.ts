@@ -114,13 +114,14 @@ export class ChatTracker {
       // Not a participant any more: nothing to refill, and nothing to retry.
       if (res.status === 404) return;
       if (!res.ok) throw new Error(`list-messages ${res.status}`);
-      const { items } = (await res.json()) as { items: Wire[] };
+      const { items, hasMore } = (await res.json()) as { items: Wire[]; hasMore?: boolean };
       for (const item of items) {
         const m = toChatMessage(item);
         if (m.deleted) this.deps.deleted(m, `delete:${m.messageId}`);
         this.receive(m, true);
       }
-      if (items.length < this.deps.pageSize) return;
+      // hasMore: the service says; an older one without it, a short page does.
+      if (!(hasMore ?? items.length >= this.deps.pageSize)) return;
     }
   }
 }

@@ -61,3 +61,22 @@ export function errorOfThrown(err: unknown): MessengerError {
   const timeout = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
   return new MessengerError(NETWORK_ERROR, timeout ? 'the service did not answer in time' : `the service could not be reached: ${String((err as Error)?.message ?? err)}`, 0);
 }
+
+/** A hub method's refusal: the server's "CODE: message" (HubRefusal) with a status as REST would answer it. */
+const HUB_REFUSAL = /^([A-Z][A-Z0-9_]{2,}): ([\s\S]*)$/;
+/** The server failed a hub method without saying why (ASP.NET Core's generic text): may work on a retry. */
+export const HUB_METHOD_FAILED = 'HUB_METHOD_FAILED';
+
+/**
+ * What an invoke() of a hub method rejected with, as a MessengerError: a coded refusal keeps its
+ * code (a *_NOT_FOUND as 404, any other as 400: not retryable), the server's unexplained failure is
+ * HUB_METHOD_FAILED (500), and a connection that went away under the call CONNECTION_LOST (0).
+ */
+export function errorOfHubCall(err: unknown): MessengerError {
+  if (err instanceof MessengerError) return err;
+  const text = String((err as Error)?.message ?? err);
+  const coded = HUB_REFUSAL.exec(text);
+  if (coded) return new MessengerError(coded[1]!, coded[2]!, coded[1]!.endsWith('_NOT_FOUND') ? 404 : 400);
+  if (/on the server/.test(text)) return new MessengerError(HUB_METHOD_FAILED, text, 500);
+  return new MessengerError(CONNECTION_LOST, text, 0);
+}

@@ -49,7 +49,8 @@ export interface ChatUpdatedPayload extends Streamed {
 
 export interface ContactPayload extends Streamed {
   ContactId: string;
-  UserId: string;
+  /** The other party (null once their account is gone). */
+  UserId: string | null;
   Status: string;
 }
 
@@ -72,7 +73,8 @@ export interface CallPayload extends Streamed {
   SessionKind: 'Direct';
   ChatId: string | null;
   CallerUserId: string;
-  CalleeUserId: string;
+  /** null for a call whose callee is gone. */
+  CalleeUserId: string | null;
   Media: 'Audio' | 'Video';
   Status: string;
   RoomName: string;
@@ -80,25 +82,29 @@ export interface CallPayload extends Streamed {
   Join?: MediaJoin;
 }
 
-export interface ConferencePayload extends Streamed {
+/** The conference contract every conference frame carries. */
+export interface ConferenceFields extends Streamed {
   ConferenceId: string;
   SessionKind: 'Conference';
-  ChatId: string;
+  ChatId: string | null;
   StartedByUserId: string;
   Media: 'Audio' | 'Video';
   Status: string;
   RoomName: string;
+}
+
+export interface ConferencePayload extends ConferenceFields {
   EndedByUserId?: string;
   Join?: MediaJoin;
 }
 
-export interface RosterPayload extends ConferencePayload {
+export interface RosterPayload extends ConferenceFields {
   UserId: string;
   ParticipantStatus: string;
   ScreenSharing: boolean;
 }
 
-export interface RecordingPayload extends ConferencePayload {
+export interface RecordingPayload extends ConferenceFields {
   RecordingId: string;
   RecordingStatus: string;
   ErrorCode: string | null;
@@ -123,7 +129,7 @@ export interface TypingPayload {
  * NotificationStatusChanged). In the event stream: resumed after a reconnect. Delivered at least
  * once: keep the highest Version per NotificationId.
  */
-export interface NotificationStatusPayload {
+export interface NotificationStatusPayload extends Streamed {
   NotificationId: string;
   Channel: string;
   Status: string;
@@ -134,6 +140,17 @@ export interface NotificationStatusPayload {
   /** What POST /api/notifications/{id}/read expects next. */
   Version: number;
   OccurredAt: string;
+}
+
+/** A new in-app notification of this user. Live only: no Cursor, not replayed (list them with GET /api/notifications). */
+export interface NotificationCreatedPayload {
+  NotificationId: string;
+  Title: string;
+  Body: string;
+  Data: Record<string, unknown>;
+  CreatedAt: string;
+  /** What POST /api/notifications/{id}/read expects. */
+  Version: number;
 }
 
 export interface MessengerEventMap {
@@ -166,6 +183,7 @@ export interface MessengerEventMap {
   presence_changed: PresencePayload;
   typing: TypingPayload;
   notification_status_changed: NotificationStatusPayload;
+  notification_created: NotificationCreatedPayload;
 }
 
 export type MessengerEventName = keyof MessengerEventMap;

@@ -24,6 +24,8 @@ export interface ListedChat {
   id: string;
   kind: 'Direct' | 'Group';
   title: string | null;
+  /** The chat is a message request to this user: acceptChat or declineChat. */
+  isRequest: boolean;
   /** Others' messages after your last read Seq, deleted ones excluded. */
   unreadCount: number;
   /** The chat's last message, null for a chat without messages. */

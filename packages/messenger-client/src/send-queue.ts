@@ -92,6 +92,11 @@ export class SendQueue {
     this.running ??= this.drain().finally(() => (this.running = undefined));
   }
 
+  /** Sends again after stop() (the client started again); what was added meanwhile goes with the next flush(). */
+  restart(): void {
+    this.stopped = false;
+  }
+
   stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);

@@ -21,21 +21,35 @@ export interface TokenOptions {
    * now (the app keeps it fresh). After a 401 it is called once more; the same token again is final.
    */
   accessTokenFactory?: () => string | Promise<string>;
-  /** How long before a JWT's `exp` getToken is asked for the next one. Default 30 s. */
+  /**
+   * How long before a JWT's `exp` getToken is asked for the next one, and the live connection is
+   * moved onto it (the hub closes a connection when its token expires). Default 30 s.
+   */
   refreshBeforeExpiryMs?: number;
+}
+
+/** A JWT's payload claims, or undefined for a token that is not a readable JWT (an opaque token). */
+function claimsOf(token: string): Record<string, unknown> | undefined {
+  const payload = token.split('.')[1];
+  if (!payload) return undefined;
+  try {
+    const claims: unknown = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(payload.length / 4) * 4, '=')));
+    return typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A JWT's `exp` in epoch ms, or undefined for a token that is not a readable JWT (opaque tokens: 401-driven refresh only). */
 export function expiryOf(token: string): number | undefined {
-  const payload = token.split('.')[1];
-  if (!payload) return undefined;
-  try {
-    const json = atob(payload.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(payload.length / 4) * 4, '='));
-    const exp = (JSON.parse(json) as { exp?: unknown }).exp;
-    return typeof exp === 'number' ? exp * 1000 : undefined;
-  } catch {
-    return undefined;
-  }
+  const exp = claimsOf(token)?.exp;
+  return typeof exp === 'number' ? exp * 1000 : undefined;
+}
+
+/** A JWT's `sub`: the messenger's user id (README, "Get a user into the messenger"). */
+export function subjectOf(token: string): string | undefined {
+  const sub = claimsOf(token)?.sub;
+  return typeof sub === 'string' ? sub.toLowerCase() : undefined;
 }
 
 /** Holds the token, refreshes it through the app's hook (one refresh at a time), and says when a refusal is final. */
@@ -52,13 +66,24 @@ export class TokenKeeper {
     this.token = opts.token;
   }
 
+  get refreshBeforeExpiryMs(): number {
+    return this.opts.refreshBeforeExpiryMs ?? 30_000;
+  }
+
+  /** The app's new token (MessengerClient.setToken): used from the next request on. */
+  set(token: string): void {
+    if (this.opts.accessTokenFactory && !this.opts.getToken) throw new TypeError('setToken: this client asks accessTokenFactory for every token');
+    if (!token) throw new TypeError('setToken: the token is empty');
+    this.token = token;
+  }
+
   /** The token to send now, refreshed first when it is missing or about to expire. */
   async current(now = Date.now()): Promise<string> {
     const { accessTokenFactory, getToken } = this.opts;
     if (accessTokenFactory && !getToken) return (this.issued = await accessTokenFactory());
     if (this.token === undefined) return (this.issued = await this.refresh('initial'));
     const exp = expiryOf(this.token);
-    if (getToken && exp !== undefined && exp - now <= (this.opts.refreshBeforeExpiryMs ?? 30_000)) {
+    if (getToken && exp !== undefined && exp - now <= this.refreshBeforeExpiryMs) {
       try {
         return (this.issued = await this.refresh('expiring'));
       } catch (err) {

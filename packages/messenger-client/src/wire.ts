@@ -33,7 +33,7 @@ export const MESSENGER_EVENTS: MessengerEventName[] = [
   'call_invited', 'call_answered', 'call_declined', 'call_missed', 'call_cancelled', 'call_ended', 'conference_invited', 'conference_started',
   'conference_ended', 'conference_participant_joined', 'conference_participant_left', 'recording_started', 'recording_stopped',
   'recording_available', 'recording_failed', 'screen_share_started', 'screen_share_stopped', 'presence_changed', 'typing',
-  'notification_status_changed',
+  'notification_status_changed', 'notification_created',
 ];
 
 export type Wire = Record<string, unknown>;

@@ -2,7 +2,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,6 +111,10 @@ test('the packed package installs outside the repository and works from Node 20+
     assert.ok(files.includes(f), `the package ships ${f}`);
   }
   assert.deepEqual(files.filter((f) => f.startsWith('src/') || f.startsWith('test/')), [], 'no sources or tests');
+  // The browser module is minified (a page downloads it): esbuild's output is a line or two, with its source map beside it.
+  const bundle = readFileSync(join(PACKAGE, 'dist/browser/messenger-client.js'), 'utf8');
+  assert.ok(bundle.split('\n').length <= 3, `dist/browser/messenger-client.js is not minified (${bundle.split('\n').length} lines)`);
+  assert.ok(files.includes('dist/browser/messenger-client.js.map'), 'with its source map');
 
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'pin-sdk-app', private: true }));
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', join(dir, packed!.filename)], dir);

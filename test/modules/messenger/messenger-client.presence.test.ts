@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 // By path, not the workspace name: the package as it is in this tree.
-import { MessengerClient } from '../../../packages/messenger-client/src/index.ts';
+import { MessengerClient, MessengerError } from '../../../packages/messenger-client/src/index.ts';
 import { messengerApp, type MessengerApp } from './support/app.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -51,7 +51,7 @@ describe('client library: presence, typing, chat list', () => {
       { userId: stranger.id, online: null, lastSeenAt: null },
     ]);
     assert.deepEqual(b.events.filter((e) => e.name === 'typing').map((e) => e.payload), [{ ChatId: chat.id, UserId: alice.id }], 'one typing event');
-    await assert.rejects(a.client.typing('00000000-0000-4000-8000-000000000000'), /MSG_CHAT_NOT_FOUND/);
+    await assert.rejects(a.client.typing('00000000-0000-4000-8000-000000000000'), (e) => e instanceof MessengerError && e.code === 'MSG_CHAT_NOT_FOUND' && e.status === 404);
 
     await a.client.stop();
     await waitFor('bob sees alice offline', () => b.events.filter((e) => e.name === 'presence_changed').length === 2);

@@ -1,6 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MessengerClient, MessengerError, retryAfterMsOf, retryDelayMs, type ChatMessage, type MessengerClientOptions, type PendingMessage, type SentMessage } from '../../../packages/messenger-client/src/index.ts';
+import { MessengerClient, MessengerError, retryAfterMsOf, retryDelayMs, type ChatMessage, type MessengerClientOptions, type PendingMessage, type ResyncNeeded, type SentMessage } from '../../../packages/messenger-client/src/index.ts';
 import { REALTIME_RETENTION_JOB } from '../../../src/platform/push/retention.job.ts';
 import { messengerApp, type MessengerApp } from './support/app.ts';
 import { startTcpProxy } from '../../support/tcp-proxy.ts';
@@ -150,14 +150,18 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
     );
   });
 
-  test('a cursor past retention falls back to the per-chat Seq refill: the missed message still arrives, once', async () => {
+  test('a cursor past retention is reported as resyncNeeded and falls back to the per-chat Seq refill: the missed message still arrives, once', async () => {
     const m = await messengerApp();
     const { alice, bob, chat } = await chatOfTwo(m);
     const proxy = await startTcpProxy(port(m));
     const b = startClient(proxy.port, bob.token);
+    const resyncs: ResyncNeeded[] = [];
+    b.client.on('resyncNeeded', (r) => resyncs.push(r));
     b.client.trackChat(chat.id, 0);
     await b.client.start();
     await m.dispatch();
+    await b.client.settled();
+    const refused = b.client.cursor;
     proxy.block();
     proxy.cut();
     await waitFor('bob offline', () => b.client.state !== 'connected');
@@ -170,6 +174,8 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
     await waitFor('the refill', () => b.messages.length === 1, 15_000);
     await b.client.settled();
     assert.deepEqual(b.messages.map((x) => x.body), ['while away']);
+    assert.deepEqual(resyncs, [{ code: 'MSG_EVENTS_CURSOR_EXPIRED', status: 410, cursor: refused }], 'the app is told to reload its chat list, once');
+    assert.notEqual(b.client.cursor, refused, 'the client went on from the head');
   });
 
   test('a cursor past the stream head (the server database restored) starts again from the head once, not on every reconnect', async () => {

@@ -1,6 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessengerClient, MessengerError, UnauthorizedError, type MessengerClientOptions, type StateChange, type TokenContext } from '../../../packages/messenger-client/src/index.ts';
+import { expiryOf } from '../../../packages/messenger-client/src/token.ts';
 import { signToken } from '../../../src/platform/http/auth.ts';
 import { insertReplicaUser, messengerApp, type MessengerApp } from './support/app.ts';
 import { startTcpProxy } from '../../support/tcp-proxy.ts';
@@ -9,7 +10,7 @@ import { waitFor } from '../../support/wait.ts';
 /**
  * The client's honest state against the real service: start() rejects with the server's code, the
  * state machine says what the connection is doing, a refused token is refreshed through getToken
- * (on 401, before expiry, and when the hub closes an expired connection), and the reconnect loop
+ * (on 401, before expiry, and on the live connection before the hub would close it), and the reconnect loop
  * stops on a refusal retrying cannot fix instead of retrying it in silence.
  */
 
@@ -125,15 +126,66 @@ describe('client library: honest connection state', () => {
     assert.deepEqual(a.negotiations, [200]);
   });
 
-  test('the hub closes a connection whose token expired: the client reconnects with a token from getToken', async () => {
+  test('a token about to expire is renewed on the live connection: a second connection replaces the first before the hub would close it, the state never leaves connected, and a message pushed meanwhile arrives once', async () => {
+    const m = await messengerApp();
+    const [u, peer] = [await m.user(), await m.user()];
+    const chat = (await m.call<{ id: string }>(peer.token, 'POST', '/api/messenger/chats', { kind: 'Group', title: 'T', memberUserIds: [u.id] })).body;
+    const short = await tokenFor(m, u.id, { expiresAtSec: Math.floor(Date.now() / 1000) + 5 });
+    const asked: TokenContext[] = [];
+    let negotiates = 0;
+    const a = client(port(m), {
+      token: short,
+      refreshBeforeExpiryMs: 2500,
+      getToken: async (ctx) => (asked.push(ctx), u.token),
+      // The rollover's negotiate: a message is sent and pushed while both connections are open, so
+      // it reaches the old one live and the new one again through its resume.
+      fetch: async (input, init) => {
+        if (String(input).includes('/negotiate') && ++negotiates === 2) {
+          await m.call(peer.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'during the rollover' });
+          await m.dispatch();
+        }
+        return fetch(input, init);
+      },
+    });
+    const bodies: (string | null | undefined)[] = [];
+    a.c.on('message', (msg) => bodies.push(msg.body));
+    a.c.trackChat(chat.id, 0);
+    await a.c.start();
+    const first = a.c.connection;
+    await waitFor('rolled over', () => a.c.connection !== first, 15_000);
+    await a.c.settled();
+    // Past the old token's exp and the hub's next expiry check: the old connection was closed by the client, not the hub.
+    await new Promise((r) => setTimeout(r, Math.max(0, (expiryOf(short)! - Date.now()) + 1000)));
+    assert.deepEqual(a.path(), ['connecting', 'connected'], 'no reconnecting in between');
+    assert.equal(a.c.state, 'connected');
+    assert.equal(first.state, 'Disconnected');
+    assert.deepEqual(asked, [{ reason: 'expiring' }]);
+    assert.deepEqual(bodies, ['during the rollover'], 'once');
+  });
+
+  test('setToken: REST uses the new token at once and the live connection moves onto it, without a state change', async () => {
     const m = await messengerApp();
     const u = await m.user();
-    const short = await tokenFor(m, u.id, { expiresAtSec: Math.floor(Date.now() / 1000) + 2 });
-    const asked: TokenContext[] = [];
-    const a = client(port(m), { token: short, refreshBeforeExpiryMs: 0, getToken: async (ctx) => (asked.push(ctx), u.token) });
+    const sentWith: string[] = [];
+    const negotiated: string[] = [];
+    const a = client(port(m), {
+      token: await tokenFor(m, u.id, { expiresAtSec: Math.floor(Date.now() / 1000) + 600 }),
+      fetch: async (input, init) => {
+        const bearer = new Headers(init?.headers).get('authorization') ?? '';
+        if (String(input).includes('/api/messenger/chats?')) sentWith.push(bearer);
+        if (String(input).includes('/negotiate')) negotiated.push(bearer);
+        return fetch(input, init);
+      },
+    });
     await a.c.start();
-    await waitFor('closed at expiry and back', () => a.path().join() === 'connecting,connected,reconnecting,connected', 20_000);
-    assert.deepEqual(asked, [{ reason: 'expiring' }]);
+    const first = a.c.connection;
+    const next = await tokenFor(m, u.id, { expiresAtSec: Math.floor(Date.now() / 1000) + 900 });
+    a.c.setToken(next);
+    await a.c.chatList();
+    assert.deepEqual(sentWith, [`Bearer ${next}`]);
+    await waitFor('moved onto the new token', () => a.c.connection !== first && first.state === 'Disconnected', 15_000);
+    assert.deepEqual([a.c.state, a.path()], ['connected', ['connecting', 'connected']]);
+    assert.equal(negotiated.at(-1), `Bearer ${next}`, 'the new connection was opened with the new token');
   });
 
   test('getToken throwing UnauthorizedError after a 401 stops the client with the server\'s code', async () => {

@@ -36,6 +36,8 @@ export const GROUP_MAX_PARTICIPANTS = 500;
 export interface ChatView extends Omit<ChatRow, 'createdAt' | 'updatedAt'> {
   createdAt: string;
   updatedAt: string;
+  /** The chat is a message request to the viewer: their own participation is not accepted. */
+  isRequest: boolean;
   participants: { userId: string; role: string; lastReadSeq: number; joinedAt: string; accepted: boolean }[];
 }
 
@@ -54,6 +56,7 @@ export function chatView(c: ChatRow, participants: ParticipantRow[], viewer: { u
     lastSeq: c.lastSeq,
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
+    isRequest: participants.some((p) => p.userId === viewer.userId && p.acceptedAt === null),
     participants: participants.map((p) => ({
       userId: p.userId,
       role: p.role,

@@ -33,6 +33,9 @@ export const ChatView = named('ChatView', Type.Object({
   lastSeq: Type.Integer(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+  isRequest: Type.Boolean({
+    description: 'The chat is a message request to me (from someone not my Accepted contact): accept it (POST …/accept) or decline it (leave a group, block the sender of a Direct chat)',
+  }),
   participants: Type.Array(
     Type.Object({
       userId: Uuid,

@@ -97,25 +97,29 @@ export async function listMessages(
   chatId: string,
   page: { afterSeq?: number; beforeSeq?: number },
   limit: number,
-): Promise<{ items: MessageView[]; lastSeq: number }> {
+): Promise<{ items: MessageView[]; lastSeq: number; hasMore: boolean }> {
   if (page.afterSeq !== undefined && page.beforeSeq !== undefined) {
     throw new AppError('VALIDATION_FAILED', 'afterSeq and beforeSeq are mutually exclusive: pass one of them', 400);
   }
   const chat = await requireChat(q, chatId, caller.userId);
   const visible = sql`withheld_from is distinct from ${caller.userId}`;
+  // One row past the page says whether there is more, without a count.
   const { rows } =
     page.beforeSeq === undefined
       ? await query<MessageRow>(
           q,
-          sql`select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq > ${page.afterSeq ?? 0} and ${visible} order by seq limit ${limit}`,
+          sql`select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq > ${page.afterSeq ?? 0} and ${visible} order by seq limit ${limit + 1}`,
         )
       : await query<MessageRow>(
           q,
           sql`select * from (select ${MESSAGE_COLUMNS} from messenger.messages where chat_id = ${chatId} and seq < ${page.beforeSeq} and ${visible}
-                              order by seq desc limit ${limit}) older
+                              order by seq desc limit ${limit + 1}) older
                order by seq`,
         );
-  return { items: rows.map(messageView), lastSeq: chat.lastSeq };
+  const hasMore = rows.length > limit;
+  // The row past the page is the newest going forward, the oldest going back (rows are ascending).
+  const items = !hasMore ? rows : page.beforeSeq === undefined ? rows.slice(0, limit) : rows.slice(1);
+  return { items: items.map(messageView), lastSeq: chat.lastSeq, hasMore };
 }
 
 /**

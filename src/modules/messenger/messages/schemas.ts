@@ -85,7 +85,11 @@ export const ListMessagesQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-export const MessageList = named('MessageList', Type.Object({ items: Type.Array(MessageView), lastSeq: Type.Integer({ description: "The chat's current last Seq" }) }));
+export const MessageList = named('MessageList', Type.Object({
+  items: Type.Array(MessageView),
+  lastSeq: Type.Integer({ description: "The chat's current last Seq" }),
+  hasMore: Type.Boolean({ description: 'More messages I can read lie beyond this page in the direction asked: older with beforeSeq, newer otherwise' }),
+}));
 export const ReadBody = Type.Object({ seq: BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }, { additionalProperties: false });
 export const ReadReply = Type.Object({ lastReadSeq: Type.Integer() });
 

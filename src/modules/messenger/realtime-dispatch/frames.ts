@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES } from '../model/call-kinds.ts';
 import { CHAT_EVENT_KINDS } from '../model/chat-kinds.ts';
@@ -15,10 +15,11 @@ import { eventNameOf, type MessengerPushKind } from '../model/push-kinds.ts';
  * realtime-dispatch/payloads.test.ts checks every frame the builders produce against these.
  */
 
-const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+// Over the element type, not the array's: a map over a generic array types its elements as plain strings.
+const literals = <V extends string>(values: readonly V[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const Cursor = Type.Optional(Type.String({ description: "The frame's position in the events stream (GET /api/events?after=)" }));
-const frame = (name: string, description: string, properties: Record<string, TSchema>) =>
-  Type.Object({ ...properties, Cursor }, { title: name, description });
+// Generic over the properties so each frame's Static type keeps its fields (the client library's types are checked against them).
+const frame = <P extends TProperties>(name: string, description: string, properties: P) => Type.Object({ ...properties, Cursor }, { title: name, description });
 
 const Message = frame('MessageFrame', 'message_received, message_edited: the message as pushed to chat:{ChatId}; exactly one of Body, FileMeta, CardText unless deleted', {
   ChatId: Uuid,

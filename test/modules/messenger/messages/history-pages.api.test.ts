@@ -7,7 +7,7 @@ import { messengerApp, type MessengerApp } from '../support/app.ts';
  * history — the newest page below it, handed back in ascending Seq order like a forward page.
  */
 
-type Page = { items: { seq: number; body: string | null; deleted: boolean }[]; lastSeq: number };
+type Page = { items: { seq: number; body: string | null; deleted: boolean }[]; lastSeq: number; hasMore: boolean };
 type Err = { code: string; message: string };
 
 async function chatWith(m: MessengerApp, n: number) {
@@ -31,6 +31,19 @@ describe('list-messages: beforeSeq pages back through history', () => {
     assert.deepEqual(first.body.items.map((x) => x.seq), [1], 'a short page: the start of the chat');
     const none = await m.call<Page>(bob.token, 'GET', `${url}?beforeSeq=1`);
     assert.deepEqual(none.body.items, []);
+  });
+
+  test('hasMore says whether a page has a neighbour in its direction, false on an exactly full first or last page', async () => {
+    const m = await messengerApp();
+    const { bob, url } = await chatWith(m, 4);
+    const page = async (query: string) => {
+      const res = await m.call<Page>(bob.token, 'GET', `${url}?${query}`);
+      return [res.body.items.map((x) => x.seq), res.body.hasMore];
+    };
+    assert.deepEqual(await page('beforeSeq=5&limit=2'), [[3, 4], true]);
+    assert.deepEqual(await page('beforeSeq=3&limit=2'), [[1, 2], false]);
+    assert.deepEqual(await page('afterSeq=0&limit=3'), [[1, 2, 3], true]);
+    assert.deepEqual(await page('afterSeq=2&limit=2'), [[3, 4], false]);
   });
 
   test('a deleted message stays in a back page as a tombstone (its Seq, no body)', async () => {

@@ -4,6 +4,7 @@ import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { messengerModule } from '../../../../src/modules/messenger/index.ts';
 import type { MessengerTuning } from '../../../../src/modules/messenger/settings.ts';
 import type { AppTuning } from '../../../../src/app.ts';
+import type { ModuleFactory } from '../../../../src/platform/module.ts';
 import { REALTIME_DISPATCH_JOB } from '../../../../src/platform/push/index.ts';
 import { buildTestApp, type TestApp } from '../../../support/app.ts';
 import { connectClient, type TestClient } from '../../../support/signalr.ts';
@@ -54,9 +55,15 @@ export interface MessengerApp extends TestApp {
   connect(token: string, events: string[]): Promise<TestClient>;
 }
 
-export async function messengerApp(env: Record<string, string> = {}, tuning: Partial<MessengerTuning> = {}, kernel: Partial<AppTuning> = {}): Promise<MessengerApp> {
+/** `others`: modules beside the messenger (e.g. notifications, for a client test that registers a push token). */
+export async function messengerApp(
+  env: Record<string, string> = {},
+  tuning: Partial<MessengerTuning> = {},
+  kernel: Partial<AppTuning> = {},
+  others: ModuleFactory[] = [],
+): Promise<MessengerApp> {
   const clock = new ManualClock(T0);
-  const t = await buildTestApp(env, { modules: [messengerModule(tuning)], clock, tuning: kernel });
+  const t = await buildTestApp(env, { modules: [messengerModule(tuning), ...others], clock, tuning: kernel });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = t.app.server.address() as { port: number };
   const pool = t.database.pool;

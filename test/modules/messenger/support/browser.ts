@@ -16,27 +16,32 @@ const BUNDLE = new URL('../../../../packages/messenger-client/dist/browser/messe
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
- * The page's harness: window.startClient(token, chatId, { afterSeq, persistCursor }) starts a
- * MessengerClient recording what it is handed; with persistCursor it resumes from, and keeps, its
- * cursor in localStorage as the package README shows.
+ * The page's harness: window.startClient(token, chatId, { afterSeq, persistCursor, fixedToken, renewal })
+ * starts a MessengerClient recording what its listeners are handed (client.on(), as the package
+ * README shows); with persistCursor it resumes from, and keeps, its cursor in localStorage; with
+ * fixedToken it holds `token` itself (setToken replaces it) instead of asking a factory for it, and
+ * with renewal `{ token, refreshBeforeExpiryMs }` its getToken answers that token (counting the asks).
  */
 const PAGE = `<!doctype html><meta charset="utf-8"><title>sdk</title>
 <script type="module">
 import { MessengerClient } from '/__sdk/messenger-client.js';
-window.startClient = async (token, chatId, { afterSeq = 0, persistCursor = false } = {}) => {
-  const state = (window.state = { messages: [], events: [], pending: [], sent: [] });
+window.startClient = async (token, chatId, { afterSeq = 0, persistCursor = false, fixedToken = false, renewal } = {}) => {
+  const state = (window.state = { messages: [], events: [], pending: [], sent: [], resyncs: [], states: [], renewals: [] });
   const stored = persistCursor ? localStorage.getItem('pin.messenger.cursor') : null;
   const client = (window.client = new MessengerClient({
     baseUrl: location.origin,
-    accessTokenFactory: () => token,
+    ...(fixedToken || renewal ? { token } : { accessTokenFactory: () => token }),
+    ...(renewal ? { getToken: async ({ reason }) => (state.renewals.push(reason), renewal.token), refreshBeforeExpiryMs: renewal.refreshBeforeExpiryMs } : {}),
     ...(stored === null ? {} : { resumeFrom: stored }),
-    ...(persistCursor ? { onCursor: (cursor) => localStorage.setItem('pin.messenger.cursor', cursor) } : {}),
     backoff: { minMs: 50, baseMs: 200, capMs: 1000 },
-    onMessage: (m) => state.messages.push(m),
-    onEvent: (name, payload) => state.events.push({ name, payload }),
-    onPending: (p) => state.pending.push(p.clientMessageId),
-    onSent: (p, stored) => state.sent.push({ clientMessageId: p.clientMessageId, id: stored.messageId }),
   }));
+  if (persistCursor) client.on('cursor', (cursor) => localStorage.setItem('pin.messenger.cursor', cursor));
+  client.on('message', (m) => state.messages.push(m));
+  client.on('event', ({ name, payload }) => state.events.push({ name, payload }));
+  client.on('pending', (p) => state.pending.push(p.clientMessageId));
+  client.on('sent', (p, stored) => state.sent.push({ clientMessageId: p.clientMessageId, id: stored.messageId }));
+  client.on('resyncNeeded', (r) => state.resyncs.push(r));
+  client.on('state', (c) => state.states.push(c.state));
   client.trackChat(chatId, afterSeq);
   await client.start();
 };
