@@ -26,6 +26,7 @@ import { topicsToCreate } from '../../src/platform/events/topics.ts';
 import { createJobRunner } from '../../src/platform/jobs/index.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
+import { OUTBOX_DEFAULTS } from '../../src/platform/outbox/defaults.ts';
 import { systemClock } from '../../src/platform/time.ts';
 import { accessFanOutJob } from '../../src/modules/identity/access-fanout/access-fanout.job.ts';
 import { identitySettingsFrom, type IdentityContext } from '../../src/modules/identity/context.ts';
@@ -113,8 +114,8 @@ runner.register(
     bus,
     log,
     registry,
-    batchSize: config.OUTBOX_BATCH_SIZE,
-    maxRunMs: config.OUTBOX_MAX_RUN_DURATION,
+    batchSize: OUTBOX_DEFAULTS.outboxBatchSize,
+    maxRunMs: OUTBOX_DEFAULTS.outboxMaxRunMs,
     pollIntervalMs: config.OUTBOX_POLLING_INTERVAL,
     topicPrefix: prefix,
   }),
@@ -197,7 +198,7 @@ console.log(
     otherAssignmentsPerUser: 3,
     batchSize: settings.fanOut.batchSize,
     rangeSize: settings.fanOut.rangeSize,
-    outboxBatchSize: config.OUTBOX_BATCH_SIZE,
+    outboxBatchSize: OUTBOX_DEFAULTS.outboxBatchSize,
     oneInstance: one,
     twoInstances: two,
     speedup: one.completedSeconds && two.completedSeconds ? Number((one.completedSeconds / two.completedSeconds).toFixed(2)) : null,

@@ -9,10 +9,6 @@ export const KERNEL_TUNING = {
   httpRequestTimeoutMs: 30_000,
   /** A connection on which nothing is read or written for this long is closed (hub sockets ping well within it). */
   httpConnectionTimeoutMs: 120_000,
-  /** SignalR ping (type 6): sent to a hub socket the server has not written to for this long. */
-  hubPingIntervalMs: 15_000,
-  /** A backplane or presence command Redis has not answered by then fails (a hung connection must not hang a push). */
-  redisCommandTimeoutMs: 2000,
   /** Longest wait for one new PostgreSQL connection: a silent host fails instead of hanging connect() for the OS TCP timeout. */
   databaseConnectTimeoutMs: 5000,
   /** At start, how long the first database connection is retried (with backoff) before the process exits 1 (0 = one try). */
