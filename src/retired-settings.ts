@@ -142,7 +142,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   OUTBOX_RETENTION: { constant: 'OUTBOX_DEFAULTS.outboxRetentionMs = 1d in src/platform/outbox/defaults.ts', why: 'a day for a replay or a look after an incident' },
   INBOX_RETENTION: { constant: 'OUTBOX_DEFAULTS.inboxRetentionMs = 7d in src/platform/outbox/defaults.ts', why: "Kafka's default retention: a redelivery the broker can still make is caught" },
   MESSENGER_EVENTS_RETENTION: { constant: 'PUSH_DEFAULTS.eventsRetentionMs = 7d in src/platform/push/defaults.ts', why: 'a product rule: an older cursor answers 410 and the client resyncs' },
-  // Fourth cut (issue 39): what another setting already implies, and timings only a developer tunes.
+  // Fourth cut: what another setting already implies, and timings only a developer tunes.
   EVENT_BUS: { replacedBy: 'KAFKA_BROKERS', how: 'set = Kafka, unset = the in-process bus (on a real database only with ALLOW_INSECURE_DEFAULTS=true)' },
   MESSENGER_REALTIME_LOCK_TTL: { replacedBy: 'MESSENGER_REALTIME_MAX_RUN_DURATION', how: "the LockTtl follows it: the larger of 30s and twice it plus 2s (30s at the default 5s)" },
   MESSENGER_REALTIME_BACKOFF_FACTOR: { constant: 'PUSH_DEFAULTS.dispatchBackoffFactor = 2 in src/platform/push/defaults.ts', why: "seed 000's BackoffFactor 2.0" },
