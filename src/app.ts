@@ -6,9 +6,9 @@ import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
-import { adminAuditSink, createOpsConsole, OPS_TUNING, type OpsTuning } from './platform/ops/index.ts';
-import { createPush, PUSH_DEFAULTS, pushJobs, realtimeFailureSource, registerEventStreamRoutes, type PushTuning } from './platform/push/index.ts';
-import { createHubFromConfig, hubPlugin, REALTIME_DEFAULTS, type Hub, type RealtimeTuning } from './platform/realtime/index.ts';
+import { adminAuditSink, createOpsConsole, type OpsTuning } from './platform/ops/index.ts';
+import { createPush, pushJobs, realtimeFailureSource, registerEventStreamRoutes } from './platform/push/index.ts';
+import { createHubFromConfig, hubPlugin, type Hub } from './platform/realtime/index.ts';
 import { systemClock, type Clock } from './platform/time.ts';
 import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
 import type { ModuleDeps, ModuleFactory } from './platform/module.ts';
@@ -21,15 +21,14 @@ import type { ConsumerDefinition } from './platform/events/bus.ts';
 import type { FailureSource } from './platform/ops/index.ts';
 import { outboxPublisherJob } from './platform/outbox/publisher.ts';
 import { outboxCleanupJob } from './platform/outbox/cleanup.ts';
-import { OUTBOX_DEFAULTS, type OutboxTuning } from './platform/outbox/index.ts';
 import { EVENT_TOPICS } from './event-topics.ts';
 import { modules as allModules } from './modules/index.ts';
 import { createBackground } from './wiring/background.ts';
 import { createHttpServer, createOpsListener, registerApiDocs } from './wiring/http-server.ts';
 import { hubHooksOf, newModuleHooks, wireModules } from './wiring/modules.ts';
 
-/** The fixed values buildApp runs with: each kernel part's (its defaults.ts) and the ops console's. */
-export type AppTuning = KernelTuning & RealtimeTuning & OutboxTuning & PushTuning & OpsTuning;
+/** The fixed values buildApp runs with: each kernel part's (its defaults.ts, gathered in platform/tuning.ts). */
+export type AppTuning = KernelTuning;
 
 export interface AppDeps {
   pool: pg.Pool;
@@ -69,7 +68,7 @@ declare module 'fastify' {
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const { pool, log } = deps;
   const clock = deps.clock ?? systemClock;
-  const tuning: AppTuning = { ...KERNEL_TUNING, ...REALTIME_DEFAULTS, ...OUTBOX_DEFAULTS, ...PUSH_DEFAULTS, ...OPS_TUNING, ...deps.tuning };
+  const tuning: AppTuning = { ...KERNEL_TUNING, ...deps.tuning };
   const registry = createRegistry(log);
   const db = createDb(pool);
   const hooks = newModuleHooks();
@@ -88,7 +87,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // burst of request transactions on the shared pool otherwise queues the publisher's reads and marks.
   const timeouts = { DATABASE_STATEMENT_TIMEOUT: config.DATABASE_STATEMENT_TIMEOUT, DATABASE_CONNECT_TIMEOUT: tuning.databaseConnectTimeoutMs };
   const publisherPool = createPool(deps.databaseUrl, tuning.outboxPublisherPoolSize, log, 'pin-outbox-publisher', timeouts);
-  const consumerPool = createPool(deps.databaseUrl, 6, log, 'pin-consumers', timeouts);
+  const consumerPool = createPool(deps.databaseUrl, tuning.consumerPoolSize, log, 'pin-consumers', timeouts);
   const runner = createJobRunner({ db, databaseUrl: deps.databaseUrl, log, registry, clock });
   runner.register(
     outboxPublisherJob({

@@ -119,12 +119,12 @@ test('each constant a retired setting names is where it says: the file exists an
 
 test('the settings that became fixed values or were folded into another fail start-up naming what replaced them', () => {
   const replaced: Record<string, RegExp> = {
-    KAFKA_CONSUMER_SESSION_TIMEOUT: /KERNEL_TUNING\.kafkaConsumerSessionTimeoutMs = 30s/,
-    KAFKA_TOPIC_PARTITIONS: /KERNEL_TUNING\.kafkaTopicPartitions = 6/,
-    KAFKA_LAG_POLLING_INTERVAL: /KERNEL_TUNING\.kafkaLagPollingIntervalMs = 15s/,
-    KAFKA_CONSUMER_MAX_ATTEMPTS: /KERNEL_TUNING\.kafkaConsumerMaxAttempts = 10/,
-    DATABASE_CONNECT_TIMEOUT: /KERNEL_TUNING\.databaseConnectTimeoutMs = 5s/,
-    DATABASE_STARTUP_WAIT: /KERNEL_TUNING\.databaseStartupWaitMs = 30s/,
+    KAFKA_CONSUMER_SESSION_TIMEOUT: /EVENTS_DEFAULTS\.kafkaConsumerSessionTimeoutMs = 30s/,
+    KAFKA_TOPIC_PARTITIONS: /EVENTS_DEFAULTS\.kafkaTopicPartitions = 6/,
+    KAFKA_LAG_POLLING_INTERVAL: /EVENTS_DEFAULTS\.kafkaLagPollingIntervalMs = 15s/,
+    KAFKA_CONSUMER_MAX_ATTEMPTS: /EVENTS_DEFAULTS\.kafkaConsumerMaxAttempts = 10/,
+    DATABASE_CONNECT_TIMEOUT: /DB_DEFAULTS\.databaseConnectTimeoutMs = 5s/,
+    DATABASE_STARTUP_WAIT: /DB_DEFAULTS\.databaseStartupWaitMs = 30s/,
     NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: /NOTIFICATIONS_TUNING\.dispatchPollingIntervalMs = 5s/,
     NOTIFICATIONS_DISPATCH_BATCH_SIZE: /NOTIFICATIONS_TUNING\.dispatchBatchSize = 200/,
     NOTIFICATIONS_RETRY_POLLING_INTERVAL: /NOTIFICATIONS_TUNING\.retryPollingIntervalMs = 1m/,
@@ -155,7 +155,7 @@ test('the settings that became fixed values or were folded into another fail sta
     assert.match(problems[0]!, what, name);
   }
   // A name that pointed at one of them (an older rename) now names the constant too.
-  assert.match(problemsOf({ KAFKA_CONSUMER_SESSION_TIMEOUT_MS: '30000' })[0]!, /KERNEL_TUNING\.kafkaConsumerSessionTimeoutMs/);
+  assert.match(problemsOf({ KAFKA_CONSUMER_SESSION_TIMEOUT_MS: '30000' })[0]!, /EVENTS_DEFAULTS\.kafkaConsumerSessionTimeoutMs/);
 });
 
 test('the start-up of the service fails naming a retired setting and its replacement', () => {

@@ -1,7 +1,7 @@
 import { backoffProblems, type Backoff } from '../backoff/index.ts';
 import type { BackoffPolicy, ConsumerDefinition } from './bus.ts';
 import { CONTRACT_VERSION_DEFAULT, type EventEnvelope } from './envelope.ts';
-import { KERNEL_TUNING } from '../tuning.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 import { withPrefix } from './topics.ts';
 
 /** Infrastructure errors are retried without end: 1 s doubling to 60 s, up to 20 % longer at random. */
@@ -25,7 +25,7 @@ export interface ResolvedConsumer {
   logFields(event: EventEnvelope): Record<string, unknown>;
 }
 
-/** Kernel-wide consumer defaults (KERNEL_TUNING.kafkaConsumerMaxAttempts). */
+/** Kernel-wide consumer defaults (EVENTS_DEFAULTS.kafkaConsumerMaxAttempts). */
 export interface ConsumerDefaults {
   maxAttempts?: number;
 }
@@ -45,7 +45,7 @@ export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''
   };
   const partitionsConcurrently = positive(definition.partitionsConcurrently, 1, 'partitionsConcurrently');
   const maxMessagesPerTransaction = positive(definition.maxMessagesPerTransaction, 100, 'maxMessagesPerTransaction');
-  const maxAttempts = positive(definition.maxAttempts ?? defaults.maxAttempts, KERNEL_TUNING.kafkaConsumerMaxAttempts, 'maxAttempts');
+  const maxAttempts = positive(definition.maxAttempts ?? defaults.maxAttempts, EVENTS_DEFAULTS.kafkaConsumerMaxAttempts, 'maxAttempts');
   if (problems.length > 0) throw new Error(`consumer ${definition.name}: ${problems.join('; ')}`);
   return {
     definition,

@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { ConsumerHandle } from './bus.ts';
 import { createBatchHandler } from './kafka-batch.ts';
 import type { MessageProcessor } from './consumer-runner.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 /**
  * Runs one consumer on kafkajs. kafkajs's own retry is never used for handler errors (it would
@@ -28,7 +29,7 @@ export interface KafkaConsumerOptions {
 }
 
 /** An empty fetch waits at most half a second: stop, pause and resume answer within it (kafkajs's own default is 5 s). */
-export const kafkaFetchDefaults = { maxWaitTimeInMs: 500 } as const;
+export const kafkaFetchDefaults = { maxWaitTimeInMs: EVENTS_DEFAULTS.kafkaFetchMaxWaitMs } as const;
 
 /** Waits between tries to replace a consumer kafkajs gave up on. */
 const REPLACE_BACKOFF: Backoff = { baseMs: 1000, factor: 2, capMs: 30_000, jitter: 0.2 };

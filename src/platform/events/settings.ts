@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Bool, type SettingsOf } from '../types/index.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 /** The event bus: Kafka brokers (set = Kafka, unset = the in-process bus), client id, topic prefix (tests) and transport security. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const eventBusSettings = {
@@ -9,7 +10,7 @@ export const eventBusSettings = {
       examples: ['127.0.0.1:19092'], description: 'Comma-separated host:port list; unset = in-process event bus (no Kafka)',
     }),
   ),
-  KAFKA_CLIENT_ID: Type.String({ default: 'pin-platform-jobs', minLength: 1, description: 'Kafka client id' }),
+  KAFKA_CLIENT_ID: Type.String({ default: EVENTS_DEFAULTS.kafkaClientId, minLength: 1, description: 'Kafka client id' }),
   KAFKA_TOPIC_PREFIX: Type.String({
     default: '',
     description: 'Prefix put before every topic and consumer group name (environments sharing one Kafka cluster; each test file uses its own)',

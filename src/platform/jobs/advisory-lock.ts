@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
 import { ACQUIRE_SQL } from './lease-sql.ts';
+import { JOBS_DEFAULTS } from './defaults.ts';
 
 /**
  * Single-runner locks live on ONE dedicated connection per runner, never a pooled one: a session
@@ -34,11 +35,8 @@ export function keepaliveOptions(k: LockKeepalive = LOCK_KEEPALIVE): string {
   ].join(' ');
 }
 
-/**
- * An unlock that has not answered by then is treated as failed (the session is dropped): the lock
- * deadline (lock-deadline.ts) must not wait on a stuck lock connection.
- */
-export const LOCK_RELEASE_TIMEOUT_MS = 5_000;
+/** An unlock that has not answered by then is treated as failed (JOBS_DEFAULTS.lockReleaseTimeoutMs). */
+export const LOCK_RELEASE_TIMEOUT_MS = JOBS_DEFAULTS.lockReleaseTimeoutMs;
 
 export interface HeldLock {
   /** Aborted when the lock's connection is lost (the lock is gone with it). */

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { OPS_DEFAULTS } from './defaults.ts';
 import { named } from '../http/index.ts';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../types/index.ts';
 
@@ -153,10 +154,8 @@ export const OpsAuditEntry = named(
 );
 
 export const OpsAuditList = named('OpsAuditList', Type.Object({ items: Type.Array(OpsAuditEntry) }));
-/** Audit entries a page shows unless `limit` says otherwise. */
-export const AUDIT_PAGE_DEFAULT = 50;
 export const AuditQuery = Type.Object(
-  { before: Type.Optional(Timestamp), limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: AUDIT_PAGE_DEFAULT })) },
+  { before: Type.Optional(Timestamp), limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: OPS_DEFAULTS.opsAuditPageDefault })) },
   { additionalProperties: false },
 );
 export const AuditParams = Type.Object({ id: Uuid });
@@ -172,7 +171,7 @@ const filterFields = {
 };
 
 export const FailureQuery = Type.Object(
-  { ...filterFields, limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: 100 })) },
+  { ...filterFields, limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: OPS_DEFAULTS.opsFailuresPageDefault })) },
   { additionalProperties: false },
 );
 

@@ -5,5 +5,6 @@
  */
 export type { BacklogMetric, FailureAction, FailureFilter, FailureRow, FailureSource } from './types.ts';
 export { createOpsConsole, type OpsConsole, type OpsConsoleDeps } from './console.ts';
-export { OPS_TUNING, opsSettings, type OpsSettings, type OpsTuning } from './settings.ts';
+export { opsSettings, type OpsSettings } from './settings.ts';
+export { OPS_DEFAULTS, type OpsTuning } from './defaults.ts';
 export { adminAuditSink } from './audit-sql.ts';

@@ -6,9 +6,10 @@ import type { JobInfo, JobPause, RunResult } from '../jobs/index.ts';
 import { newId, type Clock } from '../time.ts';
 import { annotatePauses } from './alert-pauses.ts';
 import type { AlertsView } from './alerts.ts';
-import { AUDIT_PAGE_DEFAULT, AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseBody, OpsPauseState, OpsRunResult } from './api-schemas.ts';
+import { AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseBody, OpsPauseState, OpsRunResult } from './api-schemas.ts';
 import { insertAudit, listAudit, readAudit, type NewAuditEntry } from './audit-sql.ts';
 import { jobsWithLeases, type Overview } from './overview.ts';
+import { OPS_DEFAULTS } from './defaults.ts';
 
 /** What the ops routes need from the job runner. */
 export interface JobsOps {
@@ -132,7 +133,7 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
   }, async (req) => {
     const before = req.query.before === undefined ? undefined : new Date(req.query.before);
     if (before && Number.isNaN(before.getTime())) throw new AppError('OPS_INVALID_FILTER', 'before must be an ISO-8601 date-time', 400);
-    return { items: await listAudit(ctx.db, req.query.limit ?? AUDIT_PAGE_DEFAULT, before) };
+    return { items: await listAudit(ctx.db, req.query.limit ?? OPS_DEFAULTS.opsAuditPageDefault, before) };
   });
 
   r.get('/api/ops/audit/:id', {
