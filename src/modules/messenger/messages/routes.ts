@@ -2,10 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { answer, errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { ChatParams } from '../chats/schemas.ts';
-import { EditMessageBody, ListMessagesQuery, MESSAGE_PAGE_DEFAULT, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from './schemas.ts';
+import { EditMessageBody, ListMessagesQuery, MessageList, MessageParams, MessageView, ReadBody, ReadReply, SendMessageBody } from './schemas.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
 import type { MessengerContext } from '../context.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 const tags = ['messenger-messages'];
 /**
@@ -62,7 +63,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
         response: { 200: MessageList, 404: errorCodes('MSG_CHAT_NOT_FOUND') },
       },
     },
-    async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query, req.query.limit ?? MESSAGE_PAGE_DEFAULT),
+    async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query, req.query.limit ?? MESSENGER_DEFAULTS.messagePageDefault),
   );
 
   r.patch(

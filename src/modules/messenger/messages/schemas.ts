@@ -4,11 +4,9 @@ import { named } from '../../../platform/http/index.ts';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { ALLOWED_FILE_TYPE_SUMMARY } from './file-types.ts';
 import { CONTENT_TYPE_PATTERN, FILE_ID_MAX_CHARS, FILE_ID_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN, MESSAGE_MAX_CHARS } from './rules.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /** TypeBox schemas of the messages REST surface (camelCase bodies), beside the messages they describe; shared by routes and tests. */
-
-/** The page size when the query names none: the schema documents it and the handlers fall back to it (its Optional keeps the field optional in the document). */
-export const MESSAGE_PAGE_DEFAULT = 100;
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -102,7 +100,7 @@ export const ListMessagesQuery = Type.Object(
           'Older history: the newest `limit` messages with Seq less than this, returned in ascending Seq order (pass the first Seq of a page to get the page before it); not with afterSeq',
       }),
     ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: MESSAGE_PAGE_DEFAULT })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: MESSENGER_DEFAULTS.messagePageDefault })),
   },
   { additionalProperties: false },
 );

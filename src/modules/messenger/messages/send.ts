@@ -15,6 +15,7 @@ import { ChatErrors } from '../errors.ts';
 import { callerRefusal, refuseInactiveUser, replicaActivity } from '../user-replica/replica-reads.ts';
 import { REALTIME_OUTBOX_CHANNEL } from '../../../platform/push/index.ts';
 import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './send-queue.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /**
  * Sending a message (message.md). Concurrent sends are coalesced (send-queue.ts): a send alone
@@ -43,8 +44,6 @@ import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './sen
  */
 
 type SendOutcome = BatchSendOutcome;
-
-const MAX_TRIES = 5;
 
 /**
  * The process's queue of sends. `maxBatch` 1 turns coalescing off (every send runs alone).
@@ -131,7 +130,7 @@ export async function sendMessage(
     try {
       out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content: body, clientMessageId, traceparent: currentTraceparent() });
     } catch (err) {
-      if (attempt < MAX_TRIES && isPgError(err, '23505', CLIENT_MESSAGE_ID_INDEX)) continue;
+      if (attempt < MESSENGER_DEFAULTS.sendMaxTries && isPgError(err, '23505', CLIENT_MESSAGE_ID_INDEX)) continue;
       throw err;
     }
     // The caller's activity first, as every messenger route refuses an inactive caller before anything else.
@@ -146,7 +145,7 @@ export async function sendMessage(
     if (out.blocked) throw ChatErrors.blocked();
     if (out.recipientInactive) throw ChatErrors.recipientInactive();
     // The membership changed while this send waited for the chat: read it again.
-    if (attempt >= MAX_TRIES) throw new Error(`send to chat ${chatId}: membership kept changing (${MAX_TRIES} tries)`);
+    if (attempt >= MESSENGER_DEFAULTS.sendMaxTries) throw new Error(`send to chat ${chatId}: membership kept changing (${MESSENGER_DEFAULTS.sendMaxTries} tries)`);
   }
 }
 
