@@ -9,7 +9,7 @@
  *   - until every user's UserAccessChanged is in Kafka (target ≤ 30 s),
  * once with ONE worker instance, then again (a second role change) with TWO instances sharing the
  * role: the task splits on its first page into UserId-range sub-tasks of RangeSize users
- * (FANOUT_RANGE_SIZE), each leased on its own. The second
+ * (IDENTITY_DEFAULTS.fanOutRangeSize), each leased on its own. The second
  * instance is a second job runner with its own pool in this process, so the two share one event
  * loop and the machine's cores with PostgreSQL and the broker: on separate hosts they scale better.
  * Prints ONE JSON line. Settings: BENCH_USERS (50000), BENCH_BATCH_SIZE (500, the default BatchSize),
@@ -101,7 +101,7 @@ async function inKafka(): Promise<number> {
 
 const registry = new Registry();
 const fromConfig = identitySettingsFrom(config);
-// BENCH_RANGE_SIZE tries another range size than the fixed FANOUT_RANGE_SIZE.
+// BENCH_RANGE_SIZE tries another range size than the fixed IDENTITY_DEFAULTS.fanOutRangeSize.
 const settings = process.env.BENCH_RANGE_SIZE
   ? { ...fromConfig, fanOut: { ...fromConfig.fanOut, rangeSize: Number(process.env.BENCH_RANGE_SIZE) } }
   : fromConfig;
