@@ -4,8 +4,8 @@ import { CONTRACT_VERSION_DEFAULT, type EventEnvelope } from './envelope.ts';
 import { EVENTS_DEFAULTS } from './defaults.ts';
 import { withPrefix } from './topics.ts';
 
-/** Infrastructure errors are retried without end: 1 s doubling to 60 s, up to 20 % longer at random. */
-export const DEFAULT_BACKOFF: Backoff = { baseMs: 1000, factor: 2, capMs: 60_000, jitter: 0.2 };
+/** Infrastructure errors are retried without end (EVENTS_DEFAULTS.consumerRetryBackoff: 1 s doubling to 60 s, with jitter). */
+export const DEFAULT_BACKOFF: Backoff = EVENTS_DEFAULTS.consumerRetryBackoff;
 
 /** A consumer definition with its defaults applied and its physical names worked out. */
 export interface ResolvedConsumer {

@@ -1,5 +1,6 @@
 import { SECOND_MS } from '../time.ts';
 import { defineDefaults } from '../types/index.ts';
+import type { Backoff } from '../backoff/index.ts';
 
 /**
  * Every default of the event bus, in one place: KAFKA_CLIENT_ID's (settings.ts shows it to
@@ -45,6 +46,10 @@ export const EVENTS_DEFAULTS = defineDefaults({
   deadLetterRetryAfterSeconds: 5,
   /** A dead letter's reason is cut to this many characters. */
   deadLetterMaxReasonChars: 500,
+  /** Seed 002: infrastructure errors of a consumer are retried without end, 1 s doubling to 60 s, up to 20 % longer at random. */
+  consumerRetryBackoff: { baseMs: 1 * SECOND_MS, factor: 2, capMs: 60 * SECOND_MS, jitter: 0.2 } satisfies Backoff,
+  /** Waits between tries to replace a consumer kafkajs gave up on. */
+  consumerReplaceBackoff: { baseMs: 1 * SECOND_MS, factor: 2, capMs: 30 * SECOND_MS, jitter: 0.2 } satisfies Backoff,
   /** Connections of the consumers' own pool (a burst of requests never queues their transactions). */
   consumerPoolSize: 6,
 });

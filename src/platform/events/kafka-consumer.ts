@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, Kafka } from 'kafkajs';
-import { backoffDelayMs, type Backoff } from '../backoff/index.ts';
+import { backoffDelayMs } from '../backoff/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ConsumerHandle } from './bus.ts';
 import { createBatchHandler } from './kafka-batch.ts';
@@ -31,8 +31,6 @@ export interface KafkaConsumerOptions {
 /** An empty fetch waits at most half a second: stop, pause and resume answer within it (kafkajs's own default is 5 s). */
 export const kafkaFetchDefaults = { maxWaitTimeInMs: EVENTS_DEFAULTS.kafkaFetchMaxWaitMs } as const;
 
-/** Waits between tries to replace a consumer kafkajs gave up on. */
-const REPLACE_BACKOFF: Backoff = { baseMs: 1000, factor: 2, capMs: 30_000, jitter: 0.2 };
 
 export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<ConsumerHandle> {
   const { processor } = opts;
@@ -112,7 +110,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
   /** A new consumer in place of one kafkajs will not restart, tried with backoff until it runs or the handle stops. */
   async function replace(): Promise<void> {
     for (let attempt = 1; !stopping(); attempt++) {
-      await sleep(backoffDelayMs(REPLACE_BACKOFF, attempt), undefined, { signal: halt.signal }).catch(() => undefined);
+      await sleep(backoffDelayMs(EVENTS_DEFAULTS.consumerReplaceBackoff, attempt), undefined, { signal: halt.signal }).catch(() => undefined);
       if (stopping()) break;
       try {
         current = await open();

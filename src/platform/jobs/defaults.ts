@@ -28,6 +28,14 @@ export const JOBS_DEFAULTS = defineDefaults({
   failureLinesPerBatch: 3,
   /** Rows processed at the same time within a batch when a job names none: one, in claim order. */
   batchConcurrency: 1,
+  /**
+   * Server-side TCP keepalive of the lock session. PostgreSQL notices a replica that vanished without
+   * closing its socket (power loss, network cut) only through keepalive, 2 h by default, and until then
+   * its locks block every other replica. With these values the server probes after 10 s idle and
+   * gives up after 3 unanswered probes 5 s apart: the lock is free about 25 s after the node died.
+   * tcp_user_timeout bounds the same wait when the server has a reply in flight instead of idling.
+   */
+  lockKeepalive: { idleSeconds: 10, intervalSeconds: 5, count: 3, userTimeoutMs: 25 * SECOND_MS },
   /** How long the runner's stop() waits for aborted runs to return before closing connections anyway. */
   runnerStopTimeoutMs: 5 * SECOND_MS,
   /** How often a started runner reads which jobs are paused (job_state.paused_at). */

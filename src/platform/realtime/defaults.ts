@@ -50,6 +50,10 @@ export const REALTIME_DEFAULTS = defineDefaults({
   hubFlushAtBytes: 64 * 1024,
   /** A socket's unparsed input (a record not yet ended) is cut off past this many characters. */
   hubMaxPendingChars: 64 * 1024,
+  /** A client message larger than this closes its connection. */
+  hubMaxClientMessageBytes: 64 * 1024,
+  /** Connects of one event-loop turn whose lookups go in one call, at most. */
+  hubTickBatchMax: 500,
   /** A negotiate body is read and dropped up to this many bytes. */
   hubNegotiateBodyLimit: 4096,
   /** Users whose connect share or invocation budget, or last-seen time, is remembered in memory per replica. */

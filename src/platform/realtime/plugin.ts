@@ -24,11 +24,10 @@ export interface HubPluginOptions {
 }
 
 
-/** Bytes of a negotiate body the hub reads before it answers 413 (it drops them: the request carries nothing). */
 /** What each HubPluginOptions field left out means. */
 const defaults = {
   path: '/hubs/messenger',
-  maxClientMessageBytes: 64 * 1024,
+  maxClientMessageBytes: REALTIME_DEFAULTS.hubMaxClientMessageBytes,
 } as const;
 
 // A JWT from an identity provider stays well below 16 KiB (headers cap it near there anyway).
