@@ -6,12 +6,16 @@ import { insertOutbox, uid } from './modules/messenger/support/dispatch.ts';
 import { ManualClock } from '../src/platform/time.ts';
 import { dispatchSettingsOf, PUSH_DEFAULTS } from '../src/platform/push/index.ts';
 import { identitySettingsFrom } from '../src/modules/identity/context.ts';
+import { MESSENGER_DEFAULTS } from '../src/modules/messenger/defaults.ts';
+import { userSyncConsumer } from '../src/modules/messenger/user-replica/user-sync.consumer.ts';
+import { resolveConsumer } from '../src/platform/events/consumer-definition.ts';
 
 /**
  * The defaults each seed lists, read from what the service really runs: the settings schema's
  * defaults (loadConfig with nothing set), mapped by the same functions the app maps them with, and
  * the jobs the app registers. The expected values are the seeds' own (seed 000
- * RealtimeDispatchOptions, seed 003 AccessFanOutJob, seed 004 NotificationRetryWorker), written
+ * RealtimeDispatchOptions, seed 001 ActivityCloserOptions, seed 002's consumer backoff, seed 003
+ * AccessFanOutJob, seed 004 NotificationRetryWorker), written
  * here once; the other tests of these jobs build their settings from the same configuration, so a
  * changed default fails here, not silently there.
  */
@@ -47,6 +51,22 @@ test('seed 000 RetentionDone 24 h: the retention job the app runs deletes a Done
   assert.equal((await app.platform.runner.runNow('messenger-realtime-retention')).outcome, 'success');
   const { rows } = await database.pool.query<{ id: string }>('select id from messenger.realtime_outbox where id = any($1)', [[expired, kept]]);
   assert.deepEqual(rows.map((r) => r.id), [kept]);
+});
+
+test('seed 001 ActivityCloserJob: PollingInterval 1 min on every replica (rows taken with SKIP LOCKED, no lock), BatchSize 500, MaxRunDuration 5 min, InactivityThreshold within 10..15 min', () => {
+  assert.deepEqual(job('activity-closer'), { every: 1 * MINUTE, singleRunner: false, lockKey: null, lockTtlMs: null });
+  assert.deepEqual(
+    { batchSize: config.USER_ACTIVITY_CLOSER_BATCH_SIZE, maxRunMs: config.USER_ACTIVITY_CLOSER_MAX_RUN_DURATION },
+    { batchSize: 500, maxRunMs: 5 * MINUTE },
+  );
+  const threshold = config.USER_ACTIVITY_INACTIVITY_THRESHOLD;
+  assert.ok(threshold >= 10 * MINUTE && threshold <= 15 * MINUTE, `InactivityThreshold ${threshold} ms`);
+});
+
+test('seed 002 MessengerUserUpsertedConsumer: infrastructure failures are retried without end, 1 s doubling to 60 s', () => {
+  // The definition the messenger registers, resolved as the consumer runner resolves it.
+  const consumer = resolveConsumer(userSyncConsumer({ partitionsConcurrently: MESSENGER_DEFAULTS.userSyncPartitionsConcurrently } as never));
+  assert.deepEqual({ baseMs: consumer.backoff.baseMs, factor: consumer.backoff.factor, capMs: consumer.backoff.capMs }, { baseMs: 1 * SECOND, factor: 2, capMs: 60 * SECOND });
 });
 
 test('seed 003 AccessFanOutJob: PollingInterval 5 s on every replica (tasks taken with SKIP LOCKED, no lock), BatchSize 500, MaxLeaseDuration 5 min', () => {

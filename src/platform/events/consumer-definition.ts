@@ -43,8 +43,8 @@ export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''
     if (!Number.isInteger(n) || n < 1) problems.push(`${name} must be a positive integer`);
     return n;
   };
-  const partitionsConcurrently = positive(definition.partitionsConcurrently, 1, 'partitionsConcurrently');
-  const maxMessagesPerTransaction = positive(definition.maxMessagesPerTransaction, 100, 'maxMessagesPerTransaction');
+  const partitionsConcurrently = positive(definition.partitionsConcurrently, EVENTS_DEFAULTS.consumerPartitionsConcurrently, 'partitionsConcurrently');
+  const maxMessagesPerTransaction = positive(definition.maxMessagesPerTransaction, EVENTS_DEFAULTS.consumerMaxMessagesPerTransaction, 'maxMessagesPerTransaction');
   const maxAttempts = positive(definition.maxAttempts ?? defaults.maxAttempts, EVENTS_DEFAULTS.kafkaConsumerMaxAttempts, 'maxAttempts');
   if (problems.length > 0) throw new Error(`consumer ${definition.name}: ${problems.join('; ')}`);
   return {

@@ -48,6 +48,9 @@ export const EVENTS_DEFAULTS = defineDefaults({
   deadLetterMaxReasonChars: 500,
   /** Seed 002: infrastructure errors of a consumer are retried without end, 1 s doubling to 60 s, up to 20 % longer at random. */
   consumerRetryBackoff: { baseMs: 1 * SECOND_MS, factor: 2, capMs: 60 * SECOND_MS, jitter: 0.2 } satisfies Backoff,
+  /** A consumer that names none reads one partition at a time and takes this many messages per transaction. */
+  consumerPartitionsConcurrently: 1,
+  consumerMaxMessagesPerTransaction: 100,
   /** Waits between tries to replace a consumer kafkajs gave up on. */
   consumerReplaceBackoff: { baseMs: 1 * SECOND_MS, factor: 2, capMs: 30 * SECOND_MS, jitter: 0.2 } satisfies Backoff,
   /** Connections of the consumers' own pool (a burst of requests never queues their transactions). */

@@ -31,7 +31,7 @@ export function userSyncConsumer(deps: UserSyncDeps): ConsumerDefinition<unknown
     idempotencyKey: (event) => `messenger-identity-user-upserted:${event.messageId}`,
     // The seed's skipped-duplicate and failed lines carry MessageId, UserId and Version.
     logFields: (event) => payloadIds(event.payload),
-    backoff: { baseMs: 1000, factor: 2, capMs: 60_000, jitter: 0.2 },
+    // Infrastructure failures: seed 002's endless backoff 1 s → 60 s is the kernel's consumer default (EVENTS_DEFAULTS).
     partitionsConcurrently: deps.partitionsConcurrently,
     // The batch handler costs a few round trips per group whatever its size: bigger groups are
     // what carries a backlog (measured: 500 drains it about 1.5× faster than the default 100).
