@@ -37,6 +37,8 @@ export const IDENTITY_DEFAULTS = defineDefaults({
    */
   assignmentExpiryIntervalMs: 30 * SECOND_MS,
   assignmentExpiryBatchSize: 500,
+  /** The unpublished-events gauge counts up to this (far past its alert's 1,000), so a scrape after a long outage stays cheap. */
+  unpublishedCountCap: 100_000,
   /** Users per snapshot query when a whole role is announced in one transaction (archive). */
   roleSnapshotChunk: 1000,
 });
