@@ -51,6 +51,8 @@ export const EVENTS_DEFAULTS = defineDefaults({
   /** A consumer that names none reads one partition at a time and takes this many messages per transaction. */
   consumerPartitionsConcurrently: 1,
   consumerMaxMessagesPerTransaction: 100,
+  /** Kafka down at start: the bus is started again after 2 s, doubling to 30 s (no jitter: one replica, one loop). */
+  busStartBackoff: { baseMs: 2 * SECOND_MS, factor: 2, capMs: 30 * SECOND_MS, jitter: 0 } satisfies Backoff,
   /** Waits between tries to replace a consumer kafkajs gave up on. */
   consumerReplaceBackoff: { baseMs: 1 * SECOND_MS, factor: 2, capMs: 30 * SECOND_MS, jitter: 0.2 } satisfies Backoff,
   /** Connections of the consumers' own pool (a burst of requests never queues their transactions). */
