@@ -25,7 +25,7 @@ export interface AdmissionOptions {
   connectionTokenTtlMs: number;
   /** HUB_MAX_CONNECTS_PER_SECOND; undefined: no rate. */
   maxConnectsPerSecond: number | undefined;
-  /** Each user's share, taken before the replica's rate (HUB_MAX_CONNECTS_PER_USER_PER_SECOND); undefined: none. */
+  /** Each user's share, taken before the replica's rate (REALTIME_DEFAULTS.hubUserConnectsPerSecond); undefined: none. */
   userConnectShare: BucketRate | undefined;
   /** Its checks are read at every connect (the list may grow after the hub is created). */
   access: { checks: readonly HubAccess[] } | undefined;
