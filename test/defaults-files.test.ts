@@ -126,3 +126,23 @@ test('each part declares its default numbers only in its defaults.ts', () => {
   assert.deepEqual(found.filter((f) => !(f in NOT_DEFAULTS)), []);
   assert.deepEqual(Object.keys(NOT_DEFAULTS).filter((k) => !found.includes(k)), [], 'an entry whose code went is taken out');
 });
+
+test('each part checks the options built in code once, at construction, as loadConfig checks the settings at start', async () => {
+  const { messengerModule } = await import('../src/modules/messenger/index.ts');
+  const { notificationsModule } = await import('../src/modules/notifications/index.ts');
+  const { identitySettingsFrom } = await import('../src/modules/identity/context.ts');
+  const { createHub } = await import('../src/platform/realtime/index.ts');
+  const { loadConfig } = await import('../src/config.ts');
+  const { createLogger } = await import('../src/platform/observability/logger.ts');
+  const { Registry } = await import('../src/platform/observability/metrics.ts');
+  assert.throws(() => messengerModule({ sendBatchMax: 0 }), /invalid messenger options: messenger sendBatchMax: must be a whole number > 0 \(got 0\)/);
+  assert.throws(() => notificationsModule({ retryBatchSize: 0 }), /invalid notifications options: notifications retryBatchSize: must be a whole number > 0 \(got 0\)/);
+  assert.throws(() => identitySettingsFrom({ ...loadConfig({}), IDENTITY_ACCESS_FANOUT_BATCH_SIZE: 0 }), /invalid identity settings: IDENTITY_ACCESS_FANOUT_BATCH_SIZE/);
+  assert.throws(
+    () => createHub({ secret: 'x'.repeat(32), registry: new Registry(), logger: createLogger('silent'), handshakeTimeoutMs: 0 }),
+    /invalid hub options: hub option handshakeTimeoutMs: must be > 0 \(got 0\)/,
+  );
+  // The defaults themselves pass their own check.
+  assert.doesNotThrow(() => messengerModule());
+  assert.doesNotThrow(() => notificationsModule());
+});
