@@ -16,7 +16,7 @@ const SECTIONS: [title: string, prefixes: string[]][] = [
   ['HTTP server', ['HOST', 'PORT', 'METRICS_', 'TRUST_PROXY', 'CORS_', 'HTTP_', 'API_DOCS_', 'LOG_LEVEL', 'SHUTDOWN_']],
   ['Tracing (OpenTelemetry; the SDK reads the other standard OTEL_* variables itself)', ['OTEL_']],
   ['PostgreSQL', ['DATABASE_', 'EMBEDDED_PG_', 'DB_']],
-  ['Kafka and the event bus', ['KAFKA_', 'CONSUMER_', 'EVENT_BUS']],
+  ['Kafka and the event bus', ['KAFKA_', 'CONSUMER_']],
   ['Realtime hub (/hubs/messenger) and its Redis backplane', ['REDIS_', 'REALTIME_', 'HUB_']],
   ['Auth', ['JWT_', 'AUTH_', 'ALLOW_INSECURE_DEFAULTS']],
   ['Background work: jobs, integration outbox and inbox', ['JOBS_', 'OUTBOX_', 'INBOX_']],

@@ -6,8 +6,8 @@ import { createJobRunner, type JobRunner } from './platform/jobs/index.ts';
 import type { Logger } from './platform/observability/logger.ts';
 import { createRegistry, type Registry } from './platform/observability/metrics.ts';
 import { registerHealthRoutes, type HealthCheck } from './platform/http/health-routes.ts';
-import { adminAuditSink, createOpsConsole, OPS_TUNING, type OpsTuning } from './platform/ops/index.ts';
-import { createPush, PUSH_TUNING, pushJobs, realtimeFailureSource, registerEventStreamRoutes, type PushTuning } from './platform/push/index.ts';
+import { adminAuditSink, createOpsConsole, type OpsTuning } from './platform/ops/index.ts';
+import { createPush, pushJobs, realtimeFailureSource, registerEventStreamRoutes } from './platform/push/index.ts';
 import { createHubFromConfig, hubPlugin, type Hub } from './platform/realtime/index.ts';
 import { systemClock, type Clock } from './platform/time.ts';
 import { KERNEL_TUNING, type KernelTuning } from './platform/tuning.ts';
@@ -20,22 +20,15 @@ import { dlqTopicOf, withPrefix } from './platform/events/topics.ts';
 import type { ConsumerDefinition } from './platform/events/bus.ts';
 import type { FailureSource } from './platform/ops/index.ts';
 import { outboxPublisherJob } from './platform/outbox/publisher.ts';
-import { CLEANUP_RETENTION, outboxCleanupJob } from './platform/outbox/cleanup.ts';
+import { outboxCleanupJob } from './platform/outbox/cleanup.ts';
 import { EVENT_TOPICS } from './event-topics.ts';
 import { modules as allModules } from './modules/index.ts';
 import { createBackground } from './wiring/background.ts';
 import { createHttpServer, createOpsListener, registerApiDocs } from './wiring/http-server.ts';
 import { hubHooksOf, newModuleHooks, wireModules } from './wiring/modules.ts';
 
-/**
- * A publisher run with nothing left waits this long for the next commit's wake before it ends, so a
- * steady stream of events is served by one run per max run; short enough that an idle replica holds
- * nothing (a fixed value, no longer the setting OUTBOX_IDLE_WAIT_MS: nobody tuned it).
- */
-const OUTBOX_IDLE_WAIT_MS = 250;
-
-/** The fixed values buildApp runs with: the kernel's, its push part's and the ops console's. */
-export type AppTuning = KernelTuning & PushTuning & OpsTuning;
+/** The fixed values buildApp runs with: each kernel part's (its defaults.ts, gathered in platform/tuning.ts). */
+export type AppTuning = KernelTuning;
 
 export interface AppDeps {
   pool: pg.Pool;
@@ -44,7 +37,7 @@ export interface AppDeps {
   log: Logger;
   clock?: Clock;
   modules?: ModuleFactory[];
-  /** The kernel's fixed values (KERNEL_TUNING, the push part's PUSH_TUNING); a test shortens one here. */
+  /** The kernel parts' fixed values (each part's defaults.ts); a test shortens one here. */
   tuning?: Partial<AppTuning>;
 }
 
@@ -75,7 +68,7 @@ declare module 'fastify' {
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const { pool, log } = deps;
   const clock = deps.clock ?? systemClock;
-  const tuning: AppTuning = { ...KERNEL_TUNING, ...PUSH_TUNING, ...OPS_TUNING, ...deps.tuning };
+  const tuning: AppTuning = { ...KERNEL_TUNING, ...deps.tuning };
   const registry = createRegistry(log);
   const db = createDb(pool);
   const hooks = newModuleHooks();
@@ -93,8 +86,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // The outbox publisher and the consumers get small pools of their own: measured under load, a
   // burst of request transactions on the shared pool otherwise queues the publisher's reads and marks.
   const timeouts = { DATABASE_STATEMENT_TIMEOUT: config.DATABASE_STATEMENT_TIMEOUT, DATABASE_CONNECT_TIMEOUT: tuning.databaseConnectTimeoutMs };
-  const publisherPool = createPool(deps.databaseUrl, 3, log, 'pin-outbox-publisher', timeouts);
-  const consumerPool = createPool(deps.databaseUrl, 6, log, 'pin-consumers', timeouts);
+  const publisherPool = createPool(deps.databaseUrl, tuning.outboxPublisherPoolSize, log, 'pin-outbox-publisher', timeouts);
+  const consumerPool = createPool(deps.databaseUrl, tuning.consumerPoolSize, log, 'pin-consumers', timeouts);
   const runner = createJobRunner({ db, databaseUrl: deps.databaseUrl, log, registry, clock });
   runner.register(
     outboxPublisherJob({
@@ -102,14 +95,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       bus,
       log,
       registry,
-      batchSize: config.OUTBOX_BATCH_SIZE,
-      maxRunMs: config.OUTBOX_MAX_RUN_DURATION,
-      idleWaitMs: OUTBOX_IDLE_WAIT_MS,
+      batchSize: tuning.outboxBatchSize,
+      maxRunMs: tuning.outboxMaxRunMs,
+      idleWaitMs: tuning.outboxIdleWaitMs,
       pollIntervalMs: config.OUTBOX_POLLING_INTERVAL,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
     }),
   );
-  runner.register(outboxCleanupJob({ db, settings: CLEANUP_RETENTION }));
+  runner.register(outboxCleanupJob({ db }));
 
   // The kernel's push part: every module registers its kinds there and writes its frames through it.
   const push = createPush();

@@ -1,3 +1,4 @@
+import { EVENTS_DEFAULTS } from './platform/events/defaults.ts';
 import type { CatalogueTopic } from './platform/events/topics.ts';
 
 /**
@@ -26,7 +27,8 @@ export interface EventTopic extends CatalogueTopic {
   consumers: readonly string[];
 }
 
-const PARTITIONS = 6;
+/** The catalogue's partition count: the kernel's (the service creates topics with it). */
+const PARTITIONS = EVENTS_DEFAULTS.kafkaTopicPartitions;
 
 export const EVENT_TOPICS: readonly EventTopic[] = [
   {

@@ -27,7 +27,7 @@ export interface InsecureSetting {
   problem: string;
 }
 
-type SafetySettings = Pick<Config, (typeof GUARDED_SECRETS)[number] | 'DATABASE_URL' | 'KAFKA_BROKERS' | 'EVENT_BUS' | 'ALLOW_INSECURE_DEFAULTS'> &
+type SafetySettings = Pick<Config, (typeof GUARDED_SECRETS)[number] | 'DATABASE_URL' | 'KAFKA_BROKERS' | 'ALLOW_INSECURE_DEFAULTS'> &
   Partial<Pick<Config, 'KAFKA_SASL_PASSWORD' | 'AUTH_JWKS_URL' | 'AUTH_ISSUER' | 'AUTH_AUDIENCE' | 'NOTIFICATIONS_SMTP_HOST' | 'NOTIFICATIONS_SMTP_TLS' | 'METRICS_PORT' | 'METRICS_SCRAPE_SECRET'>>;
 
 export function shippedDefault(setting: (typeof GUARDED_SECRETS)[number]): string {
@@ -49,10 +49,11 @@ export function insecureSettings(settings: SafetySettings): InsecureSetting[] {
   if (settings.KAFKA_SASL_PASSWORD === LOCAL_KAFKA_SASL_PASSWORD) {
     found.push({ setting: 'KAFKA_SASL_PASSWORD', problem: "is the local broker's password (public in .env.example and scripts/kafka.sh); use the broker's own" });
   }
-  if (!settings.KAFKA_BROKERS && settings.EVENT_BUS !== 'in-process') {
+  // The bus follows KAFKA_BROKERS (once also an EVENT_BUS setting, which only ever had to agree with it).
+  if (!settings.KAFKA_BROKERS) {
     found.push({
-      setting: 'EVENT_BUS',
-      problem: 'KAFKA_BROKERS is unset, so integration events would stay in this replica; set KAFKA_BROKERS, or EVENT_BUS=in-process to choose that',
+      setting: 'KAFKA_BROKERS',
+      problem: 'is unset, so integration events would stay in this replica (in-process event bus); set KAFKA_BROKERS',
     });
   }
   // On PORT, /metrics answers whoever reaches the API (topic names, refusal counts): either a

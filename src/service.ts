@@ -6,7 +6,7 @@
  * so no developer-only timing needs a setting of its own.
  */
 import { ConfigError, listenHostOf, loadConfig, type Config } from './config.ts';
-import { buildApp } from './app.ts';
+import { buildApp, type AppTuning } from './app.ts';
 import { enforceStartupSafety } from './insecure-defaults.ts';
 import { tunedModules, type ModuleTuning } from './modules/index.ts';
 import { freeLocalPort, startEmbeddedPostgres, type EmbeddedPg } from './platform/db/embedded.ts';
@@ -20,7 +20,7 @@ import type pg from 'pg';
 
 /** The fixed values a test may shorten: the kernel's, the ops console's and each tuned module's. */
 export interface ServiceTuning extends ModuleTuning {
-  kernel?: Partial<KernelTuning>;
+  kernel?: Partial<AppTuning>;
   ops?: Partial<OpsTuning>;
 }
 
@@ -109,7 +109,7 @@ export async function runService(overrides: ServiceTuning = {}): Promise<void> {
     if (stopping) return;
     await migrateDatabase(pool);
     if (stopping) return;
-    app = await buildApp(config, { pool, databaseUrl, log, tuning: { ...tuning, ...overrides.ops }, modules: tunedModules(overrides) });
+    app = await buildApp(config, { pool, databaseUrl, log, tuning: { ...overrides.kernel, ...overrides.ops }, modules: tunedModules(overrides) });
     if (stopping) return;
     await app.listen({ host: listenHostOf(config), port: config.PORT });
   }

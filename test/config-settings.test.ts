@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { ConfigSchema, loadConfig } from '../src/config.ts';
 import { Duration, defaultsOf, formatDuration, parseDuration, settingsProblems } from '../src/platform/types/index.ts';
 import { RETIRED_SETTINGS, retiredSettingProblems, type RetiredSetting } from '../src/retired-settings.ts';
@@ -50,8 +50,8 @@ test('a Duration field reaches code as milliseconds, defaults included, and its 
 test('loadConfig reads duration settings as duration strings and names every bad one at once', () => {
   assert.equal(loadConfig({}).SHUTDOWN_TIMEOUT, 10_000);
   assert.equal(loadConfig({ SHUTDOWN_TIMEOUT: '1m' }).SHUTDOWN_TIMEOUT, 60_000);
-  const problems = problemsOf({ SHUTDOWN_TIMEOUT: '500ms', PORT: 'eighty', OUTBOX_BATCH_SIZE: '0' });
-  assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), ['OUTBOX_BATCH_SIZE', 'PORT', 'SHUTDOWN_TIMEOUT']);
+  const problems = problemsOf({ SHUTDOWN_TIMEOUT: '500ms', PORT: 'eighty', IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '0' });
+  assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), ['IDENTITY_ACCESS_FANOUT_BATCH_SIZE', 'PORT', 'SHUTDOWN_TIMEOUT']);
   assert.ok(problems.includes('SHUTDOWN_TIMEOUT: must be between 1s and 10m (got 500ms)'), problems.join('\n'));
   for (const bad of ['10000', '10 s', 'soon']) {
     assert.deepEqual(problemsOf({ SHUTDOWN_TIMEOUT: bad }), [
@@ -61,9 +61,9 @@ test('loadConfig reads duration settings as duration strings and names every bad
 });
 
 test('an integer setting takes only a whole number: a fraction or an exponent is refused, not truncated', () => {
-  assert.equal(loadConfig({ OUTBOX_BATCH_SIZE: ' 250 ' }).OUTBOX_BATCH_SIZE, 250);
+  assert.equal(loadConfig({ IDENTITY_ACCESS_FANOUT_BATCH_SIZE: ' 250 ' }).IDENTITY_ACCESS_FANOUT_BATCH_SIZE, 250);
   for (const bad of ['1.5', '1e3', '0x10', 'ten']) {
-    assert.deepEqual(problemsOf({ OUTBOX_BATCH_SIZE: bad }), [`OUTBOX_BATCH_SIZE: not a whole number (got ${JSON.stringify(bad)})`]);
+    assert.deepEqual(problemsOf({ IDENTITY_ACCESS_FANOUT_BATCH_SIZE: bad }), [`IDENTITY_ACCESS_FANOUT_BATCH_SIZE: not a whole number (got ${JSON.stringify(bad)})`]);
   }
 });
 
@@ -103,27 +103,50 @@ test('every retired name is free and every replacement it names is a current set
   }
 });
 
+test('each constant a retired setting names is where it says: the file exists and declares it', () => {
+  const stale: string[] = [];
+  for (const [name, entry] of Object.entries(RETIRED_SETTINGS)) {
+    if (!('constant' in entry)) continue;
+    const m = /^([A-Z][A-Z0-9_]*)(?:\.(\w+))? = .+ in (src\/\S+\.ts)$/.exec(entry.constant);
+    if (!m) continue; // not a named constant (e.g. "a free port picked at each start")
+    const [, holder, field, path] = m;
+    const file = existsSync(path!) ? readFileSync(path!, 'utf8') : '';
+    const declared = new RegExp(`\\b${holder}\\b\\s*(:[^=]+)?=`).test(file) && (field === undefined || new RegExp(`\\b${field}\\s*:`).test(file));
+    if (!declared) stale.push(`${name}: ${entry.constant}`);
+  }
+  assert.deepEqual(stale, []);
+});
+
 test('the settings that became fixed values or were folded into another fail start-up naming what replaced them', () => {
   const replaced: Record<string, RegExp> = {
-    KAFKA_CONSUMER_SESSION_TIMEOUT: /KERNEL_TUNING\.kafkaConsumerSessionTimeoutMs = 30s/,
-    KAFKA_TOPIC_PARTITIONS: /KERNEL_TUNING\.kafkaTopicPartitions = 6/,
-    KAFKA_LAG_POLLING_INTERVAL: /KERNEL_TUNING\.kafkaLagPollingIntervalMs = 15s/,
-    KAFKA_CONSUMER_MAX_ATTEMPTS: /KERNEL_TUNING\.kafkaConsumerMaxAttempts = 10/,
-    DATABASE_CONNECT_TIMEOUT: /KERNEL_TUNING\.databaseConnectTimeoutMs = 5s/,
-    DATABASE_STARTUP_WAIT: /KERNEL_TUNING\.databaseStartupWaitMs = 30s/,
-    NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: /NOTIFICATIONS_TUNING\.dispatchPollingIntervalMs = 5s/,
-    NOTIFICATIONS_DISPATCH_BATCH_SIZE: /NOTIFICATIONS_TUNING\.dispatchBatchSize = 200/,
-    NOTIFICATIONS_RETRY_POLLING_INTERVAL: /NOTIFICATIONS_TUNING\.retryPollingIntervalMs = 1m/,
-    NOTIFICATIONS_RETRY_BATCH_SIZE: /NOTIFICATIONS_TUNING\.retryBatchSize = 200/,
-    NOTIFICATIONS_SEND_CONCURRENCY: /NOTIFICATIONS_TUNING\.sendConcurrency = 32/,
-    NOTIFICATIONS_CLAIM_LEASE: /NOTIFICATIONS_TUNING\.claimLeaseMs = 5m/,
-    NOTIFICATIONS_PROVIDER_TIMEOUT: /NOTIFICATIONS_TUNING\.providerTimeoutMs = 10s/,
+    KAFKA_CONSUMER_SESSION_TIMEOUT: /EVENTS_DEFAULTS\.kafkaConsumerSessionTimeoutMs = 30s/,
+    KAFKA_TOPIC_PARTITIONS: /EVENTS_DEFAULTS\.kafkaTopicPartitions = 6/,
+    KAFKA_LAG_POLLING_INTERVAL: /EVENTS_DEFAULTS\.kafkaLagPollingIntervalMs = 15s/,
+    KAFKA_CONSUMER_MAX_ATTEMPTS: /EVENTS_DEFAULTS\.kafkaConsumerMaxAttempts = 10/,
+    DATABASE_CONNECT_TIMEOUT: /DB_DEFAULTS\.databaseConnectTimeoutMs = 5s/,
+    DATABASE_STARTUP_WAIT: /DB_DEFAULTS\.databaseStartupWaitMs = 30s/,
+    NOTIFICATIONS_DISPATCH_POLLING_INTERVAL: /NOTIFICATIONS_DEFAULTS\.dispatchPollingIntervalMs = 5s/,
+    NOTIFICATIONS_DISPATCH_BATCH_SIZE: /NOTIFICATIONS_DEFAULTS\.dispatchBatchSize = 200/,
+    NOTIFICATIONS_RETRY_POLLING_INTERVAL: /NOTIFICATIONS_DEFAULTS\.retryPollingIntervalMs = 1m/,
+    NOTIFICATIONS_RETRY_BATCH_SIZE: /NOTIFICATIONS_DEFAULTS\.retryBatchSize = 200/,
+    NOTIFICATIONS_SEND_CONCURRENCY: /NOTIFICATIONS_DEFAULTS\.sendConcurrency = 32/,
+    NOTIFICATIONS_CLAIM_LEASE: /NOTIFICATIONS_DEFAULTS\.claimLeaseMs = 5m/,
+    NOTIFICATIONS_PROVIDER_TIMEOUT: /NOTIFICATIONS_DEFAULTS\.providerTimeoutMs = 10s/,
     NOTIFICATIONS_SMTP_SECURE: /replaced by NOTIFICATIONS_SMTP_TLS \(true = implicit, false = starttls\)/,
     NOTIFICATIONS_SMTP_ALLOW_PLAIN: /replaced by NOTIFICATIONS_SMTP_TLS \(true = none/,
     NOTIFICATIONS_SMTP_MESSAGE_ID_DOMAIN: /replaced by NOTIFICATIONS_SMTP_FROM/,
-    OUTBOX_RETENTION: /CLEANUP_RETENTION\.outboxRetentionHours = 24/,
-    INBOX_RETENTION: /CLEANUP_RETENTION\.inboxRetentionDays = 7/,
-    MESSENGER_EVENTS_RETENTION: /PUSH_TUNING\.eventsRetentionMs = 7d/,
+    OUTBOX_RETENTION: /OUTBOX_DEFAULTS\.outboxRetentionMs = 1d/,
+    INBOX_RETENTION: /OUTBOX_DEFAULTS\.inboxRetentionMs = 7d/,
+    MESSENGER_EVENTS_RETENTION: /PUSH_DEFAULTS\.eventsRetentionMs = 7d/,
+    EVENT_BUS: /replaced by KAFKA_BROKERS \(set = Kafka, unset = the in-process bus/,
+    MESSENGER_REALTIME_LOCK_TTL: /replaced by MESSENGER_REALTIME_MAX_RUN_DURATION \(the LockTtl follows it/,
+    MESSENGER_REALTIME_BACKOFF_FACTOR: /PUSH_DEFAULTS\.dispatchBackoffFactor = 2 in src\/platform\/push\/defaults\.ts/,
+    MESSENGER_REALTIME_BACKOFF_JITTER: /PUSH_DEFAULTS\.dispatchBackoffJitter = 0\.2/,
+    HUB_HANDSHAKE_TIMEOUT: /REALTIME_DEFAULTS\.hubHandshakeTimeoutMs = 15s/,
+    HUB_INVOCATION_BURST: /replaced by HUB_INVOCATIONS_PER_SECOND \(the burst is two seconds of it/,
+    HUB_MAX_CONNECTS_PER_USER_PER_SECOND: /REALTIME_DEFAULTS\.hubUserConnectsPerSecond = 2/,
+    OUTBOX_BATCH_SIZE: /OUTBOX_DEFAULTS\.outboxBatchSize = 1000/,
+    OUTBOX_MAX_RUN_DURATION: /OUTBOX_DEFAULTS\.outboxMaxRunMs = 5s/,
   };
   for (const [name, what] of Object.entries(replaced)) {
     const problems = problemsOf({ [name]: '1' });
@@ -132,7 +155,7 @@ test('the settings that became fixed values or were folded into another fail sta
     assert.match(problems[0]!, what, name);
   }
   // A name that pointed at one of them (an older rename) now names the constant too.
-  assert.match(problemsOf({ KAFKA_CONSUMER_SESSION_TIMEOUT_MS: '30000' })[0]!, /KERNEL_TUNING\.kafkaConsumerSessionTimeoutMs/);
+  assert.match(problemsOf({ KAFKA_CONSUMER_SESSION_TIMEOUT_MS: '30000' })[0]!, /EVENTS_DEFAULTS\.kafkaConsumerSessionTimeoutMs/);
 });
 
 test('the start-up of the service fails naming a retired setting and its replacement', () => {

@@ -10,7 +10,7 @@ test('defaults apply when nothing is set, and values are converted from strings'
   assert.equal(config.PORT, 8080);
   assert.equal(config.JOBS_ENABLED, false);
   assert.equal(config.HOST, undefined);
-  assert.equal(config.OUTBOX_BATCH_SIZE, 1000);
+  assert.equal(config.IDENTITY_ACCESS_FANOUT_BATCH_SIZE, 500);
   assert.equal(config.DATABASE_URL, undefined);
 });
 
@@ -26,7 +26,7 @@ test('the server binds loopback on the embedded default (DATABASE_URL unset), ev
 test('every invalid setting is named in one error, and secret values are not echoed', () => {
   const err = (() => {
     try {
-      loadConfig({ PORT: 'eighty', OUTBOX_BATCH_SIZE: '0', JWT_SECRET: 'short', KAFKA_BROKERS: 'a:1,,b' });
+      loadConfig({ PORT: 'eighty', IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '0', JWT_SECRET: 'short', KAFKA_BROKERS: 'a:1,,b' });
     } catch (e) {
       return e;
     }
@@ -34,7 +34,7 @@ test('every invalid setting is named in one error, and secret values are not ech
   })();
   assert.ok(err instanceof ConfigError);
   const named = new Set(err.problems.map((p) => p.split(':')[0]));
-  for (const key of ['PORT', 'OUTBOX_BATCH_SIZE', 'JWT_SECRET', 'KAFKA_BROKERS']) assert.ok(named.has(key), key);
+  for (const key of ['PORT', 'IDENTITY_ACCESS_FANOUT_BATCH_SIZE', 'JWT_SECRET', 'KAFKA_BROKERS']) assert.ok(named.has(key), key);
   assert.doesNotMatch(err.message, /short/);
 });
 
@@ -89,4 +89,12 @@ test('.env.example lists every setting of the schema', () => {
   const listed = new Set([...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
   const missing = Object.keys(ConfigSchema.properties).filter((k) => !listed.has(k));
   assert.deepEqual(missing, []);
+});
+
+test('.env.example names at most 90 settings: what another setting implies or only a developer tunes is no setting', () => {
+  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8');
+  const listed = [...example.matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);
+  assert.equal(new Set(listed).size, listed.length, 'each setting once');
+  assert.ok(listed.length <= 90, `${listed.length} settings: fold one into a defaults.ts or derive it`);
+  assert.equal(listed.length, Object.keys(ConfigSchema.properties).length);
 });

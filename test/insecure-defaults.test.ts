@@ -25,7 +25,7 @@ describe('no public secrets on a real database', () => {
   test('a real database with every shipped default: refused, naming each secret, the event bus and the open /metrics', () => {
     const v = verdictOf(REAL_DB);
     assert.equal(v.action, 'refuse');
-    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'EVENT_BUS', 'METRICS_SCRAPE_SECRET']);
+    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'KAFKA_BROKERS', 'METRICS_SCRAPE_SECRET']);
     for (const p of v.action === 'refuse' ? v.problems.slice(0, 3) : []) assert.match(p.problem, /shipped default/);
   });
 
@@ -49,12 +49,14 @@ describe('no public secrets on a real database', () => {
     assert.deepEqual(verdictOf({ ...REAL_DB, ...KAFKA, ...SECURE_SECRETS }), { action: 'start', warnings: [] });
   });
 
-  test('a real database without Kafka: refused unless EVENT_BUS=in-process is chosen explicitly', () => {
-    const implicit = verdictOf({ ...REAL_DB, ...SECURE_SECRETS });
-    assert.equal(implicit.action, 'refuse');
-    assert.deepEqual(named(implicit), ['EVENT_BUS']);
-    assert.deepEqual(verdictOf({ ...REAL_DB, ...SECURE_SECRETS, EVENT_BUS: 'in-process' }), { action: 'start', warnings: [] });
-    assert.deepEqual(verdictOf({ ...REAL_DB, ...SECURE_SECRETS, ...KAFKA, EVENT_BUS: 'kafka' }), { action: 'start', warnings: [] });
+  test('a real database without Kafka (KAFKA_BROKERS unset: the in-process bus): refused naming KAFKA_BROKERS, started with a warning when ALLOW_INSECURE_DEFAULTS allows it', () => {
+    const inProcess = verdictOf({ ...REAL_DB, ...SECURE_SECRETS });
+    assert.equal(inProcess.action, 'refuse');
+    assert.deepEqual(named(inProcess), ['KAFKA_BROKERS']);
+    assert.match(inProcess.action === 'refuse' ? inProcess.problems[0]!.problem : '', /in-process event bus/);
+    const allowed = verdictOf({ ...REAL_DB, ...SECURE_SECRETS, ALLOW_INSECURE_DEFAULTS: 'true' });
+    assert.deepEqual([allowed.action, named(allowed)], ['start', ['KAFKA_BROKERS']]);
+    assert.deepEqual(verdictOf({ ...REAL_DB, ...SECURE_SECRETS, ...KAFKA }), { action: 'start', warnings: [] });
   });
 
   test('a real database serving /metrics on PORT: refused without METRICS_SCRAPE_SECRET; a scrape secret or METRICS_PORT starts', () => {
@@ -72,7 +74,7 @@ describe('no public secrets on a real database', () => {
   test('ALLOW_INSECURE_DEFAULTS=true: starts, with a warning for each insecure setting', () => {
     const v = verdictOf({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'true' });
     assert.equal(v.action, 'start');
-    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'EVENT_BUS', 'METRICS_SCRAPE_SECRET']);
+    assert.deepEqual(named(v), [...GUARDED_SECRETS, 'KAFKA_BROKERS', 'METRICS_SCRAPE_SECRET']);
     assert.equal(verdictOf({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'false' }).action, 'refuse');
     const plainIdp = verdictOf({ ...REAL_DB, ...SECURE_SECRETS, ...KAFKA, ALLOW_INSECURE_DEFAULTS: 'true', AUTH_JWKS_URL: 'http://idp.local/jwks.json' });
     assert.deepEqual(named(plainIdp), ['AUTH_JWKS_URL', 'AUTH_ISSUER', 'AUTH_AUDIENCE'], 'an allowed plain-http identity provider is warned about');
@@ -97,13 +99,16 @@ describe('no public secrets on a real database', () => {
     enforceStartupSafety(loadConfig({ ...REAL_DB, ALLOW_INSECURE_DEFAULTS: 'true' }), logs.log, io);
     assert.equal(exitCode, undefined);
     const warned = logs.lines().filter((l) => l.level === 40).map((l) => l.setting);
-    assert.deepEqual(warned, [...GUARDED_SECRETS, 'EVENT_BUS', 'METRICS_SCRAPE_SECRET']);
+    assert.deepEqual(warned, [...GUARDED_SECRETS, 'KAFKA_BROKERS', 'METRICS_SCRAPE_SECRET']);
   });
 
-  test('EVENT_BUS must agree with KAFKA_BROKERS', () => {
-    assert.throws(() => loadConfig({ EVENT_BUS: 'kafka' }), (e: unknown) => e instanceof ConfigError && /EVENT_BUS: kafka needs KAFKA_BROKERS/.test(e.message));
-    assert.throws(() => loadConfig({ ...KAFKA, EVENT_BUS: 'in-process' }), /EVENT_BUS: in-process contradicts KAFKA_BROKERS/);
-    assert.throws(() => loadConfig({ EVENT_BUS: 'memory' }), /EVENT_BUS/);
+  test('the bus follows KAFKA_BROKERS: the retired EVENT_BUS fails start-up naming it, whatever its value', () => {
+    for (const value of ['kafka', 'in-process']) {
+      assert.throws(
+        () => loadConfig({ ...KAFKA, EVENT_BUS: value }),
+        (e: unknown) => e instanceof ConfigError && e.problems.length === 1 && /^EVENT_BUS: replaced by KAFKA_BROKERS \(set = Kafka, unset = the in-process bus/.test(e.problems[0]!),
+      );
+    }
   });
 
   test('the shipped defaults are the values .env.example ships, so "shipped default" covers both', () => {
@@ -149,14 +154,14 @@ describe('the entry point applies the rule', () => {
   test('node src/main.ts on the test PostgreSQL with the shipped JWT_SECRET exits non-zero naming it, without a stack trace', async () => {
     const database = await createTestDatabase();
     const res = spawnSync(process.execPath, ['src/main.ts'], {
-      env: { ...driverEnv, ...SECURE_SECRETS, EVENT_BUS: 'in-process', DATABASE_URL: database.url, JWT_SECRET: shippedDefault('JWT_SECRET'), PORT: '0' },
+      env: { ...driverEnv, ...SECURE_SECRETS, ...KAFKA, DATABASE_URL: database.url, JWT_SECRET: shippedDefault('JWT_SECRET'), PORT: '0' },
       encoding: 'utf8',
       timeout: 90_000, // bounds a hung start only; importing the app takes ~20 s on a loaded box
     });
     const output = res.stdout + res.stderr;
     assert.notEqual(res.status, 0, output);
     assert.match(res.stderr, /^ {2}- JWT_SECRET: is the shipped default/m);
-    assert.doesNotMatch(output, /MESSENGER_MEDIA_TOKEN_SECRET|MESSENGER_TURN_SECRET|EVENT_BUS:/, 'only the insecure setting is named');
+    assert.doesNotMatch(output, /MESSENGER_MEDIA_TOKEN_SECRET|MESSENGER_TURN_SECRET|KAFKA_BROKERS:/, 'only the insecure setting is named');
     assert.doesNotMatch(output, /^\s+at /m, 'no stack trace');
     assert.doesNotMatch(output, /listening/i);
   });
@@ -178,7 +183,7 @@ describe('the entry point applies the rule', () => {
         .filter((l) => l.includes('ALLOW_INSECURE_DEFAULTS=true'))
         .map((l) => (JSON.parse(l) as { setting: string; level: number }))
         .map((l) => [l.setting, l.level]);
-      assert.deepEqual(warned, [...GUARDED_SECRETS, 'EVENT_BUS', 'METRICS_SCRAPE_SECRET'].map((s) => [s, 40]));
+      assert.deepEqual(warned, [...GUARDED_SECRETS, 'KAFKA_BROKERS', 'METRICS_SCRAPE_SECRET'].map((s) => [s, 40]));
     } finally {
       child.kill('SIGTERM');
       await exited;

@@ -6,7 +6,7 @@ import { delimiter } from 'node:path';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createTestDatabase } from './support/db.ts';
 import { createTestKafka } from './support/kafka.ts';
-import { freePort, processesOf, startService } from './support/service-process.ts';
+import { freePort, processesOf, startService, tunedService } from './support/service-process.ts';
 import { waitFor } from './support/wait.ts';
 
 const TOTAL = 60_000;
@@ -26,13 +26,11 @@ test('SIGTERM during an outbox publisher run: exit 0 before the hard stop, commi
   const published = async () =>
     (await database.pool.query<{ n: number }>('select count(*)::int as n from platform.outbox where published_at is not null')).rows[0]!.n;
 
-  const { child, log, exited } = startService({
-    DATABASE_URL: database.url,
-    KAFKA_BROKERS: kafka.brokers.join(','),
-    KAFKA_TOPIC_PREFIX: kafka.prefix,
-    OUTBOX_BATCH_SIZE: '100',
-    OUTBOX_MAX_RUN_DURATION: '10m',
-  });
+  // Small batches and a run far longer than the test (fixed values, handed in code): the signal lands mid-run.
+  const { child, log, exited } = startService(
+    { DATABASE_URL: database.url, KAFKA_BROKERS: kafka.brokers.join(','), KAFKA_TOPIC_PREFIX: kafka.prefix },
+    tunedService({ kernel: { outboxBatchSize: 100, outboxMaxRunMs: 600_000 } }),
+  );
 
   await waitFor('the publisher to commit its first batch', async () => (await published()) > 0, 60_000);
   const before = await published();

@@ -12,8 +12,8 @@ const PASSWORD = 'pw-never-logged';
 const serviceEnv = (url: string, extra: Record<string, string> = {}) => ({
   DATABASE_URL: url,
   KAFKA_BROKERS: undefined,
-  // On a real database the in-process bus must be chosen explicitly (start-up refuses it otherwise).
-  EVENT_BUS: 'in-process',
+  // On a real database the in-process bus (KAFKA_BROKERS unset) starts only when allowed (start-up refuses it otherwise).
+  ALLOW_INSECURE_DEFAULTS: 'true',
   REDIS_URL: undefined,
   REALTIME_BACKPLANE_ENABLED: undefined,
   ELASTICSEARCH_URL: undefined,

@@ -9,7 +9,7 @@
  *   - until every user's UserAccessChanged is in Kafka (target ≤ 30 s),
  * once with ONE worker instance, then again (a second role change) with TWO instances sharing the
  * role: the task splits on its first page into UserId-range sub-tasks of RangeSize users
- * (FANOUT_RANGE_SIZE), each leased on its own. The second
+ * (IDENTITY_DEFAULTS.fanOutRangeSize), each leased on its own. The second
  * instance is a second job runner with its own pool in this process, so the two share one event
  * loop and the machine's cores with PostgreSQL and the broker: on separate hosts they scale better.
  * Prints ONE JSON line. Settings: BENCH_USERS (50000), BENCH_BATCH_SIZE (500, the default BatchSize),
@@ -26,6 +26,7 @@ import { topicsToCreate } from '../../src/platform/events/topics.ts';
 import { createJobRunner } from '../../src/platform/jobs/index.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
+import { OUTBOX_DEFAULTS } from '../../src/platform/outbox/defaults.ts';
 import { systemClock } from '../../src/platform/time.ts';
 import { accessFanOutJob } from '../../src/modules/identity/access-fanout/access-fanout.job.ts';
 import { identitySettingsFrom, type IdentityContext } from '../../src/modules/identity/context.ts';
@@ -100,7 +101,7 @@ async function inKafka(): Promise<number> {
 
 const registry = new Registry();
 const fromConfig = identitySettingsFrom(config);
-// BENCH_RANGE_SIZE tries another range size than the fixed FANOUT_RANGE_SIZE.
+// BENCH_RANGE_SIZE tries another range size than the fixed IDENTITY_DEFAULTS.fanOutRangeSize.
 const settings = process.env.BENCH_RANGE_SIZE
   ? { ...fromConfig, fanOut: { ...fromConfig.fanOut, rangeSize: Number(process.env.BENCH_RANGE_SIZE) } }
   : fromConfig;
@@ -113,8 +114,8 @@ runner.register(
     bus,
     log,
     registry,
-    batchSize: config.OUTBOX_BATCH_SIZE,
-    maxRunMs: config.OUTBOX_MAX_RUN_DURATION,
+    batchSize: OUTBOX_DEFAULTS.outboxBatchSize,
+    maxRunMs: OUTBOX_DEFAULTS.outboxMaxRunMs,
     pollIntervalMs: config.OUTBOX_POLLING_INTERVAL,
     topicPrefix: prefix,
   }),
@@ -197,7 +198,7 @@ console.log(
     otherAssignmentsPerUser: 3,
     batchSize: settings.fanOut.batchSize,
     rangeSize: settings.fanOut.rangeSize,
-    outboxBatchSize: config.OUTBOX_BATCH_SIZE,
+    outboxBatchSize: OUTBOX_DEFAULTS.outboxBatchSize,
     oneInstance: one,
     twoInstances: two,
     speedup: one.completedSeconds && two.completedSeconds ? Number((one.completedSeconds / two.completedSeconds).toFixed(2)) : null,

@@ -28,8 +28,8 @@ import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './suppo
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const COUNT = env('BENCH_NOTIFICATIONS', 20_000);
-const BATCH = env('BENCH_BATCH_SIZE', 200); // NOTIFICATIONS_TUNING.retryBatchSize
-const CONCURRENCY = env('BENCH_CONCURRENCY', 32); // NOTIFICATIONS_TUNING.sendConcurrency
+const BATCH = env('BENCH_BATCH_SIZE', 200); // NOTIFICATIONS_DEFAULTS.retryBatchSize
+const CONCURRENCY = env('BENCH_CONCURRENCY', 32); // NOTIFICATIONS_DEFAULTS.sendConcurrency
 const log = benchLogger('warn');
 
 

@@ -36,3 +36,9 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   promise.catch(() => undefined); // a late rejection after the timeout is not unhandled
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** Units for durations written in milliseconds (defaults, cutoffs): the one place they are spelled. */
+export const SECOND_MS = 1000;
+export const MINUTE_MS = 60 * SECOND_MS;
+export const HOUR_MS = 60 * MINUTE_MS;
+export const DAY_MS = 24 * HOUR_MS;

@@ -1,38 +1,25 @@
-/**
- * Fixed values of the kernel that only a developer tunes (once settings; an operator has no reason to
- * change them, and every extra setting is one more a deployment can get wrong). The service always
- * runs these; a test that needs a short one builds the app in code with `buildApp(config, { tuning })`, or
- * runs the service as a child process through test/support/service-entry.ts.
- */
-export const KERNEL_TUNING = {
-  /** A client must have sent its whole request (headers and body) within this; otherwise 408 and the connection closes. */
-  httpRequestTimeoutMs: 30_000,
-  /** A connection on which nothing is read or written for this long is closed (hub sockets ping well within it). */
-  httpConnectionTimeoutMs: 120_000,
-  /** SignalR ping (type 6): sent to a hub socket the server has not written to for this long. */
-  hubPingIntervalMs: 15_000,
-  /** A backplane or presence command Redis has not answered by then fails (a hung connection must not hang a push). */
-  redisCommandTimeoutMs: 2000,
-  /** Longest wait for one new PostgreSQL connection: a silent host fails instead of hanging connect() for the OS TCP timeout. */
-  databaseConnectTimeoutMs: 5000,
-  /** At start, how long the first database connection is retried (with backoff) before the process exits 1 (0 = one try). */
-  databaseStartupWaitMs: 30_000,
-  /** Partitions of the topics the service creates (the user replica's consumer runs as many partitions at once). */
-  kafkaTopicPartitions: 6,
-  /** How often consumer_lag and consumer_oldest_unconsumed_age_seconds are read from the broker. */
-  kafkaLagPollingIntervalMs: 15_000,
-  /**
-   * How long a consumer that died without leaving (SIGKILL, a lost node) keeps its partitions before
-   * the group hands them on, which is also how long a replica restarted after a crash waits to join;
-   * the broker's group.min.session.timeout.ms (6 s by default) bounds it below. Heartbeats go every
-   * third of it, at most every 3 s.
-   */
-  kafkaConsumerSessionTimeoutMs: 30_000,
-  /**
-   * Failed attempts in a row on one message (errors that may be its own, not an outage) after which a
-   * consumer dead-letters it as CONSUMER_RETRIES_EXHAUSTED; a consumer may set its own maxAttempts.
-   */
-  kafkaConsumerMaxAttempts: 10,
-};
+import { DB_DEFAULTS, type DbTuning } from './db/defaults.ts';
+import { EVENTS_DEFAULTS, type EventsTuning } from './events/defaults.ts';
+import { HTTP_DEFAULTS, type HttpTuning } from './http/defaults.ts';
+import { OPS_DEFAULTS, type OpsTuning } from './ops/defaults.ts';
+import { OUTBOX_DEFAULTS, type OutboxTuning } from './outbox/defaults.ts';
+import { PUSH_DEFAULTS, type PushTuning } from './push/defaults.ts';
+import { REALTIME_DEFAULTS, type RealtimeTuning } from './realtime/defaults.ts';
 
-export type KernelTuning = typeof KERNEL_TUNING;
+/**
+ * The kernel's fixed values as one object: each kernel part declares its own in its defaults.ts
+ * (the one place a default number of that part is written); this only gathers them, so buildApp and
+ * the service take one `tuning` and a test shortens any of them by name (`buildApp(config, { tuning })`,
+ * or test/support/service-entry.ts for a child process). An operator has no way to change these.
+ */
+export type KernelTuning = HttpTuning & DbTuning & EventsTuning & RealtimeTuning & OutboxTuning & PushTuning & OpsTuning;
+
+export const KERNEL_TUNING: Readonly<KernelTuning> = Object.freeze({
+  ...HTTP_DEFAULTS,
+  ...DB_DEFAULTS,
+  ...EVENTS_DEFAULTS,
+  ...REALTIME_DEFAULTS,
+  ...OUTBOX_DEFAULTS,
+  ...PUSH_DEFAULTS,
+  ...OPS_DEFAULTS,
+});

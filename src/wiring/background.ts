@@ -1,14 +1,13 @@
 import type pg from 'pg';
 import type { Config } from '../config.ts';
-import { backoffDelayMs, type Backoff } from '../platform/backoff/index.ts';
+import { backoffDelayMs } from '../platform/backoff/index.ts';
 import { createDb } from '../platform/db/index.ts';
 import type { ConsumerDefinition, ConsumerHandle, EventBus } from '../platform/events/bus.ts';
 import type { JobRunner } from '../platform/jobs/index.ts';
 import type { Logger } from '../platform/observability/logger.ts';
 import type { Registry } from '../platform/observability/metrics.ts';
+import { EVENTS_DEFAULTS } from '../platform/events/index.ts';
 
-/** Kafka down at start: try again after 2 s, doubling to 30 s. */
-const BUS_START_BACKOFF: Backoff = { baseMs: 2000, factor: 2, capMs: 30_000, jitter: 0 };
 
 export interface BackgroundDeps {
   config: Pick<Config, 'JOBS_ENABLED' | 'KAFKA_TOPIC_PREFIX'>;
@@ -65,7 +64,7 @@ export function createBackground(deps: BackgroundDeps): { start(): Promise<void>
 
   function retryBus(attempt: number, err: unknown): void {
     if (closing()) return;
-    const delayMs = backoffDelayMs(BUS_START_BACKOFF, attempt);
+    const delayMs = backoffDelayMs(EVENTS_DEFAULTS.busStartBackoff, attempt);
     log.error({ err, attempt, retryInMs: delayMs }, 'event bus start failed; outbox rows wait, consumers start when it is back');
     busRetry = setTimeout(() => void connectBus(attempt + 1), delayMs);
   }

@@ -17,7 +17,7 @@ import { registerUserSlots } from '../platform/http/user-concurrency.ts';
 import type { Logger } from '../platform/observability/logger.ts';
 import type { Registry } from '../platform/observability/metrics.ts';
 import { fastifyTracingPlugin } from '../platform/observability/tracing-sdk.ts';
-import type { KernelTuning } from '../platform/tuning.ts';
+import { HTTP_DEFAULTS, type HttpTuning } from '../platform/http/defaults.ts';
 
 /**
  * The HTTP server every route is registered on, in the order its plugins need: tracing (it wraps
@@ -29,7 +29,7 @@ import type { KernelTuning } from '../platform/tuning.ts';
  */
 export async function createHttpServer(
   config: Config,
-  deps: { log: Logger; tuning: KernelTuning; adminChecks: AdminCheck[]; adminAudit: AdminAuditSink; registry: Registry },
+  deps: { log: Logger; tuning: HttpTuning; adminChecks: AdminCheck[]; adminAudit: AdminAuditSink; registry: Registry },
 ): Promise<{ app: FastifyInstance; tokens: TokenVerifier }> {
   const { log, tuning } = deps;
   const app = Fastify({
@@ -43,8 +43,8 @@ export async function createHttpServer(
     http: {
       // Node requires headersTimeout <= requestTimeout, and checks both only every
       // connectionsCheckingInterval (30 s by default, too coarse for short timeouts).
-      headersTimeout: Math.min(60_000, tuning.httpRequestTimeoutMs),
-      connectionsCheckingInterval: Math.min(30_000, Math.ceil(tuning.httpRequestTimeoutMs / 4)),
+      headersTimeout: Math.min(HTTP_DEFAULTS.httpHeadersTimeoutCapMs, tuning.httpRequestTimeoutMs),
+      connectionsCheckingInterval: Math.min(HTTP_DEFAULTS.httpConnectionsCheckCapMs, Math.ceil(tuning.httpRequestTimeoutMs / 4)),
     },
     // Long-lived hub sockets must not hold up shutdown; in-flight requests still finish.
     forceCloseConnections: 'idle',

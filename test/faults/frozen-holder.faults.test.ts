@@ -37,9 +37,10 @@ interface Outcome {
 async function scenario(): Promise<Outcome> {
   const stack = await createStack();
   const phase = phaseClock();
-  const env = { MESSENGER_REALTIME_LOCK_TTL: `${LOCK_TTL_MS}ms` };
+  // The LockTtl is derived from MaxRunDuration in service; a shorter one is handed in code.
+  const tuning = { kernel: { dispatchLockTtlMs: LOCK_TTL_MS } };
   // `front` serves REST and Bob's hub sockets; `holder` is frozen while it dispatches.
-  const [front, holder] = await Promise.all([stack.start('front', { env }), stack.start('holder', { env })]);
+  const [front, holder] = await Promise.all([stack.start('front', { tuning }), stack.start('holder', { tuning })]);
   const [alice, bob] = await createUsers(stack, front, 2);
   await waitFor(
     'the user replica of both users',

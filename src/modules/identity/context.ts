@@ -1,9 +1,10 @@
-import type { SettingsOf } from '../../platform/types/index.ts';
-import type { identitySettings } from './settings.ts';
+import { settingsProblems, type SettingsOf } from '../../platform/types/index.ts';
+import { identitySettings } from './settings.ts';
 import type { Db } from '../../platform/db/index.ts';
 import type { Logger } from '../../platform/observability/index.ts';
 import type { Clock } from '../../platform/time.ts';
 import type { IdentityMetrics } from './metrics.ts';
+import { IDENTITY_DEFAULTS } from './defaults.ts';
 
 /** What the identity operations and workers share. */
 export interface IdentityContext {
@@ -42,31 +43,14 @@ export interface IdentitySettings {
   expiry: AssignmentExpirySettings;
 }
 
-/**
- * A failed fan-out page hands its task back after 1 s, doubling per attempt up to 1 min (AttemptCount
- * still counts toward MaxAttempts): quick enough for a blip, slow enough not to hammer a database
- * that is down. Fixed values (once IDENTITY_ACCESS_FANOUT_RETRY_BASE_MS/_CAP_MS).
- */
-export const FANOUT_RETRY_BASE_MS = 1000;
-export const FANOUT_RETRY_CAP_MS = 60_000;
-/**
- * A fan-out task of a role with more users splits on its first page into sub-tasks of this many users
- * each (by UserId range), leased on their own, so several instances share one large role. Fixed (once
- * IDENTITY_ACCESS_FANOUT_RANGE_SIZE): it only trades tasks per role against parallelism.
- */
-export const FANOUT_RANGE_SIZE = 5000;
-/**
- * The expiry worker's cycle and users per transaction: an assignment outlives its ExpiresAt by at
- * most ~30 s, and a batch stays a short transaction (once IDENTITY_ASSIGNMENT_EXPIRY_INTERVAL_MS/_BATCH_SIZE).
- */
-export const ASSIGNMENT_EXPIRY_INTERVAL_MS = 30_000;
-export const ASSIGNMENT_EXPIRY_BATCH_SIZE = 500;
-
 /** The identity settings as loadConfig read them. */
 export type IdentityConfig = SettingsOf<typeof identitySettings>;
 
 /** The one place the settings (settings.ts: defaults, bounds, units; validated once by loadConfig) become the operations' and jobs' options, taken as they are. */
 export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
+  // The one check at construction: values that did not come through loadConfig meet the same bounds.
+  const problems = settingsProblems(identitySettings, config);
+  if (problems.length > 0) throw new Error(`invalid identity settings: ${problems.join('; ')}`);
   return {
     inlineFanOutThreshold: config.IDENTITY_INLINE_FANOUT_THRESHOLD,
     phoneRegion: config.PHONE_DEFAULT_REGION,
@@ -75,10 +59,10 @@ export function identitySettingsFrom(config: IdentityConfig): IdentitySettings {
       batchSize: config.IDENTITY_ACCESS_FANOUT_BATCH_SIZE,
       maxLeaseMs: config.IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION,
       maxAttempts: config.IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS,
-      rangeSize: FANOUT_RANGE_SIZE,
-      retryBaseMs: FANOUT_RETRY_BASE_MS,
-      retryCapMs: FANOUT_RETRY_CAP_MS,
+      rangeSize: IDENTITY_DEFAULTS.fanOutRangeSize,
+      retryBaseMs: IDENTITY_DEFAULTS.fanOutRetryBaseMs,
+      retryCapMs: IDENTITY_DEFAULTS.fanOutRetryCapMs,
     },
-    expiry: { intervalMs: ASSIGNMENT_EXPIRY_INTERVAL_MS, batchSize: ASSIGNMENT_EXPIRY_BATCH_SIZE },
+    expiry: { intervalMs: IDENTITY_DEFAULTS.assignmentExpiryIntervalMs, batchSize: IDENTITY_DEFAULTS.assignmentExpiryBatchSize },
   };
 }

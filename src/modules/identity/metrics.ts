@@ -4,6 +4,7 @@ import { counter, dbGauge, histogram, type Registry } from '../../platform/obser
 import type { Clock } from '../../platform/time.ts';
 import { query, type Db } from '../../platform/db/index.ts';
 import { queueStats, type QueueStats } from './access-fanout/fanout-sql.ts';
+import { IDENTITY_DEFAULTS } from './defaults.ts';
 
 /**
  * Metrics of the identity context. Names of seed 003 are kept exactly; the rest carry the
@@ -97,12 +98,12 @@ export function createIdentityMetrics(registry: Registry, db: Db, clock: Clock) 
 
 export type IdentityMetrics = ReturnType<typeof createIdentityMetrics>;
 
-/** Counted up to 100,000 (far past the alert threshold), so a scrape after a long outage stays cheap. */
+/** Counted up to IDENTITY_DEFAULTS.unpublishedCountCap (far past the alert threshold), so a scrape after a long outage stays cheap. */
 async function unpublishedEvents(db: Db, topic: string): Promise<number> {
   const { rows } = await query<{ n: number }>(
     db,
     sql`select count(*)::int as n from (
-          select 1 from platform.outbox where published_at is null and topic = ${topic} limit 100000) capped`,
+          select 1 from platform.outbox where published_at is null and topic = ${topic} limit ${IDENTITY_DEFAULTS.unpublishedCountCap}) capped`,
   );
   return rows[0]?.n ?? 0;
 }

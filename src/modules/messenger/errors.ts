@@ -44,7 +44,7 @@ export const ChatErrors = {
   chatSyncTokenAhead: () =>
     new AppError('MSG_CHAT_SYNC_TOKEN_AHEAD', 'after is beyond the newest change: list your chats again without after and keep its next', 400),
   blocked: () => new AppError('MSG_USER_BLOCKED', 'you cannot message or call this user', 403),
-  /** MESSENGER_TUNING.sendQueueMaxWaiting sends already wait on this replica: shed load instead of queueing without end. */
+  /** MESSENGER_DEFAULTS.sendQueueMaxWaiting sends already wait on this replica: shed load instead of queueing without end. */
   sendQueueFull: () =>
     new AppError('MSG_SEND_QUEUE_FULL', 'too many messages are being sent right now; try again shortly', 503, { retryAfterSeconds: 1 }),
   /** The caller's replica row is not active (seed 002: Blocked, Archived or an unknown status). */

@@ -1,4 +1,5 @@
-import { MESSENGER_TUNING, messengerRealtimeSettings, messengerSettings, type MessengerSettings, type MessengerTuning } from './settings.ts';
+import { messengerRealtimeSettings, messengerSettings, type MessengerSettings } from './settings.ts';
+import { MESSENGER_DEFAULTS, messengerTuningProblems, type MessengerTuning } from './defaults.ts';
 import { filesOptionsOf, messengerFilesSettings, type MessengerFilesSettings } from './files/settings.ts';
 import { createFileStore } from './files/store.ts';
 import { filesSweepJob } from './files/sweep.job.ts';
@@ -7,14 +8,14 @@ import type { Principal } from '../../platform/http/index.ts';
 import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import { callTimeoutReaperJob } from './calls/call-timeout-reaper.job.ts';
 import { removeFromMediaSessions } from './calls/deactivation.ts';
-import { createMediaJoinMinter, MEDIA_TOKEN_TTL_SECONDS, TURN_TTL_SECONDS } from './calls/media-join.ts';
+import { createMediaJoinMinter } from './calls/media-join.ts';
 import { messengerOptionsOf } from './options.ts';
 import { chatGroup, chatIdOfGroup } from './model/chat-kinds.ts';
 import { typingMethod } from './presence/typing.ts';
 import { announcePresence } from './presence/presence.ts';
 import { chatMembership, connectStateOf } from './chats/chat-sql.ts';
 import { createElasticsearchContactSearch } from './contact-search/elasticsearch-adapter.ts';
-import { contactSearchIndexerJob, INDEX_BATCH_SIZE, INDEX_MAX_RUN_MS } from './contact-search/indexer.job.ts';
+import { contactSearchIndexerJob } from './contact-search/indexer.job.ts';
 import { createContactSearchMetrics } from './contact-search/metrics.ts';
 import { createPostgresContactSearch } from './contact-search/postgres-adapter.ts';
 import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
@@ -30,22 +31,7 @@ import { HubRefusal, tickBatcher } from '../../platform/realtime/index.ts';
 import { createUserSyncMetrics } from './user-replica/metrics.ts';
 import { USER_SYNC_CONSUMER, userSyncConsumer } from './user-replica/user-sync.consumer.ts';
 
-// Fixed values of the messenger's maintenance work (once settings; nobody but a developer tunes them).
-/** pin.identity.users.v1 partitions the user replica consumer handles at once (each stays in order): the topic's default partition count. */
-const USER_SYNC_PARTITIONS_CONCURRENTLY = 6;
-/** The nightly index rebuild: replica rows per bulk request, and a run ends long before the next night's. */
-const CONTACT_SEARCH_REBUILD_BATCH_SIZE = 1000;
-const CONTACT_SEARCH_REBUILD_MAX_RUN_MS = 6 * 3_600_000;
-/** CallTimeoutReaper: a missed call is announced within ~2 s of its ring timeout. */
-const CALL_REAPER_INTERVAL_MS = 2000;
-const CALL_REAPER_BATCH_SIZE = 100;
-const CALL_REAPER_MAX_RUN_MS = 10_000;
-/** The files sweep: uploads never sent are found within ~10 min of their expiry (FILES_UNSENT_EXPIRY, hours). */
-const FILES_SWEEP_INTERVAL_MS = 10 * 60_000;
-const FILES_SWEEP_BATCH_SIZE = 100;
-const FILES_SWEEP_MAX_RUN_MS = 60_000;
-
-export type { MessengerTuning } from './settings.ts';
+export { MESSENGER_DEFAULTS, type MessengerTuning } from './defaults.ts';
 
 /**
  * The messenger context:
@@ -57,7 +43,10 @@ export type { MessengerTuning } from './settings.ts';
  *   ELASTICSEARCH_URL is set, else PostgreSQL) kept by an indexer and MessengerContactSearchRebuildJob.
  */
 export function messengerModule(overrides: Partial<MessengerTuning> = {}) {
-  const tuning: MessengerTuning = { ...MESSENGER_TUNING, ...overrides };
+  const tuning: MessengerTuning = { ...MESSENGER_DEFAULTS, ...overrides };
+  // The one check at construction: a test's overrides are held to what the service runs with.
+  const problems = messengerTuningProblems(tuning);
+  if (problems.length > 0) throw new Error(`invalid messenger options: ${problems.join('; ')}`);
   return defineModule({ ...messengerSettings, ...messengerRealtimeSettings, ...messengerFilesSettings }, (deps) => messengerParts(deps, tuning));
 }
 
@@ -76,7 +65,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
   const searchMetrics = createContactSearchMetrics(deps.registry, deps.db);
 
   const realtimeLog = log.child({ part: 'realtime' });
-  const mintJoin = createMediaJoinMinter({ ...options.media, tokenTtlSeconds: MEDIA_TOKEN_TTL_SECONDS, turnTtlSeconds: TURN_TTL_SECONDS }, deps.clock);
+  const mintJoin = createMediaJoinMinter({ ...options.media, tokenTtlSeconds: MESSENGER_DEFAULTS.mediaTokenTtlSeconds, turnTtlSeconds: MESSENGER_DEFAULTS.turnTtlSeconds }, deps.clock);
   // Its kinds on the kernel's push path: loaded and built here, dispatched there.
   deps.push.registerKinds(messengerPushKinds(mintJoin));
   const sends = createSendQueue(
@@ -89,7 +78,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
     log: log.child({ consumer: USER_SYNC_CONSUMER }),
     metrics: createUserSyncMetrics(deps.registry, USER_SYNC_CONSUMER),
     phoneRegion: options.phoneRegion,
-    partitionsConcurrently: USER_SYNC_PARTITIONS_CONCURRENTLY,
+    partitionsConcurrently: MESSENGER_DEFAULTS.userSyncPartitionsConcurrently,
     leaveMediaSessions: removeFromMediaSessions,
     push: deps.push,
   };
@@ -143,26 +132,26 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
         db: deps.db,
         index,
         metrics: searchMetrics,
-        settings: { ...options.contactIndexer, batchSize: INDEX_BATCH_SIZE, maxRunMs: INDEX_MAX_RUN_MS },
+        settings: { ...options.contactIndexer, batchSize: MESSENGER_DEFAULTS.contactSearchIndexBatchSize, maxRunMs: MESSENGER_DEFAULTS.contactSearchIndexMaxRunMs },
       }),
       contactSearchRebuildJob({
         db: deps.db,
         index,
         metrics: searchMetrics,
-        batchSize: CONTACT_SEARCH_REBUILD_BATCH_SIZE,
+        batchSize: MESSENGER_DEFAULTS.contactSearchRebuildBatchSize,
         cron: search.rebuildCron,
-        maxRunMs: CONTACT_SEARCH_REBUILD_MAX_RUN_MS,
+        maxRunMs: MESSENGER_DEFAULTS.contactSearchRebuildMaxRunMs,
       }),
       callTimeoutReaperJob(deps.db, deps.push, {
-        intervalMs: CALL_REAPER_INTERVAL_MS,
-        batchSize: CALL_REAPER_BATCH_SIZE,
-        maxRunMs: CALL_REAPER_MAX_RUN_MS,
+        intervalMs: MESSENGER_DEFAULTS.callReaperIntervalMs,
+        batchSize: MESSENGER_DEFAULTS.callReaperBatchSize,
+        maxRunMs: MESSENGER_DEFAULTS.callReaperMaxRunMs,
       }),
       ...(store
         ? [filesSweepJob(deps.db, store, {
-            intervalMs: FILES_SWEEP_INTERVAL_MS,
-            batchSize: FILES_SWEEP_BATCH_SIZE,
-            maxRunMs: FILES_SWEEP_MAX_RUN_MS,
+            intervalMs: MESSENGER_DEFAULTS.filesSweepIntervalMs,
+            batchSize: MESSENGER_DEFAULTS.filesSweepBatchSize,
+            maxRunMs: MESSENGER_DEFAULTS.filesSweepMaxRunMs,
             unsentExpiryMs: filesOptions.unsentExpiryMs,
           })]
         : []),

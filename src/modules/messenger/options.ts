@@ -1,11 +1,10 @@
-import type { MessengerSettings, MessengerTuning } from './settings.ts';
+import type { MessengerTuning } from './defaults.ts';
+import type { MessengerSettings } from './settings.ts';
 
 /**
  * What the messenger's parts take, in their own words: the one place its settings (settings.ts:
- * defaults, bounds and units, validated once by loadConfig) and its tuning become options. The parts
- * read these, never a setting's name. Only what comes from a setting or a tuning is here: a fixed
- * constant stays with the part that owns it (the media lifetimes in calls/media-join.ts, the
- * indexer's batch and run limit in contact-search/indexer.job.ts), and index.ts hands both over.
+ * bounds and units, validated once by loadConfig) and its fixed values (defaults.ts) become options. The parts
+ * read these, never a setting's name. Every default it falls back to is MESSENGER_DEFAULTS' (defaults.ts).
  */
 export interface MessengerOptions {
   /** A phone number without a country code is read in this region (E.164). */

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { Duration, phoneRegionSettings, type SettingsOf } from '../../platform/types/index.ts';
+import { phoneRegionSettings, type SettingsOf } from '../../platform/types/index.ts';
+import { MESSENGER_DEFAULTS } from './defaults.ts';
 
 /**
  * Settings of the messenger context's user replica and contact search (seed 002), spread into the
@@ -30,31 +31,31 @@ export const messengerSettings = {
 export const messengerRealtimeSettings = {
   // Per-user request limits (per minute, counted across replicas when REDIS_URL is set).
   MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: Type.Integer({
-    default: 30,
+    default: MESSENGER_DEFAULTS.rateLimitContactSearchesPerMinute,
     minimum: 0,
     maximum: 100000,
     description: 'Contact searches by phone per user per minute: bounds phone-number enumeration (429 RATE_LIMITED past it; 0 = no limit)',
   }),
   MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE: Type.Integer({
-    default: 20,
+    default: MESSENGER_DEFAULTS.rateLimitContactRequestsPerMinute,
     minimum: 0,
     maximum: 100000,
     description: 'Contact requests per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
   }),
   MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE: Type.Integer({
-    default: 20,
+    default: MESSENGER_DEFAULTS.rateLimitCallInvitesPerMinute,
     minimum: 0,
     maximum: 100000,
     description: 'Call invites and conference invites per user per minute (each route counted on its own) (429 RATE_LIMITED past it; 0 = no limit)',
   }),
   MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: Type.Integer({
-    default: 30,
+    default: MESSENGER_DEFAULTS.rateLimitChatChangesPerMinute,
     minimum: 0,
     maximum: 100000,
     description: 'Chat creations (opening a direct chat included) and participant additions per user per minute (each route counted on its own) (429 RATE_LIMITED past it; 0 = no limit)',
   }),
   MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: Type.Integer({
-    default: 300,
+    default: MESSENGER_DEFAULTS.rateLimitMessageSendsPerMinute,
     minimum: 0,
     maximum: 100000,
     description: 'Message sends per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
@@ -75,35 +76,6 @@ export const messengerRealtimeSettings = {
     description: 'Shared secret of the TURN server (REST API credentials: HMAC-SHA1 over "<expiry>:<userId>")',
   }),
 };
-
-/**
- * Fixed values of the messenger that only a developer tunes (once settings). The service always runs
- * these; a test shortens one by building the module in code, `messengerModule({ … })`.
- */
-export const MESSENGER_TUNING = {
-  /** Most concurrent sends written in one statement (1 = every send alone). */
-  sendBatchMax: 64,
-  /** Send statements running at once per replica; sends arriving meanwhile go together in the next. */
-  sendConcurrency: 2,
-  /**
-   * Send statements start at most this often while sends keep coming, so a steady stream goes in
-   * fewer, larger statements (each costs ~0.6 ms of PostgreSQL plus the driver's work here, whatever
-   * its size); a send after a quiet spell goes at once.
-   */
-  sendMinIntervalMs: 10,
-  /** Sends waiting for a statement slot per replica; past it 503 MSG_SEND_QUEUE_FULL with Retry-After. */
-  sendQueueMaxWaiting: 5000,
-  /** Longest Elasticsearch request; a timeout counts as an indexing failure and is retried. */
-  contactSearchRequestTimeoutMs: 5000,
-  /** Contact search indexer timer (a committed replica change also wakes it through NOTIFY). */
-  contactSearchIndexIntervalMs: 1000,
-  /** A document whose indexing failed is retried after 1 s, doubling up to this. */
-  contactSearchRetryCapMs: 60_000,
-  /** MessengerContactSearchRebuildJob schedule (cron, UTC): nightly, reconciling the index with the replica. */
-  contactSearchRebuildCron: '30 3 * * *',
-};
-
-export type MessengerTuning = typeof MESSENGER_TUNING;
 
 /** Every messenger setting (user replica, contact search, realtime), as the module receives them. */
 export type MessengerSettings = SettingsOf<typeof messengerSettings & typeof messengerRealtimeSettings>;

@@ -1,9 +1,10 @@
 import type { Db } from '../../platform/db/index.ts';
 import { AppError } from '../../platform/http/index.ts';
-import { API_ERRORS, EXPONENTIAL_MULTIPLIER_DEFAULT, PROVIDERS_OF, type BackoffKind, type Channel } from './model.ts';
+import { API_ERRORS, PROVIDERS_OF, type BackoffKind, type Channel } from './model.ts';
 import type { RetryPolicy } from './delivery/rules.ts';
 import type { ChannelConfigRow } from './schema.ts';
 import { selectChannelConfigs, upsertChannelConfig, wakeDispatcher, type ChannelConfigValues } from './sql.ts';
+import { NOTIFICATIONS_DEFAULTS } from './defaults.ts';
 
 export type ChannelConfigs = Map<Channel, ChannelConfigRow>;
 
@@ -95,7 +96,7 @@ export async function putChannelConfig(db: Db, channel: Channel, input: ChannelC
     retryBackoff: b.kind,
     backoffInitialSeconds: b.kind === 'Fixed' ? b.delaySeconds : b.initialDelaySeconds,
     backoffMaxSeconds: b.kind === 'Fixed' ? b.delaySeconds : b.maxDelaySeconds,
-    backoffMultiplier: b.kind === 'Fixed' ? 1 : (b.multiplier ?? EXPONENTIAL_MULTIPLIER_DEFAULT),
+    backoffMultiplier: b.kind === 'Fixed' ? 1 : (b.multiplier ?? NOTIFICATIONS_DEFAULTS.exponentialMultiplier),
     updatedAt: now,
   };
   return db.transaction(async (tx) => {

@@ -11,13 +11,14 @@ import { terminalFailureSource } from './terminal-failures/ops-failures.ts';
 import { registerTerminalFailureRoutes } from './terminal-failures/routes.ts';
 import { registerUnconfirmedRoutes } from './unconfirmed/routes.ts';
 import { STATUS_FRAME_KINDS } from './status-frames.ts';
-import { deliveryJobOptions, NOTIFICATIONS_TUNING, notificationsSettings, type NotificationsSettings, type NotificationsTuning } from './settings.ts';
+import { NOTIFICATIONS_DEFAULTS, notificationsTuningProblems } from './defaults.ts';
+import { deliveryJobOptions, notificationsSettings, type NotificationsSettings, type NotificationsTuning } from './settings.ts';
 import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
 import { refuseStreamRefusedUsers } from './refused-users.ts';
 
 export type { NotificationDispatchedEvent } from './events.ts';
-export type { NotificationsTuning } from './settings.ts';
+export { NOTIFICATIONS_DEFAULTS, type NotificationsTuning } from './defaults.ts';
 export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
 
 /**
@@ -28,7 +29,10 @@ export { NOTIFICATION_DISPATCHED_EVENT } from './events.ts';
  * push.userFrames, status-frames.ts), so they carry Cursor and join the user's event stream.
  */
 export function notificationsModule(overrides: Partial<NotificationsTuning> = {}) {
-  const tuning: NotificationsTuning = { ...NOTIFICATIONS_TUNING, ...overrides };
+  const tuning: NotificationsTuning = { ...NOTIFICATIONS_DEFAULTS, ...overrides };
+  // The one check at construction: a test's overrides are held to what the service runs with.
+  const problems = notificationsTuningProblems(tuning);
+  if (problems.length > 0) throw new Error(`invalid notifications options: ${problems.join('; ')}`);
   return defineModule(notificationsSettings, (deps) => notificationsParts(deps, tuning));
 }
 

@@ -11,6 +11,7 @@ import { noticeCandidates, writeMessageNotices, type NoticeRecipient } from './c
 import type { NotificationMetrics } from './metrics.ts';
 import { heldBackReason } from './notifications.ts';
 import type { ProviderRegistry } from './providers/registry.ts';
+import { NOTIFICATIONS_DEFAULTS } from './defaults.ts';
 
 /** MessagePostedKafkaEvent (docs/architecture.md, "Event contracts"): never carries the message body. */
 export const MessagePostedKafkaEvent = Type.Object({
@@ -28,14 +29,6 @@ export type MessagePostedKafkaEvent = Static<typeof MessagePostedKafkaEvent>;
 
 export const MESSAGE_POSTED_INVALID = 'NTF_MESSAGE_POSTED_INVALID';
 
-/**
- * Longest wait for the hub's presence answer (Redis) per message, all recipients' lookups at once.
- * The lookups run inside the consumer's transaction: a Redis that hangs (not down, just silent)
- * would otherwise keep the transaction open and the partition stalled for as long as it hangs. A
- * healthy lookup takes about a millisecond; past this it counts as unreadable (offline).
- */
-export const PRESENCE_LOOKUP_TIMEOUT_MS = 500;
-
 /** Presence of each user, false (and the error kept) for a lookup that failed or ran out of time. */
 async function lookUpPresence(hub: Hub, userIds: readonly string[], timeoutMs: number): Promise<{ online: boolean[]; failures: number; error?: unknown }> {
   let failures = 0;
@@ -52,9 +45,6 @@ async function lookUpPresence(hub: Hub, userIds: readonly string[], timeoutMs: n
   return { online, failures, error };
 }
 
-/** MessagePosted events one consumer transaction takes: a partition's backlog commits (and yields to a stop) in small steps. */
-const MESSAGES_PER_TRANSACTION = 10;
-
 /**
  * The offline path: for each recipient not connected to the hub (presence across replicas), an
  * in-app notification plus a push per registered device — unless the chat's earlier notification
@@ -62,7 +52,7 @@ const MESSAGES_PER_TRANSACTION = 10;
  * `collapseWindowMs`, and one only while the chat is a message request to them (RequestUserIds).
  * Connected recipients already got the message in realtime from the messenger. Rows are deduped
  * per message and recipient, on top of the runner's inbox. Presence that cannot be read (the hub's
- * Redis down, or silent past PRESENCE_LOOKUP_TIMEOUT_MS) counts as offline: a redundant push beats
+ * Redis down, or silent past NOTIFICATIONS_DEFAULTS.presenceLookupTimeoutMs) counts as offline: a redundant push beats
  * holding every later notification of the partition until Redis returns. Every partition of the
  * topic is read at once, so one chat's backlog (keyed by ChatId) never holds another chat's.
  */
@@ -80,8 +70,8 @@ export function messagePostedConsumer(deps: {
     topic: TOPICS.messagePosted,
     groupId: 'pin-notifications.message-posted',
     eventTypes: [MESSAGE_POSTED_EVENT],
-    partitionsConcurrently: MESSAGE_POSTED_PARTITIONS,
-    maxMessagesPerTransaction: MESSAGES_PER_TRANSACTION,
+    partitionsConcurrently: NOTIFICATIONS_DEFAULTS.messagePostedPartitions,
+    maxMessagesPerTransaction: NOTIFICATIONS_DEFAULTS.messagesPerTransaction,
     async handle(event, tx) {
       const p = event.payload;
       if (!Value.Check(MessagePostedKafkaEvent, p) || Number.isNaN(Date.parse(p.SentAt))) {
@@ -92,7 +82,7 @@ export function messagePostedConsumer(deps: {
       const recipients = messageRecipients(p);
       const candidates = await noticeCandidates(tx, scope, recipients);
       deps.metrics.folded.inc(recipients.length - candidates.length);
-      const { online, failures, error: presenceError } = await lookUpPresence(deps.hub, candidates.map((c) => c.userId), PRESENCE_LOOKUP_TIMEOUT_MS);
+      const { online, failures, error: presenceError } = await lookUpPresence(deps.hub, candidates.map((c) => c.userId), NOTIFICATIONS_DEFAULTS.presenceLookupTimeoutMs);
       if (failures > 0) {
         deps.metrics.presenceUnknown.inc(failures);
         const reason = presenceError instanceof Error ? presenceError.message : String(presenceError);
@@ -117,9 +107,6 @@ export function messagePostedConsumer(deps: {
     },
   });
 }
-
-/** pin.messenger.message-posted.v1's partitions (the catalogue's count), each read on its own, in order. */
-const MESSAGE_POSTED_PARTITIONS = 6;
 
 /** The event's recipients but the sender, once each, lower-case, each marked when the chat is a message request to them. */
 export function messageRecipients(p: MessagePostedKafkaEvent): NoticeRecipient[] {

@@ -2,6 +2,7 @@
  * The vocabulary of the notifications context: channels, statuses, provider keys and error codes,
  * spelled as the seed spells them (they travel in events and REST bodies).
  */
+import { NOTIFICATIONS_DEFAULTS } from './defaults.ts';
 
 export const CHANNELS = ['InApp', 'Email', 'Sms', 'Push', 'Telegram', 'Max', 'WhatsApp', 'Viber'] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -11,8 +12,6 @@ export type Status = (typeof STATUSES)[number];
 
 export const BACKOFF_KINDS = ['Fixed', 'Exponential'] as const;
 export type BackoffKind = (typeof BACKOFF_KINDS)[number];
-/** An Exponential backoff's growth per attempt when the channel's configuration names none. */
-export const EXPONENTIAL_MULTIPLIER_DEFAULT = 2;
 
 /** Which provider adapters may serve a channel (ChannelConfig.ProviderKey must be one of them). */
 export const PROVIDERS_OF: Record<Channel, readonly string[]> = {
@@ -65,7 +64,7 @@ export const API_ERRORS = {
   invalidReference: 'NTF_WEBHOOK_REFERENCE_INVALID',
   /** The push token is registered to another user (it is never moved silently). */
   pushTokenTaken: 'NTF_PUSH_TOKEN_TAKEN',
-  /** The user has NOTIFICATIONS_TUNING.pushTokensMaxPerUser tokens already. */
+  /** The user has NOTIFICATIONS_DEFAULTS.pushTokensMaxPerUser tokens already. */
   pushTokenLimit: 'NTF_PUSH_TOKEN_LIMIT',
   /** The reprocess call: the notification is not terminal Failed. */
   notTerminal: 'NTF_NOTIFICATION_NOT_TERMINAL',
@@ -86,7 +85,6 @@ export const NOTIFICATION_STATUS_CHANGED_EVENT = 'notification_status_changed';
 
 /** NOTIFY channel that wakes the dispatcher; delivered when the creating transaction commits. */
 export const DISPATCH_WAKE_CHANNEL = 'notifications_dispatch';
-
 
 export const DISPATCHER_JOB = 'notifications-dispatcher';
 export const RETRY_WORKER_JOB = 'notifications-retry-worker';

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Duration, type SettingsOf } from '../../platform/types/index.ts';
+import { NOTIFICATIONS_DEFAULTS as D, type NotificationsTuning } from './defaults.ts';
 
 const optionalUrl = (description: string, example: string) => Type.Optional(Type.String({ pattern: '^https?://', examples: [example], description }));
 const optionalSecret = (description: string) => Type.Optional(Type.String({ minLength: 16, description }));
@@ -12,14 +13,14 @@ const optionalSecret = (description: string) => Type.Optional(Type.String({ minL
  */
 export const notificationsSettings = {
   NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE: Type.Integer({
-    default: 10,
+    default: D.rateLimitPushTokenRegistrationsPerMinute,
     minimum: 0,
     maximum: 100000,
     description: 'Push-token registrations per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
   }),
 
   NOTIFICATIONS_CHAT_COLLAPSE_WINDOW: Duration({
-    default: '60s',
+    default: D.chatCollapseWindowMs,
     minimum: '0s',
     maximum: '1h',
     description:
@@ -27,7 +28,7 @@ export const notificationsSettings = {
   }),
 
   NOTIFICATIONS_SMTP_HOST: Type.Optional(Type.String({ minLength: 1, examples: ['smtp.example.org'], description: 'SMTP server for the Email channel (provider smtp); unset = email not configured' })),
-  NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP port' }),
+  NOTIFICATIONS_SMTP_PORT: Type.Integer({ default: D.smtpPort, minimum: 1, maximum: 65535, description: 'SMTP port' }),
   NOTIFICATIONS_SMTP_TLS: Type.Union([Type.Literal('implicit'), Type.Literal('starttls'), Type.Literal('none')], {
     default: 'starttls',
     description:
@@ -61,41 +62,6 @@ export function fromDomain(from: string): string {
   return /@([^@\s<>]+)>?\s*$/.exec(from)![1]!;
 }
 
-/**
- * A retry run stops claiming after 50 s, inside the seed's one-minute cycle, so one run never
- * overlaps the next tick (once NOTIFICATIONS_RETRY_MAX_RUN_SECONDS).
- */
-const RETRY_MAX_RUN_MS = 50_000;
-
-/**
- * Product rules and delivery timings of notifications that are not knobs (once settings: seed 004
- * names no option for them, and the per-channel MaxAttempts and RetryBackoff live in channel_configs).
- * The service always runs these; a test picks a small one by building the module in code,
- * `notificationsModule({ … })`, or through test/support/service-entry.ts for a child process.
- */
-export const NOTIFICATIONS_TUNING = {
-  /** NotificationRetryWorker cycle (seed 004: every minute), under the lock notifications:retry-worker. */
-  retryPollingIntervalMs: 60_000,
-  /** Due Failed notifications claimed per retry batch; a run repeats while batches come back full. */
-  retryBatchSize: 200,
-  /** Dispatcher timer for Pending notifications (a NOTIFY at commit wakes it at once). */
-  dispatchPollingIntervalMs: 5000,
-  /** Pending notifications claimed per dispatcher batch. */
-  dispatchBatchSize: 200,
-  /** Provider calls in flight at once within one batch. */
-  sendConcurrency: 32,
-  /** A claimed notification is skipped by other workers this long; a crashed worker's rows come back after it. */
-  claimLeaseMs: 300_000,
-  /** Longest wait for one provider call; a timeout is NTF_PROVIDER_TRANSIENT. */
-  providerTimeoutMs: 10_000,
-  /** Devices (push tokens) one user may register; one more is refused 409 NTF_PUSH_TOKEN_LIMIT until one is removed. */
-  pushTokensMaxPerUser: 20,
-  /** Times a failed-delivery webhook may reopen a Sent notification (each reopen is a new DeliveryCycle); then it is terminal Failed. */
-  maxReopens: 3,
-};
-
-export type NotificationsTuning = typeof NOTIFICATIONS_TUNING;
-
 /** The notifications settings as loadConfig read them. */
 export type NotificationsSettings = SettingsOf<typeof notificationsSettings>;
 
@@ -115,12 +81,14 @@ export interface DeliveryJobOptions {
   hardTimeoutMs: number;
 }
 
-/** The delivery jobs' options from the fixed values: the one place they are mapped. */
-export function deliveryJobOptions(t: NotificationsTuning = NOTIFICATIONS_TUNING): { dispatcher: DeliveryJobOptions; retryWorker: DeliveryJobOptions } {
+export type { NotificationsTuning };
+
+/** The delivery jobs' options from the fixed values (defaults.ts): the one place they are mapped. */
+export function deliveryJobOptions(t: NotificationsTuning = D): { dispatcher: DeliveryJobOptions; retryWorker: DeliveryJobOptions } {
   const shared = {
     leaseMs: t.claimLeaseMs,
     // Above the adapters' own timeout (providerTimeoutMs), which should fire first.
-    hardTimeoutMs: t.providerTimeoutMs * 3,
+    hardTimeoutMs: t.providerTimeoutMs * D.hardTimeoutProviderTimeouts,
     concurrency: t.sendConcurrency,
   };
   return {
@@ -128,14 +96,14 @@ export function deliveryJobOptions(t: NotificationsTuning = NOTIFICATIONS_TUNING
       ...shared,
       everyMs: t.dispatchPollingIntervalMs,
       batchSize: t.dispatchBatchSize,
-      // The dispatcher has no run length of its own: ten of its intervals, at least a second.
-      maxRunMs: Math.max(1000, t.dispatchPollingIntervalMs * 10),
+      // The dispatcher has no run length of its own: a number of its intervals, with a floor.
+      maxRunMs: Math.max(D.dispatchMaxRunFloorMs, t.dispatchPollingIntervalMs * D.dispatchMaxRunIntervals),
     },
     retryWorker: {
       ...shared,
       everyMs: t.retryPollingIntervalMs,
       batchSize: t.retryBatchSize,
-      maxRunMs: RETRY_MAX_RUN_MS,
+      maxRunMs: D.retryMaxRunMs,
     },
   };
 }

@@ -3,6 +3,7 @@ import { createActivityCloser, inactivityThresholdMs as thresholdOf } from './cl
 import { createActivityRetention } from './retention/activity-retention.ts';
 import { stuckRowsGauge } from './closer/closer-metrics.ts';
 import { registerUserActivityRoutes } from './http/routes.ts';
+import { settingsProblems } from '../../platform/types/index.ts';
 import { userActivitySettings } from './settings.ts';
 import { viewStatsConsumer } from './stats/view-stats.ts';
 
@@ -15,7 +16,10 @@ export { PROPERTY_OBJECT_VIEW_ENDED_EVENT, SESSION_ENDED_EVENT } from './events.
  * with their ended-events, ActivityRetentionJob, and the view-stats consumer.
  */
 export default defineModule(userActivitySettings, ({ settings, db, clock, registry }) => {
-  // `settings` passed loadConfig's bounds at start (InactivityThreshold within 10..15 min, …).
+  // The one check at construction: `settings` passed loadConfig's bounds at start (InactivityThreshold
+  // within 10..15 min, …); values built in code meet the same ones here.
+  const problems = settingsProblems(userActivitySettings, settings);
+  if (problems.length > 0) throw new Error(`invalid user-activity settings: ${problems.join('; ')}`);
   const closer = createActivityCloser({ db, registry, settings });
   const inactivityThresholdMs = thresholdOf(settings);
   stuckRowsGauge(registry, db, clock, inactivityThresholdMs);

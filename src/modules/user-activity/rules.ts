@@ -62,4 +62,3 @@ export function linkDecision(sessionUserId: string | null, userId: string): Link
   return sessionUserId === userId ? 'already-linked' : 'switch';
 }
 
-export const MINUTE_MS = 60_000;

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { Duration, type SettingsOf } from '../../platform/types/index.ts';
+import { USER_ACTIVITY_DEFAULTS as D } from './defaults.ts';
 
 /**
  * Settings of the user-activity context (spread into ConfigSchema), one group per job. Each TypeBox
- * field is the one source of its default, bounds and unit: loadConfig fails fast at start with every
+ * field is the one source of its bounds and unit (its default is defaults.ts's): loadConfig fails fast at start with every
  * bad value named (the seed's "validation at host start"), and `settingsProblems` applies the same
  * bounds to values that did not come through loadConfig (tests, benchmarks).
  */
@@ -11,25 +12,25 @@ import { Duration, type SettingsOf } from '../../platform/types/index.ts';
 /** ActivityCloserJob (seed 001, "ActivityCloserOptions"). */
 export const activityCloserSettings = {
   USER_ACTIVITY_INACTIVITY_THRESHOLD: Duration({
-    default: '12m',
+    default: D.inactivityThresholdMs,
     minimum: '10m',
     maximum: '15m',
     description: 'ActivityCloserJob InactivityThreshold: sessions and views idle longer than this are closed (10..15 min, ADR-0056)',
   }),
   USER_ACTIVITY_CLOSER_POLLING_INTERVAL: Duration({
-    default: '1m',
+    default: D.closerPollingIntervalMs,
     minimum: '1s',
     maximum: '1h',
     description: 'ActivityCloserJob PollingInterval: how often the closer runs',
   }),
   USER_ACTIVITY_CLOSER_BATCH_SIZE: Type.Integer({
-    default: 500,
+    default: D.closerBatchSize,
     minimum: 1,
     maximum: 10_000,
     description: 'ActivityCloserJob BatchSize: rows claimed per batch; a run repeats while batches come back full',
   }),
   USER_ACTIVITY_CLOSER_MAX_RUN_DURATION: Duration({
-    default: '5m',
+    default: D.closerMaxRunMs,
     minimum: '1s',
     maximum: '1h',
     description: 'ActivityCloserJob MaxRunDuration: a run stops starting new batches after this; the next tick takes the rest',
@@ -39,7 +40,7 @@ export const activityCloserSettings = {
 /** ActivityRetentionJob. */
 export const activityRetentionSettings = {
   USER_ACTIVITY_RETENTION_MONTHS: Type.Integer({
-    default: 12,
+    default: D.retentionMonths,
     minimum: 1,
     maximum: 120,
     description: 'ActivityRetentionJob: Inactive sessions and views that ended longer ago than this are deleted',
@@ -49,7 +50,7 @@ export const activityRetentionSettings = {
 /** The unauthenticated tracking routes. */
 export const activityHttpSettings = {
   USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: Type.Integer({
-    default: 1200,
+    default: D.rateLimitTrackingPerMinute,
     minimum: 0,
     maximum: 100000,
     description: 'Tracking calls (session start, session and view heartbeats) per client address (IPv6: per /64) per minute, each route counted on its own, and a tenth of it for view opens; many devices can share one address behind a NAT (429 RATE_LIMITED past it; 0 = no limit)',

@@ -7,11 +7,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../observability/logger.ts';
 
-import { KERNEL_TUNING } from '../tuning.ts';
+import { DB_DEFAULTS } from './defaults.ts';
 import { query, type Db } from './query.ts';
 
 export { DatabaseUnreachableError, databaseTarget, waitForDatabase } from './startup.ts';
 export { query, type Db, type QueryOptions, type Rows } from './query.ts';
+export { DB_DEFAULTS, type DbTuning } from './defaults.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.meta.url));
 
@@ -22,7 +23,7 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../drizzle', import.m
 export interface DbTimeouts {
   /**
    * Establishing one connection; a silent host otherwise hangs connect() for the OS TCP timeout (~2 min).
-   * Not a setting (KERNEL_TUNING.databaseConnectTimeoutMs, 5 s); tests shorten it here.
+   * Not a setting (DB_DEFAULTS.databaseConnectTimeoutMs, 5 s); tests shorten it here.
    */
   DATABASE_CONNECT_TIMEOUT?: number;
   /** Server-side statement_timeout: a query stuck on a lock fails with 57014 instead of holding its connection. */
@@ -34,11 +35,11 @@ export interface DbTimeouts {
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT?: number;
 }
 
-/** The fixed limits and the statement timeout's default; callers that pass nothing (benches, tests) get the same limits. */
+/** DB_DEFAULTS' limits under the settings' names; callers that pass nothing (benches, tests) get the same limits. */
 export const DEFAULT_DB_TIMEOUTS: Required<DbTimeouts> = {
-  DATABASE_CONNECT_TIMEOUT: KERNEL_TUNING.databaseConnectTimeoutMs,
-  DATABASE_STATEMENT_TIMEOUT: 30_000,
-  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: 60_000,
+  DATABASE_CONNECT_TIMEOUT: DB_DEFAULTS.databaseConnectTimeoutMs,
+  DATABASE_STATEMENT_TIMEOUT: DB_DEFAULTS.databaseStatementTimeoutMs,
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT: DB_DEFAULTS.databaseIdleInTransactionTimeoutMs,
 };
 
 export function createPool(
@@ -164,7 +165,7 @@ export async function migrateDatabase(pool: pg.Pool, dir = MIGRATIONS_DIR): Prom
 }
 
 /** True when the database answers a trivial query within the timeout. */
-export async function pingDatabase(db: Db, timeoutMs = 2000): Promise<boolean> {
+export async function pingDatabase(db: Db, timeoutMs = DB_DEFAULTS.databasePingTimeoutMs): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Duration, Int, type SettingsOf } from '../types/index.ts';
+import { DB_DEFAULTS } from './defaults.ts';
 
 /** The database: PostgreSQL URL or the embedded server, pool size and statement timeout. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const databaseSettings = {
@@ -11,9 +12,9 @@ export const databaseSettings = {
     minLength: 1,
     description: 'Data directory of the embedded PostgreSQL (as root it must sit directly under /tmp)',
   }),
-  DATABASE_POOL_MAX: Int({ default: 10, minimum: 2, maximum: 200, description: 'Connections in the pg pool' }),
+  DATABASE_POOL_MAX: Int({ default: DB_DEFAULTS.databasePoolMax, minimum: 2, maximum: 200, description: 'Connections in the pg pool' }),
   DATABASE_STATEMENT_TIMEOUT: Duration({
-    default: '30s',
+    default: DB_DEFAULTS.databaseStatementTimeoutMs,
     minimum: '0s',
     description: 'statement_timeout of pooled connections (0 = server default); migrations run without it',
   }),

@@ -3,9 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelayMs, type Backoff } from '../backoff/index.ts';
 import { errorText, pgErrorOf } from '../errors/index.ts';
 import type { Logger } from '../observability/logger.ts';
+import { DB_DEFAULTS } from './defaults.ts';
 
-/** Between tries of the first connection: 0.5 s, 1 s, 2 s, … up to 5 s, a little jitter. */
-export const STARTUP_CONNECT_BACKOFF: Backoff = { baseMs: 500, factor: 2, capMs: 5000, jitter: 0.2 };
 
 /** Where a PostgreSQL URL points, for logs: host, port and database — never the user's password. */
 export function databaseTarget(url: string): { host: string; port: number; database: string } {
@@ -81,7 +80,7 @@ export async function waitForDatabase(
           err,
         );
       }
-      const retryInMs = Math.min(backoffDelayMs(opts.backoff ?? STARTUP_CONNECT_BACKOFF, attempt), remainingMs);
+      const retryInMs = Math.min(backoffDelayMs(opts.backoff ?? DB_DEFAULTS.databaseStartupBackoff, attempt), remainingMs);
       opts.log.warn({ ...target, attempt, retryInMs, remainingMs, error }, 'database not reachable yet; retrying');
       await sleep(retryInMs, undefined, { signal: opts.signal }).catch(() => undefined);
     }

@@ -122,7 +122,7 @@ export interface ConsumerDefinition<P = unknown> {
    * Failed attempts in a row on one message after which it is dead-lettered as
    * CONSUMER_RETRIES_EXHAUSTED. Only errors that may be the message's own count (a TypeError, a
    * unique violation it hits every time); an outage of the database or the broker never does.
-   * Default KERNEL_TUNING.kafkaConsumerMaxAttempts (10).
+   * Default EVENTS_DEFAULTS.kafkaConsumerMaxAttempts (10).
    */
   maxAttempts?: number;
   /** Partitions handled in parallel (each still strictly in order). Default 1. */

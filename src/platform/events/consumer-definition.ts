@@ -1,11 +1,11 @@
 import { backoffProblems, type Backoff } from '../backoff/index.ts';
 import type { BackoffPolicy, ConsumerDefinition } from './bus.ts';
 import { CONTRACT_VERSION_DEFAULT, type EventEnvelope } from './envelope.ts';
-import { KERNEL_TUNING } from '../tuning.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 import { withPrefix } from './topics.ts';
 
-/** Infrastructure errors are retried without end: 1 s doubling to 60 s, up to 20 % longer at random. */
-export const DEFAULT_BACKOFF: Backoff = { baseMs: 1000, factor: 2, capMs: 60_000, jitter: 0.2 };
+/** Infrastructure errors are retried without end (EVENTS_DEFAULTS.consumerRetryBackoff: 1 s doubling to 60 s, with jitter). */
+export const DEFAULT_BACKOFF: Backoff = EVENTS_DEFAULTS.consumerRetryBackoff;
 
 /** A consumer definition with its defaults applied and its physical names worked out. */
 export interface ResolvedConsumer {
@@ -25,7 +25,7 @@ export interface ResolvedConsumer {
   logFields(event: EventEnvelope): Record<string, unknown>;
 }
 
-/** Kernel-wide consumer defaults (KERNEL_TUNING.kafkaConsumerMaxAttempts). */
+/** Kernel-wide consumer defaults (EVENTS_DEFAULTS.kafkaConsumerMaxAttempts). */
 export interface ConsumerDefaults {
   maxAttempts?: number;
 }
@@ -43,9 +43,9 @@ export function resolveConsumer(definition: ConsumerDefinition, topicPrefix = ''
     if (!Number.isInteger(n) || n < 1) problems.push(`${name} must be a positive integer`);
     return n;
   };
-  const partitionsConcurrently = positive(definition.partitionsConcurrently, 1, 'partitionsConcurrently');
-  const maxMessagesPerTransaction = positive(definition.maxMessagesPerTransaction, 100, 'maxMessagesPerTransaction');
-  const maxAttempts = positive(definition.maxAttempts ?? defaults.maxAttempts, KERNEL_TUNING.kafkaConsumerMaxAttempts, 'maxAttempts');
+  const partitionsConcurrently = positive(definition.partitionsConcurrently, EVENTS_DEFAULTS.consumerPartitionsConcurrently, 'partitionsConcurrently');
+  const maxMessagesPerTransaction = positive(definition.maxMessagesPerTransaction, EVENTS_DEFAULTS.consumerMaxMessagesPerTransaction, 'maxMessagesPerTransaction');
+  const maxAttempts = positive(definition.maxAttempts ?? defaults.maxAttempts, EVENTS_DEFAULTS.kafkaConsumerMaxAttempts, 'maxAttempts');
   if (problems.length > 0) throw new Error(`consumer ${definition.name}: ${problems.join('; ')}`);
   return {
     definition,

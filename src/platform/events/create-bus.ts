@@ -4,13 +4,13 @@ import { createInProcessBus } from './in-process-bus.ts';
 import { createKafkaBus } from './kafka-bus.ts';
 import { kafkaSecurity, type KafkaSecuritySettings } from './kafka-security.ts';
 import type { EventBusSettings } from './settings.ts';
-import { KERNEL_TUNING, type KernelTuning } from '../tuning.ts';
+import { EVENTS_DEFAULTS, type EventsTuning } from './defaults.ts';
 import { topicsToCreate, type CatalogueTopic } from './topics.ts';
 
 export type { EventBusSettings };
 
-/** The bus's fixed values (KERNEL_TUNING); a test shortens one. */
-export type KafkaTuning = Pick<KernelTuning, 'kafkaTopicPartitions' | 'kafkaLagPollingIntervalMs' | 'kafkaConsumerSessionTimeoutMs' | 'kafkaConsumerMaxAttempts'>;
+/** The bus's fixed values (EVENTS_DEFAULTS); a test shortens one. */
+export type KafkaTuning = Omit<EventsTuning, 'consumerPoolSize'>;
 
 /**
  * Kafka when KAFKA_BROKERS is set (creating every catalogue topic and its DLQ twin at start),
@@ -21,7 +21,7 @@ export function createEventBus(
   settings: Omit<EventBusSettings, keyof KafkaSecuritySettings> & KafkaSecuritySettings,
   deps: { log: Logger; catalogue: readonly CatalogueTopic[]; tuning?: KafkaTuning },
 ): EventBus {
-  const tuning = deps.tuning ?? KERNEL_TUNING;
+  const tuning = deps.tuning ?? EVENTS_DEFAULTS;
   if (!settings.KAFKA_BROKERS) {
     return createInProcessBus({ log: deps.log, partitions: tuning.kafkaTopicPartitions, consumerMaxAttempts: tuning.kafkaConsumerMaxAttempts });
   }

@@ -9,6 +9,7 @@ import type { ResolvedConsumer } from './consumer-definition.ts';
 import { replayDeadLetter, replayedAmong, replayPlanOf } from './dead-letter-replay.ts';
 import { DLQ_HEADER, wireText } from './dead-letter.ts';
 import { HEADER } from './envelope.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 /**
  * The ops console's view of dead-lettered consumer records (the `<topic>.dlq` topics) and their
@@ -38,8 +39,6 @@ export interface DeadLetterSourceDeps {
 }
 
 const FIELDS = ['originTopic', 'eventType', 'key', 'messageId'] as const;
-/** Retry-After of the 503 while Kafka cannot be read. */
-const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 
 export function deadLetterRow(m: IncomingMessage): FailureRow {
@@ -109,7 +108,7 @@ export function deadLetterSource(deps: DeadLetterSourceDeps): FailureSource {
       })
       .catch((err: unknown) => {
         deps.log.warn({ err }, 'dead-letter topics could not be read');
-        throw new AppError('SERVICE_UNAVAILABLE', 'the dead-letter topics cannot be read now (Kafka); try again shortly', 503, { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS });
+        throw new AppError('SERVICE_UNAVAILABLE', 'the dead-letter topics cannot be read now (Kafka); try again shortly', 503, { retryAfterSeconds: EVENTS_DEFAULTS.deadLetterRetryAfterSeconds });
       })
       .finally(() => (reading = undefined));
     return reading;

@@ -4,6 +4,7 @@ import { RetriesExhaustedError } from './consumer-failures.ts';
 import type { PoisonMessageError } from './errors.ts';
 import { isMessageTooLarge } from './kafka-util.ts';
 import { dlqTopicOf } from './topics.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 export const DLQ_HEADER = {
   code: 'dlq-code',
@@ -20,8 +21,6 @@ export const DLQ_HEADER = {
   /** Set on a copy too large for the DLQ topic: the original's key+value+header bytes, all three left out. */
   droppedBytes: 'dlq-dropped-bytes',
 } as const;
-
-const MAX_REASON = 500;
 
 /** A header's (first) value or a key as text, or null: Kafka hands them over as Buffers, arrays of them, or absent. */
 export const wireText = (v: unknown): string | null => {
@@ -46,7 +45,7 @@ export function originalHeaders(raw: IncomingMessage['headers']): Record<string,
 export function deadLetterMessage(msg: IncomingMessage, err: PoisonMessageError, consumer?: string): OutgoingMessage {
   const headers = originalHeaders(msg.headers);
   headers[DLQ_HEADER.code] = err.code;
-  headers[DLQ_HEADER.reason] = err.message.slice(0, MAX_REASON);
+  headers[DLQ_HEADER.reason] = err.message.slice(0, EVENTS_DEFAULTS.deadLetterMaxReasonChars);
   headers[DLQ_HEADER.originTopic] = msg.topic;
   headers[DLQ_HEADER.originPartition] = String(msg.partition);
   headers[DLQ_HEADER.originOffset] = msg.offset;

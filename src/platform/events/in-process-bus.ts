@@ -4,6 +4,7 @@ import type { BusHealth, ConsumerHandle, EventBus, IncomingMessage, OutgoingMess
 import { consumerMetrics } from './consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer, type MessageProcessor } from './consumer-runner.ts';
 import { EventBusUnavailableError } from './errors.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 /**
  * The bus used when KAFKA_BROKERS is unset: published messages go straight to the consumers
@@ -14,7 +15,7 @@ import { EventBusUnavailableError } from './errors.ts';
  */
 export interface InProcessBusOptions {
   log: Logger;
-  /** A consumer's maxAttempts unless it sets its own (KERNEL_TUNING.kafkaConsumerMaxAttempts). */
+  /** A consumer's maxAttempts unless it sets its own (EVENTS_DEFAULTS.kafkaConsumerMaxAttempts). */
   consumerMaxAttempts?: number;
   /** Partitions per topic: keys hash onto them, so one key's failure holds back only its partition (inProcessBusDefaults). */
   partitions?: number;
@@ -40,7 +41,7 @@ export function partitionForKey(key: Buffer | string, partitions: number): numbe
   return hash % partitions;
 }
 
-export const inProcessBusDefaults = { partitions: 6 } as const;
+export const inProcessBusDefaults = { partitions: EVENTS_DEFAULTS.kafkaTopicPartitions } as const;
 
 export function createInProcessBus(opts: InProcessBusOptions): EventBus {
   const log = opts.log.child({ component: 'in-process-bus' });

@@ -20,3 +20,4 @@ export { envelopeFromWire, envelopeToWire, HEADER, POISON, type EventEnvelope, t
 export { EventBusUnavailableError, isPoisonMessageError, PoisonMessageError } from './errors.ts';
 export { DLQ_HEADER } from './dead-letter.ts';
 export { dlqTopicOf, topicsToCreate, withPrefix, type CatalogueTopic } from './topics.ts';
+export { EVENTS_DEFAULTS, type EventsTuning } from './defaults.ts';

@@ -2,6 +2,7 @@ import type { Consumer, EachBatchPayload } from 'kafkajs';
 import type { Logger } from '../observability/logger.ts';
 import type { IncomingMessage } from './bus.ts';
 import type { MessageProcessor } from './consumer-runner.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 /**
  * One kafkajs batch of a consumer (kafka-consumer.ts): its messages in chunks of one transaction
@@ -24,7 +25,7 @@ export interface BatchHandler {
  * long batch — a chat's flood of messages — would hold every other partition's new records for as
  * long as it runs, however many partitions run at once (partitionsConcurrently).
  */
-export const BATCH_YIELD_MS = 500;
+export const BATCH_YIELD_MS = EVENTS_DEFAULTS.kafkaBatchYieldMs;
 
 export function createBatchHandler(deps: { processor: MessageProcessor; log: Logger; stopping: () => boolean }): BatchHandler {
   const { processor, log, stopping } = deps;

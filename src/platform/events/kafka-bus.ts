@@ -12,6 +12,7 @@ import { createLagPoller } from './kafka-lag.ts';
 import { KAFKA_LOG_LEVEL, kafkaLogCreator } from './kafka-log.ts';
 import type { KafkaSecurity } from './kafka-security.ts';
 import { byTopic, chunkByBytes, createMissingTopics, isKafkaUnreachable } from './kafka-util.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 export interface KafkaBusOptions {
   /** host:port list (KAFKA_BROKERS). */
@@ -42,23 +43,20 @@ export interface KafkaBusOptions {
    * partitions. Default kafkajs's 30,000; the broker's group.min.session.timeout.ms (6,000) bounds it below.
    */
   consumerSessionTimeoutMs?: number;
-  /** A consumer's maxAttempts unless it sets its own (KERNEL_TUNING.kafkaConsumerMaxAttempts). */
+  /** A consumer's maxAttempts unless it sets its own (EVENTS_DEFAULTS.kafkaConsumerMaxAttempts). */
   consumerMaxAttempts?: number;
-  /** How often consumer lag is read from the broker (KERNEL_TUNING.kafkaLagPollingIntervalMs). */
+  /** How often consumer lag is read from the broker (EVENTS_DEFAULTS.kafkaLagPollingIntervalMs). */
   lagPollIntervalMs?: number;
 }
 
 /** The options' values when unset. */
 export const KAFKA_BUS_DEFAULTS = {
-  connectionTimeoutMs: 1000,
-  requestTimeoutMs: 10_000,
-  healthTimeoutMs: 2000,
-  maxRequestBytes: 900_000,
-  lagPollIntervalMs: 15_000,
+  connectionTimeoutMs: EVENTS_DEFAULTS.kafkaConnectionTimeoutMs,
+  requestTimeoutMs: EVENTS_DEFAULTS.kafkaRequestTimeoutMs,
+  healthTimeoutMs: EVENTS_DEFAULTS.kafkaHealthTimeoutMs,
+  maxRequestBytes: EVENTS_DEFAULTS.kafkaMaxRequestBytes,
+  lagPollIntervalMs: EVENTS_DEFAULTS.kafkaLagPollingIntervalMs,
 } as const;
-
-/** Longest stop() waits for the producer and the admin client to disconnect. */
-const STOP_WAIT_MS = 2000;
 
 export function createKafkaBus(opts: KafkaBusOptions): EventBus {
   const log = opts.log.child({ component: 'kafka-bus' });
@@ -171,7 +169,7 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
       await Promise.allSettled([...open].map((close) => close()));
       await lagPoller.stop();
       stopped = true;
-      await Promise.all([clients.close(STOP_WAIT_MS), ...[...fenced.values()].map((f) => f.stop())]);
+      await Promise.all([clients.close(EVENTS_DEFAULTS.kafkaStopWaitMs), ...[...fenced.values()].map((f) => f.stop())]);
       log.info('kafka event bus stopped');
     },
   };

@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, Kafka } from 'kafkajs';
-import { backoffDelayMs, type Backoff } from '../backoff/index.ts';
+import { backoffDelayMs } from '../backoff/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ConsumerHandle } from './bus.ts';
 import { createBatchHandler } from './kafka-batch.ts';
 import type { MessageProcessor } from './consumer-runner.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 /**
  * Runs one consumer on kafkajs. kafkajs's own retry is never used for handler errors (it would
@@ -28,10 +29,8 @@ export interface KafkaConsumerOptions {
 }
 
 /** An empty fetch waits at most half a second: stop, pause and resume answer within it (kafkajs's own default is 5 s). */
-export const kafkaFetchDefaults = { maxWaitTimeInMs: 500 } as const;
+export const kafkaFetchDefaults = { maxWaitTimeInMs: EVENTS_DEFAULTS.kafkaFetchMaxWaitMs } as const;
 
-/** Waits between tries to replace a consumer kafkajs gave up on. */
-const REPLACE_BACKOFF: Backoff = { baseMs: 1000, factor: 2, capMs: 30_000, jitter: 0.2 };
 
 export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<ConsumerHandle> {
   const { processor } = opts;
@@ -111,7 +110,7 @@ export async function startKafkaConsumer(opts: KafkaConsumerOptions): Promise<Co
   /** A new consumer in place of one kafkajs will not restart, tried with backoff until it runs or the handle stops. */
   async function replace(): Promise<void> {
     for (let attempt = 1; !stopping(); attempt++) {
-      await sleep(backoffDelayMs(REPLACE_BACKOFF, attempt), undefined, { signal: halt.signal }).catch(() => undefined);
+      await sleep(backoffDelayMs(EVENTS_DEFAULTS.consumerReplaceBackoff, attempt), undefined, { signal: halt.signal }).catch(() => undefined);
       if (stopping()) break;
       try {
         current = await open();

@@ -3,6 +3,7 @@ import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
 import type { ConsumerMetrics } from './consumer-metrics.ts';
 import { errorSummary } from './errors.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 /**
  * Consumer lag read from the broker on a timer, so it shows a consumer that makes no progress at
@@ -38,9 +39,6 @@ interface PartitionState {
   samples: { atMs: number; high: number }[];
 }
 
-/** Samples kept per partition; past it the second oldest goes (ages then err on the young side). */
-const MAX_SAMPLES = 1000;
-
 export interface LagPollerOptions {
   admin(): Promise<Admin>;
   /** Called after a failed poll: the next one starts from a fresh admin connection. */
@@ -71,7 +69,7 @@ export function createLagPoller(opts: LagPollerOptions) {
     // Only the first sample above the committed offset dates the head; keep the newest one
     // anyway, so the next message's arrival is dated from the poll that first sees it.
     while (p.samples.length > 1 && p.samples[1]!.high <= next) p.samples.shift();
-    if (p.samples.length > MAX_SAMPLES) p.samples.splice(1, 1);
+    if (p.samples.length > EVENTS_DEFAULTS.kafkaLagMaxSamples) p.samples.splice(1, 1);
   }
 
   /** Sets both gauges of a target from its last known partition states, with ages as of `atMs`. */

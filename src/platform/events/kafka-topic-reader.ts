@@ -2,7 +2,7 @@ import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '../observability/logger.ts';
 import type { IncomingMessage, TopicReader } from './bus.ts';
 import { EventBusUnavailableError } from './errors.ts';
-import { kafkaFetchDefaults } from './kafka-consumer.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
 /**
  * A one-off read of a whole topic for runbook replays: a consumer in a throwaway group of its own
@@ -21,9 +21,6 @@ export interface KafkaTopicReaderOptions {
   maxWaitTimeInMs?: number;
 }
 
-/** How long readToEnd waits without any partition moving towards its end before giving up. */
-const STALL_TIMEOUT_MS = 30_000;
-
 export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promise<TopicReader> {
   const { topic, groupId } = opts;
   const log = opts.log.child({ topic, groupId, component: 'topic-reader' });
@@ -37,7 +34,7 @@ export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promi
   let failure: unknown;
   let progressed = () => {};
 
-  const consumer: Consumer = opts.kafka.consumer({ groupId, maxWaitTimeInMs: opts.maxWaitTimeInMs ?? kafkaFetchDefaults.maxWaitTimeInMs, allowAutoTopicCreation: false });
+  const consumer: Consumer = opts.kafka.consumer({ groupId, maxWaitTimeInMs: opts.maxWaitTimeInMs ?? EVENTS_DEFAULTS.kafkaFetchMaxWaitMs, allowAutoTopicCreation: false });
   consumer.on(consumer.events.CRASH, (e) => {
     failure = e.payload.error;
     progressed();
@@ -107,8 +104,8 @@ export async function openKafkaTopicReader(opts: KafkaTopicReaderOptions): Promi
           const left = behind(ends).reduce((sum, [p, end]) => sum + end - (position.get(p) ?? 0n), 0n);
           if (left === 0n) return;
           if (left !== lastLeft) [lastLeft, lastMoved] = [left, Date.now()];
-          else if (Date.now() - lastMoved > STALL_TIMEOUT_MS) {
-            throw new EventBusUnavailableError(`reading ${topic} made no progress for ${STALL_TIMEOUT_MS} ms (${left} records behind)`);
+          else if (Date.now() - lastMoved > EVENTS_DEFAULTS.kafkaTopicReaderStallMs) {
+            throw new EventBusUnavailableError(`reading ${topic} made no progress for ${EVENTS_DEFAULTS.kafkaTopicReaderStallMs} ms (${left} records behind)`);
           }
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, 250);

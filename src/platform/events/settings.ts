@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { Bool, type SettingsOf } from '../types/index.ts';
+import { EVENTS_DEFAULTS } from './defaults.ts';
 
-/** The event bus: Kafka brokers, client id, topic prefix (tests), the bus choice and transport security. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
+/** The event bus: Kafka brokers (set = Kafka, unset = the in-process bus), client id, topic prefix (tests) and transport security. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const eventBusSettings = {
   KAFKA_BROKERS: Type.Optional(
     Type.String({
@@ -9,19 +10,11 @@ export const eventBusSettings = {
       examples: ['127.0.0.1:19092'], description: 'Comma-separated host:port list; unset = in-process event bus (no Kafka)',
     }),
   ),
-  KAFKA_CLIENT_ID: Type.String({ default: 'pin-platform-jobs', minLength: 1, description: 'Kafka client id' }),
+  KAFKA_CLIENT_ID: Type.String({ default: EVENTS_DEFAULTS.kafkaClientId, minLength: 1, description: 'Kafka client id' }),
   KAFKA_TOPIC_PREFIX: Type.String({
     default: '',
     description: 'Prefix put before every topic and consumer group name (environments sharing one Kafka cluster; each test file uses its own)',
   }),
-  // No default on purpose: unset means "whatever KAFKA_BROKERS says" (local use keeps working), and
-  // only an explicit `in-process` lets a replica on a real database run without Kafka.
-  EVENT_BUS: Type.Optional(
-    Type.Union([Type.Literal('kafka'), Type.Literal('in-process')], {
-      examples: ['in-process'], description:
-        'Explicit event bus choice; unset = kafka when KAFKA_BROKERS is set, in-process otherwise (refused at start with DATABASE_URL set)',
-    }),
-  ),
   // Transport security, the same for the producer, every consumer and the admin client (one kafkajs
   // instance). Cross-field rules are kafkaSecurityProblems() (kafka-security.ts); the files are read at start.
   KAFKA_SSL: Bool(false, 'Connect to the brokers over TLS (the system CAs unless KAFKA_SSL_CA_FILE is set)'),

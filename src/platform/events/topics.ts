@@ -17,7 +17,7 @@ export const withPrefix = (prefix: string | undefined, name: string): string => 
 
 /**
  * Every physical topic the service creates at start: each catalogue topic, plus DLQ twins.
- * `partitions` (KERNEL_TUNING.kafkaTopicPartitions) overrides the catalogue's count when given.
+ * `partitions` (EVENTS_DEFAULTS.kafkaTopicPartitions) overrides the catalogue's count when given.
  */
 export function topicsToCreate(
   catalogue: readonly CatalogueTopic[],

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { bearerGuardOf } from './route-guard.ts';
+import { HTTP_DEFAULTS } from './defaults.ts';
 
 /**
  * The admin audit: one hook, so no route can forget it. Every route whose token check is an admin or
@@ -9,7 +10,7 @@ import { bearerGuardOf } from './route-guard.ts';
  * - a 403 of an authenticated caller on any of these routes, reads included (a viewer acting, a
  *   blocked admin, a user's token on an admin route): `refused`.
  * A 401 names no one and is not written; a token with no admin or ops role (any user's) has its
- * refusals written at most once a minute per replica (USER_REFUSAL_EVERY_MS), as admin routes carry
+ * refusals written at most once a minute per replica (HTTP_DEFAULTS.auditUserRefusalEveryMs), as admin routes carry
  * no rate limit and a user must not be able to fill the table. A route names its action with `config.audit` (default:
  * its operationId); `audit: 'own'` is for a handler that writes a fuller row itself (the ops jobs
  * and bulk actions: counts, progress): the hook then writes only its refusals and failures.
@@ -49,18 +50,14 @@ export type AdminAuditSink = (record: AdminActionRecord) => Promise<void>;
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-const USER_REFUSAL_EVERY_MS = 60_000;
-/** Users whose refusal was written lately; forgotten whole past this many (a flood of fresh tokens costs one row each at most). */
-const USER_REFUSALS_KEPT = 10_000;
-
 export function registerAdminAudit(app: FastifyInstance, sink: AdminAuditSink): void {
   const userRefusals = new Map<string, number>();
   // The first refusal of a user a minute; an admin's or a viewer's always.
   const worthWriting = (r: AdminActionRecord): boolean => {
     if (r.outcome !== 'refused' || r.role !== 'none') return true;
     const now = Date.now();
-    if (now - (userRefusals.get(r.actor) ?? -Infinity) < USER_REFUSAL_EVERY_MS) return false;
-    if (userRefusals.size >= USER_REFUSALS_KEPT) userRefusals.clear();
+    if (now - (userRefusals.get(r.actor) ?? -Infinity) < HTTP_DEFAULTS.auditUserRefusalEveryMs) return false;
+    if (userRefusals.size >= HTTP_DEFAULTS.auditUserRefusalsKept) userRefusals.clear();
     userRefusals.set(r.actor, now);
     return true;
   };
@@ -115,18 +112,15 @@ function recordOf(plan: AdminAuditPlan, req: FastifyRequest, reply: FastifyReply
 }
 
 const SECRET_KEY = /secret|token|password|passwd|credential|authorization|api[-_]?key|private/i;
-const MAX_TEXT = 200;
-const MAX_ITEMS = 20;
-const MAX_JSON = 4000;
 
 /** A value as the audit keeps it: secret-named fields redacted, strings and lists cut, three levels deep. */
 export function summaryOf(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT)}…` : value;
+  if (typeof value === 'string') return value.length > HTTP_DEFAULTS.auditMaxText ? `${value.slice(0, HTTP_DEFAULTS.auditMaxText)}…` : value;
   if (value === null || typeof value !== 'object') return value;
   if (depth >= 3) return Array.isArray(value) ? `[${value.length} items]` : '{…}';
   if (Array.isArray(value)) {
-    const items = value.slice(0, MAX_ITEMS).map((v) => summaryOf(v, depth + 1));
-    return value.length > MAX_ITEMS ? [...items, `…${value.length - MAX_ITEMS} more`] : items;
+    const items = value.slice(0, HTTP_DEFAULTS.auditMaxItems).map((v) => summaryOf(v, depth + 1));
+    return value.length > HTTP_DEFAULTS.auditMaxItems ? [...items, `…${value.length - HTTP_DEFAULTS.auditMaxItems} more`] : items;
   }
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : summaryOf(v, depth + 1)]));
 }
@@ -138,7 +132,7 @@ function paramsOf(req: FastifyRequest): Record<string, unknown> {
   }
   const size = JSON.stringify(parts).length;
   // A huge body (a bulk list) is named by its size, not kept.
-  return size > MAX_JSON ? { ...(parts.params ? { params: parts.params } : {}), truncated: `${size} characters` } : parts;
+  return size > HTTP_DEFAULTS.auditMaxJson ? { ...(parts.params ? { params: parts.params } : {}), truncated: `${size} characters` } : parts;
 }
 
 /** `CODE: message` of the API's error body (the kernel's error handler wrote it); the status when it is not one. */

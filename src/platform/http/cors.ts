@@ -1,5 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
+import { HTTP_DEFAULTS } from './defaults.ts';
 
 /**
  * Request headers a browser app may send cross-origin: the bearer token and JSON bodies of every
@@ -12,9 +13,6 @@ export const CORS_ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DEL
 
 /** Retry-After is not a CORS-safelisted response header: without this a web app's 429 and 503 back-off could not read it. */
 export const CORS_EXPOSED_HEADERS = ['Retry-After'] as const;
-
-/** How long a browser may reuse a preflight's answer (Chromium caps it at 2 h): an allow-list change reaches open apps within it. */
-export const CORS_PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**
  * CORS for the allow-listed origins only (CORS_ALLOWED_ORIGINS); with none, nothing is registered and
@@ -39,7 +37,7 @@ export async function registerCors(app: FastifyInstance, origins: readonly strin
     allowedHeaders: [...CORS_ALLOWED_HEADERS],
     exposedHeaders: [...CORS_EXPOSED_HEADERS],
     credentials: true,
-    maxAge: CORS_PREFLIGHT_MAX_AGE_SECONDS,
+    maxAge: HTTP_DEFAULTS.corsPreflightMaxAgeSeconds,
     // Strict mode answers an allowed origin's OPTIONS without Access-Control-Request-Method with a
     // text/plain 400, not `{ code, message }`; answering it like a preflight grants nothing more.
     strictPreflight: false,

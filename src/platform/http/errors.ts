@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { unavailableDependencyIn } from '../errors/index.ts';
 import { validationMessage } from './strict-inputs.ts';
+import { HTTP_DEFAULTS } from './defaults.ts';
 
 /**
  * An error a caller can act on: a stable code (the seeds' codes, e.g. USER_ACTIVITY_SESSION_NOT_FOUND),
@@ -28,9 +29,6 @@ export const ErrorBody = {
   required: ['code', 'message'],
   properties: { code: { type: 'string' }, message: { type: 'string' } },
 } as const;
-
-/** Retry-After of a 503 for an unreachable dependency: a restart or failover takes seconds, not milliseconds. */
-const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * Fastify's router refuses two inputs before any route, hook or error handler sees them, in its own
@@ -102,7 +100,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (unavailable) {
       req.log.warn({ err: { message: unavailable.message, code: (unavailable as { code?: unknown }).code } }, 'request failed: a dependency is unavailable');
       const message = 'a service this request needs is unavailable; try again shortly';
-      return answer(reply, new AppError('SERVICE_UNAVAILABLE', message, 503, { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS }));
+      return answer(reply, new AppError('SERVICE_UNAVAILABLE', message, 503, { retryAfterSeconds: HTTP_DEFAULTS.unavailableRetryAfterSeconds }));
     }
     req.log.error({ err }, 'request failed');
     return reply.status(500).send({ code: 'INTERNAL_ERROR', message: 'internal error' });

@@ -5,6 +5,7 @@ import { withTimeout } from '../time.ts';
 import { sameSecret } from './auth-plugin.ts';
 import { extractToken } from './auth.ts';
 import { AppError } from './errors.ts';
+import { HTTP_DEFAULTS } from './defaults.ts';
 
 export type DependencyStatus = 'ok' | 'down' | 'disabled';
 
@@ -24,14 +25,11 @@ const Ready = Type.Object({
   dependencies: Type.Record(Type.String(), Status),
 });
 
-/** A check that does not answer within this is `down` (a hung database must not hold /health/ready or a scrape). */
-const CHECK_TIMEOUT_MS = 3000;
-
 /** Each check's status, and whether it is required, read after the check (which may have changed it). */
 async function evaluate(checks: readonly HealthCheck[]): Promise<{ name: string; required: boolean; status: DependencyStatus }[]> {
   return Promise.all(
     checks.map(async (c) => {
-      const status = await withTimeout(c.check(), CHECK_TIMEOUT_MS, `health check ${c.name}`).catch((): DependencyStatus => 'down');
+      const status = await withTimeout(c.check(), HTTP_DEFAULTS.healthCheckTimeoutMs, `health check ${c.name}`).catch((): DependencyStatus => 'down');
       return { name: c.name, required: isRequired(c), status };
     }),
   );
@@ -39,19 +37,12 @@ async function evaluate(checks: readonly HealthCheck[]): Promise<{ name: string;
 
 type Evaluation = Awaited<ReturnType<typeof evaluate>>;
 
-/**
- * A readiness answer is reused while it is at most this old (measured from the start of its checks).
- * Every request running its own checks let a flood of /health/ready exhaust the pool and time the
- * checks out — on every replica at once, which the load balancer would then take out together.
- */
-const READY_MAX_AGE_MS = 1000;
-
-/** The checks run once for everyone: concurrent callers share the one in flight, later ones its result for READY_MAX_AGE_MS. */
+/** The checks run once for everyone: concurrent callers share the one in flight, later ones its result for HTTP_DEFAULTS.healthReadyMaxAgeMs. */
 function sharedEvaluation(checks: readonly HealthCheck[]): () => Promise<Evaluation> {
   let last: { startedAt: number; results: Evaluation } | undefined;
   let inFlight: Promise<Evaluation> | undefined;
   return () => {
-    if (last && performance.now() - last.startedAt <= READY_MAX_AGE_MS) return Promise.resolve(last.results);
+    if (last && performance.now() - last.startedAt <= HTTP_DEFAULTS.healthReadyMaxAgeMs) return Promise.resolve(last.results);
     if (!inFlight) {
       const startedAt = performance.now();
       inFlight = evaluate(checks)

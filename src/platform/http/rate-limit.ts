@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.ts';
 import { closeRedisClient, createRedisClient, waitUntilReady } from '../redis/index.ts';
 import { AppError } from './errors.ts';
+import { HTTP_DEFAULTS } from './defaults.ts';
 
 /**
  * Per-route request limits (@fastify/rate-limit): a route opts in with `config: perUserLimit(n)` or
@@ -16,15 +17,13 @@ import { AppError } from './errors.ts';
  * abuse protection, not accounting.
  */
 
-const WINDOW_MS = 60_000;
-
 export async function registerRateLimits(app: FastifyInstance, opts: { redisUrl?: string; log: Logger }): Promise<void> {
   let redis: Redis | undefined;
   if (opts.redisUrl) {
-    redis = createRedisClient(opts.redisUrl, 'rate-limit', opts.log, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 });
+    redis = createRedisClient(opts.redisUrl, 'rate-limit', opts.log, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: HTTP_DEFAULTS.rateLimitRedisCommandTimeoutMs });
     app.addHook('onClose', () => closeRedisClient(redis!));
     // Without an offline queue, requests before the connection is up would all pass uncounted.
-    if (!(await waitUntilReady(redis, 3000))) opts.log.warn('rate limits: Redis is not reachable yet; requests pass uncounted until it is');
+    if (!(await waitUntilReady(redis, HTTP_DEFAULTS.rateLimitRedisReadyWaitMs))) opts.log.warn('rate limits: Redis is not reachable yet; requests pass uncounted until it is');
   }
   await app.register(rateLimit, {
     global: false,
@@ -40,7 +39,7 @@ export function perUserLimit(perMinute: number): { rateLimit: RateLimitOptions |
   return {
     rateLimit: {
       max: perMinute,
-      timeWindow: WINDOW_MS,
+      timeWindow: HTTP_DEFAULTS.rateLimitWindowMs,
       hook: 'preHandler',
       // requireUser ran first (the limiter's hook goes after the route's own preHandler), so there is a principal.
       keyGenerator: (req: FastifyRequest) => `user:${req.principal?.userId ?? `ip:${req.ip}`}`,
@@ -55,5 +54,5 @@ export function perUserLimit(perMinute: number): { rateLimit: RateLimitOptions |
  */
 export function perClientLimit(perMinute: number): { rateLimit: RateLimitOptions | false } {
   if (perMinute === 0) return { rateLimit: false };
-  return { rateLimit: { max: perMinute, timeWindow: WINDOW_MS } };
+  return { rateLimit: { max: perMinute, timeWindow: HTTP_DEFAULTS.rateLimitWindowMs } };
 }

@@ -1,6 +1,9 @@
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
+import { SECOND_MS } from '../time.ts';
 import { Duration, Int, type SettingsOf } from '../types/index.ts';
+import { HTTP_DEFAULTS } from './defaults.ts';
+import { jwksDefaults } from './token-verifier.ts';
 
 /** Token verification for REST and the hub. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
 export const authSettings = {
@@ -28,7 +31,7 @@ export const authSettings = {
   AUTH_ISSUER: Type.Optional(Type.String({ minLength: 1, examples: ['https://idp.example.com'], description: 'Required `iss` of every token when set' })),
   AUTH_AUDIENCE: Type.Optional(Type.String({ minLength: 1, examples: ['pin'], description: 'Required `aud` of every token when set' })),
   AUTH_MAX_TOKEN_LIFETIME: Duration({
-    default: '1d',
+    default: HTTP_DEFAULTS.authMaxTokenLifetimeMs,
     minimum: '1m',
     maximum: '30d',
     description: 'A token whose exp − iat (exp − now without iat) is longer than this is refused (AUTH_TOKEN_LIFETIME_TOO_LONG)',
@@ -52,21 +55,14 @@ export function jwksProblems(c: Pick<AuthSettings, 'AUTH_JWKS_URL' | 'AUTH_ISSUE
   return problems;
 }
 
-/**
- * The identity provider's keys: used for 10 min, fetched again at most every 30 s for a token naming
- * an unknown kid (key rotation without letting forged kids hammer the provider), and a fetch slower
- * than 5 s answers 503 AUTH_KEYS_UNAVAILABLE. Fixed (once the AUTH_JWKS_*_MS settings).
- */
-export const JWKS_TIMING = { cacheMaxAgeMs: 10 * 60_000, cooldownMs: 30_000, timeoutMs: 5000 } as const;
-
 /** The verifier's rules as the settings describe them. */
 export const tokenRulesOf = (c: AuthSettings) => ({
   secret: c.JWT_SECRET,
   jwksUrl: c.AUTH_JWKS_URL,
   issuer: c.AUTH_ISSUER,
   audience: c.AUTH_AUDIENCE,
-  maxLifetimeSeconds: c.AUTH_MAX_TOKEN_LIFETIME / 1000,
-  jwks: JWKS_TIMING,
+  maxLifetimeSeconds: c.AUTH_MAX_TOKEN_LIFETIME / SECOND_MS,
+  jwks: jwksDefaults,
 });
 
 /**
@@ -100,13 +96,13 @@ export const httpServerSettings = {
     }),
   ),
   HTTP_KEEP_ALIVE_TIMEOUT: Duration({
-    default: '72s',
+    default: HTTP_DEFAULTS.httpKeepAliveTimeoutMs,
     minimum: '1s',
     maximum: '10m',
     description: "An idle keep-alive connection is closed after this; keep it above the load balancer's idle timeout (often 60 s)",
   }),
   HTTP_MAX_CONCURRENT_REQUESTS_PER_USER: Int({
-    default: 4,
+    default: HTTP_DEFAULTS.httpMaxConcurrentRequestsPerUser,
     minimum: 0,
     maximum: 1000,
     description:

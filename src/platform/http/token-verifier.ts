@@ -3,6 +3,8 @@ import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVeri
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AuthError, opsRoleOf, type Principal } from './auth.ts';
+import { HTTP_DEFAULTS } from './defaults.ts';
+import { SECOND_MS } from '../time.ts';
 
 /**
  * Bearer token verification for REST and the hub. Two kinds of token are accepted, chosen by the
@@ -19,20 +21,20 @@ export interface TokenRules {
   jwksUrl?: string;
   issuer?: string;
   audience?: string;
-  /** Longest accepted lifetime: exp − iat (iat taken as now when absent or up to IAT_CLOCK_SKEW_SECONDS ahead). */
+  /** Longest accepted lifetime: exp − iat (iat taken as now when absent or up to HTTP_DEFAULTS.iatClockSkewSeconds ahead, defaults.ts). */
   maxLifetimeSeconds?: number;
   jwks?: { cacheMaxAgeMs?: number; cooldownMs?: number; timeoutMs?: number };
 }
 
 /** The identity provider's key set: kept 10 min, refetched at most every 30 s on an unknown key, a fetch given 5 s. */
 export const jwksDefaults = {
-  cacheMaxAgeMs: 600_000,
-  cooldownMs: 30_000,
-  timeoutMs: 5000,
+  cacheMaxAgeMs: HTTP_DEFAULTS.jwksCacheMaxAgeMs,
+  cooldownMs: HTTP_DEFAULTS.jwksCooldownMs,
+  timeoutMs: HTTP_DEFAULTS.jwksTimeoutMs,
 } as const satisfies Required<NonNullable<TokenRules['jwks']>>;
 
 /** Verified tokens remembered (oldest out first). */
-export const tokenCacheDefaults = { maxEntries: 10_000 } as const;
+export const tokenCacheDefaults = { maxEntries: HTTP_DEFAULTS.tokenCacheMaxEntries } as const;
 
 const Claims = Type.Object({
   sub: Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }),
@@ -43,15 +45,6 @@ const Claims = Type.Object({
 });
 type Claims = Static<typeof Claims>;
 
-const DEFAULT_MAX_LIFETIME_SECONDS = 86_400;
-
-/**
- * How far ahead of this replica's clock a token's `iat` may be: the issuer's clock (an identity
- * provider, another replica) may run a little ahead, and a token used right after it was issued
- * must not be refused for that. Further ahead, the token was not issued yet by any honest clock:
- * 401 AUTH_TOKEN_ISSUED_IN_FUTURE. exp and nbf keep jose's default, no tolerance.
- */
-export const IAT_CLOCK_SKEW_SECONDS = 60;
 const ASYMMETRIC = ['RS256', 'ES256'];
 
 /** A remote key set plus how many key sets it has fetched, so a remembered token can tell it was checked against an older one. */
@@ -134,7 +127,7 @@ interface Verified {
 }
 
 function verifierOf(rules: TokenRules) {
-  const maxLifetime = rules.maxLifetimeSeconds ?? DEFAULT_MAX_LIFETIME_SECONDS;
+  const maxLifetime = rules.maxLifetimeSeconds ?? (HTTP_DEFAULTS.authMaxTokenLifetimeMs / SECOND_MS);
   const keySet = rules.jwksUrl ? remoteKeySet(rules.jwksUrl, rules.jwks ?? {}) : undefined;
   // Imported once: handing jose the raw secret would import the key on every call.
   let hmac: Promise<webcrypto.CryptoKey> | undefined;
@@ -171,8 +164,8 @@ function verifierOf(rules: TokenRules) {
     if (!Value.Check(Claims, payload)) throw new AuthError('AUTH_TOKEN_CLAIMS_INVALID', 'token has no valid user id (sub) or exp');
     const claims = payload as Claims;
     const nowSeconds = Math.floor(at.getTime() / 1000);
-    if (claims.iat !== undefined && claims.iat > nowSeconds + IAT_CLOCK_SKEW_SECONDS) {
-      throw new AuthError('AUTH_TOKEN_ISSUED_IN_FUTURE', `token rejected: issued (iat) ${claims.iat - nowSeconds} s in the future; more than ${IAT_CLOCK_SKEW_SECONDS} s of clock difference`);
+    if (claims.iat !== undefined && claims.iat > nowSeconds + HTTP_DEFAULTS.iatClockSkewSeconds) {
+      throw new AuthError('AUTH_TOKEN_ISSUED_IN_FUTURE', `token rejected: issued (iat) ${claims.iat - nowSeconds} s in the future; more than ${HTTP_DEFAULTS.iatClockSkewSeconds} s of clock difference`);
     }
     // An iat within the skew must not shorten the lifetime: judged from now then.
     const lifetime = claims.exp - Math.min(claims.iat ?? nowSeconds, nowSeconds);

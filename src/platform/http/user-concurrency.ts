@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { counter, type Registry } from '../observability/metrics.ts';
 import { AppError } from './errors.ts';
+import { HTTP_DEFAULTS } from './defaults.ts';
+import { SECOND_MS } from '../time.ts';
 
 /**
  * A per-user bound on requests in progress (per replica), so one user's parallel reads cannot take
@@ -34,19 +36,15 @@ declare module 'fastify' {
 /** The code of the 429; listed on every route that takes a slot (openapi-components.ts). */
 export const USER_CONCURRENCY_LIMIT = 'USER_CONCURRENCY_LIMIT';
 
-/** Retry-After of the refusal: a slot frees as soon as one of the user's requests ends. */
-const RETRY_AFTER_SECONDS = 1;
-
 /**
  * A refusal is answered only after this hold. A client that ignores Retry-After and resends at once
  * turns its refusals into a flood of its own (measured: 50 parallel `GET /api/events` loops got
  * 9,500–27,000 429s in 11 s, and their token checks and answers took the cores from other users, whose
  * p95 stayed at 251 ms); held, each of its connections costs one answer a hold. A client that honours
- * Retry-After waits that long anyway. Past HELD_MAX refusals on hold at once (a flood of connections),
+ * Retry-After waits that long anyway. Past HTTP_DEFAULTS.userConcurrencyHeldMax refusals on hold at once (a flood of connections),
  * the rest are answered at once: a timer each is cheap, but not unbounded.
  */
-export const REFUSAL_HOLD_MS = RETRY_AFTER_SECONDS * 1000;
-const HELD_MAX = 10_000;
+export const REFUSAL_HOLD_MS = HTTP_DEFAULTS.userConcurrencyRetryAfterSeconds * SECOND_MS;
 
 export interface UserSlots {
   /**
@@ -89,8 +87,8 @@ export function registerUserSlots(app: FastifyInstance, opts: { maxPerUser: numb
         if (now < (i === 0 ? opts.maxPerUser : routeLimit!)) continue;
         refused.inc();
         const message = i === 0 ? `you have ${now} requests in progress; send another when one has answered` : `you have ${now} requests to this route in progress; send another when it has answered`;
-        const refusal = new AppError(USER_CONCURRENCY_LIMIT, message, 429, { retryAfterSeconds: RETRY_AFTER_SECONDS });
-        if (onHold < HELD_MAX) {
+        const refusal = new AppError(USER_CONCURRENCY_LIMIT, message, 429, { retryAfterSeconds: HTTP_DEFAULTS.userConcurrencyRetryAfterSeconds });
+        if (onHold < HTTP_DEFAULTS.userConcurrencyHeldMax) {
           onHold += 1;
           await new Promise((resolve) => setTimeout(resolve, REFUSAL_HOLD_MS)).finally(() => (onHold -= 1));
         }

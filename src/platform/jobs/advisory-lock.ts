@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
 import { ACQUIRE_SQL } from './lease-sql.ts';
+import { JOBS_DEFAULTS } from './defaults.ts';
 
 /**
  * Single-runner locks live on ONE dedicated connection per runner, never a pooled one: a session
@@ -14,14 +15,8 @@ import { ACQUIRE_SQL } from './lease-sql.ts';
  */
 export const LOCK_APPLICATION_NAME = 'pin-jobs-lock';
 
-/**
- * Server-side TCP keepalive of the lock session. PostgreSQL notices a replica that vanished without
- * closing its socket (power loss, network cut) only through keepalive, 2 h by default, and until then
- * its locks block every other replica. With these values the server probes after 10 s idle and
- * gives up after 3 unanswered probes 5 s apart: the lock is free about 25 s after the node died.
- * tcp_user_timeout bounds the same wait when the server has a reply in flight instead of idling.
- */
-export const LOCK_KEEPALIVE = { idleSeconds: 10, intervalSeconds: 5, count: 3, userTimeoutMs: 25_000 } as const;
+/** Server-side TCP keepalive of the lock session (JOBS_DEFAULTS.lockKeepalive: the lock is free about 25 s after its node died). */
+export const LOCK_KEEPALIVE: LockKeepalive = JOBS_DEFAULTS.lockKeepalive;
 export type LockKeepalive = { idleSeconds: number; intervalSeconds: number; count: number; userTimeoutMs: number };
 
 /** libpq `options`: per-session settings the server applies from the connection's start. */
@@ -34,11 +29,8 @@ export function keepaliveOptions(k: LockKeepalive = LOCK_KEEPALIVE): string {
   ].join(' ');
 }
 
-/**
- * An unlock that has not answered by then is treated as failed (the session is dropped): the lock
- * deadline (lock-deadline.ts) must not wait on a stuck lock connection.
- */
-export const LOCK_RELEASE_TIMEOUT_MS = 5_000;
+/** An unlock that has not answered by then is treated as failed (JOBS_DEFAULTS.lockReleaseTimeoutMs). */
+export const LOCK_RELEASE_TIMEOUT_MS = JOBS_DEFAULTS.lockReleaseTimeoutMs;
 
 export interface HeldLock {
   /** Aborted when the lock's connection is lost (the lock is gone with it). */

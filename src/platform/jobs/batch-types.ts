@@ -1,5 +1,6 @@
 import type { Attributes } from '../observability/tracing.ts';
 import type { BatchRows, JobContext, JobDefinition } from './types.ts';
+import { JOBS_DEFAULTS } from './defaults.ts';
 
 /** The batch worker's types: its settings, counts, outcomes, phases and the run its steps get (batch-worker.ts). */
 
@@ -21,7 +22,7 @@ export interface BatchSettings {
 }
 
 export const batchDefaults = {
-  concurrency: 1,
+  concurrency: JOBS_DEFAULTS.batchConcurrency,
 } as const;
 
 /** Counts every run reports: the kernel's four, plus the job's own (`run.count('dispatched')`). */

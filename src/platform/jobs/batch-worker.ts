@@ -3,6 +3,7 @@ import { ReportedError } from '../errors/index.ts';
 import { ALL_FAILED, claimBatch, processRows, recordBatch } from './batch-steps.ts';
 import { traceBatch } from './job-tracing.ts';
 import { batchDefaults, type AnyOutcome, type AnyPhase, type BatchCounts, type BatchRun, type BatchRunContext, type BatchSettings, type BatchWorker, type BatchWorkerDefinition } from './batch-types.ts';
+import { JOBS_DEFAULTS } from './defaults.ts';
 
 /**
  * The one shape of every background job (docs/architecture.md, "One worker shape", after River's maintenance
@@ -204,12 +205,10 @@ async function runPhase(loop: RunLoop, phase: AnyPhase): Promise<void> {
   }
 }
 
-/** Rows failing one by one get a line each; a batch where many failed (a downstream outage) gets one. */
-const FAILURE_LINES_PER_BATCH = 3;
 
 function logFailures(run: BatchRun, phase: AnyPhase, all: readonly AnyOutcome[], keyOf: (row: unknown) => string): void {
   const failed = all.filter((o) => !((o as { error: unknown }).error instanceof ReportedError));
-  if (failed.length <= FAILURE_LINES_PER_BATCH) {
+  if (failed.length <= JOBS_DEFAULTS.failureLinesPerBatch) {
     for (const o of failed) run.log.error({ phase: phase.name, id: keyOf(o.row), ...phase.logFields, err: (o as { error: unknown }).error }, 'item failed');
     return;
   }

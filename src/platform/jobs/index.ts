@@ -25,6 +25,7 @@ export type { RunOutcome, RunResult } from './run-job.ts';
 export type { JobPause } from './job-state.ts';
 export { LOCK_APPLICATION_NAME, LockConnectionLostError } from './advisory-lock.ts';
 export { DEFAULT_LOCK_TTL_MS, LOCK_TTL_MARGIN_MS, lockTtlOf, RunDeadlineError } from './lock-deadline.ts';
+export { JOBS_DEFAULTS } from './defaults.ts';
 export { WAKE_APPLICATION_NAME } from './wake.ts';
 export { leaseHolds, LeaseLostError, type Fence } from './lease-sql.ts';
 export { describeSchedule, JOB_NAME_PATTERN, lockKeyOf } from './schedule.ts';

@@ -4,6 +4,7 @@ import type { RunResult } from './run-job.ts';
 import type { RunSlot, Trigger } from './run-slot.ts';
 import type { RunWakes } from './run-wakes.ts';
 import { describeSchedule, lockKeyOf } from './schedule.ts';
+import { lockTtlOf } from './lock-deadline.ts';
 import type { JobDefinition } from './types.ts';
 
 /**
@@ -89,6 +90,8 @@ export interface JobInfo extends Omit<JobStateRow, 'name'> {
   singleRunner: boolean;
   /** The single-runner lock's key (platform.job_leases.name); null for a job every replica runs. */
   lockKey: string | null;
+  /** How long a run holds that lock at most (its LockTtl: given, or derived from maxRunMs); null without a lock. */
+  lockTtlMs: number | null;
   wakeChannel: string | null;
   /** A run of this job is going in this process (this replica). */
   running: boolean;
@@ -107,6 +110,7 @@ export function jobInfoOf({ job, running, cron, nextTickAt }: JobSlot, state: Jo
     },
     singleRunner: job.singleRunner === true,
     lockKey: job.singleRunner === true ? lockKeyOf(job) : null,
+    lockTtlMs: job.singleRunner === true ? lockTtlOf(job) : null,
     wakeChannel: job.wakeChannel ?? null,
     running,
     nextRunAt: cron ? (stopping ? null : cron.nextRun()) : nextTickAt,

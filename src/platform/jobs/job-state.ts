@@ -3,6 +3,7 @@ import { query, type Db } from '../db/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { JobMetrics } from './job-metrics.ts';
 import type { JobCounts } from './types.ts';
+import { JOBS_DEFAULTS } from './defaults.ts';
 
 /** Outcomes that reach job_state; a skipped run (another replica held the lock) writes nothing. */
 export type RecordedOutcome = 'success' | 'failure' | 'aborted';
@@ -50,8 +51,8 @@ export interface RecentRun {
   error?: string;
 }
 
-/** How many runs job_state.recent_runs keeps (idle successful runs are not kept: they would push out every run that did work). */
-export const RECENT_RUNS_KEPT = 10;
+/** How many runs job_state.recent_runs keeps (JOBS_DEFAULTS.recentRunsKept). */
+export const RECENT_RUNS_KEPT = JOBS_DEFAULTS.recentRunsKept;
 
 /** last_error is varchar(512). */
 export const LAST_ERROR_MAX_LENGTH = 512;

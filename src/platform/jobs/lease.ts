@@ -4,6 +4,7 @@ import { newId } from '../time.ts';
 import type { HeldLock, LockConnection } from './advisory-lock.ts';
 import type { JobMetrics } from './job-metrics.ts';
 import { fenceLost, RENEW_SQL, TAKE_OVER_SQL, type Fence } from './lease-sql.ts';
+import { JOBS_DEFAULTS } from './defaults.ts';
 
 /**
  * The lease on top of a single-runner job's advisory lock. The advisory lock alone outlives a holder
@@ -23,8 +24,8 @@ import { fenceLost, RENEW_SQL, TAKE_OVER_SQL, type Fence } from './lease-sql.ts'
  * by the token in their own statement (leaseHolds in lease-sql.ts).
  */
 
-/** How long a takeover waits for the stale holder's session to exit before trying the lock again. */
-export const TERMINATE_WAIT_MS = 5000;
+/** How long a takeover waits for the stale holder's session to exit (JOBS_DEFAULTS.takeoverTerminateWaitMs). */
+export const TERMINATE_WAIT_MS = JOBS_DEFAULTS.takeoverTerminateWaitMs;
 
 /** The runner's name in job_leases.holder: host and process, and which runner within the process. */
 export const leaseHolderId = (): string => `${hostname()}:${process.pid}:${newId().slice(-12)}`;

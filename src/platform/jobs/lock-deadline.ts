@@ -1,4 +1,5 @@
 import type { JobDefinition } from './types.ts';
+import { JOBS_DEFAULTS } from './defaults.ts';
 
 /**
  * The LockTtl of single-runner jobs (seed 000: "TTL LockTtl default 30 с"): no run holds its lock
@@ -7,14 +8,9 @@ import type { JobDefinition } from './types.ts';
  * released so this or another replica runs the next schedule, whatever the hung run waits on.
  */
 
-/**
- * The kernel's LockTtl for a single-runner job that names none; a job with a long maxRunMs gets
- * twice that plus the margin instead (what started just before maxRunMs may take about as long again).
- */
-export const DEFAULT_LOCK_TTL_MS = 30_000;
-
-/** What an aborted run gets to return in (its in-flight row, the batch's record) before it is abandoned. */
-export const LOCK_TTL_MARGIN_MS = 2_000;
+/** The kernel's LockTtl for a job that names none, and the margin (JOBS_DEFAULTS, defaults.ts). */
+export const DEFAULT_LOCK_TTL_MS = JOBS_DEFAULTS.lockTtlMs;
+export const LOCK_TTL_MARGIN_MS = JOBS_DEFAULTS.lockTtlMarginMs;
 
 export type LockTtlFields = Pick<JobDefinition, 'singleRunner' | 'maxRunMs' | 'lockTtlMs'>;
 

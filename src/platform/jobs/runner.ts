@@ -12,6 +12,7 @@ import { admit, shouldRerun, type Trigger } from './run-slot.ts';
 import { jobDefinitionProblems } from './schedule.ts';
 import type { JobDefinition } from './types.ts';
 import { createWakeListener, type WakeListener } from './wake.ts';
+import { JOBS_DEFAULTS } from './defaults.ts';
 
 export interface JobRunnerOptions {
   /** For job_state writes and reads. */
@@ -28,8 +29,8 @@ export interface JobRunnerOptions {
 }
 
 export const runnerDefaults = {
-  stopTimeoutMs: 5000,
-  pauseRefreshMs: 1000,
+  stopTimeoutMs: JOBS_DEFAULTS.runnerStopTimeoutMs,
+  pauseRefreshMs: JOBS_DEFAULTS.runnerPauseRefreshMs,
 } as const satisfies Required<Pick<JobRunnerOptions, 'stopTimeoutMs' | 'pauseRefreshMs'>>;
 
 export type { JobInfo };

@@ -1,5 +1,6 @@
 import pgListen from 'pg-listen';
 import type { Logger } from '../observability/logger.ts';
+import { JOBS_DEFAULTS } from './defaults.ts';
 
 // pg-listen is CommonJS whose main export is the factory itself; tsc under nodenext types the
 // default import as the module object, so name the factory's type once here.
@@ -7,8 +8,6 @@ const createSubscriber = pgListen as unknown as typeof pgListen.default;
 type Subscriber = ReturnType<typeof createSubscriber>;
 
 export const WAKE_APPLICATION_NAME = 'pin-jobs-wake';
-/** After pg-listen gives up reconnecting, a fresh subscriber is tried this much later. */
-const RESTART_DELAY_MS = 5000;
 
 /**
  * One LISTEN connection per runner for every wake channel. Reconnecting is pg-listen's job; we
@@ -83,7 +82,7 @@ export function createWakeListener(opts: {
       opening = open().then(() => {
         if (subscriber) opts.onReconnected();
       });
-    }, RESTART_DELAY_MS);
+    }, JOBS_DEFAULTS.wakeRestartDelayMs);
     restartTimer.unref();
   }
 

@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { createLogger, type Logger } from './logger.ts';
 import { withTimeout } from '../time.ts';
+import { OBSERVABILITY_DEFAULTS } from './defaults.ts';
 
 /** What one read of a database-backed gauge gives: one value, or one value per label set. */
 export type DbGaugeValues<T extends string> = number | ReadonlyArray<{ labels: Partial<Record<T, string>>; value: number }>;
@@ -17,7 +18,7 @@ export interface DbGaugeConfig<T extends string> {
   log?: Logger;
 }
 
-export const DB_GAUGE_TIMEOUT_MS = 2000;
+export const DB_GAUGE_TIMEOUT_MS = OBSERVABILITY_DEFAULTS.dbGaugeTimeoutMs;
 
 /** One database-backed gauge of a registry, as the staleness gauge and the failure counter see it. */
 interface Tracked {

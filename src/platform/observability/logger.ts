@@ -1,6 +1,7 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
 import { NO_TRACE_FIELDS, traceLogFields } from './tracing.ts';
 import { redactSecrets } from './redact.ts';
+import { OBSERVABILITY_DEFAULTS } from './defaults.ts';
 
 export type { Logger };
 
@@ -28,7 +29,6 @@ const VALUE_CARRYING_KEYS = new Set(['params', 'query', 'detail', 'where', 'para
 const PARAMS_TAIL = /(?:^|\n| )params:/;
 /** pg "data exception" messages quote the offending input: `invalid input syntax for type uuid: "+7999…"`. */
 const DATA_EXCEPTION = /^22[0-9A-Z]{3}$/;
-const MAX_CAUSE_DEPTH = 5;
 
 type ErrorLike = Error & Record<string, unknown>;
 
@@ -77,7 +77,7 @@ export function serializeError(err: unknown, depth = 0, seen = new Set<unknown>(
     if (Object.hasOwn(out, key) || key === 'cause' || key === 'errors' || VALUE_CARRYING_KEYS.has(key)) continue;
     const value = e[key];
     if (value && typeof value === 'object' && 'message' in value) {
-      if (!seen.has(value) && depth < MAX_CAUSE_DEPTH) out[key] = serializeError(value, depth + 1, seen);
+      if (!seen.has(value) && depth < OBSERVABILITY_DEFAULTS.logMaxCauseDepth) out[key] = serializeError(value, depth + 1, seen);
     } else {
       out[key] = value;
     }
@@ -86,7 +86,7 @@ export function serializeError(err: unknown, depth = 0, seen = new Set<unknown>(
     out.aggregateErrors = e.errors.map((x) => (seen.has(x) ? '[circular]' : serializeError(x, depth + 1, seen)));
   }
   // `cause` is often set as an own non-enumerable property (Error options), so it is read directly.
-  if (e.cause !== undefined && !seen.has(e.cause) && depth < MAX_CAUSE_DEPTH) {
+  if (e.cause !== undefined && !seen.has(e.cause) && depth < OBSERVABILITY_DEFAULTS.logMaxCauseDepth) {
     out.cause = serializeError(e.cause, depth + 1, seen);
   }
   return out;

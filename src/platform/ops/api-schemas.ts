@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { OPS_DEFAULTS } from './defaults.ts';
 import { named } from '../http/index.ts';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../types/index.ts';
 
@@ -180,13 +181,11 @@ export const OpsAuditList = named(
     next: Type.Union([Str, Type.Null()], { description: 'pass as `after` for the next (older) page; null: the last page' }),
   }),
 );
-/** Audit entries a page shows unless `limit` says otherwise. */
-export const AUDIT_PAGE_DEFAULT = 50;
 export const AuditQuery = Type.Object(
   {
     before: Type.Optional(Timestamp),
     after: Type.Optional(Text({ minLength: 1, maxLength: 400, description: 'the `next` of the previous page (opaque)' })),
-    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: AUDIT_PAGE_DEFAULT })),
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 200, default: OPS_DEFAULTS.opsAuditPageDefault })),
   },
   { additionalProperties: false },
 );
@@ -205,7 +204,7 @@ const filterFields = {
 export const FailureQuery = Type.Object(
   {
     ...filterFields,
-    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: 100, description: 'rows a page holds' })),
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: OPS_DEFAULTS.opsFailuresPageDefault, description: 'rows a page holds' })),
     after: Type.Optional(Text({ minLength: 1, maxLength: 400, description: 'the `next` of the previous page (opaque): the rows after it, in the same order' })),
   },
   { additionalProperties: false },

@@ -12,7 +12,7 @@ export interface BulkDeps {
   /** Rows per statement and the pause between statements: the bounded rate. */
   chunk: number;
   pauseMs: number;
-  /** The sign of life between statements (OPS_TUNING.opsBulkBeatMs). */
+  /** The sign of life between statements (OPS_DEFAULTS.opsBulkBeatMs). */
   beatMs: number;
 }
 

@@ -11,7 +11,7 @@ import { registerConsolePages } from './console-pages.ts';
 import { registerFailureRoutes } from './failures-routes.ts';
 import { beat, overviewOf } from './overview.ts';
 import { registerOpsRoutes } from './routes.ts';
-import type { OpsTuning } from './settings.ts';
+import type { OpsTuning } from './defaults.ts';
 import type { ActorNames, BacklogMetric, FailureSource } from './types.ts';
 
 /** The kernel's own backlogs; modules add theirs (ModuleParts.opsBacklogs). */

@@ -5,6 +5,7 @@
  */
 export type { ActorNames, BacklogMetric, FailureAction, FailureCursor, FailureFilter, FailureRow, FailureSource } from './types.ts';
 export { createOpsConsole, type OpsConsole, type OpsConsoleDeps } from './console.ts';
-export { OPS_TUNING, opsSettings, type OpsSettings, type OpsTuning } from './settings.ts';
+export { opsSettings, type OpsSettings } from './settings.ts';
+export { OPS_DEFAULTS, type OpsTuning } from './defaults.ts';
 export { adminAuditSink } from './audit-sql.ts';
 export { keysetAfter, keysetOrder } from './keyset.ts';

@@ -1,4 +1,5 @@
 import type { Expr, Matcher } from './promql-parse.ts';
+import { OPS_DEFAULTS } from './defaults.ts';
 
 /**
  * Evaluates a parsed expression (promql-parse.ts) at one instant over samples of the service's own
@@ -24,8 +25,6 @@ export interface Element {
   value: number;
 }
 export type Value = number | Element[];
-
-const LOOKBACK_MS = 5 * 60_000;
 
 const keyOf = (labels: Labels): string =>
   Object.keys(labels)
@@ -167,7 +166,7 @@ function binary(op: string, lhs: Value, rhs: Value): Value {
 function instant(sel: Extract<Expr, { type: 'selector' }>, history: readonly Sample[], now: number): Element[] {
   const to = now - sel.offsetMs;
   const newest = new Map<string, Element>();
-  for (const { labels, values } of window(history, sel, to - LOOKBACK_MS, to).values()) newest.set(keyOf(labels), { labels, value: values[values.length - 1]! });
+  for (const { labels, values } of window(history, sel, to - OPS_DEFAULTS.opsAlertLookbackMs, to).values()) newest.set(keyOf(labels), { labels, value: values[values.length - 1]! });
   return [...newest.values()];
 }
 

@@ -6,12 +6,13 @@ import type { JobInfo, JobPause, RunResult } from '../jobs/index.ts';
 import { newId, type Clock } from '../time.ts';
 import { annotatePauses } from './alert-pauses.ts';
 import type { AlertsView } from './alerts.ts';
-import { AUDIT_PAGE_DEFAULT, AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseBody, OpsPauseState, OpsRunResult } from './api-schemas.ts';
+import { AuditParams, AuditQuery, JobName, OpsAlerts, OpsAuditEntry, OpsAuditList, OpsJobList, OpsOverview, OpsPauseBody, OpsPauseState, OpsRunResult } from './api-schemas.ts';
 import { insertAudit, listAudit, readAudit, type NewAuditEntry } from './audit-sql.ts';
 import { cursorOf, cursorText } from './keyset.ts';
 import type { Logger } from '../observability/index.ts';
 import type { ActorNames } from './types.ts';
 import { jobsWithLeases, type Overview } from './overview.ts';
+import { OPS_DEFAULTS } from './defaults.ts';
 
 /** What the ops routes need from the job runner. */
 export interface JobsOps {
@@ -158,7 +159,7 @@ export function registerOpsRoutes(app: FastifyInstance, ctx: OpsRouteDeps): void
     const before = req.query.before === undefined ? undefined : new Date(req.query.before);
     if (before && Number.isNaN(before.getTime())) throw new AppError('OPS_INVALID_FILTER', 'before must be an ISO-8601 date-time', 400);
     const after = req.query.after === undefined ? undefined : cursorOf(req.query.after, (id) => UUID.test(id));
-    const limit = req.query.limit ?? AUDIT_PAGE_DEFAULT;
+    const limit = req.query.limit ?? OPS_DEFAULTS.opsAuditPageDefault;
     // One entry more than the page: whether another page follows.
     const rows = await listAudit(ctx.db, limit + 1, before, after);
     const page = rows.slice(0, limit);

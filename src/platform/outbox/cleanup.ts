@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
 import { defineSweep, type BatchRun, type BatchWorker } from '../jobs/index.ts';
+import { OUTBOX_DEFAULTS } from './defaults.ts';
 
 /**
  * Retention of the integration outbox and the consumers' inbox, on the kernel's batch worker: two
@@ -10,19 +11,13 @@ import { defineSweep, type BatchRun, type BatchWorker } from '../jobs/index.ts';
 
 export const OUTBOX_CLEANUP_JOB = 'outbox-cleanup';
 
-/**
- * How long rows are kept (once settings; nobody tuned them).
- * A published outbox row is kept a day for a replay or a look after an incident; an inbox (dedupe)
- * row a week, Kafka's default retention, so a redelivery the broker can still make is caught.
- */
-export const CLEANUP_RETENTION = { outboxRetentionHours: 24, inboxRetentionDays: 7 } as const;
-
+/** The cleanup's options; each left out is OUTBOX_DEFAULTS' (defaults.ts). */
 export interface OutboxCleanupSettings {
-  /** Published outbox rows are kept this long (CLEANUP_RETENTION.outboxRetentionHours). */
-  outboxRetentionHours: number;
-  /** Inbox (dedupe) rows are kept this long (CLEANUP_RETENTION.inboxRetentionDays); redeliveries older than this are not caught. */
-  inboxRetentionDays: number;
-  /** Rows per DELETE statement (OUTBOX_CLEANUP_DEFAULTS when unset). */
+  /** Published outbox rows are kept this long. */
+  outboxRetentionMs?: number;
+  /** Inbox (dedupe) rows are kept this long; redeliveries older than this are not caught. */
+  inboxRetentionMs?: number;
+  /** Rows per DELETE statement. */
   batchSize?: number;
   /** A run starts no new DELETE after this long; the next run goes on. */
   maxRunMs?: number;
@@ -32,10 +27,8 @@ export interface OutboxCleanupSettings {
 
 export interface OutboxCleanupOptions {
   db: Db;
-  settings: OutboxCleanupSettings;
+  settings?: OutboxCleanupSettings;
 }
-
-const HOUR = 3_600_000;
 
 const cutoff = (run: BatchRun, ms: number) => new Date(run.now().getTime() - ms);
 
@@ -61,20 +54,25 @@ async function deleteInbox(db: Db, before: Date, limit: number): Promise<{ id: s
   return rows;
 }
 
-/** The cleanup's options when unset (OutboxCleanupSettings). */
-export const OUTBOX_CLEANUP_DEFAULTS = { batchSize: 1000, maxRunMs: 5 * 60_000, intervalMs: 10 * 60_000 } as const;
-
 export function outboxCleanupJob(opts: OutboxCleanupOptions): BatchWorker {
   const { db } = opts;
-  const settings = { ...OUTBOX_CLEANUP_DEFAULTS, ...opts.settings };
+  const d = OUTBOX_DEFAULTS;
+  const settings = {
+    outboxRetentionMs: d.outboxRetentionMs,
+    inboxRetentionMs: d.inboxRetentionMs,
+    batchSize: d.outboxCleanupBatchSize,
+    maxRunMs: d.outboxCleanupMaxRunMs,
+    intervalMs: d.outboxCleanupIntervalMs,
+    ...opts.settings,
+  };
   return defineSweep({
     name: OUTBOX_CLEANUP_JOB,
     every: settings.intervalMs,
     batchSize: settings.batchSize,
     maxRunMs: settings.maxRunMs,
     steps: [
-      { name: 'outbox', count: 'outboxDeleted', sweep: (limit, run) => deletePublished(db, cutoff(run, settings.outboxRetentionHours * HOUR), limit) },
-      { name: 'inbox', count: 'inboxDeleted', sweep: (limit, run) => deleteInbox(db, cutoff(run, settings.inboxRetentionDays * 24 * HOUR), limit) },
+      { name: 'outbox', count: 'outboxDeleted', sweep: (limit, run) => deletePublished(db, cutoff(run, settings.outboxRetentionMs), limit) },
+      { name: 'inbox', count: 'inboxDeleted', sweep: (limit, run) => deleteInbox(db, cutoff(run, settings.inboxRetentionMs), limit) },
     ],
   });
 }

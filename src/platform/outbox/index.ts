@@ -8,4 +8,5 @@ export {
   type OutboxPublisherOptions,
   type PublishCounts,
 } from './publisher.ts';
-export { CLEANUP_RETENTION, OUTBOX_CLEANUP_JOB, outboxCleanupJob, type OutboxCleanupOptions, type OutboxCleanupSettings } from './cleanup.ts';
+export { OUTBOX_CLEANUP_JOB, outboxCleanupJob, type OutboxCleanupOptions, type OutboxCleanupSettings } from './cleanup.ts';
+export { OUTBOX_DEFAULTS, outboxOptionsProblems, type OutboxTuning } from './defaults.ts';

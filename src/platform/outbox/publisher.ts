@@ -5,6 +5,7 @@ import type { Fence } from '../jobs/lease-sql.ts';
 import type { Logger } from '../observability/logger.ts';
 import { newId } from '../time.ts';
 import type { Registry } from '../observability/metrics.ts';
+import { outboxOptionsProblems } from './defaults.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
 import { outboxMetrics, type OutboxMetrics } from './metrics.ts';
 import { createOutboxSender, type PublishRun } from './publish-send.ts';
@@ -18,15 +19,15 @@ export interface OutboxPublisherOptions {
   bus: EventBus;
   log: Logger;
   registry: Registry;
-  /** Rows read and sent per batch (OUTBOX_BATCH_SIZE). */
+  /** Rows read and sent per batch (OUTBOX_DEFAULTS.outboxBatchSize). */
   batchSize: number;
-  /** A run stops starting new batches after this long (OUTBOX_MAX_RUN_DURATION). */
+  /** A run stops starting new batches after this long (OUTBOX_DEFAULTS.outboxMaxRunMs). */
   maxRunMs: number;
   /** Timer of the job; NOTIFY on commit wakes it sooner (OUTBOX_POLLING_INTERVAL). */
   pollIntervalMs: number;
   /**
    * After a pass leaves nothing pending, a run under the job runner waits this long for the next
-   * commit's wake before it ends (app.ts OUTBOX_IDLE_WAIT_MS; 0 or unset = end at once).
+   * commit's wake before it ends (OUTBOX_DEFAULTS.outboxIdleWaitMs; 0 or unset = end at once).
    */
   idleWaitMs?: number;
   /** Test-only KAFKA_TOPIC_PREFIX, put before each row's topic when sending. */
@@ -66,6 +67,9 @@ type PublishContext = Omit<BatchRunContext, 'jobRunId'> & { jobRunId?: string };
  * outlasts maxRunMs still moves on. An unreachable bus ends the run.
  */
 export function createOutboxPublisher(opts: OutboxPublisherOptions) {
+  // The one check at construction (River's Config.validate): a bad value fails here, not mid-run.
+  const problems = outboxOptionsProblems(opts);
+  if (problems.length > 0) throw new Error(`invalid outbox publisher options: ${problems.join('; ')}`);
   const { db, bus } = opts;
   const metrics: OutboxMetrics = outboxMetrics(opts.registry, db);
   // Kafka fences the sends themselves (kafka-fenced.ts): one transactional.id per publisher, the

@@ -1,12 +1,10 @@
-import { Duration, Int, Bool, type SettingsOf } from '../types/index.ts';
+import { Duration, Bool, type SettingsOf } from '../types/index.ts';
+import { OUTBOX_DEFAULTS } from './defaults.ts';
 
-/** Background work and the integration outbox: publisher batches and runs. One TypeBox field per setting is its one source of default, bounds and unit (config.ts reads them from the environment). */
+/** Background work and the integration outbox's timer (its batch and run limits are fixed: defaults.ts). */
 export const outboxSettings = {
   JOBS_ENABLED: Bool(true, 'Run background jobs and consumers in this process'),
-  OUTBOX_POLLING_INTERVAL: Duration({ default: '1s', minimum: '50ms', description: 'Outbox publisher timer (NOTIFY also wakes it)' }),
-  OUTBOX_BATCH_SIZE: Int({ default: 1000, minimum: 1, maximum: 50_000, description: 'Outbox rows sent per batch' }),
-  OUTBOX_MAX_RUN_DURATION: Duration({ default: '5s', minimum: '100ms', description: 'Longest single outbox publisher run' }),
-
+  OUTBOX_POLLING_INTERVAL: Duration({ default: OUTBOX_DEFAULTS.outboxPollingIntervalMs, minimum: '50ms', description: 'Outbox publisher timer (NOTIFY also wakes it)' }),
 };
 
 export type OutboxSettings = SettingsOf<typeof outboxSettings>;

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
 import { fenceLost, leaseHolds, type Fence } from '../jobs/lease-sql.ts';
+import { OUTBOX_DEFAULTS } from './defaults.ts';
 
 /** The SQL of the outbox publisher and its gauges; each function runs one statement on the `Db` given. */
 
@@ -77,15 +78,12 @@ export async function recordPublishFailure(db: Db, ids: readonly string[], error
   );
 }
 
-/** Highest count the pending gauge reports: a scrape never scans more of a huge backlog than this. */
-export const PENDING_COUNT_CAP = 1_000_000;
-
 /**
- * For the gauges: rows waiting (capped at PENDING_COUNT_CAP), and the age of the oldest (database
+ * For the gauges: rows waiting (capped at OUTBOX_DEFAULTS.outboxPendingCountCap: a scrape never scans more of a huge backlog), and the age of the oldest (database
  * clock). Both walk the pending partial index; the oldest is the smallest pending id (UUIDv7 ids
  * are time-ordered), not a min() over every pending row, so a scrape stays cheap after an outage.
  */
-export async function pendingStats(db: Db, cap = PENDING_COUNT_CAP): Promise<{ pending: number; oldestAgeSeconds: number }> {
+export async function pendingStats(db: Db, cap = OUTBOX_DEFAULTS.outboxPendingCountCap): Promise<{ pending: number; oldestAgeSeconds: number }> {
   const { rows } = await query<{ pending: number; oldest: number | null }>(
     db,
     sql`select (select count(*)::int from (select 1 from platform.outbox where published_at is null limit ${cap}) capped) as pending,

@@ -7,7 +7,7 @@ export { cursorOf, positionOf } from './cursor.ts';
 export { changedGroups, readStream, readStreamHead, trimStream, type ChangedGroups, type StreamEventRow, type StreamPage } from './stream-sql.ts';
 export { eventsAfter, type StreamEvent } from './replay.ts';
 export { DEPRECATED_EVENT_STREAM_PATH, EVENT_STREAM_PATH, registerEventStreamRoutes } from './stream-routes.ts';
-export { registerRealtimeOutboxRoutes, REQUEUE_DEFAULT_LIMIT, REQUEUE_MAX_LIMIT, type RunbookRouteDeps } from './runbook-routes.ts';
+export { registerRealtimeOutboxRoutes, type RunbookRouteDeps } from './runbook-routes.ts';
 export { StreamErrors } from './errors.ts';
 export { eventNameOf, type PushRow, type UserFrame, type UserFrames } from './types.ts';
 export { chatGroupOf, createPush, KIND_NOT_REGISTERED, type KindRegistration, type Push, type PushKinds, type ReferencedKinds } from './port.ts';
@@ -21,7 +21,8 @@ export { pushDispatchJob, REALTIME_DISPATCH_JOB, type DispatchSettings, type Pus
 export { createRealtimeMetrics, realtimeStateGauges, type RealtimeMetrics } from './metrics.ts';
 export { REALTIME_RETENTION_JOB, realtimeRetentionJob } from './retention.job.ts';
 export { pushJobs, type PushJobsDeps } from './jobs.ts';
-export { dispatchSettingsOf, PUSH_TUNING, pushSettingProblems, pushSettings, type PushSettings, type PushTuning } from './settings.ts';
+export { dispatchSettingsOf, pushOptionsOf, pushSettingProblems, pushSettings, type PushSettings } from './settings.ts';
+export { PUSH_DEFAULTS, pushOptionsProblems, type PushOptions, type PushTuning } from './defaults.ts';
 export { realtimeFailureSource } from './ops-failures.ts';
 export {
   discardQuarantined,

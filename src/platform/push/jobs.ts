@@ -6,7 +6,8 @@ import { pushDispatchJob, type PushDispatchDeps } from './dispatch.job.ts';
 import { createRealtimeMetrics, realtimeStateGauges } from './metrics.ts';
 import type { Push } from './port.ts';
 import { realtimeRetentionJob } from './retention.job.ts';
-import { dispatchSettingsOf, RETENTION_SCHEDULE, type PushSettings, type PushTuning } from './settings.ts';
+import { pushOptionsProblems, type PushTuning } from './defaults.ts';
+import { dispatchSettingsOf, pushOptionsOf, type PushSettings } from './settings.ts';
 
 export interface PushJobsDeps {
   db: Db;
@@ -25,6 +26,9 @@ export interface PushJobsDeps {
  */
 export function pushJobs(deps: PushJobsDeps): BatchWorker[] {
   const { db, push, settings, tuning } = deps;
+  // The one check at construction: a test's tuning is held to what loadConfig holds the settings to.
+  const problems = pushOptionsProblems(pushOptionsOf(settings, tuning));
+  if (problems.length > 0) throw new Error(`invalid push options: ${problems.join('; ')}`);
   const metrics = createRealtimeMetrics(deps.registry, db);
   realtimeStateGauges(deps.registry, db, deps.clock);
   return [
@@ -37,9 +41,11 @@ export function pushJobs(deps: PushJobsDeps): BatchWorker[] {
       connectWake: (wake, payload) => push.connectWake(wake, payload),
     }),
     realtimeRetentionJob(db, {
-      retentionHours: settings.MESSENGER_REALTIME_RETENTION_DONE / 3_600_000,
-      eventsRetentionHours: tuning.eventsRetentionMs / 3_600_000,
-      ...RETENTION_SCHEDULE,
+      retentionMs: settings.MESSENGER_REALTIME_RETENTION_DONE,
+      eventsRetentionMs: tuning.eventsRetentionMs,
+      cron: tuning.retentionCron,
+      batchSize: tuning.retentionBatchSize,
+      maxRunMs: tuning.retentionMaxRunMs,
       metrics,
     }),
   ];

@@ -13,15 +13,15 @@ export const REALTIME_RETENTION_JOB = 'messenger-realtime-retention';
  */
 export function realtimeRetentionJob(
   db: Db,
-  opts: { retentionHours: number; eventsRetentionHours: number; cron: string; batchSize: number; maxRunMs: number; metrics?: Pick<RealtimeMetrics, 'retentionDeleted'> },
+  opts: { retentionMs: number; eventsRetentionMs: number; cron: string; batchSize: number; maxRunMs: number; metrics?: Pick<RealtimeMetrics, 'retentionDeleted'> },
 ): BatchWorker {
-  const before = (run: BatchRun, hours: number) => new Date(run.now().getTime() - hours * 3_600_000);
+  const before = (run: BatchRun, ms: number) => new Date(run.now().getTime() - ms);
   return defineSweep({
     name: REALTIME_RETENTION_JOB,
     cron: opts.cron,
     batchSize: opts.batchSize,
     maxRunMs: opts.maxRunMs,
-    start: (run) => ({ cutoff: before(run, opts.retentionHours), eventsCutoff: before(run, opts.eventsRetentionHours) }),
+    start: (run) => ({ cutoff: before(run, opts.retentionMs), eventsCutoff: before(run, opts.eventsRetentionMs) }),
     steps: [
       {
         name: 'done',

@@ -1,4 +1,5 @@
 import { errorText } from '../errors/index.ts';
+import { PUSH_DEFAULTS } from './defaults.ts';
 /**
  * The RealtimeDispatchJob's decisions as plain functions (seed 000, step 5): what a claimed row
  * becomes after its push, the error text stored on it, and the order a batch is pushed in. The
@@ -54,15 +55,14 @@ export const PUSH_FAILURE = {
 export type PushFailureCode = (typeof PUSH_FAILURE)[keyof typeof PUSH_FAILURE];
 
 /** LastError of a failed push: its code, then the error's text, ≤ 512 chars. */
-export const codedLastError = (code: PushFailureCode, text: string): string => `${code}: ${text}`.slice(0, LAST_ERROR_MAX);
+export const codedLastError = (code: PushFailureCode, text: string): string => `${code}: ${text}`.slice(0, PUSH_DEFAULTS.lastErrorMaxLength);
 
 export const REF_NOT_FOUND = 'RTO_REF_NOT_FOUND';
 /** LastError of a row quarantined at claim: it already used MaxAttempts (crashed claims, or MaxAttempts lowered). */
 export const ATTEMPTS_EXHAUSTED = 'RTO_ATTEMPTS_EXHAUSTED';
-const LAST_ERROR_MAX = 512;
 
 /**
  * LastError of a failed push: class and code of the error plus its message (hub and backplane
  * errors carry no PII), ≤ 512 chars: the kernel's errorText of the error itself, with its code.
  */
-export const lastErrorText = (err: unknown): string => (err instanceof Error ? errorText(err, { root: false, code: true, max: LAST_ERROR_MAX }) : 'UnknownError');
+export const lastErrorText = (err: unknown): string => (err instanceof Error ? errorText(err, { root: false, code: true, max: PUSH_DEFAULTS.lastErrorMaxLength }) : 'UnknownError');

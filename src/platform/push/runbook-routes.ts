@@ -9,9 +9,7 @@ import type { Logger } from '../observability/index.ts';
 import type { Clock } from '../time.ts';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../types/index.ts';
 import { listQuarantined, requeueMatching, requeueQuarantined, type QuarantineFilter, type QuarantinedRow } from './quarantine-sql.ts';
-
-/** The page size of the quarantine list when the query names none (the schema documents it; the field stays optional). */
-const LIST_PAGE_DEFAULT = 100;
+import { PUSH_DEFAULTS } from './defaults.ts';
 
 /** Runbook endpoints (admin) for `messenger_realtime_quarantined_total > 0`: read LastError, fix the cause, re-enqueue. */
 
@@ -32,14 +30,10 @@ const QuarantinedView = Type.Object({
 });
 const QuarantinedList = Type.Object({ items: Type.Array(QuarantinedView), nextAfter: Nullable(Uuid) });
 const ListQuery = Type.Object(
-  { after: Type.Optional(Uuid), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: LIST_PAGE_DEFAULT })) },
+  { after: Type.Optional(Uuid), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: PUSH_DEFAULTS.quarantinePageDefault })) },
   { additionalProperties: false },
 );
 const Requeued = Type.Object({ requeued: Type.Integer() });
-
-/** Rows a bulk requeue takes per call by default, and at most: a call that cannot flood the hub. */
-export const REQUEUE_DEFAULT_LIMIT = 100;
-export const REQUEUE_MAX_LIMIT = 1000;
 
 const requeueFilterOf = (kinds: readonly string[]) => Type.Object(
   {
@@ -47,7 +41,7 @@ const requeueFilterOf = (kinds: readonly string[]) => Type.Object(
     lastErrorPrefix: Type.Optional(Text({ minLength: 1, maxLength: 512, description: 'LastError starts with this text (no wildcards)' })),
     createdFrom: Type.Optional(Timestamp),
     createdTo: Type.Optional(Timestamp),
-    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: REQUEUE_MAX_LIMIT, default: REQUEUE_DEFAULT_LIMIT })),
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: PUSH_DEFAULTS.requeueMaxLimit, default: PUSH_DEFAULTS.requeueLimitDefault })),
     dryRun: Type.Optional(Type.Boolean({ default: false })),
   },
   { additionalProperties: false },
@@ -110,7 +104,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: RunbookR
       schema: { operationId: 'listQuarantinedRealtimeRows', tags, summary: 'Quarantined realtime_outbox rows (id order, keyset paging) with their LastError', querystring: ListQuery, response: { 200: QuarantinedList } },
     },
     async (req) => {
-      const limit = req.query.limit ?? LIST_PAGE_DEFAULT;
+      const limit = req.query.limit ?? PUSH_DEFAULTS.quarantinePageDefault;
       const rows = await listQuarantined(ctx.db, req.query.after ?? null, limit);
       return { items: rows.map(view), nextAfter: rows.length === limit ? rows[rows.length - 1]!.id : null };
     },
@@ -154,7 +148,7 @@ export function registerRealtimeOutboxRoutes(app: FastifyInstance, ctx: RunbookR
       const body = req.body;
       const filter = filterOf(body);
       const dryRun = body.dryRun ?? false;
-      const limit = body.limit ?? REQUEUE_DEFAULT_LIMIT;
+      const limit = body.limit ?? PUSH_DEFAULTS.requeueLimitDefault;
       const result = await requeueMatching(ctx.db, filter, limit, ctx.clock.now(), dryRun);
       ctx.log.info({ ...body, limit, dryRun, ...result }, dryRun ? 'realtime outbox requeue dry run' : 'realtime outbox quarantined rows requeued');
       return { dryRun, ...result };

@@ -6,14 +6,12 @@ import { errorCodes, named } from '../http/index.ts';
 import { BoundedInt, Text } from '../types/index.ts';
 import type { PushKinds } from './port.ts';
 import { eventsAfter, type StreamEvent } from './replay.ts';
-
-/** Events a page holds when the query names none (the schema documents it; the field stays optional). */
-const STREAM_PAGE_DEFAULT = 100;
+import { PUSH_DEFAULTS } from './defaults.ts';
 
 const EventsQuery = Type.Object(
   {
     after: Type.Optional(Text({ minLength: 1, maxLength: 32, description: 'The last cursor the client received (a frame’s Cursor, or a previous `next`); absent: start at the head' })),
-    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: STREAM_PAGE_DEFAULT })),
+    limit: Type.Optional(BoundedInt({ minimum: 1, maximum: 500, default: PUSH_DEFAULTS.streamPageDefault })),
   },
   { additionalProperties: false },
 );
@@ -55,7 +53,7 @@ export function registerEventStreamRoutes(app: FastifyInstance, deps: { db: Db; 
     410: errorCodes('MSG_EVENTS_CURSOR_EXPIRED'),
   };
   const handler = async (req: { principal?: { userId: string }; query: { after?: string; limit?: number } }) =>
-    eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? STREAM_PAGE_DEFAULT);
+    eventsAfter(deps.db, deps.kinds, req.principal!.userId, req.query.after, req.query.limit ?? PUSH_DEFAULTS.streamPageDefault);
   // The schema describes the events by their frames for the document; the page goes out as built.
   const serializerCompiler = () => (data: unknown) => JSON.stringify(data);
   // One page in progress per user (user-concurrency.ts): a page of 500 is rebuilt here, and a client reads page after page.

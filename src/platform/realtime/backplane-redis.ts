@@ -8,7 +8,7 @@ import {
 } from './backplane.ts';
 import { withTimeout } from '../time.ts';
 import { closeRedisClient, createRedisClient, waitUntilReady } from '../redis/index.ts';
-import { KERNEL_TUNING } from '../tuning.ts';
+import { REALTIME_DEFAULTS } from './defaults.ts';
 
 export interface RedisBackplaneOptions {
   redisUrl: string;
@@ -17,14 +17,14 @@ export interface RedisBackplaneOptions {
   logger: Logger;
   /** How long start-up waits for Redis before going on without it (it keeps reconnecting). Default 5 s. */
   connectTimeoutMs?: number;
-  /** Default KERNEL_TUNING.redisCommandTimeoutMs: a PUBLISH unanswered by then rejects (the dispatcher retries the row). */
+  /** Default REALTIME_DEFAULTS.redisCommandTimeoutMs: a PUBLISH unanswered by then rejects (the dispatcher retries the row). */
   commandTimeoutMs?: number;
 }
 
-/** What each RedisBackplaneOptions field left out means (commandTimeoutMs: KERNEL_TUNING's, read at creation). */
+/** What each RedisBackplaneOptions field left out means: REALTIME_DEFAULTS' (defaults.ts). */
 const defaults = {
-  channel: 'pin:hub:messenger',
-  connectTimeoutMs: 5000,
+  channel: REALTIME_DEFAULTS.hubRedisChannel,
+  connectTimeoutMs: REALTIME_DEFAULTS.redisConnectTimeoutMs,
 } as const;
 
 /**
@@ -41,7 +41,7 @@ export async function createRedisBackplane(opts: RedisBackplaneOptions): Promise
   const publisher = createRedisClient(opts.redisUrl, 'publisher', log, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: opts.commandTimeoutMs ?? KERNEL_TUNING.redisCommandTimeoutMs,
+    commandTimeout: opts.commandTimeoutMs ?? REALTIME_DEFAULTS.redisCommandTimeoutMs,
   });
   // The subscriber keeps its offline queue so the SUBSCRIBE below waits for the first connection;
   // ioredis re-subscribes by itself after every reconnect. No command timeout: a SUBSCRIBE waiting

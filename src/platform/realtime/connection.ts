@@ -3,6 +3,7 @@ import type { Principal } from '../http/auth.ts';
 import { rawToBuffer } from './handshake.ts';
 import { FrameTally, type DisconnectReason, type FrameKind, type HubMetrics } from './metrics.ts';
 import { encodeHandshakeResponse, type ClientMessage, type WireFormat } from './protocol.ts';
+import { REALTIME_DEFAULTS } from './defaults.ts';
 
 export interface ConnectionLimits {
   maxBufferedBytes: number;
@@ -35,9 +36,6 @@ export type ConnectionState = 'joining' | 'open' | 'closed';
 export const monotonicMs = (): number => performance.now();
 
 const CLOSE_CODE_NORMAL = 1000;
-/** Queued bytes past which send() writes the queue out before taking more. */
-export const FLUSH_AT_BYTES = 64 * 1024;
-
 export const CloseErrors = {
   slowConsumer: 'slow consumer',
   clientTimeout: 'Server timeout elapsed without receiving a message from the client.',
@@ -136,7 +134,7 @@ export class HubConnection {
     const size = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
     // A big burst goes out in slices, so the kernel's send buffer takes its share before the cap
     // is judged (as it did when every frame was written at once).
-    if (this.queuedBytes > 0 && this.queuedBytes + size > FLUSH_AT_BYTES) this.flush();
+    if (this.queuedBytes > 0 && this.queuedBytes + size > REALTIME_DEFAULTS.hubFlushAtBytes) this.flush();
     if (this.socket.bufferedAmount + this.queuedBytes + size > this.limits.maxBufferedBytes) {
       this.metrics.slowConsumerCloses.inc();
       this.close('slow_consumer', CloseErrors.slowConsumer, true, 'terminate');

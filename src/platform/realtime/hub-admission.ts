@@ -8,12 +8,7 @@ import type { AuthResult, ConnectRefusal } from './hub-api.ts';
 import type { HubMetrics } from './metrics.ts';
 import { negotiateReply, type NegotiateReply } from './protocol.ts';
 import { createKeyedBuckets, type BucketRate } from './rate-buckets.ts';
-
-/**
- * Users whose connect share is remembered at once: past it the refilled shares are forgotten first
- * (rate-buckets.ts), so memory stays bounded however many users negotiate.
- */
-const MAX_USER_SHARES = 100_000;
+import { REALTIME_DEFAULTS } from './defaults.ts';
 
 /**
  * Who may open a socket, judged before the upgrade (plugin.ts answers a refusal as plain HTTP):
@@ -30,7 +25,7 @@ export interface AdmissionOptions {
   connectionTokenTtlMs: number;
   /** HUB_MAX_CONNECTS_PER_SECOND; undefined: no rate. */
   maxConnectsPerSecond: number | undefined;
-  /** Each user's share, taken before the replica's rate (HUB_MAX_CONNECTS_PER_USER_PER_SECOND); undefined: none. */
+  /** Each user's share, taken before the replica's rate (REALTIME_DEFAULTS.hubUserConnectsPerSecond); undefined: none. */
   userConnectShare: BucketRate | undefined;
   /** Its checks are read at every connect (the list may grow after the hub is created). */
   access: { checks: readonly HubAccess[] } | undefined;
@@ -45,7 +40,7 @@ export function createAdmission(o: AdmissionOptions) {
   const { secret, tokens, clock, access, metrics } = o;
   // Admission is timed on the monotonic clock: it is about real elapsed time, not business time.
   const connectRate = o.maxConnectsPerSecond === undefined ? undefined : createConnectRate(o.maxConnectsPerSecond, monotonicMs);
-  const userShares = o.userConnectShare === undefined ? undefined : createKeyedBuckets(o.userConnectShare, MAX_USER_SHARES, monotonicMs);
+  const userShares = o.userConnectShare === undefined ? undefined : createKeyedBuckets(o.userConnectShare, REALTIME_DEFAULTS.hubUsersKept, monotonicMs);
   const isRevoked = revokedLookup();
   /**
    * Connection ids whose token was admitted, until the token expires. Taken at admission, before the

@@ -45,21 +45,21 @@ export interface HubOptions {
   /** HUB_MAX_CONNECTS_PER_SECOND: new connections admitted per second (negotiate, or an upgrade without one). */
   maxConnectsPerSecond?: number;
   /**
-   * Each user's share of the connects (HUB_MAX_CONNECTS_PER_USER_PER_SECOND, a burst of
+   * Each user's share of the connects (REALTIME_DEFAULTS.hubUserConnectsPerSecond, a burst of
    * HUB_MAX_CONNECTIONS_PER_USER), taken before the replica's rate: one user's negotiate loop is
    * refused 429 without draining it. Undefined: no share.
    */
   userConnectShare?: BucketRate;
   /**
-   * Each connection's budget of hub method calls (HUB_INVOCATIONS_PER_SECOND, HUB_INVOCATION_BURST):
+   * Each connection's budget of hub method calls (HUB_INVOCATIONS_PER_SECOND, a burst of twice that):
    * past it a call is refused unrun, and a connection that keeps going is closed (invocation-budget.ts). Undefined: none.
    */
   invocationBudget?: BucketRate;
   /** A ping (type 6) goes to a socket the server has not written to for this long. Default 15 s. */
   pingIntervalMs?: number;
-  /** HUB_HANDSHAKE_TIMEOUT: a socket whose handshake request has not arrived this long after its upgrade gets a handshake error and is closed. Default 15 s. */
+  /** A socket whose handshake request has not arrived this long after its upgrade gets a handshake error and is closed (REALTIME_DEFAULTS.hubHandshakeTimeoutMs when unset; defaults.ts). */
   handshakeTimeoutMs?: number;
-  /** HUB_CLIENT_TIMEOUT_MS (realtime/index.ts): a socket that sent nothing (not even a ping) for this long is closed. Default 30 s. */
+  /** A socket that sent nothing (not even a ping) for this long is closed (REALTIME_DEFAULTS.hubClientTimeoutMs when unset). */
   clientTimeoutMs?: number;
   /** HUB_MAX_BUFFERED_BYTES: per-socket send buffer cap; past it the socket is closed as a slow consumer. Default 1 MiB. */
   maxBufferedBytes?: number;
@@ -73,24 +73,6 @@ export interface HubOptions {
   /** How long close() waits for sockets to finish their close handshake before dropping them. Default 2 s. */
   closeGraceMs?: number;
 }
-
-/** What createHub takes for each HubOptions duration or limit left out (undefined included). */
-export const hubDefaults = {
-  pingIntervalMs: 15_000,
-  clientTimeoutMs: 30_000,
-  /** ASP.NET Core's HubOptions.HandshakeTimeout default (HUB_HANDSHAKE_TIMEOUT). */
-  handshakeTimeoutMs: 15_000,
-  maxBufferedBytes: 1_048_576,
-  /**
-   * A client opens its socket right after negotiating, so seconds suffice; short, because only this
-   * replica remembers that a token was used (another replica behind the load balancer would take it
-   * again until it expires).
-   */
-  connectionTokenTtlMs: 15_000,
-  closeGraceMs: 2000,
-} as const satisfies Required<
-  Pick<HubOptions, 'pingIntervalMs' | 'clientTimeoutMs' | 'handshakeTimeoutMs' | 'maxBufferedBytes' | 'connectionTokenTtlMs' | 'closeGraceMs'>
->;
 
 export type AuthResult =
   | { ok: true; principal: Principal }

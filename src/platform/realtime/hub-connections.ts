@@ -10,6 +10,7 @@ import { invokeHubMethod } from './hub-methods.ts';
 import { createInvocationBudget } from './invocation-budget.ts';
 import type { HubPresence } from './hub-presence.ts';
 import type { HubMetrics } from './metrics.ts';
+import { REALTIME_DEFAULTS } from './defaults.ts';
 
 /**
  * A socket's way through the hub, from its upgrade to its close: the caps judged at the upgrade,
@@ -17,12 +18,6 @@ import type { HubMetrics } from './metrics.ts';
  * request, the connection it becomes (connection.ts) joining its groups before the handshake is
  * answered, and the bookkeeping when it closes. Shutdown closes them all.
  */
-
-/** How long a refused socket may take to send its handshake before it gets its refusal anyway (at most the handshake timeout). */
-const REFUSAL_WAIT_MS = 5000;
-
-/** Longest unterminated record kept between WebSocket messages: clients only send handshakes and pings. */
-const MAX_PENDING_CHARS = 64 * 1024;
 
 export interface HubConnectionsOptions extends Pick<HubOptions, 'resolveGroups' | 'methods' | 'invocationBudget' | 'maxConnectionsPerUser' | 'maxConnections'> {
   index: GroupIndex<HubConnection>;
@@ -39,10 +34,10 @@ export interface HubConnectionsOptions extends Pick<HubOptions, 'resolveGroups' 
 
 export function createHubConnections(o: HubConnectionsOptions) {
   const { index, joining, presence, log, metrics } = o;
-  const refusalWaitMs = Math.min(REFUSAL_WAIT_MS, o.handshakeTimeoutMs);
-  const limits: ConnectionLimits = { maxBufferedBytes: o.maxBufferedBytes, maxPendingChars: MAX_PENDING_CHARS };
+  const refusalWaitMs = Math.min(REALTIME_DEFAULTS.hubRefusalWaitMs, o.handshakeTimeoutMs);
+  const limits: ConnectionLimits = { maxBufferedBytes: o.maxBufferedBytes, maxPendingChars: REALTIME_DEFAULTS.hubMaxPendingChars };
   const byId = new Map<string, HubConnection>();
-  const door = new FrontDoor({ maxBytes: MAX_PENDING_CHARS, gauge: metrics.handshakesPending });
+  const door = new FrontDoor({ maxBytes: REALTIME_DEFAULTS.hubMaxPendingChars, gauge: metrics.handshakesPending });
   const allClosed = new Set<() => void>();
   const methods = o.methods ?? new Map();
   const withinBudget = o.invocationBudget ? createInvocationBudget(o.invocationBudget, metrics) : () => true;

@@ -4,7 +4,8 @@ import { createInProcessBackplane } from './backplane.ts';
 import type { HubConnection } from './connection.ts';
 import { GroupIndex } from './groups.ts';
 import { createAdmission } from './hub-admission.ts';
-import { hubDefaults, type Hub, type HubOptions } from './hub-api.ts';
+import type { Hub, HubOptions } from './hub-api.ts';
+import { hubOptionsProblems, REALTIME_DEFAULTS as D } from './defaults.ts';
 import { createHubConnections } from './hub-connections.ts';
 import { createGroupDelivery } from './hub-delivery.ts';
 import { createHubPresence } from './hub-presence.ts';
@@ -21,6 +22,9 @@ export type { AuthResult, Hub, HubOptions } from './hub-api.ts';
  * index and the connections still resolving their groups.
  */
 export function createHub(opts: HubOptions): Hub {
+  // The one check at construction: options built in code are held to what the settings' bounds hold.
+  const problems = hubOptionsProblems({ ...opts });
+  if (problems.length > 0) throw new Error(`invalid hub options: ${problems.join('; ')}`);
   const log = opts.logger.child({ component: 'hub' });
   const metrics = createHubMetrics(opts.registry);
   const backplane = opts.backplane ?? createInProcessBackplane();
@@ -42,8 +46,8 @@ export function createHub(opts: HubOptions): Hub {
     invocationBudget: opts.invocationBudget,
     maxConnectionsPerUser: opts.maxConnectionsPerUser,
     maxConnections: opts.maxConnections,
-    handshakeTimeoutMs: opts.handshakeTimeoutMs ?? hubDefaults.handshakeTimeoutMs,
-    maxBufferedBytes: opts.maxBufferedBytes ?? hubDefaults.maxBufferedBytes,
+    handshakeTimeoutMs: opts.handshakeTimeoutMs ?? D.hubHandshakeTimeoutMs,
+    maxBufferedBytes: opts.maxBufferedBytes ?? D.hubMaxBufferedBytes,
     onQueued: delivery.onQueued,
     log,
     metrics,
@@ -52,7 +56,7 @@ export function createHub(opts: HubOptions): Hub {
     secret: opts.secret,
     tokens: opts.tokens ?? createTokenVerifier({ secret: opts.secret }),
     clock,
-    connectionTokenTtlMs: opts.connectionTokenTtlMs ?? hubDefaults.connectionTokenTtlMs,
+    connectionTokenTtlMs: opts.connectionTokenTtlMs ?? D.hubConnectionTokenTtlMs,
     maxConnectsPerSecond: opts.maxConnectsPerSecond,
     userConnectShare: opts.userConnectShare,
     access: opts.access,
@@ -60,8 +64,8 @@ export function createHub(opts: HubOptions): Hub {
     isOpen: (connectionId) => connections.byId.has(connectionId),
   });
   const timers = startHubTimers({
-    pingIntervalMs: opts.pingIntervalMs ?? hubDefaults.pingIntervalMs,
-    clientTimeoutMs: opts.clientTimeoutMs ?? hubDefaults.clientTimeoutMs,
+    pingIntervalMs: opts.pingIntervalMs ?? D.hubPingIntervalMs,
+    clientTimeoutMs: opts.clientTimeoutMs ?? D.hubClientTimeoutMs,
     connections: connections.byId,
     pruneGroups: delivery.prune,
     forgetExpiredTokens: admission.forgetExpiredTokens,
@@ -112,7 +116,7 @@ export function createHub(opts: HubOptions): Hub {
       if (closing) return;
       closing = true;
       timers.stop();
-      const { connections: count, allClosed } = connections.shutdown(opts.closeGraceMs ?? hubDefaults.closeGraceMs);
+      const { connections: count, allClosed } = connections.shutdown(opts.closeGraceMs ?? D.hubCloseGraceMs);
       if (allClosed) await allClosed;
       await Promise.all([backplane.close(), presence.close()]);
       log.info({ connections: count }, 'hub closed');

@@ -13,7 +13,7 @@
  *   messenger's Typing); a HubRefusal thrown by one is its completion error. Any other name
  *   expecting an answer gets "Unknown hub method 'X'", fire-and-forget calls of it are ignored; a
  *   stream invocation is refused (no method streams). Each connection has a budget of calls
- *   (HUB_INVOCATIONS_PER_SECOND, HUB_INVOCATION_BURST; invocation-budget.ts): past it a call is
+ *   (HUB_INVOCATIONS_PER_SECOND, a burst of twice that; invocation-budget.ts): past it a call is
  *   refused unrun, and a connection that keeps going is closed. A malformed or oversized record or
  *   frame closes the connection (close message, allowReconnect false).
  * - Presence (hub-presence.ts): online while any replica holds one of the user's connections;
@@ -21,19 +21,19 @@
  * - Frames pushed before a connection's handshake completes are not queued for it (it refills
  *   from REST like after any gap).
  * - Liveness: a ping (type 6) goes to a socket the server has not written to for
- *   KERNEL_TUNING.hubPingIntervalMs (15 s); a socket that sent nothing for HUB_CLIENT_TIMEOUT_MS (the official client
+ *   REALTIME_DEFAULTS.hubPingIntervalMs (15 s); a socket that sent nothing for hubClientTimeoutMs, 30 s (the official client
  *   pings every 15 s) is closed. WebSocket-level pongs do not count as activity.
  * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
  * - The front door (handshake.ts): an upgraded socket is a connection only once its handshake
  *   request is read and valid. A malformed request (a lone record separator too) gets a handshake
- *   error, and one not sent within HUB_HANDSHAKE_TIMEOUT gets "Handshake was canceled.", both
+ *   error, and one not sent within REALTIME_DEFAULTS.hubHandshakeTimeoutMs (15 s) gets "Handshake was canceled.", both
  *   closed (hub_disconnects_total{reason="handshake_failed"|"handshake_timeout"}).
  * - Caps: a socket past HUB_MAX_CONNECTIONS (every socket: connections and waiting handshakes) or
  *   HUB_MAX_CONNECTIONS_PER_USER (this replica, connections from a valid handshake request on; as
  *   many more may be waiting for theirs) gets a handshake error naming the cap and is closed
  *   (hub_connections_refused_total{reason}). A refused socket that sends no handshake gets it anyway.
- *   New connections are admitted at each user's share (HUB_MAX_CONNECTS_PER_USER_PER_SECOND; 429)
+ *   New connections are admitted at each user's share (REALTIME_DEFAULTS.hubUserConnectsPerSecond; 429)
  *   first, then at the replica's HUB_MAX_CONNECTS_PER_SECOND (503), hub-admission.ts.
  * - Record-level access: sends to versioned groups are checked against the group's membership at
  *   delivery on every replica (membership.ts); a module can refuse a connection (HubRefusal),
@@ -53,23 +53,13 @@ import { createHub, type Hub } from './hub.ts';
 import type { ResolveGroupMembers } from './membership.ts';
 import { createRedisPresence } from './presence-redis.ts';
 import type { HubSettings } from './settings.ts';
-import { KERNEL_TUNING, type KernelTuning } from '../tuning.ts';
-
-/**
- * A socket that sent nothing, not even a ping, for 30 s is closed as dead: twice the official
- * SignalR clients' 15 s keep-alive (once HUB_CLIENT_TIMEOUT_MS).
- */
-export const HUB_CLIENT_TIMEOUT_MS = 30_000;
-/**
- * Safety net for lost backplane messages: every minute a replica asks whether its connected users are
- * still allowed and closes the sockets of those who are not (once HUB_ACCESS_RECHECK_INTERVAL_MS).
- */
-export const HUB_ACCESS_RECHECK_INTERVAL_MS = 60_000;
+import { REALTIME_DEFAULTS, type RealtimeTuning } from './defaults.ts';
 
 export { createHub, type Hub, type HubOptions } from './hub.ts';
 export type { PresenceChange } from './hub-api.ts';
 export { hubPlugin, type HubPluginOptions } from './plugin.ts';
 export { hubSettings, type HubSettings } from './settings.ts';
+export { REALTIME_DEFAULTS, type RealtimeTuning } from './defaults.ts';
 export { userGroup } from './groups.ts';
 export { HubRefusal, type HubAccess } from './access.ts';
 export { tickBatcher } from './tick-batch.ts';
@@ -85,7 +75,7 @@ export interface HubDeps {
   logger: Logger;
   resolveGroups?: (principal: Principal) => Promise<Iterable<string>>;
   resolveGroupMembers?: ResolveGroupMembers;
-  /** Asked every HUB_ACCESS_RECHECK_INTERVAL_MS (the list may grow after the hub is created). */
+  /** Asked every REALTIME_DEFAULTS.hubAccessRecheckIntervalMs (the list may grow after the hub is created). */
   accessChecks?: readonly HubAccess[];
   /** Client-callable methods (the map may grow after the hub is created). */
   methods?: ReadonlyMap<string, HubMethod>;
@@ -102,7 +92,7 @@ export interface HubDeps {
 export async function createHubFromConfig(
   config: HubSettings & { JWT_SECRET: string },
   deps: HubDeps,
-  tuning: Pick<KernelTuning, 'hubPingIntervalMs' | 'redisCommandTimeoutMs'> = KERNEL_TUNING,
+  tuning: RealtimeTuning = REALTIME_DEFAULTS,
 ): Promise<Hub> {
   const replicaId = newId();
   const redisUrl = config.REALTIME_BACKPLANE_ENABLED ? config.REDIS_URL : undefined;
@@ -124,15 +114,15 @@ export async function createHubFromConfig(
     resolveGroups: deps.resolveGroups,
     resolveGroupMembers: deps.resolveGroupMembers,
     ...(deps.methods ? { methods: deps.methods } : {}),
-    ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: HUB_ACCESS_RECHECK_INTERVAL_MS } } : {}),
+    ...(deps.accessChecks ? { access: { checks: deps.accessChecks, intervalMs: REALTIME_DEFAULTS.hubAccessRecheckIntervalMs } } : {}),
     maxConnectionsPerUser: config.HUB_MAX_CONNECTIONS_PER_USER,
     maxConnections: config.HUB_MAX_CONNECTIONS,
     maxConnectsPerSecond: config.HUB_MAX_CONNECTS_PER_SECOND,
-    userConnectShare: { perSecond: config.HUB_MAX_CONNECTS_PER_USER_PER_SECOND, burst: config.HUB_MAX_CONNECTIONS_PER_USER },
-    invocationBudget: { perSecond: config.HUB_INVOCATIONS_PER_SECOND, burst: config.HUB_INVOCATION_BURST },
+    userConnectShare: { perSecond: tuning.hubUserConnectsPerSecond, burst: config.HUB_MAX_CONNECTIONS_PER_USER },
+    invocationBudget: { perSecond: config.HUB_INVOCATIONS_PER_SECOND, burst: config.HUB_INVOCATIONS_PER_SECOND * tuning.hubInvocationBurstSeconds },
     pingIntervalMs: tuning.hubPingIntervalMs,
-    clientTimeoutMs: HUB_CLIENT_TIMEOUT_MS,
-    handshakeTimeoutMs: config.HUB_HANDSHAKE_TIMEOUT,
+    clientTimeoutMs: REALTIME_DEFAULTS.hubClientTimeoutMs,
+    handshakeTimeoutMs: tuning.hubHandshakeTimeoutMs,
     maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,
     backplane,
     presence,

@@ -1,16 +1,17 @@
 import { monotonicMs, type HubConnection } from './connection.ts';
 import type { HubMetrics } from './metrics.ts';
 import { createKeyedBuckets, fullBucket, takeToken, type Bucket, type BucketRate } from './rate-buckets.ts';
+import { REALTIME_DEFAULTS } from './defaults.ts';
 
 /**
- * Each connection's budget of hub method calls (HUB_INVOCATIONS_PER_SECOND, HUB_INVOCATION_BURST):
+ * Each connection's budget of hub method calls (HUB_INVOCATIONS_PER_SECOND, a burst of twice that):
  * a token bucket judged before a call runs, so a flood costs its sender's replica a counter per
  * call, not a method's work (one socket's Typing flood stalled every user's REST reads). Past it a
  * call is refused unrun with a completion error; a connection refused `burst` times within
- * REFUSAL_WINDOW_MS is closed with a close message naming the reason (no reconnect: a client that
+ * REALTIME_DEFAULTS.hubInvocationRefusalWindowMs is closed with a close message naming the reason (no reconnect: a client that
  * floods would flood again).
  *
- * A user's connections also share a budget of twice one connection's (USER_BUDGET_FACTOR: a phone and
+ * A user's connections also share a budget of twice one connection's (REALTIME_DEFAULTS.hubUserInvocationShare: a phone and
  * a browser both at their full rate), so a user holding HUB_MAX_CONNECTIONS_PER_USER sockets cannot
  * multiply it by that many. A call the user's budget refuses counts toward its connection's close.
  */
@@ -21,14 +22,7 @@ export const InvocationErrors = {
   closed: 'Connection closed with an error: HUB_RATE_LIMITED, too many hub method calls on this connection.',
 } as const;
 
-/** Refusals counted toward a close within this window; a client that only now and then overruns its burst stays. */
-const REFUSAL_WINDOW_MS = 10_000;
-
 /** A user's budget, in connections' budgets. */
-export const USER_BUDGET_FACTOR = 2;
-/** Users whose budget is kept at once (rate-buckets.ts forgets refilled ones first). */
-const USERS_KEPT = 100_000;
-
 interface Spent {
   bucket: Bucket;
   refusals: number;
@@ -38,7 +32,7 @@ interface Spent {
 /** `admit(conn, invocationId)`: true to run the call; false when it was refused (answered, and the connection closed if it kept going). */
 export function createInvocationBudget(rate: BucketRate, metrics: HubMetrics) {
   const spent = new WeakMap<HubConnection, Spent>();
-  const users = createKeyedBuckets({ perSecond: rate.perSecond * USER_BUDGET_FACTOR, burst: rate.burst * USER_BUDGET_FACTOR }, USERS_KEPT, monotonicMs);
+  const users = createKeyedBuckets({ perSecond: rate.perSecond * REALTIME_DEFAULTS.hubUserInvocationShare, burst: rate.burst * REALTIME_DEFAULTS.hubUserInvocationShare }, REALTIME_DEFAULTS.hubUsersKept, monotonicMs);
   return (conn: HubConnection, invocationId: string | undefined): boolean => {
     const now = monotonicMs();
     let s = spent.get(conn);
@@ -49,7 +43,7 @@ export function createInvocationBudget(rate: BucketRate, metrics: HubMetrics) {
     const connectionRefused = takeToken(s.bucket, rate, now) !== undefined;
     if (!connectionRefused && users.take(conn.userId) === undefined) return true;
     metrics.invocationsRefused.inc({ reason: connectionRefused ? 'rate' : 'user_rate' });
-    if (now - s.windowStart >= REFUSAL_WINDOW_MS) {
+    if (now - s.windowStart >= REALTIME_DEFAULTS.hubInvocationRefusalWindowMs) {
       s.refusals = 0;
       s.windowStart = now;
     }

@@ -8,6 +8,7 @@ import { errorCodes } from '../http/openapi-components.ts';
 import type { Hub } from './hub.ts';
 import type { ConnectRefusal } from './hub-api.ts';
 import { requestedNegotiateVersion } from './protocol.ts';
+import { REALTIME_DEFAULTS } from './defaults.ts';
 
 export interface HubPluginOptions {
   hub: Hub;
@@ -23,12 +24,10 @@ export interface HubPluginOptions {
 }
 
 
-/** Bytes of a negotiate body the hub reads before it answers 413 (it drops them: the request carries nothing). */
-export const NEGOTIATE_BODY_LIMIT = 4096;
 /** What each HubPluginOptions field left out means. */
 const defaults = {
   path: '/hubs/messenger',
-  maxClientMessageBytes: 64 * 1024,
+  maxClientMessageBytes: REALTIME_DEFAULTS.hubMaxClientMessageBytes,
 } as const;
 
 // A JWT from an identity provider stays well below 16 KiB (headers cap it near there anyway).
@@ -94,9 +93,9 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
     200: NegotiateReplySchema,
     400: errorCodes('HUB_NEGOTIATE_VERSION_INVALID', 'VALIDATION_FAILED'),
     401: errorCodes('AUTH_REQUIRED', ...AUTH_CODES.filter((c) => c !== 'AUTH_KEYS_UNAVAILABLE')),
-    // Its body is read and dropped (clients send none, or an empty one), up to NEGOTIATE_BODY_LIMIT bytes.
+    // Its body is read and dropped (clients send none, or an empty one), up to REALTIME_DEFAULTS.hubNegotiateBodyLimit bytes.
     413: errorCodes('FST_ERR_CTP_BODY_TOO_LARGE'),
-    // The user's own share of the connects (HUB_MAX_CONNECTS_PER_USER_PER_SECOND), with Retry-After.
+    // The user's own share of the connects (REALTIME_DEFAULTS.hubUserConnectsPerSecond), with Retry-After.
     429: errorCodes('RATE_LIMITED'),
     503: errorCodes('HUB_SHUTTING_DOWN', 'HUB_BUSY', 'AUTH_KEYS_UNAVAILABLE'),
   };
@@ -108,7 +107,7 @@ async function hubRoutes(app: FastifyInstance, opts: HubPluginOptions): Promise<
   // Clients POST an empty negotiate body with whatever content type their HTTP stack picks.
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: NEGOTIATE_BODY_LIMIT }, (_req, _body, done) => done(null, undefined));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: REALTIME_DEFAULTS.hubNegotiateBodyLimit }, (_req, _body, done) => done(null, undefined));
     scope.post(
       `${path}/negotiate`,
       {

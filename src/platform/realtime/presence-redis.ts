@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.ts';
 import type { PresenceStore } from './presence.ts';
 import { closeRedisClient, createRedisClient, waitUntilReady } from '../redis/index.ts';
-import { KERNEL_TUNING } from '../tuning.ts';
+import { REALTIME_DEFAULTS } from './defaults.ts';
 
 export interface RedisPresenceOptions {
   redisUrl: string;
@@ -13,16 +13,15 @@ export interface RedisPresenceOptions {
   /** How long a replica's claim on a user lives without a refresh. Default 60 s; refreshed every third. */
   ttlMs?: number;
   connectTimeoutMs?: number;
-  /** Default KERNEL_TUNING.redisCommandTimeoutMs: a presence command unanswered by then rejects. */
+  /** Default REALTIME_DEFAULTS.redisCommandTimeoutMs: a presence command unanswered by then rejects. */
   commandTimeoutMs?: number;
 }
 
-/** What each RedisPresenceOptions field left out means (commandTimeoutMs: KERNEL_TUNING's, read at creation). */
+/** What each RedisPresenceOptions field left out means: REALTIME_DEFAULTS' (defaults.ts). */
 const defaults = {
-  keyPrefix: 'pin:hub:',
-  ttlMs: 60_000,
-  /** How long start-up waits for Redis before going on without it (it keeps reconnecting). */
-  connectTimeoutMs: 5000,
+  keyPrefix: REALTIME_DEFAULTS.hubRedisKeyPrefix,
+  ttlMs: REALTIME_DEFAULTS.hubPresenceTtlMs,
+  connectTimeoutMs: REALTIME_DEFAULTS.redisConnectTimeoutMs,
 } as const;
 
 /**
@@ -78,10 +77,6 @@ type PresenceCommands = Redis & {
   hubPresenceRelease(key: string, lastSeenKey: string, replicaId: string, atMs: number, keepMs: number): Promise<number>;
 };
 
-/** How long a last-seen time is kept after the user's last connection closed. */
-const LAST_SEEN_KEEP_MS = 30 * 24 * 3_600_000;
-
-const CHUNK = 500;
 
 export async function createRedisPresence(opts: RedisPresenceOptions): Promise<PresenceStore> {
   const prefix = opts.keyPrefix ?? defaults.keyPrefix;
@@ -89,7 +84,7 @@ export async function createRedisPresence(opts: RedisPresenceOptions): Promise<P
   const client = createRedisClient(opts.redisUrl, 'presence', opts.logger, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: opts.commandTimeoutMs ?? KERNEL_TUNING.redisCommandTimeoutMs,
+    commandTimeout: opts.commandTimeoutMs ?? REALTIME_DEFAULTS.redisCommandTimeoutMs,
   }) as PresenceCommands;
   client.defineCommand('hubPresenceTouch', { lua: TOUCH });
   client.defineCommand('hubPresenceCount', { numberOfKeys: 1, lua: COUNT_LIVE });
@@ -100,8 +95,8 @@ export async function createRedisPresence(opts: RedisPresenceOptions): Promise<P
   const key = (userId: string) => `${prefix}presence:${userId}`;
   const lastSeenKey = (userId: string) => `${prefix}lastseen:${userId}`;
   const touch = async (userIds: readonly string[]) => {
-    for (let i = 0; i < userIds.length; i += CHUNK) {
-      const keys = userIds.slice(i, i + CHUNK).map(key);
+    for (let i = 0; i < userIds.length; i += REALTIME_DEFAULTS.hubPresenceChunk) {
+      const keys = userIds.slice(i, i + REALTIME_DEFAULTS.hubPresenceChunk).map(key);
       await client.hubPresenceTouch(keys.length, ...keys, opts.replicaId, ttlMs);
     }
   };
@@ -111,7 +106,7 @@ export async function createRedisPresence(opts: RedisPresenceOptions): Promise<P
       return (await client.hubPresenceClaim(key(userId), opts.replicaId, ttlMs)) === 0;
     },
     async markOffline(userId, atMs) {
-      return (await client.hubPresenceRelease(key(userId), lastSeenKey(userId), opts.replicaId, atMs, LAST_SEEN_KEEP_MS)) === 0;
+      return (await client.hubPresenceRelease(key(userId), lastSeenKey(userId), opts.replicaId, atMs, REALTIME_DEFAULTS.hubLastSeenKeepMs)) === 0;
     },
     refresh: touch,
     async isOnline(userId) {

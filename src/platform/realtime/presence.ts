@@ -5,6 +5,7 @@
  * replica that crashed (and never said goodbye) expire on their own. The store also remembers when
  * a user was last seen (their last connection anywhere closed).
  */
+import { REALTIME_DEFAULTS } from './defaults.ts';
 export interface PresenceStore {
   /** True when no replica held the user before: the user came online. */
   markOnline(userId: string): Promise<boolean>;
@@ -21,8 +22,6 @@ export interface PresenceStore {
   close(): Promise<void>;
 }
 
-/** Users whose last-seen time a single replica remembers; the oldest are forgotten past it. */
-const MAX_LAST_SEEN = 100_000;
 
 /** A single replica: no other replica exists, so nobody else is ever online. */
 export function createInProcessPresence(): PresenceStore {
@@ -32,7 +31,7 @@ export function createInProcessPresence(): PresenceStore {
     markOffline: async (userId, atMs) => {
       lastSeen.delete(userId); // re-inserted last, so the Map's order is oldest first
       lastSeen.set(userId, atMs);
-      if (lastSeen.size > MAX_LAST_SEEN) lastSeen.delete(lastSeen.keys().next().value!);
+      if (lastSeen.size > REALTIME_DEFAULTS.hubUsersKept) lastSeen.delete(lastSeen.keys().next().value!);
       return true;
     },
     refresh: async () => {},

@@ -1,3 +1,4 @@
+import { REALTIME_DEFAULTS } from './defaults.ts';
 export interface TickBatcherOptions<V> {
   /** Keys per call of `load`; a bigger batch is cut into several calls, run together. Default 500. */
   maxBatch?: number;
@@ -6,7 +7,7 @@ export interface TickBatcherOptions<V> {
 }
 
 /** What each TickBatcherOptions field left out means. */
-const defaults = { maxBatch: 500 } as const;
+const defaults = { maxBatch: REALTIME_DEFAULTS.hubTickBatchMax } as const;
 
 /**
  * Coalesces lookups into few calls of `load`: a reconnect storm brings thousands of connects a

@@ -1,6 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
+import { REDIS_DEFAULTS } from './defaults.ts';
 
 /**
  * An ioredis client that logs its availability once per change (ioredis reports every failed
@@ -47,7 +48,7 @@ export async function closeRedisClient(client: Redis): Promise<void> {
   if (client.status === 'end') return;
   if (client.status === 'ready') {
     try {
-      await withTimeout(client.quit(), 1000, 'redis QUIT');
+      await withTimeout(client.quit(), REDIS_DEFAULTS.redisQuitTimeoutMs, 'redis QUIT');
       return;
     } catch {
       // fall through to a hard disconnect

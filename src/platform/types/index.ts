@@ -73,9 +73,9 @@ export const DURATION = 'x-duration';
  * environment and in its default and bounds; the code receives milliseconds (an integer field, so
  * options built in code — tests, benches — give milliseconds and are bounds-checked the same way).
  */
-export const Duration = (opts: { default: string; minimum?: string; maximum?: string; description: string }) =>
+export const Duration = (opts: { default: string | number; minimum?: string; maximum?: string; description: string }) =>
   Type.Integer({
-    default: durationMs(opts.default),
+    default: typeof opts.default === 'number' ? opts.default : durationMs(opts.default),
     ...(opts.minimum === undefined ? {} : { minimum: durationMs(opts.minimum) }),
     ...(opts.maximum === undefined ? {} : { maximum: durationMs(opts.maximum) }),
     description: opts.description,
@@ -132,3 +132,10 @@ export function settingsProblems<P extends TProperties>(fields: P, values: Parti
     return `${settingProblem(name, fields[name], e.message, e.value)} — ${fields[name]?.description ?? ''}`;
   });
 }
+
+/**
+ * A part's defaults object (its defaults.ts): frozen, so no caller changes what another reads, with
+ * its numbers typed as numbers (Object.freeze alone would type each as its literal, and a test's
+ * shorter value would not fit).
+ */
+export const defineDefaults = <T extends object>(values: T): Readonly<T> => Object.freeze(values);

@@ -14,7 +14,7 @@ test('Redis stopped mid-run: readiness reports the backplane, presence answers 5
   const database = await createTestDatabase();
   const service = await startFaultService({
     DATABASE_URL: database.url,
-    EVENT_BUS: 'in-process',
+    ALLOW_INSECURE_DEFAULTS: 'true', // the in-process bus on a real database
     KAFKA_BROKERS: undefined, // the one npm test exports: this scenario needs no broker
     REDIS_URL: redis.url,
     REALTIME_BACKPLANE_ENABLED: 'true',

@@ -52,7 +52,6 @@ const FAST_SETTINGS: Record<string, string> = {
   LOG_LEVEL: 'warn',
   SHUTDOWN_TIMEOUT: '5s',
   DATABASE_POOL_MAX: '6',
-  OUTBOX_BATCH_SIZE: String(FAST_BATCH.outbox),
   OUTBOX_POLLING_INTERVAL: '200ms',
   MESSENGER_REALTIME_BATCH_SIZE: String(FAST_BATCH.realtime),
   MESSENGER_REALTIME_POLLING_INTERVAL: '200ms',
@@ -81,6 +80,7 @@ const FAST_TUNING = {
     // A SIGKILLed member holds its partitions (and delays the next join) this long: shorter than a
     // restart, so each new life of the consumer gets its partitions at once (scripts/kafka.sh allows it).
     kafkaConsumerSessionTimeoutMs: 3000,
+    outboxBatchSize: FAST_BATCH.outbox,
   },
   notifications: {
     dispatchPollingIntervalMs: 500,

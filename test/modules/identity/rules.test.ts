@@ -12,7 +12,7 @@ import {
   normalizeScope,
 } from '../../../src/modules/identity/assignments/assignments.ts';
 import { isLastPage, retryAt, retryBackoff, shouldSplit, subTaskRanges } from '../../../src/modules/identity/access-fanout/fanout-rules.ts';
-import { FANOUT_RETRY_BASE_MS, FANOUT_RETRY_CAP_MS } from '../../../src/modules/identity/context.ts';
+import { IDENTITY_DEFAULTS } from '../../../src/modules/identity/defaults.ts';
 import { backoffProblems } from '../../../src/platform/backoff/index.ts';
 import { configProblems } from '../../support/config.ts';
 
@@ -217,10 +217,10 @@ describe('fan-out rules', () => {
     assert.equal(refused(ok), '');
     assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '0' }), /IDENTITY_ACCESS_FANOUT_BATCH_SIZE/);
     assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '0' }), /IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS/);
-    assert.deepEqual(backoffProblems(retryBackoff({ retryBaseMs: FANOUT_RETRY_BASE_MS, retryCapMs: FANOUT_RETRY_CAP_MS })), []);
+    assert.deepEqual(backoffProblems(retryBackoff({ retryBaseMs: IDENTITY_DEFAULTS.fanOutRetryBaseMs, retryCapMs: IDENTITY_DEFAULTS.fanOutRetryCapMs })), []);
     assert.match(backoffProblems(retryBackoff({ retryBaseMs: 5000, retryCapMs: 1000 })).join(), /cap must be ≥ base/);
     // The range size is a fixed constant now: the old setting, whatever its value, stops start-up naming it.
-    assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_RANGE_SIZE: '0' }), /IDENTITY_ACCESS_FANOUT_RANGE_SIZE: removed .*FANOUT_RANGE_SIZE = 5000/);
+    assert.match(refused({ ...ok, IDENTITY_ACCESS_FANOUT_RANGE_SIZE: '0' }), /IDENTITY_ACCESS_FANOUT_RANGE_SIZE: removed .*IDENTITY_DEFAULTS\.fanOutRangeSize = 5000/);
   });
 
   test('a large role splits once, on its queued task\'s first page, into ranges between the boundaries, the last one open-ended', () => {

@@ -5,7 +5,7 @@ import { REALTIME_RETENTION_JOB } from '../../../src/platform/push/retention.job
 import { messengerApp, type MessengerApp } from './support/app.ts';
 import { startTcpProxy } from '../../support/tcp-proxy.ts';
 import { waitFor } from '../../support/wait.ts';
-import { PUSH_TUNING } from '../../../src/platform/push/index.ts';
+import { PUSH_DEFAULTS } from '../../../src/platform/push/index.ts';
 
 /**
  * The client library as an app uses it, against the real service: sends through the offline queue
@@ -165,10 +165,10 @@ describe('client library: sends, read marks, resume by cursor, reconnect backoff
     proxy.block();
     proxy.cut();
     await waitFor('bob offline', () => b.client.state !== 'connected');
-    m.clock.advance(PUSH_TUNING.eventsRetentionMs + 3_600_000);
+    m.clock.advance(PUSH_DEFAULTS.eventsRetentionMs + 3_600_000);
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat.id}/messages`, { kind: 'Text', body: 'while away' });
     await m.dispatch();
-    m.clock.advance(PUSH_TUNING.eventsRetentionMs + 3_600_000);
+    m.clock.advance(PUSH_DEFAULTS.eventsRetentionMs + 3_600_000);
     assert.equal((await m.app.platform.runner.runNow(REALTIME_RETENTION_JOB)).outcome, 'success');
     proxy.unblock();
     await waitFor('the refill', () => b.messages.length === 1, 15_000);

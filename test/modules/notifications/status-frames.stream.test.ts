@@ -5,7 +5,7 @@ import { connectClient, type TestClient } from '../../support/signalr.ts';
 import { waitFor } from '../../support/wait.ts';
 import { insertReplicaUser } from '../messenger/support/app.ts';
 import { MINUTE, notificationsWorld, notify, seedFailed, setChannel, stored, type NtfApp } from './support.ts';
-import { PUSH_TUNING } from '../../../src/platform/push/index.ts';
+import { PUSH_DEFAULTS } from '../../../src/platform/push/index.ts';
 
 /**
  * notification_status_changed frames are part of the user's resumable event stream: each is pushed
@@ -144,7 +144,7 @@ describe('notification_status_changed in the per-user event stream', () => {
     const [old] = await eventsAfter(alice.token, start);
     assert.equal(old?.payload.NotificationId, oldId);
 
-    a.clock.advance(PUSH_TUNING.eventsRetentionMs + 3_600_000);
+    a.clock.advance(PUSH_DEFAULTS.eventsRetentionMs + 3_600_000);
     const newId = await readOne(a, alice.id, alice.token);
     const run = await a.app.platform.runner.runNow(REALTIME_RETENTION_JOB);
     assert.equal(run.outcome, 'success');

@@ -10,7 +10,7 @@ import { signToken } from '../../../src/platform/http/auth.ts';
 import { ManualClock, newId } from '../../../src/platform/time.ts';
 import type { RunResult } from '../../../src/platform/jobs/run-job.ts';
 import { notificationsModule } from '../../../src/modules/notifications/index.ts';
-import { NOTIFICATIONS_TUNING, type NotificationsTuning } from '../../../src/modules/notifications/settings.ts';
+import { NOTIFICATIONS_DEFAULTS, type NotificationsTuning } from '../../../src/modules/notifications/defaults.ts';
 import messenger from '../../../src/modules/messenger/index.ts';
 import { REALTIME_DISPATCH_JOB } from '../../../src/platform/push/index.ts';
 import { DISPATCHER_JOB, RETRY_WORKER_JOB, type Channel } from '../../../src/modules/notifications/model.ts';
@@ -99,7 +99,7 @@ export async function notificationsWorld(env: Record<string, string> = {}, opts:
     return {
       app,
       config,
-      tuning: { ...NOTIFICATIONS_TUNING, ...tuning },
+      tuning: { ...NOTIFICATIONS_DEFAULTS, ...tuning },
       clock,
       pool: database.pool,
       adminToken: await signToken({ userId: newId(), admin: true }, config.JWT_SECRET),

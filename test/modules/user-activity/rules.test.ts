@@ -6,10 +6,10 @@ import {
   inactivityCutoff,
   isIdle,
   linkDecision,
-  MINUTE_MS,
   NotActiveError,
   stuckCutoff,
 } from '../../../src/modules/user-activity/rules.ts';
+import { MINUTE_MS } from '../../../src/platform/time.ts';
 import {
   propertyObjectViewEndedEvent,
   sessionEndedEvent,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
-import { MINUTE_MS } from '../../../src/modules/user-activity/rules.ts';
+import { MINUTE_MS } from '../../../src/platform/time.ts';
 import { createActivityCloser, DEFAULT_CLOSER_SETTINGS } from '../../../src/modules/user-activity/closer/activity-closer.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 

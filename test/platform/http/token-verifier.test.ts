@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { AuthError, signToken } from '../../../src/platform/http/auth.ts';
-import { createTokenVerifier, IAT_CLOCK_SKEW_SECONDS, verifyToken } from '../../../src/platform/http/token-verifier.ts';
+import { HTTP_DEFAULTS } from '../../../src/platform/http/defaults.ts';
+import { createTokenVerifier, verifyToken } from '../../../src/platform/http/token-verifier.ts';
 import { newId } from '../../../src/platform/time.ts';
 import { buildTestApp } from '../../support/app.ts';
 
@@ -115,9 +116,9 @@ const issuedAt = (iat: number, exp: number, secret = SECRET) =>
 test('an iat further ahead than the allowed clock skew is 401 AUTH_TOKEN_ISSUED_IN_FUTURE; within the skew the token passes', async () => {
   const now = T0 / 1000;
   const at = { currentDate: new Date(T0) };
-  assert.ok(await verifyToken(await issuedAt(now + IAT_CLOCK_SKEW_SECONDS, now + 600), RULES, at), 'an issuer clock ahead by the skew is tolerated');
+  assert.ok(await verifyToken(await issuedAt(now + HTTP_DEFAULTS.iatClockSkewSeconds, now + 600), RULES, at), 'an issuer clock ahead by the skew is tolerated');
   await assert.rejects(
-    verifyToken(await issuedAt(now + IAT_CLOCK_SKEW_SECONDS + 1, now + 600), RULES, at),
+    verifyToken(await issuedAt(now + HTTP_DEFAULTS.iatClockSkewSeconds + 1, now + 600), RULES, at),
     (err: unknown) => err instanceof AuthError && err.code === 'AUTH_TOKEN_ISSUED_IN_FUTURE',
   );
 });

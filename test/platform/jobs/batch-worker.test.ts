@@ -383,9 +383,8 @@ test('invalid batch settings fail at start, once, in loadConfig, naming each (th
   const bad = {
     USER_ACTIVITY_CLOSER_BATCH_SIZE: '0',
     MESSENGER_REALTIME_BATCH_SIZE: '0',
-    OUTBOX_BATCH_SIZE: '0',
     USER_ACTIVITY_CLOSER_MAX_RUN_DURATION: '0s',
-    OUTBOX_MAX_RUN_DURATION: '0s',
+    MESSENGER_REALTIME_MAX_RUN_DURATION: '0s',
     IDENTITY_ACCESS_FANOUT_BATCH_SIZE: '0',
   };
   assert.throws(

@@ -53,7 +53,7 @@ test('with tracing on, neither the exported spans nor the log lines carry a JWT,
   const service = startService({
     DATABASE_URL: database.url,
     KAFKA_BROKERS: '',
-    EVENT_BUS: 'in-process',
+    ALLOW_INSECURE_DEFAULTS: 'true', // the in-process bus on a real database
     PORT: String(port),
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
     OTEL_BSP_SCHEDULE_DELAY: '100',

@@ -33,7 +33,7 @@ describe('outbox cleanup', () => {
     const old = await Promise.all([1, 2, 3, 4, 5].map(() => outboxRow('2026-02-27T11:00:00Z'))); // 49 h old
     const recent = await outboxRow('2026-03-01T11:00:00Z'); // 1 h old
     const pending = await outboxRow(null);
-    const result = await outboxCleanupJob({ db: t.db, settings: { outboxRetentionHours: 24, inboxRetentionDays: 7, batchSize: 2 } }).runOnce(ctx());
+    const result = await outboxCleanupJob({ db: t.db, settings: { outboxRetentionMs: 24 * 3_600_000, inboxRetentionMs: 7 * 86_400_000, batchSize: 2 } }).runOnce(ctx());
     assert.equal(result.outboxDeleted, 5);
     const { rows } = await t.pool.query(`select id from platform.outbox order by id`);
     assert.deepEqual(rows.map((r) => r.id).sort(), [recent, pending].sort());
@@ -45,14 +45,14 @@ describe('outbox cleanup', () => {
       `insert into platform.inbox (idempotency_key, consumer, processed_at) values
          ('c:old1', 'c', '2026-02-20T00:00:00Z'), ('c:old2', 'c', '2026-02-21T00:00:00Z'), ('c:new', 'c', '2026-02-28T00:00:00Z')`,
     );
-    const result = await outboxCleanupJob({ db: t.db, settings: { outboxRetentionHours: 24, inboxRetentionDays: 7 } }).runOnce(ctx());
+    const result = await outboxCleanupJob({ db: t.db, settings: { outboxRetentionMs: 24 * 3_600_000, inboxRetentionMs: 7 * 86_400_000 } }).runOnce(ctx());
     assert.equal(result.inboxDeleted, 2);
     const { rows } = await t.pool.query(`select idempotency_key from platform.inbox`);
     assert.deepEqual(rows.map((r) => r.idempotency_key), ['c:new']);
   });
 
   test('the job is a single runner; its retentions are fixed: setting the old names (any value) fails start-up (loadConfig)', () => {
-    const job = outboxCleanupJob({ db: t.db, settings: { outboxRetentionHours: 24, inboxRetentionDays: 7 } });
+    const job = outboxCleanupJob({ db: t.db, settings: { outboxRetentionMs: 24 * 3_600_000, inboxRetentionMs: 7 * 86_400_000 } });
     assert.equal(job.singleRunner, true);
     assert.ok(job.every && job.every > 0);
     for (const name of ['OUTBOX_RETENTION', 'INBOX_RETENTION']) {

@@ -13,7 +13,6 @@ import { createJobRunner } from '../../../src/platform/jobs/index.ts';
 import { outboxPublisherJob } from '../../../src/platform/outbox/publisher.ts';
 import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
-import { ConfigError, loadConfig } from '../../../src/config.ts';
 
 // At the top level: the cleanup hooks these register run when the file ends.
 const t: TestDatabase = await createTestDatabase();
@@ -252,20 +251,13 @@ describe('outbox publisher (real Kafka)', () => {
   });
 
   test('the job is a single runner woken by the outbox channel on its poll interval; a batch size below 1 is refused at start', () => {
-    const job = outboxPublisherJob({
-      db: t.db,
-      bus,
-      log: testLog,
-      registry: new Registry(),
-      batchSize: 500,
-      maxRunMs: 5000,
-      pollIntervalMs: 750,
-    });
+    const opts = { db: t.db, bus, log: testLog, registry: new Registry() };
+    const job = outboxPublisherJob({ ...opts, batchSize: 500, maxRunMs: 5000, pollIntervalMs: 750 });
     assert.equal(job.name, 'outbox-publisher');
     assert.equal(job.singleRunner, true);
     assert.equal(job.wakeChannel, 'platform_outbox');
     assert.equal(job.every, 750);
-    // Its settings are validated once, at start: a batch size below 1 never reaches the job.
-    assert.throws(() => loadConfig({ OUTBOX_BATCH_SIZE: '0' }), (err: unknown) => err instanceof ConfigError && err.problems.some((p) => p.startsWith('OUTBOX_BATCH_SIZE:')));
+    // Its options are checked once, at construction: a batch size below 1 never reaches a run.
+    assert.throws(() => outboxPublisherJob({ ...opts, batchSize: 0, maxRunMs: 5000, pollIntervalMs: 750 }), /invalid outbox publisher options: outbox batch size: must be a whole number > 0 \(got 0\)/);
   });
 });

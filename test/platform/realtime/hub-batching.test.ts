@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FLUSH_AT_BYTES } from '../../../src/platform/realtime/connection.ts';
+import { REALTIME_DEFAULTS } from '../../../src/platform/realtime/defaults.ts';
 import { userGroup } from '../../../src/platform/realtime/groups.ts';
 import { connectClient, connectRaw, newUserId, startHubApp, tokenFor } from '../../support/signalr.ts';
 import { metricValue } from '../../support/metrics.ts';
@@ -61,7 +61,7 @@ describe('hub write batching', () => {
   });
 
   test('a burst bigger than the flush threshold goes out in slices: a reading client below the cap is not closed', async () => {
-    const cap = 4 * FLUSH_AT_BYTES;
+    const cap = 4 * REALTIME_DEFAULTS.hubFlushAtBytes;
     const { hub, wsUrl, registry } = await startHubApp({ maxBufferedBytes: cap });
     const userId = newUserId();
     const raw = await connectRaw(wsUrl, await tokenFor(userId));

@@ -6,7 +6,7 @@ import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
 
 /**
- * Each hub connection's budget of method calls (HUB_INVOCATIONS_PER_SECOND, HUB_INVOCATION_BURST),
+ * Each hub connection's budget of method calls (HUB_INVOCATIONS_PER_SECOND, a burst of twice that),
  * through the official client in both protocols: past it a call is refused unrun with the completion
  * error HUB_RATE_LIMITED, and a connection refused a burst's worth of times is closed with a close
  * message naming the reason. A StreamInvocation of a method that does not stream is refused unrun.

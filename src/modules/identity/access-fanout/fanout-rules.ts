@@ -1,5 +1,6 @@
 import { backoffDelayMs, type Backoff } from '../../../platform/backoff/index.ts';
 import type { AccessFanOutSettings } from '../context.ts';
+import { IDENTITY_DEFAULTS } from '../defaults.ts';
 
 /** Pure rules of the fan-out worker. */
 
@@ -25,8 +26,8 @@ export function retryAt(now: Date, attempt: number, s: Pick<AccessFanOutSettings
   return new Date(now.getTime() + backoffDelayMs(retryBackoff(s), attempt, random));
 }
 
-/** At most this many sub-tasks per role; the last one takes whatever lies past its boundary. */
-export const MAX_SUB_TASKS = 1000;
+/** At most this many sub-tasks per role (IDENTITY_DEFAULTS.fanOutMaxSubTasks); the last one takes whatever lies past its boundary. */
+export const MAX_SUB_TASKS = IDENTITY_DEFAULTS.fanOutMaxSubTasks;
 
 /**
  * Only a queued task, on its first page, before it was ever narrowed, splits: a sub-task never

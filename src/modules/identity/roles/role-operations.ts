@@ -8,6 +8,7 @@ import { IdentityErrors, isUniqueViolation } from '../errors.ts';
 import { insertFanOutTask } from '../access-fanout/fanout-sql.ts';
 import { deletePermissions, findRole, insertPermissions, insertRole, markRoleArchived, permissionsOf, setRoleVersion } from './role-sql.ts';
 import { chooseFanOut, ensureRoleActive, normalizePermissions, samePermissions, type Role } from './roles.ts';
+import { IDENTITY_DEFAULTS } from '../defaults.ts';
 
 /** RoleDefinition operations: create, set-role-permissions (inline or queued fan-out), archive (an archived role keeps no active assignment: they are revoked, INV-R5). */
 
@@ -23,8 +24,6 @@ export interface FanOutOutcome {
   taskId: string | null;
 }
 
-/** Users per snapshot query when a whole role is announced in one transaction (archive). */
-const SNAPSHOT_CHUNK = 1000;
 const ROLE_CODE_UNIQUE = 'ux_role_definitions_company_code';
 
 /** Locks (share or update) and returns the role; 404 when it does not exist. */
@@ -140,8 +139,8 @@ export async function archiveRole(ctx: IdentityContext, roleId: string, correlat
     const archived: Role = { ...role, status: 'Archived', version: role.version + 1, archivedAt: now, updatedAt: now };
     await markRoleArchived(tx, roleId, archived.version, now);
     const revoked = await revokeAllAssignmentsOfRole(tx, roleId, now);
-    for (let i = 0; i < revoked.length; i += SNAPSHOT_CHUNK) {
-      const chunk = revoked.slice(i, i + SNAPSHOT_CHUNK);
+    for (let i = 0; i < revoked.length; i += IDENTITY_DEFAULTS.roleSnapshotChunk) {
+      const chunk = revoked.slice(i, i + IDENTITY_DEFAULTS.roleSnapshotChunk);
       const versions = new Map(chunk.map((u) => [u.userId, u.version]));
       const snapshots = await loadAccessSnapshots(
         tx,

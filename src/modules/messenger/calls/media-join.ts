@@ -64,11 +64,3 @@ export function createMediaJoinMinter(settings: MediaJoinSettings, clock: Clock)
   };
 }
 
-/**
- * Lifetimes of what is minted per recipient at delivery: the room token only has to outlive the
- * client's join (5 min); TURN credentials last the call (1 h, the TURN REST convention). Fixed
- * (once MESSENGER_REALTIME_MEDIA_TOKEN_TTL_SECONDS / _TURN_TTL_SECONDS).
- */
-export const MEDIA_TOKEN_TTL_SECONDS = 300;
-export const TURN_TTL_SECONDS = 3600;
-

@@ -5,7 +5,6 @@ import { acceptChat, addParticipants, createChat, getChat, removeParticipant, re
 import { chatPage } from './chat-sync.ts';
 import {
   AddParticipantsBody,
-  CHAT_PAGE_DEFAULT,
   ChatList,
   ChatListQuery,
   ChatParams,
@@ -15,6 +14,7 @@ import {
   RenameChatBody,
 } from './schemas.ts';
 import type { MessengerContext } from '../context.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 const tags = ['messenger-chats'];
 /**
@@ -69,7 +69,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
         response: { 200: ChatList, 400: errorCodes('MSG_EVENTS_CURSOR_INVALID', 'MSG_CHAT_SYNC_TOKEN_AHEAD'), 410: errorCodes('MSG_EVENTS_CURSOR_EXPIRED') },
       },
     },
-    async (req) => chatPage(ctx.db, req.principal!.userId, { after: req.query.after, limit: req.query.limit ?? CHAT_PAGE_DEFAULT }),
+    async (req) => chatPage(ctx.db, req.principal!.userId, { after: req.query.after, limit: req.query.limit ?? MESSENGER_DEFAULTS.chatPageDefault }),
   );
 
   r.get(

@@ -3,9 +3,7 @@ import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/t
 import { CHAT_KINDS } from '../model/chat-kinds.ts';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { named } from '../../../platform/http/index.ts';
-
-/** The page size when the query names none: the schema documents it and the handlers fall back to it (its Optional keeps the field optional in the document). */
-export const CHAT_PAGE_DEFAULT = 50;
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /** TypeBox schemas of the chats REST surface (camelCase bodies), shared by routes and tests (the messages' own: messages/schemas.ts). */
 
@@ -73,7 +71,7 @@ export const ChatList = named('ChatList', Type.Object({
 }));
 export const ChatListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: CHAT_PAGE_DEFAULT })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: MESSENGER_DEFAULTS.chatPageDefault })),
     after: Type.Optional(Text({ minLength: 1, maxLength: 32, description: 'A sync token (a previous next): only the chats changed since' })),
   },
   { additionalProperties: false },

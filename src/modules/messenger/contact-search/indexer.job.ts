@@ -14,10 +14,6 @@ export interface IndexerSettings extends BatchSettings {
   retryMaxMs: number;
 }
 
-/** Documents per bulk request, and a run starts none after 5 s (the next tick or wake goes on). Fixed (once settings). */
-export const INDEX_BATCH_SIZE = 500;
-export const INDEX_MAX_RUN_MS = 5000;
-
 /** A document whose indexing failed waits 1 s, doubling up to RetryMax (no jitter: one indexer runs). */
 export const indexRetryBackoff = (retryMaxMs: number): Backoff => ({ baseMs: 1000, factor: 2, capMs: retryMaxMs, jitter: 0 });
 

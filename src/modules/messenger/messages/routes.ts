@@ -3,14 +3,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { answer, errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { ChatParams } from '../chats/schemas.ts';
 import {
-  EditMessageBody, ListMessagesQuery, MESSAGE_PAGE_DEFAULT, MessageList, MessageParams, MessageSearchPage, MessageView, ReadBody, ReadReply, SEARCH_PAGE_DEFAULT,
-  SearchMessagesQuery, SendMessageBody,
+  EditMessageBody, ListMessagesQuery, MessageList, MessageParams, MessageSearchPage, MessageView, ReadBody, ReadReply, SearchMessagesQuery, SendMessageBody,
 } from './schemas.ts';
 import { searchMessages } from './search.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
 import { withFileMeta } from './file-content.ts';
 import type { MessengerContext } from '../context.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 const tags = ['messenger-messages'];
 /**
@@ -68,7 +68,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
         response: { 200: MessageList, 404: errorCodes('MSG_CHAT_NOT_FOUND') },
       },
     },
-    async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query, req.query.limit ?? MESSAGE_PAGE_DEFAULT),
+    async (req) => listMessages(ctx.db, req.principal!, req.params.chatId, req.query, req.query.limit ?? MESSENGER_DEFAULTS.messagePageDefault),
   );
 
   r.patch(
@@ -129,6 +129,6 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
         response: { 200: MessageSearchPage, 400: errorCodes('MSG_SEARCH_CURSOR_INVALID'), 404: errorCodes('MSG_CHAT_NOT_FOUND') },
       },
     },
-    async (req) => searchMessages(ctx.db, req.principal!, { text: req.query.q, chatId: req.query.chatId, limit: req.query.limit ?? SEARCH_PAGE_DEFAULT, cursor: req.query.cursor }),
+    async (req) => searchMessages(ctx.db, req.principal!, { text: req.query.q, chatId: req.query.chatId, limit: req.query.limit ?? MESSENGER_DEFAULTS.searchPageDefault, cursor: req.query.cursor }),
   );
 }

@@ -3,11 +3,9 @@ import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/t
 import { named } from '../../../platform/http/index.ts';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { MESSAGE_MAX_CHARS } from './rules.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /** TypeBox schemas of the messages REST surface (camelCase bodies), beside the messages they describe; shared by routes and tests. */
-
-/** The page size when the query names none: the schema documents it and the handlers fall back to it (its Optional keeps the field optional in the document). */
-export const MESSAGE_PAGE_DEFAULT = 100;
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -81,7 +79,7 @@ export const ListMessagesQuery = Type.Object(
           'Older history: the newest `limit` messages with Seq less than this, returned in ascending Seq order (pass the first Seq of a page to get the page before it); not with afterSeq',
       }),
     ),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: MESSAGE_PAGE_DEFAULT })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: MESSENGER_DEFAULTS.messagePageDefault })),
   },
   { additionalProperties: false },
 );
@@ -93,8 +91,6 @@ export const MessageList = named('MessageList', Type.Object({
 export const ReadBody = Type.Object({ seq: BoundedInt({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }, { additionalProperties: false });
 export const ReadReply = Type.Object({ lastReadSeq: Type.Integer() });
 
-/** The page size of a message search when the query names none. */
-export const SEARCH_PAGE_DEFAULT = 20;
 export const SearchMessagesQuery = Type.Object(
   {
     q: Text({
@@ -104,7 +100,7 @@ export const SearchMessagesQuery = Type.Object(
         'What to find, as in a web search box: words (each must occur, in any form of the word: Russian and English stemming), "a quoted phrase", `or`, and -word to leave out. Only stop words (и, the, …) → no hits',
     }),
     chatId: Type.Optional({ ...Uuid, description: 'Search this chat only (a chat you are not an active member of → 404 MSG_CHAT_NOT_FOUND); absent: all your chats' }),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: SEARCH_PAGE_DEFAULT })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: MESSENGER_DEFAULTS.searchPageDefault })),
     cursor: Type.Optional(Text({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: "The previous page's nextCursor" })),
   },
   { additionalProperties: false },

@@ -14,6 +14,7 @@ import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
 import { callerRefusal, refuseInactiveUser, replicaActivity } from '../user-replica/replica-reads.ts';
 import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './send-queue.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /**
  * Sending a message (message.md). Concurrent sends are coalesced (send-queue.ts): a send alone
@@ -42,8 +43,6 @@ import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './sen
  */
 
 type SendOutcome = BatchSendOutcome;
-
-const MAX_TRIES = 5;
 
 /**
  * The process's queue of sends. `maxBatch` 1 turns coalescing off (every send runs alone).
@@ -132,7 +131,7 @@ export async function sendMessage(
     try {
       out = await ctx.sends.submit({ senderUserId: caller.userId, chatId, content: message, clientMessageId, traceparent: currentTraceparent() });
     } catch (err) {
-      if (attempt < MAX_TRIES && isPgError(err, '23505', CLIENT_MESSAGE_ID_INDEX)) continue;
+      if (attempt < MESSENGER_DEFAULTS.sendMaxTries && isPgError(err, '23505', CLIENT_MESSAGE_ID_INDEX)) continue;
       throw err;
     }
     // The caller's activity first, as every messenger route refuses an inactive caller before anything else.
@@ -147,7 +146,7 @@ export async function sendMessage(
     if (out.blocked) throw ChatErrors.blocked();
     if (out.recipientInactive) throw ChatErrors.recipientInactive();
     // The membership changed while this send waited for the chat: read it again.
-    if (attempt >= MAX_TRIES) throw new Error(`send to chat ${chatId}: membership kept changing (${MAX_TRIES} tries)`);
+    if (attempt >= MESSENGER_DEFAULTS.sendMaxTries) throw new Error(`send to chat ${chatId}: membership kept changing (${MESSENGER_DEFAULTS.sendMaxTries} tries)`);
   }
 }
 

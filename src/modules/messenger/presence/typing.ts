@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { HubRefusal, userGroup, type Hub, type HubMethod } from '../../../platform/realtime/index.ts';
 import type { TypingFrame } from '../realtime-dispatch/frames.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /**
  * The hub method `Typing(chatId)`: a `typing` frame `{ ChatId, UserId }` to the chat's other Active
@@ -10,16 +11,6 @@ import type { TypingFrame } from '../realtime-dispatch/frames.ts';
  * caller who is not an Active member. Not part of the events stream: a typing hint is stale in
  * seconds, so it is pushed live only, never stored or replayed.
  */
-
-/**
- * A client calls Typing every few seconds while its user types; calls of one connection for one
- * chat closer together than this are answered as the first was (nothing sent, or its refusal)
- * from memory, before any query: a client that calls on every keystroke, or floods, costs no
- * database work and cannot flood the chat.
- */
-export const TYPING_THROTTLE_MS = 3000;
-/** Throttle entries kept before stale ones are swept (each entry is one connection and chat). */
-const MAX_THROTTLE_ENTRIES = 50_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -36,7 +27,7 @@ interface LastCall {
 export function typingMethod(db: Db, hub: Hub, nowMs: () => number = () => performance.now()): HubMethod {
   const lastCalls = new Map<string, LastCall>();
   const sweep = (now: number) => {
-    for (const [key, call] of lastCalls) if (now - call.at >= TYPING_THROTTLE_MS) lastCalls.delete(key);
+    for (const [key, call] of lastCalls) if (now - call.at >= MESSENGER_DEFAULTS.typingThrottleMs) lastCalls.delete(key);
   };
   const typed = async (chatId: string, userId: string): Promise<string | undefined> => {
     const audience = await typingAudience(db, chatId, userId);
@@ -51,8 +42,8 @@ export function typingMethod(db: Db, hub: Hub, nowMs: () => number = () => perfo
     const key = `${caller.connectionId}:${chatId}`;
     const now = nowMs();
     let call = lastCalls.get(key);
-    if (call === undefined || now - call.at >= TYPING_THROTTLE_MS) {
-      if (lastCalls.size >= MAX_THROTTLE_ENTRIES) sweep(now);
+    if (call === undefined || now - call.at >= MESSENGER_DEFAULTS.typingThrottleMs) {
+      if (lastCalls.size >= MESSENGER_DEFAULTS.typingThrottleEntriesMax) sweep(now);
       // Remembered before the query, so calls arriving while it runs wait for its answer instead of querying too.
       const made: LastCall = { at: now, refusal: typed(chatId, caller.userId) };
       lastCalls.set(key, made);

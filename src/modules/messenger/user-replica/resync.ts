@@ -5,6 +5,7 @@ import { TOPICS } from '../../../event-topics.ts';
 import { USER_UPSERTED_EVENT } from '../../../contracts/identity-events.ts';
 import { applySnapshot, eventIds, readEvent, type UserSyncDeps } from './apply.ts';
 import { USER_SYNC_GROUP } from './user-sync.consumer.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /**
  * The replica resync runbook (seed 002 "Replay"): re-applies pin.identity.users.v1 from its
@@ -43,13 +44,6 @@ export interface ResyncResult {
   durationMs: number;
 }
 
-/** Users written per transaction: small enough to keep row locks short. */
-const APPLY_CHUNK = 100;
-/** Passes over records that arrived during the resync; a user changed that often is left to the live consumer. */
-const MAX_LATER_PASSES = 5;
-/** How often a running resync logs its progress. */
-const PROGRESS_EVERY_MS = 5000;
-
 interface Newest {
   event: EventEnvelope<unknown>;
   version: number;
@@ -69,7 +63,7 @@ export async function resyncUserReplica(deps: ResyncDeps, userIds: readonly stri
   const found = new Set<string>();
   const counts = { messagesRead: 0, usersApplied: 0, laterRecordsApplied: 0, invalidRecords: 0 };
   let phase = 'reading';
-  const progress = setInterval(() => log.info({ phase, ...counts, usersOnTopic: found.size }, 'user replica resync progress'), PROGRESS_EVERY_MS);
+  const progress = setInterval(() => log.info({ phase, ...counts, usersOnTopic: found.size }, 'user replica resync progress'), MESSENGER_DEFAULTS.resyncProgressEveryMs);
 
   /** Folds records into the newest per user (of the users asked for). */
   const collect = (into: Map<string, Newest>) => (messages: IncomingMessage[]) => {
@@ -99,7 +93,7 @@ export async function resyncUserReplica(deps: ResyncDeps, userIds: readonly stri
     }
   };
 
-  /** Writes each user's record, APPLY_CHUNK users a transaction; returns how many were written. */
+  /** Writes each user's record, MESSENGER_DEFAULTS.resyncApplyChunk users a transaction; returns how many were written. */
   async function apply(records: Map<string, Newest>, force: boolean): Promise<number> {
     const items = [...records.values()].flatMap((n) => {
       try {
@@ -111,9 +105,9 @@ export async function resyncUserReplica(deps: ResyncDeps, userIds: readonly stri
       }
     });
     let written = 0;
-    for (let i = 0; i < items.length; i += APPLY_CHUNK) {
+    for (let i = 0; i < items.length; i += MESSENGER_DEFAULTS.resyncApplyChunk) {
       await deps.db.transaction(async (tx) => {
-        for (const { snapshot, ids } of items.slice(i, i + APPLY_CHUNK)) {
+        for (const { snapshot, ids } of items.slice(i, i + MESSENGER_DEFAULTS.resyncApplyChunk)) {
           if ((await applySnapshot(tx, snapshot, ids, deps, undefined, force)) !== 'stale') written++;
         }
       });
@@ -132,7 +126,7 @@ export async function resyncUserReplica(deps: ResyncDeps, userIds: readonly stri
     // Records that arrived while the pass above read and wrote: newer than what it forced, so the
     // guard applies them; one the live consumer already applied is simply stale here.
     phase = 'catching up';
-    for (let pass = 0; pass < MAX_LATER_PASSES; pass++) {
+    for (let pass = 0; pass < MESSENGER_DEFAULTS.resyncMaxLaterPasses; pass++) {
       const later = new Map<string, Newest>();
       await reader.readToEnd(collect(later));
       if (later.size === 0) break;

@@ -8,9 +8,7 @@ import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { refuseUnknownFields } from '../admin-body.ts';
 import { listPhoneConflicts } from './phone-conflicts.ts';
 import { ResyncUnavailable, resyncUserReplica, type ResyncDeps } from './resync.ts';
-
-/** The page size when the query names none (the schema documents it; the field stays optional). */
-const CONFLICT_PAGE_DEFAULT = 100;
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /** The user replica's admin REST surface: phone conflicts for support review (camelCase bodies). */
 
@@ -18,7 +16,7 @@ export const ConflictsQuery = Type.Object(
   {
     status: Type.Optional(Type.Union([Type.Literal('Open'), Type.Literal('Resolved')], { default: 'Open' })),
     after: Type.Optional(Uuid),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: CONFLICT_PAGE_DEFAULT })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: MESSENGER_DEFAULTS.phoneConflictPageDefault })),
   },
   { additionalProperties: false },
 );
@@ -82,7 +80,7 @@ export function registerUserReplicaRoutes(app: FastifyInstance, db: Db, resync: 
       },
     },
     async (req) =>
-      listPhoneConflicts(db, { status: req.query.status ?? 'Open', after: req.query.after, limit: req.query.limit ?? CONFLICT_PAGE_DEFAULT }),
+      listPhoneConflicts(db, { status: req.query.status ?? 'Open', after: req.query.after, limit: req.query.limit ?? MESSENGER_DEFAULTS.phoneConflictPageDefault }),
   );
 
   // One at a time on a replica: a second call while one runs is refused, not queued behind it.

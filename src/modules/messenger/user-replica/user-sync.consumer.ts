@@ -6,6 +6,7 @@ import { USER_UPSERTED_EVENT } from '../../../contracts/identity-events.ts';
 import { applyUserUpserted, type UserSyncDeps } from './apply.ts';
 import { applyUserUpsertedBatch } from './batch.ts';
 import { payloadIds } from './rules.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 export type { UserSyncDeps, UserSyncOutcome } from './apply.ts';
 
@@ -19,7 +20,6 @@ export type { UserSyncDeps, UserSyncOutcome } from './apply.ts';
 
 export const USER_SYNC_CONSUMER = 'messenger.user-upserted';
 export const USER_SYNC_GROUP = 'messenger-identity-user-sync';
-const USER_SYNC_MAX_MESSAGES_PER_TRANSACTION = 500;
 
 export function userSyncConsumer(deps: UserSyncDeps): ConsumerDefinition<unknown> {
   return defineConsumer<unknown>({
@@ -31,11 +31,11 @@ export function userSyncConsumer(deps: UserSyncDeps): ConsumerDefinition<unknown
     idempotencyKey: (event) => `messenger-identity-user-upserted:${event.messageId}`,
     // The seed's skipped-duplicate and failed lines carry MessageId, UserId and Version.
     logFields: (event) => payloadIds(event.payload),
-    backoff: { baseMs: 1000, factor: 2, capMs: 60_000, jitter: 0.2 },
+    // Infrastructure failures: seed 002's endless backoff 1 s → 60 s is the kernel's consumer default (EVENTS_DEFAULTS).
     partitionsConcurrently: deps.partitionsConcurrently,
     // The batch handler costs a few round trips per group whatever its size: bigger groups are
     // what carries a backlog (measured: 500 drains it about 1.5× faster than the default 100).
-    maxMessagesPerTransaction: USER_SYNC_MAX_MESSAGES_PER_TRANSACTION,
+    maxMessagesPerTransaction: MESSENGER_DEFAULTS.userSyncMaxMessagesPerTransaction,
     async handle(event, tx) {
       try {
         await applyUserUpserted(event, tx, deps);

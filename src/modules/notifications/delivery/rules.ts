@@ -1,6 +1,7 @@
 import { backoffDelayMs, type Backoff } from '../../../platform/backoff/index.ts';
 import { NTF, type BackoffKind, type ProviderErrorCode, type Status } from '../model.ts';
 import type { SendResult } from '../providers/port.ts';
+import { NOTIFICATIONS_DEFAULTS } from '../defaults.ts';
 
 /**
  * The rules of one delivery attempt as plain functions: backoff, retriable vs terminal, and what a
@@ -23,9 +24,6 @@ export interface RetryPolicy {
   maxAttempts: number;
   backoff: BackoffPolicy;
 }
-
-/** A 429's Retry-After is honoured, but never parks a notification for longer than a day. */
-const MAX_RETRY_AFTER_MS = 24 * 3600_000;
 
 /** The kernel's backoff for a channel's policy: Fixed is factor 1; neither kind has jitter. */
 export function backoffOf(policy: BackoffPolicy): Backoff {
@@ -83,7 +81,7 @@ export function decideAttempt(state: DeliveryState, result: SendResult, policy: 
   if (result.ok) return { kind: 'sent', attempts, providerMessageId: result.providerMessageId };
   if (!isRetriable(result.code)) return { kind: 'terminal', attempts, code: result.code, reason: 'non_retriable' };
   if (attempts >= policy.maxAttempts) return { kind: 'terminal', attempts, code: result.code, reason: 'max_attempts' };
-  const delay = Math.max(retryDelayMs(policy.backoff, attempts), Math.min(result.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
+  const delay = Math.max(retryDelayMs(policy.backoff, attempts), Math.min(result.retryAfterMs ?? 0, NOTIFICATIONS_DEFAULTS.maxRetryAfterMs));
   return { kind: 'retry', attempts, code: result.code, nextAttemptAt: new Date(now.getTime() + delay) };
 }
 

@@ -5,9 +5,7 @@ import type { ClaimedNotification, DeliveryDeps } from './outcomes.ts';
 import { idempotencyKeyOf } from './rules.ts';
 import { recordSendIntent, sendStillHeld, type ClaimedRow } from './sql.ts';
 import type { Fence } from '../../../platform/jobs/index.ts';
-
-/** How long sends in flight may finish after a stop is asked (the shutdown budget is 10 s). */
-export const STOP_GRACE_MS = 3000;
+import { NOTIFICATIONS_DEFAULTS } from '../defaults.ts';
 
 export const deliveryOf = (row: ClaimedRow): Delivery => ({
   notificationId: row.id,
@@ -109,7 +107,7 @@ export async function sendNotification(
   const lost: SendResult = { ok: false, code: messageId === undefined ? NTF.transient : NTF.outcomeUnknown };
   const end = deps.metrics.sendDuration.startTimer({ provider: key });
   try {
-    return await sendWithin(run.signal, STOP_GRACE_MS, opts.hardTimeoutMs, lost, (signal) => provider.send(delivery, signal));
+    return await sendWithin(run.signal, NOTIFICATIONS_DEFAULTS.sendStopGraceMs, opts.hardTimeoutMs, lost, (signal) => provider.send(delivery, signal));
   } catch (err) {
     run.log.warn({ err, notificationId: row.id, provider: key }, 'provider adapter threw; counted as transient (outcome unknown once a send intent was recorded)');
     return lost;

@@ -1,4 +1,5 @@
-import { fromDomain, NOTIFICATIONS_TUNING, type NotificationsSettings } from '../settings.ts';
+import { NOTIFICATIONS_DEFAULTS } from '../defaults.ts';
+import { fromDomain, type NotificationsSettings } from '../settings.ts';
 import type { Hub } from '../../../platform/realtime/index.ts';
 import type { Clock } from '../../../platform/time.ts';
 import { createHttpEmailProvider } from './http-email.ts';
@@ -39,8 +40,8 @@ export function createProviders(
   config: NotificationsSettings,
   deps: { hub: Hub; clock: Clock; timeoutMs?: number },
 ): ProviderRegistry {
-  // Longest wait for one provider call (NOTIFICATIONS_TUNING.providerTimeoutMs).
-  const timeoutMs = deps.timeoutMs ?? NOTIFICATIONS_TUNING.providerTimeoutMs;
+  // Longest wait for one provider call (NOTIFICATIONS_DEFAULTS.providerTimeoutMs).
+  const timeoutMs = deps.timeoutMs ?? NOTIFICATIONS_DEFAULTS.providerTimeoutMs;
   const now = () => deps.clock.now();
   return registryOf([
     createInAppProvider(deps.hub),

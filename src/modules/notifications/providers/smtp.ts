@@ -3,6 +3,7 @@ import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { classifySmtpError, type SmtpErrorLike } from './classify.ts';
 import { NTF } from '../model.ts';
 import type { NotificationProvider } from './port.ts';
+import { NOTIFICATIONS_DEFAULTS } from '../defaults.ts';
 
 export interface SmtpOptions {
   host: string;
@@ -20,7 +21,7 @@ export interface SmtpOptions {
 }
 
 export const smtpDefaults = {
-  maxConnections: 5,
+  maxConnections: NOTIFICATIONS_DEFAULTS.smtpMaxConnections,
 } as const satisfies Required<Pick<SmtpOptions, 'maxConnections'>>;
 
 /** `<NotificationId.DeliveryCycle@domain>`: one Message-ID per notification and cycle. */

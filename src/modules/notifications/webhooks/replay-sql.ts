@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
+import { NOTIFICATIONS_DEFAULTS } from '../defaults.ts';
 
 /**
  * The replay guard's SQL (notifications.webhook_replays): a signature is remembered in the
@@ -14,19 +15,13 @@ export interface ReplayMark {
 }
 
 /**
- * Replicas' clocks may disagree a little (NTP keeps them well within this): a mark outlives its
- * signature's window by this much, so no replica whose clock runs behind still accepts it unguarded.
- */
-export const REPLAY_CLOCK_ALLOWANCE_MS = 60_000;
-
-/**
  * The mark of a signature that passed the check: its hash (hex case folded, since the check accepts
  * either) and the end of its timestamp's window plus the clock allowance.
  */
 export function replayMarkOf(signature: string, timestampSeconds: number, maxSkewSeconds: number): ReplayMark {
   return {
     signatureHash: createHash('sha256').update(signature.trim().toLowerCase()).digest('hex'),
-    expiresAt: new Date((timestampSeconds + maxSkewSeconds) * 1000 + REPLAY_CLOCK_ALLOWANCE_MS),
+    expiresAt: new Date((timestampSeconds + maxSkewSeconds) * 1000 + NOTIFICATIONS_DEFAULTS.webhookReplayClockAllowanceMs),
   };
 }
 

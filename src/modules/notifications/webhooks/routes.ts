@@ -8,13 +8,7 @@ import { namesItsCycle, parseReference } from './receipt-rules.ts';
 import { applyReceipt } from './receipts.ts';
 import { replayMarkOf, type ReplayMark } from './replay-sql.ts';
 import { checkWebhookSignature, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.ts';
-
-/**
- * A webhook signature whose X-Signature-Timestamp is further than this from now is refused as stale
- * (401); inside it a signature seen before is a replay (409). Five minutes, the providers' usual
- * window. Fixed (once NOTIFICATIONS_WEBHOOK_MAX_SKEW_SECONDS).
- */
-export const WEBHOOK_MAX_SKEW_SECONDS = 300;
+import { NOTIFICATIONS_DEFAULTS } from '../defaults.ts';
 
 const header = (req: FastifyRequest, name: string): string | undefined => {
   const v = req.headers[name];
@@ -72,7 +66,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
                 signature: header(req, SIGNATURE_HEADER),
                 timestamp: header(req, TIMESTAMP_HEADER),
                 now: ctx.clock.now(),
-                maxSkewSeconds: WEBHOOK_MAX_SKEW_SECONDS,
+                maxSkewSeconds: NOTIFICATIONS_DEFAULTS.webhookMaxSkewSeconds,
               })
             : 'missing';
           if (check !== 'ok') {
@@ -82,7 +76,7 @@ export async function registerWebhookRoutes(app: FastifyInstance, ctx: Notificat
           const refusal = refused.get(req);
           if (refusal) throw refusal;
           // Both headers are present and well-formed once the check passed.
-          marks.set(req, replayMarkOf(header(req, SIGNATURE_HEADER)!, Number(header(req, TIMESTAMP_HEADER)), WEBHOOK_MAX_SKEW_SECONDS));
+          marks.set(req, replayMarkOf(header(req, SIGNATURE_HEADER)!, Number(header(req, TIMESTAMP_HEADER)), NOTIFICATIONS_DEFAULTS.webhookMaxSkewSeconds));
         },
         schema: {
           operationId: 'receiveProviderWebhook',

@@ -21,6 +21,7 @@ import type { SessionRow } from '../sessions/session-sql.ts';
 import { heartbeatView, MAX_VIEWS_PER_SESSION, openView } from '../views/views.ts';
 import type { ViewRow } from '../views/view-sql.ts';
 import { getPropertyObjectStats } from '../stats/stats-sql.ts';
+import { USER_ACTIVITY_DEFAULTS } from '../defaults.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -51,8 +52,6 @@ const viewBody = (v: ViewRow) => ({
 
 const tags = ['user-activity'];
 
-/** View opens per client address are limited to the tracking limit divided by this (120 a minute at the default 1200). */
-const TRACKING_CALLS_PER_VIEW_OPEN = 10;
 
 /** The X-Device-Secret header, or 401 before anything is read or written. */
 function deviceSecretOf(req: FastifyRequest): string {
@@ -78,7 +77,7 @@ export function registerUserActivityRoutes(app: FastifyInstance, deps: ActivityD
   // No token on these routes: the client address is what a flood from one place is counted by.
   const tracking = perClientLimit(limits.trackingPerMinute);
   // A view open stores a row of up to 8 KiB, heartbeats only move a timestamp: opens get a share of the limit.
-  const viewOpens = perClientLimit(Math.ceil(limits.trackingPerMinute / TRACKING_CALLS_PER_VIEW_OPEN));
+  const viewOpens = perClientLimit(Math.ceil(limits.trackingPerMinute / USER_ACTIVITY_DEFAULTS.trackingCallsPerViewOpen));
 
   r.post(
     '/api/user-activity/sessions',

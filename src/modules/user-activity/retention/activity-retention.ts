@@ -3,17 +3,9 @@ import { defineSweep, type BatchRun, type BatchWorker } from '../../../platform/
 import { counter, type Registry } from '../../../platform/observability/index.ts';
 import type { ActivityRetentionSettings } from '../settings.ts';
 import { deleteOldCountedViews, deleteOldSessions, deleteOldViews } from './retention-sql.ts';
+import { USER_ACTIVITY_DEFAULTS } from '../defaults.ts';
 
 export const ACTIVITY_RETENTION_JOB = 'activity-retention';
-
-/**
- * Hourly is plenty for a line measured in months; a run starts no new delete after 5 min so the
- * next one continues (once USER_ACTIVITY_RETENTION_INTERVAL_MINUTES / _MAX_RUN_MINUTES).
- */
-const RETENTION_INTERVAL_MS = 3_600_000;
-const RETENTION_MAX_RUN_MS = 5 * 60_000;
-/** Rows deleted per statement: short DELETEs, so the closer never waits long behind one (once USER_ACTIVITY_RETENTION_BATCH_SIZE). */
-const RETENTION_BATCH_SIZE = 1000;
 
 /** The retention line: `months` calendar months before now (UTC). */
 export function retentionCutoff(now: Date, months: number): Date {
@@ -38,7 +30,7 @@ export function createActivityRetention(deps: {
   db: Db;
   registry: Registry;
   settings: ActivityRetentionSettings;
-  /** Tests: a smaller batch than RETENTION_BATCH_SIZE. */
+  /** Tests: a smaller batch than USER_ACTIVITY_DEFAULTS.retentionBatchSize. */
   batchSize?: number;
 }): BatchWorker {
   const { db, settings } = deps;
@@ -50,9 +42,9 @@ export function createActivityRetention(deps: {
 
   return defineSweep<{ cutoff: Date }>({
     name: ACTIVITY_RETENTION_JOB,
-    every: RETENTION_INTERVAL_MS,
-    batchSize: deps.batchSize ?? RETENTION_BATCH_SIZE,
-    maxRunMs: RETENTION_MAX_RUN_MS,
+    every: USER_ACTIVITY_DEFAULTS.retentionIntervalMs,
+    batchSize: deps.batchSize ?? USER_ACTIVITY_DEFAULTS.retentionBatchSize,
+    maxRunMs: USER_ACTIVITY_DEFAULTS.retentionMaxRunMs,
     start: (run) => ({ cutoff: retentionCutoff(run.now(), settings.USER_ACTIVITY_RETENTION_MONTHS) }),
     // On the kernel's `job completed` line, at info when rows were deleted.
     runFields: ({ cutoff }) => ({ cutoff: cutoff.toISOString() }),

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { REALTIME_RETENTION_JOB } from '../../../../src/platform/push/retention.job.ts';
 import { messengerApp, type MessengerApp } from '../support/app.ts';
-import { PUSH_TUNING } from '../../../../src/platform/push/index.ts';
+import { PUSH_DEFAULTS } from '../../../../src/platform/push/index.ts';
 
 /**
  * Chat-list sync: GET /api/messenger/chats lists the caller's chats with unreadCount and a sync
@@ -110,7 +110,7 @@ describe('chat-list sync (GET /api/messenger/chats?after=)', () => {
     const token = (await page(m, bob.token)).next;
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat}/messages`, { kind: 'Text', body: 'x' });
     await m.dispatch();
-    m.clock.advance(PUSH_TUNING.eventsRetentionMs + 3_600_000);
+    m.clock.advance(PUSH_DEFAULTS.eventsRetentionMs + 3_600_000);
     await m.call(alice.token, 'POST', `/api/messenger/chats/${chat}/messages`, { kind: 'Text', body: 'y' });
     await m.dispatch();
     assert.equal((await m.app.platform.runner.runNow(REALTIME_RETENTION_JOB)).outcome, 'success');

@@ -6,7 +6,7 @@ import { newId } from '../../../../src/platform/time.ts';
 import type { TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
-import { PUSH_TUNING } from '../../../../src/platform/push/index.ts';
+import { PUSH_DEFAULTS } from '../../../../src/platform/push/index.ts';
 
 /**
  * The resumable per-user event stream: every frame pushed to a user through the realtime outbox
@@ -202,7 +202,7 @@ describe('the per-user event stream (GET /api/events)', () => {
     await m.dispatch();
     const old = await eventsAfter(m, bob.token, start);
     assert.equal(old.events.length, 1);
-    m.clock.advance(PUSH_TUNING.eventsRetentionMs + 3_600_000);
+    m.clock.advance(PUSH_DEFAULTS.eventsRetentionMs + 3_600_000);
     await m.call(users[0]!.token, 'POST', `${base}/messages`, { kind: 'Text', body: 'new' });
     await m.dispatch();
     const run = await m.app.platform.runner.runNow(REALTIME_RETENTION_JOB);

@@ -145,7 +145,7 @@ describe('RealtimeDispatchJob: parallel instances, cancellation, RowVersion, ret
     const newDone = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Done', createdAt: new Date(T0.getTime() - 3_600_000) });
     const oldPending = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), createdAt: old });
     const oldQuarantined = await insertOutbox(env.pool, { kind: 'MessageReceived', chatId, messageId: newId(), status: 'Quarantined', createdAt: old });
-    const result = await realtimeRetentionJob(env.db, { retentionHours: 24, eventsRetentionHours: 168, cron: '23 * * * *', batchSize: 5000, maxRunMs: 300_000 }).runOnce(env.ctx({ now: () => T0 }));
+    const result = await realtimeRetentionJob(env.db, { retentionMs: 24 * 3_600_000, eventsRetentionMs: 168 * 3_600_000, cron: '23 * * * *', batchSize: 5000, maxRunMs: 300_000 }).runOnce(env.ctx({ now: () => T0 }));
     assert.deepEqual(result, { batches: 1, claimed: 1, failed: 0, released: 0, deleted: 1, eventsDeleted: 0 });
     const { rows } = await env.pool.query<{ id: string }>(`select id from push.realtime_outbox`);
     assert.deepEqual(new Set(rows.map((r) => r.id)), new Set([newDone, oldPending, oldQuarantined]));

@@ -27,13 +27,12 @@ after(async () => {
   await database.drop();
 });
 
-/** Small settings, so the LockTtl passes within the test: MaxRunDuration 300 ms, LockTtl 2.5 s, backoff 200 ms. */
+/** Small settings, so the LockTtl passes within the test: MaxRunDuration 300 ms, backoff 200 ms; LockTtl 2.5 s and no jitter in code (fixed values). */
 const SMALL = {
   MESSENGER_REALTIME_MAX_RUN_DURATION: '300ms',
-  MESSENGER_REALTIME_LOCK_TTL: '2500ms',
   MESSENGER_REALTIME_BACKOFF_BASE: '200ms',
-  MESSENGER_REALTIME_BACKOFF_JITTER: '0',
 };
+const SMALL_TUNING = { dispatchLockTtlMs: 2500, dispatchBackoffJitter: 0 };
 
 /** One replica of the service: its own pool, hub (Redis backplane), job runner and log, on the shared database and Redis. */
 async function instance(env: Record<string, string>, opts: { redisWaitsForever?: boolean } = {}, logs: LogCapture = logCapture('info')) {
@@ -43,7 +42,7 @@ async function instance(env: Record<string, string>, opts: { redisWaitsForever?:
   const pool = createPool(database.url, 5);
   const app = await buildApp(config, { pool, databaseUrl: database.url, log: logs.log,
     modules: [messengerModule()],
-    ...(opts.redisWaitsForever ? { tuning: { redisCommandTimeoutMs: forever, realtimePushTimeoutMs: forever } } : {}),
+    tuning: { ...SMALL_TUNING, ...(opts.redisWaitsForever ? { redisCommandTimeoutMs: forever, realtimePushTimeoutMs: forever } : {}) },
   });
   instances.push({ app, end: () => pool.end() });
   await app.listen({ host: '127.0.0.1', port: 0 });

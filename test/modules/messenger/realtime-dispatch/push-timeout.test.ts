@@ -11,7 +11,7 @@ if (!sharedRedis) throw new Error('REDIS_URL is unset: run the tests with `npm t
 /** The messenger with its backplane reaching Redis through a proxy the test can hang; bob connected, in a chat with alice. */
 async function setup(t: TestContext, env: Record<string, string>, timeouts: { realtimePushTimeoutMs: number; redisCommandTimeoutMs: number }) {
   const proxy = await startTcpProxy(Number(new URL(sharedRedis!).port));
-  const m = await messengerApp({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: `redis://127.0.0.1:${proxy.port}`, MESSENGER_REALTIME_BACKOFF_JITTER: '0', ...env }, {}, timeouts);
+  const m = await messengerApp({ REALTIME_BACKPLANE_ENABLED: 'true', REDIS_URL: `redis://127.0.0.1:${proxy.port}`, ...env }, {}, { ...timeouts, dispatchBackoffJitter: 0 });
   // Before the app's own close: its presence writes must reach Redis.
   t.after(() => proxy.restore());
   const [alice, bob] = [await m.user(), await m.user()];

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { backoffDelayMs, backoffScheduleMs, type Backoff } from '../../../../src/platform/backoff/index.ts';
 import { loadConfig } from '../../../../src/config.ts';
 import { lastErrorText, outcomeOf } from '../../../../src/platform/push/rules.ts';
+import { PUSH_DEFAULTS, pushOptionsOf, pushOptionsProblems } from '../../../../src/platform/push/index.ts';
 import { configProblems } from '../../../support/config.ts';
 
 const seedBackoff: Backoff = { baseMs: 2000, factor: 2, capMs: 120_000, jitter: 0.2 };
@@ -41,12 +42,11 @@ describe('realtime outbox rules', () => {
     assert.deepEqual(backoffScheduleMs(seedBackoff, 8), [2000, 4000, 8000, 16_000, 32_000, 64_000, 120_000, 120_000]);
   });
 
-  test('settings: BatchSize, MaxAttempts and backoff must be positive, the cap at least the base, LockTtl past MaxRunDuration + margin (refused by loadConfig)', () => {
+  test('settings: BatchSize, MaxAttempts and backoff must be positive and the cap at least the base (refused by loadConfig)', () => {
     const ok = {
       MESSENGER_REALTIME_POLLING_INTERVAL: '1s',
       MESSENGER_REALTIME_BATCH_SIZE: '200',
       MESSENGER_REALTIME_MAX_RUN_DURATION: '5s',
-      MESSENGER_REALTIME_LOCK_TTL: '30s',
       MESSENGER_REALTIME_MAX_ATTEMPTS: '8',
       MESSENGER_REALTIME_BACKOFF_BASE: '2s',
       MESSENGER_REALTIME_BACKOFF_CAP: '2m',
@@ -55,11 +55,16 @@ describe('realtime outbox rules', () => {
     assert.equal(settingsProblems({ ...ok, MESSENGER_REALTIME_BATCH_SIZE: '0' }).length, 1);
     assert.equal(settingsProblems({ ...ok, MESSENGER_REALTIME_MAX_ATTEMPTS: '0' }).length, 1);
     assert.match(settingsProblems({ ...ok, MESSENGER_REALTIME_BACKOFF_CAP: '1s' }).join(), /CAP/);
-    assert.deepEqual(settingsProblems({ ...ok, MESSENGER_REALTIME_LOCK_TTL: '7000ms' }), []);
-    assert.match(
-      settingsProblems({ ...ok, MESSENGER_REALTIME_LOCK_TTL: '6999ms' }).join(),
-      /MESSENGER_REALTIME_LOCK_TTL: must be ≥ MESSENGER_REALTIME_MAX_RUN_DURATION \+ 2000 ms \(7000 ms\)/,
-    );
+  });
+
+  test('options built in code meet the same one check at construction: a LockTtl handed in must pass MaxRunDuration + margin, the jitter stay within 0..1', () => {
+    const options = pushOptionsOf(loadConfig({}), PUSH_DEFAULTS);
+    assert.deepEqual(pushOptionsProblems(options), []);
+    assert.equal(options.lockTtlMs, undefined, 'in service the kernel derives the LockTtl from MaxRunDuration');
+    assert.deepEqual(pushOptionsProblems({ ...options, lockTtlMs: 7000 }), []);
+    assert.deepEqual(pushOptionsProblems({ ...options, lockTtlMs: 6999 }), ['lock TTL: must be ≥ MESSENGER_REALTIME_MAX_RUN_DURATION + 2000 ms (7000 ms)']);
+    assert.deepEqual(pushOptionsProblems({ ...options, backoff: { ...options.backoff, jitter: 1.5 } }), ['backoff jitter: must be between 0 and 1']);
+    assert.deepEqual(pushOptionsProblems({ ...options, batchSize: 0 }), ['MESSENGER_REALTIME_BATCH_SIZE: must be > 0']);
   });
 
   test('LastError keeps class and code, capped at 512 characters', () => {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { InjectOptions } from 'fastify';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { messengerModule } from '../../../../src/modules/messenger/index.ts';
-import type { MessengerTuning } from '../../../../src/modules/messenger/settings.ts';
+import type { MessengerTuning } from '../../../../src/modules/messenger/defaults.ts';
 import type { AppTuning } from '../../../../src/app.ts';
 import type { ModuleFactory } from '../../../../src/platform/module.ts';
 import { REALTIME_DISPATCH_JOB } from '../../../../src/platform/push/index.ts';

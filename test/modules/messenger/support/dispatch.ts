@@ -10,7 +10,7 @@ import { activeChatIdsOf, chatMembership } from '../../../../src/modules/messeng
 import { chatGroup, chatIdOfGroup } from '../../../../src/modules/messenger/model/chat-kinds.ts';
 import type { MessengerPushKind } from '../../../../src/modules/messenger/model/push-kinds.ts';
 import type { MediaJoinMinter } from '../../../../src/modules/messenger/calls/media-join.ts';
-import { dispatchSettingsOf, PUSH_TUNING, pushDispatchJob, type DispatchSettings, type PushDispatchDeps } from '../../../../src/platform/push/index.ts';
+import { createPush, dispatchSettingsOf, PUSH_DEFAULTS, pushDispatchJob, type DispatchSettings, type PushDispatchDeps } from '../../../../src/platform/push/index.ts';
 import { loadConfig } from '../../../../src/config.ts';
 import type { BatchWorker } from '../../../../src/platform/jobs/index.ts';
 import { createRealtimeMetrics } from '../../../../src/platform/push/metrics.ts';
@@ -37,7 +37,7 @@ export const TURN_SECRET = 'test-turn-secret-0123456789';
  * times (jitter has its own tests).
  */
 export const seedSettings = (over: Partial<DispatchSettings> = {}): DispatchSettings => {
-  const service = dispatchSettingsOf(loadConfig({}), PUSH_TUNING);
+  const service = dispatchSettingsOf(loadConfig({}), PUSH_DEFAULTS);
   return { ...service, backoff: { ...service.backoff, jitter: 0 }, ...over };
 };
 

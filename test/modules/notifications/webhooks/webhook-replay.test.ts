@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WEBHOOK_REPLAY_CLEANUP_JOB } from '../../../../src/modules/notifications/model.ts';
 import { dispatchedEvents, metric, notificationsWorld, notify, postReceipt, setChannel, signedReceipt, stored, type NtfApp } from '../support.ts';
-import { WEBHOOK_MAX_SKEW_SECONDS } from '../../../../src/modules/notifications/webhooks/routes.ts';
+import { NOTIFICATIONS_DEFAULTS } from '../../../../src/modules/notifications/defaults.ts';
 
 /**
  * A signed delivery receipt takes effect once (NTF_WEBHOOK_REPLAYED). Its signature is remembered in
@@ -128,7 +128,7 @@ describe('webhook replay', () => {
     const { rows } = await c.pool.query<{ expires_at: Date }>(
       `select expires_at from notifications.webhook_replays where provider = 'http-sms' order by expires_at desc limit 1`,
     );
-    const windowEnd = Number(request.headers['x-signature-timestamp']) * 1000 + WEBHOOK_MAX_SKEW_SECONDS * 1000;
+    const windowEnd = Number(request.headers['x-signature-timestamp']) * 1000 + NOTIFICATIONS_DEFAULTS.webhookMaxSkewSeconds * 1000;
     assert.ok(rows[0]!.expires_at.getTime() >= windowEnd, 'kept at least until the signature goes stale');
 
     const marks = await replayMarks();
@@ -136,7 +136,7 @@ describe('webhook replay', () => {
     assert.equal(early.outcome, 'success');
     assert.equal(await replayMarks(), marks, 'nothing is deleted inside the window');
 
-    c.clock.advance(WEBHOOK_MAX_SKEW_SECONDS * 1000 + 10 * 60_000);
+    c.clock.advance(NOTIFICATIONS_DEFAULTS.webhookMaxSkewSeconds * 1000 + 10 * 60_000);
     const late = await c.app.platform.runner.runNow(WEBHOOK_REPLAY_CLEANUP_JOB);
     assert.equal(late.counts.deleted, marks);
     assert.equal(await replayMarks(), 0);
