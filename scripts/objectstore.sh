@@ -66,7 +66,6 @@ up() {
   echo "export FILES_S3_ENDPOINT=http://127.0.0.1:$PORT"
   echo "export FILES_S3_BUCKET=$BUCKET"
   echo "export FILES_S3_REGION=us-east-1"
-  echo "export FILES_S3_PATH_STYLE=true"
   echo "export FILES_S3_ACCESS_KEY_ID=$ACCESS_KEY"
   echo "export FILES_S3_SECRET_ACCESS_KEY=$SECRET_KEY"
 }

@@ -148,6 +148,8 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   MESSENGER_REALTIME_BACKOFF_FACTOR: { constant: 'PUSH_DEFAULTS.dispatchBackoffFactor = 2 in src/platform/push/defaults.ts', why: "seed 000's BackoffFactor 2.0" },
   MESSENGER_REALTIME_BACKOFF_JITTER: { constant: 'PUSH_DEFAULTS.dispatchBackoffJitter = 0.2 in src/platform/push/defaults.ts', why: 'up to +20%, so a hub outage does not retry in lockstep' },
   HUB_HANDSHAKE_TIMEOUT: { constant: 'REALTIME_DEFAULTS.hubHandshakeTimeoutMs = 15s in src/platform/realtime/defaults.ts', why: "ASP.NET Core's HubOptions.HandshakeTimeout" },
+  FILES_S3_PATH_STYLE: { replacedBy: 'FILES_S3_ENDPOINT', how: 'set: the bucket is addressed by path (local stores, R2, GCS, MinIO); unset: Amazon S3 by host name' },
+  FILES_DOWNLOAD_URL_TTL: { constant: 'MESSENGER_DEFAULTS.fileDownloadUrlTtlMs = 5m in src/modules/messenger/defaults.ts', why: 'a client asks again for a fresh download URL' },
   HUB_INVOCATION_BURST: { replacedBy: 'HUB_INVOCATIONS_PER_SECOND', how: 'the burst is two seconds of it (20 at the default 10)' },
   HUB_MAX_CONNECTS_PER_USER_PER_SECOND: { constant: 'REALTIME_DEFAULTS.hubUserConnectsPerSecond = 2 in src/platform/realtime/defaults.ts', why: "a user's share of the connects, with a burst of HUB_MAX_CONNECTIONS_PER_USER" },
   OUTBOX_BATCH_SIZE: { constant: 'OUTBOX_DEFAULTS.outboxBatchSize = 1000 in src/platform/outbox/defaults.ts', why: 'rows per publisher batch' },

@@ -5,7 +5,7 @@ import { createFileStore, type FileStore } from '../../src/modules/messenger/fil
  * FILES_S3_* settings as scripts/services.sh printed them, for an app under test, and a client of
  * the same store to look at what it holds.
  */
-const NAMES = ['FILES_S3_ENDPOINT', 'FILES_S3_BUCKET', 'FILES_S3_REGION', 'FILES_S3_PATH_STYLE', 'FILES_S3_ACCESS_KEY_ID', 'FILES_S3_SECRET_ACCESS_KEY'] as const;
+const NAMES = ['FILES_S3_ENDPOINT', 'FILES_S3_BUCKET', 'FILES_S3_REGION', 'FILES_S3_ACCESS_KEY_ID', 'FILES_S3_SECRET_ACCESS_KEY'] as const;
 
 export function objectStoreEnv(): Record<string, string> {
   const env: Record<string, string> = {};
@@ -24,7 +24,7 @@ export function objectStore(): FileStore {
     bucket: env.FILES_S3_BUCKET!,
     endpoint: env.FILES_S3_ENDPOINT,
     region: env.FILES_S3_REGION!,
-    forcePathStyle: env.FILES_S3_PATH_STYLE === 'true',
+    forcePathStyle: true,
     credentials: { accessKeyId: env.FILES_S3_ACCESS_KEY_ID!, secretAccessKey: env.FILES_S3_SECRET_ACCESS_KEY! },
   });
 }

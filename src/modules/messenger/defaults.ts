@@ -49,6 +49,16 @@ export const MESSENGER_DEFAULTS = defineDefaults({
   callReaperBatchSize: 100,
   callReaperMaxRunMs: 10 * SECOND_MS,
   /** The files sweep: uploads never sent are found within ~10 min of their expiry (FILES_UNSENT_EXPIRY). */
+  /** The files' settings' defaults: the largest upload (FILES_MAX_BYTES, 100 MiB), a presigned upload's lifetime (FILES_UPLOAD_URL_TTL), and how long a file no message names is kept (FILES_UNSENT_EXPIRY). */
+  fileMaxBytes: 100 * 1024 ** 2,
+  fileUploadUrlTtlMs: 15 * MINUTE_MS,
+  fileUnsentExpiryMs: 24 * HOUR_MS,
+  /** Bytes read from an upload's start to tell its real type (file-type's own minimum for every type it knows). */
+  fileSniffBytes: 4100,
+  /** Quarantined files an admin page lists when the query names no limit. */
+  fileQuarantinePageDefault: 100,
+  /** A presigned download URL's lifetime (once FILES_DOWNLOAD_URL_TTL): a client asks again for a fresh one. */
+  fileDownloadUrlTtlMs: 5 * MINUTE_MS,
   filesSweepIntervalMs: 10 * MINUTE_MS,
   filesSweepBatchSize: 100,
   filesSweepMaxRunMs: 1 * MINUTE_MS,

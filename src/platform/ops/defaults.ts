@@ -6,6 +6,8 @@ import { defineDefaults } from '../types/index.ts';
  * only a developer tunes, which a test shortens through buildApp's `tuning`.
  */
 export const OPS_DEFAULTS = defineDefaults({
+  /** Points of a backlog's sparkline in the overview (the sampler's samples thinned to at most this many). */
+  opsTrendPoints: 60,
   /** The overview is built at most once per this long, whatever the number of open consoles; the console polls no faster. */
   opsOverviewFloorMs: 2 * SECOND_MS,
   /** A bulk action changes at most this many rows per statement… */

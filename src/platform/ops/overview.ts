@@ -1,3 +1,4 @@
+import { OPS_DEFAULTS } from './defaults.ts';
 import { sql } from 'drizzle-orm';
 import type { Registry } from 'prom-client';
 import { query, type Db } from '../db/index.ts';
@@ -107,7 +108,7 @@ export async function jobsWithLeases(db: Db, jobs: JobInfo[]): Promise<Overview[
 }
 
 /** At most this many points a sparkline: evenly picked from the samples kept, the newest always in. */
-export const TREND_POINTS = 60;
+export const TREND_POINTS = OPS_DEFAULTS.opsTrendPoints;
 
 function trendOf(alerts: AlertEvaluator, metric: string, labels: Record<string, string>): number[] {
   const key = JSON.stringify(labels);

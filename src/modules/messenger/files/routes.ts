@@ -1,3 +1,4 @@
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
@@ -13,7 +14,6 @@ const tags = ['messenger-files'];
 const NOT_CONFIGURED = 'FILES_NOT_CONFIGURED';
 /** The refusals of a file that cannot be used in its state. */
 const UNUSABLE = ['MSG_FILE_NOT_READY', 'MSG_FILE_QUARANTINED', 'MSG_FILE_REJECTED', 'MSG_FILE_EXPIRED'] as const;
-const QUARANTINE_PAGE_DEFAULT = 100;
 
 const ChatParams = Type.Object({ chatId: Uuid });
 const FileParams = Type.Object({ chatId: Uuid, fileId: Uuid });
@@ -59,14 +59,14 @@ const FileView = named('FileView', Type.Object({
 
 const DownloadTicket = named('FileDownload', Type.Object({
   url: Type.String({ description: 'Presigned GET of the bytes, answered as an attachment of contentType' }),
-  expiresAt: Type.String({ format: 'date-time', description: 'The url works until then (FILES_DOWNLOAD_URL_TTL): ask again for a fresh one' }),
+  expiresAt: Type.String({ format: 'date-time', description: 'The url works until then (5 min): ask again for a fresh one' }),
   fileName: Type.String(),
   contentType: Type.String(),
   size: Type.Integer(),
 }));
 
 const QuarantineQuery = Type.Object(
-  { after: Type.Optional(Uuid), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: QUARANTINE_PAGE_DEFAULT })) },
+  { after: Type.Optional(Uuid), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: MESSENGER_DEFAULTS.fileQuarantinePageDefault })) },
   { additionalProperties: false },
 );
 const QuarantineList = Type.Object({
@@ -128,7 +128,7 @@ export function registerFileRoutes(app: FastifyInstance, deps: FilesDeps, upload
       summary: 'The quarantine hook: files held for a scanner (FILES_QUARANTINE), each with a presigned GET of its bytes; page with after=nextAfter',
       response: { 200: QuarantineList, 503: errorCodes(NOT_CONFIGURED) },
     },
-  }, async (req) => listQuarantined(deps, { after: req.query.after, limit: req.query.limit ?? QUARANTINE_PAGE_DEFAULT }));
+  }, async (req) => listQuarantined(deps, { after: req.query.after, limit: req.query.limit ?? MESSENGER_DEFAULTS.fileQuarantinePageDefault }));
 
   for (const [action, operationId, run, summary] of [
     ['release', 'releaseQuarantinedFile', releaseFile, 'The scanner found the file clean: it becomes Ready (sendable, downloadable)'],

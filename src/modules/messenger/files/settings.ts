@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Bool, Duration, formatDuration, type SettingsOf } from '../../../platform/types/index.ts';
 import { FILE_MAX_BYTES } from '../messages/rules.ts';
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /**
  * Settings of the messenger's files: the S3-compatible object store that holds a File message's
@@ -30,7 +31,6 @@ export const messengerFilesSettings = {
     pattern: '^[a-z0-9-]{1,32}$',
     description: 'Region the requests are signed for (R2: auto; GCS: its location or auto)',
   }),
-  FILES_S3_PATH_STYLE: Bool(false, 'Address the bucket in the path (http://host/bucket/key) rather than the host name: for local and self-hosted stores'),
   FILES_S3_ACCESS_KEY_ID: Type.Optional(
     Type.String({ pattern: '^[\\x21-\\x7e]{1,128}$', description: 'Access key id; unset with FILES_S3_SECRET_ACCESS_KEY = the SDK\'s default chain (an instance role, AWS_* variables)' }),
   ),
@@ -38,25 +38,19 @@ export const messengerFilesSettings = {
     Type.String({ pattern: '^[\\x21-\\x7e]{1,256}$', description: 'Secret access key; set with FILES_S3_ACCESS_KEY_ID or not at all' }),
   ),
   FILES_MAX_BYTES: Type.Integer({
-    default: 100 * 1024 ** 2,
+    default: MESSENGER_DEFAULTS.fileMaxBytes,
     minimum: 1,
     maximum: FILE_MAX_BYTES,
     description: 'Largest file an upload may declare, in bytes (100 MiB by default, at most 2 GiB); the presigned PUT binds the declared size',
   }),
   FILES_UPLOAD_URL_TTL: Duration({
-    default: '15m',
+    default: MESSENGER_DEFAULTS.fileUploadUrlTtlMs,
     minimum: '10s',
     maximum: '12h',
     description: 'Lifetime of a presigned upload (PUT) URL',
   }),
-  FILES_DOWNLOAD_URL_TTL: Duration({
-    default: '5m',
-    minimum: '10s',
-    maximum: '12h',
-    description: 'Lifetime of a presigned download (GET) URL; a client asks again for a fresh one',
-  }),
   FILES_UNSENT_EXPIRY: Duration({
-    default: '24h',
+    default: MESSENGER_DEFAULTS.fileUnsentExpiryMs,
     minimum: '1m',
     maximum: '30d',
     description: 'A file no message names this long after its upload was asked for is deleted (row and bytes) by the files sweep; at least FILES_UPLOAD_URL_TTL',
@@ -110,12 +104,14 @@ export function filesOptionsOf(s: MessengerFilesSettings): FilesOptions {
             bucket: s.FILES_S3_BUCKET,
             endpoint: s.FILES_S3_ENDPOINT,
             region: s.FILES_S3_REGION,
-            forcePathStyle: s.FILES_S3_PATH_STYLE,
+            // A store at its own endpoint (the local one, R2, GCS, MinIO) is addressed by path, which each
+            // of them serves; Amazon S3 itself (no endpoint) by host name, as AWS asks.
+            forcePathStyle: s.FILES_S3_ENDPOINT !== undefined,
             credentials: accessKeyId !== undefined && secretAccessKey !== undefined ? { accessKeyId, secretAccessKey } : undefined,
           },
     maxBytes: s.FILES_MAX_BYTES,
     uploadUrlTtlMs: s.FILES_UPLOAD_URL_TTL,
-    downloadUrlTtlMs: s.FILES_DOWNLOAD_URL_TTL,
+    downloadUrlTtlMs: MESSENGER_DEFAULTS.fileDownloadUrlTtlMs,
     unsentExpiryMs: s.FILES_UNSENT_EXPIRY,
     quarantine: s.FILES_QUARANTINE,
   };

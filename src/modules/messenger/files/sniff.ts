@@ -1,3 +1,4 @@
+import { MESSENGER_DEFAULTS } from '../defaults.ts';
 import { fileTypeFromBuffer } from 'file-type';
 
 /**
@@ -10,7 +11,7 @@ import { fileTypeFromBuffer } from 'file-type';
  */
 
 /** Bytes read from the start of an object: what file-type needs to tell most formats. */
-export const SNIFF_BYTES = 4100;
+export const SNIFF_BYTES = MESSENGER_DEFAULTS.fileSniffBytes;
 
 /** Declared types whose content file-type cannot recognise, and which are safe as any bytes. */
 const UNSNIFFABLE_SAFE: ReadonlySet<string> = new Set(['text/plain', 'text/csv', 'application/octet-stream']);
