@@ -1,6 +1,5 @@
 import { CompressionTypes, Kafka } from 'kafkajs';
-import type { Logger } from '../observability/logger.ts';
-import type { BusHealth, ConsumerHandle, EventBus, TopicReader, TopicSpec } from './bus.ts';
+import type { BusHealth, ConsumerHandle, EventBus, TopicReader } from './bus.ts';
 import { consumerMetrics } from './consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer } from './consumer-runner.ts';
 import { EventBusUnavailableError } from './errors.ts';
@@ -10,57 +9,21 @@ import { createKafkaFencedPublisher } from './kafka-fenced.ts';
 import { openKafkaTopicReader } from './kafka-topic-reader.ts';
 import { createLagPoller } from './kafka-lag.ts';
 import { KAFKA_LOG_LEVEL, kafkaLogCreator } from './kafka-log.ts';
-import type { KafkaSecurity } from './kafka-security.ts';
+import { definedOf, KAFKA_BUS_DEFAULTS, type KafkaBusOptions } from './kafka-options.ts';
+import { createPlatformaticBus } from './platformatic-bus.ts';
 import { byTopic, chunkByBytes, createMissingTopics, isKafkaUnreachable } from './kafka-util.ts';
-
-export interface KafkaBusOptions {
-  /** host:port list (KAFKA_BROKERS). */
-  brokers: readonly string[];
-  /** KAFKA_CLIENT_ID. */
-  clientId: string;
-  /** TLS and SASL (`kafkaSecurity(settings)`), used by the producer, every consumer and the admin client alike. */
-  security?: KafkaSecurity;
-  log: Logger;
-  /** Created at start if missing: `topicsToCreate(EVENT_TOPICS, …)`. Default none. */
-  topics?: readonly TopicSpec[];
-  /** TCP connect timeout; short, so a dead broker shows up as 'down' at once. */
-  connectionTimeoutMs?: number;
-  /** Broker request timeout. */
-  requestTimeoutMs?: number;
-  /** Longest a health check waits. */
-  healthTimeoutMs?: number;
-  /**
-   * Largest sum of key+value+header bytes per produce request; a bigger publish is split into
-   * requests sent one after another (order kept). Must stay under the broker's
-   * `message.max.bytes` (1 MiB by default), which bounds one partition's record batch.
-   */
-  maxRequestBytes?: number;
-  /** kafkajs fetch long-poll of idle consumers; bounds stop and resume latency (kafka-consumer.ts's default when unset). */
-  consumerMaxWaitMs?: number;
-  /**
-   * Group session timeout: how long a member that died without leaving (SIGKILL) holds its
-   * partitions. Default kafkajs's 30,000; the broker's group.min.session.timeout.ms (6,000) bounds it below.
-   */
-  consumerSessionTimeoutMs?: number;
-  /** A consumer's maxAttempts unless it sets its own (KERNEL_TUNING.kafkaConsumerMaxAttempts). */
-  consumerMaxAttempts?: number;
-  /** How often consumer lag is read from the broker (KERNEL_TUNING.kafkaLagPollingIntervalMs). */
-  lagPollIntervalMs?: number;
-}
-
-/** The options' values when unset. */
-export const KAFKA_BUS_DEFAULTS = {
-  connectionTimeoutMs: 1000,
-  requestTimeoutMs: 10_000,
-  healthTimeoutMs: 2000,
-  maxRequestBytes: 900_000,
-  lagPollIntervalMs: 15_000,
-} as const;
 
 /** Longest stop() waits for the producer and the admin client to disconnect. */
 const STOP_WAIT_MS = 2000;
 
+export { KAFKA_BUS_DEFAULTS, type KafkaBusOptions, type KafkaClientName } from './kafka-options.ts';
+
+/** The Kafka bus on the client `opts.client` names (kafkajs unless it says platformatic). */
 export function createKafkaBus(opts: KafkaBusOptions): EventBus {
+  return opts.client === 'platformatic' ? createPlatformaticBus(opts) : createKafkajsBus(opts);
+}
+
+function createKafkajsBus(opts: KafkaBusOptions): EventBus {
   const log = opts.log.child({ component: 'kafka-bus' });
   const o = { ...KAFKA_BUS_DEFAULTS, ...definedOf(opts) };
   const kafka = new Kafka({
@@ -176,9 +139,4 @@ export function createKafkaBus(opts: KafkaBusOptions): EventBus {
     },
   };
   return bus;
-}
-
-/** The options given, without the keys set to undefined (which would hide a default). */
-function definedOf<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }

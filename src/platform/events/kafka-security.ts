@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type ConnectionOptions } from 'node:tls';
 import type { SASLOptions } from 'kafkajs';
-import { causeChain } from '../errors/index.ts';
+import { kafkaErrorTree } from './kafka-util.ts';
 import type { EventBusSettings } from './settings.ts';
 
 /** TLS and SASL towards the brokers: the settings' cross-field rules, the kafkajs options, and what a refusal looks like. */
@@ -106,9 +106,11 @@ const TLS_REFUSED_ALERT = /^ERR_SSL_TLSV1\d?_ALERT_(BAD_CERTIFICATE|CERTIFICATE_
  * this replica's configuration is wrong, unlike an outage, and retrying does not mend it by itself.
  */
 export function isKafkaCredentialFailure(err: unknown): boolean {
-  for (const e of causeChain(err)) {
+  for (const e of kafkaErrorTree(err)) {
     if (!(e instanceof Error)) continue;
     if (e.name === 'KafkaJSSASLAuthenticationError') return true;
+    // @platformatic/kafka: its AuthenticationError, or the broker's SASL_AUTHENTICATION_FAILED response.
+    if ((e as { code?: unknown }).code === 'PLT_KFK_AUTHENTICATION' || (e as { apiId?: unknown }).apiId === 'SASL_AUTHENTICATION_FAILED') return true;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && (TLS_VERIFY_CODES.has(code) || TLS_REFUSED_ALERT.test(code))) return true;
   }
