@@ -26,7 +26,7 @@ import { enqueue, type NewEvent } from '../../src/platform/outbox/enqueue.ts';
 import { createOutboxPublisher, outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
 import { createJobRunner } from '../../src/platform/jobs/index.ts';
 import { newId } from '../../src/platform/time.ts';
-import { benchLogger, machine, profiled, say, startBenchPostgres } from './support.ts';
+import { benchKafkaClient, benchLogger, machine, profiled, say, startBenchPostgres } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const EVENTS = env('BENCH_EVENTS', 100_000);
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   const consumerPool = createPool(pgServer.url, 6, log);
 
   const prefix = `bench${randomBytes(3).toString('hex')}.`;
-  const bus = createKafkaBus({ brokers: brokers.split(','), clientId: 'outbox-bench', log });
+  const bus = createKafkaBus({ client: benchKafkaClient, brokers: brokers.split(','), clientId: 'outbox-bench', log });
   await bus.start();
   await bus.ensureTopics(topicsToCreate([TOPIC, LATENCY_TOPIC].map((name) => ({ name, partitions: 6, consumed: true })), { prefix }));
 
@@ -220,6 +220,7 @@ async function main(): Promise<void> {
   console.log(
     JSON.stringify({
       bench: 'outbox-publish',
+      client: benchKafkaClient,
       machine: machine(),
       postgres: { durability: pgServer.durability },
       throughput: {

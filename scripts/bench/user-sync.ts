@@ -32,7 +32,7 @@ import { createPostgresContactSearch } from '../../src/modules/messenger/contact
 import { createElasticsearchContactSearch } from '../../src/modules/messenger/contact-search/elasticsearch-adapter.ts';
 import { contactSearchIndexerJob } from '../../src/modules/messenger/contact-search/indexer.job.ts';
 import { countPending } from '../../src/modules/messenger/contact-search/sql.ts';
-import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
+import { benchKafkaClient, benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
 import { removeFromMediaSessions } from '../../src/modules/messenger/calls/deactivation.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
@@ -176,7 +176,7 @@ async function main(): Promise<void> {
   const db = createDb(pool);
   const prefix = `bench${randomBytes(3).toString('hex')}.`;
   const topic = `${prefix}${TOPICS.identityUsers}`;
-  const bus = createKafkaBus({ brokers: brokers.split(','), clientId: 'user-sync-bench', log });
+  const bus = createKafkaBus({ client: benchKafkaClient, brokers: brokers.split(','), clientId: 'user-sync-bench', log });
   await bus.start();
   await bus.ensureTopics(topicsToCreate([{ name: TOPICS.identityUsers, partitions: PARTITIONS, consumed: true }], { prefix }));
 
@@ -304,6 +304,7 @@ async function main(): Promise<void> {
   console.log(
     JSON.stringify({
       bench: 'user-sync',
+      client: benchKafkaClient,
       machine: machine(),
       postgres: { durability: pgServer.durability },
       events: EVENTS,
