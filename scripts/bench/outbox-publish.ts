@@ -11,7 +11,7 @@
  * request handlers of the app and of other replicas, and on this machine their socket syscalls
  * alone saturate one event loop. BENCH_WRITERS=main puts them on the publisher's event loop.
  * Settings: BENCH_EVENTS (100000), BENCH_BATCH_SIZE (2000), BENCH_RATE (1000), BENCH_SECONDS (30),
- * BENCH_PG_FAST=1 (fsync off as in the tests; default keeps PostgreSQL's durable defaults),
+ * KAFKA_CLIENT (kafkajs | platformatic: the bus's client, named in the JSON line), BENCH_PG_FAST=1 (fsync off as in the tests; default keeps PostgreSQL's durable defaults),
  * BENCH_PROFILE_DIR (writes a CPU profile of the drain of (a) there), BENCH_IDLE_WAIT_MS (250, the
  * publisher job's idle wait in (b)).
  */

@@ -6,7 +6,7 @@
  * 100,000 UserUpserted events on 6 partitions (key UserId): 75 % first appearances, 20 % updates of
  * earlier users (names, status, some phone changes), 5 % stale or duplicate deliveries (an older
  * Version under a new message id, or a redelivered message id). All are produced before the consumer
- * starts; then MessengerUserUpsertedConsumer (the real consumer runner, kafkajs) drains them while
+ * starts; then MessengerUserUpsertedConsumer (the real consumer runner, on the client KAFKA_CLIENT names) drains them while
  * the contact search indexer writes the documents. Reports events/s through the replica and
  * through the index, and produce → replica latency per user's last applied event (p50/p95/max;
  * with a pre-filled backlog this mostly measures the queueing time of the drain). Target:

@@ -100,7 +100,6 @@ export function createLanes(deps: LaneDeps) {
   }
 
   async function run(partition: number, lane: Lane, signal: AbortSignal): Promise<void> {
-    lane.running = true;
     try {
       let attempt = 0;
       while (lane.queue.length > 0 && !signal.aborted) {
@@ -154,7 +153,12 @@ export function createLanes(deps: LaneDeps) {
       lane.leaderEpoch = leaderEpoch;
       lane.queue.push(m);
       queued++;
-      if (!lane.running) void run(m.partition, lane, halt.signal);
+      if (lane.running) return;
+      lane.running = true;
+      // Started on the next turn, not now: the library pushes a whole fetch's records at once, and
+      // the lane's first transaction should take all of its partition's, not the first record alone.
+      const signal = halt.signal;
+      setImmediate(() => void run(m.partition, lane, signal));
     },
     /** After a rebalance: lanes of partitions no longer assigned drop what they hold. */
     keepOnly(partitions: ReadonlySet<number>): void {
