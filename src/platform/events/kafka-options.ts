@@ -57,3 +57,10 @@ export const KAFKA_BUS_DEFAULTS = {
 export function definedOf<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
+
+/** The options with every default filled in. */
+export type ResolvedKafkaBusOptions = KafkaBusOptions & Required<Pick<KafkaBusOptions, keyof typeof KAFKA_BUS_DEFAULTS>>;
+
+export function resolveKafkaBusOptions(opts: KafkaBusOptions): ResolvedKafkaBusOptions {
+  return { ...KAFKA_BUS_DEFAULTS, ...definedOf(opts) };
+}

@@ -3,7 +3,7 @@ import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
 import type { BusHealth, OutgoingMessage } from './bus.ts';
 import { EventBusUnavailableError } from './errors.ts';
-import { isKafkaCredentialFailure, type KafkaSecurity } from './kafka-security.ts';
+import { createRefusalTracker, type KafkaSecurity } from './kafka-security.ts';
 import { kafkaRootCause } from './kafka-util.ts';
 
 /**
@@ -93,32 +93,13 @@ export interface PlatformaticClients {
 }
 
 export function createPlatformaticClients(c: PlatformaticConnection, log: Logger): PlatformaticClients {
-  const sasl = c.security?.sasl;
-  const credentials = {
-    ssl: c.security?.ssl !== undefined,
-    ...(sasl ? { saslMechanism: sasl.mechanism, ...('username' in sasl ? { saslUsername: sasl.username } : {}) } : {}),
-  };
-  let refusal: string | undefined;
+  const refusals = createRefusalTracker(c.security, log);
+  const connectSucceeded = refusals.succeeded;
+  const connectFailed = refusals.failed;
   let producer: Promise<Producer> | undefined;
   let admin: Promise<Admin> | undefined;
   let closed = false;
 
-  function connectSucceeded(): void {
-    if (refusal === undefined) return;
-    refusal = undefined;
-    log.info(credentials, "kafka accepts this replica's credentials again");
-  }
-  function connectFailed(err: unknown): void {
-    if (!isKafkaCredentialFailure(err)) return;
-    const cause = kafkaRootCause(err) as Error;
-    if (refusal === undefined) {
-      log.error(
-        { ...credentials, err: cause },
-        'kafka refused this replica: check KAFKA_SASL_MECHANISM / KAFKA_SASL_USERNAME / KAFKA_SASL_PASSWORD (SASL) or KAFKA_SSL_CA_FILE (TLS); /health/ready is 503 until a connect succeeds',
-      );
-    }
-    refusal = cause.message;
-  }
   /** A client whose first request succeeded, or a rejection after which the next call makes a new one. */
   function connected<T extends Producer | Admin>(client: T, first: (x: T) => Promise<unknown>, what: string, forget: (p: Promise<T>) => void): Promise<T> {
     const created: Promise<T> = first(client).then(
@@ -162,7 +143,7 @@ export function createPlatformaticClients(c: PlatformaticConnection, log: Logger
       close(a);
     },
     connectFailed,
-    refusal: () => refusal,
+    refusal: refusals.refusal,
     async health(timeoutMs) {
       try {
         await withTimeout(this.admin().then((a) => a.metadata({ topics: [], forceUpdate: true })), timeoutMs, 'kafka health check');
