@@ -1,11 +1,12 @@
 /** What every benchmark shares: a stderr logger, its own embedded PostgreSQL, the machine it ran on. */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { pino } from 'pino';
 import { freeLocalPort, startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
 import { createLogger, type Logger } from '../../src/platform/observability/logger.ts';
 import { cpuSnapshot } from './cpu-shares.ts';
+import type { KafkaClientName } from '../../src/platform/events/kafka-options.ts';
 
 /** Logs go to stderr: stdout carries the one JSON line. */
 export const benchLogger = (defaultLevel = 'warn'): Logger =>
@@ -53,10 +54,14 @@ export async function startBenchPostgres(
 }
 
 /** The machine the figures were measured on, for the JSON line. */
-export function machine(): { cpus: number; model: string | undefined; memGiB: number; node: string } {
+/** The machine, with its load averages when the figure is taken (the machine is shared: a figure under load is read with it). */
+export function machine(): { cpus: number; model: string | undefined; memGiB: number; node: string; load: number[] } {
   const cpu = cpus();
-  return { cpus: cpu.length, model: cpu[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+  return { cpus: cpu.length, model: cpu[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version, load: loadavg().map((l) => Number(l.toFixed(2))) };
 }
+
+/** The Kafka client the bench runs the bus on: KAFKA_CLIENT, as the app reads it (kafkajs unless it says platformatic). */
+export const benchKafkaClient: KafkaClientName = process.env.KAFKA_CLIENT === 'platformatic' ? 'platformatic' : 'kafkajs';
 
 /**
  * Runs `fn`; with BENCH_PROFILE_DIR set, records a CPU profile of this thread during it only

@@ -55,6 +55,10 @@ export const EVENTS_DEFAULTS = defineDefaults({
   busStartBackoff: { baseMs: 2 * SECOND_MS, factor: 2, capMs: 30 * SECOND_MS, jitter: 0 } satisfies Backoff,
   /** Waits between tries to replace a consumer kafkajs gave up on. */
   consumerReplaceBackoff: { baseMs: 1 * SECOND_MS, factor: 2, capMs: 30 * SECOND_MS, jitter: 0.2 } satisfies Backoff,
+  /** @platformatic/kafka consumer: records fetched but not yet handled, past which fetching waits until half are done. */
+  platformaticMaxQueuedRecords: 5000,
+  /** @platformatic/kafka topic reader: reading to the end that moves no record for this long fails as the bus unavailable. */
+  platformaticReaderStallMs: 30 * SECOND_MS,
   /** Connections of the consumers' own pool (a burst of requests never queues their transactions). */
   consumerPoolSize: 6,
 });

@@ -3,7 +3,7 @@ import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
 import type { BusHealth } from './bus.ts';
 import { EventBusUnavailableError } from './errors.ts';
-import { isKafkaCredentialFailure, type KafkaSecurity } from './kafka-security.ts';
+import { createRefusalTracker, type KafkaSecurity } from './kafka-security.ts';
 
 /**
  * The Kafka bus's shared producer and admin client (kafka-bus.ts): connected on first use, replaced
@@ -28,33 +28,12 @@ export interface KafkaClients {
 }
 
 export function createKafkaClients(kafka: Kafka, security: KafkaSecurity | undefined, log: Logger): KafkaClients {
-  const sasl = security?.sasl;
-  /** Named in the refusal's log line; never the password. */
-  const credentials = {
-    ssl: security?.ssl !== undefined,
-    ...(sasl ? { saslMechanism: sasl.mechanism, ...('username' in sasl ? { saslUsername: sasl.username } : {}) } : {}),
-  };
-  let refusal: string | undefined;
+  const refusals = createRefusalTracker(security, log);
+  const connectSucceeded = refusals.succeeded;
+  const connectFailed = refusals.failed;
   let producer: Promise<Producer> | undefined;
   let admin: Promise<Admin> | undefined;
   let closed = false;
-
-  function connectSucceeded(): void {
-    if (refusal === undefined) return;
-    refusal = undefined;
-    log.info(credentials, "kafka accepts this replica's credentials again");
-  }
-  function connectFailed(err: unknown): void {
-    if (!isKafkaCredentialFailure(err)) return;
-    // Once per refusal, not per retry or health check; the bus start's own retries log each attempt.
-    if (refusal === undefined) {
-      log.error(
-        { ...credentials, err },
-        'kafka refused this replica: check KAFKA_SASL_MECHANISM / KAFKA_SASL_USERNAME / KAFKA_SASL_PASSWORD (SASL) or KAFKA_SSL_CA_FILE (TLS); /health/ready is 503 until a connect succeeds',
-      );
-    }
-    refusal = (err as Error).message;
-  }
 
   return {
     producer() {
@@ -115,7 +94,7 @@ export function createKafkaClients(kafka: Kafka, security: KafkaSecurity | undef
     },
 
     connectFailed,
-    refusal: () => refusal,
+    refusal: refusals.refusal,
 
     async health(timeoutMs) {
       try {

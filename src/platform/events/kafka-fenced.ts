@@ -1,10 +1,9 @@
 import { CompressionTypes, Partitioners, type Kafka, type Producer, type Transaction } from 'kafkajs';
-import { causeChain } from '../errors/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
 import type { FencedPublisher, OutgoingMessage } from './bus.ts';
 import { EventBusFencedError, EventBusUnavailableError } from './errors.ts';
-import { byTopic, chunkByBytes, isKafkaUnreachable } from './kafka-util.ts';
+import { byTopic, chunkByBytes, isKafkaUnreachable, kafkaErrorTypes } from './kafka-util.ts';
 
 /**
  * A single-runner publisher's sends, fenced by Kafka itself: one transactional producer whose
@@ -21,8 +20,9 @@ import { byTopic, chunkByBytes, isKafkaUnreachable } from './kafka-util.ts';
 /** Protocol errors meaning "a newer producer of this transactional.id exists". */
 const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'INVALID_PRODUCER_ID_MAPPING']);
 
+/** Either client's refusal of a fenced producer (kafka-util.ts's kafkaErrorTypes reads both). */
 export function isFenced(err: unknown): boolean {
-  for (const e of causeChain(err)) if (FENCED.has(String((e as { type?: unknown }).type))) return true;
+  for (const t of kafkaErrorTypes(err)) if (FENCED.has(t)) return true;
   return false;
 }
 

@@ -1,4 +1,3 @@
-import type { Admin } from 'kafkajs';
 import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
 import type { ConsumerMetrics } from './consumer-metrics.ts';
@@ -23,6 +22,12 @@ import { EVENTS_DEFAULTS } from './defaults.ts';
  * same values): aggregate with max by (consumer, partition), not sum.
  */
 
+/** The two reads the poller needs; kafkajs's Admin has them, platformatic-admin.ts adapts the other client's. */
+export interface LagAdmin {
+  fetchTopicOffsets(topic: string): Promise<{ partition: number; low: string; high: string }[]>;
+  fetchOffsets(o: { groupId: string; topics: string[] }): Promise<{ partitions: { partition: number; offset: string }[] }[]>;
+}
+
 export interface LagTarget {
   name: string;
   topic: string;
@@ -40,7 +45,7 @@ interface PartitionState {
 }
 
 export interface LagPollerOptions {
-  admin(): Promise<Admin>;
+  admin(): Promise<LagAdmin>;
   /** Called after a failed poll: the next one starts from a fresh admin connection. */
   resetAdmin(): void;
   intervalMs: number;
@@ -85,7 +90,7 @@ export function createLagPoller(opts: LagPollerOptions) {
     target.metrics.oldestUnconsumedAge.set({ consumer: target.name, topic: target.topic }, oldestMs / 1000);
   }
 
-  async function pollTarget(admin: Admin, target: LagTarget, state: Map<number, PartitionState>): Promise<void> {
+  async function pollTarget(admin: LagAdmin, target: LagTarget, state: Map<number, PartitionState>): Promise<void> {
     const [watermarks, [committed]] = await Promise.all([
       admin.fetchTopicOffsets(target.physicalTopic),
       admin.fetchOffsets({ groupId: target.groupId, topics: [target.physicalTopic] }),

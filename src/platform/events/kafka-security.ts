@@ -2,7 +2,8 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type ConnectionOptions } from 'node:tls';
 import type { SASLOptions } from 'kafkajs';
-import { causeChain } from '../errors/index.ts';
+import type { Logger } from '../observability/logger.ts';
+import { kafkaErrorTree, kafkaShownError } from './kafka-util.ts';
 import type { EventBusSettings } from './settings.ts';
 
 /** TLS and SASL towards the brokers: the settings' cross-field rules, the kafkajs options, and what a refusal looks like. */
@@ -106,11 +107,48 @@ const TLS_REFUSED_ALERT = /^ERR_SSL_TLSV1\d?_ALERT_(BAD_CERTIFICATE|CERTIFICATE_
  * this replica's configuration is wrong, unlike an outage, and retrying does not mend it by itself.
  */
 export function isKafkaCredentialFailure(err: unknown): boolean {
-  for (const e of causeChain(err)) {
+  for (const e of kafkaErrorTree(err)) {
     if (!(e instanceof Error)) continue;
     if (e.name === 'KafkaJSSASLAuthenticationError') return true;
+    // @platformatic/kafka: its AuthenticationError, or the broker's SASL_AUTHENTICATION_FAILED response.
+    if ((e as { code?: unknown }).code === 'PLT_KFK_AUTHENTICATION' || (e as { apiId?: unknown }).apiId === 'SASL_AUTHENTICATION_FAILED') return true;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && (TLS_VERIFY_CODES.has(code) || TLS_REFUSED_ALERT.test(code))) return true;
   }
   return false;
+}
+
+/**
+ * The brokers' refusal of this replica's credentials, for /health/ready: set by a connect they refused
+ * (logged once per refusal, naming the settings, never the password), cleared by the next that succeeds.
+ */
+export function createRefusalTracker(security: KafkaSecurity | undefined, log: Logger) {
+  const sasl = security?.sasl;
+  const credentials = {
+    ssl: security?.ssl !== undefined,
+    ...(sasl ? { saslMechanism: sasl.mechanism, ...('username' in sasl ? { saslUsername: sasl.username } : {}) } : {}),
+  };
+  let refusal: string | undefined;
+  return {
+    succeeded(): void {
+      if (refusal === undefined) return;
+      refusal = undefined;
+      log.info(credentials, "kafka accepts this replica's credentials again");
+    },
+    /** Call with any connect error: a credential refusal is remembered and logged once. */
+    failed(err: unknown): void {
+      if (!isKafkaCredentialFailure(err)) return;
+      // The reason itself, not a client's "metadata failed 4 times" around it (kafka-util.ts).
+      const cause = kafkaShownError(err) as Error;
+      // Once per refusal, not per retry or health check; the bus start's own retries log each attempt.
+      if (refusal === undefined) {
+        log.error(
+          { ...credentials, err: cause },
+          'kafka refused this replica: check KAFKA_SASL_MECHANISM / KAFKA_SASL_USERNAME / KAFKA_SASL_PASSWORD (SASL) or KAFKA_SSL_CA_FILE (TLS); /health/ready is 503 until a connect succeeds',
+        );
+      }
+      refusal = cause.message;
+    },
+    refusal: (): string | undefined => refusal,
+  };
 }

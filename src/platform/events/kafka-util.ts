@@ -4,6 +4,50 @@ import type { OutgoingMessage, TopicSpec } from './bus.ts';
 
 /** Pure helpers of the Kafka adapter, and the topic-leader wait shared with the test support. */
 
+/**
+ * Every error inside `err`: its cause chain and, for @platformatic/kafka, the errors a MultipleErrors
+ * (ResponseError) carries, depth first. Both clients' errors are classified by walking it.
+ */
+export function* kafkaErrorTree(err: unknown, depth = 0): Generator<unknown> {
+  if (depth > 4) return;
+  for (const e of causeChain(err)) {
+    yield e;
+    const inner = (e as { errors?: unknown }).errors;
+    if (Array.isArray(inner)) for (const x of inner) yield* kafkaErrorTree(x, depth + 1);
+  }
+}
+
+/**
+ * The error at the bottom of `err`: @platformatic/kafka wraps the cause that matters ("SASL
+ * authentication failed", a TLS verification code) in "metadata failed 4 times" and "Cannot connect
+ * to any broker"; its first inner error, down to the last, is what a log line or a refusal should name.
+ */
+export function kafkaRootCause(err: unknown): unknown {
+  let e = err;
+  for (let depth = 0; depth < 12 && e && typeof e === 'object'; depth++) {
+    const inner = (e as { errors?: unknown }).errors;
+    const next = Array.isArray(inner) && inner.length > 0 ? inner[0] : ((e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError);
+    if (!next || typeof next !== 'object') break;
+    e = next;
+  }
+  return e;
+}
+
+/** The error a log line or a stored last_error shows: the root of a @platformatic/kafka wrapper (one with inner errors), else `err` itself. */
+export function kafkaShownError(err: unknown): unknown {
+  return Array.isArray((err as { errors?: unknown } | null)?.errors) ? kafkaRootCause(err) : err;
+}
+
+/** A Kafka protocol error's name (UNKNOWN_TOPIC_OR_PARTITION…): kafkajs's `type`, @platformatic/kafka's `apiId`. */
+export function kafkaErrorTypes(err: unknown): Set<string> {
+  const types = new Set<string>();
+  for (const e of kafkaErrorTree(err)) {
+    const t = (e as { type?: unknown; apiId?: unknown }).type ?? (e as { apiId?: unknown }).apiId;
+    if (typeof t === 'string') types.add(t);
+  }
+  return types;
+}
+
 /** Errors meaning "could not talk to Kafka", as opposed to "Kafka refused these messages". */
 const UNREACHABLE = new Set([
   'KafkaJSConnectionError',
@@ -13,16 +57,20 @@ const UNREACHABLE = new Set([
   'KafkaJSNoBrokerAvailableError',
   'KafkaJSLockTimeout',
 ]);
+/** @platformatic/kafka's codes for the same (its TimeoutError carries the network code too). */
+const UNREACHABLE_CODES = new Set(['PLT_KFK_NETWORK', 'PLT_KFK_TIMEOUT']);
 
 export function isKafkaUnreachable(err: unknown): boolean {
-  for (const e of causeChain(err)) if (e instanceof Error && UNREACHABLE.has(e.name)) return true;
+  for (const e of kafkaErrorTree(err)) {
+    if (!(e instanceof Error)) continue;
+    if (UNREACHABLE.has(e.name) || UNREACHABLE_CODES.has(String((e as { code?: unknown }).code))) return true;
+  }
   return false;
 }
 
 /** The broker refused a record (batch) larger than the topic's max.message.bytes. */
 export function isMessageTooLarge(err: unknown): boolean {
-  for (const e of causeChain(err)) if ((e as { type?: unknown }).type === 'MESSAGE_TOO_LARGE') return true;
-  return false;
+  return kafkaErrorTypes(err).has('MESSAGE_TOO_LARGE');
 }
 
 const size = (v: Buffer | string | null): number => (v === null ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.length);

@@ -11,6 +11,10 @@ export const eventBusSettings = {
     }),
   ),
   KAFKA_CLIENT_ID: Type.String({ default: EVENTS_DEFAULTS.kafkaClientId, minLength: 1, description: 'Kafka client id' }),
+  KAFKA_CLIENT: Type.Union([Type.Literal('kafkajs'), Type.Literal('platformatic')], {
+    default: 'kafkajs',
+    description: 'Kafka client library behind the event bus: kafkajs, or @platformatic/kafka (docs/architecture.md, "Kafka client")',
+  }),
   KAFKA_TOPIC_PREFIX: Type.String({
     default: '',
     description: 'Prefix put before every topic and consumer group name (environments sharing one Kafka cluster; each test file uses its own)',

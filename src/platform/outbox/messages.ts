@@ -2,7 +2,8 @@ import type { OutgoingMessage } from '../events/bus.ts';
 import { envelopeHeaders } from '../events/envelope.ts';
 import { withPrefix } from '../events/topics.ts';
 import type { PendingRow } from './sql.ts';
-import { causeChain, errorText } from '../errors/index.ts';
+import { errorText } from '../errors/index.ts';
+import { kafkaErrorTypes, kafkaShownError } from '../events/kafka-util.ts';
 
 /** Pure rules of the publisher, tested without a database or a broker. */
 
@@ -49,11 +50,15 @@ export function splitHeldBack<R extends Pick<PendingRow, 'topic' | 'key'>>(
  */
 const TOPIC_LEVEL_ERROR_TYPES = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZATION_FAILED', 'INVALID_TOPIC_EXCEPTION']);
 
-/** True when a send failed because of its topic; kafkajs wraps the protocol error (cause / originalError). */
+/** True when a send failed because of its topic; either Kafka client wraps the protocol error (kafkaErrorTypes reads both). */
 export function isTopicLevelError(err: unknown): boolean {
-  for (const e of causeChain(err)) if (TOPIC_LEVEL_ERROR_TYPES.has(String((e as { type?: unknown }).type))) return true;
+  for (const t of kafkaErrorTypes(err)) if (TOPIC_LEVEL_ERROR_TYPES.has(t)) return true;
   return false;
 }
 
 /** The error text stored in last_error and logged: name and message of the send's own error only (no payload), truncated. */
-export const publishErrorText = (err: unknown): string => errorText(err, { root: false });
+export function publishErrorText(err: unknown): string {
+  // @platformatic/kafka's wrappers say only "Producing messages failed."; its root error has the broker's reason and its code.
+  const shown = kafkaShownError(err);
+  return errorText(shown, { root: false, code: shown !== err });
+}

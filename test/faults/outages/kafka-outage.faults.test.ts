@@ -1,19 +1,27 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import { TOPICS } from '../../../src/event-topics.ts';
 import { createTestDatabase } from '../../support/db.ts';
 import { waitFor } from '../../support/wait.ts';
+import { testKafkaClient } from '../../support/kafka-client.ts';
 import { sampleOf, seeded, startFaultService, startPrivateKafka, startUserLoad } from './support.ts';
 
 const OUTAGE_MS = 30_000;
 const CONSUMER = 'messenger.user-upserted';
 
 // Two broker starts (~10 s each, ~25 s for the restart on a busy 2-core machine) plus the 30 s
-// outage do not fit the suite's default 120 s per test.
-test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the outbox drains and the replica consumer catches up, nothing lost', { timeout: 240_000 }, async (t) => {
-  const rng = seeded('kafka-outage', t);
+// outage do not fit the suite's default 120 s per test. Both run on the client KAFKA_CLIENT names.
+test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the outbox drains and the replica consumer catches up, nothing lost', { timeout: 240_000 }, (t) =>
+  brokerOutage(t, 'SIGTERM'),
+);
+
+// A crash: no controlled shutdown, the log recovered at start, the group coordinator's state reloaded.
+test('Kafka SIGKILLed and restarted after 30 s: the same, from a broker that did not shut down cleanly', { timeout: 240_000 }, (t) => brokerOutage(t, 'SIGKILL'));
+
+async function brokerOutage(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  const rng = seeded(`kafka-outage-${signal}`, t);
   const kafka = await startPrivateKafka();
   rng.step('broker up');
   const database = await createTestDatabase();
@@ -37,8 +45,8 @@ test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the
   // A new group's first join waits out the broker's initial rebalance delay (3 s): the fault comes after it.
   await service.waitFor('the replica consumer joined its group before the fault', () => joins().length > 0, 30_000);
   const memberBefore = joins().at(-1)!.memberId;
-  rng.step('stopping the broker');
-  await kafka.stop();
+  rng.step(`stopping the broker (${signal})`);
+  await kafka.stop(signal);
   rng.step('broker stopped');
   const outageEnds = Date.now() + OUTAGE_MS;
   await waitFor('/health/ready to report the event bus down', async () => (await service.ready()).dependencies.eventBus === 'down', 10_000);
@@ -70,10 +78,12 @@ test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the
   rng.step('outbox drained');
   await service.waitFor('the replica consumer caught up', async () => (await replicated()) === expected, 90_000);
   rng.step('replica caught up');
-  // The restarted broker still lists the member from before the outage; rejoining under that id
-  // (patches/kafkajs) completes the rebalance at once instead of after its 30 s session timeout.
+  // The restarted broker still lists the member from before the outage; kafkajs rejoins under that id
+  // (patches/kafkajs) and completes the rebalance at once instead of after its 30 s session timeout.
+  // @platformatic/kafka's replaced member joins anew: the catch-up above already bounds its wait.
   const rejoin = joins()[joinsBeforeRestart];
-  assert.equal(rejoin?.memberId, memberBefore, 'the consumer rejoined under its member id from before the outage');
+  if (testKafkaClient === 'kafkajs') assert.equal(rejoin?.memberId, memberBefore, 'the consumer rejoined under its member id from before the outage');
+  else assert.ok(rejoin, 'the consumer rejoined its group after the outage');
   await service.waitFor(
     'consumer_lag read from the broker back to 0 and the bus ok',
     async () => {
@@ -93,4 +103,4 @@ test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the
   const rows = await count(`select count(*)::int as n from platform.outbox where topic = '${TOPICS.identityUsers}'`);
   rng.report({ expected, seen: await replicated(), duplicated: inKafka - rows });
   assert.ok(inKafka >= rows, `${inKafka} messages in Kafka for ${rows} outbox rows`);
-});
+}

@@ -130,8 +130,8 @@ export function sampleOf(text: string, name: string, labels: Record<string, stri
 /** A Kafka broker of the scenario's own (scripts/kafka.sh on private ports and state), never the shared one. */
 export interface PrivateKafka {
   brokers: string;
-  /** Stops the broker (SIGTERM, as `kafka.sh` does) and keeps its data for start(). */
-  stop(): Promise<void>;
+  /** Stops the broker (SIGTERM, as `kafka.sh` does, or SIGKILL: a crash) and keeps its data for start(). */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Starts it again on its data (kafka.sh up). */
   start(): Promise<void>;
 }
@@ -155,9 +155,9 @@ export async function startPrivateKafka(): Promise<PrivateKafka> {
   await up();
   return {
     brokers: `127.0.0.1:${env.KAFKA_PORT}`,
-    async stop() {
+    async stop(signal = 'SIGTERM') {
       const pid = Number(readFileSync(join(stateRoot, 'kafka', 'kafka.pid'), 'utf8'));
-      process.kill(pid, 'SIGTERM');
+      process.kill(pid, signal);
       await waitFor('the broker to stop', () => processGone(pid), 30_000);
     },
     start: up,
