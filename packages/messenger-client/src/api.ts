@@ -1,14 +1,14 @@
 import type { ChatListPage, UserPresence } from './presence.ts';
 import { PRESENCE_BATCH } from './presence.ts';
 import { MessengerError } from './errors.ts';
-import { PeopleApi } from './people.ts';
+import { FilesApi } from './files.ts';
 import type { Rest } from './rest.ts';
 import { toChatMessage, type ChatMessage, type Wire } from './wire.ts';
 
 /**
  * The REST calls a chat app makes besides sending (send() goes through the offline queue): chats,
  * message requests, group members, history both ways, edits, deletions, read marks, presence, the
- * chat list (and, from PeopleApi, contacts, blocking and push tokens). Each resolves with the
+ * chat list, message search (and, from FilesApi and PeopleApi, files, contacts, blocking and push tokens). Each resolves with the
  * service's answer in the client's shapes or rejects with a MessengerError.
  */
 
@@ -62,9 +62,38 @@ export interface MessageEdit {
   cardText?: string;
 }
 
+/** One piece of a search hit's highlighted fragment: render the `match` pieces emphasised (no markup to parse). */
+export interface HighlightPiece {
+  text: string;
+  match: boolean;
+}
+
+export interface SearchHit {
+  message: ChatMessage;
+  /** Relevance (higher is better): hits come by it, then newest first. */
+  rank: number;
+  /** The matched fragment(s) of the text, in pieces, " … " between fragments. */
+  highlight: HighlightPiece[];
+}
+
+export interface SearchPage {
+  items: SearchHit[];
+  /** Pass as `cursor` for the next page; null on the last one. */
+  nextCursor: string | null;
+}
+
+export interface SearchQuery {
+  /** Search this chat only (one the user is not an active member of: MSG_CHAT_NOT_FOUND); absent: all their chats. */
+  chatId?: string;
+  /** Hits per page, 1–50 (the service's default: 20). */
+  limit?: number;
+  /** The previous page's nextCursor (one the service did not give: 400 MSG_SEARCH_CURSOR_INVALID). */
+  cursor?: string;
+}
+
 const chatPath = (chatId: string) => `/api/messenger/chats/${encodeURIComponent(chatId)}`;
 
-export class MessengerApi extends PeopleApi {
+export class MessengerApi extends FilesApi {
   /** The signed-in user's id (the token's `sub`). */
   protected readonly me: () => Promise<string>;
 
@@ -133,6 +162,19 @@ export class MessengerApi extends PeopleApi {
     params.set('limit', String(query.limit ?? 50));
     const page = await this.rest.json<{ items: Wire[]; lastSeq: number; hasMore: boolean }>('GET', `${chatPath(chatId)}/messages?${params}`);
     return { items: page.items.map(toChatMessage), lastSeq: page.lastSeq, hasMore: page.hasMore };
+  }
+
+  /**
+   * Full-text search over the user's messages (words in any form, "a phrase", or, -word), best
+   * first; only messages sent since they joined each chat, none deleted or withheld from them.
+   */
+  async searchMessages(q: string, query: SearchQuery = {}): Promise<SearchPage> {
+    const params = new URLSearchParams({ q });
+    if (query.chatId !== undefined) params.set('chatId', query.chatId);
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.cursor !== undefined) params.set('cursor', query.cursor);
+    const page = await this.rest.json<{ items: (Omit<SearchHit, 'message'> & { message: Wire })[]; nextCursor: string | null }>('GET', `/api/messenger/messages/search?${params}`);
+    return { items: page.items.map((h) => ({ ...h, message: toChatMessage(h.message) })), nextCursor: page.nextCursor };
   }
 
   /** Edits your Text body or Card text (within the server's edit window, else MSG_MESSAGE_EDIT_WINDOW_EXPIRED). */

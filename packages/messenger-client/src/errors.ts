@@ -36,6 +36,8 @@ export class UnauthorizedError extends Error {
 
 /** The service could not be reached (DNS, refused connection, offline), or gave no answer in time. */
 export const NETWORK_ERROR = 'NETWORK_ERROR';
+/** The object store refused a file's bytes (its presigned URL expired, or the PUT was not the one signed): upload again. */
+export const FILE_UPLOAD_REFUSED = 'FILE_UPLOAD_REFUSED';
 /** An open connection was closed (the network, a server restart, the token's expiry): the client reconnects. */
 export const CONNECTION_LOST = 'CONNECTION_LOST';
 /** `getToken` threw UnauthorizedError, returned no token, or returned the token just refused. */

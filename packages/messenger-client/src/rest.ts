@@ -39,6 +39,19 @@ export class Rest {
     return send(await this.tokens.renew(await errorOfResponse(res)));
   }
 
+  /**
+   * A request to another host (the object store's presigned URL): without the service's token,
+   * which is not the store's to see, and without the REST timeout (a large upload takes longer):
+   * `init.signal` is the caller's to give.
+   */
+  async external(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await this.doFetch(url, init);
+    } catch (err) {
+      throw errorOfThrown(err);
+    }
+  }
+
   /** The answer's JSON body when 2xx (undefined for 204), else its MessengerError. */
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.request(method, path, body);

@@ -8,10 +8,12 @@ import { errorOfResponse, type MessengerError } from './errors.ts';
  * so a retry of a send whose answer was lost is answered with the stored message, never a second one.
  */
 
+/** What a message says: the field of its kind only (the service refuses the others). */
 export interface MessageContent {
   kind: 'Text' | 'File' | 'Card';
   body?: string;
-  fileMeta?: { fileId: string; fileName: string; contentType: string; size: number };
+  /** A File message names the file uploadFile confirmed, by its id only: the service fills in its name, type and size. */
+  fileId?: string;
   cardText?: string;
 }
 

@@ -2,6 +2,14 @@ import type { MessengerEventName } from './events.ts';
 
 /** The wire shapes of messages and events, and the conversion of a pushed or listed message. */
 
+/** A File message's file as the service stored it: fetch its bytes with fileDownload(chatId, fileId). */
+export interface FileMeta {
+  fileId: string;
+  fileName: string;
+  contentType: string;
+  size: number;
+}
+
 export interface ChatMessage {
   chatId: string;
   messageId: string;
@@ -9,7 +17,8 @@ export interface ChatMessage {
   senderUserId: string;
   kind: string;
   body?: string | null;
-  fileMeta?: unknown;
+  /** A File message's file (null for other kinds and deleted messages). */
+  fileMeta?: FileMeta | null;
   cardText?: string | null;
   sentAt: string;
   editedAt: string | null;
@@ -49,7 +58,7 @@ export function toChatMessage(w: Wire): ChatMessage {
     senderUserId: String(pick('SenderUserId')),
     kind: String(pick('Kind')),
     body: str(pick('Body')),
-    fileMeta: pick('FileMeta') ?? null,
+    fileMeta: (pick('FileMeta') as FileMeta | undefined) ?? null,
     cardText: str(pick('CardText')),
     sentAt: String(pick('SentAt')),
     editedAt: str(pick('EditedAt')),

@@ -38,7 +38,7 @@ const UploadBody = Type.Object(
   { additionalProperties: false },
 );
 
-const UploadTicket = named('FileUploadTicket', Type.Object({
+export const UploadTicket = named('FileUploadTicket', Type.Object({
   fileId: Uuid,
   uploadUrl: Type.String({ description: 'Presigned URL of the object store: PUT the bytes there, with exactly `headers` and a Content-Length of the declared size (anything else: 403 from the store)' }),
   method: Type.Literal('PUT'),
@@ -46,7 +46,7 @@ const UploadTicket = named('FileUploadTicket', Type.Object({
   expiresAt: Type.String({ format: 'date-time', description: 'The uploadUrl works until then (FILES_UPLOAD_URL_TTL)' }),
 }));
 
-const FileView = named('FileView', Type.Object({
+export const FileView = named('FileView', Type.Object({
   fileId: Uuid,
   chatId: Uuid,
   fileName: Type.String(),
@@ -57,7 +57,7 @@ const FileView = named('FileView', Type.Object({
   confirmedAt: Nullable(Timestamp),
 }));
 
-const DownloadTicket = named('FileDownload', Type.Object({
+export const DownloadTicket = named('FileDownload', Type.Object({
   url: Type.String({ description: 'Presigned GET of the bytes, answered as an attachment of contentType' }),
   expiresAt: Type.String({ format: 'date-time', description: 'The url works until then (5 min): ask again for a fresh one' }),
   fileName: Type.String(),

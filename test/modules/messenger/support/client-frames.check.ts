@@ -3,11 +3,15 @@
  * the server's frame schemas (the TypeBox schemas the frames are built and documented from). Checked
  * by `tsc` (npm test's set-up, and messenger-client.frames.test.ts on this file alone): a frame the
  * server gains, loses or changes without the client's types following fails to compile, naming it.
+ * Also the REST answers of files and search (at the end).
  */
 import type { Static } from '@sinclair/typebox';
 import type { MessengerEventMap, MediaJoin } from '../../../../packages/messenger-client/src/events.ts';
 import type { MESSENGER_FRAME_SCHEMAS, PresenceChangedFrame, TypingFrame } from '../../../../src/modules/messenger/realtime-dispatch/frames.ts';
 import type { MediaJoinModel } from '../../../../src/modules/messenger/calls/media-join.ts';
+import type { FileDownload, FileMeta, FileUploadTicket, FileView, SearchPage } from '../../../../packages/messenger-client/src/index.ts';
+import type { DownloadTicket, FileView as FileViewSchema, UploadTicket } from '../../../../src/modules/messenger/files/routes.ts';
+import type { FileMetaSchema, MessageSearchPage } from '../../../../src/modules/messenger/messages/schemas.ts';
 import type { NotificationStatusChangedFrame } from '../../../../src/modules/notifications/status-frames.ts';
 import type { NotificationCreatedFrame } from '../../../../src/modules/notifications/providers/in-app.ts';
 
@@ -43,3 +47,15 @@ none<OnlyOneSide>();
 none<OtherFields>();
 none<NotAccepted>();
 none<Same<MediaJoin, MediaJoinModel> extends true ? never : 'MediaJoin differs from MediaJoinModel'>();
+
+/**
+ * The REST answers of files and search the client hands over as they come: the same fields of the
+ * same types both ways. A search hit's message is converted (toChatMessage), so only the rest of it.
+ */
+type ServerHit = Static<typeof MessageSearchPage>['items'][number];
+none<Same<FileView, Static<typeof FileViewSchema>> extends true ? never : 'FileView differs from the server\'s FileView'>();
+none<Same<FileUploadTicket, Static<typeof UploadTicket>> extends true ? never : 'FileUploadTicket differs from the server\'s FileUploadTicket'>();
+none<Same<FileDownload, Static<typeof DownloadTicket>> extends true ? never : 'FileDownload differs from the server\'s FileDownload'>();
+none<Same<Omit<SearchPage['items'][number], 'message'>, Omit<ServerHit, 'message'>> extends true ? never : 'SearchHit differs from the server\'s MessageSearchHit'>();
+none<Same<FileMeta, Static<typeof FileMetaSchema>> extends true ? never : 'FileMeta differs from the server\'s FileMeta'>();
+none<Same<SearchPage['nextCursor'], Static<typeof MessageSearchPage>['nextCursor']> extends true ? never : 'nextCursor differs'>();
