@@ -73,17 +73,14 @@ export const DISPATCH_COUNTS = ['dispatched', 'retried', 'quarantined', 'overtak
 const PUSH_WHAT = 'realtime push';
 
 export function createDispatchSteps(deps: DispatchStepsDeps) {
-  const { metrics, maxAttempts } = deps;
-  const { kinds } = deps;
+  const { metrics, maxAttempts, kinds } = deps;
   const delaysMs = backoffScheduleMs(deps.backoff, maxAttempts);
 
   function alert(row: ClaimedRow, reason: 'attempts_exhausted' | 'ref_not_found', run: BatchRun): void {
     run.count('quarantined');
     metrics.quarantined.inc({ kind: row.kind, reason });
-    run.log.error(
-      { entryId: row.id, kind: row.kind, chatId: row.chatId, attempts: row.attempts, reason, event: 'RealtimeDispatchQuarantinedEvent' },
-      'realtime outbox row quarantined',
-    );
+    const fields = { entryId: row.id, kind: row.kind, chatId: row.chatId, attempts: row.attempts, reason, event: 'RealtimeDispatchQuarantinedEvent' };
+    run.log.error(fields, 'realtime outbox row quarantined');
     deps.onQuarantined?.({ OutboxEntryId: row.id, Kind: row.kind, ChatId: row.chatId, Attempts: row.attempts });
   }
 
