@@ -92,7 +92,9 @@ export type NotificationsTuning = Pick<
 
 /** The one check of the fixed values at construction (a test's overrides are held to it too). */
 export function notificationsTuningProblems(t: NotificationsTuning): string[] {
+  // maxReopens may be 0: a failed receipt for a Sent row is then final at once.
+  const least = (k: keyof NotificationsTuning) => (k === 'maxReopens' ? 0 : 1);
   return (Object.keys(t) as (keyof NotificationsTuning)[])
-    .filter((k) => !(Number.isInteger(t[k]) && t[k] > 0))
-    .map((k) => `notifications ${k}: must be a whole number > 0 (got ${t[k]})`);
+    .filter((k) => !(Number.isInteger(t[k]) && t[k] >= least(k)))
+    .map((k) => `notifications ${k}: must be a whole number ≥ ${least(k)} (got ${t[k]})`);
 }
