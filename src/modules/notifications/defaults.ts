@@ -96,5 +96,5 @@ export function notificationsTuningProblems(t: NotificationsTuning): string[] {
   const least = (k: keyof NotificationsTuning) => (k === 'maxReopens' ? 0 : 1);
   return (Object.keys(t) as (keyof NotificationsTuning)[])
     .filter((k) => !(Number.isInteger(t[k]) && t[k] >= least(k)))
-    .map((k) => `notifications ${k}: must be a whole number ≥ ${least(k)} (got ${t[k]})`);
+    .map((k) => `notifications ${k}: must be a whole number ${least(k) === 0 ? '≥ 0' : '> 0'} (got ${t[k]})`);
 }
