@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { AppError, type Principal } from '../../../platform/http/index.ts';
 import { query, type Db } from '../../../platform/db/index.ts';
+import { Value } from '@sinclair/typebox/value';
+import { Uuid } from '../../../platform/types/index.ts';
 import { chatForParticipant } from '../chats/chat-sql.ts';
 import { ChatErrors } from '../errors.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
@@ -45,8 +47,7 @@ export function decodeCursor(raw: string): Cursor {
     const v: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
     if (Array.isArray(v) && v.length === 3) {
       const [rank, sentUs, id] = v as unknown[];
-      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-      if (typeof rank === 'number' && Number.isFinite(rank) && typeof sentUs === 'string' && /^-?\d{1,18}$/.test(sentUs) && typeof id === 'string' && uuid.test(id)) {
+      if (typeof rank === 'number' && Number.isFinite(rank) && typeof sentUs === 'string' && /^-?\d{1,18}$/.test(sentUs) && Value.Check(Uuid, id)) {
         return { rank, sentUs, id };
       }
     }
