@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'puppeteer-core';
 import { messengerApp } from './support/app.ts';
-import { launchChromium, sdkPage } from './support/browser.ts';
+import { launchChromium, pageStep, sdkPage } from './support/browser.ts';
 import { waitFor } from '../../support/wait.ts';
 
 /**
@@ -21,8 +21,8 @@ interface PageState {
 type Harness = { state: PageState; client: { state: string; stop(): Promise<void>; send(chatId: string, c: unknown): Promise<{ clientMessageId: string }>; markRead(chatId: string, seq: number): Promise<number>; settled(): Promise<void> } };
 type HarnessWindow = Harness & { startClient(token: string, chatId: string): Promise<void> };
 
-const stateOf = (page: Page) => page.evaluate(() => (globalThis as unknown as HarnessWindow).state);
-const connection = (page: Page) => page.evaluate(() => (globalThis as unknown as HarnessWindow).client.state);
+const stateOf = (page: Page) => pageStep(page, 'read its state', () => page.evaluate(() => (globalThis as unknown as HarnessWindow).state));
+const connection = (page: Page) => pageStep(page, 'read its connection state', () => page.evaluate(() => (globalThis as unknown as HarnessWindow).client.state));
 const GENEROUS = 60_000; // two cores shared by every test: polling limits, never fixed sleeps
 
 // Losing the network is noticed the way a real drop is: the SignalR client's 30 s server timeout
@@ -39,8 +39,8 @@ test('in Chromium: sends made offline land exactly once, and the missed read rec
 
   const browser = await launchChromium();
   const [a, b] = [await sdkPage(browser, origin), await sdkPage(browser, origin)];
-  await a.evaluate((t, c) => (globalThis as unknown as HarnessWindow).startClient(t, c), alice.token, chat.id);
-  await b.evaluate((t, c) => (globalThis as unknown as HarnessWindow).startClient(t, c), bob.token, chat.id);
+  await pageStep(a, 'alice start', () => a.evaluate((t, c) => (globalThis as unknown as HarnessWindow).startClient(t, c), alice.token, chat.id));
+  await pageStep(b, 'bob start', () => b.evaluate((t, c) => (globalThis as unknown as HarnessWindow).startClient(t, c), bob.token, chat.id));
   await waitFor('both pages refilled the first message', async () => (await stateOf(a)).messages.length === 1 && (await stateOf(b)).messages.length === 1, GENEROUS);
 
   // Every events-stream page alice's client reads after a reconnect, as the network delivered it.
@@ -49,26 +49,26 @@ test('in Chromium: sends made offline land exactly once, and the missed read rec
     if (res.url().includes('/api/events?after=') && res.ok()) void res.json().then((page: { events: { name: string }[] }) => resumed.push(...page.events), () => undefined);
   });
 
-  await a.setOfflineMode(true);
+  await pageStep(a, 'go offline', () => a.setOfflineMode(true));
   await waitFor('alice offline', async () => (await connection(a)) !== 'connected', GENEROUS);
-  const queued = await a.evaluate(async (c) => {
+  const queued = await pageStep(a, 'send twice offline', () => a.evaluate(async (c) => {
     const { client } = globalThis as unknown as HarnessWindow;
     return [(await client.send(c, { kind: 'Text', body: 'one' })).clientMessageId, (await client.send(c, { kind: 'Text', body: 'two' })).clientMessageId];
-  }, chat.id);
+  }, chat.id));
   assert.deepEqual((await stateOf(a)).pending, queued, 'both shown as pending at once');
 
-  assert.equal(await b.evaluate((c) => (globalThis as unknown as HarnessWindow).client.markRead(c, 1), chat.id), 1);
-  const renamed = await b.evaluate(
+  assert.equal(await pageStep(b, 'bob markRead', () => b.evaluate((c) => (globalThis as unknown as HarnessWindow).client.markRead(c, 1), chat.id)), 1);
+  const renamed = await pageStep(b, 'bob renames', () => b.evaluate(
     async (c, token) => (await fetch(`/api/messenger/chats/${c}`, { method: 'PATCH', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'Renamed' }) })).status,
     chat.id,
     bob.token,
-  );
+  ));
   assert.equal(renamed, 200);
   await m.dispatch(); // pushed while alice is offline: she can only get these through the cursor
   const stored = await m.pool.query(`select count(*)::int as n from messenger.messages where chat_id = $1`, [chat.id]);
   assert.equal(stored.rows[0].n, 1, 'nothing of the queued sends reached the service while offline');
 
-  await a.setOfflineMode(false);
+  await pageStep(a, 'go online', () => a.setOfflineMode(false));
   await waitFor('alice reconnected and resumed', async () => {
     const s = await stateOf(a);
     return s.sent.length === 2 && s.events.some((e) => e.name === 'chat_updated' && e.payload.Change === 'Renamed') && s.events.some((e) => e.name === 'read_receipt_updated');
@@ -87,8 +87,8 @@ test('in Chromium: sends made offline land exactly once, and the missed read rec
 
   await m.dispatch();
   await waitFor('bob got both', async () => (await stateOf(b)).messages.length === 3, GENEROUS);
-  await a.evaluate(() => (globalThis as unknown as HarnessWindow).client.settled());
-  await b.evaluate(() => (globalThis as unknown as HarnessWindow).client.settled());
+  await pageStep(a, 'alice settled()', () => a.evaluate(() => (globalThis as unknown as HarnessWindow).client.settled()));
+  await pageStep(b, 'bob settled()', () => b.evaluate(() => (globalThis as unknown as HarnessWindow).client.settled()));
   const bob_ = await stateOf(b);
   assert.deepEqual(bob_.messages.map((x) => [x.body, x.clientMessageId]), [['before', null], ['one', queued[0]], ['two', queued[1]]], 'bob gets each once, in order');
   const alice_ = await stateOf(a);
@@ -98,5 +98,5 @@ test('in Chromium: sends made offline land exactly once, and the missed read rec
     'alice gets the receipt and the rename once each',
   );
   // Closed before the service stops, so the pages do not keep reconnecting to it.
-  await Promise.all([a, b].map((p) => p.evaluate(() => (globalThis as unknown as HarnessWindow).client.stop())));
+  await Promise.all([a, b].map((p) => pageStep(p, 'stop()', () => p.evaluate(() => (globalThis as unknown as HarnessWindow).client.stop()))));
 });

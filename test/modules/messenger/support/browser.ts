@@ -97,3 +97,31 @@ export async function sdkPage(browser: Browser, origin: string, opts: { bundlePa
   await page.setRequestInterception(false);
   return page;
 }
+
+/**
+ * Runs one step against a page, naming it when the page does not answer within `ms` (below the
+ * browser's 120 s protocol timeout, whose own error names no step): the failure then says which
+ * step hung and what the page's client reported — or that the page's main thread no longer answers
+ * at all. A rare hang in a full run is otherwise unattributable.
+ */
+export async function pageStep<T>(page: Page, label: string, step: () => Promise<T>, ms = 90_000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const probe = page.evaluate(() => {
+        const w = globalThis as unknown as { client?: { state?: string }; state?: Record<string, unknown[]> };
+        return JSON.stringify({ client: w.client?.state, ...Object.fromEntries(Object.entries(w.state ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.length : v])) });
+      });
+      const quiet = new Promise<string>((resolve) => setTimeout(() => resolve('no answer: its main thread is blocked'), 5_000));
+      void Promise.race([probe, quiet]).then(
+        (seen) => reject(new Error(`page step "${label}" hung ${ms / 1000} s; the page: ${seen}`)),
+        (err: unknown) => reject(new Error(`page step "${label}" hung ${ms / 1000} s; the page could not be read: ${String(err)}`)),
+      );
+    }, ms);
+  });
+  try {
+    return await Promise.race([step(), hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
