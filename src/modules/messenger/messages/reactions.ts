@@ -11,7 +11,7 @@ import type { MessageView, ReactionView } from './message-rows.ts';
 import { REACTIONS_PER_USER_MAX, reactionEmoji } from './reaction-rules.ts';
 
 /**
- * Reactions (issue 40): a member adds or takes back an emoji on a message they can read. Both are
+ * Reactions: a member adds or takes back an emoji on a message they can read. Both are
  * idempotent — a change writes its reaction_changed push intent in the same transaction, a repeat
  * writes nothing. Whose reactions count for whom: model/reaction-visibility.ts.
  */
