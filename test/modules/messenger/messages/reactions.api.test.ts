@@ -116,6 +116,15 @@ describe('reactions on messages', () => {
     for (const fine of ['👍🏽', '🇷🇺', '1️⃣', '👩🏻‍❤️‍💋‍👨🏼', '🏴󠁧󠁢󠁥󠁮󠁧󠁿']) assert.equal((await react(m, bob, chatId, messageId, fine)).status, 200, fine);
   });
 
+  test('reactions count against the per-minute budget of chat writes: past it 429 RATE_LIMITED, nothing stored', async () => {
+    const m = await messengerApp({ MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: '2' });
+    const { bob, chatId, messageId } = await group(m);
+    assert.deepEqual([(await react(m, bob, chatId, messageId, '👍')).status, (await react(m, bob, chatId, messageId, '👀')).status], [200, 200]);
+    const over = await react(m, bob, chatId, messageId, '🎉');
+    assert.deepEqual([over.status, over.body.code], [429, 'RATE_LIMITED']);
+    assert.deepEqual((await storedRows(m)).map((r) => r.emoji).sort(), ['👀', '👍'].sort());
+  });
+
   test(`at most 20 different reactions of one user on a message: the 21st is 409 and stores nothing`, async () => {
     const m = await messengerApp();
     const { bob, carol, chatId, messageId } = await group(m);
