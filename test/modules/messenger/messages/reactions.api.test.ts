@@ -70,6 +70,8 @@ describe('reactions on messages', () => {
     for (const u of [alice, bob, carol]) assert.deepEqual((await historyOf(m, u, chatId)).find((x) => x.id === messageId)!.reactions, expectFor(u));
     const hits = (await m.call<{ items: { message: Message }[] }>(bob.token, 'GET', `/api/messenger/messages/search?q=hello`)).body.items;
     assert.deepEqual(hits.map((h) => h.message.reactions), [expectFor(bob)], 'a search hit is the same view');
+    const edited = await m.call<Message>(alice.token, 'PATCH', `/api/messenger/chats/${chatId}/messages/${messageId}`, { body: 'hello again' });
+    assert.deepEqual([edited.status, edited.body.reactions], [200, expectFor(alice)], "an edit's answer carries them too");
     await m.call(alice.token, 'DELETE', `/api/messenger/chats/${chatId}/messages/${messageId}`);
     assert.deepEqual((await historyOf(m, bob, chatId))[0]!.reactions, [], 'a tombstone shows none');
     const late = await react(m, bob, chatId, messageId, '👀');
