@@ -3,7 +3,7 @@ import { PRESENCE_BATCH } from './presence.ts';
 import { MessengerError } from './errors.ts';
 import { FilesApi } from './files.ts';
 import type { Rest } from './rest.ts';
-import { toChatMessage, type ChatMessage, type Wire } from './wire.ts';
+import { toChatMessage, type ChatMessage, type Reaction, type Wire } from './wire.ts';
 
 /**
  * The REST calls a chat app makes besides sending (send() goes through the offline queue): chats,
@@ -92,6 +92,8 @@ export interface SearchQuery {
 }
 
 const chatPath = (chatId: string) => `/api/messenger/chats/${encodeURIComponent(chatId)}`;
+const reactionPath = (chatId: string, messageId: string, emoji: string) =>
+  `${chatPath(chatId)}/messages/${encodeURIComponent(messageId)}/reactions/${encodeURIComponent(emoji)}`;
 
 export class MessengerApi extends FilesApi {
   /** The signed-in user's id (the token's `sub`). */
@@ -185,6 +187,20 @@ export class MessengerApi extends FilesApi {
   /** Deletes your message: its Seq stays as a tombstone. Deleting twice changes nothing. */
   async deleteMessage(chatId: string, messageId: string): Promise<void> {
     await this.rest.json<void>('DELETE', `${chatPath(chatId)}/messages/${encodeURIComponent(messageId)}`);
+  }
+
+  /**
+   * Reacts to a message with one emoji (👍, ❤️, 👍🏽…; anything else → MSG_REACTION_INVALID). Idempotent;
+   * at most 20 different ones of yours per message (MSG_REACTION_LIMIT_REACHED). Answers the message's
+   * reactions as you now see them; the other members get `reaction_changed`.
+   */
+  async react(chatId: string, messageId: string, emoji: string): Promise<Reaction[]> {
+    return (await this.rest.json<{ reactions: Reaction[] }>('PUT', reactionPath(chatId, messageId, emoji))).reactions;
+  }
+
+  /** Takes back your reaction with this emoji (idempotent); answers the message's reactions as you now see them. */
+  async unreact(chatId: string, messageId: string, emoji: string): Promise<Reaction[]> {
+    return (await this.rest.json<{ reactions: Reaction[] }>('DELETE', reactionPath(chatId, messageId, emoji))).reactions;
   }
 
   /** Marks a chat read up to `seq` (read receipts go to the other participants); answers the stored last read Seq. */

@@ -38,6 +38,21 @@ export interface ReadReceiptPayload extends Streamed {
   LastReadSeq: number;
 }
 
+/**
+ * A member's reaction on a message, as it stands when pushed (apply frames of one reaction in any
+ * order). `UserId` is the reactor: your own when it is yours (from another of your devices). `Count`
+ * is Emoji's count for whom the frame went to; list-messages gives each message's counts as you see them.
+ */
+export interface ReactionPayload extends Streamed {
+  ChatId: string;
+  MessageId: string;
+  UserId: string;
+  Emoji: string;
+  /** Whether UserId's reaction with Emoji is there now (false: taken back). */
+  Added: boolean;
+  Count: number;
+}
+
 export interface ChatUpdatedPayload extends Streamed {
   ChatId: string;
   EventId: string;
@@ -158,6 +173,7 @@ export interface MessengerEventMap {
   message_edited: MessagePayload;
   message_deleted: MessageDeletedPayload;
   read_receipt_updated: ReadReceiptPayload;
+  reaction_changed: ReactionPayload;
   chat_updated: ChatUpdatedPayload;
   contact_request_received: ContactPayload;
   contact_request_accepted: ContactPayload;

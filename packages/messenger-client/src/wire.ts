@@ -10,6 +10,15 @@ export interface FileMeta {
   size: number;
 }
 
+/** One emoji's reactions on a message as you see them. */
+export interface Reaction {
+  emoji: string;
+  /** Yours, and the other members' shared with the chat. */
+  count: number;
+  /** You reacted with it. */
+  mine: boolean;
+}
+
 export interface ChatMessage {
   chatId: string;
   messageId: string;
@@ -25,6 +34,12 @@ export interface ChatMessage {
   deleted: boolean;
   /** The id the sender's client picked (a send of this client: match it to the pending copy), or null. */
   clientMessageId: string | null;
+  /**
+   * The reactions as you see them, most first: on messages the service answers (history, search, an
+   * edit). Absent on pushed ones — a new message has none, an edit does not restate them; follow
+   * `reaction_changed` for changes.
+   */
+  reactions?: Reaction[];
 }
 
 /**
@@ -38,7 +53,7 @@ export type SentMessage = ChatMessage & {
 
 /** Hub events the client forwards to onEvent (the message ones it handles itself). */
 export const MESSENGER_EVENTS: MessengerEventName[] = [
-  'read_receipt_updated', 'chat_updated', 'contact_request_received', 'contact_request_accepted', 'contact_removed', 'blacklist_changed',
+  'read_receipt_updated', 'reaction_changed', 'chat_updated', 'contact_request_received', 'contact_request_accepted', 'contact_removed', 'blacklist_changed',
   'call_invited', 'call_answered', 'call_declined', 'call_missed', 'call_cancelled', 'call_ended', 'conference_invited', 'conference_started',
   'conference_ended', 'conference_participant_joined', 'conference_participant_left', 'recording_started', 'recording_stopped',
   'recording_available', 'recording_failed', 'screen_share_started', 'screen_share_stopped', 'presence_changed', 'typing',
@@ -64,6 +79,7 @@ export function toChatMessage(w: Wire): ChatMessage {
     editedAt: str(pick('EditedAt')),
     deleted: pick('Deleted') === true,
     clientMessageId: str(pick('ClientMessageId')),
+    ...(Array.isArray(w.reactions) ? { reactions: w.reactions as Reaction[] } : {}),
   };
 }
 

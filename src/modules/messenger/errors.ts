@@ -34,6 +34,10 @@ export const ChatErrors = {
     new AppError('MSG_MESSAGE_EDIT_WINDOW_EXPIRED', `a message can be edited only within ${seconds} s of sending (UC-MSG-003)`, 409),
   messageDeleted: () => new AppError('MSG_MESSAGE_DELETED', 'the message was deleted', 409),
   notEditable: () => new AppError('MSG_MESSAGE_NOT_EDITABLE', 'only text and card messages can be edited', 409),
+  reactionInvalid: () =>
+    new AppError('MSG_REACTION_INVALID', 'a reaction is exactly one emoji (Unicode RGI: 👍, ❤️, 👍🏽, 🇷🇺, a ZWJ sequence), URL-encoded in the path', 400),
+  reactionLimit: (max: number) =>
+    new AppError('MSG_REACTION_LIMIT_REACHED', `you already have ${max} different reactions on this message: remove one first`, 409),
   clientMessageIdReused: () =>
     new AppError('MSG_CLIENT_MESSAGE_ID_REUSED', 'you already sent another message with this clientMessageId: pick a new one per message', 409),
   /** The event stream's refusals (the push part's, platform/push errors.ts), which the chat list's sync shares. */

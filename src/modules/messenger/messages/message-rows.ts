@@ -22,8 +22,15 @@ export interface MessageRow {
   clientMessageId: string | null;
 }
 
-/** What clients see: the row with `deleted` instead of the deletion time. */
-export type MessageView = Omit<MessageRow, 'sentAt' | 'editedAt' | 'deletedAt'> & { sentAt: string; editedAt: string | null; deleted: boolean };
+/** One emoji's reactions on a message as a viewer sees them (reactions.ts). */
+export interface ReactionView {
+  emoji: string;
+  count: number;
+  mine: boolean;
+}
+
+/** What clients see: the row with `deleted` instead of the deletion time, and the reactions (none until reactions.ts fills them in). */
+export type MessageView = Omit<MessageRow, 'sentAt' | 'editedAt' | 'deletedAt'> & { sentAt: string; editedAt: string | null; deleted: boolean; reactions: ReactionView[] };
 
 export const MESSAGE_COLUMNS = sql.raw(`id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
   file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt",
@@ -42,4 +49,5 @@ export const messageView = (m: MessageRow): MessageView => ({
   editedAt: isoOf(m.editedAt),
   deleted: m.deletedAt !== null,
   clientMessageId: m.clientMessageId,
+  reactions: [],
 });

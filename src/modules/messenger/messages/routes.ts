@@ -8,6 +8,7 @@ import {
 import { searchMessages } from './search.ts';
 import { deleteMessage, editMessage, listMessages, markRead } from './messages.ts';
 import { sendMessage } from './send.ts';
+import { registerReactionRoutes } from './reaction-routes.ts';
 import { withFileMeta } from './file-content.ts';
 import type { MessengerContext } from '../context.ts';
 import { MESSENGER_DEFAULTS } from '../defaults.ts';
@@ -131,4 +132,6 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
     },
     async (req) => searchMessages(ctx.db, req.principal!, { text: req.query.q, chatId: req.query.chatId, limit: req.query.limit ?? MESSENGER_DEFAULTS.searchPageDefault, cursor: req.query.cursor }),
   );
+
+  registerReactionRoutes(app, ctx);
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, jsonb, text, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, check, index, jsonb, primaryKey, text, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { chats } from '../chats/schema.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
@@ -45,4 +45,25 @@ export const messages = messengerSchema.table(
     check('ck_messages_kind', oneOf(t.kind, MESSAGE_CONTENT_KINDS)),
     check('ck_messages_seq', sql`${t.seq} >= 1`),
   ],
+);
+
+/**
+ * A user's emoji reactions on a message (reactions.ts): one row per (message, user, emoji). A removed
+ * reaction keeps its row with removed_at set, so its reaction_changed frame — built at delivery from
+ * `id`, the push row's RefId — can still say which emoji was taken back; adding it again revives the row.
+ */
+export const messageReactions = messengerSchema.table(
+  'message_reactions',
+  {
+    messageId: uuid('message_id')
+      .notNull()
+      .references(() => messages.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id').notNull(),
+    /** One fully-qualified RGI emoji (reaction-rules.ts). */
+    emoji: varchar('emoji', { length: 32 }).notNull(),
+    id: uuid('id').notNull(),
+    createdAt: ts('created_at').notNull(),
+    removedAt: ts('removed_at'),
+  },
+  (t) => [primaryKey({ columns: [t.messageId, t.userId, t.emoji] }), uniqueIndex('ux_message_reactions_id').on(t.id)],
 );

@@ -3,6 +3,7 @@ import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/t
 import { named } from '../../../platform/http/index.ts';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { MESSAGE_MAX_CHARS } from './rules.ts';
+import { EMOJI_MAX_CHARS } from './reaction-rules.ts';
 import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /** TypeBox schemas of the messages REST surface (camelCase bodies), beside the messages they describe; shared by routes and tests. */
@@ -50,6 +51,12 @@ export const EditMessageBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
+export const Reaction = named('Reaction', Type.Object({
+  emoji: Type.String({ description: 'One emoji, fully qualified (❤ is stored and shown as ❤️)' }),
+  count: Type.Integer({ minimum: 1, description: 'How many members reacted with it, as you see them: yours, and others’ shared with the chat (docs/security.md, "Consent")' }),
+  mine: Type.Boolean({ description: 'You reacted with it' }),
+}));
+export const Reactions = Type.Array(Reaction, { description: 'By count (most first), then emoji; empty for a deleted message' });
 export const MessageView = named('MessageView', Type.Object({
   id: Uuid,
   chatId: Uuid,
@@ -63,6 +70,7 @@ export const MessageView = named('MessageView', Type.Object({
   editedAt: Nullable(Timestamp),
   deleted: Type.Boolean(),
   clientMessageId: Nullable(Uuid),
+  reactions: Reactions,
 }));
 // No `default` on afterSeq: a filled-in default could not be told apart from a caller's afterSeq,
 // and the two directions are mutually exclusive (the handler answers 400 naming both).
@@ -114,3 +122,10 @@ export const MessageSearchPage = named('MessageSearchPage', Type.Object({
   }))),
   nextCursor: Nullable(Type.String({ description: 'Pass as cursor for the next page; null on the last page' })),
 }));
+
+export const ReactionParams = Type.Object({
+  chatId: Uuid,
+  messageId: Uuid,
+  emoji: Text({ minLength: 1, maxLength: EMOJI_MAX_CHARS, description: 'One emoji, URL-encoded (👍 is %F0%9F%91%8D); anything else → 400 MSG_REACTION_INVALID' }),
+});
+export const ReactionReply = named('ReactionReply', Type.Object({ messageId: Uuid, reactions: Reactions }));

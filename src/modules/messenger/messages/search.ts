@@ -6,6 +6,7 @@ import { Uuid } from '../../../platform/types/index.ts';
 import { chatForParticipant } from '../chats/chat-sql.ts';
 import { ChatErrors } from '../errors.ts';
 import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
+import { withReactions } from './reactions.ts';
 import { MESSAGE_SEARCH_DOCUMENT, SEARCH_CONFIG } from './search-text.ts';
 
 /**
@@ -100,8 +101,9 @@ export async function searchMessages(
   );
   const page = rows.slice(0, params.limit);
   const last = page.at(-1);
+  const messages = await withReactions(q, me, page.map(messageView));
   return {
-    items: page.map((r) => ({ message: messageView(r), rank: r.rank, highlight: highlightPieces(r.headline) })),
+    items: page.map((r, i) => ({ message: messages[i]!, rank: r.rank, highlight: highlightPieces(r.headline) })),
     nextCursor: rows.length > params.limit && last ? encodeCursor({ rank: last.rank, sentUs: last.sentUs, id: last.id }) : null,
   };
 }

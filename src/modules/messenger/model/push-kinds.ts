@@ -12,6 +12,7 @@ export const MESSENGER_PUSH_KINDS = [
   'MessageEdited',
   'MessageDeleted',
   'ReadReceiptUpdated',
+  'ReactionChanged',
   'ChatUpdated',
   'ContactRequestReceived',
   'ContactRequestAccepted',

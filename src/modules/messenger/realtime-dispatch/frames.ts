@@ -87,6 +87,18 @@ export const MESSENGER_FRAME_SCHEMAS = {
   MessageReceived: Message,
   MessageEdited: Message,
   MessageDeleted: frame('MessageDeletedFrame', 'message_deleted: the tombstone, without the body', { ChatId: Uuid, MessageId: Uuid, Seq: Type.Integer({ minimum: 1 }), DeletedAt: Nullable(Timestamp) }),
+  ReactionChanged: frame(
+    'ReactionFrame',
+    "reaction_changed: a member's reaction on a message, as it stands at delivery (frames of one reaction may be applied in any order). To chat:{ChatId}, or only to the reactor's own user:{UserId} while the chat is a message request to them, a block stands in the Direct chat, or the message is withheld from the other member",
+    {
+      ChatId: Uuid,
+      MessageId: Uuid,
+      UserId: Uuid,
+      Emoji: Type.String(),
+      Added: Type.Boolean({ description: "Whether UserId's reaction with Emoji is on the message now (false: taken back)" }),
+      Count: Type.Integer({ minimum: 0, description: 'The reactions with Emoji that count for whom the frame went to (to the chat: those shared with it; your own is in it only if shared)' }),
+    },
+  ),
   ReadReceiptUpdated: frame('ReadReceiptFrame', "read_receipt_updated: a member's read position", { ChatId: Uuid, UserId: Uuid, LastReadSeq: Type.Integer({ minimum: 0 }) }),
   ChatUpdated: frame('ChatUpdatedFrame', 'chat_updated: a change to the chat or its members', {
     ChatId: Uuid,

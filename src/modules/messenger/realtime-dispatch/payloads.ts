@@ -45,6 +45,9 @@ export type BuildResult = PushBuildResult<JoinFor>;
 const missing: BuildResult = { ok: false, code: REF_NOT_FOUND };
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
+/** A reaction row's key in RealtimeRefs.reactions: its count is its audience's. */
+export const reactionKey = (row: Pick<OutboxRowRef, 'refId' | 'targetUserId'>): string => `${row.refId ?? ''}:${row.targetUserId ?? ''}`;
+
 /** The group a row addresses: chat:{ChatId} or user:{TargetUserId}. */
 export function targetGroupOf(row: OutboxRowRef): string {
   return row.targetKind === 'ChatGroup' ? chatGroup(row.chatId!) : userGroup(row.targetUserId!);
@@ -175,6 +178,10 @@ export function buildDelivery(row: OutboxRowRef, refs: RealtimeRefs): BuildResul
     case 'ReadReceiptUpdated': {
       const p = refs.participants.get(ref);
       return p ? one({ ChatId: p.chatId, UserId: p.userId, LastReadSeq: row.seq ?? p.lastReadSeq }) : missing;
+    }
+    case 'ReactionChanged': {
+      const r = refs.reactions.get(reactionKey(row));
+      return r ? one({ ChatId: r.chatId, MessageId: r.messageId, UserId: r.userId, Emoji: r.emoji, Added: r.added, Count: r.count }) : missing;
     }
     case 'ChatUpdated': {
       const e = refs.chatEvents.get(ref);

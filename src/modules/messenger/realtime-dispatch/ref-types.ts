@@ -18,6 +18,16 @@ export interface MessageRef {
   /** The sender's own id for the message (idempotent sends), so the sender's other devices match their optimistic copy. */
   clientMessageId: string | null;
 }
+/** A reaction as a reaction_changed frame reads it at delivery, with its emoji's count for the frame's audience. */
+export interface ReactionRef {
+  id: string;
+  chatId: string;
+  messageId: string;
+  userId: string;
+  emoji: string;
+  added: boolean;
+  count: number;
+}
 export interface ParticipantRef {
   id: string;
   chatId: string;
@@ -77,6 +87,8 @@ export interface RecordingRef {
 export interface RealtimeRefs {
   messages: Map<string, MessageRef>;
   participants: Map<string, ParticipantRef>;
+  /** By `${RefId}:${TargetUserId}`: a reaction's count depends on whom its frame goes to (model/reaction-visibility.ts). */
+  reactions: Map<string, ReactionRef>;
   chatEvents: Map<string, ChatEventRef>;
   contacts: Map<string, ContactRef>;
   blacklist: Map<string, BlacklistRef>;
@@ -98,6 +110,7 @@ export interface RealtimeRefs {
 export const emptyRefs = (): RealtimeRefs => ({
   messages: new Map(),
   participants: new Map(),
+  reactions: new Map(),
   chatEvents: new Map(),
   contacts: new Map(),
   blacklist: new Map(),

@@ -1,8 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { JOIN_KINDS, type MessengerPushKind } from '../model/push-kinds.ts';
-import { emptyRefs, type OutboxRowRef, type RealtimeRefs } from './payloads.ts';
-import type { MessageRef } from './ref-types.ts';
+import { reactionCountsFor } from '../model/reaction-visibility.ts';
+import { emptyRefs, reactionKey, type OutboxRowRef, type RealtimeRefs } from './payloads.ts';
+import type { MessageRef, ReactionRef } from './ref-types.ts';
 
 /**
  * Reads what a claimed batch points at, one query per entity kind present (outside any transaction:
@@ -29,6 +30,26 @@ const sessionsOf = (ids: SQL) => sql`select id, session_kind as "sessionKind", c
   callee_user_id as "calleeUserId", media, status, room_name as "roomName", ended_by_user_id as "endedByUserId"
   from messenger.media_sessions where id = any(${ids})`;
 
+/**
+ * The reactions of reaction_changed rows, each with its emoji's count as the row's audience sees it
+ * (TargetUserId, or null for the chat): one statement for the batch.
+ */
+async function loadReactions(db: Db, rows: readonly OutboxRowRef[], into: Map<string, ReactionRef>): Promise<void> {
+  const pairs = [...new Map(rows.filter((r) => r.kind === 'ReactionChanged' && r.refId).map((r) => [reactionKey(r), r])).values()];
+  if (pairs.length === 0) return;
+  const { rows: found } = await query<ReactionRef & { viewer: string | null }>(
+    db,
+    sql`select r.id, m.chat_id as "chatId", r.message_id as "messageId", r.user_id as "userId", r.emoji, r.removed_at is null as added, x.viewer,
+               (select count(*)::int from messenger.message_reactions o
+                 where o.message_id = r.message_id and o.emoji = r.emoji and o.removed_at is null
+                   and ${reactionCountsFor(sql`x.viewer`, sql`o.user_id`, sql`m.chat_id`)}) as count
+          from unnest(${sql.param(pairs.map((r) => r.refId))}::uuid[], ${sql.param(pairs.map((r) => r.targetUserId))}::uuid[]) x(rid, viewer)
+          join messenger.message_reactions r on r.id = x.rid
+          join messenger.messages m on m.id = r.message_id`,
+  );
+  for (const { viewer, ...r } of found) into.set(reactionKey({ refId: r.id, targetUserId: viewer }), r);
+}
+
 export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?: MessageRef | null })[]): Promise<RealtimeRefs> {
   const refs = emptyRefs();
   // The claim already read the messages of message rows (`message` set, null when it is gone).
@@ -47,6 +68,7 @@ export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?
   const memberChats = ids(rows, (r) => (JOIN_KINDS.has(r.kind) || r.kind === 'ChatUpdated') && r.targetKind === 'ChatGroup', 'chatId');
 
   await Promise.all([
+    loadReactions(db, rows, refs.reactions),
     byId(
       db,
       (ids) => sql`select id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body, file_meta as "fileMeta",

@@ -16,8 +16,9 @@ const at = new Date('2026-03-01T10:00:00Z');
 /** One entity of every kind a row can point at. */
 function fixtures(): { refs: RealtimeRefs; ids: Record<string, string> } {
   const refs = emptyRefs();
-  const ids = { message: id(), participant: id(), event: id(), contact: id(), blacklist: id(), call: id(), conference: id(), roster: id(), recording: id() };
+  const ids = { message: id(), participant: id(), reaction: id(), event: id(), contact: id(), blacklist: id(), call: id(), conference: id(), roster: id(), recording: id() };
   refs.messages.set(ids.message, { id: ids.message, chatId, seq: 7, senderUserId: alice, kind: 'Text', body: 'secret body', fileMeta: null, cardText: null, sentAt: at, editedAt: null, deletedAt: null, clientMessageId: id() });
+  refs.reactions.set(`${ids.reaction}:`, { id: ids.reaction, chatId, messageId: ids.message, userId: bob, emoji: '👍', added: true, count: 2 });
   refs.participants.set(ids.participant, { id: ids.participant, chatId, userId: bob, status: 'Active', lastReadSeq: 7 });
   refs.chatEvents.set(ids.event, { id: ids.event, chatId, kind: 'Renamed', actorUserId: alice, subjectUserId: null, subjectActive: false, createdAt: at });
   refs.contacts.set(ids.contact, { id: ids.contact, requesterUserId: alice, addresseeUserId: bob, status: 'Pending', removedByUserId: null });
@@ -51,6 +52,7 @@ function cases(ids: Record<string, string>): Record<MessengerPushKind, Case> {
     MessageEdited: { row: { ...msg, messageId: ids.message }, ref: '', groups: chat, keys: MESSAGE_KEYS },
     MessageDeleted: { row: { ...msg, messageId: ids.message }, ref: '', groups: chat, keys: ['ChatId', 'MessageId', 'Seq', 'DeletedAt'] },
     ReadReceiptUpdated: { row: msg, ref: ids.participant!, groups: chat, keys: ['ChatId', 'UserId', 'LastReadSeq'] },
+    ReactionChanged: { row: { targetKind: 'ChatGroup', chatId, messageId: ids.message }, ref: ids.reaction!, groups: chat, keys: ['ChatId', 'MessageId', 'UserId', 'Emoji', 'Added', 'Count'] },
     ChatUpdated: { row: { targetKind: 'ChatGroup', chatId }, ref: ids.event!, groups: chat, keys: ['ChatId', 'EventId', 'Change', 'ActorUserId', 'SubjectUserId', 'OccurredAt'] },
     ContactRequestReceived: { row: { targetKind: 'User', targetUserId: bob }, ref: ids.contact!, groups: user(bob), keys: ['ContactId', 'UserId', 'Status'] },
     ContactRequestAccepted: { row: { targetKind: 'User', targetUserId: alice }, ref: ids.contact!, groups: user(alice), keys: ['ContactId', 'UserId', 'Status'] },
@@ -98,8 +100,8 @@ describe('realtime payloads: one builder per kind the messenger owns', () => {
   const { refs, ids } = fixtures();
   const table = cases(ids);
 
-  test('the table covers all 27 kinds', () => {
-    assert.equal(MESSENGER_PUSH_KINDS.length, 27);
+  test('the table covers all 28 kinds', () => {
+    assert.equal(MESSENGER_PUSH_KINDS.length, 28);
     assert.deepEqual(Object.keys(table).sort(), [...MESSENGER_PUSH_KINDS].sort());
   });
 

@@ -99,6 +99,7 @@ export const ALL_EVENTS = [
   'message_edited',
   'message_deleted',
   'read_receipt_updated',
+  'reaction_changed',
   'chat_updated',
   'contact_request_received',
   'contact_request_accepted',
