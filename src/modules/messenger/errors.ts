@@ -34,6 +34,10 @@ export const ChatErrors = {
     new AppError('MSG_MESSAGE_EDIT_WINDOW_EXPIRED', `a message can be edited only within ${seconds} s of sending (UC-MSG-003)`, 409),
   messageDeleted: () => new AppError('MSG_MESSAGE_DELETED', 'the message was deleted', 409),
   notEditable: () => new AppError('MSG_MESSAGE_NOT_EDITABLE', 'only text and card messages can be edited', 409),
+  replyParentNotFound: () =>
+    new AppError('MSG_REPLY_PARENT_NOT_FOUND', 'replyToMessageId names no message of this chat that you can read', 404),
+  mentionNotMember: (userId: string) => new AppError('MSG_MENTION_NOT_MEMBER', `mentioned user ${userId} is not an active member of this chat`, 422),
+  mentionsGroupOnly: () => new AppError('MSG_MENTIONS_GROUP_ONLY', 'mentions are for group chats: a direct chat has nobody else to single out', 422),
   clientMessageIdReused: () =>
     new AppError('MSG_CLIENT_MESSAGE_ID_REUSED', 'you already sent another message with this clientMessageId: pick a new one per message', 409),
   /** The event stream's refusals (the push part's, platform/push errors.ts), which the chat list's sync shares. */

@@ -5,7 +5,8 @@ import { Value } from '@sinclair/typebox/value';
 import { Uuid } from '../../../platform/types/index.ts';
 import { chatForParticipant } from '../chats/chat-sql.ts';
 import { ChatErrors } from '../errors.ts';
-import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
+import { MESSAGE_COLUMNS, type MessageRow, type MessageView } from './message-rows.ts';
+import { messageViews } from './replies.ts';
 import { MESSAGE_SEARCH_DOCUMENT, SEARCH_CONFIG } from './search-text.ts';
 
 /**
@@ -100,8 +101,9 @@ export async function searchMessages(
   );
   const page = rows.slice(0, params.limit);
   const last = page.at(-1);
+  const views = await messageViews(q, page);
   return {
-    items: page.map((r) => ({ message: messageView(r), rank: r.rank, highlight: highlightPieces(r.headline) })),
+    items: page.map((r, i) => ({ message: views[i]!, rank: r.rank, highlight: highlightPieces(r.headline) })),
     nextCursor: rows.length > params.limit && last ? encodeCursor({ rank: last.rank, sentUs: last.sentUs, id: last.id }) : null,
   };
 }
