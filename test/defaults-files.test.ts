@@ -60,6 +60,8 @@ const NOT_DEFAULTS: Record<string, string> = {
   'src/modules/messenger/messages/rules.ts: MESSAGE_MAX_CHARS': 'a product rule',
   'src/modules/messenger/messages/rules.ts: FILE_MAX_BYTES': 'a product rule',
   'src/modules/messenger/messages/rules.ts: FILE_ID_MAX_CHARS': 'an input bound',
+  'src/modules/messenger/messages/replies.ts: MENTIONS_MAX': 'an input bound',
+  'src/modules/messenger/messages/reply-preview.ts: REPLY_EXCERPT_CHARS': 'a product rule',
 };
 
 /** The parts: each folder of src/platform and src/modules that has a defaults.ts. */
