@@ -79,6 +79,22 @@ describe('replies', () => {
     assert.deepEqual([stranger.status, stranger.body.code], [404, 'MSG_CHAT_NOT_FOUND']);
   });
 
+  test('a message withheld from the blocker is no parent for them, and a reply to it never shows them its text', async () => {
+    const m = await messengerApp();
+    const [alice, bob] = [await m.user(), await m.user()];
+    const base = `/api/messenger/chats/${(await m.call<{ id: string }>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [bob.id] })).body.id}`;
+    await m.accept(bob.token, base.split('/').pop()!);
+    assert.equal((await m.call(alice.token, 'PUT', `/api/messenger/blacklist/${bob.id}`)).status, 200);
+    const hidden = (await m.call<Message>(bob.token, 'POST', `${base}/messages`, { kind: 'Text', body: 'withheld words' })).body;
+    const refused = await m.call<Err>(alice.token, 'POST', `${base}/messages`, { kind: 'Text', body: 'what?', replyToMessageId: hidden.id });
+    assert.deepEqual([refused.status, refused.body.code], [404, 'MSG_REPLY_PARENT_NOT_FOUND']);
+    assert.equal((await m.call(alice.token, 'DELETE', `/api/messenger/blacklist/${bob.id}`)).status, 200);
+    const reply = await m.call<Message>(bob.token, 'POST', `${base}/messages`, { kind: 'Text', body: 'as I said', replyToMessageId: hidden.id });
+    assert.equal(reply.status, 201);
+    const seen = (await historyOf(m, alice.token, base)).find((x) => x.id === reply.body.id)!;
+    assert.deepEqual(seen.replyTo, { messageId: hidden.id, seq: hidden.seq, senderUserId: bob.id, kind: 'Text', excerpt: null, deleted: false });
+  });
+
   test('a repeat of a clientMessageId with another parent or other mentions is 409 MSG_CLIENT_MESSAGE_ID_REUSED; the same ones answer the stored message', async () => {
     const m = await messengerApp();
     const { users, base } = await groupOf(m, 3);
