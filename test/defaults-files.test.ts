@@ -62,6 +62,8 @@ const NOT_DEFAULTS: Record<string, string> = {
   'src/modules/messenger/messages/rules.ts: FILE_ID_MAX_CHARS': 'an input bound',
   'src/modules/messenger/messages/reaction-rules.ts: REACTIONS_PER_USER_MAX': 'a product rule',
   'src/modules/messenger/messages/reaction-rules.ts: EMOJI_MAX_CHARS': 'an input bound',
+  'src/modules/messenger/messages/replies.ts: MENTIONS_MAX': 'an input bound',
+  'src/modules/messenger/messages/reply-preview.ts: REPLY_EXCERPT_CHARS': 'a product rule',
 };
 
 /** The parts: each folder of src/platform and src/modules that has a defaults.ts. */

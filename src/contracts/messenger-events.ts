@@ -28,6 +28,15 @@ export interface MessagePostedKafkaEvent {
    * accept. Added within contract version 1 (a consumer treats its absence as none).
    */
   RequestUserIds: string[];
+  /**
+   * The members the message mentions (group chats). Added within contract version 1, as the two
+   * below (a consumer treats an absent one as none).
+   */
+  MentionedUserIds?: string[];
+  /** Those of RecipientUserIds whose notifications of the chat are off (muted): notifications skips them. */
+  MutedUserIds?: string[];
+  /** Those of RecipientUserIds notified of the chat only when mentioned: notifications skips them unless MentionedUserIds has them. */
+  MentionsOnlyUserIds?: string[];
   Kind: 'Text' | 'File' | 'Card';
   /** ISO-8601 UTC. */
   SentAt: string;

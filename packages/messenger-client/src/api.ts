@@ -32,8 +32,13 @@ export interface Chat {
   updatedAt: string;
   /** The chat is a message request to this user (from someone not their Accepted contact): acceptChat or declineChat. */
   isRequest: boolean;
+  /** What this user is notified of in the chat (setChatNotifications). */
+  notificationLevel: NotificationLevel;
   participants: ChatParticipant[];
 }
+
+/** Notifications of a chat: every message, only those that mention the user, or none. */
+export type NotificationLevel = 'all' | 'mentions' | 'off';
 
 export interface NewChat {
   kind: 'Direct' | 'Group';
@@ -130,6 +135,14 @@ export class MessengerApi extends FilesApi {
     if (!other) throw new MessengerError('MSG_CHAT_NOT_FOUND', 'the Direct chat has no other member', 404);
     await this.blockUser(other.userId);
     return { blockedUserId: other.userId };
+  }
+
+  /**
+   * Sets what the user is notified of in this chat: every message ('all', the default), only messages
+   * that mention them ('mentions'), or nothing ('off'). Their chat views show it as notificationLevel.
+   */
+  async setChatNotifications(chatId: string, level: NotificationLevel): Promise<Chat> {
+    return this.rest.json<Chat>('PUT', `${chatPath(chatId)}/notifications`, { level });
   }
 
   /** Renames a group (its owner or an admin); members get chat_updated Renamed. */

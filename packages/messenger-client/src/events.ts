@@ -20,9 +20,23 @@ export interface MessagePayload extends Streamed {
   Deleted: boolean;
   /** The id the sender's client picked for the message (idempotent sends), or null. */
   ClientMessageId: string | null;
+  /** The members the message mentions (group chats). */
+  MentionedUserIds: string[];
+  /** The message this one replies to, as it is at delivery, or null. */
+  ReplyTo: ReplyToPayload | null;
   Body?: string | null;
   FileMeta?: { fileId: string; fileName: string; contentType: string; size: number } | null;
   CardText?: string | null;
+}
+
+/** A reply's parent: Excerpt is the first 100 characters of its text or card, a file's name; null when deleted or withheld. */
+export interface ReplyToPayload {
+  MessageId: string;
+  Seq: number;
+  SenderUserId: string;
+  Kind: 'Text' | 'File' | 'Card';
+  Excerpt: string | null;
+  Deleted: boolean;
 }
 
 export interface MessageDeletedPayload extends Streamed {

@@ -9,9 +9,9 @@ export type { ChangedMessage, ClientEventMap, ClientEventName, HubEvent, HubEven
 export type { LegacyCallbacks } from './legacy-callbacks.ts';
 export type { BlockedUser, Contact, PushPlatform } from './people.ts';
 export type { TokenContext, TokenOptions } from './token.ts';
-export type { Chat, ChatParticipant, Declined, HighlightPiece, HistoryPage, HistoryQuery, MessageEdit, NewChat, SearchHit, SearchPage, SearchQuery } from './api.ts';
+export type { Chat, ChatParticipant, Declined, HighlightPiece, HistoryPage, HistoryQuery, MessageEdit, NewChat, NotificationLevel, SearchHit, SearchPage, SearchQuery } from './api.ts';
 export type { FileDownload, FileUploadTicket, FileView, NewFile } from './files.ts';
-export { MESSENGER_EVENTS, toChatMessage, type ChatMessage, type FileMeta, type Reaction, type SentMessage } from './wire.ts';
+export { MESSENGER_EVENTS, toChatMessage, type ChatMessage, type FileMeta, type Reaction, type ReplyPreview, type SentMessage } from './wire.ts';
 export { ChatSequencer, RecentKeys, type Offered, type SequencedMessage } from './chat-sequencer.ts';
 export { retryDelayMs, retryAfterMsOf, type BackoffOptions } from './backoff.ts';
 export { memoryStorage, type MessageContent, type PendingMessage, type PendingStorage } from './send-queue.ts';

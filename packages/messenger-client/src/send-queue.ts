@@ -15,6 +15,10 @@ export interface MessageContent {
   /** A File message names the file uploadFile confirmed, by its id only: the service fills in its name, type and size. */
   fileId?: string;
   cardText?: string;
+  /** Reply to this message of the same chat (404 MSG_REPLY_PARENT_NOT_FOUND when it is not one you can read). */
+  replyToMessageId?: string;
+  /** Mention these members of a group chat (at most 50, each once; 422 MSG_MENTION_NOT_MEMBER, MSG_MENTIONS_GROUP_ONLY). */
+  mentionedUserIds?: string[];
 }
 
 export interface PendingMessage {

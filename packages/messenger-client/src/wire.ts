@@ -40,6 +40,20 @@ export interface ChatMessage {
    * `reaction_changed` for changes.
    */
   reactions?: Reaction[];
+  /** The message this one replies to, as it is now (deleted: no excerpt), or null. */
+  replyTo: ReplyPreview | null;
+  /** The members it mentions (group chats). */
+  mentionedUserIds: string[];
+}
+
+/** A reply's parent: `excerpt` is the first 100 characters of its text or card, a file's name; null when deleted or withheld. */
+export interface ReplyPreview {
+  messageId: string;
+  seq: number;
+  senderUserId: string;
+  kind: string;
+  excerpt: string | null;
+  deleted: boolean;
 }
 
 /**
@@ -80,6 +94,23 @@ export function toChatMessage(w: Wire): ChatMessage {
     deleted: pick('Deleted') === true,
     clientMessageId: str(pick('ClientMessageId')),
     ...(Array.isArray(w.reactions) ? { reactions: w.reactions as Reaction[] } : {}),
+    replyTo: replyPreviewOf(pick('ReplyTo')),
+    mentionedUserIds: Array.isArray(pick('MentionedUserIds')) ? (pick('MentionedUserIds') as unknown[]).map(String) : [],
+  };
+}
+
+/** A pushed (PascalCase) or listed (camelCase) reply preview in one shape; null when there is none. */
+function replyPreviewOf(v: unknown): ReplyPreview | null {
+  if (v === null || typeof v !== 'object') return null;
+  const w = v as Wire;
+  const pick = (pascal: string) => (pascal in w ? w[pascal] : w[pascal[0]!.toLowerCase() + pascal.slice(1)]);
+  return {
+    messageId: String(pick('MessageId')),
+    seq: Number(pick('Seq')),
+    senderUserId: String(pick('SenderUserId')),
+    kind: String(pick('Kind')),
+    excerpt: str(pick('Excerpt')),
+    deleted: pick('Deleted') === true,
   };
 }
 

@@ -38,6 +38,10 @@ export const ChatErrors = {
     new AppError('MSG_REACTION_INVALID', 'a reaction is exactly one emoji (Unicode RGI: 👍, ❤️, 👍🏽, 🇷🇺, a ZWJ sequence), URL-encoded in the path', 400),
   reactionLimit: (max: number) =>
     new AppError('MSG_REACTION_LIMIT_REACHED', `you already have ${max} different reactions on this message: remove one first`, 409),
+  replyParentNotFound: () =>
+    new AppError('MSG_REPLY_PARENT_NOT_FOUND', 'replyToMessageId names no message of this chat that you can read', 404),
+  mentionNotMember: (userId: string) => new AppError('MSG_MENTION_NOT_MEMBER', `mentioned user ${userId} is not an active member of this chat`, 422),
+  mentionsGroupOnly: () => new AppError('MSG_MENTIONS_GROUP_ONLY', 'mentions are for group chats: a direct chat has nobody else to single out', 422),
   clientMessageIdReused: () =>
     new AppError('MSG_CLIENT_MESSAGE_ID_REUSED', 'you already sent another message with this clientMessageId: pick a new one per message', 409),
   /** The event stream's refusals (the push part's, platform/push errors.ts), which the chat list's sync shares. */

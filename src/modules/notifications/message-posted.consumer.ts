@@ -22,6 +22,12 @@ export const MessagePostedKafkaEvent = Type.Object({
   RecipientUserIds: Type.Array(Uuid, { maxItems: 10_000 }),
   /** Recipients for whom the chat is a message request; absent (an older producer): none. */
   RequestUserIds: Type.Optional(Type.Array(Uuid, { maxItems: 10_000 })),
+  /** The members the message mentions; absent: none. */
+  MentionedUserIds: Type.Optional(Type.Array(Uuid, { maxItems: 10_000 })),
+  /** Recipients who muted the chat (level off); absent: none. */
+  MutedUserIds: Type.Optional(Type.Array(Uuid, { maxItems: 10_000 })),
+  /** Recipients notified only of messages that mention them (level mentions); absent: none. */
+  MentionsOnlyUserIds: Type.Optional(Type.Array(Uuid, { maxItems: 10_000 })),
   Kind: Type.String({ minLength: 1, maxLength: 50 }),
   SentAt: Type.String({ minLength: 1 }),
 });
@@ -108,11 +114,19 @@ export function messagePostedConsumer(deps: {
   });
 }
 
-/** The event's recipients but the sender, once each, lower-case, each marked when the chat is a message request to them. */
+/**
+ * The event's recipients but the sender, once each, lower-case, each marked when the chat is a
+ * message request to them; without those who muted the chat, and without those notified only of
+ * mentions whom this message does not mention (their chat's notification level, issue 40).
+ */
 export function messageRecipients(p: MessagePostedKafkaEvent): NoticeRecipient[] {
   const sender = p.SenderUserId.toLowerCase();
-  const requests = new Set((p.RequestUserIds ?? []).map((id) => id.toLowerCase()));
+  const set = (ids: readonly string[] | undefined) => new Set((ids ?? []).map((id) => id.toLowerCase()));
+  const requests = set(p.RequestUserIds);
+  const muted = set(p.MutedUserIds);
+  const mentionsOnly = set(p.MentionsOnlyUserIds);
+  const mentioned = set(p.MentionedUserIds);
   return [...new Set(p.RecipientUserIds.map((id) => id.toLowerCase()))]
-    .filter((id) => id !== sender)
+    .filter((id) => id !== sender && !muted.has(id) && (!mentionsOnly.has(id) || mentioned.has(id)))
     .map((userId) => ({ userId, request: requests.has(userId) }));
 }

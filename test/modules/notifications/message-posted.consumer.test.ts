@@ -103,6 +103,28 @@ describe('MessagePostedKafkaEvent consumer (the offline path)', () => {
     assert.equal((await rowsOf(offline)).length, 2);
   });
 
+  test("each recipient's chat notification level is honoured: all as before, off never, mentions only when mentioned", async () => {
+    const [sender, all, muted, mentionedOnly, unmentionedOnly, marker] = [newId(), newId(), newId(), newId(), newId(), newId()];
+    const chatId = newId();
+    const sentAt = new Date().toISOString();
+    await k.produce(k.topic(TOPICS.messagePosted), [
+      messagePosted({
+        ChatId: chatId, MessageId: newId(), Seq: 1, SenderUserId: sender, Kind: 'Text', SentAt: sentAt,
+        RecipientUserIds: [all, muted, mentionedOnly, unmentionedOnly],
+        MentionedUserIds: [mentionedOnly, muted],
+        MutedUserIds: [muted],
+        MentionsOnlyUserIds: [mentionedOnly, unmentionedOnly],
+      }),
+      // The same chat (one partition, in order): once its marker is notified, the event before it was handled.
+      messagePosted({ ChatId: chatId, MessageId: newId(), Seq: 2, SenderUserId: sender, RecipientUserIds: [marker], Kind: 'Text', SentAt: sentAt }),
+    ]);
+    await waitFor('the later event of the chat handled', async () => (await rowsOf(marker)).length > 0);
+    assert.deepEqual((await rowsOf(all)).map((r) => r.channel), ['InApp'], 'level all: notified as before');
+    assert.deepEqual((await rowsOf(mentionedOnly)).map((r) => r.channel), ['InApp'], 'level mentions, mentioned: notified');
+    assert.deepEqual(await rowsOf(unmentionedOnly), [], 'level mentions, not mentioned: nothing');
+    assert.deepEqual(await rowsOf(muted), [], 'level off: nothing, even when mentioned');
+  });
+
   test('a MessagePostedKafkaEvent that breaks the contract goes to the DLQ with NTF_MESSAGE_POSTED_INVALID', async () => {
     const chatId = newId();
     await k.produce(k.topic(TOPICS.messagePosted), [messagePosted({ ChatId: chatId, MessageId: 'not-a-uuid', RecipientUserIds: 'everyone' })]);

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
-import type { ChatEventKind, ChatKind, ParticipantRole } from '../model/chat-kinds.ts';
+import type { ChatEventKind, ChatKind, NotificationLevel, ParticipantRole } from '../model/chat-kinds.ts';
 
 /**
  * Statements of chats, participants and the chat's system feed. Owner operations run them in a
@@ -109,13 +109,15 @@ export interface ParticipantRow {
   joinedAt: Date;
   /** Null while the participation is a message request (chats/schema.ts, acceptedAt). */
   acceptedAt: Date | null;
+  /** What this participant is notified of in the chat (their own: shown to them alone). */
+  notificationLevel: NotificationLevel;
 }
 
 export async function participantsOf(q: Db, chatId: string, opts: { activeOnly?: boolean } = {}): Promise<ParticipantRow[]> {
   const { rows } = await query<ParticipantRow>(
     q,
     sql`select id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt",
-               accepted_at as "acceptedAt"
+               accepted_at as "acceptedAt", notification_level as "notificationLevel"
           from messenger.chat_participants where chat_id = ${chatId} ${opts.activeOnly ? sql`and status = 'Active'` : sql``}
          order by joined_at, user_id`,
   );
@@ -129,7 +131,7 @@ export async function activeParticipantsOfChats(q: Db, chatIds: readonly string[
   const { rows } = await query<ParticipantRow & { chatId: string }>(
     q,
     sql`select chat_id as "chatId", id, user_id as "userId", role, status, last_read_seq::float8 as "lastReadSeq", joined_at as "joinedAt",
-               accepted_at as "acceptedAt"
+               accepted_at as "acceptedAt", notification_level as "notificationLevel"
           from messenger.chat_participants where chat_id = any(${sql.param(chatIds)}::uuid[]) and status = 'Active'
          order by joined_at, user_id`,
   );

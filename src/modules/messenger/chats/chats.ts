@@ -20,7 +20,7 @@ import type { Db } from '../../../platform/db/index.ts';
 import { blockedWith } from '../model/blacklist-reads.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
-import { chatGroup, type ChatKind } from '../model/chat-kinds.ts';
+import { chatGroup, type ChatKind, type NotificationLevel } from '../model/chat-kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../model/push-rows.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 
@@ -38,6 +38,8 @@ export interface ChatView extends Omit<ChatRow, 'createdAt' | 'updatedAt'> {
   updatedAt: string;
   /** The chat is a message request to the viewer: their own participation is not accepted. */
   isRequest: boolean;
+  /** What the viewer is notified of in this chat (PUT …/notifications). */
+  notificationLevel: NotificationLevel;
   participants: { userId: string; role: string; lastReadSeq: number; joinedAt: string; accepted: boolean }[];
 }
 
@@ -57,6 +59,7 @@ export function chatView(c: ChatRow, participants: ParticipantRow[], viewer: { u
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
     isRequest: participants.some((p) => p.userId === viewer.userId && p.acceptedAt === null),
+    notificationLevel: participants.find((p) => p.userId === viewer.userId)?.notificationLevel ?? 'all',
     participants: participants.map((p) => ({
       userId: p.userId,
       role: p.role,

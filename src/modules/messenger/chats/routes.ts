@@ -10,9 +10,11 @@ import {
   ChatParams,
   ChatView,
   CreateChatBody,
+  NotificationLevelBody,
   ParticipantParams,
   RenameChatBody,
 } from './schemas.ts';
+import { setNotificationLevel } from './notification-level.ts';
 import type { MessengerContext } from '../context.ts';
 import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
@@ -93,6 +95,23 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
       },
     },
     async (req) => acceptChat(ctx, req.principal!, req.params.chatId),
+  );
+
+  r.put(
+    `${base}/:chatId/notifications`,
+    {
+      preHandler: app.requireUser,
+      schema: {
+        operationId: 'setChatNotifications',
+        tags,
+        summary:
+          "Set what I am notified of in this chat: 'all' (default), 'mentions' (only messages that mention me) or 'off' (muted); shown to me alone as notificationLevel, honoured by the notifications of new messages",
+        params: ChatParams,
+        body: NotificationLevelBody,
+        response: { 200: ChatView, 404: notFound },
+      },
+    },
+    async (req) => setNotificationLevel(ctx, req.principal!, req.params.chatId, req.body.level),
   );
 
   r.patch(

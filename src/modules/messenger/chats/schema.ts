@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, primaryKey, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
-import { CHAT_EVENT_KINDS, CHAT_KINDS, PARTICIPANT_ROLES, PARTICIPANT_STATUSES } from '../model/chat-kinds.ts';
+import { CHAT_EVENT_KINDS, CHAT_KINDS, NOTIFICATION_LEVELS, PARTICIPANT_ROLES, PARTICIPANT_STATUSES } from '../model/chat-kinds.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
 
 /** Chats, their participants and system feed (seed 000; drizzle part messenger.realtime). */
@@ -54,6 +54,8 @@ export const chatParticipants = messengerSchema.table(
     acceptedAt: ts('accepted_at'),
     removedAt: ts('removed_at'),
     updatedAt: ts('updated_at').notNull(),
+    /** What the participant is notified of in this chat (NOTIFICATION_LEVELS): carried in MessagePostedKafkaEvent for notifications. */
+    notificationLevel: varchar('notification_level', { length: 8 }).notNull().default('all'),
   },
   (t) => [
     uniqueIndex('ux_chat_participants_chat_user').on(t.chatId, t.userId),
@@ -63,6 +65,7 @@ export const chatParticipants = messengerSchema.table(
     index('ix_chat_participants_chat_active').on(t.chatId, t.userId).where(sql`${t.status} = 'Active'`),
     check('ck_chat_participants_role', oneOf(t.role, PARTICIPANT_ROLES)),
     check('ck_chat_participants_status', oneOf(t.status, PARTICIPANT_STATUSES)),
+    check('ck_chat_participants_notification_level', oneOf(t.notificationLevel, NOTIFICATION_LEVELS)),
   ],
 );
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
-import { CHAT_KINDS } from '../model/chat-kinds.ts';
+import { CHAT_KINDS, NOTIFICATION_LEVELS } from '../model/chat-kinds.ts';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { named } from '../../../platform/http/index.ts';
 import { MESSENGER_DEFAULTS } from '../defaults.ts';
@@ -23,6 +23,12 @@ export const CreateChatBody = Type.Object(
 export const RenameChatBody = Type.Object({ title: Text({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
 export const AddParticipantsBody = Type.Object({ userIds: Type.Array(Uuid, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false });
 
+const LEVEL_DESCRIPTION =
+  "What I am notified of in this chat: every message ('all', the default), only messages that mention me ('mentions'), or nothing ('off': muted). Only my own; others never see it";
+export const NotificationLevelBody = Type.Object(
+  { level: { ...literals(NOTIFICATION_LEVELS), description: LEVEL_DESCRIPTION } },
+  { additionalProperties: false },
+);
 export const ChatView = named('ChatView', Type.Object({
   id: Uuid,
   kind: literals(CHAT_KINDS),
@@ -34,6 +40,7 @@ export const ChatView = named('ChatView', Type.Object({
   isRequest: Type.Boolean({
     description: 'The chat is a message request to me (from someone not my Accepted contact): accept it (POST …/accept) or decline it (leave a group, block the sender of a Direct chat)',
   }),
+  notificationLevel: { ...literals(NOTIFICATION_LEVELS), description: LEVEL_DESCRIPTION },
   participants: Type.Array(
     Type.Object({
       userId: Uuid,

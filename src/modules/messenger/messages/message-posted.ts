@@ -11,9 +11,10 @@ import { outboxInsertSelect, sqlLiteral } from '../../../platform/outbox/index.t
  * statement and an explicit transaction per send; the kernel's outboxInsertSelect owns the columns.
  *
  * `from` is a FROM clause whose rows expose `m`, the inserted message (id, "chatId", seq,
- * "senderUserId", kind), and `e`: event_id (uuid), recipient_user_ids (jsonb array: the Active
+ * "senderUserId", kind, "mentionedUserIds"), and `e`: event_id (uuid), recipient_user_ids (jsonb array: the Active
  * participants but the sender), request_user_ids (jsonb array: those of them who have not accepted the
- * chat, a message request to them), sent_at (text, ISO-8601 UTC) and traceparent (varchar: the sending
+ * chat, a message request to them), muted_user_ids and mentions_only_user_ids (jsonb arrays: those of
+ * them whose notification level of the chat is off, or mentions), sent_at (text, ISO-8601 UTC) and traceparent (varchar: the sending
  * request's span, null with tracing off, continued by the publisher's send). The caller's statement also
  * selects pg_notify(OUTBOX_CHANNEL, '') when it wrote a message, to wake the publisher at commit.
  */
@@ -32,7 +33,9 @@ export function messagePostedOutboxInsert(from: string): string {
       traceparent: 'e.traceparent',
       payload: `jsonb_build_object('ChatId', m."chatId", 'MessageId', m.id, 'Seq', m.seq, 'SenderUserId', m."senderUserId",
              'RecipientUserIds', e.recipient_user_ids,
-             'RequestUserIds', e.request_user_ids, 'Kind', m.kind, 'SentAt', e.sent_at)`,
+             'RequestUserIds', e.request_user_ids, 'Kind', m.kind, 'SentAt', e.sent_at,
+             'MentionedUserIds', to_jsonb(m."mentionedUserIds"), 'MutedUserIds', e.muted_user_ids,
+             'MentionsOnlyUserIds', e.mentions_only_user_ids)`,
     },
     from,
   );

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { isoOf } from '../sql-rows.ts';
 import type { FileMeta } from './rules.ts';
 import type { MessageContentKind } from '../model/message-kinds.ts';
+import type { ReplyPreview } from './reply-preview.ts';
 
 /** A message row as the messenger's statements return it, and the view clients get of it. */
 
@@ -20,6 +21,10 @@ export interface MessageRow {
   deletedAt: Date | string | null;
   /** The id the sender's client picked once for this message (idempotent sends), or null. */
   clientMessageId: string | null;
+  /** The parent of a reply (replies.ts), or null. */
+  replyToMessageId: string | null;
+  /** The members the message mentions (Group chats), or none. */
+  mentionedUserIds: string[];
 }
 
 /** One emoji's reactions on a message as a viewer sees them (reactions.ts). */
@@ -29,14 +34,23 @@ export interface ReactionView {
   mine: boolean;
 }
 
-/** What clients see: the row with `deleted` instead of the deletion time, and the reactions (none until reactions.ts fills them in). */
-export type MessageView = Omit<MessageRow, 'sentAt' | 'editedAt' | 'deletedAt'> & { sentAt: string; editedAt: string | null; deleted: boolean; reactions: ReactionView[] };
+/** What clients see: the row with `deleted` instead of the deletion time. */
+export type MessageView = Omit<MessageRow, 'sentAt' | 'editedAt' | 'deletedAt' | 'replyToMessageId'> & {
+  sentAt: string;
+  editedAt: string | null;
+  deleted: boolean;
+  /** The parent's preview (replies.ts fills it: messageViews). */
+  replyTo: ReplyPreview | null;
+  /** The reactions as the viewer sees them (none until reactions.ts fills them in). */
+  reactions: ReactionView[];
+};
 
 export const MESSAGE_COLUMNS = sql.raw(`id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
   file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt",
-  client_message_id as "clientMessageId"`);
+  client_message_id as "clientMessageId", reply_to_message_id as "replyToMessageId", mentioned_user_ids as "mentionedUserIds"`);
 
-export const messageView = (m: MessageRow): MessageView => ({
+/** The view without its reply preview: messageViews (replies.ts) is what answers clients. */
+export const messageView = (m: MessageRow, replyTo: ReplyPreview | null = null): MessageView => ({
   id: m.id,
   chatId: m.chatId,
   seq: m.seq,
@@ -50,4 +64,6 @@ export const messageView = (m: MessageRow): MessageView => ({
   deleted: m.deletedAt !== null,
   clientMessageId: m.clientMessageId,
   reactions: [],
+  replyTo,
+  mentionedUserIds: m.mentionedUserIds,
 });

@@ -7,8 +7,9 @@ import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 import { enqueueRealtime } from '../model/push-rows.ts';
-import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
+import { MESSAGE_COLUMNS, type MessageRow, type MessageView } from './message-rows.ts';
 import { withReactions } from './reactions.ts';
+import { messageViews } from './replies.ts';
 
 /** A sender may edit a message this many seconds after sending it (UC-MSG-003; once MESSENGER_REALTIME_EDIT_WINDOW_SECONDS). */
 export const EDIT_WINDOW_SECONDS = 60;
@@ -67,7 +68,7 @@ export async function editMessage(
            where id = ${messageId} returning ${MESSAGE_COLUMNS}`,
     )).rows as [MessageRow];
     await enqueueRealtime(ctx.push, tx, [{ kind: 'MessageEdited', ...audienceOf(m), chatId, messageId, seq: m.seq }], now);
-    return (await withReactions(tx, caller.userId, [messageView(row)]))[0]!;
+    return (await withReactions(tx, caller.userId, await messageViews(tx, [row])))[0]!;
   });
 }
 
@@ -120,7 +121,7 @@ export async function listMessages(
   const hasMore = rows.length > limit;
   // The row past the page is the newest going forward, the oldest going back (rows are ascending).
   const items = !hasMore ? rows : page.beforeSeq === undefined ? rows.slice(0, limit) : rows.slice(1);
-  return { items: await withReactions(q, caller.userId, items.map(messageView)), lastSeq: chat.lastSeq, hasMore };
+  return { items: await withReactions(q, caller.userId, await messageViews(q, items)), lastSeq: chat.lastSeq, hasMore };
 }
 
 /**

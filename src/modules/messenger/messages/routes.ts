@@ -32,7 +32,7 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
         operationId: 'sendMessage',
         tags,
         summary:
-          'Send a message (text body, a confirmed file by its fileId, or card); gets the next Seq of the chat and is pushed as message_received. With clientMessageId a retry is safe: a repeat answers the stored message with 200 and writes nothing',
+          'Send a message (text body, a confirmed file by its fileId, or card), optionally replying to one of the chat (replyToMessageId) and mentioning members (mentionedUserIds); gets the next Seq of the chat and is pushed as message_received. With clientMessageId a retry is safe: a repeat answers the stored message with 200 and writes nothing',
         params: ChatParams,
         body: SendMessageBody,
         response: {
@@ -40,8 +40,9 @@ export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContex
           200: answer('A repeat of a clientMessageId already sent with the same content: the stored message; nothing written', MessageView),
           400: errorCodes('MSG_MESSAGE_INVALID'),
           403: errorCodes('MSG_USER_INACTIVE', 'MSG_USER_NOT_REPLICATED', 'MSG_USER_BLOCKED'),
-          404: errorCodes('MSG_CHAT_NOT_FOUND', 'MSG_FILE_NOT_FOUND'),
+          404: errorCodes('MSG_CHAT_NOT_FOUND', 'MSG_FILE_NOT_FOUND', 'MSG_REPLY_PARENT_NOT_FOUND'),
           409: errorCodes('MSG_CLIENT_MESSAGE_ID_REUSED', 'MSG_RECIPIENT_INACTIVE', 'MSG_FILE_NOT_READY', 'MSG_FILE_QUARANTINED', 'MSG_FILE_REJECTED', 'MSG_FILE_EXPIRED'),
+          422: errorCodes('MSG_MENTION_NOT_MEMBER', 'MSG_MENTIONS_GROUP_ONLY'),
           // The kernel adds the input refusals to the 400, SERVICE_UNAVAILABLE and AUTH_KEYS_UNAVAILABLE
           // to the 503, the 401 and the 429 (openapi-components.ts).
           503: errorCodes('MSG_SEND_QUEUE_FULL', 'FILES_NOT_CONFIGURED'),

@@ -64,6 +64,10 @@ export interface MessageContent {
   body?: string;
   fileMeta?: FileMeta;
   cardText?: string;
+  /** The message of the same chat this one replies to (replies.ts). */
+  replyToMessageId?: string;
+  /** Members of a Group chat it mentions, sorted and once each (replies.ts normalizedMentions). */
+  mentionedUserIds?: string[];
 }
 
 /** What is wrong with a new message's content, or undefined. Exactly the field of its kind is set. */

@@ -32,6 +32,10 @@ export const messages = messengerSchema.table(
      * Kept after an unblock: a withheld message stays withheld (docs/security.md, "Blocked means blocked").
      */
     withheldFrom: uuid('withheld_from'),
+    /** The message of the same chat this one replies to (replies.ts); a tombstone parent stays, so no foreign key is needed. */
+    replyToMessageId: uuid('reply_to_message_id'),
+    /** Members of a Group chat the message mentions (user ids, sorted, unique), for their notifications. */
+    mentionedUserIds: uuid('mentioned_user_ids').array().notNull().default(sql`'{}'::uuid[]`),
     /** The message's words for search (search-text.ts), kept by PostgreSQL on every insert and edit. */
     searchVector: tsvector('search_vector').generatedAlwaysAs(MESSAGE_SEARCH_VECTOR),
   },

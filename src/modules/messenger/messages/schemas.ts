@@ -4,6 +4,8 @@ import { named } from '../../../platform/http/index.ts';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
 import { MESSAGE_MAX_CHARS } from './rules.ts';
 import { EMOJI_MAX_CHARS } from './reaction-rules.ts';
+import { MENTIONS_MAX } from './replies.ts';
+import { REPLY_EXCERPT_CHARS } from './reply-preview.ts';
 import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 /** TypeBox schemas of the messages REST surface (camelCase bodies), beside the messages they describe; shared by routes and tests. */
@@ -40,7 +42,18 @@ export const SendMessageBody = Type.Object(
         pattern: Uuid.pattern,
         maxLength: 36,
         description:
-          'A UUID the client picks once per message and sends again on every retry of it: a repeat answers the stored message (200) and writes nothing; the same id with other content → 409 MSG_CLIENT_MESSAGE_ID_REUSED',
+          'A UUID the client picks once per message and sends again on every retry of it: a repeat answers the stored message (200) and writes nothing; the same id with other content (replyToMessageId and mentionedUserIds included) → 409 MSG_CLIENT_MESSAGE_ID_REUSED',
+      }),
+    ),
+    replyToMessageId: Type.Optional({
+      ...Uuid,
+      description: 'Reply to this message of the same chat; one that is not in this chat or is withheld from you → 404 MSG_REPLY_PARENT_NOT_FOUND',
+    }),
+    mentionedUserIds: Type.Optional(
+      Type.Array(Uuid, {
+        maxItems: MENTIONS_MAX,
+        uniqueItems: true,
+        description: `Mention these Active members (group chats only: in a direct chat → 422 MSG_MENTIONS_GROUP_ONLY; a non-member → 422 MSG_MENTION_NOT_MEMBER). A member whose notification level is "mentions" is notified only of messages that mention them`,
       }),
     ),
   },
@@ -57,6 +70,17 @@ export const Reaction = named('Reaction', Type.Object({
   mine: Type.Boolean({ description: 'You reacted with it' }),
 }));
 export const Reactions = Type.Array(Reaction, { description: 'By count (most first), then emoji; empty for a deleted message' });
+export const ReplyPreview = named('ReplyPreview', Type.Object(
+  {
+    messageId: Uuid,
+    seq: Type.Integer({ minimum: 1 }),
+    senderUserId: Uuid,
+    kind: literals(MESSAGE_CONTENT_KINDS),
+    excerpt: Nullable(Type.String({ maxLength: REPLY_EXCERPT_CHARS, description: `The first ${REPLY_EXCERPT_CHARS} characters of the text or card (as edited now), the file name of a file; null when the parent is deleted or withheld from a member` })),
+    deleted: Type.Boolean({ description: 'The parent was deleted: shown without its excerpt' }),
+  },
+  { description: 'The message this one replies to, as it is now' },
+));
 export const MessageView = named('MessageView', Type.Object({
   id: Uuid,
   chatId: Uuid,
@@ -71,6 +95,8 @@ export const MessageView = named('MessageView', Type.Object({
   deleted: Type.Boolean(),
   clientMessageId: Nullable(Uuid),
   reactions: Reactions,
+  replyTo: Nullable(ReplyPreview),
+  mentionedUserIds: Type.Array(Uuid, { description: 'The members this message mentions (group chats)' }),
 }));
 // No `default` on afterSeq: a filled-in default could not be told apart from a caller's afterSeq,
 // and the two directions are mutually exclusive (the handler answers 400 naming both).

@@ -5,8 +5,9 @@ import { Value } from '@sinclair/typebox/value';
 import { Uuid } from '../../../platform/types/index.ts';
 import { chatForParticipant } from '../chats/chat-sql.ts';
 import { ChatErrors } from '../errors.ts';
-import { MESSAGE_COLUMNS, messageView, type MessageRow, type MessageView } from './message-rows.ts';
+import { MESSAGE_COLUMNS, type MessageRow, type MessageView } from './message-rows.ts';
 import { withReactions } from './reactions.ts';
+import { messageViews } from './replies.ts';
 import { MESSAGE_SEARCH_DOCUMENT, SEARCH_CONFIG } from './search-text.ts';
 
 /**
@@ -101,7 +102,7 @@ export async function searchMessages(
   );
   const page = rows.slice(0, params.limit);
   const last = page.at(-1);
-  const messages = await withReactions(q, me, page.map(messageView));
+  const messages = await withReactions(q, me, await messageViews(q, page));
   return {
     items: page.map((r, i) => ({ message: messages[i]!, rank: r.rank, highlight: highlightPieces(r.headline) })),
     nextCursor: rows.length > params.limit && last ? encodeCursor({ rank: last.rank, sentUs: last.sentUs, id: last.id }) : null,

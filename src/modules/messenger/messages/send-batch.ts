@@ -84,6 +84,9 @@ function sendBatchStatement(push: SendDeps['push'], sends: readonly BatchSend[],
            (${col(() => newId(), 'uuid')})[o] as push_id, (${col(() => newId(), 'uuid')})[o] as event_id, o as ord,
            (${col((s) => s.traceparent ?? null, 'varchar')})[o] as traceparent,
            (${col((s) => s.clientMessageId ?? null, 'uuid')})[o] as client_message_id,
+           (${col((s) => s.content.replyToMessageId ?? null, 'uuid')})[o] as reply_to,
+           -- Mentions as one text[] of '{…}' literals (arrays of arrays must be rectangular in PostgreSQL).
+           (${col((s) => `{${(s.content.mentionedUserIds ?? []).join(',')}}`, 'text')})[o]::uuid[] as mentions,
            -- The event's SentAt as text (ISO-8601 UTC), read by the event's FROM clause below.
            ${now.toISOString()}::text as sent_at
       from generate_subscripts(${id}, 1) as o),
@@ -96,7 +99,8 @@ function sendBatchStatement(push: SendDeps['push'], sends: readonly BatchSend[],
         select to_jsonb(e) - 'same' as existing, e.same from (
           select ${MESSAGE_COLUMNS},
                  chat_id = i.chat_id and kind = i.kind and body is not distinct from i.body
-                   and file_meta is not distinct from i.file_meta::jsonb and card_text is not distinct from i.card_text as same
+                   and file_meta is not distinct from i.file_meta::jsonb and card_text is not distinct from i.card_text
+                   and reply_to_message_id is not distinct from i.reply_to and mentioned_user_ids = i.mentions as same
             from messenger.messages m where m.sender_user_id = i.sender_id and m.client_message_id = i.client_message_id) e) x on true
       left join lateral (
         select c.membership_version, sp.id is not null as member, case when sp.accepted_at is null then sp.id end as pending_participant_id,
@@ -128,18 +132,21 @@ function sendBatchStatement(push: SendDeps['push'], sends: readonly BatchSend[],
      where c.id = w.chat_id and c.id = any(array(select id from locked)) and c.membership_version = w.v
     returning c.id, c.last_seq - w.n as base),
   msg as (
-    insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id, withheld_from)
+    insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id, withheld_from,
+                                    reply_to_message_id, mentioned_user_ids)
     select k.id, k.chat_id, b.base + row_number() over (partition by k.chat_id order by k.ord), k.sender_id, k.kind, k.body,
-           k.file_meta::jsonb, k.card_text, ${at}, k.client_message_id, k.withheld_from
+           k.file_meta::jsonb, k.card_text, ${at}, k.client_message_id, k.withheld_from, k.reply_to, k.mentions
       from checked k join bumped b on b.id = k.chat_id
      where k.allowed
     returning id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body,
       file_meta as "fileMeta", card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt",
-      client_message_id as "clientMessageId"),
+      client_message_id as "clientMessageId", reply_to_message_id as "replyToMessageId", mentioned_user_ids as "mentionedUserIds"),
   recipients as (
-    select b.id as chat_id, r.users, r.requests from bumped b
+    select b.id as chat_id, r.users, r.requests, r.muted, r.mentions_only from bumped b
       cross join lateral (select array_agg(p.user_id order by p.user_id) as users,
-                                 array_agg(p.user_id order by p.user_id) filter (where p.accepted_at is null) as requests
+                                 array_agg(p.user_id order by p.user_id) filter (where p.accepted_at is null) as requests,
+                                 array_agg(p.user_id order by p.user_id) filter (where p.notification_level = 'off') as muted,
+                                 array_agg(p.user_id order by p.user_id) filter (where p.notification_level = 'mentions') as mentions_only
                             from messenger.chat_participants p where p.chat_id = b.id and p.status = 'Active') r),
   -- By the participant rows' keys: a join on (chat, sender) gets a generic plan that reads every
   -- active participation of every chat on each batch, though almost every batch accepts none.
@@ -169,7 +176,10 @@ function sendBatchStatement(push: SendDeps['push'], sends: readonly BatchSend[],
                                  coalesce((select jsonb_agg(u order by u) from unnest(r.requests) u
                                             where u <> m."senderUserId" and u is distinct from k.withheld_from and not exists (
                                               select 1 from msg m2 join input i2 on i2.id = m2.id
-                                               where m2."chatId" = m."chatId" and m2."senderUserId" = u and i2.ord < i.ord)), '[]'::jsonb) as request_user_ids) e`),
+                                               where m2."chatId" = m."chatId" and m2."senderUserId" = u and i2.ord < i.ord)), '[]'::jsonb) as request_user_ids,
+                                 coalesce(to_jsonb(array_remove(array_remove(r.muted, m."senderUserId"), k.withheld_from)), '[]'::jsonb) as muted_user_ids,
+                                 coalesce(to_jsonb(array_remove(array_remove(r.mentions_only, m."senderUserId"), k.withheld_from)), '[]'::jsonb)
+                                   as mentions_only_user_ids) e`),
   )}),
   woke as (
     select ${push.wakeAtCommit(wakePayload)}, pg_notify('${sql.raw(OUTBOX_CHANNEL)}', '') where exists (select 1 from msg))

@@ -7,7 +7,8 @@ import { currentTraceparent } from '../../../platform/observability/index.ts';
 import { OUTBOX_CHANNEL } from '../../../platform/outbox/index.ts';
 import { newId } from '../../../platform/time.ts';
 import { messagePostedOutboxInsert } from './message-posted.ts';
-import { MESSAGE_COLUMNS, messageView, type MessageView } from './message-rows.ts';
+import { MESSAGE_COLUMNS, type MessageView } from './message-rows.ts';
+import { messageViews, normalizedMentions, refuseBadReplyOrMentions } from './replies.ts';
 import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendDeps, type SendQueue } from './send-batch.ts';
 import { contentProblem, type MessageContent } from './rules.ts';
 import type { MessengerContext } from '../context.ts';
@@ -125,7 +126,9 @@ export async function sendMessage(
     throw ChatErrors.invalidMessage(problem);
   }
   // The content without the idempotency key (the send compares it with a stored repeat's).
-  const { clientMessageId, ...message } = content;
+  const { clientMessageId, ...rest } = content;
+  const message = { ...rest, mentionedUserIds: normalizedMentions(rest.mentionedUserIds) };
+  await refuseBadReplyOrMentions(ctx.db, caller.userId, chatId, message.replyToMessageId, message.mentionedUserIds);
   for (let attempt = 1; ; attempt++) {
     let out: SendOutcome;
     try {
@@ -139,9 +142,9 @@ export async function sendMessage(
     if (out.senderInactive) throw callerRefusal(await replicaActivity(ctx.db, caller.userId));
     if (out.existing) {
       if (!out.sameContent) throw ChatErrors.clientMessageIdReused();
-      return { message: messageView(out.existing), created: false };
+      return { message: (await messageViews(ctx.db, [out.existing]))[0]!, created: false };
     }
-    if (out.message) return { message: messageView(out.message), created: true };
+    if (out.message) return { message: (await messageViews(ctx.db, [out.message]))[0]!, created: true };
     if (!out.member) throw ChatErrors.chatNotFound();
     if (out.blocked) throw ChatErrors.blocked();
     if (out.recipientInactive) throw ChatErrors.recipientInactive();
@@ -154,13 +157,16 @@ async function trySend(ctx: SendDeps & { wakePayload?: () => string }, send: Bat
   const { senderUserId: me, chatId, content, traceparent } = send;
   const clientMessageId = send.clientMessageId ?? null;
   const fileMeta = content.fileMeta ? JSON.stringify(content.fileMeta) : null;
+  const replyTo = content.replyToMessageId ?? null;
+  const mentions = sql`${sql.param(content.mentionedUserIds ?? [])}::uuid[]`;
   const now = ctx.clock.now();
   const at = now.toISOString();
   const id = newId();
   const statement = sql`with existing as (
           select ${MESSAGE_COLUMNS},
                  chat_id = ${chatId} and kind = ${content.kind} and body is not distinct from ${content.body ?? null}::text
-                   and file_meta is not distinct from ${fileMeta}::jsonb and card_text is not distinct from ${content.cardText ?? null}::text as same
+                   and file_meta is not distinct from ${fileMeta}::jsonb and card_text is not distinct from ${content.cardText ?? null}::text
+                   and reply_to_message_id is not distinct from ${replyTo}::uuid and mentioned_user_ids = ${mentions} as same
             from messenger.messages where sender_user_id = ${me} and client_message_id = ${clientMessageId}::uuid),
         snapshot as (
           select c.membership_version, c.kind,
@@ -169,7 +175,7 @@ async function trySend(ctx: SendDeps & { wakePayload?: () => string }, send: Bat
                           where p.chat_id = c.id and p.user_id = ${me} and p.status = 'Active' and p.accepted_at is null) as pending
             from messenger.chats c where c.id = ${chatId}),
         recipients as (
-          select user_id, accepted_at from messenger.chat_participants where chat_id = ${chatId} and status = 'Active' and user_id <> ${me}),
+          select user_id, accepted_at, notification_level from messenger.chat_participants where chat_id = ${chatId} and status = 'Active' and user_id <> ${me}),
         inactive as (
           select not coalesce((select u.is_active from messenger.users u where u.id = ${me}), false) as sender,
                  (select kind from snapshot) = 'Direct' and exists (
@@ -190,9 +196,11 @@ async function trySend(ctx: SendDeps & { wakePayload?: () => string }, send: Bat
              and not exists (select 1 from existing)
           returning c.last_seq),
         msg as (
-          insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id, withheld_from)
+          insert into messenger.messages (id, chat_id, seq, sender_user_id, kind, body, file_meta, card_text, sent_at, client_message_id, withheld_from,
+                                          reply_to_message_id, mentioned_user_ids)
           select ${id}, ${chatId}, l.last_seq, ${me}, ${content.kind}, ${content.body ?? null},
-                 ${fileMeta}::jsonb, ${content.cardText ?? null}, ${at}, ${clientMessageId}::uuid, (select user_id from withheld)
+                 ${fileMeta}::jsonb, ${content.cardText ?? null}, ${at}, ${clientMessageId}::uuid, (select user_id from withheld),
+                 ${replyTo}::uuid, ${mentions}
             from locked l
           returning ${MESSAGE_COLUMNS}),
         consented as (
@@ -218,7 +226,11 @@ async function trySend(ctx: SendDeps & { wakePayload?: () => string }, send: Bat
           select ${newId()}::uuid as event_id, ${at}::text as sent_at, ${traceparent ?? null}::varchar as traceparent,
                  (select coalesce(jsonb_agg(user_id order by user_id), '[]'::jsonb) from recipients where user_id not in (select user_id from withheld)) as recipient_user_ids,
                  (select coalesce(jsonb_agg(user_id order by user_id) filter (where accepted_at is null), '[]'::jsonb)
-                    from recipients where user_id not in (select user_id from withheld)) as request_user_ids),
+                    from recipients where user_id not in (select user_id from withheld)) as request_user_ids,
+                 (select coalesce(jsonb_agg(user_id order by user_id) filter (where notification_level = 'off'), '[]'::jsonb)
+                    from recipients where user_id not in (select user_id from withheld)) as muted_user_ids,
+                 (select coalesce(jsonb_agg(user_id order by user_id) filter (where notification_level = 'mentions'), '[]'::jsonb)
+                    from recipients where user_id not in (select user_id from withheld)) as mentions_only_user_ids),
         event as (${sql.raw(messagePostedOutboxInsert('from msg m cross join event_args e'))})
         select coalesce((select member from snapshot), false) as member, coalesce((select v from blocked), false) as blocked,
                (select sender from inactive) as "senderInactive", coalesce((select recipient from inactive), false) as "recipientInactive",

@@ -14,6 +14,9 @@ export const PARTICIPANT_ROLES = ['Owner', 'Member'] as const;
 export type ParticipantRole = (typeof PARTICIPANT_ROLES)[number];
 export const PARTICIPANT_STATUSES = ['Active', 'Removed'] as const;
 export type ParticipantStatus = (typeof PARTICIPANT_STATUSES)[number];
+/** A participant's notifications of the chat: every message, only those that mention them, or none (muted). */
+export const NOTIFICATION_LEVELS = ['all', 'mentions', 'off'] as const;
+export type NotificationLevel = (typeof NOTIFICATION_LEVELS)[number];
 /** The chat's system feed (chat-event.md): announced to the chat as ChatUpdated. */
 export const CHAT_EVENT_KINDS = ['Created', 'Renamed', 'ParticipantAdded', 'ParticipantRemoved', 'RequestAccepted'] as const;
 export type ChatEventKind = (typeof CHAT_EVENT_KINDS)[number];

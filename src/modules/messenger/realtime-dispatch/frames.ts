@@ -31,6 +31,20 @@ const Message = frame('MessageFrame', 'message_received, message_edited: the mes
   EditedAt: Nullable(Timestamp),
   Deleted: Type.Boolean(),
   ClientMessageId: Nullable(Uuid),
+  MentionedUserIds: Type.Array(Uuid, { description: 'The members the message mentions (group chats)' }),
+  ReplyTo: Nullable(
+    Type.Object(
+      {
+        MessageId: Uuid,
+        Seq: Type.Integer({ minimum: 1 }),
+        SenderUserId: Uuid,
+        Kind: literals(MESSAGE_CONTENT_KINDS),
+        Excerpt: Nullable(Type.String({ description: 'The first 100 characters of the text or card as it is now, the file name of a file; null when deleted or withheld' })),
+        Deleted: Type.Boolean(),
+      },
+      { description: 'The message this one replies to, as it is at delivery' },
+    ),
+  ),
   Body: Type.Optional(Type.String()),
   FileMeta: Type.Optional(Type.Object({ fileId: Type.String(), fileName: Type.String(), contentType: Type.String(), size: Type.Integer() })),
   CardText: Type.Optional(Type.String()),

@@ -67,6 +67,15 @@ export function messageProjection(m: MessageRef): Payload {
     EditedAt: iso(m.editedAt),
     Deleted: m.deletedAt !== null,
     ClientMessageId: m.clientMessageId,
+    MentionedUserIds: m.mentionedUserIds,
+    ReplyTo: m.replyTo && {
+      MessageId: m.replyTo.messageId,
+      Seq: m.replyTo.seq,
+      SenderUserId: m.replyTo.senderUserId,
+      Kind: m.replyTo.kind,
+      Excerpt: m.replyTo.excerpt,
+      Deleted: m.replyTo.deleted,
+    },
     ...content,
   };
 }

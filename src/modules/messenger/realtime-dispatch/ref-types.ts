@@ -1,3 +1,5 @@
+import type { ReplyPreview } from '../messages/reply-preview.ts';
+
 /**
  * The entities a claimed batch of realtime_outbox rows points at, as the payload builders read
  * them (loaded by refs.ts; a missing one is simply absent from its map).
@@ -17,6 +19,10 @@ export interface MessageRef {
   deletedAt: Date | null;
   /** The sender's own id for the message (idempotent sends), so the sender's other devices match their optimistic copy. */
   clientMessageId: string | null;
+  /** The members it mentions (group chats). */
+  mentionedUserIds: string[];
+  /** The parent's preview as it is now (messages/replies.ts), or null: no reply. */
+  replyTo: ReplyPreview | null;
 }
 /** A reaction as a reaction_changed frame reads it at delivery, with its emoji's count for the frame's audience. */
 export interface ReactionRef {

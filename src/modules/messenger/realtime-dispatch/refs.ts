@@ -4,6 +4,7 @@ import { JOIN_KINDS, type MessengerPushKind } from '../model/push-kinds.ts';
 import { reactionCountsFor } from '../model/reaction-visibility.ts';
 import { emptyRefs, reactionKey, type OutboxRowRef, type RealtimeRefs } from './payloads.ts';
 import type { MessageRef, ReactionRef } from './ref-types.ts';
+import { replyPreviewObject } from '../messages/reply-preview.ts';
 
 /**
  * Reads what a claimed batch points at, one query per entity kind present (outside any transaction:
@@ -71,9 +72,11 @@ export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?
     loadReactions(db, rows, refs.reactions),
     byId(
       db,
-      (ids) => sql`select id, chat_id as "chatId", seq::float8 as seq, sender_user_id as "senderUserId", kind, body, file_meta as "fileMeta",
-              card_text as "cardText", sent_at as "sentAt", edited_at as "editedAt", deleted_at as "deletedAt", client_message_id as "clientMessageId"
-         from messenger.messages where id = any(${ids})`,
+      (ids) => sql`select m.id, m.chat_id as "chatId", m.seq::float8 as seq, m.sender_user_id as "senderUserId", m.kind, m.body, m.file_meta as "fileMeta",
+              m.card_text as "cardText", m.sent_at as "sentAt", m.edited_at as "editedAt", m.deleted_at as "deletedAt", m.client_message_id as "clientMessageId",
+              m.mentioned_user_ids as "mentionedUserIds",
+              (select ${sql.raw(replyPreviewObject('rp'))} from messenger.messages rp where rp.id = m.reply_to_message_id) as "replyTo"
+         from messenger.messages m where m.id = any(${ids})`,
       messageIds,
       refs.messages,
     ),

@@ -8,6 +8,7 @@ import { MESSENGER_PUSH_KINDS } from '../model/push-kinds.ts';
 import { buildDelivery, type JoinFor, type RealtimeRefs } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
 import { loadRefs } from './refs.ts';
+import { replyPreviewObject } from '../messages/reply-preview.ts';
 
 /**
  * The messenger's kinds on the kernel's push path (platform/push, registerKinds): its chats,
@@ -22,7 +23,8 @@ import { loadRefs } from './refs.ts';
 const M = 'm.';
 const MESSAGE_OF_ROW = `m.id as "m.id", m.chat_id as "m.chatId", m.seq::float8 as "m.seq", m.sender_user_id as "m.senderUserId", m.kind as "m.kind",
   m.body as "m.body", m.file_meta as "m.fileMeta", m.card_text as "m.cardText", m.sent_at as "m.sentAt", m.edited_at as "m.editedAt", m.deleted_at as "m.deletedAt",
-  m.client_message_id as "m.clientMessageId"`;
+  m.client_message_id as "m.clientMessageId", m.mentioned_user_ids as "m.mentionedUserIds",
+  (select ${replyPreviewObject('rp')} from messenger.messages rp where rp.id = m.reply_to_message_id) as "m.replyTo"`;
 
 /** A claimed row with, beside it, the message it points at under `m.` (all null when none). */
 function claimedOf(r: ClaimedRow & { exhausted: boolean }): ClaimedRow & { exhausted: boolean; message?: MessageRef | null } {

@@ -65,6 +65,9 @@ describe('messages: send, edit within 60 s, delete, list-messages, read receipts
       RequestUserIds: [],
       Kind: 'Text',
       SentAt: m.clock.now().toISOString(),
+      MentionedUserIds: [],
+      MutedUserIds: [],
+      MentionsOnlyUserIds: [],
     });
     assert.doesNotMatch(JSON.stringify(row!.payload), /top secret/);
   });

@@ -88,7 +88,13 @@ async function seed(pool: pg.Pool): Promise<void> {
   await block(U.e, U.b, 'Unblocked');
   // Every participation above is pending (a message request) but b's in G, accepted before.
   await pool.query(`update messenger.chat_participants set accepted_at = $3 where chat_id = $1 and user_id = $2`, [CHAT.G, U.b, T0]);
+  // Notification levels the events carry: b hears of G only when mentioned, e muted D2.
+  await pool.query(`update messenger.chat_participants set notification_level = 'mentions' where chat_id = $1 and user_id = $2`, [CHAT.G, U.b]);
+  await pool.query(`update messenger.chat_participants set notification_level = 'off' where chat_id = $1 and user_id = $2`, [CHAT.D2, U.e]);
 }
+
+/** The parent a reply names (the statements store it as given: sendMessage judges it before). */
+const PARENT = newId();
 
 const fileMeta = { fileId: 'f-1', fileName: 'plan.pdf', contentType: 'application/pdf', size: 1024 };
 const SENDS: BatchSend[] = [
@@ -99,7 +105,7 @@ const SENDS: BatchSend[] = [
   { senderUserId: U.d, chatId: CHAT.D, content: { kind: 'Text', body: 'd blocked a' } },
   { senderUserId: U.b, chatId: CHAT.D2, content: { kind: 'Text', body: 'unblocked is fine' } },
   { senderUserId: U.e, chatId: CHAT.E, content: { kind: 'Card', cardText: 'Flat 3, 45 m²' } },
-  { senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Card', cardText: 'three' } },
+  { senderUserId: U.a, chatId: CHAT.G, content: { kind: 'Card', cardText: 'three', replyToMessageId: PARENT, mentionedUserIds: [U.b] } },
   { senderUserId: U.c, chatId: CHAT.G, content: { kind: 'Text', body: 'removed' } },
   { senderUserId: U.a, chatId: CHAT.none, content: { kind: 'Text', body: 'no such chat' } },
   { senderUserId: U.e, chatId: CHAT.D2, content: { kind: 'Text', body: 'two in D2' }, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
@@ -137,7 +143,8 @@ async function written(pool: pg.Pool): Promise<unknown> {
   const named = (v: unknown): unknown =>
     typeof v === 'string' ? (names.get(v) ?? seqOf.get(v) ?? v) : Array.isArray(v) ? v.map(named) : v && typeof v === 'object' && !(v instanceof Date) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, named(x)])) : v;
   return named({
-    messages: await q(`select chat_id, seq::int, sender_user_id, kind, body, file_meta, card_text, sent_at, edited_at, deleted_at, withheld_from from messenger.messages order by chat_id, seq`),
+    messages: await q(`select chat_id, seq::int, sender_user_id, kind, body, file_meta, card_text, sent_at, edited_at, deleted_at, withheld_from,
+                        reply_to_message_id, mentioned_user_ids from messenger.messages order by chat_id, seq`),
     pushes: await q(
       `select r.kind, r.target_kind, r.chat_id, r.target_user_id, r.message_id, r.ref_id, r.session_kind, r.seq::int, r.status, r.attempts,
               r.next_attempt_at, r.last_error, r.created_at, r.updated_at, r.row_version, r.traceparent
@@ -250,6 +257,17 @@ describe('message sends written together (one statement) vs one by one', () => {
       'recipient inactive',
     ]);
     assert.deepEqual(await written(batched.pool), await written(single.pool));
+    // The events carry the mentions and the recipients' levels (the same both ways, as compared above).
+    const levels = (await batched.pool.query<{ p: Record<string, unknown> }>(
+      `select payload as p from platform.outbox where payload->>'ChatId' = any($1::text[]) order by key, (payload->>'Seq')::int`, [[CHAT.G, CHAT.D2]],
+    )).rows.map(({ p }) => [names.get(String(p.ChatId)), p.Seq, p.MentionedUserIds, p.MutedUserIds, p.MentionsOnlyUserIds]);
+    assert.deepEqual(levels.sort((x, y) => String(x[0]).localeCompare(String(y[0])) || Number(x[1]) - Number(y[1])), [
+      ['D2', 1, [], [U.e], []],
+      ['D2', 2, [], [], []],
+      ['G', 1, [], [], [U.b]],
+      ['G', 2, [], [], []],
+      ['G', 3, [U.b], [], [U.b]],
+    ]);
   });
 
   test('concurrent sends through the queue go in one statement and answer each caller with its own message', async () => {

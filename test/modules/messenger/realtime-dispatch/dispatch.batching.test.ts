@@ -143,6 +143,8 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
       editedAt: null,
       deletedAt: null,
       clientMessageId: null,
+      mentionedUserIds: [],
+      replyTo: null,
     });
     assert.equal(byId.get(gone)!.message, null);
     assert.equal('message' in byId.get(other)!, false);

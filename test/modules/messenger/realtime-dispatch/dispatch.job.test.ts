@@ -51,6 +51,8 @@ describe('RealtimeDispatchJob (seed 000 test table)', () => {
         EditedAt: null,
         Deleted: false,
         ClientMessageId: null,
+        MentionedUserIds: [],
+        ReplyTo: null,
         Body: 'private words',
         Cursor: cursorOf(Number(streamed!.position)),
       },

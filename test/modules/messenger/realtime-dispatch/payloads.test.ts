@@ -17,7 +17,7 @@ const at = new Date('2026-03-01T10:00:00Z');
 function fixtures(): { refs: RealtimeRefs; ids: Record<string, string> } {
   const refs = emptyRefs();
   const ids = { message: id(), participant: id(), reaction: id(), event: id(), contact: id(), blacklist: id(), call: id(), conference: id(), roster: id(), recording: id() };
-  refs.messages.set(ids.message, { id: ids.message, chatId, seq: 7, senderUserId: alice, kind: 'Text', body: 'secret body', fileMeta: null, cardText: null, sentAt: at, editedAt: null, deletedAt: null, clientMessageId: id() });
+  refs.messages.set(ids.message, { id: ids.message, chatId, seq: 7, senderUserId: alice, kind: 'Text', body: 'secret body', fileMeta: null, cardText: null, sentAt: at, editedAt: null, deletedAt: null, clientMessageId: id(), mentionedUserIds: [], replyTo: null });
   refs.reactions.set(`${ids.reaction}:`, { id: ids.reaction, chatId, messageId: ids.message, userId: bob, emoji: '👍', added: true, count: 2 });
   refs.participants.set(ids.participant, { id: ids.participant, chatId, userId: bob, status: 'Active', lastReadSeq: 7 });
   refs.chatEvents.set(ids.event, { id: ids.event, chatId, kind: 'Renamed', actorUserId: alice, subjectUserId: null, subjectActive: false, createdAt: at });
@@ -31,7 +31,7 @@ function fixtures(): { refs: RealtimeRefs; ids: Record<string, string> } {
   return { refs, ids };
 }
 
-const MESSAGE_KEYS = ['ChatId', 'MessageId', 'Seq', 'SenderUserId', 'Kind', 'SentAt', 'EditedAt', 'Deleted', 'ClientMessageId', 'Body'];
+const MESSAGE_KEYS = ['ChatId', 'MessageId', 'Seq', 'SenderUserId', 'Kind', 'SentAt', 'EditedAt', 'Deleted', 'ClientMessageId', 'MentionedUserIds', 'ReplyTo', 'Body'];
 const DIRECT_KEYS = ['CallId', 'SessionKind', 'ChatId', 'CallerUserId', 'CalleeUserId', 'Media', 'Status', 'RoomName'];
 const CONF_KEYS = ['ConferenceId', 'SessionKind', 'ChatId', 'StartedByUserId', 'Media', 'Status', 'RoomName'];
 const ROSTER_KEYS = [...CONF_KEYS, 'UserId', 'ParticipantStatus', 'ScreenSharing'];
