@@ -5,7 +5,7 @@
 #   eval "$(bash scripts/services.sh up)"
 # configures the current shell; progress goes to stderr. KAFKA_SASL_BROKERS (the broker's SASL listener)
 # is for the tests of the Kafka SASL settings; the service itself does not read it. objectstore is the
-# S3-compatible store of the messenger's files (scripts/objectstore.sh; its FILES_S3_* settings).
+# S3-compatible store of the messenger's files (scripts/objectstore.sh; its FILES_S3_* settings and the AWS SDK's AWS_* variables).
 set -euo pipefail
 
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
