@@ -65,9 +65,10 @@ up() {
   fi
   echo "export FILES_S3_ENDPOINT=http://127.0.0.1:$PORT"
   echo "export FILES_S3_BUCKET=$BUCKET"
-  echo "export FILES_S3_REGION=us-east-1"
-  echo "export FILES_S3_ACCESS_KEY_ID=$ACCESS_KEY"
-  echo "export FILES_S3_SECRET_ACCESS_KEY=$SECRET_KEY"
+  # The region and credentials are the AWS SDK's own variables (its default chain), not the service's settings.
+  echo "export AWS_REGION=us-east-1"
+  echo "export AWS_ACCESS_KEY_ID=$ACCESS_KEY"
+  echo "export AWS_SECRET_ACCESS_KEY=$SECRET_KEY"
 }
 
 down() {

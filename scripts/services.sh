@@ -5,7 +5,7 @@
 #   eval "$(bash scripts/services.sh up)"
 # configures the current shell; progress goes to stderr. KAFKA_SASL_BROKERS (the broker's SASL listener)
 # is for the tests of the Kafka SASL settings; the service itself does not read it. objectstore is the
-# S3-compatible store of the messenger's files (scripts/objectstore.sh; its FILES_S3_* settings).
+# S3-compatible store of the messenger's files (scripts/objectstore.sh; its FILES_S3_* settings and the AWS SDK's AWS_* variables).
 set -euo pipefail
 
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,6 +24,13 @@ run() { # run <service> <action>
 for s in $SERVICES; do
   case "$s" in kafka | redis | elasticsearch | objectstore | postgres) ;; *) echo "services: unknown service '$s' in PIN_SERVICES" >&2; exit 2 ;; esac
 done
+
+# One `up` or `down` at a time on this machine: two test runs starting at once (a CI run beside a
+# developer's) would otherwise both find a service down, both start it, and the loser's pid file
+# would name a process that failed to bind while the winner's runs untracked.
+mkdir -p /tmp/pin-services
+exec 9>/tmp/pin-services/.lock
+flock 9
 
 case "${1:-}" in
   up)

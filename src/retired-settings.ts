@@ -11,7 +11,9 @@ export type RetiredSetting =
   /** Removed: now a fixed constant beside the code that uses it (`value` as it is fixed, `why`). */
   | { constant: string; why: string }
   /** Folded into another setting (`replacedBy`); `how` says which of its values to set, or what it now decides. */
-  | { replacedBy: string; how: string };
+  | { replacedBy: string; how: string }
+  /** Left to a library's own variable (`external`, read by that library, not a setting of ours); `how` says whose. */
+  | { external: string; how: string };
 
 const UNIT_MS = { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -154,6 +156,18 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   HUB_MAX_CONNECTS_PER_USER_PER_SECOND: { constant: 'REALTIME_DEFAULTS.hubUserConnectsPerSecond = 2 in src/platform/realtime/defaults.ts', why: "a user's share of the connects, with a burst of HUB_MAX_CONNECTIONS_PER_USER" },
   OUTBOX_BATCH_SIZE: { constant: 'OUTBOX_DEFAULTS.outboxBatchSize = 1000 in src/platform/outbox/defaults.ts', why: 'rows per publisher batch' },
   OUTBOX_MAX_RUN_DURATION: { constant: 'OUTBOX_DEFAULTS.outboxMaxRunMs = 5s in src/platform/outbox/defaults.ts', why: "a publisher run's limit; the next tick or wake goes on" },
+  // Fifth cut (at most 90 settings): limits only a developer or a test lowers, and the object store's
+  // region and credentials, which the AWS SDK reads itself.
+  MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE: { constant: 'MESSENGER_DEFAULTS.rateLimitContactRequestsPerMinute = 20 in src/modules/messenger/defaults.ts', why: 'contact requests per user per minute' },
+  MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE: { constant: 'MESSENGER_DEFAULTS.rateLimitCallInvitesPerMinute = 20 in src/modules/messenger/defaults.ts', why: 'call and conference invites per user per minute' },
+  MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: { constant: 'MESSENGER_DEFAULTS.rateLimitChatChangesPerMinute = 30 in src/modules/messenger/defaults.ts', why: 'chat creations and participant additions per user per minute' },
+  NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE: { constant: 'NOTIFICATIONS_DEFAULTS.rateLimitPushTokenRegistrationsPerMinute = 10 in src/modules/notifications/defaults.ts', why: 'push-token registrations per user per minute' },
+  USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: { constant: 'USER_ACTIVITY_DEFAULTS.rateLimitTrackingPerMinute = 1200 in src/modules/user-activity/defaults.ts', why: 'tracking calls per client address per minute, room for a NAT' },
+  HUB_MAX_BUFFERED_BYTES: { constant: 'REALTIME_DEFAULTS.hubMaxBufferedBytes = 1048576 in src/platform/realtime/defaults.ts', why: "a socket's send buffer cap; a slow consumer refills over REST" },
+  FILES_UPLOAD_URL_TTL: { constant: 'MESSENGER_DEFAULTS.fileUploadUrlTtlMs = 15m in src/modules/messenger/defaults.ts', why: "a presigned upload URL's lifetime" },
+  FILES_S3_REGION: { external: 'AWS_REGION', how: "the AWS SDK's default chain (or a shared profile); R2: auto" },
+  FILES_S3_ACCESS_KEY_ID: { external: 'AWS_ACCESS_KEY_ID', how: "the AWS SDK's default chain (or a shared profile, an instance role)" },
+  FILES_S3_SECRET_ACCESS_KEY: { external: 'AWS_SECRET_ACCESS_KEY', how: "the AWS SDK's default chain (or a shared profile, an instance role)" },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */
@@ -167,6 +181,8 @@ export function retiredSettingProblems(
     if (value === undefined || value === '') continue;
     if ('constant' in entry) {
       problems.push(`${name}: removed — it is now a fixed constant (${entry.constant}; ${entry.why}); unset it`);
+    } else if ('external' in entry) {
+      problems.push(`${name}: removed — set ${entry.external} instead (${entry.how}); unset ${name}`);
     } else if ('replacedBy' in entry) {
       problems.push(`${name}: replaced by ${entry.replacedBy} (${entry.how}); unset ${name}`);
     } else if (entry.unit === undefined) {

@@ -147,6 +147,16 @@ test('the settings that became fixed values or were folded into another fail sta
     HUB_MAX_CONNECTS_PER_USER_PER_SECOND: /REALTIME_DEFAULTS\.hubUserConnectsPerSecond = 2/,
     OUTBOX_BATCH_SIZE: /OUTBOX_DEFAULTS\.outboxBatchSize = 1000/,
     OUTBOX_MAX_RUN_DURATION: /OUTBOX_DEFAULTS\.outboxMaxRunMs = 5s/,
+    MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE: /MESSENGER_DEFAULTS\.rateLimitContactRequestsPerMinute = 20/,
+    MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE: /MESSENGER_DEFAULTS\.rateLimitCallInvitesPerMinute = 20/,
+    MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: /MESSENGER_DEFAULTS\.rateLimitChatChangesPerMinute = 30/,
+    NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE: /NOTIFICATIONS_DEFAULTS\.rateLimitPushTokenRegistrationsPerMinute = 10/,
+    USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: /USER_ACTIVITY_DEFAULTS\.rateLimitTrackingPerMinute = 1200/,
+    HUB_MAX_BUFFERED_BYTES: /REALTIME_DEFAULTS\.hubMaxBufferedBytes = 1048576/,
+    FILES_UPLOAD_URL_TTL: /MESSENGER_DEFAULTS\.fileUploadUrlTtlMs = 15m/,
+    FILES_S3_REGION: /removed — set AWS_REGION instead \(the AWS SDK's default chain/,
+    FILES_S3_ACCESS_KEY_ID: /removed — set AWS_ACCESS_KEY_ID instead/,
+    FILES_S3_SECRET_ACCESS_KEY: /removed — set AWS_SECRET_ACCESS_KEY instead/,
   };
   for (const [name, what] of Object.entries(replaced)) {
     const problems = problemsOf({ [name]: '1' });

@@ -1,15 +1,15 @@
 /**
- * The outbox publisher's PostgreSQL-queue peers (../shared/peers/pgq: raw `FOR UPDATE SKIP LOCKED`,
+ * The outbox publisher's PostgreSQL-queue peers (the `pgq` folder PGQ_PEERS_DIR names: raw `FOR UPDATE SKIP LOCKED`,
  * graphile-worker), run in the same session as scripts/bench/outbox-publish.ts by `ab.ts --peers`,
  * so "% of raw SKIP LOCKED" compares runs that shared the machine's load. The peers' folder is
  * read-only: it is copied to PGQ_WORK_DIR (/tmp/pin-pgq-peers) and its pinned packages installed
  * there once (`npm ci`); their PostgreSQL (embedded, durable defaults, port 55433) runs only while
- * the peers do. PGQ_PEERS_DIR points elsewhere than ../shared/peers/pgq.
+ * the peers do.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync } from 'node:fs';
 
-const SOURCE = process.env.PGQ_PEERS_DIR ?? new URL('../../../shared/peers/pgq', import.meta.url).pathname;
+const SOURCE = process.env.PGQ_PEERS_DIR ?? '';
 const WORK = process.env.PGQ_WORK_DIR ?? '/tmp/pin-pgq-peers';
 
 /** One peer run: the script and its arguments (the shapes of the peers' run-all.sh). */
@@ -22,7 +22,7 @@ export const PEER_RUNS: { name: string; args: string[] }[] = [
 
 /** Copies and installs the peers once; starts their PostgreSQL. Answers a stop function. */
 export async function startPeers(): Promise<() => void> {
-  if (!existsSync(`${SOURCE}/bench-raw.mjs`)) throw new Error(`no pgq peers at ${SOURCE}: set PGQ_PEERS_DIR`);
+  if (!SOURCE || !existsSync(`${SOURCE}/bench-raw.mjs`)) throw new Error(`no pgq peers at ${JSON.stringify(SOURCE)}: set PGQ_PEERS_DIR to the peers' pgq folder`);
   if (!existsSync(`${WORK}/node_modules/graphile-worker`)) {
     cpSync(SOURCE, WORK, { recursive: true, filter: (src) => !src.includes('/results') });
     const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: WORK, stdio: ['ignore', 2, 2] });

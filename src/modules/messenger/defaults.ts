@@ -9,12 +9,17 @@ import { defineDefaults } from '../../platform/types/index.ts';
  * length, a group's size, the ring timeout) are not defaults: they stay with the rules they belong to.
  */
 export const MESSENGER_DEFAULTS = defineDefaults({
-  // Per-user request limits per minute (0 = no limit), the MESSENGER_RATE_LIMIT_* settings.
+  // Per-user request limits per minute (0 = no limit): the MESSENGER_RATE_LIMIT_* settings' defaults…
   rateLimitContactSearchesPerMinute: 30,
+  rateLimitMessageSendsPerMinute: 300,
+  /**
+   * …and the fixed ones (once settings too): contact requests; call and conference invites (each
+   * route counted on its own); chat creations (a direct chat's opening included) and participant
+   * additions (each route on its own). 429 RATE_LIMITED past them.
+   */
   rateLimitContactRequestsPerMinute: 20,
   rateLimitCallInvitesPerMinute: 20,
   rateLimitChatChangesPerMinute: 30,
-  rateLimitMessageSendsPerMinute: 300,
 
   /** Most concurrent sends written in one statement (1 = every send alone). */
   sendBatchMax: 64,
@@ -49,10 +54,11 @@ export const MESSENGER_DEFAULTS = defineDefaults({
   callReaperBatchSize: 100,
   callReaperMaxRunMs: 10 * SECOND_MS,
   /** The files sweep: uploads never sent are found within ~10 min of their expiry (FILES_UNSENT_EXPIRY). */
-  /** The files' settings' defaults: the largest upload (FILES_MAX_BYTES, 100 MiB), a presigned upload's lifetime (FILES_UPLOAD_URL_TTL), and how long a file no message names is kept (FILES_UNSENT_EXPIRY). */
+  /** The files' settings' defaults: the largest upload (FILES_MAX_BYTES, 100 MiB), and how long a file no message names is kept (FILES_UNSENT_EXPIRY). */
   fileMaxBytes: 100 * 1024 ** 2,
-  fileUploadUrlTtlMs: 15 * MINUTE_MS,
   fileUnsentExpiryMs: 24 * HOUR_MS,
+  /** A presigned upload (PUT) URL's lifetime (once FILES_UPLOAD_URL_TTL); FILES_UNSENT_EXPIRY is at least this. */
+  fileUploadUrlTtlMs: 15 * MINUTE_MS,
   /** Bytes read from an upload's start to tell its real type (file-type's own minimum for every type it knows). */
   fileSniffBytes: 4100,
   /** Quarantined files an admin page lists when the query names no limit. */
@@ -103,12 +109,17 @@ export type MessengerTuning = Pick<
   | 'contactSearchIndexIntervalMs'
   | 'contactSearchRetryCapMs'
   | 'contactSearchRebuildCron'
+  | 'rateLimitContactRequestsPerMinute'
+  | 'rateLimitCallInvitesPerMinute'
+  | 'rateLimitChatChangesPerMinute'
 >;
 
 /** The one check of the fixed values at construction (a test's overrides are held to it too). */
 export function messengerTuningProblems(t: MessengerTuning): string[] {
   const positive = ['sendBatchMax', 'sendConcurrency', 'sendQueueMaxWaiting', 'contactSearchRequestTimeoutMs', 'contactSearchIndexIntervalMs', 'contactSearchRetryCapMs'] as const;
   const problems = positive.filter((k) => !(Number.isInteger(t[k]) && t[k] > 0)).map((k) => `messenger ${k}: must be a whole number > 0 (got ${t[k]})`);
-  if (!(Number.isInteger(t.sendMinIntervalMs) && t.sendMinIntervalMs >= 0)) problems.push(`messenger sendMinIntervalMs: must be a whole number ≥ 0 (got ${t.sendMinIntervalMs})`);
+  // 0 = no wait between send statements, and no limit for a route (as the limits' settings allow).
+  const zeroAllowed = ['sendMinIntervalMs', 'rateLimitContactRequestsPerMinute', 'rateLimitCallInvitesPerMinute', 'rateLimitChatChangesPerMinute'] as const;
+  for (const k of zeroAllowed) if (!(Number.isInteger(t[k]) && t[k] >= 0)) problems.push(`messenger ${k}: must be a whole number ≥ 0 (got ${t[k]})`);
   return problems;
 }

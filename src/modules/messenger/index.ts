@@ -20,11 +20,10 @@ import { createContactSearchMetrics } from './contact-search/metrics.ts';
 import { createPostgresContactSearch } from './contact-search/postgres-adapter.ts';
 import { contactSearchRebuildJob } from './contact-search/rebuild.job.ts';
 import { contactRelationLookup } from './contacts/contacts.ts';
-import type { MessengerContext } from './context.ts';
 import { createSendQueue } from './messages/send.ts';
 import { ChatErrors } from './errors.ts';
 import { messengerPushKinds } from './realtime-dispatch/register.ts';
-import { registerMessengerRoutes } from './routes.ts';
+import { registerMessengerRoutes, type MessengerPartsContext } from './routes.ts';
 import { USER_INACTIVE_CLOSE_REASON } from './errors.ts';
 import { displayNamesOf, inactiveAmong } from './user-replica/replica-reads.ts';
 import { HubRefusal, tickBatcher } from '../../platform/realtime/index.ts';
@@ -90,7 +89,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
   const store = filesOptions.store ? createFileStore(filesOptions.store) : undefined;
   log.info({ configured: store !== undefined }, store ? 'file storage configured' : 'file storage not configured (FILES_S3_BUCKET unset): file routes answer 503 FILES_NOT_CONFIGURED');
   const files = { db: deps.db, clock: deps.clock, log: log.child({ part: 'files' }), store, options: filesOptions };
-  const ctx: MessengerContext = {
+  const ctx: MessengerPartsContext = {
     ...kernel, options, log: realtimeLog, mintJoin, sends, userSync, files,
     fileForMessage: (caller, chatId, fileId) => fileForMessage(files, caller, chatId, fileId),
   };

@@ -25,9 +25,9 @@ export function messengerOptionsOf(s: MessengerSettings, t: MessengerTuning): Me
     phoneRegion: s.PHONE_DEFAULT_REGION,
     rateLimits: {
       contactSearches: s.MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE,
-      contactRequests: s.MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE,
-      callInvites: s.MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE,
-      chatChanges: s.MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE,
+      contactRequests: t.rateLimitContactRequestsPerMinute,
+      callInvites: t.rateLimitCallInvitesPerMinute,
+      chatChanges: t.rateLimitChatChangesPerMinute,
       messageSends: s.MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE,
     },
     contactSearch: {

@@ -10,6 +10,9 @@ import { registerRealtimeOutboxRoutes } from '../../platform/push/index.ts';
 import { refuseUnknownFields } from './admin-body.ts';
 import { registerPresenceRoutes } from './presence/presence.ts';
 import type { MessengerContext } from './context.ts';
+import type { CallsContext } from './calls/media-join.ts';
+import type { MessagesContext } from './messages/context.ts';
+import type { FilesDeps } from './files/files.ts';
 import { registerMessageRoutes } from './messages/routes.ts';
 import { registerFileRoutes } from './files/routes.ts';
 import { registerUserReplicaRoutes } from './user-replica/routes.ts';
@@ -20,7 +23,10 @@ import { refuseInactiveUser } from './user-replica/replica-reads.ts';
  * rules for chats, messages, contacts, calls and search; admin tokens for the realtime outbox
  * runbook and the phone-conflict review.
  */
-export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerContext, search: ContactSearchDeps): void {
+/** The shared context with every part's own extension: what index.ts builds and each part's routes take their share of. */
+export type MessengerPartsContext = CallsContext & MessagesContext & { files: FilesDeps };
+
+export function registerMessengerRoutes(app: FastifyInstance, ctx: MessengerPartsContext, search: ContactSearchDeps): void {
   refuseInactiveUsers(app, ctx);
   registerChatRoutes(app, ctx);
   registerMessageRoutes(app, ctx);

@@ -29,30 +29,14 @@ export const messengerSettings = {
  * src/platform/push/settings.ts.
  */
 export const messengerRealtimeSettings = {
-  // Per-user request limits (per minute, counted across replicas when REDIS_URL is set).
+  // Per-user request limits (per minute, counted across replicas when REDIS_URL is set). The contact
+  // searches bound phone-number enumeration and the sends a chat's load, so an operator sets them; the
+  // other routes' limits are fixed values (defaults.ts: rateLimit…PerMinute), a test lowers them in code.
   MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: Type.Integer({
     default: MESSENGER_DEFAULTS.rateLimitContactSearchesPerMinute,
     minimum: 0,
     maximum: 100000,
     description: 'Contact searches by phone per user per minute: bounds phone-number enumeration (429 RATE_LIMITED past it; 0 = no limit)',
-  }),
-  MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE: Type.Integer({
-    default: MESSENGER_DEFAULTS.rateLimitContactRequestsPerMinute,
-    minimum: 0,
-    maximum: 100000,
-    description: 'Contact requests per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
-  }),
-  MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE: Type.Integer({
-    default: MESSENGER_DEFAULTS.rateLimitCallInvitesPerMinute,
-    minimum: 0,
-    maximum: 100000,
-    description: 'Call invites and conference invites per user per minute (each route counted on its own) (429 RATE_LIMITED past it; 0 = no limit)',
-  }),
-  MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: Type.Integer({
-    default: MESSENGER_DEFAULTS.rateLimitChatChangesPerMinute,
-    minimum: 0,
-    maximum: 100000,
-    description: 'Chat creations (opening a direct chat included) and participant additions per user per minute (each route counted on its own) (429 RATE_LIMITED past it; 0 = no limit)',
   }),
   MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: Type.Integer({
     default: MESSENGER_DEFAULTS.rateLimitMessageSendsPerMinute,

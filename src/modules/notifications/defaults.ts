@@ -10,13 +10,13 @@ import { defineDefaults } from '../../platform/types/index.ts';
  * or through test/support/service-entry.ts for a child process.
  */
 export const NOTIFICATIONS_DEFAULTS = defineDefaults({
-  /** NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE. */
-  rateLimitPushTokenRegistrationsPerMinute: 10,
   /** NOTIFICATIONS_CHAT_COLLAPSE_WINDOW. */
   chatCollapseWindowMs: 1 * MINUTE_MS,
   /** NOTIFICATIONS_SMTP_PORT (submission). */
   smtpPort: 587,
 
+  /** Push-token registrations per user per minute, 429 RATE_LIMITED past it (once NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE; 0 = no limit). */
+  rateLimitPushTokenRegistrationsPerMinute: 10,
   /** NotificationRetryWorker cycle (seed 004: every minute), under the lock notifications:retry-worker. */
   retryPollingIntervalMs: 1 * MINUTE_MS,
   /** Due Failed notifications claimed per retry batch; a run repeats while batches come back full. */
@@ -88,12 +88,13 @@ export type NotificationsTuning = Pick<
   | 'providerTimeoutMs'
   | 'pushTokensMaxPerUser'
   | 'maxReopens'
+  | 'rateLimitPushTokenRegistrationsPerMinute'
 >;
 
 /** The one check of the fixed values at construction (a test's overrides are held to it too). */
 export function notificationsTuningProblems(t: NotificationsTuning): string[] {
-  // maxReopens may be 0: a failed receipt for a Sent row is then final at once.
-  const least = (k: keyof NotificationsTuning) => (k === 'maxReopens' ? 0 : 1);
+  // maxReopens may be 0: a failed receipt for a Sent row is then final at once; a rate limit of 0 is no limit.
+  const least = (k: keyof NotificationsTuning) => (k === 'maxReopens' || k === 'rateLimitPushTokenRegistrationsPerMinute' ? 0 : 1);
   return (Object.keys(t) as (keyof NotificationsTuning)[])
     .filter((k) => !(Number.isInteger(t[k]) && t[k] >= least(k)))
     .map((k) => `notifications ${k}: must be a whole number ${least(k) === 0 ? '≥ 0' : '> 0'} (got ${t[k]})`);

@@ -117,7 +117,7 @@ export function messagePostedConsumer(deps: {
 /**
  * The event's recipients but the sender, once each, lower-case, each marked when the chat is a
  * message request to them; without those who muted the chat, and without those notified only of
- * mentions whom this message does not mention (their chat's notification level, issue 40).
+ * mentions whom this message does not mention (their chat's notification level).
  */
 export function messageRecipients(p: MessagePostedKafkaEvent): NoticeRecipient[] {
   const sender = p.SenderUserId.toLowerCase();

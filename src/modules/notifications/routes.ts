@@ -128,7 +128,7 @@ export function registerNotificationRoutes(app: FastifyInstance, ctx: Notificati
     '/api/notifications/push-tokens',
     {
       ...user,
-      config: perUserLimit(ctx.config.NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE),
+      config: perUserLimit(ctx.tuning.rateLimitPushTokenRegistrationsPerMinute),
       schema: {
         operationId: 'registerPushToken',
         tags,

@@ -12,13 +12,6 @@ const optionalSecret = (description: string) => Type.Optional(Type.String({ minL
  * provider connections.
  */
 export const notificationsSettings = {
-  NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE: Type.Integer({
-    default: D.rateLimitPushTokenRegistrationsPerMinute,
-    minimum: 0,
-    maximum: 100000,
-    description: 'Push-token registrations per user per minute (429 RATE_LIMITED past it; 0 = no limit)',
-  }),
-
   NOTIFICATIONS_CHAT_COLLAPSE_WINDOW: Duration({
     default: D.chatCollapseWindowMs,
     minimum: '0s',

@@ -47,17 +47,7 @@ export const activityRetentionSettings = {
   }),
 };
 
-/** The unauthenticated tracking routes. */
-export const activityHttpSettings = {
-  USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: Type.Integer({
-    default: D.rateLimitTrackingPerMinute,
-    minimum: 0,
-    maximum: 100000,
-    description: 'Tracking calls (session start, session and view heartbeats) per client address (IPv6: per /64) per minute, each route counted on its own, and a tenth of it for view opens; many devices can share one address behind a NAT (429 RATE_LIMITED past it; 0 = no limit)',
-  }),
-};
-
-export const userActivitySettings = { ...activityCloserSettings, ...activityRetentionSettings, ...activityHttpSettings };
+export const userActivitySettings = { ...activityCloserSettings, ...activityRetentionSettings };
 
 export type ActivityCloserSettings = SettingsOf<typeof activityCloserSettings>;
 export type ActivityRetentionSettings = SettingsOf<typeof activityRetentionSettings>;

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import { claimReadsSql, type ClaimReadsSql } from './claim-reads.ts';
 import { ATTEMPTS_EXHAUSTED } from './rules.ts';
 import type { PushRow } from './types.ts';
 
@@ -7,8 +8,8 @@ import type { PushRow } from './types.ts';
  * The dispatcher's statements over push.realtime_outbox: the claim (SKIP LOCKED; Attempts,
  * NextAttemptAt and RowVersion bumped in its own short transaction; stream positions handed out)
  * and the outcomes, which land only on the RowVersion they claimed. What the claim reads beside
- * its rows for their owner (a message row's message, a chat row's membership version) comes from
- * the owner's registration (ClaimReads), spliced in as text.
+ * its rows for their owners (a message row's message, a chat row's membership version) each owner
+ * declares as data in its registration (claim-reads.ts); push writes that SQL itself.
  */
 
 export interface ClaimedRow extends PushRow {
@@ -25,40 +26,8 @@ export interface ClaimedRow extends PushRow {
   position?: number | null;
 }
 
-/**
- * What the claim statement reads beside its rows for the kinds' owner (ClaimReads of its
- * registration, port.ts): spliced into the statement's text, so the statement is one and the same
- * for every batch (named, planned once per connection).
- */
-export interface ClaimReads {
-  /** Columns read beside each claimed row `c`, beginning with `, ` (or empty). */
-  columns: SQL;
-  /** The outer joins those columns come from, by the claimed row's references (or empty). */
-  joins: SQL;
-  /**
-   * Binds the alias `ch` with a column `membership_version`: the membership version of a ChatGroup
-   * row's group as the claim reads it (null for the others), stored with its stream event and
-   * carried by its sends.
-   */
-  groupVersionJoin: SQL;
-  /** Kinds whose rows of one chat take their stream slots in Seq order (a send's id is drawn before its chat lock). */
-  seqOrdered: readonly string[];
-  /** Folds what `columns` read beside a row into the row (its owner's build reads it there). */
-  take(raw: ClaimedRow & { exhausted: boolean }): ClaimedRow & { exhausted: boolean };
-}
-
 /** No owner reads anything beside the rows: no columns, no version, no Seq order. */
-export const NO_CLAIM_READS: ClaimReads = {
-  columns: sql.raw(''),
-  joins: sql.raw(''),
-  groupVersionJoin: sql.raw('left join (select null::int as membership_version) ch on false'),
-  seqOrdered: [],
-  take: (r) => r,
-};
-
-/** `c.kind = 'A'` (or `in (…)`) for the Seq-ordered kinds: names only ([A-Za-z]), checked at registration. */
-const seqOrderedTest = (kinds: readonly string[]): SQL =>
-  sql.raw(kinds.length === 0 ? 'false' : kinds.length === 1 ? `c.kind = '${kinds[0]}'` : `c.kind in (${kinds.map((k) => `'${k}'`).join(', ')})`);
+export const NO_CLAIM_READS: ClaimReadsSql = claimReadsSql([]);
 
 const CLAIMED = sql.raw(`o.id, o.kind, o.target_kind as "targetKind", o.chat_id as "chatId", o.target_user_id as "targetUserId",
   o.message_id as "messageId", o.ref_id as "refId", o.session_kind as "sessionKind", o.seq::float8 as seq, o.payload, o.attempts,
@@ -107,7 +76,7 @@ export interface ClaimParams {
  * the client a gap refill. A row pushed before (a retry) moves to a new position. The rows come back
  * in that order: quarantined ones first, then by position.
  */
-export async function claimDue(db: Db, p: ClaimParams, reads: ClaimReads = NO_CLAIM_READS): Promise<(ClaimedRow & { exhausted: boolean })[]> {
+export async function claimDue(db: Db, p: ClaimParams, reads: ClaimReadsSql = NO_CLAIM_READS): Promise<(ClaimedRow & { exhausted: boolean })[]> {
   const now = sql`${p.now}::timestamptz`;
   const spent = sql`o.attempts >= ${p.maxAttempts}`;
   const { rows } = await query<ClaimedRow & { exhausted: boolean }>(
@@ -128,9 +97,9 @@ export async function claimDue(db: Db, p: ClaimParams, reads: ClaimReads = NO_CL
          from due where o.id = due.id
        returning ${CLAIMED}, o.status = 'Quarantined' as exhausted),
      live as (
-       select c.*, ch.membership_version, row_number() over (order by c.id) as slot,
-              ${seqOrderedTest(reads.seqOrdered)} and c."chatId" is not null and c.seq is not null as by_seq
-         from claimed c ${reads.groupVersionJoin}
+       select c.*, ${reads.groupVersion} as membership_version, row_number() over (order by c.id) as slot,
+              ${reads.bySeq} as by_seq
+         from claimed c ${reads.groupJoins}
         where not c.exhausted),
      slotted as (
        -- A chat's new messages: the k-th by Seq takes the slot of the k-th by id.
@@ -149,15 +118,15 @@ export async function claimDue(db: Db, p: ClaimParams, reads: ClaimReads = NO_CL
        on conflict (outbox_id) do update
          set position = excluded.position, membership_version = excluded.membership_version, recorded_at = excluded.recorded_at
        returning e.outbox_id, e.position)
-     select c.*${reads.columns}, ch.membership_version as "membershipVersion", s.position::float8 as position
+     select c.*${reads.columns}, ${reads.groupVersion} as "membershipVersion", s.position::float8 as position
        from claimed c cross join (${ASYNC_COMMIT}) a ${reads.joins}
-       ${reads.groupVersionJoin}
+       ${reads.groupJoins}
        left join streamed s on s.outbox_id = c.id`,
     // Named: each connection plans it once (the dispatcher runs it many times a second under load).
     { name: 'messenger_realtime_claim' },
   );
   const byId = (a: ClaimedRow, b: ClaimedRow) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-  return rows.map(reads.take).sort((a, b) => (a.position ?? -1) - (b.position ?? -1) || byId(a, b));
+  return rows.map((r) => reads.take(r)).sort((a, b) => (a.position ?? -1) - (b.position ?? -1) || byId(a, b));
 }
 
 export interface OutcomeUpdate {

@@ -6,6 +6,7 @@
 export { cursorOf, positionOf } from './cursor.ts';
 export { changedGroups, readStream, readStreamHead, trimStream, type ChangedGroups, type StreamEventRow, type StreamPage } from './stream-sql.ts';
 export { eventsAfter, type StreamEvent } from './replay.ts';
+export { closeSpansSql, openSpansSql } from './spans-sql.ts';
 export { DEPRECATED_EVENT_STREAM_PATH, EVENT_STREAM_PATH, registerEventStreamRoutes } from './stream-routes.ts';
 export { registerRealtimeOutboxRoutes, type RunbookRouteDeps } from './runbook-routes.ts';
 export { StreamErrors } from './errors.ts';
@@ -14,7 +15,8 @@ export { chatGroupOf, createPush, KIND_NOT_REGISTERED, type KindRegistration, ty
 export type { BuildResult, Delivery, HubSend, MembershipOp, Payload } from './delivery.ts';
 export type { NewPushRow, PushRows, PushRowsFrom } from './outbox-sql.ts';
 export { PUSH_ROW_STATUSES, PUSH_TARGET_KINDS, type PushRowStatus, type PushTargetKind } from './push-schema.ts';
-export { claimDue, NO_CLAIM_READS, recordOutcomes, type ClaimedRow, type ClaimParams, type ClaimReads, type OutcomeUpdate } from './claim-sql.ts';
+export { claimDue, NO_CLAIM_READS, recordOutcomes, type ClaimedRow, type ClaimParams, type OutcomeUpdate } from './claim-sql.ts';
+export { claimReadsSql, type BesideRead, type ClaimReads, type ClaimReadsSql, type OwnerClaimReads } from './claim-reads.ts';
 export { ATTEMPTS_EXHAUSTED, lastErrorText, outcomeOf, REF_NOT_FOUND, type PushResult, type RowOutcome } from './rules.ts';
 export { CLAIMED_TIMING_CHANNEL, createDispatchSteps, DISPATCH_COUNTS, type ClaimedTiming, type DispatchResult, type DispatchRow, type RealtimeDispatchQuarantinedEvent } from './dispatcher.ts';
 export { pushDispatchJob, REALTIME_DISPATCH_JOB, type DispatchSettings, type PushDispatchDeps } from './dispatch.job.ts';

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/index.ts';
 import { userGroup } from '../realtime/index.ts';
-import { NO_CLAIM_READS, type ClaimReads } from './claim-sql.ts';
+import { claimReadsProblems, claimReadsSql, type ClaimReads, type ClaimReadsSql, type OwnerClaimReads } from './claim-reads.ts';
 import type { BuildResult } from './delivery.ts';
 import { enqueueCarried, kindsOf, REALTIME_OUTBOX_CHANNEL, realtimeInsert, runInsert, type NewPushRow, type PushRows } from './outbox-sql.ts';
 import { REF_NOT_FOUND } from './rules.ts';
@@ -27,14 +27,8 @@ export interface ReferencedKinds<R = unknown, J = unknown> {
   mintJoin?(joinFor: J): Promise<unknown>;
   /** The close reason when a delivery disconnects a user. */
   disconnectReason?: string;
-  /** What the claim statement reads beside the rows for this owner (one owner at most). */
+  /** What the claim statement reads beside this owner's rows, declared as names (claim-reads.ts): push writes the SQL. */
   claimReads?: ClaimReads;
-  /**
-   * The spans of group membership a user had, for the event stream (one owner at most): a select of
-   * rows (chat_id, from_version, to_version) — the user reads a group event whose membership version
-   * lies in one of them (to_version null: still a member). Without it, a user reads only their own rows.
-   */
-  groupSpans?: (userId: string) => SQL;
 }
 
 /** The kinds one module owns. */
@@ -66,14 +60,13 @@ export interface KindRegistration<R = unknown, J = unknown> {
 
 /** The registrations as the dispatcher and the event stream read them. */
 export interface PushKinds {
-  claimReads(): ClaimReads;
+  /** Every owner's declared claim reads as the claim statement's parts (written once, after the registrations). */
+  claimReads(): ClaimReadsSql;
   /** Every owner's load step over the batch, at once; `build` takes what this returns. */
   load(db: Db, rows: readonly PushRow[]): Promise<unknown>;
   build(row: PushRow, refs: unknown): BuildResult;
   mintJoin(kind: string, joinFor: unknown): Promise<unknown>;
   disconnectReason(kind: string): string;
-  /** The group-membership spans' select for a user (none registered: an empty one). */
-  groupSpans(userId: string): SQL;
   /** Every registered refusal of a stream reader, in registration order; throws the first. */
   refuseReader(db: Db, userId: string): Promise<void>;
   /** Their codes (403), for the API document. */
@@ -124,7 +117,6 @@ export const KIND_NOT_REGISTERED = 'RTO_KIND_NOT_REGISTERED';
 export const chatGroupOf = (chatId: string): string => `chat:${chatId}`;
 
 const KIND_NAME = /^[A-Z][A-Za-z]{0,31}$/;
-const NO_GROUP_SPANS: SQL = sql`select null::uuid as chat_id, 0 as from_version, null::int as to_version where false`;
 const DISCONNECT_REASON = 'disconnected';
 
 export function createPush(): Push {
@@ -135,10 +127,8 @@ export function createPush(): Push {
   const referenced: ReferencedKinds[] = [];
   /** A referenced kind → its owner's index in `referenced`. */
   const ownerIndex = new Map<string, number>();
-  let reads: ClaimReads = NO_CLAIM_READS;
-  let readsOwner: string | undefined;
-  let spans: ((userId: string) => SQL) | undefined;
-  let spansOwner: string | undefined;
+  const declaredReads: OwnerClaimReads[] = [];
+  let reads: ClaimReadsSql | undefined;
   const readerRefusals: ((db: Db, userId: string) => Promise<void>)[] = [];
   const readerRefusalCodes: string[] = [];
 
@@ -154,7 +144,7 @@ export function createPush(): Push {
   const unregistered: BuildResult = { ok: false, code: KIND_NOT_REGISTERED };
 
   const kinds: PushKinds = {
-    claimReads: () => reads,
+    claimReads: () => (reads ??= claimReadsSql(declaredReads)),
     load: (db, rows) =>
       referenced.length === 1 ? referenced[0]!.load(db, rows) : Promise.all(referenced.map((r) => r.load(db, rows))),
     build(row, refs) {
@@ -173,7 +163,6 @@ export function createPush(): Push {
       return mint(joinFor);
     },
     disconnectReason: (kind) => referenced[ownerIndex.get(kind) ?? -1]?.disconnectReason ?? DISCONNECT_REASON,
-    groupSpans: (userId) => (spans ? spans(userId) : NO_GROUP_SPANS),
     async refuseReader(db, userId) {
       for (const refuse of readerRefusals) await refuse(db, userId);
     },
@@ -217,16 +206,11 @@ export function createPush(): Push {
         }
         referenced.push(ref);
         if (ref.claimReads) {
-          if (readsOwner !== undefined) throw new Error(`the push claim reads for ${readsOwner} already; ${owner} cannot add its own`);
-          // Spliced into the claim's text: only the owner's own referenced kinds (names checked above).
-          for (const kind of ref.claimReads.seqOrdered) if (!ref.kinds.includes(kind)) throw new Error(`${owner} orders push kind ${JSON.stringify(kind)} by Seq, a kind it does not register`);
-          reads = ref.claimReads;
-          readsOwner = owner;
-        }
-        if (ref.groupSpans) {
-          if (spansOwner !== undefined) throw new Error(`the push stream reads group spans of ${spansOwner} already; ${owner} cannot add its own`);
-          spans = ref.groupSpans;
-          spansOwner = owner;
+          // Names only (push writes the SQL from them), and only the owner's own kinds.
+          const problems = claimReadsProblems(owner, ref.kinds, ref.claimReads);
+          if (problems.length > 0) throw new Error(`invalid push claim reads: ${problems.join('; ')}`);
+          declaredReads.push({ kinds: ref.kinds, reads: ref.claimReads });
+          reads = undefined;
         }
       }
       if (registration.refuseReader) readerRefusals.push(registration.refuseReader);

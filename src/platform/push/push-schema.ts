@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { bigint, check, index, integer, jsonb, pgSchema, timestamp, uniqueIndex, uuid, varchar, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, jsonb, pgSchema, primaryKey, timestamp, uniqueIndex, uuid, varchar, type AnyPgColumn } from 'drizzle-orm/pg-core';
 
 /**
  * The durable push path's own tables (seed 000's RealtimeOutboxEntry and the per-user event stream),
@@ -119,3 +119,26 @@ export const realtimeEventHorizon = pushSchema.table('realtime_event_horizon', {
   id: integer('id').primaryKey(),
   trimmedBelow: bigint('trimmed_below', { mode: 'number' }).notNull(),
 });
+
+/**
+ * The spans of a chat group's membership versions a user was a member in: [fromVersion, toVersion),
+ * toVersion null while still a member. The event stream reads a ChatGroup event for exactly the users
+ * whose span holds its membership version — what its live push could reach: nothing before they
+ * joined, nothing after they left, again after a re-add. Written by the group's owner through this
+ * part's writer (spans-sql.ts) in the transaction that changes the membership, with its version
+ * bump. Began in the messenger's schema; drizzle/push/0001 moved it here with its rows.
+ */
+export const chatMembershipSpans = pushSchema.table(
+  'chat_membership_spans',
+  {
+    chatId: uuid('chat_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    fromVersion: integer('from_version').notNull(),
+    toVersion: integer('to_version'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.chatId, t.userId, t.fromVersion] }),
+    index('ix_chat_membership_spans_user').on(t.userId),
+    check('ck_chat_membership_spans_versions', sql`${t.toVersion} is null or ${t.toVersion} > ${t.fromVersion}`),
+  ],
+);

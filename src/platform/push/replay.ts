@@ -24,11 +24,11 @@ export async function eventsAfter(db: Db, kinds: PushKinds, userId: string, afte
   await kinds.refuseReader(db, userId);
   if (after === undefined) {
     // Where a new client starts: nothing yet, and the reader's own head to continue from.
-    return { events: [], next: cursorOf(await readStreamHead(db, userId, kinds.groupSpans(userId))) };
+    return { events: [], next: cursorOf(await readStreamHead(db, userId)) };
   }
   const position = positionOf(after);
   if (position === undefined) throw StreamErrors.cursorInvalid();
-  const page = await readStream(db, userId, position, limit, kinds.groupSpans(userId));
+  const page = await readStream(db, userId, position, limit);
   // Positions before the horizon were trimmed: events after this cursor may be gone (refetch state).
   if (position < page.trimmedBelow - 1) throw StreamErrors.cursorExpired();
   // Past the reader's head (read in the same snapshot): not a cursor this stream handed this reader; its events would be skipped silently.

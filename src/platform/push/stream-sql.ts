@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../db/index.ts';
+import { spansOf } from './spans-sql.ts';
 import type { PushRow } from './types.ts';
 
 /**
@@ -19,10 +20,10 @@ export const streamHorizon = (): SQL => sql`coalesce((select trimmed_below from 
  * pushed to anyone, so watching it would show others' activity, down to a read of a message request
  * that the consent rules keep on the reader's own devices (docs/security.md, "Consent").
  */
-export const streamHeadOf = (userId: string, spans: SQL): SQL =>
+export const streamHeadOf = (userId: string): SQL =>
   sql`greatest(coalesce(greatest(
         (select max(e.position) from push.realtime_events e where e.target_kind = 'User' and e.target_user_id = ${userId}),
-        (select max(last.position) from (${spans}) s
+        (select max(last.position) from (${spansOf(userId)}) s
            cross join lateral (
              select e.position from push.realtime_events e
               where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id
@@ -30,8 +31,8 @@ export const streamHeadOf = (userId: string, spans: SQL): SQL =>
               order by e.position desc limit 1) last)), 0)::float8, ${streamHorizon()} - 1)`;
 
 /** The reader's head on its own: where a new client (or a fresh chat-list token) of theirs starts. */
-export async function readStreamHead(db: Db, userId: string, spans: SQL): Promise<number> {
-  const { rows } = await query<{ head: number }>(db, sql`select ${streamHeadOf(userId, spans)} as head`);
+export async function readStreamHead(db: Db, userId: string): Promise<number> {
+  const { rows } = await query<{ head: number }>(db, sql`select ${streamHeadOf(userId)} as head`);
   return rows[0]!.head;
 }
 
@@ -52,11 +53,11 @@ export interface StreamPage<R extends PushRow = PushRow> {
 
 /**
  * The user's events after `after`: those addressed to user:{UserId}, and the chat events of every
- * span of group membership they had (`spans`: the select the kinds' owner registered, rows of
- * chat_id, from_version, to_version), each read by index from the cursor on (one scan per span), in
+ * span of group membership they had (push.chat_membership_spans, which the group's owner writes
+ * through spans-sql.ts), each read by index from the cursor on (one scan per span), in
  * one snapshot with the stream's head and horizon.
  */
-export async function readStream<R extends PushRow = PushRow>(db: Db, userId: string, after: number, limit: number, spans: SQL): Promise<StreamPage<R>> {
+export async function readStream<R extends PushRow = PushRow>(db: Db, userId: string, after: number, limit: number): Promise<StreamPage<R>> {
   const { rows } = await query<{ page: StreamEventRow<R>[] | null; head: number; trimmedBelow: number }>(
     db,
     sql`with mine as (
@@ -64,7 +65,7 @@ export async function readStream<R extends PushRow = PushRow>(db: Db, userId: st
             where e.target_kind = 'User' and e.target_user_id = ${userId} and e.position > ${after}
             order by e.position limit ${limit})
           union all
-          (select e.* from (${spans}) s
+          (select e.* from (${spansOf(userId)}) s
              cross join lateral (
                select e.* from push.realtime_events e
                 where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id and e.position > ${after}
@@ -75,7 +76,7 @@ export async function readStream<R extends PushRow = PushRow>(db: Db, userId: st
                   'position', p.position, 'id', p.outbox_id, 'kind', p.kind, 'targetKind', p.target_kind, 'chatId', p.chat_id,
                   'targetUserId', p.target_user_id, 'messageId', p.message_id, 'refId', p.ref_id, 'sessionKind', p.session_kind,
                   'seq', p.seq, 'payload', p.payload, 'createdAt', p.created_at) order by p.position) from page p) as page,
-               ${streamHeadOf(userId, spans)} as head, ${streamHorizon()} as "trimmedBelow"`,
+               ${streamHeadOf(userId)} as head, ${streamHorizon()} as "trimmedBelow"`,
   );
   const r = rows[0]!;
   const page = (r.page ?? []).map((e) => ({ ...e, createdAt: new Date(e.createdAt as unknown as string) }));
@@ -91,11 +92,11 @@ export interface ChangedGroups {
 
 /**
  * The groups whose events reached the reader after `after`, each once at its latest event, oldest
- * change first (at most `limit`): the group events of every membership span (`spans`, as for
+ * change first (at most `limit`): the group events of every membership span (as for
  * readStream), and the group-bearing events addressed to the reader alone (a removal notice among
  * them); read with the reader's head and the horizon in one snapshot. What a chat list's sync asks.
  */
-export async function changedGroups(db: Db, userId: string, after: number, limit: number, spans: SQL): Promise<ChangedGroups> {
+export async function changedGroups(db: Db, userId: string, after: number, limit: number): Promise<ChangedGroups> {
   const { rows } = await query<{ groups: { chatId: string; position: number }[] | null; head: number; trimmedBelow: number }>(
     db,
     sql`with changed as (
@@ -106,12 +107,12 @@ export async function changedGroups(db: Db, userId: string, after: number, limit
           select s.chat_id, (select max(e.position) from push.realtime_events e
                               where e.target_kind = 'ChatGroup' and e.chat_id = s.chat_id and e.position > ${after}
                                 and e.membership_version >= s.from_version and (s.to_version is null or e.membership_version < s.to_version))
-            from (${spans}) s),
+            from (${spansOf(userId)}) s),
         page as (
           select chat_id, max(position) as position from changed where position is not null
            group by chat_id order by max(position) limit ${limit})
         select (select json_agg(json_build_object('chatId', chat_id, 'position', position) order by position) from page) as groups,
-               ${streamHeadOf(userId, spans)} as head, ${streamHorizon()} as "trimmedBelow"`,
+               ${streamHeadOf(userId)} as head, ${streamHorizon()} as "trimmedBelow"`,
   );
   const r = rows[0]!;
   return { groups: r.groups ?? [], head: r.head, trimmedBelow: r.trimmedBelow };

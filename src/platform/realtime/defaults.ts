@@ -9,7 +9,7 @@ import { DAY_MS, MINUTE_MS, SECOND_MS } from '../time.ts';
  */
 export const REALTIME_DEFAULTS = defineDefaults({
   // Settings' defaults.
-  /** HUB_MAX_BUFFERED_BYTES: per-socket send buffer cap; past it the socket is closed as a slow consumer. */
+  /** Per-socket send buffer cap (once HUB_MAX_BUFFERED_BYTES); past it the socket is closed as a slow consumer. */
   hubMaxBufferedBytes: 1_048_576,
   /** HUB_MAX_CONNECTIONS_PER_USER (also the burst of a user's connects). */
   hubMaxConnectionsPerUser: 20,
@@ -78,7 +78,7 @@ export type RealtimeDefaults = typeof REALTIME_DEFAULTS;
 /** The hub's fixed values as buildApp takes them (a test shortens one). */
 export type RealtimeTuning = Pick<
   RealtimeDefaults,
-  'hubPingIntervalMs' | 'hubHandshakeTimeoutMs' | 'hubUserConnectsPerSecond' | 'hubInvocationBurstSeconds' | 'redisCommandTimeoutMs'
+  'hubPingIntervalMs' | 'hubHandshakeTimeoutMs' | 'hubUserConnectsPerSecond' | 'hubInvocationBurstSeconds' | 'redisCommandTimeoutMs' | 'hubMaxBufferedBytes'
 >;
 
 /** The one check of the hub's options, at construction (createHub): every duration and limit given is a positive number. */

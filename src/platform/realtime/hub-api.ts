@@ -61,7 +61,7 @@ export interface HubOptions {
   handshakeTimeoutMs?: number;
   /** A socket that sent nothing (not even a ping) for this long is closed (REALTIME_DEFAULTS.hubClientTimeoutMs when unset). */
   clientTimeoutMs?: number;
-  /** HUB_MAX_BUFFERED_BYTES: per-socket send buffer cap; past it the socket is closed as a slow consumer. Default 1 MiB. */
+  /** Per-socket send buffer cap (REALTIME_DEFAULTS.hubMaxBufferedBytes); past it the socket is closed as a slow consumer. Default 1 MiB. */
   maxBufferedBytes?: number;
   backplane?: Backplane;
   presence?: PresenceStore;

@@ -23,7 +23,7 @@
  * - Liveness: a ping (type 6) goes to a socket the server has not written to for
  *   REALTIME_DEFAULTS.hubPingIntervalMs (15 s); a socket that sent nothing for hubClientTimeoutMs, 30 s (the official client
  *   pings every 15 s) is closed. WebSocket-level pongs do not count as activity.
- * - Slow consumers: a frame that would take the socket's send buffer past HUB_MAX_BUFFERED_BYTES
+ * - Slow consumers: a frame that would take the socket's send buffer past its cap (REALTIME_DEFAULTS.hubMaxBufferedBytes)
  *   closes it instead (close message "slow consumer", best effort, then the TCP connection dropped).
  * - The front door (handshake.ts): an upgraded socket is a connection only once its handshake
  *   request is read and valid. A malformed request (a lone record separator too) gets a handshake
@@ -123,7 +123,7 @@ export async function createHubFromConfig(
     pingIntervalMs: tuning.hubPingIntervalMs,
     clientTimeoutMs: REALTIME_DEFAULTS.hubClientTimeoutMs,
     handshakeTimeoutMs: tuning.hubHandshakeTimeoutMs,
-    maxBufferedBytes: config.HUB_MAX_BUFFERED_BYTES,
+    maxBufferedBytes: tuning.hubMaxBufferedBytes,
     backplane,
     presence,
     replicaId,

@@ -40,7 +40,7 @@ export function createHubMetrics(registry: Registry) {
     }),
     slowConsumerCloses: counter(registry, {
       name: 'hub_slow_consumer_closes_total',
-      help: 'Sockets closed because their send buffer passed HUB_MAX_BUFFERED_BYTES',
+      help: 'Sockets closed because their send buffer passed its cap (REALTIME_DEFAULTS.hubMaxBufferedBytes)',
     }),
     authFailures: counter(registry, {
       name: 'hub_auth_failures_total',

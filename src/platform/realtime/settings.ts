@@ -6,12 +6,6 @@ import { REALTIME_DEFAULTS as D } from './defaults.ts';
 export const hubSettings = {
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', examples: ['redis://127.0.0.1:16379'], description: 'Redis URL for the hub backplane' })),
   REALTIME_BACKPLANE_ENABLED: Bool(false, 'Carry hub group sends between replicas through Redis (needs REDIS_URL)'),
-  // A setting, not a constant: the slow-consumer runbook raises it for legitimately bursty chats.
-  HUB_MAX_BUFFERED_BYTES: Int({
-    default: D.hubMaxBufferedBytes,
-    minimum: 1024,
-    description: 'Per-socket send buffer cap; past it the socket is closed as a slow consumer',
-  }),
   HUB_MAX_CONNECTIONS_PER_USER: Int({
     default: D.hubMaxConnectionsPerUser,
     minimum: 1,

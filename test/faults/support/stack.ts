@@ -65,10 +65,6 @@ const FAST_SETTINGS: Record<string, string> = {
   IDENTITY_ACCESS_FANOUT_POLLING_INTERVAL: '500ms',
   IDENTITY_ACCESS_FANOUT_MAX_LEASE_DURATION: '5s',
   IDENTITY_ACCESS_FANOUT_MAX_ATTEMPTS: '100',
-  // Rate limits count in the shared Redis per route and client address, and every test process
-  // calls from 127.0.0.1: a test file running beside the fault suite would eat the workloads' budget
-  // (view opens got 429 under a loaded run). Limits are tested on their own, not here.
-  USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: '0',
   // Compiled TypeScript and dependencies are reused across the twenty restarts.
   NODE_COMPILE_CACHE: '/tmp/pin-faults-compile-cache',
 };
@@ -91,6 +87,10 @@ const FAST_TUNING = {
     claimLeaseMs: 10_000,
     providerTimeoutMs: 3000,
   },
+  // Rate limits count in the shared Redis per route and client address, and every test process
+  // calls from 127.0.0.1: a test file running beside the fault suite would eat the workloads' budget
+  // (view opens got 429 under a loaded run). Limits are tested on their own, not here.
+  userActivity: { rateLimitTrackingPerMinute: 0 },
 } satisfies ServiceTuning;
 
 /**
@@ -122,6 +122,7 @@ export async function createStack(opts: { database?: TestDatabase; brokers?: str
       kernel: { ...FAST_TUNING.kernel, ...opts.tuning?.kernel },
       notifications: { ...FAST_TUNING.notifications, ...opts.tuning?.notifications },
       messenger: opts.tuning?.messenger,
+      userActivity: { ...FAST_TUNING.userActivity, ...opts.tuning?.userActivity },
     };
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();

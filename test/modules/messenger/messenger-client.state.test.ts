@@ -205,7 +205,7 @@ describe('client library: honest connection state', () => {
   });
 
   test('REST failures are MessengerErrors with the server\'s code, message, status and Retry-After', async () => {
-    const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '1' });
+    const m = await messengerApp({}, { rateLimitChatChangesPerMinute: 1 });
     const [alice, bob] = [await m.user(), await m.user()];
     const a = client(port(m), { token: alice.token });
     const missing = await a.c.markRead('00000000-0000-4000-8000-000000000000', 1).then(() => undefined, (e: MessengerError) => e);

@@ -95,7 +95,7 @@ describe('client library: dedupe, Seq order, refill from list-messages', () => {
   test('slow consumer: a client that stops reading is closed once its buffer passes the cap; it reconnects and refills from REST', async () => {
     // No send limit: the socket buffers between the server and the stalled proxy must fill first, a
     // few megabytes of messages of at most MESSAGE_MAX_CHARS each.
-    const m = await messengerApp({ HUB_MAX_BUFFERED_BYTES: '65536', MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: '0' });
+    const m = await messengerApp({ MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: '0' }, {}, { hubMaxBufferedBytes: 65536 });
     const { bob, chat, send } = await chatOfTwo(m);
     const proxy = await startTcpProxy(port(m));
     const c = await startClient(proxy.port, bob.token, chat.id);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { newId } from '../../../src/platform/time.ts';
+import { tunedModules } from '../../../src/modules/index.ts';
 import { buildTestApp } from '../../support/app.ts';
 
 const sharedRedis = process.env.REDIS_URL;
@@ -33,14 +34,15 @@ test('a per-user limit holds across two replicas on one Redis: 429 RATE_LIMITED 
 });
 
 test('every route the limits name is limited per user (limit 1: the second call is 429)', async () => {
-  const { app, token } = await buildTestApp({
-    MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: '1',
-    MESSENGER_RATE_LIMIT_CONTACT_REQUESTS_PER_MINUTE: '1',
-    MESSENGER_RATE_LIMIT_CALL_INVITES_PER_MINUTE: '1',
-    MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: '1',
-    MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '1',
-    NOTIFICATIONS_RATE_LIMIT_PUSH_TOKEN_REGISTRATIONS_PER_MINUTE: '1',
+  // Two limits are settings; the others are fixed values (each module's defaults.ts), lowered in code.
+  const modules = tunedModules({
+    messenger: { rateLimitContactRequestsPerMinute: 1, rateLimitCallInvitesPerMinute: 1, rateLimitChatChangesPerMinute: 1 },
+    notifications: { rateLimitPushTokenRegistrationsPerMinute: 1 },
   });
+  const { app, token } = await buildTestApp(
+    { MESSENGER_RATE_LIMIT_CONTACT_SEARCHES_PER_MINUTE: '1', MESSENGER_RATE_LIMIT_MESSAGE_SENDS_PER_MINUTE: '1' },
+    { modules },
+  );
   const user = await token();
   const calls: [string, string, object?][] = [
     ['GET', '/api/messenger/contacts/search?phone=%2B79990001122'],
@@ -64,7 +66,7 @@ test('every route the limits name is limited per user (limit 1: the second call 
 });
 
 test('tracking routes are limited per client address, in memory without Redis; X-Forwarded-For does not escape it', async () => {
-  const { app } = await buildTestApp({ USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: '2' });
+  const { app } = await buildTestApp({}, { modules: tunedModules({ userActivity: { rateLimitTrackingPerMinute: 2 } }) });
   const start = (remoteAddress: string, forwardedFor?: string) =>
     app.inject({
       method: 'POST',
@@ -102,7 +104,7 @@ test('TRUST_PROXY: only the named proxy sets the stored client address, and a fo
 });
 
 test('view opens are limited per client address to a tenth of the tracking limit: 429 RATE_LIMITED with Retry-After, nothing stored', async () => {
-  const { app, database } = await buildTestApp({ USER_ACTIVITY_RATE_LIMIT_TRACKING_PER_MINUTE: '20' });
+  const { app, database } = await buildTestApp({}, { modules: tunedModules({ userActivity: { rateLimitTrackingPerMinute: 20 } }) });
   const start = async (remoteAddress: string) => {
     const res = await app.inject({ method: 'POST', url: '/api/user-activity/sessions', remoteAddress, payload: { anonymousId: `device-${newId()}`, device: {} } });
     assert.equal(res.statusCode, 201, res.body);

@@ -32,12 +32,39 @@ test('building the service with a second module that registers one of the messen
   );
 });
 
-test('a malformed kind, or claim reads ordering a kind the owner does not register, is refused at registration', () => {
+test('a malformed kind, or claim reads ordering a kind the owner does not register or naming anything but names, is refused at registration', () => {
   const push = createPush();
   assert.throws(() => push.registerKinds({ owner: 'm', referenced: referenced(["Bad'Kind"]) }), /is not a kind name/);
   assert.throws(() => push.registerKinds({ owner: 'm', referenced: referenced(['A'.repeat(33)]) }), /is not a kind name/);
-  const reads = { columns: {}, joins: {}, groupVersionJoin: {}, seqOrdered: ['Elsewhere'], take: (r: never) => r } as never;
-  assert.throws(() => push.registerKinds({ owner: 'n', referenced: { ...referenced(['Mine']), claimReads: reads } }), /orders push kind "Elsewhere" by Seq, a kind it does not register/);
+  assert.throws(
+    () => push.registerKinds({ owner: 'n', referenced: { ...referenced(['Mine']), claimReads: { seqOrdered: ['Elsewhere'] } } }),
+    /orders push kind "Elsewhere" by Seq, a kind it does not register/,
+  );
+  // The claim reads are declared as names; push writes the SQL, so anything else is refused.
+  const beside = { as: 'thing', table: 'n.things', by: 'refId' as const, columns: { id: 'id' } };
+  const refused: [object, RegExp][] = [
+    [{ beside: { ...beside, table: 'n.things; drop table x' } }, /is not schema\.table/],
+    [{ beside: { ...beside, columns: { id: 'id', name: 'name) --' } } }, /claim read column "name"/],
+    [{ beside: { ...beside, columns: { name: 'name' } } }, /reads no id/],
+    [{ groupVersion: { table: 'n.groups', column: 'version or true' } }, /is not schema\.table and a column/],
+  ];
+  for (const [claimReads, why] of refused) {
+    assert.throws(() => createPush().registerKinds({ owner: 'n', referenced: { ...referenced(['Mine']), claimReads } }), why);
+  }
+});
+
+test('two owners may each declare claim reads: each owner\'s joins apply to its own kinds\' rows only', () => {
+  const push = createPush();
+  push.registerKinds({ owner: 'a', referenced: { ...referenced(['AKind']), claimReads: { beside: { as: 'thing', table: 'a.things', by: 'refId', columns: { id: 'id' } }, seqOrdered: ['AKind'] } } });
+  push.registerKinds({ owner: 'b', referenced: { ...referenced(['BKind']), claimReads: { groupVersion: { table: 'b.groups', column: 'version' } } } });
+  const reads = push.kinds.claimReads();
+  const text = (q: { queryChunks: unknown[] }) => JSON.stringify(q.queryChunks);
+  assert.match(text(reads.joins as never), /left join a\.things b0 on b0\.id = c\.\\"refId\\" and c\.kind in \('AKind'\)/);
+  assert.match(text(reads.groupJoins as never), /left join b\.groups g1 on g1\.id = c\.\\"chatId\\" and c\.\\"targetKind\\" = 'ChatGroup' and c\.kind in \('BKind'\)/);
+  const row = { id: 'r', kind: 'AKind', refId: 'x', 'thing.id': 'x' };
+  assert.deepEqual(reads.take(row), { id: 'r', kind: 'AKind', refId: 'x', thing: { id: 'x' } });
+  assert.deepEqual(reads.take({ id: 'r', kind: 'BKind', refId: 'x', 'thing.id': null }), { id: 'r', kind: 'BKind', refId: 'x' }, 'another owner\'s row carries no read of a');
+  assert.deepEqual(reads.take({ ...row, 'thing.id': null }), { id: 'r', kind: 'AKind', refId: 'x', thing: null }, 'the referenced row is gone');
 });
 
 test('the writer refuses a row of an unregistered kind, or of a carried one, and writes nothing', async () => {

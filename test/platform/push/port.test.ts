@@ -47,13 +47,9 @@ describe('the push port', () => {
     assert.deepEqual(carrying().kinds.build(row({ kind: 'MessageReceived' }), undefined), { ok: false, code: 'RTO_KIND_NOT_REGISTERED' });
   });
 
-  test('a kind is one owner’s, and the stream’s group spans one owner’s: a second registration fails at start', () => {
+  test('a kind is one owner’s: a second registration fails at start', () => {
     const push = carrying();
     assert.throws(() => push.registerKinds({ owner: 'messenger', carried: ['NotificationStatusChanged'] }), /registered by notifications and messenger/);
-    const spans = () => ({}) as never;
-    const referenced = (kinds: string[]) => ({ kinds, load: async () => undefined, build: () => ({ ok: false as const, code: 'X' }), groupSpans: spans });
-    push.registerKinds({ owner: 'messenger', referenced: referenced(['MessageReceived']) });
-    assert.throws(() => push.registerKinds({ owner: 'other', referenced: referenced(['OtherKind']) }), /group spans of messenger already/);
   });
 
   test('every registered refusal of a stream reader runs, in order, and the first to throw refuses', async () => {

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorCodes, perUserLimit } from '../../../platform/http/index.ts';
 import { CALL_TRANSITIONS, getCall, inviteCall, transitionCall, type CallAction } from './calls.ts';
 import { CallParams, CallReply, CallView, InviteCallBody } from './schemas.ts';
-import type { MessengerContext } from '../context.ts';
+import type { CallsContext } from './media-join.ts';
 
 const tags = ['messenger-calls'];
 /** Each route's own refusals; the kernel's and the messenger guard's are added (messenger/routes.ts). */
@@ -17,7 +17,7 @@ const SUMMARIES: Record<CallAction, string> = {
 };
 
 /** 1:1 calls (UC-MSG-005). */
-export function registerCallRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+export function registerCallRoutes(app: FastifyInstance, ctx: CallsContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.post(

@@ -4,7 +4,7 @@ import { query, type Db } from '../../../platform/db/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { MediaJoinModel } from './media-join.ts';
 import { isoOf } from '../sql-rows.ts';
-import type { MessengerContext } from '../context.ts';
+import type { CallsContext } from './media-join.ts';
 import { CallErrors, ChatErrors } from '../errors.ts';
 import type { MessengerPushKind } from '../model/push-kinds.ts';
 import type { MediaKind, SessionStatus } from '../model/call-kinds.ts';
@@ -97,7 +97,7 @@ export async function getCall(q: Db, callId: string, userId: string): Promise<Ca
  * caller's join model; any other is a missed-call request (ring-consent.ts): stored Missed at once,
  * `call_missed` to both (to the caller alone when the callee blocks them), no join model.
  */
-export async function inviteCall(ctx: MessengerContext, caller: Principal, input: { calleeUserId: string; media: MediaKind }): Promise<{ call: CallView; join?: JoinView }> {
+export async function inviteCall(ctx: CallsContext, caller: Principal, input: { calleeUserId: string; media: MediaKind }): Promise<{ call: CallView; join?: JoinView }> {
   await requireActiveCaller(ctx.db, caller.userId);
   const me = caller.userId;
   const callee = input.calleeUserId.toLowerCase();
@@ -146,7 +146,7 @@ export const CALL_TRANSITIONS = {
 export type CallAction = keyof typeof CALL_TRANSITIONS;
 
 /** Applies a caller/callee action, writing the signal for both parties in the same transaction. */
-export async function transitionCall(ctx: MessengerContext, caller: Principal, callId: string, action: CallAction): Promise<{ call: CallView; join?: JoinView }> {
+export async function transitionCall(ctx: CallsContext, caller: Principal, callId: string, action: CallAction): Promise<{ call: CallView; join?: JoinView }> {
   const t: Transition = CALL_TRANSITIONS[action];
   const me = caller.userId;
   const now = ctx.clock.now();

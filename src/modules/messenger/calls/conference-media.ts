@@ -6,7 +6,7 @@ import { query } from '../../../platform/db/index.ts';
 import { isoOf } from '../sql-rows.ts';
 import { conferenceFor, getConference, requireJoined, rosterOf, type ConferenceView } from './conferences.ts';
 import { conferenceSignal } from './signals.ts';
-import type { MessengerContext } from '../context.ts';
+import type { CallsContext } from './media-join.ts';
 import { CallErrors } from '../errors.ts';
 import type { RecordingStatus } from '../model/call-kinds.ts';
 import { enqueueRealtime } from '../model/push-rows.ts';
@@ -51,7 +51,7 @@ const recordingView = (r: RecordingRow): RecordingView => ({
 
 const screenShareBusy = () => new AppError('MSG_SCREEN_SHARE_BUSY', 'someone else is sharing their screen', 409);
 
-export async function setScreenShare(ctx: MessengerContext, caller: Principal, conferenceId: string, sharing: boolean): Promise<ConferenceView> {
+export async function setScreenShare(ctx: CallsContext, caller: Principal, conferenceId: string, sharing: boolean): Promise<ConferenceView> {
   const now = ctx.clock.now();
   await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
@@ -68,7 +68,7 @@ export async function setScreenShare(ctx: MessengerContext, caller: Principal, c
   return getConference(ctx.db, conferenceId, caller.userId);
 }
 
-export async function startRecording(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<RecordingView> {
+export async function startRecording(ctx: CallsContext, caller: Principal, conferenceId: string): Promise<RecordingView> {
   const now = ctx.clock.now();
   const id = newId();
   return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
@@ -87,7 +87,7 @@ export async function startRecording(ctx: MessengerContext, caller: Principal, c
   });
 }
 
-export async function stopRecording(ctx: MessengerContext, caller: Principal, conferenceId: string, recordingId: string): Promise<RecordingView> {
+export async function stopRecording(ctx: CallsContext, caller: Principal, conferenceId: string, recordingId: string): Promise<RecordingView> {
   const now = ctx.clock.now();
   return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
@@ -110,7 +110,7 @@ export async function stopRecording(ctx: MessengerContext, caller: Principal, co
 
 /** The media side reports how a stopped recording ended (admin/service token): Available or Failed with a code. */
 export async function recordRecordingOutcome(
-  ctx: MessengerContext,
+  ctx: CallsContext,
   recordingId: string,
   outcome: { status: 'Available' | 'Failed'; errorCode?: string },
 ): Promise<RecordingView> {

@@ -15,7 +15,7 @@ import {
 } from './schemas.ts';
 import { endConference, getConference, inviteToConference, joinConference, leaveConference, startConference } from './conferences.ts';
 import { recordRecordingOutcome, setScreenShare, startRecording, stopRecording } from './conference-media.ts';
-import type { MessengerContext } from '../context.ts';
+import type { CallsContext } from './media-join.ts';
 import { Type } from '@sinclair/typebox';
 
 const tags = ['messenger-conferences'];
@@ -28,7 +28,7 @@ const conflicts = (...codes: string[]) => ({ 409: errorCodes('MSG_CALL_INVALID_S
 const unknownCaller = { 403: errorCodes('MSG_USER_NOT_REPLICATED') };
 
 /** Conferences in a chat (UC-MSG-006): visible to the chat's Active participants only. */
-export function registerConferenceRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+export function registerConferenceRoutes(app: FastifyInstance, ctx: CallsContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const one = '/api/messenger/conferences/:conferenceId';
   // Starting a conference rings every participant, so it counts as an invite too.

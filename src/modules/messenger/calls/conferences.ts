@@ -5,7 +5,7 @@ import { newId } from '../../../platform/time.ts';
 import { joinView, type JoinView } from './calls.ts';
 import { chatForParticipant, participantsOf } from '../chats/chat-sql.ts';
 import { isoOf } from '../sql-rows.ts';
-import type { MessengerContext } from '../context.ts';
+import type { CallsContext } from './media-join.ts';
 import { CallErrors } from '../errors.ts';
 import { activeUserTransaction, inactiveAmong, requireActiveCaller } from '../user-replica/replica-reads.ts';
 import { blocksAmong } from '../model/blacklist-reads.ts';
@@ -118,7 +118,7 @@ async function setRoster(tx: Db, sessionId: string, userId: string, status: Rost
   return row.id;
 }
 
-export async function startConference(ctx: MessengerContext, caller: Principal, chatId: string, media: MediaKind): Promise<{ conference: ConferenceView; join: JoinView }> {
+export async function startConference(ctx: CallsContext, caller: Principal, chatId: string, media: MediaKind): Promise<{ conference: ConferenceView; join: JoinView }> {
   await requireActiveCaller(ctx.db, caller.userId);
   const me = caller.userId;
   const now = ctx.clock.now();
@@ -141,7 +141,7 @@ export async function startConference(ctx: MessengerContext, caller: Principal, 
 }
 
 /** Rings chat participants (each gets a personal join model with its conference_invited). */
-export async function inviteToConference(ctx: MessengerContext, caller: Principal, conferenceId: string, userIds: string[]): Promise<ConferenceView> {
+export async function inviteToConference(ctx: CallsContext, caller: Principal, conferenceId: string, userIds: string[]): Promise<ConferenceView> {
   await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
   await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
@@ -169,7 +169,7 @@ export async function inviteToConference(ctx: MessengerContext, caller: Principa
   return getConference(ctx.db, conferenceId, caller.userId);
 }
 
-export async function joinConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<{ conference: ConferenceView; join: JoinView }> {
+export async function joinConference(ctx: CallsContext, caller: Principal, conferenceId: string): Promise<{ conference: ConferenceView; join: JoinView }> {
   await requireActiveCaller(ctx.db, caller.userId);
   const now = ctx.clock.now();
   const c = await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
@@ -186,7 +186,7 @@ export async function joinConference(ctx: MessengerContext, caller: Principal, c
   };
 }
 
-export async function leaveConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
+export async function leaveConference(ctx: CallsContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
   const now = ctx.clock.now();
   await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
@@ -200,7 +200,7 @@ export async function leaveConference(ctx: MessengerContext, caller: Principal, 
 }
 
 /** The starter, the chat owner or an admin ends it; a running recording stops with it. */
-export async function endConference(ctx: MessengerContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
+export async function endConference(ctx: CallsContext, caller: Principal, conferenceId: string): Promise<ConferenceView> {
   const now = ctx.clock.now();
   const at = now.toISOString();
   await activeUserTransaction(ctx.db, caller.userId, async (tx) => {

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Clock } from '../../../platform/time.ts';
+import type { MessengerContext } from '../context.ts';
 
 /**
  * MediaJoinModel (ADR-0062): what a client needs to enter a media room — a short-lived signed
@@ -30,6 +31,11 @@ export interface MediaJoinRequest {
 }
 
 export type MediaJoinMinter = (req: MediaJoinRequest) => Promise<MediaJoinModel>;
+
+/** What the calls part takes beside the shared context: the join minter of its answers. */
+export interface CallsContext extends MessengerContext {
+  mintJoin: MediaJoinMinter;
+}
 
 /** Audience of the room tokens; the media server checks it with the shared key. */
 export const MEDIA_TOKEN_AUDIENCE = 'pin-media';

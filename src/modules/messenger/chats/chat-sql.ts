@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
+import { closeSpansSql, openSpansSql } from '../../../platform/push/index.ts';
 import { newId } from '../../../platform/time.ts';
 import type { ChatEventKind, ChatKind, NotificationLevel, ParticipantRole } from '../model/chat-kinds.ts';
 
@@ -248,21 +249,12 @@ export async function touchChat(
             ${change.title === undefined ? sql`` : sql`, title = ${change.title}`}
             ${membership ? sql`, membership_version = membership_version + 1` : sql``}
            where id = ${chatId} returning membership_version as v),
-        opened as (
-          insert into messenger.chat_membership_spans (chat_id, user_id, from_version)
-          select ${chatId}, u, b.v from bumped b cross join unnest(${sql.param(joined)}::uuid[]) u
-          on conflict do nothing)
-        update messenger.chat_membership_spans s set to_version = (select v from bumped)
-         where s.chat_id = ${chatId} and s.user_id = any(${sql.param(left)}::uuid[]) and s.to_version is null`,
+        opened as (${openSpansSql(chatId, joined, sql`(select v from bumped)`)})
+        ${closeSpansSql(chatId, left, sql`(select v from bumped)`)}`,
   );
 }
 
-/** A new chat's members: their spans open at the chat's first membership version. */
+/** A new chat's members: their spans (push's, read by the event stream) open at the chat's first membership version. */
 export async function openMembershipSpans(tx: Db, chatId: string, userIds: readonly string[]): Promise<void> {
-  await query(
-    tx,
-    sql`insert into messenger.chat_membership_spans (chat_id, user_id, from_version)
-        select c.id, u, c.membership_version from messenger.chats c cross join unnest(${sql.param(userIds)}::uuid[]) u where c.id = ${chatId}
-        on conflict do nothing`,
-  );
+  await query(tx, openSpansSql(chatId, userIds, sql`(select c.membership_version from messenger.chats c where c.id = ${chatId})`));
 }

@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/index.ts';
 import { blockedWith } from '../model/blacklist-reads.ts';
 import { ChatErrors } from '../errors.ts';
@@ -36,19 +35,16 @@ async function listed(q: Db, userId: string, chats: ListedChatRow[]): Promise<Li
   }));
 }
 
-/** The caller's spans of chat membership: the reader's head is the newest event of theirs (the stream's, not anyone's). */
-const spansOf = (userId: string) => sql`select chat_id, from_version, to_version from messenger.chat_membership_spans where user_id = ${userId}`;
-
 /** GET /api/messenger/chats: the list (most recently active first) with a sync token, or what changed since one. */
 export async function chatPage(q: Db, userId: string, opts: { after?: string; limit: number }): Promise<ChatPage> {
   if (opts.after === undefined) {
     // The head first: a change committed while the list is read is after it, so the next sync has it.
-    const head = await readStreamHead(q, userId, spansOf(userId));
+    const head = await readStreamHead(q, userId);
     return { items: await listed(q, userId, await chatsOfUser(q, userId, opts.limit)), removed: [], next: cursorOf(head) };
   }
   const after = positionOf(opts.after);
   if (after === undefined) throw ChatErrors.eventsCursorInvalid();
-  const { groups: chats, head, trimmedBelow } = await changedGroups(q, userId, after, opts.limit, spansOf(userId));
+  const { groups: chats, head, trimmedBelow } = await changedGroups(q, userId, after, opts.limit);
   // Changes after the token were trimmed by retention: the client lists its chats again.
   if (after < trimmedBelow - 1) throw ChatErrors.eventsCursorExpired();
   // Past the head (read in the same snapshot): not a token this list handed out; changes would be skipped silently.

@@ -8,7 +8,7 @@ import { activeUserTransaction } from '../user-replica/replica-reads.ts';
 import { getChat, type ChatView } from './chats.ts';
 
 /**
- * A participant's notifications of one chat (issue 40): 'all', 'mentions' or 'off', stored on their
+ * A participant's notifications of one chat: 'all', 'mentions' or 'off', stored on their
  * own participation and carried by every MessagePostedKafkaEvent of the chat (MutedUserIds,
  * MentionsOnlyUserIds), which the notifications consumer honours. Nothing is pushed: the level
  * changes no one else's view and no frame of the chat, and the user's other devices read it with

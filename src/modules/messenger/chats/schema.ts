@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, primaryKey, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import { CHAT_EVENT_KINDS, CHAT_KINDS, NOTIFICATION_LEVELS, PARTICIPANT_ROLES, PARTICIPANT_STATUSES } from '../model/chat-kinds.ts';
 import { messengerSchema, oneOf, timestamptz as ts } from '../schema.ts';
 
@@ -83,26 +83,4 @@ export const chatEvents = messengerSchema.table(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [index('ix_chat_events_chat').on(t.chatId, t.id), check('ck_chat_events_kind', oneOf(t.kind, CHAT_EVENT_KINDS))],
-);
-
-/**
- * The spans of chat membership versions a user was an Active participant in: [fromVersion,
- * toVersion), toVersion null while still a member. Written by the transaction that changes the
- * membership (under the chat row lock, with its membership_version bump), so a chat event of the
- * push part's event stream is readable by exactly the users its live push could reach — nothing
- * before they joined, nothing after they left, again after a re-add (the messenger's groupSpans).
- */
-export const chatMembershipSpans = messengerSchema.table(
-  'chat_membership_spans',
-  {
-    chatId: uuid('chat_id').notNull(),
-    userId: uuid('user_id').notNull(),
-    fromVersion: integer('from_version').notNull(),
-    toVersion: integer('to_version'),
-  },
-  (t) => [
-    primaryKey({ columns: [t.chatId, t.userId, t.fromVersion] }),
-    index('ix_chat_membership_spans_user').on(t.userId),
-    check('ck_chat_membership_spans_versions', sql`${t.toVersion} is null or ${t.toVersion} > ${t.fromVersion}`),
-  ],
 );

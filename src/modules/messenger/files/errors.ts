@@ -8,7 +8,7 @@ export const FileErrors = {
   notConfigured: () =>
     new AppError(
       'FILES_NOT_CONFIGURED',
-      'file storage is not configured on this service: set FILES_S3_BUCKET (with FILES_S3_ENDPOINT, FILES_S3_REGION and credentials); locally `npm run services:up` starts an object store and prints them',
+      'file storage is not configured on this service: set FILES_S3_BUCKET (with FILES_S3_ENDPOINT, and AWS_REGION and credentials for the AWS SDK); locally `npm run services:up` starts an object store and prints them',
       503,
     ),
   typeNotAllowed: (why: string) => new AppError('MSG_FILE_TYPE_NOT_ALLOWED', why, 400),

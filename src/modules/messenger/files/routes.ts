@@ -43,7 +43,7 @@ export const UploadTicket = named('FileUploadTicket', Type.Object({
   uploadUrl: Type.String({ description: 'Presigned URL of the object store: PUT the bytes there, with exactly `headers` and a Content-Length of the declared size (anything else: 403 from the store)' }),
   method: Type.Literal('PUT'),
   headers: Type.Object({ 'Content-Type': Type.String() }, { description: 'Headers the PUT must carry as they are' }),
-  expiresAt: Type.String({ format: 'date-time', description: 'The uploadUrl works until then (FILES_UPLOAD_URL_TTL)' }),
+  expiresAt: Type.String({ format: 'date-time', description: 'The uploadUrl works until then (a fixed lifetime from its issue)' }),
 }));
 
 export const FileView = named('FileView', Type.Object({

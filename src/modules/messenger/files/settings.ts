@@ -6,7 +6,10 @@ import { MESSENGER_DEFAULTS } from '../defaults.ts';
 /**
  * Settings of the messenger's files: the S3-compatible object store that holds a File message's
  * bytes (Amazon S3, Cloudflare R2, Google Cloud Storage's XML API, or the local store
- * scripts/objectstore.sh starts), the upload limit, the URL lifetimes and the quarantine hold.
+ * scripts/objectstore.sh starts), the upload limit, how long an unsent file is kept and the quarantine
+ * hold. The store's region and credentials are the AWS SDK's own default chain (AWS_REGION,
+ * AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a shared profile or an instance role), not ours to list;
+ * the URL lifetimes are fixed values (defaults.ts).
  * Spread into the service's one settings schema by src/config.ts and into the messenger module's.
  * FILES_S3_BUCKET unset: no store, and every file route answers 503 FILES_NOT_CONFIGURED, so
  * `npm start` still needs nothing (`npm run services:up` starts a local store and prints these).
@@ -23,19 +26,8 @@ export const messengerFilesSettings = {
     Type.String({
       pattern: '^https?://[^\\s/?#]+/?$',
       examples: ['http://127.0.0.1:19000', 'https://<account>.r2.cloudflarestorage.com', 'https://storage.googleapis.com'],
-      description: 'The S3 API endpoint, also the host of the presigned URLs clients use; unset = Amazon S3 in FILES_S3_REGION',
+      description: 'The S3 API endpoint, also the host of the presigned URLs clients use; unset = Amazon S3 (the region and credentials are the AWS SDK\'s default chain: AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, or an instance role)',
     }),
-  ),
-  FILES_S3_REGION: Type.String({
-    default: 'us-east-1',
-    pattern: '^[a-z0-9-]{1,32}$',
-    description: 'Region the requests are signed for (R2: auto; GCS: its location or auto)',
-  }),
-  FILES_S3_ACCESS_KEY_ID: Type.Optional(
-    Type.String({ pattern: '^[\\x21-\\x7e]{1,128}$', description: 'Access key id; unset with FILES_S3_SECRET_ACCESS_KEY = the SDK\'s default chain (an instance role, AWS_* variables)' }),
-  ),
-  FILES_S3_SECRET_ACCESS_KEY: Type.Optional(
-    Type.String({ pattern: '^[\\x21-\\x7e]{1,256}$', description: 'Secret access key; set with FILES_S3_ACCESS_KEY_ID or not at all' }),
   ),
   FILES_MAX_BYTES: Type.Integer({
     default: MESSENGER_DEFAULTS.fileMaxBytes,
@@ -43,17 +35,11 @@ export const messengerFilesSettings = {
     maximum: FILE_MAX_BYTES,
     description: 'Largest file an upload may declare, in bytes (100 MiB by default, at most 2 GiB); the presigned PUT binds the declared size',
   }),
-  FILES_UPLOAD_URL_TTL: Duration({
-    default: MESSENGER_DEFAULTS.fileUploadUrlTtlMs,
-    minimum: '10s',
-    maximum: '12h',
-    description: 'Lifetime of a presigned upload (PUT) URL',
-  }),
   FILES_UNSENT_EXPIRY: Duration({
     default: MESSENGER_DEFAULTS.fileUnsentExpiryMs,
     minimum: '1m',
     maximum: '30d',
-    description: 'A file no message names this long after its upload was asked for is deleted (row and bytes) by the files sweep; at least FILES_UPLOAD_URL_TTL',
+    description: 'A file no message names this long after its upload was asked for is deleted (row and bytes) by the files sweep; at least a presigned upload URL\'s lifetime (15 min)',
   }),
   FILES_QUARANTINE: Bool(
     false,
@@ -66,11 +52,8 @@ export type MessengerFilesSettings = SettingsOf<typeof messengerFilesSettings>;
 /** What no one field can say (loadConfig reports them with every other bad setting). */
 export function filesSettingProblems(s: MessengerFilesSettings): string[] {
   const problems: string[] = [];
-  if ((s.FILES_S3_ACCESS_KEY_ID === undefined) !== (s.FILES_S3_SECRET_ACCESS_KEY === undefined)) {
-    problems.push('FILES_S3_ACCESS_KEY_ID: set with FILES_S3_SECRET_ACCESS_KEY, or neither (the SDK\'s default credentials)');
-  }
-  if (s.FILES_UNSENT_EXPIRY < s.FILES_UPLOAD_URL_TTL) {
-    problems.push(`FILES_UNSENT_EXPIRY: must be at least FILES_UPLOAD_URL_TTL (${formatDuration(s.FILES_UPLOAD_URL_TTL)}), or an upload could be swept while its URL still works`);
+  if (s.FILES_UNSENT_EXPIRY < MESSENGER_DEFAULTS.fileUploadUrlTtlMs) {
+    problems.push(`FILES_UNSENT_EXPIRY: must be at least a presigned upload URL's lifetime (${formatDuration(MESSENGER_DEFAULTS.fileUploadUrlTtlMs)}), or an upload could be swept while its URL still works`);
   }
   return problems;
 }
@@ -79,9 +62,10 @@ export function filesSettingProblems(s: MessengerFilesSettings): string[] {
 export interface FileStoreOptions {
   bucket: string;
   endpoint: string | undefined;
-  region: string;
   forcePathStyle: boolean;
-  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /** A client of the test store passes its own; the service leaves both to the AWS SDK's default chain. */
+  region?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
 /** The files part's options, in its own words (the parts read these, never a setting's name). */
@@ -95,7 +79,6 @@ export interface FilesOptions {
 }
 
 export function filesOptionsOf(s: MessengerFilesSettings): FilesOptions {
-  const { FILES_S3_ACCESS_KEY_ID: accessKeyId, FILES_S3_SECRET_ACCESS_KEY: secretAccessKey } = s;
   return {
     store:
       s.FILES_S3_BUCKET === undefined
@@ -103,14 +86,12 @@ export function filesOptionsOf(s: MessengerFilesSettings): FilesOptions {
         : {
             bucket: s.FILES_S3_BUCKET,
             endpoint: s.FILES_S3_ENDPOINT,
-            region: s.FILES_S3_REGION,
             // A store at its own endpoint (the local one, R2, GCS, MinIO) is addressed by path, which each
             // of them serves; Amazon S3 itself (no endpoint) by host name, as AWS asks.
             forcePathStyle: s.FILES_S3_ENDPOINT !== undefined,
-            credentials: accessKeyId !== undefined && secretAccessKey !== undefined ? { accessKeyId, secretAccessKey } : undefined,
           },
     maxBytes: s.FILES_MAX_BYTES,
-    uploadUrlTtlMs: s.FILES_UPLOAD_URL_TTL,
+    uploadUrlTtlMs: MESSENGER_DEFAULTS.fileUploadUrlTtlMs,
     downloadUrlTtlMs: MESSENGER_DEFAULTS.fileDownloadUrlTtlMs,
     unsentExpiryMs: s.FILES_UNSENT_EXPIRY,
     quarantine: s.FILES_QUARANTINE,

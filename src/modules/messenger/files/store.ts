@@ -27,7 +27,8 @@ export interface FileStore {
 
 export function createFileStore(o: FileStoreOptions): FileStore {
   const client = new S3Client({
-    region: o.region,
+    // Unset: the SDK's default chain (AWS_REGION, a shared profile; credentials also an instance role).
+    ...(o.region === undefined ? {} : { region: o.region }),
     ...(o.endpoint === undefined ? {} : { endpoint: o.endpoint }),
     forcePathStyle: o.forcePathStyle,
     ...(o.credentials === undefined ? {} : { credentials: o.credentials }),

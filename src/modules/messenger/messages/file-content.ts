@@ -1,5 +1,5 @@
 import type { Principal } from '../../../platform/http/index.ts';
-import type { MessengerContext } from '../context.ts';
+import type { MessagesContext } from './context.ts';
 import { ChatErrors } from '../errors.ts';
 import type { MessageContentKind } from '../model/message-kinds.ts';
 import { refuseInactiveUser } from '../user-replica/replica-reads.ts';
@@ -12,7 +12,7 @@ import type { FileMeta } from './rules.ts';
  * as every messenger route refuses one (the send route skips the early check: send.ts).
  */
 export async function withFileMeta<T extends { kind: MessageContentKind; fileId?: string }>(
-  ctx: Pick<MessengerContext, 'db' | 'fileForMessage'>,
+  ctx: Pick<MessagesContext, 'db' | 'fileForMessage'>,
   caller: Principal,
   chatId: string,
   body: T,

@@ -3,7 +3,7 @@ import { AppError, type Principal } from '../../../platform/http/index.ts';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { chatForParticipant } from '../chats/chat-sql.ts';
 import { contentProblem, isEditable, withinEditWindow } from './rules.ts';
-import type { MessengerContext } from '../context.ts';
+import type { MessagesContext } from './context.ts';
 import { ChatErrors } from '../errors.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 import { enqueueRealtime } from '../model/push-rows.ts';
@@ -46,7 +46,7 @@ const audienceOf = (m: MessageRow & { withheldFrom: string | null }) =>
 
 /** The sender edits a text or card message within the edit window, 60 s by default (UC-MSG-003). */
 export async function editMessage(
-  ctx: MessengerContext,
+  ctx: MessagesContext,
   caller: Principal,
   chatId: string,
   messageId: string,
@@ -73,7 +73,7 @@ export async function editMessage(
 }
 
 /** The sender (or an admin) deletes: the content is erased, the Seq stays as a tombstone. Deleting twice is a no-op. */
-export async function deleteMessage(ctx: MessengerContext, caller: Principal, chatId: string, messageId: string): Promise<void> {
+export async function deleteMessage(ctx: MessagesContext, caller: Principal, chatId: string, messageId: string): Promise<void> {
   const now = ctx.clock.now();
   await activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const m = await lockMessage(tx, chatId, messageId, caller, true);
@@ -129,7 +129,7 @@ export async function listMessages(
  * ReadReceiptUpdated — to the chat, or only to the reader's own devices while the chat is a
  * message request to them or, in a Direct chat, either side blocks the other (docs/security.md, "Consent").
  */
-export async function markRead(ctx: MessengerContext, caller: Principal, chatId: string, seq: number): Promise<{ lastReadSeq: number }> {
+export async function markRead(ctx: MessagesContext, caller: Principal, chatId: string, seq: number): Promise<{ lastReadSeq: number }> {
   const now = ctx.clock.now();
   return activeUserTransaction(ctx.db, caller.userId, async (tx) => {
     const chat = await requireChat(tx, chatId, caller.userId);

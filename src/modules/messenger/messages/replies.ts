@@ -6,7 +6,7 @@ import { messageView, type MessageRow, type MessageView } from './message-rows.t
 import { replyPreviewObject, type ReplyPreview } from './reply-preview.ts';
 
 /**
- * Replies and mentions (issue 40). A reply names a message of the same chat its sender can read (not
+ * Replies and mentions. A reply names a message of the same chat its sender can read (not
  * withheld from them); its views and frames carry the parent's preview, read when they are built, so
  * an edited parent shows its current text and a deleted one shows `deleted` without an excerpt. A
  * parent withheld from a member (docs/security.md, "Blocked means blocked") is previewed without its

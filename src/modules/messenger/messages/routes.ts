@@ -10,7 +10,7 @@ import { deleteMessage, editMessage, listMessages, markRead } from './messages.t
 import { sendMessage } from './send.ts';
 import { registerReactionRoutes } from './reaction-routes.ts';
 import { withFileMeta } from './file-content.ts';
-import type { MessengerContext } from '../context.ts';
+import type { MessagesContext } from './context.ts';
 import { MESSENGER_DEFAULTS } from '../defaults.ts';
 
 const tags = ['messenger-messages'];
@@ -19,7 +19,7 @@ const tags = ['messenger-messages'];
  * own refusals: both are added to the codes listed here (messenger/routes.ts, openapi-components.ts).
  */
 
-export function registerMessageRoutes(app: FastifyInstance, ctx: MessengerContext): void {
+export function registerMessageRoutes(app: FastifyInstance, ctx: MessagesContext): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const base = '/api/messenger/chats/:chatId/messages';
 

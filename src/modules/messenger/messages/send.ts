@@ -11,7 +11,7 @@ import { MESSAGE_COLUMNS, type MessageView } from './message-rows.ts';
 import { messageViews, normalizedMentions, refuseBadReplyOrMentions } from './replies.ts';
 import { trySendBatch, type BatchSend, type BatchSendOutcome, type SendDeps, type SendQueue } from './send-batch.ts';
 import { contentProblem, type MessageContent } from './rules.ts';
-import type { MessengerContext } from '../context.ts';
+import type { MessagesContext } from './context.ts';
 import { ChatErrors } from '../errors.ts';
 import { callerRefusal, refuseInactiveUser, replicaActivity } from '../user-replica/replica-reads.ts';
 import { createBatchQueue, type BatchQueueOptions, type ItemResult } from './send-queue.ts';
@@ -113,7 +113,7 @@ const CLIENT_MESSAGE_ID_INDEX = 'ux_messages_sender_client_message_id';
  * Seq is spent) and is tried again, which finds the stored row.
  */
 export async function sendMessage(
-  ctx: MessengerContext,
+  ctx: MessagesContext,
   caller: Principal,
   chatId: string,
   content: MessageContent & { clientMessageId?: string },

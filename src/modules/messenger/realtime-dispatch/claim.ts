@@ -1,5 +1,6 @@
 import type { Db } from '../../../platform/db/index.ts';
-import { claimDue as claimPushRows, type ClaimedRow as PushClaimedRow, type ClaimParams } from '../../../platform/push/index.ts';
+import { claimDue as claimPushRows, claimReadsSql, type ClaimedRow as PushClaimedRow, type ClaimParams } from '../../../platform/push/index.ts';
+import { MESSENGER_PUSH_KINDS } from '../model/push-kinds.ts';
 import type { OutboxRowRef } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
 import { MESSENGER_CLAIM_READS } from './register.ts';
@@ -18,7 +19,9 @@ export type ClaimedRow = Omit<PushClaimedRow, keyof OutboxRowRef> &
   };
 
 /** The dispatcher's claim (platform/push claim-sql.ts) with what the messenger reads beside its rows (register.ts). */
+const MESSENGER_READS = claimReadsSql([{ kinds: MESSENGER_PUSH_KINDS, reads: MESSENGER_CLAIM_READS }]);
+
 export const claimDue = (db: Db, p: ClaimParams): Promise<(ClaimedRow & { exhausted: boolean })[]> =>
-  claimPushRows(db, p, MESSENGER_CLAIM_READS) as Promise<(ClaimedRow & { exhausted: boolean })[]>;
+  claimPushRows(db, p, MESSENGER_READS) as Promise<(ClaimedRow & { exhausted: boolean })[]>;
 
 export { recordOutcomes, type ClaimParams, type OutcomeUpdate } from '../../../platform/push/index.ts';

@@ -51,10 +51,26 @@ async function loadReactions(db: Db, rows: readonly OutboxRowRef[], into: Map<st
   for (const { viewer, ...r } of found) into.set(reactionKey({ refId: r.id, targetUserId: viewer }), r);
 }
 
-export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?: MessageRef | null })[]): Promise<RealtimeRefs> {
+/** A message as the claim read it beside its row (register.ts): its parent's id, not yet its preview. */
+type ClaimedMessage = Omit<MessageRef, 'replyTo'> & { replyToMessageId: string | null };
+
+/** The previews of the claimed replies' parents, in one query, into their messages. */
+async function loadReplyPreviews(db: Db, claimed: readonly ClaimedMessage[], into: Map<string, MessageRef>): Promise<void> {
+  const parents = [...new Set(claimed.flatMap((m) => (m.replyToMessageId ? [m.replyToMessageId] : [])))];
+  if (parents.length === 0) return;
+  const { rows } = await query<{ id: string; preview: MessageRef['replyTo'] }>(
+    db,
+    sql`select p.id, ${sql.raw(replyPreviewObject('p'))} as preview from messenger.messages p where p.id = any(${sql.param(parents)}::uuid[])`,
+  );
+  const previews = new Map(rows.map((r) => [r.id, r.preview]));
+  for (const m of claimed) if (m.replyToMessageId) into.get(m.id)!.replyTo = previews.get(m.replyToMessageId) ?? null;
+}
+
+export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?: ClaimedMessage | null })[]): Promise<RealtimeRefs> {
   const refs = emptyRefs();
   // The claim already read the messages of message rows (`message` set, null when it is gone).
-  for (const r of rows) if (r.message) refs.messages.set(r.message.id, r.message);
+  const claimed = rows.flatMap((r) => (r.message ? [r.message] : []));
+  for (const { replyToMessageId: _parent, ...m } of claimed) refs.messages.set(m.id, { ...m, replyTo: null });
   const messageIds = ids(rows, (r) => r.messageId !== null && (r as { message?: unknown }).message === undefined, 'messageId');
   const participantIds = ids(rows, (r) => r.kind === 'ReadReceiptUpdated', 'refId');
   const eventIds = ids(rows, (r) => r.kind === 'ChatUpdated', 'refId');
@@ -69,6 +85,7 @@ export async function loadRefs(db: Db, rows: readonly (OutboxRowRef & { message?
   const memberChats = ids(rows, (r) => (JOIN_KINDS.has(r.kind) || r.kind === 'ChatUpdated') && r.targetKind === 'ChatGroup', 'chatId');
 
   await Promise.all([
+    loadReplyPreviews(db, claimed, refs.messages),
     loadReactions(db, rows, refs.reactions),
     byId(
       db,

@@ -95,7 +95,7 @@ describe('an inactive user cannot be put into a group (seed 002: IsActive false 
 
 describe('chats under hostile load', () => {
   test('GET /api/messenger/chats reads the page\'s participants in one statement, however many chats it holds', async () => {
-    const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '0' });
+    const m = await messengerApp({}, { rateLimitChatChangesPerMinute: 0 });
     const [alice, bob] = [await m.user(), await m.user()];
     const participantReads = async () => {
       let items: Chat[] = [];
@@ -144,7 +144,7 @@ describe('chats under hostile load', () => {
   });
 
   test('chat creation and participant adds are rate limited per user: 429 RATE_LIMITED with Retry-After, nothing stored', async () => {
-    const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '2' });
+    const m = await messengerApp({}, { rateLimitChatChangesPerMinute: 2 });
     const [alice, bob, carol] = [await m.user(), await m.user(), await m.user()];
     const chat = (await group(m, alice.token, [bob.id])).body;
     assert.equal((await group(m, alice.token, [bob.id])).status, 201);

@@ -5,7 +5,7 @@ import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 /**
- * Replies and mentions (issue 40): a reply's parent must be a message of its chat the sender can
+ * Replies and mentions: a reply's parent must be a message of its chat the sender can
  * read, and its preview (as the parent is now) travels in history, search and the message frame;
  * mentions name Active members of a group chat, are stored and travel the same way; each member's
  * notification level of a chat is theirs to set and rides on every MessagePostedKafkaEvent.

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
 import { ManualClock, newId } from '../../../../src/platform/time.ts';
 import { createSendQueue, sendMessage } from '../../../../src/modules/messenger/messages/send.ts';
-import type { MessengerContext } from '../../../../src/modules/messenger/context.ts';
+import type { MessagesContext } from '../../../../src/modules/messenger/messages/context.ts';
 import { trySendBatch, type BatchSend, type BatchSendOutcome } from '../../../../src/modules/messenger/messages/send-batch.ts';
 import { createDb } from '../../../../src/platform/db/index.ts';
 import { createTestDatabase } from '../../../support/db.ts';
@@ -367,7 +367,7 @@ describe('message sends written together (one statement) vs one by one', () => {
       await admin.query(`update messenger.chats set membership_version = membership_version + 1 where id = $1`, [CHAT.G]);
       await admin.query(`update messenger.chat_participants set status = 'Removed' where chat_id = $1 and user_id = $2`, [CHAT.G, U.f]);
       // sendMessage is what sends again when the statement reports a membership change.
-      const ctx = { sends: queue } as unknown as MessengerContext;
+      const ctx = { sends: queue } as unknown as MessagesContext;
       const send = (userId: string, chatId: string, body: string) => sendMessage(ctx, { userId, admin: false }, chatId, { kind: 'Text', body }).then((r) => r.message);
       const sending = Promise.all([send(U.a, CHAT.G, 'g1'), send(U.e, CHAT.E, 'e1'), send(U.b, CHAT.G, 'g2')]);
       await waitFor('the batch to wait for G (its snapshot predates the removal)', async () => {

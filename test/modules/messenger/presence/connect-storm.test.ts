@@ -22,7 +22,7 @@ async function groupChat(m: MessengerApp, ownerToken: string, memberIds: string[
 
 describe('connects of one turn (reconnect storm)', () => {
   test('many concurrent connects each join exactly their own chats', async () => {
-    const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '0' });
+    const m = await messengerApp({}, { rateLimitChatChangesPerMinute: 0 });
     const owner = await m.user();
     const users = await Promise.all(Array.from({ length: 24 }, () => m.user()));
     // Chat k holds users 2k and 2k+1 (and the owner, who stays offline).
@@ -55,7 +55,7 @@ describe('connects of one turn (reconnect storm)', () => {
   });
 
   test('a user removed from a chat stops receiving it on the live connection and after reconnecting', async () => {
-    const m = await messengerApp({ MESSENGER_RATE_LIMIT_CHAT_CHANGES_PER_MINUTE: '0' });
+    const m = await messengerApp({}, { rateLimitChatChangesPerMinute: 0 });
     const [owner, stays, leaves] = await Promise.all([m.user(), m.user(), m.user()]);
     const chatId = await groupChat(m, owner.token, [stays.id, leaves.id]);
     await m.dispatch();

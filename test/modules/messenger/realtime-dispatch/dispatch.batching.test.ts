@@ -144,7 +144,8 @@ describe('RealtimeDispatchJob: round trips and wakes', () => {
       deletedAt: null,
       clientMessageId: null,
       mentionedUserIds: [],
-      replyTo: null,
+      // The parent's id only: its preview is read for the whole batch when the refs load (refs.ts).
+      replyToMessageId: null,
     });
     assert.equal(byId.get(gone)!.message, null);
     assert.equal('message' in byId.get(other)!, false);
