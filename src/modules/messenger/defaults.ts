@@ -66,6 +66,12 @@ export const MESSENGER_DEFAULTS = defineDefaults({
   /** A presigned download URL's lifetime (once FILES_DOWNLOAD_URL_TTL): a client asks again for a fresh one. */
   fileDownloadUrlTtlMs: 5 * MINUTE_MS,
   filesSweepIntervalMs: 10 * MINUTE_MS,
+  /**
+   * How long a file stays `Deleted` before the sweep deletes its bytes: a send that took the file
+   * just before its last message was deleted writes its own message within a request's time, and
+   * the sweep then finds it named again and keeps it (files/sweep.job.ts).
+   */
+  filesDeletedGraceMs: 5 * MINUTE_MS,
   filesSweepBatchSize: 100,
   filesSweepMaxRunMs: 1 * MINUTE_MS,
   /**

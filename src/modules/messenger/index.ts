@@ -152,6 +152,7 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
             batchSize: MESSENGER_DEFAULTS.filesSweepBatchSize,
             maxRunMs: MESSENGER_DEFAULTS.filesSweepMaxRunMs,
             unsentExpiryMs: filesOptions.unsentExpiryMs,
+            deletedGraceMs: MESSENGER_DEFAULTS.filesDeletedGraceMs,
           })]
         : []),
     ],

@@ -46,10 +46,10 @@ export function registerConferenceRoutes(app: FastifyInstance, ctx: CallsContext
       schema: {
         operationId: 'startConference',
         tags,
-        summary: 'Start the chat’s conference: every participant gets conference_started with a personal MediaJoinModel; returns yours',
+        summary: 'Start the chat’s conference: every participant gets conference_started with a personal MediaJoinModel (in a Direct chat the other member only when they consented to you, as a 1:1 call rings); returns yours',
         params: ChatParams,
         body: StartConferenceBody,
-        response: { 201: ConferenceWithJoin, ...unknownCaller, ...notFound, 409: errorCodes('MSG_CONFERENCE_ALREADY_ACTIVE') },
+        response: { 201: ConferenceWithJoin, 403: errorCodes('MSG_USER_NOT_REPLICATED', 'MSG_USER_BLOCKED'), ...notFound, 409: errorCodes('MSG_CONFERENCE_ALREADY_ACTIVE') },
       },
     },
     async (req, reply) => reply.code(201).send(await startConference(ctx, req.principal!, req.params.chatId, req.body.media)),

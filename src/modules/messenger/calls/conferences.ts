@@ -6,12 +6,13 @@ import { joinView, type JoinView } from './calls.ts';
 import { chatForParticipant, participantsOf } from '../chats/chat-sql.ts';
 import { isoOf } from '../sql-rows.ts';
 import type { CallsContext } from './media-join.ts';
-import { CallErrors } from '../errors.ts';
+import { CallErrors, ChatErrors } from '../errors.ts';
 import { activeUserTransaction, inactiveAmong, requireActiveCaller } from '../user-replica/replica-reads.ts';
 import { blocksAmong } from '../model/blacklist-reads.ts';
 import type { MediaKind, RosterStatus } from '../model/call-kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../model/push-rows.ts';
 import { conferenceSignal } from './signals.ts';
+import { ringConsent } from './ring-consent.ts';
 
 /**
  * Conferences in a chat (conference-session.md, call-participant.md, UC-MSG-006; SessionKind
@@ -125,7 +126,9 @@ export async function startConference(ctx: CallsContext, caller: Principal, chat
   const id = newId();
   const roomName = `conf-${id}`;
   await activeUserTransaction(ctx.db, me, async (tx) => {
-    if (!(await chatForParticipant(tx, chatId, me, { lock: true }))) throw CallErrors.notFound();
+    const chat = await chatForParticipant(tx, chatId, me, { lock: true });
+    if (!chat) throw CallErrors.notFound();
+    const announce = await startedAudience(tx, chat, me);
     const { rows: inserted } = await query<{ id: string }>(
       tx,
       sql`insert into messenger.media_sessions (id, session_kind, chat_id, initiator_user_id, media, status, room_name, created_at, updated_at)
@@ -134,10 +137,28 @@ export async function startConference(ctx: CallsContext, caller: Principal, chat
     );
     if (inserted.length === 0) throw CallErrors.conferenceActive();
     await setRoster(tx, id, me, 'Joined', now);
-    await enqueueRealtime(ctx.push, tx, [conferenceSignal('ConferenceStarted', chatId, id)], now);
+    const started = conferenceSignal('ConferenceStarted', chatId, id);
+    await enqueueRealtime(ctx.push, tx, [announce === 'chat' ? started : { ...started, targetKind: 'User', targetUserId: me }], now);
   });
   const conference = await getConference(ctx.db, id, me);
   return { conference, join: joinView(await ctx.mintJoin({ userId: me, sessionId: id, roomName })) };
+}
+
+/**
+ * Who a conference's start rings (docs/security.md, "Consent"). A group: the whole chat, as every
+ * group frame. A Direct chat: the 1:1 call's rule (ring-consent.ts) — the other member only when
+ * they consented to the starter; otherwise only the starter's own devices (the other finds the
+ * conference in the chat, as a missed-call request's callee finds the call, and a blocker not even
+ * that way pushed: the blocked are never told). A starter who blocks the other member is refused,
+ * as their call and their message there are (403 MSG_USER_BLOCKED).
+ */
+async function startedAudience(tx: Db, chat: { id: string; kind: string }, me: string): Promise<'chat' | 'starter'> {
+  if (chat.kind !== 'Direct') return 'chat';
+  const other = (await participantsOf(tx, chat.id, { activeOnly: true })).find((p) => p.userId !== me)?.userId;
+  if (other === undefined) return 'chat';
+  const consent = await ringConsent(tx, me, other);
+  if (consent === 'blockedByCaller') throw ChatErrors.blocked();
+  return consent === 'ring' ? 'chat' : 'starter';
 }
 
 /** Rings chat participants (each gets a personal join model with its conference_invited). */

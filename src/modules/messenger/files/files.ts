@@ -149,6 +149,8 @@ export async function completeUpload(deps: FilesDeps, caller: Principal, chatId:
 
 /** A confirmation of a file past Pending: its view, or the refusal its state is. */
 function settled(f: FileRow): FileView {
+  // Every message that named it was deleted: gone, as for any unknown file.
+  if (f.status === 'Deleted') throw FileErrors.notFound();
   if (f.status === 'Rejected') throw FileErrors.rejected();
   if (f.status === 'Expired') throw FileErrors.expired();
   if (f.status === 'Pending') throw FileErrors.notReady();
@@ -161,6 +163,7 @@ function unusable(status: FileStatus): Error {
     case 'Pending': return FileErrors.notReady();
     case 'Quarantined': return FileErrors.quarantined();
     case 'Rejected': return FileErrors.rejected();
+    case 'Deleted': return FileErrors.notFound();
     default: return FileErrors.expired();
   }
 }
@@ -175,12 +178,17 @@ export interface DownloadTicket {
 
 /**
  * GET …/files/{fileId}/download: a presigned GET for an Active member of the chat, of a Ready
- * file a message named (its uploader may fetch it before sending). Anyone else: 404.
+ * file a live message they can read names (its uploader may fetch it before sending). Anyone else
+ * — a stranger, the member a Direct chat's messages naming it are withheld from (the blocker of its
+ * sender: docs/security.md, "Consent"), anyone once every message naming it was deleted: 404.
  */
 export async function downloadFile(deps: FilesDeps, caller: Principal, chatId: string, fileId: string): Promise<DownloadTicket> {
   const store = storeOf(deps);
   const { rows } = await query<FileRow>(deps.db, sql`select ${FILE_COLUMNS} from messenger.files f
-    where id = ${fileId} and chat_id = ${chatId} and (sent_at is not null or uploader_user_id = ${caller.userId})
+    where id = ${fileId} and chat_id = ${chatId}
+      and ((uploader_user_id = ${caller.userId} and status <> 'Deleted')
+        or exists (select 1 from messenger.messages m where m.file_meta is not null and m.file_meta->>'fileId' = ${fileId}
+                     and m.chat_id = f.chat_id and m.deleted_at is null and m.withheld_from is distinct from ${caller.userId}))
       and exists (select 1 from messenger.chat_participants p where p.chat_id = f.chat_id and p.user_id = ${caller.userId} and p.status = 'Active')`);
   const f = rows[0];
   if (!f) throw FileErrors.notFound();

@@ -6,7 +6,7 @@ import { answer, errorCodes, named, perUserLimit } from '../../../platform/http/
 import { BoundedInt, Nullable, Text, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { ALLOWED_FILE_TYPE_SUMMARY } from '../messages/file-types.ts';
 import { CONTENT_TYPE_PATTERN, FILE_MAX_BYTES, FILE_NAME_MAX_CHARS, FILE_NAME_PATTERN } from '../messages/rules.ts';
-import { FILE_STATUSES } from './file-status.ts';
+import { VIEWED_FILE_STATUSES } from './file-status.ts';
 import { completeUpload, downloadFile, requestUpload, type FilesDeps } from './files.ts';
 import { listQuarantined, rejectFile, releaseFile } from './quarantine.ts';
 
@@ -52,7 +52,7 @@ export const FileView = named('FileView', Type.Object({
   fileName: Type.String(),
   contentType: Type.String(),
   size: Type.Integer({ description: 'Bytes (the stored size once confirmed)' }),
-  status: Type.Union(FILE_STATUSES.map((s) => Type.Literal(s))),
+  status: Type.Union(VIEWED_FILE_STATUSES.map((s) => Type.Literal(s))),
   createdAt: Timestamp,
   confirmedAt: Nullable(Timestamp),
 }));

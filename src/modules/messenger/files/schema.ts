@@ -7,7 +7,7 @@ import { FILE_STATUSES } from './file-status.ts';
  * Files of File messages whose bytes the service keeps in its object store (drizzle part
  * `messenger`, listed in drizzle.config.ts). No foreign key to messenger.chats: that table migrates
  * in the later part `messenger.realtime`, and a chat is never deleted while its files live (the
- * sweep deletes the files nobody sent; a sent file lives with its message).
+ * sweep deletes the files nobody sent, and those whose every message was deleted).
  */
 export const files = messengerSchema.table(
   'files',
@@ -41,6 +41,8 @@ export const files = messengerSchema.table(
     check('ck_files_sizes', sql`${t.declaredSize} >= 0 and (${t.size} is null or ${t.size} >= 0)`),
     // The sweep's scan: files never sent, oldest first.
     index('ix_files_unsent').on(t.createdAt).where(sql`${t.sentAt} is null`),
+    // The sweep's second scan: files whose every message was deleted, oldest mark first.
+    index('ix_files_deleted').on(t.updatedAt).where(sql`${t.status} = 'Deleted'`),
     // The scanner's queue, paged by id.
     index('ix_files_quarantined').on(t.id).where(sql`${t.status} = 'Quarantined'`),
   ],

@@ -82,8 +82,26 @@ export async function deleteMessage(ctx: MessagesContext, caller: Principal, cha
       tx,
       sql`update messenger.messages set body = null, file_meta = null, card_text = null, deleted_at = ${now.toISOString()} where id = ${messageId}`,
     );
+    // Only a file the service issued (a UUID) has bytes here; older messages may name another storage's id.
+    if (m.fileMeta && ISSUED_FILE_ID.test(m.fileMeta.fileId)) await releaseFile(tx, m.fileMeta.fileId, now);
     await enqueueRealtime(ctx.push, tx, [{ kind: 'MessageDeleted', ...audienceOf(m), chatId, messageId, seq: m.seq }], now);
   });
+}
+
+const ISSUED_FILE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A deleted File message's file, when no live message names it any more, becomes `Deleted` in the
+ * delete's own transaction: the files sweep deletes its bytes and row (files/sweep.job.ts), so a crash
+ * after this commit still leaves the bytes to the sweep. The file's row is locked first, and the
+ * check is a statement of its own: two deletes of the two messages naming one file run one after the
+ * other, and the second sees the first's commit (READ COMMITTED), so one of them marks it.
+ */
+async function releaseFile(tx: Db, fileId: string, now: Date): Promise<void> {
+  await query(tx, sql`select 1 from messenger.files where id = ${fileId} for update`);
+  await query(tx, sql`update messenger.files set status = 'Deleted', updated_at = ${now.toISOString()}
+    where id = ${fileId} and status = 'Ready'
+      and not exists (select 1 from messenger.messages where file_meta is not null and file_meta->>'fileId' = ${fileId} and deleted_at is null)`);
 }
 
 /**

@@ -46,6 +46,9 @@ export const messages = messengerSchema.table(
     // Message search (search.ts): the chat and the text's words in one GIN index (btree_gin), so a
     // search reads only the caller's chats' matches instead of every chat's and filtering after.
     index('ix_messages_search').using('gin', t.chatId, t.searchVector),
+    // The live messages naming a file (a deleted one's file_meta is null): whether a file may be
+    // downloaded by a member, and whether a delete leaves it named by none (files/).
+    index('ix_messages_file_id').on(sql`(${t.fileMeta}->>'fileId')`).where(sql`${t.fileMeta} is not null`),
     check('ck_messages_kind', oneOf(t.kind, MESSAGE_CONTENT_KINDS)),
     check('ck_messages_seq', sql`${t.seq} >= 1`),
   ],

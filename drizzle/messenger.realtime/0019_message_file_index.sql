@@ -1,0 +1,1 @@
+CREATE INDEX "ix_messages_file_id" ON "messenger"."messages" USING btree (("file_meta"->>'fileId')) WHERE "messenger"."messages"."file_meta" is not null;

@@ -1,0 +1,3 @@
+ALTER TABLE "messenger"."files" DROP CONSTRAINT "ck_files_status";--> statement-breakpoint
+CREATE INDEX "ix_files_deleted" ON "messenger"."files" USING btree ("updated_at") WHERE "messenger"."files"."status" = 'Deleted';--> statement-breakpoint
+ALTER TABLE "messenger"."files" ADD CONSTRAINT "ck_files_status" CHECK ("messenger"."files"."status" in ('Pending', 'Quarantined', 'Ready', 'Rejected', 'Expired', 'Deleted'));
