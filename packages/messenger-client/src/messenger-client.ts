@@ -77,7 +77,11 @@ export class MessengerClient extends MessengerApi {
           return error.retryable ? { kind: 'retry', retryAfterMs: error.retryAfterMs ?? 0 } : { kind: 'refused', error };
         }
       },
-      onSent: (p, m) => this.emitter.emit('sent', p, { ...toChatMessage(m), id: String(m.id) }),
+      // A send is acknowledged in the shape its push has (message_received restates no reactions: a new message has none).
+      onSent: (p, m) => {
+        const { reactions: _none, ...sent } = toChatMessage(m);
+        this.emitter.emit('sent', p, { ...sent, id: String(m.id) });
+      },
       onFailed: (p, e) => this.emitter.emit('sendFailed', p, e),
     });
     this.chats = new ChatTracker({
