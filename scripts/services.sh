@@ -13,7 +13,8 @@ SERVICES="${PIN_SERVICES:-kafka redis elasticsearch objectstore}"
 
 run() { # run <service> <action>
   case "$1" in
-    kafka | redis | elasticsearch | objectstore) bash "$DIR/$1.sh" "$2" ;;
+    # 9>&-: the services started here must not inherit the lock's descriptor (they would hold it for good).
+    kafka | redis | elasticsearch | objectstore) bash "$DIR/$1.sh" "$2" 9>&- ;;
     # HOOK: PostgreSQL is started by the Node code itself (embedded-postgres when DATABASE_URL
     # is unset), so there is nothing to do here. A script-managed Postgres would plug in here.
     postgres) echo "postgres: started by the app (embedded-postgres), nothing to do" >&2 ;;
