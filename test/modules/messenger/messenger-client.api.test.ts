@@ -1,8 +1,9 @@
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessengerClient, MessengerError, type ContactPayload } from '../../../packages/messenger-client/src/index.ts';
 import { notificationsModule } from '../../../src/modules/notifications/index.ts';
-import { messengerApp, type MessengerApp } from './support/app.ts';
+import { messengerApp } from './support/app.ts';
+import { clientOf } from './support/library-client.ts';
 import { waitFor } from '../../support/wait.ts';
 
 /**
@@ -10,14 +11,6 @@ import { waitFor } from '../../support/wait.ts';
  * message requests (isRequest, accept, decline), blocking, contacts, group members, the device's
  * push token, and history pages that say whether there is more.
  */
-
-const port = (m: MessengerApp) => (m.app.server.address() as { port: number }).port;
-
-function clientOf(m: MessengerApp, token: string): MessengerClient {
-  const c = new MessengerClient({ baseUrl: `http://127.0.0.1:${port(m)}`, token, backoff: { minMs: 20, baseMs: 50, capMs: 200 } });
-  after(() => c.stop());
-  return c;
-}
 
 const refusal = (p: Promise<unknown>) => p.then(() => assert.fail('resolved'), (e: unknown) => (assert.ok(e instanceof MessengerError), e));
 

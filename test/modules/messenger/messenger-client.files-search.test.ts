@@ -1,7 +1,7 @@
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FILE_UPLOAD_REFUSED, MessengerClient, MessengerError, type ChatMessage } from '../../../packages/messenger-client/src/index.ts';
-import type { MessengerApp } from './support/app.ts';
+import { FILE_UPLOAD_REFUSED, MessengerError, type ChatMessage } from '../../../packages/messenger-client/src/index.ts';
+import { clientOf } from './support/library-client.ts';
 import { chatWithMember, filesApp, PDF, PNG } from './files/support.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -11,14 +11,6 @@ import { waitFor } from '../../support/wait.ts';
  * message names it by fileId, the other member receives it and downloads the same bytes; search
  * finds a message with its highlight and pages by cursor; each refusal is a typed MessengerError.
  */
-
-const port = (m: MessengerApp) => (m.app.server.address() as { port: number }).port;
-
-function clientOf(m: MessengerApp, token: string, fetchImpl?: typeof fetch): MessengerClient {
-  const c = new MessengerClient({ baseUrl: `http://127.0.0.1:${port(m)}`, token, backoff: { minMs: 20, baseMs: 50, capMs: 200 }, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
-  after(() => c.stop());
-  return c;
-}
 
 const refusal = (p: Promise<unknown>) => p.then(() => assert.fail('resolved'), (e: unknown) => (assert.ok(e instanceof MessengerError, String(e)), e));
 

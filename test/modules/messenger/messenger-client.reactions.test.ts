@@ -1,7 +1,8 @@
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MessengerClient, MessengerError, type HubEvent, type ReactionPayload } from '../../../packages/messenger-client/src/index.ts';
-import { messengerApp, type MessengerApp } from './support/app.ts';
+import { MessengerError, type HubEvent, type ReactionPayload } from '../../../packages/messenger-client/src/index.ts';
+import { messengerApp } from './support/app.ts';
+import { clientOf } from './support/library-client.ts';
 import { waitFor } from '../../support/wait.ts';
 
 /**
@@ -9,14 +10,6 @@ import { waitFor } from '../../support/wait.ts';
  * message's reactions as the caller sees them, history carries them per message, and the other
  * member's client gets reaction_changed (by name and as an `event`).
  */
-
-const port = (m: MessengerApp) => (m.app.server.address() as { port: number }).port;
-
-function clientOf(m: MessengerApp, token: string): MessengerClient {
-  const c = new MessengerClient({ baseUrl: `http://127.0.0.1:${port(m)}`, token, backoff: { minMs: 20, baseMs: 50, capMs: 200 } });
-  after(() => c.stop());
-  return c;
-}
 
 describe('client library: reactions', () => {
   test('react, unreact, reactions in history, and reaction_changed at the other member', async () => {

@@ -1,7 +1,8 @@
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MessengerClient, MessengerError, type ChatMessage } from '../../../packages/messenger-client/src/index.ts';
-import { messengerApp, type MessengerApp } from './support/app.ts';
+import { MessengerError, type ChatMessage } from '../../../packages/messenger-client/src/index.ts';
+import { messengerApp } from './support/app.ts';
+import { clientOf } from './support/library-client.ts';
 import { waitFor } from '../../support/wait.ts';
 
 /**
@@ -9,14 +10,6 @@ import { waitFor } from '../../support/wait.ts';
  * service: send() takes replyToMessageId and mentionedUserIds, the members' clients get the message
  * with its parent's preview and its mentions, and setChatNotifications sets the caller's own level.
  */
-
-const port = (m: MessengerApp) => (m.app.server.address() as { port: number }).port;
-
-function clientOf(m: MessengerApp, token: string): MessengerClient {
-  const c = new MessengerClient({ baseUrl: `http://127.0.0.1:${port(m)}`, token, backoff: { minMs: 20, baseMs: 50, capMs: 200 } });
-  after(() => c.stop());
-  return c;
-}
 
 describe('client library: replies, mentions, notification levels', () => {
   test('a reply with its parent’s preview and a mention arrive through the library, live and in history', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { jwtVerify } from 'jose';
 import { CALL_TIMEOUT_REAPER_JOB } from '../../../../src/modules/messenger/calls/call-timeout-reaper.job.ts';
 import { type TestClient } from '../../../support/signalr.ts';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 type Join = { roomName: string; accessToken: string; iceServers: { username: string; credential: string }[] };
@@ -11,7 +11,6 @@ type Call = { id: string; status: string; roomName: string; callerUserId: string
 type Err = { code: string };
 type Payload = Record<string, unknown> & { Join?: { AccessToken: string; IceServers: { Credential: string }[] } };
 
-const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 const mediaKey = (m: MessengerApp) => new TextEncoder().encode(m.config.MESSENGER_MEDIA_TOKEN_SECRET);
 
 /** Every token and TURN credential a client saw must be absent from every realtime_outbox row. */
@@ -36,12 +35,12 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
     const callerClaims = (await jwtVerify(invited.body.join.accessToken, mediaKey(m), { currentDate: m.clock.now() })).payload;
     assert.deepEqual([callerClaims.sub, callerClaims.room], [alice.id, invited.body.call.roomName]);
     await m.dispatch();
-    await waitFor('the ring', () => ofEvent(cb!, 'call_invited').length === 1);
-    const ring = ofEvent(cb!, 'call_invited')[0]!;
+    await waitFor('the ring', () => ofEvent<Payload>(cb!, 'call_invited').length === 1);
+    const ring = ofEvent<Payload>(cb!, 'call_invited')[0]!;
     assert.deepEqual([ring.CallId, ring.CallerUserId, ring.SessionKind, ring.Status], [invited.body.call.id, alice.id, 'Direct', 'Ringing']);
     const calleeClaims = (await jwtVerify(ring.Join!.AccessToken, mediaKey(m), { currentDate: m.clock.now() })).payload;
     assert.equal(calleeClaims.sub, bob.id, 'the callee gets a token of its own');
-    assert.equal(ofEvent(ca!, 'call_invited').length + ofEvent(cc!, 'call_invited').length, 0);
+    assert.equal(ofEvent<Payload>(ca!, 'call_invited').length + ofEvent<Payload>(cc!, 'call_invited').length, 0);
 
     const answered = await m.call<{ call: Call; join: Join }>(bob.token, 'POST', `/api/messenger/calls/${invited.body.call.id}/answer`);
     assert.equal(answered.body.call.status, 'Active');
@@ -49,8 +48,8 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
     const ended = await m.call<{ call: Call }>(alice.token, 'POST', `/api/messenger/calls/${invited.body.call.id}/end`);
     assert.equal(ended.body.call.status, 'Ended');
     await m.dispatch();
-    for (const c of [ca!, cb!]) await waitFor('answer and end', () => ofEvent(c, 'call_answered').length === 1 && ofEvent(c, 'call_ended').length === 1);
-    assert.equal(ofEvent(cb!, 'call_ended')[0]!.EndedByUserId, alice.id);
+    for (const c of [ca!, cb!]) await waitFor('answer and end', () => ofEvent<Payload>(c, 'call_answered').length === 1 && ofEvent<Payload>(c, 'call_ended').length === 1);
+    assert.equal(ofEvent<Payload>(cb!, 'call_ended')[0]!.EndedByUserId, alice.id);
     assert.equal(cc!.received.length, 0, 'a third user sees nothing');
     await assertNoSecretsStored(m, [
       invited.body.join.accessToken,
@@ -96,8 +95,8 @@ describe('1:1 calls (SessionKind Direct) and the CallTimeoutReaper', () => {
     assert.equal((await m.call<Call>(alice.token, 'GET', `/api/messenger/calls/${answered}`)).body.status, 'Active');
     assert.equal((await m.call<Err>(bob.token, 'POST', `/api/messenger/calls/${unanswered}/answer`)).body.code, 'MSG_CALL_INVALID_STATE');
     await m.dispatch();
-    for (const c of [ca!, cb!]) await waitFor('call_missed', () => ofEvent(c, 'call_missed').length === 1);
-    assert.equal(ofEvent(cb!, 'call_missed')[0]!.CallId, unanswered);
+    for (const c of [ca!, cb!]) await waitFor('call_missed', () => ofEvent<Payload>(c, 'call_missed').length === 1);
+    assert.equal(ofEvent<Payload>(cb!, 'call_missed')[0]!.CallId, unanswered);
   });
 
   test('a blocked user cannot ring you, and is not told (their call is Missed at once, as any unconsented call); you calling them is 403 MSG_USER_BLOCKED', async () => {

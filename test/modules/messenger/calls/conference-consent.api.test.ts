@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 
 /**
  * A conference's start rings as a 1:1 call does (docs/security.md, "Consent"; calls/ring-consent.ts):
@@ -15,7 +15,6 @@ import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
 
 type User = Awaited<ReturnType<MessengerApp['user']>>;
 type Started = { conference: { id: string }; join: { accessToken: string } };
-const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Record<string, unknown>);
 const start = (m: MessengerApp, u: User, chatId: string) => m.call<Started & { code?: string }>(u.token, 'POST', `/api/messenger/chats/${chatId}/conferences`, { media: 'Video' });
 /** The conference_started events of `u`'s event stream, by ConferenceId. */
 const startedIn = async (m: MessengerApp, u: User) =>

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwtVerify } from 'jose';
 import { type TestClient } from '../../../support/signalr.ts';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 type Conference = { id: string; chatId: string; status: string; roomName: string; participants: { userId: string; status: string; screenSharing: boolean }[] };
@@ -11,7 +11,6 @@ type Recording = { id: string; status: string; errorCode: string | null };
 type Err = { code: string };
 type Payload = Record<string, unknown> & { Join?: { AccessToken: string } };
 
-const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
 /** A group chat of three (alice owns it), everyone connected, plus an outsider. */
 async function setup(m: MessengerApp) {
@@ -36,8 +35,8 @@ describe('conferences in a chat (SessionKind Conference)', () => {
     await m.dispatch();
     const key = new TextEncoder().encode(m.config.MESSENGER_MEDIA_TOKEN_SECRET);
     for (const [i, user] of [alice, bob, carol].entries()) {
-      await waitFor(`conference_started to member ${i}`, () => ofEvent(clients[i]!, 'conference_started').length === 1);
-      const p = ofEvent(clients[i]!, 'conference_started')[0]!;
+      await waitFor(`conference_started to member ${i}`, () => ofEvent<Payload>(clients[i]!, 'conference_started').length === 1);
+      const p = ofEvent<Payload>(clients[i]!, 'conference_started')[0]!;
       assert.deepEqual([p.ConferenceId, p.ChatId, p.SessionKind], [started.body.conference.id, chat.id, 'Conference']);
       const claims = (await jwtVerify(p.Join!.AccessToken, key, { currentDate: m.clock.now() })).payload;
       assert.deepEqual([claims.sub, claims.room], [user.id, started.body.conference.roomName]);
@@ -61,15 +60,15 @@ describe('conferences in a chat (SessionKind Conference)', () => {
     assert.equal((await m.call<Err>(alice.token, 'POST', `${base}/screen-share/start`)).body.code, 'MSG_SCREEN_SHARE_BUSY');
     await m.call(carol.token, 'POST', `${base}/leave`);
     await m.dispatch();
-    await waitFor('the invitation', () => ofEvent(cc, 'conference_invited').length === 1);
-    assert.ok(ofEvent(cc, 'conference_invited')[0]!.Join?.AccessToken);
-    assert.equal(ofEvent(cb, 'conference_invited').length, 0, 'only the invitee is rung');
+    await waitFor('the invitation', () => ofEvent<Payload>(cc, 'conference_invited').length === 1);
+    assert.ok(ofEvent<Payload>(cc, 'conference_invited')[0]!.Join?.AccessToken);
+    assert.equal(ofEvent<Payload>(cb, 'conference_invited').length, 0, 'only the invitee is rung');
     for (const c of [ca, cb, cc]) {
-      await waitFor('roster events to every member', () => ['conference_participant_joined', 'screen_share_started', 'screen_share_stopped', 'conference_participant_left'].every((e) => ofEvent(c, e).length === 1));
+      await waitFor('roster events to every member', () => ['conference_participant_joined', 'screen_share_started', 'screen_share_stopped', 'conference_participant_left'].every((e) => ofEvent<Payload>(c, e).length === 1));
     }
-    assert.equal(ofEvent(cb, 'conference_participant_joined')[0]!.UserId, carol.id);
-    assert.equal(ofEvent(cb, 'screen_share_started')[0]!.UserId, carol.id);
-    assert.equal(ofEvent(cb, 'conference_participant_left')[0]!.UserId, carol.id);
+    assert.equal(ofEvent<Payload>(cb, 'conference_participant_joined')[0]!.UserId, carol.id);
+    assert.equal(ofEvent<Payload>(cb, 'screen_share_started')[0]!.UserId, carol.id);
+    assert.equal(ofEvent<Payload>(cb, 'conference_participant_left')[0]!.UserId, carol.id);
   });
 
   test('recording: start (one at a time), stop, outcome Available or Failed — each pushed to the chat', async () => {
@@ -91,9 +90,9 @@ describe('conferences in a chat (SessionKind Conference)', () => {
     const failed = await m.call<Recording>(mediaServer, 'POST', `/api/messenger/admin/recordings/${second.id}/outcome`, { status: 'Failed', errorCode: 'STORAGE_FULL' });
     assert.deepEqual([failed.body.status, failed.body.errorCode], ['Failed', 'STORAGE_FULL']);
     await m.dispatch();
-    await waitFor('recording events', () => ['recording_started', 'recording_stopped', 'recording_available', 'recording_failed'].every((e) => ofEvent(cb, e).length >= 1));
-    assert.equal(ofEvent(cb, 'recording_failed')[0]!.ErrorCode, 'STORAGE_FULL');
-    assert.equal(ofEvent(cb, 'recording_available')[0]!.RecordingId, first.id);
+    await waitFor('recording events', () => ['recording_started', 'recording_stopped', 'recording_available', 'recording_failed'].every((e) => ofEvent<Payload>(cb, e).length >= 1));
+    assert.equal(ofEvent<Payload>(cb, 'recording_failed')[0]!.ErrorCode, 'STORAGE_FULL');
+    assert.equal(ofEvent<Payload>(cb, 'recording_available')[0]!.RecordingId, first.id);
   });
 
   test('end: the starter or the chat owner; a running recording stops with it; a new conference may start afterwards', async () => {
@@ -109,6 +108,6 @@ describe('conferences in a chat (SessionKind Conference)', () => {
     assert.equal((await m.call<Err>(bob.token, 'POST', `${base}/join`)).body.code, 'MSG_CALL_INVALID_STATE');
     assert.equal((await m.call(bob.token, 'POST', `/api/messenger/chats/${chat.id}/conferences`, { media: 'Audio' })).status, 201);
     await m.dispatch();
-    await waitFor('end and recording stop', () => ofEvent(cc, 'conference_ended').length === 1 && ofEvent(cc, 'recording_stopped').length === 1);
+    await waitFor('end and recording stop', () => ofEvent<Payload>(cc, 'conference_ended').length === 1 && ofEvent<Payload>(cc, 'recording_stopped').length === 1);
   });
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { type TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { applyUserStatus } from '../support/user-sync.ts';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 
 /**
  * Deactivation ends what is under way (seed 002: Blocked or Archived → IsActive false): the
@@ -16,7 +16,6 @@ type Conference = { id: string; status: string; participants: { userId: string; 
 type Err = { code: string };
 type Payload = Record<string, unknown>;
 
-const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
 
 const startCall = async (m: MessengerApp, from: string, to: string) =>

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type TestClient } from '../../../support/signalr.ts';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 /**
@@ -13,7 +13,6 @@ import { waitFor } from '../../../support/wait.ts';
  */
 
 type Payload = Record<string, unknown> & { Join?: unknown };
-const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
 async function outboxKinds(m: MessengerApp, refId: string): Promise<string[]> {
   const { rows } = await m.pool.query<{ kind: string; status: string }>(`select kind, status from push.realtime_outbox where ref_id = $1 order by id`, [refId]);

@@ -1,14 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ALL_EVENTS, messengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp } from '../support/app.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 type Chat = { id: string; kind: string; title: string | null; lastSeq: number; participants: { userId: string; role: string }[] };
 type Err = { code: string; message: string };
 type Payload = Record<string, unknown>;
 
-const ofEvent = (c: { received: { event: string; payload: unknown }[] }, event: string) =>
-  c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
 describe('chats: create, get, rename, participants (record-level rules, member events)', () => {
   test('a new group chat: members get chat_updated and their already open connections join chat:{ChatId}', async () => {

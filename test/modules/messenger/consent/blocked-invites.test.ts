@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 
 /**
  * A block stops a conference's ring as it stops a call (blacklist.md): an invite skips a member on
@@ -12,7 +12,6 @@ import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
 
 type Conference = { id: string; participants: { userId: string; status: string }[] };
 type User = Awaited<ReturnType<MessengerApp['user']>>;
-const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Record<string, unknown>);
 
 async function block(m: MessengerApp, owner: User, other: User) {
   assert.equal((await m.call(owner.token, 'PUT', `/api/messenger/blacklist/${other.id}`)).status, 200);

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 
 /**
  * A ring interrupts, so only those the callee consented to may ring them (calls/ring-consent.ts,
@@ -13,7 +13,6 @@ import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
 
 type User = Awaited<ReturnType<MessengerApp['user']>>;
 type Started = { call: { id: string; status: string; ringExpiresAt: string | null }; join?: { accessToken: string } };
-const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Record<string, unknown>);
 const ring = (m: MessengerApp, from: User, to: User) => m.call<Started>(from.token, 'POST', '/api/messenger/calls', { calleeUserId: to.id, media: 'Audio' });
 /** The call events pushed to `u`, from the event stream's start. */
 async function callEvents(m: MessengerApp, u: User) {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MessengerClient, type ChatMessage } from '../../../../packages/messenger-client/src/index.ts';
 import type { TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 
 /**
  * The blocked are never told (docs/security.md, "Blocked means blocked"): what the blocked user writes
@@ -17,7 +17,6 @@ import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
 type User = Awaited<ReturnType<MessengerApp['user']>>;
 type Message = { id: string; seq: number; body: string | null; chatId: string; clientMessageId: string | null };
 type Listed = { id: string; unreadCount: number; lastMessage: { seq: number; preview: string | null } | null };
-const ofEvent = (c: TestClient, event: string) => c.received.filter((r) => r.event === event).map((r) => r.payload as Record<string, unknown>);
 const port = (m: MessengerApp) => (m.app.server.address() as { port: number }).port;
 
 const send = (m: MessengerApp, u: User, chatId: string, body: string, clientMessageId?: string) =>

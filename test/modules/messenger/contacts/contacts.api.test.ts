@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cursorOf } from '../../../../src/platform/push/cursor.ts';
-import { ALL_EVENTS, insertReplicaUser, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, insertReplicaUser, messengerApp, type MessengerApp } from '../support/app.ts';
 import { T0 } from '../support/dispatch.ts';
 import { waitFor } from '../../../support/wait.ts';
 
@@ -9,8 +9,6 @@ type Contact = { id: string; userId: string; status: string; direction: string }
 type Err = { code: string };
 type Payload = Record<string, unknown>;
 
-const ofEvent = (c: { received: { event: string; payload: unknown }[] }, event: string) =>
-  c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
 /** The event-stream Cursor of the push of `kind` about `refId` (what its frame carries). */
 async function cursorOfRef(m: MessengerApp, refId: string, kind: string): Promise<string> {

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { objectStoreEnv } from '../../../support/objectstore.ts';
 import { PDF, uploaded } from '../files/support.ts';
@@ -11,8 +11,6 @@ type Message = { id: string; seq: number; body: string | null; deleted: boolean;
 type Err = { code: string };
 type Payload = Record<string, unknown>;
 
-const ofEvent = (c: { received: { event: string; payload: unknown }[] }, event: string) =>
-  c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
 async function groupOf(m: MessengerApp, n: number) {
   const users = [];

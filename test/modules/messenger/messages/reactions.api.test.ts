@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 /**
@@ -15,8 +15,6 @@ type Message = { id: string; seq: number; reactions: Reaction[] };
 type Reply = { messageId: string; reactions: Reaction[]; code?: string };
 type Payload = Record<string, unknown>;
 
-const ofEvent = (c: { received: { event: string; payload: unknown }[] }, event: string) =>
-  c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
 /** Alice's group with bob and carol, all accepted, and alice's first message in it. */
 async function group(m: MessengerApp) {

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
 import { waitFor } from '../../../support/wait.ts';
 
 /**
@@ -16,8 +16,6 @@ type Message = { id: string; seq: number; body: string | null; replyTo: Preview 
 type Err = { code: string };
 type Payload = Record<string, unknown>;
 
-const ofEvent = (c: { received: { event: string; payload: unknown }[] }, event: string) =>
-  c.received.filter((r) => r.event === event).map((r) => r.payload as Payload);
 
 async function groupOf(m: MessengerApp, n: number) {
   const users = [];

@@ -123,3 +123,7 @@ export const ALL_EVENTS = [
   'screen_share_started',
   'screen_share_stopped',
 ];
+
+/** The payloads a test client (test/support hub clients) received of one event, in order. */
+export const ofEvent = <P = Record<string, unknown>>(c: { received: { event: string; payload: unknown }[] }, event: string): P[] =>
+  c.received.filter((r) => r.event === event).map((r) => r.payload as P);
