@@ -49,11 +49,14 @@ test('in Chromium: a reply with its parent preview, a mention, a reaction with c
   assert.equal(((await call(a, 'acceptChat', chat.id)) as { isRequest: boolean }).isRequest, false);
 
   await call(b, 'send', chat.id, { kind: 'Text', body: 'The lease draft is ready for signing' });
+  // send() resolves once queued: the dispatch must come after the service has the message.
+  await waitFor("bob's send acknowledged", async () => (await stateOf(b)).sent.length === 1, GENEROUS);
   await m.dispatch();
   await waitFor("bob's message at alice's page", async () => (await stateOf(a)).messages.length === 1, GENEROUS);
   const parent = (await stateOf(a)).messages[0]!;
 
   await call(a, 'send', chat.id, { kind: 'Text', body: 'Looks good, signing tonight', replyToMessageId: parent.messageId, mentionedUserIds: [bob.id] });
+  await waitFor("alice's reply acknowledged", async () => (await stateOf(a)).sent.length === 1, GENEROUS);
   await m.dispatch();
   await waitFor("alice's reply at bob's page", async () => (await stateOf(b)).messages.length === 2, GENEROUS);
   const reply = (await stateOf(b)).messages[1]!;
