@@ -1,4 +1,6 @@
 import { sql } from 'drizzle-orm';
+import { Value } from '@sinclair/typebox/value';
+import { Uuid } from '../../../platform/types/index.ts';
 import { AppError, type Principal } from '../../../platform/http/index.ts';
 import { query, type Db } from '../../../platform/db/index.ts';
 import { chatForParticipant } from '../chats/chat-sql.ts';
@@ -7,6 +9,7 @@ import type { MessagesContext } from './context.ts';
 import { ChatErrors } from '../errors.ts';
 import { activeUserTransaction, requireActiveCaller } from '../user-replica/replica-reads.ts';
 import { enqueueRealtime } from '../model/push-rows.ts';
+import { ownDevicesOnly } from '../model/reaction-visibility.ts';
 import { MESSAGE_COLUMNS, type MessageRow, type MessageView } from './message-rows.ts';
 import { withReactions } from './reactions.ts';
 import { messageViews } from './replies.ts';
@@ -83,12 +86,10 @@ export async function deleteMessage(ctx: MessagesContext, caller: Principal, cha
       sql`update messenger.messages set body = null, file_meta = null, card_text = null, deleted_at = ${now.toISOString()} where id = ${messageId}`,
     );
     // Only a file the service issued (a UUID) has bytes here; older messages may name another storage's id.
-    if (m.fileMeta && ISSUED_FILE_ID.test(m.fileMeta.fileId)) await releaseFile(tx, m.fileMeta.fileId, now);
+    if (m.fileMeta && Value.Check(Uuid, m.fileMeta.fileId)) await releaseFile(tx, m.fileMeta.fileId, now);
     await enqueueRealtime(ctx.push, tx, [{ kind: 'MessageDeleted', ...audienceOf(m), chatId, messageId, seq: m.seq }], now);
   });
 }
-
-const ISSUED_FILE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * A deleted File message's file, when no live message names it any more, becomes `Deleted` in the
@@ -157,12 +158,7 @@ export async function markRead(ctx: MessagesContext, caller: Principal, chatId: 
       tx,
       sql`update messenger.chat_participants set last_read_seq = ${target}, updated_at = ${now.toISOString()}
            where chat_id = ${chatId} and user_id = ${me} and status = 'Active' and last_read_seq < ${target}
-           returning id, last_read_seq::float8 as "lastReadSeq", accepted_at is null or exists (
-             select 1 from messenger.chats c
-               join messenger.chat_participants o on o.chat_id = c.id and o.user_id <> ${me} and o.status = 'Active'
-               join messenger.blacklist_entries b on b.status = 'Blocked'
-                 and ((b.owner_user_id = ${me} and b.blocked_user_id = o.user_id) or (b.owner_user_id = o.user_id and b.blocked_user_id = ${me}))
-              where c.id = ${chatId} and c.kind = 'Direct') as private`,
+           returning id, last_read_seq::float8 as "lastReadSeq", ${ownDevicesOnly(me, chatId, 'messenger.chat_participants')} as private`,
     );
     if (!moved) {
       const { rows: [p] } = await query<{ lastReadSeq: number }>(

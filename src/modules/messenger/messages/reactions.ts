@@ -5,7 +5,7 @@ import { newId } from '../../../platform/time.ts';
 import type { MessengerContext } from '../context.ts';
 import { ChatErrors } from '../errors.ts';
 import { enqueueRealtime } from '../model/push-rows.ts';
-import { reactionCountsFor } from '../model/reaction-visibility.ts';
+import { ownDevicesOnly, reactionCountsFor } from '../model/reaction-visibility.ts';
 import { activeUserTransaction } from '../user-replica/replica-reads.ts';
 import type { MessageView, ReactionView } from './message-rows.ts';
 import { REACTIONS_PER_USER_MAX, reactionEmoji } from './reaction-rules.ts';
@@ -56,12 +56,7 @@ interface Target {
 async function lockTarget(tx: Db, me: string, chatId: string, messageId: string): Promise<Target> {
   const { rows: [t] } = await query<Target>(
     tx,
-    sql`select p.accepted_at is null or exists (
-                 select 1 from messenger.chats c
-                   join messenger.chat_participants o on o.chat_id = c.id and o.user_id <> ${me} and o.status = 'Active'
-                   join messenger.blacklist_entries b on b.status = 'Blocked'
-                     and ((b.owner_user_id = ${me} and b.blocked_user_id = o.user_id) or (b.owner_user_id = o.user_id and b.blocked_user_id = ${me}))
-                  where c.id = ${chatId} and c.kind = 'Direct') as private,
+    sql`select ${ownDevicesOnly(me, chatId, 'p')} as private,
                m.id is not null as "messageFound", m.deleted_at is not null as deleted, m.withheld_from is not null as withheld
           from messenger.chat_participants p
           left join messenger.messages m on m.id = ${messageId} and m.chat_id = ${chatId} and m.withheld_from is distinct from ${me}
