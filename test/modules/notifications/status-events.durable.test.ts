@@ -106,16 +106,27 @@ describe('durable notification_status_changed', () => {
       await redis.restart();
     }
 
+    let lastRun: unknown;
     await waitFor(
       'every frame after recovery',
       async () => {
         // The refused rows wait out their backoff on the app's (manual) clock.
         a.clock.advance(PAST_BACKOFF_MS);
-        await a.runStatusEvents();
+        lastRun = (await a.runStatusEvents()).counts;
         return framesOf(client, smsId).length >= 3 && framesOf(client, inApp.id).length >= 1;
       },
       30_000,
-    );
+    ).catch(async (err: unknown) => {
+      // Failed once in a full run (not alone): say whether the client was still connected and where the rows stood.
+      const rows = await a.pool.query(
+        `select payload->>'NotificationId' as notification_id, status, attempts, next_attempt_at, last_error from push.realtime_outbox
+          where kind = 'NotificationStatusChanged' and payload->>'NotificationId' = any($1) order by created_at, id`,
+        [[smsId, inApp.id]],
+      );
+      const seen = { sms: framesOf(client, smsId).length, inApp: framesOf(client, inApp.id).length };
+      const state = { connection: client.connection.state, closed: client.closed, closedWith: client.closedWith?.message, seen, lastRun, appClock: a.clock.now() };
+      throw new Error(`${(err as Error).message}\n${JSON.stringify(state)}\n${JSON.stringify(rows.rows)}`, { cause: err });
+    });
     assert.deepEqual(
       framesOf(client, smsId).map((f) => [f.Status, f.DeliveryCycle]),
       [
