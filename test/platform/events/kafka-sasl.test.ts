@@ -101,7 +101,7 @@ describe('kafka over SASL (SCRAM)', () => {
     assert.match(String(refusal.msg), /KAFKA_SASL_PASSWORD/);
     assert.match(JSON.stringify(refusal.err), /authentication failed/i);
     assert.ok(logs.lines().some((l) => l.msg === 'event bus start failed; outbox rows wait, consumers start when it is back'));
-    // kafkajs says "SASL SCRAM SHA256 authentication failed", @platformatic/kafka "SASL authentication failed."
+    // The library's own words: "SASL authentication failed."
     assert.match(app.platform.bus.credentialsRefused() ?? '', /SASL.*authentication failed/i);
 
     const ready = await app.inject({ method: 'GET', url: '/health/ready' });
