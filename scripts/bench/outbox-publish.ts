@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { Kafka, logLevel } from 'kafkajs';
+import { Admin } from '@platformatic/kafka';
 import { createDb, createPool, migrateDatabase, type Db } from '../../src/platform/db/index.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
@@ -202,11 +202,10 @@ async function main(): Promise<void> {
   await runner.stop();
   await consumer.stop();
   await bus.stop();
-  const admin = new Kafka({ clientId: 'outbox-bench', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
+  const admin = new Admin({ clientId: 'outbox-bench', bootstrapBrokers: brokers.split(',') });
   await admin.deleteTopics({ topics: (await admin.listTopics()).filter((t) => t.startsWith(prefix)) }).catch(() => undefined);
-  await admin.deleteGroups([`${prefix}bench-consumer`]).catch(() => undefined);
-  await admin.disconnect();
+  await admin.deleteGroups({ groups: [`${prefix}bench-consumer`] }).catch(() => undefined);
+  await admin.close();
   await Promise.all([pool.end(), publisherPool.end(), consumerPool.end()]);
   await pgServer.stop();
 
