@@ -1,4 +1,4 @@
-import { HOUR_MS, MINUTE_MS, SECOND_MS } from '../../platform/time.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS } from '../../platform/time.ts';
 import { defineDefaults } from '../../platform/types/index.ts';
 
 /**
@@ -74,6 +74,19 @@ export const MESSENGER_DEFAULTS = defineDefaults({
   filesDeletedGraceMs: 5 * MINUTE_MS,
   filesSweepBatchSize: 100,
   filesSweepMaxRunMs: 1 * MINUTE_MS,
+  /**
+   * A reaction taken back keeps its row (messages/reactions.ts) for two readers only: a later PUT of
+   * the same emoji revives it with its id (the RefId of its frames), and its reaction_changed frame
+   * is built from it at delivery (realtime-dispatch/refs.ts). Nothing else reads taken-back rows
+   * (history, search and the limit read live ones), so past a week — far beyond any frame's wait for
+   * delivery short of an admin's requeue of a quarantined one — the row goes: a reaction given again
+   * later is a new row with a new id, which no client can tell apart.
+   */
+  reactionTakenBackRetentionMs: 7 * DAY_MS,
+  /** The reactions retention: hourly, in short DELETEs (rows taken back wait at most an hour past their week). */
+  reactionsRetentionIntervalMs: 1 * HOUR_MS,
+  reactionsRetentionBatchSize: 1000,
+  reactionsRetentionMaxRunMs: 1 * MINUTE_MS,
   /**
    * Lifetimes of what is minted per recipient at delivery: the room token only has to outlive the
    * client's join (5 min); TURN credentials last the call (1 h, the TURN REST convention).

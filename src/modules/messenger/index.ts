@@ -3,6 +3,7 @@ import { MESSENGER_DEFAULTS, messengerTuningProblems, type MessengerTuning } fro
 import { filesOptionsOf, messengerFilesSettings, type MessengerFilesSettings } from './files/settings.ts';
 import { createFileStore } from './files/store.ts';
 import { filesSweepJob } from './files/sweep.job.ts';
+import { reactionsRetentionJob } from './messages/reactions-retention.job.ts';
 import { fileForMessage } from './files/files.ts';
 import type { Principal } from '../../platform/http/index.ts';
 import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
@@ -145,6 +146,12 @@ function messengerParts(deps: ModuleDeps<MessengerSettings & MessengerFilesSetti
         intervalMs: MESSENGER_DEFAULTS.callReaperIntervalMs,
         batchSize: MESSENGER_DEFAULTS.callReaperBatchSize,
         maxRunMs: MESSENGER_DEFAULTS.callReaperMaxRunMs,
+      }),
+      reactionsRetentionJob(deps.db, {
+        retentionMs: MESSENGER_DEFAULTS.reactionTakenBackRetentionMs,
+        intervalMs: MESSENGER_DEFAULTS.reactionsRetentionIntervalMs,
+        batchSize: MESSENGER_DEFAULTS.reactionsRetentionBatchSize,
+        maxRunMs: MESSENGER_DEFAULTS.reactionsRetentionMaxRunMs,
       }),
       ...(store
         ? [filesSweepJob(deps.db, store, {

@@ -123,3 +123,24 @@ export async function writeMessageNotices(tx: Db, scope: NoticeScope, notice: Me
      group by i.channel, cc.is_enabled, cc.provider_key`);
   return rows.map(({ channel, rows: n, isEnabled, providerKey }) => ({ channel, rows: n, isEnabled, providerKey }));
 }
+
+/**
+ * Deletes up to `limit` notices notified before `before` (notifications-cleanup, cleanup.job.ts;
+ * ix_chat_notices_lapsed serves the pick); returns their keys. Such a notice no longer folds a
+ * message sent after `before` + window (mayNotifyAgain lets the chat notify, as no row does), so
+ * it carries nothing — except a message request's: that one keeps the member at one notification
+ * until they accept (a missing row would notify them again), so `request` rows are never swept.
+ * The rows are locked as they are picked and skipped when held; FOR UPDATE re-reads a row a later
+ * message renewed since the statement began, so a renewed notice is never deleted.
+ */
+export async function deleteLapsedNotices(db: Db, before: Date, limit: number): Promise<{ id: string }[]> {
+  const { rows } = await query<{ id: string }>(db, sql`
+    delete from notifications.chat_notices n
+     using (select chat_id, recipient_user_id from notifications.chat_notices
+             where not request and notified_at < ${before.toISOString()}::timestamptz
+             limit ${limit}
+             for update skip locked) lapsed
+     where n.chat_id = lapsed.chat_id and n.recipient_user_id = lapsed.recipient_user_id
+    returning n.chat_id || ':' || n.recipient_user_id as id`);
+  return rows;
+}

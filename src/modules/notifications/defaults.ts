@@ -70,10 +70,22 @@ export const NOTIFICATIONS_DEFAULTS = defineDefaults({
    * signature's window by this much, so no replica whose clock runs behind still accepts it unguarded.
    */
   webhookReplayClockAllowanceMs: 1 * MINUTE_MS,
-  /** Remembered signatures live minutes: swept every 10 min, in short DELETEs, a run ending within a minute. */
-  webhookReplayCleanupIntervalMs: 10 * MINUTE_MS,
-  webhookReplayCleanupBatchSize: 1000,
-  webhookReplayCleanupMaxRunMs: 1 * MINUTE_MS,
+  /**
+   * A chat notice (chat-notices.ts) folds the chat's later messages only while the window has not
+   * passed since its message's SentAt; past that it only lets the chat notify again, as no row does.
+   * The window counts from SentAt, so a backlog read late still meets the notices of its time: rows
+   * are kept this long past the window, and a message read later than that after an outage notifies
+   * once more at most (its notice is then written again and folds the rest). Notices of message
+   * requests are never swept (chat-notices.ts, deleteLapsedNotices).
+   */
+  chatNoticeLagAllowanceMs: 1 * DAY_MS,
+  /**
+   * notifications-cleanup (cleanup.job.ts): remembered signatures live minutes, lapsed chat notices
+   * a day: swept every 10 min, in short DELETEs, a run ending within a minute.
+   */
+  cleanupIntervalMs: 10 * MINUTE_MS,
+  cleanupBatchSize: 1000,
+  cleanupMaxRunMs: 1 * MINUTE_MS,
 });
 
 /** The delivery timings and product rules a test may shorten (`notificationsModule({ … })`). */

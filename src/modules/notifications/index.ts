@@ -1,5 +1,6 @@
 import { defineModule, type ModuleDeps, type ModuleParts } from '../../platform/module.ts';
 import type { NotificationsContext } from './context.ts';
+import { notificationsCleanupJob } from './cleanup.job.ts';
 import { dispatcherJob } from './delivery/dispatcher.job.ts';
 import type { DeliveryDeps } from './delivery/outcomes.ts';
 import { retryWorkerJob } from './delivery/retry-worker.job.ts';
@@ -13,7 +14,6 @@ import { registerUnconfirmedRoutes } from './unconfirmed/routes.ts';
 import { STATUS_FRAME_KINDS } from './status-frames.ts';
 import { NOTIFICATIONS_DEFAULTS, notificationsTuningProblems } from './defaults.ts';
 import { deliveryJobOptions, notificationsSettings, type NotificationsSettings, type NotificationsTuning } from './settings.ts';
-import { webhookReplayCleanupJob } from './webhooks/replay-cleanup.job.ts';
 import { registerWebhookRoutes } from './webhooks/routes.ts';
 import { refuseStreamRefusedUsers } from './refused-users.ts';
 
@@ -63,7 +63,7 @@ function notificationsParts(deps: ModuleDeps<NotificationsSettings>, tuning: Not
     jobs: [
       dispatcherJob(delivery, jobs.dispatcher),
       retryWorkerJob(delivery, jobs.retryWorker),
-      webhookReplayCleanupJob(deps.db),
+      notificationsCleanupJob(deps.db, { collapseWindowMs: config.NOTIFICATIONS_CHAT_COLLAPSE_WINDOW }),
     ],
     consumers: [messagePostedConsumer({ hub: deps.hub, clock: deps.clock, providers, metrics, log, collapseWindowMs: config.NOTIFICATIONS_CHAT_COLLAPSE_WINDOW })],
     opsFailures: [terminalFailureSource(ctx)],

@@ -88,6 +88,7 @@ export const DISPATCH_WAKE_CHANNEL = 'notifications_dispatch';
 
 export const DISPATCHER_JOB = 'notifications-dispatcher';
 export const RETRY_WORKER_JOB = 'notifications-retry-worker';
-export const WEBHOOK_REPLAY_CLEANUP_JOB = 'notifications-webhook-replay-cleanup';
+/** The module's retention: expired webhook signatures and lapsed chat notices (cleanup.job.ts). */
+export const NOTIFICATIONS_CLEANUP_JOB = 'notifications-cleanup';
 /** The seed's distributed lock name; the job runner's advisory lock for the retry worker is keyed by it. */
 export const RETRY_WORKER_LOCK = 'notifications:retry-worker';

@@ -158,7 +158,8 @@ export const webhookReplays = notificationsSchema.table(
  * what the chat's later messages are folded into. A recipient gets a new one only once the window
  * (NOTIFICATIONS_CHAT_COLLAPSE_WINDOW) has passed since `notifiedAt` or its in-app copy was read; a
  * member for whom the chat is a message request (`request`) gets none while this row exists. One row
- * per recipient and chat, replaced in place: it never grows with the messages.
+ * per recipient and chat, replaced in place: it never grows with the messages; notifications-cleanup
+ * deletes it a day past its window (NOTIFICATIONS_DEFAULTS.chatNoticeLagAllowanceMs), a request's never.
  */
 export const chatNotices = notificationsSchema.table(
   'chat_notices',
@@ -172,8 +173,12 @@ export const chatNotices = notificationsSchema.table(
     /** The chat was a message request to the recipient when they were notified. */
     request: boolean('request').notNull(),
   },
-  // Chat first: a message reads the notices of its chat, all of its recipients at once.
-  (t) => [primaryKey({ columns: [t.chatId, t.recipientUserId] })],
+  (t) => [
+    // Chat first: a message reads the notices of its chat, all of its recipients at once.
+    primaryKey({ columns: [t.chatId, t.recipientUserId] }),
+    // The cleanup's pick of lapsed notices (deleteLapsedNotices); a request's notice is never swept.
+    index('ix_chat_notices_lapsed').on(t.notifiedAt).where(sql`not ${t.request}`),
+  ],
 );
 
 /** A notification as the API and workers read it; its traceparent is read by the ops console's list only. */

@@ -72,5 +72,10 @@ export const messageReactions = messengerSchema.table(
     createdAt: ts('created_at').notNull(),
     removedAt: ts('removed_at'),
   },
-  (t) => [primaryKey({ columns: [t.messageId, t.userId, t.emoji] }), uniqueIndex('ux_message_reactions_id').on(t.id)],
+  (t) => [
+    primaryKey({ columns: [t.messageId, t.userId, t.emoji] }),
+    uniqueIndex('ux_message_reactions_id').on(t.id),
+    // The reactions retention's pick (reactions-retention.job.ts): only taken-back rows, a small part of the table.
+    index('ix_message_reactions_removed').on(t.removedAt).where(sql`${t.removedAt} is not null`),
+  ],
 );

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WEBHOOK_REPLAY_CLEANUP_JOB } from '../../../../src/modules/notifications/model.ts';
+import { NOTIFICATIONS_CLEANUP_JOB } from '../../../../src/modules/notifications/model.ts';
 import { dispatchedEvents, metric, notificationsWorld, notify, postReceipt, setChannel, signedReceipt, stored, type NtfApp } from '../support.ts';
 import { NOTIFICATIONS_DEFAULTS } from '../../../../src/modules/notifications/defaults.ts';
 
@@ -132,13 +132,13 @@ describe('webhook replay', () => {
     assert.ok(rows[0]!.expires_at.getTime() >= windowEnd, 'kept at least until the signature goes stale');
 
     const marks = await replayMarks();
-    const early = await c.app.platform.runner.runNow(WEBHOOK_REPLAY_CLEANUP_JOB);
+    const early = await c.app.platform.runner.runNow(NOTIFICATIONS_CLEANUP_JOB);
     assert.equal(early.outcome, 'success');
     assert.equal(await replayMarks(), marks, 'nothing is deleted inside the window');
 
     c.clock.advance(NOTIFICATIONS_DEFAULTS.webhookMaxSkewSeconds * 1000 + 10 * 60_000);
-    const late = await c.app.platform.runner.runNow(WEBHOOK_REPLAY_CLEANUP_JOB);
-    assert.equal(late.counts.deleted, marks);
+    const late = await c.app.platform.runner.runNow(NOTIFICATIONS_CLEANUP_JOB);
+    assert.equal(late.counts.replaysDeleted, marks);
     assert.equal(await replayMarks(), 0);
     const replay = await c.app.inject(request);
     assert.equal(replay.statusCode, 401, 'past the window the signature check refuses it');

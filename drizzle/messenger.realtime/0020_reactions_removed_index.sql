@@ -1,0 +1,1 @@
+CREATE INDEX "ix_message_reactions_removed" ON "messenger"."message_reactions" USING btree ("removed_at") WHERE "messenger"."message_reactions"."removed_at" is not null;

@@ -1,0 +1,1 @@
+CREATE INDEX "ix_chat_notices_lapsed" ON "notifications"."chat_notices" USING btree ("notified_at") WHERE not "notifications"."chat_notices"."request";
