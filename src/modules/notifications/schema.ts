@@ -139,7 +139,7 @@ export const pushTokens = notificationsSchema.table(
 /**
  * Delivery-webhook signatures already applied, kept while their timestamp is inside the signature
  * window (then the signature check refuses them as stale and the row is deleted by
- * `notifications-webhook-replay-cleanup`). Written with ON CONFLICT DO NOTHING in the transaction of
+ * `notifications-cleanup`). Written with ON CONFLICT DO NOTHING in the transaction of
  * the receipt's effect, so a receipt takes effect once across every replica (NTF_WEBHOOK_REPLAYED).
  */
 export const webhookReplays = notificationsSchema.table(
