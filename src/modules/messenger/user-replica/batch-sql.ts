@@ -69,7 +69,10 @@ export async function writeBatch(tx: Db, writes: readonly RowWrite[], now: Date)
           set first_name = d.first_name, middle_name = d.middle_name, last_name = d.last_name, phone_number = d.phone_number,
               is_active = d.is_active, identity_user_version = d.version, revision = u.revision + d.writes, updated_at = ${at}
          from d
-        where u.id = d.id and u.revision = d.expected_revision
+        -- The = ANY drives the update through the primary key: the planner cannot see how few rows
+        -- unnest yields and otherwise hashes a sequential scan of the whole replica per batch.
+        where u.id = any(${sql.param(writes.filter((w) => w.expectedRevision !== null).map((w) => w.snapshot.userId))}::uuid[])
+          and u.id = d.id and u.revision = d.expected_revision
        returning u.id, u.revision
      ),
      w as (select id, revision from ins union all select id, revision from upd),
