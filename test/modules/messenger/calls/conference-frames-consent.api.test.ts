@@ -118,6 +118,26 @@ describe('the later frames of a Direct chat’s conference follow the ring conse
     assert.deepEqual(await streamOf(m, bob, id), expected);
   });
 
+  test('an unanswered request, then an explicit invite: the invited member is rung and gets the frames from then on; a blocker invited gets none', async () => {
+    const m = await messengerApp({ MESSENGER_MEDIA_CALLBACK_SECRET: MEDIA });
+    const { alice, bob, chatId, cb } = await direct(m, false);
+    const id = (await m.call<Conf>(alice.token, 'POST', `/api/messenger/chats/${chatId}/conferences`, { media: 'Video' })).body.conference.id;
+    const base = `/api/messenger/conferences/${id}`;
+    await ok(m, alice.token, 'POST', `${base}/invite`, { userIds: [bob.id] });
+    await ok(m, alice.token, 'POST', `${base}/screen-share/start`);
+    await m.dispatch();
+    await waitFor('the frame after the invite', () => framesOf(cb, id).includes('screen_share_started'));
+    assert.deepEqual(framesOf(cb, id), ['conference_invited', 'screen_share_started'], 'not rung by the start, rung by the invite');
+
+    const other = await direct(m);
+    assert.equal((await m.call(other.bob.token, 'PUT', `/api/messenger/blacklist/${other.alice.id}`)).status, 200);
+    const blocked = (await m.call<Conf>(other.alice.token, 'POST', `/api/messenger/chats/${other.chatId}/conferences`, { media: 'Video' })).body.conference.id;
+    await ok(m, other.alice.token, 'POST', `/api/messenger/conferences/${blocked}/invite`, { userIds: [other.bob.id] });
+    await ok(m, other.alice.token, 'POST', `/api/messenger/conferences/${blocked}/screen-share/start`);
+    await fence(m, other.bob, other.cb);
+    assert.deepEqual(framesOf(other.cb, blocked), [], 'shown Invited to the starter, yet told nothing');
+  });
+
   test('judged per frame: a block added mid-call stops the next frame to the blocker, a block lifted lets the next through', async () => {
     const m = await messengerApp({ MESSENGER_MEDIA_CALLBACK_SECRET: MEDIA });
     const { alice, bob, chatId, ca, cb } = await direct(m);
