@@ -89,6 +89,15 @@ export interface BlacklistPayload extends Streamed {
   Status: string;
 }
 
+/**
+ * Your notification level of a chat changed on one of your devices (PUT …/chats/{chatId}/notifications):
+ * sent to your own devices only, with the level as set then. In the event stream: resumed after a reconnect.
+ */
+export interface NotificationLevelPayload extends Streamed {
+  ChatId: string;
+  Level: 'all' | 'mentions' | 'off';
+}
+
 /** A personal MediaJoinModel: only on a live invite of an open session, never on a replayed one. */
 export interface MediaJoin {
   RoomName: string;
@@ -193,6 +202,7 @@ export interface MessengerEventMap {
   contact_request_accepted: ContactPayload;
   contact_removed: ContactPayload;
   blacklist_changed: BlacklistPayload;
+  notification_level_changed: NotificationLevelPayload;
   call_invited: CallPayload;
   call_answered: CallPayload;
   call_declined: CallPayload;

@@ -68,6 +68,7 @@ export type SentMessage = ChatMessage & {
 /** Hub events the client forwards to onEvent (the message ones it handles itself). */
 export const MESSENGER_EVENTS: MessengerEventName[] = [
   'read_receipt_updated', 'reaction_changed', 'chat_updated', 'contact_request_received', 'contact_request_accepted', 'contact_removed', 'blacklist_changed',
+  'notification_level_changed',
   'call_invited', 'call_answered', 'call_declined', 'call_missed', 'call_cancelled', 'call_ended', 'conference_invited', 'conference_started',
   'conference_ended', 'conference_participant_joined', 'conference_participant_left', 'recording_started', 'recording_stopped',
   'recording_available', 'recording_failed', 'screen_share_started', 'screen_share_stopped', 'presence_changed', 'typing',

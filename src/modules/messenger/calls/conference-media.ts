@@ -5,7 +5,7 @@ import { newId } from '../../../platform/time.ts';
 import { query } from '../../../platform/db/index.ts';
 import { isoOf } from '../sql-rows.ts';
 import { conferenceFor, getConference, requireJoined, rosterOf, type ConferenceView } from './conferences.ts';
-import { conferenceSignal } from './signals.ts';
+import { conferenceFrames } from './conference-audience.ts';
 import type { CallsContext } from './media-join.ts';
 import { CallErrors } from '../errors.ts';
 import type { RecordingStatus } from '../model/call-kinds.ts';
@@ -33,10 +33,12 @@ interface RecordingRow extends Omit<RecordingView, 'startedAt' | 'stoppedAt' | '
   stoppedAt: Date | null;
   completedAt: Date | null;
   chatId: string;
+  initiatorUserId: string;
 }
 
 const RECORDING = sql.raw(`r.id, r.session_id as "conferenceId", r.started_by_user_id as "startedByUserId", r.status, r.error_code as "errorCode",
-  r.started_at as "startedAt", r.stopped_at as "stoppedAt", r.completed_at as "completedAt", s.chat_id as "chatId"`);
+  r.started_at as "startedAt", r.stopped_at as "stoppedAt", r.completed_at as "completedAt", s.chat_id as "chatId",
+  s.initiator_user_id as "initiatorUserId"`);
 
 const recordingView = (r: RecordingRow): RecordingView => ({
   id: r.id,
@@ -63,7 +65,7 @@ export async function setScreenShare(ctx: CallsContext, caller: Principal, confe
       tx,
       sql`update messenger.media_session_participants set screen_sharing = ${sharing}, updated_at = ${now.toISOString()} where id = ${entry.id}`,
     );
-    await enqueueRealtime(ctx.push, tx, [conferenceSignal(sharing ? 'ScreenShareStarted' : 'ScreenShareStopped', c.chatId, entry.id)], now);
+    await enqueueRealtime(ctx.push, tx, await conferenceFrames(tx, c, [[sharing ? 'ScreenShareStarted' : 'ScreenShareStopped', entry.id]]), now);
   });
   return getConference(ctx.db, conferenceId, caller.userId);
 }
@@ -82,7 +84,7 @@ export async function startRecording(ctx: CallsContext, caller: Principal, confe
           on conflict (session_id) where status = 'Recording' do nothing returning id`,
     );
     if (inserted.length === 0) throw CallErrors.recordingActive();
-    await enqueueRealtime(ctx.push, tx, [conferenceSignal('RecordingStarted', c.chatId, id)], now);
+    await enqueueRealtime(ctx.push, tx, await conferenceFrames(tx, c, [['RecordingStarted', id]]), now);
     return recordingView((await query<RecordingRow>(tx, sql`select ${RECORDING} from messenger.call_recordings r join messenger.media_sessions s on s.id = r.session_id where r.id = ${id}`)).rows[0]!);
   });
 }
@@ -103,7 +105,7 @@ export async function stopRecording(ctx: CallsContext, caller: Principal, confer
       const { rows: exists } = await query<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId} and session_id = ${c.id}`);
       throw exists[0] ? CallErrors.recordingState(exists[0].status) : CallErrors.recordingNotFound();
     }
-    await enqueueRealtime(ctx.push, tx, [conferenceSignal('RecordingStopped', r.chatId, r.id)], now);
+    await enqueueRealtime(ctx.push, tx, await conferenceFrames(tx, c, [['RecordingStopped', r.id]]), now);
     return recordingView(r);
   });
 }
@@ -129,7 +131,8 @@ export async function recordRecordingOutcome(
       const { rows: exists } = await query<{ status: string }>(tx, sql`select status from messenger.call_recordings where id = ${recordingId}`);
       throw exists[0] ? CallErrors.recordingState(exists[0].status) : CallErrors.recordingNotFound();
     }
-    await enqueueRealtime(ctx.push, tx, [conferenceSignal(outcome.status === 'Available' ? 'RecordingAvailable' : 'RecordingFailed', r.chatId, r.id)], now);
+    const session = { id: r.conferenceId, chatId: r.chatId, initiatorUserId: r.initiatorUserId };
+    await enqueueRealtime(ctx.push, tx, await conferenceFrames(tx, session, [[outcome.status === 'Available' ? 'RecordingAvailable' : 'RecordingFailed', r.id]]), now);
     return recordingView(r);
   });
 }

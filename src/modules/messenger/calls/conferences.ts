@@ -11,8 +11,8 @@ import { activeUserTransaction, inactiveAmong, requireActiveCaller } from '../us
 import { blocksAmong } from '../model/blacklist-reads.ts';
 import type { MediaKind, RosterStatus } from '../model/call-kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow } from '../model/push-rows.ts';
-import { conferenceSignal } from './signals.ts';
 import { ringConsent } from './ring-consent.ts';
+import { conferenceFrames } from './conference-audience.ts';
 
 /**
  * Conferences in a chat (conference-session.md, call-participant.md, UC-MSG-006; SessionKind
@@ -128,7 +128,7 @@ export async function startConference(ctx: CallsContext, caller: Principal, chat
   await activeUserTransaction(ctx.db, me, async (tx) => {
     const chat = await chatForParticipant(tx, chatId, me, { lock: true });
     if (!chat) throw CallErrors.notFound();
-    const announce = await startedAudience(tx, chat, me);
+    await refuseBlockingStarter(tx, chat, me);
     const { rows: inserted } = await query<{ id: string }>(
       tx,
       sql`insert into messenger.media_sessions (id, session_kind, chat_id, initiator_user_id, media, status, room_name, created_at, updated_at)
@@ -137,28 +137,22 @@ export async function startConference(ctx: CallsContext, caller: Principal, chat
     );
     if (inserted.length === 0) throw CallErrors.conferenceActive();
     await setRoster(tx, id, me, 'Joined', now);
-    const started = conferenceSignal('ConferenceStarted', chatId, id);
-    await enqueueRealtime(ctx.push, tx, [announce === 'chat' ? started : { ...started, targetKind: 'User', targetUserId: me }], now);
+    const conf = { id, chatId, initiatorUserId: me };
+    await enqueueRealtime(ctx.push, tx, await conferenceFrames(tx, conf, [['ConferenceStarted', id]]), now);
   });
   const conference = await getConference(ctx.db, id, me);
   return { conference, join: joinView(await ctx.mintJoin({ userId: me, sessionId: id, roomName })) };
 }
 
 /**
- * Who a conference's start rings (docs/security.md, "Consent"). A group: the whole chat, as every
- * group frame. A Direct chat: the 1:1 call's rule (ring-consent.ts) — the other member only when
- * they consented to the starter; otherwise only the starter's own devices (the other finds the
- * conference in the chat, as a missed-call request's callee finds the call, and a blocker not even
- * that way pushed: the blocked are never told). A starter who blocks the other member is refused,
- * as their call and their message there are (403 MSG_USER_BLOCKED).
+ * A conference's frames, its start first, reach whom the 1:1 call's ring consent allows in a Direct
+ * chat (conference-audience.ts); a starter who blocks the other member is refused, as their call and
+ * their message there are (403 MSG_USER_BLOCKED).
  */
-async function startedAudience(tx: Db, chat: { id: string; kind: string }, me: string): Promise<'chat' | 'starter'> {
-  if (chat.kind !== 'Direct') return 'chat';
+async function refuseBlockingStarter(tx: Db, chat: { id: string; kind: string }, me: string): Promise<void> {
+  if (chat.kind !== 'Direct') return;
   const other = (await participantsOf(tx, chat.id, { activeOnly: true })).find((p) => p.userId !== me)?.userId;
-  if (other === undefined) return 'chat';
-  const consent = await ringConsent(tx, me, other);
-  if (consent === 'blockedByCaller') throw ChatErrors.blocked();
-  return consent === 'ring' ? 'chat' : 'starter';
+  if (other !== undefined && (await ringConsent(tx, me, other)) === 'blockedByCaller') throw ChatErrors.blocked();
 }
 
 /** Rings chat participants (each gets a personal join model with its conference_invited). */
@@ -198,7 +192,7 @@ export async function joinConference(ctx: CallsContext, caller: Principal, confe
     if (conf.status !== 'Active') throw CallErrors.wrongState(conf.status, 'join');
     const already = (await rosterOf(tx, conf.id)).some((r) => r.userId === caller.userId && r.status === 'Joined');
     const rosterId = await setRoster(tx, conf.id, caller.userId, 'Joined', now);
-    if (!already) await enqueueRealtime(ctx.push, tx, [conferenceSignal('ConferenceParticipantJoined', conf.chatId, rosterId)], now);
+    if (!already) await enqueueRealtime(ctx.push, tx, await conferenceFrames(tx, conf, [['ConferenceParticipantJoined', rosterId]]), now);
     return conf;
   });
   return {
@@ -213,9 +207,8 @@ export async function leaveConference(ctx: CallsContext, caller: Principal, conf
     const c = await conferenceFor(tx, conferenceId, caller.userId, true);
     const entry = await requireJoined(tx, c.id, caller.userId);
     await setRoster(tx, c.id, caller.userId, 'Left', now);
-    const rows = [conferenceSignal('ConferenceParticipantLeft', c.chatId, entry.id)];
-    if (entry.screenSharing) rows.unshift(conferenceSignal('ScreenShareStopped', c.chatId, entry.id));
-    await enqueueRealtime(ctx.push, tx, rows, now);
+    const frames = [...(entry.screenSharing ? [['ScreenShareStopped', entry.id] as const] : []), ['ConferenceParticipantLeft', entry.id] as const];
+    await enqueueRealtime(ctx.push, tx, await conferenceFrames(tx, c, frames), now);
   });
   return getConference(ctx.db, conferenceId, caller.userId);
 }
@@ -238,7 +231,8 @@ export async function endConference(ctx: CallsContext, caller: Principal, confer
       sql`update messenger.call_recordings set status = 'Stopped', stopped_at = ${at}, updated_at = ${at}
            where session_id = ${c.id} and status = 'Recording' returning id`,
     );
-    await enqueueRealtime(ctx.push, tx, [...stopped.map((r) => conferenceSignal('RecordingStopped', c.chatId, r.id)), conferenceSignal('ConferenceEnded', c.chatId, c.id)], now);
+    const frames = [...stopped.map((r) => ['RecordingStopped', r.id] as const), ['ConferenceEnded', c.id] as const];
+    await enqueueRealtime(ctx.push, tx, await conferenceFrames(tx, c, frames), now);
   });
   return getConference(ctx.db, conferenceId, caller.userId);
 }

@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import { query, type Db } from '../../../platform/db/index.ts';
 import type { MessengerPushKind } from '../model/push-kinds.ts';
 import { enqueueRealtime, type NewRealtimeRow, type PushWriter } from '../model/push-rows.ts';
-import { callSignal, conferenceSignal } from './signals.ts';
+import { callSignal } from './signals.ts';
+import { conferenceFrames } from './conference-audience.ts';
 
 /**
  * A user the replica turns inactive (seed 002: Blocked, Archived, an unknown status) is taken out
@@ -42,10 +43,10 @@ export async function removeFromMediaSessions(push: PushWriter, tx: Db, userIds:
            and (initiator_user_id = any(${users}) or callee_user_id = any(${users}))
         returning id, status, initiator_user_id as "initiatorUserId", callee_user_id as "calleeUserId"`,
   );
-  const { rows: left } = await query<{ id: string; chatId: string; wasSharing: boolean }>(
+  const { rows: left } = await query<{ id: string; sessionId: string; chatId: string; initiatorUserId: string; wasSharing: boolean }>(
     tx,
     sql`with leaving as (
-          select p.id, p.screen_sharing, s.chat_id
+          select p.id, p.screen_sharing, s.id as session_id, s.chat_id, s.initiator_user_id
             from messenger.media_session_participants p
             join messenger.media_sessions s on s.id = p.session_id
            where p.user_id = any(${users}) and p.status = 'Joined' and s.session_kind = 'Conference' and s.status = 'Active'
@@ -55,14 +56,13 @@ export async function removeFromMediaSessions(push: PushWriter, tx: Db, userIds:
            set status = 'Left', screen_sharing = false, left_at = ${at}, updated_at = ${at}
           from leaving l
          where p.id = l.id
-        returning p.id, l.chat_id as "chatId", l.screen_sharing as "wasSharing"`,
+        returning p.id, l.session_id as "sessionId", l.chat_id as "chatId", l.initiator_user_id as "initiatorUserId", l.screen_sharing as "wasSharing"`,
   );
-  const rows: NewRealtimeRow[] = [
-    ...calls.flatMap((c) => callSignal(CALL_SIGNAL[c.status]!, c.id, [c.initiatorUserId, c.calleeUserId])),
-    ...left.flatMap((p) => [
-      ...(p.wasSharing ? [conferenceSignal('ScreenShareStopped', p.chatId, p.id)] : []),
-      conferenceSignal('ConferenceParticipantLeft', p.chatId, p.id),
-    ]),
-  ];
+  const rows: NewRealtimeRow[] = calls.flatMap((c) => callSignal(CALL_SIGNAL[c.status]!, c.id, [c.initiatorUserId, c.calleeUserId]));
+  // A Direct chat's conference keeps to its ring consent here too (conference-audience.ts).
+  for (const p of left) {
+    const frames = [...(p.wasSharing ? [['ScreenShareStopped', p.id] as const] : []), ['ConferenceParticipantLeft', p.id] as const];
+    rows.push(...(await conferenceFrames(tx, { id: p.sessionId, chatId: p.chatId, initiatorUserId: p.initiatorUserId }, frames)));
+  }
   await enqueueRealtime(push, tx, rows, now);
 }

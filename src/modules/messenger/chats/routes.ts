@@ -105,7 +105,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: MessengerContext):
         operationId: 'setChatNotifications',
         tags,
         summary:
-          "Set what I am notified of in this chat: 'all' (default), 'mentions' (only messages that mention me) or 'off' (muted); shown to me alone as notificationLevel, honoured by the notifications of new messages",
+          "Set what I am notified of in this chat: 'all' (default), 'mentions' (only messages that mention me) or 'off' (muted); shown to me alone as notificationLevel, honoured by the notifications of new messages; a change pushes notification_level_changed to my own devices only",
         params: ChatParams,
         body: NotificationLevelBody,
         response: { 200: ChatView, 404: notFound },

@@ -40,6 +40,15 @@ export const MESSENGER_PUSH_KINDS = [
 ] as const;
 export type MessengerPushKind = (typeof MESSENGER_PUSH_KINDS)[number];
 
+/**
+ * The messenger's carried kinds (platform/push port.ts): the row holds the frame as committed and it
+ * goes to the one user's own devices, user:{UserId}. A notification level announces a moment — the
+ * level the user set then — which rebuilding from the participant row at delivery would blur (two
+ * quick changes would both announce the last), so it is carried, not referenced.
+ */
+export const MESSENGER_CARRIED_KINDS = ['NotificationLevelChanged'] as const;
+export type MessengerCarriedKind = (typeof MESSENGER_CARRIED_KINDS)[number];
+
 /** Kinds whose payload carries a MediaJoinModel minted per recipient at delivery (never stored). */
 export const JOIN_KINDS: ReadonlySet<MessengerPushKind> = new Set(['CallInvited', 'ConferenceInvited', 'ConferenceStarted']);
 

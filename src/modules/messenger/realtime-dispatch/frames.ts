@@ -1,10 +1,10 @@
 import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 import { Nullable, Timestamp, Uuid } from '../../../platform/types/index.ts';
 import { MEDIA_KINDS_AV, RECORDING_STATUSES, ROSTER_STATUSES, SESSION_STATUSES } from '../model/call-kinds.ts';
-import { CHAT_EVENT_KINDS } from '../model/chat-kinds.ts';
+import { CHAT_EVENT_KINDS, NOTIFICATION_LEVELS } from '../model/chat-kinds.ts';
 import { BLACKLIST_STATUSES, CONTACT_STATUSES } from '../model/contact-kinds.ts';
 import { MESSAGE_CONTENT_KINDS } from '../model/message-kinds.ts';
-import { eventNameOf, type MessengerPushKind } from '../model/push-kinds.ts';
+import { eventNameOf, type MessengerCarriedKind, type MessengerPushKind } from '../model/push-kinds.ts';
 
 /**
  * The payload of every hub frame the realtime dispatcher builds (payloads.ts), as JSON Schema, by
@@ -143,7 +143,12 @@ export const MESSENGER_FRAME_SCHEMAS = {
   ScreenShareStarted: Roster,
   ScreenShareStopped: Roster,
   BlacklistChanged: frame('BlacklistFrame', 'blacklist_changed: to the owner of the entry', { EntryId: Uuid, BlockedUserId: Uuid, Status: literals(BLACKLIST_STATUSES) }),
-} satisfies Partial<Record<MessengerPushKind, TSchema>>;
+  NotificationLevelChanged: frame(
+    'NotificationLevelFrame',
+    "notification_level_changed: the caller's notification level of a chat changed (PUT /api/messenger/chats/{chatId}/notifications), to their own user:{UserId} only — their other devices; the level as set then",
+    { ChatId: Uuid, Level: literals(NOTIFICATION_LEVELS) },
+  ),
+} satisfies Partial<Record<MessengerPushKind | MessengerCarriedKind, TSchema>>;
 
 /** Live only (presence/): never in the events stream, so no Cursor. */
 export const PresenceChangedFrame = Type.Object(
@@ -157,7 +162,7 @@ export type TypingFrame = Static<typeof TypingFrame>;
 /** The same, by hub event name (message_received, …), with presence and typing. */
 export const messengerFramesByEvent = (): Record<string, TSchema> =>
   Object.fromEntries([
-    ...Object.entries(MESSENGER_FRAME_SCHEMAS).map(([kind, schema]) => [eventNameOf(kind as MessengerPushKind), schema] as const),
+    ...Object.entries(MESSENGER_FRAME_SCHEMAS).map(([kind, schema]) => [eventNameOf(kind), schema] as const),
     ['presence_changed', PresenceChangedFrame],
     ['typing', TypingFrame],
   ]);

@@ -3,7 +3,7 @@ import type { MediaJoinMinter } from '../calls/media-join.ts';
 import { USER_INACTIVE_CLOSE_REASON } from '../errors.ts';
 import { refuseInactiveUser } from '../user-replica/replica-reads.ts';
 import { MESSENGER_FRAME_SCHEMAS } from './frames.ts';
-import { MESSENGER_PUSH_KINDS } from '../model/push-kinds.ts';
+import { MESSENGER_CARRIED_KINDS, MESSENGER_PUSH_KINDS } from '../model/push-kinds.ts';
 import { buildDelivery, type JoinFor, type RealtimeRefs } from './payloads.ts';
 import type { MessageRef } from './ref-types.ts';
 import { loadRefs } from './refs.ts';
@@ -53,6 +53,8 @@ export const MESSENGER_CLAIM_READS: ClaimReads = {
 /** The messenger's registration: its kinds with their load and build steps, join minting, claim reads and its refusal of inactive readers. */
 export const messengerPushKinds = (mintJoin: MediaJoinMinter): KindRegistration<RealtimeRefs, JoinFor> => ({
   owner: 'messenger',
+  // Frames written as committed, to their user's own devices (chats/notification-level.ts).
+  carried: MESSENGER_CARRIED_KINDS,
   referenced: {
     kinds: MESSENGER_PUSH_KINDS,
     load: loadRefs,
