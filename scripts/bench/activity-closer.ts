@@ -14,11 +14,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Admin } from '@platformatic/kafka';
+import { Kafka, logLevel } from 'kafkajs';
 import { createDb, createPool, migrateDatabase } from '../../src/platform/db/index.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
-import { topicOffsets } from '../../src/platform/events/platformatic-admin.ts';
 import { topicsToCreate } from '../../src/platform/events/topics.ts';
 import { createOutboxPublisher } from '../../src/platform/outbox/publisher.ts';
 import { newId, type Clock } from '../../src/platform/time.ts';
@@ -45,7 +44,8 @@ const pgServer = await startBenchPostgres(log);
 const pool = createPool(pgServer.url, 10, log);
 await migrateDatabase(pool);
 
-const admin = new Admin({ clientId: 'activity-closer-bench', bootstrapBrokers: brokers.split(',') });
+const admin = new Kafka({ clientId: 'activity-closer-bench', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+await admin.connect();
 const prefixes: string[] = [];
 
 /** The clock is real time; the seeded rows are 13 minutes idle. */
@@ -76,7 +76,7 @@ async function seed(): Promise<void> {
 async function messagesOnBroker(prefix: string): Promise<number> {
   let total = 0;
   for (const topic of [TOPICS.sessionEnded, TOPICS.propertyObjectViewEnded]) {
-    const offsets = await topicOffsets(admin, `${prefix}${topic}`);
+    const offsets = await admin.fetchTopicOffsets(`${prefix}${topic}`);
     total += offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
   }
   return total;
@@ -168,7 +168,7 @@ const twoWithPublisher = await scenario(2, true);
 await admin
   .deleteTopics({ topics: (await admin.listTopics()).filter((t) => prefixes.some((p) => t.startsWith(p))) })
   .catch(() => undefined);
-await admin.close();
+await admin.disconnect();
 await pool.end();
 await pgServer.stop();
 

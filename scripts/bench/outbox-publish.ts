@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { Admin } from '@platformatic/kafka';
+import { Kafka, logLevel } from 'kafkajs';
 import { createDb, createPool, migrateDatabase, type Db } from '../../src/platform/db/index.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
@@ -202,10 +202,11 @@ async function main(): Promise<void> {
   await runner.stop();
   await consumer.stop();
   await bus.stop();
-  const admin = new Admin({ clientId: 'outbox-bench', bootstrapBrokers: brokers.split(',') });
+  const admin = new Kafka({ clientId: 'outbox-bench', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
   await admin.deleteTopics({ topics: (await admin.listTopics()).filter((t) => t.startsWith(prefix)) }).catch(() => undefined);
-  await admin.deleteGroups({ groups: [`${prefix}bench-consumer`] }).catch(() => undefined);
-  await admin.close();
+  await admin.deleteGroups([`${prefix}bench-consumer`]).catch(() => undefined);
+  await admin.disconnect();
   await Promise.all([pool.end(), publisherPool.end(), consumerPool.end()]);
   await pgServer.stop();
 

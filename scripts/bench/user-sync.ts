@@ -17,7 +17,7 @@
  * in the tests; default keeps PostgreSQL's durable defaults).
  */
 import { randomBytes } from 'node:crypto';
-import { Admin, compatibilityPartitioner, ProduceAcks, Producer, stringSerializers } from '@platformatic/kafka';
+import { Kafka, logLevel, type Message } from 'kafkajs';
 import type pg from 'pg';
 import { createDb, createPool, migrateDatabase } from '../../src/platform/db/index.ts';
 import { Registry } from '../../src/platform/observability/metrics.ts';
@@ -47,13 +47,6 @@ const LIVE_SECONDS = env('BENCH_LIVE_SECONDS', 10);
 const PARTITIONS = 6;
 const log = benchLogger('error');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** One UserUpserted message as identity puts it on the topic: key, JSON value and envelope headers, all text. */
-interface Message {
-  key: string;
-  value: string;
-  headers: Record<string, string>;
-}
 
 interface Planned {
   message: Message;
@@ -191,16 +184,16 @@ async function main(): Promise<void> {
 
   const { events, users } = planEvents(EVENTS);
   say(`producing ${events.length} events for ${users} users on ${PARTITIONS} partitions`);
-  const connection = { clientId: 'user-sync-bench', bootstrapBrokers: brokers.split(',') };
-  // The input's producer: acks=all, Java's murmur2 partitions by key (as identity's producer), one request per broker per send.
-  const producer = new Producer({ ...connection, serializers: stringSerializers, partitioner: compatibilityPartitioner, acks: ProduceAcks.ALL });
+  const kafka = new Kafka({ clientId: 'user-sync-bench', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
   /** Produce time of each message id (the last one per id: a duplicate is a later send of the same id). */
   const producedAt = new Map<string, number>();
   const tProduce = performance.now();
   for (let i = 0; i < events.length; i += 2000) {
     const chunk = events.slice(i, i + 2000);
     const at = Date.now();
-    await producer.send({ messages: chunk.map((e) => ({ topic, ...e.message })) });
+    await producer.send({ topic, acks: -1, messages: chunk.map((e) => e.message) });
     for (const e of chunk) if (e.kind !== 'duplicate') producedAt.set(String(e.message.headers!['message-id']), at);
   }
   say(`produced in ${((performance.now() - tProduce) / 1000).toFixed(1)} s`);
@@ -267,7 +260,7 @@ async function main(): Promise<void> {
     sent = due;
     if (batch.length > 0) {
       const at = Date.now();
-      await producer.send({ messages: batch.map((b) => ({ topic, ...b.message })) });
+      await producer.send({ topic, acks: -1, messages: batch.map((b) => b.message) });
       for (const b of batch) liveProducedAt.set(b.userId, at);
     }
     await sleep(10);
@@ -275,7 +268,7 @@ async function main(): Promise<void> {
   while ((await processed()) < EVENTS + liveTotal) await sleep(20);
   while ((await countPending(db)) > 0) await sleep(20);
   const live = await liveLatencies(pool, liveProducedAt, SEARCH === 'postgres');
-  await producer.close();
+  await producer.disconnect();
   stop.abort();
   await indexer;
   await handle.stop();
@@ -306,10 +299,11 @@ async function main(): Promise<void> {
 
   await index.close();
   await bus.stop();
-  const admin = new Admin(connection);
+  const admin = kafka.admin();
+  await admin.connect();
   await admin.deleteTopics({ topics: (await admin.listTopics()).filter((t) => t.startsWith(prefix)) }).catch(() => undefined);
-  await admin.deleteGroups({ groups: [`${prefix}${USER_SYNC_GROUP}`] }).catch(() => undefined);
-  await admin.close();
+  await admin.deleteGroups([`${prefix}${USER_SYNC_GROUP}`]).catch(() => undefined);
+  await admin.disconnect();
   await pool.end();
   await pgServer.stop();
 

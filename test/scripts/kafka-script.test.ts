@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Admin } from '@platformatic/kafka';
-import { createMissingTopics } from '../../src/platform/events/platformatic-admin.ts';
+import { Kafka, logLevel } from 'kafkajs';
 import { kafkaSh, processGone } from '../support/kafka-script.ts';
 import { freePort } from '../support/service-process.ts';
 import { waitFor } from '../support/wait.ts';
@@ -35,8 +34,10 @@ test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, u
     assert.equal(clusterIdOfData(), clusterId, 'the data dir was formatted with the kept id');
 
     // Something the restarted broker must still have: a topic in its metadata log.
-    const admin = new Admin({ clientId: 'kafka-script-test', bootstrapBrokers: [`127.0.0.1:${env.KAFKA_PORT}`] });
-    await createMissingTopics(admin, [{ name: 'kept-across-crash', partitions: 1 }], 30_000).finally(() => admin.close());
+    const admin = new Kafka({ brokers: [`127.0.0.1:${env.KAFKA_PORT}`], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'kept-across-crash', numPartitions: 1 }], waitForLeaders: true });
+    await admin.disconnect();
 
     const pid = pidOf();
     process.kill(pid, 'SIGKILL'); // a crash: the data dir stays as the broker left it
@@ -50,15 +51,16 @@ test('scripts/kafka.sh: a broker killed with SIGKILL starts again on its data, u
     assert.equal(clusterIdOfData(), clusterId, 'the same data, not a reformatted dir');
     assert.match(second.out, new RegExp(`export KAFKA_SASL_BROKERS=127\\.0\\.0\\.1:${env.KAFKA_SASL_PORT}`));
     // Through the SASL listener: the SCRAM user written at format time is still in the kept metadata log.
-    const again = new Admin({
-      clientId: 'kafka-script-test',
-      bootstrapBrokers: [`127.0.0.1:${env.KAFKA_SASL_PORT}`],
-      sasl: { mechanism: 'SCRAM-SHA-256', username: env.KAFKA_SCRAM_USER, password: env.KAFKA_SCRAM_PASSWORD },
-    });
+    const again = new Kafka({
+      brokers: [`127.0.0.1:${env.KAFKA_SASL_PORT}`],
+      logLevel: logLevel.NOTHING,
+      sasl: { mechanism: 'scram-sha-256', username: env.KAFKA_SCRAM_USER, password: env.KAFKA_SCRAM_PASSWORD },
+    }).admin();
+    await again.connect();
     try {
       assert.ok((await again.listTopics()).includes('kept-across-crash'), 'the topic made before the crash is still there');
     } finally {
-      await again.close();
+      await again.disconnect();
     }
 
     // `up` again: a broker running on this script's config is left alone…

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { Message } from 'kafkajs';
 import { EVENT_TOPICS, TOPICS } from '../../../src/event-topics.ts';
 import { createTestDatabase } from '../../support/db.ts';
-import { createTestKafka, type Message } from '../../support/kafka.ts';
+import { createTestKafka } from '../../support/kafka.ts';
 import { waitFor } from '../../support/wait.ts';
 import { sampleOf, seeded, startFaultService } from './support.ts';
 

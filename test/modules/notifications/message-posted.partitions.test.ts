@@ -1,8 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Message } from 'kafkajs';
 import { TOPICS } from '../../../src/event-topics.ts';
 import { newId } from '../../../src/platform/time.ts';
-import { createTestKafka, type Message } from '../../support/kafka.ts';
+import { createTestKafka } from '../../support/kafka.ts';
 import { waitFor } from '../../support/wait.ts';
 import { notificationsWorld } from './support.ts';
 

@@ -1,6 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Admin } from '@platformatic/kafka';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { createTestDatabase } from '../../support/db.ts';
 import { createTestKafka } from '../../support/kafka.ts';
 import { logCapture } from '../../support/logs.ts';
@@ -12,7 +12,6 @@ import { consumerMetrics } from '../../../src/platform/events/consumer-metrics.t
 import { envelopeToWire } from '../../../src/platform/events/envelope.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import { createLagPoller } from '../../../src/platform/events/kafka-lag.ts';
-import { lagAdmin } from '../../../src/platform/events/platformatic-admin.ts';
 import { topicsToCreate } from '../../../src/platform/events/topics.ts';
 import { newId } from '../../../src/platform/time.ts';
 
@@ -95,10 +94,13 @@ describe('consumer lag from the broker', () => {
       await publisher.publish(batch.map((label) => ({ topic: k.topic(topic), ...wire(label) })));
     }
     await waitFor('every message handled', () => handled === 5, 20_000);
-    const [end] = await k.admin.fetchTopicOffsets(k.topic(topic));
+    const admin = new Kafka({ brokers: k.brokers, logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    after(() => admin.disconnect());
+    const [end] = await admin.fetchTopicOffsets(k.topic(topic));
     assert.equal(end!.high, '8', 'five records and three commit markers');
     // The commit past a batch's marker lands after the batch is handled: waited for, not assumed.
-    const committed = async () => (await k.admin.fetchOffsets({ groupId: k.topic('transactional-group'), topics: [k.topic(topic)] }))[0]!.partitions[0]!.offset;
+    const committed = async () => (await admin.fetchOffsets({ groupId: k.topic('transactional-group'), topics: [k.topic(topic)] }))[0]!.partitions[0]!.offset;
     await waitFor('the committed offset is the end of the log, markers included', async () => (await committed()) === end!.high, 10_000);
     const lag = () => metricValue(registry, 'consumer_lag', { consumer: 'transactional', partition: '0' });
     await waitFor('consumer_lag back to 0 (the markers are committed past too)', async () => (await lag()) === 0, 10_000);
@@ -108,24 +110,23 @@ describe('consumer lag from the broker', () => {
 describe('consumer lag poll: broker errors', () => {
   test('a broker that cannot be reached is logged at warn once per failure streak (not per poll); the poll recovers when it answers, and never throws', async () => {
     const capture = logCapture('info');
-    const dead = { clientId: 'lag-dead', bootstrapBrokers: [`127.0.0.1:${await closedPort()}`], connectTimeout: 200, retries: 0 };
+    const dead = new Kafka({ clientId: 'lag-dead', brokers: [`127.0.0.1:${await closedPort()}`], logLevel: logLevel.NOTHING, connectionTimeout: 200, retry: { retries: 0 } });
     let reachable = false;
     let tries = 0;
-    let current: Promise<ReturnType<typeof lagAdmin>> | undefined;
-    const made: Admin[] = [];
+    let current: Promise<Admin> | undefined;
+    const connected: Admin[] = [];
     const adminOf = () =>
       (current ??= (async () => {
         tries += 1;
-        const a = new Admin(reachable ? k.clientOptions : dead);
-        made.push(a);
-        // The library connects on first use: a first request, so a refused connection fails here.
-        await a.metadata({ topics: [], forceUpdate: true });
-        return lagAdmin(a);
+        const a = reachable ? k.kafka.admin() : dead.admin();
+        await a.connect();
+        connected.push(a);
+        return a;
       })());
     const poller = createLagPoller({ admin: adminOf, resetAdmin: () => void (current = undefined), intervalMs: 50, timeoutMs: 2000, log: capture.log });
     after(async () => {
       await poller.stop();
-      await Promise.all(made.map((a) => a.close().catch(() => undefined)));
+      await Promise.all(connected.map((a) => a.disconnect().catch(() => undefined)));
     });
     const registry = new Registry();
     await k.createTopics([{ name: 'pin.test.lag-errors.v1', partitions: 1 }]);

@@ -1,6 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Message } from '../../support/kafka.ts';
+import type { Message } from 'kafkajs';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
 import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
 import { createEffectsTable, effects, recordEffect, testLog } from './support.ts';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Message } from '../../../support/kafka.ts';
+import type { Message } from 'kafkajs';
 import type { IncomingMessage } from '../../../../src/platform/events/bus.ts';
 import { createDb } from '../../../../src/platform/db/index.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Message } from '../../../support/kafka.ts';
+import type { Message } from 'kafkajs';
 import { createTestDatabase, type TestDatabase } from '../../../support/db.ts';
 import { Registry } from '../../../../src/platform/observability/metrics.ts';
 import { createLogger } from '../../../../src/platform/observability/logger.ts';
