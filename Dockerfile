@@ -6,6 +6,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # The workspaces' manifests, so npm ci finds every package the lock names (the server imports none).
 COPY packages/messenger-client/package.json ./packages/messenger-client/
+# patches/ is applied to node_modules by the postinstall script (patch-package).
+COPY patches ./patches
 RUN npm ci --omit=optional
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -17,6 +19,7 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/messenger-client/package.json ./packages/messenger-client/
+COPY patches ./patches
 RUN npm ci --omit=dev --omit=optional && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The ops console's page, script and style (served from dist/platform/ops/console) and the runbooks it links.

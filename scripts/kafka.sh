@@ -15,9 +15,10 @@
 # formatted before this listener existed is formatted again at `up`.
 #
 # Version: Kafka 4.4.0 (the newest on Maven Central when chosen; set in scripts/kafka/pom.xml).
-# Kafka 4.0 dropped the protocol versions older than Kafka 2.1 (KIP-896); @platformatic/kafka
-# negotiates newer ones through ApiVersions, and the whole test suite runs against 4.4.0 (admin,
-# idempotent and transactional producers, consumer groups). So no fallback to 3.9.x is needed.
+# Kafka 4.0 dropped the protocol versions older than Kafka 2.1 (KIP-896); kafkajs 2.2.4 negotiates
+# newer ones through ApiVersions, and a real check against 4.4.0 passed: admin createTopics/
+# fetchTopicMetadata/fetchOffsets, idempotent producer with headers, consumer group subscribe/run/
+# commitOffsets/pause/resume/seek. So no fallback to 3.9.x is needed.
 # auto.create.topics.enable stays true (Kafka's default); code should still create its topics
 # explicitly, because producing to a missing topic would then silently get num.partitions=6.
 set -euo pipefail

@@ -13,9 +13,7 @@ export type RetiredSetting =
   /** Folded into another setting (`replacedBy`); `how` says which of its values to set, or what it now decides. */
   | { replacedBy: string; how: string }
   /** Left to a library's own variable (`external`, read by that library, not a setting of ours); `how` says whose. */
-  | { external: string; how: string }
-  /** Removed with the choice it made: `removed` says what now holds instead. */
-  | { removed: string };
+  | { external: string; how: string };
 
 const UNIT_MS = { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -32,7 +30,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   DATABASE_STARTUP_WAIT_MS: { constant: 'DB_DEFAULTS.databaseStartupWaitMs = 30s in src/platform/db/defaults.ts', why: 'a database starting with the stack is waited for; past it the orchestrator restarts the replica' },
   CONSUMER_MAX_ATTEMPTS: { constant: 'EVENTS_DEFAULTS.kafkaConsumerMaxAttempts = 10 in src/platform/events/defaults.ts', why: "a consumer's poison threshold; a consumer may set its own" },
   KAFKA_LAG_POLL_INTERVAL_MS: { constant: 'EVENTS_DEFAULTS.kafkaLagPollingIntervalMs = 15s in src/platform/events/defaults.ts', why: 'how often consumer lag is read' },
-  KAFKA_CONSUMER_SESSION_TIMEOUT_MS: { constant: 'EVENTS_DEFAULTS.kafkaConsumerSessionTimeoutMs = 30s in src/platform/events/defaults.ts', why: "a dead member's partitions move on after it" },
+  KAFKA_CONSUMER_SESSION_TIMEOUT_MS: { constant: 'EVENTS_DEFAULTS.kafkaConsumerSessionTimeoutMs = 30s in src/platform/events/defaults.ts', why: "kafkajs's default; a dead member's partitions move on after it" },
   REDIS_COMMAND_TIMEOUT_MS: { constant: 'REALTIME_DEFAULTS.redisCommandTimeoutMs = 2s in src/platform/realtime/defaults.ts', why: 'a hung Redis must not hang a push' },
   HUB_PING_INTERVAL_MS: { constant: 'REALTIME_DEFAULTS.hubPingIntervalMs = 15s in src/platform/realtime/defaults.ts', why: 'the SignalR default' },
   HUB_CLIENT_TIMEOUT_MS: { constant: 'REALTIME_DEFAULTS.hubClientTimeoutMs = 30s in src/platform/realtime/defaults.ts', why: "twice the SignalR clients' keep-alive" },
@@ -128,7 +126,7 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   DATABASE_STARTUP_WAIT: { constant: 'DB_DEFAULTS.databaseStartupWaitMs = 30s in src/platform/db/defaults.ts', why: 'a database starting with the stack is waited for; past it the orchestrator restarts the replica' },
   KAFKA_TOPIC_PARTITIONS: { constant: 'EVENTS_DEFAULTS.kafkaTopicPartitions = 6 in src/platform/events/defaults.ts', why: "the user replica's consumer runs as many partitions at once" },
   KAFKA_LAG_POLLING_INTERVAL: { constant: 'EVENTS_DEFAULTS.kafkaLagPollingIntervalMs = 15s in src/platform/events/defaults.ts', why: 'how often consumer lag is read' },
-  KAFKA_CONSUMER_SESSION_TIMEOUT: { constant: 'EVENTS_DEFAULTS.kafkaConsumerSessionTimeoutMs = 30s in src/platform/events/defaults.ts', why: "a dead member's partitions move on after it" },
+  KAFKA_CONSUMER_SESSION_TIMEOUT: { constant: 'EVENTS_DEFAULTS.kafkaConsumerSessionTimeoutMs = 30s in src/platform/events/defaults.ts', why: "kafkajs's default; a dead member's partitions move on after it" },
   KAFKA_CONSUMER_MAX_ATTEMPTS: { constant: 'EVENTS_DEFAULTS.kafkaConsumerMaxAttempts = 10 in src/platform/events/defaults.ts', why: "a consumer's poison threshold; a consumer may set its own" },
   // Delivery timings of notifications: seed 004 names none of them as an option.
   NOTIFICATIONS_RETRY_POLLING_INTERVAL: { constant: "NOTIFICATIONS_DEFAULTS.retryPollingIntervalMs = 1m in src/modules/notifications/defaults.ts", why: "seed 004's one-minute cycle" },
@@ -170,8 +168,6 @@ export const RETIRED_SETTINGS: Record<string, RetiredSetting> = {
   FILES_S3_REGION: { external: 'AWS_REGION', how: "the AWS SDK's default chain (or a shared profile); R2: auto" },
   FILES_S3_ACCESS_KEY_ID: { external: 'AWS_ACCESS_KEY_ID', how: "the AWS SDK's default chain (or a shared profile, an instance role)" },
   FILES_S3_SECRET_ACCESS_KEY: { external: 'AWS_SECRET_ACCESS_KEY', how: "the AWS SDK's default chain (or a shared profile, an instance role)" },
-  // Sixth cut: one Kafka client library.
-  KAFKA_CLIENT: { removed: 'the bus runs on @platformatic/kafka only (docs/architecture.md, Kafka client)' },
 };
 
 /** The problem of each retired name set in `env` (empty counts as unset, as in loadConfig). */
@@ -185,8 +181,6 @@ export function retiredSettingProblems(
     if (value === undefined || value === '') continue;
     if ('constant' in entry) {
       problems.push(`${name}: removed — it is now a fixed constant (${entry.constant}; ${entry.why}); unset it`);
-    } else if ('removed' in entry) {
-      problems.push(`${name}: removed — ${entry.removed}; unset it`);
     } else if ('external' in entry) {
       problems.push(`${name}: removed — set ${entry.external} instead (${entry.how}); unset ${name}`);
     } else if ('replacedBy' in entry) {

@@ -92,11 +92,6 @@ test('a renamed or removed setting fails start-up naming its replacement, or the
   assert.deepEqual(problemsOf({ MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS: '30' }), [
     'MESSENGER_REALTIME_CALL_RING_TIMEOUT_SECONDS: removed — it is now a fixed constant (CALL_RING_TIMEOUT_MS = 45s in src/modules/messenger/calls/calls.ts; a product rule); unset it',
   ]);
-
-  // A setting removed with the choice it made says what holds instead (the bus's one Kafka client).
-  assert.deepEqual(problemsOf({ KAFKA_CLIENT: 'kafkajs' }), [
-    'KAFKA_CLIENT: removed — the bus runs on @platformatic/kafka only (docs/architecture.md, Kafka client); unset it',
-  ]);
 });
 
 test('every retired name is free and every replacement it names is a current setting', () => {

@@ -18,6 +18,7 @@ const root = new URL('..', import.meta.url).pathname;
 const NOT_DEFAULTS: Record<string, string> = {
   'src/platform/http/errors.ts: fe.statusCode ?? 500': 'an error without a status is a server error by HTTP’s meaning',
   'src/platform/realtime/handshake.ts: this.byUser.get(userId) ?? 1': 'a count decremented on release: absent means this one',
+  'src/platform/events/kafka-batch.ts: attempt ?? 1': 'a record not yet retried is on its first attempt',
   'src/platform/events/in-process-bus.ts: attempt ?? 1': 'a record not yet retried is on its first attempt',
 };
 

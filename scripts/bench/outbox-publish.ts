@@ -11,7 +11,7 @@
  * request handlers of the app and of other replicas, and on this machine their socket syscalls
  * alone saturate one event loop. BENCH_WRITERS=main puts them on the publisher's event loop.
  * Settings: BENCH_EVENTS (100000), BENCH_BATCH_SIZE (2000), BENCH_RATE (1000), BENCH_SECONDS (30),
- * BENCH_PG_FAST=1 (fsync off as in the tests; default keeps PostgreSQL's durable defaults),
+ * KAFKA_CLIENT (kafkajs | platformatic: the bus's client, named in the JSON line), BENCH_PG_FAST=1 (fsync off as in the tests; default keeps PostgreSQL's durable defaults),
  * BENCH_PROFILE_DIR (writes a CPU profile of the drain of (a) there), BENCH_IDLE_WAIT_MS (250, the
  * publisher job's idle wait in (b)).
  */
@@ -26,7 +26,7 @@ import { enqueue, type NewEvent } from '../../src/platform/outbox/enqueue.ts';
 import { createOutboxPublisher, outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
 import { createJobRunner } from '../../src/platform/jobs/index.ts';
 import { newId } from '../../src/platform/time.ts';
-import { benchLogger, machine, profiled, say, startBenchPostgres } from './support.ts';
+import { benchKafkaClient, benchLogger, machine, profiled, say, startBenchPostgres } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
 const EVENTS = env('BENCH_EVENTS', 100_000);
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   const consumerPool = createPool(pgServer.url, 6, log);
 
   const prefix = `bench${randomBytes(3).toString('hex')}.`;
-  const bus = createKafkaBus({ brokers: brokers.split(','), clientId: 'outbox-bench', log });
+  const bus = createKafkaBus({ client: benchKafkaClient, brokers: brokers.split(','), clientId: 'outbox-bench', log });
   await bus.start();
   await bus.ensureTopics(topicsToCreate([TOPIC, LATENCY_TOPIC].map((name) => ({ name, partitions: 6, consumed: true })), { prefix }));
 
@@ -220,6 +220,7 @@ async function main(): Promise<void> {
   console.log(
     JSON.stringify({
       bench: 'outbox-publish',
+      client: benchKafkaClient,
       machine: machine(),
       postgres: { durability: pgServer.durability },
       throughput: {

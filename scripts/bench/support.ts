@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { freeLocalPort, startEmbeddedPostgres } from '../../src/platform/db/embedded.ts';
 import { createLogger, type Logger } from '../../src/platform/observability/logger.ts';
 import { cpuSnapshot } from './cpu-shares.ts';
+import type { KafkaClientName } from '../../src/platform/events/kafka-options.ts';
 
 /** Logs go to stderr: stdout carries the one JSON line. */
 export const benchLogger = (defaultLevel = 'warn'): Logger =>
@@ -58,6 +59,9 @@ export function machine(): { cpus: number; model: string | undefined; memGiB: nu
   const cpu = cpus();
   return { cpus: cpu.length, model: cpu[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), node: process.version, load: loadavg().map((l) => Number(l.toFixed(2))) };
 }
+
+/** The Kafka client the bench runs the bus on: KAFKA_CLIENT, as the app reads it (kafkajs unless it says platformatic). */
+export const benchKafkaClient: KafkaClientName = process.env.KAFKA_CLIENT === 'platformatic' ? 'platformatic' : 'kafkajs';
 
 /**
  * Runs `fn`; with BENCH_PROFILE_DIR set, records a CPU profile of this thread during it only

@@ -6,7 +6,7 @@
  * 100,000 UserUpserted events on 6 partitions (key UserId): 75 % first appearances, 20 % updates of
  * earlier users (names, status, some phone changes), 5 % stale or duplicate deliveries (an older
  * Version under a new message id, or a redelivered message id). All are produced before the consumer
- * starts; then MessengerUserUpsertedConsumer (the real consumer runner) drains them while
+ * starts; then MessengerUserUpsertedConsumer (the real consumer runner, on the client KAFKA_CLIENT names) drains them while
  * the contact search indexer writes the documents. Reports events/s through the replica and
  * through the index, and produce → replica latency per user's last applied event (p50/p95/max;
  * with a pre-filled backlog this mostly measures the queueing time of the drain). Target:
@@ -32,7 +32,7 @@ import { createPostgresContactSearch } from '../../src/modules/messenger/contact
 import { createElasticsearchContactSearch } from '../../src/modules/messenger/contact-search/elasticsearch-adapter.ts';
 import { contactSearchIndexerJob } from '../../src/modules/messenger/contact-search/indexer.job.ts';
 import { countPending } from '../../src/modules/messenger/contact-search/sql.ts';
-import { benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
+import { benchKafkaClient, benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
 import { removeFromMediaSessions } from '../../src/modules/messenger/calls/deactivation.ts';
 import { messengerPushKinds } from '../../src/modules/messenger/realtime-dispatch/register.ts';
 import { createPush } from '../../src/platform/push/index.ts';
@@ -178,7 +178,7 @@ async function main(): Promise<void> {
   const db = createDb(pool);
   const prefix = `bench${randomBytes(3).toString('hex')}.`;
   const topic = `${prefix}${TOPICS.identityUsers}`;
-  const bus = createKafkaBus({ brokers: brokers.split(','), clientId: 'user-sync-bench', log });
+  const bus = createKafkaBus({ client: benchKafkaClient, brokers: brokers.split(','), clientId: 'user-sync-bench', log });
   await bus.start();
   await bus.ensureTopics(topicsToCreate([{ name: TOPICS.identityUsers, partitions: PARTITIONS, consumed: true }], { prefix }));
 
@@ -310,6 +310,7 @@ async function main(): Promise<void> {
   console.log(
     JSON.stringify({
       bench: 'user-sync',
+      client: benchKafkaClient,
       machine: machine(),
       postgres: { durability: pgServer.durability },
       events: EVENTS,

@@ -8,15 +8,15 @@ import { createKafkaBus } from '../../src/platform/events/kafka-bus.ts';
 import { topicsToCreate } from '../../src/platform/events/topics.ts';
 import { newId } from '../../src/platform/time.ts';
 import { createTestDatabase } from '../support/db.ts';
-import { createTestKafka } from '../support/kafka.ts';
+import { createTestKafka, testKafkaClient } from '../support/kafka.ts';
 import { waitFor } from '../support/wait.ts';
 import { testLog } from '../platform/events/support.ts';
 
 /**
- * Group members dying during a rebalance (shared broker: only our own member processes are
- * killed). Members A and B consume a 6-partition topic under steady keyed load; C joins, and while
- * the group rebalances for it A is SIGKILLed and B SIGSTOPped. C must end up with every partition
- * once A's and B's sessions (6 s) expire, and B, woken later, must rejoin
+ * Group members dying during a rebalance, on the client KAFKA_CLIENT names (shared broker: only our
+ * own member processes are killed). Members A and B consume a 6-partition topic under steady keyed
+ * load; C joins, and while the group rebalances for it A is SIGKILLed and B SIGSTOPped. C must end up
+ * with every partition once A's and B's sessions (6 s) expire, and B, woken later, must rejoin
  * without undoing anything: every message takes effect exactly once (the inbox makes a redelivery a
  * skip) and, per key, in the order it was produced — no two members applying one partition at once.
  */
@@ -28,7 +28,7 @@ const CHILD = fileURLToPath(new URL('./support/member-child.ts', import.meta.url
 const t = await createTestDatabase();
 await t.pool.query('create table public.member_effects (n bigserial primary key, member text not null, key text not null, seq int not null)');
 const k = await createTestKafka();
-const bus = createKafkaBus({ brokers: k.brokers, clientId: 'group-member-test', log: testLog });
+const bus = createKafkaBus({ client: testKafkaClient, brokers: k.brokers, clientId: 'group-member-test', log: testLog });
 await bus.start();
 after(() => bus.stop());
 await bus.ensureTopics(topicsToCreate([{ name: TOPIC, partitions: 6, consumed: true }], { prefix: k.prefix }));
@@ -78,7 +78,7 @@ function startLoad(everyMs: number) {
 
 const effects = async () => (await t.pool.query<{ member: string; key: string; seq: number }>('select member, key, seq from public.member_effects order by n')).rows;
 
-test(`a member SIGKILLed and one SIGSTOPped while the group rebalances: the survivor takes every partition, nothing is lost, applied twice or reordered`, { timeout: 180_000 }, async () => {
+test(`a member SIGKILLed and one SIGSTOPped while the group rebalances (${testKafkaClient}): the survivor takes every partition, nothing is lost, applied twice or reordered`, { timeout: 180_000 }, async () => {
   const a = await startMember('A');
   const b = await startMember('B');
   const load = startLoad(50);
@@ -106,7 +106,7 @@ test(`a member SIGKILLed and one SIGSTOPped while the group rebalances: the surv
   const byKey = new Map<string, number[]>();
   for (const r of rows) byKey.set(r.key, [...(byKey.get(r.key) ?? []), r.seq]);
   const reordered = [...byKey].filter(([, seqs]) => seqs.some((s, i) => i > 0 && s !== seqs[i - 1]! + 1)).map(([key]) => key);
-  process.stderr.write(`[group-member] ${total} produced, ${rows.length} applied, by member ${JSON.stringify(Object.fromEntries([...new Set(rows.map((r) => r.member))].map((m) => [m, rows.filter((r) => r.member === m).length])))}, caught up ${((Date.now() - faultAt) / 1000).toFixed(1)} s after the faults\n`);
+  process.stderr.write(`[group-member] ${testKafkaClient}: ${total} produced, ${rows.length} applied, by member ${JSON.stringify(Object.fromEntries([...new Set(rows.map((r) => r.member))].map((m) => [m, rows.filter((r) => r.member === m).length])))}, caught up ${((Date.now() - faultAt) / 1000).toFixed(1)} s after the faults\n`);
   assert.equal(rows.length, total, 'every message took effect exactly once');
   assert.deepEqual(reordered, [], 'per key, in produced order with no gap or repeat');
   assert.ok(rows.slice(-KEYS).every((r) => r.member !== 'A'), 'the killed member applied nothing at the end');

@@ -5,15 +5,15 @@ import { causeChain, errorText, isPgError, pgErrorOf, rootCause } from '../../sr
 
 const dbError = (code: string, constraint?: string) => Object.assign(new pg.DatabaseError('duplicate key value violates unique constraint', 0, 'error'), { code, constraint });
 
-test('the PostgreSQL error is found behind the wrappers drizzle and a handler put around it', () => {
+test('the PostgreSQL error is found behind the wrappers drizzle and kafkajs put around it', () => {
   const driver = dbError('23505', 'users_phone_key');
   const wrapped = new Error('Failed query: insert into … params: +79991234567', { cause: driver });
-  const outer = new Error('outer', { cause: wrapped });
-  assert.equal(pgErrorOf(outer), driver);
-  assert.equal(isPgError(outer, '23505'), true);
-  assert.equal(isPgError(outer, '23505', 'users_phone_key'), true);
-  assert.equal(isPgError(outer, '23505', 'other_key'), false);
-  assert.equal(isPgError(outer, '23503'), false);
+  const kafkaStyle = Object.assign(new Error('outer'), { originalError: wrapped });
+  assert.equal(pgErrorOf(kafkaStyle), driver);
+  assert.equal(isPgError(kafkaStyle, '23505'), true);
+  assert.equal(isPgError(kafkaStyle, '23505', 'users_phone_key'), true);
+  assert.equal(isPgError(kafkaStyle, '23505', 'other_key'), false);
+  assert.equal(isPgError(kafkaStyle, '23503'), false);
 });
 
 test('an error that is not PostgreSQL is not mistaken for one, even with a code field', () => {

@@ -28,7 +28,9 @@ export async function buildTestApp(
   opts: { logDestination?: DestinationStream; logLevel?: string; modules?: ModuleFactory[]; clock?: Clock; tuning?: Partial<AppTuning> } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase({ dropAtEnd: false });
-  const config = loadConfig({ LOG_LEVEL: opts.logLevel ?? 'warn', JOBS_ENABLED: 'false', PORT: '0', ...env });
+  // KAFKA_CLIENT runs every Kafka test on the client it names (e.g. KAFKA_CLIENT=platformatic npm test -- …).
+  const client = process.env.KAFKA_CLIENT ? { KAFKA_CLIENT: process.env.KAFKA_CLIENT } : {};
+  const config = loadConfig({ LOG_LEVEL: opts.logLevel ?? 'warn', JOBS_ENABLED: 'false', PORT: '0', ...client, ...env });
   // Logs go to stderr unless the test captures them: stdout is the test runner's report.
   const log = createLogger(config.LOG_LEVEL, opts.logDestination ?? pino.destination({ fd: 2, sync: true }));
   const app = await buildApp(config, { pool: database.pool, databaseUrl: database.url, log, modules: opts.modules, clock: opts.clock, tuning: opts.tuning });

@@ -9,6 +9,8 @@ import { waitForLeaders } from '../../src/platform/events/kafka-util.ts';
  * topics, produce raw messages and read what a topic holds, and cleanup at file end.
  */
 
+export { testKafkaClient } from './kafka-client.ts';
+
 export function kafkaBrokers(): string[] {
   const brokers = process.env.KAFKA_BROKERS;
   if (!brokers) throw new Error('KAFKA_BROKERS is unset: run the tests with `npm test` (it starts Kafka)');

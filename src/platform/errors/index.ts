@@ -14,13 +14,13 @@ export interface PgErrorFields {
   severity?: string;
 }
 
-/** The causes of `err`, outermost first (`cause`), at most 8 deep. */
+/** The causes of `err`, outermost first (`cause`, or kafkajs's `originalError`), at most 8 deep. */
 export function* causeChain(err: unknown): Generator<unknown> {
   const seen = new Set<unknown>();
   for (let e: unknown = err, depth = 0; e && typeof e === 'object' && !seen.has(e) && depth < 8; depth++) {
     seen.add(e);
     yield e;
-    e = (e as { cause?: unknown }).cause;
+    e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
   }
 }
 

@@ -23,7 +23,7 @@ export interface EventBus {
   publish(messages: readonly OutgoingMessage[]): Promise<void>;
   /**
    * The fenced publisher named `name` (Kafka only: one transactional.id, the client id and `name`,
-   * the same on every replica; platformatic-fenced.ts). Absent on the in-process bus, which has no replicas.
+   * the same on every replica; kafka-fenced.ts). Absent on the in-process bus, which has no replicas.
    */
   fencedPublisher?(name: string): FencedPublisher;
   /** Starts a consumer; it runs until its handle or the bus is stopped. */

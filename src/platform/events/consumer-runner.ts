@@ -17,8 +17,7 @@ export { resolveConsumer, type ResolvedConsumer } from './consumer-definition.ts
  * The consumer contract of docs/architecture.md, "Consumers", independent of the transport. Both adapters feed
  * the messages of one partition, in order, to `processBatch`; it reports how many are done
  * (their offsets may be committed) and, if it stopped early, the error of the next one, which
- * the adapter retries after `retryDelay(msg, error, attempt)` (Kafka: its partition's lane waits,
- * platformatic-lanes.ts).
+ * the adapter retries after `retryDelay(msg, error, attempt)` (Kafka: pause + seek back).
  *
  * A message that fails `maxAttempts` times in a row with an error that may be its own (not an
  * outage: see countsAsAttempt) is dead-lettered as CONSUMER_RETRIES_EXHAUSTED. Every

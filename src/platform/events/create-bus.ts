@@ -18,7 +18,7 @@ export type KafkaTuning = Omit<EventsTuning, 'consumerPoolSize'>;
  * Throws, naming the setting, when a KAFKA_SSL_* file cannot be read or loaded.
  */
 export function createEventBus(
-  settings: Omit<EventBusSettings, keyof KafkaSecuritySettings> & KafkaSecuritySettings,
+  settings: Omit<EventBusSettings, keyof KafkaSecuritySettings | 'KAFKA_CLIENT'> & KafkaSecuritySettings & Partial<Pick<EventBusSettings, 'KAFKA_CLIENT'>>,
   deps: { log: Logger; catalogue: readonly CatalogueTopic[]; tuning?: KafkaTuning },
 ): EventBus {
   const tuning = deps.tuning ?? EVENTS_DEFAULTS;
@@ -26,6 +26,7 @@ export function createEventBus(
     return createInProcessBus({ log: deps.log, partitions: tuning.kafkaTopicPartitions, consumerMaxAttempts: tuning.kafkaConsumerMaxAttempts });
   }
   return createKafkaBus({
+    client: settings.KAFKA_CLIENT,
     brokers: settings.KAFKA_BROKERS.split(','),
     clientId: settings.KAFKA_CLIENT_ID,
     security: kafkaSecurity(settings),

@@ -18,7 +18,7 @@ export const EVENTS_DEFAULTS = defineDefaults({
    * How long a consumer that died without leaving (SIGKILL, a lost node) keeps its partitions before
    * the group hands them on, which is also how long a replica restarted after a crash waits to join;
    * the broker's group.min.session.timeout.ms (6 s by default) bounds it below. Heartbeats go every
-   * third of it, at most every 3 s (once KAFKA_CONSUMER_SESSION_TIMEOUT).
+   * third of it, at most every 3 s (kafkajs's default; once KAFKA_CONSUMER_SESSION_TIMEOUT).
    */
   kafkaConsumerSessionTimeoutMs: 30 * SECOND_MS,
   /**
@@ -27,7 +27,7 @@ export const EVENTS_DEFAULTS = defineDefaults({
    * (once KAFKA_CONSUMER_MAX_ATTEMPTS).
    */
   kafkaConsumerMaxAttempts: 10,
-  /** The Kafka clients' connect and request timeouts, the health check's, and the largest produce request. */
+  /** kafkajs's connect and request timeouts, the health check's, and the largest produce request. */
   kafkaConnectionTimeoutMs: 1 * SECOND_MS,
   kafkaRequestTimeoutMs: 10 * SECOND_MS,
   kafkaHealthTimeoutMs: 2 * SECOND_MS,
@@ -36,6 +36,10 @@ export const EVENTS_DEFAULTS = defineDefaults({
   kafkaStopWaitMs: 2 * SECOND_MS,
   /** Longest wait of an empty fetch; bounds how long stop and resume take. */
   kafkaFetchMaxWaitMs: 500,
+  /** A batch handler yields to the consumer's heartbeat and other partitions at least this often. */
+  kafkaBatchYieldMs: 500,
+  /** A whole-topic read that makes no progress this long gives up. */
+  kafkaTopicReaderStallMs: 30 * SECOND_MS,
   /** Lag samples kept per partition for the oldest-unconsumed age. */
   kafkaLagMaxSamples: 1000,
   /** Retry-After of a dead-letter read refused while Kafka is unreachable. */
@@ -49,7 +53,7 @@ export const EVENTS_DEFAULTS = defineDefaults({
   consumerMaxMessagesPerTransaction: 100,
   /** Kafka down at start: the bus is started again after 2 s, doubling to 30 s (no jitter: one replica, one loop). */
   busStartBackoff: { baseMs: 2 * SECOND_MS, factor: 2, capMs: 30 * SECOND_MS, jitter: 0 } satisfies Backoff,
-  /** Waits between tries to replace a consumer group member the library gave up on. */
+  /** Waits between tries to replace a consumer kafkajs gave up on. */
   consumerReplaceBackoff: { baseMs: 1 * SECOND_MS, factor: 2, capMs: 30 * SECOND_MS, jitter: 0.2 } satisfies Backoff,
   /** @platformatic/kafka consumer: records fetched but not yet handled, past which fetching waits until half are done. */
   platformaticMaxQueuedRecords: 5000,

@@ -42,7 +42,7 @@ export const POISON = {
 } as const;
 
 export type HeaderValue = Buffer | string;
-/** Headers as a consumer hands them over: Buffers, a name occasionally repeated. */
+/** Headers as kafkajs hands them over: Buffers, occasionally repeated. */
 export type RawHeaders = Record<string, HeaderValue | HeaderValue[] | undefined>;
 
 /** A message as it travels on the bus. */

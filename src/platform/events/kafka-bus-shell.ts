@@ -4,14 +4,15 @@ import type { BusHealth, ConsumerHandle, EventBus, FencedPublisher, OutgoingMess
 import { consumerMetrics } from './consumer-metrics.ts';
 import { createMessageProcessor, resolveConsumer, type MessageProcessor } from './consumer-runner.ts';
 import { createLagPoller, type LagAdmin } from './kafka-lag.ts';
-import type { ResolvedKafkaBusOptions } from './kafka-options.ts';
+import type { KafkaClientName, ResolvedKafkaBusOptions } from './kafka-options.ts';
 
 /**
- * The Kafka bus's bookkeeping, apart from the client library: consumers and readers to end at stop,
- * one fenced publisher per transactional.id, lag polling, the stop order. The driver does the
- * client's own work (kafka-bus.ts builds it from the platformatic-*.ts parts).
+ * The Kafka bus's one shape, whichever client runs it: the port's bookkeeping (consumers and readers
+ * to end at stop, one fenced publisher per transactional.id, lag polling, the stop order) over a
+ * driver that does the client's own work (kafka-bus.ts for kafkajs, platformatic-bus.ts).
  */
 export interface KafkaDriver {
+  client: KafkaClientName;
   /** Creates the missing topics; the names created. */
   createTopics(topics: readonly TopicSpec[]): Promise<string[]>;
   /** Connects the shared producer (start's check that the brokers answer). */
@@ -54,7 +55,7 @@ export function kafkaBusOn(driver: KafkaDriver, o: ResolvedKafkaBusOptions, log:
     async start() {
       await bus.ensureTopics(o.topics ?? []);
       await driver.connect();
-      log.info({ brokers: o.brokers.length, clientId: o.clientId }, 'kafka event bus started');
+      log.info({ brokers: o.brokers.length, clientId: o.clientId, client: driver.client }, 'kafka event bus started');
     },
 
     async ensureTopics(topics) {

@@ -1,54 +1,65 @@
+import { CompressionTypes, Kafka } from 'kafkajs';
 import type { EventBus } from './bus.ts';
 import { EventBusUnavailableError } from './errors.ts';
 import { kafkaBusOn } from './kafka-bus-shell.ts';
+import { createKafkaClients } from './kafka-clients.ts';
+import { startKafkaConsumer } from './kafka-consumer.ts';
+import { createKafkaFencedPublisher } from './kafka-fenced.ts';
+import { openKafkaTopicReader } from './kafka-topic-reader.ts';
+import { KAFKA_LOG_LEVEL, kafkaLogCreator } from './kafka-log.ts';
 import { resolveKafkaBusOptions, type KafkaBusOptions } from './kafka-options.ts';
-import { chunkByBytes, isKafkaUnreachable } from './kafka-util.ts';
-import { createMissingTopics, lagAdmin } from './platformatic-admin.ts';
-import { createPlatformaticClients, toRecords, type PlatformaticConnection } from './platformatic-clients.ts';
-import { startPlatformaticConsumer } from './platformatic-consumer.ts';
-import { createPlatformaticFencedPublisher } from './platformatic-fenced.ts';
-import { openPlatformaticTopicReader } from './platformatic-reader.ts';
+import { createPlatformaticBus } from './platformatic-bus.ts';
+import { byTopic, chunkByBytes, createMissingTopics, isKafkaUnreachable } from './kafka-util.ts';
 
-export { KAFKA_BUS_DEFAULTS, type KafkaBusOptions } from './kafka-options.ts';
+export { KAFKA_BUS_DEFAULTS, type KafkaBusOptions, type KafkaClientName } from './kafka-options.ts';
 
-/**
- * The Kafka bus, on @platformatic/kafka (docs/architecture.md, "Kafka client"): the port's
- * bookkeeping is kafka-bus-shell.ts, the client's own work one file per part (platformatic-*.ts).
- * One connection's options for the shared producer, every consumer and the admin client.
- */
+/** The Kafka bus on the client `opts.client` names (kafkajs unless it says platformatic). */
 export function createKafkaBus(opts: KafkaBusOptions): EventBus {
+  return opts.client === 'platformatic' ? createPlatformaticBus(opts) : createKafkajsBus(opts);
+}
+
+/** The bus on kafkajs: one Kafka instance for the producer, every consumer and the admin client. */
+function createKafkajsBus(opts: KafkaBusOptions): EventBus {
   const log = opts.log.child({ component: 'kafka-bus' });
   const o = resolveKafkaBusOptions(opts);
-  const connection: PlatformaticConnection = {
+  const kafka = new Kafka({
     clientId: o.clientId,
-    brokers: o.brokers,
-    connectionTimeoutMs: o.connectionTimeoutMs,
-    requestTimeoutMs: o.requestTimeoutMs,
-    security: o.security,
-  };
-  const clients = createPlatformaticClients(connection, log);
+    brokers: [...o.brokers],
+    connectionTimeout: o.connectionTimeoutMs,
+    requestTimeout: o.requestTimeoutMs,
+    // Connection-level retries only, kept short: the outbox publisher and the consumer runner
+    // do their own retrying, so a dead broker must fail fast instead of hanging.
+    retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 2000 },
+    logLevel: KAFKA_LOG_LEVEL,
+    logCreator: kafkaLogCreator(log),
+    ...o.security,
+  });
+  const clients = createKafkaClients(kafka, o.security, log);
   const consumerWaits = { ...(o.consumerMaxWaitMs ? { maxWaitTimeInMs: o.consumerMaxWaitMs } : {}) };
   const consumerTimes = { ...consumerWaits, ...(o.consumerSessionTimeoutMs ? { sessionTimeoutMs: o.consumerSessionTimeoutMs } : {}) };
 
   return kafkaBusOn(
     {
+      client: 'kafkajs',
       createTopics: async (topics) => createMissingTopics(await clients.admin(), topics, o.requestTimeoutMs),
       connect: async () => void (await clients.producer()),
       async publish(messages) {
         const pending = clients.producer();
         const p = await pending;
         try {
-          for (const chunk of chunkByBytes(messages, o.maxRequestBytes)) await p.send({ messages: toRecords(chunk), acks: -1 });
+          for (const chunk of chunkByBytes(messages, o.maxRequestBytes)) {
+            await p.sendBatch({ topicMessages: byTopic(chunk), acks: -1, compression: CompressionTypes.None, timeout: o.requestTimeoutMs });
+          }
         } catch (err) {
           clients.retireProducer(pending);
           if (isKafkaUnreachable(err)) throw new EventBusUnavailableError(`kafka unreachable: ${(err as Error).message}`, { cause: err });
           throw err;
         }
       },
-      fenced: (transactionalId, open) => createPlatformaticFencedPublisher({ connection, transactionalId, maxRequestBytes: o.maxRequestBytes, log, open }),
-      startConsumer: (processor, consumerLog) => startPlatformaticConsumer({ connection, processor, log: consumerLog, ...consumerTimes }),
-      openTopicReader: (topic, groupId) => openPlatformaticTopicReader({ connection, admin: clients.admin, topic, groupId, log, ...consumerWaits }),
-      lagAdmin: () => clients.admin().then(lagAdmin),
+      fenced: (transactionalId, open) => createKafkaFencedPublisher({ kafka, transactionalId, requestTimeoutMs: o.requestTimeoutMs, maxRequestBytes: o.maxRequestBytes, log, open }),
+      startConsumer: (processor, consumerLog) => startKafkaConsumer({ kafka, processor, log: consumerLog, ...consumerTimes }),
+      openTopicReader: (topic, groupId) => openKafkaTopicReader({ kafka, admin: clients.admin, topic, groupId, log, ...consumerWaits }),
+      lagAdmin: clients.admin,
       resetAdmin: clients.resetAdmin,
       connectFailed: clients.connectFailed,
       refusal: clients.refusal,

@@ -17,11 +17,12 @@ import { EVENTS_DEFAULTS } from './defaults.ts';
  * that saw the high watermark above it, so now − that poll's time is its age, to within one poll
  * interval and never more than the truth (a backlog already waiting when this process started is
  * counted from its first poll). This costs nothing beyond the two offset requests the lag needs;
- * reading the message's own timestamp would mean a fetch per lagging partition on every poll. Every replica reports the group's numbers for every partition (the
+ * reading the message's own timestamp would mean a fetch per lagging partition, which kafkajs's
+ * admin client cannot do. Every replica reports the group's numbers for every partition (the
  * same values): aggregate with max by (consumer, partition), not sum.
  */
 
-/** The two reads the poller needs (platformatic-admin.ts's lagAdmin). */
+/** The two reads the poller needs; kafkajs's Admin has them, platformatic-admin.ts adapts the other client's. */
 export interface LagAdmin {
   fetchTopicOffsets(topic: string): Promise<{ partition: number; low: string; high: string }[]>;
   fetchOffsets(o: { groupId: string; topics: string[] }): Promise<{ partitions: { partition: number; offset: string }[] }[]>;

@@ -3,9 +3,14 @@ import type { Logger } from '../observability/logger.ts';
 import type { TopicSpec } from './bus.ts';
 import type { KafkaSecurity } from './kafka-security.ts';
 
-/** The Kafka bus's options (kafka-bus.ts). */
+/** The Kafka bus's options, whichever client runs it (kafka-bus.ts, platformatic-bus.ts). */
+
+/** The Kafka client library behind the bus (KAFKA_CLIENT): kafkajs, or @platformatic/kafka (platformatic-bus.ts). */
+export type KafkaClientName = 'kafkajs' | 'platformatic';
 
 export interface KafkaBusOptions {
+  /** Default kafkajs. */
+  client?: KafkaClientName;
   /** host:port list (KAFKA_BROKERS). */
   brokers: readonly string[];
   /** KAFKA_CLIENT_ID. */
@@ -27,12 +32,11 @@ export interface KafkaBusOptions {
    * `message.max.bytes` (1 MiB by default), which bounds one partition's record batch.
    */
   maxRequestBytes?: number;
-  /** Fetch long-poll of idle consumers; bounds stop and resume latency (kafkaFetchDefaults when unset). */
+  /** kafkajs fetch long-poll of idle consumers; bounds stop and resume latency (kafka-consumer.ts's default when unset). */
   consumerMaxWaitMs?: number;
   /**
    * Group session timeout: how long a member that died without leaving (SIGKILL) holds its
-   * partitions. Unset: the library's 60,000 (the app passes EVENTS_DEFAULTS.kafkaConsumerSessionTimeoutMs);
-   * the broker's group.min.session.timeout.ms (6,000) bounds it below.
+   * partitions. Default kafkajs's 30,000; the broker's group.min.session.timeout.ms (6,000) bounds it below.
    */
   consumerSessionTimeoutMs?: number;
   /** A consumer's maxAttempts unless it sets its own (KERNEL_TUNING.kafkaConsumerMaxAttempts). */
@@ -40,9 +44,6 @@ export interface KafkaBusOptions {
   /** How often consumer lag is read from the broker (KERNEL_TUNING.kafkaLagPollingIntervalMs). */
   lagPollIntervalMs?: number;
 }
-
-/** An empty fetch waits at most half a second: stop, pause and resume answer within it. */
-export const kafkaFetchDefaults = { maxWaitTimeInMs: EVENTS_DEFAULTS.kafkaFetchMaxWaitMs } as const;
 
 /** The options' values when unset. */
 export const KAFKA_BUS_DEFAULTS = {

@@ -1,11 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type ConnectionOptions } from 'node:tls';
+import type { SASLOptions } from 'kafkajs';
 import type { Logger } from '../observability/logger.ts';
 import { kafkaErrorTree, kafkaShownError } from './kafka-util.ts';
 import type { EventBusSettings } from './settings.ts';
 
-/** TLS and SASL towards the brokers: the settings' cross-field rules, the clients' options, and what a refusal looks like. */
+/** TLS and SASL towards the brokers: the settings' cross-field rules, the kafkajs options, and what a refusal looks like. */
 
 export type KafkaSecuritySettings = Partial<
   Pick<
@@ -15,16 +16,9 @@ export type KafkaSecuritySettings = Partial<
 >;
 
 export interface KafkaSecurity {
-  /** TLS: true = with the system CAs. */
+  /** kafkajs `ssl`: true = TLS with the system CAs. */
   ssl?: ConnectionOptions | true;
-  sasl?: KafkaSasl;
-}
-
-/** SASL as KAFKA_SASL_* set it (platformatic-clients.ts's baseOptions hands it to the library). */
-export interface KafkaSasl {
-  mechanism: NonNullable<EventBusSettings['KAFKA_SASL_MECHANISM']>;
-  username: string;
-  password: string;
+  sasl?: SASLOptions;
 }
 
 const FILES = ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const;
@@ -66,7 +60,7 @@ function checkCaFile(ca: Buffer): void {
 }
 
 /**
- * The clients' options, the files read now: an unreadable file, or PEM that Node cannot load (or a
+ * The kafkajs options, the files read now: an unreadable file, or PEM that Node cannot load (or a
  * key that is not the certificate's), fails start-up naming its setting instead of every later connect.
  */
 export function kafkaSecurity(s: KafkaSecuritySettings): KafkaSecurity {
@@ -90,7 +84,7 @@ export function kafkaSecurity(s: KafkaSecuritySettings): KafkaSecurity {
     out.ssl = Object.keys(tls).length > 0 ? tls : true;
   }
   if (s.KAFKA_SASL_MECHANISM && s.KAFKA_SASL_USERNAME && s.KAFKA_SASL_PASSWORD) {
-    out.sasl = { mechanism: s.KAFKA_SASL_MECHANISM, username: s.KAFKA_SASL_USERNAME, password: s.KAFKA_SASL_PASSWORD };
+    out.sasl = { mechanism: s.KAFKA_SASL_MECHANISM, username: s.KAFKA_SASL_USERNAME, password: s.KAFKA_SASL_PASSWORD } as SASLOptions;
   }
   return out;
 }
@@ -115,7 +109,8 @@ const TLS_REFUSED_ALERT = /^ERR_SSL_TLSV1\d?_ALERT_(BAD_CERTIFICATE|CERTIFICATE_
 export function isKafkaCredentialFailure(err: unknown): boolean {
   for (const e of kafkaErrorTree(err)) {
     if (!(e instanceof Error)) continue;
-    // The library's AuthenticationError, or the broker's SASL_AUTHENTICATION_FAILED response.
+    if (e.name === 'KafkaJSSASLAuthenticationError') return true;
+    // @platformatic/kafka: its AuthenticationError, or the broker's SASL_AUTHENTICATION_FAILED response.
     if ((e as { code?: unknown }).code === 'PLT_KFK_AUTHENTICATION' || (e as { apiId?: unknown }).apiId === 'SASL_AUTHENTICATION_FAILED') return true;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && (TLS_VERIFY_CODES.has(code) || TLS_REFUSED_ALERT.test(code))) return true;
@@ -131,7 +126,7 @@ export function createRefusalTracker(security: KafkaSecurity | undefined, log: L
   const sasl = security?.sasl;
   const credentials = {
     ssl: security?.ssl !== undefined,
-    ...(sasl ? { saslMechanism: sasl.mechanism, saslUsername: sasl.username } : {}),
+    ...(sasl ? { saslMechanism: sasl.mechanism, ...('username' in sasl ? { saslUsername: sasl.username } : {}) } : {}),
   };
   let refusal: string | undefined;
   return {

@@ -1,11 +1,12 @@
+import type { Admin, Message } from 'kafkajs';
 import { causeChain } from '../errors/index.ts';
-import type { OutgoingMessage } from './bus.ts';
+import type { OutgoingMessage, TopicSpec } from './bus.ts';
 
 /** Pure helpers of the Kafka adapter, and the topic-leader wait shared with the test support. */
 
 /**
- * Every error inside `err`: its cause chain and the errors a @platformatic/kafka MultipleErrors
- * (ResponseError) carries, depth first. Errors are classified by walking it.
+ * Every error inside `err`: its cause chain and, for @platformatic/kafka, the errors a MultipleErrors
+ * (ResponseError) carries, depth first. Both clients' errors are classified by walking it.
  */
 export function* kafkaErrorTree(err: unknown, depth = 0): Generator<unknown> {
   if (depth > 4) return;
@@ -25,7 +26,7 @@ export function kafkaRootCause(err: unknown): unknown {
   let e = err;
   for (let depth = 0; depth < 12 && e && typeof e === 'object'; depth++) {
     const inner = (e as { errors?: unknown }).errors;
-    const next = Array.isArray(inner) && inner.length > 0 ? inner[0] : (e as { cause?: unknown }).cause;
+    const next = Array.isArray(inner) && inner.length > 0 ? inner[0] : ((e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError);
     if (!next || typeof next !== 'object') break;
     e = next;
   }
@@ -37,35 +38,33 @@ export function kafkaShownError(err: unknown): unknown {
   return Array.isArray((err as { errors?: unknown } | null)?.errors) ? kafkaRootCause(err) : err;
 }
 
-/** The Kafka protocol errors' names (UNKNOWN_TOPIC_OR_PARTITION…) inside `err`: @platformatic/kafka's ProtocolError `apiId`. */
+/** A Kafka protocol error's name (UNKNOWN_TOPIC_OR_PARTITION…): kafkajs's `type`, @platformatic/kafka's `apiId`. */
 export function kafkaErrorTypes(err: unknown): Set<string> {
   const types = new Set<string>();
   for (const e of kafkaErrorTree(err)) {
-    const t = (e as { apiId?: unknown }).apiId;
+    const t = (e as { type?: unknown; apiId?: unknown }).type ?? (e as { apiId?: unknown }).apiId;
     if (typeof t === 'string') types.add(t);
   }
   return types;
 }
 
-/**
- * @platformatic/kafka's codes meaning "could not talk to Kafka", as opposed to "Kafka refused these
- * messages" (its TimeoutError carries the network code too).
- */
+/** Errors meaning "could not talk to Kafka", as opposed to "Kafka refused these messages". */
+const UNREACHABLE = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSNoBrokerAvailableError',
+  'KafkaJSLockTimeout',
+]);
+/** @platformatic/kafka's codes for the same (its TimeoutError carries the network code too). */
 const UNREACHABLE_CODES = new Set(['PLT_KFK_NETWORK', 'PLT_KFK_TIMEOUT']);
 
 export function isKafkaUnreachable(err: unknown): boolean {
   for (const e of kafkaErrorTree(err)) {
-    if (e instanceof Error && UNREACHABLE_CODES.has(String((e as { code?: unknown }).code))) return true;
+    if (!(e instanceof Error)) continue;
+    if (UNREACHABLE.has(e.name) || UNREACHABLE_CODES.has(String((e as { code?: unknown }).code))) return true;
   }
-  return false;
-}
-
-/** Protocol errors meaning "a newer producer of this transactional.id exists". */
-const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED', 'INVALID_PRODUCER_ID_MAPPING']);
-
-/** The broker's refusal of a fenced producer (platformatic-fenced.ts). */
-export function isFenced(err: unknown): boolean {
-  for (const t of kafkaErrorTypes(err)) if (FENCED.has(t)) return true;
   return false;
 }
 
@@ -101,13 +100,18 @@ export function chunkByBytes(messages: readonly OutgoingMessage[], maxBytes: num
   return chunks;
 }
 
-/** The one admin read waitForLeaders needs (test/support/kafka.ts's admin client has it). */
-export interface TopicMetadataReader {
-  fetchTopicMetadata(o: { topics: string[] }): Promise<{ topics: { partitions: { leader: number }[] }[] }>;
+export function byTopic(messages: readonly OutgoingMessage[]): { topic: string; messages: Message[] }[] {
+  const topics = new Map<string, Message[]>();
+  for (const m of messages) {
+    let list = topics.get(m.topic);
+    if (!list) topics.set(m.topic, (list = []));
+    list.push({ key: m.key, value: m.value, headers: m.headers });
+  }
+  return [...topics].map(([topic, list]) => ({ topic, messages: list }));
 }
 
 /** Polls topic metadata until every partition of every topic has a leader. */
-export async function waitForLeaders(admin: TopicMetadataReader, topics: string[], timeoutMs: number): Promise<void> {
+export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -119,4 +123,21 @@ export async function waitForLeaders(admin: TopicMetadataReader, topics: string[
     if (Date.now() > deadline) throw new Error(`topics have no leader after ${timeoutMs} ms: ${topics.join(', ')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Creates the topics the cluster lacks and waits for their leaders; the names created ([] when none
+ * was missing). Another replica creating them first is fine. kafkajs's own waitForLeaders gives up
+ * on UNKNOWN_TOPIC_OR_PARTITION, which a KRaft broker answers until its metadata catches up.
+ */
+export async function createMissingTopics(admin: Admin, topics: readonly TopicSpec[], timeoutMs: number): Promise<string[]> {
+  const existing = new Set(await admin.listTopics());
+  const missing = topics.filter((t) => !existing.has(t.name));
+  if (missing.length === 0) return [];
+  await admin.createTopics({
+    waitForLeaders: false,
+    topics: missing.map((t) => ({ topic: t.name, numPartitions: t.partitions, ...(t.configEntries ? { configEntries: t.configEntries } : {}) })),
+  });
+  await waitForLeaders(admin, missing.map((t) => t.name), timeoutMs);
+  return missing.map((t) => t.name);
 }

@@ -23,7 +23,7 @@ export async function topicOffsets(admin: Admin, topic: string): Promise<{ parti
   return (high[0]?.partitions ?? []).map((p) => ({ partition: p.partitionIndex, high: String(p.offset), low: String(lows.get(p.partitionIndex) ?? 0n) }));
 }
 
-/** kafka-lag.ts's two reads on the library's Admin. */
+/** kafka-lag.ts's two reads on this client (kafkajs's Admin has them as they are). */
 export function lagAdmin(admin: Admin): LagAdmin {
   return {
     fetchTopicOffsets: (topic) => topicOffsets(admin, topic),
@@ -36,10 +36,7 @@ export function lagAdmin(admin: Admin): LagAdmin {
   };
 }
 
-/**
- * Creates the topics the cluster lacks and waits for every partition's leader (a KRaft broker answers
- * UNKNOWN_TOPIC_OR_PARTITION until its metadata catches up); the names created, [] when none was missing.
- */
+/** kafka-util.ts's createMissingTopics on this client: creates what is missing, waits for every partition's leader. */
 export async function createMissingTopics(admin: Admin, topics: readonly TopicSpec[], timeoutMs: number): Promise<string[]> {
   const existing = new Set(await admin.listTopics());
   const missing = topics.filter((t) => !existing.has(t.name));

@@ -7,10 +7,10 @@ import { createRefusalTracker, type KafkaSecurity } from './kafka-security.ts';
 import { kafkaRootCause } from './kafka-util.ts';
 
 /**
- * The bus's shared producer and admin client (kafka-bus.ts): created on first use, replaced after a
- * failure, and the brokers' refusal of this replica's credentials, which /health/ready reports. The
- * library's clients connect lazily: a producer "connects" by initialising its idempotent producer id,
- * an admin by reading metadata.
+ * The @platformatic/kafka bus's shared producer and admin client (platformatic-bus.ts), as
+ * kafka-clients.ts is kafkajs's: created on first use, replaced after a failure, and the brokers'
+ * refusal of this replica's credentials, which /health/ready reports. Its clients connect lazily:
+ * a producer "connects" by initialising its idempotent producer id, an admin by reading metadata.
  */
 
 /** The connection options every client of the bus shares. */
@@ -23,12 +23,12 @@ export interface PlatformaticConnection {
 }
 
 /**
- * Options for a client of this connection. Connection-level retries kept short: the outbox publisher
- * and the consumer runner do their own retrying, so a dead broker must fail fast instead of hanging.
+ * Options for a client of this connection. Retries kept short, as for kafkajs: the outbox publisher
+ * and the consumer runner do their own retrying, so a dead broker must fail fast.
  */
 export function baseOptions(c: PlatformaticConnection): BaseOptions {
   const s = c.security;
-  const sasl = s?.sasl;
+  const sasl = s?.sasl && 'username' in s.sasl ? s.sasl : undefined;
   return {
     clientId: c.clientId,
     bootstrapBrokers: [...c.brokers],
@@ -42,7 +42,7 @@ export function baseOptions(c: PlatformaticConnection): BaseOptions {
   };
 }
 
-/** An idempotent producer: acks=all, one request in flight, Java's murmur2 partitions (a key lands where the Java clients put it). */
+/** An idempotent producer: acks=all, one request in flight, Java's murmur2 partitions (the same as kafkajs's DefaultPartitioner). */
 export function newProducer(c: PlatformaticConnection, transactionalId?: string): Producer {
   return new Producer({
     ...baseOptions(c),
@@ -126,7 +126,7 @@ export function createPlatformaticClients(c: PlatformaticConnection, log: Logger
       });
       return producer;
     },
-    // After a failed send the sequence numbers are unknown; a fresh producer gets a new id.
+    // As with kafkajs: after a failed send the sequence numbers are unknown; a fresh producer gets a new id.
     retireProducer(p) {
       if (producer === p) producer = undefined;
       close(p);

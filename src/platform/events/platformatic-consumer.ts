@@ -5,7 +5,7 @@ import { backoffDelayMs } from '../backoff/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ConsumerHandle, IncomingMessage } from './bus.ts';
 import type { MessageProcessor } from './consumer-runner.ts';
-import { kafkaFetchDefaults } from './kafka-options.ts';
+import { kafkaFetchDefaults } from './kafka-consumer.ts';
 import { baseOptions, type PlatformaticConnection } from './platformatic-clients.ts';
 import { createLanes } from './platformatic-lanes.ts';
 
@@ -26,10 +26,9 @@ export interface PlatformaticConsumerOptions {
 }
 
 /**
- * The group protocol name the service's consumer groups have always used for round robin (the
- * library's own default is "roundrobin"): a group joined under another name refuses the members that
- * differ with INCONSISTENT_GROUP_PROTOCOL, so a rolling upgrade from a release that named it so would
- * have half the replicas refused until the old ones were gone.
+ * The group protocol under kafkajs's name for round robin (the library's own default is "roundrobin"):
+ * both then join one group, each reads the other's standard subscription and assignment, and a
+ * rolling switch of KAFKA_CLIENT never has half the replicas refused with INCONSISTENT_GROUP_PROTOCOL.
  */
 export const GROUP_PROTOCOLS = [{ name: 'RoundRobinAssigner', version: 1 }];
 
@@ -63,7 +62,7 @@ export async function startPlatformaticConsumer(opts: PlatformaticConsumerOption
       protocols: GROUP_PROTOCOLS,
       autocommit: false,
       maxWaitTime: opts.maxWaitTimeInMs ?? kafkaFetchDefaults.maxWaitTimeInMs,
-      // Heartbeats at least three times per session: two missed in a row do not lose the member.
+      // Heartbeats at least three times per session, as with kafkajs.
       ...(session ? { sessionTimeout: session, heartbeatInterval: Math.min(3000, Math.floor(session / 3)), rebalanceTimeout: session } : {}),
     });
     const failed = Promise.withResolvers<Error>();
@@ -136,7 +135,7 @@ export async function startPlatformaticConsumer(opts: PlatformaticConsumerOption
   }
 
   const running = runLoop(await open());
-  log.info({ groupId: def.groupId }, 'kafka consumer started');
+  log.info({ groupId: def.groupId, client: 'platformatic' }, 'kafka consumer started');
   let stopped: Promise<void> | undefined;
   return {
     name: def.name,

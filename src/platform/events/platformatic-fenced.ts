@@ -3,19 +3,15 @@ import type { Logger } from '../observability/logger.ts';
 import { withTimeout } from '../time.ts';
 import type { FencedPublisher, OutgoingMessage } from './bus.ts';
 import { EventBusFencedError, EventBusUnavailableError } from './errors.ts';
-import { chunkByBytes, isFenced, isKafkaUnreachable } from './kafka-util.ts';
+import { isFenced } from './kafka-fenced.ts';
+import { chunkByBytes, isKafkaUnreachable } from './kafka-util.ts';
 import { newProducer, toRecords, type PlatformaticConnection } from './platformatic-clients.ts';
 
 /**
- * A single-runner publisher's sends, fenced by Kafka itself: one transactional producer whose
- * transactional.id is the same on every replica, one transaction (send, commit) per publish. The
- * library's first beginTransaction sends InitProducerId with the transactional.id, which bumps the
- * epoch and makes the coordinator abort what an older producer of the id left open; from then on the
- * broker refuses the older producer's sends and commit. A publisher that takes the lock over calls
- * reset(), so its next publish initialises a fresh producer before anything is sent: a frozen old
- * holder's records, sent before or after it wakes, are then refused or aborted, and read-committed
- * consumers never see them after the new holder's. A client-side timeout cannot let a late append
- * through either: it lands, if at all, in an aborted transaction.
+ * kafka-fenced.ts on @platformatic/kafka: one transactional producer per transactional.id, one
+ * transaction per publish. The library's first beginTransaction sends InitProducerId with the
+ * transactional.id, which bumps the epoch and makes the coordinator abort what an older producer of
+ * the id left open, exactly as kafkajs's does; reset() drops the producer so the next publish does it again.
  */
 export function createPlatformaticFencedPublisher(o: {
   connection: PlatformaticConnection;

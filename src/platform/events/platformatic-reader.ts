@@ -3,14 +3,14 @@ import { Consumer, type Admin, type Message, type MessagesStream } from '@platfo
 import type { Logger } from '../observability/logger.ts';
 import type { IncomingMessage, TopicReader } from './bus.ts';
 import { EventBusUnavailableError } from './errors.ts';
-import { kafkaFetchDefaults } from './kafka-options.ts';
+import { kafkaFetchDefaults } from './kafka-consumer.ts';
 import { baseOptions, type PlatformaticConnection } from './platformatic-clients.ts';
 import { topicOffsets } from './platformatic-admin.ts';
 import { GROUP_PROTOCOLS } from './platformatic-consumer.ts';
 
 /**
- * A whole-topic read for runbook replays by a member of a throwaway group (nothing committed, the
- * group deleted on close), read committed from the earliest offsets.
+ * kafka-topic-reader.ts on @platformatic/kafka: a whole-topic read for runbook replays by a member of
+ * a throwaway group (nothing committed, the group deleted on close), read committed from the earliest offsets.
  */
 
 /** How long readToEnd waits without any partition moving towards its end before giving up. */

@@ -11,12 +11,16 @@ export const eventBusSettings = {
     }),
   ),
   KAFKA_CLIENT_ID: Type.String({ default: EVENTS_DEFAULTS.kafkaClientId, minLength: 1, description: 'Kafka client id' }),
+  KAFKA_CLIENT: Type.Union([Type.Literal('kafkajs'), Type.Literal('platformatic')], {
+    default: 'kafkajs',
+    description: 'Kafka client library behind the event bus: kafkajs, or @platformatic/kafka (docs/architecture.md, "Kafka client")',
+  }),
   KAFKA_TOPIC_PREFIX: Type.String({
     default: '',
     description: 'Prefix put before every topic and consumer group name (environments sharing one Kafka cluster; each test file uses its own)',
   }),
-  // Transport security, the same for the producer, every consumer and the admin client (one
-  // connection's options). Cross-field rules are kafkaSecurityProblems() (kafka-security.ts); the files are read at start.
+  // Transport security, the same for the producer, every consumer and the admin client (one kafkajs
+  // instance). Cross-field rules are kafkaSecurityProblems() (kafka-security.ts); the files are read at start.
   KAFKA_SSL: Bool(false, 'Connect to the brokers over TLS (the system CAs unless KAFKA_SSL_CA_FILE is set)'),
   KAFKA_SSL_CA_FILE: Type.Optional(
     Type.String({ minLength: 1, examples: ['/etc/pin/kafka-ca.pem'], description: 'PEM file of the CA(s) that signed the brokers\' certificates (replaces the system CAs); needs KAFKA_SSL=true' }),

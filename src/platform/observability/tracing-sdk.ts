@@ -21,8 +21,9 @@ import { redactingExporter } from './tracing-redact.ts';
  * 'node:http'` in ESM). Fastify is traced by @fastify/otel's plugin (fastifyTracingPlugin, which
  * app.ts registers before any route), not by patching.
  *
- * No Kafka client instrumentation: one would start a send span per message in the publisher's
- * context and write THAT into each message's traceparent, and a consumer span tree of its own; the kernel makes both (outbox/publish-tracing.ts, events/consumer-tracing.ts) so each
+ * Not @opentelemetry/instrumentation-kafkajs: it would start a send span per message in the
+ * publisher's context and write THAT into each message's traceparent, and a consumer span tree of
+ * its own; the kernel makes both (outbox/publish-tracing.ts, events/consumer-tracing.ts) so each
  * message continues the trace of the request that wrote its outbox row, in bulk sends too.
  */
 

@@ -45,12 +45,12 @@ export function splitHeldBack<R extends Pick<PendingRow, 'topic' | 'key'>>(
 
 /**
  * Kafka error types that concern the topic, not the message: every other row of that topic would
- * fail the same way (the Kafka protocol's error names). With topic auto-creation on, a missing topic
+ * fail the same way (kafkajs src/protocol/error.js). With topic auto-creation on, a missing topic
  * is created instead and never shows up here.
  */
 const TOPIC_LEVEL_ERROR_TYPES = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZATION_FAILED', 'INVALID_TOPIC_EXCEPTION']);
 
-/** True when a send failed because of its topic; the client wraps the protocol error (kafkaErrorTypes finds it inside). */
+/** True when a send failed because of its topic; either Kafka client wraps the protocol error (kafkaErrorTypes reads both). */
 export function isTopicLevelError(err: unknown): boolean {
   for (const t of kafkaErrorTypes(err)) if (TOPIC_LEVEL_ERROR_TYPES.has(t)) return true;
   return false;

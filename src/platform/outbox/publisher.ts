@@ -72,7 +72,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   if (problems.length > 0) throw new Error(`invalid outbox publisher options: ${problems.join('; ')}`);
   const { db, bus } = opts;
   const metrics: OutboxMetrics = outboxMetrics(opts.registry, db);
-  // Kafka fences the sends themselves (platformatic-fenced.ts): one transactional.id per publisher, the
+  // Kafka fences the sends themselves (kafka-fenced.ts): one transactional.id per publisher, the
   // same on every replica (the test prefix keeps test runs apart).
   const fenced = bus.fencedPublisher?.(`${OUTBOX_PUBLISHER_JOB}${opts.topicPrefix ? `.${opts.topicPrefix}` : ''}`);
   const send = fenced ? (messages: readonly OutgoingMessage[]) => fenced.publish(messages) : (messages: readonly OutgoingMessage[]) => bus.publish(messages);

@@ -5,13 +5,14 @@ import { Kafka, logLevel } from 'kafkajs';
 import { TOPICS } from '../../../src/event-topics.ts';
 import { createTestDatabase } from '../../support/db.ts';
 import { waitFor } from '../../support/wait.ts';
+import { testKafkaClient } from '../../support/kafka-client.ts';
 import { sampleOf, seeded, startFaultService, startPrivateKafka, startUserLoad } from './support.ts';
 
 const OUTAGE_MS = 30_000;
 const CONSUMER = 'messenger.user-upserted';
 
 // Two broker starts (~10 s each, ~25 s for the restart on a busy 2-core machine) plus the 30 s
-// outage do not fit the suite's default 120 s per test.
+// outage do not fit the suite's default 120 s per test. Both run on the client KAFKA_CLIENT names.
 test('Kafka stopped for 30 s mid-run: the service stays up and says so, then the outbox drains and the replica consumer catches up, nothing lost', { timeout: 240_000 }, (t) =>
   brokerOutage(t, 'SIGTERM'),
 );
@@ -43,6 +44,7 @@ async function brokerOutage(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Prom
 
   // A new group's first join waits out the broker's initial rebalance delay (3 s): the fault comes after it.
   await service.waitFor('the replica consumer joined its group before the fault', () => joins().length > 0, 30_000);
+  const memberBefore = joins().at(-1)!.memberId;
   rng.step(`stopping the broker (${signal})`);
   await kafka.stop(signal);
   rng.step('broker stopped');
@@ -76,10 +78,12 @@ async function brokerOutage(t: TestContext, signal: 'SIGTERM' | 'SIGKILL'): Prom
   rng.step('outbox drained');
   await service.waitFor('the replica consumer caught up', async () => (await replicated()) === expected, 90_000);
   rng.step('replica caught up');
-  // The replaced member joins anew (the restarted broker may still list the one from before the
-  // outage until its session times out): the catch-up above already bounds that wait.
+  // The restarted broker still lists the member from before the outage; kafkajs rejoins under that id
+  // (patches/kafkajs) and completes the rebalance at once instead of after its 30 s session timeout.
+  // @platformatic/kafka's replaced member joins anew: the catch-up above already bounds its wait.
   const rejoin = joins()[joinsBeforeRestart];
-  assert.ok(rejoin, 'the consumer rejoined its group after the outage');
+  if (testKafkaClient === 'kafkajs') assert.equal(rejoin?.memberId, memberBefore, 'the consumer rejoined under its member id from before the outage');
+  else assert.ok(rejoin, 'the consumer rejoined its group after the outage');
   await service.waitFor(
     'consumer_lag read from the broker back to 0 and the bus ok',
     async () => {

@@ -4,11 +4,12 @@ import { createDb, createPool } from '../../../src/platform/db/index.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
+import { testKafkaClient } from '../../support/kafka-client.ts';
 
 /**
- * One member of a consumer group for group-member.faults.test.ts: each message it handles is a
- * row (member, key, seq) written in the handler's transaction, with the inbox's, so a redelivery is
- * a skip and the rows are exactly what took effect, in commit order.
+ * One member of a consumer group for group-member.faults.test.ts, on the client KAFKA_CLIENT names:
+ * each message it handles is a row (member, key, seq) written in the handler's transaction, with
+ * the inbox's, so a redelivery is a skip and the rows are exactly what took effect, in commit order.
  * Its log goes to stderr; READY on stdout once it subscribed.
  */
 const env = (name: string): string => {
@@ -19,7 +20,7 @@ const env = (name: string): string => {
 const member = env('MEMBER_NAME');
 const log = createLogger(process.env.MEMBER_LOG_LEVEL ?? 'warn', { write: (line: string) => void writeSync(2, line) });
 const pool = createPool(env('MEMBER_DB_URL'), 4);
-const bus = createKafkaBus({ brokers: env('KAFKA_BROKERS').split(','), clientId: `member-${member}`, log, consumerSessionTimeoutMs: 6000 });
+const bus = createKafkaBus({ client: testKafkaClient, brokers: env('KAFKA_BROKERS').split(','), clientId: `member-${member}`, log, consumerSessionTimeoutMs: 6000 });
 await bus.start();
 await bus.subscribe(
   {

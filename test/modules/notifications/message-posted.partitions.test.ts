@@ -8,8 +8,8 @@ import { waitFor } from '../../support/wait.ts';
 import { notificationsWorld } from './support.ts';
 
 /**
- * One chat's backlog does not hold another chat's notifications (src/platform/events/platformatic-lanes.ts:
- * a lane per partition, the consumer's partitions run at once), on the real broker. The collapse window
+ * One chat's backlog does not hold another chat's notifications (src/platform/events/kafka-batch.ts,
+ * BATCH_YIELD_MS, and the consumer's partitions read at once), on the real broker. The collapse window
  * is off here so that every message of the flood costs its full write and the backlog is long.
  */
 const k = await createTestKafka();

@@ -2,7 +2,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { createTestDatabase } from '../../support/db.ts';
-import { createTestKafka } from '../../support/kafka.ts';
+import { testKafkaClient, createTestKafka } from '../../support/kafka.ts';
 import { logCapture } from '../../support/logs.ts';
 import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
@@ -23,7 +23,7 @@ import { newId } from '../../../src/platform/time.ts';
 
 const t = await createTestDatabase();
 const k = await createTestKafka();
-const bus = createKafkaBus({ brokers: k.brokers, clientId: 'lag-test', log: testLog, lagPollIntervalMs: 100 });
+const bus = createKafkaBus({ client: testKafkaClient, brokers: k.brokers, clientId: 'lag-test', log: testLog, lagPollIntervalMs: 100 });
 await bus.start();
 after(() => bus.stop());
 

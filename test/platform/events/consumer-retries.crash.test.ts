@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase } from '../../support/db.ts';
-import { createTestKafka } from '../../support/kafka.ts';
+import { testKafkaClient, createTestKafka } from '../../support/kafka.ts';
 import { metricValue } from '../../support/metrics.ts';
 import { waitFor } from '../../support/wait.ts';
 import { createEffectsTable, effects, recordEffect, testLog } from './support.ts';
@@ -29,7 +29,7 @@ const CONSUMER = 'crash-retries';
 const GROUP = 'crash-retries-group';
 const MAX_ATTEMPTS = 3;
 
-const bus = createKafkaBus({ brokers: k.brokers, clientId: 'retries-crash-test', log: testLog, consumerMaxAttempts: MAX_ATTEMPTS, consumerSessionTimeoutMs: 6000 });
+const bus = createKafkaBus({ client: testKafkaClient, brokers: k.brokers, clientId: 'retries-crash-test', log: testLog, consumerMaxAttempts: MAX_ATTEMPTS, consumerSessionTimeoutMs: 6000 });
 await bus.start();
 after(() => bus.stop());
 await bus.ensureTopics(topicsToCreate([{ name: TOPIC, partitions: 1, consumed: true }], { prefix: k.prefix }));

@@ -16,7 +16,7 @@ const envelope: EventEnvelope<{ UserId: string; Name: { FirstName: string } }> =
   payload: { UserId: '5b0f3a4e-1111-4222-8333-444455556666', Name: { FirstName: 'Иван' } },
 };
 
-/** What a Kafka consumer hands over: Buffers everywhere. */
+/** What kafkajs hands a consumer: Buffers everywhere. */
 function asReceived(wire: ReturnType<typeof envelopeToWire>) {
   const headers: Record<string, Buffer> = {};
   for (const [k, v] of Object.entries(wire.headers)) headers[k] = Buffer.from(v);

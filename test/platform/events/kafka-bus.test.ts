@@ -1,6 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
+import { testKafkaClient, createTestKafka, type TestKafka } from '../../support/kafka.ts';
 import { closedPort, testLog } from './support.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import { createEventBus } from '../../../src/platform/events/create-bus.ts';
@@ -21,6 +21,7 @@ describe('kafka event bus', () => {
   test('start creates every catalogue topic and a .dlq twin per consumed topic with the same partition count; again is fine', async () => {
     const settings = {
       KAFKA_BROKERS: k.brokers.join(','),
+      KAFKA_CLIENT: testKafkaClient,
       KAFKA_CLIENT_ID: 'bus-test',
       KAFKA_TOPIC_PREFIX: k.prefix,
     };
@@ -43,7 +44,7 @@ describe('kafka event bus', () => {
   });
 
   test('a DLQ twin follows its source topic partition count', async () => {
-    const bus = createKafkaBus({ brokers: k.brokers, clientId: 'bus-test', log: testLog });
+    const bus = createKafkaBus({ client: testKafkaClient, brokers: k.brokers, clientId: 'bus-test', log: testLog });
     after(() => bus.stop());
     await bus.ensureTopics(topicsToCreate([{ name: 'pin.test.small.v1', partitions: 2, consumed: true }], { prefix: k.prefix }));
     const counts = await partitionCounts();
@@ -52,7 +53,7 @@ describe('kafka event bus', () => {
   });
 
   test('with no broker listening, health is down within the health timeout and publish fails as unavailable', async () => {
-    const bus = createKafkaBus({ brokers: [`127.0.0.1:${await closedPort()}`], clientId: 'bus-test', log: testLog, healthTimeoutMs: 1500 });
+    const bus = createKafkaBus({ client: testKafkaClient, brokers: [`127.0.0.1:${await closedPort()}`], clientId: 'bus-test', log: testLog, healthTimeoutMs: 1500 });
     after(() => bus.stop());
     assert.equal(await bus.health(), 'down');
     await assert.rejects(

@@ -2,7 +2,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Message } from 'kafkajs';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
+import { testKafkaClient, createTestKafka, type TestKafka } from '../../support/kafka.ts';
 import { createEffectsTable, effects, recordEffect, testLog } from './support.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
@@ -17,7 +17,7 @@ import { waitFor } from '../../support/wait.ts';
 // At the top level: the cleanup hooks these register run when the file ends.
 const t: TestDatabase = await createTestDatabase();
 const k: TestKafka = await createTestKafka();
-const bus = createKafkaBus({ brokers: k.brokers, clientId: 'consumer-test', log: testLog });
+const bus = createKafkaBus({ client: testKafkaClient, brokers: k.brokers, clientId: 'consumer-test', log: testLog });
 await bus.start();
 after(() => bus.stop());
 await createEffectsTable(t.pool);

@@ -1,6 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestKafka } from '../../support/kafka.ts';
+import { testKafkaClient, createTestKafka } from '../../support/kafka.ts';
 import { testLog } from './support.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import { EventBusFencedError } from '../../../src/platform/events/errors.ts';
@@ -9,7 +9,7 @@ import type { OutgoingMessage } from '../../../src/platform/events/bus.ts';
 // At the top level: the cleanup hooks these register run when the file ends.
 const k = await createTestKafka();
 /** Two replicas: their own Kafka clients, the same client id (as every replica of the service has). */
-const [a, b] = [createKafkaBus({ brokers: k.brokers, clientId: 'fenced-test', log: testLog }), createKafkaBus({ brokers: k.brokers, clientId: 'fenced-test', log: testLog })];
+const [a, b] = [createKafkaBus({ client: testKafkaClient, brokers: k.brokers, clientId: 'fenced-test', log: testLog }), createKafkaBus({ client: testKafkaClient, brokers: k.brokers, clientId: 'fenced-test', log: testLog })];
 await Promise.all([a.start(), b.start()]);
 after(() => Promise.all([a.stop(), b.stop()]));
 

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp } from '../../support/app.ts';
 import { defineModule } from '../../../src/platform/module.ts';
-import { createTestKafka, kafkaSaslBroker } from '../../support/kafka.ts';
+import { testKafkaClient, createTestKafka, kafkaSaslBroker } from '../../support/kafka.ts';
 import { logCapture } from '../../support/logs.ts';
 import { waitFor } from '../../support/wait.ts';
 import { createEffectsTable, effects, recordEffect, testLog } from './support.ts';
@@ -54,7 +54,7 @@ describe('kafka over SASL (SCRAM)', () => {
   test('each mechanism of the listener authenticates the bus (plain, scram-sha-256, scram-sha-512)', async () => {
     for (const mechanism of ['plain', 'scram-sha-256', 'scram-sha-512'] as const) {
       const security = kafkaSecurity({ KAFKA_SASL_MECHANISM: mechanism, KAFKA_SASL_USERNAME: sasl.username, KAFKA_SASL_PASSWORD: sasl.password });
-      const bus = createKafkaBus({ brokers: sasl.brokers, clientId: 'sasl-test', log: testLog, security, healthTimeoutMs: 10_000 });
+      const bus = createKafkaBus({ client: testKafkaClient, brokers: sasl.brokers, clientId: 'sasl-test', log: testLog, security, healthTimeoutMs: 10_000 });
       try {
         assert.equal(await bus.health(), 'ok', mechanism);
         assert.equal(bus.credentialsRefused(), undefined, mechanism);
@@ -101,7 +101,7 @@ describe('kafka over SASL (SCRAM)', () => {
     assert.match(String(refusal.msg), /KAFKA_SASL_PASSWORD/);
     assert.match(JSON.stringify(refusal.err), /authentication failed/i);
     assert.ok(logs.lines().some((l) => l.msg === 'event bus start failed; outbox rows wait, consumers start when it is back'));
-    // The library's own words: "SASL authentication failed."
+    // kafkajs says "SASL SCRAM SHA256 authentication failed", @platformatic/kafka "SASL authentication failed."
     assert.match(app.platform.bus.credentialsRefused() ?? '', /SASL.*authentication failed/i);
 
     const ready = await app.inject({ method: 'GET', url: '/health/ready' });

@@ -1,6 +1,6 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
+import { testKafkaClient, createTestKafka, type TestKafka } from '../../support/kafka.ts';
 import { testLog } from './support.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import type { IncomingMessage } from '../../../src/platform/events/bus.ts';
@@ -12,7 +12,7 @@ import type { IncomingMessage } from '../../../src/platform/events/bus.ts';
  */
 
 const k: TestKafka = await createTestKafka();
-const bus = createKafkaBus({ brokers: k.brokers, clientId: 'reader-test', log: testLog });
+const bus = createKafkaBus({ client: testKafkaClient, brokers: k.brokers, clientId: 'reader-test', log: testLog });
 after(() => bus.stop());
 
 const text = (ms: IncomingMessage[]) => ms.map((m) => `${m.partition}:${String(m.value)}`).sort();

@@ -2,6 +2,7 @@ import { writeSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { createDb, createPool } from '../../../src/platform/db/index.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
+import { testKafkaClient } from '../../support/kafka-client.ts';
 import { createLogger } from '../../../src/platform/observability/logger.ts';
 import { Registry } from '../../../src/platform/observability/metrics.ts';
 
@@ -25,7 +26,7 @@ const log = createLogger('warn', {
   },
 });
 const pool = createPool(env('CHILD_DB_URL'), 2);
-const bus = createKafkaBus({
+const bus = createKafkaBus({ client: testKafkaClient,
   brokers: env('KAFKA_BROKERS').split(','),
   clientId: 'retries-child',
   log,

@@ -10,7 +10,7 @@ import { defineModule } from '../../../src/platform/module.ts';
 import { enqueue } from '../../../src/platform/outbox/index.ts';
 import { newId, systemClock } from '../../../src/platform/time.ts';
 import { buildTestApp } from '../../support/app.ts';
-import { createTestKafka } from '../../support/kafka.ts';
+import { testKafkaClient, createTestKafka } from '../../support/kafka.ts';
 import { waitFor } from '../../support/wait.ts';
 import { closedPort, createEffectsTable, effects, recordEffect, testLog } from '../events/support.ts';
 import { orderEvent } from '../outbox/support.ts';
@@ -136,7 +136,7 @@ test('a replay whose publish cannot reach the broker changes nothing: the inbox 
   ]);
   const key = `replay-test:${messageId}`;
   await t.database.pool.query(`insert into platform.inbox (idempotency_key, consumer) values ($1, 'replay-test')`, [key]);
-  const unreachable = createKafkaBus({ brokers: [`127.0.0.1:${await closedPort()}`], clientId: 'replay-dead', log: testLog, connectionTimeoutMs: 200, requestTimeoutMs: 1000 });
+  const unreachable = createKafkaBus({ client: testKafkaClient, brokers: [`127.0.0.1:${await closedPort()}`], clientId: 'replay-dead', log: testLog, connectionTimeoutMs: 200, requestTimeoutMs: 1000 });
   const source = deadLetterSource({
     topics: () => [k.topic(`${TOPIC}.dlq`)],
     openReader: (topic, group) => t.app.platform.bus.openTopicReader!(topic, group),

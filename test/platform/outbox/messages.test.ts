@@ -1,6 +1,5 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MultipleErrors, NetworkError, protocolErrors, ResponseError } from '@platformatic/kafka';
 import { isTopicLevelError, publishErrorText, rowToMessage, splitHeldBack } from '../../../src/platform/outbox/messages.ts';
 import type { PendingRow } from '../../../src/platform/outbox/sql.ts';
 
@@ -50,29 +49,26 @@ describe('per-key hold back', () => {
 });
 
 describe('topic-level send errors', () => {
-  // As @platformatic/kafka throws them: "Producing messages failed." around the broker's Produce
-  // response error (API 0), which carries one ProtocolError per refused partition.
-  const wrapped = (inner: Error) => new MultipleErrors('Producing messages failed.', [inner]);
-  const refused = (type: string) => wrapped(new ResponseError(0, 9, { '/topics/0/partitions/0': [protocolErrors[type]!.code, null] }, {}));
+  // Shaped as kafkajs throws them: a wrapper whose cause is the KafkaJSProtocolError with its type.
+  const protocolError = (type: string) => Object.assign(new Error(type), { name: 'KafkaJSProtocolError', type });
+  const wrapped = (cause: Error) => Object.assign(new Error('wrapped', { cause }), { name: 'KafkaJSNonRetriableError' });
 
-  test('unknown, unauthorised and invalid topics concern the topic, found inside the wrappers', () => {
+  test('unknown, unauthorised and invalid topics concern the topic, found through the cause chain', () => {
     for (const type of ['UNKNOWN_TOPIC_OR_PARTITION', 'TOPIC_AUTHORIZATION_FAILED', 'INVALID_TOPIC_EXCEPTION']) {
-      assert.equal(isTopicLevelError(refused(type)), true, type);
+      assert.equal(isTopicLevelError(wrapped(protocolError(type))), true, type);
     }
   });
 
   test('errors about the messages or the connection do not', () => {
-    assert.equal(isTopicLevelError(refused('MESSAGE_TOO_LARGE')), false);
-    assert.equal(isTopicLevelError(wrapped(new NetworkError('Connection closed'))), false);
+    assert.equal(isTopicLevelError(protocolError('MESSAGE_TOO_LARGE')), false);
+    assert.equal(isTopicLevelError(wrapped(new Error('connection closed'))), false);
     assert.equal(isTopicLevelError('INVALID_TOPIC_EXCEPTION'), false);
   });
 });
 
 describe('stored publish error', () => {
   test('is name and message, truncated', () => {
-    assert.equal(publishErrorText(new TypeError('boom')), 'TypeError: boom');
-    // The library's wrapper says only "Producing messages failed."; its root names the reason and its code.
-    assert.equal(publishErrorText(new MultipleErrors('Producing messages failed.', [new NetworkError('Connection to 127.0.0.1:1 failed.')])), 'Error[PLT_KFK_NETWORK]: Connection to 127.0.0.1:1 failed.');
+    assert.equal(publishErrorText(Object.assign(new Error('boom'), { name: 'KafkaJSProtocolError' })), 'KafkaJSProtocolError: boom');
     assert.equal(publishErrorText(new Error('x'.repeat(2000))).length, 500);
   });
 });

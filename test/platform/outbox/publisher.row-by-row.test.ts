@@ -1,7 +1,7 @@
 import { after, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../support/db.ts';
-import { createTestKafka, type TestKafka } from '../../support/kafka.ts';
+import { testKafkaClient, createTestKafka, type TestKafka } from '../../support/kafka.ts';
 import { jobContext, testLog } from '../events/support.ts';
 import { createKafkaBus } from '../../../src/platform/events/kafka-bus.ts';
 import type { EventBus } from '../../../src/platform/events/bus.ts';
@@ -17,7 +17,7 @@ import { metricValue } from '../../support/metrics.ts';
 // At the top level: the cleanup hooks these register run when the file ends.
 const t: TestDatabase = await createTestDatabase();
 const k: TestKafka = await createTestKafka();
-const bus = createKafkaBus({ brokers: k.brokers, clientId: 'publisher-row-test', log: testLog });
+const bus = createKafkaBus({ client: testKafkaClient, brokers: k.brokers, clientId: 'publisher-row-test', log: testLog });
 await bus.start();
 after(() => bus.stop());
 

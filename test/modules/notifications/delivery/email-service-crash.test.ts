@@ -68,7 +68,7 @@ async function killServiceAfterAcceptance<T>(gate: Gate<T>): Promise<{ id: strin
       const activity = await a.pool.query('select pid, application_name, state, wait_event_type, wait_event, left(query, 120) as query from pg_stat_activity where datname = current_database()');
       const row = await stored(a.pool, id);
       const facts = { lockedAfterArrivalMs: lockedAt - arrivedAt, accepted, row, requests: w.http.requests.map((r) => r.idempotencyKey) };
-      throw new Error(`${(err as Error).message}\n${JSON.stringify(facts)}\nservice log:\n${service.log.text.slice(-4000)}\nsessions:\n${JSON.stringify(activity.rows)}`, { cause: err });
+      throw new Error(`${(err as Error).message}\n${JSON.stringify(facts)}\nservice log (kafkajs lines left out):\n${service.log.text.split('\n').filter((l) => !l.includes('kafkajs')).join('\n').slice(-4000)}\nsessions:\n${JSON.stringify(activity.rows)}`, { cause: err });
     }
     service.child.kill('SIGKILL');
     await service.exited;
