@@ -15,6 +15,11 @@ import { openPlatformaticTopicReader } from './platformatic-reader.ts';
  */
 export function createPlatformaticBus(opts: KafkaBusOptions): EventBus {
   const log = opts.log.child({ component: 'kafka-bus' });
+  // Said once per bus so whoever runs a replica on it sees why it is not the default.
+  log.warn(
+    { client: 'platformatic' },
+    'KAFKA_CLIENT=platformatic is for trials: its read-committed consumer can deliver aborted transactions\' records when one fetch spans several (docs/architecture.md, Kafka client)',
+  );
   const o = resolveKafkaBusOptions(opts);
   const connection: PlatformaticConnection = {
     clientId: o.clientId,
