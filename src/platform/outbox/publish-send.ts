@@ -3,7 +3,7 @@ import type { OutgoingMessage } from '../events/bus.ts';
 import { EventBusFencedError, EventBusUnavailableError } from '../events/errors.ts';
 import { ReportedError } from '../errors/index.ts';
 import type { BatchRun, Outcome } from '../jobs/index.ts';
-import type { Fence } from '../jobs/lease-sql.ts';
+import { LeaseLostError, type Fence } from '../jobs/lease-sql.ts';
 import { isTopicLevelError, orderingKey, publishErrorText, rowToMessage, splitHeldBack } from './messages.ts';
 import type { OutboxMetrics } from './metrics.ts';
 import { publishTraced } from './publish-tracing.ts';
@@ -67,7 +67,7 @@ async function sendRowByRow(rows: readonly PendingRow[], state: PublishRun, run:
       await publishTraced(send, [row], [rowToMessage(row, opts.topicPrefix)]);
       outcomes.push(sent(row, run.now()));
     } catch (err) {
-      if (err instanceof EventBusFencedError) throw err; // taken over: not the row's failure, and no more sends
+      if (err instanceof EventBusFencedError || err instanceof LeaseLostError) throw err; // taken over: not the row's failure, and no more sends
       await recordFailure([row], err, run.fence);
       state.blockedKeys.add(orderingKey(row));
       outcomes.push({ row, status: 'failed', error: new SendFailed(publishErrorText(err)) });
@@ -97,7 +97,7 @@ async function sendBatch(rows: readonly PendingRow[], state: PublishRun, run: Ba
     const at = run.now();
     return [...outcomes, ...sendable.map((row) => sent(row, at))];
   } catch (err) {
-    if (err instanceof EventBusFencedError) throw err; // taken over: the run ends, nothing counted on the rows
+    if (err instanceof EventBusFencedError || err instanceof LeaseLostError) throw err; // taken over: the run ends, nothing counted on the rows
     if (err instanceof EventBusUnavailableError) {
       // Row by row would fail the same way, once per row: count the attempt on all, stop.
       await recordFailure(sendable, err, run.fence);

@@ -9,7 +9,7 @@ import { outboxOptionsProblems } from './defaults.ts';
 import { OUTBOX_CHANNEL } from './enqueue.ts';
 import { outboxMetrics, type OutboxMetrics } from './metrics.ts';
 import { createOutboxSender, type PublishRun } from './publish-send.ts';
-import { FIRST_ID, markPublished, selectPendingAfter, type PendingRow } from './sql.ts';
+import { assertLeaseHolds, FIRST_ID, markPublished, selectPendingAfter, type PendingRow } from './sql.ts';
 
 export const OUTBOX_PUBLISHER_JOB = 'outbox-publisher';
 
@@ -75,8 +75,28 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
   // Kafka fences the sends themselves (kafka-fenced.ts): one transactional.id per publisher, the
   // same on every replica (the test prefix keeps test runs apart).
   const fenced = bus.fencedPublisher?.(`${OUTBOX_PUBLISHER_JOB}${opts.topicPrefix ? `.${opts.topicPrefix}` : ''}`);
-  const send = fenced ? (messages: readonly OutgoingMessage[]) => fenced.publish(messages) : (messages: readonly OutgoingMessage[]) => bus.publish(messages);
   let lastToken: bigint | undefined;
+  /** The fence of the run that sends now (the newest run here). */
+  let runFence: Fence | undefined;
+  /** The next send starts a new producer: the first one, after reset(), and after any failed send. */
+  let producerNew = true;
+  /**
+   * A new producer's InitProducerId fences every other producer of the transactional.id, the
+   * current holder's too. So it starts only while this run's lease holds: a holder that froze,
+   * was taken over and wakes into a failed send would otherwise start one, fence the new holder and
+   * land its old rows after the new holder's newer ones (a late repeat the fault suite caught).
+   */
+  async function sendFenced(publisher: NonNullable<typeof fenced>, messages: readonly OutgoingMessage[]): Promise<void> {
+    if (producerNew && runFence) await assertLeaseHolds(db, runFence, 'outbox producer start');
+    try {
+      await publisher.publish(messages);
+      producerNew = false;
+    } catch (err) {
+      producerNew = true;
+      throw err;
+    }
+  }
+  const send = fenced ? (messages: readonly OutgoingMessage[]) => sendFenced(fenced, messages) : (messages: readonly OutgoingMessage[]) => bus.publish(messages);
   /** Runs of this publisher still going here: more than one only when the runner abandoned a hung run. */
   let running = 0;
 
@@ -88,8 +108,12 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
    */
   function claimProducer(fence: Fence | undefined): void {
     if (!fenced || !fence) return;
+    runFence = fence;
     const token = BigInt(fence.token);
-    if (lastToken === undefined || token !== lastToken + 1n || running > 1) fenced.reset();
+    if (lastToken === undefined || token !== lastToken + 1n || running > 1) {
+      fenced.reset();
+      producerNew = true;
+    }
     lastToken = token;
   }
 

@@ -61,11 +61,14 @@ export async function markPublished(db: Db, ids: readonly string[], at: Date, fe
   );
   // Nothing marked: the rows were marked already, or the fence refused. Tokens only grow, so a
   // fence that holds now held during the update too.
-  if (rowCount === 0 && fence) {
-    const { rows } = await query<{ holds: boolean }>(db, sql`select ${leaseHolds(fence)} as holds`);
-    if (rows[0]?.holds !== true) throw fenceLost(fence, 'outbox mark');
-  }
+  if (rowCount === 0 && fence) await assertLeaseHolds(db, fence, 'outbox mark');
   return rowCount;
+}
+
+/** Throws LeaseLostError (naming `what`) unless the publisher's lease still has the token of `fence`. */
+export async function assertLeaseHolds(db: Db, fence: Fence, what: string): Promise<void> {
+  const { rows } = await query<{ holds: boolean }>(db, sql`select ${leaseHolds(fence)} as holds`);
+  if (rows[0]?.holds !== true) throw fenceLost(fence, what);
 }
 
 /** Counts a failed send on the rows, unless `fence` says the run was taken over; `error` must already be free of payload data. */

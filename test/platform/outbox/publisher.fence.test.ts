@@ -18,7 +18,7 @@ await bus.start();
 after(() => bus.stop());
 const publisher = publisherFactory({ db: t.db, bus, topicPrefix: k.prefix });
 
-test('a publisher run whose lease was taken over ends at its first mark: nothing is marked or counted as failed under the old token', async (t2) => {
+test('a publisher run whose lease was taken over ends before its first send: nothing reaches Kafka, is marked or is counted as failed under the old token', async (t2) => {
   const topic = 'pin.test.fence-run.v1';
   await k.createTopics([{ name: topic, partitions: 1 }]);
   await t.db.transaction((tx) => enqueue(tx, [1, 2, 3].map((seq) => orderEvent(topic, 'k', seq))));
@@ -36,8 +36,11 @@ test('a publisher run whose lease was taken over ends at its first mark: nothing
     `select count(*) filter (where published_at is not null)::int as published, coalesce(sum(attempts), 0)::int as attempts from platform.outbox`,
   );
   assert.deepEqual(rows[0], { published: 0, attempts: 0 });
+  // Its producer would have fenced the current holder's and committed the rows (a late repeat after a takeover).
+  assert.equal((await k.readTopic(k.topic(topic))).length, 0, 'the stale run started no producer and sent nothing');
 
   const fresh = { ...jobContext(), fence: { key, token: current.token! } };
   assert.deepEqual(await publisher().publishPending(fresh), { published: 3, failed: 0, heldBack: 0 });
+  assert.equal((await k.readTopic(k.topic(topic), { atLeast: 3 })).length, 3, 'each row once, from the holder');
   await current.release();
 });
