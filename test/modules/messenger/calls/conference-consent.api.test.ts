@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
 import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
+import { direct, fence, streamEvents, type User } from './consent-support.ts';
 
 /**
  * A conference's start rings as a 1:1 call does (docs/security.md, "Consent"; calls/ring-consent.ts):
@@ -13,31 +13,12 @@ import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support
  * whole group.
  */
 
-type User = Awaited<ReturnType<MessengerApp['user']>>;
 type Started = { conference: { id: string }; join: { accessToken: string } };
 const start = (m: MessengerApp, u: User, chatId: string) => m.call<Started & { code?: string }>(u.token, 'POST', `/api/messenger/chats/${chatId}/conferences`, { media: 'Video' });
 /** The conference_started events of `u`'s event stream, by ConferenceId. */
 const startedIn = async (m: MessengerApp, u: User) =>
-  (await m.call<{ events: { name: string; payload: { ConferenceId?: string } }[] }>(u.token, 'GET', '/api/events?after=e0')).body.events
+  (await streamEvents(m, u))
     .filter((e) => e.name === 'conference_started').map((e) => e.payload.ConferenceId);
-
-/** Alice opens a Direct chat with bob; bob accepts it unless told not to. */
-async function direct(m: MessengerApp, accepted = true) {
-  const [alice, bob] = [await m.user(), await m.user()];
-  const chatId = (await m.call<{ id: string }>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [bob.id] })).body.id;
-  if (accepted) await m.accept(bob.token, chatId);
-  const [ca, cb] = [await m.connect(alice.token, ALL_EVENTS), await m.connect(bob.token, ALL_EVENTS)];
-  return { alice, bob, chatId, ca, cb };
-}
-
-/** Every frame dispatched to `c` before this one has arrived once this one has: a message of a third user to `u` in a chat of their own. */
-async function fence(m: MessengerApp, u: User, c: TestClient) {
-  const carol = await m.user();
-  const chatId = (await m.call<{ id: string }>(carol.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [u.id] })).body.id;
-  assert.equal((await m.call(carol.token, 'POST', `/api/messenger/chats/${chatId}/messages`, { kind: 'Text', body: 'fence' })).status, 201);
-  await m.dispatch();
-  await waitFor('the fence', () => ofEvent(c, 'message_received').some((p) => p.Body === 'fence'));
-}
 
 describe('conference_started in a Direct chat rings only one who consented to the starter', () => {
   test('both accepted: the other member is rung with a join model of their own', async () => {

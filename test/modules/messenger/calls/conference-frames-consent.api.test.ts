@@ -2,7 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestClient } from '../../../support/signalr.ts';
 import { waitFor } from '../../../support/wait.ts';
-import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support/app.ts';
+import { ALL_EVENTS, messengerApp, type MessengerApp } from '../support/app.ts';
+import { direct, fence, streamEvents, type User } from './consent-support.ts';
 
 /**
  * Every frame of a Direct chat's conference follows the ring consent of its start
@@ -13,18 +14,8 @@ import { ALL_EVENTS, ofEvent, messengerApp, type MessengerApp } from '../support
  * frame, a block lifted lets the following ones through.
  */
 
-type User = Awaited<ReturnType<MessengerApp['user']>>;
 type Conf = { conference: { id: string } };
 const MEDIA = 'media-callback-secret-for-this-test-0123456789';
-
-/** Alice opens a Direct chat with bob (accepted by bob unless told not to), both connected. */
-async function direct(m: MessengerApp, accepted = true) {
-  const [alice, bob] = [await m.user(), await m.user()];
-  const chatId = (await m.call<{ id: string }>(alice.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [bob.id] })).body.id;
-  if (accepted) await m.accept(bob.token, chatId);
-  const [ca, cb] = [await m.connect(alice.token, ALL_EVENTS), await m.connect(bob.token, ALL_EVENTS)];
-  return { alice, bob, chatId, ca, cb };
-}
 
 /** The event names of one conference's frames `c` received, in order. */
 const framesOf = (c: TestClient, conferenceId: string) =>
@@ -32,17 +23,7 @@ const framesOf = (c: TestClient, conferenceId: string) =>
 
 /** The same from `u`'s event stream. */
 const streamOf = async (m: MessengerApp, u: User, conferenceId: string) =>
-  (await m.call<{ events: { name: string; payload: { ConferenceId?: string } }[] }>(u.token, 'GET', '/api/events?after=e0')).body.events
-    .filter((e) => e.payload.ConferenceId === conferenceId).map((e) => e.name);
-
-/** Every frame dispatched to `c` before this one has arrived once it has: a message of a third user to `u`. */
-async function fence(m: MessengerApp, u: User, c: TestClient) {
-  const carol = await m.user();
-  const chatId = (await m.call<{ id: string }>(carol.token, 'POST', '/api/messenger/chats', { kind: 'Direct', memberUserIds: [u.id] })).body.id;
-  assert.equal((await m.call(carol.token, 'POST', `/api/messenger/chats/${chatId}/messages`, { kind: 'Text', body: 'fence' })).status, 201);
-  await m.dispatch();
-  await waitFor('the fence', () => ofEvent(c, 'message_received').some((p) => p.Body === 'fence'));
-}
+  (await streamEvents(m, u)).filter((e) => e.payload.ConferenceId === conferenceId).map((e) => e.name);
 
 const ok = async (m: MessengerApp, token: string, method: string, path: string, body?: unknown) => {
   const res = await m.call<{ id: string }>(token, method, path, body);
