@@ -105,6 +105,9 @@ describe('durable notification_status_changed', () => {
     } finally {
       await redis.restart();
     }
+    // Each poll below advances the app clock past the backoff, so a dispatch tried before the
+    // backplane has reconnected spends an attempt: polled fast enough, that quarantines the rows.
+    await waitFor('the backplane to reconnect', async () => (await a.app.platform.hub.health()) === 'ok', 15_000);
 
     let lastRun: unknown;
     await waitFor(
