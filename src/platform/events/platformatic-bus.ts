@@ -18,7 +18,7 @@ export function createPlatformaticBus(opts: KafkaBusOptions): EventBus {
   // Said once per bus so whoever runs a replica on it sees why it is not the default.
   log.warn(
     { client: 'platformatic' },
-    'KAFKA_CLIENT=platformatic is for trials: its read-committed consumer can deliver aborted transactions\' records when one fetch spans several (docs/architecture.md, Kafka client)',
+    'KAFKA_CLIENT=platformatic is for trials: its read-committed consumer is patched here, and the whole fault suite has not passed on it since (docs/architecture.md, Kafka client)',
   );
   const o = resolveKafkaBusOptions(opts);
   const connection: PlatformaticConnection = {

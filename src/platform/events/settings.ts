@@ -13,7 +13,7 @@ export const eventBusSettings = {
   KAFKA_CLIENT_ID: Type.String({ default: EVENTS_DEFAULTS.kafkaClientId, minLength: 1, description: 'Kafka client id' }),
   KAFKA_CLIENT: Type.Union([Type.Literal('kafkajs'), Type.Literal('platformatic')], {
     default: 'kafkajs',
-    description: 'Kafka client library behind the event bus: kafkajs, or @platformatic/kafka for trials only — its read-committed consumer can deliver aborted records (docs/architecture.md, "Kafka client")',
+    description: 'Kafka client library behind the event bus: kafkajs, or @platformatic/kafka for trials only — the whole fault suite has not passed on it with its read-committed consumer patched (docs/architecture.md, "Kafka client")',
   }),
   KAFKA_TOPIC_PREFIX: Type.String({
     default: '',
