@@ -11,7 +11,7 @@
  *   4. a throwaway embedded PostgreSQL with a migrated template database
  *   5. node:test over test/ and each packages/<name>/test/ — each test file clones its own database from the template
  * Extra arguments are passed to node --test (e.g. a file path to run one file).
- * Settings: TEST_PG_PORT (55432), TEST_CONCURRENCY (2), KEEP_SERVICES=1 (leave Kafka/Redis running),
+ * Settings: TEST_PG_PORT (15432, below the ephemeral port range so no outgoing connection can hold it), TEST_CONCURRENCY (2), KEEP_SERVICES=1 (leave Kafka/Redis running),
  * SKIP_CHECKS=1 (skip tsc and dependency-cruiser while iterating on one file).
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -119,7 +119,7 @@ step('starting Kafka, Redis, Elasticsearch and the object store (scripts/service
 const servicesEnv = servicesUp();
 
 step('starting PostgreSQL');
-const pgPort = Number(process.env.TEST_PG_PORT ?? 55432);
+const pgPort = Number(process.env.TEST_PG_PORT ?? 15432);
 const dataDir = `/tmp/pin-test-pg-${pgPort}`;
 rmSync(dataDir, { recursive: true, force: true });
 const server = await startEmbeddedPostgres({
