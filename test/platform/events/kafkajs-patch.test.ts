@@ -32,6 +32,11 @@ test('postinstall applied the kafkajs patch (a restarted consumer rejoins under 
   assert.match(source, /consumerGroup\.memberId = memberIdToRejoin/);
 });
 
+test('postinstall applied the kafkajs patch (AddPartitionsToTxn refused while the last commit completes is retried in place)', () => {
+  const source = readFileSync(`${kafkajsDir}src/producer/eosManager/index.js`, 'utf8');
+  assert.match(source, /await retryWhileConcurrent\(\(\) =>\s+broker\.addPartitionsToTxn/);
+});
+
 test('patched CRC32C gives the standard check value and matches the original on every length', () => {
   assert.equal(patchedCrc(Buffer.from('123456789')), 0xe3069283);
   for (const length of [0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 1024, 4099, 100_003]) {
