@@ -20,7 +20,8 @@ export interface PublishRun {
   blockedTopics: Set<string>;
   cursor: string;
   next: Promise<PendingRow[]> | undefined;
-  unmarked: Set<string>;
+  /** One set of ids per mark under way (each set never changes, so a read's snapshot is a copy of this list). */
+  unmarked: Set<ReadonlySet<string>>;
 }
 
 /** A row's failed send: logged and counted by the publisher in its own words, so the kernel adds no line. */

@@ -139,9 +139,11 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
    * left unhandled.
    */
   function readAfter(state: PublishRun, after: string, limit: number): Promise<PendingRow[]> {
-    const skip = state.unmarked.size > 0 ? new Set(state.unmarked) : undefined;
-    const raw = selectPendingAfter(db, after, limit + (skip?.size ?? 0));
-    const read = skip ? raw.then((rows) => rows.filter((r) => !skip.has(r.id)).slice(0, limit)) : raw;
+    // The sets themselves never change: a copy of the list is the snapshot.
+    const skip = [...state.unmarked];
+    const extra = skip.reduce((n, ids) => n + ids.size, 0);
+    const raw = selectPendingAfter(db, after, limit + extra);
+    const read = extra > 0 ? raw.then((rows) => rows.filter((r) => !skip.some((ids) => ids.has(r.id))).slice(0, limit)) : raw;
     read.catch(() => undefined);
     return read;
   }
@@ -168,14 +170,12 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
       },
       processBatch: (rows, run) => sendBatch(rows, state, run),
       record(outcomes, run) {
-        const sent = outcomes.flatMap((o) => (o.status === 'done' ? [o.row.id] : []));
-        for (const id of sent) state.unmarked.add(id);
+        const sent = new Set(outcomes.flatMap((o) => (o.status === 'done' ? [o.row.id] : [])));
+        if (sent.size > 0) state.unmarked.add(sent);
         const marking = markSent(outcomes, run.fence);
         // Written: later reads no longer see them pending. A failed mark keeps them out of this run's reads.
-        marking.then(() => {
-          for (const id of sent) state.unmarked.delete(id);
-        }, () => undefined);
-        run.count('published', sent.length);
+        marking.then(() => state.unmarked.delete(sent), () => undefined);
+        run.count('published', sent.size);
         return marking;
       },
     });
