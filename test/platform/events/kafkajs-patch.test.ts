@@ -37,6 +37,18 @@ test('postinstall applied the kafkajs patch (AddPartitionsToTxn refused while th
   assert.match(source, /await retryWhileConcurrent\(\(\) =>\s+broker\.addPartitionsToTxn/);
 });
 
+test('patched varlong writer: small numbers take a number path whose bytes the kafkajs decoder reads back, as before for Longs', () => {
+  type VarLong = { writeVarLong(v: number): { buffer: Buffer } };
+  const E = Encoder as unknown as (new () => VarLong) & { sizeOfVarLong(v: number): number };
+  const D = Decoder as unknown as new (b: Buffer) => { readVarLong(): { toString(): string } };
+  const values = [0, 1, -1, 63, -64, 64, -65, 8191, 8192, -8193, 2 ** 30, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 1e12, -1e12];
+  for (const value of values) {
+    const bytes = new E().writeVarLong(value).buffer;
+    assert.equal(new D(bytes).readVarLong().toString(), String(value), `varlong ${value}`);
+    assert.equal(E.sizeOfVarLong(value), bytes.length, `size of varlong ${value}`);
+  }
+});
+
 test('patched encoder: large writes kept as segments give the bytes a copy would (joined once, size counted whole)', () => {
   type Enc = { writeInt32(v: number): Enc; writeBytes(b: Buffer): Enc; writeEncoder(e: Enc): Enc; writeEncoderArray(e: Enc[]): Enc; buffer: Buffer; size(): number };
   const E = Encoder as unknown as new () => Enc;
