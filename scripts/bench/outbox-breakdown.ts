@@ -118,7 +118,7 @@ export function instrumentOutboxPath(bus: EventBus): Breakdown {
       const summary = (xs: number[]) => {
         xs.sort((a, b) => a - b);
         const at = (p: number) => Number((xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN).toFixed(1));
-        return { n: xs.length, p50: at(0.5), p95: at(0.95) };
+        return { n: xs.length, p50: at(0.5), p95: at(0.95), max: Number((xs.at(-1) ?? NaN).toFixed(1)) };
       };
       return {
         perEventMs: Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, summary(v)])),
