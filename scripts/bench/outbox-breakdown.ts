@@ -47,12 +47,25 @@ export function instrumentOutboxPath(bus: EventBus): Breakdown {
     list.push(duration);
     if (side === 'consumer' && apiName === 'Fetch') fetchEnds.push(e.payload.sentAt + duration) // Date.now() based;
   };
+  // The consumer's loop: a fetch, then its batches handled (inbox transactions, offset commits), then the next fetch.
+  const cycle = { fetchMs: [] as number[], handleMs: [] as number[] };
+  let fetchEndedAt = 0;
+  const watchLoop = (client: { on(ev: string, fn: (e: { payload: { duration: number } }) => void): void; events: Record<string, string> }) => {
+    client.on(client.events.FETCH_START!, () => {
+      if (on && fetchEndedAt > 0) cycle.handleMs.push(Date.now() - fetchEndedAt);
+    });
+    client.on(client.events.FETCH!, (e) => {
+      fetchEndedAt = Date.now();
+      if (on) cycle.fetchMs.push(e.payload.duration);
+    });
+  };
   const proto = Kafka.prototype as unknown as Record<'producer' | 'consumer', (...args: unknown[]) => { on(ev: string, fn: (e: RequestEvent) => void): void; events: { REQUEST: string } }>;
   for (const side of ['producer', 'consumer'] as const) {
     const original = proto[side];
     proto[side] = function (this: unknown, ...args: unknown[]) {
       const client = original.apply(this, args);
       client.on(client.events.REQUEST, record(side));
+      if (side === 'consumer') watchLoop(client as unknown as Parameters<typeof watchLoop>[0]);
       return client;
     };
   }
@@ -123,6 +136,7 @@ export function instrumentOutboxPath(bus: EventBus): Breakdown {
       return {
         perEventMs: Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, summary(v)])),
         requestsMs: Object.fromEntries([...requests].map(([k, v]) => [k, summary(v)])),
+        consumerLoopMs: { fetch: summary(cycle.fetchMs), handle: summary(cycle.handleMs) },
       };
     },
   };
