@@ -26,6 +26,7 @@ import { enqueue, type NewEvent } from '../../src/platform/outbox/enqueue.ts';
 import { createOutboxPublisher, outboxPublisherJob } from '../../src/platform/outbox/publisher.ts';
 import { createJobRunner } from '../../src/platform/jobs/index.ts';
 import { newId } from '../../src/platform/time.ts';
+import { instrumentOutboxPath } from './outbox-breakdown.ts';
 import { benchKafkaClient, benchLogger, machine, profiled, say, startBenchPostgres } from './support.ts';
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def);
@@ -110,6 +111,8 @@ async function main(): Promise<void> {
 
   const prefix = `bench${randomBytes(3).toString('hex')}.`;
   const bus = createKafkaBus({ client: benchKafkaClient, brokers: brokers.split(','), clientId: 'outbox-bench', log });
+  // kafkajs only: the per-part breakdown of (b) hooks kafkajs's clients.
+  const breakdown = benchKafkaClient === 'kafkajs' ? instrumentOutboxPath(bus) : undefined;
   await bus.start();
   await bus.ensureTopics(topicsToCreate([TOPIC, LATENCY_TOPIC].map((name) => ({ name, partitions: 6, consumed: true })), { prefix }));
 
@@ -152,6 +155,7 @@ async function main(): Promise<void> {
   // (b) latency at a steady rate: both ends stamped, joined at the end.
   const committedAt = new Map<string, number>();
   const handledAt = new Map<string, number>();
+  breakdown?.start();
   const registry = new Registry();
   const consumer = await bus.subscribe(
     {
@@ -161,7 +165,11 @@ async function main(): Promise<void> {
       eventTypes: ['BenchEvent'],
       partitionsConcurrently: 6,
       // Stamped in the handler; the handler transaction's commit follows.
-      handle: async (e) => void handledAt.set(e.messageId, nowMs()),
+      handle: async (e) => {
+        const at = nowMs();
+        handledAt.set(e.messageId, at);
+        breakdown?.handled(e.messageId, at);
+      },
     },
     { db: createDb(consumerPool), log, registry, topicPrefix: prefix },
   );
@@ -247,6 +255,7 @@ async function main(): Promise<void> {
         targetP95Ms: 50,
         insertToPublishedMs: { p50: round(Number(publishLag[0]?.p50)), p95: round(Number(publishLag[0]?.p95)) },
         publisherEventLoopUtilization: Number(loopUtilization.toFixed(2)),
+        ...(breakdown ? { breakdown: breakdown.report(committedAt) } : {}),
       },
     }),
   );

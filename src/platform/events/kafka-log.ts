@@ -14,12 +14,22 @@ const FIELDS = ['groupId', 'memberId', 'topic', 'partition', 'broker', 'clientId
  */
 const EXPECTED = [/^Limiting retries for the idempotent producer/];
 
+/**
+ * The transaction coordinator's refusal of an AddPartitionsToTxn while the previous commit's markers
+ * are still being written: the patched eosManager retries it in place within milliseconds (a
+ * steady outbox stream meets it many times a minute); one that outlasts the retries fails the send.
+ */
+const CONCURRENT_TXN = /concurrent operation on the same transaction/;
+const expected = (entry: { message: string; error?: unknown }): boolean =>
+  EXPECTED.some((re) => re.test(entry.message)) ||
+  (entry.message.startsWith('Response AddPartitionsToTxn') && typeof entry.error === 'string' && CONCURRENT_TXN.test(entry.error));
+
 export const KAFKA_LOG_LEVEL = logLevel.WARN;
 
 export function kafkaLogCreator(log: Logger): logCreator {
   return () =>
     ({ namespace, level, log: entry }) => {
-      if (level > logLevel.WARN || EXPECTED.some((re) => re.test(entry.message))) return;
+      if (level > logLevel.WARN || expected(entry)) return;
       const fields: Record<string, unknown> = { kafka: namespace };
       for (const f of FIELDS) if (entry[f] !== undefined) fields[f] = entry[f];
       log.warn(fields, `kafkajs: ${entry.message}`);

@@ -12,15 +12,16 @@ import { recordPublishFailure, type PendingRow } from './sql.ts';
 /**
  * What one run keeps: the keys and topics that failed in it (every later row of a failed key — or
  * of a topic the broker refused as a whole — waits for the next run), the read cursor with the read
- * of the next batch already under way, and the last mark, which a new pass waits for so it never
- * re-reads a row it sent.
+ * of the next batch already under way, and the ids sent whose mark is not written yet, which every
+ * read leaves out so a new pass never re-sends a row it sent (nor waits for the mark).
  */
 export interface PublishRun {
   blockedKeys: Set<string>;
   blockedTopics: Set<string>;
   cursor: string;
   next: Promise<PendingRow[]> | undefined;
-  marking: Promise<unknown>;
+  /** One set of ids per mark under way (each set never changes, so a read's snapshot is a copy of this list). */
+  unmarked: Set<ReadonlySet<string>>;
 }
 
 /** A row's failed send: logged and counted by the publisher in its own words, so the kernel adds no line. */

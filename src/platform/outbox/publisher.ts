@@ -60,7 +60,8 @@ type PublishContext = Omit<BatchRunContext, 'jobRunId'> & { jobRunId?: string };
  *                (at-least-once; consumers dedupe by message id).
  *
  * A drained pass (short batch) waits for the next commit's wake (idleWaitMs) and starts over from
- * the first pending row. Row by row can be slow (each failing row goes through the client's
+ * the first pending row, leaving out the rows sent whose mark is still being written (it does not
+ * wait for it). Row by row can be slow (each failing row goes through the client's
  * retries and a producer reconnect), so it stops between rows once the run is stopped or its
  * maxRunMs passes; the rows it did not try stay for the next run, counted nowhere. At least one row
  * is tried after a failed bulk send unless the run was stopped, so a batch whose bulk send alone
@@ -130,9 +131,19 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     }
   }
 
-  /** Reads `limit` rows after `after`; a rejection is taken where the read is awaited, never left unhandled. */
-  function readAfter(after: string, limit: number): Promise<PendingRow[]> {
-    const read = selectPendingAfter(db, after, limit);
+  /**
+   * Reads `limit` rows after `after`, without the rows sent whose mark was not written when the
+   * read began (read that many more, then left out): a new pass need not wait for the last mark to
+   * be written, and never sends a row twice. A row whose mark was written before is no longer
+   * pending for a read that begins after it. A rejection is taken where the read is awaited, never
+   * left unhandled.
+   */
+  function readAfter(state: PublishRun, after: string, limit: number): Promise<PendingRow[]> {
+    // The sets themselves never change: a copy of the list is the snapshot.
+    const skip = [...state.unmarked];
+    const extra = skip.reduce((n, ids) => n + ids.size, 0);
+    const raw = selectPendingAfter(db, after, limit + extra);
+    const read = extra > 0 ? raw.then((rows) => rows.filter((r) => !skip.some((ids) => ids.has(r.id))).slice(0, limit)) : raw;
     read.catch(() => undefined);
     return read;
   }
@@ -147,13 +158,11 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
           rows = await state.next;
           state.next = undefined;
         } else {
-          // A new pass re-reads from the first pending row: the last mark must be written first.
-          if (state.cursor === FIRST_ID) await state.marking;
-          rows = await readAfter(state.cursor, limit);
+          rows = await readAfter(state, state.cursor, limit);
         }
         if (rows.length === limit && run.timeLeftMs() > 0) {
           state.cursor = rows[rows.length - 1]!.id;
-          state.next = readAfter(state.cursor, limit);
+          state.next = readAfter(state, state.cursor, limit);
         } else {
           state.cursor = FIRST_ID;
         }
@@ -161,9 +170,12 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
       },
       processBatch: (rows, run) => sendBatch(rows, state, run),
       record(outcomes, run) {
+        const sent = new Set(outcomes.flatMap((o) => (o.status === 'done' ? [o.row.id] : [])));
+        if (sent.size > 0) state.unmarked.add(sent);
         const marking = markSent(outcomes, run.fence);
-        state.marking = marking.catch(() => undefined);
-        run.count('published', outcomes.filter((o) => o.status === 'done').length);
+        // Written: later reads no longer see them pending. A failed mark keeps them out of this run's reads.
+        marking.then(() => state.unmarked.delete(sent), () => undefined);
+        run.count('published', sent.size);
         return marking;
       },
     });
@@ -178,7 +190,7 @@ export function createOutboxPublisher(opts: OutboxPublisherOptions) {
     start(run) {
       running += 1;
       claimProducer(run.fence);
-      return { blockedKeys: new Set(), blockedTopics: new Set(), cursor: FIRST_ID, next: undefined, marking: Promise.resolve() };
+      return { blockedKeys: new Set(), blockedTopics: new Set(), cursor: FIRST_ID, next: undefined, unmarked: new Set() };
     },
     phases: (_run, state) => [publishPhase(state)],
     async finish(_run, state) {

@@ -32,6 +32,46 @@ test('postinstall applied the kafkajs patch (a restarted consumer rejoins under 
   assert.match(source, /consumerGroup\.memberId = memberIdToRejoin/);
 });
 
+test('postinstall applied the kafkajs patch (AddPartitionsToTxn refused while the last commit completes is retried in place)', () => {
+  const source = readFileSync(`${kafkajsDir}src/producer/eosManager/index.js`, 'utf8');
+  assert.match(source, /await retryWhileConcurrent\(\(\) =>\s+broker\.addPartitionsToTxn/);
+});
+
+test('patched varlong writer: small numbers take a number path whose bytes the kafkajs decoder reads back, as before for Longs', () => {
+  type VarLong = { writeVarLong(v: number): { buffer: Buffer } };
+  const E = Encoder as unknown as (new () => VarLong) & { sizeOfVarLong(v: number): number };
+  const D = Decoder as unknown as new (b: Buffer) => { readVarLong(): { toString(): string } };
+  const values = [0, 1, -1, 63, -64, 64, -65, 8191, 8192, -8193, 2 ** 30, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 1e12, -1e12];
+  for (const value of values) {
+    const bytes = new E().writeVarLong(value).buffer;
+    assert.equal(new D(bytes).readVarLong().toString(), String(value), `varlong ${value}`);
+    assert.equal(E.sizeOfVarLong(value), bytes.length, `size of varlong ${value}`);
+  }
+});
+
+test('patched encoder: large writes kept as segments give the bytes a copy would (joined once, size counted whole)', () => {
+  type Enc = { writeInt32(v: number): Enc; writeBytes(b: Buffer): Enc; writeEncoder(e: Enc): Enc; writeEncoderArray(e: Enc[]): Enc; buffer: Buffer; size(): number };
+  const E = Encoder as unknown as new () => Enc;
+  const big = randomBytes(40_000);
+  const bigger = randomBytes(70_000);
+  const small = randomBytes(100);
+  const int = (v: number) => {
+    const b = Buffer.alloc(4);
+    b.writeInt32BE(v);
+    return b;
+  };
+  const inner = new E().writeInt32(1).writeBytes(big).writeInt32(2);
+  const items = [new E().writeBytes(small), new E().writeBytes(bigger), new E().writeInt32(3)];
+  const outer = new E().writeInt32(inner.size()).writeEncoder(inner).writeEncoderArray(items).writeInt32(4);
+  const expected = Buffer.concat([
+    int(4 + 4 + big.length + 4), int(1), int(big.length), big, int(2),
+    int(small.length), small, int(bigger.length), bigger, int(3), int(4),
+  ]);
+  assert.equal(outer.size(), expected.length);
+  assert.ok(outer.buffer.equals(expected));
+  assert.ok(outer.buffer.equals(expected), 'read twice, the same bytes');
+});
+
 test('patched CRC32C gives the standard check value and matches the original on every length', () => {
   assert.equal(patchedCrc(Buffer.from('123456789')), 0xe3069283);
   for (const length of [0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 1024, 4099, 100_003]) {

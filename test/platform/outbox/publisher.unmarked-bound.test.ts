@@ -49,4 +49,35 @@ describe('outbox publisher: what a crash can repeat (real Kafka, real PostgreSQL
     assert.equal(rows[0]!.n, 0);
     assert.equal((await k.readTopic(k.topic(topic), { atLeast: 6 })).length, 6, 'each row sent once');
   });
+
+  test('a new pass does not wait for the last mark: it sends what was committed since and leaves out the rows still being marked', async () => {
+    const topic = 'pin.test.unmarked-pass.v1';
+    await k.createTopics([{ name: topic, partitions: 1 }]);
+    const [first] = await t.db.transaction((tx) => enqueue(tx, [orderEvent(topic, 'k', 1)]));
+    // The mark of pass 1 waits on this row lock; pass 2 starts at the wake below.
+    const holder = await t.pool.connect();
+    await holder.query('begin');
+    await holder.query('select id from platform.outbox where id = $1 for update', [first]);
+    let wakes = 0;
+    const ctx = {
+      ...jobContext(),
+      async waitForWake() {
+        if (wakes++ > 0) return false;
+        await t.db.transaction((tx) => enqueue(tx, [orderEvent(topic, 'k', 2)]));
+        return true;
+      },
+    };
+    const run = publisher({ batchSize: 10, idleWaitMs: 100 }).publishPending(ctx);
+    try {
+      const read = await k.readTopic(k.topic(topic), { atLeast: 2 });
+      assert.equal(read.length, 2, 'row 2 went out while the mark of row 1 was still waiting');
+      await sleep(300); // time enough for a repeat of row 1 to show up
+      assert.equal((await k.readTopic(k.topic(topic), { atLeast: 2 })).length, 2, 'row 1 was not sent again');
+    } finally {
+      await holder.query('commit');
+      holder.release();
+    }
+    assert.deepEqual(await run, { published: 2, failed: 0, heldBack: 0 });
+    assert.equal((await k.readTopic(k.topic(topic), { atLeast: 2 })).length, 2, 'each row sent once');
+  });
 });
