@@ -14,7 +14,8 @@
  *
  * Settings: BENCH_EVENTS (100000), BENCH_PARTITIONS_CONCURRENTLY (6), BENCH_SEARCH (postgres |
  * elasticsearch — needs ELASTICSEARCH_URL), BENCH_INDEX_BATCH (500), BENCH_PG_FAST=1 (fsync off as
- * in the tests; default keeps PostgreSQL's durable defaults).
+ * in the tests; default keeps PostgreSQL's durable defaults), BENCH_PG_STATS=1 (adds `pg`: what PostgreSQL did per
+ * event over the backlog, statements by total time and writes per table, from pg-stats.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type Message } from 'kafkajs';
@@ -32,6 +33,7 @@ import { createPostgresContactSearch } from '../../src/modules/messenger/contact
 import { createElasticsearchContactSearch } from '../../src/modules/messenger/contact-search/elasticsearch-adapter.ts';
 import { contactSearchIndexerJob } from '../../src/modules/messenger/contact-search/indexer.job.ts';
 import { countPending } from '../../src/modules/messenger/contact-search/sql.ts';
+import { pgSnapshot, pgWindowReport } from './pg-stats.ts';
 import { benchKafkaClient, benchLogger, cpuMeter, machine, say, startBenchPostgres } from './support.ts';
 import { removeFromMediaSessions } from '../../src/modules/messenger/calls/deactivation.ts';
 import { messengerPushKinds } from '../../src/modules/messenger/realtime-dispatch/register.ts';
@@ -44,6 +46,7 @@ const INDEX_BATCH = env('BENCH_INDEX_BATCH', 500);
 const SEARCH = process.env.BENCH_SEARCH === 'elasticsearch' ? 'elasticsearch' : 'postgres';
 const LIVE_RATE = env('BENCH_LIVE_RATE', 1000);
 const LIVE_SECONDS = env('BENCH_LIVE_SECONDS', 10);
+const PG_STATS = process.env.BENCH_PG_STATS === '1';
 const PARTITIONS = 6;
 const log = benchLogger('error');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -169,12 +172,13 @@ async function main(): Promise<void> {
     process.stderr.write('BENCH_SEARCH=elasticsearch needs ELASTICSEARCH_URL\n');
     process.exit(2);
   }
-  const pgServer = await startBenchPostgres(log, 'user-sync');
+  const pgServer = await startBenchPostgres(log, 'user-sync', { statements: PG_STATS });
   const migratePool = createPool(pgServer.url, 2, log);
   await migrateDatabase(migratePool);
   await migratePool.end();
   // The consumer's pool is sized for its concurrent partitions; the indexer has its own (as in the app, one pool).
   const pool = createPool(pgServer.url, CONCURRENCY + 4, log);
+  if (PG_STATS) await pool.query('create extension if not exists pg_stat_statements');
   const db = createDb(pool);
   const prefix = `bench${randomBytes(3).toString('hex')}.`;
   const topic = `${prefix}${TOPICS.identityUsers}`;
@@ -224,6 +228,7 @@ async function main(): Promise<void> {
 
   say(`consuming with ${CONCURRENCY} partitions concurrently, ${SEARCH} search adapter`);
   const t0 = performance.now();
+  const pgBefore = PG_STATS ? await pgSnapshot(pool) : undefined;
   const cpu = cpuMeter(pgServer.dataDir);
   const handle = await bus.subscribe(consumer, { db, log, registry, topicPrefix: prefix });
   let replicaDoneAt = 0;
@@ -248,6 +253,7 @@ async function main(): Promise<void> {
   while ((await countPending(db)) > 0) await sleep(20);
   const indexDoneAt = performance.now();
   const backlogCpu = cpu.per1000(EVENTS);
+  const pgReport = pgBefore ? await pgWindowReport(pool, pgBefore, await pgSnapshot(pool), EVENTS, 12) : undefined;
 
   // Live flow: new users at a steady rate while the consumer keeps up; produce → replica / → index.
   say(`live: ${LIVE_RATE} events/s for ${LIVE_SECONDS} s`);
@@ -325,6 +331,7 @@ async function main(): Promise<void> {
       index: { seconds: Number(indexSeconds.toFixed(2)), eventsPerSec: Math.round(EVENTS / indexSeconds), documents: indexed, failures: await metricSum('messenger_contact_search_index_failures_total') },
       produceToReplicaMs: { p50: pct(50), p95: pct(95), max: Math.round(latencies.at(-1) ?? NaN), samples: latencies.length, note: 'backlog produced before the consumer started' },
       live: { rate: LIVE_RATE, seconds: LIVE_SECONDS, ...live },
+      ...(pgReport ? { pg: pgReport } : {}),
       target: { eventsPerSec: 5000, met: EVENTS / replicaSeconds >= 5000 },
     }),
   );

@@ -1,6 +1,6 @@
 /**
  * kafkajs 2.2.4 is unmaintained upstream; patches/kafkajs+2.2.4.patch (applied by `postinstall`)
- * speeds up its producer encoding, keeps a transactional producer's coordinator, and lets a
+ * speeds up its producer encoding and its consumer's record decoding (headers), keeps a transactional producer's coordinator, and lets a
  * restarted consumer rejoin under its member id (proven by the Kafka outage fault scenario). These tests prove the patch is applied and that the patched
  * pieces produce exactly the bytes the original ones did, so the broker tests stay meaningful.
  */
@@ -120,6 +120,29 @@ test('a record encoded with headers in place decodes to the same key, value, hea
   assert.equal(record.headers['x-message-id']?.toString(), '0190');
   assert.equal(record.headers['x-event-type']?.toString(), 'BenchEvent');
   assert.deepEqual((record.headers.repeated as Buffer[]).map(String), ['a', 'b']);
+});
+
+test('the patched record decoder builds the headers object exactly as the original fold did', () => {
+  const source = readFileSync(`${kafkajsDir}src/protocol/recordBatch/record/v0/decoder.js`, 'utf8');
+  assert.doesNotMatch(source, /\.\.\.obj/, 'postinstall applied the patch (no object spread per header)');
+  // The original's fold over the header pairs, the reference (quirks included: a key named like an
+  // Object.prototype member starts from that member).
+  type Pair = { key: string; value: Buffer };
+  type Folded = Record<string, unknown>;
+  const reference = (pairs: Pair[]) =>
+    pairs.reduce<Folded>((obj, { key, value }) => {
+      const known = obj[key];
+      return { ...obj, [key]: known === undefined ? value : Array.isArray(known) ? known.concat([value]) : [known, value] };
+    }, {});
+  // An own "__proto__" key only JSON.parse makes; repeated keys, one under an Object.prototype name.
+  const headers = JSON.parse('{"message-id":"m1","repeated":["a","b","c"],"constructor":"c","__proto__":"p","last":"z"}') as Record<string, string | string[]>;
+  const pairs = Object.keys(headers).flatMap((key) => [headers[key]!].flat().map((v) => ({ key, value: Buffer.from(v) })));
+  const decoder = new Decoder(Record({ key: 'k', value: 'v', headers }).buffer);
+  decoder.readVarInt();
+  const decoded = RecordDecoder(decoder, { firstOffset: '0', firstTimestamp: '0' }).headers as unknown as Folded;
+  assert.deepStrictEqual(decoded, reference(pairs));
+  assert.deepEqual(Object.keys(decoded), ['message-id', 'repeated', 'constructor', '__proto__', 'last']);
+  assert.equal(Object.getPrototypeOf(decoded), Object.prototype);
 });
 
 test('messages are grouped per partition in their original order', () => {

@@ -23,12 +23,21 @@ export interface PendingDocument {
 export async function selectDuePending(db: Db, now: Date, limit: number, exclude: readonly string[] = []): Promise<PendingDocument[]> {
   const { rows } = await query<DocRow & { attempts: number }>(
     db,
-    sql`select ${DOCUMENT}, p.attempts
-       from messenger.contact_search_pending p
-       join messenger.users u on u.id = p.user_id
-      where p.next_attempt_at <= ${now} and not (p.user_id = any(${sql.param(exclude)}::uuid[]))
-      order by p.next_attempt_at
-      limit ${limit}`,
+    // The queue's first `limit` due rows by the due index, then their replica rows by primary key
+    // (the = ANY: a join lets the planner hash a scan of the whole replica). Joined before the
+    // limit, it hashed the replica and sorted every due row per claim: 36 ms per 500 at a
+    // 19,000-row backlog over 37,000 users. Every queued row has its replica row (the consumer
+    // queues it with the row's write; replica rows are never deleted).
+    sql`with p as materialized (
+       select q.user_id, q.attempts, q.next_attempt_at from messenger.contact_search_pending q
+        where q.next_attempt_at <= ${now} and not (q.user_id = any(${sql.param(exclude)}::uuid[]))
+        order by q.next_attempt_at
+        limit ${limit}
+     )
+     select ${DOCUMENT}, p.attempts
+       from p join messenger.users u on u.id = p.user_id
+      where u.id = any(array(select user_id from p))
+      order by p.next_attempt_at`,
   );
   return rows.map(({ attempts, ...r }) => ({ doc: toDocument(r), attempts }));
 }

@@ -248,6 +248,34 @@ describe('user replica: the batch path leaves exactly what the single path leave
     const { rows } = await batched.database.pool.query(`select first_name, identity_user_version, revision from messenger.users where id = $1`, [n]);
     assert.deepEqual(rows[0], { first_name: 'После', identity_user_version: '2', revision: '3' });
   });
+
+  test('a user a concurrent writer creates between the read and the write: the batch is redone message by message', async () => {
+    const [p, q] = [newId(), newId()];
+    const before = await fallbacks(batched);
+    const client = await batched.database.pool.connect();
+    try {
+      // The concurrent writer's row is uncommitted when the batch reads, so the batch plans a create of p.
+      await client.query('begin');
+      await client.query(
+        `insert into messenger.users (id, first_name, last_name, phone_number, is_active, identity_user_version, revision, created_at, updated_at)
+         values ($1, 'Раньше', 'Тестов', $2, true, 1, 1, now(), now())`,
+        [p, nextPhone()],
+      );
+      const pending = batched.processor.processBatch(
+        [userUpserted(q, { version: 1, phone: nextPhone() }), userUpserted(p, { version: 2, phone: nextPhone(), firstName: 'Позже' })].map(incoming),
+      );
+      await waitForLockWaiter(batched.database);
+      await client.query('commit');
+      assert.deepEqual(await pending, { done: 2 });
+    } finally {
+      client.release();
+    }
+    assert.equal(await fallbacks(batched), before + 1);
+    const row = async (id: string) =>
+      (await batched.database.pool.query(`select first_name, identity_user_version from messenger.users where id = $1`, [id])).rows[0];
+    assert.deepEqual(await row(p), { first_name: 'Позже', identity_user_version: '2' }, 'the snapshot applied over the concurrent create');
+    assert.deepEqual(await row(q), { first_name: 'Иван', identity_user_version: '1' });
+  });
 });
 
 /** Polls until a backend of this database waits on a lock (the batch write behind the open transaction). */
