@@ -230,20 +230,12 @@ describe('user replica: the batch path leaves exactly what the single path leave
     // The concurrent writer: a hand-over-like change of n's row that bumps its revision, not its version.
     const bump = `update messenger.users set revision = revision + 1 where id = '${n}'`;
     const before = await fallbacks(batched);
-    const client = await batched.database.pool.connect();
-    try {
-      // Hold a lock on n's row so the batch reads the old revision, then commit the change while the write waits.
-      await client.query('begin');
-      await client.query(bump);
-      const pending = batched.processor.processBatch(
-        [userUpserted(o, { version: 2, phone: nextPhone() }), userUpserted(n, { version: 2, phone: nextPhone(), firstName: 'После' })].map(incoming),
-      );
-      await waitForLockWaiter(batched.database);
-      await client.query('commit');
-      assert.deepEqual(await pending, { done: 2 });
-    } finally {
-      client.release();
-    }
+    // A lock held on n's row: the batch reads the old revision, then the change commits while the write waits.
+    const result = await batchBehindOpenWrite(batched, bump, [], [
+      userUpserted(o, { version: 2, phone: nextPhone() }),
+      userUpserted(n, { version: 2, phone: nextPhone(), firstName: 'После' }),
+    ]);
+    assert.deepEqual(result, { done: 2 });
     assert.equal(await fallbacks(batched), before + 1);
     const { rows } = await batched.database.pool.query(`select first_name, identity_user_version, revision from messenger.users where id = $1`, [n]);
     assert.deepEqual(rows[0], { first_name: 'После', identity_user_version: '2', revision: '3' });
@@ -252,24 +244,15 @@ describe('user replica: the batch path leaves exactly what the single path leave
   test('a user a concurrent writer creates between the read and the write: the batch is redone message by message', async () => {
     const [p, q] = [newId(), newId()];
     const before = await fallbacks(batched);
-    const client = await batched.database.pool.connect();
-    try {
-      // The concurrent writer's row is uncommitted when the batch reads, so the batch plans a create of p.
-      await client.query('begin');
-      await client.query(
-        `insert into messenger.users (id, first_name, last_name, phone_number, is_active, identity_user_version, revision, created_at, updated_at)
-         values ($1, 'Раньше', 'Тестов', $2, true, 1, 1, now(), now())`,
-        [p, nextPhone()],
-      );
-      const pending = batched.processor.processBatch(
-        [userUpserted(q, { version: 1, phone: nextPhone() }), userUpserted(p, { version: 2, phone: nextPhone(), firstName: 'Позже' })].map(incoming),
-      );
-      await waitForLockWaiter(batched.database);
-      await client.query('commit');
-      assert.deepEqual(await pending, { done: 2 });
-    } finally {
-      client.release();
-    }
+    // The concurrent writer's row is uncommitted when the batch reads, so the batch plans a create of p.
+    const result = await batchBehindOpenWrite(
+      batched,
+      `insert into messenger.users (id, first_name, last_name, phone_number, is_active, identity_user_version, revision, created_at, updated_at)
+       values ($1, 'Раньше', 'Тестов', $2, true, 1, 1, now(), now())`,
+      [p, nextPhone()],
+      [userUpserted(q, { version: 1, phone: nextPhone() }), userUpserted(p, { version: 2, phone: nextPhone(), firstName: 'Позже' })],
+    );
+    assert.deepEqual(result, { done: 2 });
     assert.equal(await fallbacks(batched), before + 1);
     const row = async (id: string) =>
       (await batched.database.pool.query(`select first_name, identity_user_version from messenger.users where id = $1`, [id])).rows[0];
@@ -277,6 +260,29 @@ describe('user replica: the batch path leaves exactly what the single path leave
     assert.deepEqual(await row(q), { first_name: 'Иван', identity_user_version: '1' });
   });
 });
+
+/**
+ * A concurrent writer: `sql` runs in an open transaction, the batch of `events` starts and reads, and
+ * the writer commits once the batch's write waits on its lock. Returns the batch's result.
+ */
+async function batchBehindOpenWrite(
+  world: typeof batched,
+  sql: string,
+  params: unknown[],
+  events: Parameters<typeof incoming>[0][],
+): Promise<Awaited<ReturnType<typeof world.processor.processBatch>>> {
+  const client = await world.database.pool.connect();
+  try {
+    await client.query('begin');
+    await client.query(sql, params);
+    const pending = world.processor.processBatch(events.map(incoming));
+    await waitForLockWaiter(world.database);
+    await client.query('commit');
+    return await pending;
+  } finally {
+    client.release();
+  }
+}
 
 /** Polls until a backend of this database waits on a lock (the batch write behind the open transaction). */
 async function waitForLockWaiter(database: TestDatabase): Promise<void> {
