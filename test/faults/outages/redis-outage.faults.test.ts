@@ -90,10 +90,17 @@ test('Redis stopped mid-run: readiness reports the backplane, presence answers 5
 
   const seqOf = (payload: unknown) => (payload as { Seq: number }).Seq;
   await waitFor('every message pushed to the client', () => new Set(client.received.map((r) => seqOf(r.payload))).size === sent, 60_000);
-  const { rows } = await database.pool.query<{ status: string; n: number }>(
-    `select status, count(*)::int as n from push.realtime_outbox group by status`,
-  );
-  assert.deepEqual(rows.filter((r) => r.status !== 'Done'), [], 'no row left Pending or Quarantined');
+  // A frame can reach the client before its row's Done commits (the dispatcher marks after the
+  // push), and a push whose Redis reply was lost at the restart is retried after its backoff though
+  // delivered: the rows settle shortly after the client has everything.
+  const notDone = async () =>
+    (
+      await database.pool.query<{ status: string; n: number }>(
+        `select status, count(*)::int as n from push.realtime_outbox where status <> 'Done' group by status order by status`,
+      )
+    ).rows;
+  await waitFor('every row Done or Quarantined', async () => (await notDone()).every((r) => r.status === 'Quarantined'), 30_000);
+  assert.deepEqual(await notDone(), [], 'no row left Pending or Quarantined');
   const retried = await database.pool.query<{ n: number }>('select count(*)::int as n from push.realtime_outbox where attempts > 1');
   assert.ok(retried.rows[0]!.n > 0, 'pushes failed during the outage and were retried');
   assert.equal(client.closed, false, 'the client stayed connected through the outage');
