@@ -45,7 +45,7 @@ export function instrumentOutboxPath(bus: EventBus): Breakdown {
     let list = requests.get(key);
     if (!list) requests.set(key, (list = []));
     list.push(duration);
-    if (side === 'consumer' && apiName === 'Fetch') fetchEnds.push(e.payload.sentAt + duration) // Date.now() based;
+    if (side === 'consumer' && apiName === 'Fetch') fetchEnds.push(e.payload.sentAt + duration); // epoch ms from Date.now(), comparable to nowMs()
   };
   // The consumer's loop: a fetch, then its batches handled (inbox transactions, offset commits), then the next fetch.
   const cycle = { fetchMs: [] as number[], handleMs: [] as number[] };
